@@ -1,0 +1,125 @@
+#include "backends/llvm/CodeGen_Host.h"
+
+#include "backends/llvm/CodeGen_LLVM.h"
+#include "dsl/Error.h"
+#include "lowering/Names.h"
+
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+namespace aicf {
+namespace backends {
+
+using namespace ir;
+
+namespace {
+
+class CodeGen_Host : public CodeGen_LLVM {
+public:
+    using CodeGen_LLVM::CodeGen_LLVM;
+
+    void compile(const lowering::LoweredPipeline &p, const std::string &name) {
+        llvm::Type *ptr = llvm::PointerType::get(context, 0);
+        llvm::Type *i32 = llvm::Type::getInt32Ty(context);
+        auto *fn_type = llvm::FunctionType::get(i32, {ptr, ptr}, false);
+        function = llvm::Function::Create(fn_type, llvm::Function::ExternalLinkage, name, module);
+        ctx = function->getArg(0);
+        llvm::Value *args = function->getArg(1);
+        builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", function));
+
+        for (size_t i = 0; i < p.args.size(); i++) {
+            const Argument &a = p.args[i];
+            llvm::Value *slot = builder.CreateConstInBoundsGEP1_64(ptr, args, i);
+            llvm::Value *pointer = builder.CreateLoad(ptr, slot, a.name + ".ptr");
+            if (a.is_buffer) {
+                symbols.push(lowering::buffer_descriptor_name(a.name), pointer);
+                continue;
+            }
+            llvm::Value *v;
+            if (a.type.is_bool()) {
+                v = builder.CreateICmpNE(builder.CreateLoad(builder.getInt8Ty(), pointer),
+                                         builder.getInt8(0));
+            } else {
+                v = builder.CreateLoad(llvm_type_of(a.type), pointer, a.name);
+            }
+            symbols.push(a.name, v);
+        }
+        codegen(p.body);
+        builder.CreateRet(llvm::ConstantInt::get(i32, 0));
+    }
+
+private:
+    llvm::Value *ctx = nullptr;
+
+    llvm::FunctionCallee runtime_function(const char *name, llvm::Type *ret,
+                                          std::vector<llvm::Type *> args) {
+        return module.getOrInsertFunction(name, llvm::FunctionType::get(ret, args, false));
+    }
+
+    void emit_runtime_error(RuntimeErrorKind kind, const std::string &name,
+                            const std::vector<llvm::Value *> &values) override {
+        llvm::Type *i32 = builder.getInt32Ty(), *i64 = builder.getInt64Ty();
+        llvm::Type *ptr = llvm::PointerType::get(context, 0);
+        llvm::FunctionCallee f =
+            runtime_function("aicf_runtime_error", i32, {ptr, i32, ptr, i64, i64, i64, i64, i64, i64});
+        std::vector<llvm::Value *> args = {ctx, builder.getInt32(int32_t(kind)),
+                                           builder.CreateGlobalStringPtr(name)};
+        for (size_t i = 0; i < 6; i++) args.push_back(i < values.size() ? values[i] : builder.getInt64(0));
+        llvm::Value *code = builder.CreateCall(f, args);
+        builder.CreateRet(code);
+    }
+
+    llvm::Value *emit_heap_allocation(const std::string &name, llvm::Value *bytes) override {
+        llvm::Type *ptr = llvm::PointerType::get(context, 0);
+        llvm::FunctionCallee f = runtime_function("aicf_malloc", ptr, {ptr, ptr, builder.getInt64Ty()});
+        llvm::Value *p = builder.CreateCall(f, {ctx, builder.CreateGlobalStringPtr(name), bytes}, name);
+        llvm::BasicBlock *fail = llvm::BasicBlock::Create(context, "malloc_failed", function);
+        llvm::BasicBlock *ok = llvm::BasicBlock::Create(context, "malloc_ok", function);
+        builder.CreateCondBr(builder.CreateIsNull(p), fail, ok);
+        builder.SetInsertPoint(fail);
+        builder.CreateRet(builder.getInt32(-int32_t(RuntimeErrorKind::OutOfMemory)));
+        builder.SetInsertPoint(ok);
+        return p;
+    }
+
+    void emit_heap_free(llvm::Value *p) override {
+        llvm::Type *ptr = llvm::PointerType::get(context, 0);
+        builder.CreateCall(runtime_function("aicf_free", builder.getVoidTy(), {ptr, ptr}), {ctx, p});
+    }
+
+    llvm::Value *emit_math_call(Intrinsic op, Type t, const std::vector<llvm::Value *> &args) override {
+        bool f32 = t.bits == 32;
+        const char *name = nullptr;
+        switch (op) {
+        case Intrinsic::exp: name = f32 ? "expf" : "exp"; break;
+        case Intrinsic::log: name = f32 ? "logf" : "log"; break;
+        case Intrinsic::tanh: name = f32 ? "tanhf" : "tanh"; break;
+        case Intrinsic::erf: name = f32 ? "erff" : "erf"; break;
+        case Intrinsic::pow: name = f32 ? "powf" : "pow"; break;
+        default: return CodeGen_LLVM::emit_math_call(op, t, args);
+        }
+        llvm::Type *ft = args[0]->getType();
+        std::vector<llvm::Type *> types(args.size(), ft);
+        llvm::FunctionCallee f = runtime_function(name, ft, types);
+        return builder.CreateCall(f, args);
+    }
+};
+
+} // namespace
+
+std::unique_ptr<llvm::Module> compile_host_module(const lowering::LoweredPipeline &p,
+                                                  const std::string &function_name,
+                                                  llvm::LLVMContext &context) {
+    auto module = std::make_unique<llvm::Module>(function_name, context);
+    CodeGen_Host cg(context, *module);
+    cg.compile(p, function_name);
+    std::string errors;
+    llvm::raw_string_ostream os(errors);
+    if (llvm::verifyModule(*module, &os)) {
+        internal_error << "generated host code does not verify:\n" << os.str();
+    }
+    return module;
+}
+
+} // namespace backends
+} // namespace aicf

@@ -1,0 +1,85 @@
+#ifndef AICF_BACKENDS_LLVM_CODEGEN_LLVM_H
+#define AICF_BACKENDS_LLVM_CODEGEN_LLVM_H
+
+// Translates lowered IR (flat storage) into LLVM IR. One translator for every LLVM target;
+// the host code generator (and later the NVPTX one) derive from it and add what differs:
+// how a function receives its arguments and which runtime it calls.
+
+#include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Scope.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace aicf {
+namespace backends {
+
+class CodeGen_LLVM : public ir::IRVisitor {
+public:
+    CodeGen_LLVM(llvm::LLVMContext &context, llvm::Module &module);
+
+protected:
+    llvm::LLVMContext &context;
+    llvm::Module &module;
+    llvm::IRBuilder<> builder;
+    llvm::Function *function = nullptr;
+    ir::Scope<llvm::Value *> symbols;
+    llvm::Value *value = nullptr; // the result of the last Expr visited
+
+    llvm::Value *codegen(const ir::Expr &e);
+    void codegen(const ir::Stmt &s);
+
+    // The LLVM type that holds a value of type t. float16 and bfloat16 are held as i16 bits;
+    // arithmetic on them is done in float32 and rounded back.
+    llvm::Type *llvm_type_of(ir::Type t) const;
+
+    // How a target reports a runtime error (ir::RuntimeErrorKind) about `name`: emit the
+    // report and leave the function. The insert block is finished afterwards.
+    virtual void emit_runtime_error(ir::RuntimeErrorKind kind, const std::string &name,
+                                    const std::vector<llvm::Value *> &values) = 0;
+    // Heap allocation and release for Allocate nodes.
+    virtual llvm::Value *emit_heap_allocation(const std::string &name, llvm::Value *bytes) = 0;
+    virtual void emit_heap_free(llvm::Value *ptr) = 0;
+    // Calls of math functions on scalars of type f32 or f64.
+    virtual llvm::Value *emit_math_call(ir::Intrinsic op, ir::Type t,
+                                        const std::vector<llvm::Value *> &args);
+
+    // Conversions between the 16-bit float encodings (i16) and float32.
+    llvm::Value *half_to_float(llvm::Value *bits, bool is_bfloat);
+    llvm::Value *float_to_half(llvm::Value *f, bool is_bfloat);
+    // The value of e converted to float32 when e is a 16-bit float, as is otherwise.
+    llvm::Value *codegen_widened(const ir::Expr &e);
+    llvm::Value *narrow_if_half(llvm::Value *v, ir::Type t);
+
+    llvm::Value *const_int(ir::Type t, int64_t v);
+    llvm::Value *splat_if_vector(llvm::Value *v, int lanes);
+    llvm::Value *create_alloca_at_entry(llvm::Type *t, llvm::Value *count, const std::string &name);
+
+    using ir::IRVisitor::visit;
+#define AICF_CODEGEN_VISIT(N) void visit(const ir::N *op) override;
+    AICF_FOR_EACH_EXPR(AICF_CODEGEN_VISIT)
+    AICF_FOR_EACH_STMT(AICF_CODEGEN_VISIT)
+#undef AICF_CODEGEN_VISIT
+
+private:
+    llvm::Value *codegen_int_div_mod(llvm::Value *a, llvm::Value *b, ir::Type t, bool is_div);
+    llvm::Value *codegen_compare(const ir::Expr &a, const ir::Expr &b,
+                                 llvm::CmpInst::Predicate int_signed,
+                                 llvm::CmpInst::Predicate int_unsigned,
+                                 llvm::CmpInst::Predicate fp);
+    llvm::Value *codegen_cast(ir::Type to, const ir::Expr &from);
+    llvm::Value *codegen_intrinsic(const ir::Call *op);
+    llvm::Value *codegen_buffer_field(const ir::Call *op);
+    llvm::Value *address_of(const std::string &name, llvm::Value *index, ir::Type elem);
+    std::map<std::string, llvm::Value *> allocation_types; // name -> element type marker
+};
+
+} // namespace backends
+} // namespace aicf
+
+#endif

@@ -1,0 +1,178 @@
+#include "backends/llvm/JIT.h"
+
+#include "backends/llvm/CodeGen_Host.h"
+#include "backends/runtime/Runtime.h"
+#include "dsl/Error.h"
+#include "dsl/ir/IRPrinter.h"
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/ErrorHandling.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+
+namespace aicf {
+namespace backends {
+
+namespace {
+
+std::string take_error(llvm::Error e) {
+    std::string s;
+    llvm::handleAllErrors(std::move(e), [&](const llvm::ErrorInfoBase &info) { s += info.message(); });
+    return s;
+}
+
+// One JIT per process, created on first use.
+class HostJIT {
+public:
+    // Never destroyed: compiled pipelines may be released during static destruction, in
+    // any order, and the JIT must outlive them.
+    static HostJIT &get() {
+        static HostJIT *jit = new HostJIT;
+        return *jit;
+    }
+
+    std::mutex lock;
+    std::unique_ptr<llvm::orc::LLJIT> jit;
+    std::unique_ptr<llvm::TargetMachine> target_machine;
+
+private:
+    HostJIT() {
+        llvm::InitializeNativeTarget();
+        llvm::InitializeNativeTargetAsmPrinter();
+        auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+        if (!jtmb) internal_error << "cannot detect the host CPU: " << take_error(jtmb.takeError());
+        jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+        auto tm = jtmb->createTargetMachine();
+        if (!tm) internal_error << "cannot create a host target machine: " << take_error(tm.takeError());
+        target_machine = std::move(*tm);
+        auto built = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
+        if (!built) internal_error << "cannot create the JIT: " << take_error(built.takeError());
+        jit = std::move(*built);
+
+        auto &dylib = jit->getMainJITDylib();
+        auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+            jit->getDataLayout().getGlobalPrefix());
+        if (!process) internal_error << take_error(process.takeError());
+        dylib.addGenerator(std::move(*process));
+        // The runtime's own functions, by address, so they resolve even when the library
+        // was loaded with local symbol visibility.
+        llvm::orc::MangleAndInterner mangle(jit->getExecutionSession(), jit->getDataLayout());
+        llvm::orc::SymbolMap runtime;
+        auto add = [&](const char *name, void *address) {
+            runtime[mangle(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                     llvm::JITSymbolFlags::Exported};
+        };
+        add("aicf_runtime_error", reinterpret_cast<void *>(&aicf_runtime_error));
+        add("aicf_malloc", reinterpret_cast<void *>(&aicf_malloc));
+        add("aicf_free", reinterpret_cast<void *>(&aicf_free));
+        if (auto err = dylib.define(llvm::orc::absoluteSymbols(runtime))) {
+            internal_error << take_error(std::move(err));
+        }
+    }
+};
+
+void optimize(llvm::Module &module, llvm::TargetMachine &tm) {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PipelineTuningOptions options;
+    options.LoopVectorization = true;
+    options.SLPVectorization = true;
+    llvm::PassBuilder pb(&tm, options);
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    mpm.run(module, mam);
+}
+
+class JITPipeline : public CompiledPipeline {
+public:
+    using Entry = int32_t (*)(void *, void *const *);
+    JITPipeline(Entry e, llvm::orc::ResourceTrackerSP rt) : entry(e), tracker(std::move(rt)) {}
+    ~JITPipeline() override {
+        std::lock_guard<std::mutex> guard(HostJIT::get().lock);
+        if (auto err = tracker->remove()) llvm::consumeError(std::move(err));
+    }
+
+    void run(void *const *args) const override {
+        runtime::RunContext ctx;
+        int32_t code = entry(&ctx, args);
+        if (code != 0) {
+            runtime_error_report << (ctx.error.empty() ? "The pipeline failed with code " +
+                                                             std::to_string(code) + "."
+                                                       : ctx.error);
+        }
+    }
+
+private:
+    Entry entry;
+    llvm::orc::ResourceTrackerSP tracker;
+};
+
+} // namespace
+
+std::shared_ptr<CompiledPipeline> jit_compile(const lowering::LoweredPipeline &p) {
+    static std::atomic<int> counter{0};
+    std::string name = "aicf_" + p.name + "_" + std::to_string(counter++);
+
+    HostJIT &host = HostJIT::get();
+    auto context = std::make_unique<llvm::LLVMContext>();
+    std::unique_ptr<llvm::Module> module = compile_host_module(p, name, *context);
+    std::lock_guard<std::mutex> guard(host.lock);
+    module->setDataLayout(host.jit->getDataLayout());
+    module->setTargetTriple(host.target_machine->getTargetTriple().str());
+    optimize(*module, *host.target_machine);
+
+    const char *debug = std::getenv("AICF_DEBUG");
+    if (debug && std::atoi(debug) >= 3) module->print(llvm::errs(), nullptr);
+
+    auto &dylib = host.jit->getMainJITDylib();
+    llvm::orc::ResourceTrackerSP tracker = dylib.createResourceTracker();
+    if (auto err = host.jit->addIRModule(tracker, llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
+        internal_error << "JIT: " << take_error(std::move(err));
+    }
+    auto symbol = host.jit->lookup(name);
+    if (!symbol) internal_error << "JIT: " << take_error(symbol.takeError());
+    auto entry = symbol->toPtr<JITPipeline::Entry>();
+    return std::make_shared<JITPipeline>(entry, tracker);
+}
+
+namespace {
+
+class LLVMPipelineCompiler : public detail::PipelineCompiler {
+public:
+    std::shared_ptr<CompiledPipeline> compile(const std::vector<ir::Function> &outputs,
+                                              const std::vector<Argument> &args,
+                                              const Target &target) override {
+        return jit_compile(lowering::lower(outputs, args, target));
+    }
+    std::string lower_to_text(const std::vector<ir::Function> &outputs,
+                              const std::vector<Argument> &args, const Target &target) override {
+        return ir::to_string(lowering::lower(outputs, args, target).body);
+    }
+};
+
+// Registers the compiler when the library loads: the one link from dsl/ to the backends.
+struct Registration {
+    LLVMPipelineCompiler compiler;
+    Registration() { detail::register_pipeline_compiler(&compiler); }
+} registration;
+
+} // namespace
+
+} // namespace backends
+} // namespace aicf

@@ -1,0 +1,100 @@
+#include "backends/runtime/Runtime.h"
+
+#include "dsl/ir/IR.h"
+#include "dsl/ir/Type.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+namespace aicf {
+namespace runtime {
+
+RunContext::~RunContext() {
+    for (void *p : live_allocations) std::free(p);
+}
+
+namespace {
+
+std::string type_name(int64_t code, int64_t bits) {
+    if (code < 0 || code > 4) return "an unknown type";
+    return ir::to_string(ir::Type(static_cast<ir::TypeCode>(code), static_cast<int>(bits)));
+}
+
+std::string describe(int32_t kind, const char *name, const int64_t *v) {
+    std::ostringstream s;
+    std::string n = name ? name : "?";
+    switch (static_cast<ir::RuntimeErrorKind>(kind)) {
+    case ir::RuntimeErrorKind::BufferNull:
+        s << "Buffer " << n << " has no host memory.";
+        break;
+    case ir::RuntimeErrorKind::BufferType:
+        s << "Buffer " << n << " holds " << type_name(v[0], v[1]) << " elements, but the pipeline "
+          << "expects " << type_name(v[2], v[3]) << ".";
+        break;
+    case ir::RuntimeErrorKind::BufferDimensions:
+        s << "Buffer " << n << " has " << v[0] << " dimension" << (v[0] == 1 ? "" : "s")
+          << ", but the pipeline expects " << v[1] << ".";
+        break;
+    case ir::RuntimeErrorKind::BufferTooSmall:
+        s << "Buffer " << n << " is too small: dimension " << v[0] << " must cover [" << v[1]
+          << ", " << v[2] << "], but it covers [" << v[3] << ", " << v[4] << "].";
+        break;
+    case ir::RuntimeErrorKind::BufferExtentNegative:
+        s << "Buffer " << n << ": dimension " << v[0] << " has a negative extent (" << v[1]
+          << ").";
+        break;
+    case ir::RuntimeErrorKind::BufferTooLarge:
+        s << "Buffer " << n << " spans " << v[0] << " elements; pipelines address at most "
+          << "2^31 - 1 elements per buffer.";
+        break;
+    case ir::RuntimeErrorKind::OutOfMemory:
+        s << "Could not allocate " << v[0] << " bytes for " << n << ".";
+        break;
+    case ir::RuntimeErrorKind::ParamOutOfRange:
+        s << "Param " << n << " is " << v[0] << ", outside [" << v[1] << ", " << v[2] << "].";
+        break;
+    default: s << "Unknown runtime error " << kind << " about " << n << ".";
+    }
+    return s.str();
+}
+
+} // namespace
+} // namespace runtime
+} // namespace aicf
+
+extern "C" {
+
+int32_t aicf_runtime_error(void *ctx, int32_t kind, const char *name, int64_t a, int64_t b,
+                           int64_t c, int64_t d, int64_t e, int64_t f) {
+    auto *rc = static_cast<aicf::runtime::RunContext *>(ctx);
+    const int64_t v[] = {a, b, c, d, e, f};
+    if (rc && rc->error.empty()) rc->error = aicf::runtime::describe(kind, name, v);
+    return -kind;
+}
+
+void *aicf_malloc(void *ctx, const char *name, int64_t bytes) {
+    auto *rc = static_cast<aicf::runtime::RunContext *>(ctx);
+    void *p = nullptr;
+    if (bytes >= 0 && static_cast<uint64_t>(bytes) < (uint64_t(1) << 46)) {
+        size_t rounded = (static_cast<size_t>(std::max<int64_t>(bytes, 1)) + 63) / 64 * 64;
+        p = std::aligned_alloc(64, rounded);
+    }
+    if (!p) {
+        aicf_runtime_error(ctx, int32_t(aicf::ir::RuntimeErrorKind::OutOfMemory), name, bytes, 0,
+                           0, 0, 0, 0);
+        return nullptr;
+    }
+    if (rc) rc->live_allocations.push_back(p);
+    return p;
+}
+
+void aicf_free(void *ctx, void *p) {
+    auto *rc = static_cast<aicf::runtime::RunContext *>(ctx);
+    if (rc) {
+        auto it = std::find(rc->live_allocations.begin(), rc->live_allocations.end(), p);
+        if (it != rc->live_allocations.end()) rc->live_allocations.erase(it);
+    }
+    std::free(p);
+}
+}

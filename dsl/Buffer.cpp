@@ -1,0 +1,210 @@
+#include "dsl/Buffer.h"
+
+#include "dsl/Error.h"
+#include "dsl/Var.h"
+#include "dsl/ir/IROperator.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+
+namespace aicf {
+
+using namespace ir;
+
+namespace {
+
+aicf_type_t to_abi(Type t) {
+    aicf_type_t r;
+    r.code = static_cast<uint8_t>(t.code);
+    r.bits = t.bits;
+    r.lanes = t.lanes;
+    return r;
+}
+
+std::string buffer_name(const std::string &name) {
+    if (name.empty()) return detail::unique_name("b");
+    detail::check_user_name(name, "Buffer");
+    return name;
+}
+
+void check_type(Type t, const std::string &name) {
+    user_assert(is_valid_value_type(t))
+        << "Buffer " << name << " cannot hold elements of type " << to_string(t) << ".";
+}
+
+} // namespace
+
+void BufferStorage::init_dense(Type t, const std::vector<int> &extents) {
+    check_type(t, name_);
+    raw_.type = to_abi(t);
+    raw_.dimensions = static_cast<int32_t>(extents.size());
+    dims_.resize(extents.size());
+    int64_t stride = 1;
+    for (size_t d = 0; d < extents.size(); d++) {
+        if (extents[d] < 0) {
+            runtime_error_report << "Buffer " << name_ << ": dimension " << d
+                                 << " has a negative extent (" << extents[d] << ").";
+        }
+        dims_[d] = aicf_dim_t{0, extents[d], static_cast<int32_t>(stride), 0};
+        int64_t next = stride * std::max(extents[d], 1);
+        if (next > std::numeric_limits<int32_t>::max()) {
+            runtime_error_report
+                << "Buffer " << name_ << ": its extents make dimension " << d
+                << " reach " << next << " elements, past the 2^31 - 1 that int32 strides "
+                << "and indices address. Split the data into several buffers.";
+        }
+        stride = next;
+    }
+    raw_.dim = dims_.empty() ? nullptr : dims_.data();
+}
+
+BufferStorage::BufferStorage(Type t, const std::vector<int> &extents, const std::string &name)
+    : name_(buffer_name(name)) {
+    init_dense(t, extents);
+    int64_t elements = number_of_elements();
+    size_t bytes = static_cast<size_t>(std::max<int64_t>(elements, 1)) * t.bytes();
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void *p = std::aligned_alloc(64, rounded);
+    if (!p) {
+        runtime_error_report << "Buffer " << name_ << ": could not allocate " << bytes
+                             << " bytes on the host.";
+    }
+    std::memset(p, 0, rounded);
+    allocation_ = std::shared_ptr<uint8_t>(static_cast<uint8_t *>(p), [](uint8_t *q) { std::free(q); });
+    raw_.host = allocation_.get();
+    raw_.flags = 0;
+}
+
+BufferStorage::BufferStorage(Type t, void *data, const std::vector<int> &extents,
+                             const std::string &name)
+    : name_(buffer_name(name)) {
+    user_assert(data != nullptr) << "Buffer " << name_ << " was given a null data pointer.";
+    init_dense(t, extents);
+    raw_.host = static_cast<uint8_t *>(data);
+}
+
+BufferStorage::BufferStorage(Type t, void *data, const std::vector<aicf_dim_t> &dims,
+                             const std::string &name)
+    : name_(buffer_name(name)) {
+    user_assert(data != nullptr) << "Buffer " << name_ << " was given a null data pointer.";
+    check_type(t, name_);
+    raw_.type = to_abi(t);
+    dims_ = dims;
+    for (size_t d = 0; d < dims_.size(); d++) {
+        if (dims_[d].extent < 0) {
+            runtime_error_report << "Buffer " << name_ << ": dimension " << d
+                                 << " has a negative extent (" << dims_[d].extent << ").";
+        }
+    }
+    raw_.dimensions = static_cast<int32_t>(dims_.size());
+    raw_.dim = dims_.empty() ? nullptr : dims_.data();
+    raw_.host = static_cast<uint8_t *>(data);
+}
+
+Type BufferStorage::type() const {
+    return Type(static_cast<TypeCode>(raw_.type.code), raw_.type.bits, raw_.type.lanes);
+}
+
+const aicf_dim_t &BufferStorage::dim(int i) const {
+    user_assert(i >= 0 && i < raw_.dimensions)
+        << "Buffer " << name_ << " has " << raw_.dimensions << " dimensions; dimension " << i
+        << " does not exist.";
+    return dims_[i];
+}
+
+void BufferStorage::set_min(const std::vector<int> &mins) {
+    user_assert(mins.size() <= dims_.size())
+        << "set_min on Buffer " << name_ << " with " << mins.size() << " values, but it has "
+        << dims_.size() << " dimensions.";
+    for (size_t d = 0; d < mins.size(); d++) dims_[d].min = mins[d];
+}
+
+int64_t BufferStorage::number_of_elements() const {
+    int64_t n = 1;
+    for (const aicf_dim_t &d : dims_) n *= d.extent;
+    return n;
+}
+
+int64_t BufferStorage::offset_of(const int *coords, int n) const {
+    int64_t off = 0;
+    for (int d = 0; d < n && d < raw_.dimensions; d++) {
+        off += int64_t(coords[d] - dims_[d].min) * dims_[d].stride;
+    }
+    return off * type().bytes();
+}
+
+void BufferBase::check_defined() const {
+    user_assert(storage_ != nullptr) << "Use of an undefined Buffer.";
+}
+
+void BufferBase::check_type(Type expected) const {
+    if (!storage_) return;
+    if (storage_->type() != expected) {
+        runtime_error_report << "Buffer " << storage_->name() << " holds "
+                             << to_string(storage_->type()) << " elements, but is used as a Buffer of "
+                             << to_string(expected) << ".";
+    }
+}
+
+const std::string &BufferBase::name() const {
+    check_defined();
+    return storage_->name();
+}
+Type BufferBase::type() const {
+    check_defined();
+    return storage_->type();
+}
+int BufferBase::dimensions() const {
+    check_defined();
+    return storage_->dimensions();
+}
+int BufferBase::min(int d) const {
+    check_defined();
+    return storage_->dim(d).min;
+}
+int BufferBase::extent(int d) const {
+    check_defined();
+    return storage_->dim(d).extent;
+}
+int BufferBase::stride(int d) const {
+    check_defined();
+    return storage_->dim(d).stride;
+}
+int64_t BufferBase::number_of_elements() const {
+    check_defined();
+    return storage_->number_of_elements();
+}
+void BufferBase::set_min(const std::vector<int> &mins) {
+    check_defined();
+    storage_->set_min(mins);
+}
+void *BufferBase::raw_data() const {
+    check_defined();
+    return storage_->raw()->host;
+}
+aicf_buffer_t *BufferBase::raw_buffer() const {
+    check_defined();
+    return storage_->raw();
+}
+
+Expr BufferBase::operator()(const std::vector<Expr> &args) const {
+    check_defined();
+    user_assert(static_cast<int>(args.size()) == dimensions())
+        << "Buffer " << name() << " has " << dimensions() << " dimensions but is called with "
+        << args.size() << " argument" << (args.size() == 1 ? "" : "s") << ".";
+    std::vector<Expr> int_args;
+    for (size_t i = 0; i < args.size(); i++) {
+        user_assert(args[i].defined() && args[i].type().is_int_or_uint() &&
+                    args[i].type().is_scalar())
+            << "Argument " << i << " of a call to Buffer " << name()
+            << " must be an integer expression.";
+        int_args.push_back(ir::cast(Int(32), args[i]));
+    }
+    Parameter p(type(), true, dimensions(), name());
+    p.set_buffer(storage_, true);
+    return Call::make_image(type(), name(), int_args, p);
+}
+
+} // namespace aicf

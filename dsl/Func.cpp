@@ -1,0 +1,216 @@
+#include "dsl/Func.h"
+
+#include "dsl/Error.h"
+#include "dsl/Operators.h"
+#include "dsl/Pipeline.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
+
+#include <fstream>
+
+namespace aicf {
+
+using namespace ir;
+
+const Buffer<> &Realization::single() const {
+    user_assert(buffers_.size() == 1)
+        << "A Realization of " << buffers_.size() << " buffers (a Tuple-valued Func) cannot "
+        << "convert to one Buffer; pick one with r[i].";
+    return buffers_[0];
+}
+
+namespace {
+
+bool is_pure_var(const Expr &e) {
+    const Variable *v = e.as<Variable>();
+    return v && !v->rdom.defined() && !v->param.defined();
+}
+
+} // namespace
+
+void FuncRef::define(const std::vector<Expr> &values) {
+    bool all_pure = true;
+    for (const Expr &a : args) all_pure = all_pure && a.defined() && is_pure_var(a);
+    if (func.has_pure_definition()) {
+        func.define_update(args, values);
+        return;
+    }
+    if (!all_pure) {
+        std::string shown;
+        for (size_t i = 0; i < args.size(); i++) {
+            user_assert(args[i].defined())
+                << "Argument " << i << " in the definition of Func " << func.name()
+                << " is undefined.";
+            if (!is_pure_var(args[i])) {
+                user_error << "The first definition of Func " << func.name()
+                           << " must be a pure definition, with a Var in each argument, but "
+                           << "argument " << i << " is " << args[i]
+                           << ". Define it over Vars first (e.g. " << func.name()
+                           << "(x) = 0), then add this as an update definition.";
+            }
+        }
+    }
+    std::vector<std::string> names;
+    for (const Expr &a : args) names.push_back(a.as<Variable>()->name);
+    func.define(names, values);
+}
+
+FuncRef &FuncRef::operator=(const Expr &e) {
+    user_assert(e.defined()) << "Func " << func.name() << " defined with an undefined Expr.";
+    define({e});
+    return *this;
+}
+
+FuncRef &FuncRef::operator=(const Tuple &t) {
+    user_assert(t.size() >= 1) << "Func " << func.name() << " defined with an empty Tuple.";
+    define(t.as_vector());
+    return *this;
+}
+
+FuncRef &FuncRef::operator=(const FuncRef &other) {
+    if (other.func.outputs() > 1) {
+        std::vector<Expr> values;
+        for (int i = 0; i < other.func.outputs(); i++) values.push_back(other[i]);
+        define(values);
+        return *this;
+    }
+    return *this = Expr(other);
+}
+
+void FuncRef::update_with(const Expr &e, const Expr &identity, char op) {
+    user_assert(e.defined()) << "Update of Func " << func.name() << " with an undefined Expr.";
+    if (!func.has_pure_definition()) {
+        // f(...) += e with no pure definition means f starts from the operation's identity.
+        std::vector<Expr> pure_args;
+        std::vector<std::string> names;
+        for (size_t i = 0; i < args.size(); i++) {
+            if (is_pure_var(args[i])) {
+                names.push_back(args[i].as<Variable>()->name);
+            } else {
+                names.push_back(detail::unique_name("_"));
+            }
+        }
+        func.define(names, {identity});
+    }
+    user_assert(func.outputs() == 1)
+        << "Func " << func.name() << " is Tuple-valued; update it with f(...) = Tuple(...).";
+    Expr current = func.call(args, 0);
+    Expr rhs = e;
+    // The update keeps the Func's type: the right side converts to it.
+    if (rhs.type() != current.type()) rhs = aicf::cast(current.type(), rhs);
+    Expr value;
+    switch (op) {
+    case '+': value = current + rhs; break;
+    case '-': value = current - rhs; break;
+    case '*': value = current * rhs; break;
+    default: value = current / rhs; break;
+    }
+    func.define_update(args, {value});
+}
+
+FuncRef &FuncRef::operator+=(const Expr &e) {
+    update_with(e, make_zero(e.type()), '+');
+    return *this;
+}
+FuncRef &FuncRef::operator-=(const Expr &e) {
+    update_with(e, make_zero(e.type()), '-');
+    return *this;
+}
+FuncRef &FuncRef::operator*=(const Expr &e) {
+    update_with(e, make_one(e.type()), '*');
+    return *this;
+}
+FuncRef &FuncRef::operator/=(const Expr &e) {
+    update_with(e, make_one(e.type()), '/');
+    return *this;
+}
+
+FuncRef::operator Expr() const {
+    user_assert(!func.has_pure_definition() || func.outputs() == 1)
+        << "Func " << func.name() << " has " << func.outputs() << " values (a Tuple); pick one "
+        << "with " << func.name() << "(...)[i].";
+    return func.call(args, 0);
+}
+
+Expr FuncRef::operator[](int i) const {
+    user_assert(func.has_pure_definition())
+        << "Func " << func.name() << " is called before it is defined.";
+    user_assert(i >= 0 && i < func.outputs())
+        << "Func " << func.name() << " has " << func.outputs() << " value"
+        << (func.outputs() == 1 ? "" : "s") << "; element " << i << " does not exist.";
+    return func.call(args, i);
+}
+
+Func::Func() : func(detail::unique_name("f")) {}
+
+Func::Func(const std::string &name) : func(name) { detail::check_user_name(name, "Func"); }
+
+Func::Func(const Expr &e) : Func() { (*this)() = e; }
+
+FuncRef Func::operator()(const std::vector<Var> &vars) const {
+    std::vector<Expr> args(vars.begin(), vars.end());
+    return FuncRef(func, args);
+}
+
+int Func::dimensions() const { return func.dimensions(); }
+int Func::outputs() const { return func.outputs(); }
+
+Type Func::type() const {
+    user_assert(defined()) << "Func " << name() << " has no definition, so it has no type yet.";
+    user_assert(outputs() == 1) << "Func " << name() << " is Tuple-valued; use types().";
+    return func.output_types()[0];
+}
+
+const std::vector<Type> &Func::types() const { return func.output_types(); }
+
+std::vector<Var> Func::args() const {
+    std::vector<Var> vars;
+    for (const std::string &a : func.args()) vars.emplace_back(a);
+    return vars;
+}
+
+Expr Func::value() const {
+    user_assert(defined() && outputs() == 1) << "Func " << name() << " has no single value.";
+    return func.definition().values[0];
+}
+
+Tuple Func::values() const {
+    user_assert(defined()) << "Func " << name() << " has no definition.";
+    return Tuple(func.definition().values);
+}
+
+Realization Func::realize(const std::vector<int> &sizes) {
+    return Pipeline(*this).realize(sizes);
+}
+Realization Func::realize(const std::vector<int> &sizes, const Target &target) {
+    return Pipeline(*this).realize(sizes, target);
+}
+void Func::realize(const Realization &outputs) { Pipeline(*this).realize(outputs); }
+void Func::realize(const Realization &outputs, const Target &target) {
+    Pipeline(*this).realize(outputs, target);
+}
+
+std::string Func::lowered_stmt() const { return Pipeline(*this).lowered_stmt(); }
+
+void Func::compile_to_lowered_stmt(const std::string &filename) const {
+    std::ofstream out(filename);
+    user_assert(out.good()) << "compile_to_lowered_stmt: cannot open " << filename
+                            << " for writing.";
+    out << lowered_stmt();
+}
+
+Func &Func::compute_root() {
+    func.schedule().compute_level = LoopLevel::root();
+    func.schedule().store_level = LoopLevel::root();
+    func.schedule().compute_level_set = true;
+    return *this;
+}
+
+Func &Func::compute_inline() {
+    func.schedule().compute_level = LoopLevel::inlined();
+    func.schedule().store_level = LoopLevel::inlined();
+    func.schedule().compute_level_set = true;
+    return *this;
+}
+
+} // namespace aicf

@@ -1,0 +1,124 @@
+#ifndef AICF_FUNC_H
+#define AICF_FUNC_H
+
+// Func: a pure function over an infinite integer domain, defined once (f(x, y) = ...) and
+// optionally updated (f(x) += ..., f(r) = ...). Realizing a Func compiles its pipeline and
+// computes it over a region.
+
+#include "dsl/Buffer.h"
+#include "dsl/Function.h"
+#include "dsl/RDom.h"
+#include "dsl/Tuple.h"
+#include "dsl/Var.h"
+
+#include <string>
+#include <vector>
+
+namespace aicf {
+
+class Func;
+class Target;
+
+// The buffers a realize produces: one per Tuple element.
+class Realization {
+public:
+    Realization() = default;
+    explicit Realization(std::vector<Buffer<>> buffers) : buffers_(std::move(buffers)) {}
+    template <typename... Bs>
+    Realization(const Buffer<> &first, const Bs &...rest) : buffers_{first, Buffer<>(rest)...} {}
+
+    size_t size() const { return buffers_.size(); }
+    const Buffer<> &operator[](size_t i) const { return buffers_.at(i); }
+    const std::vector<Buffer<>> &buffers() const { return buffers_; }
+    // A single-valued realization converts to its buffer.
+    template <typename T>
+    operator Buffer<T>() const {
+        return Buffer<T>(single());
+    }
+
+private:
+    std::vector<Buffer<>> buffers_;
+    const Buffer<> &single() const;
+};
+
+// The left or right side f(args): assigning defines the Func, reading calls it.
+class FuncRef {
+public:
+    FuncRef(ir::Function f, std::vector<ir::Expr> args) : func(std::move(f)), args(std::move(args)) {}
+
+    FuncRef &operator=(const ir::Expr &e);
+    FuncRef &operator=(const Tuple &t);
+    FuncRef &operator=(const FuncRef &other);
+    FuncRef &operator+=(const ir::Expr &e);
+    FuncRef &operator-=(const ir::Expr &e);
+    FuncRef &operator*=(const ir::Expr &e);
+    FuncRef &operator/=(const ir::Expr &e);
+
+    // The value of a single-valued Func at these arguments.
+    operator ir::Expr() const;
+    // Element i of a Tuple-valued Func at these arguments.
+    ir::Expr operator[](int i) const;
+
+private:
+    ir::Function func;
+    std::vector<ir::Expr> args;
+    // Defines, or adds an update, from `values`.
+    void define(const std::vector<ir::Expr> &values);
+    // f(args) = f(args) op e, with an implicit pure definition `identity` if f has none.
+    void update_with(const ir::Expr &e, const ir::Expr &identity, char op);
+};
+
+class Func {
+public:
+    Func();
+    explicit Func(const std::string &name);
+    explicit Func(const char *name) : Func(std::string(name)) {}
+    // A zero-dimensional Func whose value is e.
+    explicit Func(const ir::Expr &e);
+    explicit Func(ir::Function f) : func(std::move(f)) {}
+
+    template <typename... Args>
+    FuncRef operator()(const Args &...args) const {
+        return FuncRef(func, std::vector<ir::Expr>{ir::Expr(args)...});
+    }
+    FuncRef operator()(const std::vector<ir::Expr> &args) const { return FuncRef(func, args); }
+    FuncRef operator()(const std::vector<Var> &args) const;
+
+    const std::string &name() const { return func.name(); }
+    bool defined() const { return func.has_pure_definition(); }
+    int dimensions() const;
+    int outputs() const;
+    ir::Type type() const;
+    const std::vector<ir::Type> &types() const;
+    std::vector<Var> args() const;
+    ir::Expr value() const;
+    Tuple values() const;
+    int num_update_definitions() const { return static_cast<int>(func.updates().size()); }
+    const ir::Function &function() const { return func; }
+
+    // Computes the Func over [0, sizes[d]) in each dimension into new buffers.
+    Realization realize(const std::vector<int> &sizes);
+    Realization realize(const std::vector<int> &sizes, const Target &target);
+    // Computes the Func over the region of the given buffers (one per Tuple element).
+    void realize(const Realization &outputs);
+    void realize(const Realization &outputs, const Target &target);
+    template <typename T>
+    void realize(const Buffer<T> &output) {
+        realize(Realization(std::vector<Buffer<>>{Buffer<>(output)}));
+    }
+
+    // The pipeline's IR after lowering, as text (for reading, or `AICF_DEBUG=2` for every pass).
+    std::string lowered_stmt() const;
+    void compile_to_lowered_stmt(const std::string &filename) const;
+
+    // Placement.
+    Func &compute_root();
+    Func &compute_inline();
+
+private:
+    ir::Function func;
+};
+
+} // namespace aicf
+
+#endif

@@ -1,0 +1,326 @@
+#include "dsl/Function.h"
+
+#include "dsl/Error.h"
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/IRVisitor.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+namespace aicf {
+namespace ir {
+
+void intrusive_ptr_add_ref(FunctionContents *p) {
+    p->ref_count.fetch_add(1, std::memory_order_relaxed);
+}
+void intrusive_ptr_release(FunctionContents *p) {
+    if (p->ref_count.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p;
+}
+
+namespace {
+
+// Makes the calls a Func's definitions make to the Func itself weak references, so the Func
+// does not own itself.
+class WeakenSelfCalls : public IRMutator {
+public:
+    explicit WeakenSelfCalls(FunctionContents *self) : self(self) {}
+
+private:
+    FunctionContents *self;
+    using IRMutator::visit;
+    Expr visit(const Call *op) override {
+        Expr e = IRMutator::visit(op);
+        const Call *c = e.as<Call>();
+        if (c->call_type != Call::Func || c->func.get() != self || !c->func.strong.defined())
+            return e;
+        auto *n = new Call(*c);
+        n->func = c->func.as_weak();
+        return n;
+    }
+};
+
+std::string signature(const std::string &name, const std::vector<std::string> &args) {
+    std::string s = name + "(";
+    for (size_t i = 0; i < args.size(); i++) s += (i ? ", " : "") + args[i];
+    return s + ")";
+}
+
+std::string signature(const std::string &name, const std::vector<Expr> &args) {
+    std::string s = name + "(";
+    for (size_t i = 0; i < args.size(); i++) s += (i ? ", " : "") + to_string(args[i]);
+    return s + ")";
+}
+
+// The variables an expression uses, split by kind.
+struct VarUses : IRVisitor {
+    std::set<std::string> pure;          // plain Vars
+    std::vector<ReductionDomain> rdoms;  // distinct RDoms
+    std::set<std::string> rvars;
+    std::set<std::string> let_bound;
+    using IRVisitor::visit;
+    std::set<std::string> predicate_rvars; // domain variables, as named in predicates
+    void visit(const Variable *op) override {
+        if (op->param.defined() || let_bound.count(op->name)) return;
+        if (op->rdom.defined()) {
+            rvars.insert(op->name);
+            bool seen = false;
+            for (const ReductionDomain &r : rdoms) seen = seen || r.same_as(op->rdom);
+            if (seen) return;
+            rdoms.push_back(op->rdom);
+            // The RDom's predicate may use more variables.
+            if (op->rdom.predicate().defined()) {
+                for (const ReductionVariable &rv : op->rdom.domain()) predicate_rvars.insert(rv.var);
+                op->rdom.predicate().accept(this);
+            }
+            return;
+        }
+        if (predicate_rvars.count(op->name)) return;
+        pure.insert(op->name);
+    }
+    void visit(const Let *op) override {
+        op->value.accept(this);
+        bool fresh = let_bound.insert(op->name).second;
+        op->body.accept(this);
+        if (fresh) let_bound.erase(op->name);
+    }
+};
+
+void check_value_types(const std::string &func, const std::vector<Expr> &values) {
+    for (size_t i = 0; i < values.size(); i++) {
+        user_assert(values[i].defined())
+            << "The definition of Func " << func << " has an undefined value"
+            << (values.size() > 1 ? " at Tuple element " + std::to_string(i) : std::string())
+            << ".";
+        Type t = values[i].type();
+        user_assert(is_valid_value_type(t))
+            << "The definition of Func " << func << " has a value of type " << to_string(t)
+            << ". A Func holds scalars of type bool, int8-64, uint8-64, float16, bfloat16, "
+               "float32 or float64.";
+    }
+}
+
+} // namespace
+
+Function::Function(const std::string &name) : contents(new FunctionContents) {
+    contents->name = name;
+}
+
+bool Function::has_pure_definition() const { return contents->init.defined(); }
+bool Function::has_update_definition() const { return !contents->updates.empty(); }
+const std::string &Function::name() const { return contents->name; }
+const std::vector<std::string> &Function::args() const { return contents->args; }
+int Function::dimensions() const { return static_cast<int>(contents->args.size()); }
+const std::vector<Type> &Function::output_types() const { return contents->output_types; }
+int Function::outputs() const { return static_cast<int>(contents->output_types.size()); }
+const Definition &Function::definition() const { return contents->init; }
+Definition &Function::definition() { return contents->init; }
+const std::vector<Definition> &Function::updates() const { return contents->updates; }
+Definition &Function::update(int i) { return contents->updates.at(i); }
+Definition &Function::stage(int s) { return s == 0 ? contents->init : contents->updates.at(s - 1); }
+const Definition &Function::stage(int s) const {
+    return s == 0 ? contents->init : contents->updates.at(s - 1);
+}
+int Function::stages() const { return 1 + static_cast<int>(contents->updates.size()); }
+FuncSchedule &Function::schedule() { return contents->schedule; }
+const FuncSchedule &Function::schedule() const { return contents->schedule; }
+
+void Function::define(const std::vector<std::string> &args, const std::vector<Expr> &values) {
+    const std::string &name = contents->name;
+    user_assert(!has_pure_definition())
+        << "Func " << name << " already has a pure definition. To change its values, add an "
+        << "update definition such as " << signature(name, contents->args) << " += ...";
+    check_value_types(name, values);
+
+    std::set<std::string> seen;
+    for (const std::string &a : args) {
+        user_assert(seen.insert(a).second)
+            << "In the definition of Func " << signature(name, args) << ", the variable " << a
+            << " appears twice on the left side. Each argument of a pure definition must be a "
+            << "distinct Var.";
+    }
+
+    VarUses uses;
+    for (const Expr &v : values) v.accept(&uses);
+    if (!uses.rvars.empty()) {
+        std::string r = *uses.rvars.begin();
+        user_error << "The pure definition of Func " << signature(name, args)
+                   << " uses the reduction variable " << r
+                   << ". Reduction variables may appear only in update definitions: define "
+                   << signature(name, args) << " = <initial value> first, then update it, e.g. "
+                   << signature(name, args) << " += ... over the RDom.";
+    }
+    for (const std::string &v : uses.pure) {
+        user_assert(seen.count(v))
+            << "In the definition of Func " << signature(name, args)
+            << ", the right side uses the variable " << v
+            << ", which is not on the left side. Every pure variable used on the right must "
+            << "appear on the left: add " << v << " as an argument of " << name
+            << ", or replace it with an expression of the arguments.";
+    }
+
+    contents->args = args;
+    contents->output_types.clear();
+    for (const Expr &v : values) contents->output_types.push_back(v.type());
+    contents->init.args.clear();
+    for (const std::string &a : args) contents->init.args.push_back(Variable::make(Int(32), a));
+    WeakenSelfCalls weaken(contents.get());
+    contents->init.values.clear();
+    for (const Expr &v : values) contents->init.values.push_back(weaken(v));
+    contents->init.schedule.dims.clear();
+    for (const std::string &a : args) contents->init.schedule.dims.push_back(Dim{a});
+}
+
+void Function::define_update(const std::vector<Expr> &args, const std::vector<Expr> &values) {
+    const std::string &name = contents->name;
+    int stage = static_cast<int>(contents->updates.size());
+    user_assert(has_pure_definition())
+        << "Func " << name << " has no pure definition, so it cannot be updated. Give it one "
+        << "first, e.g. " << name << "(x) = 0.";
+    user_assert(args.size() == contents->args.size())
+        << "Update definition " << stage << " of Func " << name << " has " << args.size()
+        << " argument" << (args.size() == 1 ? "" : "s") << ", but " << name << " was defined "
+        << "with " << contents->args.size() << ": " << signature(name, contents->args) << ".";
+    user_assert(values.size() == contents->output_types.size())
+        << "Update definition " << stage << " of Func " << name << " gives " << values.size()
+        << " value" << (values.size() == 1 ? "" : "s") << ", but its pure definition gives "
+        << contents->output_types.size() << ".";
+    check_value_types(name, values);
+    for (size_t i = 0; i < values.size(); i++) {
+        user_assert(values[i].type() == contents->output_types[i])
+            << "In update definition " << stage << " of Func " << name << ", "
+            << (values.size() > 1 ? "Tuple element " + std::to_string(i) : std::string("the value"))
+            << " has type " << to_string(values[i].type()) << " but the pure definition has "
+            << "type " << to_string(contents->output_types[i]) << ". Cast it, e.g. cast("
+            << to_string(contents->output_types[i]) << ", ...).";
+    }
+
+    // Pure variables may only appear as bare arguments, in the position they have in the
+    // pure definition.
+    std::set<std::string> bare_pure;
+    for (size_t i = 0; i < args.size(); i++) {
+        const Variable *v = args[i].as<Variable>();
+        if (v && !v->rdom.defined() && !v->param.defined()) {
+            user_assert(v->name == contents->args[i])
+                << "In update definition " << stage << " of Func " << signature(name, args)
+                << ", the pure variable " << v->name << " is argument " << i
+                << ", but argument " << i << " of " << signature(name, contents->args)
+                << " is " << contents->args[i]
+                << ". A pure variable must stay in its position in every update.";
+            bare_pure.insert(v->name);
+            continue;
+        }
+        VarUses uses;
+        args[i].accept(&uses);
+        user_assert(uses.pure.empty())
+            << "In update definition " << stage << " of Func " << signature(name, args)
+            << ", argument " << i << " (" << to_string(args[i]) << ") uses the pure variable "
+            << *uses.pure.begin()
+            << ". A pure variable may only appear alone, in its own position.";
+    }
+
+    VarUses uses;
+    for (const Expr &a : args) a.accept(&uses);
+    for (const Expr &v : values) v.accept(&uses);
+    for (const std::string &v : uses.pure) {
+        user_assert(bare_pure.count(v))
+            << "In update definition " << stage << " of Func " << signature(name, args)
+            << ", the right side uses the variable " << v
+            << ", which is not on the left side. Every pure variable used on the right must "
+            << "appear on the left in its position of " << signature(name, contents->args) << ".";
+    }
+    // A read of the Func itself must be at the same point in every pure dimension; otherwise
+    // the result would depend on the order and region of the update's loops.
+    for (const Expr &v : values) {
+        visit_each<Call>(v, [&](const Call *c) {
+            if (c->call_type != Call::Func || c->func.get() != contents.get()) return;
+            for (size_t i = 0; i < args.size(); i++) {
+                const Variable *lhs = args[i].as<Variable>();
+                if (!lhs || lhs->rdom.defined() || lhs->param.defined()) continue;
+                const Variable *rhs = c->args[i].as<Variable>();
+                user_assert(rhs && rhs->name == lhs->name)
+                    << "In update definition " << stage << " of Func " << signature(name, args)
+                    << ", the right side reads " << to_string(Expr(c)) << ": argument " << i
+                    << " must be the pure variable " << lhs->name
+                    << ", as on the left side. An update may read its Func only at the same "
+                    << "point in each pure dimension.";
+            }
+        });
+    }
+    user_assert(uses.rdoms.size() <= 1)
+        << "Update definition " << stage << " of Func " << signature(name, args)
+        << " uses reduction variables of more than one RDom. Put all dimensions of the "
+        << "reduction into a single RDom.";
+
+    Definition d;
+    WeakenSelfCalls weaken(contents.get());
+    for (const Expr &a : args) d.args.push_back(weaken(cast(Int(32), a)));
+    for (const Expr &v : values) d.values.push_back(weaken(v));
+    if (!uses.rdoms.empty()) d.rdom = uses.rdoms[0];
+    // Loops: reduction variables inside pure variables, as written.
+    if (d.rdom.defined()) {
+        for (const ReductionVariable &rv : d.rdom.domain()) {
+            if (uses.rvars.count(rv.var)) d.schedule.dims.push_back(Dim{rv.var, ForType::Serial, true});
+        }
+    }
+    for (size_t i = 0; i < args.size(); i++) {
+        if (bare_pure.count(contents->args[i])) d.schedule.dims.push_back(Dim{contents->args[i]});
+    }
+    contents->updates.push_back(std::move(d));
+}
+
+Expr Function::call(const std::vector<Expr> &args, int value_index) const {
+    const std::string &n = contents->name;
+    user_assert(has_pure_definition())
+        << "Func " << n << " is called before it is defined. Define it (" << n
+        << "(x, ...) = ...) before using it on the right side of another definition.";
+    user_assert(args.size() == contents->args.size())
+        << "Func " << n << " is called with " << args.size() << " argument"
+        << (args.size() == 1 ? "" : "s") << " in " << signature(n, args) << ", but it was defined "
+        << "with " << contents->args.size() << ": " << signature(n, contents->args) << ".";
+    internal_assert(value_index >= 0 && value_index < outputs()) << "Func value index";
+    std::vector<Expr> int_args;
+    for (size_t i = 0; i < args.size(); i++) {
+        user_assert(args[i].defined()) << "Argument " << i << " of a call to " << n
+                                       << " is undefined.";
+        Type t = args[i].type();
+        user_assert(t.is_int_or_uint() && t.is_scalar())
+            << "Argument " << i << " of the call " << signature(n, args) << " has type "
+            << to_string(t) << ". Func arguments must be integers; convert it explicitly, "
+            << "e.g. cast<int>(floor(...)).";
+        int_args.push_back(cast(Int(32), args[i]));
+    }
+    return Call::make_func(contents->output_types[value_index], n, int_args,
+                           FunctionPtr(contents.get()), value_index);
+}
+
+std::vector<Function> direct_callees(const Function &f) {
+    std::vector<Function> result;
+    auto add = [&](const Expr &e) {
+        visit_each<Call>(e, [&](const Call *c) {
+            if (c->call_type != Call::Func) return;
+            Function g(c->func.get());
+            for (const Function &r : result)
+                if (r.same_as(g)) return;
+            result.push_back(g);
+        });
+    };
+    for (int s = 0; s < f.stages(); s++) {
+        const Definition &d = f.stage(s);
+        for (const Expr &e : d.args) add(e);
+        for (const Expr &e : d.values) add(e);
+        if (d.rdom.defined()) {
+            for (const ReductionVariable &rv : d.rdom.domain()) {
+                add(rv.min);
+                add(rv.extent);
+            }
+            add(d.rdom.predicate());
+        }
+    }
+    return result;
+}
+
+} // namespace ir
+} // namespace aicf

@@ -1,0 +1,85 @@
+#ifndef AICF_FUNCTION_H
+#define AICF_FUNCTION_H
+
+// The compiler's view of a Func: its name, pure arguments, value types, the pure definition,
+// the update definitions and their schedules. `Func` (the user's handle) wraps a Function.
+
+#include "dsl/Schedule.h"
+#include "dsl/ir/IR.h"
+
+#include <string>
+#include <vector>
+
+namespace aicf {
+namespace ir {
+
+// One definition of a Func: f(args) = values, over the reduction domain `rdom` (if any).
+struct Definition {
+    std::vector<Expr> args;
+    std::vector<Expr> values;
+    ReductionDomain rdom;
+    StageSchedule schedule;
+    bool defined() const { return !values.empty(); }
+};
+
+struct FunctionContents {
+    mutable std::atomic<int> ref_count{0};
+    std::string name;
+    std::vector<std::string> args;  // the pure variables, innermost (dimension 0) first
+    std::vector<Type> output_types; // one per Tuple element
+    Definition init;
+    std::vector<Definition> updates;
+    FuncSchedule schedule;
+};
+
+class Function {
+public:
+    Function() = default;
+    explicit Function(const std::string &name);
+    explicit Function(FunctionContents *c) : contents(c) {}
+
+    bool defined() const { return contents.defined(); }
+    bool has_pure_definition() const;
+    bool has_update_definition() const;
+
+    const std::string &name() const;
+    const std::vector<std::string> &args() const;
+    int dimensions() const;
+    const std::vector<Type> &output_types() const;
+    int outputs() const;
+
+    const Definition &definition() const;
+    Definition &definition();
+    const std::vector<Definition> &updates() const;
+    Definition &update(int i);
+    // Stage 0 is the pure definition, stage i > 0 is update i - 1.
+    Definition &stage(int s);
+    const Definition &stage(int s) const;
+    int stages() const;
+
+    FuncSchedule &schedule();
+    const FuncSchedule &schedule() const;
+
+    // Sets the pure definition (checks the user-facing rules and raises CompileError).
+    void define(const std::vector<std::string> &args, const std::vector<Expr> &values);
+    // Adds an update definition (checks the rules and raises CompileError).
+    void define_update(const std::vector<Expr> &args, const std::vector<Expr> &values);
+
+    // A Call node reading element `value_index` of this Func at `args`.
+    Expr call(const std::vector<Expr> &args, int value_index) const;
+
+    FunctionContents *get() const { return contents.get(); }
+    bool same_as(const Function &o) const { return contents.same_as(o.contents); }
+    bool operator<(const Function &o) const { return contents.get() < o.contents.get(); }
+
+private:
+    IntrusivePtr<FunctionContents> contents;
+};
+
+// The Funcs a Func calls directly, in each definition.
+std::vector<Function> direct_callees(const Function &f);
+
+} // namespace ir
+} // namespace aicf
+
+#endif

@@ -1,0 +1,370 @@
+#include "dsl/Operators.h"
+
+#include "dsl/Error.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
+
+#include <cmath>
+
+namespace aicf {
+
+using namespace ir;
+
+namespace detail {
+
+void match_types(Expr &a, Expr &b, const char *op) {
+    user_assert(a.defined() && b.defined()) << "Operator " << op << " applied to an undefined Expr.";
+    Type ta = a.type(), tb = b.type();
+    user_assert(!ta.is_handle() && !tb.is_handle())
+        << "Operator " << op << " cannot apply to a handle or string.";
+    if (ta.lanes != tb.lanes) {
+        user_assert(ta.lanes == 1 || tb.lanes == 1)
+            << "Operator " << op << " applied to vectors of " << ta.lanes << " and " << tb.lanes
+            << " lanes.";
+        if (ta.lanes == 1) a = broadcast(a, tb.lanes);
+        if (tb.lanes == 1) b = broadcast(b, ta.lanes);
+        ta = a.type();
+        tb = b.type();
+    }
+    if (ta == tb) return;
+    Type t;
+    if (ta.is_float() && !tb.is_float()) {
+        t = ta;
+    } else if (tb.is_float() && !ta.is_float()) {
+        t = tb;
+    } else if (ta.is_float() && tb.is_float()) {
+        if (ta.bits != tb.bits) {
+            t = ta.bits > tb.bits ? ta : tb;
+        } else {
+            t = Float(32, ta.lanes); // float16 with bfloat16 meet in float32
+        }
+    } else if (ta.is_bool() || tb.is_bool()) {
+        t = ta.is_bool() ? tb : ta;
+    } else if (ta.code == tb.code) {
+        t = ta.bits > tb.bits ? ta : tb;
+    } else {
+        t = Int(std::max(ta.bits, tb.bits), ta.lanes);
+    }
+    a = ir::cast(t, a);
+    b = ir::cast(t, b);
+}
+
+} // namespace detail
+
+namespace {
+
+Expr int_literal(Type t, int v, const char *op) {
+    if (t.is_float()) return make_const(t, static_cast<double>(v));
+    user_assert(!t.is_bool()) << "Operator " << op << " applied to a bool and the integer " << v
+                              << "; convert the bool explicitly with cast<int>(...).";
+    user_assert(t.element_of().can_represent(int64_t(v)))
+        << "The integer constant " << v << " does not fit in " << to_string(t.element_of())
+        << ", the type of the other operand of " << op << ". Cast one side explicitly.";
+    return make_const(t, int64_t(v));
+}
+
+void float_literal(Expr &a, double v, Expr &lit) {
+    Type t = a.type();
+    if (t.is_float()) {
+        lit = make_const(t, v);
+        return;
+    }
+    a = ir::cast(Float(32, t.lanes), a);
+    lit = make_const(Float(32, t.lanes), v);
+}
+
+void check_numeric(const Expr &e, const char *op) {
+    user_assert(e.defined()) << "Operator " << op << " applied to an undefined Expr.";
+    user_assert(!e.type().is_handle()) << "Operator " << op << " cannot apply to a handle.";
+}
+
+void check_bool(const Expr &e, const char *op) {
+    user_assert(e.defined()) << "Operator " << op << " applied to an undefined Expr.";
+    user_assert(e.type().is_bool())
+        << "Operator " << op << " needs bool operands, but got " << to_string(e.type())
+        << " (" << e << "). Compare it first, e.g. (" << e << ") != 0.";
+}
+
+void check_int(const Expr &e, const char *op) {
+    user_assert(e.defined()) << "Operator " << op << " applied to an undefined Expr.";
+    user_assert(e.type().is_int_or_uint())
+        << "Operator " << op << " needs integer operands, but got " << to_string(e.type())
+        << " (" << e << ").";
+}
+
+Expr to_float(Expr e, const char *fn) {
+    user_assert(e.defined()) << fn << " applied to an undefined Expr.";
+    user_assert(!e.type().is_handle()) << fn << " cannot apply to a handle.";
+    if (!e.type().is_float()) e = ir::cast(Float(32, e.type().lanes), e);
+    return e;
+}
+
+Expr float_call(Intrinsic op, std::vector<Expr> args) {
+    return Call::make(args[0].type(), op, args, Call::PureIntrinsic);
+}
+
+} // namespace
+
+#define AICF_DEFINE_ARITH(OP, NODE, NAME)                                                          \
+    Expr operator OP(Expr a, Expr b) {                                                             \
+        check_numeric(a, NAME);                                                                    \
+        check_numeric(b, NAME);                                                                    \
+        detail::match_types(a, b, NAME);                                                           \
+        user_assert(!a.type().is_bool()) << "Operator " NAME " cannot apply to bool values.";     \
+        return NODE::make(a, b);                                                                   \
+    }                                                                                              \
+    Expr operator OP(Expr a, int b) {                                                              \
+        check_numeric(a, NAME);                                                                    \
+        return a OP int_literal(a.type(), b, NAME);                                                \
+    }                                                                                              \
+    Expr operator OP(int a, Expr b) {                                                              \
+        check_numeric(b, NAME);                                                                    \
+        return int_literal(b.type(), a, NAME) OP b;                                                \
+    }                                                                                              \
+    Expr operator OP(Expr a, double b) {                                                           \
+        check_numeric(a, NAME);                                                                    \
+        Expr lit;                                                                                  \
+        float_literal(a, b, lit);                                                                  \
+        return a OP lit;                                                                           \
+    }                                                                                              \
+    Expr operator OP(double a, Expr b) {                                                           \
+        check_numeric(b, NAME);                                                                    \
+        Expr lit;                                                                                  \
+        float_literal(b, a, lit);                                                                  \
+        return lit OP b;                                                                           \
+    }                                                                                              \
+    Expr operator OP(Expr a, float b) { return std::move(a) OP static_cast<double>(b); }           \
+    Expr operator OP(float a, Expr b) { return static_cast<double>(a) OP std::move(b); }
+
+AICF_DEFINE_ARITH(+, Add, "+")
+AICF_DEFINE_ARITH(-, Sub, "-")
+AICF_DEFINE_ARITH(*, Mul, "*")
+AICF_DEFINE_ARITH(/, Div, "/")
+AICF_DEFINE_ARITH(%, Mod, "%")
+#undef AICF_DEFINE_ARITH
+
+#define AICF_DEFINE_CMP(OP, MAKE, NAME)                                                            \
+    Expr operator OP(Expr a, Expr b) {                                                             \
+        check_numeric(a, NAME);                                                                    \
+        check_numeric(b, NAME);                                                                    \
+        detail::match_types(a, b, NAME);                                                           \
+        return MAKE;                                                                               \
+    }                                                                                              \
+    Expr operator OP(Expr a, int b) {                                                              \
+        check_numeric(a, NAME);                                                                    \
+        if (a.type().is_bool()) return a OP ir::cast(a.type(), Expr(b != 0));                      \
+        return a OP int_literal(a.type(), b, NAME);                                                \
+    }                                                                                              \
+    Expr operator OP(int a, Expr b) {                                                              \
+        check_numeric(b, NAME);                                                                    \
+        if (b.type().is_bool()) return ir::cast(b.type(), Expr(a != 0)) OP b;                      \
+        return int_literal(b.type(), a, NAME) OP b;                                                \
+    }                                                                                              \
+    Expr operator OP(Expr a, double b) {                                                           \
+        check_numeric(a, NAME);                                                                    \
+        Expr lit;                                                                                  \
+        float_literal(a, b, lit);                                                                  \
+        return a OP lit;                                                                           \
+    }                                                                                              \
+    Expr operator OP(double a, Expr b) {                                                           \
+        check_numeric(b, NAME);                                                                    \
+        Expr lit;                                                                                  \
+        float_literal(b, a, lit);                                                                  \
+        return lit OP b;                                                                           \
+    }                                                                                              \
+    Expr operator OP(Expr a, float b) { return std::move(a) OP static_cast<double>(b); }           \
+    Expr operator OP(float a, Expr b) { return static_cast<double>(a) OP std::move(b); }
+
+AICF_DEFINE_CMP(<, LT::make(a, b), "<")
+AICF_DEFINE_CMP(<=, LE::make(a, b), "<=")
+AICF_DEFINE_CMP(>, GT::make(a, b), ">")
+AICF_DEFINE_CMP(>=, GE::make(a, b), ">=")
+AICF_DEFINE_CMP(==, EQ::make(a, b), "==")
+AICF_DEFINE_CMP(!=, NE::make(a, b), "!=")
+#undef AICF_DEFINE_CMP
+
+Expr operator-(Expr a) {
+    check_numeric(a, "unary -");
+    user_assert(!a.type().is_bool()) << "Unary - cannot apply to a bool value.";
+    return Sub::make(make_zero(a.type()), a);
+}
+
+Expr operator&&(Expr a, Expr b) {
+    check_bool(a, "&&");
+    check_bool(b, "&&");
+    detail::match_types(a, b, "&&");
+    return And::make(a, b);
+}
+
+Expr operator||(Expr a, Expr b) {
+    check_bool(a, "||");
+    check_bool(b, "||");
+    detail::match_types(a, b, "||");
+    return Or::make(a, b);
+}
+
+Expr operator!(Expr a) {
+    check_bool(a, "!");
+    return Not::make(a);
+}
+
+#define AICF_DEFINE_BITWISE(OP, INTRINSIC, NAME)                                                   \
+    Expr operator OP(Expr a, Expr b) {                                                             \
+        user_assert(a.defined() && b.defined()) << "Operator " NAME " on an undefined Expr.";      \
+        if (!(a.type().is_bool() && b.type().is_bool())) {                                         \
+            check_int(a, NAME);                                                                    \
+            check_int(b, NAME);                                                                    \
+        }                                                                                          \
+        detail::match_types(a, b, NAME);                                                           \
+        return Call::make(a.type(), Intrinsic::INTRINSIC, {a, b});                                 \
+    }
+AICF_DEFINE_BITWISE(&, bitwise_and, "&")
+AICF_DEFINE_BITWISE(|, bitwise_or, "|")
+AICF_DEFINE_BITWISE(^, bitwise_xor, "^")
+#undef AICF_DEFINE_BITWISE
+
+Expr operator~(Expr a) {
+    check_int(a, "~");
+    return Call::make(a.type(), Intrinsic::bitwise_not, {a});
+}
+
+Expr operator<<(Expr a, Expr b) {
+    check_int(a, "<<");
+    check_int(b, "<<");
+    b = ir::cast(a.type().with_code(b.type().code), b);
+    return Call::make(a.type(), Intrinsic::shift_left, {a, ir::cast(a.type(), b)});
+}
+
+Expr operator>>(Expr a, Expr b) {
+    check_int(a, ">>");
+    check_int(b, ">>");
+    return Call::make(a.type(), Intrinsic::shift_right, {a, ir::cast(a.type(), b)});
+}
+
+Expr &operator+=(Expr &a, Expr b) { return a = a + std::move(b); }
+Expr &operator-=(Expr &a, Expr b) { return a = a - std::move(b); }
+Expr &operator*=(Expr &a, Expr b) { return a = a * std::move(b); }
+Expr &operator/=(Expr &a, Expr b) { return a = a / std::move(b); }
+
+Expr cast(Type t, Expr e) {
+    user_assert(e.defined()) << "cast to " << to_string(t) << " of an undefined Expr.";
+    user_assert(!t.is_handle() && !e.type().is_handle())
+        << "cast between " << to_string(e.type()) << " and " << to_string(t) << " is not allowed.";
+    if (t.lanes == 1 && e.type().lanes > 1) t = t.with_lanes(e.type().lanes);
+    return ir::cast(t, e);
+}
+
+Expr select(Expr c, Expr a, Expr b) {
+    user_assert(c.defined() && a.defined() && b.defined()) << "select of an undefined Expr.";
+    user_assert(c.type().is_bool())
+        << "The condition of select must be bool, but " << c << " has type " << to_string(c.type())
+        << ". Compare it first, e.g. select(" << c << " != 0, ...).";
+    detail::match_types(a, b, "select");
+    if (c.type().lanes != a.type().lanes) {
+        if (c.type().lanes == 1) {
+            c = broadcast(c, a.type().lanes);
+        } else {
+            Expr c2 = c;
+            detail::match_types(c2, a, "select");
+            detail::match_types(c2, b, "select");
+        }
+    }
+    return Select::make(c, a, b);
+}
+
+Expr select(Expr c1, Expr a, Expr c2, Expr b, Expr otherwise) {
+    return select(std::move(c1), std::move(a), select(std::move(c2), std::move(b), std::move(otherwise)));
+}
+
+Expr min(Expr a, Expr b) {
+    check_numeric(a, "min");
+    check_numeric(b, "min");
+    detail::match_types(a, b, "min");
+    return Min::make(a, b);
+}
+
+Expr max(Expr a, Expr b) {
+    check_numeric(a, "max");
+    check_numeric(b, "max");
+    detail::match_types(a, b, "max");
+    return Max::make(a, b);
+}
+
+Expr clamp(Expr e, Expr lo, Expr hi) {
+    check_numeric(e, "clamp");
+    user_assert(lo.defined() && hi.defined()) << "clamp with an undefined bound.";
+    lo = aicf::cast(e.type(), lo);
+    hi = aicf::cast(e.type(), hi);
+    return Max::make(Min::make(e, hi), lo);
+}
+
+Expr abs(Expr e) {
+    check_numeric(e, "abs");
+    if (e.type().is_uint()) return e;
+    return Call::make(e.type(), Intrinsic::abs, {e});
+}
+
+Expr sqrt(Expr e) { return float_call(Intrinsic::sqrt, {to_float(e, "sqrt")}); }
+Expr rsqrt(Expr e) { return float_call(Intrinsic::rsqrt, {to_float(e, "rsqrt")}); }
+Expr exp(Expr e) { return float_call(Intrinsic::exp, {to_float(e, "exp")}); }
+Expr log(Expr e) { return float_call(Intrinsic::log, {to_float(e, "log")}); }
+Expr tanh(Expr e) { return float_call(Intrinsic::tanh, {to_float(e, "tanh")}); }
+Expr erf(Expr e) { return float_call(Intrinsic::erf, {to_float(e, "erf")}); }
+Expr floor(Expr e) {
+    if (e.defined() && e.type().is_int_or_uint()) return e;
+    return float_call(Intrinsic::floor, {to_float(e, "floor")});
+}
+Expr ceil(Expr e) {
+    if (e.defined() && e.type().is_int_or_uint()) return e;
+    return float_call(Intrinsic::ceil, {to_float(e, "ceil")});
+}
+Expr round(Expr e) {
+    if (e.defined() && e.type().is_int_or_uint()) return e;
+    return float_call(Intrinsic::round, {to_float(e, "round")});
+}
+Expr trunc(Expr e) {
+    if (e.defined() && e.type().is_int_or_uint()) return e;
+    return float_call(Intrinsic::trunc, {to_float(e, "trunc")});
+}
+
+Expr pow(Expr base, Expr exponent) {
+    base = to_float(base, "pow");
+    exponent = to_float(exponent, "pow");
+    detail::match_types(base, exponent, "pow");
+    return float_call(Intrinsic::pow, {base, exponent});
+}
+
+Expr fma(Expr a, Expr b, Expr c) {
+    a = to_float(a, "fma");
+    b = to_float(b, "fma");
+    c = to_float(c, "fma");
+    detail::match_types(a, b, "fma");
+    detail::match_types(a, c, "fma");
+    detail::match_types(b, c, "fma");
+    return float_call(Intrinsic::fma, {a, b, c});
+}
+
+Expr is_nan(Expr e) {
+    e = to_float(e, "is_nan");
+    return Call::make(Bool(e.type().lanes), Intrinsic::is_nan, {e});
+}
+
+Expr is_inf(Expr e) {
+    e = to_float(e, "is_inf");
+    return Call::make(Bool(e.type().lanes), Intrinsic::is_inf, {e});
+}
+
+Expr reinterpret(Type t, Expr e) {
+    user_assert(e.defined()) << "reinterpret of an undefined Expr.";
+    user_assert(t.bits * t.lanes == e.type().bits * e.type().lanes)
+        << "reinterpret from " << to_string(e.type()) << " to " << to_string(t)
+        << " changes the number of bits.";
+    return Reinterpret::make(t, e);
+}
+
+Expr likely(Expr e) {
+    user_assert(e.defined()) << "likely of an undefined Expr.";
+    return Call::make(e.type(), Intrinsic::likely, {e});
+}
+
+} // namespace aicf

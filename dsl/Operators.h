@@ -1,0 +1,115 @@
+#ifndef AICF_OPERATORS_H
+#define AICF_OPERATORS_H
+
+// The arithmetic of the algorithm language: C++ operators on Expr, casts, select, and math
+// functions, with Halide's type rules:
+//  - int op float -> float; narrower op wider -> wider; signed op unsigned -> signed of the
+//    wider width; a scalar op a vector broadcasts the scalar.
+//  - A C++ int literal takes the other operand's type (and must fit in it); a C++ float or
+//    double literal makes an integer operand float32.
+
+#include "dsl/ir/IR.h"
+#include "dsl/ir/Type.h"
+
+namespace aicf {
+
+using ir::Expr;
+using ir::Type;
+using ir::Int;
+using ir::UInt;
+using ir::Float;
+using ir::BFloat;
+using ir::Bool;
+
+Expr operator+(Expr a, Expr b);
+Expr operator-(Expr a, Expr b);
+Expr operator*(Expr a, Expr b);
+Expr operator/(Expr a, Expr b);
+Expr operator%(Expr a, Expr b);
+Expr operator-(Expr a);
+Expr operator<(Expr a, Expr b);
+Expr operator<=(Expr a, Expr b);
+Expr operator>(Expr a, Expr b);
+Expr operator>=(Expr a, Expr b);
+Expr operator==(Expr a, Expr b);
+Expr operator!=(Expr a, Expr b);
+Expr operator&&(Expr a, Expr b);
+Expr operator||(Expr a, Expr b);
+Expr operator!(Expr a);
+Expr operator&(Expr a, Expr b);
+Expr operator|(Expr a, Expr b);
+Expr operator^(Expr a, Expr b);
+Expr operator~(Expr a);
+Expr operator<<(Expr a, Expr b);
+Expr operator>>(Expr a, Expr b);
+
+// Literal operands: the literal adopts the Expr's type where it can.
+#define AICF_LITERAL_OPS(OP)                                                                       \
+    Expr operator OP(Expr a, int b);                                                               \
+    Expr operator OP(int a, Expr b);                                                               \
+    Expr operator OP(Expr a, float b);                                                             \
+    Expr operator OP(float a, Expr b);                                                             \
+    Expr operator OP(Expr a, double b);                                                            \
+    Expr operator OP(double a, Expr b);
+AICF_LITERAL_OPS(+)
+AICF_LITERAL_OPS(-)
+AICF_LITERAL_OPS(*)
+AICF_LITERAL_OPS(/)
+AICF_LITERAL_OPS(%)
+AICF_LITERAL_OPS(<)
+AICF_LITERAL_OPS(<=)
+AICF_LITERAL_OPS(>)
+AICF_LITERAL_OPS(>=)
+AICF_LITERAL_OPS(==)
+AICF_LITERAL_OPS(!=)
+#undef AICF_LITERAL_OPS
+
+Expr &operator+=(Expr &a, Expr b);
+Expr &operator-=(Expr &a, Expr b);
+Expr &operator*=(Expr &a, Expr b);
+Expr &operator/=(Expr &a, Expr b);
+
+Expr cast(Type t, Expr e);
+template <typename T>
+Expr cast(Expr e) {
+    return aicf::cast(ir::type_of<T>(), std::move(e));
+}
+
+// `condition ? a : b`, elementwise; `a` and `b` are brought to a common type.
+Expr select(Expr condition, Expr a, Expr b);
+Expr select(Expr c1, Expr a, Expr c2, Expr b, Expr otherwise);
+Expr min(Expr a, Expr b);
+Expr max(Expr a, Expr b);
+Expr clamp(Expr e, Expr lo, Expr hi);
+// Absolute value, of the same type as e.
+Expr abs(Expr e);
+
+// Math on floats. Integer arguments are converted to float32 first.
+Expr sqrt(Expr e);
+Expr rsqrt(Expr e);
+Expr exp(Expr e);
+Expr log(Expr e);
+Expr tanh(Expr e);
+Expr erf(Expr e);
+Expr pow(Expr base, Expr exponent);
+Expr fma(Expr a, Expr b, Expr c);
+Expr floor(Expr e);
+Expr ceil(Expr e);
+Expr round(Expr e); // to nearest, ties to even
+Expr trunc(Expr e);
+Expr is_nan(Expr e);
+Expr is_inf(Expr e);
+
+// Reinterprets the bits of e as type t (same total width).
+Expr reinterpret(Type t, Expr e);
+// A hint that `e` is usually true (for loop partitioning and branch layout).
+Expr likely(Expr e);
+
+namespace detail {
+// Brings a and b to a common type by the rules above. `op` names the operator in errors.
+void match_types(Expr &a, Expr &b, const char *op);
+} // namespace detail
+
+} // namespace aicf
+
+#endif

@@ -1,0 +1,279 @@
+#include "dsl/Pipeline.h"
+
+#include "dsl/Error.h"
+#include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/IRVisitor.h"
+
+#include <algorithm>
+#include <functional>
+#include <mutex>
+#include <sstream>
+
+namespace aicf {
+
+using namespace ir;
+
+namespace detail {
+
+namespace {
+
+PipelineCompiler *&compiler_slot() {
+    static PipelineCompiler *c = nullptr;
+    return c;
+}
+
+PipelineCompiler &get_compiler() {
+    PipelineCompiler *c = compiler_slot();
+    internal_assert(c != nullptr) << "No pipeline compiler is registered: link the aicf library.";
+    return *c;
+}
+
+// Visits every Expr of every definition of every Func in env.
+template <typename F>
+void for_each_definition_expr(const std::map<std::string, Function> &env, F &&f) {
+    for (const auto &kv : env) {
+        const Function &fn = kv.second;
+        for (int s = 0; s < fn.stages(); s++) {
+            const Definition &d = fn.stage(s);
+            for (const Expr &e : d.args) f(e);
+            for (const Expr &e : d.values) f(e);
+            if (d.rdom.defined()) {
+                for (const ReductionVariable &rv : d.rdom.domain()) {
+                    f(rv.min);
+                    f(rv.extent);
+                }
+                if (d.rdom.predicate().defined()) f(d.rdom.predicate());
+            }
+        }
+    }
+}
+
+} // namespace
+
+void register_pipeline_compiler(PipelineCompiler *compiler) { compiler_slot() = compiler; }
+
+std::map<std::string, Function> find_transitive_calls(const std::vector<Function> &outputs) {
+    std::map<std::string, Function> env;
+    std::vector<Function> stack(outputs.begin(), outputs.end());
+    while (!stack.empty()) {
+        Function f = stack.back();
+        stack.pop_back();
+        auto it = env.find(f.name());
+        if (it != env.end()) {
+            user_assert(it->second.same_as(f))
+                << "Two different Funcs are both named " << f.name()
+                << " in this pipeline. Give each Func its own name.";
+            continue;
+        }
+        user_assert(f.has_pure_definition())
+            << "Func " << f.name() << " is used but has no definition.";
+        env.emplace(f.name(), f);
+        for (const Function &g : direct_callees(f)) stack.push_back(g);
+    }
+    return env;
+}
+
+std::vector<Argument> infer_arguments(const std::vector<Function> &outputs) {
+    std::map<std::string, Function> env = find_transitive_calls(outputs);
+    std::map<std::string, Argument> inputs;
+    auto add = [&](const Parameter &p) {
+        auto it = inputs.find(p.name());
+        if (it != inputs.end()) {
+            const Parameter &q = it->second.param;
+            bool same = q.same_as(p) ||
+                        (p.is_buffer() && q.is_buffer() && p.buffer() && p.buffer() == q.buffer() &&
+                         p.is_concrete_buffer() && q.is_concrete_buffer());
+            user_assert(same) << "Two different inputs are both named " << p.name()
+                              << " in this pipeline. Give each Param, ImageParam and Buffer its "
+                              << "own name.";
+            return;
+        }
+        user_assert(!env.count(p.name()))
+            << "The input " << p.name() << " has the same name as a Func of this pipeline.";
+        Argument a;
+        a.name = p.name();
+        a.is_buffer = p.is_buffer();
+        a.type = p.type();
+        a.dimensions = p.dimensions();
+        a.param = p;
+        inputs.emplace(p.name(), a);
+    };
+    for_each_definition_expr(env, [&](const Expr &e) {
+        struct Finder : IRVisitor {
+            std::function<void(const Parameter &)> add;
+            using IRVisitor::visit;
+            // RDom bounds and predicates are visited with the definitions that use them.
+            void visit(const Variable *op) override {
+                if (op->param.defined()) add(op->param);
+            }
+            void visit(const Call *op) override {
+                if (op->call_type == Call::Image) add(op->param);
+                IRVisitor::visit(op);
+            }
+        } finder;
+        finder.add = add;
+        e.accept(&finder);
+    });
+
+    std::vector<Argument> args;
+    for (auto &kv : inputs) args.push_back(kv.second);
+    for (const Function &f : outputs) {
+        for (int i = 0; i < f.outputs(); i++) {
+            Argument a;
+            a.name = f.outputs() == 1 ? f.name() : f.name() + "." + std::to_string(i);
+            a.is_buffer = true;
+            a.is_output = true;
+            a.type = f.output_types()[i];
+            a.dimensions = f.dimensions();
+            args.push_back(a);
+        }
+    }
+    return args;
+}
+
+namespace {
+
+// A text that identifies what a pipeline computes and how: equal texts compile to the same
+// code. Holds every definition and schedule, the arguments and the target.
+std::string fingerprint(const std::vector<Function> &outputs, const std::vector<Argument> &args,
+                        const Target &target) {
+    std::ostringstream s;
+    s << "target " << target.to_string() << "\n";
+    for (const Argument &a : args) {
+        s << "arg " << a.name << " " << a.is_buffer << a.is_output << " " << to_string(a.type)
+          << " " << a.dimensions << "\n";
+    }
+    for (const Function &f : outputs) s << "output " << f.name() << "\n";
+    for (const auto &kv : find_transitive_calls(outputs)) {
+        const Function &f = kv.second;
+        s << "func " << f.name() << "(";
+        for (const std::string &a : f.args()) s << a << ",";
+        s << ") " << f.schedule().compute_level.to_string() << " "
+          << f.schedule().store_level.to_string() << " " << int(f.schedule().memory_type)
+          << f.schedule().compute_level_set << "\n";
+        for (int st = 0; st < f.stages(); st++) {
+            const Definition &d = f.stage(st);
+            s << " s" << st << " (";
+            for (const Expr &e : d.args) s << e << ",";
+            s << ") = (";
+            for (const Expr &e : d.values) s << to_string(e.type()) << ":" << e << ",";
+            s << ")";
+            if (d.rdom.defined()) {
+                for (const ReductionVariable &rv : d.rdom.domain())
+                    s << " " << rv.var << "[" << rv.min << "," << rv.extent << "]";
+                if (d.rdom.predicate().defined()) s << " where " << d.rdom.predicate();
+            }
+            for (const Dim &dim : d.schedule.dims)
+                s << " d:" << dim.var << ":" << int(dim.for_type) << dim.is_rvar;
+            for (const Split &sp : d.schedule.splits) {
+                s << " sp:" << int(sp.kind) << sp.old_var << "," << sp.outer << "," << sp.inner
+                  << "," << sp.factor << "," << int(sp.tail);
+            }
+            s << "\n";
+        }
+    }
+    return s.str();
+}
+
+std::mutex cache_lock;
+// Lives as long as the process: its pipelines' code stays valid until exit, and nothing is
+// torn down in an order static destruction would pick.
+std::map<std::string, std::shared_ptr<CompiledPipeline>> &cache() {
+    static auto *c = new std::map<std::string, std::shared_ptr<CompiledPipeline>>;
+    return *c;
+}
+
+} // namespace
+} // namespace detail
+
+Pipeline::Pipeline(const Func &output) : Pipeline(std::vector<Func>{output}) {}
+
+Pipeline::Pipeline(const std::vector<Func> &outputs) {
+    user_assert(!outputs.empty()) << "A Pipeline needs at least one output Func.";
+    for (const Func &f : outputs) {
+        user_assert(f.defined()) << "Func " << f.name()
+                                 << " has no definition, so it cannot be realized.";
+        outputs_.push_back(f.function());
+    }
+}
+
+void Pipeline::compile_jit(const Target &target) {
+    args_ = detail::infer_arguments(outputs_);
+    std::string key = detail::fingerprint(outputs_, args_, target);
+    if (compiled_ && key == compiled_key_) return;
+    {
+        std::lock_guard<std::mutex> guard(detail::cache_lock);
+        auto it = detail::cache().find(key);
+        if (it != detail::cache().end()) {
+            compiled_ = it->second;
+            compiled_key_ = key;
+            return;
+        }
+    }
+    std::shared_ptr<CompiledPipeline> c = detail::get_compiler().compile(outputs_, args_, target);
+    std::lock_guard<std::mutex> guard(detail::cache_lock);
+    detail::cache()[key] = c;
+    compiled_ = c;
+    compiled_key_ = key;
+}
+
+std::string Pipeline::lowered_stmt(const Target &target) const {
+    return detail::get_compiler().lower_to_text(outputs_, detail::infer_arguments(outputs_), target);
+}
+
+Realization Pipeline::realize(const std::vector<int> &sizes, const Target &target) {
+    std::vector<Buffer<>> buffers;
+    for (const Function &f : outputs_) {
+        user_assert(static_cast<int>(sizes.size()) == f.dimensions())
+            << "Func " << f.name() << " has " << f.dimensions() << " dimension"
+            << (f.dimensions() == 1 ? "" : "s") << ", but realize was given " << sizes.size()
+            << " size" << (sizes.size() == 1 ? "" : "s") << ".";
+        for (size_t d = 0; d < sizes.size(); d++) {
+            if (sizes[d] < 0) {
+                runtime_error_report << "realize of Func " << f.name() << ": the size of dimension "
+                                     << d << " is negative (" << sizes[d] << ").";
+            }
+        }
+        for (int i = 0; i < f.outputs(); i++) {
+            std::string name = f.outputs() == 1 ? f.name() : f.name() + "_" + std::to_string(i);
+            buffers.emplace_back(f.output_types()[i], sizes, name);
+        }
+    }
+    Realization r(buffers);
+    realize(r, target);
+    return r;
+}
+
+void Pipeline::realize(const Realization &outputs, const Target &target) {
+    compile_jit(target);
+    std::vector<void *> pointers;
+    size_t next_output = 0;
+    for (const Argument &a : args_) {
+        if (a.is_output) {
+            user_assert(next_output < outputs.size())
+                << "realize was given " << outputs.size() << " output buffer"
+                << (outputs.size() == 1 ? "" : "s") << ", but the pipeline has more outputs ("
+                << a.name << " has none).";
+            const Buffer<> &b = outputs[next_output++];
+            user_assert(b.defined()) << "realize was given an undefined Buffer for " << a.name
+                                     << ".";
+            pointers.push_back(b.raw_buffer());
+        } else if (a.is_buffer) {
+            const std::shared_ptr<BufferStorage> &s = a.param.buffer();
+            if (!s) {
+                runtime_error_report << "ImageParam " << a.name << " has no buffer bound. Call "
+                                     << a.name << ".set(buffer) before realizing.";
+            }
+            pointers.push_back(s->raw());
+        } else {
+            // Scalars are stored as raw bits in the Parameter; the low bytes hold the value.
+            pointers.push_back(const_cast<uint64_t *>(&a.param.get()->scalar_bits));
+        }
+    }
+    user_assert(next_output == outputs.size())
+        << "realize was given " << outputs.size() << " output buffers, but the pipeline has "
+        << next_output << ".";
+    compiled_->run(pointers.data());
+}
+
+} // namespace aicf

@@ -1,0 +1,84 @@
+#ifndef AICF_PIPELINE_H
+#define AICF_PIPELINE_H
+
+// Pipeline: a set of output Funcs compiled and run together. Func::realize builds one.
+//
+// This header also holds the one seam between the language (dsl/) and the compiler
+// (lowering/ and backends/): the PipelineCompiler interface, which the backends register
+// when the AICF library loads.
+
+#include "dsl/Func.h"
+#include "dsl/Target.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace aicf {
+
+// One argument of a compiled pipeline, in the order the compiled code expects them.
+struct Argument {
+    std::string name;
+    bool is_buffer = false;
+    bool is_output = false;
+    ir::Type type;
+    int dimensions = 0;
+    ir::Parameter param; // inputs: the Parameter the algorithm refers to
+};
+
+// A pipeline compiled to machine code.
+class CompiledPipeline {
+public:
+    virtual ~CompiledPipeline() = default;
+    // Runs with one pointer per argument: an aicf_buffer_t * for buffers, a pointer to the
+    // value for scalars. Raises RuntimeError when the pipeline reports an error.
+    virtual void run(void *const *args) const = 0;
+};
+
+namespace detail {
+
+struct PipelineCompiler {
+    virtual ~PipelineCompiler() = default;
+    virtual std::shared_ptr<CompiledPipeline> compile(const std::vector<ir::Function> &outputs,
+                                                      const std::vector<Argument> &args,
+                                                      const Target &target) = 0;
+    virtual std::string lower_to_text(const std::vector<ir::Function> &outputs,
+                                      const std::vector<Argument> &args,
+                                      const Target &target) = 0;
+};
+
+void register_pipeline_compiler(PipelineCompiler *compiler);
+
+// Every Func the outputs depend on (including themselves), by name. Raises CompileError if
+// two different Funcs share a name.
+std::map<std::string, ir::Function> find_transitive_calls(const std::vector<ir::Function> &outputs);
+
+// The inputs the outputs read (scalars and buffers), sorted by name, then one output buffer
+// per output Func and Tuple element.
+std::vector<Argument> infer_arguments(const std::vector<ir::Function> &outputs);
+
+} // namespace detail
+
+class Pipeline {
+public:
+    explicit Pipeline(const Func &output);
+    explicit Pipeline(const std::vector<Func> &outputs);
+
+    Realization realize(const std::vector<int> &sizes, const Target &target = get_target_from_environment());
+    void realize(const Realization &outputs, const Target &target = get_target_from_environment());
+    std::string lowered_stmt(const Target &target = get_target_from_environment()) const;
+
+    // Compiles now (realize compiles on first use otherwise).
+    void compile_jit(const Target &target = get_target_from_environment());
+
+private:
+    std::vector<ir::Function> outputs_;
+    std::shared_ptr<CompiledPipeline> compiled_;
+    std::string compiled_key_;
+    std::vector<Argument> args_;
+};
+
+} // namespace aicf
+
+#endif

@@ -1,0 +1,98 @@
+#include "dsl/RDom.h"
+
+#include "dsl/Error.h"
+#include "dsl/Var.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/IRVisitor.h"
+
+namespace aicf {
+
+using namespace ir;
+
+const std::string &RVar::name() const {
+    user_assert(dom_.defined()) << "Use of an RVar of an undefined RDom.";
+    return dom_.domain().at(index_).var;
+}
+Expr RVar::min() const { return dom_.domain().at(index_).min; }
+Expr RVar::extent() const { return dom_.domain().at(index_).extent; }
+RVar::operator Expr() const {
+    user_assert(dom_.defined()) << "Use of an RVar of an undefined RDom.";
+    return Variable::make(Int(32), name(), dom_);
+}
+
+RDom::RDom(Expr min, Expr extent, const std::string &name) { init({{min, extent}}, name); }
+
+RDom::RDom(const std::vector<std::pair<Expr, Expr>> &ranges, const std::string &name) {
+    init(ranges, name);
+}
+
+RDom::RDom(Expr min0, Expr extent0, Expr min1, Expr extent1, const std::string &name) {
+    init({{min0, extent0}, {min1, extent1}}, name);
+}
+
+RDom::RDom(Expr min0, Expr extent0, Expr min1, Expr extent1, Expr min2, Expr extent2,
+           const std::string &name) {
+    init({{min0, extent0}, {min1, extent1}, {min2, extent2}}, name);
+}
+
+void RDom::init(const std::vector<std::pair<Expr, Expr>> &ranges, const std::string &name) {
+    std::string base = name.empty() ? detail::unique_name("r") : name;
+    if (!name.empty()) detail::check_user_name(name, "RDom");
+    user_assert(!ranges.empty()) << "RDom " << base << " needs at least one dimension.";
+    static const char *suffix[] = {"x", "y", "z", "w"};
+    std::vector<ReductionVariable> vars;
+    for (size_t i = 0; i < ranges.size(); i++) {
+        Expr mn = ranges[i].first, ex = ranges[i].second;
+        user_assert(mn.defined() && ex.defined())
+            << "Dimension " << i << " of RDom " << base << " has an undefined min or extent.";
+        for (const Expr *e : {&mn, &ex}) {
+            user_assert(e->type().is_int_or_uint() && e->type().is_scalar())
+                << "Dimension " << i << " of RDom " << base << " has a "
+                << (e == &mn ? "min" : "extent") << " of type " << to_string(e->type()) << " ("
+                << *e << "); RDom bounds must be integers.";
+            visit_each<Variable>(*e, [&](const Variable *v) {
+                user_assert(v->param.defined())
+                    << "The " << (e == &mn ? "min" : "extent") << " of dimension " << i
+                    << " of RDom " << base << " uses the variable " << v->name
+                    << ". RDom bounds may use constants, Params and input buffer sizes, not "
+                    << "Vars or RVars.";
+            });
+        }
+        if (auto c = as_const_int(ex)) {
+            user_assert(*c >= 0) << "Dimension " << i << " of RDom " << base
+                                 << " has a negative extent (" << *c << ").";
+        }
+        std::string vname = base + "$" + (i < 4 ? suffix[i] : std::to_string(i));
+        vars.push_back({vname, ir::cast(Int(32), mn), ir::cast(Int(32), ex)});
+    }
+    dom_ = ReductionDomain(vars);
+    RVar *named[] = {&x, &y, &z, &w};
+    for (size_t i = 0; i < vars.size() && i < 4; i++) *named[i] = RVar(dom_, static_cast<int>(i));
+}
+
+int RDom::dimensions() const { return dom_.defined() ? static_cast<int>(dom_.domain().size()) : 0; }
+
+RVar RDom::operator[](int i) const {
+    user_assert(i >= 0 && i < dimensions())
+        << "RDom has " << dimensions() << " dimensions; index " << i << " is out of range.";
+    return RVar(dom_, i);
+}
+
+RDom::operator RVar() const {
+    user_assert(dimensions() == 1) << "An RDom of " << dimensions()
+                                   << " dimensions used as a single RVar; use r.x, r.y, ...";
+    return RVar(dom_, 0);
+}
+
+RDom::operator Expr() const { return Expr(RVar(*this)); }
+
+RDom &RDom::where(Expr predicate) {
+    user_assert(dom_.defined()) << "where() on an undefined RDom.";
+    user_assert(predicate.defined() && predicate.type().is_bool() && predicate.type().is_scalar())
+        << "The predicate given to RDom::where must be a bool expression.";
+    dom_.where(predicate);
+    return *this;
+}
+
+} // namespace aicf

@@ -1,0 +1,61 @@
+#include "dsl/Schedule.h"
+
+#include "dsl/Error.h"
+
+namespace aicf {
+
+struct LoopLevel::Contents {
+    enum Kind { Undefined, Inlined, Root, At } kind = Undefined;
+    std::string func, var;
+    int stage = -1;
+};
+
+LoopLevel::LoopLevel() : contents(std::make_shared<Contents>()) {}
+
+LoopLevel LoopLevel::inlined() {
+    LoopLevel l;
+    l.contents->kind = Contents::Inlined;
+    return l;
+}
+
+LoopLevel LoopLevel::root() {
+    LoopLevel l;
+    l.contents->kind = Contents::Root;
+    return l;
+}
+
+LoopLevel::LoopLevel(const std::string &func, const std::string &var, int stage)
+    : contents(std::make_shared<Contents>()) {
+    contents->kind = Contents::At;
+    contents->func = func;
+    contents->var = var;
+    contents->stage = stage;
+}
+
+void LoopLevel::set(const LoopLevel &other) { *contents = *other.contents; }
+bool LoopLevel::is_inlined() const { return contents->kind == Contents::Inlined; }
+bool LoopLevel::is_root() const { return contents->kind == Contents::Root; }
+bool LoopLevel::defined() const { return contents->kind != Contents::Undefined; }
+const std::string &LoopLevel::func() const { return contents->func; }
+const std::string &LoopLevel::var() const { return contents->var; }
+int LoopLevel::stage() const { return contents->stage; }
+
+std::string LoopLevel::to_string() const {
+    switch (contents->kind) {
+    case Contents::Undefined: return "undefined";
+    case Contents::Inlined: return "inlined";
+    case Contents::Root: return "root";
+    case Contents::At:
+        return contents->func + (contents->stage >= 0 ? ".s" + std::to_string(contents->stage)
+                                                      : std::string()) +
+               "." + contents->var;
+    }
+    return "?";
+}
+
+bool LoopLevel::same_place(const LoopLevel &o) const {
+    return contents->kind == o.contents->kind && contents->func == o.contents->func &&
+           contents->var == o.contents->var && contents->stage == o.contents->stage;
+}
+
+} // namespace aicf

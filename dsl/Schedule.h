@@ -1,0 +1,81 @@
+#ifndef AICF_SCHEDULE_H
+#define AICF_SCHEDULE_H
+
+// What a schedule records for each Func and each of its stages: the loop dimensions, how
+// they were split or fused, and where the Func is computed and stored. Lowering reads these;
+// the scheduling directives on Func write them.
+
+#include "dsl/ir/Expr.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace aicf {
+
+// How a split handles an extent that is not a multiple of the factor.
+enum class TailStrategy {
+    Auto,        // ShiftInwards for pure stages, RoundUp for pure vars of updates,
+                 // GuardWithIf for reduction variables
+    RoundUp,     // compute past the end (the realized region grows to a multiple)
+    GuardWithIf, // skip the points past the end
+    ShiftInwards // shift the last tile back inside (recomputes some points)
+};
+
+// A place in a loop nest: inlined, at the root, or inside the loop over `var` of `func`'s
+// stage `stage`. A LoopLevel is shared: setting it later changes every schedule holding it.
+class LoopLevel {
+public:
+    LoopLevel();
+    static LoopLevel inlined();
+    static LoopLevel root();
+    LoopLevel(const std::string &func, const std::string &var, int stage = -1);
+
+    void set(const LoopLevel &other);
+    bool is_inlined() const;
+    bool is_root() const;
+    bool defined() const;
+    const std::string &func() const;
+    const std::string &var() const;
+    int stage() const;
+    std::string to_string() const;
+    bool same_place(const LoopLevel &o) const;
+
+private:
+    struct Contents;
+    std::shared_ptr<Contents> contents;
+};
+
+namespace ir {
+
+// One loop of a stage, innermost first in StageSchedule::dims.
+struct Dim {
+    std::string var;
+    ForType for_type = ForType::Serial;
+    bool is_rvar = false;
+};
+
+struct Split {
+    enum Kind { SplitVar, FuseVars, RenameVar };
+    Kind kind = SplitVar;
+    std::string old_var, outer, inner; // fuse: inner and outer into old_var
+    Expr factor;
+    TailStrategy tail = TailStrategy::Auto;
+};
+
+struct StageSchedule {
+    std::vector<Dim> dims; // innermost first; the last is the outermost loop
+    std::vector<Split> splits;
+};
+
+struct FuncSchedule {
+    LoopLevel compute_level = LoopLevel::inlined();
+    LoopLevel store_level = LoopLevel::inlined();
+    MemoryType memory_type = MemoryType::Auto;
+    bool compute_level_set = false; // false: the default placement decides
+};
+
+} // namespace ir
+} // namespace aicf
+
+#endif

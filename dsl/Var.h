@@ -1,0 +1,37 @@
+#ifndef AICF_VAR_H
+#define AICF_VAR_H
+
+// Var: a pure variable, the argument of a Func (an int32 index over an infinite domain).
+
+#include "dsl/ir/IR.h"
+
+#include <string>
+
+namespace aicf {
+
+class Var {
+public:
+    // A Var with a fresh unique name.
+    Var();
+    explicit Var(const std::string &name);
+
+    const std::string &name() const { return name_; }
+    operator ir::Expr() const;
+
+    bool same_as(const Var &o) const { return name_ == o.name_; }
+
+private:
+    std::string name_;
+};
+
+namespace detail {
+// A fresh name with the given prefix ("f" -> "f0", "f1", ...).
+std::string unique_name(const std::string &prefix);
+// Checks that a user-chosen name is usable (non-empty, no '.' or '$', which AICF reserves
+// for the names it derives).
+void check_user_name(const std::string &name, const char *what);
+} // namespace detail
+
+} // namespace aicf
+
+#endif

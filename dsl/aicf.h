@@ -1,0 +1,26 @@
+#ifndef AICF_AICF_H
+#define AICF_AICF_H
+
+// The one header users include.
+
+#include "dsl/Buffer.h"
+#include "dsl/Error.h"
+#include "dsl/Float16.h"
+#include "dsl/Func.h"
+#include "dsl/InlineReductions.h"
+#include "dsl/Operators.h"
+#include "dsl/Param.h"
+#include "dsl/Pipeline.h"
+#include "dsl/RDom.h"
+#include "dsl/Target.h"
+#include "dsl/Tuple.h"
+#include "dsl/Var.h"
+#include "dsl/ir/IRPrinter.h"
+
+namespace aicf {
+using ir::Expr;
+using ir::Type;
+using ir::type_of;
+} // namespace aicf
+
+#endif

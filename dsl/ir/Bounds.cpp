@@ -1,0 +1,511 @@
+#include "dsl/ir/Bounds.h"
+
+#include "dsl/ir/IREquality.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Simplify.h"
+#include "dsl/ir/SimplifyInternal.h"
+
+#include <cmath>
+#include <optional>
+#include <type_traits>
+
+namespace aicf {
+namespace ir {
+
+namespace {
+
+using simplify_detail::ConstBounds;
+
+// Integer types whose arithmetic wraps: their symbolic bounds cannot be added or multiplied,
+// only constant bounds that provably stay in range.
+bool wraps(Type t) { return t.is_int_or_uint() && !simplify_detail::no_overflow(t); }
+
+bool is_point_const(const Interval &i) {
+    return i.min.defined() && i.max.defined() && is_const(i.min) && equal(i.min, i.max);
+}
+
+bool is_nonnegative_const(const Expr &e) {
+    return e.defined() && is_const(e) && !is_negative_const(e);
+}
+
+// The interval's ends as constants, when every defined end is one.
+std::optional<ConstBounds> as_const_bounds(const Interval &i) {
+    ConstBounds b;
+    if (i.min.defined()) {
+        auto v = as_const_int(i.min);
+        if (!v) return std::nullopt;
+        b.has_min = true;
+        b.min = *v;
+    }
+    if (i.max.defined()) {
+        auto v = as_const_int(i.max);
+        if (!v) return std::nullopt;
+        b.has_max = true;
+        b.max = *v;
+    }
+    return b;
+}
+
+Interval from_const(const ConstBounds &b, Type t) {
+    return Interval(b.has_min ? make_const(t, b.min) : Expr(),
+                    b.has_max ? make_const(t, b.max) : Expr());
+}
+
+// The largest magnitude of an integer constant in e (coefficients included).
+__int128 max_abs_const(const Expr &e) {
+    __int128 m = 0;
+    visit_each<IntImm>(e, [&](const IntImm *i) {
+        __int128 v = i->value;
+        m = std::max(m, v < 0 ? -v : v);
+    });
+    visit_each<UIntImm>(e, [&](const UIntImm *u) { m = std::max<__int128>(m, u->value); });
+    return m;
+}
+
+// Whether the constants of symbolic ends a and b can be added (or multiplied) and folded in
+// type t without wrapping. Ends far from zero come from type limits, not from the program, and
+// are better dropped than wrapped.
+bool can_fold(const Expr &a, const Expr &b, Type t, bool product) {
+    if (!t.is_int_or_uint()) return true;
+    __int128 limit = __int128(1) << (t.bits - 1);
+    __int128 x = max_abs_const(a), y = max_abs_const(b);
+    return product ? x * y < limit : x + y < limit;
+}
+
+Interval bool_interval(std::optional<bool> known) {
+    if (!known) return Interval(const_false(), const_true());
+    return Interval::single_point(*known ? const_true() : const_false());
+}
+
+class Bounds : public IRVisitor {
+public:
+    explicit Bounds(const Scope<Interval> &scope) : scope(scope) {
+        // Simplifying with only the constant parts of the scope never comes back here.
+        scope.for_each([&](const std::string &name, const Interval &i) {
+            Expr lo = i.min.defined() && is_const(i.min) ? i.min : Expr();
+            Expr hi = i.max.defined() && is_const(i.max) ? i.max : Expr();
+            if (lo.defined() || hi.defined()) const_scope.push(name, Interval(lo, hi));
+        });
+    }
+
+    // Every visit sets `result` after computing its children's bounds (which overwrite it).
+    Interval get(const Expr &e) {
+        result = Interval();
+        e.accept(this);
+        Interval r = result;
+        // Every value of a narrow type lies in the type's range.
+        Type t = e.type().element_of();
+        if (t.is_int_or_uint() && t.bits <= 16) {
+            if (!r.min.defined()) r.min = make_const(t, t.min_int());
+            if (!r.max.defined()) r.max = make_const(t, t.max_int());
+        }
+        if (t.is_uint() && !r.min.defined()) r.min = make_zero(t);
+        return r;
+    }
+
+private:
+    const Scope<Interval> &scope;
+    Scope<Interval> lets, const_scope;
+    Interval result;
+
+    using IRVisitor::visit;
+
+    Expr simp(const Expr &e) { return simplify(e, const_scope); }
+
+    // One end of a sum, difference or product of symbolic ends; undefined (unbounded) when an
+    // operand is, or when folding could wrap.
+    template <typename Node>
+    Expr combine(const Expr &a, const Expr &b) {
+        if (!a.defined() || !b.defined()) return Expr();
+        bool product = std::is_same_v<Node, Mul>;
+        if (!can_fold(a, b, a.type(), product)) return Expr();
+        return simp(Node::make(a, b));
+    }
+
+    Expr end_of_scope(const Expr &e, Type t) {
+        if (!e.defined()) return e;
+        Expr r = e.type() == t ? e : Cast::make(t, e);
+        if (is_const(r) || r.as<Variable>()) return r;
+        return simp(r);
+    }
+
+    // Intervals with constant (or missing) ends are combined exactly, in 128 bits, and the
+    // result limited to the type: folding the ends in the type itself could wrap around.
+    template <typename F>
+    std::optional<Interval> constant_op(F f, const Interval &a, const Interval &b, Type t) {
+        if (!t.is_int_or_uint()) return std::nullopt;
+        auto ca = as_const_bounds(a), cb = as_const_bounds(b);
+        if (!ca || !cb) return std::nullopt;
+        ConstBounds r = f(*ca, *cb);
+        ConstBounds fitted = simplify_detail::fit_to_type(r, t);
+        if (!wraps(t)) {
+            // Values cannot leave the type, but a missing end stays missing.
+            fitted.has_min = fitted.has_min && r.has_min;
+            fitted.has_max = fitted.has_max && r.has_max;
+        }
+        return from_const(fitted, t);
+    }
+
+    Interval type_range(Type t) { return from_const(simplify_detail::type_bounds(t), t); }
+
+    Interval add(const Interval &a, const Interval &b, Type t) {
+        if (auto r = constant_op(simplify_detail::bounds_add, a, b, t)) return *r;
+        if (wraps(t)) return type_range(t);
+        return Interval(combine<Add>(a.min, b.min), combine<Add>(a.max, b.max));
+    }
+
+    Interval sub(const Interval &a, const Interval &b, Type t) {
+        auto f = [](const ConstBounds &x, const ConstBounds &y) {
+            return simplify_detail::bounds_add(x, simplify_detail::bounds_negate(y));
+        };
+        if (auto r = constant_op(f, a, b, t)) return *r;
+        if (wraps(t)) return type_range(t);
+        return Interval(combine<Sub>(a.min, b.max), combine<Sub>(a.max, b.min));
+    }
+
+    // a * c for a constant c, with a symbolic (and not wrapping).
+    Interval scale(const Interval &a, const Expr &c) {
+        if (is_const_zero(c)) return Interval::single_point(c);
+        auto times = [&](const Expr &e) { return combine<Mul>(e, c); };
+        if (is_negative_const(c)) return Interval(times(a.max), times(a.min));
+        return Interval(times(a.min), times(a.max));
+    }
+
+    void visit(const IntImm *op) override { result = Interval::single_point(op); }
+    void visit(const UIntImm *op) override { result = Interval::single_point(op); }
+    void visit(const FloatImm *op) override { result = Interval::single_point(op); }
+
+    void visit(const Variable *op) override {
+        if (const Interval *i = lets.find(op->name)) {
+            result = *i;
+        } else if (const Interval *i = scope.find(op->name)) {
+            Type t = op->type.element_of();
+            result = Interval(end_of_scope(i->min, t), end_of_scope(i->max, t));
+        } else if (op->type.is_scalar()) {
+            result = Interval::single_point(op);
+        }
+    }
+
+    void visit(const Add *op) override {
+        Interval a = get(op->a), b = get(op->b);
+        result = add(a, b, op->type.element_of());
+    }
+
+    void visit(const Sub *op) override {
+        Interval a = get(op->a), b = get(op->b);
+        result = sub(a, b, op->type.element_of());
+    }
+
+    void visit(const Mul *op) override {
+        Interval a = get(op->a), b = get(op->b);
+        Type t = op->type.element_of();
+        result = Interval();
+        if (auto r = constant_op(simplify_detail::bounds_mul, a, b, t)) {
+            result = *r;
+        } else if (wraps(t)) {
+            result = type_range(t);
+        } else if (is_point_const(b)) {
+            result = scale(a, b.min);
+        } else if (is_point_const(a)) {
+            result = scale(b, a.min);
+        } else if (t.is_float()) {
+            result = Interval();
+        } else if (a.is_bounded() && b.is_bounded()) {
+            Expr p0 = combine<Mul>(a.min, b.min), p1 = combine<Mul>(a.min, b.max);
+            Expr p2 = combine<Mul>(a.max, b.min), p3 = combine<Mul>(a.max, b.max);
+            if (p0.defined() && p1.defined() && p2.defined() && p3.defined()) {
+                result = Interval(simp(Min::make(Min::make(p0, p1), Min::make(p2, p3))),
+                                  simp(Max::make(Max::make(p0, p1), Max::make(p2, p3))));
+            }
+        } else if (is_nonnegative_const(a.min) && is_nonnegative_const(b.min)) {
+            result = Interval(combine<Mul>(a.min, b.min), combine<Mul>(a.max, b.max));
+        }
+    }
+
+    void visit(const Div *op) override {
+        Interval a = get(op->a), b = get(op->b);
+        Type t = op->type.element_of();
+        result = Interval();
+        if (auto r = constant_op(simplify_detail::bounds_div, a, b, t)) {
+            result = *r;
+            return;
+        }
+        if (wraps(t)) {
+            result = type_range(t);
+            return;
+        }
+        auto divide = [&](const Expr &x, const Expr &y) {
+            return x.defined() ? simp(Div::make(x, y)) : Expr();
+        };
+        if (is_point_const(b)) {
+            // Division by a constant is monotonic; x / 0 is 0 for integers.
+            Expr c = b.min;
+            if (t.is_int_or_uint() && is_const_zero(c)) {
+                result = Interval::single_point(c);
+            } else if (is_positive_const(c)) {
+                result = Interval(divide(a.min, c), divide(a.max, c));
+            } else if (is_negative_const(c)) {
+                result = Interval(divide(a.max, c), divide(a.min, c));
+            }
+            return;
+        }
+        if (t.is_float()) return;
+        auto cb = as_const_bounds(b);
+        if (cb && cb->bounded() && (cb->min > 0 || cb->max < 0) && a.is_bounded()) {
+            // A divisor of one sign: the extremes are at the corners.
+            Expr p0 = Div::make(a.min, b.min), p1 = Div::make(a.min, b.max);
+            Expr p2 = Div::make(a.max, b.min), p3 = Div::make(a.max, b.max);
+            result = Interval(simp(Min::make(Min::make(p0, p1), Min::make(p2, p3))),
+                              simp(Max::make(Max::make(p0, p1), Max::make(p2, p3))));
+            return;
+        }
+        // |x / d| <= |x| for any divisor, so constant bounds of x survive a symbolic d.
+        auto ca = as_const_bounds(a);
+        if (ca && ca->bounded()) {
+            result = from_const(simplify_detail::bounds_div(*ca, ConstBounds()), t);
+        }
+    }
+
+    void visit(const Mod *op) override {
+        Interval a = get(op->a), b = get(op->b);
+        Type t = op->type.element_of();
+        result = Interval();
+        if (t.is_float()) {
+            if (is_point_const(b) && is_positive_const(b.min)) {
+                result = Interval(make_zero(t), b.min);
+            }
+            return;
+        }
+        auto ca = as_const_bounds(a), cb = as_const_bounds(b);
+        ConstBounds r = simplify_detail::bounds_mod(ca.value_or(ConstBounds()),
+                                                    cb.value_or(ConstBounds()));
+        result = from_const(r, t);
+        // x % y <= x when x >= 0.
+        if (!r.has_max && is_nonnegative_const(a.min) && a.max.defined()) result.max = a.max;
+    }
+
+    void visit(const Min *op) override {
+        Interval a = get(op->a), b = get(op->b);
+        Expr lo = a.min.defined() && b.min.defined() ? simp(Min::make(a.min, b.min)) : Expr();
+        Expr hi;
+        if (a.max.defined() && b.max.defined()) {
+            hi = simp(Min::make(a.max, b.max));
+        } else {
+            hi = a.max.defined() ? a.max : b.max;
+        }
+        result = Interval(lo, hi);
+    }
+
+    void visit(const Max *op) override {
+        Interval a = get(op->a), b = get(op->b);
+        Expr hi = a.max.defined() && b.max.defined() ? simp(Max::make(a.max, b.max)) : Expr();
+        Expr lo;
+        if (a.min.defined() && b.min.defined()) {
+            lo = simp(Max::make(a.min, b.min));
+        } else {
+            lo = a.min.defined() ? a.min : b.min;
+        }
+        result = Interval(lo, hi);
+    }
+
+    void visit(const Select *op) override {
+        Interval a = get(op->true_value), b = get(op->false_value);
+        Expr lo = a.min.defined() && b.min.defined() ? simp(Min::make(a.min, b.min)) : Expr();
+        Expr hi = a.max.defined() && b.max.defined() ? simp(Max::make(a.max, b.max)) : Expr();
+        result = Interval(lo, hi);
+    }
+
+    bool provable(const Expr &cond) { return is_true(simp(cond)); }
+
+    // Whether every value of a is below (or, with strict == false, at most) every value of b.
+    bool all_below(const Interval &a, const Interval &b, bool strict) {
+        if (!a.max.defined() || !b.min.defined()) return false;
+        return provable(strict ? LT::make(a.max, b.min) : LE::make(a.max, b.min));
+    }
+
+    std::optional<bool> less_than(const Expr &x, const Expr &y, bool strict) {
+        Interval a = get(x), b = get(y);
+        if (all_below(a, b, strict)) return true;
+        if (all_below(b, a, !strict)) return false;
+        return std::nullopt;
+    }
+
+    std::optional<bool> equal_to(const Expr &x, const Expr &y) {
+        Interval a = get(x), b = get(y);
+        if (all_below(a, b, true) || all_below(b, a, true)) return false;
+        bool points = a.min.defined() && b.min.defined() && equal(a.min, a.max) &&
+                      equal(b.min, b.max);
+        if (points && provable(EQ::make(a.min, b.min))) return true;
+        return std::nullopt;
+    }
+
+    void visit(const LT *op) override { result = bool_interval(less_than(op->a, op->b, true)); }
+    void visit(const LE *op) override { result = bool_interval(less_than(op->a, op->b, false)); }
+    void visit(const GT *op) override { result = bool_interval(less_than(op->b, op->a, true)); }
+    void visit(const GE *op) override { result = bool_interval(less_than(op->b, op->a, false)); }
+    void visit(const EQ *op) override { result = bool_interval(equal_to(op->a, op->b)); }
+    void visit(const NE *op) override {
+        auto r = equal_to(op->a, op->b);
+        result = bool_interval(r ? std::optional<bool>(!*r) : std::nullopt);
+    }
+
+    static bool surely_true(const Interval &i) { return i.min.defined() && is_true(i.min); }
+    static bool surely_false(const Interval &i) { return i.max.defined() && is_false(i.max); }
+
+    void visit(const And *op) override {
+        Interval a = get(op->a), b = get(op->b);
+        if (surely_true(a) && surely_true(b)) {
+            result = bool_interval(true);
+        } else if (surely_false(a) || surely_false(b)) {
+            result = bool_interval(false);
+        } else {
+            result = bool_interval(std::nullopt);
+        }
+    }
+
+    void visit(const Or *op) override {
+        Interval a = get(op->a), b = get(op->b);
+        if (surely_true(a) || surely_true(b)) {
+            result = bool_interval(true);
+        } else if (surely_false(a) && surely_false(b)) {
+            result = bool_interval(false);
+        } else {
+            result = bool_interval(std::nullopt);
+        }
+    }
+
+    void visit(const Not *op) override {
+        Interval a = get(op->a);
+        if (surely_true(a)) {
+            result = bool_interval(false);
+        } else if (surely_false(a)) {
+            result = bool_interval(true);
+        } else {
+            result = bool_interval(std::nullopt);
+        }
+    }
+
+    void visit(const Cast *op) override {
+        Interval a = get(op->value);
+        Type to = op->type.element_of(), from = op->value.type().element_of();
+        result = Interval();
+        auto convert = [&](const Expr &e) { return e.defined() ? simp(Cast::make(to, e)) : e; };
+        // Conversions that keep order: widening, and anything into a float.
+        bool monotonic = to.can_represent(from) ||
+                         (to.is_float() && (from.is_float() || from.is_int_or_uint()));
+        if (monotonic && (!to.is_bool() || from.is_bool())) {
+            result = Interval(convert(a.min), convert(a.max));
+            return;
+        }
+        // Otherwise constant ends that the target holds pass through (integer conversion
+        // keeps them, float truncation is monotonic); anything else gets the target's range.
+        auto fits = [&](const Expr &e) {
+            if (auto i = as_const_int(e)) return to.can_represent(*i);
+            if (auto f = as_const_float(e)) {
+                return !to.is_bool() && std::isfinite(*f) && std::fabs(*f) < 9e18 &&
+                       to.can_represent(static_cast<int64_t>(std::trunc(*f)));
+            }
+            return false;
+        };
+        if (a.is_bounded() && fits(a.min) && fits(a.max)) {
+            result = Interval(convert(a.min), convert(a.max));
+        }
+    }
+
+    void visit(const Call *op) override {
+        Type t = op->type.element_of();
+        if (op->call_type != Call::PureIntrinsic || op->args.empty()) return;
+        const Expr &arg = op->args[0];
+        switch (op->intrinsic) {
+        case Intrinsic::abs: result = abs_bounds(get(arg), arg.type().element_of(), t); return;
+        case Intrinsic::likely: result = get(arg); return;
+        case Intrinsic::floor:
+        case Intrinsic::ceil:
+        case Intrinsic::round:
+        case Intrinsic::trunc: {
+            // Monotonic roundings: round each end.
+            Interval a = get(arg);
+            auto apply = [&](const Expr &e) {
+                return e.defined() ? simp(Call::make(t, op->intrinsic, {e})) : e;
+            };
+            result = Interval(apply(a.min), apply(a.max));
+            return;
+        }
+        case Intrinsic::tanh:
+        case Intrinsic::erf:
+            result = Interval(make_const(t, -1.0), make_const(t, 1.0));
+            return;
+        case Intrinsic::bitwise_and:
+            // x & m lies in [0, m] for a mask m >= 0.
+            for (const Expr &e : op->args) {
+                if (t.is_int_or_uint() && is_nonnegative_const(e)) {
+                    result = Interval(make_zero(t), e);
+                    return;
+                }
+            }
+            return;
+        default: return;
+        }
+    }
+
+    Interval abs_bounds(const Interval &a, Type from, Type to) {
+        auto convert = [&](const Expr &e) {
+            return !e.defined() || from == to ? e : simp(Cast::make(to, e));
+        };
+        auto negate = [&](const Expr &e) { return combine<Sub>(make_zero(from), e); };
+        if (is_nonnegative_const(a.min)) return Interval(convert(a.min), convert(a.max));
+        if (a.max.defined() && is_const(a.max) && !is_positive_const(a.max)) {
+            return Interval(convert(negate(a.max)), convert(negate(a.min)));
+        }
+        Expr neg_min = negate(a.min);
+        if (neg_min.defined() && a.max.defined()) {
+            return Interval(make_zero(to), convert(simp(Max::make(neg_min, a.max))));
+        }
+        return Interval(make_zero(to), Expr());
+    }
+
+    void visit(const Ramp *op) override {
+        Interval base = get(op->base), stride = get(op->stride);
+        Type t = op->base.type();
+        Expr lanes = make_const(t, int64_t(op->lanes - 1));
+        Interval last;
+        if (auto r = constant_op(simplify_detail::bounds_mul, stride,
+                                 Interval::single_point(lanes), t)) {
+            last = *r;
+        } else if (wraps(t)) {
+            last = type_range(t);
+        } else {
+            last = scale(stride, lanes);
+        }
+        // The lane offsets i * stride for i in [0, lanes - 1] lie between 0 and the last one.
+        Expr zero = make_zero(t);
+        Interval offsets(last.min.defined() ? simp(Min::make(zero, last.min)) : Expr(),
+                         last.max.defined() ? simp(Max::make(zero, last.max)) : Expr());
+        result = add(base, offsets, t);
+    }
+
+    void visit(const Broadcast *op) override { result = get(op->value); }
+
+    void visit(const Let *op) override {
+        Interval value = get(op->value);
+        lets.push(op->name, value);
+        result = get(op->body);
+        lets.pop(op->name);
+    }
+
+    // Nothing is known about these beyond their type (applied in get()).
+    void visit(const StringImm *) override { result = Interval(); }
+    void visit(const Reinterpret *) override { result = Interval(); }
+    void visit(const Load *) override { result = Interval(); }
+};
+
+} // namespace
+
+Interval bounds_of_expr_in_scope(const Expr &e, const Scope<Interval> &scope) {
+    if (!e.defined()) return Interval();
+    return Bounds(scope).get(e);
+}
+
+} // namespace ir
+} // namespace aicf

@@ -1,0 +1,180 @@
+#ifndef AICF_IR_EXPR_H
+#define AICF_IR_EXPR_H
+
+// The IR's handles (Expr, Stmt), its node kinds and the enums loops and allocations carry.
+// Every node kind is listed once, in AICF_FOR_EACH_EXPR / AICF_FOR_EACH_STMT; the node enum,
+// the visitor and the mutator are generated from these lists.
+
+#include "dsl/ir/IntrusivePtr.h"
+#include "dsl/ir/Type.h"
+
+#include <cstdint>
+#include <string>
+
+namespace aicf {
+namespace ir {
+
+#define AICF_FOR_EACH_EXPR(X)                                                                      \
+    X(IntImm)                                                                                      \
+    X(UIntImm)                                                                                     \
+    X(FloatImm)                                                                                    \
+    X(StringImm)                                                                                   \
+    X(Cast)                                                                                        \
+    X(Reinterpret)                                                                                 \
+    X(Variable)                                                                                    \
+    X(Add)                                                                                         \
+    X(Sub)                                                                                         \
+    X(Mul)                                                                                         \
+    X(Div)                                                                                         \
+    X(Mod)                                                                                         \
+    X(Min)                                                                                         \
+    X(Max)                                                                                         \
+    X(EQ)                                                                                          \
+    X(NE)                                                                                          \
+    X(LT)                                                                                          \
+    X(LE)                                                                                          \
+    X(GT)                                                                                          \
+    X(GE)                                                                                          \
+    X(And)                                                                                         \
+    X(Or)                                                                                          \
+    X(Not)                                                                                         \
+    X(Select)                                                                                      \
+    X(Load)                                                                                        \
+    X(Ramp)                                                                                        \
+    X(Broadcast)                                                                                   \
+    X(Call)                                                                                        \
+    X(Let)
+
+#define AICF_FOR_EACH_STMT(X)                                                                      \
+    X(LetStmt)                                                                                     \
+    X(AssertStmt)                                                                                  \
+    X(ProducerConsumer)                                                                            \
+    X(For)                                                                                         \
+    X(Store)                                                                                       \
+    X(Provide)                                                                                     \
+    X(Allocate)                                                                                    \
+    X(Free)                                                                                        \
+    X(Realize)                                                                                     \
+    X(Block)                                                                                       \
+    X(IfThenElse)                                                                                  \
+    X(Evaluate)
+
+enum class IRNodeType : uint8_t {
+#define AICF_ENUM_ENTRY(N) N,
+    AICF_FOR_EACH_EXPR(AICF_ENUM_ENTRY) AICF_FOR_EACH_STMT(AICF_ENUM_ENTRY)
+#undef AICF_ENUM_ENTRY
+};
+
+#define AICF_DECLARE_NODE(N) struct N;
+AICF_FOR_EACH_EXPR(AICF_DECLARE_NODE)
+AICF_FOR_EACH_STMT(AICF_DECLARE_NODE)
+#undef AICF_DECLARE_NODE
+
+class IRVisitor;
+class IRMutator;
+struct Expr;
+struct Stmt;
+
+struct IRNode : RefCounted {
+    IRNodeType node_type;
+    explicit IRNode(IRNodeType t) : node_type(t) {}
+    virtual void accept(IRVisitor *v) const = 0;
+};
+
+struct BaseExprNode : IRNode {
+    Type type;
+    explicit BaseExprNode(IRNodeType t) : IRNode(t) {}
+    virtual Expr mutate_expr(IRMutator *m) const = 0;
+};
+
+struct BaseStmtNode : IRNode {
+    explicit BaseStmtNode(IRNodeType t) : IRNode(t) {}
+    virtual Stmt mutate_stmt(IRMutator *m) const = 0;
+};
+
+template <typename T>
+struct ExprNode : BaseExprNode {
+    ExprNode() : BaseExprNode(T::static_node_type) {}
+    void accept(IRVisitor *v) const override;
+    Expr mutate_expr(IRMutator *m) const override;
+};
+
+template <typename T>
+struct StmtNode : BaseStmtNode {
+    StmtNode() : BaseStmtNode(T::static_node_type) {}
+    void accept(IRVisitor *v) const override;
+    Stmt mutate_stmt(IRMutator *m) const override;
+};
+
+struct Expr : IntrusivePtr<const BaseExprNode> {
+    Expr() = default;
+    Expr(const BaseExprNode *n) : IntrusivePtr<const BaseExprNode>(n) {}
+
+    // Immediates from C++ scalars: int32, int64, float32, float64.
+    Expr(int8_t v);
+    Expr(int16_t v);
+    Expr(int32_t v);
+    Expr(int64_t v);
+    Expr(uint8_t v);
+    Expr(uint16_t v);
+    Expr(uint32_t v);
+    Expr(uint64_t v);
+    Expr(float v);
+    Expr(double v);
+    Expr(bool v);
+    Expr(const float16_t &v);
+    Expr(const bfloat16_t &v);
+    explicit Expr(const std::string &s);
+
+    Type type() const { return get()->type; }
+    IRNodeType node_type() const { return get()->node_type; }
+    void accept(IRVisitor *v) const { get()->accept(v); }
+
+    template <typename T>
+    const T *as() const {
+        if (ptr && ptr->node_type == T::static_node_type) return static_cast<const T *>(ptr);
+        return nullptr;
+    }
+};
+
+struct Stmt : IntrusivePtr<const BaseStmtNode> {
+    Stmt() = default;
+    Stmt(const BaseStmtNode *n) : IntrusivePtr<const BaseStmtNode>(n) {}
+
+    IRNodeType node_type() const { return get()->node_type; }
+    void accept(IRVisitor *v) const { get()->accept(v); }
+
+    template <typename T>
+    const T *as() const {
+        if (ptr && ptr->node_type == T::static_node_type) return static_cast<const T *>(ptr);
+        return nullptr;
+    }
+};
+
+// How a loop runs. GPU kinds name the hardware dimension they map onto.
+enum class ForType : uint8_t {
+    Serial,
+    Parallel,
+    Vectorized,
+    Unrolled,
+    GPUBlock,
+    GPUThread,
+    GPULane,
+};
+
+// Where an allocation lives.
+enum class MemoryType : uint8_t {
+    Auto,
+    Heap,
+    Stack,
+    Register,
+    GPUShared,
+};
+
+const char *to_string(ForType t);
+const char *to_string(MemoryType t);
+
+} // namespace ir
+} // namespace aicf
+
+#endif

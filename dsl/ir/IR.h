@@ -1,0 +1,340 @@
+#ifndef AICF_IR_IR_H
+#define AICF_IR_IR_H
+
+// The IR nodes. Each node is immutable; `Node::make(...)` builds one and checks its arguments.
+//
+// Two levels share these nodes. Before storage flattening, Funcs are multi-dimensional:
+// Realize allocates a Func over a region, Provide writes a point, Call (CallType::Func) reads
+// one. After it, storage is flat: Allocate, Store and Load with a MemoryType.
+
+#include "dsl/ir/Expr.h"
+#include "dsl/ir/FunctionPtr.h"
+#include "dsl/ir/Parameter.h"
+#include "dsl/ir/Reduction.h"
+
+#include <string>
+#include <vector>
+
+namespace aicf {
+namespace ir {
+
+// A closed range of a dimension, as min and extent.
+struct Range {
+    Expr min, extent;
+    Range() = default;
+    Range(Expr m, Expr e) : min(std::move(m)), extent(std::move(e)) {}
+};
+using Region = std::vector<Range>;
+
+struct IntImm : ExprNode<IntImm> {
+    int64_t value;
+    static Expr make(Type t, int64_t value);
+    static const IRNodeType static_node_type = IRNodeType::IntImm;
+};
+
+struct UIntImm : ExprNode<UIntImm> {
+    uint64_t value;
+    static Expr make(Type t, uint64_t value);
+    static const IRNodeType static_node_type = IRNodeType::UIntImm;
+};
+
+struct FloatImm : ExprNode<FloatImm> {
+    double value;
+    static Expr make(Type t, double value);
+    static const IRNodeType static_node_type = IRNodeType::FloatImm;
+};
+
+struct StringImm : ExprNode<StringImm> {
+    std::string value;
+    static Expr make(const std::string &value);
+    static const IRNodeType static_node_type = IRNodeType::StringImm;
+};
+
+// A value converted to another type (numeric conversion, saturating nothing: integer
+// narrowing wraps, float to int truncates toward zero).
+struct Cast : ExprNode<Cast> {
+    Expr value;
+    static Expr make(Type t, Expr value);
+    static const IRNodeType static_node_type = IRNodeType::Cast;
+};
+
+// The same bits seen as another type of the same total width.
+struct Reinterpret : ExprNode<Reinterpret> {
+    Expr value;
+    static Expr make(Type t, Expr value);
+    static const IRNodeType static_node_type = IRNodeType::Reinterpret;
+};
+
+struct Variable : ExprNode<Variable> {
+    std::string name;
+    Parameter param;         // set when the variable is a scalar pipeline input
+    ReductionDomain rdom;    // set when the variable is a reduction variable
+    static Expr make(Type t, const std::string &name);
+    static Expr make(Type t, const std::string &name, Parameter param);
+    static Expr make(Type t, const std::string &name, ReductionDomain rdom);
+    static const IRNodeType static_node_type = IRNodeType::Variable;
+};
+
+#define AICF_BINARY_NODE(N)                                                                        \
+    struct N : ExprNode<N> {                                                                       \
+        Expr a, b;                                                                                 \
+        static Expr make(Expr a, Expr b);                                                          \
+        static const IRNodeType static_node_type = IRNodeType::N;                                  \
+    };
+
+// Integer division and modulo are Euclidean: the remainder is never negative
+// (0 <= a % b < |b|), a == (a / b) * b + a % b, and x / 0 == 0, x % 0 == 0. So for a positive
+// divisor, division rounds toward negative infinity. Float division follows IEEE, and float
+// modulo is x - y * floor(x / y).
+AICF_BINARY_NODE(Add)
+AICF_BINARY_NODE(Sub)
+AICF_BINARY_NODE(Mul)
+AICF_BINARY_NODE(Div)
+AICF_BINARY_NODE(Mod)
+AICF_BINARY_NODE(Min)
+AICF_BINARY_NODE(Max)
+AICF_BINARY_NODE(EQ)
+AICF_BINARY_NODE(NE)
+AICF_BINARY_NODE(LT)
+AICF_BINARY_NODE(LE)
+AICF_BINARY_NODE(GT)
+AICF_BINARY_NODE(GE)
+AICF_BINARY_NODE(And)
+AICF_BINARY_NODE(Or)
+#undef AICF_BINARY_NODE
+
+struct Not : ExprNode<Not> {
+    Expr a;
+    static Expr make(Expr a);
+    static const IRNodeType static_node_type = IRNodeType::Not;
+};
+
+struct Select : ExprNode<Select> {
+    Expr condition, true_value, false_value;
+    static Expr make(Expr condition, Expr true_value, Expr false_value);
+    static const IRNodeType static_node_type = IRNodeType::Select;
+};
+
+// A read of a flat allocation or buffer. `predicate` masks lanes (all true for plain loads).
+struct Load : ExprNode<Load> {
+    std::string name;
+    Expr index, predicate;
+    Parameter param; // set when reading a pipeline input buffer
+    static Expr make(Type t, const std::string &name, Expr index, Expr predicate,
+                     Parameter param = Parameter());
+    static const IRNodeType static_node_type = IRNodeType::Load;
+};
+
+// The vector base, base + stride, ..., base + (lanes - 1) * stride.
+struct Ramp : ExprNode<Ramp> {
+    Expr base, stride;
+    int lanes;
+    static Expr make(Expr base, Expr stride, int lanes);
+    static const IRNodeType static_node_type = IRNodeType::Ramp;
+};
+
+struct Broadcast : ExprNode<Broadcast> {
+    Expr value;
+    int lanes;
+    static Expr make(Expr value, int lanes);
+    static const IRNodeType static_node_type = IRNodeType::Broadcast;
+};
+
+// Operations that have no node of their own. Pure ones may be reordered or removed.
+#define AICF_FOR_EACH_INTRINSIC(X)                                                                 \
+    X(abs)                                                                                         \
+    X(bitwise_and)                                                                                 \
+    X(bitwise_or)                                                                                  \
+    X(bitwise_xor)                                                                                 \
+    X(bitwise_not)                                                                                 \
+    X(shift_left)                                                                                  \
+    X(shift_right)                                                                                 \
+    X(sqrt)                                                                                        \
+    X(rsqrt)                                                                                       \
+    X(exp)                                                                                         \
+    X(log)                                                                                         \
+    X(tanh)                                                                                        \
+    X(erf)                                                                                         \
+    X(pow)                                                                                         \
+    X(fma)                                                                                         \
+    X(floor)                                                                                       \
+    X(ceil)                                                                                        \
+    X(round)                                                                                       \
+    X(trunc)                                                                                       \
+    X(is_nan)                                                                                      \
+    X(is_inf)                                                                                      \
+    X(likely)                                                                                      \
+    X(buffer_get_host)                                                                             \
+    X(buffer_get_min)                                                                              \
+    X(buffer_get_extent)                                                                           \
+    X(buffer_get_stride)                                                                           \
+    X(buffer_get_dimensions)                                                                       \
+    X(buffer_get_type_code)                                                                        \
+    X(buffer_get_type_bits)                                                                        \
+    X(runtime_error)                                                                               \
+    X(heap_malloc)                                                                                 \
+    X(heap_free)
+
+enum class Intrinsic : uint8_t {
+    none,
+#define AICF_INTRINSIC_ENTRY(N) N,
+    AICF_FOR_EACH_INTRINSIC(AICF_INTRINSIC_ENTRY)
+#undef AICF_INTRINSIC_ENTRY
+};
+const char *to_string(Intrinsic i);
+
+// The runtime errors generated code can raise. Each is reported with the Call's arguments.
+enum class RuntimeErrorKind : int32_t {
+    BufferNull = 1,
+    BufferType,
+    BufferDimensions,
+    BufferTooSmall,
+    BufferExtentNegative,
+    BufferTooLarge,
+    OutOfMemory,
+    ParamOutOfRange,
+};
+
+struct Call : ExprNode<Call> {
+    enum CallType : uint8_t {
+        Func,          // a point of a Func (before storage flattening)
+        Image,         // a point of an input buffer (before storage flattening)
+        Intrinsic,     // an operation with side effects or an ordering
+        PureIntrinsic, // a pure operation
+    };
+    std::string name;
+    std::vector<Expr> args;
+    CallType call_type;
+    ir::Intrinsic intrinsic = ir::Intrinsic::none;
+    FunctionPtr func;  // for Func calls
+    int value_index = 0; // for Func calls: which element of a Tuple-valued Func
+    Parameter param;   // for Image calls
+
+    static Expr make(Type t, ir::Intrinsic op, const std::vector<Expr> &args,
+                     CallType call_type = PureIntrinsic);
+    static Expr make_func(Type t, const std::string &name, const std::vector<Expr> &args,
+                          FunctionPtr func, int value_index);
+    static Expr make_image(Type t, const std::string &name, const std::vector<Expr> &args,
+                           Parameter param);
+    bool is_intrinsic(ir::Intrinsic op) const { return intrinsic == op; }
+    bool is_pure() const { return call_type != Intrinsic; }
+    static const IRNodeType static_node_type = IRNodeType::Call;
+};
+
+struct Let : ExprNode<Let> {
+    std::string name;
+    Expr value, body;
+    static Expr make(const std::string &name, Expr value, Expr body);
+    static const IRNodeType static_node_type = IRNodeType::Let;
+};
+
+struct LetStmt : StmtNode<LetStmt> {
+    std::string name;
+    Expr value;
+    Stmt body;
+    static Stmt make(const std::string &name, Expr value, Stmt body);
+    static const IRNodeType static_node_type = IRNodeType::LetStmt;
+};
+
+// Stops the pipeline with a runtime error when `condition` is false. `message` is a
+// runtime_error intrinsic call that describes the failure.
+struct AssertStmt : StmtNode<AssertStmt> {
+    Expr condition, message;
+    static Stmt make(Expr condition, Expr message);
+    static const IRNodeType static_node_type = IRNodeType::AssertStmt;
+};
+
+// Marks the part of the program that computes a Func (producer) and the part that uses it.
+struct ProducerConsumer : StmtNode<ProducerConsumer> {
+    std::string name;
+    bool is_producer;
+    Stmt body;
+    static Stmt make(const std::string &name, bool is_producer, Stmt body);
+    static Stmt make_produce(const std::string &name, Stmt body);
+    static Stmt make_consume(const std::string &name, Stmt body);
+    static const IRNodeType static_node_type = IRNodeType::ProducerConsumer;
+};
+
+struct For : StmtNode<For> {
+    std::string name;
+    Expr min, extent;
+    ForType for_type;
+    Stmt body;
+    static Stmt make(const std::string &name, Expr min, Expr extent, ForType for_type, Stmt body);
+    static const IRNodeType static_node_type = IRNodeType::For;
+};
+
+struct Store : StmtNode<Store> {
+    std::string name;
+    Expr value, index, predicate;
+    Parameter param; // set when writing an output buffer
+    static Stmt make(const std::string &name, Expr value, Expr index, Expr predicate,
+                     Parameter param = Parameter());
+    static const IRNodeType static_node_type = IRNodeType::Store;
+};
+
+// Writes one point of a (possibly Tuple-valued) Func.
+struct Provide : StmtNode<Provide> {
+    std::string name;
+    std::vector<Expr> values;
+    std::vector<Expr> args;
+    static Stmt make(const std::string &name, const std::vector<Expr> &values,
+                     const std::vector<Expr> &args);
+    static const IRNodeType static_node_type = IRNodeType::Provide;
+};
+
+// A flat allocation of extents[0] * extents[1] * ... elements of `type`, live in `body`.
+struct Allocate : StmtNode<Allocate> {
+    std::string name;
+    Type type;
+    MemoryType memory_type;
+    std::vector<Expr> extents;
+    Stmt body;
+    static Stmt make(const std::string &name, Type type, MemoryType memory_type,
+                     const std::vector<Expr> &extents, Stmt body);
+    static const IRNodeType static_node_type = IRNodeType::Allocate;
+};
+
+struct Free : StmtNode<Free> {
+    std::string name;
+    static Stmt make(const std::string &name);
+    static const IRNodeType static_node_type = IRNodeType::Free;
+};
+
+// Storage for a Func over a region, live in `body`.
+struct Realize : StmtNode<Realize> {
+    std::string name;
+    std::vector<Type> types;
+    MemoryType memory_type;
+    Region bounds;
+    Stmt body;
+    static Stmt make(const std::string &name, const std::vector<Type> &types,
+                     MemoryType memory_type, const Region &bounds, Stmt body);
+    static const IRNodeType static_node_type = IRNodeType::Realize;
+};
+
+struct Block : StmtNode<Block> {
+    Stmt first, rest;
+    static Stmt make(Stmt first, Stmt rest);
+    // Joins statements in order, skipping undefined ones; undefined if all are.
+    static Stmt make(const std::vector<Stmt> &stmts);
+    static const IRNodeType static_node_type = IRNodeType::Block;
+};
+
+struct IfThenElse : StmtNode<IfThenElse> {
+    Expr condition;
+    Stmt then_case, else_case;
+    static Stmt make(Expr condition, Stmt then_case, Stmt else_case = Stmt());
+    static const IRNodeType static_node_type = IRNodeType::IfThenElse;
+};
+
+struct Evaluate : StmtNode<Evaluate> {
+    Expr value;
+    static Stmt make(Expr value);
+    static const IRNodeType static_node_type = IRNodeType::Evaluate;
+};
+
+} // namespace ir
+} // namespace aicf
+
+#endif

@@ -1,0 +1,167 @@
+#include "dsl/ir/IROperator.h"
+
+#include "dsl/Error.h"
+#include "dsl/ir/IRPrinter.h"
+
+#include <cmath>
+
+namespace aicf {
+namespace ir {
+
+Expr make_const(Type t, int64_t v) {
+    Expr scalar;
+    Type e = t.element_of();
+    if (e.is_int()) {
+        scalar = IntImm::make(e, v);
+    } else if (e.is_uint()) {
+        scalar = UIntImm::make(e, static_cast<uint64_t>(v));
+    } else if (e.is_float()) {
+        scalar = FloatImm::make(e, static_cast<double>(v));
+    } else {
+        internal_error << "make_const of type " << to_string(t);
+    }
+    return broadcast(scalar, t.lanes);
+}
+
+Expr make_const(Type t, double v) {
+    Type e = t.element_of();
+    if (e.is_float()) return broadcast(FloatImm::make(e, v), t.lanes);
+    return make_const(t, static_cast<int64_t>(v));
+}
+
+Expr make_zero(Type t) { return make_const(t, int64_t(0)); }
+Expr make_one(Type t) { return make_const(t, int64_t(1)); }
+Expr const_true(int lanes) { return make_const(Bool(lanes), int64_t(1)); }
+Expr const_false(int lanes) { return make_const(Bool(lanes), int64_t(0)); }
+
+std::optional<int64_t> as_const_int(const Expr &e) {
+    if (!e.defined()) return std::nullopt;
+    if (const Broadcast *b = e.as<Broadcast>()) return as_const_int(b->value);
+    if (const IntImm *i = e.as<IntImm>()) return i->value;
+    if (const UIntImm *u = e.as<UIntImm>()) {
+        if (u->value <= uint64_t(INT64_MAX)) return static_cast<int64_t>(u->value);
+    }
+    return std::nullopt;
+}
+
+std::optional<uint64_t> as_const_uint(const Expr &e) {
+    if (!e.defined()) return std::nullopt;
+    if (const Broadcast *b = e.as<Broadcast>()) return as_const_uint(b->value);
+    if (const UIntImm *u = e.as<UIntImm>()) return u->value;
+    return std::nullopt;
+}
+
+std::optional<double> as_const_float(const Expr &e) {
+    if (!e.defined()) return std::nullopt;
+    if (const Broadcast *b = e.as<Broadcast>()) return as_const_float(b->value);
+    if (const FloatImm *f = e.as<FloatImm>()) return f->value;
+    return std::nullopt;
+}
+
+bool is_const(const Expr &e) {
+    return as_const_int(e) || as_const_uint(e) || as_const_float(e);
+}
+
+bool is_const(const Expr &e, int64_t v) {
+    if (auto i = as_const_int(e)) return *i == v;
+    if (auto f = as_const_float(e)) return *f == static_cast<double>(v);
+    return false;
+}
+
+bool is_const_zero(const Expr &e) { return is_const(e, 0); }
+bool is_const_one(const Expr &e) { return is_const(e, 1); }
+bool is_true(const Expr &e) { return e.defined() && e.type().is_bool() && is_const(e, 1); }
+bool is_false(const Expr &e) { return e.defined() && e.type().is_bool() && is_const(e, 0); }
+
+bool is_positive_const(const Expr &e) {
+    if (auto i = as_const_int(e)) return *i > 0;
+    if (auto u = as_const_uint(e)) return *u > 0;
+    if (auto f = as_const_float(e)) return *f > 0;
+    return false;
+}
+
+bool is_negative_const(const Expr &e) {
+    if (auto i = as_const_int(e)) return *i < 0;
+    if (auto f = as_const_float(e)) return *f < 0;
+    return false;
+}
+
+Expr broadcast(Expr e, int lanes) {
+    if (lanes == 1) return e;
+    return Broadcast::make(std::move(e), lanes);
+}
+
+Expr cast(Type t, Expr e) {
+    internal_assert(e.defined()) << "cast of undefined Expr";
+    if (e.type() == t) return e;
+    if (t.lanes != e.type().lanes && e.type().is_scalar()) {
+        return broadcast(cast(t.element_of(), e), t.lanes);
+    }
+    if (const Broadcast *b = e.as<Broadcast>()) {
+        return broadcast(cast(t.element_of(), b->value), t.lanes);
+    }
+    // Fold conversions of constants.
+    if (t.is_scalar()) {
+        if (t.is_bool()) {
+            if (auto i = as_const_int(e)) return make_const(t, int64_t(*i != 0));
+            if (auto f = as_const_float(e)) return make_const(t, int64_t(*f != 0));
+        } else if (t.is_int_or_uint()) {
+            if (auto i = as_const_int(e)) return make_const(t, *i);
+            if (auto u = as_const_uint(e)) return make_const(t, static_cast<int64_t>(*u));
+            if (auto f = as_const_float(e)) {
+                if (std::isfinite(*f) && std::fabs(*f) < 9e18)
+                    return make_const(t, static_cast<int64_t>(std::trunc(*f)));
+            }
+        } else if (t.is_float()) {
+            if (auto i = as_const_int(e)) return make_const(t, static_cast<double>(*i));
+            if (auto u = as_const_uint(e)) return make_const(t, static_cast<double>(*u));
+            if (auto f = as_const_float(e)) return make_const(t, *f);
+        }
+    }
+    return Cast::make(t, e);
+}
+
+Expr make_and(Expr a, Expr b) {
+    if (is_true(a)) return b;
+    if (is_true(b)) return a;
+    if (is_false(a)) return a;
+    if (is_false(b)) return b;
+    return And::make(std::move(a), std::move(b));
+}
+
+Expr make_or(Expr a, Expr b) {
+    if (is_false(a)) return b;
+    if (is_false(b)) return a;
+    if (is_true(a)) return a;
+    if (is_true(b)) return b;
+    return Or::make(std::move(a), std::move(b));
+}
+
+Expr type_max(Type t) {
+    Type e = t.element_of();
+    if (e.is_int()) return make_const(t, e.max_int());
+    if (e.is_uint()) return broadcast(UIntImm::make(e, e.max_uint()), t.lanes);
+    return make_const(t, INFINITY);
+}
+
+Expr type_min(Type t) {
+    Type e = t.element_of();
+    if (e.is_int_or_uint()) return make_const(t, e.min_int());
+    return make_const(t, -INFINITY);
+}
+
+int64_t mod_euclid(int64_t a, int64_t b) {
+    if (b == 0 || b == -1) return 0;
+    int64_t r = a % b;
+    if (r < 0) r += b < 0 ? -b : b;
+    return r;
+}
+
+int64_t div_euclid(int64_t a, int64_t b) {
+    if (b == 0) return 0;
+    if (b == -1) return a == INT64_MIN ? a : -a;
+    return (a - mod_euclid(a, b)) / b;
+}
+
+} // namespace ir
+} // namespace aicf

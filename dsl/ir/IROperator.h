@@ -1,0 +1,56 @@
+#ifndef AICF_IR_IR_OPERATOR_H
+#define AICF_IR_IR_OPERATOR_H
+
+// Small helpers over IR values used throughout lowering: constants, their recognition, and
+// node builders that keep vector lanes consistent.
+
+#include "dsl/ir/IR.h"
+
+#include <optional>
+
+namespace aicf {
+namespace ir {
+
+// A constant of type t (broadcast when t is a vector).
+Expr make_const(Type t, int64_t v);
+Expr make_const(Type t, double v);
+Expr make_zero(Type t);
+Expr make_one(Type t);
+Expr const_true(int lanes = 1);
+Expr const_false(int lanes = 1);
+
+// The value of an integer constant (looking through Broadcast), if it is one.
+std::optional<int64_t> as_const_int(const Expr &e);
+std::optional<uint64_t> as_const_uint(const Expr &e);
+std::optional<double> as_const_float(const Expr &e);
+bool is_const(const Expr &e);
+bool is_const(const Expr &e, int64_t v);
+bool is_const_zero(const Expr &e);
+bool is_const_one(const Expr &e);
+bool is_true(const Expr &e);
+bool is_false(const Expr &e);
+bool is_positive_const(const Expr &e);
+bool is_negative_const(const Expr &e);
+
+// Converts e to type t, folding constants and doing nothing when the types agree.
+Expr cast(Type t, Expr e);
+// Broadcasts a scalar to `lanes` lanes (identity when lanes == 1).
+Expr broadcast(Expr e, int lanes);
+
+// Logical helpers that fold constants.
+Expr make_and(Expr a, Expr b);
+Expr make_or(Expr a, Expr b);
+
+// The largest and smallest values of a type, as constants.
+Expr type_max(Type t);
+Expr type_min(Type t);
+
+// Euclidean integer division and remainder on C++ values: the semantics of Div and Mod on
+// integers (0 <= a % b < |b|, and a == (a / b) * b + a % b; both are 0 when b == 0).
+int64_t div_euclid(int64_t a, int64_t b);
+int64_t mod_euclid(int64_t a, int64_t b);
+
+} // namespace ir
+} // namespace aicf
+
+#endif

@@ -1,0 +1,47 @@
+#include "dsl/ir/Interval.h"
+
+#include "dsl/Error.h"
+#include "dsl/ir/Simplify.h"
+
+namespace aicf {
+namespace ir {
+
+namespace {
+
+// Both ends must exist for a union end to exist: an unbounded side stays unbounded.
+Expr union_end(const Expr &a, const Expr &b, bool is_min) {
+    if (!a.defined() || !b.defined()) return Expr();
+    if (a.same_as(b)) return a;
+    return simplify(is_min ? Min::make(a, b) : Max::make(a, b));
+}
+
+// One missing end means no constraint from that side.
+Expr intersection_end(const Expr &a, const Expr &b, bool is_min) {
+    if (!a.defined()) return b;
+    if (!b.defined()) return a;
+    if (a.same_as(b)) return a;
+    return simplify(is_min ? Max::make(a, b) : Min::make(a, b));
+}
+
+} // namespace
+
+Interval interval_union(const Interval &a, const Interval &b) {
+    return Interval(union_end(a.min, b.min, true), union_end(a.max, b.max, false));
+}
+
+Interval interval_intersection(const Interval &a, const Interval &b) {
+    return Interval(intersection_end(a.min, b.min, true), intersection_end(a.max, b.max, false));
+}
+
+Box box_union(const Box &a, const Box &b) {
+    if (a.empty()) return b;
+    if (b.empty()) return a;
+    internal_assert(a.size() == b.size())
+        << "box_union of boxes with " << a.size() << " and " << b.size() << " dimensions";
+    Box result(a.size());
+    for (size_t i = 0; i < a.size(); i++) result[i] = interval_union(a[i], b[i]);
+    return result;
+}
+
+} // namespace ir
+} // namespace aicf

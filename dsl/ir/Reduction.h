@@ -1,0 +1,46 @@
+#ifndef AICF_IR_REDUCTION_H
+#define AICF_IR_REDUCTION_H
+
+// The domain of a reduction (RDom): named dimensions with a min and an extent each, innermost
+// first, and an optional predicate that selects the points of the domain taking part.
+
+#include "dsl/ir/Expr.h"
+
+#include <string>
+#include <vector>
+
+namespace aicf {
+namespace ir {
+
+struct ReductionVariable {
+    std::string var;
+    Expr min, extent;
+};
+
+struct ReductionDomainContents : RefCounted {
+    std::vector<ReductionVariable> domain;
+    Expr predicate;
+};
+
+class ReductionDomain {
+public:
+    ReductionDomain() = default;
+    explicit ReductionDomain(const std::vector<ReductionVariable> &domain);
+
+    bool defined() const { return contents.defined(); }
+    const std::vector<ReductionVariable> &domain() const;
+    // The conjunction of all `where` clauses (undefined when there are none). Inside it, the
+    // domain's own variables are plain Variables named as in domain().
+    Expr predicate() const;
+    void where(Expr predicate);
+    bool same_as(const ReductionDomain &o) const { return contents.same_as(o.contents); }
+    const ReductionDomainContents *get() const { return contents.get(); }
+
+private:
+    IntrusivePtr<ReductionDomainContents> contents;
+};
+
+} // namespace ir
+} // namespace aicf
+
+#endif

@@ -1,0 +1,191 @@
+#ifndef AICF_IR_SIMPLIFY_INTERNAL_H
+#define AICF_IR_SIMPLIFY_INTERNAL_H
+
+// The simplifier's mutator, shared by its files: Simplify.cpp (entry points, scopes, constant
+// bounds, linear forms), Simplify_Arith.cpp (arithmetic, min/max, casts, calls, lets),
+// Simplify_Logic.cpp (comparisons, logic, select) and Simplify_Stmts.cpp (statements).
+//
+// Every `build_*` function takes operands that are already simplified and returns a simplified
+// result without walking the operands again, so rules can combine pieces cheaply and no rule
+// re-simplifies a whole subtree.
+
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/Interval.h"
+#include "dsl/ir/Scope.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace aicf {
+namespace ir {
+namespace simplify_detail {
+
+// A range of integer values with constant ends; a missing end is unbounded.
+struct ConstBounds {
+    bool has_min = false, has_max = false;
+    int64_t min = 0, max = 0;
+
+    static ConstBounds point(int64_t v) { return range(v, v); }
+    static ConstBounds range(int64_t lo, int64_t hi) {
+        ConstBounds b;
+        b.has_min = b.has_max = true;
+        b.min = lo;
+        b.max = hi;
+        return b;
+    }
+    bool bounded() const { return has_min && has_max; }
+    bool is_point() const { return bounded() && min == max; }
+};
+
+ConstBounds bounds_add(const ConstBounds &a, const ConstBounds &b);
+ConstBounds bounds_negate(const ConstBounds &a);
+ConstBounds bounds_mul(const ConstBounds &a, const ConstBounds &b);
+ConstBounds bounds_div(const ConstBounds &a, const ConstBounds &b);
+ConstBounds bounds_mod(const ConstBounds &a, const ConstBounds &b);
+ConstBounds bounds_min(const ConstBounds &a, const ConstBounds &b);
+ConstBounds bounds_max(const ConstBounds &a, const ConstBounds &b);
+ConstBounds bounds_union(const ConstBounds &a, const ConstBounds &b);
+// The values of an integer type that fit in int64 (uint64 has no upper end here).
+ConstBounds type_bounds(Type t);
+// Bounds of a value computed in type t: types assumed not to overflow keep what fits; types
+// that wrap fall back to their whole range when the computed range does not fit.
+ConstBounds fit_to_type(const ConstBounds &b, Type t);
+
+// Integer types whose arithmetic is assumed not to overflow (as in Halide): signed 32 and 64
+// bits. Rules that are only true without wrap-around are limited to these.
+inline bool no_overflow(Type t) { return t.is_int() && t.bits >= 32; }
+// Integer types whose sums are put into canonical linear form.
+inline bool is_linear_type(Type t) { return t.is_int_or_uint() && t.bits > 1 && t.is_scalar(); }
+
+// The value of an integer or unsigned constant (looking through Broadcast), as the int64 with
+// the same bits.
+std::optional<int64_t> const_bits(const Expr &e);
+// v reduced to t's width and sign-extended: the representative used for coefficients.
+int64_t wrap_to_type(Type t, int64_t v);
+int64_t gcd64(int64_t a, int64_t b);
+
+// A total order on expressions that agrees with `equal`; it sorts the terms of sums.
+int compare_exprs(const Expr &a, const Expr &b);
+
+// sum(coeff * term) + constant over an integer type; terms are sorted by compare_exprs,
+// distinct, non-constant and never Add/Sub/Mul-by-constant; coefficients are non-zero.
+struct Term {
+    Expr e;
+    int64_t coeff;
+};
+struct LinearForm {
+    Type type;
+    std::vector<Term> terms;
+    int64_t constant = 0;
+};
+
+LinearForm linear_form(const Expr &e);
+// a + scale * b
+LinearForm linear_combine(const LinearForm &a, const LinearForm &b, int64_t scale);
+LinearForm linear_scale(const LinearForm &a, int64_t scale);
+// Readable form: positive terms first, then the subtracted ones, the constant last.
+Expr linear_rebuild(const LinearForm &l);
+
+// Whether e contains a call with side effects (such an expression may not be dropped).
+bool has_side_effects(const Expr &e);
+
+class Simplify : public IRMutator {
+public:
+    explicit Simplify(const Scope<Interval> &bounds);
+
+    using IRMutator::mutate;
+
+    Expr build_add(const Expr &a, const Expr &b);
+    Expr build_sub(const Expr &a, const Expr &b);
+    Expr build_mul(const Expr &a, const Expr &b);
+    Expr build_div(const Expr &a, const Expr &b);
+    Expr build_mod(const Expr &a, const Expr &b);
+    Expr build_min(const Expr &a, const Expr &b);
+    Expr build_max(const Expr &a, const Expr &b);
+    Expr build_cast(Type t, const Expr &v);
+    Expr build_lt(const Expr &a, const Expr &b);
+    Expr build_le(const Expr &a, const Expr &b);
+    Expr build_eq(const Expr &a, const Expr &b);
+    Expr build_and(const Expr &a, const Expr &b);
+    Expr build_or(const Expr &a, const Expr &b);
+    Expr build_not(const Expr &a);
+    Expr build_select(const Expr &c, const Expr &t, const Expr &f);
+
+    // Constant bounds of a simplified integer expression, over all its lanes.
+    ConstBounds bounds_of(const Expr &e);
+
+private:
+    // Known constant ranges of variables (user bounds, lets, loops).
+    Scope<ConstBounds> var_bounds;
+    // Symbolic ranges (user bounds and loop variables), used only when the constant bounds
+    // cannot decide a comparison. `vars` are the names the interval mentions; an entry with an
+    // undefined interval hides an outer one whose names were rebound.
+    struct SymEntry {
+        Interval interval;
+        std::set<std::string> vars;
+    };
+    Scope<SymEntry> sym_bounds;
+    // Let variables replaced by their values (constants, variables, and broadcasts and ramps of
+    // those); undefined hides an outer replacement of the same name.
+    Scope<Expr> replacements;
+    // How many times each variable name was put in the output; an unchanged count tells an
+    // unused let without walking its body.
+    std::map<std::string, int> use_count;
+
+    friend class Binding;
+
+    // Constant bounds of a linear form, from the bounds of its terms.
+    ConstBounds bounds_of_linear(const LinearForm &l);
+    // Constant bounds of e through the symbolic ranges; the fallback when constant bounds do
+    // not decide a comparison or a min/max.
+    ConstBounds symbolic_bounds(const Expr &e);
+
+    // Division and remainder of a scalar integer by a positive constant.
+    Expr div_by_const(const Expr &a, int64_t c);
+    Expr mod_by_const(const Expr &a, int64_t c);
+    // `rest` has no term whose coefficient is a multiple of c, and 0 <= constant < c.
+    Expr div_rest(const LinearForm &rest, int64_t c);
+    Expr mod_rest(const Expr &rest, int64_t c);
+    Expr min_or_max(const Expr &a, const Expr &b, bool is_min);
+    // LT, LE or EQ of scalar integers that do not overflow, through a - b.
+    Expr compare_linear(IRNodeType op, const Expr &a, const Expr &b);
+    Expr fold_call(const Call *op, const std::vector<Expr> &args);
+
+    template <typename LetNode, typename Body>
+    Body simplify_let(const LetNode *op);
+
+#define AICF_SIMPLIFY_EXPR_DECL(N) Expr visit(const N *op) override;
+#define AICF_SIMPLIFY_STMT_DECL(N) Stmt visit(const N *op) override;
+    AICF_FOR_EACH_EXPR(AICF_SIMPLIFY_EXPR_DECL)
+    AICF_FOR_EACH_STMT(AICF_SIMPLIFY_STMT_DECL)
+#undef AICF_SIMPLIFY_EXPR_DECL
+#undef AICF_SIMPLIFY_STMT_DECL
+};
+
+// Binds a name for the lifetime of this object in all of the simplifier's scopes: its constant
+// bounds, an optional replacement, and an optional symbolic interval. Symbolic intervals that
+// mention the name are hidden, as the name now means something else.
+class Binding {
+public:
+    Binding(Simplify &s, const std::string &name, const ConstBounds &bounds,
+            const Expr &replacement = Expr(), const Interval &symbolic = Interval());
+    ~Binding();
+    Binding(const Binding &) = delete;
+    Binding &operator=(const Binding &) = delete;
+
+private:
+    Simplify &s;
+    std::string name;
+    bool pushed_replacement = false;
+    std::vector<std::string> pushed_sym;
+};
+
+} // namespace simplify_detail
+} // namespace ir
+} // namespace aicf
+
+#endif

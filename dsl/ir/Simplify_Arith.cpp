@@ -1,0 +1,507 @@
+// Arithmetic rules of the simplifier: constant folding, canonical sums, division and
+// remainder by constants, min/max, casts and pure intrinsic calls.
+
+#include "dsl/ir/IREquality.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/SimplifyInternal.h"
+
+#include <cmath>
+
+namespace aicf {
+namespace ir {
+namespace simplify_detail {
+
+namespace {
+
+int64_t wrapping(uint64_t v) { return static_cast<int64_t>(v); }
+
+// Folds an arithmetic operation on two integer constants of type t. Values are the constants'
+// bits: sign-extended for signed types, raw for unsigned ones.
+Expr fold_int(IRNodeType op, Type t, int64_t a, int64_t b) {
+    uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+    bool u = t.is_uint();
+    switch (op) {
+    case IRNodeType::Add: return make_const(t, wrapping(ua + ub));
+    case IRNodeType::Sub: return make_const(t, wrapping(ua - ub));
+    case IRNodeType::Mul: return make_const(t, wrapping(ua * ub));
+    case IRNodeType::Div:
+        if (u) return make_const(t, wrapping(ub == 0 ? 0 : ua / ub));
+        return make_const(t, div_euclid(a, b));
+    case IRNodeType::Mod:
+        if (u) return make_const(t, wrapping(ub == 0 ? 0 : ua % ub));
+        return make_const(t, mod_euclid(a, b));
+    case IRNodeType::Min: return make_const(t, u ? wrapping(std::min(ua, ub)) : std::min(a, b));
+    case IRNodeType::Max: return make_const(t, u ? wrapping(std::max(ua, ub)) : std::max(a, b));
+    default: return Expr();
+    }
+}
+
+// Rounds v to the precision of a float type.
+double round_to(Type t, double v) { return *as_const_float(make_const(t.element_of(), v)); }
+
+Expr fold_float(IRNodeType op, Type t, double a, double b) {
+    switch (op) {
+    case IRNodeType::Add: return make_const(t, a + b);
+    case IRNodeType::Sub: return make_const(t, a - b);
+    case IRNodeType::Mul: return make_const(t, a * b);
+    case IRNodeType::Div: return make_const(t, a / b);
+    case IRNodeType::Mod: {
+        // x - y * floor(x / y), each step rounded to the type as generated code would.
+        double q = std::floor(round_to(t, a / b));
+        return make_const(t, a - round_to(t, b * q));
+    }
+    case IRNodeType::Min:
+    case IRNodeType::Max:
+        // Which operand wins against a NaN is up to the target; leave those alone.
+        if (std::isnan(a) || std::isnan(b)) return Expr();
+        return make_const(t, op == IRNodeType::Min ? std::min(a, b) : std::max(a, b));
+    default: return Expr();
+    }
+}
+
+Expr fold_binary(IRNodeType op, const Expr &a, const Expr &b) {
+    Type t = a.type();
+    if (t.is_int_or_uint()) {
+        auto x = const_bits(a), y = const_bits(b);
+        if (x && y) return fold_int(op, t, *x, *y);
+    } else if (t.is_float()) {
+        auto x = as_const_float(a), y = as_const_float(b);
+        if (x && y) return fold_float(op, t, *x, *y);
+    }
+    return Expr();
+}
+
+Expr make_ramp(const Expr &base, const Expr &stride, int lanes) {
+    if (is_const_zero(stride)) return Broadcast::make(base, lanes);
+    return Ramp::make(base, stride, lanes);
+}
+
+// The constant value of a scalar integer expression when it is a positive constant that fits
+// in int64.
+std::optional<int64_t> positive_const(const Expr &e) {
+    auto c = const_bits(e);
+    if (!c || *c <= 0) return std::nullopt;
+    return c;
+}
+
+// The quotient when every value in b lies in one interval [k*c, k*c + c - 1].
+std::optional<int64_t> common_quotient(const ConstBounds &b, int64_t c) {
+    if (!b.bounded()) return std::nullopt;
+    int64_t k = div_euclid(b.min, c);
+    if (k != div_euclid(b.max, c)) return std::nullopt;
+    return k;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Add, Sub, Mul
+
+Expr Simplify::build_add(const Expr &a, const Expr &b) {
+    if (Expr f = fold_binary(IRNodeType::Add, a, b); f.defined()) return f;
+    if (is_const(a) && !is_const(b)) return build_add(b, a);
+    if (is_const_zero(b)) return a;
+    Type t = a.type();
+    const Broadcast *ba = a.as<Broadcast>(), *bb = b.as<Broadcast>();
+    if (ba && bb) return Broadcast::make(build_add(ba->value, bb->value), t.lanes);
+    if (t.is_int_or_uint() && t.is_vector()) {
+        const Ramp *ra = a.as<Ramp>(), *rb = b.as<Ramp>();
+        if (ra && bb) return make_ramp(build_add(ra->base, bb->value), ra->stride, t.lanes);
+        if (ba && rb) return make_ramp(build_add(ba->value, rb->base), rb->stride, t.lanes);
+        if (ra && rb) {
+            return make_ramp(build_add(ra->base, rb->base), build_add(ra->stride, rb->stride),
+                             t.lanes);
+        }
+    }
+    if (is_linear_type(t)) return linear_rebuild(linear_combine(linear_form(a), linear_form(b), 1));
+    return Add::make(a, b);
+}
+
+Expr Simplify::build_sub(const Expr &a, const Expr &b) {
+    if (Expr f = fold_binary(IRNodeType::Sub, a, b); f.defined()) return f;
+    if (is_const_zero(b)) return a;
+    Type t = a.type();
+    if (t.is_int_or_uint() && equal(a, b)) return make_zero(t);
+    const Broadcast *ba = a.as<Broadcast>(), *bb = b.as<Broadcast>();
+    if (ba && bb) return Broadcast::make(build_sub(ba->value, bb->value), t.lanes);
+    if (t.is_int_or_uint() && t.is_vector()) {
+        const Ramp *ra = a.as<Ramp>(), *rb = b.as<Ramp>();
+        if (ra && bb) return make_ramp(build_sub(ra->base, bb->value), ra->stride, t.lanes);
+        if (ba && rb) {
+            Expr stride = build_sub(make_zero(rb->stride.type()), rb->stride);
+            return make_ramp(build_sub(ba->value, rb->base), stride, t.lanes);
+        }
+        if (ra && rb) {
+            return make_ramp(build_sub(ra->base, rb->base), build_sub(ra->stride, rb->stride),
+                             t.lanes);
+        }
+    }
+    if (is_linear_type(t)) {
+        return linear_rebuild(linear_combine(linear_form(a), linear_form(b), -1));
+    }
+    return Sub::make(a, b);
+}
+
+Expr Simplify::build_mul(const Expr &a, const Expr &b) {
+    if (Expr f = fold_binary(IRNodeType::Mul, a, b); f.defined()) return f;
+    if (is_const(a) && !is_const(b)) return build_mul(b, a);
+    if (is_const_one(b)) return a;
+    Type t = a.type();
+    // x * 0 is not 0 for floats (NaN, infinities, signed zero).
+    if (t.is_int_or_uint() && is_const_zero(b)) return b;
+    const Broadcast *ba = a.as<Broadcast>(), *bb = b.as<Broadcast>();
+    if (ba && bb) return Broadcast::make(build_mul(ba->value, bb->value), t.lanes);
+    if (t.is_int_or_uint() && t.is_vector()) {
+        const Ramp *ra = a.as<Ramp>(), *rb = b.as<Ramp>();
+        if (ra && bb) {
+            return make_ramp(build_mul(ra->base, bb->value), build_mul(ra->stride, bb->value),
+                             t.lanes);
+        }
+        if (ba && rb) return build_mul(b, a);
+    }
+    if (!is_linear_type(t)) return Mul::make(a, b);
+    if (auto c = const_bits(b)) return linear_rebuild(linear_scale(linear_form(a), *c));
+    // A product of two non-constants: order the operands so x*y and y*x compare equal.
+    if (compare_exprs(a, b) > 0) return Mul::make(b, a);
+    return Mul::make(a, b);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Div, Mod
+
+Expr Simplify::build_div(const Expr &a, const Expr &b) {
+    if (Expr f = fold_binary(IRNodeType::Div, a, b); f.defined()) return f;
+    Type t = a.type();
+    if (t.is_int_or_uint() && is_const_zero(b)) return make_zero(t);
+    if (is_const_one(b)) return a;
+    const Broadcast *ba = a.as<Broadcast>(), *bb = b.as<Broadcast>();
+    if (ba && bb) return Broadcast::make(build_div(ba->value, bb->value), t.lanes);
+    if (!t.is_int_or_uint()) return Div::make(a, b);
+    if (t.is_int() && is_const(b, -1)) return build_sub(make_zero(t), a);
+    auto c = positive_const(b);
+    if (!c) return Div::make(a, b);
+    if (t.is_scalar()) return div_by_const(a, *c);
+    if (auto k = common_quotient(bounds_of(a), *c)) return make_const(t, *k);
+    const Ramp *ra = a.as<Ramp>();
+    auto stride = ra ? const_bits(ra->stride) : std::nullopt;
+    if (ra && stride && no_overflow(t) && *stride % *c == 0) {
+        // (base + i*s) / c == base / c + i * (s / c) when c divides s.
+        Type et = t.element_of();
+        return make_ramp(div_by_const(ra->base, *c), make_const(et, *stride / *c), t.lanes);
+    }
+    return Div::make(a, b);
+}
+
+Expr Simplify::div_by_const(const Expr &a, int64_t c) {
+    Type t = a.type();
+    if (c == 1) return a;
+    if (auto k = common_quotient(bounds_of(a), c)) return make_const(t, *k);
+    if (!no_overflow(t)) {
+        // Only division itself may be rearranged here: sums may have wrapped.
+        const Div *inner = a.as<Div>();
+        auto c1 = inner ? positive_const(inner->b) : std::nullopt;
+        ConstBounds range = type_bounds(t);
+        if (c1 && range.has_max && *c1 <= range.max / c) {
+            return build_div(inner->a, make_const(t, *c1 * c));
+        }
+        return Div::make(a, make_const(t, c));
+    }
+    // (x*c + y) / c == x + y / c: pull out the terms that are multiples of c.
+    LinearForm l = linear_form(a);
+    LinearForm whole, rest;
+    whole.type = rest.type = t;
+    for (const Term &term : l.terms) {
+        if (term.coeff % c == 0) {
+            whole.terms.push_back({term.e, term.coeff / c});
+        } else {
+            rest.terms.push_back(term);
+        }
+    }
+    whole.constant = div_euclid(l.constant, c);
+    rest.constant = mod_euclid(l.constant, c);
+    Expr quotient = div_rest(rest, c);
+    if (whole.terms.empty() && whole.constant == 0) return quotient;
+    return build_add(linear_rebuild(whole), quotient);
+}
+
+Expr Simplify::div_rest(const LinearForm &rest, int64_t c) {
+    Type t = rest.type;
+    if (rest.terms.empty()) return make_zero(t);
+    if (c == 1) return linear_rebuild(rest);
+    if (auto k = common_quotient(bounds_of_linear(rest), c)) return make_const(t, *k);
+    // (g*x + r) / (g*d) == (x + r/g) / d for 0 <= r < g*d, where g divides every coefficient.
+    int64_t g = c;
+    for (const Term &term : rest.terms) g = gcd64(g, term.coeff);
+    if (g > 1) {
+        LinearForm reduced = rest;
+        for (Term &term : reduced.terms) term.coeff /= g;
+        reduced.constant = rest.constant / g;
+        return div_rest(reduced, c / g);
+    }
+    // (x / c1 + r) / c == (x + r*c1) / (c1*c) for positive c1.
+    if (rest.terms.size() == 1 && rest.terms[0].coeff == 1) {
+        const Div *inner = rest.terms[0].e.as<Div>();
+        auto c1 = inner ? positive_const(inner->b) : std::nullopt;
+        if (c1 && *c1 <= t.max_int() / c) {
+            Expr numerator = build_add(inner->a, make_const(t, rest.constant * *c1));
+            return build_div(numerator, make_const(t, *c1 * c));
+        }
+    }
+    return Div::make(linear_rebuild(rest), make_const(t, c));
+}
+
+Expr Simplify::build_mod(const Expr &a, const Expr &b) {
+    if (Expr f = fold_binary(IRNodeType::Mod, a, b); f.defined()) return f;
+    Type t = a.type();
+    if (t.is_int_or_uint() && (is_const_zero(b) || is_const_one(b))) return make_zero(t);
+    const Broadcast *ba = a.as<Broadcast>(), *bb = b.as<Broadcast>();
+    if (ba && bb) return Broadcast::make(build_mod(ba->value, bb->value), t.lanes);
+    if (!t.is_int_or_uint()) return Mod::make(a, b);
+    auto bits = const_bits(b);
+    // The remainder takes the divisor's magnitude only: x % -c == x % c.
+    if (t.is_int() && bits && *bits < 0 && *bits != INT64_MIN && t.can_represent(-*bits)) {
+        return build_mod(a, make_const(t, -*bits));
+    }
+    auto c = positive_const(b);
+    if (!c) return Mod::make(a, b);
+    if (t.is_scalar()) return mod_by_const(a, *c);
+    if (auto k = common_quotient(bounds_of(a), *c)) return build_sub(a, make_const(t, *k * *c));
+    const Ramp *ra = a.as<Ramp>();
+    auto stride = ra ? const_bits(ra->stride) : std::nullopt;
+    if (ra && stride && no_overflow(t) && *stride % *c == 0) {
+        return Broadcast::make(mod_by_const(ra->base, *c), t.lanes);
+    }
+    return Mod::make(a, b);
+}
+
+Expr Simplify::mod_by_const(const Expr &a, int64_t c) {
+    Type t = a.type();
+    if (c == 1) return make_zero(t);
+    if (!no_overflow(t)) return mod_rest(a, c);
+    // (x*c + y) % c == y % c.
+    LinearForm l = linear_form(a);
+    LinearForm rest;
+    rest.type = t;
+    for (const Term &term : l.terms) {
+        if (term.coeff % c != 0) rest.terms.push_back(term);
+    }
+    rest.constant = mod_euclid(l.constant, c);
+    if (rest.terms.size() == l.terms.size() && rest.constant == l.constant) return mod_rest(a, c);
+    return mod_rest(linear_rebuild(rest), c);
+}
+
+Expr Simplify::mod_rest(const Expr &rest, int64_t c) {
+    Type t = rest.type();
+    if (auto k = common_quotient(bounds_of(rest), c)) {
+        return build_sub(rest, make_const(t, *k * c));
+    }
+    // (x % (k*c)) % c == x % c.
+    if (const Mod *inner = rest.as<Mod>()) {
+        auto c1 = positive_const(inner->b);
+        if (c1 && *c1 % c == 0) return build_mod(inner->a, make_const(t, c));
+    }
+    return Mod::make(rest, make_const(t, c));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Min, Max
+
+Expr Simplify::build_min(const Expr &a, const Expr &b) { return min_or_max(a, b, true); }
+Expr Simplify::build_max(const Expr &a, const Expr &b) { return min_or_max(a, b, false); }
+
+Expr Simplify::min_or_max(const Expr &a, const Expr &b, bool is_min) {
+    IRNodeType op = is_min ? IRNodeType::Min : IRNodeType::Max;
+    if (Expr f = fold_binary(op, a, b); f.defined()) return f;
+    Type t = a.type();
+    auto make = [&](const Expr &x, const Expr &y) {
+        return is_min ? Min::make(x, y) : Max::make(x, y);
+    };
+    if (!t.is_int_or_uint()) {
+        // Float min/max are not reordered: the NaN behaviour may depend on operand order.
+        if (equal(a, b)) return a;
+        const Broadcast *ba = a.as<Broadcast>(), *bb = b.as<Broadcast>();
+        if (ba && bb) return Broadcast::make(min_or_max(ba->value, bb->value, is_min), t.lanes);
+        return make(a, b);
+    }
+    if (is_const(a) && !is_const(b)) return min_or_max(b, a, is_min);
+    if (equal(a, b)) return a;
+    const Broadcast *ba = a.as<Broadcast>(), *bb = b.as<Broadcast>();
+    if (ba && bb) return Broadcast::make(min_or_max(ba->value, bb->value, is_min), t.lanes);
+
+    // The type's own limits: min(x, type_max) == x, min(x, type_min) == type_min.
+    if (auto c = const_bits(b)) {
+        Type et = t.element_of();
+        bool at_max =
+            et.is_uint() ? static_cast<uint64_t>(*c) == et.max_uint() : *c == et.max_int();
+        bool at_min = et.is_uint() ? *c == 0 : *c == et.min_int();
+        if (at_max) return is_min ? a : b;
+        if (at_min) return is_min ? b : a;
+    }
+
+    // Decide from bounds: a <= b everywhere makes min(a, b) == a.
+    ConstBounds ia = bounds_of(a), ib = bounds_of(b);
+    if (ia.has_max && ib.has_min && ia.max <= ib.min) return is_min ? a : b;
+    if (ib.has_max && ia.has_min && ib.max <= ia.min) return is_min ? b : a;
+    if (no_overflow(t) && t.is_scalar()) {
+        LinearForm diff = linear_combine(linear_form(a), linear_form(b), -1);
+        ConstBounds d = bounds_of_linear(diff);
+        bool decided = (d.has_max && d.max <= 0) || (d.has_min && d.min >= 0);
+        if (!decided && !diff.terms.empty()) d = symbolic_bounds(linear_rebuild(diff));
+        if (d.has_max && d.max <= 0) return is_min ? a : b;
+        if (d.has_min && d.min >= 0) return is_min ? b : a;
+    }
+
+    auto operands = [&](const Expr &e, bool want_min, Expr &x, Expr &y) {
+        if (want_min) {
+            if (const Min *m = e.as<Min>()) {
+                x = m->a;
+                y = m->b;
+                return true;
+            }
+        } else if (const Max *m = e.as<Max>()) {
+            x = m->a;
+            y = m->b;
+            return true;
+        }
+        return false;
+    };
+    Expr x, y;
+    // min(min(x, c1), c2) == min(x, min(c1, c2))
+    if (is_const(b) && operands(a, is_min, x, y) && is_const(y)) {
+        return min_or_max(x, min_or_max(y, b, is_min), is_min);
+    }
+    // min(a, min(a, y)) == min(a, y), and min(a, max(a, y)) == a.
+    if (operands(b, is_min, x, y) && (equal(x, a) || equal(y, a))) return b;
+    if (operands(a, is_min, x, y) && (equal(x, b) || equal(y, b))) return a;
+    if (operands(b, !is_min, x, y) && (equal(x, a) || equal(y, a))) return a;
+    if (operands(a, !is_min, x, y) && (equal(x, b) || equal(y, b))) return b;
+
+    if (!is_const(b) && compare_exprs(a, b) > 0) return make(b, a);
+    return make(a, b);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Visits
+
+Expr Simplify::visit(const Add *op) { return build_add(mutate(op->a), mutate(op->b)); }
+Expr Simplify::visit(const Sub *op) { return build_sub(mutate(op->a), mutate(op->b)); }
+Expr Simplify::visit(const Mul *op) { return build_mul(mutate(op->a), mutate(op->b)); }
+Expr Simplify::visit(const Div *op) { return build_div(mutate(op->a), mutate(op->b)); }
+Expr Simplify::visit(const Mod *op) { return build_mod(mutate(op->a), mutate(op->b)); }
+Expr Simplify::visit(const Min *op) { return build_min(mutate(op->a), mutate(op->b)); }
+Expr Simplify::visit(const Max *op) { return build_max(mutate(op->a), mutate(op->b)); }
+
+Expr Simplify::build_cast(Type t, const Expr &v) {
+    if (v.type() == t) return v;
+    if (is_const(v)) {
+        Expr folded = cast(t, v);
+        if (is_const(folded)) return folded;
+    }
+    if (const Broadcast *b = v.as<Broadcast>()) {
+        return Broadcast::make(build_cast(t.element_of(), b->value), t.lanes);
+    }
+    // A cast through a type that holds every value of the source loses nothing.
+    if (const Cast *inner = v.as<Cast>()) {
+        if (inner->type.can_represent(inner->value.type())) return build_cast(t, inner->value);
+    }
+    return Cast::make(t, v);
+}
+
+Expr Simplify::visit(const Cast *op) {
+    Expr v = mutate(op->value);
+    Expr r = build_cast(op->type, v);
+    if (v.same_as(op->value) && r.as<Cast>() && r.as<Cast>()->value.same_as(v)) return op;
+    return r;
+}
+
+Expr Simplify::visit(const Reinterpret *op) {
+    Expr v = mutate(op->value);
+    if (v.type() == op->type) return v;
+    if (v.same_as(op->value)) return op;
+    return Reinterpret::make(op->type, v);
+}
+
+Expr Simplify::visit(const Ramp *op) {
+    Expr base = mutate(op->base), stride = mutate(op->stride);
+    if (base.same_as(op->base) && stride.same_as(op->stride) && !is_const_zero(stride)) return op;
+    return make_ramp(base, stride, op->lanes);
+}
+
+Expr Simplify::visit(const Broadcast *op) {
+    Expr v = mutate(op->value);
+    if (v.same_as(op->value)) return op;
+    return Broadcast::make(v, op->lanes);
+}
+
+Expr Simplify::visit(const Load *op) {
+    use_count[op->name]++; // the Load uses the pointer variable it names
+    Expr index = mutate(op->index), predicate = mutate(op->predicate);
+    if (index.same_as(op->index) && predicate.same_as(op->predicate)) return op;
+    return Load::make(op->type, op->name, index, predicate, op->param);
+}
+
+Expr Simplify::fold_call(const Call *op, const std::vector<Expr> &args) {
+    Type t = op->type;
+    if (op->call_type != Call::PureIntrinsic || args.empty()) return Expr();
+    Type at = args[0].type();
+    if (at.is_int_or_uint() && t.is_int_or_uint()) {
+        auto x = const_bits(args[0]);
+        auto y = args.size() > 1 ? const_bits(args[1]) : std::nullopt;
+        uint64_t ux = static_cast<uint64_t>(x.value_or(0));
+        uint64_t uy = static_cast<uint64_t>(y.value_or(0));
+        switch (op->intrinsic) {
+        case Intrinsic::abs:
+            if (x) return make_const(t, at.is_int() && *x < 0 ? wrapping(0 - ux) : *x);
+            if (t == at && bounds_of(args[0]).has_min && bounds_of(args[0]).min >= 0)
+                return args[0];
+            return Expr();
+        case Intrinsic::bitwise_not:
+            if (x) return make_const(t, wrapping(~ux));
+            return Expr();
+        case Intrinsic::bitwise_and:
+            if (x && y) return make_const(t, wrapping(ux & uy));
+            return Expr();
+        case Intrinsic::bitwise_or:
+            if (x && y) return make_const(t, wrapping(ux | uy));
+            return Expr();
+        case Intrinsic::bitwise_xor:
+            if (x && y) return make_const(t, wrapping(ux ^ uy));
+            return Expr();
+        case Intrinsic::shift_left:
+            if (x && y && *y >= 0 && *y < at.bits) return make_const(t, wrapping(ux << *y));
+            return Expr();
+        case Intrinsic::shift_right:
+            if (x && y && *y >= 0 && *y < at.bits) {
+                return make_const(t, at.is_int() ? (*x >> *y) : wrapping(ux >> *y));
+            }
+            return Expr();
+        default: return Expr();
+        }
+    }
+    auto f = as_const_float(args[0]);
+    if (!at.is_float() || !f) return Expr();
+    switch (op->intrinsic) {
+    case Intrinsic::abs: return t.is_float() ? make_const(t, std::fabs(*f)) : Expr();
+    case Intrinsic::floor: return make_const(t, std::floor(*f));
+    case Intrinsic::ceil: return make_const(t, std::ceil(*f));
+    case Intrinsic::trunc: return make_const(t, std::trunc(*f));
+    case Intrinsic::sqrt: return make_const(t, std::sqrt(*f));
+    case Intrinsic::is_nan: return make_const(t, int64_t(std::isnan(*f)));
+    case Intrinsic::is_inf: return make_const(t, int64_t(std::isinf(*f)));
+    default: return Expr();
+    }
+}
+
+Expr Simplify::visit(const Call *op) {
+    std::vector<Expr> args;
+    bool changed = mutate_exprs(op->args, args);
+    if (Expr folded = fold_call(op, args); folded.defined()) return folded;
+    if (!changed) return op;
+    auto *n = new Call(*op);
+    n->args = std::move(args);
+    return n;
+}
+
+} // namespace simplify_detail
+} // namespace ir
+} // namespace aicf

@@ -1,0 +1,210 @@
+// Lets and statements in the simplifier. A statement that does nothing simplifies to an
+// undefined Stmt; parents drop such children (Block::make skips them) or vanish themselves.
+
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/SimplifyInternal.h"
+#include "dsl/ir/Substitute.h"
+
+#include <type_traits>
+
+namespace aicf {
+namespace ir {
+namespace simplify_detail {
+
+namespace {
+
+// Values cheap enough to copy into every use: constants, variables, and broadcasts and ramps
+// of those.
+bool is_substitutable(const Expr &e) {
+    if (is_const(e) || e.as<Variable>()) return true;
+    if (const Broadcast *b = e.as<Broadcast>()) return is_substitutable(b->value);
+    if (const Ramp *r = e.as<Ramp>()) {
+        return (is_const(r->base) || r->base.as<Variable>()) &&
+               (is_const(r->stride) || r->stride.as<Variable>());
+    }
+    return false;
+}
+
+// Whether ir binds (with a Let, LetStmt or For) any of the names.
+template <typename IRHandle>
+bool binds_any(const IRHandle &ir, const std::set<std::string> &names) {
+    struct Finder : IRVisitor {
+        const std::set<std::string> &names;
+        bool found = false;
+        explicit Finder(const std::set<std::string> &n) : names(n) {}
+        using IRVisitor::visit;
+        void visit(const Let *op) override {
+            found = found || names.count(op->name);
+            IRVisitor::visit(op);
+        }
+        void visit(const LetStmt *op) override {
+            found = found || names.count(op->name);
+            IRVisitor::visit(op);
+        }
+        void visit(const For *op) override {
+            found = found || names.count(op->name);
+            IRVisitor::visit(op);
+        }
+    } finder(names);
+    if (ir.defined()) ir.accept(&finder);
+    return finder.found;
+}
+
+} // namespace
+
+template <typename LetNode, typename Body>
+Body Simplify::simplify_let(const LetNode *op) {
+    Expr value = mutate(op->value);
+    Expr replacement;
+    if (is_substitutable(value)) {
+        // Substituting a variable must not let an inner binding of its name capture it.
+        std::set<std::string> names = free_vars(value);
+        if (names.empty() || !binds_any(op->body, names)) replacement = value;
+    }
+    ConstBounds bounds = bounds_of(value);
+    int uses_before = use_count[op->name];
+    Body body;
+    {
+        Binding bind(*this, op->name, bounds, replacement);
+        body = mutate(op->body);
+    }
+    if (replacement.defined()) return body;
+    bool side_effects = has_side_effects(value);
+    if constexpr (std::is_same_v<Body, Stmt>) {
+        if (!body.defined()) return side_effects ? Evaluate::make(value) : Stmt();
+    }
+    bool used = use_count[op->name] != uses_before && uses_var(body, op->name);
+    if (!used && !side_effects) return body;
+    if (value.same_as(op->value) && body.same_as(op->body)) return op;
+    return LetNode::make(op->name, value, body);
+}
+
+Expr Simplify::visit(const Let *op) { return simplify_let<Let, Expr>(op); }
+Stmt Simplify::visit(const LetStmt *op) { return simplify_let<LetStmt, Stmt>(op); }
+
+Stmt Simplify::visit(const AssertStmt *op) {
+    Expr condition = mutate(op->condition);
+    // A provably false assert stays: it is the program's way to fail at run time.
+    if (is_true(condition)) return Stmt();
+    Expr message = mutate(op->message);
+    if (condition.same_as(op->condition) && message.same_as(op->message)) return op;
+    return AssertStmt::make(condition, message);
+}
+
+Stmt Simplify::visit(const ProducerConsumer *op) {
+    Stmt body = mutate(op->body);
+    if (!body.defined()) return Stmt();
+    if (body.same_as(op->body)) return op;
+    return ProducerConsumer::make(op->name, op->is_producer, body);
+}
+
+Stmt Simplify::visit(const For *op) {
+    Expr min = mutate(op->min), extent = mutate(op->extent);
+    ConstBounds extent_bounds = bounds_of(extent);
+    if (extent_bounds.has_max && extent_bounds.max <= 0) return Stmt();
+    // GPU loops define the launch shape, so they stay even with one iteration.
+    bool is_gpu = op->for_type == ForType::GPUBlock || op->for_type == ForType::GPUThread ||
+                  op->for_type == ForType::GPULane;
+    if (is_const_one(extent) && !is_gpu) {
+        // One iteration: the loop variable is just a name for min.
+        return mutate(LetStmt::make(op->name, min, op->body));
+    }
+    ConstBounds min_bounds = bounds_of(min);
+    // The loop variable lies in [min, min + extent - 1].
+    ConstBounds last = bounds_add(extent_bounds, ConstBounds::point(-1));
+    ConstBounds var_bounds = bounds_add(min_bounds, last);
+    var_bounds.has_min = min_bounds.has_min;
+    var_bounds.min = min_bounds.min;
+    Interval symbolic;
+    if (!is_const(min) || !is_const(extent)) {
+        symbolic = Interval(min, build_sub(build_add(min, extent), make_one(min.type())));
+    }
+    Stmt body;
+    {
+        Binding bind(*this, op->name, fit_to_type(var_bounds, min.type()), Expr(), symbolic);
+        body = mutate(op->body);
+    }
+    if (!body.defined()) return Stmt();
+    if (min.same_as(op->min) && extent.same_as(op->extent) && body.same_as(op->body)) return op;
+    return For::make(op->name, min, extent, op->for_type, body);
+}
+
+Stmt Simplify::visit(const Store *op) {
+    use_count[op->name]++; // the Store uses the pointer variable it names
+    Expr predicate = mutate(op->predicate);
+    if (is_false(predicate)) return Stmt();
+    Expr value = mutate(op->value), index = mutate(op->index);
+    if (value.same_as(op->value) && index.same_as(op->index) &&
+        predicate.same_as(op->predicate)) {
+        return op;
+    }
+    return Store::make(op->name, value, index, predicate, op->param);
+}
+
+Stmt Simplify::visit(const Provide *op) {
+    std::vector<Expr> values, args;
+    bool changed = mutate_exprs(op->values, values);
+    changed = mutate_exprs(op->args, args) || changed;
+    return changed ? Provide::make(op->name, values, args) : Stmt(op);
+}
+
+Stmt Simplify::visit(const Allocate *op) {
+    std::vector<Expr> extents;
+    bool changed = mutate_exprs(op->extents, extents);
+    Stmt body = mutate(op->body);
+    if (!body.defined()) return Stmt();
+    if (!changed && body.same_as(op->body)) return op;
+    return Allocate::make(op->name, op->type, op->memory_type, extents, body);
+}
+
+Stmt Simplify::visit(const Free *op) { return op; }
+
+Stmt Simplify::visit(const Realize *op) {
+    Region bounds(op->bounds.size());
+    bool changed = false;
+    for (size_t i = 0; i < bounds.size(); i++) {
+        bounds[i].min = mutate(op->bounds[i].min);
+        bounds[i].extent = mutate(op->bounds[i].extent);
+        changed = changed || !bounds[i].min.same_as(op->bounds[i].min) ||
+                  !bounds[i].extent.same_as(op->bounds[i].extent);
+    }
+    Stmt body = mutate(op->body);
+    if (!body.defined()) return Stmt();
+    if (!changed && body.same_as(op->body)) return op;
+    return Realize::make(op->name, op->types, op->memory_type, bounds, body);
+}
+
+Stmt Simplify::visit(const Block *op) {
+    Stmt first = mutate(op->first), rest = mutate(op->rest);
+    if (first.same_as(op->first) && rest.same_as(op->rest)) return op;
+    return Block::make(first, rest);
+}
+
+Stmt Simplify::visit(const IfThenElse *op) {
+    Expr condition = mutate(op->condition);
+    if (is_true(condition)) return mutate(op->then_case);
+    if (is_false(condition)) return mutate(op->else_case);
+    Stmt then_case = mutate(op->then_case), else_case = mutate(op->else_case);
+    if (!then_case.defined() && !else_case.defined()) {
+        return has_side_effects(condition) ? Evaluate::make(condition) : Stmt();
+    }
+    if (!then_case.defined()) return IfThenElse::make(build_not(condition), else_case);
+    if (condition.same_as(op->condition) && then_case.same_as(op->then_case) &&
+        else_case.same_as(op->else_case)) {
+        return op;
+    }
+    return IfThenElse::make(condition, then_case, else_case);
+}
+
+Stmt Simplify::visit(const Evaluate *op) {
+    Expr value = mutate(op->value);
+    // Evaluating something without side effects does nothing.
+    if (!has_side_effects(value)) return Stmt();
+    if (value.same_as(op->value)) return op;
+    return Evaluate::make(value);
+}
+
+} // namespace simplify_detail
+} // namespace ir
+} // namespace aicf

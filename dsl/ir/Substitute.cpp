@@ -1,0 +1,152 @@
+#include "dsl/ir/Substitute.h"
+
+#include "dsl/ir/IREquality.h"
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IRVisitor.h"
+
+namespace aicf {
+namespace ir {
+
+namespace {
+
+class Substitute : public IRMutator {
+public:
+    explicit Substitute(const std::map<std::string, Expr> &r) : replacements(r) {}
+
+private:
+    const std::map<std::string, Expr> &replacements;
+    std::map<std::string, int> hidden; // names rebound by an inner let
+
+    using IRMutator::visit;
+
+    Expr visit(const Variable *op) override {
+        if (hidden.count(op->name) && hidden[op->name] > 0) return op;
+        auto it = replacements.find(op->name);
+        return it == replacements.end() ? Expr(op) : it->second;
+    }
+
+    template <typename LetNode, typename Body>
+    auto visit_let(const LetNode *op) {
+        Expr value = mutate(op->value);
+        hidden[op->name]++;
+        Body body = mutate(op->body);
+        hidden[op->name]--;
+        if (value.same_as(op->value) && body.same_as(op->body)) return Body(op);
+        return LetNode::make(op->name, value, body);
+    }
+    Expr visit(const Let *op) override { return visit_let<Let, Expr>(op); }
+    Stmt visit(const LetStmt *op) override { return visit_let<LetStmt, Stmt>(op); }
+
+    Stmt visit(const For *op) override {
+        Expr mn = mutate(op->min), ex = mutate(op->extent);
+        hidden[op->name]++;
+        Stmt body = mutate(op->body);
+        hidden[op->name]--;
+        if (mn.same_as(op->min) && ex.same_as(op->extent) && body.same_as(op->body)) return op;
+        return For::make(op->name, mn, ex, op->for_type, body);
+    }
+};
+
+class SubstituteExpr : public IRMutator {
+public:
+    SubstituteExpr(const Expr &f, const Expr &r) : find(f), replacement(r) {}
+    Expr mutate(const Expr &e) override {
+        if (equal(e, find)) return replacement;
+        return IRMutator::mutate(e);
+    }
+    using IRMutator::mutate;
+
+private:
+    Expr find, replacement;
+};
+
+class FreeVars : public IRVisitor {
+public:
+    std::set<std::string> names;
+
+private:
+    std::map<std::string, int> bound;
+    using IRVisitor::visit;
+    void visit(const Variable *op) override { use(op->name); }
+    void use(const std::string &name) {
+        auto it = bound.find(name);
+        if (it == bound.end() || it->second == 0) names.insert(name);
+    }
+    // A Load or Store names the pointer variable of the memory it accesses.
+    void visit(const Load *op) override {
+        use(op->name);
+        IRVisitor::visit(op);
+    }
+    void visit(const Store *op) override {
+        use(op->name);
+        IRVisitor::visit(op);
+    }
+    void visit(const Let *op) override {
+        op->value.accept(this);
+        bound[op->name]++;
+        op->body.accept(this);
+        bound[op->name]--;
+    }
+    void visit(const LetStmt *op) override {
+        op->value.accept(this);
+        bound[op->name]++;
+        op->body.accept(this);
+        bound[op->name]--;
+    }
+    void visit(const For *op) override {
+        op->min.accept(this);
+        op->extent.accept(this);
+        bound[op->name]++;
+        op->body.accept(this);
+        bound[op->name]--;
+    }
+};
+
+} // namespace
+
+Expr substitute(const std::string &name, const Expr &replacement, const Expr &e) {
+    std::map<std::string, Expr> m{{name, replacement}};
+    return Substitute(m).mutate(e);
+}
+
+Stmt substitute(const std::string &name, const Expr &replacement, const Stmt &s) {
+    std::map<std::string, Expr> m{{name, replacement}};
+    return Substitute(m).mutate(s);
+}
+
+Expr substitute(const std::map<std::string, Expr> &replacements, const Expr &e) {
+    if (replacements.empty()) return e;
+    return Substitute(replacements).mutate(e);
+}
+
+Stmt substitute(const std::map<std::string, Expr> &replacements, const Stmt &s) {
+    if (replacements.empty()) return s;
+    return Substitute(replacements).mutate(s);
+}
+
+Expr substitute_expr(const Expr &find, const Expr &replacement, const Expr &e) {
+    return SubstituteExpr(find, replacement).mutate(e);
+}
+
+std::set<std::string> free_vars(const Expr &e) {
+    FreeVars v;
+    if (e.defined()) e.accept(&v);
+    return v.names;
+}
+
+bool uses_var(const Expr &e, const std::string &name) { return free_vars(e).count(name) > 0; }
+
+bool uses_var(const Stmt &s, const std::string &name) {
+    FreeVars v;
+    if (s.defined()) s.accept(&v);
+    return v.names.count(name) > 0;
+}
+
+bool uses_vars(const Expr &e, const std::set<std::string> &names) {
+    for (const std::string &n : free_vars(e))
+        if (names.count(n)) return true;
+    return false;
+}
+
+} // namespace ir
+} // namespace aicf

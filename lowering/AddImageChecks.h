@@ -1,0 +1,24 @@
+#ifndef AICF_LOWERING_ADD_IMAGE_CHECKS_H
+#define AICF_LOWERING_ADD_IMAGE_CHECKS_H
+
+#include "dsl/Pipeline.h"
+
+#include <vector>
+
+namespace aicf {
+namespace lowering {
+
+// Reads the shape of every buffer argument from its descriptor and checks it.
+// Expects: the output of bounds_inference (buffer shapes appear as "<b>.min.<d>",
+// "<b>.extent.<d>", "<b>.stride.<d>"). Guarantees, before the pipeline's body runs:
+//  - each buffer's rank and element type match the argument (RuntimeError otherwise),
+//  - each extent is non-negative and the buffer spans under 2^31 elements,
+//  - each input buffer covers the region the pipeline reads of it, and the buffers of a
+//    Tuple-valued output have the same shape;
+// then binds "<b>" (the host pointer) and the shape variables with LetStmts.
+ir::Stmt add_image_checks(const ir::Stmt &s, const std::vector<Argument> &args);
+
+} // namespace lowering
+} // namespace aicf
+
+#endif

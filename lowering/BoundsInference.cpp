@@ -1,0 +1,178 @@
+#include "lowering/BoundsInference.h"
+
+#include "dsl/Error.h"
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/Simplify.h"
+#include "lowering/BoxesRequired.h"
+#include "lowering/Names.h"
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+namespace {
+
+Expr var(const std::string &name) { return Variable::make(Int(32), name); }
+
+void flatten_blocks(const Stmt &s, std::vector<Stmt> &out) {
+    if (const Block *b = s.as<Block>()) {
+        flatten_blocks(b->first, out);
+        flatten_blocks(b->rest, out);
+    } else if (s.defined()) {
+        out.push_back(s);
+    }
+}
+
+// The statements of each stage inside `produce f { ... }`.
+std::vector<Stmt> stage_stmts(const Stmt &produce) {
+    const ProducerConsumer *pc = produce.as<ProducerConsumer>();
+    internal_assert(pc && pc->is_producer) << "expected a produce node";
+    std::vector<Stmt> stages;
+    flatten_blocks(pc->body, stages);
+    return stages;
+}
+
+std::string describe_dim(const Function &f, size_t d) {
+    return "dimension " + std::to_string(d) + " (" + f.args()[d] + ")";
+}
+
+void require_bounded(const Function &f, const Box &box, const char *what) {
+    for (size_t d = 0; d < box.size(); d++) {
+        if (box[d].is_bounded()) continue;
+        user_error << "AICF cannot bound the region of Func " << f.name() << " that " << what
+                   << " in " << describe_dim(f, d)
+                   << ": an index into it is data-dependent or unbounded. Clamp the index to "
+                   << "the range that is valid, e.g. " << f.name() << "(clamp(i, 0, n - 1)).";
+    }
+}
+
+// Lets binding the loop bounds of the pure variables of update stages to `box`, and the
+// region each update touches (writes and self-reads) with those bounds in scope.
+Box update_region(const Function &f, const std::vector<Stmt> &stages, const Box &box) {
+    Box region = box;
+    Scope<Interval> scope;
+    for (int s = 1; s < f.stages(); s++) {
+        for (size_t d = 0; d < f.args().size(); d++) {
+            scope.push(loop_min_name(f.name(), s, f.args()[d]), Interval::single_point(box[d].min));
+            scope.push(loop_max_name(f.name(), s, f.args()[d]), Interval::single_point(box[d].max));
+        }
+    }
+    for (int s = 1; s < f.stages() && s < static_cast<int>(stages.size()); s++) {
+        Access written = box_provided(stages[s], f.name(), scope);
+        Access read = box_required(stages[s], f.name(), scope);
+        if (written.used) {
+            require_bounded(f, written.box, "its update definitions write");
+            region = box_union(region, written.box);
+        }
+        if (read.used) {
+            require_bounded(f, read.box, "its update definitions read");
+            region = box_union(region, read.box);
+        }
+    }
+    return region;
+}
+
+Stmt wrap_stage_lets(const Function &f, const Box &pure_region, const Box &update_box, Stmt s) {
+    for (int st = f.stages() - 1; st >= 0; st--) {
+        const Box &b = st == 0 ? pure_region : update_box;
+        for (size_t d = f.args().size(); d-- > 0;) {
+            s = LetStmt::make(loop_max_name(f.name(), st, f.args()[d]), simplify(b[d].max), s);
+            s = LetStmt::make(loop_min_name(f.name(), st, f.args()[d]), simplify(b[d].min), s);
+        }
+    }
+    return s;
+}
+
+class BoundsInference : public IRMutator {
+public:
+    BoundsInference(const std::map<std::string, Function> &env) : env(env) {}
+
+private:
+    const std::map<std::string, Function> &env;
+    using IRMutator::visit;
+
+    Stmt visit(const Realize *op) override {
+        Stmt body = mutate(op->body);
+        auto it = env.find(op->name);
+        internal_assert(it != env.end()) << "Realize of unknown Func " << op->name;
+        const Function &f = it->second;
+
+        const Block *parts = body.as<Block>();
+        internal_assert(parts) << "Realize " << op->name << " without produce and consume";
+        const ProducerConsumer *consume = parts->rest.as<ProducerConsumer>();
+        internal_assert(consume && !consume->is_producer) << "Realize without consume";
+
+        Access consumed = box_required(consume->body, f.name());
+        Box box;
+        if (consumed.used) {
+            require_bounded(f, consumed.box, "its consumers read");
+            box = consumed.box;
+        } else {
+            // Nothing reads it: an empty region.
+            for (size_t d = 0; d < f.args().size(); d++)
+                box.push_back(Interval(make_zero(Int(32)), make_const(Int(32), int64_t(-1))));
+        }
+        Box region = update_region(f, stage_stmts(parts->first), box);
+
+        Stmt s = Realize::make(op->name, op->types, op->memory_type, op->bounds, body);
+        for (size_t d = f.args().size(); d-- > 0;) {
+            const std::string &a = f.args()[d];
+            Expr mn = var(loop_min_name(f.name(), 0, a));
+            Expr mx = var(loop_max_name(f.name(), 0, a));
+            Expr extent = Max::make(Add::make(Sub::make(mx, mn), make_one(Int(32))),
+                                    make_zero(Int(32)));
+            s = LetStmt::make(realized_extent_name(f.name(), a), extent, s);
+            s = LetStmt::make(realized_min_name(f.name(), a), mn, s);
+        }
+        return wrap_stage_lets(f, region, box, s);
+    }
+};
+
+} // namespace
+
+Stmt bounds_inference(const Stmt &s, const std::vector<Function> &outputs,
+                      const std::map<std::string, Function> &env) {
+    Stmt result = BoundsInference(env).mutate(s);
+
+    // Outputs iterate over their buffers; their updates must stay inside them.
+    std::vector<Stmt> produces;
+    flatten_blocks(s, produces);
+    for (const Function &o : outputs) {
+        std::string buffer = storage_name(o.name(), 0, o.outputs());
+        Box box;
+        for (int d = 0; d < o.dimensions(); d++) {
+            Expr mn = var(buffer_field_name(buffer, BufferField::Min, d));
+            Expr ex = var(buffer_field_name(buffer, BufferField::Extent, d));
+            box.emplace_back(mn, Sub::make(Add::make(mn, ex), make_one(Int(32))));
+        }
+        // Find this output's produce node to check what its updates write.
+        Stmt produce;
+        visit_each<ProducerConsumer>(result, [&](const ProducerConsumer *pc) {
+            if (pc->is_producer && pc->name == o.name()) produce = pc;
+        });
+        internal_assert(produce.defined()) << "no produce node for output " << o.name();
+        Box region = update_region(o, stage_stmts(produce), box);
+        std::vector<Stmt> checks;
+        for (int d = 0; d < o.dimensions(); d++) {
+            Expr inside = make_and(LE::make(box[d].min, region[d].min),
+                                   GE::make(box[d].max, region[d].max));
+            Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
+                                  {make_const(Int(32), int64_t(RuntimeErrorKind::BufferTooSmall)),
+                                   StringImm::make(buffer), make_const(Int(32), int64_t(d)),
+                                   simplify(region[d].min), simplify(region[d].max), box[d].min,
+                                   box[d].max},
+                                  Call::Intrinsic);
+            checks.push_back(AssertStmt::make(simplify(inside), msg));
+        }
+        result = Block::make(Block::make(checks), result);
+        result = wrap_stage_lets(o, box, box, result);
+    }
+    return result;
+}
+
+} // namespace lowering
+} // namespace aicf

@@ -1,0 +1,33 @@
+#ifndef AICF_LOWERING_BOXES_REQUIRED_H
+#define AICF_LOWERING_BOXES_REQUIRED_H
+
+#include "dsl/ir/IR.h"
+#include "dsl/ir/Interval.h"
+#include "dsl/ir/Scope.h"
+
+#include <string>
+
+namespace aicf {
+namespace lowering {
+
+// What a statement reads of a Func or an input buffer.
+struct Access {
+    ir::Box box;       // one interval per dimension, in terms of variables outside `s`
+    bool used = false; // false when `s` never reads it
+};
+
+// The region of Func (or input buffer) `name` that `s` reads, given the ranges of variables
+// defined outside s in `scope`. Loops and lets inside `s` are accounted for.
+Access box_required(const ir::Stmt &s, const std::string &name,
+                    const ir::Scope<ir::Interval> &scope = ir::Scope<ir::Interval>());
+// The same for what `e` reads.
+Access box_required(const ir::Expr &e, const std::string &name,
+                    const ir::Scope<ir::Interval> &scope = ir::Scope<ir::Interval>());
+// The region of Func `name` that `s` writes (its Provide nodes).
+Access box_provided(const ir::Stmt &s, const std::string &name,
+                    const ir::Scope<ir::Interval> &scope = ir::Scope<ir::Interval>());
+
+} // namespace lowering
+} // namespace aicf
+
+#endif

@@ -1,0 +1,59 @@
+#include "lowering/Lower.h"
+
+#include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/Simplify.h"
+#include "lowering/AddImageChecks.h"
+#include "lowering/BoundsInference.h"
+#include "lowering/RealizationOrder.h"
+#include "lowering/ScheduleFunctions.h"
+#include "lowering/StorageFlattening.h"
+
+#include <cstdlib>
+#include <iostream>
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+namespace {
+
+int debug_level() {
+    const char *env = std::getenv("AICF_DEBUG");
+    return env ? std::atoi(env) : 0;
+}
+
+void log_pass(const char *pass, const Stmt &s) {
+    if (debug_level() < 2) return;
+    std::cerr << "---- after " << pass << " ----\n" << s << "\n";
+}
+
+} // namespace
+
+LoweredPipeline lower(const std::vector<Function> &outputs, const std::vector<Argument> &args,
+                      const Target &target) {
+    std::map<std::string, Function> env = detail::find_transitive_calls(outputs);
+    std::vector<std::string> order = realization_order(outputs, env);
+
+    Stmt s = schedule_functions(outputs, order, env);
+    log_pass("schedule_functions", s);
+    s = bounds_inference(s, outputs, env);
+    log_pass("bounds_inference", s);
+    s = simplify(s);
+    log_pass("simplify", s);
+    s = add_image_checks(s, args);
+    log_pass("add_image_checks", s);
+    s = storage_flattening(s, args, env);
+    log_pass("storage_flattening", s);
+    s = simplify(s);
+    log_pass("simplify", s);
+
+    LoweredPipeline result;
+    result.name = outputs[0].name();
+    result.args = args;
+    result.body = s;
+    return result;
+}
+
+} // namespace lowering
+} // namespace aicf

@@ -1,0 +1,28 @@
+#ifndef AICF_LOWERING_NAMES_H
+#define AICF_LOWERING_NAMES_H
+
+// The names lowering gives loops and bounds. Every pass builds them through these functions,
+// so a name is spelled in one place.
+
+#include <string>
+
+namespace aicf {
+namespace lowering {
+
+// The loop over variable `var` of stage `stage` of Func `func`: "f.s0.x".
+std::string loop_name(const std::string &func, int stage, const std::string &var);
+// The first and last value that loop takes: "f.s0.x.min", "f.s0.x.max".
+std::string loop_min_name(const std::string &func, int stage, const std::string &var);
+std::string loop_max_name(const std::string &func, int stage, const std::string &var);
+// The region a Func is stored over, per pure argument: "f.x.min_realized", "f.x.extent_realized".
+std::string realized_min_name(const std::string &func, const std::string &arg);
+std::string realized_extent_name(const std::string &func, const std::string &arg);
+// The flat storage of element `value_index` of a Func with `outputs` elements: "f" or "f.1".
+std::string storage_name(const std::string &func, int value_index, int outputs);
+// The descriptor argument of a buffer: "b.buffer".
+std::string buffer_descriptor_name(const std::string &buffer);
+
+} // namespace lowering
+} // namespace aicf
+
+#endif

@@ -1,0 +1,142 @@
+#include "lowering/StorageFlattening.h"
+
+#include "dsl/Error.h"
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
+#include "lowering/Names.h"
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+namespace {
+
+Expr var(const std::string &n) { return Variable::make(Int(32), n); }
+
+// Where the elements of a multi-dimensional array live.
+struct Layout {
+    std::vector<Expr> mins, strides;
+    Parameter param; // set for pipeline buffers
+};
+
+Expr flat_index(const Layout &layout, const std::vector<Expr> &args) {
+    internal_assert(args.size() == layout.mins.size()) << "flat_index rank mismatch";
+    if (args.empty()) return make_zero(Int(32));
+    Expr index;
+    for (size_t d = 0; d < args.size(); d++) {
+        Expr term = Mul::make(Sub::make(args[d], layout.mins[d]), layout.strides[d]);
+        index = index.defined() ? Add::make(index, term) : term;
+    }
+    return index;
+}
+
+Layout buffer_layout(const std::string &buffer, int dims, const Parameter &param) {
+    Layout l;
+    for (int d = 0; d < dims; d++) {
+        l.mins.push_back(var(buffer_field_name(buffer, BufferField::Min, d)));
+        l.strides.push_back(var(buffer_field_name(buffer, BufferField::Stride, d)));
+    }
+    l.param = param;
+    return l;
+}
+
+class FlattenStorage : public IRMutator {
+public:
+    FlattenStorage(const std::vector<Argument> &args, const std::map<std::string, Function> &env)
+        : env(env) {
+        for (const Argument &a : args) {
+            if (!a.is_buffer) continue;
+            Parameter p = a.param.defined() ? a.param : Parameter(a.type, true, a.dimensions, a.name);
+            layouts[a.name] = buffer_layout(a.name, a.dimensions, p);
+        }
+    }
+
+private:
+    const std::map<std::string, Function> &env;
+    std::map<std::string, Layout> layouts; // by storage name
+
+    using IRMutator::visit;
+
+    Stmt visit(const Realize *op) override {
+        const Function &f = env.at(op->name);
+        int n = static_cast<int>(op->types.size());
+        // Strides of a dense layout, as lets around the allocations.
+        std::vector<std::pair<std::string, Expr>> lets;
+        Layout layout;
+        Expr stride = make_one(Int(32));
+        for (size_t d = 0; d < op->bounds.size(); d++) {
+            std::string sname = buffer_field_name(op->name, BufferField::Stride, int(d));
+            lets.emplace_back(sname, stride);
+            layout.mins.push_back(op->bounds[d].min);
+            layout.strides.push_back(var(sname));
+            stride = Mul::make(var(sname), op->bounds[d].extent);
+        }
+        for (int k = 0; k < n; k++) layouts[storage_name(f.name(), k, n)] = layout;
+        Stmt body = mutate(op->body);
+        std::vector<Expr> extents;
+        for (const Range &r : op->bounds) extents.push_back(r.extent);
+        MemoryType mt = op->memory_type == MemoryType::Auto ? MemoryType::Heap : op->memory_type;
+        for (int k = n - 1; k >= 0; k--) {
+            body = Allocate::make(storage_name(f.name(), k, n), op->types[k], mt, extents, body);
+        }
+        for (auto it = lets.rbegin(); it != lets.rend(); ++it)
+            body = LetStmt::make(it->first, it->second, body);
+        return body;
+    }
+
+    Stmt visit(const Provide *op) override {
+        auto fit = env.find(op->name);
+        internal_assert(fit != env.end()) << "Provide to unknown Func " << op->name;
+        int n = static_cast<int>(op->values.size());
+        std::vector<Expr> args, values;
+        mutate_exprs(op->args, args);
+        mutate_exprs(op->values, values);
+        if (n == 1) {
+            std::string name = storage_name(op->name, 0, 1);
+            const Layout &l = layout_of(name);
+            return Store::make(name, values[0], flat_index(l, args), Expr(), l.param);
+        }
+        // All values first, then the stores: f(x) = {f(x)[1], f(x)[0]} swaps.
+        std::vector<Stmt> stores;
+        for (int k = 0; k < n; k++) {
+            std::string name = storage_name(op->name, k, n);
+            const Layout &l = layout_of(name);
+            Expr value = Variable::make(values[k].type(), op->name + ".value." + std::to_string(k));
+            stores.push_back(Store::make(name, value, flat_index(l, args), Expr(), l.param));
+        }
+        Stmt s = Block::make(stores);
+        for (int k = n - 1; k >= 0; k--)
+            s = LetStmt::make(op->name + ".value." + std::to_string(k), values[k], s);
+        return s;
+    }
+
+    Expr visit(const Call *op) override {
+        if (op->call_type != Call::Func && op->call_type != Call::Image) return IRMutator::visit(op);
+        std::vector<Expr> args;
+        mutate_exprs(op->args, args);
+        std::string name = op->name;
+        if (op->call_type == Call::Func) {
+            const Function &f = env.at(op->name);
+            name = storage_name(f.name(), op->value_index, f.outputs());
+        }
+        const Layout &l = layout_of(name);
+        return Load::make(op->type, name, flat_index(l, args), Expr(), l.param);
+    }
+
+    const Layout &layout_of(const std::string &name) const {
+        auto it = layouts.find(name);
+        internal_assert(it != layouts.end()) << "no storage for " << name;
+        return it->second;
+    }
+};
+
+} // namespace
+
+Stmt storage_flattening(const Stmt &s, const std::vector<Argument> &args,
+                        const std::map<std::string, Function> &env) {
+    return FlattenStorage(args, env).mutate(s);
+}
+
+} // namespace lowering
+} // namespace aicf

@@ -1,0 +1,42 @@
+#ifndef AICF_TESTS_REFERENCE_H
+#define AICF_TESTS_REFERENCE_H
+
+// Helpers for correctness tests: random inputs (never zeros) and comparisons.
+
+#include "dsl/aicf.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace aicf_test {
+
+// Fills a buffer with uniform values in [lo, hi], skipping exact zeros.
+template <typename T>
+void fill_random(const aicf::Buffer<T> &b, double lo, double hi, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> dist(lo, hi);
+    b.for_each_element([&](const std::vector<int> &c) {
+        double v = 0;
+        while (v == 0) v = dist(rng);
+        int64_t off = 0;
+        for (size_t d = 0; d < c.size(); d++) off += int64_t(c[d] - b.min(int(d))) * b.stride(int(d));
+        T *p = b.data() + off;
+        if constexpr (std::is_integral<T>::value) {
+            *p = static_cast<T>(std::llround(v));
+            if (*p == 0) *p = 1;
+        } else {
+            *p = static_cast<T>(v);
+        }
+    });
+}
+
+// Relative-and-absolute closeness: |a - b| <= atol + rtol * |b|.
+inline bool close(double a, double b, double rtol, double atol) {
+    return std::fabs(a - b) <= atol + rtol * std::fabs(b);
+}
+
+} // namespace aicf_test
+
+#endif

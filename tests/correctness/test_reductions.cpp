@@ -1,0 +1,189 @@
+// Stencils and reductions (RDom, inline reductions, Tuples) against Eigen and plain loops.
+
+#include "Reference.h"
+
+#include <Eigen/Dense>
+
+#include <cmath>
+#include <vector>
+
+using namespace aicf;
+using aicf_test::close;
+using aicf_test::fill_random;
+
+TEST(Stencil, TwoStageBlurMatchesLoops) {
+    const int W = 45, H = 31;
+    // The input is larger than the output by the stencil's reach on each side.
+    Buffer<float> in(W + 2, H + 2);
+    fill_random(in, -1.0, 1.0, 10);
+    in.set_min({-1, -1});
+    Var x("x"), y("y");
+    Func blur_x("blur_x"), blur_y("blur_y");
+    blur_x(x, y) = (in(x - 1, y) + in(x, y) + in(x + 1, y)) / 3.0f;
+    blur_y(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3.0f;
+    blur_x.compute_root();
+    Buffer<float> out = blur_y.realize({W, H});
+    for (int j = 0; j < H; j++) {
+        for (int i = 0; i < W; i++) {
+            double s = 0;
+            for (int dy = -1; dy <= 1; dy++)
+                for (int dx = -1; dx <= 1; dx++) s += in(i + dx, j + dy);
+            ASSERT_TRUE(close(out(i, j), s / 9.0, 1e-5, 1e-6)) << i << "," << j;
+        }
+    }
+}
+
+TEST(Reduction, MatrixMultiplyMatchesEigen) {
+    const int M = 37, N = 29, K = 53;
+    Buffer<float> A(K, M), B(N, K); // A is M x K row-major: A(k, m)
+    fill_random(A, -1.0, 1.0, 11);
+    fill_random(B, -1.0, 1.0, 12);
+    Var i("i"), j("j");
+    RDom k(0, K, "k");
+    Func C("C");
+    C(j, i) = 0.0f;
+    C(j, i) += A(k, i) * B(j, k);
+    Buffer<float> out = C.realize({N, M});
+
+    Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> a(A.data(), M, K);
+    Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> b(B.data(), K, N);
+    Eigen::MatrixXd ref = a.cast<double>() * b.cast<double>();
+    for (int r = 0; r < M; r++)
+        for (int c = 0; c < N; c++)
+            ASSERT_TRUE(close(out(c, r), ref(r, c), 1e-4, 1e-5)) << r << "," << c;
+}
+
+TEST(Reduction, RowWiseLayerNormMatchesLoops) {
+    const int D = 67, Rows = 13;
+    Buffer<float> in(D, Rows), gamma(D), beta(D);
+    fill_random(in, -3.0, 3.0, 13);
+    fill_random(gamma, 0.5, 1.5, 14);
+    fill_random(beta, -0.5, 0.5, 15);
+    Var c("c"), r("r");
+    RDom k(0, D, "k");
+    Func mean("mean"), var("var"), norm("norm");
+    mean(r) = sum(in(k, r)) / float(D);
+    Expr centered = in(k, r) - mean(r);
+    var(r) = sum(centered * centered) / float(D);
+    mean.compute_root();
+    var.compute_root();
+    norm(c, r) = (in(c, r) - mean(r)) * rsqrt(var(r) + 1e-5f) * gamma(c) + beta(c);
+    Buffer<float> out = norm.realize({D, Rows});
+    for (int row = 0; row < Rows; row++) {
+        double m = 0, v = 0;
+        for (int i = 0; i < D; i++) m += in(i, row);
+        m /= D;
+        for (int i = 0; i < D; i++) v += (in(i, row) - m) * (in(i, row) - m);
+        v /= D;
+        for (int i = 0; i < D; i++) {
+            double ref = (in(i, row) - m) / std::sqrt(v + 1e-5) * gamma(i) + beta(i);
+            ASSERT_TRUE(close(out(i, row), ref, 1e-4, 1e-5)) << i << "," << row;
+        }
+    }
+}
+
+TEST(Reduction, RowWiseSoftmaxMatchesLoops) {
+    const int D = 50, Rows = 7;
+    Buffer<float> in(D, Rows);
+    fill_random(in, -8.0, 8.0, 16);
+    Var c("c"), r("r");
+    RDom k(0, D, "k");
+    Func row_max("row_max"), e("e"), denom("denom"), softmax("softmax");
+    row_max(r) = maximum(in(k, r));
+    e(c, r) = exp(in(c, r) - row_max(r));
+    denom(r) = sum(e(k, r));
+    softmax(c, r) = e(c, r) / denom(r);
+    row_max.compute_root();
+    e.compute_root();
+    denom.compute_root();
+    Buffer<float> out = softmax.realize({D, Rows});
+    for (int row = 0; row < Rows; row++) {
+        double mx = -1e30, s = 0;
+        for (int i = 0; i < D; i++) mx = std::max(mx, double(in(i, row)));
+        for (int i = 0; i < D; i++) s += std::exp(in(i, row) - mx);
+        double total = 0;
+        for (int i = 0; i < D; i++) {
+            double ref = std::exp(in(i, row) - mx) / s;
+            total += out(i, row);
+            ASSERT_TRUE(close(out(i, row), ref, 1e-5, 1e-7)) << i << "," << row;
+        }
+        EXPECT_NEAR(total, 1.0, 1e-5);
+    }
+}
+
+TEST(Reduction, ArgmaxTupleReduction) {
+    const int D = 41, Rows = 9;
+    Buffer<float> in(D, Rows);
+    fill_random(in, -5.0, 5.0, 17);
+    // A tie: the first occurrence must win.
+    in(30, 2) = 100.0f;
+    in(35, 2) = 100.0f;
+    Var r("r");
+    RDom k(0, D, "k");
+    Func best("best");
+    best(r) = argmax(in(k, r));
+    Realization result = best.realize({Rows});
+    Buffer<int> index = result[0];
+    Buffer<float> value = result[1];
+    for (int row = 0; row < Rows; row++) {
+        int bi = 0;
+        for (int i = 1; i < D; i++)
+            if (in(i, row) > in(bi, row)) bi = i;
+        EXPECT_EQ(index(row), bi) << row;
+        EXPECT_EQ(value(row), in(bi, row)) << row;
+    }
+    EXPECT_EQ(index(2), 30);
+}
+
+TEST(Reduction, ExplicitTupleUpdateKeepsMaxAndSum) {
+    // An online (max, sum of exp) pair, the core of a streaming softmax.
+    const int D = 33;
+    Buffer<float> in(D);
+    fill_random(in, -4.0, 4.0, 18);
+    RDom k(0, D, "k");
+    Func stats("stats");
+    stats() = Tuple(-1e30f, 0.0f);
+    Expr m = stats()[0], s = stats()[1];
+    Expr new_m = max(m, in(k));
+    stats() = Tuple(new_m, s * exp(m - new_m) + exp(in(k) - new_m));
+    Realization result = stats.realize(std::vector<int>{});
+    Buffer<float> mx = result[0], sm = result[1];
+    double ref_m = -1e30, ref_s = 0;
+    for (int i = 0; i < D; i++) ref_m = std::max(ref_m, double(in(i)));
+    for (int i = 0; i < D; i++) ref_s += std::exp(in(i) - ref_m);
+    EXPECT_EQ(mx(), float(ref_m));
+    EXPECT_TRUE(close(sm(), ref_s, 1e-5, 0));
+}
+
+TEST(Reduction, HistogramWithDataDependentIndex) {
+    const int N = 1000;
+    Buffer<uint8_t> in(N);
+    fill_random(in, 1, 255, 19);
+    RDom r(0, N, "r");
+    Func hist("hist");
+    Var b("b");
+    hist(b) = 0;
+    hist(cast<int>(in(r))) += 1;
+    Buffer<int> out = hist.realize({256});
+    std::vector<int> ref(256, 0);
+    for (int i = 0; i < N; i++) ref[in(i)]++;
+    for (int i = 0; i < 256; i++) EXPECT_EQ(out(i), ref[i]) << i;
+}
+
+TEST(Reduction, WhereRestrictsTheDomain) {
+    const int N = 20;
+    Buffer<int> in(N);
+    fill_random(in, 1, 100, 20);
+    Var x("x");
+    RDom r(0, N, "r");
+    r.where(r.x <= x);
+    Func prefix("prefix");
+    prefix(x) = 0;
+    prefix(x) += in(r);
+    Buffer<int> out = prefix.realize({N});
+    int acc = 0;
+    for (int i = 0; i < N; i++) {
+        acc += in(i);
+        EXPECT_EQ(out(i), acc) << i;
+    }
+}

@@ -1,0 +1,406 @@
+#include "dsl/ir/Bounds.h"
+
+#include "dsl/ir/IREquality.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/Simplify.h"
+#include "random_expr.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace aicf::ir;
+
+namespace {
+
+Expr var(const std::string &name, Type t = Int(32)) { return Variable::make(t, name); }
+
+::testing::AssertionResult same_end(const char *which, const Expr &got, const Expr &expected) {
+    if (!got.defined() && !expected.defined()) return ::testing::AssertionSuccess();
+    if (got.defined() && expected.defined() && equal(got, expected)) {
+        return ::testing::AssertionSuccess();
+    }
+    return ::testing::AssertionFailure() << which << " is " << got << ", expected " << expected;
+}
+
+::testing::AssertionResult has_bounds(const Expr &e, const Scope<Interval> &scope, const Expr &lo,
+                                      const Expr &hi) {
+    Interval i = bounds_of_expr_in_scope(e, scope);
+    auto r = same_end("min", i.min, lo);
+    if (r) r = same_end("max", i.max, hi);
+    if (!r) r << " (bounds of " << e << ")";
+    return r;
+}
+
+class BoundsTest : public ::testing::Test {
+protected:
+    Expr x = var("x"), y = var("y"), n = var("n");
+    Expr fx = var("fx", Float(32));
+    Expr u8 = var("u8", UInt(8));
+    Scope<Interval> scope;
+
+    void SetUp() override {
+        scope.push("x", Interval(Expr(0), Expr(10)));
+        scope.push("y", Interval(Expr(5), Expr(6)));
+        scope.push("fx", Interval(Expr(0.0f), Expr(1.0f)));
+    }
+};
+
+TEST_F(BoundsTest, ConstantsAndVariables) {
+    EXPECT_TRUE(has_bounds(Expr(7), scope, Expr(7), Expr(7)));
+    EXPECT_TRUE(has_bounds(x, scope, Expr(0), Expr(10)));
+    // A variable not in scope is a symbol.
+    EXPECT_TRUE(has_bounds(n, scope, n, n));
+    EXPECT_TRUE(has_bounds(Add::make(n, 1), scope, Add::make(n, 1), Add::make(n, 1)));
+    // An interval with one end.
+    Scope<Interval> half;
+    half.push("x", Interval(Expr(3), Expr()));
+    EXPECT_TRUE(has_bounds(Add::make(x, 1), half, Expr(4), Expr()));
+    EXPECT_TRUE(has_bounds(Sub::make(0, x), half, Expr(), Expr(-3)));
+}
+
+TEST_F(BoundsTest, AddSubMul) {
+    EXPECT_TRUE(has_bounds(Add::make(x, y), scope, Expr(5), Expr(16)));
+    EXPECT_TRUE(has_bounds(Sub::make(x, y), scope, Expr(-6), Expr(5)));
+    EXPECT_TRUE(has_bounds(Mul::make(x, 3), scope, Expr(0), Expr(30)));
+    EXPECT_TRUE(has_bounds(Mul::make(x, -2), scope, Expr(-20), Expr(0)));
+    EXPECT_TRUE(has_bounds(Mul::make(-2, x), scope, Expr(-20), Expr(0)));
+    Scope<Interval> s;
+    s.push("x", Interval(Expr(-2), Expr(3)));
+    s.push("y", Interval(Expr(-5), Expr(4)));
+    EXPECT_TRUE(has_bounds(Mul::make(x, y), s, Expr(-15), Expr(12)));
+    // Non-negative factors with one unbounded end.
+    s.push("z", Interval(Expr(1), Expr()));
+    EXPECT_TRUE(has_bounds(Mul::make(var("z"), Add::make(x, 2)), s, Expr(0), Expr()));
+    Scope<Interval> unbounded;
+    unbounded.push("x", Interval());
+    EXPECT_TRUE(has_bounds(Mul::make(x, y), unbounded, Expr(), Expr()));
+}
+
+TEST_F(BoundsTest, DivAndMod) {
+    Scope<Interval> s;
+    s.push("x", Interval(Expr(-5), Expr(10)));
+    s.push("y", Interval(Expr(1), Expr(4)));
+    EXPECT_TRUE(has_bounds(Div::make(x, 4), s, Expr(-2), Expr(2)));
+    EXPECT_TRUE(has_bounds(Div::make(x, -4), s, Expr(-2), Expr(2)));
+    EXPECT_TRUE(has_bounds(Div::make(x, 0), s, Expr(0), Expr(0)));
+    EXPECT_TRUE(has_bounds(Div::make(x, y), s, Expr(-5), Expr(10)));
+    // Any divisor, including 0: |x / d| <= |x|.
+    EXPECT_TRUE(has_bounds(Div::make(x, n), s, Expr(-10), Expr(10)));
+    EXPECT_TRUE(has_bounds(Mod::make(x, 8), s, Expr(0), Expr(7)));
+    EXPECT_TRUE(has_bounds(Mod::make(x, -8), s, Expr(0), Expr(7)));
+    EXPECT_TRUE(has_bounds(Mod::make(y, 8), s, Expr(1), Expr(4)));
+    EXPECT_TRUE(has_bounds(Mod::make(Add::make(y, 8), 8), s, Expr(1), Expr(4)));
+    EXPECT_TRUE(has_bounds(Mod::make(n, y), s, Expr(0), Expr(3)));
+    EXPECT_TRUE(has_bounds(Mod::make(n, n), s, Expr(0), Expr()));
+    Scope<Interval> sym;
+    sym.push("x", Interval(Expr(0), n));
+    EXPECT_TRUE(has_bounds(Mod::make(x, y), sym, Expr(0), n));
+    EXPECT_TRUE(has_bounds(Div::make(x, 2), sym, Expr(0), Div::make(n, 2)));
+}
+
+TEST_F(BoundsTest, MinMaxSelect) {
+    EXPECT_TRUE(has_bounds(Min::make(x, y), scope, Expr(0), Expr(6)));
+    EXPECT_TRUE(has_bounds(Max::make(x, y), scope, Expr(5), Expr(10)));
+    EXPECT_TRUE(has_bounds(Min::make(x, n), scope, Min::make(n, 0), Min::make(n, 10)));
+    EXPECT_TRUE(has_bounds(Select::make(LT::make(n, 0), x, Add::make(y, 20)), scope, Expr(0),
+                           Expr(26)));
+    Scope<Interval> half;
+    half.push("x", Interval(Expr(), Expr(4)));
+    EXPECT_TRUE(has_bounds(Min::make(x, 7), half, Expr(), Expr(4)));
+    EXPECT_TRUE(has_bounds(Max::make(x, 7), half, Expr(7), Expr(7)));
+}
+
+TEST_F(BoundsTest, ComparisonsAndLogic) {
+    Expr t = const_true(), f = const_false();
+    EXPECT_TRUE(has_bounds(LT::make(x, 20), scope, t, t));
+    EXPECT_TRUE(has_bounds(LT::make(x, 5), scope, f, t));
+    EXPECT_TRUE(has_bounds(GT::make(x, 100), scope, f, f));
+    EXPECT_TRUE(has_bounds(LE::make(x, 10), scope, t, t));
+    EXPECT_TRUE(has_bounds(GE::make(y, 5), scope, t, t));
+    EXPECT_TRUE(has_bounds(EQ::make(x, 11), scope, f, f));
+    EXPECT_TRUE(has_bounds(NE::make(x, 11), scope, t, t));
+    EXPECT_TRUE(has_bounds(And::make(LT::make(x, 20), LT::make(x, 5)), scope, f, t));
+    EXPECT_TRUE(has_bounds(And::make(LT::make(x, 20), GT::make(x, 50)), scope, f, f));
+    EXPECT_TRUE(has_bounds(Or::make(LT::make(x, 20), LT::make(x, 5)), scope, t, t));
+    EXPECT_TRUE(has_bounds(Not::make(LT::make(x, 20)), scope, f, f));
+}
+
+TEST_F(BoundsTest, Casts) {
+    // A narrow variable not in scope is a symbol; one with an unknown range has the type's.
+    EXPECT_TRUE(has_bounds(u8, scope, u8, u8));
+    EXPECT_TRUE(has_bounds(Cast::make(Int(32), u8), scope, Cast::make(Int(32), u8),
+                           Cast::make(Int(32), u8)));
+    scope.push("u8", Interval());
+    EXPECT_TRUE(has_bounds(u8, scope, Expr(uint8_t(0)), Expr(uint8_t(255))));
+    EXPECT_TRUE(has_bounds(Cast::make(Int(32), u8), scope, Expr(0), Expr(255)));
+    EXPECT_TRUE(has_bounds(Cast::make(Int(64), x), scope, Expr(int64_t(0)), Expr(int64_t(10))));
+    EXPECT_TRUE(has_bounds(Cast::make(UInt(8), x), scope, Expr(uint8_t(0)), Expr(uint8_t(10))));
+    Scope<Interval> wide;
+    wide.push("x", Interval(Expr(0), Expr(300)));
+    EXPECT_TRUE(has_bounds(Cast::make(UInt(8), x), wide, Expr(uint8_t(0)), Expr(uint8_t(255))));
+    EXPECT_TRUE(has_bounds(Cast::make(Int(32), fx), scope, Expr(0), Expr(1)));
+    EXPECT_TRUE(has_bounds(Cast::make(Float(32), x), scope, Expr(0.0f), Expr(10.0f)));
+    // Float to int32 of an unknown float: nothing is known.
+    scope.push("g", Interval());
+    EXPECT_TRUE(has_bounds(Cast::make(Int(32), var("g", Float(32))), scope, Expr(), Expr()));
+    EXPECT_TRUE(has_bounds(Cast::make(Int(16), var("g", Float(32))), scope,
+                           Expr(int16_t(-32768)), Expr(int16_t(32767))));
+}
+
+TEST_F(BoundsTest, NarrowTypesAndWrapAround) {
+    Expr a = var("a", UInt(8));
+    Scope<Interval> s;
+    s.push("a", Interval(Expr(uint8_t(0)), Expr(uint8_t(100))));
+    EXPECT_TRUE(has_bounds(Add::make(a, a), s, Expr(uint8_t(0)), Expr(uint8_t(200))));
+    // 200 + 100 wraps in uint8, so only the type's range is known.
+    Scope<Interval> high;
+    high.push("a", Interval(Expr(uint8_t(200)), Expr(uint8_t(255))));
+    EXPECT_TRUE(
+        has_bounds(Add::make(a, Expr(uint8_t(100))), high, Expr(uint8_t(0)), Expr(uint8_t(255))));
+    EXPECT_TRUE(has_bounds(Sub::make(a, Expr(uint8_t(100))), high, Expr(uint8_t(100)),
+                           Expr(uint8_t(155))));
+    Expr i16 = var("i16", Int(16)), u32 = var("u32", UInt(32));
+    s.push("i16", Interval());
+    s.push("u32", Interval());
+    EXPECT_TRUE(has_bounds(i16, s, Expr(int16_t(-32768)), Expr(int16_t(32767))));
+    EXPECT_TRUE(has_bounds(u32, s, Expr(uint32_t(0)), Expr()));
+}
+
+TEST_F(BoundsTest, LoadsAndCalls) {
+    EXPECT_TRUE(has_bounds(Load::make(UInt(8), "in", x, Expr()), scope, Expr(uint8_t(0)),
+                           Expr(uint8_t(255))));
+    EXPECT_TRUE(has_bounds(Load::make(Int(32), "in", x, Expr()), scope, Expr(), Expr()));
+    EXPECT_TRUE(has_bounds(Load::make(Float(32), "in", x, Expr()), scope, Expr(), Expr()));
+    Expr f = Call::make_func(Bool(), "f", {x}, FunctionPtr(), 0);
+    EXPECT_TRUE(has_bounds(f, scope, const_false(), const_true()));
+    Expr img = Call::make_image(Int(16), "img", {x}, Parameter());
+    EXPECT_TRUE(has_bounds(img, scope, Expr(int16_t(-32768)), Expr(int16_t(32767))));
+
+    Scope<Interval> s;
+    s.push("x", Interval(Expr(-7), Expr(3)));
+    auto abs = [](Expr e) { return Call::make(e.type(), Intrinsic::abs, {e}); };
+    EXPECT_TRUE(has_bounds(abs(x), s, Expr(0), Expr(7)));
+    EXPECT_TRUE(has_bounds(abs(Add::make(x, 10)), s, Expr(3), Expr(13)));
+    EXPECT_TRUE(has_bounds(abs(Sub::make(x, 10)), s, Expr(7), Expr(17)));
+    EXPECT_TRUE(has_bounds(abs(n), s, Expr(0), Max::make(n, Sub::make(0, n))));
+    s.push("n", Interval());
+    EXPECT_TRUE(has_bounds(abs(n), s, Expr(0), Expr()));
+    Expr mask = Call::make(Int(32), Intrinsic::bitwise_and, {n, Expr(15)});
+    EXPECT_TRUE(has_bounds(mask, s, Expr(0), Expr(15)));
+    Expr fl = Call::make(Float(32), Intrinsic::floor, {Mul::make(fx, Expr(2.5f))});
+    EXPECT_TRUE(has_bounds(fl, scope, Expr(0.0f), Expr(2.0f)));
+    Expr th = Call::make(Float(32), Intrinsic::tanh, {var("g", Float(32))});
+    EXPECT_TRUE(has_bounds(th, scope, Expr(-1.0f), Expr(1.0f)));
+}
+
+TEST_F(BoundsTest, RampsBroadcastsAndLets) {
+    EXPECT_TRUE(has_bounds(Ramp::make(x, 2, 4), scope, Expr(0), Expr(16)));
+    EXPECT_TRUE(has_bounds(Ramp::make(x, -1, 4), scope, Expr(-3), Expr(10)));
+    EXPECT_TRUE(has_bounds(Ramp::make(x, y, 3), scope, Expr(0), Expr(22)));
+    EXPECT_TRUE(has_bounds(Broadcast::make(y, 8), scope, Expr(5), Expr(6)));
+    Expr t = var("t");
+    EXPECT_TRUE(has_bounds(Let::make("t", Mul::make(x, 2), Add::make(t, 1)), scope, Expr(1),
+                           Expr(21)));
+    // The let variable never escapes: it is replaced by its value's bounds.
+    EXPECT_TRUE(has_bounds(Let::make("t", n, Add::make(t, 1)), scope, Add::make(n, 1),
+                           Add::make(n, 1)));
+    // A let shadows a variable of the scope.
+    EXPECT_TRUE(has_bounds(Let::make("x", Expr(100), x), scope, Expr(100), Expr(100)));
+}
+
+TEST_F(BoundsTest, Floats) {
+    Expr e = Add::make(Mul::make(fx, Expr(2.0f)), Expr(1.0f));
+    EXPECT_TRUE(has_bounds(e, scope, Expr(1.0f), Expr(3.0f)));
+    EXPECT_TRUE(has_bounds(Div::make(fx, Expr(2.0f)), scope, Expr(0.0f), Expr(0.5f)));
+    EXPECT_TRUE(has_bounds(Mul::make(fx, Expr(-1.0f)), scope, Expr(-1.0f), Expr(-0.0f)));
+    Expr g = var("g", Float(32));
+    EXPECT_TRUE(has_bounds(Mul::make(fx, g), scope, Expr(), Expr()));
+    EXPECT_TRUE(has_bounds(Div::make(Expr(1.0f), fx), scope, Expr(), Expr()));
+    EXPECT_TRUE(has_bounds(Min::make(fx, Expr(0.5f)), scope, Expr(0.0f), Expr(0.5f)));
+    EXPECT_TRUE(has_bounds(Mod::make(g, Expr(3.0f)), scope, Expr(0.0f), Expr(3.0f)));
+}
+
+TEST_F(BoundsTest, SymbolicIntervals) {
+    Scope<Interval> s;
+    s.push("x", Interval(Expr(0), Sub::make(n, 1)));
+    EXPECT_TRUE(has_bounds(Add::make(x, 1), s, Expr(1), n));
+    EXPECT_TRUE(has_bounds(Mul::make(x, 2), s, Expr(0), Sub::make(Mul::make(n, 2), 2)));
+    EXPECT_TRUE(has_bounds(Sub::make(x, n), s, Sub::make(0, n), Expr(-1)));
+    // Results are simplified.
+    Interval i = bounds_of_expr_in_scope(Sub::make(Add::make(x, 5), x), s);
+    EXPECT_TRUE(equal(i.min, Sub::make(6, n))) << i.min;
+    EXPECT_TRUE(equal(i.max, Add::make(n, 4))) << i.max;
+}
+
+TEST_F(BoundsTest, EndsNearTheTypeLimitsAreDroppedNotWrapped) {
+    Scope<Interval> s;
+    s.push("x", Interval(Expr(0), Expr(INT32_MAX - 1)));
+    // max would be n + 2147483651, which int32 cannot hold.
+    Interval i = bounds_of_expr_in_scope(Add::make(Add::make(x, n), 5), s);
+    EXPECT_TRUE(equal(i.min, Add::make(n, 5))) << i.min;
+    EXPECT_FALSE(i.max.defined()) << i.max;
+    // Constant ends are combined exactly and limited to the type.
+    EXPECT_TRUE(has_bounds(Mul::make(x, 4), s, Expr(0), Expr(INT32_MAX)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Interval helpers
+
+TEST(IntervalTest, UnionAndIntersection) {
+    Expr x = var("x");
+    Interval a(Expr(0), Expr(10)), b(Expr(5), Expr(20)), up(Expr(3), Expr());
+    Interval u = interval_union(a, b);
+    EXPECT_TRUE(equal(u.min, Expr(0)) && equal(u.max, Expr(20)));
+    Interval i = interval_intersection(a, b);
+    EXPECT_TRUE(equal(i.min, Expr(5)) && equal(i.max, Expr(10)));
+    // Unbounded on either side stays unbounded in a union ...
+    Interval ua = interval_union(a, up);
+    EXPECT_TRUE(equal(ua.min, Expr(0)));
+    EXPECT_FALSE(ua.max.defined());
+    EXPECT_FALSE(interval_union(a, Interval::everything()).min.defined());
+    // ... and gives way to the other side in an intersection.
+    Interval ia = interval_intersection(a, up);
+    EXPECT_TRUE(equal(ia.min, Expr(3)) && equal(ia.max, Expr(10)));
+    // Symbolic ends are combined with min/max and simplified.
+    Interval sym = interval_union(Interval(x, Add::make(x, 4)), Interval(Add::make(x, 1), x));
+    EXPECT_TRUE(equal(sym.min, x));
+    EXPECT_TRUE(equal(sym.max, Add::make(x, 4)));
+    Interval p = Interval::single_point(x);
+    EXPECT_TRUE(interval_union(p, p).is_single_point());
+}
+
+TEST(IntervalTest, BoxUnion) {
+    Box a = {Interval(Expr(0), Expr(9)), Interval(Expr(0), Expr(3))};
+    Box b = {Interval(Expr(5), Expr(14)), Interval(Expr(-2), Expr())};
+    Box u = box_union(a, b);
+    ASSERT_EQ(u.size(), 2u);
+    EXPECT_TRUE(equal(u[0].min, Expr(0)) && equal(u[0].max, Expr(14)));
+    EXPECT_TRUE(equal(u[1].min, Expr(-2)));
+    EXPECT_FALSE(u[1].max.defined());
+    EXPECT_EQ(box_union(Box(), a).size(), 2u);
+    EXPECT_EQ(box_union(a, Box()).size(), 2u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Randomized: the bounds contain every value the expression takes
+
+TEST(RandomBoundsTest, BoundsContainEveryValue) {
+    std::vector<std::string> names = {"x", "y", "z"};
+    aicf::test::ExprGenerator gen(2024, names);
+    std::mt19937 rng(11);
+    int checked = 0, bounded = 0;
+    for (int i = 0; i < 3000; i++) {
+        Scope<Interval> scope;
+        std::map<std::string, std::pair<int, int>> range;
+        for (const std::string &n : names) {
+            int lo = gen.pick(-30, 30), hi = lo + gen.pick(0, 15);
+            range[n] = {lo, hi};
+            scope.push(n, Interval(Expr(lo), Expr(hi)));
+        }
+        Expr e = gen.int_expr(4);
+        Interval b = bounds_of_expr_in_scope(e, scope);
+        ASSERT_TRUE(!b.min.defined() || as_const_int(b.min)) << e << " has min " << b.min;
+        ASSERT_TRUE(!b.max.defined() || as_const_int(b.max)) << e << " has max " << b.max;
+        bounded += b.is_bounded();
+        for (int k = 0; k < 8; k++) {
+            aicf::test::Evaluator eval;
+            for (const std::string &n : names) {
+                eval.vars[n] = std::uniform_int_distribution<int>(range[n].first,
+                                                                  range[n].second)(rng);
+            }
+            int64_t v = eval(e);
+            if (eval.overflow) continue;
+            checked++;
+            if (b.min.defined()) {
+                ASSERT_LE(*as_const_int(b.min), v) << e << " at x=" << eval.vars["x"]
+                                                   << " y=" << eval.vars["y"]
+                                                   << " z=" << eval.vars["z"];
+            }
+            if (b.max.defined()) {
+                ASSERT_GE(*as_const_int(b.max), v) << e << " at x=" << eval.vars["x"]
+                                                   << " y=" << eval.vars["y"]
+                                                   << " z=" << eval.vars["z"];
+            }
+        }
+    }
+    EXPECT_GT(checked, 15000);
+    // Bounded variables give bounded results nearly always.
+    EXPECT_GT(bounded, 2700);
+}
+
+TEST(RandomBoundsTest, VectorBoundsContainEveryLane) {
+    std::vector<std::string> names = {"x", "y", "z"};
+    aicf::test::ExprGenerator gen(99, names);
+    std::mt19937 rng(12);
+    Scope<Interval> scope;
+    for (const std::string &n : names) scope.push(n, Interval(Expr(-10), Expr(10)));
+    int checked = 0;
+    for (int i = 0; i < 1000; i++) {
+        int stride = gen.pick(-3, 3), lanes = gen.pick(2, 6);
+        Expr e = aicf::test::Vectorizer("x", stride, lanes).mutate(gen.int_expr(3));
+        Interval b = bounds_of_expr_in_scope(e, scope);
+        ASSERT_TRUE(!b.min.defined() || as_const_int(b.min)) << e << " has min " << b.min;
+        ASSERT_TRUE(!b.max.defined() || as_const_int(b.max)) << e << " has max " << b.max;
+        for (int k = 0; k < 4; k++) {
+            aicf::test::Evaluator eval;
+            for (const std::string &n : names) {
+                eval.vars[n] = std::uniform_int_distribution<int>(-10, 10)(rng);
+            }
+            for (int lane = 0; lane < lanes; lane++) {
+                eval.lane = lane;
+                eval.overflow = false;
+                int64_t v = eval(e);
+                if (eval.overflow) continue;
+                checked++;
+                if (b.min.defined()) {
+                    ASSERT_LE(*as_const_int(b.min), v) << e << " lane " << lane;
+                }
+                if (b.max.defined()) {
+                    ASSERT_GE(*as_const_int(b.max), v) << e << " lane " << lane;
+                }
+            }
+        }
+    }
+    EXPECT_GT(checked, 8000);
+}
+
+TEST(RandomBoundsTest, SymbolicBoundsContainEveryValue) {
+    // x in [0, n - 1] and y in [n, n + 5], with n a free symbol.
+    std::vector<std::string> names = {"x", "y"};
+    aicf::test::ExprGenerator gen(31337, names);
+    std::mt19937 rng(3);
+    Expr n = var("n");
+    Scope<Interval> scope;
+    scope.push("x", Interval(Expr(0), Sub::make(n, 1)));
+    scope.push("y", Interval(n, Add::make(n, 5)));
+    int checked = 0;
+    for (int i = 0; i < 1500; i++) {
+        Expr e = gen.int_expr(3);
+        Interval b = bounds_of_expr_in_scope(e, scope);
+        for (int k = 0; k < 8; k++) {
+            aicf::test::Evaluator eval;
+            int64_t nv = std::uniform_int_distribution<int>(1, 30)(rng);
+            eval.vars["n"] = nv;
+            eval.vars["x"] = std::uniform_int_distribution<int>(0, int(nv) - 1)(rng);
+            eval.vars["y"] = std::uniform_int_distribution<int>(int(nv), int(nv) + 5)(rng);
+            int64_t v = eval(e);
+            if (eval.overflow) continue;
+            checked++;
+            if (b.min.defined()) {
+                int64_t lo = eval(b.min);
+                ASSERT_LE(lo, v) << e << " has min " << b.min << " at n=" << nv
+                                 << " x=" << eval.vars["x"] << " y=" << eval.vars["y"];
+            }
+            if (b.max.defined()) {
+                int64_t hi = eval(b.max);
+                ASSERT_GE(hi, v) << e << " has max " << b.max << " at n=" << nv
+                                 << " x=" << eval.vars["x"] << " y=" << eval.vars["y"];
+            }
+        }
+    }
+    EXPECT_GT(checked, 8000);
+}
+
+} // namespace

@@ -1,0 +1,88 @@
+// Types, node construction, printing, structural equality and substitution.
+
+#include "dsl/aicf.h"
+#include "dsl/ir/IREquality.h"
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/Substitute.h"
+
+#include <gtest/gtest.h>
+
+using namespace aicf;
+using namespace aicf::ir;
+
+TEST(Types, NamesAndProperties) {
+    EXPECT_EQ(to_string(Int(32)), "int32");
+    EXPECT_EQ(to_string(UInt(8, 16)), "uint8x16");
+    EXPECT_EQ(to_string(Bool()), "bool");
+    EXPECT_EQ(to_string(Float(16)), "float16");
+    EXPECT_EQ(to_string(BFloat(16)), "bfloat16");
+    EXPECT_EQ(to_string(Float(64, 4)), "float64x4");
+    EXPECT_EQ(Int(8).max_int(), 127);
+    EXPECT_EQ(Int(8).min_int(), -128);
+    EXPECT_EQ(UInt(16).max_uint(), 65535u);
+    EXPECT_TRUE(Int(32).can_represent(UInt(16)));
+    EXPECT_FALSE(Int(32).can_represent(UInt(32)));
+    EXPECT_TRUE(Float(32).can_represent(Int(16)));
+    EXPECT_FALSE(Float(32).can_represent(Int(32)));
+    EXPECT_TRUE(Float(32).can_represent(BFloat(16)));
+    EXPECT_FALSE(Float(16).can_represent(BFloat(16)));
+    EXPECT_EQ(type_of<bfloat16_t>(), BFloat(16));
+    EXPECT_EQ(type_of<uint64_t>(), UInt(64));
+    EXPECT_EQ(Float(32, 8).bytes(), 4);
+    EXPECT_FALSE(is_valid_value_type(Handle()));
+}
+
+TEST(IR, ImmediatesWrapToTheirType) {
+    EXPECT_EQ(as_const_int(IntImm::make(Int(8), 200)).value(), -56);
+    EXPECT_EQ(as_const_uint(UIntImm::make(UInt(8), 300)).value(), 44u);
+    EXPECT_EQ(as_const_float(FloatImm::make(Float(32), 0.1)).value(), double(0.1f));
+}
+
+TEST(IR, PrinterShowsStructure) {
+    Var x("x"), y("y");
+    Expr e = select(x < y, x * 2, min(y, 7)) + cast<int>(cast<float>(x) * 0.5f);
+    EXPECT_EQ(to_string(e), "(select((x < y), (x * 2), min(y, 7)) + int32((float32(x) * 0.5f)))");
+    Stmt s = For::make("i", 0, 10, ForType::Serial,
+                       Store::make("buf", Variable::make(Int(32), "i"), Variable::make(Int(32), "i"), Expr()));
+    EXPECT_EQ(to_string(s), "serial for (i, 0, 10) {\n  buf[i] = i\n}\n");
+}
+
+TEST(IR, StructuralEqualityAndHash) {
+    Var x("x"), y("y");
+    Expr a = x + y * 3, b = x + y * 3, c = x + y * 4, d = y + x * 3;
+    EXPECT_TRUE(equal(a, b));
+    EXPECT_FALSE(a.same_as(b));
+    EXPECT_EQ(structural_hash(a), structural_hash(b));
+    EXPECT_FALSE(equal(a, c));
+    EXPECT_FALSE(equal(a, d));
+    EXPECT_FALSE(equal(Expr(1), Expr(int64_t(1)))); // types differ
+}
+
+TEST(IR, SubstituteRespectsShadowingLets) {
+    Expr x = Variable::make(Int(32), "x");
+    Expr e = Add::make(x, Let::make("x", Expr(5), Mul::make(x, Expr(2))));
+    Expr r = substitute("x", Expr(7), e);
+    EXPECT_EQ(to_string(r), "(7 + (let x = 5 in (x * 2)))");
+    EXPECT_TRUE(uses_var(e, "x"));
+    EXPECT_FALSE(uses_var(Let::make("x", Expr(1), x), "x"));
+}
+
+TEST(IR, MutatorKeepsUnchangedNodes) {
+    Var x("x");
+    Expr e = x * 2 + 1;
+    struct Identity : IRMutator {};
+    Identity m;
+    EXPECT_TRUE(m(e).same_as(e));
+}
+
+TEST(IR, EuclideanDivisionHelpers) {
+    EXPECT_EQ(div_euclid(-7, 2), -4);
+    EXPECT_EQ(mod_euclid(-7, 2), 1);
+    EXPECT_EQ(div_euclid(7, -2), -3);
+    EXPECT_EQ(mod_euclid(7, -2), 1);
+    EXPECT_EQ(div_euclid(-7, -2), 4);
+    EXPECT_EQ(mod_euclid(-7, -2), 1);
+    EXPECT_EQ(div_euclid(5, 0), 0);
+    EXPECT_EQ(mod_euclid(5, 0), 0);
+}

@@ -1,0 +1,744 @@
+#include "dsl/ir/Simplify.h"
+
+#include "dsl/ir/IREquality.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
+#include "random_expr.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+using namespace aicf::ir;
+
+namespace {
+
+Expr var(const std::string &name, Type t = Int(32)) { return Variable::make(t, name); }
+
+Scope<Interval> ranges(const std::vector<std::tuple<std::string, int, int>> &vars) {
+    Scope<Interval> s;
+    for (const auto &[name, lo, hi] : vars) s.push(name, Interval(Expr(lo), Expr(hi)));
+    return s;
+}
+
+::testing::AssertionResult simplifies_to(const Expr &in, const Expr &expected,
+                                         const Scope<Interval> &bounds = Scope<Interval>()) {
+    Expr result = simplify(in, bounds);
+    if (equal(result, expected)) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "simplify(" << in << ")\n  gave     " << result
+                                         << "\n  expected " << expected;
+}
+
+::testing::AssertionResult stmt_simplifies_to(const Stmt &in, const Stmt &expected) {
+    Stmt result = simplify(in);
+    if (equal(result, expected)) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "simplify of\n"
+                                         << in << "gave\n"
+                                         << result << "expected\n"
+                                         << expected;
+}
+
+class SimplifyTest : public ::testing::Test {
+protected:
+    Expr x = var("x"), y = var("y"), z = var("z"), a = var("a"), b = var("b");
+    Expr fx = var("fx", Float(32)), fy = var("fy", Float(32));
+    Expr u8 = var("u8", UInt(8)), c = var("c", Bool()), d = var("d", Bool());
+};
+
+// ---------------------------------------------------------------------------------------------
+// Constant folding
+
+TEST_F(SimplifyTest, FoldsIntegerArithmetic) {
+    EXPECT_TRUE(simplifies_to(Add::make(3, 4), Expr(7)));
+    EXPECT_TRUE(simplifies_to(Sub::make(7, 10), Expr(-3)));
+    EXPECT_TRUE(simplifies_to(Mul::make(6, -7), Expr(-42)));
+    EXPECT_TRUE(simplifies_to(Min::make(6, -7), Expr(-7)));
+    EXPECT_TRUE(simplifies_to(Max::make(6, -7), Expr(6)));
+}
+
+TEST_F(SimplifyTest, FoldsEuclideanDivisionAndModulo) {
+    EXPECT_TRUE(simplifies_to(Div::make(-7, 2), Expr(-4)));
+    EXPECT_TRUE(simplifies_to(Mod::make(-7, 2), Expr(1)));
+    EXPECT_TRUE(simplifies_to(Div::make(7, -2), Expr(-3)));
+    EXPECT_TRUE(simplifies_to(Mod::make(7, -2), Expr(1)));
+    EXPECT_TRUE(simplifies_to(Div::make(-7, -2), Expr(4)));
+    EXPECT_TRUE(simplifies_to(Mod::make(-7, -2), Expr(1)));
+    EXPECT_TRUE(simplifies_to(Div::make(5, 0), Expr(0)));
+    EXPECT_TRUE(simplifies_to(Mod::make(5, 0), Expr(0)));
+    EXPECT_TRUE(simplifies_to(Div::make(x, 0), Expr(0)));
+    EXPECT_TRUE(simplifies_to(Mod::make(x, 0), Expr(0)));
+}
+
+TEST_F(SimplifyTest, FoldingWrapsToTheTypeWidth) {
+    EXPECT_TRUE(simplifies_to(Add::make(Expr(INT32_MAX), 1), Expr(INT32_MIN)));
+    EXPECT_TRUE(simplifies_to(Add::make(Expr(uint8_t(250)), Expr(uint8_t(10))), Expr(uint8_t(4))));
+    EXPECT_TRUE(simplifies_to(Add::make(Expr(int8_t(100)), Expr(int8_t(100))), Expr(int8_t(-56))));
+    EXPECT_TRUE(simplifies_to(Sub::make(Expr(uint32_t(0)), Expr(uint32_t(1))),
+                              Expr(uint32_t(4294967295u))));
+    // Unsigned division and comparison use the unsigned values.
+    EXPECT_TRUE(simplifies_to(Div::make(Expr(uint32_t(4294967295u)), Expr(uint32_t(2))),
+                              Expr(uint32_t(2147483647u))));
+    EXPECT_TRUE(simplifies_to(LT::make(Expr(uint32_t(1)), Expr(uint32_t(4294967295u))),
+                              const_true()));
+    EXPECT_TRUE(simplifies_to(Min::make(Expr(uint64_t(1)), Expr(UINT64_MAX)), Expr(uint64_t(1))));
+}
+
+TEST_F(SimplifyTest, FoldsFloatsInTheirOwnPrecision) {
+    EXPECT_TRUE(simplifies_to(Add::make(Expr(0.1f), Expr(0.2f)), Expr(0.1f + 0.2f)));
+    EXPECT_TRUE(simplifies_to(Mul::make(Expr(1.0 / 3), Expr(3.0)), Expr((1.0 / 3) * 3.0)));
+    EXPECT_TRUE(simplifies_to(Div::make(Expr(1.0f), Expr(3.0f)), Expr(1.0f / 3.0f)));
+    Expr inf = simplify(Div::make(Expr(1.0f), Expr(0.0f)));
+    ASSERT_TRUE(as_const_float(inf).has_value());
+    EXPECT_TRUE(std::isinf(*as_const_float(inf)));
+    EXPECT_TRUE(simplifies_to(Mod::make(Expr(5.5f), Expr(2.0f)), Expr(1.5f)));
+    EXPECT_TRUE(simplifies_to(Mod::make(Expr(-1.0), Expr(3.0)), Expr(2.0)));
+    // float16: 1 + 2^-12 rounds back to 1.
+    Expr h1 = make_const(Float(16), 1.0), tiny = make_const(Float(16), 1.0 / 4096);
+    EXPECT_TRUE(simplifies_to(Add::make(h1, tiny), h1));
+    EXPECT_TRUE(simplifies_to(Min::make(Expr(2.0f), Expr(-1.0f)), Expr(-1.0f)));
+}
+
+TEST_F(SimplifyTest, FoldsComparisonsAndLogic) {
+    EXPECT_TRUE(simplifies_to(LT::make(3, 4), const_true()));
+    EXPECT_TRUE(simplifies_to(GE::make(3, 4), const_false()));
+    EXPECT_TRUE(simplifies_to(NE::make(3, 4), const_true()));
+    Expr nan = Expr(std::numeric_limits<float>::quiet_NaN());
+    EXPECT_TRUE(simplifies_to(LT::make(nan, Expr(1.0f)), const_false()));
+    EXPECT_TRUE(simplifies_to(EQ::make(nan, nan), const_false()));
+    EXPECT_TRUE(simplifies_to(NE::make(nan, nan), const_true()));
+    EXPECT_TRUE(simplifies_to(And::make(const_true(), const_false()), const_false()));
+    EXPECT_TRUE(simplifies_to(Or::make(const_true(), const_false()), const_true()));
+    EXPECT_TRUE(simplifies_to(Not::make(const_false()), const_true()));
+    EXPECT_TRUE(simplifies_to(Select::make(LT::make(1, 2), Expr(10), Expr(20)), Expr(10)));
+}
+
+TEST_F(SimplifyTest, FoldsCasts) {
+    EXPECT_TRUE(simplifies_to(Cast::make(UInt(8), 300), Expr(uint8_t(44))));
+    EXPECT_TRUE(simplifies_to(Cast::make(Int(32), Expr(3.7f)), Expr(3)));
+    EXPECT_TRUE(simplifies_to(Cast::make(Int(32), Expr(-3.7f)), Expr(-3)));
+    EXPECT_TRUE(simplifies_to(Cast::make(Float(32), 5), Expr(5.0f)));
+    EXPECT_TRUE(simplifies_to(Cast::make(Int(32), Expr(uint8_t(200))), Expr(200)));
+    EXPECT_TRUE(simplifies_to(Cast::make(Int(32, 4), Broadcast::make(Expr(2.5f), 4)),
+                              Broadcast::make(Expr(2), 4)));
+}
+
+TEST_F(SimplifyTest, FoldsVectorConstants) {
+    Expr three = Broadcast::make(3, 4), four = Broadcast::make(4, 4);
+    EXPECT_TRUE(simplifies_to(Add::make(three, four), Broadcast::make(7, 4)));
+    EXPECT_TRUE(simplifies_to(LT::make(three, four), const_true(4)));
+    EXPECT_TRUE(simplifies_to(Mod::make(Broadcast::make(-7, 4), Broadcast::make(3, 4)),
+                              Broadcast::make(2, 4)));
+}
+
+TEST_F(SimplifyTest, FoldsPureIntrinsics) {
+    auto call = [](Type t, Intrinsic op, std::vector<Expr> args) {
+        return Call::make(t, op, args);
+    };
+    EXPECT_TRUE(simplifies_to(call(Int(32), Intrinsic::abs, {-5}), Expr(5)));
+    EXPECT_TRUE(simplifies_to(call(Int(32), Intrinsic::bitwise_and, {12, 10}), Expr(8)));
+    EXPECT_TRUE(simplifies_to(call(Int(32), Intrinsic::bitwise_or, {12, 10}), Expr(14)));
+    EXPECT_TRUE(simplifies_to(call(Int(32), Intrinsic::bitwise_xor, {12, 10}), Expr(6)));
+    EXPECT_TRUE(simplifies_to(call(Int(32), Intrinsic::shift_left, {1, 4}), Expr(16)));
+    EXPECT_TRUE(simplifies_to(call(Int(32), Intrinsic::shift_right, {-16, 2}), Expr(-4)));
+    EXPECT_TRUE(simplifies_to(call(Float(32), Intrinsic::floor, {Expr(2.5f)}), Expr(2.0f)));
+    EXPECT_TRUE(simplifies_to(call(Float(64), Intrinsic::sqrt, {Expr(4.0)}), Expr(2.0)));
+    EXPECT_TRUE(simplifies_to(call(Bool(), Intrinsic::is_nan, {Expr(1.0f)}), const_false()));
+    // Transcendental functions are left to the target's implementation.
+    Expr e = call(Float(32), Intrinsic::exp, {Expr(1.0f)});
+    EXPECT_TRUE(simplifies_to(e, e));
+    // abs of something known non-negative is the thing itself.
+    EXPECT_TRUE(simplifies_to(call(Int(32), Intrinsic::abs, {Mod::make(x, 5)}), Mod::make(x, 5)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Canonical sums
+
+TEST_F(SimplifyTest, CancelsAndCombinesTerms) {
+    EXPECT_TRUE(simplifies_to(Sub::make(Add::make(x, 3), Add::make(x, 1)), Expr(2)));
+    Expr a4 = Mul::make(a, 4);
+    EXPECT_TRUE(simplifies_to(Sub::make(Add::make(a4, b), Add::make(b, a4)), Expr(0)));
+    EXPECT_TRUE(simplifies_to(Add::make(Mul::make(x, 2), x), Mul::make(x, 3)));
+    EXPECT_TRUE(simplifies_to(Sub::make(Add::make(x, y), y), x));
+    EXPECT_TRUE(simplifies_to(Sub::make(Mul::make(x, y), Mul::make(y, x)), Expr(0)));
+    EXPECT_TRUE(simplifies_to(Mul::make(Add::make(x, 1), 4), Add::make(Mul::make(x, 4), 4)));
+    EXPECT_TRUE(simplifies_to(Mul::make(Mul::make(x, 3), 0), Expr(0)));
+    EXPECT_TRUE(simplifies_to(Sub::make(x, x), Expr(0)));
+}
+
+TEST_F(SimplifyTest, RebuildsSumsReadably) {
+    // Positive terms first, in name order, then subtracted terms, then the constant.
+    Expr e = Add::make(Add::make(3, Sub::make(y, z)), x);
+    EXPECT_EQ(to_string(simplify(e)), "(((x + y) - z) + 3)");
+    EXPECT_EQ(to_string(simplify(Sub::make(3, x))), "(3 - x)");
+    EXPECT_EQ(to_string(simplify(Mul::make(x, -1))), "(0 - x)");
+    EXPECT_EQ(to_string(simplify(Add::make(Mul::make(y, 4), Sub::make(x, 5)))),
+              "((x + (y * 4)) - 5)");
+    EXPECT_EQ(to_string(simplify(Mul::make(y, x))), "(x * y)");
+}
+
+TEST_F(SimplifyTest, KeepsFloatArithmeticInOrder) {
+    Expr e = Sub::make(Add::make(fx, Expr(1.0f)), Expr(1.0f));
+    EXPECT_TRUE(simplifies_to(e, e));
+    Expr f = Sub::make(Add::make(fx, fy), fy);
+    EXPECT_TRUE(simplifies_to(f, f));
+    EXPECT_TRUE(simplifies_to(Mul::make(fx, Expr(1.0f)), fx));
+    EXPECT_TRUE(simplifies_to(Add::make(Expr(0.0f), fx), fx));
+    // x * 0 is not 0 for NaN or infinity.
+    Expr g = Mul::make(fx, Expr(0.0f));
+    EXPECT_TRUE(simplifies_to(g, g));
+    // Constants move to the right (addition is commutative even in IEEE).
+    EXPECT_TRUE(simplifies_to(Add::make(Expr(2.0f), fx), Add::make(fx, Expr(2.0f))));
+}
+
+TEST_F(SimplifyTest, CancelsInWrappingTypes) {
+    // Sums are exact modulo 2^bits, so cancellation holds for narrow and unsigned types too.
+    Expr e = Sub::make(Add::make(u8, Expr(uint8_t(3))), Add::make(u8, Expr(uint8_t(1))));
+    EXPECT_TRUE(simplifies_to(e, Expr(uint8_t(2))));
+    Expr u = var("u", UInt(32));
+    EXPECT_TRUE(simplifies_to(Add::make(u, Expr(uint32_t(4294967295u))),
+                              Sub::make(u, Expr(uint32_t(1)))));
+}
+
+TEST_F(SimplifyTest, CombinesRampsAndBroadcasts) {
+    EXPECT_TRUE(simplifies_to(Add::make(Broadcast::make(x, 4), Broadcast::make(y, 4)),
+                              Broadcast::make(Add::make(x, y), 4)));
+    EXPECT_TRUE(simplifies_to(Add::make(Ramp::make(x, 1, 4), Broadcast::make(2, 4)),
+                              Ramp::make(Add::make(x, 2), 1, 4)));
+    EXPECT_TRUE(simplifies_to(Add::make(Ramp::make(x, 1, 4), Ramp::make(y, 2, 4)),
+                              Ramp::make(Add::make(x, y), 3, 4)));
+    EXPECT_TRUE(simplifies_to(Mul::make(Ramp::make(x, 1, 4), Broadcast::make(3, 4)),
+                              Ramp::make(Mul::make(x, 3), 3, 4)));
+    EXPECT_TRUE(simplifies_to(Sub::make(Ramp::make(x, 2, 4), Ramp::make(x, 2, 4)),
+                              Broadcast::make(0, 4)));
+    EXPECT_TRUE(simplifies_to(Sub::make(Ramp::make(x, 1, 4), Ramp::make(y, 1, 4)),
+                              Broadcast::make(Sub::make(x, y), 4)));
+    EXPECT_TRUE(simplifies_to(Ramp::make(x, 0, 4), Broadcast::make(x, 4)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Division and remainder
+
+TEST_F(SimplifyTest, DividesOutMultiples) {
+    EXPECT_TRUE(simplifies_to(Div::make(Mul::make(x, 4), 4), x));
+    EXPECT_TRUE(simplifies_to(Div::make(Add::make(Mul::make(x, 4), y), 4),
+                              Add::make(x, Div::make(y, 4))));
+    EXPECT_TRUE(simplifies_to(Div::make(Mul::make(x, 6), 3), Mul::make(x, 2)));
+    EXPECT_TRUE(simplifies_to(Mod::make(Mul::make(x, 4), 4), Expr(0)));
+    EXPECT_TRUE(simplifies_to(Mod::make(Add::make(Mul::make(x, 4), y), 4), Mod::make(y, 4)));
+    EXPECT_TRUE(simplifies_to(Div::make(x, 1), x));
+    EXPECT_TRUE(simplifies_to(Mod::make(x, 1), Expr(0)));
+    EXPECT_TRUE(simplifies_to(Div::make(Add::make(Mul::make(x, 2), 1), 2), x));
+    EXPECT_TRUE(simplifies_to(Mod::make(Add::make(Mul::make(x, 2), 1), 2), Expr(1)));
+    EXPECT_TRUE(simplifies_to(Div::make(Add::make(Mul::make(x, 8), 13), 4),
+                              Add::make(Mul::make(x, 2), 3)));
+    EXPECT_TRUE(simplifies_to(Mod::make(Sub::make(Mul::make(x, 8), 3), 4), Expr(1)));
+}
+
+TEST_F(SimplifyTest, DivisionByCommonFactorsAndNesting) {
+    EXPECT_TRUE(simplifies_to(Div::make(Div::make(x, 2), 3), Div::make(x, 6)));
+    EXPECT_TRUE(simplifies_to(Div::make(Add::make(Div::make(x, 2), 1), 3),
+                              Div::make(Add::make(x, 2), 6)));
+    EXPECT_TRUE(simplifies_to(Div::make(Add::make(Mul::make(x, 4), 2), 8), Div::make(x, 2)));
+    EXPECT_TRUE(simplifies_to(Mod::make(Mod::make(x, 8), 4), Mod::make(x, 4)));
+    EXPECT_TRUE(simplifies_to(Div::make(x, -1), Sub::make(0, x)));
+    EXPECT_TRUE(simplifies_to(Mod::make(x, -4), Mod::make(x, 4)));
+}
+
+TEST_F(SimplifyTest, DivisionUsesBounds) {
+    Scope<Interval> s = ranges({{"y", 0, 3}, {"z", 4, 7}});
+    EXPECT_TRUE(simplifies_to(Div::make(y, 4), Expr(0), s));
+    EXPECT_TRUE(simplifies_to(Mod::make(y, 4), y, s));
+    EXPECT_TRUE(simplifies_to(Div::make(z, 4), Expr(1), s));
+    EXPECT_TRUE(simplifies_to(Mod::make(z, 4), Sub::make(z, 4), s));
+    EXPECT_TRUE(simplifies_to(Div::make(Add::make(Mul::make(x, 4), y), 4), x, s));
+    EXPECT_TRUE(simplifies_to(Mod::make(Add::make(Mul::make(x, 4), y), 4), y, s));
+    // A remainder's own range: 0 <= x % 4 < 4.
+    EXPECT_TRUE(simplifies_to(Div::make(Mod::make(x, 4), 4), Expr(0)));
+    EXPECT_TRUE(simplifies_to(Mod::make(Mod::make(x, 4), 4), Mod::make(x, 4)));
+    EXPECT_TRUE(simplifies_to(Div::make(Add::make(Mul::make(x, 4), Mod::make(y, 4)), 4), x));
+    // Narrow types: the range of the type itself.
+    Expr wide = Cast::make(Int(32), u8);
+    EXPECT_TRUE(simplifies_to(Div::make(wide, 256), Expr(0)));
+    EXPECT_TRUE(simplifies_to(Mod::make(wide, 256), wide));
+}
+
+TEST_F(SimplifyTest, WrappingTypesKeepTheirDivisions) {
+    // (u8 * 4) / 4 != u8 when the product wraps.
+    Expr e = Div::make(Mul::make(u8, Expr(uint8_t(4))), Expr(uint8_t(4)));
+    EXPECT_TRUE(simplifies_to(e, e));
+    Expr m = Mod::make(Add::make(Mul::make(u8, Expr(uint8_t(3))), Expr(uint8_t(1))),
+                       Expr(uint8_t(3)));
+    EXPECT_TRUE(simplifies_to(m, m));
+    // Division itself never wraps.
+    EXPECT_TRUE(simplifies_to(Div::make(Div::make(u8, Expr(uint8_t(2))), Expr(uint8_t(4))),
+                              Div::make(u8, Expr(uint8_t(8)))));
+    EXPECT_TRUE(simplifies_to(Div::make(u8, Expr(uint8_t(1))), u8));
+}
+
+TEST_F(SimplifyTest, DividesVectors) {
+    EXPECT_TRUE(simplifies_to(Div::make(Ramp::make(Mul::make(x, 4), 4, 4), Broadcast::make(4, 4)),
+                              Ramp::make(x, 1, 4)));
+    EXPECT_TRUE(simplifies_to(Mod::make(Ramp::make(Mul::make(x, 4), 8, 4), Broadcast::make(4, 4)),
+                              Broadcast::make(0, 4)));
+    EXPECT_TRUE(simplifies_to(Div::make(Ramp::make(0, 1, 4), Broadcast::make(8, 4)),
+                              Broadcast::make(0, 4)));
+    EXPECT_TRUE(simplifies_to(Mod::make(Ramp::make(8, 1, 4), Broadcast::make(8, 4)),
+                              Ramp::make(0, 1, 4)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Min and max
+
+TEST_F(SimplifyTest, MinMaxOfRelatedExpressions) {
+    EXPECT_TRUE(simplifies_to(Min::make(x, x), x));
+    EXPECT_TRUE(simplifies_to(Min::make(Add::make(x, 1), Add::make(x, 3)), Add::make(x, 1)));
+    EXPECT_TRUE(simplifies_to(Max::make(Add::make(x, 1), Add::make(x, 3)), Add::make(x, 3)));
+    EXPECT_TRUE(simplifies_to(Min::make(Sub::make(x, 1), x), Sub::make(x, 1)));
+    EXPECT_TRUE(simplifies_to(Min::make(5, x), Min::make(x, 5)));
+    EXPECT_TRUE(simplifies_to(Min::make(y, x), Min::make(x, y)));
+    EXPECT_TRUE(simplifies_to(Min::make(x, Min::make(x, y)), Min::make(x, y)));
+    EXPECT_TRUE(simplifies_to(Min::make(x, Max::make(x, y)), x));
+    EXPECT_TRUE(simplifies_to(Max::make(Min::make(x, y), x), x));
+}
+
+TEST_F(SimplifyTest, MinMaxOfConstantsNest) {
+    EXPECT_TRUE(simplifies_to(Min::make(Min::make(x, 3), 5), Min::make(x, 3)));
+    EXPECT_TRUE(simplifies_to(Min::make(Min::make(x, 5), 3), Min::make(x, 3)));
+    EXPECT_TRUE(simplifies_to(Max::make(Max::make(x, 3), 5), Max::make(x, 5)));
+    // max(x, 5) >= 5 > 3
+    EXPECT_TRUE(simplifies_to(Min::make(Max::make(x, 5), 3), Expr(3)));
+}
+
+TEST_F(SimplifyTest, MinMaxOfTypeLimits) {
+    EXPECT_TRUE(simplifies_to(Max::make(x, Expr(INT32_MIN)), x));
+    EXPECT_TRUE(simplifies_to(Min::make(x, Expr(INT32_MAX)), x));
+    EXPECT_TRUE(simplifies_to(Min::make(x, Expr(INT32_MIN)), Expr(INT32_MIN)));
+    EXPECT_TRUE(simplifies_to(Max::make(u8, Expr(uint8_t(0))), u8));
+    EXPECT_TRUE(simplifies_to(Min::make(u8, Expr(uint8_t(0))), Expr(uint8_t(0))));
+    EXPECT_TRUE(simplifies_to(Min::make(u8, Expr(uint8_t(255))), u8));
+}
+
+TEST_F(SimplifyTest, MinMaxUseBounds) {
+    Scope<Interval> s = ranges({{"x", 0, 5}, {"y", 10, 20}, {"z", 6, 10}});
+    EXPECT_TRUE(simplifies_to(Min::make(x, y), x, s));
+    EXPECT_TRUE(simplifies_to(Max::make(x, y), y, s));
+    // Through the difference: (a + z) - (a + 5) = z - 5 >= 1.
+    EXPECT_TRUE(simplifies_to(Min::make(Add::make(a, z), Add::make(a, 5)), Add::make(a, 5), s));
+    EXPECT_TRUE(simplifies_to(Min::make(Mod::make(a, 4), 4), Mod::make(a, 4)));
+    EXPECT_TRUE(simplifies_to(Max::make(Mod::make(a, 4), -1), Mod::make(a, 4)));
+    Expr wide = Cast::make(Int(32), u8);
+    EXPECT_TRUE(simplifies_to(Min::make(wide, 300), wide));
+    EXPECT_TRUE(simplifies_to(Max::make(wide, 0), wide));
+}
+
+TEST_F(SimplifyTest, FloatMinMaxAreNotReordered) {
+    Expr e = Min::make(Expr(5.0f), fx);
+    EXPECT_TRUE(simplifies_to(e, e));
+    EXPECT_TRUE(simplifies_to(Max::make(fx, fx), fx));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparisons
+
+TEST_F(SimplifyTest, ComparesAnExpressionWithItself) {
+    EXPECT_TRUE(simplifies_to(LT::make(x, x), const_false()));
+    EXPECT_TRUE(simplifies_to(LE::make(x, x), const_true()));
+    EXPECT_TRUE(simplifies_to(EQ::make(x, x), const_true()));
+    EXPECT_TRUE(simplifies_to(NE::make(x, x), const_false()));
+    EXPECT_TRUE(simplifies_to(GT::make(Add::make(x, 1), x), const_true()));
+    EXPECT_TRUE(simplifies_to(LT::make(Add::make(x, 3), Add::make(x, 1)), const_false()));
+    EXPECT_TRUE(simplifies_to(EQ::make(Add::make(x, 1), x), const_false()));
+    // Floats: x < x is false even for NaN, but x <= x and x == x are not known.
+    EXPECT_TRUE(simplifies_to(LT::make(fx, fx), const_false()));
+    EXPECT_TRUE(simplifies_to(LE::make(fx, fx), LE::make(fx, fx)));
+    EXPECT_TRUE(simplifies_to(EQ::make(fx, fx), EQ::make(fx, fx)));
+}
+
+TEST_F(SimplifyTest, ComparisonsUseBounds) {
+    Scope<Interval> s = ranges({{"x", 0, 10}});
+    EXPECT_TRUE(simplifies_to(LT::make(x, 11), const_true(), s));
+    EXPECT_TRUE(simplifies_to(LT::make(x, 0), const_false(), s));
+    EXPECT_TRUE(simplifies_to(GE::make(x, 0), const_true(), s));
+    EXPECT_TRUE(simplifies_to(LT::make(Mul::make(x, 2), 21), const_true(), s));
+    EXPECT_TRUE(simplifies_to(EQ::make(x, 11), const_false(), s));
+    EXPECT_TRUE(simplifies_to(LT::make(x, 10), LT::make(x, 10), s));
+    EXPECT_TRUE(simplifies_to(LT::make(Mod::make(y, 4), 4), const_true()));
+    EXPECT_TRUE(simplifies_to(GE::make(Mod::make(y, 4), 0), const_true()));
+    Expr wide = Cast::make(Int(32), u8);
+    EXPECT_TRUE(simplifies_to(LT::make(wide, 256), const_true()));
+    EXPECT_TRUE(simplifies_to(GE::make(u8, Expr(uint8_t(0))), const_true()));
+}
+
+TEST_F(SimplifyTest, ComparisonsTakeACanonicalForm) {
+    EXPECT_TRUE(simplifies_to(LT::make(Add::make(x, 1), Add::make(y, 3)),
+                              LT::make(x, Add::make(y, 2))));
+    EXPECT_TRUE(simplifies_to(GT::make(x, y), LT::make(y, x)));
+    EXPECT_TRUE(simplifies_to(GE::make(x, y), LE::make(y, x)));
+    EXPECT_TRUE(simplifies_to(LT::make(Sub::make(x, y), 0), LT::make(x, y)));
+    EXPECT_TRUE(simplifies_to(LT::make(Mul::make(x, 2), 10), LT::make(x, 5)));
+    EXPECT_TRUE(simplifies_to(LT::make(Mul::make(x, 2), 9), LT::make(x, 5)));
+    EXPECT_TRUE(simplifies_to(LE::make(Mul::make(x, 2), 9), LE::make(x, 4)));
+    EXPECT_TRUE(simplifies_to(EQ::make(Mul::make(x, 2), 7), const_false()));
+    EXPECT_TRUE(simplifies_to(EQ::make(Mul::make(x, 2), 8), EQ::make(x, 4)));
+    EXPECT_TRUE(simplifies_to(EQ::make(5, Add::make(x, 3)), EQ::make(x, 2)));
+    EXPECT_TRUE(simplifies_to(GT::make(x, 0), LT::make(0, x)));
+}
+
+TEST_F(SimplifyTest, NotFlipsIntegerComparisonsOnly) {
+    EXPECT_TRUE(simplifies_to(Not::make(LT::make(x, y)), LE::make(y, x)));
+    EXPECT_TRUE(simplifies_to(Not::make(LE::make(x, y)), LT::make(y, x)));
+    EXPECT_TRUE(simplifies_to(Not::make(EQ::make(x, y)), NE::make(x, y)));
+    EXPECT_TRUE(simplifies_to(Not::make(NE::make(x, y)), EQ::make(x, y)));
+    EXPECT_TRUE(simplifies_to(Not::make(Not::make(c)), c));
+    // !(a < b) is not a >= b when either is NaN.
+    Expr e = Not::make(LT::make(fx, fy));
+    EXPECT_TRUE(simplifies_to(e, e));
+    EXPECT_TRUE(simplifies_to(Not::make(EQ::make(fx, fy)), NE::make(fx, fy)));
+}
+
+TEST_F(SimplifyTest, ProvesWithSymbolicBounds) {
+    Expr n = var("n");
+    Scope<Interval> s;
+    s.push("x", Interval(Expr(0), Sub::make(n, 1)));
+    EXPECT_TRUE(can_prove(LT::make(x, n), s));
+    EXPECT_TRUE(can_prove(LE::make(Add::make(x, 1), n), s));
+    EXPECT_TRUE(can_prove(GE::make(x, 0), s));
+    EXPECT_FALSE(can_prove(LT::make(x, Sub::make(n, 1)), s));
+    EXPECT_TRUE(simplifies_to(Min::make(x, n), x, s));
+    EXPECT_TRUE(simplifies_to(Max::make(Add::make(x, 1), n), n, s));
+    EXPECT_FALSE(can_prove(LT::make(x, n)));
+    // can_prove means "proved", not "true": false is also the answer for unknowns.
+    EXPECT_FALSE(can_prove(LT::make(x, y)));
+    EXPECT_TRUE(can_prove(LT::make(x, Add::make(x, 1))));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Logic and select
+
+TEST_F(SimplifyTest, BooleanIdentities) {
+    EXPECT_TRUE(simplifies_to(And::make(c, const_true()), c));
+    EXPECT_TRUE(simplifies_to(And::make(c, const_false()), const_false()));
+    EXPECT_TRUE(simplifies_to(Or::make(const_true(), c), const_true()));
+    EXPECT_TRUE(simplifies_to(Or::make(c, const_false()), c));
+    EXPECT_TRUE(simplifies_to(And::make(c, c), c));
+    EXPECT_TRUE(simplifies_to(Or::make(c, c), c));
+    EXPECT_TRUE(simplifies_to(And::make(c, Not::make(c)), const_false()));
+    EXPECT_TRUE(simplifies_to(Or::make(Not::make(c), c), const_true()));
+    EXPECT_TRUE(simplifies_to(EQ::make(c, const_true()), c));
+    EXPECT_TRUE(simplifies_to(EQ::make(c, const_false()), Not::make(c)));
+    Expr both = And::make(c, d);
+    EXPECT_TRUE(simplifies_to(both, both));
+}
+
+TEST_F(SimplifyTest, SelectIdentities) {
+    EXPECT_TRUE(simplifies_to(Select::make(const_true(), x, y), x));
+    EXPECT_TRUE(simplifies_to(Select::make(const_false(), x, y), y));
+    EXPECT_TRUE(simplifies_to(Select::make(c, x, x), x));
+    EXPECT_TRUE(simplifies_to(Select::make(Not::make(c), x, y), Select::make(c, y, x)));
+    EXPECT_TRUE(simplifies_to(Select::make(c, const_true(), const_false()), c));
+    EXPECT_TRUE(simplifies_to(Select::make(c, const_false(), const_true()), Not::make(c)));
+    Scope<Interval> s = ranges({{"x", 0, 10}});
+    EXPECT_TRUE(simplifies_to(Select::make(LT::make(x, 20), x, y), x, s));
+    EXPECT_TRUE(simplifies_to(
+        Select::make(Broadcast::make(c, 4), Broadcast::make(x, 4), Broadcast::make(y, 4)),
+        Broadcast::make(Select::make(c, x, y), 4)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lets and casts
+
+TEST_F(SimplifyTest, SubstitutesSimpleLets) {
+    Expr t = var("t");
+    EXPECT_TRUE(simplifies_to(Let::make("t", 3, Add::make(t, x)), Add::make(x, 3)));
+    EXPECT_TRUE(simplifies_to(Let::make("t", y, Mul::make(t, 2)), Mul::make(y, 2)));
+    EXPECT_TRUE(simplifies_to(Let::make("t", Mul::make(x, y), x), x));
+    EXPECT_TRUE(simplifies_to(Let::make("t", Mul::make(x, y), Add::make(t, t)),
+                              Let::make("t", Mul::make(x, y), Mul::make(t, 2))));
+    // The let's value bounds its variable: t in [0, 3].
+    EXPECT_TRUE(simplifies_to(Let::make("t", Mod::make(x, 4), LT::make(t, 4)), const_true()));
+}
+
+TEST_F(SimplifyTest, LetSubstitutionAvoidsCapture) {
+    // let t = y in (let y = x * 2 in t + y): substituting t would capture the inner y.
+    Expr t = var("t");
+    Expr e = Let::make("t", y, Let::make("y", Mul::make(x, 2), Add::make(t, y)));
+    EXPECT_TRUE(simplifies_to(e, e));
+    aicf::test::Evaluator eval;
+    eval.vars = {{"x", 5}, {"y", 7}};
+    EXPECT_EQ(eval(simplify(e)), 17);
+}
+
+TEST_F(SimplifyTest, SimplifiesCasts) {
+    EXPECT_TRUE(simplifies_to(Cast::make(Int(32), x), x));
+    Expr i16 = var("i16", Int(16));
+    EXPECT_TRUE(simplifies_to(Cast::make(Int(64), Cast::make(Int(32), i16)),
+                              Cast::make(Int(64), i16)));
+    EXPECT_TRUE(simplifies_to(Cast::make(Int(16), Cast::make(Int(32), i16)), i16));
+    Expr lossy = Cast::make(Int(32), Cast::make(UInt(8), x));
+    EXPECT_TRUE(simplifies_to(lossy, lossy));
+    EXPECT_TRUE(simplifies_to(Cast::make(Float(32, 4), Broadcast::make(x, 4)),
+                              Broadcast::make(Cast::make(Float(32), x), 4)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statements
+
+class SimplifyStmtTest : public SimplifyTest {
+protected:
+    Stmt store(const std::string &buf, Expr value, Expr index) {
+        return Store::make(buf, value, index, Expr());
+    }
+};
+
+TEST_F(SimplifyStmtTest, RemovesEmptyLoopsAndUnrollsSingleIterations) {
+    Stmt body = store("buf", x, x);
+    EXPECT_FALSE(simplify(For::make("x", 0, 0, ForType::Serial, body)).defined());
+    EXPECT_FALSE(simplify(For::make("x", 0, -3, ForType::Serial, body)).defined());
+    EXPECT_TRUE(stmt_simplifies_to(For::make("x", 5, 1, ForType::Serial, body),
+                                   store("buf", Expr(5), Expr(5))));
+    // A GPU loop of one iteration still defines the launch.
+    Stmt gpu = For::make("x", 0, 1, ForType::GPUBlock, body);
+    EXPECT_TRUE(stmt_simplifies_to(gpu, gpu));
+}
+
+TEST_F(SimplifyStmtTest, LoopBoundsAreKnownInTheBody) {
+    Stmt guarded = IfThenElse::make(LT::make(x, 10), store("buf", x, x));
+    EXPECT_TRUE(stmt_simplifies_to(For::make("x", 0, 10, ForType::Serial, guarded),
+                                   For::make("x", 0, 10, ForType::Serial, store("buf", x, x))));
+    Expr n = var("n");
+    Stmt sym = IfThenElse::make(LT::make(x, Add::make(n, 2)), store("buf", x, x));
+    EXPECT_TRUE(stmt_simplifies_to(For::make("x", 2, n, ForType::Serial, sym),
+                                   For::make("x", 2, n, ForType::Serial, store("buf", x, x))));
+    Stmt kept = IfThenElse::make(LT::make(x, 9), store("buf", x, x));
+    EXPECT_TRUE(stmt_simplifies_to(For::make("x", 0, 10, ForType::Serial, kept),
+                                   For::make("x", 0, 10, ForType::Serial, kept)));
+}
+
+TEST_F(SimplifyStmtTest, IfThenElseOnConstants) {
+    Stmt then_case = store("a", 1, 0), else_case = store("b", 2, 0);
+    EXPECT_TRUE(
+        stmt_simplifies_to(IfThenElse::make(const_true(), then_case, else_case), then_case));
+    EXPECT_TRUE(
+        stmt_simplifies_to(IfThenElse::make(const_false(), then_case, else_case), else_case));
+    EXPECT_FALSE(simplify(IfThenElse::make(const_false(), then_case)).defined());
+    // An empty then case turns into a negated condition.
+    Stmt e = IfThenElse::make(LT::make(x, y), Evaluate::make(0), else_case);
+    EXPECT_TRUE(stmt_simplifies_to(e, IfThenElse::make(LE::make(y, x), else_case)));
+}
+
+TEST_F(SimplifyStmtTest, LetStmts) {
+    Expr t = var("t");
+    EXPECT_TRUE(stmt_simplifies_to(LetStmt::make("t", 4, store("buf", t, Add::make(t, x))),
+                                   store("buf", 4, Add::make(x, 4))));
+    EXPECT_TRUE(stmt_simplifies_to(LetStmt::make("t", Mul::make(x, y), store("buf", 1, x)),
+                                   store("buf", 1, x)));
+    Stmt used = LetStmt::make("t", Mul::make(x, y), store("buf", t, t));
+    EXPECT_TRUE(stmt_simplifies_to(used, used));
+}
+
+TEST_F(SimplifyStmtTest, AssertsProvedTrueAreRemoved) {
+    Expr msg = Call::make(Int(32), Intrinsic::runtime_error, {Expr(1)}, Call::Intrinsic);
+    Stmt body = store("buf", 1, 0);
+    EXPECT_TRUE(stmt_simplifies_to(Block::make(AssertStmt::make(LT::make(1, 2), msg), body), body));
+    Stmt failing = AssertStmt::make(LT::make(2, 1), msg);
+    EXPECT_TRUE(stmt_simplifies_to(failing, AssertStmt::make(const_false(), msg)));
+}
+
+TEST_F(SimplifyStmtTest, NoOpsDisappear) {
+    Stmt body = store("buf", 1, 0);
+    Stmt block = Block::make({Evaluate::make(3), body, Evaluate::make(x)});
+    EXPECT_TRUE(stmt_simplifies_to(block, body));
+    EXPECT_FALSE(simplify(Evaluate::make(Add::make(x, 1))).defined());
+    Expr call = Call::make(Int(32), Intrinsic::runtime_error, {Expr(1)}, Call::Intrinsic);
+    EXPECT_TRUE(stmt_simplifies_to(Evaluate::make(call), Evaluate::make(call)));
+    EXPECT_FALSE(simplify(ProducerConsumer::make_produce("f", Evaluate::make(0))).defined());
+    EXPECT_FALSE(simplify(Store::make("buf", x, x, const_false())).defined());
+    Stmt alloc = Allocate::make("tmp", Int(32), MemoryType::Stack, {Add::make(2, 3)},
+                                Evaluate::make(0));
+    EXPECT_FALSE(simplify(alloc).defined());
+}
+
+TEST_F(SimplifyStmtTest, SimplifiesChildrenOfOtherStatements) {
+    Expr five = Add::make(2, 3);
+    Stmt body = Provide::make("f", {Add::make(x, Sub::make(1, 1))}, {Mul::make(y, 1)});
+    Stmt r = Realize::make("f", {Int(32)}, MemoryType::Auto, {Range(Sub::make(x, x), five)}, body);
+    Stmt expected = Realize::make("f", {Int(32)}, MemoryType::Auto, {Range(0, 5)},
+                                  Provide::make("f", {x}, {y}));
+    EXPECT_TRUE(stmt_simplifies_to(r, expected));
+    Stmt alloc = Allocate::make("tmp", Int(32), MemoryType::Stack, {five}, store("tmp", 1, 0));
+    EXPECT_TRUE(stmt_simplifies_to(
+        alloc, Allocate::make("tmp", Int(32), MemoryType::Stack, {Expr(5)}, store("tmp", 1, 0))));
+    Expr load = Load::make(Int(32), "in", Add::make(x, Sub::make(y, y)), Expr());
+    EXPECT_TRUE(simplifies_to(load, Load::make(Int(32), "in", x, Expr())));
+}
+
+TEST_F(SimplifyStmtTest, UnchangedStatementsAreShared) {
+    Stmt s = For::make("x", 0, var("n"), ForType::Serial, store("buf", x, x));
+    EXPECT_TRUE(simplify(s).same_as(s));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Randomized checks against a reference evaluator
+
+class RandomSimplifyTest : public ::testing::Test {
+protected:
+    std::vector<std::string> names = {"x", "y", "z"};
+};
+
+TEST_F(RandomSimplifyTest, SimplifiedExpressionsEvaluateTheSame) {
+    aicf::test::ExprGenerator gen(1234, names);
+    std::mt19937 rng(99);
+    std::uniform_int_distribution<int> value(-50, 50);
+    int checked = 0;
+    for (int i = 0; i < 4000; i++) {
+        Expr e = i % 4 == 3 ? Select::make(gen.bool_expr(3), Expr(1), Expr(0)) : gen.int_expr(4);
+        Expr s = simplify(e);
+        for (int k = 0; k < 8; k++) {
+            aicf::test::Evaluator eval;
+            for (const std::string &n : names) eval.vars[n] = value(rng);
+            int64_t expected = eval(e);
+            if (eval.overflow) continue;
+            eval.overflow = false;
+            int64_t got = eval(s);
+            ASSERT_FALSE(eval.overflow) << "simplify introduced an overflow:\n  " << e << "\n  "
+                                        << s;
+            ASSERT_EQ(got, expected) << "x=" << eval.vars["x"] << " y=" << eval.vars["y"]
+                                     << " z=" << eval.vars["z"] << "\n  original   " << e
+                                     << "\n  simplified " << s;
+            checked++;
+        }
+    }
+    EXPECT_GT(checked, 20000);
+}
+
+TEST_F(RandomSimplifyTest, SimplifyingWithBoundsIsExactInsideTheBounds) {
+    aicf::test::ExprGenerator gen(777, names);
+    std::mt19937 rng(5);
+    int checked = 0, shrunk = 0;
+    for (int i = 0; i < 3000; i++) {
+        Scope<Interval> scope;
+        std::map<std::string, std::pair<int, int>> range;
+        for (const std::string &n : names) {
+            int lo = gen.pick(-20, 20), hi = lo + gen.pick(0, 12);
+            range[n] = {lo, hi};
+            scope.push(n, Interval(Expr(lo), Expr(hi)));
+        }
+        Expr e = gen.int_expr(4);
+        Expr s = simplify(e, scope);
+        Expr plain = simplify(e);
+        shrunk += !equal(s, plain);
+        for (int k = 0; k < 8; k++) {
+            aicf::test::Evaluator eval;
+            for (const std::string &n : names) {
+                eval.vars[n] = std::uniform_int_distribution<int>(range[n].first,
+                                                                  range[n].second)(rng);
+            }
+            int64_t expected = eval(e);
+            if (eval.overflow) continue;
+            ASSERT_EQ(eval(s), expected) << "x=" << eval.vars["x"] << " y=" << eval.vars["y"]
+                                         << " z=" << eval.vars["z"] << "\n  original   " << e
+                                         << "\n  simplified " << s;
+            checked++;
+        }
+    }
+    EXPECT_GT(checked, 15000);
+    // The bounds must actually be used.
+    EXPECT_GT(shrunk, 300);
+}
+
+TEST_F(RandomSimplifyTest, SymbolicBoundsAreExactInsideTheBounds) {
+    // x in [0, n - 1], y in [n, n + 5], n and z free.
+    aicf::test::ExprGenerator gen(4242, names);
+    std::mt19937 rng(8);
+    Expr n = var("n");
+    Scope<Interval> scope;
+    scope.push("x", Interval(Expr(0), Sub::make(n, 1)));
+    scope.push("y", Interval(n, Add::make(n, 5)));
+    int checked = 0, shrunk = 0;
+    for (int i = 0; i < 2000; i++) {
+        Expr e = gen.int_expr(4);
+        Expr s = simplify(e, scope);
+        shrunk += !equal(s, simplify(e));
+        for (int k = 0; k < 8; k++) {
+            aicf::test::Evaluator eval;
+            int nv = std::uniform_int_distribution<int>(1, 30)(rng);
+            eval.vars = {{"n", nv},
+                         {"x", std::uniform_int_distribution<int>(0, nv - 1)(rng)},
+                         {"y", std::uniform_int_distribution<int>(nv, nv + 5)(rng)},
+                         {"z", std::uniform_int_distribution<int>(-50, 50)(rng)}};
+            int64_t expected = eval(e);
+            if (eval.overflow) continue;
+            ASSERT_EQ(eval(s), expected) << "n=" << nv << " x=" << eval.vars["x"]
+                                         << " y=" << eval.vars["y"] << " z=" << eval.vars["z"]
+                                         << "\n  original   " << e << "\n  simplified " << s;
+            checked++;
+        }
+    }
+    EXPECT_GT(checked, 10000);
+    EXPECT_GT(shrunk, 100);
+}
+
+TEST_F(RandomSimplifyTest, VectorExpressionsEvaluateTheSame) {
+    aicf::test::ExprGenerator gen(555, names);
+    std::mt19937 rng(21);
+    std::uniform_int_distribution<int> value(-50, 50);
+    int checked = 0;
+    for (int i = 0; i < 1500; i++) {
+        int stride = gen.pick(-3, 3), lanes = gen.pick(2, 5);
+        Expr e = aicf::test::Vectorizer("x", stride, lanes).mutate(gen.int_expr(4));
+        Expr s = simplify(e);
+        ASSERT_EQ(s.type(), e.type()) << e << "\n" << s;
+        for (int k = 0; k < 4; k++) {
+            aicf::test::Evaluator eval;
+            for (const std::string &n : names) eval.vars[n] = value(rng);
+            for (int lane = 0; lane < lanes; lane++) {
+                eval.lane = lane;
+                eval.overflow = false;
+                int64_t expected = eval(e);
+                if (eval.overflow) continue;
+                ASSERT_EQ(eval(s), expected) << "lane " << lane << " x=" << eval.vars["x"]
+                                             << " y=" << eval.vars["y"] << " z=" << eval.vars["z"]
+                                             << "\n  original   " << e << "\n  simplified " << s;
+                checked++;
+            }
+        }
+    }
+    EXPECT_GT(checked, 10000);
+}
+
+TEST_F(RandomSimplifyTest, SimplifyIsIdempotent) {
+    aicf::test::ExprGenerator gen(4321, names);
+    int failures = 0;
+    for (int i = 0; i < 2000; i++) {
+        Expr e = gen.int_expr(4);
+        Expr once = simplify(e), twice = simplify(once);
+        if (!equal(once, twice)) {
+            if (failures++ < 5) {
+                ADD_FAILURE() << "not a fixed point:\n  " << once << "\n  " << twice;
+            }
+        }
+    }
+    EXPECT_EQ(failures, 0);
+}
+
+TEST(SimplifyPerformance, LargeTreesStayFast) {
+    Expr x = var("x"), y = var("y");
+    Expr sum = x;
+    for (int i = 0; i < 300; i++) sum = Add::make(sum, Mul::make(y, i % 7));
+    Expr nested = x;
+    for (int i = 0; i < 60; i++) {
+        nested = Min::make(Max::make(nested, Add::make(y, i)), Add::make(x, 100 - i));
+    }
+    auto start = std::chrono::steady_clock::now();
+    Expr s1 = simplify(Sub::make(sum, sum));
+    Expr s2 = simplify(nested);
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_TRUE(equal(s1, Expr(0)));
+    EXPECT_TRUE(s2.defined());
+    EXPECT_LT(seconds, 2.0);
+}
+
+} // namespace
