@@ -6,6 +6,7 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 
+#include <cstdio>
 #include <fstream>
 
 namespace aicf {
@@ -191,6 +192,8 @@ void Func::realize(const Realization &outputs, const Target &target) {
 }
 
 std::string Func::lowered_stmt() const { return Pipeline(*this).lowered_stmt(); }
+std::string Func::loop_nest() const { return Pipeline(*this).loop_nest(); }
+void Func::print_loop_nest() const { std::printf("%s", loop_nest().c_str()); }
 
 void Func::compile_to_lowered_stmt(const std::string &filename) const {
     std::ofstream out(filename);
@@ -199,18 +202,99 @@ void Func::compile_to_lowered_stmt(const std::string &filename) const {
     out << lowered_stmt();
 }
 
-Func &Func::compute_root() {
-    func.schedule().compute_level = LoopLevel::root();
-    func.schedule().store_level = LoopLevel::root();
+Stage Func::update(int i) {
+    user_assert(i >= 0 && i < num_update_definitions())
+        << "Func " << name() << " has " << num_update_definitions() << " update definition"
+        << (num_update_definitions() == 1 ? "" : "s") << "; update(" << i << ") does not exist.";
+    return Stage(func, i + 1);
+}
+
+Func &Func::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner,
+                  const Expr &factor, TailStrategy tail) {
+    Stage(func, 0).split(old, outer, inner, factor, tail);
+    return *this;
+}
+Func &Func::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused) {
+    Stage(func, 0).fuse(inner, outer, fused);
+    return *this;
+}
+Func &Func::reorder(const std::vector<VarOrRVar> &vars) {
+    Stage(func, 0).reorder(vars);
+    return *this;
+}
+Func &Func::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo, const VarOrRVar &yo,
+                 const VarOrRVar &xi, const VarOrRVar &yi, const Expr &xfactor,
+                 const Expr &yfactor, TailStrategy tail) {
+    Stage(func, 0).tile(x, y, xo, yo, xi, yi, xfactor, yfactor, tail);
+    return *this;
+}
+Func &Func::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi, const VarOrRVar &yi,
+                 const Expr &xfactor, const Expr &yfactor, TailStrategy tail) {
+    Stage(func, 0).tile(x, y, xi, yi, xfactor, yfactor, tail);
+    return *this;
+}
+Func &Func::rename(const VarOrRVar &old, const VarOrRVar &new_name) {
+    Stage(func, 0).rename(old, new_name);
+    return *this;
+}
+Func &Func::serial(const VarOrRVar &v) {
+    Stage(func, 0).serial(v);
+    return *this;
+}
+Func &Func::parallel(const VarOrRVar &v) {
+    Stage(func, 0).parallel(v);
+    return *this;
+}
+Func &Func::parallel(const VarOrRVar &v, const Expr &task_size, TailStrategy tail) {
+    Stage(func, 0).parallel(v, task_size, tail);
+    return *this;
+}
+Func &Func::vectorize(const VarOrRVar &v) {
+    Stage(func, 0).vectorize(v);
+    return *this;
+}
+Func &Func::vectorize(const VarOrRVar &v, const Expr &factor, TailStrategy tail) {
+    Stage(func, 0).vectorize(v, factor, tail);
+    return *this;
+}
+Func &Func::unroll(const VarOrRVar &v) {
+    Stage(func, 0).unroll(v);
+    return *this;
+}
+Func &Func::unroll(const VarOrRVar &v, const Expr &factor, TailStrategy tail) {
+    Stage(func, 0).unroll(v, factor, tail);
+    return *this;
+}
+
+Func &Func::compute_at(const Func &consumer, const VarOrRVar &var) {
+    return compute_at(LoopLevel(consumer.name(), var.name()));
+}
+
+Func &Func::compute_at(const LoopLevel &level) {
+    func.schedule().compute_level = level;
+    // Storage follows the computation unless store_at placed it elsewhere.
+    if (!func.schedule().store_level_set) func.schedule().store_level = level;
     func.schedule().compute_level_set = true;
     return *this;
 }
 
-Func &Func::compute_inline() {
-    func.schedule().compute_level = LoopLevel::inlined();
-    func.schedule().store_level = LoopLevel::inlined();
-    func.schedule().compute_level_set = true;
+Func &Func::store_at(const Func &consumer, const VarOrRVar &var) {
+    return store_at(LoopLevel(consumer.name(), var.name()));
+}
+
+Func &Func::store_at(const LoopLevel &level) {
+    func.schedule().store_level = level;
+    func.schedule().store_level_set = true;
     return *this;
+}
+
+Func &Func::store_root() { return store_at(LoopLevel::root()); }
+
+Func &Func::compute_root() { return compute_at(LoopLevel::root()); }
+
+Func &Func::compute_inline() {
+    func.schedule().store_level_set = false;
+    return compute_at(LoopLevel::inlined());
 }
 
 } // namespace aicf

@@ -8,6 +8,7 @@
 #include "dsl/Buffer.h"
 #include "dsl/Function.h"
 #include "dsl/RDom.h"
+#include "dsl/Stage.h"
 #include "dsl/Tuple.h"
 #include "dsl/Var.h"
 
@@ -111,9 +112,51 @@ public:
     std::string lowered_stmt() const;
     void compile_to_lowered_stmt(const std::string &filename) const;
 
-    // Placement.
+    // The loop nest the schedule produces, readable ("produce f: for y: for x: ...").
+    std::string loop_nest() const;
+    void print_loop_nest() const;
+
+    // Update definition i as a Stage, to schedule its loops.
+    Stage update(int i = 0);
+
+    // Loop directives on the pure definition (see Stage).
+    Func &split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner,
+                const ir::Expr &factor, TailStrategy tail = TailStrategy::Auto);
+    Func &fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused);
+    Func &reorder(const std::vector<VarOrRVar> &vars);
+    template <typename... Args>
+    Func &reorder(const VarOrRVar &a, const VarOrRVar &b, const Args &...rest) {
+        return reorder(std::vector<VarOrRVar>{a, b, VarOrRVar(rest)...});
+    }
+    Func &tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo, const VarOrRVar &yo,
+               const VarOrRVar &xi, const VarOrRVar &yi, const ir::Expr &xfactor,
+               const ir::Expr &yfactor, TailStrategy tail = TailStrategy::Auto);
+    Func &tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi, const VarOrRVar &yi,
+               const ir::Expr &xfactor, const ir::Expr &yfactor,
+               TailStrategy tail = TailStrategy::Auto);
+    Func &rename(const VarOrRVar &old, const VarOrRVar &new_name);
+    Func &serial(const VarOrRVar &v);
+    Func &parallel(const VarOrRVar &v);
+    Func &parallel(const VarOrRVar &v, const ir::Expr &task_size,
+                   TailStrategy tail = TailStrategy::Auto);
+    Func &vectorize(const VarOrRVar &v);
+    Func &vectorize(const VarOrRVar &v, const ir::Expr &factor,
+                    TailStrategy tail = TailStrategy::Auto);
+    Func &unroll(const VarOrRVar &v);
+    Func &unroll(const VarOrRVar &v, const ir::Expr &factor,
+                 TailStrategy tail = TailStrategy::Auto);
+
+    // Placement: where the Func is computed and where its storage lives.
     Func &compute_root();
     Func &compute_inline();
+    // Computes the Func inside the loop over `var` of `consumer` (its last stage that has
+    // that loop), just the region that one iteration needs.
+    Func &compute_at(const Func &consumer, const VarOrRVar &var);
+    Func &compute_at(const LoopLevel &level);
+    // Allocates the Func's storage at an outer loop (or the root) than where it is computed.
+    Func &store_at(const Func &consumer, const VarOrRVar &var);
+    Func &store_at(const LoopLevel &level);
+    Func &store_root();
 
 private:
     ir::Function func;

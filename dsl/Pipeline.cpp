@@ -184,6 +184,12 @@ std::map<std::string, std::shared_ptr<CompiledPipeline>> &cache() {
 }
 
 } // namespace
+
+size_t compiled_pipeline_count() {
+    std::lock_guard<std::mutex> guard(cache_lock);
+    return cache().size();
+}
+
 } // namespace detail
 
 Pipeline::Pipeline(const Func &output) : Pipeline(std::vector<Func>{output}) {}
@@ -218,7 +224,13 @@ void Pipeline::compile_jit(const Target &target) {
 }
 
 std::string Pipeline::lowered_stmt(const Target &target) const {
-    return detail::get_compiler().lower_to_text(outputs_, detail::infer_arguments(outputs_), target);
+    return detail::get_compiler().lower_to_text(outputs_, detail::infer_arguments(outputs_), target,
+                                                detail::LoweredText::Stmt);
+}
+
+std::string Pipeline::loop_nest(const Target &target) const {
+    return detail::get_compiler().lower_to_text(outputs_, detail::infer_arguments(outputs_), target,
+                                                detail::LoweredText::LoopNest);
 }
 
 Realization Pipeline::realize(const std::vector<int> &sizes, const Target &target) {

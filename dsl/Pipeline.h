@@ -38,15 +38,22 @@ public:
 
 namespace detail {
 
+// What lower_to_text returns: the final lowered IR, or the loop nest alone.
+enum class LoweredText { Stmt, LoopNest };
+
 struct PipelineCompiler {
     virtual ~PipelineCompiler() = default;
     virtual std::shared_ptr<CompiledPipeline> compile(const std::vector<ir::Function> &outputs,
                                                       const std::vector<Argument> &args,
                                                       const Target &target) = 0;
     virtual std::string lower_to_text(const std::vector<ir::Function> &outputs,
-                                      const std::vector<Argument> &args,
-                                      const Target &target) = 0;
+                                      const std::vector<Argument> &args, const Target &target,
+                                      LoweredText what) = 0;
 };
+
+// How many pipelines have been compiled in this process (each distinct algorithm and
+// schedule once: realizing again reuses the compiled code).
+size_t compiled_pipeline_count();
 
 void register_pipeline_compiler(PipelineCompiler *compiler);
 
@@ -68,6 +75,7 @@ public:
     Realization realize(const std::vector<int> &sizes, const Target &target = get_target_from_environment());
     void realize(const Realization &outputs, const Target &target = get_target_from_environment());
     std::string lowered_stmt(const Target &target = get_target_from_environment()) const;
+    std::string loop_nest(const Target &target = get_target_from_environment()) const;
 
     // Compiles now (realize compiles on first use otherwise).
     void compile_jit(const Target &target = get_target_from_environment());

@@ -73,6 +73,7 @@ struct FuncSchedule {
     LoopLevel store_level = LoopLevel::inlined();
     MemoryType memory_type = MemoryType::Auto;
     bool compute_level_set = false; // false: the default placement decides
+    bool store_level_set = false;   // false: storage goes where the Func is computed
 };
 
 } // namespace ir

@@ -76,6 +76,30 @@ Box update_region(const Function &f, const std::vector<Stmt> &stages, const Box 
     return region;
 }
 
+// The loop bounds each stage will be given (the pure stage `pure_region`, updates
+// `update_box`), as a scope for analysing the stages' loops.
+Scope<Interval> stage_scope(const Function &f, const Box &pure_region, const Box &update_box) {
+    Scope<Interval> scope;
+    for (int st = 0; st < f.stages(); st++) {
+        const Box &b = st == 0 ? pure_region : update_box;
+        for (size_t d = 0; d < f.args().size(); d++) {
+            scope.push(loop_min_name(f.name(), st, f.args()[d]), Interval::single_point(b[d].min));
+            scope.push(loop_max_name(f.name(), st, f.args()[d]), Interval::single_point(b[d].max));
+        }
+    }
+    return scope;
+}
+
+// Everything the stages write: with splits that round up or shift inwards, this can exceed
+// the region they were asked to compute.
+Box written_region(const Function &f, const Stmt &produce, const Box &pure_region,
+                   const Box &update_box) {
+    Access written = box_provided(produce, f.name(), stage_scope(f, pure_region, update_box));
+    if (!written.used) return pure_region;
+    require_bounded(f, written.box, "its own loops write");
+    return written.box;
+}
+
 Stmt wrap_stage_lets(const Function &f, const Box &pure_region, const Box &update_box, Stmt s) {
     for (int st = f.stages() - 1; st >= 0; st--) {
         const Box &b = st == 0 ? pure_region : update_box;
@@ -95,40 +119,58 @@ private:
     const std::map<std::string, Function> &env;
     using IRMutator::visit;
 
+    const Function *func_of_produce(const Stmt &s) const {
+        const ProducerConsumer *pc = s.as<ProducerConsumer>();
+        if (!pc || !pc->is_producer) return nullptr;
+        auto it = env.find(pc->name);
+        return it == env.end() ? nullptr : &it->second;
+    }
+
+    // `produce f {...} consume f {...}`: the stages compute what the consumers read.
+    Stmt visit(const Block *op) override {
+        const Function *f = func_of_produce(op->first);
+        const ProducerConsumer *consume = op->rest.as<ProducerConsumer>();
+        if (!f || !consume || consume->is_producer || consume->name != f->name()) {
+            return IRMutator::visit(op);
+        }
+        Stmt consume_body = mutate(consume->body);
+        Stmt produce = mutate(op->first);
+        Access consumed = box_required(consume_body, f->name());
+        Box box;
+        if (consumed.used) {
+            require_bounded(*f, consumed.box, "its consumers read");
+            box = consumed.box;
+        } else {
+            // Nothing reads it: an empty region.
+            for (size_t d = 0; d < f->args().size(); d++)
+                box.push_back(Interval(make_zero(Int(32)), make_const(Int(32), int64_t(-1))));
+        }
+        Box region = update_region(*f, stage_stmts(produce), box);
+        Stmt s = Block::make(produce, ProducerConsumer::make_consume(f->name(), consume_body));
+        return wrap_stage_lets(*f, region, box, s);
+    }
+
+    // The storage holds everything computed and read inside it.
     Stmt visit(const Realize *op) override {
         Stmt body = mutate(op->body);
         auto it = env.find(op->name);
         internal_assert(it != env.end()) << "Realize of unknown Func " << op->name;
         const Function &f = it->second;
-
-        const Block *parts = body.as<Block>();
-        internal_assert(parts) << "Realize " << op->name << " without produce and consume";
-        const ProducerConsumer *consume = parts->rest.as<ProducerConsumer>();
-        internal_assert(consume && !consume->is_producer) << "Realize without consume";
-
-        Access consumed = box_required(consume->body, f.name());
-        Box box;
-        if (consumed.used) {
-            require_bounded(f, consumed.box, "its consumers read");
-            box = consumed.box;
-        } else {
-            // Nothing reads it: an empty region.
-            for (size_t d = 0; d < f.args().size(); d++)
-                box.push_back(Interval(make_zero(Int(32)), make_const(Int(32), int64_t(-1))));
-        }
-        Box region = update_region(f, stage_stmts(parts->first), box);
-
+        Access written = box_provided(body, f.name());
+        Access read = box_required(body, f.name());
+        internal_assert(written.used) << "Realize of " << f.name() << " that nothing writes";
+        Box realized = read.used ? box_union(written.box, read.box) : written.box;
+        require_bounded(f, realized, "its stages write and its consumers read");
         Stmt s = Realize::make(op->name, op->types, op->memory_type, op->bounds, body);
         for (size_t d = f.args().size(); d-- > 0;) {
             const std::string &a = f.args()[d];
-            Expr mn = var(loop_min_name(f.name(), 0, a));
-            Expr mx = var(loop_max_name(f.name(), 0, a));
-            Expr extent = Max::make(Add::make(Sub::make(mx, mn), make_one(Int(32))),
-                                    make_zero(Int(32)));
+            Expr mn = simplify(realized[d].min), mx = simplify(realized[d].max);
+            Expr extent = simplify(Max::make(Add::make(Sub::make(mx, mn), make_one(Int(32))),
+                                             make_zero(Int(32))));
             s = LetStmt::make(realized_extent_name(f.name(), a), extent, s);
             s = LetStmt::make(realized_min_name(f.name(), a), mn, s);
         }
-        return wrap_stage_lets(f, region, box, s);
+        return s;
     }
 };
 
@@ -155,7 +197,8 @@ Stmt bounds_inference(const Stmt &s, const std::vector<Function> &outputs,
             if (pc->is_producer && pc->name == o.name()) produce = pc;
         });
         internal_assert(produce.defined()) << "no produce node for output " << o.name();
-        Box region = update_region(o, stage_stmts(produce), box);
+        Box region = box_union(update_region(o, stage_stmts(produce), box),
+                               written_region(o, produce, box, box));
         std::vector<Stmt> checks;
         for (int d = 0; d < o.dimensions(); d++) {
             Expr inside = make_and(LE::make(box[d].min, region[d].min),

@@ -61,6 +61,54 @@ private:
         op->body.accept(this);
         scope.pop(op->name);
     }
+    // Inside `if (v < e)` (and <=, >, >=, conjunctions of them) v's range is narrower:
+    // guarded tails of split loops write only up to the guard.
+    void visit(const IfThenElse *op) override {
+        op->condition.accept(this);
+        std::vector<std::string> pushed;
+        narrow(op->condition, pushed);
+        op->then_case.accept(this);
+        for (const std::string &n : pushed) scope.pop(n);
+        if (op->else_case.defined()) op->else_case.accept(this);
+    }
+    void narrow(const Expr &c, std::vector<std::string> &pushed) {
+        if (const And *a = c.as<And>()) {
+            narrow(a->a, pushed);
+            narrow(a->b, pushed);
+            return;
+        }
+        const Variable *v = nullptr;
+        Expr bound;
+        bool upper = true;
+        if (const LT *lt = c.as<LT>()) {
+            v = lt->a.as<Variable>();
+            bound = Sub::make(lt->b, make_one(lt->b.type()));
+        } else if (const LE *le = c.as<LE>()) {
+            v = le->a.as<Variable>();
+            bound = le->b;
+        } else if (const GT *gt = c.as<GT>()) {
+            v = gt->a.as<Variable>();
+            bound = Add::make(gt->b, make_one(gt->b.type()));
+            upper = false;
+        } else if (const GE *ge = c.as<GE>()) {
+            v = ge->a.as<Variable>();
+            bound = ge->b;
+            upper = false;
+        }
+        if (!v || !v->type.is_int() || !scope.contains(v->name)) return;
+        Interval b = bounds_of_expr_in_scope(bound, scope);
+        Interval i = scope.get(v->name);
+        if (upper && b.has_upper_bound()) {
+            i.max = i.has_upper_bound() ? simplify(Min::make(i.max, b.max)) : b.max;
+        } else if (!upper && b.has_lower_bound()) {
+            i.min = i.has_lower_bound() ? simplify(Max::make(i.min, b.min)) : b.min;
+        } else {
+            return;
+        }
+        scope.push(v->name, i);
+        pushed.push_back(v->name);
+    }
+
     void visit(const For *op) override {
         op->min.accept(this);
         op->extent.accept(this);

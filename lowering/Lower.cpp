@@ -4,6 +4,7 @@
 #include "dsl/ir/Simplify.h"
 #include "lowering/AddImageChecks.h"
 #include "lowering/BoundsInference.h"
+#include "lowering/PrintLoopNest.h"
 #include "lowering/RealizationOrder.h"
 #include "lowering/ScheduleFunctions.h"
 #include "lowering/StorageFlattening.h"
@@ -41,6 +42,7 @@ LoweredPipeline lower(const std::vector<Function> &outputs, const std::vector<Ar
     log_pass("bounds_inference", s);
     s = simplify(s);
     log_pass("simplify", s);
+    std::string loop_nest = print_loop_nest(s);
     s = add_image_checks(s, args);
     log_pass("add_image_checks", s);
     s = storage_flattening(s, args, env);
@@ -52,6 +54,7 @@ LoweredPipeline lower(const std::vector<Function> &outputs, const std::vector<Ar
     result.name = outputs[0].name();
     result.args = args;
     result.body = s;
+    result.loop_nest = loop_nest;
     return result;
 }
 

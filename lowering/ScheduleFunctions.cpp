@@ -1,10 +1,16 @@
 #include "lowering/ScheduleFunctions.h"
 
 #include "dsl/Error.h"
+#include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Substitute.h"
 #include "lowering/Inline.h"
 #include "lowering/Names.h"
+
+#include <cstdlib>
+#include <functional>
 
 namespace aicf {
 namespace lowering {
@@ -19,43 +25,91 @@ bool is_output(const Function &f, const std::vector<Function> &outputs) {
     return false;
 }
 
-// The loops of one stage around its Provide.
+// Resolves TailStrategy::Auto: pure stages may recompute points (ShiftInwards), update
+// stages may not, and reduction variables must not run past their domain.
+TailStrategy resolve_tail(TailStrategy t, bool is_rvar, int stage) {
+    if (t != TailStrategy::Auto) return t;
+    if (is_rvar || stage > 0) return TailStrategy::GuardWithIf;
+    return TailStrategy::ShiftInwards;
+}
+
+// The loops of one stage around its Provide. Each split, fuse or rename defines the loop
+// variables it replaces with a LetStmt inside all the loops, so the Provide is written in the
+// original variables.
 Stmt build_stage(const Function &f, int stage) {
     const Definition &d = f.stage(stage);
-    std::map<std::string, Expr> loop_vars;
+    auto loop_var = [&](const std::string &v) {
+        return Variable::make(Int(32), loop_name(f.name(), stage, v));
+    };
+    struct LoopBounds {
+        Expr min, extent;
+        bool is_rvar = false;
+    };
+    std::map<std::string, LoopBounds> bounds;
     for (const std::string &a : f.args()) {
-        loop_vars[a] = Variable::make(Int(32), loop_name(f.name(), stage, a));
+        Expr min = Variable::make(Int(32), loop_min_name(f.name(), stage, a));
+        Expr max = Variable::make(Int(32), loop_max_name(f.name(), stage, a));
+        bounds[a] = {min, Add::make(Sub::make(max, min), make_one(Int(32)))};
     }
     if (d.rdom.defined()) {
-        for (const ReductionVariable &rv : d.rdom.domain()) {
-            loop_vars[rv.var] = Variable::make(Int(32), loop_name(f.name(), stage, rv.var));
+        for (const ReductionVariable &rv : d.rdom.domain()) bounds[rv.var] = {rv.min, rv.extent, true};
+    }
+
+    std::vector<std::pair<std::string, Expr>> lets; // in split order
+    std::vector<Expr> guards;
+    for (const Split &sp : d.schedule.splits) {
+        internal_assert(bounds.count(sp.old_var) || sp.kind == Split::FuseVars)
+            << "split of unknown loop " << sp.old_var;
+        if (sp.kind == Split::SplitVar) {
+            LoopBounds old = bounds[sp.old_var];
+            Expr factor = sp.factor;
+            bounds[sp.inner] = {make_zero(Int(32)), factor, old.is_rvar};
+            Expr outer_extent = Div::make(Sub::make(Add::make(old.extent, factor), make_one(Int(32))), factor);
+            bounds[sp.outer] = {make_zero(Int(32)), outer_extent, old.is_rvar};
+            Expr base = Mul::make(loop_var(sp.outer), factor);
+            TailStrategy tail = resolve_tail(sp.tail, old.is_rvar, stage);
+            if (tail == TailStrategy::ShiftInwards) base = Min::make(base, Sub::make(old.extent, factor));
+            if (tail == TailStrategy::GuardWithIf) {
+                // In terms of the old variable, so analyses see which range it guards.
+                guards.push_back(LT::make(loop_var(sp.old_var), Add::make(old.min, old.extent)));
+            }
+            lets.emplace_back(sp.old_var, Add::make(Add::make(old.min, base), loop_var(sp.inner)));
+        } else if (sp.kind == Split::FuseVars) {
+            LoopBounds in = bounds[sp.inner], out = bounds[sp.outer];
+            bounds[sp.old_var] = {make_zero(Int(32)), Mul::make(in.extent, out.extent), in.is_rvar};
+            lets.emplace_back(sp.inner, Add::make(in.min, Mod::make(loop_var(sp.old_var), in.extent)));
+            lets.emplace_back(sp.outer, Add::make(out.min, Div::make(loop_var(sp.old_var), in.extent)));
+        } else {
+            bounds[sp.outer] = bounds[sp.old_var];
+            lets.emplace_back(sp.old_var, loop_var(sp.outer));
         }
+    }
+
+    std::map<std::string, Expr> loop_vars;
+    for (const std::string &a : f.args()) loop_vars[a] = loop_var(a);
+    if (d.rdom.defined()) {
+        for (const ReductionVariable &rv : d.rdom.domain()) loop_vars[rv.var] = loop_var(rv.var);
     }
     std::vector<Expr> values, args;
     for (const Expr &v : d.values) values.push_back(substitute(loop_vars, v));
     for (const Expr &a : d.args) args.push_back(substitute(loop_vars, a));
     Stmt body = Provide::make(f.name(), values, args);
+    Expr condition;
+    for (const Expr &g : guards) condition = condition.defined() ? And::make(condition, g) : g;
     if (d.rdom.defined() && d.rdom.predicate().defined()) {
-        body = IfThenElse::make(substitute(loop_vars, d.rdom.predicate()), body);
+        Expr p = substitute(loop_vars, d.rdom.predicate());
+        condition = condition.defined() ? And::make(condition, p) : p;
+    }
+    if (condition.defined()) body = IfThenElse::make(condition, body);
+    for (const auto &let : lets) {
+        body = LetStmt::make(loop_name(f.name(), stage, let.first), let.second, body);
     }
 
     for (const Dim &dim : d.schedule.dims) {
-        std::string name = loop_name(f.name(), stage, dim.var);
-        Expr min, extent;
-        if (dim.is_rvar) {
-            const ReductionVariable *rv = nullptr;
-            for (const ReductionVariable &r : d.rdom.domain())
-                if (r.var == dim.var) rv = &r;
-            internal_assert(rv) << "stage " << stage << " of " << f.name() << " has no RVar "
-                                << dim.var;
-            min = rv->min;
-            extent = rv->extent;
-        } else {
-            min = Variable::make(Int(32), loop_min_name(f.name(), stage, dim.var));
-            Expr max = Variable::make(Int(32), loop_max_name(f.name(), stage, dim.var));
-            extent = Add::make(Sub::make(max, min), make_one(Int(32)));
-        }
-        body = For::make(name, min, extent, dim.for_type, body);
+        auto it = bounds.find(dim.var);
+        internal_assert(it != bounds.end()) << "no bounds for loop " << dim.var;
+        body = For::make(loop_name(f.name(), stage, dim.var), it->second.min, it->second.extent,
+                         dim.for_type, body);
     }
     return body;
 }
@@ -80,6 +134,102 @@ bool is_inlined(const Function &f, const std::vector<Function> &outputs) {
     return !f.has_update_definition();
 }
 
+namespace {
+
+// The loops of the statement, outermost first, for error messages.
+std::vector<std::string> loop_names_in(const Stmt &s) {
+    std::vector<std::string> names;
+    visit_each<For>(s, [&](const For *op) { names.push_back(op->name); });
+    return names;
+}
+
+// The name of the loop a LoopLevel refers to: the loop over its variable in the last stage
+// of its Func that has one. Empty if there is none.
+std::string find_level_loop(const Stmt &s, const LoopLevel &level) {
+    std::string found;
+    int found_stage = -1;
+    const std::string prefix = level.func() + ".s";
+    visit_each<For>(s, [&](const For *op) {
+        const std::string &n = op->name;
+        if (n.compare(0, prefix.size(), prefix) != 0) return;
+        size_t dot = n.find('.', prefix.size());
+        if (dot == std::string::npos || n.substr(dot + 1) != level.var()) return;
+        int stage = std::atoi(n.substr(prefix.size(), dot - prefix.size()).c_str());
+        if (level.stage() >= 0 && stage != level.stage()) return;
+        if (stage > found_stage) {
+            found_stage = stage;
+            found = n;
+        }
+    });
+    return found;
+}
+
+std::string describe_valid_levels(const Function &f, const Stmt &s) {
+    std::string text;
+    for (const std::string &n : loop_names_in(s)) {
+        bool uses = false;
+        visit_each<For>(s, [&](const For *op) {
+            if (op->name != n) return;
+            visit_each<Call>(Stmt(op), [&](const Call *c) { uses = uses || c->name == f.name(); });
+        });
+        if (uses) text += "  " + n + "\n";
+    }
+    return text + "  (or root, or inline)";
+}
+
+// Wraps the body of loop `loop` (or the whole statement when `loop` is empty) with `wrap`.
+class WrapLoopBody : public IRMutator {
+public:
+    WrapLoopBody(const std::string &loop, std::function<Stmt(const Stmt &)> wrap)
+        : loop(loop), wrap(std::move(wrap)) {}
+    bool found = false;
+    Stmt run(const Stmt &s) {
+        if (loop.empty()) {
+            found = true;
+            return wrap(s);
+        }
+        return mutate(s);
+    }
+
+private:
+    std::string loop;
+    std::function<Stmt(const Stmt &)> wrap;
+    using IRMutator::visit;
+    Stmt visit(const For *op) override {
+        if (op->name != loop) return IRMutator::visit(op);
+        found = true;
+        return For::make(op->name, op->min, op->extent, op->for_type, wrap(op->body));
+    }
+};
+
+// Checks that every use of f is inside its Realize.
+void check_uses_enclosed(const Function &f, const Stmt &s, const std::string &site) {
+    struct Checker : IRVisitor {
+        const std::string &name;
+        int depth = 0;
+        std::string stray;
+        explicit Checker(const std::string &n) : name(n) {}
+        using IRVisitor::visit;
+        void visit(const Realize *op) override {
+            depth += op->name == name;
+            IRVisitor::visit(op);
+            depth -= op->name == name;
+        }
+        void visit(const Call *op) override {
+            if (op->name == name && op->call_type == Call::Func && depth == 0 && stray.empty())
+                stray = to_string(Expr(op));
+            IRVisitor::visit(op);
+        }
+    } checker(f.name());
+    s.accept(&checker);
+    user_assert(checker.stray.empty())
+        << "Func " << f.name() << " is computed inside the loop " << site << ", but "
+        << checker.stray << " uses it outside that loop. Compute " << f.name()
+        << " at a loop that encloses all its uses, or compute_root() it.";
+}
+
+} // namespace
+
 Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<std::string> &order,
                         const std::map<std::string, Function> &env) {
     std::vector<Stmt> produce_outputs;
@@ -89,13 +239,55 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         const Function &f = env.at(*it);
         if (is_output(f, outputs) || is_inlined(f, outputs)) continue;
+        const FuncSchedule &sched = f.schedule();
+        LoopLevel compute = sched.compute_level_set ? sched.compute_level : LoopLevel::root();
+        LoopLevel store = sched.store_level_set ? sched.store_level : compute;
+        user_assert(!store.is_inlined())
+            << "Func " << f.name() << " is stored inline but computed at "
+            << compute.to_string() << "; store it at the root or at an enclosing loop.";
+
+        std::string compute_loop, store_loop;
+        for (const auto &[level, loop] : {std::pair<const LoopLevel *, std::string *>{&compute, &compute_loop},
+                                          {&store, &store_loop}}) {
+            if (level->is_root()) continue;
+            *loop = find_level_loop(s, *level);
+            user_assert(!loop->empty())
+                << "Func " << f.name() << " is scheduled at " << level->to_string()
+                << ", but there is no such loop where " << f.name()
+                << " is used. The loops that could hold it are:\n"
+                << describe_valid_levels(f, s);
+        }
+
         Region region;
         for (const std::string &a : f.args()) {
             region.emplace_back(Variable::make(Int(32), realized_min_name(f.name(), a)),
                                 Variable::make(Int(32), realized_extent_name(f.name(), a)));
         }
-        Stmt body = Block::make(build_produce(f), ProducerConsumer::make_consume(f.name(), s));
-        s = Realize::make(f.name(), f.output_types(), f.schedule().memory_type, region, body);
+        Stmt produce = build_produce(f);
+        auto produce_consume = [&](const Stmt &body) {
+            return Block::make(produce, ProducerConsumer::make_consume(f.name(), body));
+        };
+        auto realize = [&](const Stmt &body) {
+            return Realize::make(f.name(), f.output_types(), sched.memory_type, region, body);
+        };
+        if (compute_loop == store_loop) {
+            s = WrapLoopBody(compute_loop, [&](const Stmt &b) { return realize(produce_consume(b)); }).run(s);
+        } else {
+            // Storage outside, computation inside: the compute loop must be within the store loop.
+            bool nested = false;
+            WrapLoopBody outer(store_loop, [&](const Stmt &b) {
+                WrapLoopBody inner(compute_loop, produce_consume);
+                Stmt r = inner.run(b);
+                nested = inner.found;
+                return realize(r);
+            });
+            s = outer.run(s);
+            user_assert(nested)
+                << "Func " << f.name() << " is stored at " << store.to_string()
+                << " and computed at " << compute.to_string()
+                << ", but the store level must enclose the compute level.";
+        }
+        check_uses_enclosed(f, s, compute_loop.empty() ? "root" : compute_loop);
     }
 
     for (auto it = order.rbegin(); it != order.rend(); ++it) {

@@ -161,8 +161,11 @@ public:
         return jit_compile(lowering::lower(outputs, args, target));
     }
     std::string lower_to_text(const std::vector<ir::Function> &outputs,
-                              const std::vector<Argument> &args, const Target &target) override {
-        return ir::to_string(lowering::lower(outputs, args, target).body);
+                              const std::vector<Argument> &args, const Target &target,
+                              detail::LoweredText what) override {
+        lowering::LoweredPipeline p = lowering::lower(outputs, args, target);
+        if (what == detail::LoweredText::LoopNest) return p.loop_nest;
+        return ir::to_string(p.body);
     }
 };
 

@@ -1,0 +1,222 @@
+#include "dsl/Stage.h"
+
+#include "dsl/Error.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
+
+#include <algorithm>
+
+namespace aicf {
+
+using namespace ir;
+
+namespace {
+
+std::string join_outermost_first(const std::vector<Dim> &dims) {
+    std::string s;
+    for (auto it = dims.rbegin(); it != dims.rend(); ++it) s += (s.empty() ? "" : ", ") + it->var;
+    return s;
+}
+
+} // namespace
+
+StageSchedule &Stage::schedule() { return func.stage(stage).schedule; }
+const Definition &Stage::definition() const { return func.stage(stage); }
+
+std::string Stage::name() const { return func.name() + ".s" + std::to_string(stage); }
+
+std::vector<std::string> Stage::loop_names() const {
+    std::vector<std::string> names;
+    const auto &dims = definition().schedule.dims;
+    for (auto it = dims.rbegin(); it != dims.rend(); ++it) names.push_back(it->var);
+    return names;
+}
+
+size_t Stage::find_dim(const VarOrRVar &v, const char *directive) {
+    auto &dims = schedule().dims;
+    for (size_t i = 0; i < dims.size(); i++)
+        if (dims[i].var == v.name()) return i;
+    user_error << "In the schedule of " << name() << ", " << directive << " names the loop "
+               << v.name() << ", but " << name() << " has no such loop. Its loops are, outermost "
+               << "first: " << join_outermost_first(schedule().dims) << ".";
+    return 0;
+}
+
+void Stage::check_fresh(const VarOrRVar &v, const char *directive) {
+    for (const Dim &d : schedule().dims) {
+        user_assert(d.var != v.name())
+            << "In the schedule of " << name() << ", " << directive << " would create a loop "
+            << v.name() << ", but " << name() << " already has a loop of that name. Use a new Var.";
+    }
+    for (const std::string &a : func.args()) {
+        user_assert(a != v.name() || stage != 0)
+            << "In the schedule of " << name() << ", " << directive << " would create a loop "
+            << v.name() << ", which is already a variable of " << func.name() << ". Use a new Var.";
+    }
+}
+
+Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner,
+                    const Expr &factor, TailStrategy tail) {
+    size_t i = find_dim(old, "split");
+    if (outer.name() != old.name()) check_fresh(outer, "split");
+    if (inner.name() != old.name()) check_fresh(inner, "split");
+    user_assert(outer.name() != inner.name())
+        << "In the schedule of " << name() << ", split of " << old.name()
+        << " gives the outer and the inner loop the same name " << inner.name() << ".";
+    user_assert(factor.defined() && factor.type().is_int_or_uint() && factor.type().is_scalar())
+        << "In the schedule of " << name() << ", the split factor of " << old.name()
+        << " must be an integer.";
+    if (auto c = as_const_int(factor)) {
+        user_assert(*c > 0) << "In the schedule of " << name() << ", " << old.name()
+                            << " is split by " << *c << "; a split factor must be positive.";
+    }
+    Dim d = schedule().dims[i];
+    if (d.is_rvar) {
+        user_assert(tail == TailStrategy::Auto || tail == TailStrategy::GuardWithIf)
+            << "In the schedule of " << name() << ", the reduction variable " << old.name()
+            << " is split with a tail strategy that would compute some points twice or past "
+            << "the end of the RDom. Reduction variables need TailStrategy::GuardWithIf.";
+    }
+    if (stage > 0) {
+        user_assert(tail != TailStrategy::ShiftInwards)
+            << "In the schedule of " << name() << ", ShiftInwards on " << old.name()
+            << " would apply some updates twice. Use GuardWithIf or RoundUp for update stages.";
+    }
+    Dim in = d, out = d;
+    in.var = inner.name();
+    out.var = outer.name();
+    out.for_type = ForType::Serial;
+    auto &dims = schedule().dims;
+    dims[i] = in;
+    dims.insert(dims.begin() + i + 1, out);
+    Split s;
+    s.kind = Split::SplitVar;
+    s.old_var = old.name();
+    s.outer = outer.name();
+    s.inner = inner.name();
+    s.factor = ir::cast(Int(32), factor);
+    s.tail = tail;
+    schedule().splits.push_back(s);
+    return *this;
+}
+
+Stage &Stage::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused) {
+    size_t i = find_dim(inner, "fuse"), o = find_dim(outer, "fuse");
+    auto &dims = schedule().dims;
+    user_assert(o == i + 1)
+        << "In the schedule of " << name() << ", fuse(" << inner.name() << ", " << outer.name()
+        << ") needs " << inner.name() << " directly inside " << outer.name()
+        << ". The loops are, outermost first: " << join_outermost_first(dims)
+        << ". Reorder them first.";
+    user_assert(dims[i].is_rvar == dims[o].is_rvar)
+        << "In the schedule of " << name() << ", fuse cannot merge the pure loop and the "
+        << "reduction loop of " << inner.name() << " and " << outer.name() << ".";
+    if (fused.name() != inner.name() && fused.name() != outer.name()) check_fresh(fused, "fuse");
+    Dim f = dims[i];
+    f.var = fused.name();
+    dims[i] = f;
+    dims.erase(dims.begin() + o);
+    Split s;
+    s.kind = Split::FuseVars;
+    s.old_var = fused.name();
+    s.outer = outer.name();
+    s.inner = inner.name();
+    schedule().splits.push_back(s);
+    return *this;
+}
+
+Stage &Stage::reorder(const std::vector<VarOrRVar> &vars) {
+    auto &dims = schedule().dims;
+    std::vector<size_t> slots;
+    for (const VarOrRVar &v : vars) {
+        size_t i = find_dim(v, "reorder");
+        user_assert(std::find(slots.begin(), slots.end(), i) == slots.end())
+            << "In the schedule of " << name() << ", reorder names " << v.name() << " twice.";
+        slots.push_back(i);
+    }
+    std::vector<Dim> picked;
+    for (size_t i : slots) picked.push_back(dims[i]);
+    std::vector<size_t> sorted = slots;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<Dim> result = dims;
+    for (size_t k = 0; k < sorted.size(); k++) result[sorted[k]] = picked[k];
+    // Reduction loops keep their relative order: changing it changes the order in which the
+    // reduction combines values.
+    std::vector<std::string> before, after;
+    for (const Dim &d : dims)
+        if (d.is_rvar) before.push_back(d.var);
+    for (const Dim &d : result)
+        if (d.is_rvar) after.push_back(d.var);
+    user_assert(before == after)
+        << "In the schedule of " << name() << ", reorder would change the order of the "
+        << "reduction loops, which changes the order the reduction combines values in. Keep "
+        << "reduction variables in their order (use rfactor to reassociate a reduction).";
+    dims = result;
+    return *this;
+}
+
+Stage &Stage::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo,
+                   const VarOrRVar &yo, const VarOrRVar &xi, const VarOrRVar &yi,
+                   const Expr &xfactor, const Expr &yfactor, TailStrategy tail) {
+    split(x, xo, xi, xfactor, tail);
+    split(y, yo, yi, yfactor, tail);
+    return reorder({xi, yi, xo, yo});
+}
+
+Stage &Stage::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi,
+                   const VarOrRVar &yi, const Expr &xfactor, const Expr &yfactor,
+                   TailStrategy tail) {
+    return tile(x, y, x, y, xi, yi, xfactor, yfactor, tail);
+}
+
+Stage &Stage::rename(const VarOrRVar &old, const VarOrRVar &new_name) {
+    size_t i = find_dim(old, "rename");
+    check_fresh(new_name, "rename");
+    schedule().dims[i].var = new_name.name();
+    Split s;
+    s.kind = Split::RenameVar;
+    s.old_var = old.name();
+    s.outer = new_name.name();
+    schedule().splits.push_back(s);
+    return *this;
+}
+
+Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive) {
+    size_t i = find_dim(v, directive);
+    Dim &d = schedule().dims[i];
+    if (d.is_rvar && (t == ForType::Parallel || t == ForType::Vectorized)) {
+        user_error << "In the schedule of " << name() << ", " << directive << "(" << v.name()
+                   << ") would race: " << v.name() << " is a reduction variable, so its "
+                   << "iterations update the same points of " << func.name()
+                   << ". Reduce with rfactor first, then " << directive
+                   << " the new pure variable.";
+    }
+    d.for_type = t;
+    return *this;
+}
+
+Stage &Stage::serial(const VarOrRVar &v) { return set_loop_type(v, ForType::Serial, "serial"); }
+Stage &Stage::parallel(const VarOrRVar &v) { return set_loop_type(v, ForType::Parallel, "parallel"); }
+Stage &Stage::vectorize(const VarOrRVar &v) {
+    return set_loop_type(v, ForType::Vectorized, "vectorize");
+}
+Stage &Stage::unroll(const VarOrRVar &v) { return set_loop_type(v, ForType::Unrolled, "unroll"); }
+
+Stage &Stage::parallel(const VarOrRVar &v, const Expr &task_size, TailStrategy tail) {
+    split(v, v, VarOrRVar(v.name() + "_task", v.is_rvar()), task_size, tail);
+    return parallel(v);
+}
+
+Stage &Stage::vectorize(const VarOrRVar &v, const Expr &factor, TailStrategy tail) {
+    VarOrRVar inner(v.name() + "_vi", v.is_rvar());
+    split(v, v, inner, factor, tail);
+    return vectorize(inner);
+}
+
+Stage &Stage::unroll(const VarOrRVar &v, const Expr &factor, TailStrategy tail) {
+    VarOrRVar inner(v.name() + "_ui", v.is_rvar());
+    split(v, v, inner, factor, tail);
+    return unroll(inner);
+}
+
+} // namespace aicf

@@ -1,0 +1,90 @@
+#ifndef AICF_STAGE_H
+#define AICF_STAGE_H
+
+// Stage: one definition of a Func (stage 0 is the pure definition, stage i the (i-1)th
+// update) and the loop directives that shape its loop nest. Directives never change what a
+// stage computes, only the order and the loops it is computed in.
+
+#include "dsl/Function.h"
+#include "dsl/RDom.h"
+#include "dsl/Schedule.h"
+#include "dsl/Var.h"
+
+#include <string>
+#include <vector>
+
+namespace aicf {
+
+// A loop variable: a pure Var or a reduction RVar.
+class VarOrRVar {
+public:
+    VarOrRVar(const Var &v) : name_(v.name()), is_rvar_(false) {}
+    VarOrRVar(const RVar &r) : name_(r.name()), is_rvar_(true) {}
+    VarOrRVar(const RDom &r) : VarOrRVar(RVar(r)) {}
+    VarOrRVar(const std::string &name, bool is_rvar) : name_(name), is_rvar_(is_rvar) {}
+
+    const std::string &name() const { return name_; }
+    bool is_rvar() const { return is_rvar_; }
+
+private:
+    std::string name_;
+    bool is_rvar_;
+};
+
+class Stage {
+public:
+    Stage(ir::Function f, int stage) : func(std::move(f)), stage(stage) {}
+
+    // Splits `old` into an outer and an inner loop; inner has `factor` iterations.
+    Stage &split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner,
+                 const ir::Expr &factor, TailStrategy tail = TailStrategy::Auto);
+    // Fuses two loops (inner directly inside outer) into one.
+    Stage &fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused);
+    // Sets the loop order, innermost first; loops not named keep their places.
+    Stage &reorder(const std::vector<VarOrRVar> &vars);
+    template <typename... Args>
+    Stage &reorder(const VarOrRVar &a, const VarOrRVar &b, const Args &...rest) {
+        return reorder(std::vector<VarOrRVar>{a, b, VarOrRVar(rest)...});
+    }
+    // Splits x and y and orders the loops yo, xo, yi, xi (outermost first).
+    Stage &tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo, const VarOrRVar &yo,
+                const VarOrRVar &xi, const VarOrRVar &yi, const ir::Expr &xfactor,
+                const ir::Expr &yfactor, TailStrategy tail = TailStrategy::Auto);
+    // The same, reusing x and y as the names of the outer loops.
+    Stage &tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi, const VarOrRVar &yi,
+                const ir::Expr &xfactor, const ir::Expr &yfactor,
+                TailStrategy tail = TailStrategy::Auto);
+    Stage &rename(const VarOrRVar &old, const VarOrRVar &new_name);
+
+    Stage &serial(const VarOrRVar &v);
+    // Runs the loop's iterations on several CPU threads.
+    Stage &parallel(const VarOrRVar &v);
+    Stage &parallel(const VarOrRVar &v, const ir::Expr &task_size,
+                    TailStrategy tail = TailStrategy::Auto);
+    // Turns a loop of constant extent into vector instructions.
+    Stage &vectorize(const VarOrRVar &v);
+    Stage &vectorize(const VarOrRVar &v, const ir::Expr &factor,
+                     TailStrategy tail = TailStrategy::Auto);
+    // Replicates the body of a loop of constant extent.
+    Stage &unroll(const VarOrRVar &v);
+    Stage &unroll(const VarOrRVar &v, const ir::Expr &factor,
+                  TailStrategy tail = TailStrategy::Auto);
+
+    // "f.s0" etc., for messages.
+    std::string name() const;
+    // The loops of this stage, outermost first, as "x", "xo", ...
+    std::vector<std::string> loop_names() const;
+
+private:
+    ir::Function func;
+    int stage;
+    ir::StageSchedule &schedule();
+    const ir::Definition &definition() const;
+    size_t find_dim(const VarOrRVar &v, const char *directive);
+    void check_fresh(const VarOrRVar &v, const char *directive);
+    Stage &set_loop_type(const VarOrRVar &v, ir::ForType t, const char *directive);
+};
+
+} // namespace aicf
+
+#endif

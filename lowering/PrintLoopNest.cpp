@@ -1,0 +1,85 @@
+#include "lowering/PrintLoopNest.h"
+
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/IRVisitor.h"
+
+#include <sstream>
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+namespace {
+
+class LoopNestPrinter : public IRVisitor {
+public:
+    std::ostringstream out;
+
+private:
+    int depth = 0;
+    void indent() {
+        for (int i = 0; i < depth; i++) out << "  ";
+    }
+    using IRVisitor::visit;
+
+    void visit(const ProducerConsumer *op) override {
+        indent();
+        out << (op->is_producer ? "produce " : "consume ") << op->name << ":\n";
+        depth++;
+        op->body.accept(this);
+        depth--;
+    }
+    void visit(const Realize *op) override {
+        indent();
+        out << "store " << op->name << ":\n";
+        depth++;
+        op->body.accept(this);
+        depth--;
+    }
+    void visit(const Allocate *op) override {
+        indent();
+        out << "allocate " << op->name << " in " << to_string(op->memory_type) << ":\n";
+        depth++;
+        op->body.accept(this);
+        depth--;
+    }
+    void visit(const For *op) override {
+        indent();
+        if (op->for_type != ForType::Serial) out << to_string(op->for_type) << " ";
+        out << "for " << op->name;
+        auto mn = as_const_int(op->min), ex = as_const_int(op->extent);
+        if (mn && ex) out << " in [" << *mn << ", " << *mn + *ex << ")";
+        out << ":\n";
+        depth++;
+        op->body.accept(this);
+        depth--;
+    }
+    void visit(const Provide *op) override {
+        indent();
+        out << op->name << "(...) = ...\n";
+    }
+    void visit(const Store *op) override {
+        indent();
+        out << op->name << "[...] = ...\n";
+    }
+    // Lets, asserts and conditions are bookkeeping here: walk through them.
+    void visit(const IfThenElse *op) override {
+        op->then_case.accept(this);
+        if (op->else_case.defined()) op->else_case.accept(this);
+    }
+    void visit(const AssertStmt *) override {}
+    void visit(const Evaluate *) override {}
+};
+
+} // namespace
+
+std::string print_loop_nest(const Stmt &s) {
+    LoopNestPrinter p;
+    if (s.defined()) s.accept(&p);
+    return p.out.str();
+}
+
+} // namespace lowering
+} // namespace aicf
