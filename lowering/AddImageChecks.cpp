@@ -86,14 +86,22 @@ Stmt add_image_checks(const Stmt &body, const std::vector<Argument> &args) {
             span = Add::make(span, Mul::make(i64(Max::make(Sub::make(ex, i32(1)), i32(0))),
                                              abs_stride));
         }
+        if (a.dimensions > 0) {
+            Expr stride0 = Call::make(Int(32), Intrinsic::buffer_get_stride, {desc, i32(0)});
+            shape_checks.insert(shape_checks.begin(),
+                                check(EQ::make(stride0, i32(1)), RuntimeErrorKind::BufferStride,
+                                      a.name, {stride0}));
+        }
         Expr limit = make_const(Int(64), int64_t(0x7fffffff));
         shape_checks.push_back(check(LT::make(span, limit), RuntimeErrorKind::BufferTooLarge,
                                      a.name, {span}));
         s = Block::make(Block::make(shape_checks), s);
         for (int d = a.dimensions - 1; d >= 0; d--) {
             Expr dim = i32(d);
-            s = LetStmt::make(buffer_field_name(a.name, BufferField::Stride, d),
-                              Call::make(Int(32), Intrinsic::buffer_get_stride, {desc, dim}), s);
+            // Dimension 0 is dense (checked above), so its stride is the constant 1 and
+            // accesses along it become contiguous vector loads and stores.
+            Expr stride = d == 0 ? i32(1) : Call::make(Int(32), Intrinsic::buffer_get_stride, {desc, dim});
+            s = LetStmt::make(buffer_field_name(a.name, BufferField::Stride, d), stride, s);
             s = LetStmt::make(buffer_field_name(a.name, BufferField::Extent, d),
                               Call::make(Int(32), Intrinsic::buffer_get_extent, {desc, dim}), s);
             s = LetStmt::make(buffer_field_name(a.name, BufferField::Min, d),

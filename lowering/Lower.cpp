@@ -8,6 +8,8 @@
 #include "lowering/RealizationOrder.h"
 #include "lowering/ScheduleFunctions.h"
 #include "lowering/StorageFlattening.h"
+#include "lowering/UnrollLoops.h"
+#include "lowering/VectorizeLoops.h"
 
 #include <cstdlib>
 #include <iostream>
@@ -47,6 +49,12 @@ LoweredPipeline lower(const std::vector<Function> &outputs, const std::vector<Ar
     log_pass("add_image_checks", s);
     s = storage_flattening(s, args, env);
     log_pass("storage_flattening", s);
+    s = simplify(s);
+    log_pass("simplify", s);
+    s = unroll_loops(s);
+    log_pass("unroll_loops", s);
+    s = vectorize_loops(s);
+    log_pass("vectorize_loops", s);
     s = simplify(s);
     log_pass("simplify", s);
 

@@ -2,6 +2,7 @@
 
 #include "backends/llvm/CodeGen_LLVM.h"
 #include "dsl/Error.h"
+#include "dsl/ir/Substitute.h"
 #include "lowering/Names.h"
 
 #include <llvm/IR/Verifier.h>
@@ -50,6 +51,67 @@ public:
 
 private:
     llvm::Value *ctx = nullptr;
+
+    // A parallel loop's body becomes a function of (ctx, index, closure); the closure holds
+    // every value the body uses from outside, and the runtime calls it on its threads.
+    void visit(const For *op) override {
+        if (op->for_type != ForType::Parallel) {
+            CodeGen_LLVM::visit(op);
+            return;
+        }
+        llvm::Value *min = codegen(op->min), *extent = codegen(op->extent);
+        llvm::Type *ptr = llvm::PointerType::get(context, 0);
+        llvm::Type *i32 = builder.getInt32Ty();
+
+        std::vector<std::string> names;
+        std::vector<llvm::Value *> values;
+        std::vector<llvm::Type *> types;
+        for (const std::string &n : free_vars(op->body)) {
+            if (n == op->name) continue;
+            const llvm::Value *const *v = symbols.find(n);
+            if (!v) continue;
+            names.push_back(n);
+            values.push_back(const_cast<llvm::Value *>(*v));
+            types.push_back(values.back()->getType());
+        }
+        llvm::StructType *closure_type = llvm::StructType::get(context, types);
+        llvm::Value *closure = create_alloca_at_entry(closure_type, nullptr, op->name + ".closure");
+        for (size_t i = 0; i < values.size(); i++) {
+            builder.CreateStore(values[i], builder.CreateStructGEP(closure_type, closure, i));
+        }
+
+        auto *body_type = llvm::FunctionType::get(i32, {ptr, i32, ptr}, false);
+        llvm::Function *body_fn = llvm::Function::Create(
+            body_type, llvm::Function::InternalLinkage, function->getName() + "." + op->name, module);
+        {
+            llvm::IRBuilderBase::InsertPointGuard guard(builder);
+            llvm::Function *saved_function = function;
+            llvm::Value *saved_ctx = ctx;
+            Scope<llvm::Value *> saved_symbols;
+            std::swap(saved_symbols, symbols);
+            function = body_fn;
+            ctx = body_fn->getArg(0);
+            builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", body_fn));
+            llvm::Value *fields = body_fn->getArg(2);
+            for (size_t i = 0; i < names.size(); i++) {
+                symbols.push(names[i], builder.CreateLoad(types[i], builder.CreateStructGEP(closure_type, fields, i), names[i]));
+            }
+            symbols.push(op->name, body_fn->getArg(1));
+            codegen(op->body);
+            builder.CreateRet(builder.getInt32(0));
+            std::swap(saved_symbols, symbols);
+            function = saved_function;
+            ctx = saved_ctx;
+        }
+        llvm::FunctionCallee par = runtime_function("aicf_parallel_for", i32, {ptr, ptr, i32, i32, ptr});
+        llvm::Value *code = builder.CreateCall(par, {ctx, body_fn, min, extent, closure});
+        llvm::BasicBlock *fail = llvm::BasicBlock::Create(context, "parallel_failed", function);
+        llvm::BasicBlock *ok = llvm::BasicBlock::Create(context, "parallel_ok", function);
+        builder.CreateCondBr(builder.CreateICmpEQ(code, builder.getInt32(0)), ok, fail);
+        builder.SetInsertPoint(fail);
+        builder.CreateRet(code);
+        builder.SetInsertPoint(ok);
+    }
 
     llvm::FunctionCallee runtime_function(const char *name, llvm::Type *ret,
                                           std::vector<llvm::Type *> args) {

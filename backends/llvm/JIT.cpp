@@ -75,6 +75,7 @@ private:
         add("aicf_runtime_error", reinterpret_cast<void *>(&aicf_runtime_error));
         add("aicf_malloc", reinterpret_cast<void *>(&aicf_malloc));
         add("aicf_free", reinterpret_cast<void *>(&aicf_free));
+        add("aicf_parallel_for", reinterpret_cast<void *>(&aicf_parallel_for));
         if (auto err = dylib.define(llvm::orc::absoluteSymbols(runtime))) {
             internal_error << take_error(std::move(err));
         }

@@ -4,6 +4,7 @@
 #include "dsl/ir/Type.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <sstream>
 
@@ -54,6 +55,10 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
     case ir::RuntimeErrorKind::ParamOutOfRange:
         s << "Param " << n << " is " << v[0] << ", outside [" << v[1] << ", " << v[2] << "].";
         break;
+    case ir::RuntimeErrorKind::BufferStride:
+        s << "Buffer " << n << " has stride " << v[0] << " in dimension 0; pipelines expect "
+          << "dimension 0 to be dense (stride 1).";
+        break;
     default: s << "Unknown runtime error " << kind << " about " << n << ".";
     }
     return s.str();
@@ -69,7 +74,10 @@ int32_t aicf_runtime_error(void *ctx, int32_t kind, const char *name, int64_t a,
                            int64_t c, int64_t d, int64_t e, int64_t f) {
     auto *rc = static_cast<aicf::runtime::RunContext *>(ctx);
     const int64_t v[] = {a, b, c, d, e, f};
-    if (rc && rc->error.empty()) rc->error = aicf::runtime::describe(kind, name, v);
+    if (rc) {
+        std::lock_guard<std::mutex> guard(rc->lock);
+        if (rc->error.empty()) rc->error = aicf::runtime::describe(kind, name, v);
+    }
     return -kind;
 }
 
@@ -85,16 +93,36 @@ void *aicf_malloc(void *ctx, const char *name, int64_t bytes) {
                            0, 0, 0, 0);
         return nullptr;
     }
-    if (rc) rc->live_allocations.push_back(p);
+    if (rc) {
+        std::lock_guard<std::mutex> guard(rc->lock);
+        rc->live_allocations.push_back(p);
+    }
     return p;
 }
 
 void aicf_free(void *ctx, void *p) {
     auto *rc = static_cast<aicf::runtime::RunContext *>(ctx);
     if (rc) {
+        std::lock_guard<std::mutex> guard(rc->lock);
         auto it = std::find(rc->live_allocations.begin(), rc->live_allocations.end(), p);
         if (it != rc->live_allocations.end()) rc->live_allocations.erase(it);
     }
     std::free(p);
+}
+
+int32_t aicf_parallel_for(void *ctx, aicf_parallel_body body, int32_t min, int32_t extent,
+                          void *closure) {
+    std::atomic<int32_t> result{0};
+    // OpenMP's runtime owns the threads; nested parallel loops run serially inside.
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int32_t i = 0; i < extent; i++) {
+        if (result.load(std::memory_order_relaxed) != 0) continue;
+        int32_t r = body(ctx, min + i, closure);
+        if (r != 0) {
+            int32_t expected = 0;
+            result.compare_exchange_strong(expected, r);
+        }
+    }
+    return result.load();
 }
 }

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,9 @@ namespace runtime {
 
 // State of one pipeline run: the first error raised, and the heap allocations still live
 // (freed when the run ends, whether or not it failed).
+// Parallel loops share it across threads, hence the lock.
 struct RunContext {
+    std::mutex lock;
     std::string error;
     std::vector<void *> live_allocations;
     ~RunContext();
@@ -30,6 +33,11 @@ int32_t aicf_runtime_error(void *ctx, int32_t kind, const char *name, int64_t a,
 // Allocates `bytes` for the allocation `name`; records an error and returns null on failure.
 void *aicf_malloc(void *ctx, const char *name, int64_t bytes);
 void aicf_free(void *ctx, void *p);
+// Runs body(ctx, i, closure) for i in [min, min + extent) on the CPU's threads. Returns 0, or
+// the first nonzero code a body returned (the remaining iterations are skipped).
+typedef int32_t (*aicf_parallel_body)(void *ctx, int32_t i, void *closure);
+int32_t aicf_parallel_for(void *ctx, aicf_parallel_body body, int32_t min, int32_t extent,
+                          void *closure);
 }
 
 #endif

@@ -193,6 +193,7 @@ enum class RuntimeErrorKind : int32_t {
     BufferTooLarge,
     OutOfMemory,
     ParamOutOfRange,
+    BufferStride,
 };
 
 struct Call : ExprNode<Call> {

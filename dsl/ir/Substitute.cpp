@@ -134,6 +134,12 @@ std::set<std::string> free_vars(const Expr &e) {
     return v.names;
 }
 
+std::set<std::string> free_vars(const Stmt &s) {
+    FreeVars v;
+    if (s.defined()) s.accept(&v);
+    return v.names;
+}
+
 bool uses_var(const Expr &e, const std::string &name) { return free_vars(e).count(name) > 0; }
 
 bool uses_var(const Stmt &s, const std::string &name) {

@@ -27,8 +27,9 @@ bool uses_var(const Expr &e, const std::string &name);
 bool uses_var(const Stmt &s, const std::string &name);
 bool uses_vars(const Expr &e, const std::set<std::string> &names);
 
-// The names of the free variables of e.
+// The names of the free variables of e (or s), including the buffers Loads and Stores name.
 std::set<std::string> free_vars(const Expr &e);
+std::set<std::string> free_vars(const Stmt &s);
 
 } // namespace ir
 } // namespace aicf

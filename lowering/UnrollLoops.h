@@ -1,0 +1,17 @@
+#ifndef AICF_LOWERING_UNROLL_LOOPS_H
+#define AICF_LOWERING_UNROLL_LOOPS_H
+
+#include "dsl/ir/IR.h"
+
+namespace aicf {
+namespace lowering {
+
+// Replaces each Unrolled loop by copies of its body, one per iteration.
+// Expects: simplified IR, so a loop scheduled with a constant factor has a constant extent.
+// Raises CompileError naming the loop when its extent is not constant or exceeds 256.
+ir::Stmt unroll_loops(const ir::Stmt &s);
+
+} // namespace lowering
+} // namespace aicf
+
+#endif
