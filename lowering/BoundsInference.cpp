@@ -36,6 +36,10 @@ std::vector<Stmt> stage_stmts(const Stmt &produce) {
     return stages;
 }
 
+Expr extent_of(const Interval &i) {
+    return simplify(Add::make(Sub::make(i.max, i.min), make_one(Int(32))));
+}
+
 std::string describe_dim(const Function &f, size_t d) {
     return "dimension " + std::to_string(d) + " (" + f.args()[d] + ")";
 }
@@ -59,6 +63,8 @@ Box update_region(const Function &f, const std::vector<Stmt> &stages, const Box 
         for (size_t d = 0; d < f.args().size(); d++) {
             scope.push(loop_min_name(f.name(), s, f.args()[d]), Interval::single_point(box[d].min));
             scope.push(loop_max_name(f.name(), s, f.args()[d]), Interval::single_point(box[d].max));
+            scope.push(loop_extent_name(f.name(), s, f.args()[d]),
+                       Interval::single_point(extent_of(box[d])));
         }
     }
     for (int s = 1; s < f.stages() && s < static_cast<int>(stages.size()); s++) {
@@ -85,6 +91,8 @@ Scope<Interval> stage_scope(const Function &f, const Box &pure_region, const Box
         for (size_t d = 0; d < f.args().size(); d++) {
             scope.push(loop_min_name(f.name(), st, f.args()[d]), Interval::single_point(b[d].min));
             scope.push(loop_max_name(f.name(), st, f.args()[d]), Interval::single_point(b[d].max));
+            scope.push(loop_extent_name(f.name(), st, f.args()[d]),
+                       Interval::single_point(extent_of(b[d])));
         }
     }
     return scope;
@@ -104,6 +112,9 @@ Stmt wrap_stage_lets(const Function &f, const Box &pure_region, const Box &updat
     for (int st = f.stages() - 1; st >= 0; st--) {
         const Box &b = st == 0 ? pure_region : update_box;
         for (size_t d = f.args().size(); d-- > 0;) {
+            // The extent from the expanded bounds, so it folds to a constant when the region's
+            // size is one (as loops that are unrolled or vectorized need).
+            s = LetStmt::make(loop_extent_name(f.name(), st, f.args()[d]), extent_of(b[d]), s);
             s = LetStmt::make(loop_max_name(f.name(), st, f.args()[d]), simplify(b[d].max), s);
             s = LetStmt::make(loop_min_name(f.name(), st, f.args()[d]), simplify(b[d].min), s);
         }

@@ -12,6 +12,9 @@ std::string loop_min_name(const std::string &func, int stage, const std::string 
 std::string loop_max_name(const std::string &func, int stage, const std::string &var) {
     return loop_name(func, stage, var) + ".max";
 }
+std::string loop_extent_name(const std::string &func, int stage, const std::string &var) {
+    return loop_name(func, stage, var) + ".extent";
+}
 std::string realized_min_name(const std::string &func, const std::string &arg) {
     return func + "." + arg + ".min_realized";
 }

@@ -14,6 +14,8 @@ std::string loop_name(const std::string &func, int stage, const std::string &var
 // The first and last value that loop takes: "f.s0.x.min", "f.s0.x.max".
 std::string loop_min_name(const std::string &func, int stage, const std::string &var);
 std::string loop_max_name(const std::string &func, int stage, const std::string &var);
+// Its number of iterations, max - min + 1: "f.s0.x.extent".
+std::string loop_extent_name(const std::string &func, int stage, const std::string &var);
 // The region a Func is stored over, per pure argument: "f.x.min_realized", "f.x.extent_realized".
 std::string realized_min_name(const std::string &func, const std::string &arg);
 std::string realized_extent_name(const std::string &func, const std::string &arg);

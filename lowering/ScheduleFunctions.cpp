@@ -47,9 +47,8 @@ Stmt build_stage(const Function &f, int stage) {
     };
     std::map<std::string, LoopBounds> bounds;
     for (const std::string &a : f.args()) {
-        Expr min = Variable::make(Int(32), loop_min_name(f.name(), stage, a));
-        Expr max = Variable::make(Int(32), loop_max_name(f.name(), stage, a));
-        bounds[a] = {min, Add::make(Sub::make(max, min), make_one(Int(32)))};
+        bounds[a] = {Variable::make(Int(32), loop_min_name(f.name(), stage, a)),
+                     Variable::make(Int(32), loop_extent_name(f.name(), stage, a))};
     }
     if (d.rdom.defined()) {
         for (const ReductionVariable &rv : d.rdom.domain()) bounds[rv.var] = {rv.min, rv.extent, true};
@@ -77,8 +76,15 @@ Stmt build_stage(const Function &f, int stage) {
         } else if (sp.kind == Split::FuseVars) {
             LoopBounds in = bounds[sp.inner], out = bounds[sp.outer];
             bounds[sp.old_var] = {make_zero(Int(32)), Mul::make(in.extent, out.extent), in.is_rvar};
-            lets.emplace_back(sp.inner, Add::make(in.min, Mod::make(loop_var(sp.old_var), in.extent)));
-            lets.emplace_back(sp.outer, Add::make(out.min, Div::make(loop_var(sp.old_var), in.extent)));
+            // The clamps change no value (the fused index stays below the product of the
+            // extents); they tell interval analysis the range of each part, which it could
+            // not otherwise derive from a division by a symbolic extent.
+            Expr zero = make_zero(Int(32)), one = make_one(Int(32));
+            Expr fused = loop_var(sp.old_var);
+            Expr inner = Min::make(Max::make(Mod::make(fused, in.extent), zero), Sub::make(in.extent, one));
+            Expr outer = Min::make(Max::make(Div::make(fused, in.extent), zero), Sub::make(out.extent, one));
+            lets.emplace_back(sp.inner, Add::make(in.min, inner));
+            lets.emplace_back(sp.outer, Add::make(out.min, outer));
         } else {
             bounds[sp.outer] = bounds[sp.old_var];
             lets.emplace_back(sp.old_var, loop_var(sp.outer));

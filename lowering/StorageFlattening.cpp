@@ -3,6 +3,9 @@
 #include "dsl/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
+#include "dsl/ir/Simplify.h"
+
+#include <algorithm>
 #include "lowering/Names.h"
 
 namespace aicf {
@@ -13,6 +16,8 @@ using namespace ir;
 namespace {
 
 Expr var(const std::string &n) { return Variable::make(Int(32), n); }
+
+const int64_t stack_limit_bytes = 16 * 1024;
 
 // Where the elements of a multi-dimensional array live.
 struct Layout {
@@ -76,7 +81,19 @@ private:
         Stmt body = mutate(op->body);
         std::vector<Expr> extents;
         for (const Range &r : op->bounds) extents.push_back(r.extent);
-        MemoryType mt = op->memory_type == MemoryType::Auto ? MemoryType::Heap : op->memory_type;
+        MemoryType mt = op->memory_type;
+        if (mt == MemoryType::Auto) {
+            // Small allocations of a constant size live on the stack (where LLVM can keep
+            // them in registers); the rest on the heap.
+            int64_t bytes = 0;
+            for (const Type &t : op->types) bytes = std::max<int64_t>(bytes, t.bytes());
+            for (const Expr &e : extents) {
+                auto c = as_const_int(simplify(e));
+                bytes = c && bytes >= 0 ? bytes * std::max<int64_t>(*c, 0) : -1;
+                if (bytes > stack_limit_bytes) bytes = -1;
+            }
+            mt = bytes >= 0 ? MemoryType::Stack : MemoryType::Heap;
+        }
         for (int k = n - 1; k >= 0; k--) {
             body = Allocate::make(storage_name(f.name(), k, n), op->types[k], mt, extents, body);
         }

@@ -88,7 +88,15 @@ private:
     Expr visit(const Load *op) override {
         Expr index = mutate(op->index);
         Expr p = mutate(op->predicate);
-        bool vector = index.type().is_vector() || p.type().is_vector() || predicate.defined();
+        // The same element in every lane: one scalar load, broadcast. A scalar index is in
+        // bounds whenever any lane's would be, so no predicate is needed.
+        if (!index.type().is_vector() && !p.type().is_vector()) {
+            Expr scalar = index.same_as(op->index) && p.same_as(op->predicate)
+                              ? Expr(op)
+                              : Load::make(op->type, op->name, index, p, op->param);
+            return predicate.defined() ? Broadcast::make(scalar, lanes) : scalar;
+        }
+        bool vector = true;
         if (!vector) return index.same_as(op->index) && p.same_as(op->predicate) ? Expr(op)
                                                                                   : Load::make(op->type, op->name, index, p, op->param);
         Expr mask = widen(p, lanes);
@@ -159,7 +167,9 @@ private:
         return Store::make(op->name, widen(value, lanes), index, mask, op->param);
     }
     Stmt visit(const IfThenElse *op) override {
-        Expr c = mutate(op->condition);
+        Expr c = simplify(mutate(op->condition));
+        if (is_true(c)) return mutate(op->then_case);
+        if (is_false(c)) return op->else_case.defined() ? mutate(op->else_case) : Evaluate::make(make_zero(Int(32)));
         if (!c.type().is_vector()) {
             Stmt t = mutate(op->then_case), e = mutate(op->else_case);
             if (c.same_as(op->condition) && t.same_as(op->then_case) && e.same_as(op->else_case))

@@ -338,9 +338,19 @@ void CodeGen_LLVM::visit(const Load *op) {
         internal_error << "codegen: predicated scalar load of " << op->name;
     }
     const Ramp *ramp = op->index.as<Ramp>();
-    if (ramp && is_const_one(ramp->stride) && is_true(op->predicate)) {
+    if (ramp && is_const_one(ramp->stride)) {
         llvm::Value *ptr = address_of(op->name, codegen(ramp->base), t);
-        value = builder.CreateAlignedLoad(llvm_type_of(t), ptr, align);
+        if (is_true(op->predicate)) {
+            value = builder.CreateAlignedLoad(llvm_type_of(t), ptr, align);
+        } else {
+            value = builder.CreateMaskedLoad(llvm_type_of(t), ptr, align, codegen(op->predicate),
+                                             llvm::UndefValue::get(llvm_type_of(t)));
+        }
+        return;
+    }
+    if (const Broadcast *b = op->index.as<Broadcast>(); b && is_true(op->predicate)) {
+        llvm::Value *ptr = address_of(op->name, codegen(b->value), t);
+        value = splat_if_vector(builder.CreateAlignedLoad(elem, ptr, align), t.lanes);
         return;
     }
     // A gather, one lane at a time; masked-off lanes are not read.
@@ -569,8 +579,13 @@ void CodeGen_LLVM::visit(const Store *op) {
         return;
     }
     const Ramp *ramp = op->index.as<Ramp>();
-    if (ramp && is_const_one(ramp->stride) && is_true(op->predicate)) {
-        builder.CreateAlignedStore(v, address_of(op->name, codegen(ramp->base), t), align);
+    if (ramp && is_const_one(ramp->stride)) {
+        llvm::Value *ptr = address_of(op->name, codegen(ramp->base), t);
+        if (is_true(op->predicate)) {
+            builder.CreateAlignedStore(v, ptr, align);
+        } else {
+            builder.CreateMaskedStore(v, ptr, align, codegen(op->predicate));
+        }
         return;
     }
     llvm::Value *indices = codegen(op->index);

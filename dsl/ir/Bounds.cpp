@@ -227,6 +227,12 @@ private:
         Interval a = get(op->a), b = get(op->b);
         Type t = op->type.element_of();
         result = Interval();
+        // Both sides single values (symbols, e.g. an enclosing loop's variable) and a divisor
+        // of unknown sign: the quotient is a single value too.
+        if (a.is_single_point() && b.is_single_point() && !is_const(b.min)) {
+            result = Interval::single_point(simp(Div::make(a.min, b.min)));
+            return;
+        }
         if (auto r = constant_op(simplify_detail::bounds_div, a, b, t)) {
             result = *r;
             return;

@@ -1,5 +1,7 @@
 #include "dsl/ir/Interval.h"
 
+#include "dsl/ir/IREquality.h"
+
 #include "dsl/Error.h"
 #include "dsl/ir/Simplify.h"
 
@@ -24,6 +26,8 @@ Expr intersection_end(const Expr &a, const Expr &b, bool is_min) {
 }
 
 } // namespace
+
+bool Interval::is_single_point() const { return min.defined() && max.defined() && equal(min, max); }
 
 Interval interval_union(const Interval &a, const Interval &b) {
     return Interval(union_end(a.min, b.min, true), union_end(a.max, b.max, false));

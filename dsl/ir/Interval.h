@@ -22,7 +22,8 @@ struct Interval {
     bool has_lower_bound() const { return min.defined(); }
     bool has_upper_bound() const { return max.defined(); }
     bool is_bounded() const { return min.defined() && max.defined(); }
-    bool is_single_point() const { return min.defined() && min.same_as(max); }
+    // Whether min and max are the same value (structurally equal).
+    bool is_single_point() const;
 };
 
 // The smallest interval holding both (symbolic min/max of the bounds, simplified).

@@ -114,12 +114,38 @@ Expr Simplify::compare_linear(IRNodeType op, const Expr &a, const Expr &b) {
     return make_compare(op, linear_rebuild(pos), linear_rebuild(neg));
 }
 
+namespace {
+
+// The smallest and largest lane of a ramp with a constant stride, or of a broadcast.
+bool lane_extremes(const Expr &e, Expr &lo, Expr &hi) {
+    if (const Broadcast *b = e.as<Broadcast>()) {
+        lo = hi = b->value;
+        return true;
+    }
+    const Ramp *r = e.as<Ramp>();
+    if (!r) return false;
+    auto stride = as_const_int(r->stride);
+    if (!stride) return false;
+    Expr span = make_const(r->base.type(), *stride * (r->lanes - 1));
+    lo = *stride >= 0 ? r->base : Add::make(r->base, span);
+    hi = *stride >= 0 ? Add::make(r->base, span) : r->base;
+    return true;
+}
+
+} // namespace
+
 Expr Simplify::build_lt(const Expr &a, const Expr &b) {
     if (Expr f = fold_compare(IRNodeType::LT, a, b); f.defined()) return f;
     Type t = a.type();
     const Broadcast *ba = a.as<Broadcast>(), *bb = b.as<Broadcast>();
     if (ba && bb) return Broadcast::make(build_lt(ba->value, bb->value), t.lanes);
     if (equal(a, b)) return const_false(t.lanes);
+    // Ramps against broadcasts: decided when every lane agrees.
+    Expr alo, ahi, blo, bhi;
+    if (t.is_vector() && t.is_int() && lane_extremes(a, alo, ahi) && lane_extremes(b, blo, bhi)) {
+        if (is_true(build_lt(mutate(ahi), mutate(blo)))) return const_true(t.lanes);
+        if (is_false(build_lt(mutate(alo), mutate(bhi)))) return const_false(t.lanes);
+    }
     if (!t.is_int_or_uint()) return LT::make(a, b);
     ConstBounds ia = bounds_of(a), ib = bounds_of(b);
     if (ia.has_max && ib.has_min && ia.max < ib.min) return const_true(t.lanes);
@@ -135,6 +161,11 @@ Expr Simplify::build_le(const Expr &a, const Expr &b) {
     if (ba && bb) return Broadcast::make(build_le(ba->value, bb->value), t.lanes);
     // x <= x is false for a float NaN.
     if (!t.is_int_or_uint()) return LE::make(a, b);
+    Expr alo, ahi, blo, bhi;
+    if (t.is_vector() && t.is_int() && lane_extremes(a, alo, ahi) && lane_extremes(b, blo, bhi)) {
+        if (is_true(build_le(mutate(ahi), mutate(blo)))) return const_true(t.lanes);
+        if (is_false(build_le(mutate(alo), mutate(bhi)))) return const_false(t.lanes);
+    }
     if (equal(a, b)) return const_true(t.lanes);
     ConstBounds ia = bounds_of(a), ib = bounds_of(b);
     if (ia.has_max && ib.has_min && ia.max <= ib.min) return const_true(t.lanes);

@@ -16,13 +16,19 @@ namespace {
 
 // Values cheap enough to copy into every use: constants, variables, and broadcasts and ramps
 // of those.
-bool is_substitutable(const Expr &e) {
+// Constants, variables, and a variable plus or minus a constant: substituting them costs
+// nothing and lets comparisons and bounds see how values relate.
+bool is_var_plus_const(const Expr &e) {
     if (is_const(e) || e.as<Variable>()) return true;
+    if (const Add *a = e.as<Add>()) return a->a.as<Variable>() && is_const(a->b);
+    if (const Sub *s = e.as<Sub>()) return s->a.as<Variable>() && is_const(s->b);
+    return false;
+}
+
+bool is_substitutable(const Expr &e) {
+    if (is_var_plus_const(e)) return true;
     if (const Broadcast *b = e.as<Broadcast>()) return is_substitutable(b->value);
-    if (const Ramp *r = e.as<Ramp>()) {
-        return (is_const(r->base) || r->base.as<Variable>()) &&
-               (is_const(r->stride) || r->stride.as<Variable>());
-    }
+    if (const Ramp *r = e.as<Ramp>()) return is_var_plus_const(r->base) && is_var_plus_const(r->stride);
     return false;
 }
 
