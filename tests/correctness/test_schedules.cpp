@@ -111,3 +111,33 @@ TEST(Schedules, LoopNestShowsTheSchedule) {
         << nest;
     EXPECT_NE(nest.find("for g.s0.xi in [0, 4):"), std::string::npos) << nest;
 }
+
+TEST(Schedules, LoopLevelCanBeSetLater) {
+    Var x("x"), y("y");
+    Func f("f"), g("g");
+    f(x, y) = x * 2 + y;
+    g(x, y) = f(x, y) + f(x, y + 1);
+    LoopLevel where;
+    f.compute_at(where);
+    where.set(LoopLevel("g", "y"));
+    std::string nest = g.loop_nest();
+    EXPECT_NE(nest.find("for g.s0.y:\n    store f:"), std::string::npos) << nest;
+    Buffer<int> out = g.realize({5, 4});
+    for (int j = 0; j < 4; j++)
+        for (int i = 0; i < 5; i++) EXPECT_EQ(out(i, j), (i * 2 + j) + (i * 2 + j + 1));
+}
+
+TEST(Pipelines, SecondRealizeReusesCompiledCode) {
+    Var x("x");
+    Func f("cached_f");
+    f(x) = x * 7 + 1;
+    Buffer<int> a = f.realize({10});
+    size_t compiled = detail::compiled_pipeline_count();
+    Buffer<int> b = f.realize({20}); // same algorithm and schedule, other size
+    EXPECT_EQ(detail::compiled_pipeline_count(), compiled);
+    EXPECT_EQ(b(19), 19 * 7 + 1);
+    f.vectorize(x, 4); // a new schedule compiles anew
+    Buffer<int> c = f.realize({20});
+    EXPECT_EQ(detail::compiled_pipeline_count(), compiled + 1);
+    EXPECT_EQ(c(18), 18 * 7 + 1);
+}
