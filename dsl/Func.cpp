@@ -6,6 +6,7 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -265,6 +266,103 @@ Func &Func::unroll(const VarOrRVar &v, const Expr &factor, TailStrategy tail) {
     Stage(func, 0).unroll(v, factor, tail);
     return *this;
 }
+
+namespace {
+
+void check_pure_arg(const Function &f, const Var &v, const char *directive) {
+    for (const std::string &a : f.args())
+        if (a == v.name()) return;
+    std::string args;
+    for (const std::string &a : f.args()) args += (args.empty() ? "" : ", ") + a;
+    user_error << directive << "(" << v.name() << ") on Func " << f.name() << ": " << v.name()
+               << " is not one of its variables (" << args << ").";
+}
+
+void check_positive_int(const Expr &e, const char *what, const Function &f) {
+    user_assert(e.defined() && e.type().is_int_or_uint() && e.type().is_scalar())
+        << "The " << what << " given to Func " << f.name() << " must be an integer.";
+    if (auto c = as_const_int(e)) {
+        user_assert(*c > 0) << "The " << what << " given to Func " << f.name() << " is " << *c
+                            << "; it must be positive.";
+    }
+}
+
+} // namespace
+
+Func &Func::bound(const Var &var, const Expr &min, const Expr &extent) {
+    check_pure_arg(func, var, "bound");
+    user_assert(min.defined() && min.type().is_int_or_uint())
+        << "The min given to bound on Func " << name() << " must be an integer.";
+    check_positive_int(extent, "extent in bound", func);
+    func.schedule().region_constraints.push_back(
+        {var.name(), ir::cast(Int(32), min), ir::cast(Int(32), extent), Expr(), Expr()});
+    return *this;
+}
+
+Func &Func::align_bounds(const Var &var, const Expr &modulus, const Expr &remainder) {
+    check_pure_arg(func, var, "align_bounds");
+    check_positive_int(modulus, "modulus in align_bounds", func);
+    func.schedule().region_constraints.push_back(
+        {var.name(), Expr(), Expr(), ir::cast(Int(32), modulus), ir::cast(Int(32), remainder)});
+    return *this;
+}
+
+Func &Func::reorder_storage(const std::vector<Var> &vars) {
+    std::vector<std::string> order;
+    for (const Var &v : vars) {
+        check_pure_arg(func, v, "reorder_storage");
+        user_assert(std::find(order.begin(), order.end(), v.name()) == order.end())
+            << "reorder_storage on Func " << name() << " names " << v.name() << " twice.";
+        order.push_back(v.name());
+    }
+    // Dimensions not named keep their relative order, outside the named ones.
+    for (const std::string &a : func.args())
+        if (std::find(order.begin(), order.end(), a) == order.end()) order.push_back(a);
+    func.schedule().storage_order = order;
+    return *this;
+}
+
+Func &Func::align_storage(const Var &var, const Expr &alignment) {
+    check_pure_arg(func, var, "align_storage");
+    check_positive_int(alignment, "alignment in align_storage", func);
+    func.schedule().storage_alignment.push_back({var.name(), ir::cast(Int(32), alignment)});
+    return *this;
+}
+
+namespace {
+
+Func make_wrapper(const Function &f, const std::string &consumer) {
+    auto &wrappers = f.get()->wrappers;
+    auto it = wrappers.find(consumer);
+    if (it != wrappers.end()) return Func(Function(it->second.get()));
+    user_assert(f.has_pure_definition())
+        << "Func " << f.name() << " has no definition yet, so it cannot be wrapped with in().";
+    std::string name = f.name() + (consumer.empty() ? "_in" : "_in_" + consumer);
+    Function w(name);
+    std::vector<Expr> args;
+    for (const std::string &a : f.args()) args.push_back(Variable::make(Int(32), a));
+    std::vector<Expr> values;
+    for (int i = 0; i < f.outputs(); i++) {
+        Expr c = f.call(args, i);
+        // The wrapped Func owns its wrapper; the wrapper refers back weakly.
+        auto *weak = new Call(*c.as<Call>());
+        weak->func = weak->func.as_weak();
+        values.push_back(weak);
+    }
+    w.define(f.args(), values);
+    wrappers[consumer] = w.get();
+    return Func(w);
+}
+
+} // namespace
+
+Func Func::in(const Func &consumer) {
+    user_assert(!consumer.function().same_as(func))
+        << "Func " << name() << ".in(" << name() << "): a Func cannot wrap itself for itself.";
+    return make_wrapper(func, consumer.name());
+}
+
+Func Func::in() { return make_wrapper(func, ""); }
 
 Func &Func::compute_at(const Func &consumer, const VarOrRVar &var) {
     return compute_at(LoopLevel(consumer.name(), var.name()));

@@ -146,6 +146,29 @@ public:
     Func &unroll(const VarOrRVar &v, const ir::Expr &factor,
                  TailStrategy tail = TailStrategy::Auto);
 
+    // The Func is computed over exactly [min, min + extent) in `var` (a run-time error if its
+    // consumers need more); a constant extent lets that loop be unrolled or vectorized.
+    Func &bound(const Var &var, const ir::Expr &min, const ir::Expr &extent);
+    // Rounds the computed region in `var` outward to a multiple of `modulus` (plus
+    // `remainder`) at both ends.
+    Func &align_bounds(const Var &var, const ir::Expr &modulus, const ir::Expr &remainder = 0);
+    // The order of the dimensions in memory, innermost first (the loop order is separate).
+    Func &reorder_storage(const std::vector<Var> &vars);
+    template <typename... Args>
+    Func &reorder_storage(const Var &a, const Var &b, const Args &...rest) {
+        return reorder_storage(std::vector<Var>{a, b, Var(rest)...});
+    }
+    // Pads the stored extent of `var` to a multiple of `alignment` elements (e.g. to keep
+    // rows aligned, or to shift rows across memory banks).
+    Func &align_storage(const Var &var, const ir::Expr &alignment);
+
+    // A wrapper: a new Func equal to this one that `consumer` reads instead of it, to be
+    // scheduled on its own (the Halide way to stage a copy, e.g. a tile in shared memory).
+    // Asking again for the same consumer gives the same wrapper.
+    Func in(const Func &consumer);
+    // The same for every consumer of this Func.
+    Func in();
+
     // Placement: where the Func is computed and where its storage lives.
     Func &compute_root();
     Func &compute_inline();

@@ -271,6 +271,18 @@ void Function::define_update(const std::vector<Expr> &args, const std::vector<Ex
     contents->updates.push_back(std::move(d));
 }
 
+Function Function::copy() const {
+    auto *c = new FunctionContents;
+    c->name = contents->name;
+    c->args = contents->args;
+    c->output_types = contents->output_types;
+    c->init = contents->init;
+    c->updates = contents->updates;
+    c->schedule = contents->schedule;
+    c->wrappers = contents->wrappers;
+    return Function(c);
+}
+
 Expr Function::call(const std::vector<Expr> &args, int value_index) const {
     const std::string &n = contents->name;
     user_assert(has_pure_definition())

@@ -7,6 +7,7 @@
 #include "dsl/Schedule.h"
 #include "dsl/ir/IR.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct Definition {
     bool defined() const { return !values.empty(); }
 };
 
+class Function;
+
 struct FunctionContents {
     mutable std::atomic<int> ref_count{0};
     std::string name;
@@ -30,6 +33,9 @@ struct FunctionContents {
     Definition init;
     std::vector<Definition> updates;
     FuncSchedule schedule;
+    // Wrappers made by Func::in: by the name of the consumer they serve, "" for all
+    // consumers. A wrapper calls this Func weakly (this Func owns it).
+    std::map<std::string, IntrusivePtr<FunctionContents>> wrappers;
 };
 
 class Function {
@@ -67,6 +73,10 @@ public:
 
     // A Call node reading element `value_index` of this Func at `args`.
     Expr call(const std::vector<Expr> &args, int value_index) const;
+
+    // A new Function with the same name, definitions and schedule (for lowering to rewrite
+    // without touching the user's Funcs).
+    Function copy() const;
 
     FunctionContents *get() const { return contents.get(); }
     bool same_as(const Function &o) const { return contents.same_as(o.contents); }

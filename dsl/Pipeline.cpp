@@ -69,6 +69,7 @@ std::map<std::string, Function> find_transitive_calls(const std::vector<Function
             << "Func " << f.name() << " is used but has no definition.";
         env.emplace(f.name(), f);
         for (const Function &g : direct_callees(f)) stack.push_back(g);
+        for (const auto &w : f.get()->wrappers) stack.push_back(Function(w.second.get()));
     }
     return env;
 }
@@ -150,7 +151,13 @@ std::string fingerprint(const std::vector<Function> &outputs, const std::vector<
         for (const std::string &a : f.args()) s << a << ",";
         s << ") " << f.schedule().compute_level.to_string() << " "
           << f.schedule().store_level.to_string() << " " << int(f.schedule().memory_type)
-          << f.schedule().compute_level_set << "\n";
+          << f.schedule().compute_level_set;
+        for (const auto &w : f.get()->wrappers) s << " wrapper[" << w.first << "]=" << w.second->name;
+        for (const RegionConstraint &c : f.schedule().region_constraints)
+            s << " bound:" << c.var << "," << c.min << "," << c.extent << "," << c.modulus << "," << c.remainder;
+        for (const std::string &v : f.schedule().storage_order) s << " storage:" << v;
+        for (const StorageAlignment &a : f.schedule().storage_alignment) s << " align:" << a.var << "," << a.alignment;
+        s << "\n";
         for (int st = 0; st < f.stages(); st++) {
             const Definition &d = f.stage(st);
             s << " s" << st << " (";

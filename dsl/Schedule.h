@@ -68,7 +68,25 @@ struct StageSchedule {
     std::vector<Split> splits;
 };
 
+// A constraint on the region of a pure dimension: fixed by bound() (min and extent), or
+// rounded outward by align_bounds() (modulus and remainder).
+struct RegionConstraint {
+    std::string var;
+    Expr min, extent;
+    Expr modulus, remainder;
+};
+
+// Storage padding from align_storage(): the dimension's stored extent is a multiple of
+// `alignment`.
+struct StorageAlignment {
+    std::string var;
+    Expr alignment;
+};
+
 struct FuncSchedule {
+    std::vector<RegionConstraint> region_constraints;
+    std::vector<std::string> storage_order; // innermost first; empty: the argument order
+    std::vector<StorageAlignment> storage_alignment;
     LoopLevel compute_level = LoopLevel::inlined();
     LoopLevel store_level = LoopLevel::inlined();
     MemoryType memory_type = MemoryType::Auto;

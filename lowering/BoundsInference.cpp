@@ -9,6 +9,8 @@
 #include "lowering/BoxesRequired.h"
 #include "lowering/Names.h"
 
+#include <algorithm>
+
 namespace aicf {
 namespace lowering {
 
@@ -38,6 +40,36 @@ std::vector<Stmt> stage_stmts(const Stmt &produce) {
 
 Expr extent_of(const Interval &i) {
     return simplify(Add::make(Sub::make(i.max, i.min), make_one(Int(32))));
+}
+
+// Applies bound() and align_bounds() to the region computed in each dimension. Adds to
+// `checks` an assert that a fixed bound covers what was needed.
+Box constrain_region(const Function &f, const Box &needed, std::vector<Stmt> &checks) {
+    Box box = needed;
+    for (const RegionConstraint &c : f.schedule().region_constraints) {
+        size_t d = std::find(f.args().begin(), f.args().end(), c.var) - f.args().begin();
+        internal_assert(d < f.args().size()) << "constraint on unknown dimension " << c.var;
+        if (c.extent.defined()) {
+            Expr mn = c.min, mx = Sub::make(Add::make(c.min, c.extent), make_one(Int(32)));
+            Expr inside = make_and(LE::make(mn, needed[d].min), GE::make(mx, needed[d].max));
+            Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
+                                  {make_const(Int(32), int64_t(RuntimeErrorKind::FuncBoundTooSmall)),
+                                   StringImm::make(f.name()), make_const(Int(32), int64_t(d)),
+                                   needed[d].min, needed[d].max, mn, mx},
+                                  Call::Intrinsic);
+            checks.push_back(AssertStmt::make(simplify(inside), msg));
+            box[d] = Interval(simplify(mn), simplify(mx));
+        } else {
+            // Round outward: min down and max up to the alignment.
+            Expr m = c.modulus, r = c.remainder, one = make_one(Int(32));
+            Expr mn = Add::make(Mul::make(Div::make(Sub::make(box[d].min, r), m), m), r);
+            // ceil((max - min + 1) / m) blocks of m.
+            Expr count = Div::make(Add::make(Sub::make(box[d].max, mn), m), m);
+            Expr mx = Sub::make(Add::make(mn, Mul::make(count, m)), one);
+            box[d] = Interval(simplify(mn), simplify(mx));
+        }
+    }
+    return box;
 }
 
 std::string describe_dim(const Function &f, size_t d) {
@@ -156,8 +188,11 @@ private:
             for (size_t d = 0; d < f->args().size(); d++)
                 box.push_back(Interval(make_zero(Int(32)), make_const(Int(32), int64_t(-1))));
         }
+        std::vector<Stmt> checks;
+        box = constrain_region(*f, box, checks);
         Box region = update_region(*f, stage_stmts(produce), box);
         Stmt s = Block::make(produce, ProducerConsumer::make_consume(f->name(), consume_body));
+        s = Block::make(Block::make(checks), s);
         return wrap_stage_lets(*f, region, box, s);
     }
 
@@ -208,9 +243,10 @@ Stmt bounds_inference(const Stmt &s, const std::vector<Function> &outputs,
             if (pc->is_producer && pc->name == o.name()) produce = pc;
         });
         internal_assert(produce.defined()) << "no produce node for output " << o.name();
-        Box region = box_union(update_region(o, stage_stmts(produce), box),
-                               written_region(o, produce, box, box));
         std::vector<Stmt> checks;
+        Box computed = constrain_region(o, box, checks);
+        Box region = box_union(update_region(o, stage_stmts(produce), computed),
+                               written_region(o, produce, computed, computed));
         for (int d = 0; d < o.dimensions(); d++) {
             Expr inside = make_and(LE::make(box[d].min, region[d].min),
                                    GE::make(box[d].max, region[d].max));
@@ -223,7 +259,7 @@ Stmt bounds_inference(const Stmt &s, const std::vector<Function> &outputs,
             checks.push_back(AssertStmt::make(simplify(inside), msg));
         }
         result = Block::make(Block::make(checks), result);
-        result = wrap_stage_lets(o, box, box, result);
+        result = wrap_stage_lets(o, computed, computed, result);
     }
     return result;
 }

@@ -27,7 +27,7 @@ private:
     Expr visit(const Call *op) override {
         Expr e = IRMutator::visit(op);
         op = e.as<Call>();
-        if (op->call_type != Call::Func || op->func.get() != func.get()) return e;
+        if (op->call_type != Call::Func || op->name != func.name()) return e;
         std::map<std::string, Expr> args;
         for (size_t i = 0; i < op->args.size(); i++) args[func.args()[i]] = op->args[i];
         return substitute(args, func.definition().values.at(op->value_index));

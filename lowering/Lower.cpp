@@ -10,6 +10,7 @@
 #include "lowering/StorageFlattening.h"
 #include "lowering/UnrollLoops.h"
 #include "lowering/VectorizeLoops.h"
+#include "lowering/Wrappers.h"
 
 #include <cstdlib>
 #include <iostream>
@@ -33,9 +34,10 @@ void log_pass(const char *pass, const Stmt &s) {
 
 } // namespace
 
-LoweredPipeline lower(const std::vector<Function> &outputs, const std::vector<Argument> &args,
+LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vector<Argument> &args,
                       const Target &target) {
-    std::map<std::string, Function> env = detail::find_transitive_calls(outputs);
+    std::map<std::string, Function> env = detail::find_transitive_calls(user_outputs);
+    std::vector<Function> outputs = redirect_to_wrappers(user_outputs, env);
     std::vector<std::string> order = realization_order(outputs, env);
 
     Stmt s = schedule_functions(outputs, order, env);

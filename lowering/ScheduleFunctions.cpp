@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <set>
 
 namespace aicf {
 namespace lowering {
@@ -33,69 +34,109 @@ TailStrategy resolve_tail(TailStrategy t, bool is_rvar, int stage) {
     return TailStrategy::ShiftInwards;
 }
 
-// The loops of one stage around its Provide. Each split, fuse or rename defines the loop
+// Names for the variables a stage's splits create. A split may reuse a name
+// (split(x, x, xi)), so each binding of a name is a version: the versions that remain loops
+// keep the user's names (so loop levels find them), earlier ones get "x.v<k>". Versions are
+// numbered in the order the splits bind them, on both passes over the splits.
+class VarVersions {
+public:
+    VarVersions(const Function &f, const Definition &d) {
+        std::map<std::string, int> current;
+        int next = 0;
+        auto bind = [&](const std::string &user) {
+            users.push_back(user);
+            current[user] = next++;
+        };
+        for (const std::string &a : f.args()) bind(a);
+        if (d.rdom.defined())
+            for (const ReductionVariable &rv : d.rdom.domain()) bind(rv.var);
+        for (const Split &sp : d.schedule.splits) {
+            if (sp.kind == Split::FuseVars) {
+                bind(sp.old_var);
+            } else {
+                bind(sp.outer);
+                if (sp.kind == Split::SplitVar) bind(sp.inner);
+            }
+        }
+        for (const auto &kv : current) final_ids.insert(kv.second);
+    }
+    std::string name(int id) const {
+        return final_ids.count(id) ? users[id] : users[id] + ".v" + std::to_string(id);
+    }
+
+private:
+    std::vector<std::string> users;
+    std::set<int> final_ids;
+};
+
+// The loops of one stage around its Provide. Each split, fuse or rename defines the
 // variables it replaces with a LetStmt inside all the loops, so the Provide is written in the
 // original variables.
 Stmt build_stage(const Function &f, int stage) {
     const Definition &d = f.stage(stage);
-    auto loop_var = [&](const std::string &v) {
-        return Variable::make(Int(32), loop_name(f.name(), stage, v));
+    VarVersions versions(f, d);
+    std::map<std::string, int> current; // user name -> version it refers to now
+    int next = 0;
+    auto bind = [&](const std::string &user) { return current[user] = next++; };
+    auto var_of = [&](int id) {
+        return Variable::make(Int(32), loop_name(f.name(), stage, versions.name(id)));
     };
     struct LoopBounds {
         Expr min, extent;
         bool is_rvar = false;
     };
-    std::map<std::string, LoopBounds> bounds;
+    std::map<int, LoopBounds> bounds;
     for (const std::string &a : f.args()) {
-        bounds[a] = {Variable::make(Int(32), loop_min_name(f.name(), stage, a)),
-                     Variable::make(Int(32), loop_extent_name(f.name(), stage, a))};
+        bounds[bind(a)] = {Variable::make(Int(32), loop_min_name(f.name(), stage, a)),
+                           Variable::make(Int(32), loop_extent_name(f.name(), stage, a))};
     }
     if (d.rdom.defined()) {
-        for (const ReductionVariable &rv : d.rdom.domain()) bounds[rv.var] = {rv.min, rv.extent, true};
+        for (const ReductionVariable &rv : d.rdom.domain()) bounds[bind(rv.var)] = {rv.min, rv.extent, true};
     }
+    std::map<std::string, Expr> loop_vars; // the original variables, for the Provide
+    for (const auto &kv : current) loop_vars[kv.first] = var_of(kv.second);
 
-    std::vector<std::pair<std::string, Expr>> lets; // in split order
+    std::vector<std::pair<int, Expr>> lets; // in split order
     std::vector<Expr> guards;
     for (const Split &sp : d.schedule.splits) {
-        internal_assert(bounds.count(sp.old_var) || sp.kind == Split::FuseVars)
-            << "split of unknown loop " << sp.old_var;
         if (sp.kind == Split::SplitVar) {
-            LoopBounds old = bounds[sp.old_var];
+            int old_id = current.at(sp.old_var);
+            LoopBounds old = bounds.at(old_id);
+            int outer_id = bind(sp.outer), inner_id = bind(sp.inner);
             Expr factor = sp.factor;
-            bounds[sp.inner] = {make_zero(Int(32)), factor, old.is_rvar};
+            bounds[inner_id] = {make_zero(Int(32)), factor, old.is_rvar};
             Expr outer_extent = Div::make(Sub::make(Add::make(old.extent, factor), make_one(Int(32))), factor);
-            bounds[sp.outer] = {make_zero(Int(32)), outer_extent, old.is_rvar};
-            Expr base = Mul::make(loop_var(sp.outer), factor);
+            bounds[outer_id] = {make_zero(Int(32)), outer_extent, old.is_rvar};
+            Expr base = Mul::make(var_of(outer_id), factor);
             TailStrategy tail = resolve_tail(sp.tail, old.is_rvar, stage);
             if (tail == TailStrategy::ShiftInwards) base = Min::make(base, Sub::make(old.extent, factor));
             if (tail == TailStrategy::GuardWithIf) {
                 // In terms of the old variable, so analyses see which range it guards.
-                guards.push_back(LT::make(loop_var(sp.old_var), Add::make(old.min, old.extent)));
+                guards.push_back(LT::make(var_of(old_id), Add::make(old.min, old.extent)));
             }
-            lets.emplace_back(sp.old_var, Add::make(Add::make(old.min, base), loop_var(sp.inner)));
+            lets.emplace_back(old_id, Add::make(Add::make(old.min, base), var_of(inner_id)));
         } else if (sp.kind == Split::FuseVars) {
-            LoopBounds in = bounds[sp.inner], out = bounds[sp.outer];
-            bounds[sp.old_var] = {make_zero(Int(32)), Mul::make(in.extent, out.extent), in.is_rvar};
+            int inner_id = current.at(sp.inner), outer_id = current.at(sp.outer);
+            LoopBounds in = bounds.at(inner_id), out = bounds.at(outer_id);
+            int fused_id = bind(sp.old_var);
+            bounds[fused_id] = {make_zero(Int(32)), Mul::make(in.extent, out.extent), in.is_rvar};
             // The clamps change no value (the fused index stays below the product of the
             // extents); they tell interval analysis the range of each part, which it could
             // not otherwise derive from a division by a symbolic extent.
             Expr zero = make_zero(Int(32)), one = make_one(Int(32));
-            Expr fused = loop_var(sp.old_var);
+            Expr fused = var_of(fused_id);
             Expr inner = Min::make(Max::make(Mod::make(fused, in.extent), zero), Sub::make(in.extent, one));
             Expr outer = Min::make(Max::make(Div::make(fused, in.extent), zero), Sub::make(out.extent, one));
-            lets.emplace_back(sp.inner, Add::make(in.min, inner));
-            lets.emplace_back(sp.outer, Add::make(out.min, outer));
+            lets.emplace_back(inner_id, Add::make(in.min, inner));
+            lets.emplace_back(outer_id, Add::make(out.min, outer));
         } else {
-            bounds[sp.outer] = bounds[sp.old_var];
-            lets.emplace_back(sp.old_var, loop_var(sp.outer));
+            int old_id = current.at(sp.old_var);
+            int new_id = bind(sp.outer);
+            bounds[new_id] = bounds.at(old_id);
+            lets.emplace_back(old_id, var_of(new_id));
         }
     }
 
-    std::map<std::string, Expr> loop_vars;
-    for (const std::string &a : f.args()) loop_vars[a] = loop_var(a);
-    if (d.rdom.defined()) {
-        for (const ReductionVariable &rv : d.rdom.domain()) loop_vars[rv.var] = loop_var(rv.var);
-    }
     std::vector<Expr> values, args;
     for (const Expr &v : d.values) values.push_back(substitute(loop_vars, v));
     for (const Expr &a : d.args) args.push_back(substitute(loop_vars, a));
@@ -108,14 +149,13 @@ Stmt build_stage(const Function &f, int stage) {
     }
     if (condition.defined()) body = IfThenElse::make(condition, body);
     for (const auto &let : lets) {
-        body = LetStmt::make(loop_name(f.name(), stage, let.first), let.second, body);
+        body = LetStmt::make(loop_name(f.name(), stage, versions.name(let.first)), let.second, body);
     }
 
     for (const Dim &dim : d.schedule.dims) {
-        auto it = bounds.find(dim.var);
-        internal_assert(it != bounds.end()) << "no bounds for loop " << dim.var;
-        body = For::make(loop_name(f.name(), stage, dim.var), it->second.min, it->second.extent,
-                         dim.for_type, body);
+        int id = current.at(dim.var);
+        body = For::make(loop_name(f.name(), stage, versions.name(id)), bounds.at(id).min,
+                         bounds.at(id).extent, dim.for_type, body);
     }
     return body;
 }

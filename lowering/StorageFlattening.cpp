@@ -66,32 +66,46 @@ private:
     Stmt visit(const Realize *op) override {
         const Function &f = env.at(op->name);
         int n = static_cast<int>(op->types.size());
-        // Strides of a dense layout, as lets around the allocations.
+        // Strides of a dense layout in the storage order (padded where align_storage asks),
+        // as lets around the allocations.
+        const FuncSchedule &sched = f.schedule();
+        std::vector<std::string> order = sched.storage_order.empty() ? f.args() : sched.storage_order;
         std::vector<std::pair<std::string, Expr>> lets;
         Layout layout;
+        layout.mins.resize(op->bounds.size());
+        layout.strides.resize(op->bounds.size());
         Expr stride = make_one(Int(32));
-        for (size_t d = 0; d < op->bounds.size(); d++) {
+        Expr total = make_one(Int(32)); // the element count, in terms of the extents only
+        std::vector<Expr> extents;        // padded, in storage order; their product is the size
+        for (const std::string &v : order) {
+            size_t d = std::find(f.args().begin(), f.args().end(), v) - f.args().begin();
+            internal_assert(d < op->bounds.size()) << "storage order names " << v;
             std::string sname = buffer_field_name(op->name, BufferField::Stride, int(d));
             lets.emplace_back(sname, stride);
-            layout.mins.push_back(op->bounds[d].min);
-            layout.strides.push_back(var(sname));
-            stride = Mul::make(var(sname), op->bounds[d].extent);
+            layout.mins[d] = op->bounds[d].min;
+            layout.strides[d] = var(sname);
+            Expr extent = op->bounds[d].extent;
+            for (const StorageAlignment &a : sched.storage_alignment) {
+                if (a.var != v) continue;
+                Expr one = make_one(Int(32));
+                extent = Mul::make(Div::make(Sub::make(Add::make(extent, a.alignment), one), a.alignment), a.alignment);
+            }
+            stride = Mul::make(var(sname), extent);
+            total = Mul::make(total, extent);
+            extents.push_back(extent);
         }
+        total = simplify(total);
         for (int k = 0; k < n; k++) layouts[storage_name(f.name(), k, n)] = layout;
         Stmt body = mutate(op->body);
-        std::vector<Expr> extents;
-        for (const Range &r : op->bounds) extents.push_back(r.extent);
         MemoryType mt = op->memory_type;
         if (mt == MemoryType::Auto) {
             // Small allocations of a constant size live on the stack (where LLVM can keep
             // them in registers); the rest on the heap.
             int64_t bytes = 0;
             for (const Type &t : op->types) bytes = std::max<int64_t>(bytes, t.bytes());
-            for (const Expr &e : extents) {
-                auto c = as_const_int(simplify(e));
-                bytes = c && bytes >= 0 ? bytes * std::max<int64_t>(*c, 0) : -1;
-                if (bytes > stack_limit_bytes) bytes = -1;
-            }
+            auto count = as_const_int(total);
+            bytes = count && *count >= 0 && *count <= stack_limit_bytes ? bytes * *count : -1;
+            if (bytes > stack_limit_bytes) bytes = -1;
             mt = bytes >= 0 ? MemoryType::Stack : MemoryType::Heap;
         }
         for (int k = n - 1; k >= 0; k--) {

@@ -628,7 +628,9 @@ void CodeGen_LLVM::visit(const Allocate *op) {
     builder.SetInsertPoint(fits);
     llvm::Value *bytes = builder.CreateMul(count, builder.getInt64(op->type.bytes()));
     llvm::Value *ptr = nullptr;
-    bool on_heap = op->memory_type == MemoryType::Heap || op->memory_type == MemoryType::Auto;
+    // Stack storage is one alloca in the entry block, so it needs a size known there.
+    bool on_heap = op->memory_type == MemoryType::Heap || op->memory_type == MemoryType::Auto ||
+                   !llvm::isa<llvm::Constant>(count);
     if (on_heap) {
         ptr = emit_heap_allocation(op->name, bytes);
     } else {

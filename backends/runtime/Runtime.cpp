@@ -59,6 +59,10 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
         s << "Buffer " << n << " has stride " << v[0] << " in dimension 0; pipelines expect "
           << "dimension 0 to be dense (stride 1).";
         break;
+    case ir::RuntimeErrorKind::FuncBoundTooSmall:
+        s << "Func " << n << " is bound to [" << v[3] << ", " << v[4] << "] in dimension " << v[0]
+          << ", but its consumers need [" << v[1] << ", " << v[2] << "].";
+        break;
     default: s << "Unknown runtime error " << kind << " about " << n << ".";
     }
     return s.str();

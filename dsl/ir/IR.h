@@ -194,6 +194,7 @@ enum class RuntimeErrorKind : int32_t {
     OutOfMemory,
     ParamOutOfRange,
     BufferStride,
+    FuncBoundTooSmall,
 };
 
 struct Call : ExprNode<Call> {

@@ -141,3 +141,68 @@ TEST(Pipelines, SecondRealizeReusesCompiledCode) {
     EXPECT_EQ(detail::compiled_pipeline_count(), compiled + 1);
     EXPECT_EQ(c(18), 18 * 7 + 1);
 }
+
+TEST(Schedules, WrappersStageCopiesWhereScheduled) {
+    const int W = 29, H = 21;
+    Buffer<int> ref = stencil([](Func &, Func &, Var &, Var &) {}, W, H);
+    // A copy of f that only g reads, computed per tile of g.
+    expect_same(ref, stencil([](Func &f, Func &g, Var &x, Var &y) {
+                    Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
+                    g.tile(x, y, xo, yo, xi, yi, 8, 8);
+                    f.compute_root();
+                    f.in(g).compute_at(g, xo).vectorize(x, 4);
+                }, W, H));
+    // A wrapper for every consumer, and a wrapper of that wrapper.
+    expect_same(ref, stencil([](Func &f, Func &g, Var &, Var &y) {
+                    Func staged = f.in();
+                    staged.compute_at(g, y);
+                    staged.in().compute_at(g, y);
+                }, W, H));
+}
+
+TEST(Schedules, WrapperAppearsInTheLoopNest) {
+    Var x("x"), y("y"), xo("xo"), xi("xi");
+    Func f("f"), g("g");
+    f(x, y) = x + y;
+    g(x, y) = f(x, y) * 2 + f(x + 1, y);
+    f.compute_root();
+    Func copy = f.in(g);
+    EXPECT_EQ(copy.name(), "f_in_g");
+    EXPECT_TRUE(f.in(g).function().same_as(copy.function())); // asking again: the same wrapper
+    g.split(x, xo, xi, 4);
+    copy.compute_at(g, xo);
+    std::string nest = g.loop_nest();
+    EXPECT_NE(nest.find("for g.s0.xo:\n          store f_in_g:\n            produce f_in_g:"), std::string::npos)
+        << nest;
+    Buffer<int> out = g.realize({10, 3});
+    for (int j = 0; j < 3; j++)
+        for (int i = 0; i < 10; i++) EXPECT_EQ(out(i, j), (i + j) * 2 + (i + 1 + j));
+}
+
+TEST(Schedules, StorageLayoutAndRegionDirectives) {
+    const int W = 31, H = 17;
+    Buffer<int> ref = stencil([](Func &, Func &, Var &, Var &) {}, W, H);
+    expect_same(ref, stencil([](Func &f, Func &, Var &x, Var &y) {
+                    f.compute_root().reorder_storage(y, x).align_storage(y, 16);
+                }, W, H));
+    expect_same(ref, stencil([](Func &f, Func &, Var &x, Var &) {
+                    f.compute_root().align_bounds(x, 4, 3).align_storage(x, 32);
+                }, W, H));
+    // A fixed region large enough for what g reads: [-1, W] x [-1, H].
+    expect_same(ref, stencil([&](Func &f, Func &, Var &x, Var &y) {
+                    f.compute_root().bound(x, -1, W + 2).bound(y, -1, H + 2);
+                }, W, H));
+}
+
+TEST(Schedules, BoundMakesAnExtentConstant) {
+    Buffer<float> in(3, 10);
+    for (int j = 0; j < 10; j++)
+        for (int c = 0; c < 3; c++) in(c, j) = float(c + 10 * j);
+    Var c("c"), x("x");
+    Func f("f");
+    f(c, x) = in(c, x) * 2.0f;
+    f.bound(c, 0, 3).unroll(c).reorder(x, c);
+    Buffer<float> out = f.realize({3, 10});
+    for (int j = 0; j < 10; j++)
+        for (int k = 0; k < 3; k++) EXPECT_EQ(out(k, j), in(k, j) * 2.0f);
+}

@@ -1,0 +1,82 @@
+#include "lowering/Wrappers.h"
+
+#include "dsl/Error.h"
+#include "dsl/ir/IRMutator.h"
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+namespace {
+
+bool is_wrapper_of(const Function &f, const std::string &name) {
+    for (const auto &w : f.get()->wrappers)
+        if (w.second->name == name) return true;
+    return false;
+}
+
+class Redirect : public IRMutator {
+public:
+    Redirect(const std::string &consumer, const std::map<std::string, Function> &env)
+        : consumer(consumer), env(env) {}
+    bool changed = false;
+
+private:
+    const std::string &consumer;
+    const std::map<std::string, Function> &env;
+    using IRMutator::visit;
+
+    Expr visit(const Call *op) override {
+        Expr e = IRMutator::visit(op);
+        const Call *c = e.as<Call>();
+        if (c->call_type != Call::Func) return e;
+        auto it = env.find(c->name);
+        if (it == env.end() || is_wrapper_of(it->second, consumer)) return e;
+        const auto &wrappers = it->second.get()->wrappers;
+        auto w = wrappers.find(consumer);
+        if (w == wrappers.end()) w = wrappers.find("");
+        if (w == wrappers.end()) return e;
+        changed = true;
+        return Call::make_func(c->type, w->second->name, c->args, FunctionPtr(w->second.get()),
+                               c->value_index);
+    }
+};
+
+bool rewrite(Definition &d, Redirect &r) {
+    bool before = r.changed;
+    for (Expr &e : d.args) e = r.mutate(e);
+    for (Expr &e : d.values) e = r.mutate(e);
+    return r.changed && !before;
+}
+
+} // namespace
+
+std::vector<Function> redirect_to_wrappers(const std::vector<Function> &outputs,
+                                           std::map<std::string, Function> &env) {
+    // Each round moves calls one wrapper further along a chain; chains are finite.
+    for (size_t round = 0; round <= env.size(); round++) {
+        bool any = false;
+        for (auto &kv : env) {
+            Redirect probe(kv.first, env);
+            Function g = kv.second;
+            for (int s = 0; s < g.stages() && !probe.changed; s++) {
+                Definition d = g.stage(s);
+                rewrite(d, probe);
+            }
+            if (!probe.changed) continue;
+            Function copy = g.copy();
+            Redirect r(kv.first, env);
+            for (int s = 0; s < copy.stages(); s++) rewrite(copy.stage(s), r);
+            kv.second = copy;
+            any = true;
+        }
+        if (!any) break;
+    }
+    std::vector<Function> result;
+    for (const Function &o : outputs) result.push_back(env.at(o.name()));
+    return result;
+}
+
+} // namespace lowering
+} // namespace aicf
