@@ -61,14 +61,17 @@ void matmul(int threads) {
 
     Var x("x"), y("y"), xi("xi"), yi("yi"), yii("yii"), xy("xy");
     RDom k(0, N, "k");
-    Func prod("prod"), out("out");
+    Func prod("prod"), out("out"), panel("panel");
+    panel(x, y) = B(x, y);
     prod(x, y) = 0.0f;
-    prod(x, y) += A(k, y) * B(x, k);
+    prod(x, y) += A(k, y) * panel(x, k);
     out(x, y) = prod(x, y);
-    // Each task computes a 32-row by 64-column block; within it, 4 x 32 accumulators stay in
-    // registers while k runs.
-    out.tile(x, y, xi, yi, 32, 32).fuse(x, y, xy).parallel(xy).split(yi, yi, yii, 4)
+    // Each task computes a 64-row by 32-column block; within it, 8 x 32 accumulators stay in
+    // registers while k runs, reading a packed copy of the block's columns of B.
+    out.tile(x, y, xi, yi, 32, 64).fuse(x, y, xy).parallel(xy).split(yi, yi, yii, 8)
         .vectorize(xi, 16).unroll(xi).unroll(yii);
+    // The 32 columns of B a task needs, copied once per task into contiguous memory.
+    panel.compute_at(out, xy).vectorize(x, 16);
     prod.compute_at(out, yi).vectorize(x, 16).unroll(x).unroll(y);
     prod.update().reorder(x, y, k).vectorize(x, 16).unroll(x).unroll(y);
 

@@ -277,6 +277,12 @@ private:
         Interval a = get(op->a), b = get(op->b);
         Type t = op->type.element_of();
         result = Interval();
+        // Single values (symbols) and a divisor that is not a constant: the remainder is a
+        // single value too (x % x is left to the rules below).
+        if (a.is_single_point() && b.is_single_point() && !is_const(b.min) && !equal(a.min, b.min)) {
+            result = Interval::single_point(simp(Mod::make(a.min, b.min)));
+            return;
+        }
         if (t.is_float()) {
             if (is_point_const(b) && is_positive_const(b.min)) {
                 result = Interval(make_zero(t), b.min);

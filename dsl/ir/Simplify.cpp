@@ -1,6 +1,7 @@
 #include "dsl/ir/Simplify.h"
 
 #include "dsl/ir/Bounds.h"
+#include "dsl/ir/IREquality.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/SimplifyInternal.h"
@@ -488,6 +489,7 @@ Simplify::Simplify(const Scope<Interval> &bounds) {
 Binding::Binding(Simplify &s, const std::string &name, const ConstBounds &bounds,
                  const Expr &replacement, const Interval &symbolic)
     : s(s), name(name) {
+    s.binding_ids[name].push_back(s.next_binding_id++);
     s.var_bounds.push(name, bounds);
     if (replacement.defined() || s.replacements.contains(name)) {
         s.replacements.push(name, replacement);
@@ -508,9 +510,25 @@ Binding::Binding(Simplify &s, const std::string &name, const ConstBounds &bounds
 }
 
 Binding::~Binding() {
+    s.binding_ids[name].pop_back();
     s.var_bounds.pop(name);
     if (pushed_replacement) s.replacements.pop(name);
     for (const std::string &n : pushed_sym) s.sym_bounds.pop(n);
+}
+
+int Simplify::current_binding(const std::string &name) const {
+    auto it = binding_ids.find(name);
+    return it == binding_ids.end() || it->second.empty() ? -1 : it->second.back();
+}
+
+Expr Simplify::enclosing_let_with_value(const Expr &value) const {
+    for (auto it = let_values.rbegin(); it != let_values.rend(); ++it) {
+        if (it->value.type() != value.type() || !equal(it->value, value)) continue;
+        bool valid = true;
+        for (const auto &dep : it->deps) valid = valid && current_binding(dep.first) == dep.second;
+        if (valid) return Variable::make(value.type(), it->name);
+    }
+    return Expr();
 }
 
 ConstBounds Simplify::bounds_of(const Expr &e) {

@@ -136,6 +136,21 @@ private:
     // unused let without walking its body.
     std::map<std::string, int> use_count;
 
+    // The values of enclosing lets, so a let of the same value becomes a use of the
+    // variable already holding it. An entry stays valid while every name it depends on (its
+    // own, and its value's free variables) still refers to the same binding.
+    struct LetValue {
+        Expr value;
+        std::string name;
+        std::vector<std::pair<std::string, int>> deps; // name -> binding id
+    };
+    std::vector<LetValue> let_values;
+    std::map<std::string, std::vector<int>> binding_ids; // innermost binding of each name
+    int next_binding_id = 0;
+    int current_binding(const std::string &name) const;
+    // The variable of an enclosing let whose value equals `value`, if any.
+    Expr enclosing_let_with_value(const Expr &value) const;
+
     friend class Binding;
 
     // Constant bounds of a linear form, from the bounds of its terms.

@@ -68,12 +68,25 @@ Body Simplify::simplify_let(const LetNode *op) {
         std::set<std::string> names = free_vars(value);
         if (names.empty() || !binds_any(op->body, names)) replacement = value;
     }
+    // The same value as an enclosing let: use that let's variable.
+    if (!replacement.defined() && !has_side_effects(value)) {
+        Expr same = enclosing_let_with_value(value);
+        if (same.defined() && !binds_any(op->body, {same.as<Variable>()->name})) replacement = same;
+    }
     ConstBounds bounds = bounds_of(value);
     int uses_before = use_count[op->name];
     Body body;
     {
+        std::vector<std::pair<std::string, int>> deps;
+        for (const std::string &n : free_vars(value)) deps.emplace_back(n, current_binding(n));
         Binding bind(*this, op->name, bounds, replacement);
+        bool remember = !replacement.defined() && !has_side_effects(value);
+        if (remember) {
+            deps.emplace_back(op->name, current_binding(op->name));
+            let_values.push_back({value, op->name, deps});
+        }
         body = mutate(op->body);
+        if (remember) let_values.pop_back();
     }
     if (replacement.defined()) return body;
     bool side_effects = has_side_effects(value);
