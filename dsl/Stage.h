@@ -15,6 +15,8 @@
 
 namespace aicf {
 
+class Func;
+
 // A loop variable: a pure Var or a reduction RVar.
 class VarOrRVar {
 public:
@@ -69,6 +71,15 @@ public:
     Stage &unroll(const VarOrRVar &v);
     Stage &unroll(const VarOrRVar &v, const ir::Expr &factor,
                   TailStrategy tail = TailStrategy::Auto);
+
+    // Splits an associative reduction in two. The returned Func (f_intm) reduces over the
+    // reduction variables not listed, with each listed RVar turned into its paired pure Var
+    // (so those loops can be parallel or vectorized); this stage then combines the partial
+    // results over the listed RVars. Recognized updates: f = f op x for op in +, *, min, max
+    // (also element-wise on Tuples), and select-based replacements such as argmax. The
+    // order of floating-point operations changes.
+    Func rfactor(const std::vector<std::pair<RVar, Var>> &preserved);
+    Func rfactor(const RVar &r, const Var &v);
 
     // "f.s0" etc., for messages.
     std::string name() const;

@@ -13,6 +13,14 @@ namespace {
 // Compares two trees by walking `a` and keeping the matching node of `b` at hand.
 class Comparer {
 public:
+    // Each use of a concrete Buffer in an algorithm makes its own Parameter; they are the
+    // same input when they stand for the same buffer.
+    static bool same_param(const Parameter &a, const Parameter &b) {
+        if (a.get() == b.get()) return true;
+        return a.defined() && b.defined() && a.is_concrete_buffer() && b.is_concrete_buffer() &&
+               a.buffer() == b.buffer();
+    }
+
     bool expr(const Expr &a, const Expr &b) {
         if (a.same_as(b)) return true;
         if (!a.defined() || !b.defined()) return false;
@@ -72,7 +80,7 @@ public:
             const Call *x = a.as<Call>(), *y = b.as<Call>();
             return x->name == y->name && x->call_type == y->call_type &&
                    x->intrinsic == y->intrinsic && x->func.get() == y->func.get() &&
-                   x->value_index == y->value_index && x->param.get() == y->param.get() &&
+                   x->value_index == y->value_index && same_param(x->param, y->param) &&
                    exprs(x->args, y->args);
         }
         case IRNodeType::Let: {

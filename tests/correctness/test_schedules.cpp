@@ -3,6 +3,7 @@
 #include "Reference.h"
 
 #include <functional>
+#include <limits>
 
 using namespace aicf;
 using aicf_test::fill_random;
@@ -205,4 +206,77 @@ TEST(Schedules, BoundMakesAnExtentConstant) {
     Buffer<float> out = f.realize({3, 10});
     for (int j = 0; j < 10; j++)
         for (int k = 0; k < 3; k++) EXPECT_EQ(out(k, j), in(k, j) * 2.0f);
+}
+
+TEST(RFactor, SumSplitIntoParallelPartialSums) {
+    const int N = 1000, R = 7;
+    Buffer<int> in(N, R);
+    fill_random(in, -50, 50, 41);
+    auto build = [&](bool factor) {
+        Var y("y"), u("u");
+        RDom k(0, N, "k");
+        Func total("total");
+        total(y) = 0;
+        total(y) += in(k, y);
+        if (factor) {
+            Func intm = total.update().rfactor(k.x, u);
+            intm.compute_root().update().parallel(u);
+            EXPECT_EQ(intm.name(), "total_intm");
+        }
+        return Buffer<int>(total.realize({R}));
+    };
+    Buffer<int> a = build(false), b = build(true);
+    for (int j = 0; j < R; j++) EXPECT_EQ(a(j), b(j)) << j;
+}
+
+TEST(RFactor, TwoDimensionalReductionKeepsOneDimension) {
+    const int W = 37, H = 23;
+    Buffer<float> in(W, H);
+    fill_random(in, -1.0, 1.0, 42);
+    RDom r(0, W, 0, H, "r");
+    Var u("u");
+    Func mx("mx"), ref("ref");
+    ref() = maximum(in(r.x, r.y));
+    mx() = -std::numeric_limits<float>::infinity();
+    mx() = max(mx(), in(r.x, r.y));
+    Func intm = mx.update().rfactor(r.y, u);
+    intm.compute_root().update().parallel(u).vectorize(u, 8);
+    Buffer<float> a = mx.realize(std::vector<int>{}), b = ref.realize(std::vector<int>{});
+    EXPECT_EQ(a(), b());
+}
+
+TEST(RFactor, ArgmaxTuple) {
+    const int N = 301;
+    Buffer<float> in(N);
+    fill_random(in, -10.0, 10.0, 43);
+    RDom k(0, N, "k");
+    Var u("u");
+    Func best("best");
+    best() = Tuple(0, -std::numeric_limits<float>::infinity());
+    Expr better = in(k) > best()[1];
+    best() = Tuple(select(better, Expr(k.x), best()[0]), select(better, in(k), best()[1]));
+    Func intm = best.update().rfactor(k.x, u);
+    intm.compute_root().vectorize(u, 4);
+    Realization r = best.realize(std::vector<int>{});
+    Buffer<int> index = r[0];
+    int expect = 0;
+    for (int i = 1; i < N; i++)
+        if (in(i) > in(expect)) expect = i;
+    EXPECT_EQ(index(), expect);
+}
+
+TEST(RFactor, RefusesWhatItCannotProve) {
+    RDom k(0, 10, "k");
+    Var u("u");
+    Func f("f");
+    Buffer<float> in(10);
+    f() = 1.0f;
+    f() = f() * 0.5f - in(k);
+    try {
+        f.update().rfactor(k.x, u);
+        FAIL() << "expected a CompileError";
+    } catch (const CompileError &e) {
+        EXPECT_NE(std::string(e.what()).find("cannot tell that this update is associative"), std::string::npos)
+            << e.what();
+    }
 }
