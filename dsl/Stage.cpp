@@ -81,6 +81,19 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
         user_assert(tail != TailStrategy::ShiftInwards)
             << "In the schedule of " << name() << ", ShiftInwards on " << old.name()
             << " would apply some updates twice. Use GuardWithIf or RoundUp for update stages.";
+        // Rounding up an inner loop overlaps the next iteration of the loop outside it.
+        bool original = false;
+        for (const std::string &a : func.args()) original = original || a == old.name();
+        for (const Split &sp : schedule().splits) {
+            if (sp.outer == old.name() || sp.inner == old.name() ||
+                (sp.kind == Split::FuseVars && sp.old_var == old.name()))
+                original = false;
+        }
+        user_assert(tail != TailStrategy::RoundUp || original)
+            << "In the schedule of " << name() << ", RoundUp on " << old.name()
+            << " would apply some updates twice: " << old.name() << " comes from an earlier "
+            << "split or fuse, so rounding it up overlaps the next iteration of the loop "
+            << "around it. Use GuardWithIf.";
     }
     Dim in = d, out = d;
     in.var = inner.name();

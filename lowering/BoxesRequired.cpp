@@ -4,6 +4,9 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
+#include "dsl/ir/Substitute.h"
+
+#include <set>
 
 namespace aicf {
 namespace lowering {
@@ -49,24 +52,36 @@ private:
         IRVisitor::visit(op);
         if (provides && op->name == name) add(op->args);
     }
-    void visit(const Let *op) override {
+    // The lets around the current point, outermost first, so a guard that narrows a
+    // variable can narrow the variables computed from it too.
+    std::vector<std::pair<std::string, Expr>> lets;
+
+    template <typename LetNode>
+    void visit_let(const LetNode *op) {
         op->value.accept(this);
         scope.push(op->name, bounds_of_expr_in_scope(op->value, scope));
+        lets.emplace_back(op->name, op->value);
         op->body.accept(this);
+        lets.pop_back();
         scope.pop(op->name);
     }
-    void visit(const LetStmt *op) override {
-        op->value.accept(this);
-        scope.push(op->name, bounds_of_expr_in_scope(op->value, scope));
-        op->body.accept(this);
-        scope.pop(op->name);
-    }
+    void visit(const Let *op) override { visit_let(op); }
+    void visit(const LetStmt *op) override { visit_let(op); }
     // Inside `if (v < e)` (and <=, >, >=, conjunctions of them) v's range is narrower:
     // guarded tails of split loops write only up to the guard.
     void visit(const IfThenElse *op) override {
         op->condition.accept(this);
         std::vector<std::string> pushed;
         narrow(op->condition, pushed);
+        if (!pushed.empty()) {
+            std::set<std::string> narrowed(pushed.begin(), pushed.end());
+            for (const auto &let : lets) {
+                if (narrowed.count(let.first) || !uses_vars(let.second, narrowed)) continue;
+                scope.push(let.first, bounds_of_expr_in_scope(let.second, scope));
+                pushed.push_back(let.first);
+                narrowed.insert(let.first);
+            }
+        }
         op->then_case.accept(this);
         for (const std::string &n : pushed) scope.pop(n);
         if (op->else_case.defined()) op->else_case.accept(this);

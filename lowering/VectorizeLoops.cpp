@@ -8,6 +8,8 @@
 #include "dsl/ir/Simplify.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <iostream>
 
 namespace aicf {
 namespace lowering {
@@ -232,7 +234,17 @@ class VectorizeLoops : public IRMutator {
         if (*extent <= 1) return For::make(op->name, op->min, op->extent, ForType::Serial, mutate(op->body));
         Expr ramp = Ramp::make(op->min, make_one(op->min.type()), int(*extent));
         Vectorizer v(op->name, ramp);
-        return v.mutate(op->body);
+        try {
+            return v.mutate(op->body);
+        } catch (const CompileError &e) {
+            // Vectorizing is an optimization: a loop that cannot be vectorized runs its
+            // iterations one by one, which computes the same values.
+            const char *debug = std::getenv("AICF_DEBUG");
+            if (debug && std::atoi(debug) >= 1) {
+                std::cerr << "AICF: not vectorizing " << op->name << ": " << e.what() << "\n";
+            }
+            return For::make(op->name, op->min, op->extent, ForType::Serial, mutate(op->body));
+        }
     }
 };
 

@@ -266,6 +266,13 @@ private:
                               simp(Max::make(Max::make(p0, p1), Max::make(p2, p3))));
             return;
         }
+        // A non-negative x over a divisor known to be at least 1: 0 <= x / d <= x.
+        if (t.is_int() && a.has_lower_bound() && b.is_single_point() &&
+            can_prove(GE::make(a.min, make_zero(t))) &&
+            can_prove(GE::make(b.min, make_one(t)))) {
+            result = Interval(make_zero(t), a.max);
+            return;
+        }
         // |x / d| <= |x| for any divisor, so constant bounds of x survive a symbolic d.
         auto ca = as_const_bounds(a);
         if (ca && ca->bounded()) {
