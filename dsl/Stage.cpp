@@ -5,6 +5,7 @@
 #include "dsl/ir/IRPrinter.h"
 
 #include <algorithm>
+#include <map>
 
 namespace aicf {
 
@@ -81,19 +82,26 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
         user_assert(tail != TailStrategy::ShiftInwards)
             << "In the schedule of " << name() << ", ShiftInwards on " << old.name()
             << " would apply some updates twice. Use GuardWithIf or RoundUp for update stages.";
-        // Rounding up an inner loop overlaps the next iteration of the loop outside it.
-        bool original = false;
-        for (const std::string &a : func.args()) original = original || a == old.name();
+        // Rounding up the inner loop of a split, or a fused loop, runs into the points of the
+        // next iteration outside it. Outer loops and renamed ones span to the end.
+        std::map<std::string, bool> spans_to_end;
+        for (const std::string &a : func.args()) spans_to_end[a] = true;
         for (const Split &sp : schedule().splits) {
-            if (sp.outer == old.name() || sp.inner == old.name() ||
-                (sp.kind == Split::FuseVars && sp.old_var == old.name()))
-                original = false;
+            if (sp.kind == Split::SplitVar) {
+                spans_to_end[sp.outer] = spans_to_end[sp.old_var];
+                spans_to_end[sp.inner] = false;
+            } else if (sp.kind == Split::FuseVars) {
+                spans_to_end[sp.old_var] = false;
+            } else {
+                spans_to_end[sp.outer] = spans_to_end[sp.old_var];
+            }
         }
+        bool original = spans_to_end[old.name()];
         user_assert(tail != TailStrategy::RoundUp || original)
             << "In the schedule of " << name() << ", RoundUp on " << old.name()
-            << " would apply some updates twice: " << old.name() << " comes from an earlier "
-            << "split or fuse, so rounding it up overlaps the next iteration of the loop "
-            << "around it. Use GuardWithIf.";
+            << " would apply some updates twice: " << old.name() << " is the inner loop of an "
+            << "earlier split (or a fused loop), so rounding it up overlaps the next iteration "
+            << "of the loop around it. Use GuardWithIf.";
     }
     Dim in = d, out = d;
     in.var = inner.name();
