@@ -101,6 +101,11 @@ public:
     Buffer(Elem *data, const std::vector<int> &extents, const std::string &name = "")
         : BufferBase(std::make_shared<BufferStorage>(element_type(), data, extents, name)) {}
 
+    // Borrows `data` with explicit mins, extents and strides per dimension (a view into a
+    // larger array, a transposed layout, ...). Pipelines require dimension 0 to be dense.
+    Buffer(Elem *data, const std::vector<aicf_dim_t> &dims, const std::string &name = "")
+        : BufferBase(std::make_shared<BufferStorage>(element_type(), data, dims, name)) {}
+
     // Conversion between typed and untyped views of the same storage (checked).
     template <typename U>
     Buffer(const Buffer<U> &other) : BufferBase(other.storage()) {

@@ -91,3 +91,30 @@ TEST(Elementwise, ParamsAndImageParams) {
     Buffer<float> out2 = f.realize({20, 10});
     EXPECT_FLOAT_EQ(out2(3, 4), -in(3, 4) - 3.0f);
 }
+
+TEST(Buffers, BorrowedViewWithMinsAndStrides) {
+    // A 6 x 4 window starting at (3, 2) of a 16 x 10 row-major array, addressed with mins.
+    std::vector<float> storage(16 * 10);
+    for (size_t i = 0; i < storage.size(); i++) storage[i] = float(i) * 0.5f + 1.0f;
+    Buffer<float> window(storage.data() + 2 * 16 + 3,
+                         std::vector<aicf_dim_t>{{3, 6, 1, 0}, {2, 4, 16, 0}}, "window");
+    EXPECT_EQ(window(3, 2), storage[2 * 16 + 3]);
+    EXPECT_EQ(window(8, 5), storage[5 * 16 + 8]);
+    Var x("x"), y("y");
+    Func f("f");
+    f(x, y) = window(x + 3, y + 2) * 2.0f;
+    Buffer<float> out = f.realize({6, 4});
+    for (int j = 0; j < 4; j++)
+        for (int i = 0; i < 6; i++) EXPECT_EQ(out(i, j), storage[(j + 2) * 16 + i + 3] * 2.0f);
+    // A view that is not dense in dimension 0 is refused, naming the buffer.
+    Buffer<float> strided(storage.data(), std::vector<aicf_dim_t>{{0, 5, 2, 0}, {0, 4, 16, 0}}, "strided");
+    Func g("g");
+    g(x, y) = strided(x, y);
+    try {
+        g.realize({5, 4});
+        FAIL() << "expected a RuntimeError";
+    } catch (const RuntimeError &e) {
+        EXPECT_NE(std::string(e.what()).find("Buffer strided has stride 2 in dimension 0"), std::string::npos)
+            << e.what();
+    }
+}
