@@ -55,8 +55,9 @@ namespace {
 
 Expr int_literal(Type t, int v, const char *op) {
     if (t.is_float()) return make_const(t, static_cast<double>(v));
-    user_assert(!t.is_bool()) << "Operator " << op << " applied to a bool and the integer " << v
-                              << "; convert the bool explicitly with cast<int>(...).";
+    // Against a bool, an integer literal means its truth value (arithmetic on bools is
+    // refused by the operator itself).
+    if (t.is_bool()) return make_const(t, int64_t(v != 0));
     user_assert(t.element_of().can_represent(int64_t(v)))
         << "The integer constant " << v << " does not fit in " << to_string(t.element_of())
         << ", the type of the other operand of " << op << ". Cast one side explicitly.";
@@ -105,6 +106,31 @@ Expr float_call(Intrinsic op, std::vector<Expr> args) {
 
 } // namespace
 
+// The overloads with a C++ literal on one side: the literal takes the Expr's type.
+#define AICF_DEFINE_LITERAL_OPS(OP, NAME)                                                          \
+    Expr operator OP(Expr a, int b) {                                                              \
+        check_numeric(a, NAME);                                                                    \
+        return a OP int_literal(a.type(), b, NAME);                                                \
+    }                                                                                              \
+    Expr operator OP(int a, Expr b) {                                                              \
+        check_numeric(b, NAME);                                                                    \
+        return int_literal(b.type(), a, NAME) OP b;                                                \
+    }                                                                                              \
+    Expr operator OP(Expr a, double b) {                                                           \
+        check_numeric(a, NAME);                                                                    \
+        Expr lit;                                                                                  \
+        float_literal(a, b, lit);                                                                  \
+        return a OP lit;                                                                           \
+    }                                                                                              \
+    Expr operator OP(double a, Expr b) {                                                           \
+        check_numeric(b, NAME);                                                                    \
+        Expr lit;                                                                                  \
+        float_literal(b, a, lit);                                                                  \
+        return lit OP b;                                                                           \
+    }                                                                                              \
+    Expr operator OP(Expr a, float b) { return std::move(a) OP static_cast<double>(b); }           \
+    Expr operator OP(float a, Expr b) { return static_cast<double>(a) OP std::move(b); }
+
 #define AICF_DEFINE_ARITH(OP, NODE, NAME)                                                          \
     Expr operator OP(Expr a, Expr b) {                                                             \
         check_numeric(a, NAME);                                                                    \
@@ -113,28 +139,7 @@ Expr float_call(Intrinsic op, std::vector<Expr> args) {
         user_assert(!a.type().is_bool()) << "Operator " NAME " cannot apply to bool values.";     \
         return NODE::make(a, b);                                                                   \
     }                                                                                              \
-    Expr operator OP(Expr a, int b) {                                                              \
-        check_numeric(a, NAME);                                                                    \
-        return a OP int_literal(a.type(), b, NAME);                                                \
-    }                                                                                              \
-    Expr operator OP(int a, Expr b) {                                                              \
-        check_numeric(b, NAME);                                                                    \
-        return int_literal(b.type(), a, NAME) OP b;                                                \
-    }                                                                                              \
-    Expr operator OP(Expr a, double b) {                                                           \
-        check_numeric(a, NAME);                                                                    \
-        Expr lit;                                                                                  \
-        float_literal(a, b, lit);                                                                  \
-        return a OP lit;                                                                           \
-    }                                                                                              \
-    Expr operator OP(double a, Expr b) {                                                           \
-        check_numeric(b, NAME);                                                                    \
-        Expr lit;                                                                                  \
-        float_literal(b, a, lit);                                                                  \
-        return lit OP b;                                                                           \
-    }                                                                                              \
-    Expr operator OP(Expr a, float b) { return std::move(a) OP static_cast<double>(b); }           \
-    Expr operator OP(float a, Expr b) { return static_cast<double>(a) OP std::move(b); }
+    AICF_DEFINE_LITERAL_OPS(OP, NAME)
 
 AICF_DEFINE_ARITH(+, Add, "+")
 AICF_DEFINE_ARITH(-, Sub, "-")
@@ -143,45 +148,23 @@ AICF_DEFINE_ARITH(/, Div, "/")
 AICF_DEFINE_ARITH(%, Mod, "%")
 #undef AICF_DEFINE_ARITH
 
-#define AICF_DEFINE_CMP(OP, MAKE, NAME)                                                            \
+#define AICF_DEFINE_CMP(OP, NODE, NAME)                                                            \
     Expr operator OP(Expr a, Expr b) {                                                             \
         check_numeric(a, NAME);                                                                    \
         check_numeric(b, NAME);                                                                    \
         detail::match_types(a, b, NAME);                                                           \
-        return MAKE;                                                                               \
+        return NODE::make(a, b);                                                                   \
     }                                                                                              \
-    Expr operator OP(Expr a, int b) {                                                              \
-        check_numeric(a, NAME);                                                                    \
-        if (a.type().is_bool()) return a OP ir::cast(a.type(), Expr(b != 0));                      \
-        return a OP int_literal(a.type(), b, NAME);                                                \
-    }                                                                                              \
-    Expr operator OP(int a, Expr b) {                                                              \
-        check_numeric(b, NAME);                                                                    \
-        if (b.type().is_bool()) return ir::cast(b.type(), Expr(a != 0)) OP b;                      \
-        return int_literal(b.type(), a, NAME) OP b;                                                \
-    }                                                                                              \
-    Expr operator OP(Expr a, double b) {                                                           \
-        check_numeric(a, NAME);                                                                    \
-        Expr lit;                                                                                  \
-        float_literal(a, b, lit);                                                                  \
-        return a OP lit;                                                                           \
-    }                                                                                              \
-    Expr operator OP(double a, Expr b) {                                                           \
-        check_numeric(b, NAME);                                                                    \
-        Expr lit;                                                                                  \
-        float_literal(b, a, lit);                                                                  \
-        return lit OP b;                                                                           \
-    }                                                                                              \
-    Expr operator OP(Expr a, float b) { return std::move(a) OP static_cast<double>(b); }           \
-    Expr operator OP(float a, Expr b) { return static_cast<double>(a) OP std::move(b); }
+    AICF_DEFINE_LITERAL_OPS(OP, NAME)
 
-AICF_DEFINE_CMP(<, LT::make(a, b), "<")
-AICF_DEFINE_CMP(<=, LE::make(a, b), "<=")
-AICF_DEFINE_CMP(>, GT::make(a, b), ">")
-AICF_DEFINE_CMP(>=, GE::make(a, b), ">=")
-AICF_DEFINE_CMP(==, EQ::make(a, b), "==")
-AICF_DEFINE_CMP(!=, NE::make(a, b), "!=")
+AICF_DEFINE_CMP(<, LT, "<")
+AICF_DEFINE_CMP(<=, LE, "<=")
+AICF_DEFINE_CMP(>, GT, ">")
+AICF_DEFINE_CMP(>=, GE, ">=")
+AICF_DEFINE_CMP(==, EQ, "==")
+AICF_DEFINE_CMP(!=, NE, "!=")
 #undef AICF_DEFINE_CMP
+#undef AICF_DEFINE_LITERAL_OPS
 
 Expr operator-(Expr a) {
     check_numeric(a, "unary -");
