@@ -66,6 +66,16 @@ private:
         scope.pop(op->name);
     }
     void visit(const Let *op) override { visit_let(op); }
+
+    // e with the lets in scope replaced by their values (innermost first, so a let's value
+    // may use outer ones), then simplified.
+    Expr expand_lets(const Expr &e) const {
+        Expr r = e;
+        for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+            if (uses_var(r, it->first)) r = substitute(it->first, it->second, r);
+        }
+        return simplify(r);
+    }
     void visit(const LetStmt *op) override { visit_let(op); }
     // Inside `if (v < e)` (and <=, >, >=, conjunctions of them) v's range is narrower:
     // guarded tails of split loops write only up to the guard.
@@ -127,8 +137,12 @@ private:
     void visit(const For *op) override {
         op->min.accept(this);
         op->extent.accept(this);
-        Interval min_b = bounds_of_expr_in_scope(op->min, scope);
-        Expr last = simplify(Sub::make(Add::make(op->min, op->extent), make_one(op->min.type())));
+        // The first and last iteration, written in terms of what the lets around the loop
+        // stand for, so that a min and an extent that move together (min = x, extent = 1)
+        // give a last iteration that moves with them instead of two separate ranges.
+        Expr first = expand_lets(op->min);
+        Expr last = expand_lets(Sub::make(Add::make(op->min, op->extent), make_one(op->min.type())));
+        Interval min_b = bounds_of_expr_in_scope(first, scope);
         Interval max_b = bounds_of_expr_in_scope(last, scope);
         scope.push(op->name, Interval(min_b.min, max_b.max));
         op->body.accept(this);

@@ -183,3 +183,216 @@ TEST(RuntimeErrors, BufferTooLargeForInt32Indexing) {
     std::string msg = message_of<RuntimeError>([&] { Buffer<float> b(100000, 100000); });
     EXPECT_CONTAINS(msg, "2^31 - 1");
 }
+
+// Schedule errors: each names the stage or Func, the loop, and what would be valid.
+
+TEST(ScheduleErrors, ComputeAtAMissingLoopListsTheLoopsThatExist) {
+    Var x("x"), y("y"), xo("xo"), xi("xi");
+    Func f("f"), g("g");
+    f(x, y) = x + y;
+    g(x, y) = f(x, y) * 2;
+    g.split(x, xo, xi, 4); // g has no loop x any more
+    f.compute_at(g, x);
+    std::string msg = message_of<CompileError>([&] { g.realize({8, 8}); });
+    EXPECT_CONTAINS(msg, "Func f is scheduled at g.x, but there is no such loop where f is used.");
+    EXPECT_CONTAINS(msg, "The loops that could hold it are:\n  g.s0.y\n  g.s0.xo\n  g.s0.xi\n"
+                         "  (or root, or inline)");
+}
+
+TEST(ScheduleErrors, SplitOfAVariableTheStageDoesNotHaveNamesItsLoops) {
+    Var x("x"), y("y"), z("z");
+    Func g("g");
+    g(x, y) = x + y;
+    std::string msg = message_of<CompileError>([&] { g.split(z, Var("zo"), Var("zi"), 4); });
+    EXPECT_CONTAINS(msg, "In the schedule of g.s0, split names the loop z, but g.s0 has no such loop.");
+    EXPECT_CONTAINS(msg, "Its loops are, outermost first: y, x.");
+}
+
+TEST(ScheduleErrors, ParallelOverAReductionVariableIsRefused) {
+    Var x("x");
+    RDom r(0, 10, "r");
+    Func f("f");
+    f(x) = 0;
+    f(x) += r;
+    std::string msg = message_of<CompileError>([&] { f.update().parallel(r); });
+    EXPECT_CONTAINS(msg, "In the schedule of f.s1, parallel(r$x) would race: r$x is a reduction "
+                         "variable, so its iterations update the same points of f.");
+    EXPECT_CONTAINS(msg, "Reduce with rfactor first, then parallel the new pure variable.");
+}
+
+TEST(ScheduleErrors, VectorizeOverAReductionVariableIsRefused) {
+    Var x("x");
+    RDom r(0, 10, 0, 5, "r");
+    Func f("f");
+    f(x) = 0;
+    f(x) += r.x + r.y;
+    std::string msg = message_of<CompileError>([&] { f.update().vectorize(r.y); });
+    EXPECT_CONTAINS(msg, "In the schedule of f.s1, vectorize(r$y) would race: r$y is a reduction variable");
+    EXPECT_CONTAINS(msg, "then vectorize the new pure variable.");
+    // With a factor, the split happens first; the inner loop is still a reduction loop.
+    Func g("g");
+    g(x) = 0;
+    g(x) += r.x + r.y;
+    msg = message_of<CompileError>([&] { g.update().vectorize(r.x, 4); });
+    EXPECT_CONTAINS(msg, "vectorize(r$x_vi) would race: r$x_vi is a reduction variable");
+}
+
+TEST(ScheduleErrors, ReorderThatChangesTheOrderOfReductionLoops) {
+    Var x("x");
+    RDom r(0, 4, 0, 3, "r");
+    Func f("f");
+    f(x) = 0;
+    f(x) += r.x * r.y;
+    std::string msg = message_of<CompileError>([&] { f.update().reorder(r.y, r.x); });
+    EXPECT_CONTAINS(msg, "In the schedule of f.s1, reorder would change the order of the "
+                         "reduction loops, which changes the order the reduction combines values in.");
+    // Moving a pure loop across the reduction loops is fine.
+    Func g("g");
+    g(x) = 0;
+    g(x) += r.x * r.y;
+    EXPECT_EQ(message_of<CompileError>([&] { g.update().reorder(x, r.x, r.y); }), "no exception");
+}
+
+TEST(ScheduleErrors, SplitFactorMustBePositive) {
+    Var x("x");
+    Func f("f");
+    f(x) = x;
+    std::string msg = message_of<CompileError>([&] { f.split(x, Var("xo"), Var("xi"), 0); });
+    EXPECT_CONTAINS(msg, "In the schedule of f.s0, x is split by 0; a split factor must be positive.");
+    msg = message_of<CompileError>([&] { f.split(x, Var("xo"), Var("xi"), -3); });
+    EXPECT_CONTAINS(msg, "x is split by -3; a split factor must be positive.");
+}
+
+TEST(ScheduleErrors, FuseOfLoopsThatAreNotAdjacent) {
+    Var x("x"), y("y"), z("z");
+    Func f("f");
+    f(x, y, z) = x + y + z;
+    std::string msg = message_of<CompileError>([&] { f.fuse(x, z, Var("t")); });
+    EXPECT_CONTAINS(msg, "In the schedule of f.s0, fuse(x, z) needs x directly inside z.");
+    EXPECT_CONTAINS(msg, "The loops are, outermost first: z, y, x. Reorder them first.");
+}
+
+TEST(ScheduleErrors, FuseOfAPureAndAReductionLoop) {
+    Var x("x");
+    RDom r(0, 4, "r");
+    Func f("f");
+    f(x) = 0;
+    f(x) += r;
+    std::string msg = message_of<CompileError>([&] { f.update().fuse(r, x, Var("t")); });
+    EXPECT_CONTAINS(msg, "In the schedule of f.s1, fuse cannot merge the pure loop and the "
+                         "reduction loop");
+}
+
+TEST(ScheduleErrors, ShiftInwardsOnAnUpdateStage) {
+    Var x("x");
+    RDom r(0, 4, "r");
+    Func f("f");
+    f(x) = 0;
+    f(x) += r;
+    std::string msg = message_of<CompileError>([&] {
+        f.update().split(x, Var("xo"), Var("xi"), 4, TailStrategy::ShiftInwards);
+    });
+    EXPECT_CONTAINS(msg, "In the schedule of f.s1, ShiftInwards on x would apply some updates "
+                         "twice. Use GuardWithIf or RoundUp for update stages.");
+}
+
+TEST(ScheduleErrors, ReductionVariablesNeedGuardWithIf) {
+    Var x("x");
+    RDom r(0, 4, "r");
+    Func f("f");
+    f(x) = 0;
+    f(x) += r;
+    for (TailStrategy tail : {TailStrategy::RoundUp, TailStrategy::ShiftInwards}) {
+        std::string msg = message_of<CompileError>([&] {
+            f.update().split(r, Var("ro"), Var("ri"), 3, tail);
+        });
+        EXPECT_CONTAINS(msg, "In the schedule of f.s1, the reduction variable r$x is split with a "
+                             "tail strategy that would compute some points twice or past the end of the RDom.");
+        EXPECT_CONTAINS(msg, "Reduction variables need TailStrategy::GuardWithIf.");
+    }
+}
+
+TEST(ScheduleErrors, ComputeAtALoopThatDoesNotEncloseAllUses) {
+    Var x("x");
+    Func f("f"), g("g"), h("h");
+    f(x) = x;
+    g(x) = f(x) + 1;
+    h(x) = g(x) + f(x); // h uses f outside g's loop
+    g.compute_root();
+    f.compute_at(g, x);
+    std::string msg = message_of<CompileError>([&] { h.realize({8}); });
+    EXPECT_CONTAINS(msg, "Func f is computed inside the loop g.s0.x, but f(h.s0.x) uses it outside "
+                         "that loop.");
+    EXPECT_CONTAINS(msg, "Compute f at a loop that encloses all its uses, or compute_root() it.");
+}
+
+TEST(ScheduleErrors, ComputeAtOneStageOfAConsumerThatUsesItInTwo) {
+    Var x("x");
+    RDom r(0, 3, "r");
+    Func f("f"), g("g");
+    f(x) = x;
+    g(x) = f(x);
+    g(x) += f(x + r);
+    f.compute_at(LoopLevel("g", "x", 1));
+    std::string msg = message_of<CompileError>([&] { g.realize({8}); });
+    EXPECT_CONTAINS(msg, "Func f is computed inside the loop g.s1.x, but f(g.s0.x) uses it outside "
+                         "that loop.");
+}
+
+TEST(ScheduleErrors, StoreLevelMustEncloseTheComputeLevel) {
+    Var x("x"), y("y");
+    Func f("f"), g("g");
+    f(x, y) = x + y;
+    g(x, y) = f(x, y);
+    f.compute_at(g, y).store_at(g, x);
+    std::string msg = message_of<CompileError>([&] { g.realize({4, 4}); });
+    EXPECT_CONTAINS(msg, "Func f is stored at g.x and computed at g.y, but the store level must "
+                         "enclose the compute level.");
+}
+
+TEST(ScheduleErrors, AFuncWithUpdatesCannotBeInlined) {
+    Var x("x");
+    RDom r(0, 3, "r");
+    Func f("f"), g("g");
+    f(x) = x;
+    f(x) += r;
+    g(x) = f(x);
+    f.compute_inline();
+    std::string msg = message_of<CompileError>([&] { g.realize({4}); });
+    EXPECT_CONTAINS(msg, "Func f has update definitions, so it cannot be computed inline. Use "
+                         "f.compute_root() (or compute_at) instead.");
+}
+
+TEST(ScheduleErrors, NewLoopNamesMustBeFresh) {
+    Var x("x"), y("y"), xo("xo");
+    Func f("f");
+    f(x, y) = x + y;
+    std::string msg = message_of<CompileError>([&] { f.split(x, y, Var("xi"), 2); });
+    EXPECT_CONTAINS(msg, "In the schedule of f.s0, split would create a loop y, but f.s0 already "
+                         "has a loop of that name. Use a new Var.");
+    msg = message_of<CompileError>([&] { f.split(x, xo, Var("xi"), 2).rename(xo, x); });
+    EXPECT_CONTAINS(msg, "In the schedule of f.s0, rename would create a loop x, which is already a "
+                         "variable of f. Use a new Var.");
+}
+
+TEST(ScheduleErrors, RoundUpOnAnInnerLoopOfAnUpdateStage) {
+    Var x("x"), xo("xo"), xi("xi");
+    RDom r(0, 4, "r");
+    Func f("f");
+    f(x) = 0;
+    f(x) += r;
+    std::string msg = message_of<CompileError>([&] {
+        f.update().split(x, xo, xi, 4).split(xi, Var("xio"), Var("xii"), 3, TailStrategy::RoundUp);
+    });
+    EXPECT_CONTAINS(msg, "In the schedule of f.s1, RoundUp on xi would apply some updates twice: xi "
+                         "is the inner loop of an earlier split");
+    EXPECT_CONTAINS(msg, "Use GuardWithIf.");
+    // The outer loop runs past the end instead, which is allowed.
+    Func g("g");
+    g(x) = 0;
+    g(x) += r;
+    EXPECT_EQ(message_of<CompileError>([&] {
+                  g.update().split(x, xo, xi, 4).split(xo, Var("xoo"), Var("xoi"), 3, TailStrategy::RoundUp);
+              }),
+              "no exception");
+}
