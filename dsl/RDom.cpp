@@ -63,7 +63,8 @@ void RDom::init(const std::vector<std::pair<Expr, Expr>> &ranges, const std::str
             user_assert(*c >= 0) << "Dimension " << i << " of RDom " << base
                                  << " has a negative extent (" << *c << ").";
         }
-        std::string vname = base + "$" + (i < 4 ? suffix[i] : std::to_string(i));
+        // "r.x": the name users write; the '.' keeps it apart from any Var.
+        std::string vname = base + "." + (i < 4 ? suffix[i] : std::to_string(i));
         vars.push_back({vname, ir::cast(Int(32), mn), ir::cast(Int(32), ex)});
     }
     dom_ = ReductionDomain(vars);

@@ -185,9 +185,9 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     std::map<std::string, Expr> intm_subs, merge_subs;
     for (const ReductionVariable &rv : d.rdom.domain()) {
         if (to_pure.count(rv.var)) {
-            merged.push_back({intm_name + "$" + to_pure[rv.var], rv.min, rv.extent});
+            merged.push_back({intm_name + "." + to_pure[rv.var], rv.min, rv.extent});
         } else {
-            kept.push_back({intm_name + "$" + rv.var.substr(rv.var.find('$') + 1), rv.min, rv.extent});
+            kept.push_back({intm_name + "." + rv.var.substr(rv.var.rfind('.') + 1), rv.min, rv.extent});
         }
     }
     ReductionDomain kept_dom, merged_dom(merged);
@@ -197,7 +197,7 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
             intm_subs[rv.var] = Variable::make(Int(32), to_pure[rv.var]);
         } else {
             for (const ReductionVariable &k : kept) {
-                if (k.var.substr(k.var.find('$')) == rv.var.substr(rv.var.find('$')))
+                if (k.var.substr(k.var.rfind('.')) == rv.var.substr(rv.var.rfind('.')))
                     intm_subs[rv.var] = Variable::make(Int(32), k.var, kept_dom);
             }
         }

@@ -81,7 +81,8 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
     if (stage > 0) {
         user_assert(tail != TailStrategy::ShiftInwards)
             << "In the schedule of " << name() << ", ShiftInwards on " << old.name()
-            << " would apply some updates twice. Use GuardWithIf or RoundUp for update stages.";
+            << " would apply some updates twice. Use GuardWithIf (or RoundUp on a loop that "
+            << "is not the inner loop of another split).";
         // Rounding up the inner loop of a split, or a fused loop, runs into the points of the
         // next iteration outside it. Outer loops and renamed ones span to the end.
         std::map<std::string, bool> spans_to_end;
@@ -130,8 +131,10 @@ Stage &Stage::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRV
         << ". The loops are, outermost first: " << join_outermost_first(dims)
         << ". Reorder them first.";
     user_assert(dims[i].is_rvar == dims[o].is_rvar)
-        << "In the schedule of " << name() << ", fuse cannot merge the pure loop and the "
-        << "reduction loop of " << inner.name() << " and " << outer.name() << ".";
+        << "In the schedule of " << name() << ", fuse(" << inner.name() << ", " << outer.name()
+        << ") mixes a reduction loop (" << (dims[i].is_rvar ? inner.name() : outer.name())
+        << ") with a pure one (" << (dims[i].is_rvar ? outer.name() : inner.name())
+        << "). Fuse two pure loops or two reduction loops.";
     if (fused.name() != inner.name() && fused.name() != outer.name()) check_fresh(fused, "fuse");
     Dim f = dims[i];
     f.var = fused.name();

@@ -8,7 +8,7 @@
 //
 // Each schedule is printed as the calls that make it, for example
 //   g.split(x, x0, x1, 7, GuardWithIf); f.compute_at(g, x0)
-// Loops of an RDom print as k.x (the library's name is k$x). Funcs that inline reductions
+// Loops of an RDom print as the library names them, k.x. Funcs that inline reductions
 // (sum, maximum, argmax) create are named by the name given to them (msum, vsum, ...).
 //
 // Results are compared bit for bit with the default schedule's, floats too: none of these
@@ -593,7 +593,7 @@ private:
     }
 
     static std::string stem(const std::string &loop) {
-        std::string s = loop.substr(0, loop.find('$'));
+        std::string s = loop.substr(0, loop.find('.'));
         while (s.size() > 1 && std::isdigit(static_cast<unsigned char>(s.back()))) s.pop_back();
         return s;
     }

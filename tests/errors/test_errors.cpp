@@ -80,7 +80,7 @@ TEST(CompileErrors, ReductionVariableInPureDefinition) {
     Var x("x");
     RDom r(0, 10, "r");
     std::string msg = message_of<CompileError>([&] { f(x) = x + r; });
-    EXPECT_CONTAINS(msg, "uses the reduction variable r$x");
+    EXPECT_CONTAINS(msg, "uses the reduction variable r.x");
 }
 
 TEST(CompileErrors, UnboundedIndexNamesTheFunc) {
@@ -215,7 +215,7 @@ TEST(ScheduleErrors, ParallelOverAReductionVariableIsRefused) {
     f(x) = 0;
     f(x) += r;
     std::string msg = message_of<CompileError>([&] { f.update().parallel(r); });
-    EXPECT_CONTAINS(msg, "In the schedule of f.s1, parallel(r$x) would race: r$x is a reduction "
+    EXPECT_CONTAINS(msg, "In the schedule of f.s1, parallel(r.x) would race: r.x is a reduction "
                          "variable, so its iterations update the same points of f.");
     EXPECT_CONTAINS(msg, "Reduce with rfactor first, then parallel the new pure variable.");
 }
@@ -227,14 +227,14 @@ TEST(ScheduleErrors, VectorizeOverAReductionVariableIsRefused) {
     f(x) = 0;
     f(x) += r.x + r.y;
     std::string msg = message_of<CompileError>([&] { f.update().vectorize(r.y); });
-    EXPECT_CONTAINS(msg, "In the schedule of f.s1, vectorize(r$y) would race: r$y is a reduction variable");
+    EXPECT_CONTAINS(msg, "In the schedule of f.s1, vectorize(r.y) would race: r.y is a reduction variable");
     EXPECT_CONTAINS(msg, "then vectorize the new pure variable.");
     // With a factor, the split happens first; the inner loop is still a reduction loop.
     Func g("g");
     g(x) = 0;
     g(x) += r.x + r.y;
     msg = message_of<CompileError>([&] { g.update().vectorize(r.x, 4); });
-    EXPECT_CONTAINS(msg, "vectorize(r$x_vi) would race: r$x_vi is a reduction variable");
+    EXPECT_CONTAINS(msg, "vectorize(r.x_vi) would race: r.x_vi is a reduction variable");
 }
 
 TEST(ScheduleErrors, ReorderThatChangesTheOrderOfReductionLoops) {
@@ -279,8 +279,8 @@ TEST(ScheduleErrors, FuseOfAPureAndAReductionLoop) {
     f(x) = 0;
     f(x) += r;
     std::string msg = message_of<CompileError>([&] { f.update().fuse(r, x, Var("t")); });
-    EXPECT_CONTAINS(msg, "In the schedule of f.s1, fuse cannot merge the pure loop and the "
-                         "reduction loop");
+    EXPECT_CONTAINS(msg, "In the schedule of f.s1, fuse(r.x, x) mixes a reduction loop (r.x) "
+                         "with a pure one (x). Fuse two pure loops or two reduction loops.");
 }
 
 TEST(ScheduleErrors, ShiftInwardsOnAnUpdateStage) {
@@ -293,7 +293,8 @@ TEST(ScheduleErrors, ShiftInwardsOnAnUpdateStage) {
         f.update().split(x, Var("xo"), Var("xi"), 4, TailStrategy::ShiftInwards);
     });
     EXPECT_CONTAINS(msg, "In the schedule of f.s1, ShiftInwards on x would apply some updates "
-                         "twice. Use GuardWithIf or RoundUp for update stages.");
+                         "twice. Use GuardWithIf (or RoundUp on a loop that is not the inner "
+                         "loop of another split).");
 }
 
 TEST(ScheduleErrors, ReductionVariablesNeedGuardWithIf) {
@@ -306,7 +307,7 @@ TEST(ScheduleErrors, ReductionVariablesNeedGuardWithIf) {
         std::string msg = message_of<CompileError>([&] {
             f.update().split(r, Var("ro"), Var("ri"), 3, tail);
         });
-        EXPECT_CONTAINS(msg, "In the schedule of f.s1, the reduction variable r$x is split with a "
+        EXPECT_CONTAINS(msg, "In the schedule of f.s1, the reduction variable r.x is split with a "
                              "tail strategy that would compute some points twice or past the end of the RDom.");
         EXPECT_CONTAINS(msg, "Reduction variables need TailStrategy::GuardWithIf.");
     }
