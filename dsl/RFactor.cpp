@@ -22,14 +22,45 @@ namespace {
 
 // How the update combines the Func's current value (self) with a new one.
 struct Reduction {
-    enum Kind { Binary, Replace } kind;
+    enum Kind { Binary, Replace, RescaledSum } kind;
     // Binary: values[i] = op_i(self_i, x[i]).
     std::vector<IRNodeType> ops;
     std::vector<Expr> x;
     // Replace: values[i] = select(condition, x[i], self_i); the condition compares a
     // candidate with self and is true when the candidate should win.
     Expr condition;
+    // RescaledSum (a running max and a sum of exponentials relative to it, the state of a
+    // streaming softmax): values = {m' = max(m, x), s * exp(m - m') + exp(x - m')}.
 };
+
+// a + b or b + a (and the same for *), compared structurally.
+bool matches_commutative(const Expr &e, IRNodeType op, const Expr &a, const Expr &b) {
+    Expr l, r;
+    if (op == IRNodeType::Add && e.as<Add>()) l = e.as<Add>()->a, r = e.as<Add>()->b;
+    else if (op == IRNodeType::Mul && e.as<Mul>()) l = e.as<Mul>()->a, r = e.as<Mul>()->b;
+    else return false;
+    return (equal(l, a) && equal(r, b)) || (equal(l, b) && equal(r, a));
+}
+
+bool is_exp_of(const Expr &e, const Expr &arg) {
+    const Call *c = e.as<Call>();
+    return c && c->is_intrinsic(Intrinsic::exp) && c->args.size() == 1 && equal(c->args[0], arg);
+}
+
+// Whether `s` is self1 * exp(self0 - m') + exp(x - m'), in either operand order.
+bool is_rescaled_sum(const Expr &s, const Expr &self0, const Expr &self1, const Expr &x,
+                     const Expr &new_max) {
+    const Add *add = s.as<Add>();
+    if (!add) return false;
+    for (int flip = 0; flip < 2; flip++) {
+        const Expr &scaled = flip ? add->b : add->a, &fresh = flip ? add->a : add->b;
+        const Mul *mul = scaled.as<Mul>();
+        if (!mul || !is_exp_of(fresh, Sub::make(x, new_max))) continue;
+        Expr e = Call::make(self0.type(), Intrinsic::exp, {Sub::make(self0, new_max)});
+        if (matches_commutative(scaled, IRNodeType::Mul, self1, e)) return true;
+    }
+    return false;
+}
 
 bool is_self(const Expr &e, const Function &f, const std::vector<Expr> &args, int index) {
     const Call *c = e.as<Call>();
@@ -93,6 +124,21 @@ bool analyze(const Definition &d, const Function &f, Reduction &r) {
         r.x.push_back(x);
     }
     if (binary) return true;
+    // The streaming softmax pair.
+    if (v.size() == 2 && v[0].type().is_float() && v[0].type() == v[1].type()) {
+        IRNodeType op;
+        Expr x;
+        Expr self0 = f.call(d.args, 0), self1 = f.call(d.args, 1);
+        if (match_binary(v[0], f, d.args, 0, op, x) && op == IRNodeType::Max) {
+            // (Calls compare equal whether they hold the Func weakly or strongly.)
+            if (is_rescaled_sum(v[1], self0, self1, x, v[0])) {
+                r = Reduction();
+                r.kind = Reduction::RescaledSum;
+                r.x = {x};
+                return true;
+            }
+        }
+    }
     // Replacement: every value is select(c, x_i, self_i) with one condition c that compares
     // some candidate x_j strictly with self_j.
     r = Reduction();
@@ -161,7 +207,8 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     user_assert(analyze(d, func, red))
         << where << ": AICF cannot tell that this update is associative. rfactor recognizes "
         << func.name() << " = " << func.name() << " op x for op in +, *, min, max (element-wise "
-        << "on Tuples), and Tuples updated by select(better, candidate, current) such as argmax.";
+        << "on Tuples), Tuples updated by select(better, candidate, current) such as argmax, "
+        << "and the streaming softmax pair {m' = max(m, x), s * exp(m - m') + exp(x - m')}.";
 
     // The reduction variables that stay reductions in the intermediate, and those that
     // become pure variables there.
@@ -217,6 +264,9 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
         Type t = d.values[i].type();
         if (red.kind == Reduction::Binary) {
             init.push_back(identity(red.ops[i], t));
+        } else if (red.kind == Reduction::RescaledSum) {
+            // No elements yet: the max of nothing, and an empty sum.
+            init.push_back(i == 0 ? type_min(t) : make_zero(t));
         } else {
             // The candidate that loses every comparison: the worst value where the condition
             // compares, anything elsewhere.
@@ -249,6 +299,15 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     }
     if (red.kind == Reduction::Binary) {
         for (size_t i = 0; i < d.values.size(); i++) values.push_back(combine(red.ops[i], self[i], partial[i]));
+    } else if (red.kind == Reduction::RescaledSum) {
+        // Both sums rescaled to the larger of the two maxima.
+        Type t = self[0].type();
+        Expr m = Max::make(self[0], partial[0]);
+        auto rescale = [&](const Expr &sum, const Expr &max) {
+            return Mul::make(sum, Call::make(t, Intrinsic::exp, {Sub::make(max, m)}));
+        };
+        values.push_back(m);
+        values.push_back(Add::make(rescale(self[1], self[0]), rescale(partial[1], partial[0])));
     } else {
         // The same comparison, of the partial result's element against the current one.
         Expr cond;

@@ -76,7 +76,8 @@ public:
     // reduction variables not listed, with each listed RVar turned into its paired pure Var
     // (so those loops can be parallel or vectorized); this stage then combines the partial
     // results over the listed RVars. Recognized updates: f = f op x for op in +, *, min, max
-    // (also element-wise on Tuples), and select-based replacements such as argmax. The
+    // (also element-wise on Tuples), select-based replacements such as argmax, and the
+    // streaming softmax pair (a running max with a sum of exponentials rescaled to it). The
     // order of floating-point operations changes.
     Func rfactor(const std::vector<std::pair<RVar, Var>> &preserved);
     Func rfactor(const RVar &r, const Var &v);

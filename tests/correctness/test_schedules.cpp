@@ -280,3 +280,31 @@ TEST(RFactor, RefusesWhatItCannotProve) {
             << e.what();
     }
 }
+
+TEST(RFactor, StreamingSoftmaxPair) {
+    // The (max, sum of exp) state of a streaming softmax, per row, with the row split into
+    // partial results that run in parallel and are merged with rescaling.
+    const int D = 203, R = 5;
+    Buffer<float> in(D, R);
+    fill_random(in, -6.0, 6.0, 44);
+    RDom k(0, D, "k");
+    Var r("r"), u("u");
+    Func stats("stats");
+    stats(r) = Tuple(-std::numeric_limits<float>::infinity(), 0.0f);
+    Expr m = stats(r)[0], s = stats(r)[1];
+    Expr new_m = max(m, in(k, r));
+    stats(r) = Tuple(new_m, s * exp(m - new_m) + exp(in(k, r) - new_m));
+    // A partial state per element of the row (the pure variable u), computed in parallel,
+    // then merged with rescaling.
+    Func intm = stats.update().rfactor(k.x, u);
+    intm.compute_root().update().parallel(u, 16);
+    Realization result = stats.realize({R});
+    Buffer<float> mx = result[0], sum = result[1];
+    for (int row = 0; row < R; row++) {
+        double ref_m = -1e30, ref_s = 0;
+        for (int i = 0; i < D; i++) ref_m = std::max(ref_m, double(in(i, row)));
+        for (int i = 0; i < D; i++) ref_s += std::exp(in(i, row) - ref_m);
+        EXPECT_EQ(mx(row), float(ref_m)) << row;
+        EXPECT_NEAR(sum(row), ref_s, 1e-4 * ref_s) << row;
+    }
+}
