@@ -65,6 +65,7 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     result.args = args;
     result.body = s;
     result.loop_nest = loop_nest;
+    result.target = target;
     return result;
 }
 

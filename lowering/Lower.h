@@ -16,6 +16,7 @@ struct LoweredPipeline {
     std::vector<Argument> args;
     ir::Stmt body;
     std::string loop_nest; // the loop structure, for Func::print_loop_nest
+    Target target;
 };
 
 // Runs every lowering pass in order. With AICF_DEBUG=2 the IR is printed after each pass.

@@ -26,6 +26,12 @@ public:
         function = llvm::Function::Create(fn_type, llvm::Function::ExternalLinkage, name, module);
         ctx = function->getArg(0);
         llvm::Value *args = function->getArg(1);
+        if (p.target.has_feature(Target::FMA)) {
+            // Multiplies and adds may fuse; nothing else about floats is relaxed.
+            llvm::FastMathFlags flags;
+            flags.setAllowContract(true);
+            builder.setFastMathFlags(flags);
+        }
         builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", function));
 
         for (size_t i = 0; i < p.args.size(); i++) {

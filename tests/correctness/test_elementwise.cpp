@@ -118,3 +118,27 @@ TEST(Buffers, BorrowedViewWithMinsAndStrides) {
             << e.what();
     }
 }
+
+TEST(Targets, FusedMultiplyAddIsOptIn) {
+    const int N = 1000;
+    Buffer<float> a(N), b(N), c(N);
+    fill_random(a, -1.0, 1.0, 51);
+    fill_random(b, -1.0, 1.0, 52);
+    fill_random(c, -1.0, 1.0, 53);
+    Var x("x");
+    Func f("f");
+    f(x) = a(x) * b(x) + c(x);
+    f.vectorize(x, 8);
+    Buffer<float> plain = f.realize({N});
+    Buffer<float> fused = f.realize({N}, Target("host-fma"));
+    int differ = 0;
+    for (int i = 0; i < N; i++) {
+        // Without the feature: two roundings, exactly as C++ float arithmetic.
+        ASSERT_EQ(plain(i), a(i) * b(i) + c(i)) << i;
+        // With it: one rounding of the exact a * b + c.
+        ASSERT_EQ(fused(i), std::fma(a(i), b(i), c(i))) << i;
+        differ += plain(i) != fused(i);
+    }
+    EXPECT_GT(differ, 0); // the feature did change some results
+    EXPECT_EQ(Target("host-fma").to_string(), "host-fma");
+}

@@ -397,3 +397,10 @@ TEST(ScheduleErrors, RoundUpOnAnInnerLoopOfAnUpdateStage) {
               }),
               "no exception");
 }
+
+TEST(CompileErrors, UnknownTargetFeature) {
+    std::string msg = message_of<CompileError>([&] { Target t("host-avx9000"); });
+    EXPECT_CONTAINS(msg, "Unknown feature \"avx9000\" in target \"host-avx9000\". Valid features: fma.");
+    msg = message_of<CompileError>([&] { Target t("gpu"); });
+    EXPECT_CONTAINS(msg, "Valid targets: host, host-fma.");
+}
