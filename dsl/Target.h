@@ -1,9 +1,13 @@
 #ifndef AICF_TARGET_H
 #define AICF_TARGET_H
 
-// What to compile for: today the host CPU, with optional features ("host-fma"). GPU targets
-// extend this.
+// What to compile for: the host CPU, optionally with a CUDA GPU ("host-cuda-sm_90"), and
+// optional features ("host-fma"). Lowering asks the target what it can do (threads per
+// block, shared memory, tensor-core instructions) and refuses what it cannot, with a
+// CompileError, before any code is generated. (Until GPU lowering lands, a pipeline compiled
+// for a target with a GPU still runs entirely on the host.)
 
+#include <cstdint>
 #include <string>
 
 namespace aicf {
@@ -19,18 +23,40 @@ public:
     };
 
     Target() = default;
-    // Parses "host" or "host-fma"; raises CompileError naming the valid forms otherwise.
+    // Parses "host", then any of "-fma" and "-cuda-sm_<NN>" (NN in 80, 86, 89, 90, 90a), e.g.
+    // "host-cuda-sm_90a-fma". Raises CompileError naming the valid forms otherwise.
     explicit Target(const std::string &s);
 
     Arch arch() const { return arch_; }
     bool has_feature(Feature f) const { return (features_ & f) != 0; }
     Target with_feature(Feature f) const;
     std::string to_string() const;
-    bool operator==(const Target &o) const { return arch_ == o.arch_ && features_ == o.features_; }
+    bool operator==(const Target &o) const {
+        return arch_ == o.arch_ && features_ == o.features_ && cuda_sm_ == o.cuda_sm_ &&
+               arch_specific_ == o.arch_specific_;
+    }
+
+    // The GPU, if any.
+    bool has_cuda() const { return cuda_sm_ != 0; }
+    // Compute capability as 10 * major + minor (80, 86, 89, 90); 0 without a GPU.
+    int cuda_capability() const { return cuda_sm_; }
+    // sm_90a: the architecture-specific instructions of Hopper (wgmma, TMA).
+    bool is_arch_specific() const { return arch_specific_; }
+
+    // What the GPU allows per thread block, and which instructions it has.
+    int max_threads_per_block() const { return has_cuda() ? 1024 : 0; }
+    int warp_size() const { return has_cuda() ? 32 : 0; }
+    // Shared memory a block may use once the kernel opts in above the 48 KiB default.
+    int64_t max_shared_memory_per_block() const;
+    bool has_mma() const { return cuda_sm_ >= 80; }      // mma.sync on bf16/f16
+    bool has_cp_async() const { return cuda_sm_ >= 80; } // cp.async global -> shared
+    bool has_wgmma() const { return cuda_sm_ == 90 && arch_specific_; }
 
 private:
     Arch arch_ = Host;
     unsigned features_ = 0;
+    int cuda_sm_ = 0;
+    bool arch_specific_ = false;
 };
 
 // The host target, or the one named by AICF_TARGET.

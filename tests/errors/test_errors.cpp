@@ -400,7 +400,14 @@ TEST(ScheduleErrors, RoundUpOnAnInnerLoopOfAnUpdateStage) {
 
 TEST(CompileErrors, UnknownTargetFeature) {
     std::string msg = message_of<CompileError>([&] { Target t("host-avx9000"); });
-    EXPECT_CONTAINS(msg, "Unknown feature \"avx9000\" in target \"host-avx9000\". Valid features: fma.");
+    EXPECT_CONTAINS(msg, "Unknown feature \"avx9000\" in target \"host-avx9000\".");
+    EXPECT_CONTAINS(msg, "Valid targets: host, followed by any of -fma and -cuda-sm_80");
     msg = message_of<CompileError>([&] { Target t("gpu"); });
-    EXPECT_CONTAINS(msg, "Valid targets: host, host-fma.");
+    EXPECT_CONTAINS(msg, "Unknown target \"gpu\": it must start with \"host\".");
+    msg = message_of<CompileError>([&] { Target t("host-cuda-sm_70"); });
+    EXPECT_CONTAINS(msg, "Unknown CUDA architecture \"sm_70\" in target \"host-cuda-sm_70\".");
+    msg = message_of<CompileError>([&] { Target t("host-cuda-sm_80a"); });
+    EXPECT_CONTAINS(msg, "Unknown CUDA architecture \"sm_80a\"");
+    msg = message_of<CompileError>([&] { Target t("host-cuda"); });
+    EXPECT_CONTAINS(msg, "names cuda without an architecture");
 }

@@ -86,3 +86,27 @@ TEST(IR, EuclideanDivisionHelpers) {
     EXPECT_EQ(div_euclid(5, 0), 0);
     EXPECT_EQ(mod_euclid(5, 0), 0);
 }
+
+TEST(Targets, ParseAndCapabilities) {
+    Target host("host");
+    EXPECT_FALSE(host.has_cuda());
+    EXPECT_EQ(host.to_string(), "host");
+    Target h100("host-cuda-sm_90a-fma");
+    EXPECT_TRUE(h100.has_cuda());
+    EXPECT_EQ(h100.cuda_capability(), 90);
+    EXPECT_TRUE(h100.is_arch_specific());
+    EXPECT_TRUE(h100.has_wgmma());
+    EXPECT_TRUE(h100.has_feature(Target::FMA));
+    EXPECT_EQ(h100.max_shared_memory_per_block(), 227 * 1024);
+    EXPECT_EQ(h100.to_string(), "host-cuda-sm_90a-fma");
+    Target a100("host-cuda-sm_80");
+    EXPECT_TRUE(a100.has_mma());
+    EXPECT_TRUE(a100.has_cp_async());
+    EXPECT_FALSE(a100.has_wgmma());
+    EXPECT_EQ(a100.max_shared_memory_per_block(), 163 * 1024);
+    EXPECT_EQ(a100.max_threads_per_block(), 1024);
+    EXPECT_EQ(a100.warp_size(), 32);
+    EXPECT_EQ(Target("host-cuda-sm_86").max_shared_memory_per_block(), 99 * 1024);
+    EXPECT_FALSE(Target("host-cuda-sm_90").has_wgmma());
+    EXPECT_TRUE(Target(a100.to_string()) == a100);
+}
