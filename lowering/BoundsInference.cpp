@@ -227,8 +227,6 @@ Stmt bounds_inference(const Stmt &s, const std::vector<Function> &outputs,
     Stmt result = BoundsInference(env).mutate(s);
 
     // Outputs iterate over their buffers; their updates must stay inside them.
-    std::vector<Stmt> produces;
-    flatten_blocks(s, produces);
     for (const Function &o : outputs) {
         std::string buffer = storage_name(o.name(), 0, o.outputs());
         Box box;

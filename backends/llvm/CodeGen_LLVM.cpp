@@ -114,7 +114,7 @@ llvm::Value *CodeGen_LLVM::float_to_half(llvm::Value *f, bool is_bfloat) {
     llvm::Value *sub = builder.CreateSub(builder.CreateBitCast(sum, i32t), denorm_magic);
     // Normal results: rebias the exponent and round the mantissa to nearest even.
     llvm::Value *odd = builder.CreateAnd(builder.CreateLShr(a, const_int(u32, 13)), const_int(u32, 1));
-    llvm::Value *norm = builder.CreateAdd(a, const_int(u32, int64_t(uint32_t((15 - 127) << 23) + 0xfff)));
+    llvm::Value *norm = builder.CreateAdd(a, const_int(u32, int64_t(uint32_t(uint32_t(15 - 127) << 23) + 0xfff)));
     norm = builder.CreateLShr(builder.CreateAdd(norm, odd), const_int(u32, 13));
     llvm::Value *is_sub = builder.CreateICmpULT(a, const_int(u32, 113 << 23));
     llvm::Value *r = builder.CreateSelect(big, special, builder.CreateSelect(is_sub, sub, norm));
