@@ -44,7 +44,15 @@ void for_each_definition_expr(const std::map<std::string, Function> &env, F &&f)
                 }
                 if (d.rdom.predicate().defined()) f(d.rdom.predicate());
             }
+            // Schedules may use Params too (a split factor known only at run time).
+            for (const Split &sp : d.schedule.splits)
+                if (sp.factor.defined()) f(sp.factor);
         }
+        for (const RegionConstraint &c : fn.schedule().region_constraints) {
+            for (const Expr &e : {c.min, c.extent, c.modulus, c.remainder})
+                if (e.defined()) f(e);
+        }
+        for (const StorageAlignment &a : fn.schedule().storage_alignment) f(a.alignment);
     }
 }
 

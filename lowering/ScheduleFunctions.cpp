@@ -98,12 +98,21 @@ Stmt build_stage(const Function &f, int stage) {
 
     std::vector<std::pair<int, Expr>> lets; // in split order
     std::vector<Expr> guards;
+    std::vector<Stmt> checks; // split factors known only at run time must be positive
     for (const Split &sp : d.schedule.splits) {
         if (sp.kind == Split::SplitVar) {
             int old_id = current.at(sp.old_var);
             LoopBounds old = bounds.at(old_id);
             int outer_id = bind(sp.outer), inner_id = bind(sp.inner);
             Expr factor = sp.factor;
+            if (!is_const(factor)) {
+                Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
+                                      {make_const(Int(32), int64_t(RuntimeErrorKind::SplitFactorNotPositive)),
+                                       StringImm::make(loop_name(f.name(), stage, sp.old_var)),
+                                       cast(Int(64), factor)},
+                                      Call::Intrinsic);
+                checks.push_back(AssertStmt::make(GT::make(factor, make_zero(Int(32))), msg));
+            }
             bounds[inner_id] = {make_zero(Int(32)), factor, old.is_rvar};
             Expr outer_extent = Div::make(Sub::make(Add::make(old.extent, factor), make_one(Int(32))), factor);
             bounds[outer_id] = {make_zero(Int(32)), outer_extent, old.is_rvar};
@@ -157,7 +166,7 @@ Stmt build_stage(const Function &f, int stage) {
         body = For::make(loop_name(f.name(), stage, versions.name(id)), bounds.at(id).min,
                          bounds.at(id).extent, dim.for_type, body);
     }
-    return body;
+    return Block::make(Block::make(checks), body);
 }
 
 Stmt build_produce(const Function &f) {

@@ -63,6 +63,9 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
         s << "Func " << n << " is bound to [" << v[3] << ", " << v[4] << "] in dimension " << v[0]
           << ", but its consumers need [" << v[1] << ", " << v[2] << "].";
         break;
+    case ir::RuntimeErrorKind::SplitFactorNotPositive:
+        s << "The loop " << n << " is split by " << v[0] << "; a split factor must be positive.";
+        break;
     default: s << "Unknown runtime error " << kind << " about " << n << ".";
     }
     return s.str();

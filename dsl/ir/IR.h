@@ -195,6 +195,7 @@ enum class RuntimeErrorKind : int32_t {
     ParamOutOfRange,
     BufferStride,
     FuncBoundTooSmall,
+    SplitFactorNotPositive,
 };
 
 struct Call : ExprNode<Call> {

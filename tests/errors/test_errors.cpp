@@ -411,3 +411,17 @@ TEST(CompileErrors, UnknownTargetFeature) {
     msg = message_of<CompileError>([&] { Target t("host-cuda"); });
     EXPECT_CONTAINS(msg, "names cuda without an architecture");
 }
+
+TEST(RuntimeErrors, SplitFactorFromAParamMustBePositive) {
+    Param<int> factor("factor");
+    Var x("x"), xo("xo"), xi("xi");
+    Func f("f");
+    f(x) = x * 2;
+    f.split(x, xo, xi, factor);
+    factor.set(4);
+    Buffer<int> ok = f.realize({10});
+    EXPECT_EQ(ok(9), 18);
+    factor.set(0);
+    std::string msg = message_of<RuntimeError>([&] { f.realize({10}); });
+    EXPECT_CONTAINS(msg, "The loop f.s0.x is split by 0; a split factor must be positive.");
+}
