@@ -121,7 +121,7 @@ private:
             upper = false;
         }
         if (!v || !v->type.is_int() || !scope.contains(v->name)) return;
-        Interval b = bounds_of_expr_in_scope(bound, scope);
+        Interval b = bounds_of_expr_in_scope(expand_lets(bound), scope);
         Interval i = scope.get(v->name);
         if (upper && b.has_upper_bound()) {
             i.max = i.has_upper_bound() ? simplify(Min::make(i.max, b.max)) : b.max;

@@ -308,3 +308,20 @@ TEST(RFactor, StreamingSoftmaxPair) {
         EXPECT_NEAR(sum(row), ref_s, 1e-4 * ref_s) << row;
     }
 }
+
+TEST(Schedules, GuardedProducerInsideGuardedConsumerReadsOnlyWhatItNeeds) {
+    // The consumer's rows are vectorized with a guarded tail, and the producer, stored at
+    // the root and computed per vector of rows, is vectorized with a guarded tail too. The
+    // input has exactly the rows the output needs: nothing past them may be required.
+    Buffer<int> in(37, 29);
+    fill_random(in, -100, 100, 61);
+    Var x("x"), y("y");
+    Func a("a"), c("c");
+    a(x, y) = in(x, y) * 3 + 7;
+    c(x, y) = a(x, y) + 1;
+    c.vectorize(y, 8, TailStrategy::GuardWithIf);
+    a.store_root().compute_at(c, y).vectorize(y, 9, TailStrategy::GuardWithIf);
+    Buffer<int> out = c.realize({37, 29});
+    for (int j = 0; j < 29; j++)
+        for (int i = 0; i < 37; i++) ASSERT_EQ(out(i, j), in(i, j) * 3 + 8) << i << "," << j;
+}
