@@ -59,7 +59,12 @@ private:
     template <typename LetNode>
     void visit_let(const LetNode *op) {
         op->value.accept(this);
-        scope.push(op->name, bounds_of_expr_in_scope(op->value, scope));
+        // Through the enclosing lets' values when that stays small, so that parts of the
+        // value that move together (a min and an extent) keep moving together.
+        Expr expanded = expand_lets(op->value);
+        int nodes = 0;
+        visit_each<Variable>(expanded, [&](const Variable *) { nodes++; });
+        scope.push(op->name, bounds_of_expr_in_scope(nodes <= 64 ? expanded : op->value, scope));
         lets.emplace_back(op->name, op->value);
         op->body.accept(this);
         lets.pop_back();

@@ -132,12 +132,14 @@ Stmt build_stage(const Function &f, int stage) {
             // The clamps change no value (the fused index stays below the product of the
             // extents); they tell interval analysis the range of each part, which it could
             // not otherwise derive from a division by a symbolic extent.
-            Expr zero = make_zero(Int(32)), one = make_one(Int(32));
+            Expr one = make_one(Int(32));
             Expr fused = var_of(fused_id);
-            Expr inner = Min::make(Max::make(Mod::make(fused, in.extent), zero), Sub::make(in.extent, one));
-            Expr outer = Min::make(Max::make(Div::make(fused, in.extent), zero), Sub::make(out.extent, one));
-            lets.emplace_back(inner_id, Add::make(in.min, inner));
-            lets.emplace_back(outer_id, Add::make(out.min, outer));
+            auto clamp_to = [&](const Expr &offset, const LoopBounds &b) {
+                Expr last = Sub::make(Add::make(b.min, b.extent), one);
+                return Min::make(Max::make(Add::make(b.min, offset), b.min), last);
+            };
+            lets.emplace_back(inner_id, clamp_to(Mod::make(fused, in.extent), in));
+            lets.emplace_back(outer_id, clamp_to(Div::make(fused, in.extent), out));
         } else {
             int old_id = current.at(sp.old_var);
             int new_id = bind(sp.outer);

@@ -325,3 +325,17 @@ TEST(Schedules, GuardedProducerInsideGuardedConsumerReadsOnlyWhatItNeeds) {
     for (int j = 0; j < 29; j++)
         for (int i = 0; i < 37; i++) ASSERT_EQ(out(i, j), in(i, j) * 3 + 8) << i << "," << j;
 }
+
+TEST(Schedules, FusedProducerInsideGuardedConsumerReadsOnlyWhatItNeeds) {
+    Buffer<int> in(37, 29);
+    fill_random(in, -100, 100, 62);
+    Var x("x"), y("y"), t("t");
+    Func b("b"), c("c");
+    b(x, y) = in(x, y) * 3 - y;
+    c(x, y) = b(x, y) * 2 + x;
+    c.vectorize(y, 8, TailStrategy::GuardWithIf);
+    b.compute_at(c, y).fuse(x, y, t);
+    Buffer<int> out = c.realize({37, 29});
+    for (int j = 0; j < 29; j++)
+        for (int i = 0; i < 37; i++) ASSERT_EQ(out(i, j), (in(i, j) * 3 - j) * 2 + i) << i << "," << j;
+}
