@@ -342,13 +342,8 @@ Func make_wrapper(const Function &f, const std::string &consumer) {
     std::vector<Expr> args;
     for (const std::string &a : f.args()) args.push_back(Variable::make(Int(32), a));
     std::vector<Expr> values;
-    for (int i = 0; i < f.outputs(); i++) {
-        Expr c = f.call(args, i);
-        // The wrapped Func owns its wrapper; the wrapper refers back weakly.
-        auto *weak = new Call(*c.as<Call>());
-        weak->func = weak->func.as_weak();
-        values.push_back(weak);
-    }
+    // The wrapped Func owns its wrapper; the wrapper refers back weakly.
+    for (int i = 0; i < f.outputs(); i++) values.push_back(weaken_calls_to(f.call(args, i), f.get()));
     w.define(f.args(), values);
     wrappers[consumer] = w.get();
     return Func(w);

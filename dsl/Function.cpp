@@ -22,26 +22,6 @@ void intrusive_ptr_release(FunctionContents *p) {
 
 namespace {
 
-// Makes the calls a Func's definitions make to the Func itself weak references, so the Func
-// does not own itself.
-class WeakenSelfCalls : public IRMutator {
-public:
-    explicit WeakenSelfCalls(FunctionContents *self) : self(self) {}
-
-private:
-    FunctionContents *self;
-    using IRMutator::visit;
-    Expr visit(const Call *op) override {
-        Expr e = IRMutator::visit(op);
-        const Call *c = e.as<Call>();
-        if (c->call_type != Call::Func || c->func.get() != self || !c->func.strong.defined())
-            return e;
-        auto *n = new Call(*c);
-        n->func = c->func.as_weak();
-        return n;
-    }
-};
-
 std::string signature(const std::string &name, const std::vector<std::string> &args) {
     std::string s = name + "(";
     for (size_t i = 0; i < args.size(); i++) s += (i ? ", " : "") + args[i];
@@ -103,6 +83,24 @@ void check_value_types(const std::string &func, const std::vector<Expr> &values)
 }
 
 } // namespace
+
+Expr weaken_calls_to(const Expr &e, const FunctionContents *callee) {
+    struct Weaken : IRMutator {
+        const FunctionContents *callee;
+        using IRMutator::visit;
+        Expr visit(const Call *op) override {
+            Expr r = IRMutator::visit(op);
+            const Call *c = r.as<Call>();
+            if (c->call_type != Call::Func || c->func.get() != callee || !c->func.strong.defined())
+                return r;
+            auto *n = new Call(*c);
+            n->func = c->func.as_weak();
+            return n;
+        }
+    } weaken;
+    weaken.callee = callee;
+    return weaken.mutate(e);
+}
 
 Function::Function(const std::string &name) : contents(new FunctionContents) {
     contents->name = name;
@@ -166,9 +164,9 @@ void Function::define(const std::vector<std::string> &args, const std::vector<Ex
     for (const Expr &v : values) contents->output_types.push_back(v.type());
     contents->init.args.clear();
     for (const std::string &a : args) contents->init.args.push_back(Variable::make(Int(32), a));
-    WeakenSelfCalls weaken(contents.get());
+    // A Func's definitions refer to the Func itself weakly, so it does not own itself.
     contents->init.values.clear();
-    for (const Expr &v : values) contents->init.values.push_back(weaken(v));
+    for (const Expr &v : values) contents->init.values.push_back(weaken_calls_to(v, contents.get()));
     contents->init.schedule.dims.clear();
     for (const std::string &a : args) contents->init.schedule.dims.push_back(Dim{a});
 }
@@ -255,9 +253,8 @@ void Function::define_update(const std::vector<Expr> &args, const std::vector<Ex
         << "reduction into a single RDom.";
 
     Definition d;
-    WeakenSelfCalls weaken(contents.get());
-    for (const Expr &a : args) d.args.push_back(weaken(cast(Int(32), a)));
-    for (const Expr &v : values) d.values.push_back(weaken(v));
+    for (const Expr &a : args) d.args.push_back(weaken_calls_to(cast(Int(32), a), contents.get()));
+    for (const Expr &v : values) d.values.push_back(weaken_calls_to(v, contents.get()));
     if (!uses.rdoms.empty()) d.rdom = uses.rdoms[0];
     // Loops: reduction variables inside pure variables, as written.
     if (d.rdom.defined()) {

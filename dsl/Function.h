@@ -86,6 +86,10 @@ private:
     IntrusivePtr<FunctionContents> contents;
 };
 
+// e with its calls to `callee` holding it weakly: for references back to a Func that owns
+// the referring definition (its own updates, its wrappers, its rfactor merge).
+Expr weaken_calls_to(const Expr &e, const FunctionContents *callee);
+
 // The Funcs a Func calls directly, in each definition.
 std::vector<Function> direct_callees(const Function &f);
 

@@ -327,22 +327,7 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     Definition merge;
     merge.args = d.args;
     merge.rdom = merged_dom;
-    for (const Expr &v : values) {
-        struct Weaken : IRMutator {
-            FunctionContents *self;
-            using IRMutator::visit;
-            Expr visit(const Call *op) override {
-                Expr e = IRMutator::visit(op);
-                const Call *c = e.as<Call>();
-                if (c->func.get() != self || !c->func.strong.defined()) return e;
-                auto *n = new Call(*c);
-                n->func = c->func.as_weak();
-                return n;
-            }
-        } weaken;
-        weaken.self = func.get();
-        merge.values.push_back(weaken.mutate(v));
-    }
+    for (const Expr &v : values) merge.values.push_back(weaken_calls_to(v, func.get()));
     for (const ReductionVariable &m : merged) merge.schedule.dims.push_back(Dim{m.var, ForType::Serial, true});
     for (const std::string &a : func.args()) merge.schedule.dims.push_back(Dim{a});
     d = merge;

@@ -86,34 +86,6 @@ void require_bounded(const Function &f, const Box &box, const char *what) {
     }
 }
 
-// Lets binding the loop bounds of the pure variables of update stages to `box`, and the
-// region each update touches (writes and self-reads) with those bounds in scope.
-Box update_region(const Function &f, const std::vector<Stmt> &stages, const Box &box) {
-    Box region = box;
-    Scope<Interval> scope;
-    for (int s = 1; s < f.stages(); s++) {
-        for (size_t d = 0; d < f.args().size(); d++) {
-            scope.push(loop_min_name(f.name(), s, f.args()[d]), Interval::single_point(box[d].min));
-            scope.push(loop_max_name(f.name(), s, f.args()[d]), Interval::single_point(box[d].max));
-            scope.push(loop_extent_name(f.name(), s, f.args()[d]),
-                       Interval::single_point(extent_of(box[d])));
-        }
-    }
-    for (int s = 1; s < f.stages() && s < static_cast<int>(stages.size()); s++) {
-        Access written = box_provided(stages[s], f.name(), scope);
-        Access read = box_required(stages[s], f.name(), scope);
-        if (written.used) {
-            require_bounded(f, written.box, "its update definitions write");
-            region = box_union(region, written.box);
-        }
-        if (read.used) {
-            require_bounded(f, read.box, "its update definitions read");
-            region = box_union(region, read.box);
-        }
-    }
-    return region;
-}
-
 // The loop bounds each stage will be given (the pure stage `pure_region`, updates
 // `update_box`), as a scope for analysing the stages' loops.
 Scope<Interval> stage_scope(const Function &f, const Box &pure_region, const Box &update_box) {
@@ -128,6 +100,26 @@ Scope<Interval> stage_scope(const Function &f, const Box &pure_region, const Box
         }
     }
     return scope;
+}
+
+// `box` joined with what the update stages write and read of the Func itself when their
+// pure variables run over `box`.
+Box update_region(const Function &f, const std::vector<Stmt> &stages, const Box &box) {
+    Box region = box;
+    Scope<Interval> scope = stage_scope(f, box, box);
+    for (int s = 1; s < f.stages() && s < static_cast<int>(stages.size()); s++) {
+        Access written = box_provided(stages[s], f.name(), scope);
+        Access read = box_required(stages[s], f.name(), scope);
+        if (written.used) {
+            require_bounded(f, written.box, "its update definitions write");
+            region = box_union(region, written.box);
+        }
+        if (read.used) {
+            require_bounded(f, read.box, "its update definitions read");
+            region = box_union(region, read.box);
+        }
+    }
+    return region;
 }
 
 // Everything the stages write: with splits that round up or shift inwards, this can exceed
