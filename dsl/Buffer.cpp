@@ -103,6 +103,29 @@ BufferStorage::BufferStorage(Type t, void *data, const std::vector<aicf_dim_t> &
     raw_.host = static_cast<uint8_t *>(data);
 }
 
+BufferStorage::~BufferStorage() {
+    auto *device = static_cast<const aicf_device_interface_t *>(raw_.device_interface);
+    if (raw_.device && device) device->device_free(&raw_);
+}
+
+void BufferStorage::copy_to_host() {
+    if (!device_dirty()) return;
+    auto *device = static_cast<const aicf_device_interface_t *>(raw_.device_interface);
+    internal_assert(device && raw_.device) << "Buffer " << name_ << " is device dirty without a device copy";
+    internal_assert(raw_.host) << "Buffer " << name_ << " has no host memory to copy to";
+    char error[512] = {0};
+    if (device->copy_to_host(&raw_, aicf_buffer_footprint(&raw_), error, sizeof error) != 0) {
+        runtime_error_report << "Buffer " << name_ << ": copying its data from the "
+                             << device->name << " device to the host failed: " << error;
+    }
+    raw_.flags &= ~uint64_t(AICF_BUFFER_DEVICE_DIRTY);
+}
+
+void BufferStorage::set_host_dirty() {
+    internal_assert(!device_dirty()) << "Buffer " << name_ << " is dirty on both sides";
+    if (raw_.device) raw_.flags |= AICF_BUFFER_HOST_DIRTY;
+}
+
 Type BufferStorage::type() const {
     return Type(static_cast<TypeCode>(raw_.type.code), raw_.type.bits, raw_.type.lanes);
 }
@@ -182,7 +205,26 @@ void BufferBase::set_min(const std::vector<int> &mins) {
 }
 void *BufferBase::raw_data() const {
     check_defined();
+    storage_->copy_to_host();
+    storage_->set_host_dirty();
     return storage_->raw()->host;
+}
+void BufferBase::copy_to_host() const {
+    check_defined();
+    storage_->copy_to_host();
+}
+void BufferBase::set_host_dirty() const {
+    check_defined();
+    storage_->copy_to_host();
+    storage_->set_host_dirty();
+}
+bool BufferBase::host_dirty() const {
+    check_defined();
+    return storage_->host_dirty();
+}
+bool BufferBase::device_dirty() const {
+    check_defined();
+    return storage_->device_dirty();
 }
 aicf_buffer_t *BufferBase::raw_buffer() const {
     check_defined();

@@ -28,6 +28,18 @@ public:
                   const std::string &name);
     BufferStorage(const BufferStorage &) = delete;
     BufferStorage &operator=(const BufferStorage &) = delete;
+    ~BufferStorage(); // releases the device copy, if any
+
+    // Where the data is. A pipeline that runs on a GPU device leaves its outputs there
+    // (device dirty); reading them on the host copies them back first.
+    bool host_dirty() const { return (raw_.flags & AICF_BUFFER_HOST_DIRTY) != 0; }
+    bool device_dirty() const { return (raw_.flags & AICF_BUFFER_DEVICE_DIRTY) != 0; }
+    bool has_device_copy() const { return raw_.device != 0; }
+    // Copies the device data back if the device copy is newer. Raises RuntimeError when the
+    // device fails.
+    void copy_to_host();
+    // The host is about to change the data: a later GPU pipeline copies it again.
+    void set_host_dirty();
 
     aicf_buffer_t *raw() { return &raw_; }
     const aicf_buffer_t *raw() const { return &raw_; }
@@ -63,8 +75,16 @@ public:
     int channels() const { return dimensions() > 2 ? extent(2) : 1; }
     int64_t number_of_elements() const;
     void set_min(const std::vector<int> &mins);
+    // The host data (brought back from the device first if the device copy is newer). The
+    // buffer counts as changed on the host afterwards, since the pointer allows writes.
     void *raw_data() const;
     aicf_buffer_t *raw_buffer() const;
+    // Explicit control over the host and device copies (realize and element access do this
+    // on their own).
+    void copy_to_host() const;
+    void set_host_dirty() const;
+    bool host_dirty() const;
+    bool device_dirty() const;
     const std::shared_ptr<BufferStorage> &storage() const { return storage_; }
 
     // A point of this buffer inside an algorithm.

@@ -37,9 +37,32 @@ typedef struct aicf_buffer_t {
 } aicf_buffer_t;
 
 enum {
-    AICF_BUFFER_HOST_DIRTY = 1,
-    AICF_BUFFER_DEVICE_DIRTY = 2,
+    AICF_BUFFER_HOST_DIRTY = 1,   /* the host copy is newer than the device copy */
+    AICF_BUFFER_DEVICE_DIRTY = 2, /* the device copy is newer than the host copy */
 };
+
+/* A device's memory operations, reached through a buffer's `device_interface`. Each returns
+ * 0 on success; on failure it returns nonzero and writes a message (NUL-terminated, at most
+ * `error_size` bytes) to `error`. `bytes` is the buffer's footprint (aicf_buffer_footprint). */
+typedef struct aicf_device_interface_t {
+    const char *name;
+    int (*device_malloc)(aicf_buffer_t *b, int64_t bytes, char *error, size_t error_size);
+    void (*device_free)(aicf_buffer_t *b);
+    int (*copy_to_device)(aicf_buffer_t *b, int64_t bytes, char *error, size_t error_size);
+    int (*copy_to_host)(aicf_buffer_t *b, int64_t bytes, char *error, size_t error_size);
+} aicf_device_interface_t;
+
+/* The bytes from `host` to one past the last element (strides must not be negative);
+ * -1 when a stride is negative. */
+static inline int64_t aicf_buffer_footprint(const aicf_buffer_t *b) {
+    int64_t last = 0;
+    for (int32_t d = 0; d < b->dimensions; d++) {
+        if (b->dim[d].extent <= 0) return 0;
+        if (b->dim[d].stride < 0) return -1;
+        last += (int64_t)(b->dim[d].extent - 1) * b->dim[d].stride;
+    }
+    return (last + 1) * ((b->type.bits + 7) / 8) * (b->type.lanes ? b->type.lanes : 1);
+}
 
 /* Byte offsets of the fields generated code reads. */
 enum {

@@ -381,6 +381,59 @@ Func &Func::store_at(const LoopLevel &level) {
     return *this;
 }
 
+Func &Func::gpu_blocks(const VarOrRVar &x) {
+    Stage(func, 0).gpu_blocks(x);
+    return *this;
+}
+Func &Func::gpu_blocks(const VarOrRVar &x, const VarOrRVar &y) {
+    Stage(func, 0).gpu_blocks(x, y);
+    return *this;
+}
+Func &Func::gpu_blocks(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z) {
+    Stage(func, 0).gpu_blocks(x, y, z);
+    return *this;
+}
+Func &Func::gpu_threads(const VarOrRVar &x) {
+    Stage(func, 0).gpu_threads(x);
+    return *this;
+}
+Func &Func::gpu_threads(const VarOrRVar &x, const VarOrRVar &y) {
+    Stage(func, 0).gpu_threads(x, y);
+    return *this;
+}
+Func &Func::gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z) {
+    Stage(func, 0).gpu_threads(x, y, z);
+    return *this;
+}
+Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx,
+                     const Expr &x_size, TailStrategy tail) {
+    Stage(func, 0).gpu_tile(x, bx, tx, x_size, tail);
+    return *this;
+}
+Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx,
+                     const VarOrRVar &by, const VarOrRVar &tx, const VarOrRVar &ty,
+                     const Expr &x_size, const Expr &y_size, TailStrategy tail) {
+    Stage(func, 0).gpu_tile(x, y, bx, by, tx, ty, x_size, y_size, tail);
+    return *this;
+}
+Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z,
+                     const VarOrRVar &bx, const VarOrRVar &by, const VarOrRVar &bz,
+                     const VarOrRVar &tx, const VarOrRVar &ty, const VarOrRVar &tz,
+                     const Expr &x_size, const Expr &y_size, const Expr &z_size,
+                     TailStrategy tail) {
+    Stage(func, 0).gpu_tile(x, y, z, bx, by, bz, tx, ty, tz, x_size, y_size, z_size, tail);
+    return *this;
+}
+Func &Func::gpu_single_thread() {
+    Stage(func, 0).gpu_single_thread();
+    return *this;
+}
+
+Func &Func::store_in(MemoryType t) {
+    func.schedule().memory_type = t;
+    return *this;
+}
+
 Func &Func::store_root() { return store_at(LoopLevel::root()); }
 
 Func &Func::compute_root() { return compute_at(LoopLevel::root()); }

@@ -107,6 +107,10 @@ public:
     void realize(const Buffer<T> &output) {
         realize(Realization(std::vector<Buffer<>>{Buffer<>(output)}));
     }
+    template <typename T>
+    void realize(const Buffer<T> &output, const Target &target) {
+        realize(Realization(std::vector<Buffer<>>{Buffer<>(output)}), target);
+    }
 
     // The pipeline's IR after lowering, as text (for reading, or `AICF_DEBUG=2` for every pass).
     std::string lowered_stmt() const;
@@ -145,6 +149,31 @@ public:
     Func &unroll(const VarOrRVar &v);
     Func &unroll(const VarOrRVar &v, const ir::Expr &factor,
                  TailStrategy tail = TailStrategy::Auto);
+
+    // GPU mapping of the pure definition (see Stage).
+    Func &gpu_blocks(const VarOrRVar &x);
+    Func &gpu_blocks(const VarOrRVar &x, const VarOrRVar &y);
+    Func &gpu_blocks(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z);
+    Func &gpu_threads(const VarOrRVar &x);
+    Func &gpu_threads(const VarOrRVar &x, const VarOrRVar &y);
+    Func &gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z);
+    Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx,
+                   const ir::Expr &x_size, TailStrategy tail = TailStrategy::Auto);
+    Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx,
+                   const VarOrRVar &by, const VarOrRVar &tx, const VarOrRVar &ty,
+                   const ir::Expr &x_size, const ir::Expr &y_size,
+                   TailStrategy tail = TailStrategy::Auto);
+    Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z,
+                   const VarOrRVar &bx, const VarOrRVar &by, const VarOrRVar &bz,
+                   const VarOrRVar &tx, const VarOrRVar &ty, const VarOrRVar &tz,
+                   const ir::Expr &x_size, const ir::Expr &y_size, const ir::Expr &z_size,
+                   TailStrategy tail = TailStrategy::Auto);
+    Func &gpu_single_thread();
+
+    // Where the Func's storage lives. Auto: on a GPU, shared memory when computed at the
+    // block loops, registers when computed inside the thread loops, device memory at the
+    // root; on the host, the stack when small and constant, the heap otherwise.
+    Func &store_in(ir::MemoryType t);
 
     // The Func is computed over exactly [min, min + extent) in `var` (a run-time error if its
     // consumers need more); a constant extent lets that loop be unrolled or vectorized.

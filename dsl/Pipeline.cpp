@@ -184,6 +184,7 @@ std::string fingerprint(const std::vector<Function> &outputs, const std::vector<
                 s << " sp:" << int(sp.kind) << sp.old_var << "," << sp.outer << "," << sp.inner
                   << "," << sp.factor << "," << int(sp.tail);
             }
+            if (d.schedule.single_gpu_thread) s << " single_gpu_thread";
             s << "\n";
         }
     }

@@ -66,6 +66,7 @@ struct Split {
 struct StageSchedule {
     std::vector<Dim> dims; // innermost first; the last is the outermost loop
     std::vector<Split> splits;
+    bool single_gpu_thread = false; // gpu_single_thread(): one block of one thread
 };
 
 // A constraint on the region of a pure dimension: fixed by bound() (min and extent), or

@@ -208,7 +208,8 @@ Stage &Stage::rename(const VarOrRVar &old, const VarOrRVar &new_name) {
 Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive) {
     size_t i = find_dim(v, directive);
     Dim &d = schedule().dims[i];
-    if (d.is_rvar && (t == ForType::Parallel || t == ForType::Vectorized)) {
+    if (d.is_rvar && (t == ForType::Parallel || t == ForType::Vectorized ||
+                      t == ForType::GPUBlock || t == ForType::GPUThread)) {
         user_error << "In the schedule of " << name() << ", " << directive << "(" << v.name()
                    << ") would race: " << v.name() << " is a reduction variable, so its "
                    << "iterations update the same points of " << func.name()
@@ -241,6 +242,51 @@ Stage &Stage::unroll(const VarOrRVar &v, const Expr &factor, TailStrategy tail) 
     VarOrRVar inner(v.name() + "_ui", v.is_rvar());
     split(v, v, inner, factor, tail);
     return unroll(inner);
+}
+
+Stage &Stage::gpu_blocks(const VarOrRVar &x) { return set_loop_type(x, ForType::GPUBlock, "gpu_blocks"); }
+Stage &Stage::gpu_blocks(const VarOrRVar &x, const VarOrRVar &y) { return gpu_blocks(x).gpu_blocks(y); }
+Stage &Stage::gpu_blocks(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z) {
+    return gpu_blocks(x).gpu_blocks(y).gpu_blocks(z);
+}
+Stage &Stage::gpu_threads(const VarOrRVar &x) {
+    return set_loop_type(x, ForType::GPUThread, "gpu_threads");
+}
+Stage &Stage::gpu_threads(const VarOrRVar &x, const VarOrRVar &y) {
+    return gpu_threads(x).gpu_threads(y);
+}
+Stage &Stage::gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z) {
+    return gpu_threads(x).gpu_threads(y).gpu_threads(z);
+}
+
+Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx,
+                       const Expr &x_size, TailStrategy tail) {
+    split(x, bx, tx, x_size, tail);
+    return gpu_blocks(bx).gpu_threads(tx);
+}
+
+Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx,
+                       const VarOrRVar &by, const VarOrRVar &tx, const VarOrRVar &ty,
+                       const Expr &x_size, const Expr &y_size, TailStrategy tail) {
+    tile(x, y, bx, by, tx, ty, x_size, y_size, tail);
+    return gpu_blocks(bx, by).gpu_threads(tx, ty);
+}
+
+Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z,
+                       const VarOrRVar &bx, const VarOrRVar &by, const VarOrRVar &bz,
+                       const VarOrRVar &tx, const VarOrRVar &ty, const VarOrRVar &tz,
+                       const Expr &x_size, const Expr &y_size, const Expr &z_size,
+                       TailStrategy tail) {
+    split(x, bx, tx, x_size, tail);
+    split(y, by, ty, y_size, tail);
+    split(z, bz, tz, z_size, tail);
+    reorder({tx, ty, tz, bx, by, bz});
+    return gpu_blocks(bx, by, bz).gpu_threads(tx, ty, tz);
+}
+
+Stage &Stage::gpu_single_thread() {
+    schedule().single_gpu_thread = true;
+    return *this;
 }
 
 } // namespace aicf

@@ -72,6 +72,32 @@ public:
     Stage &unroll(const VarOrRVar &v, const ir::Expr &factor,
                   TailStrategy tail = TailStrategy::Auto);
 
+    // GPU mapping. Each loop named runs in parallel across GPU blocks (or across the threads
+    // of a block). Nested GPU loops take the hardware dimensions innermost first: the
+    // innermost block loop is block x, the next y, then z. Thread loops must be inside block
+    // loops; everything between the block and the thread loops runs once per block.
+    Stage &gpu_blocks(const VarOrRVar &x);
+    Stage &gpu_blocks(const VarOrRVar &x, const VarOrRVar &y);
+    Stage &gpu_blocks(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z);
+    Stage &gpu_threads(const VarOrRVar &x);
+    Stage &gpu_threads(const VarOrRVar &x, const VarOrRVar &y);
+    Stage &gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z);
+    // Splits x by `x_size` into a block loop bx and a thread loop tx (and likewise y, z).
+    Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx,
+                    const ir::Expr &x_size, TailStrategy tail = TailStrategy::Auto);
+    Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx,
+                    const VarOrRVar &by, const VarOrRVar &tx, const VarOrRVar &ty,
+                    const ir::Expr &x_size, const ir::Expr &y_size,
+                    TailStrategy tail = TailStrategy::Auto);
+    Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z,
+                    const VarOrRVar &bx, const VarOrRVar &by, const VarOrRVar &bz,
+                    const VarOrRVar &tx, const VarOrRVar &ty, const VarOrRVar &tz,
+                    const ir::Expr &x_size, const ir::Expr &y_size, const ir::Expr &z_size,
+                    TailStrategy tail = TailStrategy::Auto);
+    // Runs the whole stage in one GPU thread of a one-block kernel (for small stages whose
+    // data should stay on the device).
+    Stage &gpu_single_thread();
+
     // Splits an associative reduction in two. The returned Func (f_intm) reduces over the
     // reduction variables not listed, with each listed RVar turned into its paired pure Var
     // (so those loops can be parallel or vectorized); this stage then combines the partial

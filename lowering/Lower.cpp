@@ -4,6 +4,8 @@
 #include "dsl/ir/Simplify.h"
 #include "lowering/AddImageChecks.h"
 #include "lowering/BoundsInference.h"
+#include "lowering/ExtractKernels.h"
+#include "lowering/GPUPlacement.h"
 #include "lowering/PrintLoopNest.h"
 #include "lowering/RealizationOrder.h"
 #include "lowering/ScheduleFunctions.h"
@@ -47,6 +49,8 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     s = simplify(s);
     log_pass("simplify", s);
     std::string loop_nest = print_loop_nest(s);
+    s = place_gpu_storage(s, target);
+    log_pass("place_gpu_storage", s);
     s = add_image_checks(s, args);
     log_pass("add_image_checks", s);
     s = storage_flattening(s, args, env);
@@ -59,11 +63,18 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     log_pass("vectorize_loops", s);
     s = simplify(s);
     log_pass("simplify", s);
+    ExtractedKernels gpu = extract_kernels(s, args, target, outputs[0].name());
+    s = gpu.host;
+    if (debug_level() >= 2) {
+        log_pass("extract_kernels (host)", s);
+        for (const LoweredKernel &k : gpu.kernels) log_pass(("extract_kernels: " + k.name).c_str(), k.body);
+    }
 
     LoweredPipeline result;
     result.name = outputs[0].name();
     result.args = args;
     result.body = s;
+    result.kernels = std::move(gpu.kernels);
     result.loop_nest = loop_nest;
     result.target = target;
     return result;

@@ -3,6 +3,7 @@
 
 #include "dsl/Pipeline.h"
 #include "dsl/Target.h"
+#include "lowering/Kernel.h"
 
 #include <string>
 #include <vector>
@@ -10,11 +11,13 @@
 namespace aicf {
 namespace lowering {
 
-// A pipeline after lowering: one function body over flat memory, and its arguments.
+// A pipeline after lowering: the host function body over flat memory, its arguments, and
+// the GPU kernels the body launches (gpu_launch calls name them by index).
 struct LoweredPipeline {
     std::string name;
     std::vector<Argument> args;
     ir::Stmt body;
+    std::vector<LoweredKernel> kernels;
     std::string loop_nest; // the loop structure, for Func::print_loop_nest
     Target target;
 };

@@ -168,6 +168,11 @@ Stmt build_stage(const Function &f, int stage) {
         body = For::make(loop_name(f.name(), stage, versions.name(id)), bounds.at(id).min,
                          bounds.at(id).extent, dim.for_type, body);
     }
+    if (d.schedule.single_gpu_thread) {
+        Expr zero = make_zero(Int(32)), one = make_one(Int(32));
+        body = For::make(loop_name(f.name(), stage, "__thread"), zero, one, ForType::GPUThread, body);
+        body = For::make(loop_name(f.name(), stage, "__block"), zero, one, ForType::GPUBlock, body);
+    }
     return Block::make(Block::make(checks), body);
 }
 

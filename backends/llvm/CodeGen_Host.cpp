@@ -137,6 +137,68 @@ private:
         builder.CreateRet(code);
     }
 
+    // Leaves the function with the code if a runtime call returned a nonzero one.
+    void return_if_failed(llvm::Value *code, const char *what) {
+        llvm::BasicBlock *fail = llvm::BasicBlock::Create(context, std::string(what) + "_failed", function);
+        llvm::BasicBlock *ok = llvm::BasicBlock::Create(context, std::string(what) + "_ok", function);
+        builder.CreateCondBr(builder.CreateICmpEQ(code, builder.getInt32(0)), ok, fail);
+        builder.SetInsertPoint(fail);
+        builder.CreateRet(code);
+        builder.SetInsertPoint(ok);
+    }
+
+    llvm::Value *emit_target_intrinsic(const Call *op) override {
+        llvm::Type *ptr = llvm::PointerType::get(context, 0);
+        llvm::Type *i32 = builder.getInt32Ty(), *i64 = builder.getInt64Ty();
+        switch (op->intrinsic) {
+        case Intrinsic::gpu_launch: {
+            // (kernel, gx, gy, gz, args...): each argument's address goes in an array.
+            size_t n = op->args.size() - 4;
+            llvm::Value *array = create_alloca_at_entry(ptr, builder.getInt32(uint32_t(std::max<size_t>(n, 1))), "launch.args");
+            for (size_t i = 0; i < n; i++) {
+                const Expr &a = op->args[4 + i];
+                llvm::Value *v = codegen(a);
+                llvm::Value *p = v;
+                if (!a.type().is_handle()) {
+                    llvm::Type *t = a.type().is_bool() ? builder.getInt8Ty() : v->getType();
+                    p = create_alloca_at_entry(t, nullptr, "launch.arg");
+                    builder.CreateStore(a.type().is_bool() ? builder.CreateZExt(v, t) : v, p);
+                }
+                builder.CreateStore(p, builder.CreateConstInBoundsGEP1_64(ptr, array, i));
+            }
+            llvm::FunctionCallee f = runtime_function("aicf_gpu_launch", i32, {ptr, i32, i32, i32, i32, ptr});
+            llvm::Value *code = builder.CreateCall(f, {ctx, codegen(op->args[0]), codegen(op->args[1]),
+                                                       codegen(op->args[2]), codegen(op->args[3]), array});
+            return_if_failed(code, "launch");
+            return code;
+        }
+        case Intrinsic::device_malloc: {
+            const StringImm *name = op->args[0].as<StringImm>();
+            internal_assert(name) << "device_malloc without a name";
+            llvm::FunctionCallee f = runtime_function("aicf_device_malloc", ptr, {ptr, ptr, i64});
+            llvm::Value *p = builder.CreateCall(f, {ctx, builder.CreateGlobalStringPtr(name->value),
+                                                    codegen(op->args[1])});
+            llvm::Value *failed = builder.CreateSelect(builder.CreateIsNull(p),
+                                                       builder.getInt32(-int32_t(RuntimeErrorKind::DeviceError)),
+                                                       builder.getInt32(0));
+            return_if_failed(failed, "device_malloc");
+            return p;
+        }
+        case Intrinsic::device_free: {
+            llvm::FunctionCallee f = runtime_function("aicf_device_free", builder.getVoidTy(), {ptr, ptr});
+            builder.CreateCall(f, {ctx, codegen(op->args[0])});
+            return builder.getInt32(0);
+        }
+        case Intrinsic::buffer_copy_to_host: {
+            llvm::FunctionCallee f = runtime_function("aicf_buffer_copy_to_host", i32, {ptr, ptr, i32});
+            llvm::Value *code = builder.CreateCall(f, {ctx, codegen(op->args[0]), codegen(op->args[1])});
+            return_if_failed(code, "copy_to_host");
+            return code;
+        }
+        default: return nullptr;
+        }
+    }
+
     llvm::Value *emit_heap_allocation(const std::string &name, llvm::Value *bytes) override {
         llvm::Type *ptr = llvm::PointerType::get(context, 0);
         llvm::FunctionCallee f = runtime_function("aicf_malloc", ptr, {ptr, ptr, builder.getInt64Ty()});

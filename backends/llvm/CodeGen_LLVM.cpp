@@ -512,6 +512,10 @@ void CodeGen_LLVM::visit(const Call *op) {
         << "codegen: call to " << op->name << " survived storage flattening";
     internal_assert(op->intrinsic != Intrinsic::runtime_error)
         << "codegen: runtime_error outside an assert";
+    if (llvm::Value *v = emit_target_intrinsic(op)) {
+        value = v;
+        return;
+    }
     value = codegen_intrinsic(op);
 }
 

@@ -45,6 +45,9 @@ protected:
     // Heap allocation and release for Allocate nodes.
     virtual llvm::Value *emit_heap_allocation(const std::string &name, llvm::Value *bytes) = 0;
     virtual void emit_heap_free(llvm::Value *ptr) = 0;
+    // Intrinsics only some targets have (GPU launches and indices, device memory). Returns
+    // null for intrinsics the shared translator handles.
+    virtual llvm::Value *emit_target_intrinsic(const ir::Call *op) { return nullptr; }
     // Calls of math functions on scalars of type f32 or f64.
     virtual llvm::Value *emit_math_call(ir::Intrinsic op, ir::Type t,
                                         const std::vector<llvm::Value *> &args);

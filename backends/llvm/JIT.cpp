@@ -76,6 +76,10 @@ private:
         add("aicf_malloc", reinterpret_cast<void *>(&aicf_malloc));
         add("aicf_free", reinterpret_cast<void *>(&aicf_free));
         add("aicf_parallel_for", reinterpret_cast<void *>(&aicf_parallel_for));
+        add("aicf_gpu_launch", reinterpret_cast<void *>(&aicf_gpu_launch));
+        add("aicf_device_malloc", reinterpret_cast<void *>(&aicf_device_malloc));
+        add("aicf_device_free", reinterpret_cast<void *>(&aicf_device_free));
+        add("aicf_buffer_copy_to_host", reinterpret_cast<void *>(&aicf_buffer_copy_to_host));
         if (auto err = dylib.define(llvm::orc::absoluteSymbols(runtime))) {
             internal_error << take_error(std::move(err));
         }
@@ -103,7 +107,8 @@ void optimize(llvm::Module &module, llvm::TargetMachine &tm) {
 class JITPipeline : public CompiledPipeline {
 public:
     using Entry = int32_t (*)(void *, void *const *);
-    JITPipeline(Entry e, llvm::orc::ResourceTrackerSP rt) : entry(e), tracker(std::move(rt)) {}
+    JITPipeline(Entry e, llvm::orc::ResourceTrackerSP rt, std::vector<lowering::LoweredKernel> k)
+        : entry(e), tracker(std::move(rt)), kernels(std::move(k)) {}
     ~JITPipeline() override {
         std::lock_guard<std::mutex> guard(HostJIT::get().lock);
         if (auto err = tracker->remove()) llvm::consumeError(std::move(err));
@@ -111,6 +116,7 @@ public:
 
     void run(void *const *args) const override {
         runtime::RunContext ctx;
+        ctx.kernels = &kernels;
         int32_t code = entry(&ctx, args);
         if (code != 0) {
             runtime_error_report << (ctx.error.empty() ? "The pipeline failed with code " +
@@ -122,6 +128,7 @@ public:
 private:
     Entry entry;
     llvm::orc::ResourceTrackerSP tracker;
+    std::vector<lowering::LoweredKernel> kernels;
 };
 
 } // namespace
@@ -149,7 +156,7 @@ std::shared_ptr<CompiledPipeline> jit_compile(const lowering::LoweredPipeline &p
     auto symbol = host.jit->lookup(name);
     if (!symbol) internal_error << "JIT: " << take_error(symbol.takeError());
     auto entry = symbol->toPtr<JITPipeline::Entry>();
-    return std::make_shared<JITPipeline>(entry, tracker);
+    return std::make_shared<JITPipeline>(entry, tracker, p.kernels);
 }
 
 namespace {
@@ -166,7 +173,9 @@ public:
                               detail::LoweredText what) override {
         lowering::LoweredPipeline p = lowering::lower(outputs, args, target);
         if (what == detail::LoweredText::LoopNest) return p.loop_nest;
-        return ir::to_string(p.body);
+        std::string text = ir::to_string(p.body);
+        for (const lowering::LoweredKernel &k : p.kernels) text += "\n" + lowering::describe_kernel(k);
+        return text;
     }
 };
 

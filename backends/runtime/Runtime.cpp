@@ -1,5 +1,8 @@
 #include "backends/runtime/Runtime.h"
 
+#include "backends/runtime/Device.h"
+#include "dsl/Error.h"
+
 #include "dsl/ir/IR.h"
 #include "dsl/ir/Type.h"
 
@@ -13,9 +16,22 @@ namespace runtime {
 
 RunContext::~RunContext() {
     for (void *p : live_allocations) std::free(p);
+    for (void *p : live_device_buffers) {
+        auto *b = static_cast<aicf_buffer_t *>(p);
+        auto *mem = static_cast<const aicf_device_interface_t *>(b->device_interface);
+        if (b->device && mem) mem->device_free(b);
+        delete b;
+    }
 }
 
 namespace {
+
+int32_t record_error(void *ctx, const std::string &message) {
+    auto *rc = static_cast<RunContext *>(ctx);
+    std::lock_guard<std::mutex> guard(rc->lock);
+    if (rc->error.empty()) rc->error = message;
+    return -int32_t(ir::RuntimeErrorKind::DeviceError);
+}
 
 std::string type_name(int64_t code, int64_t bits) {
     if (code < 0 || code > 4) return "an unknown type";
@@ -131,5 +147,94 @@ int32_t aicf_parallel_for(void *ctx, aicf_parallel_body body, int32_t min, int32
         }
     }
     return result.load();
+}
+
+int32_t aicf_gpu_launch(void *ctx, int32_t kernel, int32_t gx, int32_t gy, int32_t gz,
+                        void *const *args) {
+    auto *rc = static_cast<aicf::runtime::RunContext *>(ctx);
+    const aicf::lowering::LoweredKernel &k = rc->kernels->at(size_t(kernel));
+    try {
+        if (gx <= 0 || gy <= 0 || gz <= 0) return 0; // nothing to compute
+        if (gy > 65535 || gz > 65535) {
+            return aicf::runtime::record_error(
+                ctx, "Kernel " + k.name + " needs a grid of " + std::to_string(gx) + " x " +
+                         std::to_string(gy) + " x " + std::to_string(gz) +
+                         " blocks; the y and z dimensions allow at most 65535. Map the larger "
+                         "loop onto the innermost block dimension.");
+        }
+        if (!rc->device) rc->device = &aicf::runtime::device_from_environment();
+        for (size_t i = 0; i < k.args.size(); i++) {
+            if (!k.args[i].is_buffer) continue;
+            aicf::runtime::prepare_on_device(*rc->device, static_cast<aicf_buffer_t *>(args[i]),
+                                             k.args[i].name.c_str());
+        }
+        rc->device->launch(k, {gx, gy, gz}, args);
+        for (size_t i = 0; i < k.args.size(); i++) {
+            if (k.args[i].is_buffer && k.args[i].written) {
+                auto *b = static_cast<aicf_buffer_t *>(args[i]);
+                if (b->host) b->flags |= AICF_BUFFER_DEVICE_DIRTY;
+            }
+        }
+        return 0;
+    } catch (const aicf::Error &e) {
+        std::string what = e.what();
+        if (what.find(k.name) == std::string::npos) what = "Kernel " + k.name + ": " + what;
+        return aicf::runtime::record_error(ctx, what);
+    }
+}
+
+void *aicf_device_malloc(void *ctx, const char *name, int64_t bytes) {
+    auto *rc = static_cast<aicf::runtime::RunContext *>(ctx);
+    auto *b = new aicf_buffer_t{};
+    b->type = {1, 8, 1};
+    try {
+        if (!rc->device) rc->device = &aicf::runtime::device_from_environment();
+        char error[512] = {0};
+        if (rc->device->memory()->device_malloc(b, bytes, error, sizeof error) != 0) {
+            delete b;
+            aicf::runtime::record_error(ctx, std::string("Could not allocate ") +
+                                                 std::to_string(bytes) + " bytes for " + name +
+                                                 " on the " + rc->device->name() + " device: " +
+                                                 error + ".");
+            return nullptr;
+        }
+    } catch (const aicf::Error &e) {
+        delete b;
+        aicf::runtime::record_error(ctx, e.what());
+        return nullptr;
+    }
+    std::lock_guard<std::mutex> guard(rc->lock);
+    rc->live_device_buffers.push_back(b);
+    return b;
+}
+
+void aicf_device_free(void *ctx, void *buffer) {
+    auto *rc = static_cast<aicf::runtime::RunContext *>(ctx);
+    {
+        std::lock_guard<std::mutex> guard(rc->lock);
+        auto it = std::find(rc->live_device_buffers.begin(), rc->live_device_buffers.end(), buffer);
+        if (it == rc->live_device_buffers.end()) return;
+        rc->live_device_buffers.erase(it);
+    }
+    auto *b = static_cast<aicf_buffer_t *>(buffer);
+    auto *mem = static_cast<const aicf_device_interface_t *>(b->device_interface);
+    if (b->device && mem) mem->device_free(b);
+    delete b;
+}
+
+int32_t aicf_buffer_copy_to_host(void *ctx, void *buffer, int32_t writes) {
+    auto *b = static_cast<aicf_buffer_t *>(buffer);
+    if (b->flags & AICF_BUFFER_DEVICE_DIRTY) {
+        auto *mem = static_cast<const aicf_device_interface_t *>(b->device_interface);
+        char error[512] = {0};
+        if (!mem || !b->host ||
+            mem->copy_to_host(b, aicf_buffer_footprint(b), error, sizeof error) != 0) {
+            return aicf::runtime::record_error(
+                ctx, std::string("Copying a buffer from the device to the host failed: ") + error);
+        }
+        b->flags &= ~uint64_t(AICF_BUFFER_DEVICE_DIRTY);
+    }
+    if (writes && b->device) b->flags |= AICF_BUFFER_HOST_DIRTY;
+    return 0;
 }
 }

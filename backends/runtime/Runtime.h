@@ -3,6 +3,8 @@
 
 // The functions compiled host code calls, and the context a pipeline runs with.
 
+#include "lowering/Kernel.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -15,10 +17,17 @@ namespace runtime {
 // State of one pipeline run: the first error raised, and the heap allocations still live
 // (freed when the run ends, whether or not it failed).
 // Parallel loops share it across threads, hence the lock.
+class Device;
+
 struct RunContext {
     std::mutex lock;
     std::string error;
     std::vector<void *> live_allocations;
+    // GPU pipelines: the kernels gpu_launch refers to by index, the device they run on
+    // (chosen at the first launch), and the device intermediates still live.
+    const std::vector<lowering::LoweredKernel> *kernels = nullptr;
+    Device *device = nullptr;
+    std::vector<void *> live_device_buffers;
     ~RunContext();
 };
 
@@ -38,6 +47,20 @@ void aicf_free(void *ctx, void *p);
 typedef int32_t (*aicf_parallel_body)(void *ctx, int32_t i, void *closure);
 int32_t aicf_parallel_for(void *ctx, aicf_parallel_body body, int32_t min, int32_t extent,
                           void *closure);
+
+// Runs kernel number `kernel` of the pipeline over the grid (gx, gy, gz); `args` holds one
+// pointer per kernel argument (an aicf_buffer_t * for buffers, a pointer to the value for
+// scalars). Buffers are copied to the device first where needed; the ones the kernel writes
+// are newer on the device afterwards. Returns 0 or an error code (the error is recorded).
+int32_t aicf_gpu_launch(void *ctx, int32_t kernel, int32_t gx, int32_t gy, int32_t gz,
+                        void *const *args);
+// A device allocation of `bytes` for the intermediate `name`, as an aicf_buffer_t * with no
+// host memory; null (with the error recorded) on failure.
+void *aicf_device_malloc(void *ctx, const char *name, int64_t bytes);
+void aicf_device_free(void *ctx, void *buffer);
+// Brings a buffer's data back to the host if the device copy is newer; with `writes`, marks
+// the host copy as newer. Returns 0 or an error code.
+int32_t aicf_buffer_copy_to_host(void *ctx, void *buffer, int32_t writes);
 }
 
 #endif

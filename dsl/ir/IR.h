@@ -173,7 +173,14 @@ struct Broadcast : ExprNode<Broadcast> {
     X(buffer_get_type_bits)                                                                        \
     X(runtime_error)                                                                               \
     X(heap_malloc)                                                                                 \
-    X(heap_free)
+    X(heap_free)                                                                                   \
+    X(gpu_thread_index)                                                                            \
+    X(gpu_block_index)                                                                             \
+    X(gpu_barrier)                                                                                 \
+    X(gpu_launch)                                                                                  \
+    X(device_malloc)                                                                               \
+    X(device_free)                                                                                 \
+    X(buffer_copy_to_host)
 
 enum class Intrinsic : uint8_t {
     none,
@@ -196,6 +203,7 @@ enum class RuntimeErrorKind : int32_t {
     BufferStride,
     FuncBoundTooSmall,
     SplitFactorNotPositive,
+    DeviceError, // a GPU device failed; the runtime records its own message
 };
 
 struct Call : ExprNode<Call> {

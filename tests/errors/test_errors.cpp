@@ -1,5 +1,6 @@
 // User mistakes raise CompileError or RuntimeError with a message that names the culprit.
 
+#include "ErrorMessage.h"
 #include "dsl/aicf.h"
 
 #include <gtest/gtest.h>
@@ -8,24 +9,7 @@
 
 using namespace aicf;
 
-namespace {
-
-template <typename E, typename F>
-std::string message_of(F &&f) {
-    try {
-        f();
-    } catch (const E &e) {
-        return e.what();
-    } catch (const std::exception &e) {
-        return std::string("wrong exception type: ") + e.what();
-    }
-    return "no exception";
-}
-
-#define EXPECT_CONTAINS(text, fragment)                                                            \
-    EXPECT_NE(std::string(text).find(fragment), std::string::npos) << "message: " << (text)
-
-} // namespace
+using aicf_test::message_of;
 
 TEST(CompileErrors, CallingAnUndefinedFunc) {
     Func f("f"), g("g");

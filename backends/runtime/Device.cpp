@@ -1,0 +1,55 @@
+#include "backends/runtime/Device.h"
+
+#include "backends/sim/SimDevice.h"
+#include "dsl/Error.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace aicf {
+namespace runtime {
+
+Device &device_from_environment() {
+    const char *env = std::getenv("AICF_DEVICE");
+    std::string name = env && *env ? env : "sim";
+    if (name == "sim") return backends::sim::sim_device();
+    if (name == "cuda") {
+        runtime_error_report << "AICF_DEVICE=cuda: this build of AICF cannot run kernels on "
+                             << "CUDA GPUs yet. Use AICF_DEVICE=sim to run them on the simulator.";
+    }
+    runtime_error_report << "AICF_DEVICE=" << name << " is not a device. Valid devices: sim, cuda.";
+    return backends::sim::sim_device();
+}
+
+void prepare_on_device(Device &device, aicf_buffer_t *b, const char *name) {
+    const aicf_device_interface_t *mem = device.memory();
+    char error[512] = {0};
+    int64_t bytes = aicf_buffer_footprint(b);
+    if (b->device && b->device_interface != mem) {
+        auto *other = static_cast<const aicf_device_interface_t *>(b->device_interface);
+        runtime_error_report << "Buffer " << name << " holds data on the " << other->name
+                             << " device, but the pipeline runs on " << device.name()
+                             << ". Copy it to the host first (copy_to_host).";
+    }
+    if (!b->device) {
+        if (bytes < 0) {
+            runtime_error_report << "Buffer " << name << " has a negative stride; GPU devices "
+                                 << "need buffers laid out with non-negative strides.";
+        }
+        if (mem->device_malloc(b, bytes, error, sizeof error) != 0) {
+            runtime_error_report << "Buffer " << name << ": " << error << ".";
+        }
+        // The device copy starts as the host data.
+        if (b->host) b->flags |= AICF_BUFFER_HOST_DIRTY;
+    }
+    if ((b->flags & AICF_BUFFER_HOST_DIRTY) && b->host) {
+        if (mem->copy_to_device(b, bytes, error, sizeof error) != 0) {
+            runtime_error_report << "Buffer " << name << ": copying to the " << device.name()
+                                 << " device failed: " << error << ".";
+        }
+    }
+    b->flags &= ~uint64_t(AICF_BUFFER_HOST_DIRTY);
+}
+
+} // namespace runtime
+} // namespace aicf

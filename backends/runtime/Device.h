@@ -1,0 +1,39 @@
+#ifndef AICF_BACKENDS_RUNTIME_DEVICE_H
+#define AICF_BACKENDS_RUNTIME_DEVICE_H
+
+// A device runs kernels and owns device memory: `sim` (the SIMT simulator, always present)
+// and later `cuda`. Pipelines pick one when they run, from AICF_DEVICE.
+
+#include "dsl/BufferABI.h"
+#include "lowering/Kernel.h"
+
+#include <array>
+#include <string>
+
+namespace aicf {
+namespace runtime {
+
+class Device {
+public:
+    virtual ~Device() = default;
+    virtual const char *name() const = 0;
+    // The memory operations buffers use to reach this device.
+    virtual const aicf_device_interface_t *memory() const = 0;
+    // Runs `kernel` over `grid`. `args` follow kernel.args: an aicf_buffer_t * whose data is
+    // on this device for buffers, a pointer to the value for scalars. Raises RuntimeError.
+    virtual void launch(const lowering::LoweredKernel &kernel, const std::array<int, 3> &grid,
+                        void *const *args) = 0;
+};
+
+// The device named by AICF_DEVICE (sim when unset). Raises RuntimeError for a name that is
+// not a device, or a device that is not available on this machine.
+Device &device_from_environment();
+
+// Makes `b`'s data current on `device` (allocating there and copying from the host when
+// needed). Raises RuntimeError when the device fails or the buffer cannot live there.
+void prepare_on_device(Device &device, aicf_buffer_t *b, const char *name);
+
+} // namespace runtime
+} // namespace aicf
+
+#endif

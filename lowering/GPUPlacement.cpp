@@ -1,0 +1,185 @@
+#include "lowering/GPUPlacement.h"
+
+#include "dsl/Error.h"
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IRVisitor.h"
+
+#include <set>
+#include <vector>
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+std::string func_of_loop(const std::string &loop) { return loop.substr(0, loop.find(".s")); }
+
+namespace {
+
+bool contains_loop_type(const Stmt &s, ForType t) {
+    bool found = false;
+    visit_each<For>(s, [&](const For *op) { found = found || op->for_type == t; });
+    return found;
+}
+
+// The statement under a run of LetStmts.
+Stmt skip_lets(Stmt s) {
+    while (const LetStmt *l = s.as<LetStmt>()) s = l->body;
+    return s;
+}
+
+// The names of the Funcs and buffers read or written inside kernels.
+std::set<std::string> names_used_in_kernels(const Stmt &s) {
+    std::set<std::string> names;
+    visit_each<For>(s, [&](const For *op) {
+        if (op->for_type != ForType::GPUBlock) return;
+        visit_each<Call>(op->body, [&](const Call *c) {
+            if (c->call_type == Call::Func) names.insert(c->name);
+        });
+        visit_each<Provide>(op->body, [&](const Provide *p) { names.insert(p->name); });
+    });
+    return names;
+}
+
+class PlaceGPUStorage : public IRMutator {
+public:
+    PlaceGPUStorage(const Target &target, std::set<std::string> device_names)
+        : target(target), device_names(std::move(device_names)) {}
+
+private:
+    const Target &target;
+    std::set<std::string> device_names;
+    std::string kernel;               // the outermost block loop of the enclosing kernel
+    std::vector<std::string> blocks;  // the enclosing block loops
+    std::vector<std::string> threads; // the enclosing thread loops
+    std::string parallel;             // an enclosing parallel loop outside kernels
+
+    using IRMutator::visit;
+
+    Stmt visit(const For *op) override {
+        if (op->for_type == ForType::GPUBlock || op->for_type == ForType::GPUThread) {
+            user_assert(target.has_cuda())
+                << "The loop " << op->name << " of " << func_of_loop(op->name)
+                << " is mapped onto the GPU, but the target " << target.to_string()
+                << " has no GPU. Compile for a CUDA target, e.g. host-cuda-sm_80 (or set "
+                << "AICF_TARGET=host-cuda-sm_80).";
+        }
+        if (op->for_type == ForType::GPUBlock) return visit_block_loop(op);
+        if (op->for_type == ForType::GPUThread) {
+            user_assert(!blocks.empty())
+                << "The GPU thread loop " << op->name << " of " << func_of_loop(op->name)
+                << " is not inside any GPU block loop. Map an outer loop onto blocks "
+                << "(gpu_blocks, gpu_tile), compute " << func_of_loop(op->name)
+                << " inside a block loop of its consumer, or use gpu_single_thread().";
+            threads.push_back(op->name);
+            Stmt s = IRMutator::visit(op);
+            threads.pop_back();
+            return s;
+        }
+        if (op->for_type == ForType::Parallel && !kernel.empty()) {
+            user_error << "The loop " << op->name << " of " << func_of_loop(op->name)
+                       << " is parallel inside the GPU kernel of " << kernel
+                       << ". Inside a kernel, map it onto threads with gpu_threads instead.";
+        }
+        if (op->for_type == ForType::Parallel && kernel.empty()) {
+            std::string saved = parallel;
+            parallel = op->name;
+            Stmt s = IRMutator::visit(op);
+            parallel = saved;
+            return s;
+        }
+        return IRMutator::visit(op);
+    }
+
+    Stmt visit_block_loop(const For *op) {
+        user_assert(threads.empty())
+            << "The GPU block loop " << op->name << " of " << func_of_loop(op->name)
+            << " is inside the GPU thread loop " << threads.back()
+            << ". Block loops must enclose thread loops.";
+        user_assert(parallel.empty())
+            << "The GPU kernel starting at loop " << op->name << " is inside the parallel loop "
+            << parallel << ". Make " << parallel << " serial or map it onto GPU blocks.";
+        bool opens_kernel = kernel.empty();
+        if (!opens_kernel) {
+            // Inside a kernel, a block loop must sit directly in the previous one.
+            user_assert(direct_child_block == op)
+                << "The GPU block loop " << op->name << " of " << func_of_loop(op->name)
+                << " is inside the kernel of " << kernel << " but not directly inside its "
+                << "block loop " << blocks.back() << ". A kernel's block loops must be "
+                << "perfectly nested; map the outer stages onto threads instead.";
+        }
+        Stmt inner = skip_lets(op->body);
+        const For *child = inner.as<For>();
+        if (child && child->for_type == ForType::GPUBlock) {
+            direct_child_block = child;
+        } else {
+            direct_child_block = nullptr;
+            if (contains_loop_type(op->body, ForType::GPUBlock)) {
+                std::string what;
+                visit_each<Realize>(op->body, [&](const Realize *r) {
+                    if (what.empty()) what = r->name;
+                });
+                user_assert(what.empty())
+                    << "Func " << what << " is computed at the GPU block loop " << op->name
+                    << ", between it and an inner block loop of the same kernel. Compute "
+                    << what << " at the innermost block loop, or inside the thread loops.";
+                user_error << "The GPU block loops inside " << op->name
+                           << " are not perfectly nested in it. A kernel's block loops must "
+                           << "be directly inside one another.";
+            }
+        }
+        if (opens_kernel) kernel = op->name;
+        blocks.push_back(op->name);
+        user_assert(blocks.size() <= 3)
+            << "The kernel of " << kernel << " has more than three nested GPU block loops ("
+            << op->name << " is the fourth). Fuse loops to map them onto three dimensions.";
+        Stmt s = IRMutator::visit(op);
+        blocks.pop_back();
+        if (opens_kernel) kernel.clear();
+        return s;
+    }
+    const For *direct_child_block = nullptr;
+
+    Stmt visit(const Realize *op) override {
+        MemoryType mt = op->memory_type;
+        const char *type_name = to_string(mt);
+        if (!threads.empty()) {
+            user_assert(mt == MemoryType::Auto || mt == MemoryType::Register || mt == MemoryType::Stack)
+                << "Func " << op->name << " is computed inside the GPU thread loop "
+                << threads.back() << ", so each thread computes its own copy, but it is "
+                << "stored in " << type_name << ". Store it in MemoryType::Register (or "
+                << "Auto), or compute it at the block loop " << blocks.back()
+                << " to share it through GPUShared memory.";
+            mt = MemoryType::Register;
+        } else if (!blocks.empty()) {
+            user_assert(mt == MemoryType::Auto || mt == MemoryType::GPUShared)
+                << "Func " << op->name << " is computed at the GPU block loop " << blocks.back()
+                << ", where all threads of a block share it, but it is stored in "
+                << type_name << ". Store it in MemoryType::GPUShared (or Auto), or compute it "
+                << "inside the thread loops to keep it in registers.";
+            mt = MemoryType::GPUShared;
+        } else if (device_names.count(op->name)) {
+            user_assert(mt == MemoryType::Auto || mt == MemoryType::Heap)
+                << "Func " << op->name << " is used by GPU kernels and computed outside them, "
+                << "so it lives in device memory, but it is stored in " << type_name
+                << ". Store it in MemoryType::Heap (or Auto), or compute it inside a kernel.";
+            mt = MemoryType::Heap;
+        } else {
+            user_assert(mt != MemoryType::GPUShared && mt != MemoryType::Register)
+                << "Func " << op->name << " is stored in " << type_name
+                << ", but it is computed outside any GPU kernel. Compute it at a GPU block "
+                << "loop (shared memory) or inside thread loops (registers).";
+        }
+        Stmt body = mutate(op->body);
+        return Realize::make(op->name, op->types, mt, op->bounds, body);
+    }
+};
+
+} // namespace
+
+Stmt place_gpu_storage(const Stmt &s, const Target &target) {
+    return PlaceGPUStorage(target, names_used_in_kernels(s)).mutate(s);
+}
+
+} // namespace lowering
+} // namespace aicf

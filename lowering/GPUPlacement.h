@@ -1,0 +1,27 @@
+#ifndef AICF_LOWERING_GPU_PLACEMENT_H
+#define AICF_LOWERING_GPU_PLACEMENT_H
+
+#include "dsl/Target.h"
+#include "dsl/ir/IR.h"
+
+#include <string>
+
+namespace aicf {
+namespace lowering {
+
+// Checks where GPU loops sit and decides where each Func lives on a GPU.
+// Expects: loop nests with Realize nodes (after bounds inference).
+// Guarantees: every GPU thread loop is inside a GPU block loop; nothing is computed between
+// two block loops of a kernel; no kernel is nested in another or in a parallel loop; the
+// target has a GPU when GPU loops exist. Realizes inside kernels are GPUShared (at the block
+// level) or Register (inside thread loops); Realizes at the root that kernels touch are Heap
+// (device memory). Raises CompileError naming the Func and the loop otherwise.
+ir::Stmt place_gpu_storage(const ir::Stmt &s, const Target &target);
+
+// The Func a loop belongs to: "f" for "f.s0.x".
+std::string func_of_loop(const std::string &loop);
+
+} // namespace lowering
+} // namespace aicf
+
+#endif

@@ -1,0 +1,28 @@
+#include "lowering/Kernel.h"
+
+#include "dsl/ir/IRPrinter.h"
+
+#include <sstream>
+
+namespace aicf {
+namespace lowering {
+
+std::string describe_kernel(const LoweredKernel &k) {
+    std::ostringstream s;
+    s << "kernel " << k.name << " (computes";
+    for (const std::string &f : k.funcs) s << " " << f;
+    s << ")\n  block: " << k.threads[0] << " x " << k.threads[1] << " x " << k.threads[2] << " = "
+      << k.thread_count() << " threads\n  shared memory: " << k.shared_bytes << " bytes";
+    for (const SharedAllocation &a : k.shared)
+        s << "\n    " << a.func << ": " << a.bytes << " bytes at " << a.offset;
+    s << "\n  arguments:";
+    for (const KernelArgument &a : k.args) {
+        s << " " << a.name << (a.is_buffer ? (a.written ? "[out " : "[in ") : "(")
+          << ir::to_string(a.type) << (a.is_buffer ? "]" : ")");
+    }
+    s << "\n" << k.body;
+    return s.str();
+}
+
+} // namespace lowering
+} // namespace aicf

@@ -1,0 +1,63 @@
+#ifndef AICF_LOWERING_KERNEL_H
+#define AICF_LOWERING_KERNEL_H
+
+// A GPU kernel as lowering hands it to the devices: one SPMD body that every thread of every
+// block runs, its arguments, and its launch shape. The simulator executes the body directly;
+// the NVPTX code generator translates the same body.
+//
+// What the body may contain:
+// - gpu_thread_index(d) and gpu_block_index(d) (Int(32), d in 0..2, x = 0): this thread's
+//   index in its block and this block's index in the grid.
+// - Load/Store on buffer arguments by name, indexed in elements from the buffer's base.
+// - Load/Store on "__shared" (kSharedMemoryName): the block's one shared-memory array,
+//   `shared_bytes` long, indexed in elements of the accessed type.
+// - Allocate with MemoryType::Register (constant extents): private to each thread.
+// - Evaluate(gpu_barrier()): a block-wide barrier (bar.sync 0) that all threads must reach.
+// - For loops of type Serial only; IfThenElse, LetStmt, Block, ProducerConsumer, AssertStmt.
+
+#include "dsl/ir/IR.h"
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace aicf {
+namespace lowering {
+
+constexpr const char *kSharedMemoryName = "__shared";
+
+struct KernelArgument {
+    std::string name;
+    bool is_buffer = false;
+    ir::Type type;         // scalars: the value's type; buffers: the element type
+    bool read = false;     // buffers: the kernel loads from it
+    bool written = false;  // buffers: the kernel stores to it
+};
+
+struct SharedAllocation {
+    std::string func;      // the Func (storage name) that lives there
+    int64_t offset = 0;    // bytes from the start of shared memory
+    int64_t bytes = 0;
+};
+
+struct LoweredKernel {
+    std::string name;                 // unique within its pipeline
+    std::vector<std::string> funcs;   // the Funcs computed in it, outermost first
+    std::vector<KernelArgument> args; // in launch order
+    std::array<int, 3> threads{{1, 1, 1}}; // block shape (x, y, z), constant
+    std::array<std::string, 3> block_loops; // the loops mapped onto blocks (for messages)
+    std::array<std::string, 3> thread_loops;
+    int64_t shared_bytes = 0;         // dynamic shared memory per block
+    std::vector<SharedAllocation> shared; // where each shared Func lives
+    ir::Stmt body;
+
+    int thread_count() const { return threads[0] * threads[1] * threads[2]; }
+};
+
+// A readable summary: name, block shape, shared memory, arguments, then the body.
+std::string describe_kernel(const LoweredKernel &k);
+
+} // namespace lowering
+} // namespace aicf
+
+#endif

@@ -1,0 +1,133 @@
+// Mistakes in GPU schedules raise CompileError naming the Func, the loop and the limit.
+
+#include "ErrorMessage.h"
+#include "dsl/aicf.h"
+
+#include <gtest/gtest.h>
+
+using namespace aicf;
+using aicf_test::message_of;
+
+namespace {
+
+const Target gpu_target("host-cuda-sm_80");
+
+TEST(GPUScheduleErrors, SharedMemoryOverTheTargetLimit) {
+    Buffer<float> in({512, 512}, "in");
+    Var x("x"), y("y"), bx("bx"), by("by"), xi("xi"), yi("yi"), xo("xo"), yo("yo"), tx("tx"),
+        ty("ty");
+    Func f("f"), g("g");
+    f(x, y) = in(x, y) * 2.0f;
+    g(x, y) = f(x, y) + 1.0f;
+    // Each block computes a 256 x 256 tile of f (256 KiB of floats) in shared memory, with
+    // 16 x 16 threads.
+    g.tile(x, y, bx, by, xi, yi, 256, 256).gpu_blocks(bx, by);
+    g.tile(xi, yi, xo, yo, tx, ty, 16, 16).gpu_threads(tx, ty);
+    f.compute_at(g, bx).tile(x, y, xo, yo, tx, ty, 16, 16).gpu_threads(tx, ty);
+    std::string msg = message_of<CompileError>([&] { g.realize({512, 512}, gpu_target); });
+    EXPECT_CONTAINS(msg, "needs 262144 bytes of shared memory per block");
+    EXPECT_CONTAINS(msg, "f: 262144 bytes at offset 0");
+    EXPECT_CONTAINS(msg, "host-cuda-sm_80");
+}
+
+TEST(GPUScheduleErrors, MoreThan1024ThreadsPerBlock) {
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func f("f");
+    f(x, y) = x + y;
+    f.gpu_tile(x, y, bx, by, tx, ty, 64, 32);
+    std::string msg = message_of<CompileError>([&] { f.realize({128, 128}, gpu_target); });
+    EXPECT_CONTAINS(msg, "needs 2048 threads per block");
+    EXPECT_CONTAINS(msg, "64 in x (loop f.s0.tx)");
+    EXPECT_CONTAINS(msg, "32 in y (loop f.s0.ty)");
+    EXPECT_CONTAINS(msg, "at most 1024");
+}
+
+TEST(GPUScheduleErrors, ThreadLoopOutsideBlockLoops) {
+    Var x("x"), xo("xo"), xi("xi");
+    Func f("f");
+    f(x) = x * 2;
+    f.split(x, xo, xi, 32).gpu_threads(xi);
+    std::string msg = message_of<CompileError>([&] { f.realize({100}, gpu_target); });
+    EXPECT_CONTAINS(msg, "GPU thread loop f.s0.xi of f is not inside any GPU block loop");
+    EXPECT_CONTAINS(msg, "gpu_single_thread");
+}
+
+TEST(GPUScheduleErrors, ThreadLoopOutsideBlockLoopsOfAStageComputedAtRoot) {
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f"), g("g");
+    f(x) = x * 2;
+    g(x) = f(x) + 1;
+    g.gpu_tile(x, bx, tx, 32);
+    f.compute_root().gpu_threads(x);
+    std::string msg = message_of<CompileError>([&] { g.realize({100}, gpu_target); });
+    EXPECT_CONTAINS(msg, "GPU thread loop f.s0.x of f is not inside any GPU block loop");
+}
+
+TEST(GPUScheduleErrors, ComputeAtBetweenTwoBlockLoops) {
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func f("f"), g("g");
+    f(x, y) = x + y;
+    g(x, y) = f(x, y) * 2;
+    g.gpu_tile(x, y, bx, by, tx, ty, 8, 8);
+    f.compute_at(g, by);
+    std::string msg = message_of<CompileError>([&] { g.realize({64, 64}, gpu_target); });
+    EXPECT_CONTAINS(msg, "Func f is computed at the GPU block loop g.s0.by, between it and an "
+                         "inner block loop");
+    EXPECT_CONTAINS(msg, "innermost block loop");
+}
+
+TEST(GPUScheduleErrors, GPULoopsNeedAGPUTarget) {
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f");
+    f(x) = x;
+    f.gpu_tile(x, bx, tx, 32);
+    std::string msg = message_of<CompileError>([&] { f.realize({100}, Target("host")); });
+    EXPECT_CONTAINS(msg, "has no GPU");
+    EXPECT_CONTAINS(msg, "host-cuda-sm_80");
+}
+
+TEST(GPUScheduleErrors, GPULoopOverAReductionVariableRaces) {
+    Func f("f");
+    Var x("x");
+    RDom r(0, 10, "r");
+    f(x) = 0;
+    f(x) += r;
+    std::string msg = message_of<CompileError>([&] { f.update().gpu_blocks(r); });
+    EXPECT_CONTAINS(msg, "gpu_blocks(r.x) would race");
+}
+
+TEST(GPUScheduleErrors, SharedMemoryInsideThreadLoops) {
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f"), g("g");
+    f(x) = x * 3;
+    g(x) = f(x) + f(x + 1);
+    g.gpu_tile(x, bx, tx, 32);
+    f.compute_at(g, tx).store_in(ir::MemoryType::GPUShared);
+    std::string msg = message_of<CompileError>([&] { g.realize({100}, gpu_target); });
+    EXPECT_CONTAINS(msg, "Func f is computed inside the GPU thread loop g.s0.tx");
+    EXPECT_CONTAINS(msg, "MemoryType::Register");
+}
+
+TEST(GPUScheduleErrors, ParallelLoopInsideAKernel) {
+    Var x("x"), y("y"), bx("bx"), tx("tx");
+    Func f("f");
+    f(x, y) = x + y;
+    f.gpu_tile(x, bx, tx, 32).parallel(y);
+    f.reorder(y, tx, bx);
+    std::string msg = message_of<CompileError>([&] { f.realize({64, 4}, gpu_target); });
+    EXPECT_CONTAINS(msg, "f.s0.y of f is parallel inside the GPU kernel");
+}
+
+TEST(GPUScheduleErrors, ThreadExtentWithoutAConstantBound) {
+    Param<int> n("n");
+    Var x("x"), y("y"), bx("bx"), tx("tx");
+    Func f("f");
+    f(x, y) = x + y;
+    f.split(y, bx, tx, n).gpu_blocks(bx).gpu_threads(tx);
+    n.set(8);
+    std::string msg = message_of<CompileError>([&] { f.realize({16, 64}, gpu_target); });
+    EXPECT_CONTAINS(msg, "The GPU thread loop f.s0.tx of f");
+    EXPECT_CONTAINS(msg, "not bounded by a constant");
+}
+
+} // namespace

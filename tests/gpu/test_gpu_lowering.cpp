@@ -1,0 +1,166 @@
+// The kernels lowering produces: where barriers go, how shared memory is packed, the launch
+// shape. Checked on the kernel IR itself.
+
+#include "dsl/aicf.h"
+#include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/IRVisitor.h"
+#include "lowering/Lower.h"
+
+#include <gtest/gtest.h>
+
+using namespace aicf;
+using namespace aicf::ir;
+
+namespace {
+
+const Target gpu_target("host-cuda-sm_80");
+
+lowering::LoweredPipeline lower_gpu(const Func &out) {
+    std::vector<Function> outputs = {out.function()};
+    return lowering::lower(outputs, detail::infer_arguments(outputs), gpu_target);
+}
+
+// The producers and barriers of a kernel body in program order, as a string such as
+// "f g | " (| is a barrier; a barrier at the start of a producer comes after its name).
+std::string barrier_pattern(const lowering::LoweredKernel &k) {
+    std::map<int64_t, std::string> func_at; // shared offset -> Func
+    for (const lowering::SharedAllocation &a : k.shared) func_at[a.offset] = a.func;
+    std::string pattern;
+    struct Walker : IRVisitor {
+        std::string &out;
+        const lowering::LoweredKernel &k;
+        Walker(std::string &o, const lowering::LoweredKernel &k) : out(o), k(k) {}
+        using IRVisitor::visit;
+        void visit(const Call *op) override {
+            if (op->is_intrinsic(Intrinsic::gpu_barrier)) out += "| ";
+            IRVisitor::visit(op);
+        }
+        void visit(const ProducerConsumer *op) override {
+            if (op->is_producer) out += op->name + " ";
+            IRVisitor::visit(op);
+        }
+    } walker(pattern, k);
+    k.body.accept(&walker);
+    return pattern;
+}
+
+TEST(GPULowering, BarrierOnlyBetweenSharedProducerAndConsumer) {
+    Buffer<float> in({64}, "in");
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f"), g("g"), out("out");
+    f(x) = in(x) * 2.0f;
+    g(x) = in(x) + 1.0f;
+    out(x) = f(x) + g(x) * g(x + 1);
+    out.gpu_tile(x, bx, tx, 32);
+    f.compute_at(out, bx).gpu_threads(x);
+    g.compute_at(out, bx).gpu_threads(x);
+    lowering::LoweredPipeline p = lower_gpu(out);
+    ASSERT_EQ(p.kernels.size(), 1u);
+    // f and g only read the input: no barrier between them; out reads both: one barrier
+    // before it; nothing after the last stage.
+    std::string pattern = barrier_pattern(p.kernels[0]);
+    EXPECT_TRUE(pattern == "g f | " || pattern == "f g | ") << pattern;
+    EXPECT_EQ(p.kernels[0].threads[0], 33); // g's tile has a halo of one
+}
+
+TEST(GPULowering, NoBarrierWithoutSharedData) {
+    Buffer<float> in({64}, "in");
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f"), out("out");
+    f(x) = in(x) * 2.0f;
+    out(x) = f(x) + 1.0f;
+    out.gpu_tile(x, bx, tx, 32);
+    f.compute_at(out, tx); // in each thread's registers
+    lowering::LoweredPipeline p = lower_gpu(out);
+    ASSERT_EQ(p.kernels.size(), 1u);
+    EXPECT_EQ(barrier_pattern(p.kernels[0]).find('|'), std::string::npos);
+    EXPECT_EQ(p.kernels[0].shared_bytes, 0);
+}
+
+TEST(GPULowering, BarrierAtTheTopOfAReductionLoopThatRefillsSharedTiles) {
+    Buffer<float> A({64, 64}, "A");
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    VarOrRVar ko("ko", true), ki("ki", true);
+    Func a("a"), b("b"), prod("prod"), out("out");
+    RDom k(0, 64, "k");
+    a(x, y) = A(x, y);
+    b(x, y) = A(y, x);
+    prod(x, y) = 0.0f;
+    prod(x, y) += a(k, y) * b(x, k);
+    out(x, y) = prod(x, y);
+    out.gpu_tile(x, y, bx, by, tx, ty, 16, 16);
+    prod.compute_at(out, bx).gpu_threads(x, y);
+    prod.update().split(k, ko, ki, 16).reorder(ki, x, y, ko).gpu_threads(x, y);
+    a.compute_at(prod, ko).gpu_threads(x, y);
+    b.compute_at(prod, ko).gpu_threads(x, y);
+    lowering::LoweredPipeline p = lower_gpu(out);
+    ASSERT_EQ(p.kernels.size(), 1u);
+    // prod's init; per step: a barrier (the previous step still reads the tiles), a's and
+    // b's tiles with no barrier between them, a barrier, the update. After the loop, out
+    // needs no barrier: each thread reads the element of prod it accumulated itself.
+    std::string text = to_string(p.kernels[0].body);
+    size_t loop = text.find("for (prod.s1.ko");
+    ASSERT_NE(loop, std::string::npos) << text;
+    size_t first_barrier = text.find("gpu_barrier", loop);
+    size_t a_store = text.find("produce a", loop);
+    EXPECT_LT(a_store, first_barrier) << text; // the barrier is inside a's producer, first
+    EXPECT_EQ(barrier_pattern(p.kernels[0]), "prod a | b | ") << text;
+}
+
+TEST(GPULowering, SharedMemoryIsReusedByLifetime) {
+    Buffer<float> in({256}, "in");
+    Var x("x"), bx("bx"), tx("tx");
+    Func f1("f1"), f2("f2"), f3("f3"), out("out");
+    f1(x) = in(x) * 2.0f;
+    f2(x) = f1(x) + f1(x + 1);
+    f3(x) = f2(x) * f2(x + 1);
+    out(x) = f3(x) - 1.0f;
+    out.gpu_tile(x, bx, tx, 64);
+    f3.compute_at(out, bx).gpu_threads(x);
+    f2.compute_at(out, bx).gpu_threads(x);
+    f1.compute_at(out, bx).gpu_threads(x);
+    lowering::LoweredPipeline p = lower_gpu(out);
+    ASSERT_EQ(p.kernels.size(), 1u);
+    const lowering::LoweredKernel &k = p.kernels[0];
+    std::map<std::string, lowering::SharedAllocation> by_func;
+    for (const auto &a : k.shared) by_func[a.func] = a;
+    ASSERT_EQ(by_func.size(), 3u);
+    // f1 (66 floats) is dead once f2 (65) is computed, so f3 (64) takes its place.
+    EXPECT_EQ(by_func["f1"].bytes, 66 * 4);
+    EXPECT_EQ(by_func["f3"].offset, by_func["f1"].offset);
+    EXPECT_NE(by_func["f2"].offset, by_func["f1"].offset);
+    EXPECT_LT(k.shared_bytes, by_func["f1"].bytes + by_func["f2"].bytes + by_func["f3"].bytes);
+    // f2 and f3 read their neighbours' elements, so barriers precede them; out reads the
+    // element of f3 its own thread computed, so none precedes it.
+    EXPECT_EQ(barrier_pattern(k), "f1 f2 | f3 | ");
+}
+
+TEST(GPULowering, LaunchShapeAndArguments) {
+    Buffer<float> in({100, 50}, "in");
+    Param<float> scale("scale");
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func f("f");
+    f(x, y) = in(x, y) * scale;
+    f.gpu_tile(x, y, bx, by, tx, ty, 32, 8);
+    lowering::LoweredPipeline p = lower_gpu(f);
+    ASSERT_EQ(p.kernels.size(), 1u);
+    const lowering::LoweredKernel &k = p.kernels[0];
+    EXPECT_EQ(k.threads[0], 32);
+    EXPECT_EQ(k.threads[1], 8);
+    EXPECT_EQ(k.threads[2], 1);
+    EXPECT_EQ(k.block_loops[0], "f.s0.bx");
+    EXPECT_EQ(k.block_loops[1], "f.s0.by");
+    bool reads_in = false, writes_f = false, has_scale = false;
+    for (const auto &a : k.args) {
+        reads_in |= a.is_buffer && a.name == "in" && a.read && !a.written;
+        writes_f |= a.is_buffer && a.name == "f" && a.written;
+        has_scale |= !a.is_buffer && a.name == "scale" && a.type == Float(32);
+    }
+    EXPECT_TRUE(reads_in && writes_f && has_scale) << lowering::describe_kernel(k);
+    // The host code launches it once, with the grid from the loop extents.
+    std::string host = to_string(p.body);
+    EXPECT_NE(host.find("gpu_launch(0, ((f.extent.0 + 31) / 32), ((f.extent.1 + 7) / 8), 1"),
+              std::string::npos) << host;
+}
+
+} // namespace

@@ -1,0 +1,194 @@
+// GPU schedules run on the device AICF_DEVICE names (the simulator by default), checked
+// against plain loops in double precision.
+
+#include "Reference.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <iostream>
+
+using namespace aicf;
+using aicf_test::close;
+using aicf_test::fill_random;
+
+namespace {
+
+const Target gpu_target("host-cuda-sm_80");
+
+TEST(GPUSchedule, PointwiseTiledWithTails) {
+    const int W = 37, H = 21;
+    Buffer<float> a({W, H}, "a"), b({W, H}, "b");
+    fill_random(a, -2, 2, 1);
+    fill_random(b, -2, 2, 2);
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func f("f");
+    f(x, y) = a(x, y) * 2.0f + b(x, y) - a(x, y) * b(x, y);
+    f.gpu_tile(x, y, bx, by, tx, ty, 8, 4);
+    Buffer<float> out = f.realize({W, H}, gpu_target);
+    for (int j = 0; j < H; j++) {
+        for (int i = 0; i < W; i++) {
+            double av = a(i, j), bv = b(i, j);
+            ASSERT_TRUE(close(out(i, j), av * 2 + bv - av * bv, 1e-6, 1e-6)) << i << "," << j;
+        }
+    }
+}
+
+// The first stage of a stencil is computed per block into shared memory (with its halo),
+// then read by the second stage's threads.
+TEST(GPUSchedule, StencilFirstStageInSharedMemory) {
+    const int W = 45, H = 30;
+    Buffer<float> in({W + 2, H + 2}, "in");
+    fill_random(in, -1, 1, 3);
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func f("f"), g("g");
+    f(x, y) = in(x, y) * in(x, y) + 0.5f;
+    g(x, y) = f(x, y + 1) + f(x + 2, y + 1) + f(x + 1, y) + f(x + 1, y + 2) - f(x + 1, y + 1);
+    g.gpu_tile(x, y, bx, by, tx, ty, 16, 8);
+    f.compute_at(g, bx).gpu_threads(x, y);
+    Buffer<float> out = g.realize({W, H}, gpu_target);
+    auto fr = [&](int i, int j) { return double(in(i, j)) * in(i, j) + 0.5; };
+    for (int j = 0; j < H; j++) {
+        for (int i = 0; i < W; i++) {
+            double want = fr(i, j + 1) + fr(i + 2, j + 1) + fr(i + 1, j) + fr(i + 1, j + 2) - fr(i + 1, j + 1);
+            ASSERT_TRUE(close(out(i, j), want, 1e-5, 1e-5)) << i << "," << j;
+        }
+    }
+}
+
+// Matmul with tiles of A and B staged through shared memory for each step of the
+// reduction, and the accumulator in shared memory; no size is a multiple of a tile.
+TEST(GPUSchedule, MatmulWithSharedTiles) {
+    const int M = 37, N = 45, K = 50, T = 16;
+    Buffer<float> A({K, M}, "A"), B({N, K}, "B");
+    fill_random(A, -1, 1, 4);
+    fill_random(B, -1, 1, 5);
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    VarOrRVar ko("ko", true), ki("ki", true);
+    Func a("a"), b("b"), prod("prod"), out("out");
+    a(x, y) = A(x, y);
+    b(x, y) = B(x, y);
+    RDom k(0, K, "k");
+    prod(x, y) = 0.0f;
+    prod(x, y) += a(k, y) * b(x, k);
+    out(x, y) = prod(x, y);
+
+    out.gpu_tile(x, y, bx, by, tx, ty, T, T);
+    prod.compute_at(out, bx).gpu_threads(x, y);
+    prod.update().split(k, ko, ki, T).reorder(ki, x, y, ko).gpu_threads(x, y);
+    a.compute_at(prod, ko).gpu_threads(x, y);
+    b.compute_at(prod, ko).gpu_threads(x, y);
+    Buffer<float> C = out.realize({N, M}, gpu_target);
+    for (int j = 0; j < M; j++) {
+        for (int i = 0; i < N; i++) {
+            double want = 0;
+            for (int kk = 0; kk < K; kk++) want += double(A(kk, j)) * B(i, kk);
+            ASSERT_TRUE(close(C(i, j), want, 1e-4, 1e-4)) << i << "," << j;
+        }
+    }
+}
+
+// Three kernels: the intermediates between them live in device memory.
+TEST(GPUSchedule, MultiKernelPipeline) {
+    const int W = 300;
+    Buffer<float> in({W}, "in");
+    fill_random(in, -3, 3, 6);
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f"), g("g"), h("h");
+    f(x) = in(x) * 3.0f;
+    g(x) = f(x) + f(x + 1);
+    h(x) = g(x) * g(x + 2);
+    f.compute_root().gpu_tile(x, bx, tx, 64);
+    g.compute_root().gpu_tile(x, bx, tx, 32);
+    h.gpu_tile(x, bx, tx, 128);
+    Buffer<float> out = h.realize({W - 3}, gpu_target);
+    for (int i = 0; i < W - 3; i++) {
+        double g0 = 3.0 * in(i) + 3.0 * in(i + 1), g2 = 3.0 * in(i + 2) + 3.0 * in(i + 3);
+        ASSERT_TRUE(close(out(i), g0 * g2, 1e-5, 1e-5)) << i;
+    }
+}
+
+// A stage computed inside the thread loops lives in each thread's registers.
+TEST(GPUSchedule, StageInRegisters) {
+    const int W = 77;
+    Buffer<float> in({W + 4}, "in");
+    fill_random(in, -1, 1, 7);
+    Var x("x"), bx("bx"), tx("tx"), xi("xi");
+    Func f("f"), g("g");
+    f(x) = in(x) * 2.0f;
+    g(x) = f(x) + f(x + 1) + f(x + 2) + f(x + 3);
+    g.split(x, bx, x, 32).split(x, tx, xi, 4).reorder(xi, tx, bx).gpu_blocks(bx).gpu_threads(tx);
+    f.compute_at(g, tx).unroll(x);
+    Buffer<float> out = g.realize({W}, gpu_target);
+    for (int i = 0; i < W; i++) {
+        double want = 2.0 * (double(in(i)) + in(i + 1) + in(i + 2) + in(i + 3));
+        ASSERT_TRUE(close(out(i), want, 1e-5, 1e-5)) << i;
+    }
+}
+
+// A device result read on the host, changed there, and used again by the next GPU run.
+TEST(GPUSchedule, BuffersMoveBetweenHostAndDevice) {
+    const int W = 50;
+    Buffer<float> in({W}, "in");
+    fill_random(in, 1, 2, 8);
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f");
+    f(x) = in(x) + 1.0f;
+    f.gpu_tile(x, bx, tx, 16);
+    Buffer<float> out({W}, "out");
+    f.realize(out, gpu_target);
+    EXPECT_TRUE(out.device_dirty());
+    EXPECT_FLOAT_EQ(out(3), in(3) + 1.0f); // copies back
+    EXPECT_FALSE(out.device_dirty());
+    in(3) = 100.0f; // the input changes on the host: the next run must see it
+    f.realize(out, gpu_target);
+    EXPECT_FLOAT_EQ(out(3), 101.0f);
+}
+
+// Layernorm with one block per row: 256 threads each sum 4 elements of the row into shared
+// memory (rfactor), one thread adds the partial sums, then every thread normalizes 4
+// elements. The time on the simulator is printed (the suite's budget is a few seconds).
+TEST(GPUSchedule, LayerNormOneBlockPerRow) {
+    const int N = 1024, R = 256, T = 256;
+    Buffer<float> in({N, R}, "in");
+    fill_random(in, -2, 3, 9);
+    Var x("x"), y("y"), u("u"), xo("xo"), tx("tx");
+    RDom k(0, T, 0, N / T, "k");
+    Expr element = in(k.x + T * k.y, y);
+    Func sum1("sum1"), sum2("sum2"), mean("mean"), out("out");
+    sum1(y) = 0.0f;
+    sum1(y) += element;
+    mean(y) = sum1(y) / float(N);
+    sum2(y) = 0.0f;
+    sum2(y) += (element - mean(y)) * (element - mean(y));
+    out(x, y) = (in(x, y) - mean(y)) * rsqrt(sum2(y) / float(N) + 1e-5f);
+
+    out.split(x, xo, tx, T).reorder(xo, tx, y).gpu_blocks(y).gpu_threads(tx);
+    for (Func s : {sum1, sum2}) {
+        s.compute_at(out, y);
+        Func partial = s.update().rfactor(k.x, u);
+        partial.compute_at(out, y).gpu_threads(u);
+        partial.update().gpu_threads(u);
+    }
+    Pipeline p(out);
+    p.compile_jit(gpu_target);
+    auto start = std::chrono::steady_clock::now();
+    Buffer<float> result = p.realize({N, R}, gpu_target)[0];
+    result.copy_to_host();
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::cout << "layernorm " << R << " x " << N << " on " << (getenv("AICF_DEVICE") ? getenv("AICF_DEVICE") : "sim")
+              << ", one block per row: " << ms << " ms\n";
+    for (int j = 0; j < R; j++) {
+        double m = 0, v = 0;
+        for (int i = 0; i < N; i++) m += in(i, j);
+        m /= N;
+        for (int i = 0; i < N; i++) v += (in(i, j) - m) * (in(i, j) - m);
+        v /= N;
+        for (int i = 0; i < N; i++) {
+            double want = (in(i, j) - m) / std::sqrt(v + 1e-5);
+            ASSERT_TRUE(close(result(i, j), want, 1e-4, 1e-4)) << i << "," << j;
+        }
+    }
+}
+
+} // namespace
