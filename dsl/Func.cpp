@@ -195,6 +195,9 @@ void Func::realize(const Realization &outputs, const Target &target) {
 std::string Func::lowered_stmt() const { return Pipeline(*this).lowered_stmt(); }
 std::string Func::loop_nest() const { return Pipeline(*this).loop_nest(); }
 void Func::print_loop_nest() const { std::printf("%s", loop_nest().c_str()); }
+std::string Func::lowered_stmt(const Target &t) const { return Pipeline(*this).lowered_stmt(t); }
+std::string Func::loop_nest(const Target &t) const { return Pipeline(*this).loop_nest(t); }
+void Func::print_loop_nest(const Target &t) const { std::printf("%s", loop_nest(t).c_str()); }
 
 void Func::compile_to_lowered_stmt(const std::string &filename) const {
     std::ofstream out(filename);

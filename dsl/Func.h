@@ -17,6 +17,9 @@
 
 namespace aicf {
 
+// Where a Func's storage lives (store_in): Auto, Heap, Stack, Register, GPUShared.
+using MemoryType = ir::MemoryType;
+
 class Func;
 class Target;
 
@@ -114,11 +117,16 @@ public:
 
     // The pipeline's IR after lowering, as text (for reading, or `AICF_DEBUG=2` for every pass).
     std::string lowered_stmt() const;
+    std::string lowered_stmt(const Target &target) const;
     void compile_to_lowered_stmt(const std::string &filename) const;
 
     // The loop nest the schedule produces, readable ("produce f: for y: for x: ...").
+    // For a target with a GPU, the kernels follow: their block loops, threads per block and
+    // shared memory.
     std::string loop_nest() const;
+    std::string loop_nest(const Target &target) const;
     void print_loop_nest() const;
+    void print_loop_nest(const Target &target) const;
 
     // Update definition i as a Stage, to schedule its loops.
     Stage update(int i = 0);

@@ -24,5 +24,22 @@ std::string describe_kernel(const LoweredKernel &k) {
     return s.str();
 }
 
+std::string kernel_launch_shape(const LoweredKernel &k) {
+    std::ostringstream s;
+    s << "kernel " << k.name << ": blocks over";
+    const char *dims[3] = {"x", "y", "z"};
+    for (int d = 0; d < 3; d++)
+        if (!k.block_loops[d].empty()) s << " " << dims[d] << "=" << k.block_loops[d];
+    s << "; " << k.threads[0] << " x " << k.threads[1] << " x " << k.threads[2]
+      << " threads per block; " << k.shared_bytes << " bytes of shared memory";
+    if (!k.shared.empty()) {
+        s << " (";
+        for (size_t i = 0; i < k.shared.size(); i++)
+            s << (i ? ", " : "") << k.shared[i].func << " " << k.shared[i].bytes;
+        s << ")";
+    }
+    return s.str() + "\n";
+}
+
 } // namespace lowering
 } // namespace aicf

@@ -56,6 +56,8 @@ struct LoweredKernel {
 
 // A readable summary: name, block shape, shared memory, arguments, then the body.
 std::string describe_kernel(const LoweredKernel &k);
+// One line: the name, the loops mapped onto blocks, threads per block, shared memory.
+std::string kernel_launch_shape(const LoweredKernel &k);
 
 } // namespace lowering
 } // namespace aicf

@@ -172,7 +172,11 @@ public:
                               const std::vector<Argument> &args, const Target &target,
                               detail::LoweredText what) override {
         lowering::LoweredPipeline p = lowering::lower(outputs, args, target);
-        if (what == detail::LoweredText::LoopNest) return p.loop_nest;
+        if (what == detail::LoweredText::LoopNest) {
+            std::string text = p.loop_nest;
+            for (const lowering::LoweredKernel &k : p.kernels) text += lowering::kernel_launch_shape(k);
+            return text;
+        }
         std::string text = ir::to_string(p.body);
         for (const lowering::LoweredKernel &k : p.kernels) text += "\n" + lowering::describe_kernel(k);
         return text;

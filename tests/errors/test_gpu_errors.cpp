@@ -102,7 +102,7 @@ TEST(GPUScheduleErrors, SharedMemoryInsideThreadLoops) {
     f(x) = x * 3;
     g(x) = f(x) + f(x + 1);
     g.gpu_tile(x, bx, tx, 32);
-    f.compute_at(g, tx).store_in(ir::MemoryType::GPUShared);
+    f.compute_at(g, tx).store_in(MemoryType::GPUShared);
     std::string msg = message_of<CompileError>([&] { g.realize({100}, gpu_target); });
     EXPECT_CONTAINS(msg, "Func f is computed inside the GPU thread loop g.s0.tx");
     EXPECT_CONTAINS(msg, "MemoryType::Register");

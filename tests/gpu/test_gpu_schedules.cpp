@@ -88,6 +88,89 @@ TEST(GPUSchedule, MatmulWithSharedTiles) {
     }
 }
 
+// A wrapper stages the input tile (with its halo) into shared memory with its own thread
+// mapping: the threads of the block load it cooperatively, then each computes its point.
+TEST(GPUSchedule, WrapperStagesInputTileInSharedMemory) {
+    const int W = 70, H = 41;
+    Buffer<float> in({W + 2, H + 2}, "in");
+    fill_random(in, -1, 1, 10);
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), xo("xo"), xi("xi");
+    Func src("src"), blur("blur");
+    src(x, y) = in(x, y);
+    blur(x, y) = (src(x, y) + src(x + 1, y) + src(x + 2, y) + src(x, y + 1) + src(x + 1, y + 1) +
+                  src(x + 2, y + 1) + src(x, y + 2) + src(x + 1, y + 2) + src(x + 2, y + 2)) /
+                 9.0f;
+    blur.gpu_tile(x, y, bx, by, tx, ty, 32, 8);
+    // The 34 x 10 tile is loaded by 17 x 10 threads, two elements each.
+    src.in()
+        .compute_at(blur, bx)
+        .store_in(MemoryType::GPUShared)
+        .split(x, xo, xi, 2)
+        .gpu_threads(xo, y);
+    Buffer<float> out = blur.realize({W, H}, gpu_target);
+    for (int j = 0; j < H; j++) {
+        for (int i = 0; i < W; i++) {
+            double want = 0;
+            for (int dy = 0; dy < 3; dy++)
+                for (int dx = 0; dx < 3; dx++) want += in(i + dx, j + dy);
+            ASSERT_TRUE(close(out(i, j), want / 9, 1e-5, 1e-6)) << i << "," << j;
+        }
+    }
+}
+
+// A wrapper staged into each thread's registers: every thread loads the 4 inputs it
+// needs once, then uses them twice.
+TEST(GPUSchedule, WrapperStagesIntoRegisters) {
+    const int W = 101;
+    Buffer<float> in({W + 3}, "in");
+    fill_random(in, -1, 1, 11);
+    Var x("x"), bx("bx"), tx("tx");
+    Func src("src"), f("f");
+    src(x) = in(x);
+    f(x) = src(x) * src(x + 3) + src(x + 1) * src(x + 2) - src(x) * src(x + 1);
+    f.gpu_tile(x, bx, tx, 64);
+    src.in().compute_at(f, tx).store_in(MemoryType::Register).unroll(x);
+    Buffer<float> out = f.realize({W}, gpu_target);
+    for (int i = 0; i < W; i++) {
+        double want = double(in(i)) * in(i + 3) + double(in(i + 1)) * in(i + 2) - double(in(i)) * in(i + 1);
+        ASSERT_TRUE(close(out(i), want, 1e-5, 1e-6)) << i;
+    }
+}
+
+// A small reduction computed by one GPU thread, so its result stays on the device for the
+// kernel that uses it.
+TEST(GPUSchedule, SingleThreadStage) {
+    const int N = 200;
+    Buffer<int> in({N}, "in");
+    fill_random(in, -100, 100, 12);
+    Var x("x"), bx("bx"), tx("tx");
+    RDom r(0, N, "r");
+    Func total("total"), out("out");
+    total() = 0;
+    total() += in(r);
+    out(x) = in(x) - total();
+    total.compute_root().gpu_single_thread();
+    total.update().gpu_single_thread();
+    out.gpu_tile(x, bx, tx, 64);
+    Buffer<int> result = out.realize({N}, gpu_target);
+    int64_t sum = 0;
+    for (int i = 0; i < N; i++) sum += in(i);
+    for (int i = 0; i < N; i++) ASSERT_EQ(result(i), in(i) - sum) << i;
+}
+
+// Three-dimensional blocks and grids.
+TEST(GPUSchedule, ThreeDimensionalTiles) {
+    const int X = 19, Y = 13, Z = 7;
+    Var x("x"), y("y"), z("z"), bx("bx"), by("by"), bz("bz"), tx("tx"), ty("ty"), tz("tz");
+    Func f("f");
+    f(x, y, z) = x * 10000 + y * 100 + z;
+    f.gpu_tile(x, y, z, bx, by, bz, tx, ty, tz, 8, 4, 2);
+    Buffer<int> out = f.realize({X, Y, Z}, gpu_target);
+    for (int k = 0; k < Z; k++)
+        for (int j = 0; j < Y; j++)
+            for (int i = 0; i < X; i++) ASSERT_EQ(out(i, j, k), i * 10000 + j * 100 + k);
+}
+
 // Three kernels: the intermediates between them live in device memory.
 TEST(GPUSchedule, MultiKernelPipeline) {
     const int W = 300;
