@@ -457,6 +457,7 @@ llvm::Value *CodeGen_LLVM::codegen_intrinsic(const Call *op) {
             return narrow_if_half(builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a), t);
         }
         llvm::Value *a = codegen(op->args[0]);
+        if (t.is_uint()) return a;
         llvm::Value *neg = builder.CreateICmpSLT(a, llvm::Constant::getNullValue(a->getType()));
         return builder.CreateSelect(neg, builder.CreateNeg(a), a);
     }

@@ -171,11 +171,11 @@ template <bool S> struct IShr {
         return word_u(a.u >> amount);
     }
 };
-// Negates when the value, read as signed, is negative (also for unsigned types, as the code
-// generator's icmp slt does; the front end never makes abs of an unsigned value).
+// Negates negative signed values; unsigned values are their own absolute value.
 template <bool S> struct IAbs {
     int shift;
     Word operator()(Word a) const {
+        if (!S) return a;
         int64_t v = int64_t(a.u << shift) >> shift;
         return v < 0 ? wrap<S>(uint64_t(0) - a.u, shift) : a;
     }
