@@ -196,6 +196,11 @@ std::string Func::lowered_stmt() const { return Pipeline(*this).lowered_stmt(); 
 std::string Func::loop_nest() const { return Pipeline(*this).loop_nest(); }
 void Func::print_loop_nest() const { std::printf("%s", loop_nest().c_str()); }
 std::string Func::lowered_stmt(const Target &t) const { return Pipeline(*this).lowered_stmt(t); }
+std::string Func::ptx(const Target &t) const { return Pipeline(*this).ptx(t); }
+void Func::compile_to_ptx(const std::string &filename, const Target &t) const {
+    Pipeline(*this).compile_to_ptx(filename, t);
+}
+std::string Func::kernel_resources(const Target &t) const { return Pipeline(*this).kernel_resources(t); }
 std::string Func::loop_nest(const Target &t) const { return Pipeline(*this).loop_nest(t); }
 void Func::print_loop_nest(const Target &t) const { std::printf("%s", loop_nest(t).c_str()); }
 

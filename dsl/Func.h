@@ -119,6 +119,10 @@ public:
     std::string lowered_stmt() const;
     std::string lowered_stmt(const Target &target) const;
     void compile_to_lowered_stmt(const std::string &filename) const;
+    // The GPU kernels as PTX for the target's architecture, and what ptxas says about them.
+    std::string ptx(const Target &target) const;
+    void compile_to_ptx(const std::string &filename, const Target &target) const;
+    std::string kernel_resources(const Target &target) const;
 
     // The loop nest the schedule produces, readable ("produce f: for y: for x: ...").
     // For a target with a GPU, the kernels follow: their block loops, threads per block and

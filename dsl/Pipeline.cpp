@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <fstream>
 #include <mutex>
 #include <sstream>
 
@@ -242,6 +243,23 @@ void Pipeline::compile_jit(const Target &target) {
 std::string Pipeline::lowered_stmt(const Target &target) const {
     return detail::get_compiler().lower_to_text(outputs_, detail::infer_arguments(outputs_), target,
                                                 detail::LoweredText::Stmt);
+}
+
+std::string Pipeline::ptx(const Target &target) const {
+    return detail::get_compiler().lower_to_text(outputs_, detail::infer_arguments(outputs_), target,
+                                                detail::LoweredText::PTX);
+}
+
+void Pipeline::compile_to_ptx(const std::string &filename, const Target &target) const {
+    std::string text = ptx(target);
+    std::ofstream out(filename);
+    user_assert(out.good()) << "compile_to_ptx: cannot open " << filename << " for writing.";
+    out << text;
+}
+
+std::string Pipeline::kernel_resources(const Target &target) const {
+    return detail::get_compiler().lower_to_text(outputs_, detail::infer_arguments(outputs_), target,
+                                                detail::LoweredText::KernelResources);
 }
 
 std::string Pipeline::loop_nest(const Target &target) const {

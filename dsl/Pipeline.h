@@ -38,8 +38,9 @@ public:
 
 namespace detail {
 
-// What lower_to_text returns: the final lowered IR, or the loop nest alone.
-enum class LoweredText { Stmt, LoopNest };
+// What lower_to_text returns: the final lowered IR, the loop nest alone, the kernels as PTX,
+// or what ptxas reports about each kernel (registers, spills, shared memory).
+enum class LoweredText { Stmt, LoopNest, PTX, KernelResources };
 
 struct PipelineCompiler {
     virtual ~PipelineCompiler() = default;
@@ -76,6 +77,12 @@ public:
     void realize(const Realization &outputs, const Target &target = get_target_from_environment());
     std::string lowered_stmt(const Target &target = get_target_from_environment()) const;
     std::string loop_nest(const Target &target = get_target_from_environment()) const;
+    // The GPU kernels as one PTX module for the target's architecture.
+    std::string ptx(const Target &target) const;
+    void compile_to_ptx(const std::string &filename, const Target &target) const;
+    // Per kernel, what ptxas reports: registers, spills, stack and static shared memory
+    // (needs the CUDA toolkit's ptxas).
+    std::string kernel_resources(const Target &target) const;
 
     // Compiles now (realize compiles on first use otherwise).
     void compile_jit(const Target &target = get_target_from_environment());

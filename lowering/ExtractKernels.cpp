@@ -231,6 +231,7 @@ private:
     std::set<std::string> private_allocations;      // per-thread allocations
     std::set<std::string> written_globals;          // buffers the kernel stores to
     std::vector<std::pair<std::string, Expr>> context; // block-level lets around the current part
+    std::map<std::string, int64_t> register_elements; // per-thread allocation -> constant size
 
     // Block loops become lets of the block index; returns the grid extents.
     std::array<Expr, 3> map_blocks(const For *outer) {
@@ -477,6 +478,7 @@ private:
                     << "most 4096 elements (split the loops it is computed in by constants), "
                     << "or compute it at the block level in shared memory.";
                 kb.private_allocations.insert(op->name);
+                kb.register_elements[op->name] = *n;
             }
         } checker(*this);
         body.accept(&checker);
@@ -672,11 +674,14 @@ private:
         return fuser.mutate(s);
     }
 
-    // Shared allocations become ranges of the one shared array.
+    // Shared allocations become ranges of the one shared array; per-thread allocations get
+    // their constant sizes.
     Stmt rewrite_shared(const Stmt &s) {
         struct Rewriter : IRMutator {
             const std::map<std::string, SharedSlot> &shared;
-            explicit Rewriter(const std::map<std::string, SharedSlot> &s) : shared(s) {}
+            const std::map<std::string, int64_t> &registers;
+            Rewriter(const std::map<std::string, SharedSlot> &s, const std::map<std::string, int64_t> &r)
+                : shared(s), registers(r) {}
             using IRMutator::visit;
             Expr offset_index(const std::string &name, Type t, const Expr &index) const {
                 const SharedSlot &slot = shared.at(name);
@@ -686,6 +691,13 @@ private:
                 return Add::make(index, off);
             }
             Stmt visit(const Allocate *op) override {
+                auto it = registers.find(op->name);
+                if (it != registers.end()) {
+                    // Per-thread storage of the constant size found for it (code generators
+                    // need the size at compile time).
+                    return Allocate::make(op->name, op->type, MemoryType::Register,
+                                          {make_const(Int(32), it->second)}, mutate(op->body));
+                }
                 if (op->memory_type != MemoryType::GPUShared) return IRMutator::visit(op);
                 return mutate(op->body);
             }
@@ -704,7 +716,7 @@ private:
                 return Store::make(kSharedMemoryName, value,
                                    offset_index(op->name, op->value.type().element_of(), index), pred);
             }
-        } rewriter(shared);
+        } rewriter(shared, register_elements);
         return rewriter.mutate(s);
     }
 

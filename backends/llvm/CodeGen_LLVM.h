@@ -62,6 +62,8 @@ protected:
     llvm::Value *const_int(ir::Type t, int64_t v);
     llvm::Value *splat_if_vector(llvm::Value *v, int lanes);
     llvm::Value *create_alloca_at_entry(llvm::Type *t, llvm::Value *count, const std::string &name);
+    // The address of element `index` of the storage `name`.
+    llvm::Value *address_of(const std::string &name, llvm::Value *index, ir::Type elem);
 
     using ir::IRVisitor::visit;
 #define AICF_CODEGEN_VISIT(N) void visit(const ir::N *op) override;
@@ -78,7 +80,6 @@ private:
     llvm::Value *codegen_cast(ir::Type to, const ir::Expr &from);
     llvm::Value *codegen_intrinsic(const ir::Call *op);
     llvm::Value *codegen_buffer_field(const ir::Call *op);
-    llvm::Value *address_of(const std::string &name, llvm::Value *index, ir::Type elem);
     std::map<std::string, llvm::Value *> allocation_types; // name -> element type marker
 };
 

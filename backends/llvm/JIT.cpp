@@ -1,6 +1,7 @@
 #include "backends/llvm/JIT.h"
 
 #include "backends/llvm/CodeGen_Host.h"
+#include "backends/llvm/CodeGen_PTX.h"
 #include "backends/runtime/Runtime.h"
 #include "dsl/Error.h"
 #include "dsl/ir/IRPrinter.h"
@@ -19,6 +20,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
+#include <sstream>
 
 namespace aicf {
 namespace backends {
@@ -161,17 +163,57 @@ std::shared_ptr<CompiledPipeline> jit_compile(const lowering::LoweredPipeline &p
 
 namespace {
 
+// The target for another GPU architecture ("sm_90a"), with the same features.
+Target with_gpu_arch(const Target &t, const std::string &arch) {
+    std::string base = t.to_string();
+    size_t at = base.find("-cuda-sm_");
+    size_t end = base.find('-', at + 1 + 5);
+    std::string rest = end == std::string::npos ? "" : base.substr(end);
+    return Target(base.substr(0, at) + "-cuda-" + arch + rest);
+}
+
+// With AICF_PTXAS_CHECK=sm_80,sm_90 (the test suite's `ptx` label), every pipeline with
+// kernels is also compiled to PTX for each architecture listed and assembled with ptxas;
+// a kernel ptxas rejects, or one that spills registers, is an error.
+void check_with_ptxas(const lowering::LoweredPipeline &p) {
+    const char *env = std::getenv("AICF_PTXAS_CHECK");
+    if (!env || !*env || p.kernels.empty()) return;
+    std::stringstream archs(env);
+    std::string arch;
+    while (std::getline(archs, arch, ',')) {
+        Target t = with_gpu_arch(p.target, arch);
+        for (const KernelResources &r : assemble_ptx(compile_kernels_to_ptx(p.kernels, t), arch)) {
+            user_assert(r.spill_store_bytes == 0 && r.spill_load_bytes == 0)
+                << "Kernel " << r.to_string() << ": it spills registers.";
+        }
+    }
+}
+
+std::string resource_report(const lowering::LoweredPipeline &p) {
+    user_assert(p.target.has_cuda()) << "kernel_resources needs a target with a GPU, not "
+                                     << p.target.to_string() << ".";
+    std::string arch = "sm_" + std::to_string(p.target.cuda_capability()) + (p.target.is_arch_specific() ? "a" : "");
+    std::string text;
+    for (const KernelResources &r : assemble_ptx(compile_kernels_to_ptx(p.kernels, p.target), arch))
+        text += r.to_string() + "\n";
+    return text;
+}
+
 class LLVMPipelineCompiler : public detail::PipelineCompiler {
 public:
     std::shared_ptr<CompiledPipeline> compile(const std::vector<ir::Function> &outputs,
                                               const std::vector<Argument> &args,
                                               const Target &target) override {
-        return jit_compile(lowering::lower(outputs, args, target));
+        lowering::LoweredPipeline p = lowering::lower(outputs, args, target);
+        check_with_ptxas(p);
+        return jit_compile(p);
     }
     std::string lower_to_text(const std::vector<ir::Function> &outputs,
                               const std::vector<Argument> &args, const Target &target,
                               detail::LoweredText what) override {
         lowering::LoweredPipeline p = lowering::lower(outputs, args, target);
+        if (what == detail::LoweredText::PTX) return compile_kernels_to_ptx(p.kernels, target);
+        if (what == detail::LoweredText::KernelResources) return resource_report(p);
         if (what == detail::LoweredText::LoopNest) {
             std::string text = p.loop_nest;
             for (const lowering::LoweredKernel &k : p.kernels) text += lowering::kernel_launch_shape(k);

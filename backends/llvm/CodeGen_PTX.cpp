@@ -1,0 +1,442 @@
+#include "backends/llvm/CodeGen_PTX.h"
+
+#include "backends/llvm/CodeGen_LLVM.h"
+#include "dsl/Error.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
+
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+}
+
+namespace aicf {
+namespace backends {
+
+using namespace ir;
+
+namespace {
+
+const char *const ptx_triple = "nvptx64-nvidia-cuda";
+
+bool file_exists(const std::string &path) { return !path.empty() && access(path.c_str(), R_OK) == 0; }
+
+// libdevice: AICF_LIBDEVICE, then the toolkit found at configure time, then the usual place.
+std::string find_libdevice() {
+    if (const char *env = std::getenv("AICF_LIBDEVICE"); env && *env) return env;
+#ifdef AICF_LIBDEVICE_PATH
+    if (file_exists(AICF_LIBDEVICE_PATH)) return AICF_LIBDEVICE_PATH;
+#endif
+    const char *fallback = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
+    return file_exists(fallback) ? fallback : "";
+}
+
+std::string find_ptxas() {
+    if (const char *env = std::getenv("AICF_PTXAS"); env && *env) return env;
+#ifdef AICF_CUDA_BIN_DIR
+    if (file_exists(std::string(AICF_CUDA_BIN_DIR) + "/ptxas")) return std::string(AICF_CUDA_BIN_DIR) + "/ptxas";
+#endif
+    if (file_exists("/usr/local/cuda/bin/ptxas")) return "/usr/local/cuda/bin/ptxas";
+    if (const char *path = std::getenv("PATH")) {
+        std::stringstream dirs(path);
+        std::string dir;
+        while (std::getline(dirs, dir, ':')) {
+            if (file_exists(dir + "/ptxas")) return dir + "/ptxas";
+        }
+    }
+    return "";
+}
+
+std::string arch_name(const Target &t) {
+    return "sm_" + std::to_string(t.cuda_capability()) + (t.is_arch_specific() ? "a" : "");
+}
+
+class CodeGen_PTX : public CodeGen_LLVM {
+public:
+    CodeGen_PTX(llvm::LLVMContext &c, llvm::Module &m, const Target &t)
+        : CodeGen_LLVM(c, m), target(t) {}
+
+    void compile(const lowering::LoweredKernel &k) {
+        kernel_name = k.name;
+        llvm::Type *global_ptr = llvm::PointerType::get(context, 1);
+        std::vector<llvm::Type *> params;
+        for (const lowering::KernelArgument &a : k.args) {
+            params.push_back(a.is_buffer ? global_ptr
+                                         : a.type.is_bool() ? builder.getInt8Ty() : llvm_type_of(a.type));
+        }
+        auto *type = llvm::FunctionType::get(builder.getVoidTy(), params, false);
+        function = llvm::Function::Create(type, llvm::Function::ExternalLinkage, k.name, module);
+        function->setCallingConv(llvm::CallingConv::PTX_Kernel);
+        builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", function));
+        if (target.has_feature(Target::FMA)) {
+            llvm::FastMathFlags flags;
+            flags.setAllowContract(true);
+            builder.setFastMathFlags(flags);
+        }
+
+        for (size_t i = 0; i < k.args.size(); i++) {
+            const lowering::KernelArgument &a = k.args[i];
+            llvm::Argument *arg = function->getArg(unsigned(i));
+            arg->setName(a.name);
+            if (a.is_buffer) {
+                // Buffers never alias one another in a pipeline; one the kernel only reads
+                // can go through the read-only data cache (ld.global.nc).
+                arg->addAttr(llvm::Attribute::NoAlias);
+                if (!a.written) arg->addAttr(llvm::Attribute::ReadOnly);
+                symbols.push(a.name, arg);
+            } else if (a.type.is_bool()) {
+                symbols.push(a.name, builder.CreateICmpNE(arg, builder.getInt8(0)));
+            } else {
+                symbols.push(a.name, arg);
+            }
+        }
+        if (k.shared_bytes > 0) symbols.push(lowering::kSharedMemoryName, shared_memory());
+
+        codegen(k.body);
+        builder.CreateRetVoid();
+
+        // The kernel annotations: an entry point, and its block shape as the most threads
+        // it will be launched with.
+        llvm::NamedMDNode *annotations = module.getOrInsertNamedMetadata("nvvm.annotations");
+        auto annotate = [&](const char *key, int value) {
+            llvm::Metadata *md[] = {llvm::ValueAsMetadata::get(function), llvm::MDString::get(context, key),
+                                    llvm::ConstantAsMetadata::get(builder.getInt32(value))};
+            annotations->addOperand(llvm::MDNode::get(context, md));
+        };
+        annotate("kernel", 1);
+        annotate("maxntidx", k.threads[0]);
+        annotate("maxntidy", k.threads[1]);
+        annotate("maxntidz", k.threads[2]);
+    }
+
+private:
+    const Target &target;
+    std::string kernel_name;
+
+    using CodeGen_LLVM::visit;
+
+    // The dynamic shared memory array, shared by every kernel of the module.
+    llvm::Value *shared_memory() {
+        if (llvm::GlobalVariable *g = module.getGlobalVariable(lowering::kSharedMemoryName)) return g;
+        auto *type = llvm::ArrayType::get(builder.getInt8Ty(), 0);
+        auto *g = new llvm::GlobalVariable(module, type, false, llvm::GlobalValue::ExternalLinkage,
+                                           nullptr, lowering::kSharedMemoryName, nullptr,
+                                           llvm::GlobalValue::NotThreadLocal, 3);
+        g->setAlignment(llvm::Align(16));
+        return g;
+    }
+
+    llvm::Value *emit_target_intrinsic(const Call *op) override {
+        using ID = llvm::Intrinsic::ID;
+        auto special = [&](const std::array<ID, 3> &ids) -> llvm::Value * {
+            auto d = as_const_int(op->args[0]);
+            internal_assert(d && *d >= 0 && *d < 3) << "GPU index of a bad dimension";
+            return builder.CreateIntrinsic(ids[size_t(*d)], {}, {});
+        };
+        switch (op->intrinsic) {
+        case Intrinsic::gpu_thread_index:
+            return special({llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y,
+                            llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z});
+        case Intrinsic::gpu_block_index:
+            return special({llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+                            llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z});
+        case Intrinsic::gpu_barrier:
+            builder.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+            return builder.getInt32(0);
+        case Intrinsic::gpu_launch:
+        case Intrinsic::device_malloc:
+        case Intrinsic::device_free:
+        case Intrinsic::buffer_copy_to_host:
+            internal_error << "kernel " << kernel_name << " contains the host operation " << to_string(op->intrinsic);
+            return nullptr;
+        default: return nullptr;
+        }
+    }
+
+    // Dense vector loads and stores become one wide access (up to 16 bytes: ld.v4.f32) when
+    // the address is aligned for it, which is checked when the kernel runs (an alignment
+    // depends on buffer mins and strides known only then); otherwise one access a lane.
+    static int wide_alignment(Type t) {
+        int64_t bytes = int64_t(t.bytes()) * t.lanes;
+        int64_t align = 1;
+        while (align < 16 && bytes % (align * 2) == 0) align *= 2;
+        return int(align);
+    }
+    bool is_dense(const Expr &index, const Expr &predicate, Type t) const {
+        const Ramp *ramp = index.as<Ramp>();
+        return t.lanes > 1 && ramp && is_const_one(ramp->stride) && is_true(predicate) &&
+               wide_alignment(t) > t.bytes();
+    }
+    template <typename F>
+    void if_aligned(llvm::Value *ptr, int align, F &&access) {
+        llvm::Value *address = builder.CreatePtrToInt(ptr, builder.getInt64Ty());
+        llvm::Value *aligned = builder.CreateICmpEQ(builder.CreateAnd(address, builder.getInt64(align - 1)),
+                                                    builder.getInt64(0));
+        llvm::BasicBlock *wide = llvm::BasicBlock::Create(context, "aligned", function);
+        llvm::BasicBlock *narrow = llvm::BasicBlock::Create(context, "unaligned", function);
+        llvm::BasicBlock *after = llvm::BasicBlock::Create(context, "accessed", function);
+        builder.CreateCondBr(aligned, wide, narrow);
+        builder.SetInsertPoint(wide);
+        llvm::Value *a = access(llvm::Align(align));
+        builder.CreateBr(after);
+        wide = builder.GetInsertBlock();
+        builder.SetInsertPoint(narrow);
+        llvm::Value *b = access(llvm::Align(1));
+        builder.CreateBr(after);
+        narrow = builder.GetInsertBlock();
+        builder.SetInsertPoint(after);
+        if (a && !a->getType()->isVoidTy()) {
+            llvm::PHINode *phi = builder.CreatePHI(a->getType(), 2);
+            phi->addIncoming(a, wide);
+            phi->addIncoming(b, narrow);
+            value = phi;
+        }
+    }
+
+    void visit(const Load *op) override {
+        Type t = op->type;
+        if (!is_dense(op->index, op->predicate, t)) {
+            CodeGen_LLVM::visit(op);
+            return;
+        }
+        llvm::Value *ptr = address_of(op->name, codegen(op->index.as<Ramp>()->base), t);
+        llvm::Type *elem = llvm_type_of(t.element_of());
+        if_aligned(ptr, wide_alignment(t), [&](llvm::Align a) -> llvm::Value * {
+            if (a.value() > 1) return builder.CreateAlignedLoad(llvm_type_of(t), ptr, a);
+            // Lane by lane (a different instruction, so LLVM does not merge the two paths).
+            llvm::Value *v = llvm::UndefValue::get(llvm_type_of(t));
+            for (int i = 0; i < t.lanes; i++) {
+                llvm::Value *lane = builder.CreateConstInBoundsGEP1_64(elem, ptr, uint64_t(i));
+                v = builder.CreateInsertElement(v, builder.CreateAlignedLoad(elem, lane, llvm::Align(t.bytes())), uint64_t(i));
+            }
+            return v;
+        });
+    }
+
+    void visit(const Store *op) override {
+        Type t = op->value.type();
+        if (!is_dense(op->index, op->predicate, t)) {
+            CodeGen_LLVM::visit(op);
+            return;
+        }
+        llvm::Value *v = codegen(op->value);
+        llvm::Value *ptr = address_of(op->name, codegen(op->index.as<Ramp>()->base), t);
+        llvm::Type *elem = llvm_type_of(t.element_of());
+        if_aligned(ptr, wide_alignment(t), [&](llvm::Align a) -> llvm::Value * {
+            if (a.value() > 1) {
+                builder.CreateAlignedStore(v, ptr, a);
+                return nullptr;
+            }
+            for (int i = 0; i < t.lanes; i++) {
+                llvm::Value *lane = builder.CreateConstInBoundsGEP1_64(elem, ptr, uint64_t(i));
+                builder.CreateAlignedStore(builder.CreateExtractElement(v, uint64_t(i)), lane, llvm::Align(t.bytes()));
+            }
+            return nullptr;
+        });
+    }
+
+    // A failed check inside a kernel stops it: the launch reports an error.
+    void emit_runtime_error(RuntimeErrorKind, const std::string &, const std::vector<llvm::Value *> &) override {
+        builder.CreateIntrinsic(llvm::Intrinsic::trap, {}, {});
+        builder.CreateRetVoid();
+    }
+
+    llvm::Value *emit_heap_allocation(const std::string &name, llvm::Value *) override {
+        internal_error << "kernel " << kernel_name << " allocates " << name << " on the heap";
+        return nullptr;
+    }
+    void emit_heap_free(llvm::Value *) override {}
+
+    llvm::Value *emit_math_call(Intrinsic op, Type t, const std::vector<llvm::Value *> &args) override {
+        bool f32 = t.bits == 32;
+        const char *name = nullptr;
+        switch (op) {
+        case Intrinsic::exp: name = f32 ? "__nv_expf" : "__nv_exp"; break;
+        case Intrinsic::log: name = f32 ? "__nv_logf" : "__nv_log"; break;
+        case Intrinsic::tanh: name = f32 ? "__nv_tanhf" : "__nv_tanh"; break;
+        case Intrinsic::erf: name = f32 ? "__nv_erff" : "__nv_erf"; break;
+        case Intrinsic::pow: name = f32 ? "__nv_powf" : "__nv_pow"; break;
+        default: return CodeGen_LLVM::emit_math_call(op, t, args);
+        }
+        llvm::Type *ft = args[0]->getType();
+        std::vector<llvm::Type *> types(args.size(), ft);
+        llvm::FunctionCallee f = module.getOrInsertFunction(name, llvm::FunctionType::get(ft, types, false));
+        return builder.CreateCall(f, args);
+    }
+};
+
+std::once_flag nvptx_initialized;
+
+std::unique_ptr<llvm::TargetMachine> make_target_machine(const Target &t) {
+    std::call_once(nvptx_initialized, [] {
+        LLVMInitializeNVPTXTargetInfo();
+        LLVMInitializeNVPTXTarget();
+        LLVMInitializeNVPTXTargetMC();
+        LLVMInitializeNVPTXAsmPrinter();
+    });
+    std::string error;
+    const llvm::Target *target = llvm::TargetRegistry::lookupTarget(ptx_triple, error);
+    internal_assert(target) << "LLVM has no NVPTX backend: " << error;
+    llvm::TargetOptions options;
+    // PTX ISA 7.8 covers sm_80 to sm_90; sm_90a needs 8.0.
+    std::string features = t.is_arch_specific() ? "+ptx80" : "+ptx78";
+    return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+        ptx_triple, arch_name(t), features, options, llvm::Reloc::Static, std::nullopt,
+        llvm::CodeGenOptLevel::Aggressive));
+}
+
+void link_libdevice(llvm::Module &module) {
+    bool needs = false;
+    for (const llvm::Function &f : module) needs = needs || (f.isDeclaration() && f.getName().starts_with("__nv_"));
+    if (!needs) return;
+    std::string path = find_libdevice();
+    user_assert(!path.empty())
+        << "The kernels call math functions (exp, log, tanh, erf, pow) that come from the CUDA "
+        << "toolkit's libdevice, which was not found. Install the CUDA toolkit, or set "
+        << "AICF_LIBDEVICE to the path of libdevice.10.bc.";
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    user_assert(bool(buffer)) << "Cannot read libdevice at " << path << ".";
+    auto lib = llvm::parseBitcodeFile((*buffer)->getMemBufferRef(), module.getContext());
+    if (!lib) {
+        std::string message;
+        llvm::handleAllErrors(lib.takeError(), [&](const llvm::ErrorInfoBase &e) { message = e.message(); });
+        user_error << "Cannot parse libdevice at " << path << ": " << message;
+    }
+    (*lib)->setTargetTriple(module.getTargetTriple());
+    (*lib)->setDataLayout(module.getDataLayout());
+    bool failed = llvm::Linker::linkModules(module, std::move(*lib), llvm::Linker::Flags::LinkOnlyNeeded);
+    internal_assert(!failed) << "linking libdevice failed";
+    // What came from libdevice is private to this module, so it can be inlined and dropped.
+    for (llvm::Function &f : module) {
+        if (!f.isDeclaration() && f.getCallingConv() != llvm::CallingConv::PTX_Kernel)
+            f.setLinkage(llvm::GlobalValue::InternalLinkage);
+    }
+}
+
+void optimize(llvm::Module &module, llvm::TargetMachine &tm) {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(&tm);
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    mpm.run(module, mam);
+}
+
+} // namespace
+
+std::string compile_kernels_to_ptx(const std::vector<lowering::LoweredKernel> &kernels,
+                                   const Target &target) {
+    user_assert(target.has_cuda()) << "compile_to_ptx needs a target with a GPU (e.g. host-cuda-sm_80), not "
+                                   << target.to_string() << ".";
+    llvm::LLVMContext context;
+    auto module = std::make_unique<llvm::Module>("aicf_kernels", context);
+    std::unique_ptr<llvm::TargetMachine> tm = make_target_machine(target);
+    module->setTargetTriple(ptx_triple);
+    module->setDataLayout(tm->createDataLayout());
+    // libdevice's functions ask __nvvm_reflect whether to flush denormals: they must not.
+    module->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
+    for (const lowering::LoweredKernel &k : kernels) {
+        CodeGen_PTX cg(context, *module, target);
+        cg.compile(k);
+    }
+    std::string errors;
+    llvm::raw_string_ostream os(errors);
+    if (llvm::verifyModule(*module, &os)) internal_error << "generated kernels do not verify:\n" << os.str();
+    link_libdevice(*module);
+    optimize(*module, *tm);
+    if (const char *debug = std::getenv("AICF_DEBUG"); debug && std::atoi(debug) >= 3) module->print(llvm::errs(), nullptr);
+
+    llvm::SmallString<0> ptx;
+    llvm::raw_svector_ostream out(ptx);
+    llvm::legacy::PassManager pm;
+    bool cannot = tm->addPassesToEmitFile(pm, out, nullptr, llvm::CodeGenFileType::AssemblyFile);
+    internal_assert(!cannot) << "the NVPTX backend cannot emit PTX";
+    pm.run(*module);
+    return std::string(ptx.str());
+}
+
+std::string KernelResources::to_string() const {
+    std::ostringstream s;
+    s << kernel << " (" << arch << "): " << registers << " registers, " << spill_store_bytes
+      << " bytes spill stores, " << spill_load_bytes << " bytes spill loads, " << stack_frame_bytes
+      << " bytes stack frame, " << static_shared_bytes << " bytes static shared memory";
+    return s.str();
+}
+
+bool ptxas_available() { return !find_ptxas().empty(); }
+
+std::vector<KernelResources> assemble_ptx(const std::string &ptx, const std::string &arch) {
+    std::string ptxas = find_ptxas();
+    user_assert(!ptxas.empty()) << "ptxas was not found: install the CUDA toolkit, or set AICF_PTXAS.";
+    char dir_template[] = "/tmp/aicf_ptx_XXXXXX";
+    char *dir = mkdtemp(dir_template);
+    internal_assert(dir) << "cannot create a temporary directory";
+    std::string input = std::string(dir) + "/kernels.ptx", output = std::string(dir) + "/kernels.cubin",
+                log = std::string(dir) + "/ptxas.log";
+    std::ofstream(input) << ptx;
+    std::string command = "'" + ptxas + "' -v -arch=" + arch + " -o '" + output + "' '" + input + "' > '" + log + "' 2>&1";
+    int status = std::system(command.c_str());
+    std::ifstream in(log);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::remove(input.c_str());
+    std::remove(output.c_str());
+    std::remove(log.c_str());
+    rmdir(dir);
+    user_assert(status == 0) << "ptxas rejected the kernels for " << arch << ":\n" << text;
+
+    // ptxas -v: "Compiling entry function 'k' for 'sm_80'", then "N bytes stack frame, N bytes
+    // spill stores, N bytes spill loads" and "Used N registers, ... N bytes smem ...".
+    std::vector<KernelResources> result;
+    std::stringstream lines(text);
+    std::string line;
+    std::smatch m;
+    while (std::getline(lines, line)) {
+        if (std::regex_search(line, m, std::regex("Compiling entry function '([^']+)'"))) {
+            result.push_back({m[1], arch});
+            continue;
+        }
+        if (result.empty()) continue;
+        KernelResources &r = result.back();
+        if (std::regex_search(line, m, std::regex("(\\d+) bytes stack frame, (\\d+) bytes spill stores, (\\d+) bytes spill loads"))) {
+            r.stack_frame_bytes = std::stoi(m[1]);
+            r.spill_store_bytes = std::stoi(m[2]);
+            r.spill_load_bytes = std::stoi(m[3]);
+        }
+        if (std::regex_search(line, m, std::regex("Used (\\d+) registers"))) r.registers = std::stoi(m[1]);
+        if (std::regex_search(line, m, std::regex("(\\d+) bytes smem"))) r.static_shared_bytes = std::stoi(m[1]);
+    }
+    return result;
+}
+
+} // namespace backends
+} // namespace aicf

@@ -1,0 +1,113 @@
+// The PTX AICF emits says what the schedule implies: shared memory and barriers for a
+// staged stage, wide non-coherent loads for vectorized read-only inputs, libdevice math.
+
+#include "ErrorMessage.h"
+#include "dsl/aicf.h"
+#include "backends/llvm/CodeGen_PTX.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+using namespace aicf;
+using aicf_test::message_of;
+
+namespace {
+
+const Target sm80("host-cuda-sm_80");
+
+bool contains(const std::string &text, const std::string &what) {
+    return text.find(what) != std::string::npos;
+}
+
+Func staged_stencil(const Buffer<float> &in) {
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func f("f"), g("g");
+    f(x, y) = in(x, y) * 2.0f;
+    g(x, y) = f(x, y) + f(x + 1, y);
+    g.gpu_tile(x, y, bx, by, tx, ty, 32, 8);
+    f.compute_at(g, bx).gpu_threads(x, y);
+    return g;
+}
+
+TEST(PTX, SharedStageUsesSharedMemoryAndABarrier) {
+    Buffer<float> in({100, 40}, "in");
+    std::string ptx = staged_stencil(in).ptx(sm80);
+    EXPECT_TRUE(contains(ptx, ".target sm_80")) << ptx;
+    EXPECT_TRUE(contains(ptx, ".visible .entry g_k0_g(")) << ptx;
+    EXPECT_TRUE(contains(ptx, ".extern .shared .align 16 .b8 __shared[]")) << ptx;
+    EXPECT_TRUE(contains(ptx, "st.shared.f32")) << ptx;
+    EXPECT_TRUE(contains(ptx, "ld.shared.f32")) << ptx;
+    EXPECT_TRUE(contains(ptx, "bar.sync")) << ptx;
+    EXPECT_TRUE(contains(ptx, ".maxntid 33, 8, 1")) << ptx;
+    EXPECT_TRUE(contains(ptx, "ld.global.nc.f32")) << ptx; // the input is read-only
+}
+
+TEST(PTX, VectorizedReadOnlyLoadIsOneWideLoad) {
+    Buffer<float> in({1000}, "in");
+    Var x("x"), xo("xo"), xv("xv"), bx("bx"), tx("tx");
+    Func f("f");
+    f(x) = in(x) * 3.0f;
+    f.split(x, xo, xv, 4).vectorize(xv).gpu_tile(xo, bx, tx, 64);
+    std::string ptx = f.ptx(sm80);
+    EXPECT_TRUE(contains(ptx, "ld.global.nc.v4.f32")) << ptx;
+    EXPECT_TRUE(contains(ptx, "st.global.v4.f32")) << ptx;
+    EXPECT_FALSE(contains(ptx, "bar.sync")) << ptx;
+}
+
+TEST(PTX, BufferTheKernelWritesIsNotReadThroughTheReadOnlyCache) {
+    Buffer<float> in({256}, "in");
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f");
+    f(x) = in(x);
+    f(x) = f(x) * f(x) + 1.0f;
+    f.gpu_tile(x, bx, tx, 64);
+    f.update().gpu_tile(x, bx, tx, 64);
+    std::string ptx = f.ptx(sm80);
+    EXPECT_TRUE(contains(ptx, "ld.global.nc.f32")) << ptx; // in, in the first kernel
+    EXPECT_TRUE(contains(ptx, "ld.global.f32")) << ptx;    // f, in the second
+}
+
+TEST(PTX, MathComesFromLibdeviceAndIsInlined) {
+    Buffer<float> in({256}, "in");
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f");
+    f(x) = exp(in(x)) + tanh(in(x)) + sqrt(in(x));
+    f.gpu_tile(x, bx, tx, 128);
+    std::string ptx = f.ptx(sm80);
+    EXPECT_FALSE(contains(ptx, "__nv_")) << ptx;
+    EXPECT_FALSE(contains(ptx, "call")) << ptx;
+    EXPECT_TRUE(contains(ptx, "sqrt.rn.f32")) << ptx;
+}
+
+TEST(PTX, ArchitectureAndFileOutput) {
+    Buffer<float> in({100, 40}, "in");
+    Func g = staged_stencil(in);
+    EXPECT_TRUE(contains(g.ptx(Target("host-cuda-sm_90")), ".target sm_90"));
+    EXPECT_TRUE(contains(g.ptx(Target("host-cuda-sm_90a")), ".target sm_90a"));
+    std::string path = testing::TempDir() + "aicf_stencil.ptx";
+    g.compile_to_ptx(path, sm80);
+    std::ifstream file(path);
+    std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(contains(text, ".visible .entry g_k0_g("));
+    std::remove(path.c_str());
+}
+
+TEST(PTX, NeedsAGPUTarget) {
+    Buffer<float> in({100, 40}, "in");
+    Func g = staged_stencil(in);
+    std::string msg = message_of<CompileError>([&] { g.ptx(Target("host")); });
+    EXPECT_CONTAINS(msg, "has no GPU");
+}
+
+TEST(PTX, ResourceReportFromPtxas) {
+    if (!backends::ptxas_available()) GTEST_SKIP() << "no ptxas (the CUDA toolkit is not installed)";
+    Buffer<float> in({100, 40}, "in");
+    std::string report = staged_stencil(in).kernel_resources(sm80);
+    EXPECT_TRUE(contains(report, "g_k0_g (sm_80): ")) << report;
+    EXPECT_TRUE(contains(report, " 0 bytes spill stores, 0 bytes spill loads")) << report;
+    EXPECT_FALSE(contains(report, ": 0 registers")) << report;
+}
+
+} // namespace
