@@ -13,6 +13,7 @@
 #include "lowering/Names.h"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <map>
 #include <set>
@@ -780,7 +781,10 @@ private:
 
     Stmt visit(const For *op) override {
         if (op->for_type != ForType::GPUBlock) return IRMutator::visit(op);
+        static std::atomic<uint64_t> next_id{1};
         LoweredKernel k;
+        k.id = next_id++;
+        k.target = target;
         std::vector<std::string> funcs = funcs_produced(Stmt(op));
         std::string main_func = func_of_loop(op->name);
         k.name = pipeline + "_k" + std::to_string(kernels.size()) + "_" + main_func;

@@ -15,6 +15,7 @@
 // - Evaluate(gpu_barrier()): a block-wide barrier (bar.sync 0) that all threads must reach.
 // - For loops of type Serial only; IfThenElse, LetStmt, Block, ProducerConsumer, AssertStmt.
 
+#include "dsl/Target.h"
 #include "dsl/ir/IR.h"
 
 #include <array>
@@ -42,6 +43,8 @@ struct SharedAllocation {
 
 struct LoweredKernel {
     std::string name;                 // unique within its pipeline
+    uint64_t id = 0;                  // unique in the process (devices cache code by it)
+    Target target;                    // what it was lowered for
     std::vector<std::string> funcs;   // the Funcs computed in it, outermost first
     std::vector<KernelArgument> args; // in launch order
     std::array<int, 3> threads{{1, 1, 1}}; // block shape (x, y, z), constant

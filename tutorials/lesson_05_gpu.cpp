@@ -52,7 +52,7 @@ void check(const char *what, const Buffer<float> &out, const Buffer<float> &in) 
 
 } // namespace
 
-int main() {
+int run() {
     // A size that is not a multiple of the tiles: the last tiles shift inwards.
     const int W = 200, H = 75;
     Buffer<float> in({W + 2, H + 2}, "in");
@@ -109,4 +109,13 @@ int main() {
     }
 
     return errors == 0 ? 0 : 1;
+}
+
+int main() {
+    try {
+        return run();
+    } catch (const Error &e) {
+        std::printf("error: %s\n", e.what());
+        return 1;
+    }
 }

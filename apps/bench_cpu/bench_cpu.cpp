@@ -6,6 +6,7 @@
 //   3x3 blur 2048^2 float32   against memcpy of the same bytes (a bandwidth bound)
 //   layernorm 4096 x 1024     fused by rows against the same algorithm stage by stage
 
+#include "Timing.h"
 #include "dsl/aicf.h"
 
 #include <Eigen/Dense>
@@ -26,18 +27,8 @@ void eigen_generic_matmul(const float *a, const float *b, float *c, int n);
 
 namespace {
 
-double median_ms(const std::function<void()> &f, int runs) {
-    f(); // warm up (and compile)
-    std::vector<double> t;
-    for (int i = 0; i < runs; i++) {
-        auto a = std::chrono::steady_clock::now();
-        f();
-        auto b = std::chrono::steady_clock::now();
-        t.push_back(std::chrono::duration<double, std::milli>(b - a).count());
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
+using aicf_apps::median_ms;
+
 
 void fill(const Buffer<float> &b, unsigned seed) {
     std::mt19937 rng(seed);

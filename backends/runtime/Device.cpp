@@ -1,5 +1,6 @@
 #include "backends/runtime/Device.h"
 
+#include "backends/cuda/CudaDevice.h"
 #include "backends/sim/SimDevice.h"
 #include "dsl/Error.h"
 
@@ -11,14 +12,17 @@ namespace runtime {
 
 Device &device_from_environment() {
     const char *env = std::getenv("AICF_DEVICE");
-    std::string name = env && *env ? env : "sim";
+    std::string name = env && *env ? env : "";
     if (name == "sim") return backends::sim::sim_device();
-    if (name == "cuda") {
-        runtime_error_report << "AICF_DEVICE=cuda: this build of AICF cannot run kernels on "
-                             << "CUDA GPUs yet. Use AICF_DEVICE=sim to run them on the simulator.";
+    if (name == "cuda") return backends::cuda::cuda_device();
+    user_assert(name.empty()) << "AICF_DEVICE=" << name << " is not a device. Valid devices: sim "
+                              << "(the simulator) and cuda (the first CUDA GPU).";
+    // Unset: the GPU when there is one, the simulator otherwise.
+    try {
+        return backends::cuda::cuda_device();
+    } catch (const RuntimeError &) {
+        return backends::sim::sim_device();
     }
-    runtime_error_report << "AICF_DEVICE=" << name << " is not a device. Valid devices: sim, cuda.";
-    return backends::sim::sim_device();
 }
 
 void prepare_on_device(Device &device, aicf_buffer_t *b, const char *name) {

@@ -2,7 +2,7 @@
 #define AICF_BACKENDS_RUNTIME_DEVICE_H
 
 // A device runs kernels and owns device memory: `sim` (the SIMT simulator, always present)
-// and later `cuda`. Pipelines pick one when they run, from AICF_DEVICE.
+// and `cuda` (a GPU, through the driver API). Pipelines pick one when they run.
 
 #include "dsl/BufferABI.h"
 #include "lowering/Kernel.h"
@@ -25,8 +25,9 @@ public:
                         void *const *args) = 0;
 };
 
-// The device named by AICF_DEVICE (sim when unset). Raises RuntimeError for a name that is
-// not a device, or a device that is not available on this machine.
+// The device named by AICF_DEVICE: `sim` or `cuda`; when unset, the GPU if this machine
+// has one (a CUDA driver and a device), else the simulator. Raises RuntimeError for a
+// device that is not available here, and CompileError for a name that is not a device.
 Device &device_from_environment();
 
 // Makes `b`'s data current on `device` (allocating there and copying from the host when

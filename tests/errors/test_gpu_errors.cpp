@@ -1,16 +1,20 @@
 // Mistakes in GPU schedules raise CompileError naming the Func, the loop and the limit.
 
 #include "ErrorMessage.h"
+#include "GPUTarget.h"
 #include "dsl/aicf.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <dlfcn.h>
 
 using namespace aicf;
 using aicf_test::message_of;
 
 namespace {
 
-const Target gpu_target("host-cuda-sm_80");
+const Target gpu_target = aicf_test::gpu_test_target();
 
 TEST(GPUScheduleErrors, SharedMemoryOverTheTargetLimit) {
     Buffer<float> in({512, 512}, "in");
@@ -128,6 +132,60 @@ TEST(GPUScheduleErrors, ThreadExtentWithoutAConstantBound) {
     std::string msg = message_of<CompileError>([&] { f.realize({16, 64}, gpu_target); });
     EXPECT_CONTAINS(msg, "The GPU thread loop f.s0.tx of f");
     EXPECT_CONTAINS(msg, "not bounded by a constant");
+}
+
+} // namespace
+
+namespace {
+
+// Sets an environment variable for the scope.
+class ScopedEnv {
+public:
+    ScopedEnv(const char *name, const char *value) : name(name) {
+        const char *old = std::getenv(name);
+        had = old != nullptr;
+        if (had) saved = old;
+        setenv(name, value, 1);
+    }
+    ~ScopedEnv() {
+        if (had) {
+            setenv(name, saved.c_str(), 1);
+        } else {
+            unsetenv(name);
+        }
+    }
+
+private:
+    const char *name;
+    bool had = false;
+    std::string saved;
+};
+
+Func small_gpu_func() {
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f");
+    f(x) = x * 2;
+    f.gpu_tile(x, bx, tx, 32);
+    return f;
+}
+
+TEST(GPUDeviceErrors, CudaWithoutADriverSaysToUseTheSimulator) {
+    if (void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+        dlclose(lib);
+        GTEST_SKIP() << "this machine has a CUDA driver";
+    }
+    ScopedEnv env("AICF_DEVICE", "cuda");
+    Func f = small_gpu_func();
+    std::string msg = message_of<RuntimeError>([&] { f.realize({100}, gpu_target); });
+    EXPECT_CONTAINS(msg, "AICF_DEVICE=cuda, but the CUDA driver (libcuda.so.1) could not be loaded");
+    EXPECT_CONTAINS(msg, "AICF_DEVICE=sim");
+}
+
+TEST(GPUDeviceErrors, UnknownDevice) {
+    ScopedEnv env("AICF_DEVICE", "tpu");
+    Func f = small_gpu_func();
+    std::string msg = message_of<RuntimeError>([&] { f.realize({100}, gpu_target); });
+    EXPECT_CONTAINS(msg, "AICF_DEVICE=tpu is not a device. Valid devices: sim");
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // The kernels lowering produces: where barriers go, how shared memory is packed, the launch
 // shape. Checked on the kernel IR itself.
 
+#include "GPUTarget.h"
 #include "dsl/aicf.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
@@ -13,7 +14,7 @@ using namespace aicf::ir;
 
 namespace {
 
-const Target gpu_target("host-cuda-sm_80");
+const Target gpu_target = aicf_test::gpu_test_target();
 
 lowering::LoweredPipeline lower_gpu(const Func &out) {
     std::vector<Function> outputs = {out.function()};

@@ -1,6 +1,7 @@
 // GPU schedules run on the device AICF_DEVICE names (the simulator by default), checked
 // against plain loops in double precision.
 
+#include "GPUTarget.h"
 #include "Reference.h"
 
 #include <gtest/gtest.h>
@@ -14,7 +15,7 @@ using aicf_test::fill_random;
 
 namespace {
 
-const Target gpu_target("host-cuda-sm_80");
+const Target gpu_target = aicf_test::gpu_test_target();
 
 TEST(GPUSchedule, PointwiseTiledWithTails) {
     const int W = 37, H = 21;

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Prepares what scripts/gpu_check.sh runs on a GPU machine, whose image has the CUDA driver
+# and toolkit but not AICF's build dependencies (LLVM 19, GoogleTest): builds the GPU tests,
+# lesson 5 and the GPU benchmark here, and packs them with the shared libraries they need
+# (libLLVM among them) and libdevice into .gpu_bundle/aicf-gpu.tar.xz (about 45 MB; git
+# ignores it). Carry .gpu_bundle with the device call.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build="${AICF_BUILD_DIR:-$root/build}"
+"$root/scripts/build.sh" test_gpu lesson_05_gpu bench_gpu
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/bin" "$stage/lib"
+cp "$build/tests/test_gpu" "$build/tutorials/lesson_05_gpu" "$build/apps/bench_gpu/bench_gpu" "$stage/bin/"
+cp -L "$build/libaicf.so" "$stage/lib/"
+# Every library they load, except the C library itself (the GPU machine's is newer).
+for f in "$stage"/bin/* "$stage/lib/libaicf.so"; do
+  ldd "$f" | awk '/=> \// {print $3}'
+done | sort -u | grep -v -E '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' |
+  while read -r lib; do cp -L "$lib" "$stage/lib/"; done
+libdevice=$(ls /usr/local/cuda/nvvm/libdevice/libdevice.10.bc 2>/dev/null || true)
+[ -n "$libdevice" ] && cp "$libdevice" "$stage/lib/"
+mkdir -p "$root/.gpu_bundle"
+tar -C "$stage" -cf - bin lib | xz -T0 -6 > "$root/.gpu_bundle/aicf-gpu.tar.xz"
+ls -l "$root/.gpu_bundle/aicf-gpu.tar.xz"

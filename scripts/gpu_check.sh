@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# On a machine with a CUDA GPU, in one command of a few minutes: runs the GPU test suite on
+# the GPU (AICF_DEVICE=cuda, kernels compiled for sm_90), lesson 5 and the GPU benchmarks,
+# and prints one summary table last. It runs what scripts/gpu_bundle.sh packed on a
+# development machine (carry .gpu_bundle with the call); with no bundle it builds here.
+# Full logs go to $OUT (or /tmp/aicf-gpu-logs).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+logs="${OUT:-/tmp/aicf-gpu-logs}"
+mkdir -p "$logs"
+if [ -f "$root/.gpu_bundle/aicf-gpu.tar.xz" ]; then
+  dir=$(mktemp -d)
+  tar -C "$dir" -xJf "$root/.gpu_bundle/aicf-gpu.tar.xz"
+  bin="$dir/bin"
+  export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  [ -f "$dir/lib/libdevice.10.bc" ] && export AICF_LIBDEVICE="$dir/lib/libdevice.10.bc"
+else
+  "$root/scripts/build.sh" test_gpu lesson_05_gpu bench_gpu || exit 1
+  build="${AICF_BUILD_DIR:-$root/build}"
+  mkdir -p "$build/gpu_bin"
+  ln -sf "$build/tests/test_gpu" "$build/tutorials/lesson_05_gpu" "$build/apps/bench_gpu/bench_gpu" "$build/gpu_bin/"
+  bin="$build/gpu_bin"
+fi
+export AICF_DEVICE=cuda AICF_TEST_GPU_TARGET=host-cuda-sm_90
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$logs/gpu.txt" 2>&1
+"$bin/test_gpu" > "$logs/test_gpu.log" 2>&1
+tests_rc=$?
+"$bin/lesson_05_gpu" > "$logs/lesson_05_gpu.log" 2>&1
+lesson_rc=$?
+"$bin/bench_gpu" > "$logs/bench_gpu.log" 2>&1
+bench_rc=$?
+# The peer for matmul: PyTorch's float32 matrix product (TF32 off) on the same GPU.
+python3 - > "$logs/torch_peer.log" 2>&1 <<'PY'
+import torch
+torch.backends.cuda.matmul.allow_tf32 = False
+n = 2048
+a = torch.randn(n, n, device="cuda"); b = torch.randn(n, n, device="cuda")
+for _ in range(3): a @ b
+torch.cuda.synchronize()
+start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+times = []
+for _ in range(20):
+    start.record(); a @ b; end.record(); torch.cuda.synchronize()
+    times.append(start.elapsed_time(end))
+ms = sorted(times)[len(times) // 2]
+print(f"| torch matmul | {n}^3 f32 (cuBLAS, TF32 off) | {ms:.3f} ms | {2 * n**3 / ms / 1e9:.2f} TFLOP/s |")
+PY
+
+echo "== GPU: $(cat "$logs/gpu.txt")"
+echo "== GPU tests (AICF_DEVICE=cuda, sm_90): exit $tests_rc"
+grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \] [A-Za-z]" "$logs/test_gpu.log" | head -20
+grep -E "layernorm .* one block per row" "$logs/test_gpu.log"
+echo "== lesson 5: exit $lesson_rc"
+echo "== benchmarks: exit $bench_rc"
+tail -n 12 "$logs/bench_gpu.log"
+cat "$logs/torch_peer.log" | tail -n 3
+[ $tests_rc -eq 0 ] && [ $lesson_rc -eq 0 ] && [ $bench_rc -eq 0 ]
