@@ -1,0 +1,202 @@
+// Random GPU schedules compute what the host computes, bit for bit.
+//
+// For a few pipelines (a pointwise chain, a two-stage stencil, a matmul with an epilogue),
+// draw GPU schedules: tile sizes that do not divide the sizes, producers inlined, in shared
+// memory (at the block loop, with their own thread mapping), in registers (inside the
+// thread loops) or in device memory (their own kernel). Sizes are at least the largest
+// tile: a tile shifted inwards (the default tail) over a smaller extent would start before
+// the inputs. Each result is compared with the
+// same algorithm run on the host with the default schedule. The seed is fixed;
+// AICF_GPU_SCHEDULE_SEED and AICF_GPU_SCHEDULE_COUNT change it and the count.
+
+#include "GPUTarget.h"
+#include "Reference.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <sstream>
+
+using namespace aicf;
+using aicf_test::fill_random;
+
+namespace {
+
+const Target gpu_target = aicf_test::gpu_test_target();
+
+int env_int(const char *name, int fallback) {
+    const char *v = std::getenv(name);
+    return v && *v ? std::atoi(v) : fallback;
+}
+
+struct Drawn {
+    std::mt19937 rng;
+    std::ostringstream what;
+    explicit Drawn(unsigned seed) : rng(seed) {}
+    int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); }
+    int tile() {
+        static const int sizes[] = {1, 2, 3, 4, 7, 8, 16, 32};
+        return sizes[pick(8)];
+    }
+};
+
+// Where the uses of the next producer sit: the block loop it may be computed at (shared
+// memory) and the thread loop (registers).
+struct Context {
+    LoopLevel block, thread;
+};
+
+// Places a producer: inline, at the block loop in shared memory with its own thread mapping,
+// inside the thread loop in registers, or at the root as its own kernel. Returns where the
+// uses of its own producers then sit.
+Context place(Drawn &d, Func producer, const std::vector<Var> &vars, const Context &at) {
+    switch (d.pick(4)) {
+    case 0: d.what << producer.name() << ":inline "; return at;
+    case 1: {
+        producer.compute_at(at.block);
+        if (vars.size() == 1) {
+            producer.gpu_threads(vars[0]);
+        } else {
+            producer.gpu_threads(vars[0], vars[1]);
+        }
+        d.what << producer.name() << ":shared ";
+        return {at.block, LoopLevel(producer.name(), vars[0].name())};
+    }
+    case 2:
+        producer.compute_at(at.thread);
+        d.what << producer.name() << ":registers ";
+        return at;
+    default: {
+        Var b("b_" + producer.name()), t("t_" + producer.name());
+        int size = d.tile();
+        producer.compute_root().gpu_tile(vars[0], b, t, size);
+        if (vars.size() > 1) producer.gpu_blocks(vars[1]);
+        d.what << producer.name() << ":root(" << size << ") ";
+        return {LoopLevel(producer.name(), b.name()), LoopLevel(producer.name(), t.name())};
+    }
+    }
+}
+
+template <typename T>
+void expect_same(const Buffer<T> &gpu, const Buffer<T> &host, const std::string &what) {
+    int bad = 0;
+    gpu.for_each_element([&](const std::vector<int> &c) {
+        T a = c.size() == 1 ? gpu(c[0]) : gpu(c[0], c[1]);
+        T b = c.size() == 1 ? host(c[0]) : host(c[0], c[1]);
+        if (std::memcmp(&a, &b, sizeof(T)) != 0 && bad++ == 0) {
+            ADD_FAILURE() << what << ": differs at (" << c[0] << (c.size() > 1 ? ", " + std::to_string(c[1]) : "")
+                          << "): " << a << " vs " << b;
+        }
+    });
+}
+
+void pointwise_chain(Drawn &d) {
+    const int W = 37 + d.pick(40), H = 33 + d.pick(20);
+    Buffer<float> in({W, H}, "in");
+    fill_random(in, -2, 2, unsigned(W * 31 + H));
+    auto build = [&](bool gpu) {
+        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+        Func f("f"), g("g"), h("h");
+        f(x, y) = in(x, y) * 1.5f - 0.25f;
+        g(x, y) = f(x, y) * f(x, y) + in(x, y);
+        h(x, y) = g(x, y) - g(x, y) / 3.0f;
+        if (gpu) {
+            int tw = d.tile(), th = d.tile();
+            d.what << "h.gpu_tile(" << tw << "," << th << ") ";
+            h.gpu_tile(x, y, bx, by, tx, ty, tw, th);
+            Context at = place(d, g, {x, y}, {LoopLevel("h", "bx"), LoopLevel("h", "tx")});
+            place(d, f, {x, y}, at);
+        }
+        return h;
+    };
+    Buffer<float> host = build(false).realize({W, H})[0];
+    Buffer<float> gpu = build(true).realize({W, H}, gpu_target)[0];
+    expect_same(gpu, host, "pointwise " + d.what.str());
+}
+
+void stencil(Drawn &d) {
+    const int W = 33 + d.pick(50), H = 33 + d.pick(30);
+    Buffer<float> in({W + 2, H + 2}, "in");
+    fill_random(in, -1, 1, unsigned(W * 7 + H));
+    auto build = [&](bool gpu) {
+        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+        Func a("a"), b("b");
+        a(x, y) = in(x, y) + in(x + 1, y) + in(x + 2, y);
+        b(x, y) = a(x, y) + a(x, y + 1) + a(x, y + 2);
+        if (gpu) {
+            int tw = d.tile(), th = d.tile();
+            d.what << "b.gpu_tile(" << tw << "," << th << ") ";
+            b.gpu_tile(x, y, bx, by, tx, ty, tw, th);
+            place(d, a, {x, y}, {LoopLevel("b", "bx"), LoopLevel("b", "tx")});
+        }
+        return b;
+    };
+    Buffer<float> host = build(false).realize({W, H})[0];
+    Buffer<float> gpu = build(true).realize({W, H}, gpu_target)[0];
+    expect_same(gpu, host, "stencil " + d.what.str());
+}
+
+void matmul(Drawn &d) {
+    const int M = 33 + d.pick(30), N = 33 + d.pick(30), K = 3 + d.pick(40);
+    Buffer<float> A({K, M}, "A"), B({N, K}, "B");
+    fill_random(A, -1, 1, unsigned(M * 13 + K));
+    fill_random(B, -1, 1, unsigned(N * 17 + K));
+    auto build = [&](bool gpu) {
+        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+        RDom k(0, K, "k");
+        Func prod("prod"), out("out");
+        prod(x, y) = 0.0f;
+        prod(x, y) += A(k, y) * B(x, k);
+        out(x, y) = prod(x, y) * 0.5f + 1.0f;
+        if (gpu) {
+            int tw = d.tile(), th = d.tile();
+            d.what << "out.gpu_tile(" << tw << "," << th << ") ";
+            out.gpu_tile(x, y, bx, by, tx, ty, tw, th);
+            switch (d.pick(3)) {
+            case 0:
+                prod.compute_at(out, tx);
+                d.what << "prod:registers";
+                break;
+            case 1:
+                prod.compute_at(out, bx).gpu_threads(x, y);
+                prod.update().gpu_threads(x, y);
+                d.what << "prod:shared";
+                break;
+            default:
+                // Guarded tiles: shifting a tile inwards past a small extent would compute
+                // prod outside the region A covers.
+                prod.compute_root().gpu_tile(x, y, bx, by, tx, ty, 8, 8, TailStrategy::GuardWithIf);
+                prod.update().gpu_tile(x, y, bx, by, tx, ty, 4, 16);
+                d.what << "prod:root";
+            }
+        }
+        return out;
+    };
+    Buffer<float> host = build(false).realize({N, M})[0];
+    Buffer<float> gpu = build(true).realize({N, M}, gpu_target)[0];
+    expect_same(gpu, host, "matmul " + d.what.str());
+}
+
+TEST(GPUScheduleProperty, RandomSchedulesMatchTheHost) {
+    unsigned seed = unsigned(env_int("AICF_GPU_SCHEDULE_SEED", 1));
+    int count = env_int("AICF_GPU_SCHEDULE_COUNT", 60);
+    const std::function<void(Drawn &)> pipelines[] = {pointwise_chain, stencil, matmul};
+    for (int i = 0; i < count; i++) {
+        Drawn d(seed * 1000003u + unsigned(i));
+        const auto &pipeline = pipelines[i % 3];
+        try {
+            pipeline(d);
+        } catch (const Error &e) {
+            ADD_FAILURE() << "schedule " << i << " (" << d.what.str() << "): " << e.what();
+        }
+        if (HasFailure()) {
+            std::cerr << "failed at schedule " << i << ": " << d.what.str() << "\n";
+            return;
+        }
+    }
+}
+
+} // namespace
