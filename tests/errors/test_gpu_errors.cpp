@@ -122,6 +122,16 @@ TEST(GPUScheduleErrors, ParallelLoopInsideAKernel) {
     EXPECT_CONTAINS(msg, "f.s0.y of f is parallel inside the GPU kernel");
 }
 
+TEST(GPUScheduleErrors, IntermediateUsedOnBothHostAndGPU) {
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f"), g("g");
+    f(x) = x * 2;
+    g(x) = f(x) + 1;
+    f.compute_root().gpu_tile(x, bx, tx, 32); // g stays on the host
+    std::string msg = message_of<CompileError>([&] { g.realize({100}, gpu_target); });
+    EXPECT_CONTAINS(msg, "Func f is used both by GPU kernels and by host code");
+}
+
 TEST(GPUScheduleErrors, ThreadExtentWithoutAConstantBound) {
     Param<int> n("n");
     Var x("x"), y("y"), bx("bx"), tx("tx");

@@ -182,6 +182,18 @@ TEST(GPUSchedule, HalfAndBFloatStorageMatchesTheHost) {
     for (int i = 0; i < W; i++) ASSERT_EQ(gpu(i).bits, host(i).bits) << i;
 }
 
+// The pure stage of an output runs on the GPU, its update on the host: the host code gets
+// the device's data first.
+TEST(GPUSchedule, OutputUpdatedOnTheHostAfterTheGPU) {
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f");
+    f(x) = x * 2;
+    f(x) += 1;
+    f.gpu_tile(x, bx, tx, 32);
+    Buffer<int> out = f.realize({100}, gpu_target)[0];
+    for (int i = 0; i < 100; i++) ASSERT_EQ(out(i), 2 * i + 1) << i;
+}
+
 // Three-dimensional blocks and grids.
 TEST(GPUSchedule, ThreeDimensionalTiles) {
     const int X = 19, Y = 13, Z = 7;
