@@ -16,6 +16,12 @@ std::string func_of_loop(const std::string &loop) { return loop.substr(0, loop.f
 
 namespace {
 
+// The stage a loop belongs to: "f.s1" for "f.s1.x".
+std::string stage_of_loop(const std::string &loop) {
+    size_t s = loop.find(".s");
+    return loop.substr(0, loop.find('.', s + 2));
+}
+
 bool contains_loop_type(const Stmt &s, ForType t) {
     bool found = false;
     visit_each<For>(s, [&](const For *op) { found = found || op->for_type == t; });
@@ -71,6 +77,13 @@ private:
                 << " is not inside any GPU block loop. Map an outer loop onto blocks "
                 << "(gpu_blocks, gpu_tile), compute " << func_of_loop(op->name)
                 << " inside a block loop of its consumer, or use gpu_single_thread().";
+            user_assert(threads.empty() || stage_of_loop(threads.back()) == stage_of_loop(op->name))
+                << "The loop " << op->name << " of " << func_of_loop(op->name) << " is mapped "
+                << "onto GPU threads, but " << func_of_loop(op->name) << " is computed inside the "
+                << "GPU thread loop " << threads.back() << ", where each thread computes its own "
+                << "copy of it. Remove gpu_threads from " << func_of_loop(op->name)
+                << " (each thread then computes what it needs), or compute it at the block loop "
+                << blocks.back() << " to share it through shared memory.";
             threads.push_back(op->name);
             Stmt s = IRMutator::visit(op);
             threads.pop_back();

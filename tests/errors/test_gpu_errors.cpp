@@ -112,6 +112,19 @@ TEST(GPUScheduleErrors, SharedMemoryInsideThreadLoops) {
     EXPECT_CONTAINS(msg, "MemoryType::Register");
 }
 
+TEST(GPUScheduleErrors, ThreadLoopsOfAFuncComputedInsideThreadLoops) {
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f"), g("g");
+    f(x) = x * 3;
+    g(x) = f(x) + f(x + 1) + f(x + 2);
+    g.gpu_tile(x, bx, tx, 32);
+    f.compute_at(g, tx).gpu_threads(x);
+    std::string msg = message_of<CompileError>([&] { g.realize({100}, gpu_target); });
+    EXPECT_CONTAINS(msg, "f is computed inside the GPU thread loop g.s0.tx, where each thread "
+                         "computes its own copy of it");
+    EXPECT_CONTAINS(msg, "compute it at the block loop g.s0.bx");
+}
+
 TEST(GPUScheduleErrors, ParallelLoopInsideAKernel) {
     Var x("x"), y("y"), bx("bx"), tx("tx");
     Func f("f");
