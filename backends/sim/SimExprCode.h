@@ -21,13 +21,33 @@ class ExprCode {
 public:
     ExprCode(ir::Type t, int threads) : type(t), lanes(t.lanes), buf(size_t(threads) * t.lanes) {}
     virtual ~ExprCode() = default;
-    virtual Col eval(Machine &m) = 0;
+
+    // Evaluates for the active threads, and counts the instruction once per active warp and
+    // lane (uniform values are computed once, but every warp would execute them).
+    Col eval(Machine &m) {
+        if (op_class != OpClass::None) {
+            m.counters.count(op_class, int64_t(m.mask->warps) * lanes);
+            m.counters.flops += int64_t(m.mask->count) * lanes * flops_per_lane;
+        }
+        return compute(m);
+    }
+
+    // How the node counts: its instruction class and the floating-point operations it does
+    // per lane.
+    void set_cost(OpClass c, int flops) {
+        op_class = c;
+        flops_per_lane = flops;
+    }
 
     const ir::Type type;
     const int lanes;
 
 protected:
+    virtual Col compute(Machine &m) = 0;
+
     std::vector<Word> buf;
+    OpClass op_class = OpClass::None;
+    int flops_per_lane = 0;
 
     template <class F> Col map1(const Machine &m, Col a, F f) {
         Word *o = buf.data();
@@ -97,7 +117,7 @@ public:
         for (Word &w : buf)
             w = v;
     }
-    Col eval(Machine &) override { return {buf.data(), true}; }
+    Col compute(Machine &) override { return {buf.data(), true}; }
 };
 
 // A variable bound by a Let, LetStmt or For. With one active thread, a per-thread value
@@ -105,7 +125,7 @@ public:
 class VarCode : public ExprCode {
 public:
     VarCode(ir::Type t, int threads, int slot) : ExprCode(t, threads), slot(slot) {}
-    Col eval(Machine &m) override {
+    Col compute(Machine &m) override {
         Col c = m.slots[slot];
         if (c.uniform || m.mask->count != 1) return c;
         const Word *p = c.p + size_t(m.mask->first) * lanes;
@@ -121,7 +141,7 @@ private:
 class ThreadIndexCode : public ExprCode {
 public:
     ThreadIndexCode(int threads, int dim) : ExprCode(ir::Int(32), threads), dim(dim) {}
-    Col eval(Machine &m) override {
+    Col compute(Machine &m) override {
         const std::vector<Word> &index = m.thread_index[dim];
         if (m.mask->count != 1) return {index.data(), false};
         buf[0] = index[m.mask->first];
@@ -135,7 +155,7 @@ private:
 class BlockIndexCode : public ExprCode {
 public:
     explicit BlockIndexCode(int dim) : ExprCode(ir::Int(32), 1), dim(dim) {}
-    Col eval(Machine &m) override {
+    Col compute(Machine &m) override {
         buf[0] = word_u(uint64_t(int64_t(m.block[dim])));
         return {buf.data(), true};
     }
@@ -148,7 +168,7 @@ template <class F> class UnaryCode : public ExprCode {
 public:
     UnaryCode(ir::Type t, int threads, F f, ExprPtr a)
         : ExprCode(t, threads), f(f), a(std::move(a)) {}
-    Col eval(Machine &m) override { return map1(m, a->eval(m), f); }
+    Col compute(Machine &m) override { return map1(m, a->eval(m), f); }
 
 private:
     F f;
@@ -159,7 +179,7 @@ template <class F> class BinaryCode : public ExprCode {
 public:
     BinaryCode(ir::Type t, int threads, F f, ExprPtr a, ExprPtr b)
         : ExprCode(t, threads), f(f), a(std::move(a)), b(std::move(b)) {}
-    Col eval(Machine &m) override {
+    Col compute(Machine &m) override {
         Col x = a->eval(m);
         Col y = b->eval(m);
         return map2(m, x, y, f);
@@ -174,7 +194,7 @@ template <class F> class TernaryCode : public ExprCode {
 public:
     TernaryCode(ir::Type t, int threads, F f, ExprPtr a, ExprPtr b, ExprPtr c)
         : ExprCode(t, threads), f(f), a(std::move(a)), b(std::move(b)), c(std::move(c)) {}
-    Col eval(Machine &m) override {
+    Col compute(Machine &m) override {
         Col x = a->eval(m);
         Col y = b->eval(m);
         Col z = c->eval(m);
@@ -195,7 +215,7 @@ public:
         internal_assert(from.bits % 8 == 0 && t.bits % 8 == 0)
             << "simulator: reinterpret of " << to_string(from) << " as " << to_string(t);
     }
-    Col eval(Machine &m) override {
+    Col compute(Machine &m) override {
         Col x = a->eval(m);
         const Kind fk = kind_of(from), tk = kind_of(type);
         const int from_bytes = from.bytes(), to_bytes = type.bytes();
@@ -223,7 +243,7 @@ class SelectCode : public ExprCode {
 public:
     SelectCode(ir::Type t, int threads, ExprPtr c, ExprPtr a, ExprPtr b)
         : ExprCode(t, threads), c(std::move(c)), a(std::move(a)), b(std::move(b)) {}
-    Col eval(Machine &m) override {
+    Col compute(Machine &m) override {
         // Both values are evaluated, as the CPU's select evaluates both.
         Col cond = c->eval(m);
         Col x = a->eval(m);
@@ -251,7 +271,7 @@ public:
     RampCode(ir::Type t, int threads, ExprPtr base, ExprPtr stride)
         : ExprCode(t, threads), base(std::move(base)), stride(std::move(stride)), kind(kind_of(t)) {
     }
-    Col eval(Machine &m) override {
+    Col compute(Machine &m) override {
         Col b = base->eval(m);
         Col s = stride->eval(m);
         const bool uniform = b.uniform && s.uniform;
@@ -274,7 +294,7 @@ class BroadcastCode : public ExprCode {
 public:
     BroadcastCode(ir::Type t, int threads, ExprPtr value)
         : ExprCode(t, threads), value(std::move(value)) {}
-    Col eval(Machine &m) override {
+    Col compute(Machine &m) override {
         Col v = value->eval(m);
         const int threads = v.uniform ? 1 : m.n, L = lanes;
         for (int t = 0; t < threads; t++) {
@@ -294,7 +314,7 @@ class LetCode : public ExprCode {
 public:
     LetCode(ir::Type t, int slot, ExprPtr value, ExprPtr body)
         : ExprCode(t, 0), slot(slot), value(std::move(value)), body(std::move(body)) {}
-    Col eval(Machine &m) override {
+    Col compute(Machine &m) override {
         m.slots[slot] = value->eval(m);
         return body->eval(m);
     }
@@ -307,12 +327,14 @@ private:
 // What a Load or Store names, once resolved, and how its elements are encoded.
 struct AccessShape {
     Storage *storage = nullptr;
+    Site *site = nullptr;
     Kind kind = Kind::Int;
     int bits = 0, elem_bytes = 0, lanes = 1;
 
     Access make(bool is_store) const {
         Access a;
         a.storage = storage;
+        a.site = site;
         a.kind = kind;
         a.bits = bits;
         a.elem_bytes = elem_bytes;
@@ -327,7 +349,7 @@ public:
     LoadCode(ir::Type t, int threads, AccessShape shape, ExprPtr index, ExprPtr predicate)
         : ExprCode(t, threads), shape(shape), index(std::move(index)),
           predicate(std::move(predicate)) {}
-    Col eval(Machine &m) override {
+    Col compute(Machine &m) override {
         Access a = shape.make(false);
         a.index = index->eval(m);
         if (predicate) {

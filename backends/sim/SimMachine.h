@@ -2,13 +2,19 @@
 #define AICF_BACKENDS_SIM_SIMMACHINE_H
 
 // The state of one block in the simulator: its threads' columns of values, the active mask,
-// shared and private memory, and the one function every load and store goes through.
+// shared and private memory, and the one function every load and store goes through, which
+// checks each access (bounds; races and unwritten reads in shared memory, see SimChecks.h)
+// and counts what the warps ask of memory (SimCounters.h).
 
+#include "backends/sim/SimChecks.h"
+#include "backends/sim/SimCounters.h"
 #include "backends/sim/SimValue.h"
+#include "dsl/Error.h"
 #include "lowering/Kernel.h"
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -33,22 +39,47 @@ inline const Word *lane_ptr(Col c, int t, int lanes) {
     return c.uniform ? c.p : c.p + size_t(t) * lanes;
 }
 
-// The threads that execute a node: `on` per thread, with their count and the lowest and
-// highest active thread.
+// The threads that execute a node: `on` per thread, with their count, the lowest and highest
+// active thread, and the number of warps (32 consecutive threads) with an active thread.
 struct Mask {
     std::vector<uint8_t> on;
-    int count = 0, first = -1, last = -1;
+    int count = 0, first = -1, last = -1, warps = 0;
 
     void resize(int threads) { on.assign(size_t(threads), 0); }
     void recount() {
-        count = 0;
+        count = warps = 0;
         first = last = -1;
-        for (int t = 0; t < int(on.size()); t++) {
-            if (!on[t]) continue;
-            if (first < 0) first = t;
-            last = t;
-            count++;
+        const int n = int(on.size());
+        for (int w = 0; w < n; w += 32) {
+            const int end = std::min(n, w + 32);
+            const int active = count_on(w, end);
+            if (active == 0) continue;
+            count += active;
+            warps++;
+            if (first < 0) {
+                first = w;
+                while (!on[size_t(first)])
+                    first++;
+            }
+            last = end - 1;
+            while (!on[size_t(last)])
+                last--;
         }
+    }
+
+private:
+    // The active threads in [begin, end): the flags are bytes of 0 or 1, so multiplying
+    // eight of them read as a word by 0x0101...01 sums them into the top byte.
+    int count_on(int begin, int end) const {
+        int active = 0, t = begin;
+        for (; t + 8 <= end; t += 8) {
+            uint64_t eight;
+            std::memcpy(&eight, &on[size_t(t)], 8);
+            active += int((eight * 0x0101010101010101ull) >> 56);
+        }
+        for (; t < end; t++)
+            active += on[size_t(t)];
+        return active;
     }
 };
 
@@ -61,11 +92,31 @@ struct Storage {
     uint8_t *base = nullptr;
     int64_t bytes = 0; // private storage: per thread
     std::vector<uint8_t> owned;
+    // Global traffic over the launch, by direction (0: loads, 1: stores).
+    int64_t traffic_bytes[2] = {0, 0};
+    int64_t traffic_sectors[2] = {0, 0};
+};
+
+// Where an instruction stands in the kernel body, for messages and the profile, and what it
+// did over the launch.
+struct Site {
+    enum Op : uint8_t { Load, Store, Barrier, Shuffle };
+    Op op = Load;
+    const Storage *storage = nullptr; // loads and stores
+    std::string func;                 // the Func being computed there
+    std::string loop;                 // the innermost enclosing loop, "" outside loops
+    int loop_slot = -1;               // that loop's variable
+    int func_shared = -1; // `func`'s allocation in LoweredKernel::shared, -1 if not there
+    // Loads and stores: what they touched (shared: the Func, found at the first request).
+    std::string memory;
+    int64_t requests = 0, bytes = 0;
+    int64_t transactions = 0; // global: sectors; shared: wavefronts
 };
 
 // One load or store instruction, for all threads of the block.
 struct Access {
     Storage *storage = nullptr;
+    Site *site = nullptr;
     Kind kind = Kind::Int;
     int bits = 0, elem_bytes = 0, lanes = 1;
     bool is_store = false;
@@ -78,8 +129,9 @@ struct Access {
 
 class Machine {
 public:
-    explicit Machine(const lowering::LoweredKernel &k)
-        : kernel(k), n(k.thread_count()), threads(k.threads), shared(size_t(k.shared_bytes)) {
+    Machine(const lowering::LoweredKernel &k, bool checks)
+        : kernel(k), n(k.thread_count()), threads(k.threads), checks(checks),
+          shared(size_t(k.shared_bytes)) {
         for (int d = 0; d < 3; d++)
             thread_index[d].resize(size_t(n));
         for (int t = 0; t < n; t++) {
@@ -90,29 +142,98 @@ public:
     }
 
     // Runs one load or store for the active threads. Every memory access of the kernel comes
-    // through here with all its threads' addresses, so per-instruction counters (bytes,
-    // sectors per warp, bank conflicts) and race checks belong here. Returns whether a load's
-    // result is uniform: when all active threads read the same address of memory they share,
-    // or when only one thread is active.
+    // through here with all its threads' addresses. Returns whether a load's result is
+    // uniform: when all active threads read the same address of memory they share, or when
+    // only one thread is active.
     bool access(const Access &a) {
-        const int L = a.lanes;
-        const bool same_address = a.storage->place != Storage::Private && a.index.uniform &&
+        const Storage &s = *a.storage;
+        counters.count(op_class(a), mask->warps);
+        const bool same_address = s.place != Storage::Private && a.index.uniform &&
                                   (!a.has_predicate || a.predicate.uniform);
+        const bool shadowed = checks && s.place == Storage::Shared;
         if (mask->count == 1 || same_address) {
             // Stores from several threads to one address: the highest thread's value wins.
             const int t = a.is_store ? mask->last : mask->first;
-            access_thread(a, t, a.out, a.is_store ? lane_ptr(a.value, t, L) : nullptr);
+            if (shadowed && a.is_store && mask->count > 1) check_one_value(a);
+            run_threads(a, t, t + 1, true);
+            // The other readers count for races too; one more is all the shadow keeps.
+            if (shadowed && !a.is_store && mask->count > 1) shadow_thread(a, mask->last);
+            if (s.place != Storage::Private) profile_uniform(a, t);
             return true;
         }
-        for (int t = 0; t < n; t++) {
-            Word *out = a.is_store ? nullptr : a.out + size_t(t) * L;
-            if (!mask->on[t]) {
-                if (out) std::fill(out, out + L, word_u(0));
-                continue;
-            }
-            access_thread(a, t, out, a.is_store ? lane_ptr(a.value, t, L) : nullptr);
-        }
+        run_threads(a, 0, n, false);
+        if (s.place != Storage::Private) profile_warps(a);
         return false;
+    }
+
+    // A barrier that all threads reached.
+    void barrier() {
+        counters.barriers++;
+        if (checks) shadow.barrier();
+    }
+
+    void start_block(const std::array<int, 3> &b) {
+        block = b;
+        std::fill(shared.begin(), shared.end(), kGarbageByte);
+        if (checks) shadow.start_block();
+    }
+
+    // The check of a warp shuffle, for the node that will run one (the IR has no shuffle
+    // yet): each active thread reads the value of lane `source_lane` (its column, one word
+    // per thread) of its own warp, which must be an active thread of the block.
+    void check_shuffle_sources(Col source_lane, const Site &site) const {
+        for (int t = 0; t < n; t++) {
+            if (!mask->on[t]) continue;
+            const int64_t lane = lane_ptr(source_lane, t, 1)->i;
+            const int64_t source = int64_t(t & ~31) + lane;
+            if (lane >= 0 && lane < 32 && source < n && mask->on[size_t(source)]) continue;
+            std::ostringstream os;
+            os << "kernel " << kernel.name << ": thread " << describe_thread(t) << " of block "
+               << describe_block() << " shuffles from lane " << lane << " of its warp, ";
+            if (lane < 0 || lane >= 32 || source >= n) {
+                os << "which does not exist";
+            } else {
+                os << "whose thread " << describe_thread(int(source))
+                   << " is inactive there (its value is undefined)";
+            }
+            os << context(site, t);
+            throw RuntimeError(os.str());
+        }
+    }
+
+    // "load in[...] in f at f.s0.x": what an instruction is, for messages and profiles.
+    // `memory` names what a shared access touches before its first request has; with a
+    // thread, the loop's value in that thread follows ("at f.s0.x = 3").
+    std::string label(const Site &s, const std::string &memory = "", int thread = -1) const {
+        static const char *const ops[] = {"load", "store", "barrier", "shuffle"};
+        std::string r = ops[s.op];
+        if (s.storage) {
+            const std::string &name = !s.memory.empty() ? s.memory
+                                      : !memory.empty() ? memory
+                                                        : s.storage->name;
+            r += " " + name + "[...]";
+        }
+        if (!s.func.empty()) r += " in " + s.func;
+        if (!s.loop.empty()) r += " at " + s.loop + loop_value(s, thread);
+        return r;
+    }
+
+    // " (while computing f, in loop f.s0.x = 3)": where thread t is, for messages.
+    std::string context(const Site &s, int t) const {
+        std::ostringstream os;
+        if (!s.func.empty()) os << "while computing " << s.func;
+        if (!s.loop.empty()) {
+            os << (s.func.empty() ? "" : ", ") << "in loop " << s.loop << loop_value(s, t);
+        }
+        const std::string where = os.str();
+        return where.empty() ? "" : " (" + where + ")";
+    }
+
+    // " = 3": the value of the site's loop variable in thread t, if it has one now.
+    std::string loop_value(const Site &s, int t) const {
+        const Col value = s.loop_slot >= 0 && t >= 0 ? slots[size_t(s.loop_slot)] : Col{};
+        if (!value.p) return "";
+        return " = " + std::to_string(lane_ptr(value, t, 1)->i);
     }
 
     std::string describe_thread(int t) const {
@@ -131,6 +252,7 @@ public:
     const lowering::LoweredKernel &kernel;
     const int n; // threads per block
     const std::array<int, 3> threads;
+    const bool checks; // the expensive ones: races and unwritten shared memory
     std::array<int, 3> block{{0, 0, 0}};
     const Mask *mask = nullptr;
     std::vector<Col> slots;            // the values of bound variables
@@ -138,30 +260,256 @@ public:
     std::vector<uint8_t> shared;       // the block's shared memory
     Storage shared_storage;
     std::vector<std::unique_ptr<Storage>> storages; // buffer arguments and allocations
+    std::vector<std::unique_ptr<Site>> sites;       // in program order
+    SharedShadow shadow;
+    Counters counters;
 
 private:
-    // Thread t's lanes of one instruction; `out` receives a load's lanes, `value` holds a
-    // store's. Lanes the predicate turns off touch no memory and load 0.
-    void access_thread(const Access &a, int t, Word *out, const Word *value) {
+    static OpClass op_class(const Access &a) {
+        switch (a.storage->place) {
+        case Storage::Global:
+            return a.is_store ? OpClass::GlobalStore : OpClass::GlobalLoad;
+        case Storage::Shared:
+            return a.is_store ? OpClass::SharedStore : OpClass::SharedLoad;
+        case Storage::Private:
+            break;
+        }
+        return OpClass::Other;
+    }
+
+    // The lanes of the active threads in [begin, end) of one instruction. A load's lanes go
+    // to its result, all in its first `lanes` words when `uniform`, else thread-major (with
+    // 0 for inactive threads); a store's come from its value. Lanes the predicate turns off
+    // touch no memory and load 0. One loop over the threads, with what does not depend on
+    // the thread hoisted, as this is where the simulator spends its time.
+    void run_threads(const Access &a, int begin, int end, bool uniform) {
         const int L = a.lanes;
-        const Word *index = lane_ptr(a.index, t, L);
-        const Word *pred = a.has_predicate ? lane_ptr(a.predicate, t, L) : nullptr;
         const Storage &s = *a.storage;
-        uint8_t *base = s.base + (s.place == Storage::Private ? size_t(t) * size_t(s.bytes) : 0);
+        const bool priv = s.place == Storage::Private;
+        const bool shadowed = checks && s.place == Storage::Shared;
         const int64_t limit = s.bytes / a.elem_bytes;
-        for (int l = 0; l < L; l++) {
-            if (pred && !pred[l].u) {
-                if (out) out[l] = word_u(0);
+        for (int t = begin; t < end; t++) {
+            Word *out = a.is_store ? nullptr : a.out + (uniform ? 0 : size_t(t) * L);
+            if (!uniform && !mask->on[t]) {
+                if (out) std::fill(out, out + L, word_u(0));
                 continue;
             }
-            const int64_t i = index[l].i;
-            if (i < 0 || i >= limit) fault(a, t, i, limit);
-            uint8_t *p = base + i * a.elem_bytes;
-            if (out) {
-                out[l] = read_element(p, a.kind, a.bits);
-            } else {
-                write_element(p, a.kind, a.bits, value[l]);
+            const Word *value = a.is_store ? lane_ptr(a.value, t, L) : nullptr;
+            const Word *index = lane_ptr(a.index, t, L);
+            const Word *pred = a.has_predicate ? lane_ptr(a.predicate, t, L) : nullptr;
+            uint8_t *base = s.base + (priv ? size_t(t) * size_t(s.bytes) : 0);
+            for (int l = 0; l < L; l++) {
+                if (pred && !pred[l].u) {
+                    if (out) out[l] = word_u(0);
+                    continue;
+                }
+                const int64_t i = index[l].i;
+                if (i < 0 || i >= limit) fault(a, t, i, limit);
+                if (shadowed) shadow_element(a, t, i);
+                uint8_t *p = base + i * a.elem_bytes;
+                if (out) {
+                    out[l] = read_element(p, a.kind, a.bits);
+                } else {
+                    write_element(p, a.kind, a.bits, value[l]);
+                }
             }
+        }
+    }
+
+    // Records thread t's lanes of a shared access in the shadow, without moving data.
+    void shadow_thread(const Access &a, int t) {
+        const Word *index = lane_ptr(a.index, t, a.lanes);
+        const Word *pred = a.has_predicate ? lane_ptr(a.predicate, t, a.lanes) : nullptr;
+        for (int l = 0; l < a.lanes; l++) {
+            if (!pred || pred[l].u) shadow_element(a, t, index[l].i);
+        }
+    }
+
+    void shadow_element(const Access &a, int t, int64_t i) {
+        const Site *site = a.site;
+        const int64_t byte = i * a.elem_bytes;
+        const int g = shadow.granule_bytes();
+        int32_t owner = -1;
+        if (a.is_store) {
+            owner = site->func_shared;
+            if (owner >= 0 && !inside(kernel.shared[size_t(owner)], byte, a.elem_bytes)) {
+                outside_own_allocation(a, t, byte);
+            }
+        }
+        for (int64_t cell = byte / g; cell < (byte + a.elem_bytes) / g; cell++) {
+            const Conflict c =
+                a.is_store ? shadow.write(cell, t, site, owner) : shadow.read(cell, t, site);
+            if (c.hazard == Hazard::None) continue;
+            // An unwritten cell's owner is from an earlier block.
+            const bool written = c.hazard != Hazard::Uninitialized;
+            shared_fault(a, t, byte, c, written ? shadow.cell(cell).owner : -1);
+        }
+    }
+
+    // Several threads store to one shared address in one instruction: a race unless they
+    // all store the same value.
+    void check_one_value(const Access &a) {
+        if (a.value.uniform) return;
+        const int last = mask->last;
+        const Word *kept = lane_ptr(a.value, last, a.lanes);
+        for (int t = mask->first; t < last; t++) {
+            if (!mask->on[t]) continue;
+            const Word *mine = lane_ptr(a.value, t, a.lanes);
+            for (int l = 0; l < a.lanes; l++) {
+                if (mine[l].u == kept[l].u) continue;
+                const int64_t byte = lane_ptr(a.index, t, a.lanes)[l].i * a.elem_bytes;
+                shared_fault(a, last, byte, {Hazard::WriteAfterWrite, t, a.site}, -1);
+            }
+        }
+    }
+
+    static bool inside(const lowering::SharedAllocation &s, int64_t byte, int bytes) {
+        return byte >= s.offset && byte + bytes <= s.offset + s.bytes;
+    }
+
+    // The Func that lives at `byte` of shared memory: the one last stored there (`owner`),
+    // else every Func whose range holds it (lifetimes may share bytes), else "".
+    std::string shared_func(int64_t byte, int32_t owner) const {
+        if (owner >= 0) return kernel.shared[size_t(owner)].func;
+        std::string names;
+        for (const lowering::SharedAllocation &s : kernel.shared) {
+            if (!inside(s, byte, 1)) continue;
+            names += (names.empty() ? "" : " or ") + s.func;
+        }
+        return names;
+    }
+
+    // "tile[32] at byte 128 of shared memory" (the element of `bytes`-byte elements of the
+    // Func that lives there), or "byte 128 of shared memory" where no Func is.
+    std::string describe_shared(int64_t byte, int32_t owner, int bytes) const {
+        const std::string where = "byte " + std::to_string(byte) + " of shared memory";
+        if (owner < 0) {
+            // The one Func whose range holds the byte, if only one does.
+            for (size_t i = 0; i < kernel.shared.size(); i++) {
+                if (!inside(kernel.shared[i], byte, 1)) continue;
+                if (owner >= 0) return shared_func(byte, -1) + " at " + where;
+                owner = int32_t(i);
+            }
+        }
+        if (owner < 0) return where;
+        const lowering::SharedAllocation &f = kernel.shared[size_t(owner)];
+        return f.func + "[" + std::to_string((byte - f.offset) / bytes) + "] at " + where;
+    }
+
+    // A global request per warp with an active thread: bytes asked for, distinct 32-byte
+    // sectors; a shared one: wavefronts through the banks.
+    void profile_warps(const Access &a) {
+        const bool simple = a.lanes == 1 && !a.has_predicate && a.elem_bytes <= 4;
+        for (int w = 0; w < n; w += 32) {
+            const int end = std::min(n, w + 32);
+            int active = 0;
+            int64_t first_byte = 0;
+            int64_t per_request = simple ? ascending(a, w, end, active, first_byte) : -1;
+            int64_t bytes = int64_t(active) * a.elem_bytes;
+            if (per_request < 0) {
+                keys.clear();
+                active = 0;
+                bytes = gather(a, w, end, active);
+                per_request = transactions(a, first_byte);
+            }
+            if (active) record(a, bytes, 1, per_request, first_byte);
+        }
+    }
+
+    // Every active thread asks for what thread t asks for.
+    void profile_uniform(const Access &a, int t) {
+        int64_t first_byte = lane_ptr(a.index, t, a.lanes)->i * a.elem_bytes;
+        if (a.lanes == 1 && !a.has_predicate) {
+            record(a, int64_t(a.elem_bytes) * mask->count, mask->warps, 1, first_byte);
+            return;
+        }
+        keys.clear();
+        int active = 0;
+        const int64_t bytes = gather(a, t, t + 1, active);
+        const int64_t per_request = transactions(a, first_byte);
+        record(a, bytes * mask->count, mask->warps, per_request, first_byte);
+    }
+
+    // The sectors or wavefronts of the request of threads [begin, end), one element of at
+    // most 4 bytes each, counted as the addresses come: they usually ascend, so a new sector
+    // or word is one unlike the previous. -1 when they do not ascend.
+    int64_t ascending(const Access &a, int begin, int end, int &active, int64_t &first_byte) {
+        const bool global = a.storage->place == Storage::Global;
+        const int shift = global ? 5 : 2; // sectors of 32 bytes, words of 4
+        int64_t previous = -1, distinct = 0;
+        int most = 0;
+        std::array<int, 32> per_bank{};
+        for (int t = begin; t < end; t++) {
+            if (!mask->on[t]) continue;
+            const int64_t byte = lane_ptr(a.index, t, 1)->i * a.elem_bytes;
+            if (active++ == 0) first_byte = byte;
+            const int64_t key = byte >> shift;
+            if (key == previous) continue;
+            if (key < previous) return -1;
+            previous = key;
+            distinct++;
+            if (!global) most = std::max(most, ++per_bank[size_t(key & 31)]);
+        }
+        return global ? distinct : most;
+    }
+
+    // Appends the sectors (global) or words (shared) of the active threads in [begin, end)
+    // to `keys`, counts those threads in `active`, and returns their bytes.
+    int64_t gather(const Access &a, int begin, int end, int &active) {
+        const int L = a.lanes, eb = a.elem_bytes;
+        const bool global = a.storage->place == Storage::Global;
+        int64_t bytes = 0;
+        for (int t = begin; t < end; t++) {
+            if (!mask->on[t]) continue;
+            active++;
+            const Word *index = lane_ptr(a.index, t, L);
+            const Word *pred = a.has_predicate ? lane_ptr(a.predicate, t, L) : nullptr;
+            for (int l = 0; l < L; l++) {
+                if (pred && !pred[l].u) continue;
+                const int64_t byte = index[l].i * eb;
+                bytes += eb;
+                if (global) {
+                    keys.push_back(byte >> 5); // elements are aligned: never across sectors
+                    continue;
+                }
+                for (int64_t word = byte >> 2; word <= (byte + eb - 1) >> 2; word++)
+                    keys.push_back(word);
+            }
+        }
+        return bytes;
+    }
+
+    // The sectors or wavefronts of the request in `keys`, and the first byte it touches.
+    int64_t transactions(const Access &a, int64_t &first_byte) {
+        if (keys.empty()) return 0;
+        if (a.storage->place == Storage::Global) {
+            first_byte = keys[0] * 32;
+            return distinct_count(keys);
+        }
+        first_byte = keys[0] * 4;
+        return bank_wavefronts(keys);
+    }
+
+    // `warps` requests of `per_request` sectors or wavefronts each, asking for `bytes` in
+    // all; `first_byte` is one they touch.
+    void record(const Access &a, int64_t bytes, int warps, int64_t per_request,
+                int64_t first_byte) {
+        Site &site = *a.site;
+        site.requests += warps;
+        site.bytes += bytes;
+        if (per_request == 0) return; // every lane predicated off
+        site.transactions += per_request * warps;
+        Storage &s = *a.storage;
+        if (s.place == Storage::Global) {
+            s.traffic_bytes[a.is_store] += bytes;
+            s.traffic_sectors[a.is_store] += per_request * warps;
+            return;
+        }
+        if (site.memory.empty()) {
+            const int32_t owner =
+                checks ? shadow.cell(first_byte / shadow.granule_bytes()).owner : -1;
+            site.memory = shared_func(first_byte, owner);
+            if (site.memory.empty()) site.memory = s.name;
         }
     }
 
@@ -184,8 +532,69 @@ private:
         os << " at index " << index << ", outside its valid range [0, " << limit << ") of "
            << a.elem_bytes << "-byte elements (" << s.bytes << " bytes"
            << (s.place == Storage::Private ? " per thread" : "") << ")";
+        if (s.place == Storage::Shared) os << nearest_shared_func(index * a.elem_bytes);
+        os << context(*a.site, t);
         throw RuntimeError(os.str());
     }
+
+    // For an access outside shared memory: the Func whose range ends or starts nearest to it.
+    std::string nearest_shared_func(int64_t byte) const {
+        const lowering::SharedAllocation *nearest = nullptr;
+        int64_t distance = 0;
+        for (const lowering::SharedAllocation &s : kernel.shared) {
+            const int64_t d = byte < s.offset ? s.offset - byte : byte - (s.offset + s.bytes);
+            if (!nearest || d < distance) {
+                nearest = &s;
+                distance = d;
+            }
+        }
+        if (!nearest) return "";
+        std::ostringstream os;
+        os << "; byte " << byte << " is " << (byte < nearest->offset ? "before " : "past ")
+           << nearest->func << ", which lives at bytes [" << nearest->offset << ", "
+           << nearest->offset + nearest->bytes << ")";
+        return os.str();
+    }
+
+    [[noreturn]] void outside_own_allocation(const Access &a, int t, int64_t byte) const {
+        const lowering::SharedAllocation &own = kernel.shared[size_t(a.site->func_shared)];
+        std::ostringstream os;
+        os << "kernel " << kernel.name << ": thread " << describe_thread(t) << " of block "
+           << describe_block() << " stores " << a.elem_bytes << " bytes at byte " << byte
+           << " of shared memory, outside " << own.func << ", which it is computing and which "
+           << "lives at bytes [" << own.offset << ", " << own.offset + own.bytes << ")";
+        const std::string other = shared_func(byte, -1);
+        if (!other.empty()) os << ": it overwrites " << other;
+        os << context(*a.site, t);
+        throw RuntimeError(os.str());
+    }
+
+    [[noreturn]] void shared_fault(const Access &a, int t, int64_t byte, const Conflict &c,
+                                   int32_t owner) const {
+        const Site &site = *a.site;
+        const std::string func = shared_func(byte, owner);
+        std::ostringstream os;
+        os << "kernel " << kernel.name << ": ";
+        if (c.hazard == Hazard::Uninitialized) {
+            os << "thread " << describe_thread(t) << " of block " << describe_block() << " loads "
+               << describe_shared(byte, owner, a.elem_bytes)
+               << ", which no thread of the block has written since the kernel started ("
+               << label(site, func, t) << ")";
+            throw RuntimeError(os.str());
+        }
+        const bool other_stored = c.hazard != Hazard::WriteAfterRead;
+        os << "shared-memory race in block " << describe_block() << " on "
+           << describe_shared(byte, owner, a.elem_bytes) << ": thread " << describe_thread(c.other)
+           << (other_stored ? " stores it" : " loads it");
+        if (c.other_site) os << " (" << label(*c.other_site, func) << ")";
+        os << " and thread " << describe_thread(t) << (a.is_store ? " stores it" : " loads it")
+           << " (" << label(site, func, t)
+           << ") with no barrier between them. A barrier must separate a thread's access from "
+           << "another thread's write of the same shared memory.";
+        throw RuntimeError(os.str());
+    }
+
+    std::vector<int64_t> keys; // the sectors or words of one warp's request
 };
 
 } // namespace sim

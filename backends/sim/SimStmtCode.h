@@ -65,21 +65,26 @@ public:
             return;
         }
         const Mask *outer = m.mask;
+        int taken_count = 0;
         for (int t = 0; t < m.n; t++) {
             const uint8_t on = outer->on[t], taken = uint8_t(c.p[t].u);
             then_mask.on[t] = on & taken;
-            else_mask.on[t] = on & uint8_t(taken ^ 1);
+            taken_count += on & taken;
         }
-        then_mask.recount();
-        if (then_mask.count == outer->count) {
+        if (taken_count == outer->count) {
             run(m, then_case.get(), outer);
             return;
         }
-        if (then_mask.count == 0) {
+        if (taken_count == 0) {
             run(m, else_case.get(), outer);
             return;
         }
-        else_mask.recount();
+        then_mask.recount();
+        if (else_case) {
+            for (int t = 0; t < m.n; t++)
+                else_mask.on[t] = outer->on[t] & uint8_t(then_mask.on[t] ^ 1);
+            else_mask.recount();
+        }
         run(m, then_case.get(), &then_mask);
         run(m, else_case.get(), &else_mask);
         m.mask = outer;
@@ -225,16 +230,32 @@ private:
     ir::Expr condition;
 };
 
+// A block-wide barrier: every thread of the block must reach it.
 class BarrierCode : public StmtCode {
 public:
+    explicit BarrierCode(const Site *site) : site(site) {}
     void exec(Machine &m) override {
-        if (m.mask->count == m.n) return;
+        const Mask &mask = *m.mask;
+        if (mask.count == m.n) {
+            m.barrier();
+            return;
+        }
+        int missing = 0;
+        while (missing < m.n && mask.on[missing])
+            missing++;
         std::ostringstream os;
-        os << "barrier in kernel " << m.kernel.name << " reached by " << m.mask->count << " of "
-           << m.n << " threads of block " << m.describe_block()
-           << ": a barrier under divergent control flow";
+        os << "barrier in kernel " << m.kernel.name << " reached by " << mask.count << " of " << m.n
+           << " threads of block " << m.describe_block()
+           << ": a barrier under divergent control flow (thread " << m.describe_thread(mask.first)
+           << " reaches it" << m.context(*site, mask.first) << ", thread "
+           << m.describe_thread(missing)
+           << " does not). Every thread of a block must reach each barrier, so a barrier "
+           << "cannot depend on the thread index.";
         throw RuntimeError(os.str());
     }
+
+private:
+    const Site *site;
 };
 
 class EvaluateCode : public StmtCode {

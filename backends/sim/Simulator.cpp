@@ -5,8 +5,10 @@
 #include "dsl/Error.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Scope.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -16,7 +18,9 @@
 // SimStmtCode.h) with variables resolved to slots and storage resolved to Storage objects,
 // then runs that tree for every block. Each expression node evaluates for all threads of the
 // block at once into a column it owns (see Col in SimMachine.h), or into one uniform value
-// when its operands are uniform.
+// when its operands are uniform. The compiler also records where each memory instruction and
+// barrier stands (the Func being computed, the innermost loop) for messages and profiles,
+// and what each node costs (its instruction class and flops).
 
 namespace aicf {
 namespace backends {
@@ -136,6 +140,109 @@ struct BoolNot {
     Word operator()(Word a) const { return word_u(a.u ^ 1u); }
 };
 
+// ---- What each node costs ----
+
+struct Cost {
+    OpClass op_class = OpClass::None;
+    int flops = 0;
+};
+
+// Arithmetic on operands of type t: `flops` per lane when they are floats.
+Cost arithmetic(Type t, int flops) {
+    if (t.is_float() || t.is_bfloat()) return {OpClass::Float, flops};
+    return {OpClass::Integer, 0};
+}
+
+template <class Node> Type operand_type(const Expr &e) {
+    return e.as<Node>()->a.type();
+}
+
+Cost intrinsic_cost(const ir::Call *op) {
+    const Type t = op->args.empty() ? op->type : op->args[0].type();
+    switch (op->intrinsic) {
+    case Intrinsic::sqrt:
+    case Intrinsic::rsqrt:
+    case Intrinsic::exp:
+    case Intrinsic::log:
+    case Intrinsic::tanh:
+    case Intrinsic::erf:
+    case Intrinsic::pow:
+        return {OpClass::Float, 1};
+    case Intrinsic::fma:
+        return {OpClass::Float, 2};
+    case Intrinsic::abs:
+    case Intrinsic::floor:
+    case Intrinsic::ceil:
+    case Intrinsic::round:
+    case Intrinsic::trunc:
+    case Intrinsic::is_nan:
+    case Intrinsic::is_inf:
+        return arithmetic(t, 0);
+    case Intrinsic::bitwise_and:
+    case Intrinsic::bitwise_or:
+    case Intrinsic::bitwise_xor:
+    case Intrinsic::bitwise_not:
+    case Intrinsic::shift_left:
+    case Intrinsic::shift_right:
+        return {OpClass::Integer, 0};
+    default:
+        break;
+    }
+    return {};
+}
+
+Cost cost_of(const Expr &e) {
+    switch (e.node_type()) {
+    case ir::IRNodeType::Add:
+    case ir::IRNodeType::Sub:
+    case ir::IRNodeType::Mul:
+    case ir::IRNodeType::Div:
+    case ir::IRNodeType::Mod:
+    case ir::IRNodeType::Min:
+    case ir::IRNodeType::Max:
+        return arithmetic(e.type(), 1);
+    case ir::IRNodeType::EQ:
+        return arithmetic(operand_type<ir::EQ>(e), 0);
+    case ir::IRNodeType::NE:
+        return arithmetic(operand_type<ir::NE>(e), 0);
+    case ir::IRNodeType::LT:
+        return arithmetic(operand_type<ir::LT>(e), 0);
+    case ir::IRNodeType::LE:
+        return arithmetic(operand_type<ir::LE>(e), 0);
+    case ir::IRNodeType::GT:
+        return arithmetic(operand_type<ir::GT>(e), 0);
+    case ir::IRNodeType::GE:
+        return arithmetic(operand_type<ir::GE>(e), 0);
+    case ir::IRNodeType::And:
+    case ir::IRNodeType::Or:
+    case ir::IRNodeType::Not:
+        return {OpClass::Integer, 0};
+    case ir::IRNodeType::Cast:
+    case ir::IRNodeType::Reinterpret:
+    case ir::IRNodeType::Select:
+    case ir::IRNodeType::Ramp:
+    case ir::IRNodeType::Broadcast:
+        return {OpClass::Other, 0};
+    case ir::IRNodeType::Call:
+        return intrinsic_cost(e.as<ir::Call>());
+    default:
+        break;
+    }
+    return {};
+}
+
+// Whether a LetStmt binds a loop variable: thread and block loops become lets of the thread
+// and block index (plus the loop's minimum), which load nothing.
+bool binds_gpu_loop(const Expr &value) {
+    bool index = false, loads = false;
+    ir::visit_each<ir::Call>(value, [&](const ir::Call *c) {
+        index = index || c->is_intrinsic(Intrinsic::gpu_thread_index) ||
+                c->is_intrinsic(Intrinsic::gpu_block_index);
+    });
+    ir::visit_each<ir::Load>(value, [&](const ir::Load *) { loads = true; });
+    return index && !loads;
+}
+
 // ---- The compiler from IR to nodes ----
 
 class Compiler {
@@ -165,9 +272,24 @@ public:
         shared.name = lowering::kSharedMemoryName;
         shared.base = m.shared.data();
         shared.bytes = int64_t(m.shared.size());
+        // Outside every producer, the kernel computes its outermost Func.
+        if (!k.funcs.empty()) where.func = k.funcs.front();
     }
 
     int slot_count() const { return slots; }
+
+    // The shadow's granule: the smallest element any shared access uses, at most a word.
+    int shared_granule() const { return granule; }
+
+    // Compiles an expression and gives its node its cost.
+    ExprPtr expr(const Expr &e) {
+        ExprPtr node = build(e);
+        const ir::Call *call = e.as<ir::Call>();
+        if (call && call->is_intrinsic(Intrinsic::likely)) return node; // its argument's node
+        const Cost c = cost_of(e);
+        node->set_cost(c.op_class, c.flops);
+        return node;
+    }
 
     StmtPtr stmt(const Stmt &s) {
         if (!s.defined()) return std::make_unique<NopCode>();
@@ -177,21 +299,33 @@ public:
             ExprPtr value = expr(op->value);
             int slot = slots++;
             ir::ScopedBinding<Binding> bind(vars, op->name, {slot, op->value.type()});
-            return std::make_unique<LetStmtCode>(slot, std::move(value), stmt(op->body));
+            const Where outer = where;
+            if (binds_gpu_loop(op->value)) where.enter_loop(op->name, slot);
+            StmtPtr body = stmt(op->body);
+            where = outer;
+            return std::make_unique<LetStmtCode>(slot, std::move(value), std::move(body));
         }
         case ir::IRNodeType::AssertStmt: {
             const ir::AssertStmt *op = s.as<ir::AssertStmt>();
             return std::make_unique<AssertCode>(expr(op->condition), op->condition);
         }
-        case ir::IRNodeType::ProducerConsumer:
-            return stmt(s.as<ir::ProducerConsumer>()->body);
+        case ir::IRNodeType::ProducerConsumer: {
+            const ir::ProducerConsumer *op = s.as<ir::ProducerConsumer>();
+            const Where outer = where;
+            if (op->is_producer) where.func = op->name;
+            StmtPtr body = stmt(op->body);
+            where = outer;
+            return body;
+        }
         case ir::IRNodeType::For:
             return for_loop(s.as<ir::For>());
         case ir::IRNodeType::Store: {
             const ir::Store *op = s.as<ir::Store>();
+            // The operands first: their loads come before the store in the profile.
+            ExprPtr value = expr(op->value), index = expr(op->index);
             ExprPtr pred = is_true(op->predicate) ? nullptr : expr(op->predicate);
-            return std::make_unique<StoreCode>(shape(op->name, op->value.type()), expr(op->value),
-                                               expr(op->index), std::move(pred));
+            return std::make_unique<StoreCode>(shape(op->name, op->value.type(), Site::Store),
+                                               std::move(value), std::move(index), std::move(pred));
         }
         case ir::IRNodeType::Allocate:
             return allocate(s.as<ir::Allocate>());
@@ -211,15 +345,17 @@ public:
             const ir::IfThenElse *op = s.as<ir::IfThenElse>();
             internal_assert(op->condition.type() == ir::Bool())
                 << "simulator: if condition of type " << to_string(op->condition.type());
+            ExprPtr cond = expr(op->condition);
+            StmtPtr then_case = stmt(op->then_case);
             StmtPtr else_case = op->else_case.defined() ? stmt(op->else_case) : nullptr;
-            return std::make_unique<IfCode>(n, expr(op->condition), stmt(op->then_case),
+            return std::make_unique<IfCode>(n, std::move(cond), std::move(then_case),
                                             std::move(else_case));
         }
         case ir::IRNodeType::Evaluate: {
             const ir::Evaluate *op = s.as<ir::Evaluate>();
             const ir::Call *call = op->value.as<ir::Call>();
             if (call && call->intrinsic == Intrinsic::gpu_barrier) {
-                return std::make_unique<BarrierCode>();
+                return std::make_unique<BarrierCode>(site(Site::Barrier, nullptr));
             }
             return std::make_unique<EvaluateCode>(expr(op->value));
         }
@@ -232,7 +368,8 @@ public:
         return nullptr;
     }
 
-    ExprPtr expr(const Expr &e) {
+private:
+    ExprPtr build(const Expr &e) {
         internal_assert(e.defined()) << "simulator: undefined expression";
         const Type t = e.type();
         switch (e.node_type()) {
@@ -283,29 +420,33 @@ public:
             return arith<ir::GE, IGE, FGE>(e);
         case ir::IRNodeType::And: {
             const ir::And *op = e.as<ir::And>();
-            return int_binary<IAnd>(t, n, expr(op->a), expr(op->b));
+            ExprPtr a = expr(op->a), b = expr(op->b);
+            return int_binary<IAnd>(t, n, std::move(a), std::move(b));
         }
         case ir::IRNodeType::Or: {
             const ir::Or *op = e.as<ir::Or>();
-            return int_binary<IOr>(t, n, expr(op->a), expr(op->b));
+            ExprPtr a = expr(op->a), b = expr(op->b);
+            return int_binary<IOr>(t, n, std::move(a), std::move(b));
         }
         case ir::IRNodeType::Not:
             return unary(t, n, BoolNot{}, expr(e.as<ir::Not>()->a));
         case ir::IRNodeType::Select: {
             const ir::Select *op = e.as<ir::Select>();
-            return std::make_unique<SelectCode>(t, n, expr(op->condition), expr(op->true_value),
-                                                expr(op->false_value));
+            ExprPtr c = expr(op->condition), a = expr(op->true_value), b = expr(op->false_value);
+            return std::make_unique<SelectCode>(t, n, std::move(c), std::move(a), std::move(b));
         }
         case ir::IRNodeType::Load: {
             const ir::Load *op = e.as<ir::Load>();
+            ExprPtr index = expr(op->index);
             ExprPtr pred = is_true(op->predicate) ? nullptr : expr(op->predicate);
-            return std::make_unique<LoadCode>(t, n, shape(op->name, t), expr(op->index),
-                                              std::move(pred));
+            return std::make_unique<LoadCode>(t, n, shape(op->name, t, Site::Load),
+                                              std::move(index), std::move(pred));
         }
         case ir::IRNodeType::Ramp: {
             const ir::Ramp *op = e.as<ir::Ramp>();
             internal_assert(t.is_int_or_uint()) << "simulator: ramp of " << to_string(t);
-            return std::make_unique<RampCode>(t, n, expr(op->base), expr(op->stride));
+            ExprPtr base = expr(op->base), stride = expr(op->stride);
+            return std::make_unique<RampCode>(t, n, std::move(base), std::move(stride));
         }
         case ir::IRNodeType::Broadcast:
             return std::make_unique<BroadcastCode>(t, n, expr(e.as<ir::Broadcast>()->value));
@@ -326,11 +467,37 @@ public:
         return nullptr;
     }
 
-private:
     struct Binding {
         int slot;
         Type type;
     };
+
+    // Where the node being compiled stands: the Func being computed and the innermost loop.
+    struct Where {
+        std::string func, loop;
+        int loop_slot = -1;
+
+        void enter_loop(const std::string &name, int slot) {
+            loop = name;
+            loop_slot = slot;
+        }
+    };
+
+    Site *site(Site::Op op, Storage *storage) {
+        auto s = std::make_unique<Site>();
+        s->op = op;
+        s->storage = storage;
+        s->func = where.func;
+        s->loop = where.loop;
+        s->loop_slot = where.loop_slot;
+        const std::vector<lowering::SharedAllocation> &shared_funcs = m.kernel.shared;
+        for (size_t i = 0; i < shared_funcs.size(); i++) {
+            if (shared_funcs[i].func == where.func) s->func_shared = int(i);
+        }
+        if (storage && storage->place != Storage::Shared) s->memory = storage->name;
+        m.sites.push_back(std::move(s));
+        return m.sites.back().get();
+    }
 
     static Word scalar_value(Type t, uint64_t bits) {
         const Kind k = kind_of(t);
@@ -345,7 +512,8 @@ private:
     template <class Node, template <bool> class I, template <class> class Fl>
     ExprPtr arith(const Expr &e) {
         const Node *op = e.as<Node>();
-        return numeric_binary<I, Fl>(op->a.type(), e.type(), n, expr(op->a), expr(op->b));
+        ExprPtr a = expr(op->a), b = expr(op->b);
+        return numeric_binary<I, Fl>(op->a.type(), e.type(), n, std::move(a), std::move(b));
     }
 
     ExprPtr variable(const ir::Variable *op) {
@@ -362,7 +530,7 @@ private:
         return constant(op->type, it->second);
     }
 
-    AccessShape shape(const std::string &name, Type t) {
+    AccessShape shape(const std::string &name, Type t, Site::Op op) {
         AccessShape s;
         if (Storage *const *alloc = allocations.find(name)) {
             s.storage = *alloc;
@@ -379,6 +547,8 @@ private:
         s.bits = t.bits;
         s.elem_bytes = t.bytes();
         s.lanes = t.lanes;
+        s.site = site(op, s.storage);
+        if (s.storage->place == Storage::Shared) granule = std::min(granule, s.elem_bytes);
         return s;
     }
 
@@ -391,8 +561,12 @@ private:
         ExprPtr lo = expr(op->min), extent = expr(op->extent);
         int slot = slots++;
         ir::ScopedBinding<Binding> bind(vars, op->name, {slot, op->min.type()});
+        const Where outer = where;
+        where.enter_loop(op->name, slot);
+        StmtPtr body = stmt(op->body);
+        where = outer;
         return std::make_unique<ForCode>(n, slot, op->min.type(), std::move(lo), std::move(extent),
-                                         stmt(op->body));
+                                         std::move(body));
     }
 
     StmtPtr allocate(const ir::Allocate *op) {
@@ -427,7 +601,13 @@ private:
             << "simulator: call to " << op->name << " in kernel " << m.kernel.name
             << " survived storage flattening";
         const Type t = op->type;
-        auto arg = [&](size_t i) { return expr(op->args[i]); };
+        // Arguments compile in order on first use, so that loads keep their program order.
+        std::vector<ExprPtr> args;
+        auto arg = [&](size_t i) {
+            while (args.size() <= i)
+                args.push_back(expr(op->args[args.size()]));
+            return std::move(args[i]);
+        };
         switch (op->intrinsic) {
         case Intrinsic::gpu_thread_index:
         case Intrinsic::gpu_block_index: {
@@ -501,12 +681,64 @@ private:
     std::map<std::string, Word> scalars;
     std::map<std::string, Storage *> buffers;
     Storage &shared = m.shared_storage;
+    Where where;
+    int granule = 4;
 };
+
+// The profile of a finished launch, from the machine's counters and sites.
+KernelProfile make_profile(const Machine &m, const std::array<int, 3> &grid) {
+    KernelProfile p;
+    p.kernel = m.kernel.name;
+    p.grid = grid;
+    p.block = m.kernel.threads;
+    for (const std::unique_ptr<Storage> &s : m.storages) {
+        if (s->place != Storage::Global) continue;
+        BufferTraffic b;
+        b.name = s->name;
+        b.bytes_loaded = s->traffic_bytes[0];
+        b.bytes_stored = s->traffic_bytes[1];
+        b.load_sectors = s->traffic_sectors[0];
+        b.store_sectors = s->traffic_sectors[1];
+        p.buffers.push_back(b);
+    }
+    std::map<std::string, int> seen; // labels given so far
+    for (const std::unique_ptr<Site> &site : m.sites) {
+        if (site->op != Site::Load && site->op != Site::Store) continue;
+        if (site->storage->place == Storage::Private) continue;
+        MemoryInstructionProfile i;
+        i.label = m.label(*site);
+        const int repeat = ++seen[i.label];
+        if (repeat > 1) i.label += " #" + std::to_string(repeat);
+        i.memory = site->memory.empty() ? site->storage->name : site->memory;
+        i.shared = site->storage->place == Storage::Shared;
+        i.store = site->op == Site::Store;
+        i.requests = site->requests;
+        i.bytes = site->bytes;
+        (i.shared ? i.wavefronts : i.sectors) = site->transactions;
+        p.memory_instructions.push_back(i);
+    }
+    auto count = [&](OpClass c) { return m.counters.instructions[size_t(c)]; };
+    p.instructions.integer = count(OpClass::Integer);
+    p.instructions.floating = count(OpClass::Float);
+    p.instructions.global_load = count(OpClass::GlobalLoad);
+    p.instructions.global_store = count(OpClass::GlobalStore);
+    p.instructions.shared_load = count(OpClass::SharedLoad);
+    p.instructions.shared_store = count(OpClass::SharedStore);
+    p.instructions.other = count(OpClass::Other);
+    p.flops = m.counters.flops;
+    p.barriers = m.counters.barriers;
+    return p;
+}
 
 } // namespace
 
-void launch(const lowering::LoweredKernel &kernel, const std::array<int, 3> &grid,
-            const std::vector<LaunchArgument> &args) {
+bool LaunchOptions::checks_from_environment() {
+    const char *env = std::getenv("AICF_SIM_CHECKS");
+    return !(env && std::string(env) == "0");
+}
+
+KernelProfile launch(const lowering::LoweredKernel &kernel, const std::array<int, 3> &grid,
+                     const std::vector<LaunchArgument> &args, const LaunchOptions &options) {
     internal_assert(args.size() == kernel.args.size())
         << "simulator: kernel " << kernel.name << " takes " << kernel.args.size()
         << " arguments, launched with " << args.size();
@@ -516,10 +748,11 @@ void launch(const lowering::LoweredKernel &kernel, const std::array<int, 3> &gri
     }
     internal_assert(kernel.shared_bytes >= 0) << "simulator: negative shared memory";
 
-    Machine m(kernel);
+    Machine m(kernel, options.checks);
     Compiler compiler(m, args);
     StmtPtr body = compiler.stmt(kernel.body);
     m.slots.assign(size_t(compiler.slot_count()), Col{});
+    if (m.checks) m.shadow.resize(kernel.shared_bytes, compiler.shared_granule());
 
     Mask all;
     all.resize(m.n);
@@ -528,13 +761,15 @@ void launch(const lowering::LoweredKernel &kernel, const std::array<int, 3> &gri
     for (int z = 0; z < grid[2]; z++) {
         for (int y = 0; y < grid[1]; y++) {
             for (int x = 0; x < grid[0]; x++) {
-                m.block = {x, y, z};
-                std::fill(m.shared.begin(), m.shared.end(), kGarbageByte);
+                m.start_block({x, y, z});
                 m.mask = &all;
                 body->exec(m);
             }
         }
     }
+    KernelProfile profile = make_profile(m, grid);
+    record_launch(profile);
+    return profile;
 }
 
 } // namespace sim

@@ -1,6 +1,7 @@
 // The simulator device's executor: kernels written directly in kernel IR, run over a grid on
 // the CPU and checked against plain C++ loops.
 
+#include "backends/sim/SimMachine.h"
 #include "backends/sim/Simulator.h"
 #include "dsl/aicf.h"
 #include "dsl/ir/IROperator.h"
@@ -16,6 +17,7 @@
 
 using namespace aicf;
 using namespace aicf::ir;
+using aicf::backends::sim::KernelProfile;
 using aicf::backends::sim::LaunchArgument;
 using aicf::lowering::KernelArgument;
 using aicf::lowering::kSharedMemoryName;
@@ -108,11 +110,18 @@ std::vector<float> random_floats(size_t n, uint32_t seed) {
     return v;
 }
 
+// Every check on, whatever AICF_SIM_CHECKS says.
+backends::sim::LaunchOptions all_checks() {
+    backends::sim::LaunchOptions options;
+    options.checks = true;
+    return options;
+}
+
 // Runs `k` expecting a RuntimeError and returns its message.
 std::string launch_error(const LoweredKernel &k, std::array<int, 3> grid,
                          const std::vector<LaunchArgument> &args) {
     try {
-        backends::sim::launch(k, grid, args);
+        backends::sim::launch(k, grid, args, all_checks());
     } catch (const RuntimeError &e) {
         return e.what();
     }
@@ -465,7 +474,15 @@ TEST(SimMemory, ConflictingStoresAndUnwrittenSharedMemory) {
     });
     LoweredKernel k =
         make_kernel("conflicts", {threads, 1, 1}, {buffer_arg("out", Int(32))}, body, 64);
-    backends::sim::launch(k, {1, 1, 1}, {buffer(out)});
+    // The check of unwritten shared memory refuses the read; without it, it reads garbage.
+    std::string msg = launch_error(k, {1, 1, 1}, {buffer(out)});
+    EXPECT_NE(msg.find("thread (0, 0, 0) of block (0, 0, 0) loads byte 20 of shared memory, "
+                       "which no thread of the block has written since the kernel started"),
+              std::string::npos)
+        << msg;
+    backends::sim::LaunchOptions unchecked;
+    unchecked.checks = false;
+    backends::sim::launch(k, {1, 1, 1}, {buffer(out)}, unchecked);
     EXPECT_EQ(out[0], threads - 1);
     EXPECT_EQ(out[1], 32);
     EXPECT_EQ(uint32_t(out[2]), 0xCDCDCDCDu);
@@ -530,6 +547,270 @@ TEST(SimErrors, FailedAssertionAndUnknownVariable) {
 
     LoweredKernel unknown = make_kernel("lost", {4, 1, 1}, {}, Evaluate::make(var("nowhere") + 1));
     EXPECT_THROW(backends::sim::launch(unknown, {1, 1, 1}, {}), InternalError);
+}
+
+// ---- Checks: races and unwritten memory in shared memory, stores outside their Func ----
+
+TEST(SimChecks, WriteAfterAnotherThreadsRead) {
+    // Each thread reads its right neighbour's word, then overwrites its own: thread 1
+    // overwrites the word thread 0 read, with no barrier in between.
+    const int threads = 32;
+    std::vector<int32_t> out(threads);
+    Expr t = thread_index(0);
+    Stmt body = Block::make({
+        store(kSharedMemoryName, t, t + 1),
+        barrier(),
+        LetStmt::make(
+            "v", load(Int(32), kSharedMemoryName, t + 1),
+            Block::make({store(kSharedMemoryName, var("v") * 2, t), store("out", var("v"), t)})),
+    });
+    LoweredKernel k = make_kernel("neighbours", {threads, 1, 1}, {buffer_arg("out", Int(32))}, body,
+                                  (threads + 1) * 4);
+    std::string msg = launch_error(k, {1, 1, 1}, {buffer(out)});
+    EXPECT_NE(msg.find("kernel neighbours: shared-memory race in block (0, 0, 0) on byte 4 of "
+                       "shared memory: thread (0, 0, 0) loads it (load __shared[...]) and thread "
+                       "(1, 0, 0) stores it (store __shared[...]) with no barrier between them"),
+              std::string::npos)
+        << msg;
+
+    // With a barrier between the read and the write, it is correct.
+    Stmt fixed = Block::make({
+        store(kSharedMemoryName, t, t + 1),
+        barrier(),
+        LetStmt::make("v", load(Int(32), kSharedMemoryName, t + 1),
+                      Block::make({barrier(), store(kSharedMemoryName, var("v") * 2, t),
+                                   store("out", var("v"), t)})),
+    });
+    k.body = fixed;
+    KernelProfile p = backends::sim::launch(k, {1, 1, 1}, {buffer(out)}, all_checks());
+    for (int j = 0; j < threads; j++)
+        EXPECT_EQ(out[j], j);
+    EXPECT_EQ(p.barriers, 2);
+}
+
+TEST(SimChecks, StoresOfOneInstructionToOneAddress) {
+    Expr t = thread_index(0);
+    // Every thread stores the same value: harmless. Different values: a race.
+    LoweredKernel same =
+        make_kernel("same", {8, 1, 1}, {},
+                    Block::make({store(kSharedMemoryName, 7, 0), barrier(),
+                                 Evaluate::make(load(Int(32), kSharedMemoryName, 0))}),
+                    4);
+    backends::sim::launch(same, {1, 1, 1}, {}, all_checks());
+    LoweredKernel different =
+        make_kernel("different", {8, 1, 1}, {}, store(kSharedMemoryName, t, 0), 4);
+    std::string msg = launch_error(different, {1, 1, 1}, {});
+    EXPECT_NE(msg.find("race in block (0, 0, 0) on byte 0 of shared memory: thread (0, 0, 0) "
+                       "stores it (store __shared[...]) and thread (7, 0, 0) stores it"),
+              std::string::npos)
+        << msg;
+}
+
+TEST(SimChecks, NeighbouringBytesOfAWordAreNoRace) {
+    // 64 threads store one byte each, then each reads its neighbour's byte after a barrier.
+    // Threads 0-3 write bytes of the same word: on a GPU that is no race, and the shadow
+    // tracks bytes here because the kernel's smallest shared element is a byte.
+    const int threads = 64;
+    std::vector<uint8_t> out(threads);
+    Expr t = thread_index(0);
+    Expr byte = Cast::make(UInt(8), t * 3);
+    Stmt body = Block::make({
+        store(kSharedMemoryName, byte, t),
+        barrier(),
+        store("out", load(UInt(8), kSharedMemoryName, t ^ 1), t),
+    });
+    LoweredKernel k =
+        make_kernel("bytes", {threads, 1, 1}, {buffer_arg("out", UInt(8))}, body, threads);
+    backends::sim::launch(k, {1, 1, 1}, {buffer(out)}, all_checks());
+    for (int j = 0; j < threads; j++)
+        EXPECT_EQ(int(out[j]), ((j ^ 1) * 3) & 255) << j;
+
+    // Without the barrier, thread 0 reads the byte thread 1 writes.
+    k.body = Block::make({store(kSharedMemoryName, byte, t),
+                          store("out", load(UInt(8), kSharedMemoryName, t ^ 1), t)});
+    std::string msg = launch_error(k, {1, 1, 1}, {buffer(out)});
+    EXPECT_NE(msg.find("on byte 1 of shared memory: thread (1, 0, 0) stores it"), std::string::npos)
+        << msg;
+}
+
+TEST(SimChecks, StoreOutsideTheFuncBeingComputed) {
+    // f lives in bytes [0, 64) and g in [64, 128); f's producer stores 16 elements too far.
+    Expr t = thread_index(0);
+    Stmt body = ProducerConsumer::make_produce("f", store(kSharedMemoryName, t * 2.0f, t + 16));
+    LoweredKernel k = make_kernel("spill_into_g", {16, 1, 1}, {}, body, 128);
+    k.funcs = {"f"};
+    k.shared = {{"f", 0, 64}, {"g", 64, 64}};
+    std::string msg = launch_error(k, {1, 1, 1}, {});
+    EXPECT_NE(msg.find("kernel spill_into_g: thread (0, 0, 0) of block (0, 0, 0) stores 4 bytes "
+                       "at byte 64 of shared memory, outside f, which it is computing and which "
+                       "lives at bytes [0, 64): it overwrites g (while computing f)"),
+              std::string::npos)
+        << msg;
+}
+
+TEST(SimChecks, ShuffleFromAnInactiveLane) {
+    // The hook a shuffle node will call: thread 4 reads lane 5 of its warp, which is off.
+    LoweredKernel k = make_kernel("shuffle", {64, 1, 1}, {}, Evaluate::make(0));
+    backends::sim::Machine m(k, true);
+    backends::sim::Mask mask;
+    mask.resize(64);
+    for (int t = 0; t < 48; t++)
+        mask.on[t] = t != 5;
+    mask.recount();
+    EXPECT_EQ(mask.count, 47);
+    EXPECT_EQ(mask.warps, 2);
+    EXPECT_EQ(mask.last, 47);
+    m.mask = &mask;
+    backends::sim::Site site;
+    site.op = backends::sim::Site::Shuffle;
+    site.func = "f";
+    std::vector<backends::sim::Word> lanes(64);
+    for (int t = 0; t < 64; t++)
+        lanes[t] = backends::sim::word_u(uint64_t(t == 4 ? 5 : (t + 1) % 32 == 5 ? 6 : 0));
+    try {
+        m.check_shuffle_sources({lanes.data(), false}, site);
+        ADD_FAILURE() << "no error";
+    } catch (const RuntimeError &e) {
+        std::string msg = e.what();
+        EXPECT_NE(msg.find("kernel shuffle: thread (4, 0, 0) of block (0, 0, 0) shuffles from "
+                           "lane 5 of its warp, whose thread (5, 0, 0) is inactive there"),
+                  std::string::npos)
+            << msg;
+        EXPECT_NE(msg.find("while computing f"), std::string::npos) << msg;
+    }
+    // Reading lane 0 of its own warp: thread 32 for the second warp, active.
+    for (int t = 0; t < 64; t++)
+        lanes[t] = backends::sim::word_u(0);
+    m.check_shuffle_sources({lanes.data(), false}, site);
+}
+
+// ---- Profiles ----
+
+TEST(SimProfile, BankConflictsOfSharedAccessPatterns) {
+    // One warp reads shared memory in eight patterns; the wavefronts are the largest number of
+    // distinct 4-byte words any of the 32 banks serves.
+    Expr t = thread_index(0);
+    struct Pattern {
+        Type type;
+        Expr index;
+        int64_t wavefronts;
+    };
+    const std::vector<Pattern> patterns = {
+        {Float(32), t, 1},       // consecutive words
+        {Float(32), t * 2, 2},   // every other word: 16 banks, 2 words each
+        {Float(32), Expr(0), 1}, // one word for all: a broadcast
+        {Float(32), t / 2, 1},   // pairs of threads share a word
+        {Float(64), t, 2},       // 64 words
+        {UInt(8), t, 1},         // 8 words
+        {Float(32), t * 32, 32}, // a column of a 32 x 32 tile
+        {Float(32), t * 33, 1},  // the same, rows padded to 33
+    };
+    std::vector<Stmt> reads;
+    std::vector<KernelArgument> args;
+    std::vector<std::vector<double>> outs(patterns.size(), std::vector<double>(32));
+    std::vector<LaunchArgument> values;
+    for (size_t i = 0; i < patterns.size(); i++) {
+        const std::string name = "out" + std::to_string(i);
+        reads.push_back(store(
+            name,
+            Cast::make(Float(64), load(patterns[i].type, kSharedMemoryName, patterns[i].index)),
+            t));
+        args.push_back(buffer_arg(name, Float(64)));
+        values.push_back(buffer(outs[i]));
+    }
+    LoweredKernel k = make_kernel("banks", {32, 1, 1}, args, Block::make(reads), 32 * 33 * 4);
+    backends::sim::LaunchOptions unchecked; // the memory is never written
+    unchecked.checks = false;
+    KernelProfile p = backends::sim::launch(k, {1, 1, 1}, values, unchecked);
+    std::vector<const backends::sim::MemoryInstructionProfile *> shared;
+    for (const auto &i : p.memory_instructions) {
+        if (i.shared) shared.push_back(&i);
+    }
+    ASSERT_EQ(shared.size(), patterns.size()) << p.to_string();
+    for (size_t i = 0; i < patterns.size(); i++) {
+        EXPECT_EQ(shared[i]->requests, 1) << i;
+        EXPECT_EQ(shared[i]->wavefronts, patterns[i].wavefronts) << i << ": " << patterns[i].index;
+        EXPECT_EQ(shared[i]->bytes, 32 * patterns[i].type.bytes()) << i;
+    }
+    EXPECT_EQ(p.worst_shared_instruction(), shared[6]);
+    EXPECT_EQ(p.shared_wavefronts(), 1 + 2 + 1 + 1 + 2 + 1 + 32 + 1);
+    EXPECT_EQ(p.instructions.shared_load, int64_t(patterns.size()));
+    EXPECT_EQ(p.instructions.global_store, int64_t(patterns.size()));
+}
+
+TEST(SimProfile, SectorsInstructionsAndFlops) {
+    // 48 threads: a full warp and one with 16 active threads.
+    const int threads = 48;
+    std::vector<float> in = random_floats(64, 7), out(threads);
+    std::vector<double> wide(threads);
+    Expr t = thread_index(0);
+    Expr x = load(Float(32), "in", t), shifted = load(Float(32), "in", t + 1);
+    Expr first = load(Float(32), "in", 0);
+    Expr fused = Call::make(Float(32), Intrinsic::fma, {x, shifted, first});
+    Stmt body = Block::make({
+        store("out", fused + x, t),
+        store("wide", Cast::make(Float(64), x), t),
+    });
+    LoweredKernel k = make_kernel(
+        "sectors", {threads, 1, 1},
+        {buffer_arg("in", Float(32)), buffer_arg("out", Float(32)), buffer_arg("wide", Float(64))},
+        body);
+    KernelProfile p = backends::sim::launch(k, {1, 1, 1}, {buffer(in), buffer(out), buffer(wide)});
+    for (int j = 0; j < threads; j++) {
+        EXPECT_EQ(out[j], std::fma(in[j], in[j + 1], in[0]) + in[j]);
+        EXPECT_EQ(wide[j], double(in[j]));
+    }
+    // The memory instructions in program order: x, in[t + 1], in[0] and x again in the
+    // first store's value, the store, x in the second store's value, the store.
+    std::vector<int64_t> sectors;
+    for (const auto &i : p.memory_instructions)
+        sectors.push_back(i.sectors);
+    // x: 128 + 64 bytes from the start of a sector: 4 + 2 sectors. in[t + 1]: the same bytes
+    // 4 further on: 5 + 3. in[0]: one sector per warp. float64 of 32 + 16 threads: 8 + 4.
+    EXPECT_EQ(sectors, (std::vector<int64_t>{6, 8, 2, 6, 6, 6, 12})) << p.to_string();
+    EXPECT_EQ(p.memory_instructions[1].label, "load in[...] #2");
+    EXPECT_EQ(p.memory_instructions[6].label, "store wide[...]");
+    EXPECT_EQ(p.find_buffer("in")->bytes_loaded, 5 * threads * 4);
+    EXPECT_EQ(p.find_buffer("in")->load_sectors, 6 + 8 + 2 + 6 + 6);
+    EXPECT_EQ(p.find_buffer("wide")->bytes_stored, 8 * threads);
+    EXPECT_EQ(p.flops, 3 * threads); // fma 2, add 1
+    EXPECT_EQ(p.instructions.floating, 2 * 2);
+    EXPECT_EQ(p.instructions.other, 2); // the conversion to float64
+    EXPECT_EQ(p.instructions.global_load, 5 * 2);
+    EXPECT_EQ(p.instructions.global_store, 2 * 2);
+}
+
+TEST(SimProfile, RecordersNest) {
+    const int threads = 64, blocks = 3;
+    std::vector<int32_t> in(threads * blocks, 1), out(blocks, 0);
+    Expr t = thread_index(0);
+    Stmt body = Block::make({
+        store(kSharedMemoryName, load(Int(32), "in", block_index(0) * threads + t), t),
+        barrier(),
+        IfThenElse::make(t == 0, store("out", load(Int(32), kSharedMemoryName, 0), block_index(0))),
+    });
+    LoweredKernel k =
+        make_kernel("copy_first", {threads, 1, 1},
+                    {buffer_arg("in", Int(32)), buffer_arg("out", Int(32))}, body, threads * 4);
+    backends::sim::ProfileRecorder outer;
+    {
+        backends::sim::ProfileRecorder inner;
+        backends::sim::launch(k, {blocks, 1, 1}, {buffer(in), buffer(out)});
+        ASSERT_EQ(inner.launches().size(), 1u);
+        EXPECT_EQ(inner.launches()[0].kernel, "copy_first");
+        EXPECT_EQ(inner.launches()[0].barriers, blocks);
+        EXPECT_EQ(inner.launches()[0].blocks(), blocks);
+    }
+    backends::sim::launch(k, {2, 1, 1}, {buffer(in), buffer(out)});
+    ASSERT_EQ(outer.launches().size(), 2u);
+    EXPECT_EQ(outer.launches()[1].grid[0], 2);
+    // Thread 0's store of out: one request of one active thread per block.
+    const backends::sim::MemoryInstructionProfile *one =
+        outer.launches()[1].find_instruction("store out[...]");
+    ASSERT_TRUE(one);
+    EXPECT_EQ(one->requests, 2);
+    EXPECT_EQ(one->bytes, 2 * 4);
+    EXPECT_NE(outer.launches()[1].to_string().find("store out[...]"), std::string::npos);
 }
 
 // A layernorm of each row of a 256 x 1024 matrix, one block of 256 threads per row: strided
