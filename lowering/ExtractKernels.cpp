@@ -263,6 +263,7 @@ private:
                 << " depends on an outer block loop of the same kernel (" << nest[i]->extent
                 << "). The grid of a kernel must be known before it starts.";
         }
+        for (const For *f : nest) kernel.loop_vars.push_back(f->name);
         struct Mapper : IRMutator {
             std::map<const For *, int> &dims;
             explicit Mapper(std::map<const For *, int> &d) : dims(d) {}
@@ -641,6 +642,7 @@ private:
             Stmt visit(const For *op) override {
                 if (op->for_type != ForType::GPUThread) return IRMutator::visit(op);
                 int d = kb.thread_dim.at(op->name);
+                kb.kernel.loop_vars.push_back(op->name);
                 depth++;
                 Stmt body = mutate(op->body);
                 depth--;

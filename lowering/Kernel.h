@@ -50,6 +50,7 @@ struct LoweredKernel {
     std::array<int, 3> threads{{1, 1, 1}}; // block shape (x, y, z), constant
     std::array<std::string, 3> block_loops; // the loops mapped onto blocks (for messages)
     std::array<std::string, 3> thread_loops;
+    std::vector<std::string> loop_vars; // the lets that replaced block and thread loops
     int64_t shared_bytes = 0;         // dynamic shared memory per block
     std::vector<SharedAllocation> shared; // where each shared Func lives
     ir::Stmt body;

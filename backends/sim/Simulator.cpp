@@ -8,6 +8,7 @@
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Scope.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -231,22 +232,17 @@ Cost cost_of(const Expr &e) {
     return {};
 }
 
-// Whether a LetStmt binds a loop variable: thread and block loops become lets of the thread
-// and block index (plus the loop's minimum), which load nothing.
-bool binds_gpu_loop(const Expr &value) {
-    bool index = false, loads = false;
-    ir::visit_each<ir::Call>(value, [&](const ir::Call *c) {
-        index = index || c->is_intrinsic(Intrinsic::gpu_thread_index) ||
-                c->is_intrinsic(Intrinsic::gpu_block_index);
-    });
-    ir::visit_each<ir::Load>(value, [&](const ir::Load *) { loads = true; });
-    return index && !loads;
-}
-
 // ---- The compiler from IR to nodes ----
 
 class Compiler {
 public:
+    // Whether a LetStmt binds the variable of a block or thread loop (lowering turned those
+    // loops into lets of the block and thread index).
+    bool is_gpu_loop(const std::string &name) const {
+        const std::vector<std::string> &v = m.kernel.loop_vars;
+        return std::find(v.begin(), v.end(), name) != v.end();
+    }
+
     Compiler(Machine &m, const std::vector<LaunchArgument> &args) : m(m), n(m.n) {
         const lowering::LoweredKernel &k = m.kernel;
         for (size_t i = 0; i < k.args.size(); i++) {
@@ -300,7 +296,7 @@ public:
             int slot = slots++;
             ir::ScopedBinding<Binding> bind(vars, op->name, {slot, op->value.type()});
             const Where outer = where;
-            if (binds_gpu_loop(op->value)) where.enter_loop(op->name, slot);
+            if (is_gpu_loop(op->name)) where.enter_loop(op->name, slot);
             StmtPtr body = stmt(op->body);
             where = outer;
             return std::make_unique<LetStmtCode>(slot, std::move(value), std::move(body));
