@@ -704,7 +704,28 @@ private:
                 if (op->memory_type != MemoryType::GPUShared) return IRMutator::visit(op);
                 return mutate(op->body);
             }
+            // The lets around the current node, to find the constant index of a register
+            // access written in terms of the thread index (a register tile's parts).
+            std::vector<std::pair<std::string, Expr>> lets;
+            Stmt visit(const LetStmt *op) override {
+                Expr value = mutate(op->value);
+                lets.emplace_back(op->name, value);
+                Stmt body = mutate(op->body);
+                lets.pop_back();
+                return LetStmt::make(op->name, value, body);
+            }
+            Expr register_index(const Expr &index) const {
+                Expr e = index;
+                for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+                    if (uses_var(e, it->first)) e = substitute(it->first, it->second, e);
+                }
+                e = simplify(e);
+                return is_const(e) ? e : index;
+            }
             Expr visit(const Load *op) override {
+                if (registers.count(op->name) && op->type.is_scalar()) {
+                    return Load::make(op->type, op->name, register_index(mutate(op->index)), op->predicate);
+                }
                 if (!shared.count(op->name)) return IRMutator::visit(op);
                 Expr index = mutate(op->index);
                 Expr pred = op->predicate.defined() ? mutate(op->predicate) : Expr();
@@ -712,6 +733,10 @@ private:
                                   offset_index(op->name, op->type.element_of(), index), pred);
             }
             Stmt visit(const Store *op) override {
+                if (registers.count(op->name) && op->value.type().is_scalar()) {
+                    return Store::make(op->name, mutate(op->value), register_index(mutate(op->index)),
+                                       op->predicate);
+                }
                 if (!shared.count(op->name)) return IRMutator::visit(op);
                 Expr value = mutate(op->value);
                 Expr index = mutate(op->index);

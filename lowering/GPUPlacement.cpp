@@ -165,12 +165,14 @@ private:
                 << " to share it through GPUShared memory.";
             mt = MemoryType::Register;
         } else if (!blocks.empty()) {
-            user_assert(mt == MemoryType::Auto || mt == MemoryType::GPUShared)
+            // At the block level: shared memory, or a register tile (each thread keeps the
+            // part it computes; register_tiles checks and sizes it).
+            user_assert(mt == MemoryType::Auto || mt == MemoryType::GPUShared || mt == MemoryType::Register)
                 << "Func " << op->name << " is computed at the GPU block loop " << blocks.back()
                 << ", where all threads of a block share it, but it is stored in "
-                << type_name << ". Store it in MemoryType::GPUShared (or Auto), or compute it "
-                << "inside the thread loops to keep it in registers.";
-            mt = MemoryType::GPUShared;
+                << type_name << ". Store it in MemoryType::GPUShared (or Auto), or in "
+                << "MemoryType::Register to keep each thread's part in its registers.";
+            if (mt == MemoryType::Auto) mt = MemoryType::GPUShared;
         } else if (device_names.count(op->name)) {
             user_assert(mt == MemoryType::Auto || mt == MemoryType::Heap)
                 << "Func " << op->name << " is used by GPU kernels and computed outside them, "

@@ -14,7 +14,8 @@ namespace lowering {
 // Guarantees: every GPU thread loop is inside a GPU block loop; nothing is computed between
 // two block loops of a kernel; no kernel is nested in another or in a parallel loop; the
 // target has a GPU when GPU loops exist. Realizes inside kernels are GPUShared (at the block
-// level) or Register (inside thread loops); Realizes at the root that kernels touch are Heap
+// level, unless the schedule asked for Register: a register tile) or Register (inside
+// thread loops); Realizes at the root that kernels touch are Heap
 // (device memory). Raises CompileError naming the Func and the loop otherwise.
 ir::Stmt place_gpu_storage(const ir::Stmt &s, const Target &target);
 

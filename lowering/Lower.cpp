@@ -8,6 +8,7 @@
 #include "lowering/GPUPlacement.h"
 #include "lowering/PrintLoopNest.h"
 #include "lowering/RealizationOrder.h"
+#include "lowering/RegisterTiles.h"
 #include "lowering/ScheduleFunctions.h"
 #include "lowering/StorageFlattening.h"
 #include "lowering/UnrollLoops.h"
@@ -51,6 +52,8 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     std::string loop_nest = print_loop_nest(s);
     s = place_gpu_storage(s, target);
     log_pass("place_gpu_storage", s);
+    s = register_tiles(s);
+    log_pass("register_tiles", s);
     s = add_image_checks(s, args);
     log_pass("add_image_checks", s);
     s = storage_flattening(s, args, env);

@@ -125,6 +125,20 @@ TEST(GPUScheduleErrors, ThreadLoopsOfAFuncComputedInsideThreadLoops) {
     EXPECT_CONTAINS(msg, "compute it at the block loop g.s0.bx");
 }
 
+TEST(GPUScheduleErrors, RegisterTileReadOutsideItsThreadsPart) {
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f"), g("g");
+    f(x) = x * 3;
+    g(x) = f(x) + f(x + 1); // a thread needs its neighbour's element of f
+    g.gpu_tile(x, bx, tx, 32);
+    f.compute_at(g, bx).store_in(MemoryType::Register).split(x, bx, tx, 32).gpu_threads(tx);
+    std::string msg = message_of<CompileError>([&] { g.realize({100}, gpu_target); });
+    EXPECT_CONTAINS(msg, "Func f is stored in registers at the GPU block loop g.s0.bx, so each "
+                         "thread holds only the part it computes");
+    EXPECT_CONTAINS(msg, "may reach outside its thread's part in dimension 0");
+    EXPECT_CONTAINS(msg, "or store f in GPUShared");
+}
+
 TEST(GPUScheduleErrors, ParallelLoopInsideAKernel) {
     Var x("x"), y("y"), bx("bx"), tx("tx");
     Func f("f");

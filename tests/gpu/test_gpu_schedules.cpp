@@ -207,6 +207,56 @@ TEST(GPUSchedule, ThreeDimensionalTiles) {
             for (int i = 0; i < X; i++) ASSERT_EQ(out(i, j, k), i * 10000 + j * 100 + k);
 }
 
+// Register tiling: each thread accumulates a 4 x 4 tile of the product in its registers
+// (prod is stored in registers at the block loop, in per-thread parts), while the block
+// stages tiles of A and B in shared memory for each step of the reduction.
+TEST(GPUSchedule, MatmulWithRegisterTiles) {
+    const int M = 70, N = 45, K = 50;
+    Buffer<float> A({K, M}, "A"), B({N, K}, "B");
+    fill_random(A, -1, 1, 13);
+    fill_random(B, -1, 1, 14);
+    auto build = [&](bool gpu) {
+        Var x("x"), y("y"), bx("bx"), by("by"), xi("xi"), yi("yi"), tx("tx"), ty("ty"), xr("xr"), yr("yr");
+        VarOrRVar ko("ko", true), ki("ki", true);
+        Func a("a"), b("b"), prod("prod"), out("out");
+        RDom k(0, K, "k");
+        a(x, y) = A(x, y);
+        b(x, y) = B(x, y);
+        prod(x, y) = 0.0f;
+        prod(x, y) += a(k, y) * b(x, k);
+        out(x, y) = prod(x, y);
+        if (!gpu) return out;
+        out.tile(x, y, bx, by, xi, yi, 32, 32).gpu_blocks(bx, by);
+        out.tile(xi, yi, tx, ty, xr, yr, 4, 4).gpu_threads(tx, ty).unroll(xr).unroll(yr);
+        prod.compute_at(out, bx).store_in(MemoryType::Register);
+        prod.tile(x, y, tx, ty, xr, yr, 4, 4).gpu_threads(tx, ty).unroll(xr).unroll(yr);
+        prod.update()
+            .split(k, ko, ki, 8)
+            .tile(x, y, tx, ty, xr, yr, 4, 4)
+            .reorder(xr, yr, ki, tx, ty, ko)
+            .gpu_threads(tx, ty)
+            .unroll(xr)
+            .unroll(yr);
+        a.compute_at(prod, ko).gpu_threads(x, y);
+        b.compute_at(prod, ko).gpu_threads(x, y);
+        return out;
+    };
+    Buffer<float> host = build(false).realize({N, M})[0];
+    Func gpu_out = build(true);
+    Buffer<float> C = gpu_out.realize({N, M}, gpu_target)[0];
+    for (int j = 0; j < M; j++) {
+        for (int i = 0; i < N; i++) {
+            ASSERT_EQ(C(i, j), host(i, j)) << i << "," << j;
+            double want = 0;
+            for (int kk = 0; kk < K; kk++) want += double(A(kk, j)) * B(i, kk);
+            ASSERT_TRUE(close(C(i, j), want, 1e-4, 1e-4)) << i << "," << j;
+        }
+    }
+    // prod lives in registers: the kernel's shared memory holds only the tiles of A and B.
+    std::string loops = gpu_out.loop_nest(gpu_target);
+    EXPECT_NE(loops.find("; 2048 bytes of shared memory (b 1024, a 1024)"), std::string::npos) << loops;
+}
+
 // Three kernels: the intermediates between them live in device memory.
 TEST(GPUSchedule, MultiKernelPipeline) {
     const int W = 300;

@@ -1,0 +1,231 @@
+#include "lowering/RegisterTiles.h"
+
+#include "dsl/Error.h"
+#include "dsl/ir/Bounds.h"
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Scope.h"
+#include "dsl/ir/Simplify.h"
+#include "dsl/ir/Substitute.h"
+#include "lowering/GPUPlacement.h"
+
+#include <map>
+#include <sstream>
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+namespace {
+
+// Stand-ins for the thread index while boxes are computed (interval analysis treats free
+// variables as symbols).
+std::string thread_symbol(int d) { return std::string("__thread_index.") + "xyz"[d]; }
+
+// The hardware dimension thread loops get: the innermost of a nest is x.
+int thread_nest_depth(const Stmt &s) {
+    int depth = 0;
+    struct Finder : IRVisitor {
+        int &depth;
+        explicit Finder(int &d) : depth(d) {}
+        using IRVisitor::visit;
+        void visit(const For *op) override {
+            if (op->for_type == ForType::GPUThread) {
+                depth = std::max(depth, 1 + thread_nest_depth(op->body));
+                return;
+            }
+            IRVisitor::visit(op);
+        }
+    } finder(depth);
+    s.accept(&finder);
+    return depth;
+}
+
+struct Access {
+    bool write = false;
+    std::vector<Interval> box; // per dimension, in terms of the thread-index symbols
+    std::string text;
+};
+
+// The boxes of a Func one thread touches, at each access.
+class Accesses : public IRVisitor {
+public:
+    explicit Accesses(const std::string &func) : func(func) {}
+    std::vector<Access> accesses;
+    std::string outside_threads; // an access made outside thread loops, if any
+
+private:
+    const std::string &func;
+    Scope<Interval> scope;                     // loops and lets inside thread loops
+    std::map<std::string, Expr> thread_vars;   // thread loop variable -> min + symbol
+    std::vector<std::pair<std::string, Expr>> block_lets; // lets outside thread loops
+    int depth = 0;
+
+    using IRVisitor::visit;
+
+    Expr in_thread_terms(Expr e) const {
+        e = substitute(thread_vars, e);
+        for (auto it = block_lets.rbegin(); it != block_lets.rend(); ++it) {
+            if (uses_var(e, it->first)) e = substitute(it->first, it->second, e);
+        }
+        return e;
+    }
+
+    void visit(const For *op) override {
+        if (op->for_type == ForType::GPUThread) {
+            int d = thread_nest_depth(op->body);
+            thread_vars[op->name] = Add::make(in_thread_terms(op->min), Variable::make(Int(32), thread_symbol(d)));
+            depth++;
+            op->body.accept(this);
+            depth--;
+            thread_vars.erase(op->name);
+            return;
+        }
+        if (depth == 0) {
+            IRVisitor::visit(op); // a loop of the whole block: its variable is one value
+            return;
+        }
+        Expr min = in_thread_terms(op->min);
+        Expr max = simplify(Sub::make(Add::make(min, in_thread_terms(op->extent)), make_one(Int(32))));
+        ScopedBinding<Interval> bind(scope, op->name, Interval(min, max));
+        op->body.accept(this);
+    }
+
+    void visit(const LetStmt *op) override {
+        if (depth == 0) {
+            block_lets.emplace_back(op->name, op->value);
+            op->body.accept(this);
+            block_lets.pop_back();
+            return;
+        }
+        Interval i = bounds_of_expr_in_scope(in_thread_terms(op->value), scope);
+        ScopedBinding<Interval> bind(scope, op->name, i);
+        op->body.accept(this);
+    }
+
+    void record(bool write, const std::vector<Expr> &args, const std::string &text) {
+        if (depth == 0) {
+            if (outside_threads.empty()) outside_threads = text;
+            return;
+        }
+        Access a;
+        a.write = write;
+        a.text = text;
+        for (const Expr &arg : args) {
+            Interval i = bounds_of_expr_in_scope(in_thread_terms(arg), scope);
+            a.box.emplace_back(i.has_lower_bound() ? simplify(i.min) : Expr(),
+                               i.has_upper_bound() ? simplify(i.max) : Expr());
+        }
+        accesses.push_back(a);
+    }
+
+    void visit(const Provide *op) override {
+        IRVisitor::visit(op);
+        if (op->name == func) record(true, op->args, to_string(Stmt(op)));
+    }
+
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if (op->call_type == Call::Func && op->name == func) record(false, op->args, to_string(Expr(op)));
+    }
+};
+
+// Replaces the thread-index symbols by the thread index.
+Expr with_thread_index(Expr e) {
+    for (int d = 0; d < 3; d++) {
+        e = substitute(thread_symbol(d),
+                       Call::make(Int(32), Intrinsic::gpu_thread_index, {make_const(Int(32), int64_t(d))}), e);
+    }
+    return e;
+}
+
+class RegisterTiles : public IRMutator {
+    int thread_depth = 0;
+    std::string block_loop; // the innermost enclosing block loop
+    std::vector<std::pair<std::string, Expr>> kernel_lets; // lets around, inside the kernel
+
+    using IRMutator::visit;
+
+    // e with the kernel's lets around the Realize expanded, for comparing positions.
+    Expr expanded(Expr e) const {
+        for (auto it = kernel_lets.rbegin(); it != kernel_lets.rend(); ++it) {
+            if (uses_var(e, it->first)) e = substitute(it->first, it->second, e);
+        }
+        return e;
+    }
+
+    Stmt visit(const LetStmt *op) override {
+        if (block_loop.empty()) return IRMutator::visit(op);
+        kernel_lets.emplace_back(op->name, op->value);
+        Stmt body = mutate(op->body);
+        kernel_lets.pop_back();
+        return LetStmt::make(op->name, op->value, body);
+    }
+
+    Stmt visit(const For *op) override {
+        bool thread = op->for_type == ForType::GPUThread;
+        std::string saved = block_loop;
+        if (op->for_type == ForType::GPUBlock) block_loop = op->name;
+        thread_depth += thread;
+        Stmt s = IRMutator::visit(op);
+        thread_depth -= thread;
+        block_loop = saved;
+        return s;
+    }
+
+    Stmt visit(const Realize *op) override {
+        if (op->memory_type != MemoryType::Register || thread_depth > 0 || block_loop.empty())
+            return IRMutator::visit(op);
+        const std::string &f = op->name;
+        Accesses a(f);
+        op->body.accept(&a);
+        user_assert(a.outside_threads.empty())
+            << "Func " << f << " is stored in registers at the GPU block loop " << block_loop
+            << ", so each thread holds the part it computes, but " << a.outside_threads
+            << " accesses it outside any thread loop. Map the loops of " << f
+            << " and of its consumers onto threads (gpu_threads), or store it in GPUShared.";
+        const Access *write = nullptr;
+        for (const Access &x : a.accesses)
+            if (x.write) {
+                write = &x;
+                break;
+            }
+        internal_assert(write) << "register tile " << f << " is never written";
+        Region region;
+        for (size_t d = 0; d < write->box.size(); d++) {
+            const Interval &w = write->box[d];
+            auto extent = w.is_bounded() ? as_const_int(simplify(Sub::make(w.max, w.min))) : std::nullopt;
+            user_assert(extent.has_value())
+                << "Func " << f << " is stored in registers at the GPU block loop " << block_loop
+                << ", so each thread holds the part it computes, but the part " << write->text
+                << " computes in dimension " << d << " does not have a constant size. Split the "
+                << "loops of " << f << " so that each thread computes a constant number of points.";
+            region.emplace_back(with_thread_index(w.min), make_const(Int(32), *extent + 1));
+        }
+        for (const Access &x : a.accesses) {
+            for (size_t d = 0; d < x.box.size(); d++) {
+                const Interval &w = write->box[d], &r = x.box[d];
+                auto below = r.is_bounded() ? as_const_int(simplify(expanded(Sub::make(r.min, w.min)))) : std::nullopt;
+                auto above = r.is_bounded() ? as_const_int(simplify(expanded(Sub::make(w.max, r.max)))) : std::nullopt;
+                user_assert(below && above && *below >= 0 && *above >= 0)
+                    << "Func " << f << " is stored in registers at the GPU block loop " << block_loop
+                    << ", so each thread holds only the part it computes, but " << x.text
+                    << " may reach outside its thread's part in dimension " << d << " (it touches ["
+                    << r.min << ", " << r.max << "], the thread computed [" << w.min << ", " << w.max
+                    << "]). Give " << f << " and its consumers the same thread mapping, or store "
+                    << f << " in GPUShared.";
+            }
+        }
+        return Realize::make(op->name, op->types, op->memory_type, region, mutate(op->body));
+    }
+};
+
+} // namespace
+
+Stmt register_tiles(const Stmt &s) { return RegisterTiles().mutate(s); }
+
+} // namespace lowering
+} // namespace aicf
