@@ -198,6 +198,13 @@ private:
         Access read = box_required(body, f.name());
         internal_assert(written.used) << "Realize of " << f.name() << " that nothing writes";
         Box realized = read.used ? box_union(written.box, read.box) : written.box;
+        // A bound() fixes the region: anything outside it is a run-time error already, so
+        // the storage is exactly the bound (a constant size when the bound is constant).
+        for (const RegionConstraint &c : f.schedule().region_constraints) {
+            if (!c.extent.defined()) continue;
+            size_t d = std::find(f.args().begin(), f.args().end(), c.var) - f.args().begin();
+            realized[d] = Interval(c.min, Sub::make(Add::make(c.min, c.extent), make_one(Int(32))));
+        }
         require_bounded(f, realized, "its stages write and its consumers read");
         Stmt s = Realize::make(op->name, op->types, op->memory_type, op->bounds, body);
         for (size_t d = f.args().size(); d-- > 0;) {
