@@ -244,9 +244,17 @@ Stmt bounds_inference(const Stmt &s, const std::vector<Function> &outputs,
         Box computed = constrain_region(o, box, checks);
         Box region = box_union(update_region(o, stage_stmts(produce), computed),
                                written_region(o, produce, computed, computed));
+        // An empty output computes nothing when the Func has no updates (a tile shifted
+        // inwards over it would otherwise seem to write before its start).
+        Expr empty;
+        for (int d = 0; d < o.dimensions(); d++) {
+            Expr e = LT::make(box[d].max, box[d].min);
+            empty = empty.defined() ? Or::make(empty, e) : e;
+        }
         for (int d = 0; d < o.dimensions(); d++) {
             Expr inside = make_and(LE::make(box[d].min, region[d].min),
                                    GE::make(box[d].max, region[d].max));
+            if (!o.has_update_definition() && empty.defined()) inside = Or::make(empty, inside);
             Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
                                   {make_const(Int(32), int64_t(RuntimeErrorKind::BufferTooSmall)),
                                    StringImm::make(buffer), make_const(Int(32), int64_t(d)),

@@ -194,6 +194,34 @@ TEST(GPUSchedule, OutputUpdatedOnTheHostAfterTheGPU) {
     for (int i = 0; i < 100; i++) ASSERT_EQ(out(i), 2 * i + 1) << i;
 }
 
+// Scalars of every width reach the kernel: bool, int8, int64, double.
+TEST(GPUSchedule, ScalarParametersOfEveryWidth) {
+    Param<bool> flip("flip");
+    Param<int8_t> small("small");
+    Param<int64_t> big("big");
+    Param<double> scale("scale");
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f");
+    f(x) = select(flip, -1, 1) * (cast<int>(small) + cast<int>(big % 1000) + cast<int>(scale * x));
+    f.gpu_tile(x, bx, tx, 32);
+    flip.set(true);
+    small.set(-7);
+    big.set(int64_t(1) << 40); // 2^40 % 1000 = 776
+    scale.set(2.5);
+    Buffer<int> out = f.realize({50}, gpu_target)[0];
+    for (int i = 0; i < 50; i++) ASSERT_EQ(out(i), -(-7 + 776 + int(2.5 * i))) << i;
+}
+
+// An empty output launches nothing and fails nothing.
+TEST(GPUSchedule, EmptyOutput) {
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func f("f");
+    f(x, y) = x + y;
+    f.gpu_tile(x, y, bx, by, tx, ty, 8, 8);
+    Buffer<int> out = f.realize({0, 5}, gpu_target)[0];
+    EXPECT_EQ(out.width(), 0);
+}
+
 // Three-dimensional blocks and grids.
 TEST(GPUSchedule, ThreeDimensionalTiles) {
     const int X = 19, Y = 13, Z = 7;
