@@ -1,6 +1,7 @@
 #include "backends/llvm/CodeGen_PTX.h"
 
 #include "backends/llvm/CodeGen_LLVM.h"
+#include "backends/llvm/Optimize.h"
 #include "dsl/Error.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
@@ -11,7 +12,6 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/MC/TargetRegistry.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -337,20 +337,6 @@ void link_libdevice(llvm::Module &module) {
     }
 }
 
-void optimize(llvm::Module &module, llvm::TargetMachine &tm) {
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(&tm);
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-    mpm.run(module, mam);
-}
 
 } // namespace
 
@@ -373,7 +359,7 @@ std::string compile_kernels_to_ptx(const std::vector<lowering::LoweredKernel> &k
     llvm::raw_string_ostream os(errors);
     if (llvm::verifyModule(*module, &os)) internal_error << "generated kernels do not verify:\n" << os.str();
     link_libdevice(*module);
-    optimize(*module, *tm);
+    optimize_module(*module, *tm);
     if (const char *debug = std::getenv("AICF_DEBUG"); debug && std::atoi(debug) >= 3) module->print(llvm::errs(), nullptr);
 
     llvm::SmallString<0> ptx;

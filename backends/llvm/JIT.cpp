@@ -2,6 +2,7 @@
 
 #include "backends/llvm/CodeGen_Host.h"
 #include "backends/llvm/CodeGen_PTX.h"
+#include "backends/llvm/Optimize.h"
 #include "backends/runtime/Runtime.h"
 #include "dsl/Error.h"
 #include "dsl/ir/IRPrinter.h"
@@ -11,7 +12,6 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LLVMContext.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
@@ -88,23 +88,6 @@ private:
     }
 };
 
-void optimize(llvm::Module &module, llvm::TargetMachine &tm) {
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PipelineTuningOptions options;
-    options.LoopVectorization = true;
-    options.SLPVectorization = true;
-    llvm::PassBuilder pb(&tm, options);
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-    mpm.run(module, mam);
-}
 
 class JITPipeline : public CompiledPipeline {
 public:
@@ -145,7 +128,7 @@ std::shared_ptr<CompiledPipeline> jit_compile(const lowering::LoweredPipeline &p
     std::lock_guard<std::mutex> guard(host.lock);
     module->setDataLayout(host.jit->getDataLayout());
     module->setTargetTriple(host.target_machine->getTargetTriple().str());
-    optimize(*module, *host.target_machine);
+    optimize_module(*module, *host.target_machine);
 
     const char *debug = std::getenv("AICF_DEBUG");
     if (debug && std::atoi(debug) >= 3) module->print(llvm::errs(), nullptr);
