@@ -48,29 +48,26 @@ bool contains_thread_loop(const Stmt &s) {
 // written as min(i * 16 + 15, n - 1) - i * 16 + 1 shows its constant bound (16).
 class DistributeIntoMinMax : public IRMutator {
     using IRMutator::visit;
+    // m (a Min or Max) plus b, or minus b when `negate`, with the sum moved inside.
     template <typename Op>
-    Expr distribute(const Expr &a, const Expr &b, bool a_is_minmax, bool negate) {
-        auto combine = [&](const Expr &x, const Expr &y) {
-            return simplify(negate ? Expr(Sub::make(x, y)) : Expr(Add::make(x, y)));
+    static Expr distribute(const Op *m, const Expr &b, bool negate) {
+        auto combine = [&](const Expr &x) {
+            return simplify(negate ? Expr(Sub::make(x, b)) : Expr(Add::make(x, b)));
         };
-        if (a_is_minmax) {
-            const Op *m = a.as<Op>();
-            return Op::make(combine(m->a, b), combine(m->b, b));
-        }
-        return Expr();
+        return Op::make(combine(m->a), combine(m->b));
     }
     Expr visit(const Add *op) override {
         Expr a = mutate(op->a), b = mutate(op->b);
-        if (a.as<Min>()) return distribute<Min>(a, b, true, false);
-        if (a.as<Max>()) return distribute<Max>(a, b, true, false);
-        if (b.as<Min>()) return distribute<Min>(b, a, true, false);
-        if (b.as<Max>()) return distribute<Max>(b, a, true, false);
+        if (const Min *m = a.as<Min>()) return distribute(m, b, false);
+        if (const Max *m = a.as<Max>()) return distribute(m, b, false);
+        if (const Min *m = b.as<Min>()) return distribute(m, a, false);
+        if (const Max *m = b.as<Max>()) return distribute(m, a, false);
         return Add::make(a, b);
     }
     Expr visit(const Sub *op) override {
         Expr a = mutate(op->a), b = mutate(op->b);
-        if (a.as<Min>()) return distribute<Min>(a, b, true, true);
-        if (a.as<Max>()) return distribute<Max>(a, b, true, true);
+        if (const Min *m = a.as<Min>()) return distribute(m, b, true);
+        if (const Max *m = a.as<Max>()) return distribute(m, b, true);
         return Sub::make(a, b);
     }
 };
