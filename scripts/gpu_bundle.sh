@@ -2,7 +2,7 @@
 # Prepares what scripts/gpu_check.sh runs on a GPU machine, whose image has the CUDA driver
 # and toolkit but not AICF's build dependencies (LLVM 19, GoogleTest): builds the GPU tests,
 # lesson 5 and the GPU benchmark here, and packs them with the shared libraries they need
-# (libLLVM among them) and libdevice into .gpu_bundle/aicf-gpu.tar.xz (about 45 MB; git
+# (libLLVM among them) and libdevice into .gpu_bundle/aicf-gpu.tar.xz (about 46 MB; git
 # ignores it). Carry .gpu_bundle with the device call.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,11 +13,15 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
 cp "$build/tests/test_gpu" "$build/tutorials/lesson_05_gpu" "$build/apps/bench_gpu/bench_gpu" "$stage/bin/"
 cp -L "$build/libaicf.so" "$stage/lib/"
-# Every library they load, except the C library itself (the GPU machine's is newer).
+# Every library they load, the C library and its loader included: gpu_check.sh starts the
+# programs through this loader, so they do not depend on the GPU machine's C library
+# (libcuda.so.1, which they dlopen, still comes from that machine).
 for f in "$stage"/bin/* "$stage/lib/libaicf.so"; do
-  ldd "$f" | awk '/=> \// {print $3}'
-done | sort -u | grep -v -E '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' |
-  while read -r lib; do cp -L "$lib" "$stage/lib/"; done
+  ldd "$f" | awk '/=> \// {print $3} /ld-linux/ {print $1}'
+done | sort -u | while read -r lib; do cp -L "$lib" "$stage/lib/"; done
+for stub in libpthread.so.0 libdl.so.2 librt.so.1; do
+  [ -e "/lib/x86_64-linux-gnu/$stub" ] && cp -L "/lib/x86_64-linux-gnu/$stub" "$stage/lib/"
+done
 libdevice=$(ls /usr/local/cuda/nvvm/libdevice/libdevice.10.bc 2>/dev/null || true)
 [ -n "$libdevice" ] && cp "$libdevice" "$stage/lib/"
 mkdir -p "$root/.gpu_bundle"

@@ -12,9 +12,12 @@ if [ -f "$root/.gpu_bundle/aicf-gpu.tar.xz" ]; then
   dir=$(mktemp -d)
   tar -C "$dir" -xJf "$root/.gpu_bundle/aicf-gpu.tar.xz"
   bin="$dir/bin"
-  export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # The bundle's own loader and libraries (its C library too), for these programs only.
+  loader=$(ls "$dir"/lib/ld-linux*.so* | head -n 1)
+  run() { "$loader" --library-path "$dir/lib" "$@"; }
   [ -f "$dir/lib/libdevice.10.bc" ] && export AICF_LIBDEVICE="$dir/lib/libdevice.10.bc"
 else
+  run() { "$@"; }
   "$root/scripts/build.sh" test_gpu lesson_05_gpu bench_gpu || exit 1
   build="${AICF_BUILD_DIR:-$root/build}"
   mkdir -p "$build/gpu_bin"
@@ -24,11 +27,11 @@ fi
 export AICF_DEVICE=cuda AICF_TEST_GPU_TARGET=host-cuda-sm_90
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$logs/gpu.txt" 2>&1
-"$bin/test_gpu" > "$logs/test_gpu.log" 2>&1
+run "$bin/test_gpu" > "$logs/test_gpu.log" 2>&1
 tests_rc=$?
-"$bin/lesson_05_gpu" > "$logs/lesson_05_gpu.log" 2>&1
+run "$bin/lesson_05_gpu" > "$logs/lesson_05_gpu.log" 2>&1
 lesson_rc=$?
-"$bin/bench_gpu" > "$logs/bench_gpu.log" 2>&1
+run "$bin/bench_gpu" > "$logs/bench_gpu.log" 2>&1
 bench_rc=$?
 # The peer for matmul: PyTorch's float32 matrix product (TF32 off) on the same GPU.
 python3 - > "$logs/torch_peer.log" 2>&1 <<'PY'
