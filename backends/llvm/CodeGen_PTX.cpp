@@ -380,6 +380,7 @@ std::string KernelResources::to_string() const {
 }
 
 bool ptxas_available() { return !find_ptxas().empty(); }
+bool libdevice_available() { return file_exists(find_libdevice()); }
 
 std::vector<KernelResources> assemble_ptx(const std::string &ptx, const std::string &arch) {
     std::string ptxas = find_ptxas();
