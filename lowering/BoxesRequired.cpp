@@ -74,13 +74,7 @@ private:
 
     // e with the lets in scope replaced by their values (innermost first, so a let's value
     // may use outer ones), then simplified.
-    Expr expand_lets(const Expr &e) const {
-        Expr r = e;
-        for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
-            if (uses_var(r, it->first)) r = substitute(it->first, it->second, r);
-        }
-        return simplify(r);
-    }
+    Expr expand_lets(const Expr &e) const { return simplify(substitute_lets(lets, e)); }
     void visit(const LetStmt *op) override { visit_let(op); }
     // Inside `if (v < e)` (and <=, >, >=, conjunctions of them) v's range is narrower:
     // guarded tails of split loops write only up to the guard.

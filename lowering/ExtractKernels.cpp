@@ -110,12 +110,7 @@ struct LetTracker : IRVisitor {
         op->body.accept(this);
         lets.pop_back();
     }
-    Expr expand(Expr e) const {
-        for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
-            if (uses_var(e, it->first)) e = substitute(it->first, it->second, e);
-        }
-        return e;
-    }
+    Expr expand(const Expr &e) const { return substitute_lets(lets, e); }
     // A constant bound on the elements of an allocation with these extents.
     std::optional<int64_t> element_count_bound(const std::vector<Expr> &extents) const {
         int64_t n = 1;
@@ -280,24 +275,17 @@ private:
     void find_thread_dims(const Stmt &s) {
         struct Finder : LetTracker {
             KernelBuilder &kb;
-            int deepest = 0;
             explicit Finder(KernelBuilder &k) : kb(k) {}
             using LetTracker::visit;
             void visit(const For *op) override {
-                if (op->for_type != ForType::GPUThread) {
-                    IRVisitor::visit(op);
-                    return;
-                }
-                Finder inner(kb);
-                inner.lets = lets;
-                op->body.accept(&inner);
-                int d = inner.deepest;
+                IRVisitor::visit(op);
+                if (op->for_type != ForType::GPUThread) return;
+                int d = thread_nest_depth(op->body);
                 user_assert(d < 3)
                     << "The GPU thread loop " << op->name << " of " << func_of_loop(op->name)
                     << " has " << d << " thread loops inside it; a block has at most three "
                     << "dimensions. Fuse thread loops to use fewer.";
                 kb.thread_dim[op->name] = d;
-                deepest = std::max(deepest, d + 1);
                 auto extent = constant_upper_bound(expand(op->extent));
                 user_assert(extent.has_value())
                     << "The GPU thread loop " << op->name << " of " << func_of_loop(op->name)
@@ -712,11 +700,7 @@ private:
                 return LetStmt::make(op->name, value, body);
             }
             Expr register_index(const Expr &index) const {
-                Expr e = index;
-                for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
-                    if (uses_var(e, it->first)) e = substitute(it->first, it->second, e);
-                }
-                e = simplify(e);
+                Expr e = simplify(substitute_lets(lets, index));
                 return is_const(e) ? e : index;
             }
             Expr visit(const Load *op) override {

@@ -25,25 +25,6 @@ namespace {
 // variables as symbols).
 std::string thread_symbol(int d) { return std::string("__thread_index.") + "xyz"[d]; }
 
-// The hardware dimension thread loops get: the innermost of a nest is x.
-int thread_nest_depth(const Stmt &s) {
-    int depth = 0;
-    struct Finder : IRVisitor {
-        int &depth;
-        explicit Finder(int &d) : depth(d) {}
-        using IRVisitor::visit;
-        void visit(const For *op) override {
-            if (op->for_type == ForType::GPUThread) {
-                depth = std::max(depth, 1 + thread_nest_depth(op->body));
-                return;
-            }
-            IRVisitor::visit(op);
-        }
-    } finder(depth);
-    s.accept(&finder);
-    return depth;
-}
-
 struct Access {
     bool write = false;
     std::vector<Interval> box; // per dimension, in terms of the thread-index symbols
@@ -67,11 +48,7 @@ private:
     using IRVisitor::visit;
 
     Expr in_thread_terms(Expr e) const {
-        e = substitute(thread_vars, e);
-        for (auto it = block_lets.rbegin(); it != block_lets.rend(); ++it) {
-            if (uses_var(e, it->first)) e = substitute(it->first, it->second, e);
-        }
-        return e;
+        return substitute_lets(block_lets, substitute(thread_vars, e));
     }
 
     void visit(const For *op) override {
@@ -150,12 +127,7 @@ class RegisterTiles : public IRMutator {
     using IRMutator::visit;
 
     // e with the kernel's lets around the Realize expanded, for comparing positions.
-    Expr expanded(Expr e) const {
-        for (auto it = kernel_lets.rbegin(); it != kernel_lets.rend(); ++it) {
-            if (uses_var(e, it->first)) e = substitute(it->first, it->second, e);
-        }
-        return e;
-    }
+    Expr expanded(const Expr &e) const { return substitute_lets(kernel_lets, e); }
 
     Stmt visit(const LetStmt *op) override {
         if (block_loop.empty()) return IRMutator::visit(op);

@@ -134,6 +134,13 @@ std::set<std::string> free_vars(const Expr &e) {
     return v.names;
 }
 
+Expr substitute_lets(const std::vector<std::pair<std::string, Expr>> &lets, Expr e) {
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+        if (uses_var(e, it->first)) e = substitute(it->first, it->second, e);
+    }
+    return e;
+}
+
 std::set<std::string> free_vars(const Stmt &s) {
     FreeVars v;
     if (s.defined()) s.accept(&v);

@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace aicf {
 namespace ir {
@@ -18,6 +20,10 @@ Expr substitute(const std::string &name, const Expr &replacement, const Expr &e)
 Stmt substitute(const std::string &name, const Expr &replacement, const Stmt &s);
 Expr substitute(const std::map<std::string, Expr> &replacements, const Expr &e);
 Stmt substitute(const std::map<std::string, Expr> &replacements, const Stmt &s);
+
+// Replaces the variables bound by `lets` (outermost first; a value may use the variables
+// bound before it) by their values.
+Expr substitute_lets(const std::vector<std::pair<std::string, Expr>> &lets, Expr e);
 
 // Replaces every occurrence of `find` (compared structurally) by `replacement`.
 Expr substitute_expr(const Expr &find, const Expr &replacement, const Expr &e);
