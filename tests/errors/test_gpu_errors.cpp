@@ -2,6 +2,7 @@
 
 #include "ErrorMessage.h"
 #include "GPUTarget.h"
+#include "ScopedEnv.h"
 #include "dsl/aicf.h"
 
 #include <gtest/gtest.h>
@@ -175,28 +176,7 @@ TEST(GPUScheduleErrors, ThreadExtentWithoutAConstantBound) {
 
 namespace {
 
-// Sets an environment variable for the scope.
-class ScopedEnv {
-public:
-    ScopedEnv(const char *name, const char *value) : name(name) {
-        const char *old = std::getenv(name);
-        had = old != nullptr;
-        if (had) saved = old;
-        setenv(name, value, 1);
-    }
-    ~ScopedEnv() {
-        if (had) {
-            setenv(name, saved.c_str(), 1);
-        } else {
-            unsetenv(name);
-        }
-    }
-
-private:
-    const char *name;
-    bool had = false;
-    std::string saved;
-};
+using aicf_test::ScopedEnv;
 
 Func small_gpu_func() {
     Var x("x"), bx("bx"), tx("tx");
