@@ -200,6 +200,14 @@ std::string Func::ptx(const Target &t) const { return Pipeline(*this).ptx(t); }
 void Func::compile_to_ptx(const std::string &filename, const Target &t) const {
     Pipeline(*this).compile_to_ptx(filename, t);
 }
+std::string Func::assembly() const { return Pipeline(*this).assembly(); }
+std::string Func::assembly(const Target &t) const { return Pipeline(*this).assembly(t); }
+void Func::compile_to_assembly(const std::string &filename) const {
+    Pipeline(*this).compile_to_assembly(filename);
+}
+void Func::compile_to_assembly(const std::string &filename, const Target &t) const {
+    Pipeline(*this).compile_to_assembly(filename, t);
+}
 std::string Func::kernel_resources(const Target &t) const { return Pipeline(*this).kernel_resources(t); }
 std::string Func::loop_nest(const Target &t) const { return Pipeline(*this).loop_nest(t); }
 void Func::print_loop_nest(const Target &t) const { std::printf("%s", loop_nest(t).c_str()); }
@@ -371,6 +379,10 @@ Func &Func::compute_at(const Func &consumer, const VarOrRVar &var) {
     return compute_at(LoopLevel(consumer.name(), var.name()));
 }
 
+Func &Func::compute_at(const Stage &consumer, const VarOrRVar &var) {
+    return compute_at(LoopLevel(consumer.func_name(), var.name(), consumer.index()));
+}
+
 Func &Func::compute_at(const LoopLevel &level) {
     func.schedule().compute_level = level;
     // Storage follows the computation unless store_at placed it elsewhere.
@@ -381,6 +393,10 @@ Func &Func::compute_at(const LoopLevel &level) {
 
 Func &Func::store_at(const Func &consumer, const VarOrRVar &var) {
     return store_at(LoopLevel(consumer.name(), var.name()));
+}
+
+Func &Func::store_at(const Stage &consumer, const VarOrRVar &var) {
+    return store_at(LoopLevel(consumer.func_name(), var.name(), consumer.index()));
 }
 
 Func &Func::store_at(const LoopLevel &level) {

@@ -123,6 +123,11 @@ public:
     std::string ptx(const Target &target) const;
     void compile_to_ptx(const std::string &filename, const Target &target) const;
     std::string kernel_resources(const Target &target) const;
+    // The host code as assembly for this CPU (what the JIT runs).
+    std::string assembly() const;
+    std::string assembly(const Target &target) const;
+    void compile_to_assembly(const std::string &filename) const;
+    void compile_to_assembly(const std::string &filename, const Target &target) const;
 
     // The loop nest the schedule produces, readable ("produce f: for y: for x: ...").
     // For a target with a GPU, the kernels follow: their block loops, threads per block and
@@ -216,9 +221,13 @@ public:
     // Computes the Func inside the loop over `var` of `consumer` (its last stage that has
     // that loop), just the region that one iteration needs.
     Func &compute_at(const Func &consumer, const VarOrRVar &var);
+    // Inside the loop over `var` of one stage of `consumer`, e.g. a reduction loop of an update
+    // (`panel.compute_at(prod.update(), ko)`).
+    Func &compute_at(const Stage &consumer, const VarOrRVar &var);
     Func &compute_at(const LoopLevel &level);
     // Allocates the Func's storage at an outer loop (or the root) than where it is computed.
     Func &store_at(const Func &consumer, const VarOrRVar &var);
+    Func &store_at(const Stage &consumer, const VarOrRVar &var);
     Func &store_at(const LoopLevel &level);
     Func &store_root();
 

@@ -257,6 +257,18 @@ void Pipeline::compile_to_ptx(const std::string &filename, const Target &target)
     out << text;
 }
 
+std::string Pipeline::assembly(const Target &target) const {
+    return detail::get_compiler().lower_to_text(outputs_, detail::infer_arguments(outputs_), target,
+                                                detail::LoweredText::HostAssembly);
+}
+
+void Pipeline::compile_to_assembly(const std::string &filename, const Target &target) const {
+    std::string text = assembly(target);
+    std::ofstream out(filename);
+    user_assert(out.good()) << "compile_to_assembly: cannot open " << filename << " for writing.";
+    out << text;
+}
+
 std::string Pipeline::kernel_resources(const Target &target) const {
     return detail::get_compiler().lower_to_text(outputs_, detail::infer_arguments(outputs_), target,
                                                 detail::LoweredText::KernelResources);
@@ -290,6 +302,48 @@ Realization Pipeline::realize(const std::vector<int> &sizes, const Target &targe
     return r;
 }
 
+namespace {
+
+// The host bytes a buffer's elements span, [first, end); empty for a buffer without host
+// memory or elements.
+std::pair<uintptr_t, uintptr_t> host_bytes(const aicf_buffer_t *b) {
+    if (!b->host) return {0, 0};
+    int64_t lo = 0, hi = 0;
+    for (int32_t d = 0; d < b->dimensions; d++) {
+        if (b->dim[d].extent <= 0) return {0, 0};
+        int64_t span = int64_t(b->dim[d].extent - 1) * b->dim[d].stride;
+        (span < 0 ? lo : hi) += span;
+    }
+    int64_t elem = ((b->type.bits + 7) / 8) * (b->type.lanes ? b->type.lanes : 1);
+    uintptr_t base = reinterpret_cast<uintptr_t>(b->host);
+    return {base + uintptr_t(lo * elem), base + uintptr_t((hi + 1) * elem)};
+}
+
+// Compiled code assumes that what it writes is not also read through another buffer (loads
+// and stores of different buffers are reordered freely), so an output that shares memory
+// with an input or another output is refused.
+void check_outputs_do_not_overlap(const std::vector<Argument> &args, const std::vector<void *> &pointers) {
+    for (size_t i = 0; i < args.size(); i++) {
+        if (!args[i].is_output) continue;
+        auto a = host_bytes(static_cast<const aicf_buffer_t *>(pointers[i]));
+        if (a.first == a.second) continue;
+        for (size_t j = 0; j < args.size(); j++) {
+            if (j == i || !(args[j].is_buffer || args[j].is_output)) continue;
+            if (args[j].is_output && j < i) continue; // each pair of outputs once
+            auto b = host_bytes(static_cast<const aicf_buffer_t *>(pointers[j]));
+            if (b.first == b.second || a.second <= b.first || b.second <= a.first) continue;
+            runtime_error_report << "The output buffer " << args[i].name << " shares memory with the "
+                                 << (args[j].is_output ? "output" : "input") << " buffer "
+                                 << args[j].name << ". A pipeline's outputs must not overlap its "
+                                 << "inputs or one another: the compiled code reorders the loads and "
+                                 << "stores of different buffers. Realize into a separate buffer (or "
+                                 << "pass a copy of the input).";
+        }
+    }
+}
+
+} // namespace
+
 void Pipeline::realize(const Realization &outputs, const Target &target) {
     compile_jit(target);
     std::vector<void *> pointers;
@@ -319,6 +373,7 @@ void Pipeline::realize(const Realization &outputs, const Target &target) {
     user_assert(next_output == outputs.size())
         << "realize was given " << outputs.size() << " output buffers, but the pipeline has "
         << next_output << ".";
+    check_outputs_do_not_overlap(args_, pointers);
     compiled_->run(pointers.data());
 }
 

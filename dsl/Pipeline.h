@@ -39,8 +39,9 @@ public:
 namespace detail {
 
 // What lower_to_text returns: the final lowered IR, the loop nest alone, the kernels as PTX,
-// or what ptxas reports about each kernel (registers, spills, shared memory).
-enum class LoweredText { Stmt, LoopNest, PTX, KernelResources };
+// what ptxas reports about each kernel (registers, spills, shared memory), or the host code as
+// this CPU's assembly.
+enum class LoweredText { Stmt, LoopNest, PTX, KernelResources, HostAssembly };
 
 struct PipelineCompiler {
     virtual ~PipelineCompiler() = default;
@@ -83,6 +84,11 @@ public:
     // Per kernel, what ptxas reports: registers, spills, stack and static shared memory
     // (needs the CUDA toolkit's ptxas).
     std::string kernel_resources(const Target &target) const;
+    // The host code as assembly for this CPU: the loops that run on it, optimized exactly as
+    // the JIT compiles them.
+    std::string assembly(const Target &target = get_target_from_environment()) const;
+    void compile_to_assembly(const std::string &filename,
+                             const Target &target = get_target_from_environment()) const;
 
     // Compiles now (realize compiles on first use otherwise).
     void compile_jit(const Target &target = get_target_from_environment());

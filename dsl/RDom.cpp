@@ -11,13 +11,23 @@ namespace aicf {
 using namespace ir;
 
 const std::string &RVar::name() const {
+    if (!dom_.defined() && !name_.empty()) return name_;
     user_assert(dom_.defined()) << "Use of an RVar of an undefined RDom.";
     return dom_.domain().at(index_).var;
 }
-Expr RVar::min() const { return dom_.domain().at(index_).min; }
-Expr RVar::extent() const { return dom_.domain().at(index_).extent; }
+Expr RVar::min() const {
+    user_assert(dom_.defined()) << "RVar " << name() << " names a loop made by a schedule; it has no range of its own.";
+    return dom_.domain().at(index_).min;
+}
+Expr RVar::extent() const {
+    user_assert(dom_.defined()) << "RVar " << name() << " names a loop made by a schedule; it has no range of its own.";
+    return dom_.domain().at(index_).extent;
+}
 RVar::operator Expr() const {
-    user_assert(dom_.defined()) << "Use of an RVar of an undefined RDom.";
+    user_assert(dom_.defined()) << (name_.empty() ? "Use of an RVar of an undefined RDom."
+                                                  : "RVar " + name_ + " names a loop made by a schedule (a split or fuse of "
+                                                    "reduction variables); it cannot be used in an algorithm. Use the RDom's own "
+                                                    "variables there.");
     return Variable::make(Int(32), name(), dom_);
 }
 

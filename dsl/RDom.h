@@ -2,7 +2,9 @@
 #define AICF_RDOM_H
 
 // RDom: a reduction domain, the multi-dimensional range an update definition iterates over.
-// RVar: one of its dimensions. `where` restricts the domain to points satisfying a predicate.
+// RVar: one of its dimensions, or a name for the loops that splitting one produces
+// (`RVar ko("ko"), ki("ki"); f.update().split(k, ko, ki, 128)`). `where` restricts the domain
+// to points satisfying a predicate.
 
 #include "dsl/ir/IR.h"
 
@@ -17,6 +19,8 @@ class RVar {
 public:
     RVar() = default;
     RVar(ir::ReductionDomain dom, int index) : dom_(std::move(dom)), index_(index) {}
+    // A reduction loop known only by name: the result of a split or fuse of RVars.
+    explicit RVar(const std::string &name) : name_(name) {}
 
     const std::string &name() const;
     ir::Expr min() const;
@@ -28,6 +32,7 @@ public:
 private:
     ir::ReductionDomain dom_;
     int index_ = 0;
+    std::string name_;
 };
 
 class RDom {

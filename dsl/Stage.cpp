@@ -25,6 +25,7 @@ StageSchedule &Stage::schedule() { return func.stage(stage).schedule; }
 const Definition &Stage::definition() const { return func.stage(stage); }
 
 std::string Stage::name() const { return func.name() + ".s" + std::to_string(stage); }
+const std::string &Stage::func_name() const { return func.name(); }
 
 std::vector<std::string> Stage::loop_names() const {
     std::vector<std::string> names;

@@ -110,6 +110,9 @@ public:
 
     // "f.s0" etc., for messages.
     std::string name() const;
+    // The Func this stage defines, and its index (0 for the pure definition, 1 + i for update i).
+    const std::string &func_name() const;
+    int index() const { return stage; }
     // The loops of this stage, outermost first, as "x", "xo", ...
     std::vector<std::string> loop_names() const;
 

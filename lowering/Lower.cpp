@@ -64,7 +64,7 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     log_pass("unroll_loops", s);
     s = vectorize_loops(s);
     log_pass("vectorize_loops", s);
-    s = simplify(s);
+    s = simplify_for_codegen(s);
     log_pass("simplify", s);
     ExtractedKernels gpu = extract_kernels(s, args, target, outputs[0].name());
     s = gpu.host;

@@ -17,7 +17,7 @@ namespace {
 
 class CodeGen_Host : public CodeGen_LLVM {
 public:
-    using CodeGen_LLVM::CodeGen_LLVM;
+    CodeGen_Host(llvm::LLVMContext &c, llvm::Module &m) : CodeGen_LLVM(c, m) { tag_accesses_by_storage = true; }
 
     void compile(const lowering::LoweredPipeline &p, const std::string &name) {
         llvm::Type *ptr = llvm::PointerType::get(context, 0);
@@ -103,7 +103,9 @@ private:
                 symbols.push(names[i], builder.CreateLoad(types[i], builder.CreateStructGEP(closure_type, fields, i), names[i]));
             }
             symbols.push(op->name, body_fn->getArg(1));
+            ScopedBinding<int> depth(definition_depth, op->name, ++loop_depth);
             codegen(op->body);
+            loop_depth--;
             builder.CreateRet(builder.getInt32(0));
             std::swap(saved_symbols, symbols);
             function = saved_function;

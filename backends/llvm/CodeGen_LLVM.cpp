@@ -194,6 +194,9 @@ void CodeGen_LLVM::visit(const Reinterpret *op) {
     value = builder.CreateBitCast(codegen(op->value), llvm_type_of(op->type));
 }
 
+// Signed 32- and 64-bit arithmetic does not overflow (the simplifier relies on it too), which
+// LLVM is told with `nsw`: it lets alias analysis see through the sign extension of an index,
+// so accesses at different offsets of one buffer are known to be distinct.
 #define AICF_FLOAT_OR_INT_BINARY(N, FOP, IOP)                                                      \
     void CodeGen_LLVM::visit(const N *op) {                                                        \
         Type t = op->type;                                                                         \
@@ -202,7 +205,8 @@ void CodeGen_LLVM::visit(const Reinterpret *op) {
             value = narrow_if_half(builder.FOP(a, b), t);                                          \
         } else {                                                                                   \
             llvm::Value *a = codegen(op->a), *b = codegen(op->b);                                  \
-            value = builder.IOP(a, b);                                                             \
+            bool nsw = t.is_int() && t.bits >= 32;                                                 \
+            value = builder.IOP(a, b, "", /*HasNUW=*/false, /*HasNSW=*/nsw);                       \
         }                                                                                          \
     }
 AICF_FLOAT_OR_INT_BINARY(Add, CreateFAdd, CreateAdd)
@@ -317,6 +321,17 @@ void CodeGen_LLVM::visit(const Select *op) {
     value = builder.CreateSelect(c, t, f);
 }
 
+llvm::MDNode *CodeGen_LLVM::storage_tbaa_tag(const std::string &name) {
+    llvm::MDNode *&tag = tbaa_tags[name];
+    if (!tag) {
+        llvm::MDBuilder md(context);
+        if (!tbaa_root) tbaa_root = md.createTBAARoot("aicf storage");
+        llvm::MDNode *type = md.createTBAAScalarTypeNode(name, tbaa_root);
+        tag = md.createTBAAStructTagNode(type, type, 0);
+    }
+    return tag;
+}
+
 llvm::Value *CodeGen_LLVM::address_of(const std::string &name, llvm::Value *index, Type elem) {
     const llvm::Value *const *base = symbols.find(name);
     internal_assert(base) << "codegen: no storage named " << name;
@@ -325,32 +340,80 @@ llvm::Value *CodeGen_LLVM::address_of(const std::string &name, llvm::Value *inde
                                      const_cast<llvm::Value *>(*base), idx);
 }
 
+int CodeGen_LLVM::depth_of(const Expr &e) const {
+    int depth = 0;
+    visit_each<Variable>(e, [&](const Variable *v) {
+        if (const int *d = definition_depth.find(v->name)) depth = std::max(depth, *d);
+    });
+    return depth;
+}
+
+namespace {
+
+// The summands of an index, with their signs: a + b - c is {a, +}, {b, +}, {c, -}.
+void collect_summands(const Expr &e, bool negate, std::vector<std::pair<Expr, bool>> &out) {
+    if (const Add *a = e.as<Add>()) {
+        collect_summands(a->a, negate, out);
+        collect_summands(a->b, negate, out);
+    } else if (const Sub *s = e.as<Sub>()) {
+        collect_summands(s->a, negate, out);
+        collect_summands(s->b, !negate, out);
+    } else {
+        out.emplace_back(e, negate);
+    }
+}
+
+} // namespace
+
+llvm::Value *CodeGen_LLVM::address_of(const std::string &name, const Expr &index, Type elem) {
+    std::vector<std::pair<Expr, bool>> summands;
+    // Signed 32-bit index arithmetic does not overflow, so the sum may be taken in 64 bits.
+    if (index.type() == Int(32)) collect_summands(index, false, summands);
+    if (summands.size() < 2) return address_of(name, codegen(index), elem);
+    const llvm::Value *const *base = symbols.find(name);
+    internal_assert(base) << "codegen: no storage named " << name;
+    std::vector<std::pair<int, size_t>> order;
+    for (size_t i = 0; i < summands.size(); i++) order.emplace_back(depth_of(summands[i].first), i);
+    std::stable_sort(order.begin(), order.end());
+    llvm::Type *i64 = llvm::Type::getInt64Ty(context), *elem_type = llvm_type_of(elem.element_of());
+    llvm::Value *ptr = const_cast<llvm::Value *>(*base);
+    for (const auto &o : order) {
+        const auto &[term, negative] = summands[o.second];
+        llvm::Value *v = builder.CreateSExt(codegen(term), i64);
+        if (negative) v = builder.CreateNSWNeg(v);
+        // Not inbounds: a partial sum may point outside the storage (below its min).
+        ptr = builder.CreateGEP(elem_type, ptr, v);
+    }
+    return ptr;
+}
+
 void CodeGen_LLVM::visit(const Load *op) {
     Type t = op->type;
     llvm::Type *elem = llvm_type_of(t.element_of());
     llvm::Align align(t.element_of().bytes());
     if (t.lanes == 1) {
-        llvm::Value *ptr = address_of(op->name, codegen(op->index), t);
+        llvm::Value *ptr = address_of(op->name, op->index, t);
         if (is_true(op->predicate)) {
-            value = builder.CreateAlignedLoad(elem, ptr, align);
+            value = tag_access(builder.CreateAlignedLoad(elem, ptr, align), op->name);
             return;
         }
         internal_error << "codegen: predicated scalar load of " << op->name;
     }
     const Ramp *ramp = op->index.as<Ramp>();
     if (ramp && is_const_one(ramp->stride)) {
-        llvm::Value *ptr = address_of(op->name, codegen(ramp->base), t);
+        llvm::Value *ptr = address_of(op->name, ramp->base, t);
         if (is_true(op->predicate)) {
-            value = builder.CreateAlignedLoad(llvm_type_of(t), ptr, align);
+            value = tag_access(builder.CreateAlignedLoad(llvm_type_of(t), ptr, align), op->name);
         } else {
-            value = builder.CreateMaskedLoad(llvm_type_of(t), ptr, align, codegen(op->predicate),
-                                             llvm::UndefValue::get(llvm_type_of(t)));
+            value = tag_access(builder.CreateMaskedLoad(llvm_type_of(t), ptr, align, codegen(op->predicate),
+                                                        llvm::UndefValue::get(llvm_type_of(t))),
+                               op->name);
         }
         return;
     }
     if (const Broadcast *b = op->index.as<Broadcast>(); b && is_true(op->predicate)) {
-        llvm::Value *ptr = address_of(op->name, codegen(b->value), t);
-        value = splat_if_vector(builder.CreateAlignedLoad(elem, ptr, align), t.lanes);
+        llvm::Value *ptr = address_of(op->name, b->value, t);
+        value = splat_if_vector(tag_access(builder.CreateAlignedLoad(elem, ptr, align), op->name), t.lanes);
         return;
     }
     // A gather, one lane at a time; masked-off lanes are not read.
@@ -366,7 +429,7 @@ void CodeGen_LLVM::visit(const Load *op) {
         llvm::BasicBlock *after = llvm::BasicBlock::Create(context, "gather_next", function);
         builder.CreateCondBr(lane_on, load_bb, after);
         builder.SetInsertPoint(load_bb);
-        llvm::Value *x = builder.CreateAlignedLoad(elem, ptr, align);
+        llvm::Value *x = tag_access(builder.CreateAlignedLoad(elem, ptr, align), op->name);
         llvm::Value *with = builder.CreateInsertElement(result, x, uint64_t(i));
         builder.CreateBr(after);
         builder.SetInsertPoint(after);
@@ -523,12 +586,14 @@ void CodeGen_LLVM::visit(const Call *op) {
 void CodeGen_LLVM::visit(const Let *op) {
     llvm::Value *v = codegen(op->value);
     ScopedBinding<llvm::Value *> bind(symbols, op->name, v);
+    ScopedBinding<int> depth(definition_depth, op->name, depth_of(op->value));
     value = codegen(op->body);
 }
 
 void CodeGen_LLVM::visit(const LetStmt *op) {
     llvm::Value *v = codegen(op->value);
     ScopedBinding<llvm::Value *> bind(symbols, op->name, v);
+    ScopedBinding<int> depth(definition_depth, op->name, depth_of(op->value));
     codegen(op->body);
 }
 
@@ -566,7 +631,9 @@ void CodeGen_LLVM::visit(const For *op) {
     phi->addIncoming(min, preheader);
     {
         ScopedBinding<llvm::Value *> bind(symbols, op->name, phi);
+        ScopedBinding<int> depth(definition_depth, op->name, ++loop_depth);
         codegen(op->body);
+        loop_depth--;
     }
     llvm::Value *next = builder.CreateNSWAdd(phi, llvm::ConstantInt::get(min->getType(), 1));
     phi->addIncoming(next, builder.GetInsertBlock());
@@ -580,16 +647,16 @@ void CodeGen_LLVM::visit(const Store *op) {
     llvm::Align align(t.element_of().bytes());
     if (t.lanes == 1) {
         internal_assert(is_true(op->predicate)) << "codegen: predicated scalar store to " << op->name;
-        builder.CreateAlignedStore(v, address_of(op->name, codegen(op->index), t), align);
+        tag_access(builder.CreateAlignedStore(v, address_of(op->name, op->index, t), align), op->name);
         return;
     }
     const Ramp *ramp = op->index.as<Ramp>();
     if (ramp && is_const_one(ramp->stride)) {
-        llvm::Value *ptr = address_of(op->name, codegen(ramp->base), t);
+        llvm::Value *ptr = address_of(op->name, ramp->base, t);
         if (is_true(op->predicate)) {
-            builder.CreateAlignedStore(v, ptr, align);
+            tag_access(builder.CreateAlignedStore(v, ptr, align), op->name);
         } else {
-            builder.CreateMaskedStore(v, ptr, align, codegen(op->predicate));
+            tag_access(builder.CreateMaskedStore(v, ptr, align, codegen(op->predicate)), op->name);
         }
         return;
     }
@@ -602,7 +669,7 @@ void CodeGen_LLVM::visit(const Store *op) {
         builder.CreateCondBr(lane_on, store_bb, after);
         builder.SetInsertPoint(store_bb);
         llvm::Value *idx = builder.CreateExtractElement(indices, uint64_t(i));
-        builder.CreateAlignedStore(builder.CreateExtractElement(v, uint64_t(i)), address_of(op->name, idx, t), align);
+        tag_access(builder.CreateAlignedStore(builder.CreateExtractElement(v, uint64_t(i)), address_of(op->name, idx, t), align), op->name);
         builder.CreateBr(after);
         builder.SetInsertPoint(after);
     }

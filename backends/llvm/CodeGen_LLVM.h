@@ -64,6 +64,28 @@ protected:
     llvm::Value *create_alloca_at_entry(llvm::Type *t, llvm::Value *count, const std::string &name);
     // The address of element `index` of the storage `name`.
     llvm::Value *address_of(const std::string &name, llvm::Value *index, ir::Type elem);
+    // The same for an index expression: its summands are added to the base pointer one at a
+    // time in 64 bits, those of outer loops first, so the part that does not change in a loop
+    // is computed once outside it and the loop's own index steps a pointer.
+    llvm::Value *address_of(const std::string &name, const ir::Expr &index, ir::Type elem);
+    // How many loops enclose the definition of each variable (0 outside all loops), and the
+    // number of loops open now.
+    ir::Scope<int> definition_depth;
+    int loop_depth = 0;
+    int depth_of(const ir::Expr &e) const;
+
+    // Type-based alias metadata that tells LLVM that accesses of differently named storage
+    // never alias, so values can stay in registers across stores to other buffers (an
+    // accumulator across a loop that reads its operands). Valid where distinct names are
+    // distinct memory: on the host (the runtime refuses outputs that overlap inputs); not for
+    // GPU shared memory, whose allocations share one array by lifetime.
+    bool tag_accesses_by_storage = false;
+    // Tags a load, store or masked access of `name` (when tagging is on); returns it.
+    template <typename I>
+    I *tag_access(I *inst, const std::string &name) {
+        if (tag_accesses_by_storage) inst->setMetadata(llvm::LLVMContext::MD_tbaa, storage_tbaa_tag(name));
+        return inst;
+    }
 
     using ir::IRVisitor::visit;
 #define AICF_CODEGEN_VISIT(N) void visit(const ir::N *op) override;
@@ -81,6 +103,9 @@ private:
     llvm::Value *codegen_intrinsic(const ir::Call *op);
     llvm::Value *codegen_buffer_field(const ir::Call *op);
     std::map<std::string, llvm::Value *> allocation_types; // name -> element type marker
+    llvm::MDNode *storage_tbaa_tag(const std::string &name);
+    llvm::MDNode *tbaa_root = nullptr;
+    std::map<std::string, llvm::MDNode *> tbaa_tags;
 };
 
 } // namespace backends

@@ -223,7 +223,7 @@ private:
             CodeGen_LLVM::visit(op);
             return;
         }
-        llvm::Value *ptr = address_of(op->name, codegen(op->index.as<Ramp>()->base), t);
+        llvm::Value *ptr = address_of(op->name, op->index.as<Ramp>()->base, t);
         llvm::Type *elem = llvm_type_of(t.element_of());
         if_aligned(ptr, wide_alignment(t), [&](llvm::Align a) -> llvm::Value * {
             if (a.value() > 1) return builder.CreateAlignedLoad(llvm_type_of(t), ptr, a);
@@ -244,7 +244,7 @@ private:
             return;
         }
         llvm::Value *v = codegen(op->value);
-        llvm::Value *ptr = address_of(op->name, codegen(op->index.as<Ramp>()->base), t);
+        llvm::Value *ptr = address_of(op->name, op->index.as<Ramp>()->base, t);
         llvm::Type *elem = llvm_type_of(t.element_of());
         if_aligned(ptr, wide_alignment(t), [&](llvm::Align a) -> llvm::Value * {
             if (a.value() > 1) {

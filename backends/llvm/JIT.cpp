@@ -12,6 +12,7 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
@@ -118,17 +119,44 @@ private:
 
 } // namespace
 
+namespace {
+
+// The host module of a pipeline, optimized for this CPU as the JIT compiles it. The caller
+// holds the JIT's lock.
+std::unique_ptr<llvm::Module> optimized_host_module(HostJIT &host, const lowering::LoweredPipeline &p,
+                                                    const std::string &name, llvm::LLVMContext &context) {
+    std::unique_ptr<llvm::Module> module = compile_host_module(p, name, context);
+    module->setDataLayout(host.jit->getDataLayout());
+    module->setTargetTriple(host.target_machine->getTargetTriple().str());
+    optimize_module(*module, *host.target_machine);
+    return module;
+}
+
+std::string host_assembly(const lowering::LoweredPipeline &p) {
+    HostJIT &host = HostJIT::get();
+    llvm::LLVMContext context;
+    std::lock_guard<std::mutex> guard(host.lock);
+    std::unique_ptr<llvm::Module> module = optimized_host_module(host, p, "aicf_" + p.name, context);
+    llvm::SmallString<0> text;
+    llvm::raw_svector_ostream out(text);
+    llvm::legacy::PassManager passes;
+    bool unsupported = host.target_machine->addPassesToEmitFile(passes, out, nullptr,
+                                                                llvm::CodeGenFileType::AssemblyFile);
+    internal_assert(!unsupported) << "the host target machine cannot emit assembly";
+    passes.run(*module);
+    return std::string(text.str());
+}
+
+} // namespace
+
 std::shared_ptr<CompiledPipeline> jit_compile(const lowering::LoweredPipeline &p) {
     static std::atomic<int> counter{0};
     std::string name = "aicf_" + p.name + "_" + std::to_string(counter++);
 
     HostJIT &host = HostJIT::get();
     auto context = std::make_unique<llvm::LLVMContext>();
-    std::unique_ptr<llvm::Module> module = compile_host_module(p, name, *context);
     std::lock_guard<std::mutex> guard(host.lock);
-    module->setDataLayout(host.jit->getDataLayout());
-    module->setTargetTriple(host.target_machine->getTargetTriple().str());
-    optimize_module(*module, *host.target_machine);
+    std::unique_ptr<llvm::Module> module = optimized_host_module(host, p, name, *context);
 
     const char *debug = std::getenv("AICF_DEBUG");
     if (debug && std::atoi(debug) >= 3) module->print(llvm::errs(), nullptr);
@@ -197,6 +225,7 @@ public:
         lowering::LoweredPipeline p = lowering::lower(outputs, args, target);
         if (what == detail::LoweredText::PTX) return compile_kernels_to_ptx(p.kernels, target);
         if (what == detail::LoweredText::KernelResources) return resource_report(p);
+        if (what == detail::LoweredText::HostAssembly) return host_assembly(p);
         if (what == detail::LoweredText::LoopNest) {
             std::string text = p.loop_nest;
             for (const lowering::LoweredKernel &k : p.kernels) text += lowering::kernel_launch_shape(k);

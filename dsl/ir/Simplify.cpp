@@ -531,6 +531,40 @@ Expr Simplify::enclosing_let_with_value(const Expr &value) const {
     return Expr();
 }
 
+Expr Simplify::let_value_of(const std::string &name) const {
+    for (auto it = let_values.rbegin(); it != let_values.rend(); ++it) {
+        if (it->name != name) continue;
+        bool valid = true;
+        for (const auto &dep : it->deps) valid = valid && current_binding(dep.first) == dep.second;
+        return valid ? it->value : Expr();
+    }
+    return Expr();
+}
+
+LinearForm Simplify::expand_let_terms(const LinearForm &l) const {
+    const int max_levels = 4, max_terms = 16;
+    LinearForm result = l;
+    for (int level = 0; level < max_levels; level++) {
+        LinearForm next;
+        next.type = result.type;
+        next.constant = result.constant;
+        bool changed = false;
+        for (const Term &term : result.terms) {
+            const Variable *v = term.e.as<Variable>();
+            Expr value = v ? let_value_of(v->name) : Expr();
+            if (value.defined() && value.type() == result.type && !has_side_effects(value)) {
+                next = linear_combine(next, linear_form(value), term.coeff);
+                changed = true;
+            } else {
+                next.terms.push_back(term);
+            }
+        }
+        if (!changed || next.terms.size() > size_t(max_terms)) break;
+        result = linear_combine(next, LinearForm{next.type, {}, 0}, 1); // normalized
+    }
+    return result;
+}
+
 ConstBounds Simplify::bounds_of(const Expr &e) {
     Type t = e.type();
     if (!t.is_int_or_uint()) return ConstBounds();
@@ -732,6 +766,13 @@ Expr simplify(const Expr &e, const Scope<Interval> &bounds) {
 Stmt simplify(const Stmt &s, const Scope<Interval> &bounds) {
     if (!s.defined()) return s;
     Simplify simplifier(bounds);
+    return simplifier.mutate(s);
+}
+
+Stmt simplify_for_codegen(const Stmt &s) {
+    if (!s.defined()) return s;
+    Simplify simplifier{Scope<Interval>()};
+    simplifier.substitute_linear_lets = true;
     return simplifier.mutate(s);
 }
 

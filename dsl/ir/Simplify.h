@@ -20,6 +20,13 @@ Expr simplify(const Expr &e, const Scope<Interval> &bounds = Scope<Interval>());
 // unused lets, and asserts that are provably true.
 Stmt simplify(const Stmt &s, const Scope<Interval> &bounds = Scope<Interval>());
 
+// The last simplification before code generation: as above, and short linear let values
+// (`let y = yo * 8 + y.min + 3`) are also copied into their uses, so that address arithmetic
+// cancels (`(y - y.min) * 48`) and LLVM can tell the accesses of one buffer apart. Earlier
+// passes keep such lets: guards written in a split's original variable tell bounds analysis
+// which range they restrict.
+Stmt simplify_for_codegen(const Stmt &s);
+
 // True if the condition holds for every value of its free variables (false means "could
 // not prove", not "is false").
 bool can_prove(const Expr &condition, const Scope<Interval> &bounds = Scope<Interval>());

@@ -96,6 +96,8 @@ bool has_side_effects(const Expr &e);
 class Simplify : public IRMutator {
 public:
     explicit Simplify(const Scope<Interval> &bounds);
+    // Copy short linear let values into their uses (simplify_for_codegen).
+    bool substitute_linear_lets = false;
 
     using IRMutator::mutate;
 
@@ -150,6 +152,11 @@ private:
     int current_binding(const std::string &name) const;
     // The variable of an enclosing let whose value equals `value`, if any.
     Expr enclosing_let_with_value(const Expr &value) const;
+    // The value of the let that binds `name` now, if it is remembered (undefined otherwise).
+    Expr let_value_of(const std::string &name) const;
+    // l with each term that is a let variable of a linear value replaced by that value, to a
+    // few levels: `let y = yo * 8 + m + 3 in y < m + 256` is decided by yo's range.
+    LinearForm expand_let_terms(const LinearForm &l) const;
 
     friend class Binding;
 

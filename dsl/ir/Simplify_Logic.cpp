@@ -74,6 +74,11 @@ Expr Simplify::compare_linear(IRNodeType op, const Expr &a, const Expr &b) {
     if (d.terms.empty()) return known(*decide(op, ConstBounds::point(d.constant)));
     if (auto r = decide(op, bounds_of_linear(d))) return known(*r);
     if (auto r = decide(op, symbolic_bounds(linear_rebuild(d)))) return known(*r);
+    // Through the values of enclosing lets: a guard written in a split's original variable
+    // is decided by the ranges of the loops that now define it.
+    LinearForm expanded = expand_let_terms(d);
+    if (expanded.terms.empty()) return known(*decide(op, ConstBounds::point(expanded.constant)));
+    if (auto r = decide(op, bounds_of_linear(expanded))) return known(*r);
 
     // Canonical form: sum(coeff * term) op k, divided by the coefficients' common factor, with
     // the positively scaled terms on the left and the constant on the right.

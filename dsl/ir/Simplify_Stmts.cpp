@@ -14,15 +14,26 @@ namespace simplify_detail {
 
 namespace {
 
-// Values cheap enough to copy into every use: constants, variables, and broadcasts and ramps
-// of those.
-// Constants, variables, and a variable plus or minus a constant: substituting them costs
-// nothing and lets comparisons and bounds see how values relate.
+// Values cheap enough to copy into every use. Constants, variables, and a variable plus or
+// minus a constant cost nothing and let comparisons and bounds see how values relate.
 bool is_var_plus_const(const Expr &e) {
     if (is_const(e) || e.as<Variable>()) return true;
     if (const Add *a = e.as<Add>()) return a->a.as<Variable>() && is_const(a->b);
     if (const Sub *s = e.as<Sub>()) return s->a.as<Variable>() && is_const(s->b);
     return false;
+}
+
+// A short sum of variables times constants (a split's `yo * 8 + y.min + 3`): copied into its
+// uses, terms that cancel there do (the min of a realization against the min subtracted by
+// its storage index), which address arithmetic and alias analysis need.
+bool is_short_linear(const Expr &e) {
+    const int max_terms = 3;
+    if (!is_linear_type(e.type()) || !no_overflow(e.type())) return false;
+    LinearForm l = linear_form(e);
+    if (l.terms.size() > size_t(max_terms)) return false;
+    for (const Term &t : l.terms)
+        if (!t.e.as<Variable>()) return false;
+    return true;
 }
 
 bool is_substitutable(const Expr &e) {
@@ -63,7 +74,7 @@ template <typename LetNode, typename Body>
 Body Simplify::simplify_let(const LetNode *op) {
     Expr value = mutate(op->value);
     Expr replacement;
-    if (is_substitutable(value)) {
+    if (is_substitutable(value) || (substitute_linear_lets && is_short_linear(value))) {
         // Substituting a variable must not let an inner binding of its name capture it.
         std::set<std::string> names = free_vars(value);
         if (names.empty() || !binds_any(op->body, names)) replacement = value;

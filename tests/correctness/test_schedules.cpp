@@ -2,6 +2,7 @@
 
 #include "Reference.h"
 
+#include <fstream>
 #include <functional>
 #include <limits>
 
@@ -97,6 +98,75 @@ TEST(Schedules, UpdateStagesCanBeSplitAndReordered) {
     Buffer<float> a = matmul(false), b = matmul(true);
     for (int r = 0; r < M; r++)
         for (int c = 0; c < N; c++) ASSERT_EQ(a(c, r), b(c, r)) << r << "," << c;
+}
+
+// The blocked matmul of the CPU benchmark's family: the reduction split into blocks by named
+// RVars, a packed copy of B's block computed inside the block loop of the update stage, and the
+// accumulator tile kept across the blocks. Sizes are not multiples of any factor.
+TEST(Schedules, ComputeAtALoopOfAnUpdateStage) {
+    const int M = 45, N = 70, K = 77;
+    Buffer<float> A(K, M), B(N, K);
+    fill_random(A, -1.0, 1.0, 34);
+    fill_random(B, -1.0, 1.0, 35);
+    Var x("x"), y("y"), xi("xi"), yi("yi"), yo("yo"), t("t");
+    RVar ko("ko"), ki("ki");
+    RDom k(0, K, "k");
+    Func prod("prod"), out("out"), panel("panel");
+    panel(x, y) = B(x, y);
+    prod(x, y) = 0.0f;
+    prod(x, y) += A(k, y) * panel(x, k);
+    out(x, y) = prod(x, y);
+    out.tile(x, y, xi, yi, 32, 16).fuse(x, y, t).parallel(t).vectorize(xi, 8);
+    prod.compute_at(out, t).vectorize(x, 8);
+    prod.update().split(k, ko, ki, 16).split(y, yo, yi, 3).reorder(x, yi, ki, yo, ko)
+        .vectorize(x, 8).unroll(x).unroll(yi);
+    panel.compute_at(prod.update(), ko).vectorize(x, 8);
+    std::string nest = out.loop_nest();
+    EXPECT_NE(nest.find("for prod.s1.ko in [0, 5):\n          store panel:"), std::string::npos) << nest;
+    Buffer<float> C = out.realize({N, M});
+    for (int i = 0; i < M; i++) {
+        for (int j = 0; j < N; j++) {
+            double ref = 0;
+            for (int r = 0; r < K; r++) ref += double(A(r, i)) * B(j, r);
+            ASSERT_TRUE(aicf_test::close(C(j, i), ref, 1e-5, 1e-5)) << j << "," << i << ": " << C(j, i) << " vs " << ref;
+        }
+    }
+}
+
+// A split whose factor divides the extent needs no guard: the simplifier proves it from the
+// loop's range (here through the let that defines the original variable).
+TEST(Schedules, ExactSplitOfAnUpdateHasNoGuard) {
+    Var x("x"), y("y"), yo("yo"), yi("yi"), ty("ty");
+    RDom k(0, 16, "k");
+    Func f("f"), g("g");
+    f(x, y) = 0;
+    f(x, y) += k * (x + y);
+    g(x, y) = f(x, y);
+    // f is computed 32 rows at a time from a row known only at run time.
+    g.split(y, ty, y, 32);
+    f.compute_at(g, ty);
+    f.update().split(y, yo, yi, 8).unroll(yi);
+    std::string stmt = g.lowered_stmt();
+    EXPECT_EQ(stmt.find("if ("), std::string::npos) << stmt;
+    Buffer<int> out = g.realize({5, 70});
+    for (int j = 0; j < 70; j++)
+        for (int i = 0; i < 5; i++) ASSERT_EQ(out(i, j), 120 * (i + j));
+}
+
+TEST(Schedules, AssemblyShowsTheHostCode) {
+    ImageParam in(Float(32), 1, "in");
+    Var x("x");
+    Func f("f");
+    f(x) = in(x) + 1.0f;
+    f.vectorize(x, 8);
+    std::string text = f.assembly();
+    EXPECT_NE(text.find("aicf_f"), std::string::npos) << text;   // the pipeline's function
+    EXPECT_NE(text.find("addps"), std::string::npos) << text;    // vector adds (SSE or AVX)
+    std::string path = ::testing::TempDir() + "aicf_assembly.s";
+    f.compile_to_assembly(path);
+    std::ifstream file(path);
+    std::string written((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(written, text);
 }
 
 TEST(Schedules, LoopNestShowsTheSchedule) {

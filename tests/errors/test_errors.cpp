@@ -409,3 +409,33 @@ TEST(RuntimeErrors, SplitFactorFromAParamMustBePositive) {
     std::string msg = message_of<RuntimeError>([&] { f.realize({10}); });
     EXPECT_CONTAINS(msg, "The loop f.s0.x is split by 0; a split factor must be positive.");
 }
+
+TEST(RuntimeErrors, OutputsMustNotOverlapInputs) {
+    ImageParam input(Float(32), 2, "input");
+    Var x("x"), y("y");
+    Func f("f");
+    f(x, y) = input(x, y) + 1.0f;
+    Buffer<float> data({16, 8}, "data");
+    data.fill(1.0f);
+    input.set(data);
+    std::string msg = message_of<RuntimeError>([&] { f.realize(data); });
+    EXPECT_CONTAINS(msg, "The output buffer f shares memory with the input buffer input.");
+    EXPECT_CONTAINS(msg, "Realize into a separate buffer");
+    EXPECT_EQ(data(3, 2), 1.0f); // nothing ran
+    // A buffer used directly in the algorithm is an input too.
+    Func g("g");
+    g(x, y) = data(x, y) * 2.0f;
+    msg = message_of<RuntimeError>([&] { g.realize(data); });
+    EXPECT_CONTAINS(msg, "The output buffer g shares memory with the input buffer data.");
+    // Separate memory is fine.
+    Buffer<float> out(16, 8);
+    f.realize(out);
+    EXPECT_EQ(out(3, 2), 2.0f);
+}
+
+TEST(ScheduleErrors, NamedRVarOfASplitIsNotAnExpression) {
+    RVar ko("ko");
+    std::string msg = message_of<CompileError>([&] { Expr e = Expr(ko) + 1; });
+    EXPECT_CONTAINS(msg, "RVar ko names a loop made by a schedule");
+    EXPECT_CONTAINS(msg, "Use the RDom's own variables there.");
+}

@@ -516,6 +516,37 @@ TEST_F(SimplifyStmtTest, LoopBoundsAreKnownInTheBody) {
                                    For::make("x", 0, 10, ForType::Serial, kept)));
 }
 
+// A split's guard is written in the original variable, which a let defines from the loops:
+// `for yo in [0, 4): let y = yo * 8 + m + 7 in if (y < m + 32) ...` always holds.
+TEST_F(SimplifyStmtTest, GuardsAreDecidedThroughLetValues) {
+    Expr yo = var("yo"), m = var("m"), yv = var("y");
+    auto nest = [&](int extent) {
+        Expr value = Add::make(Add::make(Mul::make(yo, 8), m), 7);
+        Stmt body = IfThenElse::make(LT::make(yv, Add::make(m, 32)), store("buf", yv, x));
+        return For::make("yo", 0, extent, ForType::Serial, LetStmt::make("y", value, body));
+    };
+    Stmt proved = simplify(nest(4));
+    EXPECT_EQ(to_string(proved).find("if ("), std::string::npos) << proved;
+    // One more iteration reaches y = m + 39: the guard stays.
+    Stmt kept = simplify(nest(5));
+    EXPECT_NE(to_string(kept).find("if ("), std::string::npos) << kept;
+}
+
+// The last simplification before code generation copies short linear lets into their uses,
+// so a realization's min cancels against the min its storage index subtracts.
+TEST_F(SimplifyStmtTest, CodegenSimplificationCancelsThroughLinearLets) {
+    Expr yo = var("yo"), m = var("m"), yv = var("y");
+    Expr value = Add::make(Add::make(Mul::make(yo, 8), m), 3);
+    Stmt s = For::make("yo", 0, 4, ForType::Serial,
+                       LetStmt::make("y", value, store("buf", 1, Mul::make(Sub::make(yv, m), 48))));
+    EXPECT_TRUE(stmt_simplifies_to(simplify_for_codegen(s),
+                                   For::make("yo", 0, 4, ForType::Serial,
+                                             store("buf", 1, Add::make(Mul::make(yo, 384), 144)))))
+        << simplify_for_codegen(s);
+    // The ordinary simplification keeps the let (analyses read guards in its variable).
+    EXPECT_NE(to_string(simplify(s)).find("let y"), std::string::npos) << simplify(s);
+}
+
 TEST_F(SimplifyStmtTest, IfThenElseOnConstants) {
     Stmt then_case = store("a", 1, 0), else_case = store("b", 2, 0);
     EXPECT_TRUE(
