@@ -240,43 +240,47 @@ void Pipeline::compile_jit(const Target &target) {
     compiled_key_ = key;
 }
 
-std::string Pipeline::lowered_stmt(const Target &target) const {
+std::string Pipeline::lower_to_text(const Target &target, detail::LoweredText what) const {
     return detail::get_compiler().lower_to_text(outputs_, detail::infer_arguments(outputs_), target,
-                                                detail::LoweredText::Stmt);
+                                                what);
+}
+
+namespace {
+
+void write_text_file(const std::string &filename, const std::string &text, const char *directive) {
+    std::ofstream out(filename);
+    user_assert(out.good()) << directive << ": cannot open " << filename << " for writing.";
+    out << text;
+}
+
+} // namespace
+
+std::string Pipeline::lowered_stmt(const Target &target) const {
+    return lower_to_text(target, detail::LoweredText::Stmt);
 }
 
 std::string Pipeline::ptx(const Target &target) const {
-    return detail::get_compiler().lower_to_text(outputs_, detail::infer_arguments(outputs_), target,
-                                                detail::LoweredText::PTX);
+    return lower_to_text(target, detail::LoweredText::PTX);
 }
 
 void Pipeline::compile_to_ptx(const std::string &filename, const Target &target) const {
-    std::string text = ptx(target);
-    std::ofstream out(filename);
-    user_assert(out.good()) << "compile_to_ptx: cannot open " << filename << " for writing.";
-    out << text;
+    write_text_file(filename, ptx(target), "compile_to_ptx");
 }
 
 std::string Pipeline::assembly(const Target &target) const {
-    return detail::get_compiler().lower_to_text(outputs_, detail::infer_arguments(outputs_), target,
-                                                detail::LoweredText::HostAssembly);
+    return lower_to_text(target, detail::LoweredText::HostAssembly);
 }
 
 void Pipeline::compile_to_assembly(const std::string &filename, const Target &target) const {
-    std::string text = assembly(target);
-    std::ofstream out(filename);
-    user_assert(out.good()) << "compile_to_assembly: cannot open " << filename << " for writing.";
-    out << text;
+    write_text_file(filename, assembly(target), "compile_to_assembly");
 }
 
 std::string Pipeline::kernel_resources(const Target &target) const {
-    return detail::get_compiler().lower_to_text(outputs_, detail::infer_arguments(outputs_), target,
-                                                detail::LoweredText::KernelResources);
+    return lower_to_text(target, detail::LoweredText::KernelResources);
 }
 
 std::string Pipeline::loop_nest(const Target &target) const {
-    return detail::get_compiler().lower_to_text(outputs_, detail::infer_arguments(outputs_), target,
-                                                detail::LoweredText::LoopNest);
+    return lower_to_text(target, detail::LoweredText::LoopNest);
 }
 
 Realization Pipeline::realize(const std::vector<int> &sizes, const Target &target) {

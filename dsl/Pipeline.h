@@ -94,6 +94,8 @@ public:
     void compile_jit(const Target &target = get_target_from_environment());
 
 private:
+    // The pipeline lowered for `target`, as the text a detail::LoweredText names.
+    std::string lower_to_text(const Target &target, detail::LoweredText what) const;
     std::vector<ir::Function> outputs_;
     std::shared_ptr<CompiledPipeline> compiled_;
     std::string compiled_key_;
