@@ -1,5 +1,6 @@
 // CPU benchmarks: median times of scheduled AICF pipelines against a peer measured in the
-// same run. Not a test: it prints a table.
+// same run, the two alternating so that a drift in the machine's speed affects both alike.
+// Not a test: it prints a table.
 //
 //   matmul 1024^3 float32     against Eigen's GEMM on the same number of threads, built for this
 //                             CPU (-march=native) and for baseline x86-64
@@ -29,6 +30,7 @@ void eigen_generic_matmul(const float *a, const float *b, float *c, int n);
 namespace {
 
 using aicf_apps::median_ms;
+using aicf_apps::median_ms_alternating;
 
 
 void fill(const Buffer<float> &b, unsigned seed) {
@@ -99,21 +101,22 @@ void matmul(int threads) {
     fill(A, 1);
     fill(B, 2);
 
-    Var x("x"), y("y"), xi("xi"), yi("yi"), yii("yii"), xy("xy");
+    Var x("x"), y("y"), xi("xi"), yi("yi"), yii("yii"), xy("xy"), xio("xio");
     RDom k(0, N, "k");
     Func prod("prod"), out("out"), panel("panel");
     panel(x, y) = B(x, y);
     prod(x, y) = 0.0f;
     prod(x, y) += A(k, y) * panel(x, k);
     out(x, y) = prod(x, y);
-    // Each task computes a 64-column strip of the whole height (so the strip's columns of B
-    // are packed once); within it, 6 x 64 accumulators (24 vector registers) stay in
-    // registers while k runs, reading the packed copy.
-    out.tile(x, y, xi, yi, 64, N).fuse(x, y, xy).parallel(xy).split(yi, yi, yii, 6)
-        .vectorize(xi, 16).unroll(xi).unroll(yii);
-    // The 64 columns of B a task needs, copied once per task into contiguous memory.
+    // Each task computes a 128-column strip of the whole height, so the strip's columns of B
+    // are packed once. Within it, for each group of 6 rows, two 6 x 64 blocks of accumulators
+    // (24 vector registers each) stay in registers while k runs; the second block reads the
+    // group's rows of A from the first-level cache.
+    out.tile(x, y, xi, yi, 128, N).fuse(x, y, xy).parallel(xy).split(yi, yi, yii, 6)
+        .split(xi, xio, xi, 64).reorder(xi, yii, xio, yi).vectorize(xi, 16).unroll(xi).unroll(yii);
+    // The 128 columns of B a task needs, copied once per task into contiguous memory.
     panel.compute_at(out, xy).vectorize(x, 16);
-    prod.compute_at(out, yi).vectorize(x, 16).unroll(x).unroll(y);
+    prod.compute_at(out, xio).vectorize(x, 16).unroll(x).unroll(y);
     // k unrolled by two: the split divides k's extent, so it needs no guard.
     RVar ko("ko"), ki("ki");
     prod.update().split(k, ko, ki, 2).reorder(x, y, ki, ko).vectorize(x, 16).unroll(x).unroll(y).unroll(ki);
@@ -123,8 +126,8 @@ void matmul(int threads) {
     // Fused multiply-adds, as Eigen uses.
     Target fma = Target("host-fma");
     Realization c_out(std::vector<Buffer<>>{C});
-    double aicf_ms = median_ms([&] { out.realize(c_out, fma); }, 9);
-    double eigen_ms = median_ms([&] { c.noalias() = a * b; }, 9);
+    auto [aicf_ms, eigen_ms] = median_ms_alternating([&] { out.realize(c_out, fma); },
+                                                                 [&] { c.noalias() = a * b; }, 15);
     std::vector<float> c2(size_t(N) * N);
     double generic_ms = median_ms([&] { eigen_generic_matmul(A.data(), B.data(), c2.data(), N); }, 5);
     double err = max_rel_error(C.data(), c.data(), int64_t(N) * N);
@@ -150,9 +153,9 @@ void blur() {
     by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) * (1.0f / 3);
     by.split(y, y, yi, 32).parallel(y).vectorize(x, 16);
     bx.store_at(by, y).compute_at(by, yi).vectorize(x, 16);
-    double ms = median_ms([&] { by.realize(out); }, 9);
     size_t bytes = size_t(W + 2) * (H + 2) * sizeof(float);
-    double copy_ms = median_ms([&] { std::memcpy(copy.data(), in.data(), bytes); }, 9);
+    auto [ms, copy_ms] = median_ms_alternating([&] { by.realize(out); },
+                                               [&] { std::memcpy(copy.data(), in.data(), bytes); }, 9);
     double moved = (double(W + 2) * (H + 2) + double(W) * H) * 4;
     std::printf("%-28s %8.2f ms %8.1f GB/s    | memcpy %7.2f ms %8.1f GB/s    | time vs memcpy %5.2fx\n",
                 "blur 3x3 2048^2", ms, moved / ms / 1e6, copy_ms, 2.0 * bytes / copy_ms / 1e6,
@@ -183,8 +186,8 @@ void layernorm() {
         return norm;
     };
     Func fused = build(true), staged = build(false);
-    double fused_ms = median_ms([&] { fused.realize(out); }, 9);
-    double staged_ms = median_ms([&] { staged.realize(out2); }, 9);
+    auto [fused_ms, staged_ms] = median_ms_alternating([&] { fused.realize(out); },
+                                                       [&] { staged.realize(out2); }, 9);
     std::printf("%-28s %8.2f ms (fused by rows)  | stage by stage %7.2f ms           | fused speedup  %5.2fx | max rel err %.1e\n",
                 "layernorm 4096x1024", fused_ms, staged_ms, staged_ms / fused_ms,
                 max_rel_error(out.data(), out2.data(), int64_t(D) * R));
