@@ -10,6 +10,7 @@
 #include "lowering/RealizationOrder.h"
 #include "lowering/RegisterTiles.h"
 #include "lowering/ScheduleFunctions.h"
+#include "lowering/SlidingWindow.h"
 #include "lowering/StorageFlattening.h"
 #include "lowering/UnrollLoops.h"
 #include "lowering/VectorizeLoops.h"
@@ -47,6 +48,8 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     log_pass("schedule_functions", s);
     s = bounds_inference(s, outputs, env);
     log_pass("bounds_inference", s);
+    s = sliding_window(s, env);
+    log_pass("sliding_window", s);
     s = simplify(s);
     log_pass("simplify", s);
     std::string loop_nest = print_loop_nest(s);

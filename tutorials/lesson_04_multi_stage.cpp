@@ -7,7 +7,11 @@
 //   compute_root    compute all of it first (least work, a whole intermediate in memory)
 //   compute_at      compute the part one iteration of the consumer needs, just before it
 //                   (small, cache-resident storage; neighbouring tiles recompute overlaps)
-//   store_at        keep the storage at an outer loop and compute inside it
+//   store_at        keep the storage at an outer loop and compute inside it: when the
+//                   loops between are serial and the region needed moves forward with
+//                   them, each iteration computes only the part no earlier iteration has
+//                   (a sliding window), so every point is computed once and the storage
+//                   that is touched at a time stays small
 
 #include "dsl/aicf.h"
 
@@ -68,7 +72,8 @@ int main() {
 
     Blur sliding(in);
     sliding.blur_x.store_root().compute_at(sliding.blur_y, sliding.y);
-    run("blur_x.store_root().compute_at(blur_y, y): storage for all rows, computed row by row",
+    run("blur_x.store_root().compute_at(blur_y, y): a sliding window, one new row of blur_x per "
+        "row of blur_y",
         sliding, reference);
 
     Blur tiled(in);

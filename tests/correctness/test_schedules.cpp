@@ -169,6 +169,64 @@ TEST(Schedules, AssemblyShowsTheHostCode) {
     EXPECT_EQ(written, text);
 }
 
+// A producer stored outside a serial loop and computed inside it slides: each iteration
+// computes only the rows past those the previous one computed. The results are exactly those
+// of the default schedule, for stencils reaching different distances, tails and vectors.
+TEST(Schedules, SlidingWindowsComputeEachRowOnce) {
+    const int W = 37, H = 29;
+    Buffer<int> ref = stencil([](Func &, Func &, Var &, Var &) {}, W, H);
+    // Storage for everything, computed row by row.
+    expect_same(ref, stencil([](Func &f, Func &g, Var &, Var &y) {
+                    f.store_root().compute_at(g, y);
+                }, W, H));
+    // Storage per strip of 8 rows (the last strip shifted inwards), vectorized along x.
+    expect_same(ref, stencil([](Func &f, Func &g, Var &x, Var &y) {
+                    Var yo("yo"), yi("yi");
+                    g.split(y, yo, yi, 8).vectorize(x, 4);
+                    f.store_at(g, yo).compute_at(g, yi).vectorize(x, 4);
+                }, W, H));
+    // Sliding along x: the innermost loop of the consumer is x.
+    expect_same(ref, stencil([](Func &f, Func &g, Var &x, Var &) {
+                    f.store_root().compute_at(g, x);
+                }, W, H));
+    // The region the lowered code computes per row starts past the previous row's last one.
+    Var x("x"), y("y");
+    Func f("f"), g("g");
+    f(x, y) = x + y;
+    g(x, y) = f(x, y - 1) + f(x, y + 2);
+    f.store_root().compute_at(g, y);
+    std::string stmt = g.lowered_stmt();
+    EXPECT_NE(stmt.find("let f.s0.y.min = select("), std::string::npos) << stmt;
+    Buffer<int> out = g.realize({6, 9});
+    for (int j = 0; j < 9; j++)
+        for (int i = 0; i < 6; i++) ASSERT_EQ(out(i, j), (i + j - 1) + (i + j + 2));
+}
+
+// Where the region does not move with the loop alone, nothing slides.
+TEST(Schedules, SlidingWindowNeedsARegionThatMovesForward) {
+    Var x("x"), y("y"), yo("yo"), yi("yi");
+    Func f("f"), g("g");
+    f(x, y) = x * 3 + y;
+    g(x, y) = f(x, 20 - y) + f(x, y);   // the rows needed move both ways as y grows
+    f.store_root().compute_at(g, y);
+    std::string stmt = g.lowered_stmt();
+    EXPECT_EQ(stmt.find("select("), std::string::npos) << stmt;
+    Buffer<int> out = g.realize({5, 21});
+    for (int j = 0; j < 21; j++)
+        for (int i = 0; i < 5; i++) ASSERT_EQ(out(i, j), (i * 3 + 20 - j) + (i * 3 + j));
+    // A parallel loop between the storage and the computation: each iteration computes its own.
+    Func f2("f2"), g2("g2");
+    f2(x, y) = x + 2 * y;
+    g2(x, y) = f2(x, y) + f2(x, y + 1);
+    g2.split(y, yo, yi, 4).parallel(yo);
+    f2.store_root().compute_at(g2, yi);
+    stmt = g2.lowered_stmt();
+    EXPECT_EQ(stmt.find("select("), std::string::npos) << stmt;
+    Buffer<int> out2 = g2.realize({5, 18});
+    for (int j = 0; j < 18; j++)
+        for (int i = 0; i < 5; i++) ASSERT_EQ(out2(i, j), (i + 2 * j) + (i + 2 * j + 2));
+}
+
 TEST(Schedules, LoopNestShowsTheSchedule) {
     Var x("x"), y("y"), xo("xo"), xi("xi");
     Func f("f"), g("g");

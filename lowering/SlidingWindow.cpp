@@ -1,0 +1,196 @@
+#include "lowering/SlidingWindow.h"
+
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/Simplify.h"
+#include "dsl/ir/Substitute.h"
+#include "lowering/Names.h"
+
+#include <set>
+#include <vector>
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+namespace {
+
+bool is_gpu_loop(ForType t) {
+    return t == ForType::GPUBlock || t == ForType::GPUThread || t == ForType::GPULane;
+}
+
+// Whether the Func's loop over `arg` is a plain serial loop: not split, fused or renamed, and
+// neither vectorized, unrolled nor parallel (its extent may then change from one iteration of
+// the enclosing loop to the next).
+bool plain_serial_loop(const Function &f, const std::string &arg) {
+    const StageSchedule &s = f.definition().schedule;
+    for (const Split &sp : s.splits) {
+        if (sp.old_var == arg || sp.outer == arg || sp.inner == arg) return false;
+    }
+    for (const Dim &d : s.dims) {
+        if (d.var == arg) return d.for_type == ForType::Serial;
+    }
+    return false;
+}
+
+// Shrinks the computed region of one Func inside its Realize.
+class Slide : public IRMutator {
+public:
+    explicit Slide(const Function &f) : f(f) {}
+
+private:
+    const Function &f;
+    struct Loop {
+        std::string name;
+        Expr min, extent;
+        ForType type;
+    };
+    std::vector<Loop> loops;                  // the loops inside the Realize, outermost first
+    std::map<std::string, size_t> loop_depth; // names bound inside the Realize -> loops open then
+
+    using IRMutator::visit;
+
+    Stmt visit(const For *op) override {
+        loops.push_back({op->name, op->min, op->extent, op->for_type});
+        loop_depth[op->name] = loops.size();
+        Stmt body = mutate(op->body);
+        loop_depth.erase(op->name);
+        loops.pop_back();
+        if (body.same_as(op->body)) return op;
+        return For::make(op->name, op->min, op->extent, op->for_type, body);
+    }
+
+    bool is_region_let(const std::string &name) const {
+        for (const std::string &a : f.args()) {
+            if (name == loop_min_name(f.name(), 0, a) || name == loop_max_name(f.name(), 0, a) ||
+                name == loop_extent_name(f.name(), 0, a)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    Stmt visit(const LetStmt *op) override {
+        if (is_region_let(op->name)) return slide(op);
+        loop_depth[op->name] = loops.size();
+        Stmt body = mutate(op->body);
+        loop_depth.erase(op->name);
+        if (body.same_as(op->body)) return op;
+        return LetStmt::make(op->name, op->value, body);
+    }
+
+    // The lets of the computed region, rewritten to slide along one dimension when that is
+    // valid, around the mutated statement they enclose.
+    Stmt slide(const LetStmt *first) {
+        std::vector<std::pair<std::string, Expr>> lets;
+        Stmt rest = first;
+        while (const LetStmt *l = rest.as<LetStmt>()) {
+            if (!is_region_let(l->name)) break;
+            lets.emplace_back(l->name, l->value);
+            rest = l->body;
+        }
+        for (const auto &l : lets) loop_depth[l.first] = loops.size();
+        rest = mutate(rest);
+        for (const auto &l : lets) loop_depth.erase(l.first);
+        rewrite(lets);
+        for (auto it = lets.rbegin(); it != lets.rend(); ++it) rest = LetStmt::make(it->first, it->second, rest);
+        return rest;
+    }
+
+    const Expr *value_of(const std::vector<std::pair<std::string, Expr>> &lets, const std::string &name) const {
+        for (const auto &l : lets)
+            if (l.first == name) return &l.second;
+        return nullptr;
+    }
+
+    void rewrite(std::vector<std::pair<std::string, Expr>> &lets) const {
+        if (loops.empty()) return;
+        for (const Loop &l : loops)
+            if (l.type != ForType::Serial) return;
+        const Loop &v = loops.back();
+        // Which dimensions move with v; the values may use v and names bound outside it only.
+        std::string slid;
+        for (const std::string &a : f.args()) {
+            const Expr *min = value_of(lets, loop_min_name(f.name(), 0, a));
+            const Expr *max = value_of(lets, loop_max_name(f.name(), 0, a));
+            if (!min || !max) return;
+            bool moves = false;
+            for (const Expr *e : {min, max}) {
+                for (const std::string &n : free_vars(*e)) {
+                    if (n == v.name) {
+                        moves = true;
+                    } else if (auto it = loop_depth.find(n); it != loop_depth.end() && it->second == loops.size()) {
+                        return; // defined inside v's loop: its dependence on v is not visible here
+                    }
+                }
+            }
+            if (moves) {
+                if (!slid.empty()) return; // two dimensions move: the new part is not a slab
+                slid = a;
+            }
+        }
+        if (slid.empty() || !plain_serial_loop(f, slid)) return;
+
+        std::string min_name = loop_min_name(f.name(), 0, slid), max_name = loop_max_name(f.name(), 0, slid);
+        Expr min = *value_of(lets, min_name), max = *value_of(lets, max_name);
+        Expr var = Variable::make(Int(32), v.name);
+        Expr next = Add::make(var, make_one(Int(32)));
+        // Both ends must move forward (or stay) from one iteration to the next.
+        Scope<Interval> range;
+        range.push(v.name, Interval(v.min, Sub::make(Add::make(v.min, v.extent), make_const(Int(32), int64_t(2)))));
+        if (!can_prove(GE::make(substitute(v.name, next, min), min), range) ||
+            !can_prove(GE::make(substitute(v.name, next, max), max), range)) {
+            return;
+        }
+        Expr previous_max = substitute(v.name, Sub::make(var, make_one(Int(32))), max);
+        Expr slid_min = Select::make(GT::make(var, v.min), Max::make(min, Add::make(previous_max, make_one(Int(32)))), min);
+        for (auto &l : lets) {
+            if (l.first == min_name) {
+                l.second = slid_min;
+            } else if (l.first == loop_extent_name(f.name(), 0, slid)) {
+                l.second = Add::make(Sub::make(Variable::make(Int(32), max_name), Variable::make(Int(32), min_name)),
+                                     make_one(Int(32)));
+            }
+        }
+    }
+};
+
+class SlidingWindow : public IRMutator {
+public:
+    explicit SlidingWindow(const std::map<std::string, Function> &env) : env(env) {}
+
+private:
+    const std::map<std::string, Function> &env;
+    int gpu_loops = 0;
+
+    using IRMutator::visit;
+
+    Stmt visit(const For *op) override {
+        bool gpu = is_gpu_loop(op->for_type);
+        gpu_loops += gpu;
+        Stmt s = IRMutator::visit(op);
+        gpu_loops -= gpu;
+        return s;
+    }
+
+    Stmt visit(const Realize *op) override {
+        Stmt body = mutate(op->body);
+        auto it = env.find(op->name);
+        if (it != env.end() && it->second.stages() == 1 && gpu_loops == 0 &&
+            op->memory_type != MemoryType::GPUShared && op->memory_type != MemoryType::Register) {
+            body = Slide(it->second).mutate(body);
+        }
+        if (body.same_as(op->body)) return op;
+        return Realize::make(op->name, op->types, op->memory_type, op->bounds, body);
+    }
+};
+
+} // namespace
+
+Stmt sliding_window(const Stmt &s, const std::map<std::string, Function> &env) {
+    return SlidingWindow(env).mutate(s);
+}
+
+} // namespace lowering
+} // namespace aicf
