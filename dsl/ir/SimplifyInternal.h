@@ -102,6 +102,9 @@ public:
     using IRMutator::mutate;
 
     Expr build_add(const Expr &a, const Expr &b);
+    // A sum in linear form as an expression, with the rest of the sum moved into a min or max
+    // term where terms cancel there.
+    Expr rebuild_sum(const LinearForm &l);
     Expr build_sub(const Expr &a, const Expr &b);
     Expr build_mul(const Expr &a, const Expr &b);
     Expr build_div(const Expr &a, const Expr &b);

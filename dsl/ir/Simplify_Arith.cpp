@@ -97,6 +97,45 @@ std::optional<int64_t> common_quotient(const ConstBounds &b, int64_t c) {
 // ---------------------------------------------------------------------------------------------
 // Add, Sub, Mul
 
+Expr Simplify::rebuild_sum(const LinearForm &l) {
+    if (!no_overflow(l.type)) return linear_rebuild(l);
+    // min(A, B) + t == min(A + t, B + t) (and -min(A, B) + t == max(t - A, t - B)): a term
+    // t of the sum that cancels inside A or B moves in, so that `min(y*6 + m + 5, e + m) - m
+    // - y*6` becomes `min(5, e - y*6)` and interval analysis no longer sees y twice. Only
+    // terms that cancel move (never constants), which makes the result independent of how the
+    // sum was grouped.
+    for (size_t i = 0; i < l.terms.size(); i++) {
+        const Term &term = l.terms[i];
+        if (term.coeff != 1 && term.coeff != -1) continue;
+        const Min *mn = term.e.as<Min>();
+        const Max *mx = term.e.as<Max>();
+        if (!mn && !mx) continue;
+        LinearForm la = linear_form(mn ? mn->a : mx->a), lb = linear_form(mn ? mn->b : mx->b);
+        // Inside, the operands are scaled by term.coeff: t moves in as t * term.coeff.
+        auto cancels_in = [&](const LinearForm &side, const Term &t) {
+            for (const Term &s : side.terms)
+                if (equal(s.e, t.e) && s.coeff * term.coeff == -t.coeff) return true;
+            return false;
+        };
+        LinearForm moved, kept;
+        moved.type = kept.type = l.type;
+        kept.constant = l.constant;
+        for (size_t j = 0; j < l.terms.size(); j++) {
+            if (j == i) continue;
+            const Term &t = l.terms[j];
+            (cancels_in(la, t) || cancels_in(lb, t) ? moved : kept).terms.push_back(t);
+        }
+        if (moved.terms.empty()) continue;
+        // rest * coeff + A, so that coeff * (A') == coeff * A + moved.
+        LinearForm na = linear_combine(la, moved, term.coeff), nb = linear_combine(lb, moved, term.coeff);
+        Expr inner = min_or_max(linear_rebuild(na), linear_rebuild(nb), mn != nullptr);
+        LinearForm result = kept;
+        result.terms.push_back({inner, term.coeff});
+        return rebuild_sum(linear_combine(result, LinearForm{l.type, {}, 0}, 1));
+    }
+    return linear_rebuild(l);
+}
+
 Expr Simplify::build_add(const Expr &a, const Expr &b) {
     if (Expr f = fold_binary(IRNodeType::Add, a, b); f.defined()) return f;
     if (is_const(a) && !is_const(b)) return build_add(b, a);
@@ -113,7 +152,7 @@ Expr Simplify::build_add(const Expr &a, const Expr &b) {
                              t.lanes);
         }
     }
-    if (is_linear_type(t)) return linear_rebuild(linear_combine(linear_form(a), linear_form(b), 1));
+    if (is_linear_type(t)) return rebuild_sum(linear_combine(linear_form(a), linear_form(b), 1));
     return Add::make(a, b);
 }
 
@@ -137,7 +176,7 @@ Expr Simplify::build_sub(const Expr &a, const Expr &b) {
         }
     }
     if (is_linear_type(t)) {
-        return linear_rebuild(linear_combine(linear_form(a), linear_form(b), -1));
+        return rebuild_sum(linear_combine(linear_form(a), linear_form(b), -1));
     }
     return Sub::make(a, b);
 }

@@ -1117,6 +1117,26 @@ TEST(SchedulePropertyRepro, ComputeAtInsideASplitOverestimatesTheInput) {
     });
 }
 
+// Fixed (terms of a sum that cancel inside a min or max now move into it, so interval
+// analysis sees the loop variable once). A producer split by RoundUp and computed at the
+// outer loop of a GuardWithIf split of its consumer: its extent per iteration,
+// `min(y*6 + 5, last) - y*6 + 1`, was bounded by the whole output's height, and a run of
+// 29 rows asked for 60 rows of input: "Buffer in is too small: dimension 1 must cover
+// [0, 59], but it covers [-16, 44]".
+TEST(SchedulePropertyRepro, ExtentOfAGuardedTileIsBoundedByTheTile) {
+    Buffer<int> in = margin_input<int>("in", {37, 29}, {2 * kB, 2 * kB}, -100, 100, 122);
+    Var x("x"), y("y"), yi("yi"), yo("yo");
+    Func a("a"), c("c");
+    a(x, y) = in(x, y) * 3 + 7;
+    c(x, y) = a(x, y) + (x - y);
+    c.split(y, y, yi, 6, TailStrategy::GuardWithIf).unroll(yi);
+    a.store_root().compute_at(c, y).split(y, yo, y, 9, TailStrategy::RoundUp).parallel(yo);
+    Buffer<int> out;
+    ASSERT_NO_THROW(out = c.realize({37, 29}));
+    for (int j = 0; j < 29; j++)
+        for (int i = 0; i < 37; i++) ASSERT_EQ(out(i, j), in(i, j) * 3 + 7 + (i - j)) << i << "," << j;
+}
+
 // Fixed in c689a9c. A GuardWithIf split of a loop other than the Func's own variable (a
 // renamed loop, or the inner loop of a ShiftInwards split) made bounds inference ignore the
 // guard, and the output bounds check failed: "Buffer f is too small: dimension 0 must cover

@@ -333,6 +333,23 @@ TEST_F(SimplifyTest, MinMaxUseBounds) {
     EXPECT_TRUE(simplifies_to(Max::make(wide, 0), wide));
 }
 
+// Terms of a sum that cancel inside a min or max move into it: the loop variable then
+// appears once, which interval analysis needs to bound the expression tightly.
+TEST_F(SimplifyTest, SumsMoveIntoMinMaxWhereTermsCancel) {
+    Expr six_x = Mul::make(x, 6);
+    EXPECT_TRUE(simplifies_to(Sub::make(Min::make(Add::make(six_x, 5), y), six_x),
+                              Min::make(Sub::make(y, six_x), 5)));
+    // z + max(x + z, y) - (x + z): z cancels outside, x inside.
+    Expr r = simplify(Sub::make(Add::make(z, Max::make(Add::make(x, z), y)), Add::make(x, z)));
+    const Max *m = r.as<Max>();
+    ASSERT_NE(m, nullptr) << r;
+    Expr y_minus_x = simplify(Sub::make(y, x));
+    EXPECT_TRUE((equal(m->a, z) && equal(m->b, y_minus_x)) || (equal(m->b, z) && equal(m->a, y_minus_x))) << r;
+    // Nothing cancels: the sum stays outside.
+    Expr kept = simplify(Add::make(Min::make(x, y), z));
+    EXPECT_NE(kept.as<Add>(), nullptr) << kept;
+}
+
 TEST_F(SimplifyTest, FloatMinMaxAreNotReordered) {
     Expr e = Min::make(Expr(5.0f), fx);
     EXPECT_TRUE(simplifies_to(e, e));
