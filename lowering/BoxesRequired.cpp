@@ -1,6 +1,7 @@
 #include "lowering/BoxesRequired.h"
 
 #include "dsl/ir/Bounds.h"
+#include "dsl/ir/IREquality.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
@@ -122,10 +123,16 @@ private:
         if (!v || !v->type.is_int() || !scope.contains(v->name)) return;
         Interval b = bounds_of_expr_in_scope(expand_lets(bound), scope);
         Interval i = scope.get(v->name);
+        // A variable that is one point here (an outer loop's variable) is clamped at both
+        // ends alike: inside the guard that changes no value it takes, and it stays one point,
+        // so a region's min and max keep moving together.
+        bool point = i.has_lower_bound() && i.has_upper_bound() && equal(i.min, i.max);
         if (upper && b.has_upper_bound()) {
             i.max = i.has_upper_bound() ? simplify(Min::make(i.max, b.max)) : b.max;
+            if (point) i.min = i.max;
         } else if (!upper && b.has_lower_bound()) {
             i.min = i.has_lower_bound() ? simplify(Max::make(i.min, b.min)) : b.min;
+            if (point) i.max = i.min;
         } else {
             return;
         }

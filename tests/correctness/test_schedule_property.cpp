@@ -1137,6 +1137,25 @@ TEST(SchedulePropertyRepro, ExtentOfAGuardedTileIsBoundedByTheTile) {
         for (int i = 0; i < 37; i++) ASSERT_EQ(out(i, j), in(i, j) * 3 + 7 + (i - j)) << i << "," << j;
 }
 
+// Fixed (a guard clamps a variable that is one point at both ends). A Func computed at the
+// innermost loop of a consumer whose outer loop is split again with GuardWithIf: the guard
+// narrowed only the top of the tile index, so the producer's region per iteration, one
+// point, spanned from the unclamped tile to the clamped one, and a run of 37 columns asked
+// for 66: "Buffer in is too small: dimension 0 must cover [0, 65], but it covers [-16, 52]".
+TEST(SchedulePropertyRepro, GuardedTileIndexKeepsARegionOnePoint) {
+    Buffer<int> in = margin_input<int>("in", {37, 29}, {2 * kB, 2 * kB}, -100, 100, 123);
+    Var x("x"), y("y"), xo("xo"), xi("xi"), xoo("xoo"), xoi("xoi");
+    Func b("b"), c("c");
+    b(x, y) = in(x, y) * 3 + 7;
+    c(x, y) = b(x, y) + (x - y);
+    c.split(x, xo, xi, 8, TailStrategy::ShiftInwards).split(xo, xoo, xoi, 3, TailStrategy::GuardWithIf);
+    b.compute_at(c, xi).parallel(x, 3, TailStrategy::RoundUp);
+    Buffer<int> out;
+    ASSERT_NO_THROW(out = c.realize({37, 29}));
+    for (int j = 0; j < 29; j++)
+        for (int i = 0; i < 37; i++) ASSERT_EQ(out(i, j), in(i, j) * 3 + 7 + (i - j)) << i << "," << j;
+}
+
 // Fixed in c689a9c. A GuardWithIf split of a loop other than the Func's own variable (a
 // renamed loop, or the inner loop of a ShiftInwards split) made bounds inference ignore the
 // guard, and the output bounds check failed: "Buffer f is too small: dimension 0 must cover
