@@ -1,11 +1,13 @@
 #include "lowering/SlidingWindow.h"
 
 #include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
 #include "lowering/Names.h"
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -38,6 +40,15 @@ bool plain_serial_loop(const Function &f, const std::string &arg) {
 class Slide : public IRMutator {
 public:
     explicit Slide(const Function &f) : f(f) {}
+
+    // Each region that now slides: along which argument, over which loop, and the power of
+    // two that covers the region of one iteration (0 when that region's size is not a
+    // constant).
+    struct Decision {
+        std::string arg, loop;
+        int64_t window = 0;
+    };
+    std::vector<Decision> decisions;
 
 private:
     const Function &f;
@@ -104,7 +115,7 @@ private:
         return nullptr;
     }
 
-    void rewrite(std::vector<std::pair<std::string, Expr>> &lets) const {
+    void rewrite(std::vector<std::pair<std::string, Expr>> &lets) {
         if (loops.empty()) return;
         for (const Loop &l : loops)
             if (l.type != ForType::Serial) return;
@@ -143,6 +154,12 @@ private:
             !can_prove(GE::make(substitute(v.name, next, max), max), range)) {
             return;
         }
+        Decision decision{slid, v.name, 0};
+        if (auto size = as_const_int(simplify(Add::make(Sub::make(max, min), make_one(Int(32))))); size && *size > 0) {
+            decision.window = 1;
+            while (decision.window < *size) decision.window *= 2;
+        }
+        decisions.push_back(decision);
         Expr previous_max = substitute(v.name, Sub::make(var, make_one(Int(32))), max);
         Expr slid_min = Select::make(GT::make(var, v.min), Max::make(min, Add::make(previous_max, make_one(Int(32)))), min);
         for (auto &l : lets) {
@@ -153,6 +170,60 @@ private:
                                      make_one(Int(32)));
             }
         }
+    }
+};
+
+// Whether every access of `func` in a statement lies inside the loop `loop`.
+class AllAccessesInside : public IRVisitor {
+public:
+    AllAccessesInside(const std::string &func, const std::string &loop) : func(func), loop(loop) {}
+    bool all_inside = true;
+
+private:
+    const std::string &func, &loop;
+    int inside = 0;
+    using IRVisitor::visit;
+    void visit(const For *op) override {
+        bool is_loop = op->name == loop;
+        inside += is_loop;
+        IRVisitor::visit(op);
+        inside -= is_loop;
+    }
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if (op->call_type == Call::Func && op->name == func && !inside) all_inside = false;
+    }
+    void visit(const Provide *op) override {
+        IRVisitor::visit(op);
+        if (op->name == func && !inside) all_inside = false;
+    }
+};
+
+// Storage folding: every access of `func` along argument `dim` is taken modulo `factor`.
+class Fold : public IRMutator {
+public:
+    Fold(const std::string &func, size_t dim, int64_t factor) : func(func), dim(dim), factor(factor) {}
+
+private:
+    const std::string &func;
+    size_t dim;
+    int64_t factor;
+    using IRMutator::visit;
+    std::vector<Expr> folded(std::vector<Expr> args) {
+        args[dim] = Mod::make(args[dim], make_const(args[dim].type(), factor));
+        return args;
+    }
+    Expr visit(const Call *op) override {
+        Expr e = IRMutator::visit(op);
+        const Call *c = e.as<Call>();
+        if (c->call_type != Call::Func || c->name != func) return e;
+        return Call::make_func(c->type, c->name, folded(c->args), c->func, c->value_index);
+    }
+    Stmt visit(const Provide *op) override {
+        Stmt s = IRMutator::visit(op);
+        const Provide *p = s.as<Provide>();
+        if (p->name != func) return s;
+        return Provide::make(p->name, p->values, folded(p->args));
     }
 };
 
@@ -177,12 +248,33 @@ private:
     Stmt visit(const Realize *op) override {
         Stmt body = mutate(op->body);
         auto it = env.find(op->name);
+        Region bounds = op->bounds;
         if (it != env.end() && it->second.stages() == 1 && gpu_loops == 0 &&
             op->memory_type != MemoryType::GPUShared && op->memory_type != MemoryType::Register) {
-            body = Slide(it->second).mutate(body);
+            const Function &f = it->second;
+            Slide slide(f);
+            body = slide.mutate(body);
+            // With one sliding region of a constant size, and every access inside the loop it
+            // slides over, the storage along that argument folds to the window: a row stays
+            // live only until the region has moved past it.
+            if (slide.decisions.size() == 1 && slide.decisions[0].window > 0) {
+                const Slide::Decision &d = slide.decisions[0];
+                size_t dim = std::find(f.args().begin(), f.args().end(), d.arg) - f.args().begin();
+                auto stored = as_const_int(simplify(bounds[dim].extent));
+                AllAccessesInside check(f.name(), d.loop);
+                body.accept(&check);
+                if (check.all_inside && (!stored || *stored > d.window)) {
+                    body = Fold(f.name(), dim, d.window).mutate(body);
+                    bounds[dim] = Range(make_zero(Int(32)), make_const(Int(32), d.window));
+                }
+            }
         }
-        if (body.same_as(op->body)) return op;
-        return Realize::make(op->name, op->types, op->memory_type, op->bounds, body);
+        if (body.same_as(op->body) && bounds.size() == op->bounds.size()) {
+            bool same = true;
+            for (size_t i = 0; i < bounds.size(); i++) same = same && bounds[i].min.same_as(op->bounds[i].min) && bounds[i].extent.same_as(op->bounds[i].extent);
+            if (same) return op;
+        }
+        return Realize::make(op->name, op->types, op->memory_type, bounds, body);
     }
 };
 

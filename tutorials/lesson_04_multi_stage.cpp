@@ -10,8 +10,8 @@
 //   store_at        keep the storage at an outer loop and compute inside it: when the
 //                   loops between are serial and the region needed moves forward with
 //                   them, each iteration computes only the part no earlier iteration has
-//                   (a sliding window), so every point is computed once and the storage
-//                   that is touched at a time stays small
+//                   (a sliding window), so every point is computed once; the storage then
+//                   folds to the few rows one iteration needs (a line buffer)
 
 #include "dsl/aicf.h"
 
