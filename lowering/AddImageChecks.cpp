@@ -45,9 +45,11 @@ Stmt add_image_checks(const Stmt &body, const std::vector<Argument> &args) {
             Expr mn = field(a.name, BufferField::Min, d);
             Expr mx = Sub::make(Add::make(mn, field(a.name, BufferField::Extent, d)), i32(1));
             Expr need_min = simplify(need.min), need_max = simplify(need.max);
-            // An empty region needs nothing.
+            // An empty region needs nothing, nor does a read in loops that do not run (an
+            // empty output's producers).
             Expr ok = make_or(LT::make(need_max, need_min),
                               make_and(LE::make(mn, need_min), GE::make(mx, need_max)));
+            if (read.condition.defined()) ok = make_or(Not::make(read.condition), ok);
             region_checks.push_back(check(ok, RuntimeErrorKind::BufferTooSmall, a.name,
                                           {i32(d), need_min, need_max, mn, mx}));
         }

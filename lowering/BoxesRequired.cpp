@@ -32,13 +32,24 @@ private:
     void add(const std::vector<Expr> &args) {
         Box box;
         for (const Expr &a : args) box.push_back(bounds_of_expr_in_scope(a, scope));
+        Expr condition;
+        for (const Expr &c : loops_run) condition = condition.defined() ? make_and(condition, c) : c;
         if (!result.used) {
             result.box = box;
             result.used = true;
+            result.condition = condition;
         } else {
             result.box = box_union(result.box, box);
+            result.condition = result.condition.defined() && condition.defined()
+                                   ? make_or(result.condition, condition)
+                                   : Expr();
         }
     }
+    // For each enclosing loop inside the statement whose extent is known in terms of
+    // variables outside it: that extent is positive.
+    std::vector<Expr> loops_run;
+    // Names the statement binds (loops and lets) around the current point.
+    std::set<std::string> bound_inside;
 
     using IRVisitor::visit;
 
@@ -67,7 +78,9 @@ private:
         visit_each<Variable>(expanded, [&](const Variable *) { nodes++; });
         scope.push(op->name, bounds_of_expr_in_scope(nodes <= 64 ? expanded : op->value, scope));
         lets.emplace_back(op->name, op->value);
+        bool fresh = bound_inside.insert(op->name).second;
         op->body.accept(this);
+        if (fresh) bound_inside.erase(op->name);
         lets.pop_back();
         scope.pop(op->name);
     }
@@ -151,7 +164,14 @@ private:
         Interval min_b = bounds_of_expr_in_scope(first, scope);
         Interval max_b = bounds_of_expr_in_scope(last, scope);
         scope.push(op->name, Interval(min_b.min, max_b.max));
+        Expr runs = simplify(GT::make(expand_lets(op->extent), make_zero(op->extent.type())));
+        bool known = !is_true(runs);
+        for (const std::string &n : free_vars(runs)) known = known && !bound_inside.count(n);
+        if (known) loops_run.push_back(runs);
+        bool fresh = bound_inside.insert(op->name).second;
         op->body.accept(this);
+        if (fresh) bound_inside.erase(op->name);
+        if (known) loops_run.pop_back();
         scope.pop(op->name);
     }
 };

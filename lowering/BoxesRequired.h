@@ -14,6 +14,10 @@ namespace lowering {
 struct Access {
     ir::Box box;       // one interval per dimension, in terms of variables outside `s`
     bool used = false; // false when `s` never reads it
+    // When defined, the access happens only if this holds (in terms of variables outside
+    // `s`): the loops around every access have no iterations otherwise. Undefined when some
+    // access happens unconditionally, or its loops' extents depend on what `s` binds.
+    ir::Expr condition;
 };
 
 // The region of Func (or input buffer) `name` that `s` reads, given the ranges of variables

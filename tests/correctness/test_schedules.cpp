@@ -230,6 +230,28 @@ TEST(Schedules, SlidingWindowNeedsARegionThatMovesForward) {
         for (int i = 0; i < 5; i++) ASSERT_EQ(out2(i, j), (i + 2 * j) + (i + 2 * j + 2));
 }
 
+// An empty output computes nothing and needs no input, even where a producer's split would
+// reach outside the input for a non-empty region (ShiftInwards moves its one tile inwards).
+TEST(Schedules, EmptyOutputsNeedNoInput) {
+    Buffer<int> in({10, 10}, "in");
+    fill_random(in, -100, 100, 36);
+    Var x("x"), y("y"), xo("xo"), xi("xi");
+    Func a("a"), c("c");
+    a(x, y) = in(x, y) * 3;
+    c(x, y) = a(x, y) + 1;
+    a.compute_root().split(x, xo, xi, 4);
+    for (std::vector<int> size : {std::vector<int>{0, 5}, {5, 0}, {0, 0}}) {
+        Buffer<int> out;
+        EXPECT_NO_THROW(out = c.realize(size)) << size[0] << "x" << size[1];
+    }
+    // A non-empty region smaller than the split's factor does read before the input here:
+    // the schedule computes a 4-wide tile shifted to start at -1.
+    EXPECT_THROW(c.realize({3, 3}), RuntimeError);
+    Buffer<int> ok = c.realize({8, 3});
+    for (int j = 0; j < 3; j++)
+        for (int i = 0; i < 8; i++) ASSERT_EQ(ok(i, j), in(i, j) * 3 + 1);
+}
+
 TEST(Schedules, LoopNestShowsTheSchedule) {
     Var x("x"), y("y"), xo("xo"), xi("xi");
     Func f("f"), g("g");
