@@ -3,9 +3,13 @@
 #include "dsl/Error.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
 #include "lowering/BoxesRequired.h"
 #include "lowering/Names.h"
+
+#include <algorithm>
+#include <map>
 
 namespace aicf {
 namespace lowering {
@@ -28,14 +32,41 @@ Stmt check(Expr condition, RuntimeErrorKind kind, const std::string &buffer,
                             Call::make(Int(32), Intrinsic::runtime_error, args, Call::Intrinsic));
 }
 
+// The Funcs whose computation reads each input buffer, in the order first met.
+class InputReaders : public IRVisitor {
+public:
+    std::map<std::string, std::vector<std::string>> readers;
+
+private:
+    std::vector<std::string> producing;
+    using IRVisitor::visit;
+    void visit(const ProducerConsumer *op) override {
+        if (op->is_producer) producing.push_back(op->name);
+        IRVisitor::visit(op);
+        if (op->is_producer) producing.pop_back();
+    }
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if (op->call_type != Call::Image || producing.empty()) return;
+        std::vector<std::string> &r = readers[op->name];
+        if (std::find(r.begin(), r.end(), producing.back()) == r.end()) r.push_back(producing.back());
+    }
+};
+
 } // namespace
 
 Stmt add_image_checks(const Stmt &body, const std::vector<Argument> &args) {
     std::vector<Stmt> region_checks;
+    InputReaders readers;
+    body.accept(&readers);
     for (const Argument &a : args) {
         if (!a.is_buffer || a.is_output) continue;
         Access read = box_required(body, a.name);
         if (!read.used) continue;
+        // The message names the Funcs that read the buffer.
+        std::string described = a.name;
+        const std::vector<std::string> &by = readers.readers[a.name];
+        for (size_t i = 0; i < by.size(); i++) described += (i == 0 ? "\x1f" : ", ") + by[i];
         for (int d = 0; d < a.dimensions; d++) {
             const Interval &need = read.box[d];
             user_assert(need.is_bounded())
@@ -50,7 +81,7 @@ Stmt add_image_checks(const Stmt &body, const std::vector<Argument> &args) {
             Expr ok = make_or(LT::make(need_max, need_min),
                               make_and(LE::make(mn, need_min), GE::make(mx, need_max)));
             if (read.condition.defined()) ok = make_or(Not::make(read.condition), ok);
-            region_checks.push_back(check(ok, RuntimeErrorKind::BufferTooSmall, a.name,
+            region_checks.push_back(check(ok, RuntimeErrorKind::InputTooSmall, described,
                                           {i32(d), need_min, need_max, mn, mx}));
         }
     }

@@ -57,6 +57,19 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
         s << "Buffer " << n << " is too small: dimension " << v[0] << " must cover [" << v[1]
           << ", " << v[2] << "], but it covers [" << v[3] << ", " << v[4] << "].";
         break;
+    case ir::RuntimeErrorKind::InputTooSmall: {
+        size_t sep = n.find('\x1f');
+        std::string buffer = n.substr(0, sep), readers = sep == std::string::npos ? "" : n.substr(sep + 1);
+        s << "Buffer " << buffer << " is too small: dimension " << v[0] << " must cover [" << v[1]
+          << ", " << v[2] << "], but it covers [" << v[3] << ", " << v[4] << "].";
+        if (!readers.empty()) {
+            bool one = readers.find(',') == std::string::npos;
+            s << " It is read by " << (one ? "Func " : "Funcs ") << readers << "; "
+              << (one ? "its schedule decides" : "their schedules decide")
+              << " how far (a split with ShiftInwards or RoundUp computes whole tiles).";
+        }
+        break;
+    }
     case ir::RuntimeErrorKind::BufferExtentNegative:
         s << "Buffer " << n << ": dimension " << v[0] << " has a negative extent (" << v[1]
           << ").";

@@ -204,6 +204,9 @@ enum class RuntimeErrorKind : int32_t {
     FuncBoundTooSmall,
     SplitFactorNotPositive,
     DeviceError, // a GPU device failed; the runtime records its own message
+    // An input smaller than what the pipeline reads; the name is the buffer's, then '\x1f'
+    // and the Funcs that read it, comma-separated.
+    InputTooSmall,
 };
 
 struct Call : ExprNode<Call> {

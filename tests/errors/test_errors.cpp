@@ -101,6 +101,7 @@ TEST(RuntimeErrors, InputTooSmallNamesBufferAndDimension) {
     input.set(small);
     std::string msg = message_of<RuntimeError>([&] { f.realize({10, 10}); });
     EXPECT_CONTAINS(msg, "Buffer input is too small: dimension 0 must cover [1, 10], but it covers [0, 9]");
+    EXPECT_CONTAINS(msg, "It is read by Func f; its schedule decides how far");
 }
 
 TEST(RuntimeErrors, WrongBufferType) {
