@@ -14,10 +14,10 @@ if [ -f "$root/.gpu_bundle/aicf-gpu.tar.xz" ]; then
   bin="$dir/bin"
   # The bundle's own loader and libraries (its C library too), for these programs only.
   loader=$(ls "$dir"/lib/ld-linux*.so* | head -n 1)
-  run() { "$loader" --library-path "$dir/lib" "$@"; }
+  run=("$loader" --library-path "$dir/lib")
   [ -f "$dir/lib/libdevice.10.bc" ] && export AICF_LIBDEVICE="$dir/lib/libdevice.10.bc"
 else
-  run() { "$@"; }
+  run=()
   "$root/scripts/build.sh" test_gpu lesson_05_gpu bench_gpu || exit 1
   build="${AICF_BUILD_DIR:-$root/build}"
   mkdir -p "$build/gpu_bin"
@@ -26,15 +26,17 @@ else
 fi
 export AICF_DEVICE=cuda AICF_TEST_GPU_TARGET=host-cuda-sm_90
 
+# Each step has its own time limit (exit 124 when it runs out), so that a hung kernel costs
+# one step, not the whole device call.
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$logs/gpu.txt" 2>&1
-run "$bin/test_gpu" > "$logs/test_gpu.log" 2>&1
+timeout 240 "${run[@]}" "$bin/test_gpu" > "$logs/test_gpu.log" 2>&1
 tests_rc=$?
-run "$bin/lesson_05_gpu" > "$logs/lesson_05_gpu.log" 2>&1
+timeout 60 "${run[@]}" "$bin/lesson_05_gpu" > "$logs/lesson_05_gpu.log" 2>&1
 lesson_rc=$?
-run "$bin/bench_gpu" > "$logs/bench_gpu.log" 2>&1
+timeout 180 "${run[@]}" "$bin/bench_gpu" > "$logs/bench_gpu.log" 2>&1
 bench_rc=$?
 # The peer for matmul: PyTorch's float32 matrix product (TF32 off) on the same GPU.
-python3 - > "$logs/torch_peer.log" 2>&1 <<'PY'
+timeout 90 python3 - > "$logs/torch_peer.log" 2>&1 <<'PY'
 import torch
 torch.backends.cuda.matmul.allow_tf32 = False
 n = 2048
@@ -54,7 +56,11 @@ echo "== GPU: $(cat "$logs/gpu.txt")"
 echo "== GPU tests (AICF_DEVICE=cuda, sm_90): exit $tests_rc"
 grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \] [A-Za-z]" "$logs/test_gpu.log" | head -20
 grep -E "layernorm .* one block per row" "$logs/test_gpu.log"
+# The first failures in full, so one call is enough to start fixing them.
+grep -B2 -A8 -E "Failure|RuntimeError|CompileError|InternalError" "$logs/test_gpu.log" | head -60
+[ $tests_rc -ne 0 ] && tail -n 5 "$logs/test_gpu.log"
 echo "== lesson 5: exit $lesson_rc"
+[ $lesson_rc -ne 0 ] && tail -n 15 "$logs/lesson_05_gpu.log"
 echo "== benchmarks: exit $bench_rc"
 tail -n 12 "$logs/bench_gpu.log"
 cat "$logs/torch_peer.log" | tail -n 3
