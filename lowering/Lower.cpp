@@ -1,5 +1,6 @@
 #include "lowering/Lower.h"
 
+#include "dsl/ir/CSE.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/Simplify.h"
 #include "lowering/AddImageChecks.h"
@@ -70,7 +71,8 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     s = simplify_for_codegen(s);
     log_pass("simplify", s);
     ExtractedKernels gpu = extract_kernels(s, args, target, outputs[0].name());
-    s = gpu.host;
+    s = common_subexpression_elimination(gpu.host);
+    for (LoweredKernel &k : gpu.kernels) k.body = common_subexpression_elimination(k.body);
     if (debug_level() >= 2) {
         log_pass("extract_kernels (host)", s);
         for (const LoweredKernel &k : gpu.kernels) log_pass(("extract_kernels: " + k.name).c_str(), k.body);

@@ -1,0 +1,135 @@
+#include "dsl/ir/CSE.h"
+
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/SimplifyInternal.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <vector>
+
+namespace aicf {
+namespace ir {
+
+namespace {
+
+struct ExprLess {
+    bool operator()(const Expr &a, const Expr &b) const { return simplify_detail::compare_exprs(a, b) < 0; }
+};
+
+// Whether an expression is cheap enough to recompute wherever it appears.
+bool trivial(const Expr &e) {
+    if (is_const(e) || e.as<Variable>() || e.as<StringImm>()) return true;
+    if (const Broadcast *b = e.as<Broadcast>()) return trivial(b->value);
+    if (const Ramp *r = e.as<Ramp>()) return trivial(r->base) && trivial(r->stride);
+    return false;
+}
+
+// Whether an expression may not be moved: it has a side effect or binds a name.
+bool pinned(const Expr &e) {
+    bool found = false;
+    visit_each<Call>(e, [&](const Call *c) { found = found || !c->is_pure(); });
+    visit_each<Let>(e, [&](const Let *) { found = true; });
+    return found;
+}
+
+// Numbers the distinct subexpressions of one expression. A subexpression counts one use per
+// occurrence of a distinct parent: the children of a repeated subexpression are used once,
+// through it.
+class Numbering : public IRMutator {
+public:
+    struct Entry {
+        Expr expr;
+        int uses = 0;
+        int finished = -1; // post-order position: children finish first
+    };
+    std::map<Expr, size_t, ExprLess> ids;
+    std::vector<Entry> entries;
+
+    using IRMutator::mutate;
+    Expr mutate(const Expr &e) override {
+        auto it = ids.find(e);
+        if (it != ids.end()) {
+            entries[it->second].uses++;
+            return e;
+        }
+        size_t id = entries.size();
+        ids.emplace(e, id);
+        entries.push_back({e, 1, -1});
+        if (!trivial(e)) IRMutator::mutate(e);
+        entries[id].finished = next_finished++;
+        return e;
+    }
+
+private:
+    int next_finished = 0;
+};
+
+// Replaces the lifted subexpressions by their variables (but not the one being defined).
+class Replace : public IRMutator {
+public:
+    Replace(const std::map<Expr, Expr, ExprLess> &names) : names(names) {}
+    Expr root;
+
+    using IRMutator::mutate;
+    Expr mutate(const Expr &e) override {
+        if (!e.same_as(root)) {
+            auto it = names.find(e);
+            if (it != names.end()) return it->second;
+        }
+        return IRMutator::mutate(e);
+    }
+
+private:
+    const std::map<Expr, Expr, ExprLess> &names;
+};
+
+std::atomic<int> counter{0};
+
+class CSEStmt : public IRMutator {
+public:
+    using IRMutator::mutate;
+    Expr mutate(const Expr &e) override { return common_subexpression_elimination(e); }
+};
+
+} // namespace
+
+Expr common_subexpression_elimination(const Expr &e) {
+    if (!e.defined() || trivial(e) || pinned(e)) return e;
+    Numbering numbering;
+    numbering.mutate(e);
+    std::vector<const Numbering::Entry *> lifted;
+    for (const Numbering::Entry &entry : numbering.entries) {
+        if (entry.uses > 1 && !trivial(entry.expr)) lifted.push_back(&entry);
+    }
+    if (lifted.empty()) return e;
+    // Children before parents, so each value can use the variables of the ones it contains.
+    std::sort(lifted.begin(), lifted.end(),
+              [](const Numbering::Entry *a, const Numbering::Entry *b) { return a->finished < b->finished; });
+    std::map<Expr, Expr, ExprLess> names;
+    std::vector<std::pair<std::string, Expr>> lets;
+    for (const Numbering::Entry *entry : lifted) {
+        std::string name = "cse." + std::to_string(counter++);
+        names.emplace(entry->expr, Variable::make(entry->expr.type(), name));
+        lets.emplace_back(name, entry->expr);
+    }
+    Replace replace(names);
+    for (auto &let : lets) {
+        replace.root = let.second;
+        let.second = replace.mutate(let.second);
+    }
+    replace.root = Expr();
+    Expr result = replace.mutate(e);
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it) result = Let::make(it->first, it->second, result);
+    return result;
+}
+
+Stmt common_subexpression_elimination(const Stmt &s) {
+    if (!s.defined()) return s;
+    return CSEStmt().mutate(s);
+}
+
+} // namespace ir
+} // namespace aicf
