@@ -348,22 +348,35 @@ int CodeGen_LLVM::depth_of(const Expr &e) const {
     return depth;
 }
 
-namespace {
+// Whether the let `name` binds a sum whose variables can all be used here (a parallel loop's
+// body sees only the values its closure carries).
+bool CodeGen_LLVM::expandable(const std::string &name) const {
+    if (!let_values.contains(name)) return false;
+    const Expr &value = let_values.get(name);
+    if (!value.as<Add>() && !value.as<Sub>()) return false;
+    bool ok = true;
+    visit_each<Variable>(value, [&](const Variable *v) { ok = ok && symbols.contains(v->name); });
+    return ok;
+}
 
-// The summands of an index, with their signs: a + b - c is {a, +}, {b, +}, {c, -}.
-void collect_summands(const Expr &e, bool negate, std::vector<std::pair<Expr, bool>> &out) {
+// The summands of an index, with their signs: a + b - c is {a, +}, {b, +}, {c, -}. A variable
+// bound to a sum (by common subexpression elimination, say) counts as that sum, so that the
+// same element reached through the variable and through the sum gets the same address
+// computation, which alias analysis then recognizes.
+void CodeGen_LLVM::collect_summands(const Expr &e, bool negate, std::vector<std::pair<Expr, bool>> &out,
+                                    int depth) const {
     if (const Add *a = e.as<Add>()) {
-        collect_summands(a->a, negate, out);
-        collect_summands(a->b, negate, out);
+        collect_summands(a->a, negate, out, depth);
+        collect_summands(a->b, negate, out, depth);
     } else if (const Sub *s = e.as<Sub>()) {
-        collect_summands(s->a, negate, out);
-        collect_summands(s->b, !negate, out);
+        collect_summands(s->a, negate, out, depth);
+        collect_summands(s->b, !negate, out, depth);
+    } else if (const Variable *v = e.as<Variable>(); v && depth < 4 && expandable(v->name)) {
+        collect_summands(let_values.get(v->name), negate, out, depth + 1);
     } else {
         out.emplace_back(e, negate);
     }
 }
-
-} // namespace
 
 llvm::Value *CodeGen_LLVM::address_of(const std::string &name, const Expr &index, Type elem) {
     std::vector<std::pair<Expr, bool>> summands;
@@ -586,6 +599,7 @@ void CodeGen_LLVM::visit(const Call *op) {
 void CodeGen_LLVM::visit(const Let *op) {
     llvm::Value *v = codegen(op->value);
     ScopedBinding<llvm::Value *> bind(symbols, op->name, v);
+    ScopedBinding<Expr> let_value(let_values, op->name, op->value);
     ScopedBinding<int> depth(definition_depth, op->name, depth_of(op->value));
     value = codegen(op->body);
 }
@@ -593,6 +607,7 @@ void CodeGen_LLVM::visit(const Let *op) {
 void CodeGen_LLVM::visit(const LetStmt *op) {
     llvm::Value *v = codegen(op->value);
     ScopedBinding<llvm::Value *> bind(symbols, op->name, v);
+    ScopedBinding<Expr> let_value(let_values, op->name, op->value);
     ScopedBinding<int> depth(definition_depth, op->name, depth_of(op->value));
     codegen(op->body);
 }

@@ -73,6 +73,11 @@ protected:
     ir::Scope<int> definition_depth;
     int loop_depth = 0;
     int depth_of(const ir::Expr &e) const;
+    // The values of the enclosing lets, and the summands of an index through them.
+    ir::Scope<ir::Expr> let_values;
+    void collect_summands(const ir::Expr &e, bool negate, std::vector<std::pair<ir::Expr, bool>> &out,
+                          int depth = 0) const;
+    bool expandable(const std::string &name) const;
 
     // Type-based alias metadata that tells LLVM that accesses of differently named storage
     // never alias, so values can stay in registers across stores to other buffers (an
