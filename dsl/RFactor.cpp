@@ -185,6 +185,58 @@ Expr replace_self(const Expr &e, const Function &f, const std::vector<Expr> &arg
     return m.mutate(e);
 }
 
+// What follows the last '.' of a name ("k.x" -> "x"), or the whole name.
+std::string last_part(const std::string &name) {
+    size_t dot = name.rfind('.');
+    return dot == std::string::npos ? name : name.substr(dot + 1);
+}
+
+// Makes the loops a schedule's split of a reduction variable created (split(k, ko, ki, 16))
+// variables of the reduction domain itself: k becomes k.min + ko * 16 + ki over ko and ki, with
+// a predicate where 16 does not divide k's extent, and the split leaves the schedule. The
+// loops keep their names and places, so rfactor can preserve either of them.
+void split_into_domain(Definition &d, size_t split_index, const std::string &where) {
+    const Split sp = d.schedule.splits[split_index];
+    auto factor = as_const_int(sp.factor);
+    user_assert(factor && *factor > 0)
+        << where << ": " << sp.inner << " comes from a split of " << sp.old_var << " by " << sp.factor
+        << "; rfactor can use it only when the factor is a positive constant.";
+    std::vector<ReductionVariable> vars;
+    Expr extent;
+    for (const ReductionVariable &rv : d.rdom.domain()) {
+        if (rv.var != sp.old_var) {
+            vars.push_back(rv);
+            continue;
+        }
+        extent = rv.extent;
+        Expr f = make_const(Int(32), *factor);
+        vars.push_back({sp.inner, make_zero(Int(32)), f});
+        vars.push_back({sp.outer, make_zero(Int(32)), Div::make(Sub::make(Add::make(rv.extent, f), make_one(Int(32))), f)});
+    }
+    ReductionDomain dom(vars);
+    std::map<std::string, Expr> subs;
+    for (const ReductionVariable &rv : vars) subs[rv.var] = Variable::make(Int(32), rv.var, dom);
+    Expr old_min;
+    for (const ReductionVariable &rv : d.rdom.domain())
+        if (rv.var == sp.old_var) old_min = rv.min;
+    subs[sp.old_var] = Add::make(old_min, Add::make(Mul::make(subs[sp.outer], make_const(Int(32), *factor)), subs[sp.inner]));
+    // The predicate refers to the domain's variables by name (see ReductionDomain::predicate).
+    std::map<std::string, Expr> by_name;
+    for (const ReductionVariable &rv : vars) by_name[rv.var] = Variable::make(Int(32), rv.var);
+    by_name[sp.old_var] = Add::make(old_min, Add::make(Mul::make(by_name[sp.outer], make_const(Int(32), *factor)),
+                                                      by_name[sp.inner]));
+    if (d.rdom.predicate().defined()) dom.where(substitute(by_name, d.rdom.predicate()));
+    auto exact = as_const_int(extent);
+    if (!exact || *exact % *factor != 0) {
+        dom.where(LT::make(Add::make(Mul::make(by_name[sp.outer], make_const(Int(32), *factor)), by_name[sp.inner]),
+                           extent));
+    }
+    for (Expr &a : d.args) a = substitute(subs, a);
+    for (Expr &v : d.values) v = substitute(subs, v);
+    d.rdom = dom;
+    d.schedule.splits.erase(d.schedule.splits.begin() + long(split_index));
+}
+
 } // namespace
 
 Func Stage::rfactor(const RVar &r, const Var &v) { return rfactor({{r, v}}); }
@@ -214,10 +266,25 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     // become pure variables there.
     std::map<std::string, std::string> to_pure;
     for (const auto &p : preserved) {
-        bool found = false;
-        for (const ReductionVariable &rv : d.rdom.domain()) found = found || rv.var == p.first.name();
-        user_assert(found) << where << ": " << p.first.name() << " is not a reduction variable of "
-                           << "this update.";
+        auto in_domain = [&] {
+            for (const ReductionVariable &rv : d.rdom.domain())
+                if (rv.var == p.first.name()) return true;
+            return false;
+        };
+        if (!in_domain()) {
+            // A loop made by splitting a reduction variable: make it one of the domain.
+            for (size_t i = 0; i < d.schedule.splits.size(); i++) {
+                const Split &sp = d.schedule.splits[i];
+                bool of_domain = false;
+                for (const ReductionVariable &rv : d.rdom.domain()) of_domain = of_domain || rv.var == sp.old_var;
+                if (sp.kind == Split::SplitVar && of_domain && (sp.inner == p.first.name() || sp.outer == p.first.name())) {
+                    split_into_domain(d, i, where);
+                    break;
+                }
+            }
+        }
+        user_assert(in_domain()) << where << ": " << p.first.name() << " is not a reduction variable of "
+                                 << "this update, nor a loop made by splitting one.";
         for (const std::string &a : func.args()) {
             user_assert(a != p.second.name())
                 << where << ": the new variable " << p.second.name() << " is already a variable of "
@@ -234,7 +301,7 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
         if (to_pure.count(rv.var)) {
             merged.push_back({intm_name + "." + to_pure[rv.var], rv.min, rv.extent});
         } else {
-            kept.push_back({intm_name + "." + rv.var.substr(rv.var.rfind('.') + 1), rv.min, rv.extent});
+            kept.push_back({intm_name + "." + last_part(rv.var), rv.min, rv.extent});
         }
     }
     ReductionDomain kept_dom, merged_dom(merged);
@@ -244,7 +311,7 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
             intm_subs[rv.var] = Variable::make(Int(32), to_pure[rv.var]);
         } else {
             for (const ReductionVariable &k : kept) {
-                if (k.var.substr(k.var.rfind('.')) == rv.var.substr(rv.var.rfind('.')))
+                if (last_part(k.var.substr(intm_name.size() + 1)) == last_part(rv.var))
                     intm_subs[rv.var] = Variable::make(Int(32), k.var, kept_dom);
             }
         }

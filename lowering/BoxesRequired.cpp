@@ -31,7 +31,7 @@ private:
 
     void add(const std::vector<Expr> &args) {
         Box box;
-        for (const Expr &a : args) box.push_back(bounds_of_expr_in_scope(a, scope));
+        for (const Expr &a : args) box.push_back(guarded(a, bounds_of_expr_in_scope(a, scope)));
         Expr condition;
         for (const Expr &c : loops_run) condition = condition.defined() ? make_and(condition, c) : c;
         if (!result.used) {
@@ -98,6 +98,7 @@ private:
         narrow(op->condition, pushed);
         if (!pushed.empty()) {
             std::set<std::string> narrowed(pushed.begin(), pushed.end());
+            narrowed.erase("");
             for (const auto &let : lets) {
                 if (narrowed.count(let.first) || !uses_vars(let.second, narrowed)) continue;
                 scope.push(let.first, bounds_of_expr_in_scope(let.second, scope));
@@ -106,9 +107,41 @@ private:
             }
         }
         op->then_case.accept(this);
-        for (const std::string &n : pushed) scope.pop(n);
+        for (const std::string &n : pushed) {
+            if (n.empty()) {
+                expr_guards.pop_back();
+            } else {
+                scope.pop(n);
+            }
+        }
         if (op->else_case.defined()) op->else_case.accept(this);
     }
+    // Guards on expressions that are not a single variable (`ko * 16 + ki < 203`, a split
+    // reduction's predicate): an index equal to the guarded expression plus a constant is
+    // bounded by the guard too.
+    struct ExprGuard {
+        Expr e; // with the enclosing lets expanded
+        Expr bound;
+        bool upper;
+    };
+    std::vector<ExprGuard> expr_guards;
+
+    Interval guarded(const Expr &index, Interval i) {
+        if (expr_guards.empty() || !index.type().is_int()) return i;
+        Expr expanded = expand_lets(index);
+        for (const ExprGuard &g : expr_guards) {
+            auto offset = as_const_int(simplify(Sub::make(expanded, g.e)));
+            if (!offset) continue;
+            Interval b = bounds_of_expr_in_scope(Add::make(g.bound, make_const(index.type(), *offset)), scope);
+            if (g.upper && b.has_upper_bound()) {
+                i.max = i.has_upper_bound() ? simplify(Min::make(i.max, b.max)) : b.max;
+            } else if (!g.upper && b.has_lower_bound()) {
+                i.min = i.has_lower_bound() ? simplify(Max::make(i.min, b.min)) : b.min;
+            }
+        }
+        return i;
+    }
+
     void narrow(const Expr &c, std::vector<std::string> &pushed) {
         if (const And *a = c.as<And>()) {
             narrow(a->a, pushed);
@@ -118,20 +151,30 @@ private:
         const Variable *v = nullptr;
         Expr bound;
         bool upper = true;
+        Expr guarded_expr;
         if (const LT *lt = c.as<LT>()) {
             v = lt->a.as<Variable>();
+            guarded_expr = lt->a;
             bound = Sub::make(lt->b, make_one(lt->b.type()));
         } else if (const LE *le = c.as<LE>()) {
             v = le->a.as<Variable>();
+            guarded_expr = le->a;
             bound = le->b;
         } else if (const GT *gt = c.as<GT>()) {
             v = gt->a.as<Variable>();
+            guarded_expr = gt->a;
             bound = Add::make(gt->b, make_one(gt->b.type()));
             upper = false;
         } else if (const GE *ge = c.as<GE>()) {
             v = ge->a.as<Variable>();
+            guarded_expr = ge->a;
             bound = ge->b;
             upper = false;
+        }
+        if (!v && guarded_expr.defined() && guarded_expr.type().is_int()) {
+            expr_guards.push_back({expand_lets(guarded_expr), expand_lets(bound), upper});
+            pushed.push_back(""); // popped with the variables: "" marks an expression guard
+            return;
         }
         if (!v || !v->type.is_int() || !scope.contains(v->name)) return;
         Interval b = bounds_of_expr_in_scope(expand_lets(bound), scope);

@@ -462,6 +462,51 @@ TEST(RFactor, StreamingSoftmaxPair) {
     }
 }
 
+// The Halide idiom for a vectorized reduction: split the reduction variable and rfactor the
+// inner loop, so that each lane of a vector keeps its own partial sum. With a factor that does
+// not divide the extent, the last block of the reduction is guarded.
+TEST(RFactor, InnerLoopOfASplitBecomesVectorLanes) {
+    for (int D : {1024, 203}) {
+        const int R = 7;
+        Buffer<float> in(D, R);
+        fill_random(in, -1.0, 1.0, 45);
+        RDom k(0, D, "k");
+        Var r("r"), u("u");
+        RVar ko("ko"), ki("ki");
+        Func sum("sum");
+        sum(r) = 0.0f;
+        sum(r) += in(k, r) * in(k, r);
+        Func part = sum.update().split(k, ko, ki, 16).rfactor(ki, u);
+        sum.parallel(r);
+        part.compute_at(sum, r).vectorize(u);
+        part.update().vectorize(u);
+        std::string nest = sum.loop_nest();
+        EXPECT_NE(nest.find("vectorized for sum_intm.s1.u"), std::string::npos) << nest;
+        Buffer<float> out = sum.realize({R});
+        for (int row = 0; row < R; row++) {
+            double ref = 0;
+            for (int i = 0; i < D; i++) ref += double(in(i, row)) * in(i, row);
+            EXPECT_TRUE(aicf_test::close(out(row), ref, 1e-5, 1e-5)) << D << " " << row << ": " << out(row) << " vs " << ref;
+        }
+    }
+    // Preserving the outer loop of a split works the same way.
+    Buffer<int> in(100, 3);
+    fill_random(in, -9, 9, 46);
+    RDom k(0, 100, "k");
+    Var r("r"), u("u");
+    RVar ko("ko"), ki("ki");
+    Func total("total");
+    total(r) = 0;
+    total(r) += in(k, r);
+    total.update().split(k, ko, ki, 8).rfactor(ko, u).compute_root().update().parallel(u);
+    Buffer<int> out = total.realize({3});
+    for (int row = 0; row < 3; row++) {
+        int ref = 0;
+        for (int i = 0; i < 100; i++) ref += in(i, row);
+        EXPECT_EQ(out(row), ref);
+    }
+}
+
 TEST(Schedules, GuardedProducerInsideGuardedConsumerReadsOnlyWhatItNeeds) {
     // The consumer's rows are vectorized with a guarded tail, and the producer, stored at
     // the root and computed per vector of rows, is vectorized with a guarded tail too. The
