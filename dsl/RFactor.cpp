@@ -185,12 +185,6 @@ Expr replace_self(const Expr &e, const Function &f, const std::vector<Expr> &arg
     return m.mutate(e);
 }
 
-// What follows the last '.' of a name ("k.x" -> "x"), or the whole name.
-std::string last_part(const std::string &name) {
-    size_t dot = name.rfind('.');
-    return dot == std::string::npos ? name : name.substr(dot + 1);
-}
-
 // Makes the loops a schedule's split of a reduction variable created (split(k, ko, ki, 16))
 // variables of the reduction domain itself: k becomes k.min + ko * 16 + ki over ko and ki, with
 // a predicate where 16 does not divide k's extent, and the split leaves the schedule. The
@@ -294,27 +288,23 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     }
     user_assert(!to_pure.empty()) << where << ": name at least one reduction variable to preserve.";
 
+    // The reduction variables keep their names in the intermediate (so the user's RVars
+    // schedule its update), and the merge iterates over the preserved Vars' names.
     std::string intm_name = func.name() + "_intm";
     std::vector<ReductionVariable> kept, merged;
     std::map<std::string, Expr> intm_subs, merge_subs;
     for (const ReductionVariable &rv : d.rdom.domain()) {
         if (to_pure.count(rv.var)) {
-            merged.push_back({intm_name + "." + to_pure[rv.var], rv.min, rv.extent});
+            merged.push_back({to_pure[rv.var], rv.min, rv.extent});
         } else {
-            kept.push_back({intm_name + "." + last_part(rv.var), rv.min, rv.extent});
+            kept.push_back(rv);
         }
     }
     ReductionDomain kept_dom, merged_dom(merged);
     if (!kept.empty()) kept_dom = ReductionDomain(kept);
     for (const ReductionVariable &rv : d.rdom.domain()) {
-        if (to_pure.count(rv.var)) {
-            intm_subs[rv.var] = Variable::make(Int(32), to_pure[rv.var]);
-        } else {
-            for (const ReductionVariable &k : kept) {
-                if (last_part(k.var.substr(intm_name.size() + 1)) == last_part(rv.var))
-                    intm_subs[rv.var] = Variable::make(Int(32), k.var, kept_dom);
-            }
-        }
+        intm_subs[rv.var] = to_pure.count(rv.var) ? Variable::make(Int(32), to_pure[rv.var])
+                                                  : Variable::make(Int(32), rv.var, kept_dom);
     }
     if (kept_dom.defined() && d.rdom.predicate().defined()) {
         kept_dom.where(substitute(intm_subs, d.rdom.predicate()));

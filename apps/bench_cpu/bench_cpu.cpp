@@ -184,7 +184,7 @@ void layernorm() {
         norm.parallel(r).vectorize(c, 16);
         for (Func *f : {&mean, &var}) {
             Func partial = f->update().split(k, ko, ki, 16).rfactor(ki, u);
-            partial.compute_at(*f, r).vectorize(u).update().vectorize(u);
+            partial.compute_at(*f, r).vectorize(u).update().reorder(u, ko).vectorize(u);
             if (fused) {
                 f->compute_at(norm, r);
             } else {

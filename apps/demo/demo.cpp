@@ -73,7 +73,7 @@ int main(int argc, char **argv) {
         RVar ko("ko"), ki("ki");
         for (Func *f : {&b.mean, &b.variance, &b.row_max, &b.denom}) {
             Func partial = f->update().split(b.k, ko, ki, 16).rfactor(ki, u);
-            partial.compute_at(*f, b.r).vectorize(u).update().vectorize(u);
+            partial.compute_at(*f, b.r).vectorize(u).update().reorder(u, ko).vectorize(u);
             if (region) {
                 f->compute_at(b.scores, b.r);
             } else {

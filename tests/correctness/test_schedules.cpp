@@ -479,9 +479,12 @@ TEST(RFactor, InnerLoopOfASplitBecomesVectorLanes) {
         Func part = sum.update().split(k, ko, ki, 16).rfactor(ki, u);
         sum.parallel(r);
         part.compute_at(sum, r).vectorize(u);
-        part.update().vectorize(u);
+        // The intermediate keeps the user's reduction variable, so it schedules its update.
+        part.update().reorder(u, ko).vectorize(u);
         std::string nest = sum.loop_nest();
-        EXPECT_NE(nest.find("vectorized for sum_intm.s1.u"), std::string::npos) << nest;
+        EXPECT_NE(nest.find("for sum_intm.s1.ko in [0, " + std::to_string((D + 15) / 16) + "):\n"
+                            "          vectorized for sum_intm.s1.u in [0, 16)"),
+                  std::string::npos) << nest;
         Buffer<float> out = sum.realize({R});
         for (int row = 0; row < R; row++) {
             double ref = 0;
