@@ -150,7 +150,7 @@ int32_t aicf_parallel_for(void *ctx, aicf_parallel_body body, int32_t min, int32
                           void *closure) {
     std::atomic<int32_t> result{0};
     // OpenMP's runtime owns the threads; nested parallel loops run serially inside.
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(guided)
     for (int32_t i = 0; i < extent; i++) {
         if (result.load(std::memory_order_relaxed) != 0) continue;
         int32_t r = body(ctx, min + i, closure);
