@@ -5,6 +5,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <random>
 
 using namespace aicf;
 using aicf_test::fill_random;
@@ -507,6 +508,44 @@ TEST(RFactor, InnerLoopOfASplitBecomesVectorLanes) {
         int ref = 0;
         for (int i = 0; i < 100; i++) ref += in(i, row);
         EXPECT_EQ(out(row), ref);
+    }
+}
+
+// Random splits of an integer reduction, preserving either loop, with the partial results
+// vectorized or in parallel: integer sums do not depend on the order, so every schedule must
+// give exactly the plain sum, whatever the extent and the factor.
+TEST(RFactor, RandomSplitsOfIntegerReductionsAreExact) {
+    std::mt19937 rng(2026);
+    for (int trial = 0; trial < 40; trial++) {
+        const int D = 1 + int(rng() % 300), R = 1 + int(rng() % 5), factor = 1 + int(rng() % 20);
+        const bool keep_inner = rng() % 2, vector_lanes = rng() % 2, rows_parallel = rng() % 2;
+        Buffer<int> in(D, R);
+        fill_random(in, -1000, 1000, 100 + unsigned(trial));
+        RDom k(0, D, "k");
+        Var r("r"), u("u");
+        RVar ko("ko"), ki("ki");
+        Func total("total");
+        total(r) = 0;
+        total(r) += in(k, r) * (r + 1);
+        Func part = total.update().split(k, ko, ki, factor).rfactor(keep_inner ? ki : ko, u);
+        part.compute_at(total, r);
+        if (vector_lanes && keep_inner) {
+            part.vectorize(u);
+            part.update().reorder(u, ko).vectorize(u);
+        } else {
+            part.update().parallel(u);
+        }
+        if (rows_parallel) total.update().parallel(r);
+        std::string schedule = "D " + std::to_string(D) + " factor " + std::to_string(factor) +
+                               (keep_inner ? " inner" : " outer") + (vector_lanes ? " vector" : "") +
+                               (rows_parallel ? " parallel rows" : "");
+        Buffer<int> out;
+        ASSERT_NO_THROW(out = total.realize({R})) << schedule;
+        for (int row = 0; row < R; row++) {
+            int ref = 0;
+            for (int i = 0; i < D; i++) ref += in(i, row) * (row + 1);
+            ASSERT_EQ(out(row), ref) << schedule << " row " << row;
+        }
     }
 }
 
