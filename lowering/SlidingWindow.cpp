@@ -133,6 +133,8 @@ private:
                         moves = true;
                     } else if (auto it = loop_depth.find(n); it != loop_depth.end() && it->second == loops.size()) {
                         return; // defined inside v's loop: its dependence on v is not visible here
+                    } else if (value_of(lets, n)) {
+                        return; // another bound of the region, which may itself move with v
                     }
                 }
             }
