@@ -74,8 +74,9 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     s = common_subexpression_elimination(gpu.host);
     for (LoweredKernel &k : gpu.kernels) k.body = common_subexpression_elimination(k.body);
     if (debug_level() >= 2) {
-        log_pass("extract_kernels (host)", s);
-        for (const LoweredKernel &k : gpu.kernels) log_pass(("extract_kernels: " + k.name).c_str(), k.body);
+        log_pass("extract_kernels, common_subexpression_elimination (host)", s);
+        for (const LoweredKernel &k : gpu.kernels)
+            log_pass(("extract_kernels, common_subexpression_elimination: " + k.name).c_str(), k.body);
     }
 
     LoweredPipeline result;
