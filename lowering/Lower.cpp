@@ -69,7 +69,7 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     s = vectorize_loops(s);
     log_pass("vectorize_loops", s);
     s = simplify_for_codegen(s);
-    log_pass("simplify", s);
+    log_pass("simplify_for_codegen", s);
     ExtractedKernels gpu = extract_kernels(s, args, target, outputs[0].name());
     s = common_subexpression_elimination(gpu.host);
     for (LoweredKernel &k : gpu.kernels) k.body = common_subexpression_elimination(k.body);
