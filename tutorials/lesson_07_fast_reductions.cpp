@@ -40,6 +40,26 @@ void run(const char *what, Func &f, const Buffer<float> &in) {
     errors += !ok;
 }
 
+// The algorithm: the sum of squares of each row.
+Func sum_of_squares(const Buffer<float> &in, const Var &r, const RDom &k) {
+    Func sumsq("sumsq");
+    sumsq(r) = 0.0f;
+    sumsq(r) += in(k, r) * in(k, r);
+    return sumsq;
+}
+
+// Splits the reduction by 16 and keeps the inner loop's 16 partial sums apart: each becomes a
+// lane of one vector register. The update of the partial sums then adds a whole vector per
+// step, and the merge adds up the 16 lanes at the end of each row. (4000 is a multiple of 16;
+// for other sizes the last block is guarded.)
+void sum_in_vector_lanes(Func &sumsq, const Var &r, const RDom &k) {
+    Var u("u");
+    RVar ko("ko"), ki("ki");
+    Func partial = sumsq.update().split(k, ko, ki, 16).rfactor(ki, u);
+    partial.compute_at(sumsq, r).vectorize(u);
+    partial.update().reorder(u, ko).vectorize(u);
+}
+
 } // namespace
 
 int main() {
@@ -48,42 +68,22 @@ int main() {
     Buffer<float> in(D, R);
     for (int r = 0; r < R; r++)
         for (int k = 0; k < D; k++) in(k, r) = float((k * 7 + r * 3) % 13) / 13.0f + 0.5f;
-
-    Var r("r"), u("u");
+    Var r("r");
     RDom k(0, D, "k");
-    RVar ko("ko"), ki("ki");
 
-    {
-        Func sumsq("sumsq");
-        sumsq(r) = 0.0f;
-        sumsq(r) += in(k, r) * in(k, r);
-        run("default: one addition after another", sumsq, in);
-    }
-    {
-        // Split the reduction by 16 and keep the inner loop's 16 partial sums apart: each
-        // becomes a lane of one vector register. The update of the partial sums then adds a
-        // whole vector per step, and the merge adds up the 16 lanes at the end of each row.
-        // D = 4000 is a multiple of 16; for other sizes the last block is guarded.
-        Func sumsq("sumsq");
-        sumsq(r) = 0.0f;
-        sumsq(r) += in(k, r) * in(k, r);
-        Func partial = sumsq.update().split(k, ko, ki, 16).rfactor(ki, u);
-        partial.compute_at(sumsq, r).vectorize(u);
-        partial.update().reorder(u, ko).vectorize(u);
-        run("split(k, ko, ki, 16).rfactor(ki, u): 16 sums in the lanes of a vector", sumsq, in);
-    }
-    {
-        // The same, with rows in parallel as well: the pure definition's loop over r and the
-        // merge's can run on several threads, because different rows never meet.
-        Func sumsq("sumsq");
-        sumsq(r) = 0.0f;
-        sumsq(r) += in(k, r) * in(k, r);
-        Func partial = sumsq.update().split(k, ko, ki, 16).rfactor(ki, u);
-        partial.compute_at(sumsq, r).vectorize(u);
-        partial.update().reorder(u, ko).vectorize(u);
-        sumsq.update().parallel(r);
-        run("... and sumsq.update().parallel(r): rows on all threads", sumsq, in);
-    }
+    Func plain = sum_of_squares(in, r, k);
+    run("default: one addition after another", plain, in);
+
+    Func lanes = sum_of_squares(in, r, k);
+    sum_in_vector_lanes(lanes, r, k);
+    run("split(k, ko, ki, 16).rfactor(ki, u): 16 sums in the lanes of a vector", lanes, in);
+
+    // The same, with rows in parallel as well: the merge's loop over rows can run on several
+    // threads, because different rows never meet.
+    Func threads = sum_of_squares(in, r, k);
+    sum_in_vector_lanes(threads, r, k);
+    threads.update().parallel(r);
+    run("... and sumsq.update().parallel(r): rows on all threads", threads, in);
 
     std::printf("%s\n", errors == 0 ? "lesson 7: every schedule matched the double-precision sums"
                                     : "lesson 7: WRONG VALUES");
