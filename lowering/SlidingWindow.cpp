@@ -18,10 +18,6 @@ using namespace ir;
 
 namespace {
 
-bool is_gpu_loop(ForType t) {
-    return t == ForType::GPUBlock || t == ForType::GPUThread || t == ForType::GPULane;
-}
-
 // Whether the Func's loop over `arg` is a plain serial loop: not split, fused or renamed, and
 // neither vectorized, unrolled nor parallel (its extent may then change from one iteration of
 // the enclosing loop to the next).

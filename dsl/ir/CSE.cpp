@@ -29,10 +29,9 @@ bool trivial(const Expr &e) {
 
 // Whether an expression may not be moved: it has a side effect or binds a name.
 bool pinned(const Expr &e) {
-    bool found = false;
-    visit_each<Call>(e, [&](const Call *c) { found = found || !c->is_pure(); });
-    visit_each<Let>(e, [&](const Let *) { found = true; });
-    return found;
+    bool binds = false;
+    visit_each<Let>(e, [&](const Let *) { binds = true; });
+    return binds || simplify_detail::has_side_effects(e);
 }
 
 // Numbers the distinct subexpressions of one expression. A subexpression counts one use per

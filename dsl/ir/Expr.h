@@ -171,6 +171,11 @@ enum class MemoryType : uint8_t {
     GPUShared,
 };
 
+// Whether a loop runs across GPU blocks, threads or lanes (it defines a launch's shape).
+inline bool is_gpu_loop(ForType t) {
+    return t == ForType::GPUBlock || t == ForType::GPUThread || t == ForType::GPULane;
+}
+
 const char *to_string(ForType t);
 const char *to_string(MemoryType t);
 

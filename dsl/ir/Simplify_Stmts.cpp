@@ -134,9 +134,7 @@ Stmt Simplify::visit(const For *op) {
     ConstBounds extent_bounds = bounds_of(extent);
     if (extent_bounds.has_max && extent_bounds.max <= 0) return Stmt();
     // GPU loops define the launch shape, so they stay even with one iteration.
-    bool is_gpu = op->for_type == ForType::GPUBlock || op->for_type == ForType::GPUThread ||
-                  op->for_type == ForType::GPULane;
-    if (is_const_one(extent) && !is_gpu) {
+    if (is_const_one(extent) && !is_gpu_loop(op->for_type)) {
         // One iteration: the loop variable is just a name for min.
         return mutate(LetStmt::make(op->name, min, op->body));
     }
