@@ -10,6 +10,7 @@
 // `bench_gpu --small` runs small sizes (for the simulator); results are checked against
 // double-precision loops on a sample of points either way.
 
+#include "LayerNormGPU.h"
 #include "Timing.h"
 #include "backends/cuda/CudaDevice.h"
 #include "dsl/aicf.h"
@@ -73,23 +74,7 @@ void layernorm(int rows, int runs, double peer_gbs) {
     const int N = 4096, T = 256;
     Buffer<float> in({N, rows}, "in");
     fill(in, 2);
-    Var x("x"), y("y"), u("u"), xo("xo"), tx("tx");
-    RDom k(0, T, 0, N / T, "k");
-    Expr element = in(k.x + T * k.y, y);
-    Func sum1("sum1"), sum2("sum2"), mean("mean"), out("layernorm");
-    sum1(y) = 0.0f;
-    sum1(y) += element;
-    mean(y) = sum1(y) / float(N);
-    sum2(y) = 0.0f;
-    sum2(y) += (element - mean(y)) * (element - mean(y));
-    out(x, y) = (in(x, y) - mean(y)) * rsqrt(sum2(y) / float(N) + 1e-5f);
-    out.split(x, xo, tx, T).reorder(xo, tx, y).gpu_blocks(y).gpu_threads(tx);
-    for (Func s : {sum1, sum2}) {
-        s.compute_at(out, y);
-        Func partial = s.update().rfactor(k.x, u);
-        partial.compute_at(out, y).gpu_threads(u);
-        partial.update().gpu_threads(u);
-    }
+    Func out = aicf_apps::layernorm_one_block_per_row(in, N, T, "layernorm");
     Buffer<float> result({N, rows}, "result");
     double ms = median_ms([&] { out.realize(result, target); }, runs);
     bool ok = true;

@@ -1,0 +1,41 @@
+#ifndef AICF_APPS_LAYERNORM_GPU_H
+#define AICF_APPS_LAYERNORM_GPU_H
+
+// Layernorm of each row of `in` (N columns) as one GPU block per row: T threads each sum N / T
+// elements of the row into shared memory (rfactor), one thread adds the partial sums, then
+// every thread normalizes N / T elements. The GPU benchmark measures this schedule and the
+// GPU tests check it.
+
+#include "dsl/aicf.h"
+
+#include <string>
+
+namespace aicf_apps {
+
+inline aicf::Func layernorm_one_block_per_row(const aicf::Buffer<float> &in, int N, int T,
+                                              const std::string &name) {
+    using namespace aicf;
+    Var x("x"), y("y"), u("u"), xo("xo"), tx("tx");
+    RDom k(0, T, 0, N / T, "k");
+    Expr element = in(k.x + T * k.y, y);
+    Func sum1("sum1"), sum2("sum2"), mean("mean"), out(name);
+    sum1(y) = 0.0f;
+    sum1(y) += element;
+    mean(y) = sum1(y) / float(N);
+    sum2(y) = 0.0f;
+    sum2(y) += (element - mean(y)) * (element - mean(y));
+    out(x, y) = (in(x, y) - mean(y)) * rsqrt(sum2(y) / float(N) + 1e-5f);
+
+    out.split(x, xo, tx, T).reorder(xo, tx, y).gpu_blocks(y).gpu_threads(tx);
+    for (Func s : {sum1, sum2}) {
+        s.compute_at(out, y);
+        Func partial = s.update().rfactor(k.x, u);
+        partial.compute_at(out, y).gpu_threads(u);
+        partial.update().gpu_threads(u);
+    }
+    return out;
+}
+
+} // namespace aicf_apps
+
+#endif
