@@ -66,26 +66,8 @@ double max_rel_error(const float *a, const float *b, int64_t n) {
 // The machine's single-precision FMA ceiling, measured: every thread runs independent chains of
 // fused multiply-adds on the widest vectors this build targets, enough chains to cover the FMA
 // latency on every port. GFLOP/s counts a multiply-add as two operations.
-double fma_peak_gflops() {
-#if defined(__AVX512F__)
-    using V = __m512;
-    auto splat = [](float f) { return _mm512_set1_ps(f); };
-    auto fma = [](V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); };
-    auto sum = [](V v) { return _mm512_reduce_add_ps(v); };
-#elif defined(__FMA__)
-    using V = __m256;
-    auto splat = [](float f) { return _mm256_set1_ps(f); };
-    auto fma = [](V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); };
-    auto sum = [](V v) {
-        alignas(32) float t[8];
-        _mm256_store_ps(t, v);
-        return t[0] + t[1] + t[2] + t[3] + t[4] + t[5] + t[6] + t[7];
-    };
-#else
-    return 0;
-#define AICF_NO_FMA_PEAK
-#endif
-#ifndef AICF_NO_FMA_PEAK
+template <typename V, typename Splat, typename Fma, typename Sum>
+double fma_peak_gflops(Splat splat, Fma fma, Sum sum) {
     constexpr int chains = 16, lanes = sizeof(V) / sizeof(float);
     const int64_t iterations = 20'000'000;
     std::vector<float> sink(omp_get_max_threads(), 0.0f);
@@ -105,6 +87,23 @@ double fma_peak_gflops() {
     double ms = median_ms(run, 3);
     double flop = 2.0 * chains * lanes * double(iterations) * omp_get_max_threads();
     return flop / ms / 1e6;
+}
+
+double fma_peak_gflops() {
+#if defined(__AVX512F__)
+    return fma_peak_gflops<__m512>([](float f) { return _mm512_set1_ps(f); },
+                                   [](__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); },
+                                   [](__m512 v) { return _mm512_reduce_add_ps(v); });
+#elif defined(__FMA__)
+    return fma_peak_gflops<__m256>([](float f) { return _mm256_set1_ps(f); },
+                                   [](__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); },
+                                   [](__m256 v) {
+                                       alignas(32) float t[8];
+                                       _mm256_store_ps(t, v);
+                                       return t[0] + t[1] + t[2] + t[3] + t[4] + t[5] + t[6] + t[7];
+                                   });
+#else
+    return 0; // a build without FMA instructions: no peak to report
 #endif
 }
 
