@@ -453,6 +453,22 @@ Func &Func::gpu_single_thread() {
     return *this;
 }
 
+Func &Func::prefetch(const Func &f, const VarOrRVar &at, const VarOrRVar &from, const Expr &offset,
+                     PrefetchBoundStrategy strategy) {
+    Stage(func, 0).prefetch(f, at, from, offset, strategy);
+    return *this;
+}
+Func &Func::prefetch(const BufferBase &b, const VarOrRVar &at, const VarOrRVar &from, const Expr &offset,
+                     PrefetchBoundStrategy strategy) {
+    Stage(func, 0).prefetch(b, at, from, offset, strategy);
+    return *this;
+}
+Func &Func::prefetch(const ImageParam &p, const VarOrRVar &at, const VarOrRVar &from, const Expr &offset,
+                     PrefetchBoundStrategy strategy) {
+    Stage(func, 0).prefetch(p, at, from, offset, strategy);
+    return *this;
+}
+
 Func &Func::store_in(MemoryType t) {
     func.schedule().memory_type = t;
     return *this;

@@ -186,6 +186,15 @@ public:
                    const ir::Expr &x_size, const ir::Expr &y_size, const ir::Expr &z_size,
                    TailStrategy tail = TailStrategy::Auto);
     Func &gpu_single_thread();
+    // Software prefetch in the pure definition's loops: see Stage::prefetch.
+    Func &prefetch(const Func &f, const VarOrRVar &at, const VarOrRVar &from, const ir::Expr &offset = 1,
+                   PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
+    Func &prefetch(const BufferBase &b, const VarOrRVar &at, const VarOrRVar &from,
+                   const ir::Expr &offset = 1,
+                   PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
+    Func &prefetch(const ImageParam &p, const VarOrRVar &at, const VarOrRVar &from,
+                   const ir::Expr &offset = 1,
+                   PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
 
     // Where the Func's storage lives. Auto: on a GPU, shared memory when computed at the
     // block loops, registers when computed inside the thread loops, device memory at the

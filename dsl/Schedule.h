@@ -22,6 +22,12 @@ enum class TailStrategy {
     ShiftInwards // shift the last tile back inside (recomputes some points)
 };
 
+// What prefetch() does when the iteration it fetches for lies past the end of its loop.
+enum class PrefetchBoundStrategy {
+    GuardWithIf, // skip the prefetch
+    Clamp        // fetch for the loop's last iteration instead
+};
+
 // A place in a loop nest: inlined, at the root, or inside the loop over `var` of `func`'s
 // stage `stage`. A LoopLevel is shared: setting it later changes every schedule holding it.
 class LoopLevel {
@@ -63,9 +69,20 @@ struct Split {
     TailStrategy tail = TailStrategy::Auto;
 };
 
+// prefetch(): at the top of each iteration of loop `at`, fetch into the first-level cache the
+// region of Func or input buffer `name` that the same iteration reads when loop `from` (`at`
+// or a loop around it) is `offset` iterations further on.
+struct Prefetch {
+    std::string name;
+    std::string at, from;
+    Expr offset;
+    PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf;
+};
+
 struct StageSchedule {
     std::vector<Dim> dims; // innermost first; the last is the outermost loop
     std::vector<Split> splits;
+    std::vector<Prefetch> prefetches;
     bool single_gpu_thread = false; // gpu_single_thread(): one block of one thread
 };
 

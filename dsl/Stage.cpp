@@ -1,6 +1,8 @@
 #include "dsl/Stage.h"
 
 #include "dsl/Error.h"
+#include "dsl/Func.h"
+#include "dsl/Param.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 
@@ -288,6 +290,44 @@ Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &
 Stage &Stage::gpu_single_thread() {
     schedule().single_gpu_thread = true;
     return *this;
+}
+
+Stage &Stage::prefetch_named(const std::string &what, const VarOrRVar &at, const VarOrRVar &from,
+                             const Expr &offset, PrefetchBoundStrategy strategy) {
+    user_assert(!what.empty()) << "In the schedule of " << name() << ", prefetch names an undefined Func or buffer.";
+    size_t at_dim = find_dim(at, "prefetch");
+    size_t from_dim = find_dim(from, "prefetch");
+    // dims are innermost first: `from` must be `at` or a loop around it.
+    user_assert(from_dim >= at_dim)
+        << "In the schedule of " << name() << ", prefetch of " << what << " at loop " << at.name()
+        << " from loop " << from.name() << ": " << from.name() << " is inside " << at.name()
+        << ". The loop whose iterations are looked ahead must be " << at.name() << " itself or a "
+        << "loop around it (outermost first, the loops are: " << join_outermost_first(schedule().dims) << ").";
+    user_assert(offset.defined() && offset.type().is_int_or_uint() && offset.type().is_scalar())
+        << "In the schedule of " << name() << ", the offset of the prefetch of " << what
+        << " must be an integer number of iterations of " << from.name() << ".";
+    if (auto c = as_const_int(offset)) {
+        user_assert(*c >= 0) << "In the schedule of " << name() << ", the prefetch of " << what
+                             << " looks " << *c << " iterations of " << from.name()
+                             << " ahead; a prefetch looks ahead (offset 0 or more).";
+    }
+    schedule().prefetches.push_back({what, at.name(), from.name(), cast(Int(32), offset), strategy});
+    return *this;
+}
+
+Stage &Stage::prefetch(const Func &f, const VarOrRVar &at, const VarOrRVar &from, const Expr &offset,
+                       PrefetchBoundStrategy strategy) {
+    return prefetch_named(f.defined() ? f.name() : std::string(), at, from, offset, strategy);
+}
+
+Stage &Stage::prefetch(const BufferBase &b, const VarOrRVar &at, const VarOrRVar &from, const Expr &offset,
+                       PrefetchBoundStrategy strategy) {
+    return prefetch_named(b.defined() ? b.name() : std::string(), at, from, offset, strategy);
+}
+
+Stage &Stage::prefetch(const ImageParam &p, const VarOrRVar &at, const VarOrRVar &from, const Expr &offset,
+                       PrefetchBoundStrategy strategy) {
+    return prefetch_named(p.name(), at, from, offset, strategy);
 }
 
 } // namespace aicf

@@ -15,7 +15,9 @@
 
 namespace aicf {
 
+class BufferBase;
 class Func;
+class ImageParam;
 
 // A loop variable: a pure Var or a reduction RVar.
 class VarOrRVar {
@@ -98,6 +100,23 @@ public:
     // data should stay on the device).
     Stage &gpu_single_thread();
 
+    // Software prefetch (CPU loops only). At the top of each iteration of loop `at`, fetches
+    // into the first-level cache the region of `f` that the same iteration will read once loop
+    // `from` (`at` itself, or a loop around it) has advanced `offset` iterations: with
+    // at = from = k and offset 8, the data the k loop reads 8 iterations from now. `f` must be
+    // stored around `at` (an input buffer, or a Func stored at or outside it). Prefetches never
+    // fault and never change results. `strategy` decides what happens near the end of the
+    // `from` loop, where the iteration `offset` ahead does not exist: skip (GuardWithIf) or
+    // fetch for the last iteration (Clamp).
+    Stage &prefetch(const Func &f, const VarOrRVar &at, const VarOrRVar &from, const ir::Expr &offset = 1,
+                    PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
+    Stage &prefetch(const BufferBase &b, const VarOrRVar &at, const VarOrRVar &from,
+                    const ir::Expr &offset = 1,
+                    PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
+    Stage &prefetch(const ImageParam &p, const VarOrRVar &at, const VarOrRVar &from,
+                    const ir::Expr &offset = 1,
+                    PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
+
     // Splits an associative reduction in two. The returned Func (f_intm) reduces over the
     // reduction variables not listed, with each listed RVar turned into its paired pure Var
     // (so those loops can be parallel or vectorized); this stage then combines the partial
@@ -124,6 +143,8 @@ private:
     size_t find_dim(const VarOrRVar &v, const char *directive);
     void check_fresh(const VarOrRVar &v, const char *directive);
     Stage &set_loop_type(const VarOrRVar &v, ir::ForType t, const char *directive);
+    Stage &prefetch_named(const std::string &what, const VarOrRVar &at, const VarOrRVar &from,
+                          const ir::Expr &offset, PrefetchBoundStrategy strategy);
 };
 
 } // namespace aicf

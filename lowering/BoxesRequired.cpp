@@ -54,6 +54,8 @@ private:
     using IRVisitor::visit;
 
     void visit(const Call *op) override {
+        // A prefetch is a hint that reads nothing.
+        if (op->is_intrinsic(Intrinsic::prefetch)) return;
         IRVisitor::visit(op);
         if (!provides && op->name == name &&
             (op->call_type == Call::Func || op->call_type == Call::Image)) {

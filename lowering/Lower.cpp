@@ -7,6 +7,7 @@
 #include "lowering/BoundsInference.h"
 #include "lowering/ExtractKernels.h"
 #include "lowering/GPUPlacement.h"
+#include "lowering/InjectPrefetches.h"
 #include "lowering/PrintLoopNest.h"
 #include "lowering/RealizationOrder.h"
 #include "lowering/RegisterTiles.h"
@@ -51,6 +52,8 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     log_pass("bounds_inference", s);
     s = sliding_window(s, env);
     log_pass("sliding_window", s);
+    s = inject_prefetches(s, env);
+    log_pass("inject_prefetches", s);
     s = simplify(s);
     log_pass("simplify", s);
     std::string loop_nest = print_loop_nest(s);

@@ -46,6 +46,12 @@ private:
         depth--;
     }
     void visit(const For *op) override {
+        // The loops over the lines a prefetch fetches ("in.prefetch.0.line") are one line here.
+        if (size_t at = op->name.find(".prefetch."); at != std::string::npos) {
+            indent();
+            out << "prefetch " << op->name.substr(0, at) << "\n";
+            return;
+        }
         indent();
         if (op->for_type != ForType::Serial) out << to_string(op->for_type) << " ";
         out << "for " << op->name;
@@ -70,7 +76,14 @@ private:
         if (op->else_case.defined()) op->else_case.accept(this);
     }
     void visit(const AssertStmt *) override {}
-    void visit(const Evaluate *) override {}
+    void visit(const Evaluate *op) override {
+        const Call *c = op->value.as<Call>();
+        if (!c || !c->is_intrinsic(Intrinsic::prefetch) || c->args.empty()) return;
+        if (const Call *read = c->args[0].as<Call>()) {
+            indent();
+            out << "prefetch " << read->name << "\n";
+        }
+    }
 };
 
 } // namespace

@@ -163,8 +163,45 @@ Stmt build_stage(const Function &f, int stage) {
         body = LetStmt::make(loop_name(f.name(), stage, versions.name(let.first)), let.second, body);
     }
 
+    // Each prefetch() starts as a request at the top of its loop's body; inject_prefetches
+    // replaces it once bounds are known.
+    auto dim_index = [&](const std::string &var) {
+        for (size_t i = 0; i < d.schedule.dims.size(); i++)
+            if (d.schedule.dims[i].var == var) return int(i);
+        return -1;
+    };
+    for (const Prefetch &p : d.schedule.prefetches) {
+        for (const std::string &v : {p.at, p.from}) {
+            if (dim_index(v) >= 0) continue;
+            std::string loops;
+            for (auto it = d.schedule.dims.rbegin(); it != d.schedule.dims.rend(); ++it)
+                loops += (loops.empty() ? "" : ", ") + it->var;
+            user_error << "In the schedule of " << f.name() << ".s" << stage << ", the prefetch of " << p.name
+                       << " names the loop " << v << ", which a later directive replaced. The loops are, "
+                       << "outermost first: " << loops << ".";
+        }
+        user_assert(dim_index(p.from) >= dim_index(p.at))
+            << "In the schedule of " << f.name() << ".s" << stage << ", the prefetch of " << p.name << " at "
+            << p.at << " looks ahead in " << p.from << ", which a later reorder put inside " << p.at
+            << ". It must be " << p.at << " or a loop around it.";
+    }
     for (const Dim &dim : d.schedule.dims) {
         int id = current.at(dim.var);
+        std::vector<Stmt> requests;
+        for (const Prefetch &p : d.schedule.prefetches) {
+            if (p.at != dim.var) continue;
+            std::string at = loop_name(f.name(), stage, versions.name(id));
+            std::string from = loop_name(f.name(), stage, versions.name(current.at(p.from)));
+            requests.push_back(Evaluate::make(Call::make(
+                Int(32), Intrinsic::prefetch_request,
+                {StringImm::make(p.name), StringImm::make(at), StringImm::make(from), p.offset,
+                 make_const(Int(32), int64_t(p.strategy)), StringImm::make(f.name() + ".s" + std::to_string(stage))},
+                Call::Intrinsic)));
+        }
+        if (!requests.empty()) {
+            requests.push_back(body);
+            body = Block::make(requests);
+        }
         body = For::make(loop_name(f.name(), stage, versions.name(id)), bounds.at(id).min,
                          bounds.at(id).extent, dim.for_type, body);
     }

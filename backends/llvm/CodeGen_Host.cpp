@@ -5,6 +5,7 @@
 #include "dsl/ir/Substitute.h"
 #include "lowering/Names.h"
 
+#include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -189,6 +190,25 @@ private:
         case Intrinsic::device_free: {
             llvm::FunctionCallee f = runtime_function("aicf_device_free", builder.getVoidTy(), {ptr, ptr});
             builder.CreateCall(f, {ctx, codegen(op->args[0])});
+            return builder.getInt32(0);
+        }
+        case Intrinsic::prefetch: {
+            // The address of the element the argument would read, fetched for reading into
+            // all cache levels (llvm.prefetch: read, locality 3, data cache).
+            const Load *load = op->args[0].as<Load>();
+            internal_assert(load) << "prefetch of something other than a stored element";
+            Type t = load->type;
+            llvm::Function *fn = llvm::Intrinsic::getDeclaration(&module, llvm::Intrinsic::prefetch, {ptr});
+            auto fetch = [&](llvm::Value *address) {
+                builder.CreateCall(fn, {address, builder.getInt32(0), builder.getInt32(3), builder.getInt32(1)});
+            };
+            if (t.lanes == 1) {
+                fetch(address_of(load->name, load->index, t));
+            } else {
+                llvm::Value *indices = codegen(load->index);
+                for (int i = 0; i < t.lanes; i++)
+                    fetch(address_of(load->name, builder.CreateExtractElement(indices, uint64_t(i)), t));
+            }
             return builder.getInt32(0);
         }
         case Intrinsic::buffer_copy_to_host: {

@@ -180,7 +180,9 @@ struct Broadcast : ExprNode<Broadcast> {
     X(gpu_launch)                                                                                  \
     X(device_malloc)                                                                               \
     X(device_free)                                                                                 \
-    X(buffer_copy_to_host)
+    X(buffer_copy_to_host)                                                                         \
+    X(prefetch_request)                                                                            \
+    X(prefetch)
 
 enum class Intrinsic : uint8_t {
     none,

@@ -368,7 +368,8 @@ bool draw_known_bugs() { return env_int("AICF_SCHEDULE_KNOWN_BUGS", 0) != 0; }
 class Generator {
 public:
     Generator(uint64_t seed, std::vector<FuncInfo> &infos, const std::vector<int> &sizes)
-        : rng(seed), infos(infos), sizes(sizes), m(infos.size()), known_bugs(draw_known_bugs()) {}
+        : rng(seed), prefetch_rng(seed ^ 0x9e3779b97f4a7c15ull), infos(infos), sizes(sizes), m(infos.size()),
+          known_bugs(draw_known_bugs()) {}
 
     // Draws a schedule and applies it to the Funcs. Returns false (with `error`) if the
     // library refused a directive the model accepted.
@@ -379,6 +380,7 @@ public:
                 if (!infos[p].is_output) place(p);
                 if (m[p].inlined) continue;
                 for (int s = 0; s < static_cast<int>(m[p].stages.size()); s++) schedule_stage(p, s);
+                for (int s = 0; s < static_cast<int>(m[p].stages.size()); s++) add_prefetch(p, s);
             }
         } catch (const CompileError &e) {
             error = std::string("CompileError while applying the schedule: ") + e.what();
@@ -395,6 +397,9 @@ public:
 
 private:
     std::mt19937_64 rng;
+    // Prefetches are drawn from their own stream, so they leave the rest of each schedule as
+    // the seed has always drawn it.
+    std::mt19937_64 prefetch_rng;
     std::vector<FuncInfo> &infos;
     const std::vector<int> &sizes;
     std::vector<FuncModel> m;
@@ -402,6 +407,40 @@ private:
     bool known_bugs;
 
     int uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
+
+    // Sometimes, once a stage's loops are final, a prefetch of an input the stage reads: at a
+    // loop that is not vectorized, looking ahead in it or in a loop around it.
+    void add_prefetch(int p, int stage) {
+        auto draw = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(prefetch_rng); };
+        if (draw(0, 3) != 0) return;
+        const ir::Definition &d = infos[p].f.function().stage(stage);
+        std::vector<std::shared_ptr<BufferStorage>> inputs;
+        for (const ir::Expr &e : d.values) {
+            ir::visit_each<ir::Call>(e, [&](const ir::Call *c) {
+                if (c->call_type == ir::Call::Image && c->param.buffer()) inputs.push_back(c->param.buffer());
+            });
+        }
+        const std::vector<Loop> &dims = m[p].stages[size_t(stage)].dims;
+        std::vector<size_t> at_choices;
+        for (size_t i = 0; i < dims.size(); i++)
+            if (dims[i].type != ForType::Vectorized) at_choices.push_back(i);
+        if (inputs.empty() || at_choices.empty()) return;
+        struct Handle : BufferBase {
+            explicit Handle(std::shared_ptr<BufferStorage> s) : BufferBase(std::move(s)) {}
+        };
+        Handle input(inputs[size_t(draw(0, int(inputs.size()) - 1))]);
+        size_t at = at_choices[size_t(draw(0, int(at_choices.size()) - 1))];
+        size_t from = size_t(draw(int(at), int(dims.size()) - 1));
+        static const int offsets[] = {0, 1, 2, 5};
+        int offset = offsets[draw(0, 3)];
+        bool clamp = draw(0, 1) == 1;
+        Stage target = stage == 0 ? Stage(infos[p].f.function(), 0) : infos[p].f.update(stage - 1);
+        target.prefetch(input, VarOrRVar(dims[at].name, dims[at].rvar), VarOrRVar(dims[from].name, dims[from].rvar),
+                        offset, clamp ? PrefetchBoundStrategy::Clamp : PrefetchBoundStrategy::GuardWithIf);
+        log.push_back(label(p) + (stage == 0 ? "." : ".update(" + std::to_string(stage - 1) + ").") + "prefetch(" +
+                      input.name() + ", " + shown(dims[at].name) + ", " + shown(dims[from].name) + ", " +
+                      std::to_string(offset) + (clamp ? ", Clamp)" : ")"));
+    }
     bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; }
     template <typename T>
     const T &pick(const std::vector<T> &v) { return v[size_t(uniform(0, int(v.size()) - 1))]; }

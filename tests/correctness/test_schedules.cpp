@@ -579,3 +579,104 @@ TEST(Schedules, FusedProducerInsideGuardedConsumerReadsOnlyWhatItNeeds) {
     for (int j = 0; j < 29; j++)
         for (int i = 0; i < 37; i++) ASSERT_EQ(out(i, j), (in(i, j) * 3 - j) * 2 + i) << i << "," << j;
 }
+
+namespace {
+
+// A k-blocked integer matmul of a 23 x 19 input by a Func stored per column strip, with the
+// prefetches `schedule` asks for: every prefetch must leave every value as it was.
+Buffer<int> prefetched_matmul(const std::function<void(Func &, Func &, Func &, Buffer<int> &, RDom &)> &schedule) {
+    static Buffer<int> a = [] {
+        Buffer<int> b({37, 23}, "a");
+        fill_random(b, -50, 50, 7);
+        return b;
+    }();
+    static Buffer<int> b = [] {
+        Buffer<int> t({29, 37}, "b");
+        fill_random(t, -50, 50, 8);
+        return t;
+    }();
+    Var x("x"), y("y");
+    RDom k(0, 37, "k");
+    Func panel("panel"), prod("prod"), out("out");
+    panel(x, y) = b(x, y) * 2;
+    prod(x, y) = 0;
+    prod(x, y) += a(k, y) * panel(x, k);
+    out(x, y) = prod(x, y);
+    schedule(panel, prod, out, a, k);
+    return out.realize({29, 23});
+}
+
+} // namespace
+
+// Prefetches are hints: at the loop of a reduction or around it, looking ahead by 0, a few or
+// more iterations than the loop has, skipped or clamped at the end, of a Func or an input,
+// through vectorized or reordered storage, they leave every value exactly as it was.
+TEST(Schedules, PrefetchChangesNoValue) {
+    Buffer<int> ref = prefetched_matmul([](Func &, Func &, Func &, Buffer<int> &, RDom &) {});
+    Buffer<int> expected(29, 23);
+    {
+        // The reference, recomputed here by a plain loop.
+        Buffer<int> a(37, 23), b(29, 37);
+        fill_random(a, -50, 50, 7);
+        fill_random(b, -50, 50, 8);
+        for (int j = 0; j < 23; j++)
+            for (int i = 0; i < 29; i++) {
+                int s = 0;
+                for (int k = 0; k < 37; k++) s += a(k, j) * b(i, k) * 2;
+                expected(i, j) = s;
+            }
+    }
+    expect_same(expected, ref);
+    Var x("x"), y("y"), xo("xo"), xi("xi"), yo("yo"), yi("yi");
+    RVar ko("ko"), ki("ki");
+    for (PrefetchBoundStrategy strategy : {PrefetchBoundStrategy::GuardWithIf, PrefetchBoundStrategy::Clamp}) {
+        for (int offset : {0, 1, 3, 40}) {
+            SCOPED_TRACE(::testing::Message() << "offset " << offset << ", clamp " << (strategy == PrefetchBoundStrategy::Clamp));
+            // At the k loop, of the panel and of the input.
+            expect_same(expected, prefetched_matmul([&](Func &panel, Func &prod, Func &out, Buffer<int> &a, RDom &k) {
+                            out.split(x, xo, xi, 16, TailStrategy::ShiftInwards).reorder(xi, y, xo);
+                            panel.compute_at(out, xo).vectorize(x, 8);
+                            prod.compute_at(out, y).vectorize(x, 8);
+                            prod.update().split(k, ko, ki, 4).reorder(x, ki, ko).vectorize(x, 8).unroll(ki)
+                                .prefetch(panel, ko, ko, offset, strategy)
+                                .prefetch(a, ko, ko, offset, strategy);
+                        }));
+            // At an inner loop, looking ahead in an outer one (the next rows of the input),
+            // with the panel stored transposed.
+            expect_same(expected, prefetched_matmul([&](Func &panel, Func &prod, Func &out, Buffer<int> &a, RDom &k) {
+                            panel.compute_root().reorder_storage(y, x);
+                            prod.compute_root();
+                            prod.update().split(y, yo, yi, 5).reorder(x, k, yi, yo)
+                                .prefetch(a, yi, yo, offset, strategy)
+                                .prefetch(panel, k, yi, offset, strategy);
+                            out.prefetch(prod, y, y, offset, strategy);
+                        }));
+        }
+    }
+}
+
+// A prefetch appears where it was asked for: in the loop nest, in the lowered statement
+// (guarded by the end of the look-ahead loop), and as prefetch instructions in the host code.
+TEST(Schedules, PrefetchIsInTheLoopNestAndTheCode) {
+    Buffer<float> a({64, 40}, "a");
+    fill_random(a, -1, 1, 9);
+    Var y("y");
+    RDom k(0, 64, "k");
+    Func f("f");
+    f(y) = 0.0f;
+    f(y) += a(k, y);
+    f.update().prefetch(a, k, k, 16);
+    std::string nest = f.loop_nest();
+    EXPECT_NE(nest.find("for f.s1.k.x in [0, 64):\n      prefetch a\n"), std::string::npos) << nest;
+    std::string stmt = f.lowered_stmt();
+    EXPECT_NE(stmt.find("prefetch("), std::string::npos) << stmt;
+    EXPECT_NE(stmt.find("f.s1.k.x <= 47"), std::string::npos) << stmt;
+    std::string text = f.assembly();
+    EXPECT_NE(text.find("prefetcht0"), std::string::npos) << text;
+    Buffer<float> out = f.realize({40});
+    for (int j = 0; j < 40; j++) {
+        float s = 0;
+        for (int i = 0; i < 64; i++) s += a(i, j);
+        ASSERT_EQ(out(j), s) << j;
+    }
+}

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 
 using namespace aicf;
@@ -439,4 +440,67 @@ TEST(ScheduleErrors, NamedRVarOfASplitIsNotAnExpression) {
     std::string msg = message_of<CompileError>([&] { Expr e = Expr(ko) + 1; });
     EXPECT_CONTAINS(msg, "RVar ko names a loop made by a schedule");
     EXPECT_CONTAINS(msg, "Use the RDom's own variables there.");
+}
+
+// prefetch: each mistake names the stage, the loop and what it prefetches, and says what
+// would be valid.
+TEST(ScheduleErrors, PrefetchMistakes) {
+    Buffer<float> a({16, 16}, "a");
+    Var x("x"), y("y"), xo("xo"), xi("xi"), z("z");
+    Func f("f"), g("g"), h("h");
+    f(x, y) = a(x, y) * 2.0f;
+    g(x, y) = f(x, y) + 1.0f;
+    h(x, y) = x + y;
+
+    // A loop the stage does not have.
+    std::string msg = message_of<CompileError>([&] { g.prefetch(a, z, z); });
+    EXPECT_CONTAINS(msg, "In the schedule of g.s0, prefetch names the loop z, but g.s0 has no such loop.");
+    EXPECT_CONTAINS(msg, "Its loops are, outermost first: y, x.");
+    // Looking ahead in a loop inside the one the prefetch is placed in.
+    msg = message_of<CompileError>([&] { g.prefetch(a, y, x); });
+    EXPECT_CONTAINS(msg, "prefetch of a at loop y from loop x: x is inside y");
+    EXPECT_CONTAINS(msg, "must be y itself or a loop around it");
+    // Looking back.
+    msg = message_of<CompileError>([&] { g.prefetch(a, x, y, -2); });
+    EXPECT_CONTAINS(msg, "looks -2 iterations of y ahead; a prefetch looks ahead (offset 0 or more)");
+    msg = message_of<CompileError>([&] { g.prefetch(a, x, y, 1.5f); });
+    EXPECT_CONTAINS(msg, "must be an integer number of iterations of y");
+}
+
+TEST(ScheduleErrors, PrefetchMistakesFoundWhenLowering) {
+    Buffer<float> a({16, 16}, "a");
+    Var x("x"), y("y"), xo("xo"), xi("xi");
+    auto pipeline = [&](const std::function<void(Func &, Func &, Func &)> &schedule) {
+        Func f("f"), g("g"), h("h");
+        f(x, y) = a(x, y) * 2.0f;
+        h(x, y) = cast<float>(x + y);
+        g(x, y) = f(x, y) + 1.0f;
+        schedule(f, g, h);
+        return message_of<CompileError>([&] { g.realize({16, 16}); });
+    };
+    // A later split replaced the loop.
+    std::string msg = pipeline([&](Func &, Func &g, Func &) { g.prefetch(a, x, y).split(x, xo, xi, 4); });
+    EXPECT_CONTAINS(msg, "In the schedule of g.s0, the prefetch of a names the loop x, which a later directive "
+                         "replaced. The loops are, outermost first: y, xo, xi.");
+    // A vectorized loop.
+    msg = pipeline([&](Func &, Func &g, Func &) { g.prefetch(a, x, x).vectorize(x); });
+    EXPECT_CONTAINS(msg, "In the schedule of g.s0, the prefetch of a at loop g.s0.x: that loop is vectorized.");
+    EXPECT_CONTAINS(msg, "Prefetch at a serial, unrolled or parallel loop around it.");
+    // An inlined Func has no storage.
+    msg = pipeline([&](Func &f, Func &g, Func &) { g.prefetch(f, y, y); });
+    EXPECT_CONTAINS(msg, "the prefetch of f at loop g.s0.y: f has no storage around that loop");
+    EXPECT_CONTAINS(msg, "Store it at or outside the loop");
+    // A Func stored inside the loop.
+    msg = pipeline([&](Func &f, Func &g, Func &) {
+        f.compute_at(g, x);
+        g.prefetch(f, y, y);
+    });
+    EXPECT_CONTAINS(msg, "f has no storage around that loop");
+    // Something the loop does not read.
+    msg = pipeline([&](Func &, Func &g, Func &h) {
+        h.compute_root();
+        g.prefetch(h, y, y);
+    });
+    EXPECT_CONTAINS(msg, "the prefetch of h at loop g.s0.y: the loop does not read h, so there is nothing of it "
+                         "to prefetch.");
 }

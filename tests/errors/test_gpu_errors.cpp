@@ -91,6 +91,17 @@ TEST(GPUScheduleErrors, GPULoopsNeedAGPUTarget) {
     EXPECT_CONTAINS(msg, "host-cuda-sm_80");
 }
 
+TEST(GPUScheduleErrors, PrefetchIsForCPULoops) {
+    Buffer<float> in({256}, "in");
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f");
+    f(x) = in(x) * 2.0f;
+    f.gpu_tile(x, bx, tx, 32).prefetch(in, tx, bx);
+    std::string msg = message_of<CompileError>([&] { f.realize({256}, gpu_target); });
+    EXPECT_CONTAINS(msg, "the prefetch of in at loop f.s0.tx: the loop runs on a GPU, and prefetch is for CPU loops.");
+    EXPECT_CONTAINS(msg, "in.in() computed at the block loop in shared memory");
+}
+
 TEST(GPUScheduleErrors, GPULoopOverAReductionVariableRaces) {
     Func f("f");
     Var x("x");
