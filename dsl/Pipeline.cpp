@@ -45,9 +45,11 @@ void for_each_definition_expr(const std::map<std::string, Function> &env, F &&f)
                 }
                 if (d.rdom.predicate().defined()) f(d.rdom.predicate());
             }
-            // Schedules may use Params too (a split factor known only at run time).
+            // Schedules may use Params too (a split factor or a prefetch's look-ahead known
+            // only at run time).
             for (const Split &sp : d.schedule.splits)
                 if (sp.factor.defined()) f(sp.factor);
+            for (const Prefetch &p : d.schedule.prefetches) f(p.offset);
         }
         for (const RegionConstraint &c : fn.schedule().region_constraints) {
             for (const Expr &e : {c.min, c.extent, c.modulus, c.remainder})
@@ -184,6 +186,10 @@ std::string fingerprint(const std::vector<Function> &outputs, const std::vector<
             for (const Split &sp : d.schedule.splits) {
                 s << " sp:" << int(sp.kind) << sp.old_var << "," << sp.outer << "," << sp.inner
                   << "," << sp.factor << "," << int(sp.tail);
+            }
+            for (const Prefetch &p : d.schedule.prefetches) {
+                s << " prefetch:" << p.name << "," << p.at << "," << p.from << "," << p.offset << ","
+                  << int(p.strategy);
             }
             if (d.schedule.single_gpu_thread) s << " single_gpu_thread";
             s << "\n";

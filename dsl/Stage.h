@@ -107,7 +107,8 @@ public:
     // stored around `at` (an input buffer, or a Func stored at or outside it). Prefetches never
     // fault and never change results. `strategy` decides what happens near the end of the
     // `from` loop, where the iteration `offset` ahead does not exist: skip (GuardWithIf) or
-    // fetch for the last iteration (Clamp).
+    // fetch for the last iteration (Clamp). An offset known only at run time (a Param) counts
+    // as 0 when negative.
     Stage &prefetch(const Func &f, const VarOrRVar &at, const VarOrRVar &from, const ir::Expr &offset = 1,
                     PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
     Stage &prefetch(const BufferBase &b, const VarOrRVar &at, const VarOrRVar &from,

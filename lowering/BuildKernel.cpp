@@ -521,10 +521,13 @@ private:
             }
             bool resource(const std::string &name, const Expr &index, Resource &r) const {
                 auto it = kb.shared.find(name);
+                r = Resource();
                 if (it != kb.shared.end()) {
-                    r = {kSharedMemoryName, it->second.offset, it->second.offset + it->second.bytes};
+                    r.name = kSharedMemoryName;
+                    r.lo = it->second.offset;
+                    r.hi = it->second.offset + it->second.bytes;
                 } else if (kb.written_globals.count(name)) {
-                    r = {name};
+                    r.name = name;
                 } else {
                     return false; // private, or a global buffer no one in this kernel writes
                 }

@@ -146,14 +146,17 @@ private:
         // The iteration `offset` ahead in the look-ahead loop, written so that no sum can
         // overflow however large the offset: `from` plus the smaller of the offset and the
         // iterations left.
+        // A look-ahead known only at run time counts as 0 when negative (constant ones were
+        // checked when scheduled).
+        Expr offset = is_const(r.offset) ? r.offset : Max::make(r.offset, make_zero(Int(32)));
         Expr from_var = Variable::make(Int(32), from->name);
         Expr left = Sub::make(Sub::make(Add::make(from->min, from->extent), make_one(Int(32))), from_var);
         Expr ahead, guard;
         if (r.strategy == PrefetchBoundStrategy::Clamp) {
-            ahead = Add::make(from_var, Min::make(r.offset, left));
+            ahead = Add::make(from_var, Min::make(offset, left));
         } else {
-            ahead = Add::make(from_var, r.offset);
-            guard = LE::make(r.offset, left);
+            ahead = Add::make(from_var, offset);
+            guard = LE::make(offset, left);
         }
         auto advance = [&](const Expr &e) { return substitute(from->name, ahead, e); };
 

@@ -673,10 +673,32 @@ TEST(Schedules, PrefetchIsInTheLoopNestAndTheCode) {
     EXPECT_NE(stmt.find("f.s1.k.x <= 47"), std::string::npos) << stmt;
     std::string text = f.assembly();
     EXPECT_NE(text.find("prefetcht0"), std::string::npos) << text;
-    Buffer<float> out = f.realize({40});
-    for (int j = 0; j < 40; j++) {
-        float s = 0;
-        for (int i = 0; i < 64; i++) s += a(i, j);
-        ASSERT_EQ(out(j), s) << j;
+    auto check = [&](Func &g) {
+        Buffer<float> out = g.realize({40});
+        for (int j = 0; j < 40; j++) {
+            float s = 0;
+            for (int i = 0; i < 64; i++) s += a(i, j);
+            ASSERT_EQ(out(j), s) << j;
+        }
+    };
+    check(f);
+    // The same pipeline without the prefetch is a different schedule: it compiles anew.
+    size_t compiled = detail::compiled_pipeline_count();
+    Func plain("f");
+    plain(y) = 0.0f;
+    plain(y) += a(k, y);
+    check(plain);
+    EXPECT_EQ(detail::compiled_pipeline_count(), compiled + 1);
+    // A look-ahead known only at run time; a negative one counts as 0.
+    Param<int> ahead("ahead");
+    Func g("g");
+    g(y) = 0.0f;
+    g(y) += a(k, y);
+    g.update().prefetch(a, k, k, ahead, PrefetchBoundStrategy::Clamp);
+    stmt = g.lowered_stmt();
+    EXPECT_NE(stmt.find("max(ahead, 0)"), std::string::npos) << stmt;
+    for (int v : {-1000, 0, 7, 1 << 30}) {
+        ahead.set(v);
+        check(g);
     }
 }
