@@ -256,7 +256,7 @@ Stmt bounds_inference(const Stmt &s, const std::vector<Function> &outputs,
                                    GE::make(box[d].max, region[d].max));
             if (!o.has_update_definition() && empty.defined()) inside = Or::make(empty, inside);
             Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
-                                  {make_const(Int(32), int64_t(RuntimeErrorKind::BufferTooSmall)),
+                                  {make_const(Int(32), int64_t(RuntimeErrorKind::OutputTooSmall)),
                                    StringImm::make(buffer), make_const(Int(32), int64_t(d)),
                                    simplify(region[d].min), simplify(region[d].max), box[d].min,
                                    box[d].max},

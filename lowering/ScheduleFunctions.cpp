@@ -113,11 +113,20 @@ Stmt build_stage(const Function &f, int stage) {
                                       Call::Intrinsic);
                 checks.push_back(AssertStmt::make(GT::make(factor, make_zero(Int(32))), msg));
             }
-            bounds[inner_id] = {make_zero(Int(32)), factor, old.is_rvar};
-            Expr outer_extent = Div::make(Sub::make(Add::make(old.extent, factor), make_one(Int(32))), factor);
+            // ceil(extent / factor), without the overflow of (extent + factor - 1) / factor when
+            // the factor is near the int32 limit (division is Euclidean: an empty loop gets 0).
+            Expr outer_extent = Add::make(Div::make(Sub::make(old.extent, make_one(Int(32))), factor), make_one(Int(32)));
             bounds[outer_id] = {make_zero(Int(32)), outer_extent, old.is_rvar};
             Expr base = Mul::make(var_of(outer_id), factor);
             TailStrategy tail = resolve_tail(sp.tail, old.is_rvar, stage);
+            Expr inner_extent = factor;
+            if (tail == TailStrategy::GuardWithIf && !is_const(factor)) {
+                // A factor known only at run time cannot make a constant-extent loop, so the
+                // last tile may as well stop at the end: a factor far beyond the extent then
+                // costs nothing, and no index runs past the end.
+                inner_extent = Min::make(factor, Sub::make(old.extent, base));
+            }
+            bounds[inner_id] = {make_zero(Int(32)), inner_extent, old.is_rvar};
             if (tail == TailStrategy::ShiftInwards) base = Min::make(base, Sub::make(old.extent, factor));
             if (tail == TailStrategy::GuardWithIf) {
                 // In terms of the old variable, so analyses see which range it guards.

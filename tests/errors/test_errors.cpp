@@ -412,6 +412,29 @@ TEST(RuntimeErrors, SplitFactorFromAParamMustBePositive) {
     EXPECT_CONTAINS(msg, "The loop f.s0.x is split by 0; a split factor must be positive.");
 }
 
+// A factor known only at run time may be anything up to the int32 limit: with GuardWithIf
+// the result stays exact (no index overflows, no tile runs past the end); a tile shifted
+// inwards that does not fit the output is a typed error that says why.
+TEST(RuntimeErrors, HugeSplitFactorFromAParam) {
+    Param<int> factor("factor");
+    Var x("x"), xo("xo"), xi("xi");
+    Func f("f"), g("g");
+    f(x) = x * 2;
+    g(x) = x * 3;
+    f.split(x, xo, xi, factor, TailStrategy::GuardWithIf);
+    g.split(x, xo, xi, factor, TailStrategy::ShiftInwards);
+    for (int v : {7, 10, 11, 1 << 30, 2147483647}) {
+        factor.set(v);
+        Buffer<int> out = f.realize({10});
+        for (int i = 0; i < 10; i++) ASSERT_EQ(out(i), 2 * i) << "factor " << v << ", x = " << i;
+    }
+    factor.set(2147483647);
+    std::string msg = message_of<RuntimeError>([&] { g.realize({10}); });
+    EXPECT_CONTAINS(msg, "Buffer g is too small: dimension 0 must cover [-2147483637, 9], but it covers [0, 9]. "
+                         "The schedule of g writes whole tiles: a split with ShiftInwards needs an extent of "
+                         "at least its factor");
+}
+
 TEST(RuntimeErrors, OutputsMustNotOverlapInputs) {
     ImageParam input(Float(32), 2, "input");
     Var x("x"), y("y");
