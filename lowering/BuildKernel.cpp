@@ -289,7 +289,7 @@ private:
                     << "The GPU thread loop " << op->name << " of " << func_of_loop(op->name)
                     << " has " << op->extent << " iterations, which is not bounded by a "
                     << "constant, so the block shape is unknown. Split the loop by a constant "
-                    << "factor (gpu_tile does) or bound() the Func.";
+                    << "factor (gpu_tile with a constant size does) or bound() the Func.";
                 if (*extent > kb.kernel.threads[d]) {
                     kb.kernel.threads[d] = int(std::min<int64_t>(*extent, 1 << 30));
                     kb.kernel.thread_loops[d] = op->name;
