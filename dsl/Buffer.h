@@ -9,6 +9,7 @@
 #include "dsl/Float16.h"
 #include "dsl/ir/IR.h"
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -112,6 +113,9 @@ public:
         : Buffer(std::vector<int>{extent0, static_cast<int>(rest)...}) {}
     explicit Buffer(const std::vector<int> &extents, const std::string &name = "")
         : BufferBase(std::make_shared<BufferStorage>(element_type(), extents, name)) {}
+    // The same from a braced list, so that Buffer<float> b({W, H}) is not ambiguous.
+    explicit Buffer(std::initializer_list<int> extents, const std::string &name = "")
+        : Buffer(std::vector<int>(extents), name) {}
     // A dense buffer of type t (for Buffer<void>).
     Buffer(ir::Type t, const std::vector<int> &extents, const std::string &name = "")
         : BufferBase(std::make_shared<BufferStorage>(t, extents, name)) {

@@ -34,15 +34,18 @@ std::string signature(const std::string &name, const std::vector<Expr> &args) {
     return s + ")";
 }
 
-// The variables an expression uses, split by kind.
-struct VarUses : IRVisitor {
+// The variables an expression uses, split by kind. Each shared node is visited once (outside
+// lets, where a node means the same wherever it is reached).
+struct VarUses : IRGraphVisitor {
     std::set<std::string> pure;          // plain Vars
     std::vector<ReductionDomain> rdoms;  // distinct RDoms
     std::set<std::string> rvars;
     std::set<std::string> let_bound;
-    using IRVisitor::visit;
+    using IRGraphVisitor::visit;
     std::set<std::string> predicate_rvars; // domain variables, as named in predicates
+    bool deduplicate() const override { return let_bound.empty(); }
     void visit(const Variable *op) override {
+        if (!first_visit(op)) return;
         if (op->param.defined() || let_bound.count(op->name)) return;
         if (op->rdom.defined()) {
             rvars.insert(op->name);
@@ -61,6 +64,7 @@ struct VarUses : IRVisitor {
         pure.insert(op->name);
     }
     void visit(const Let *op) override {
+        if (!first_visit(op)) return;
         op->value.accept(this);
         bool fresh = let_bound.insert(op->name).second;
         op->body.accept(this);
@@ -85,9 +89,9 @@ void check_value_types(const std::string &func, const std::vector<Expr> &values)
 } // namespace
 
 Expr weaken_calls_to(const Expr &e, const FunctionContents *callee) {
-    struct Weaken : IRMutator {
+    struct Weaken : IRGraphMutator {
         const FunctionContents *callee;
-        using IRMutator::visit;
+        using IRGraphMutator::visit;
         Expr visit(const Call *op) override {
             Expr r = IRMutator::visit(op);
             const Call *c = r.as<Call>();
@@ -232,7 +236,7 @@ void Function::define_update(const std::vector<Expr> &args, const std::vector<Ex
     // A read of the Func itself must be at the same point in every pure dimension; otherwise
     // the result would depend on the order and region of the update's loops.
     for (const Expr &v : values) {
-        visit_each<Call>(v, [&](const Call *c) {
+        visit_each_distinct<Call>(v, [&](const Call *c) {
             if (c->call_type != Call::Func || c->func.get() != contents.get()) return;
             for (size_t i = 0; i < args.size(); i++) {
                 const Variable *lhs = args[i].as<Variable>();
@@ -308,7 +312,7 @@ Expr Function::call(const std::vector<Expr> &args, int value_index) const {
 std::vector<Function> direct_callees(const Function &f) {
     std::vector<Function> result;
     auto add = [&](const Expr &e) {
-        visit_each<Call>(e, [&](const Call *c) {
+        visit_each_distinct<Call>(e, [&](const Call *c) {
             if (c->call_type != Call::Func) return;
             Function g(c->func.get());
             for (const Function &r : result)

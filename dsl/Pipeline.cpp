@@ -111,14 +111,15 @@ std::vector<Argument> infer_arguments(const std::vector<Function> &outputs) {
         inputs.emplace(p.name(), a);
     };
     for_each_definition_expr(env, [&](const Expr &e) {
-        struct Finder : IRVisitor {
+        struct Finder : IRGraphVisitor {
             std::function<void(const Parameter &)> add;
-            using IRVisitor::visit;
+            using IRGraphVisitor::visit;
             // RDom bounds and predicates are visited with the definitions that use them.
             void visit(const Variable *op) override {
-                if (op->param.defined()) add(op->param);
+                if (first_visit(op) && op->param.defined()) add(op->param);
             }
             void visit(const Call *op) override {
+                if (!first_visit(op)) return;
                 if (op->call_type == Call::Image) add(op->param);
                 IRVisitor::visit(op);
             }
@@ -172,9 +173,11 @@ std::string fingerprint(const std::vector<Function> &outputs, const std::vector<
         for (int st = 0; st < f.stages(); st++) {
             const Definition &d = f.stage(st);
             s << " s" << st << " (";
-            for (const Expr &e : d.args) s << e << ",";
+            // Written with shared subexpressions once: an algorithm that uses each step's
+            // value several times is a tree exponential in the number of steps.
+            for (const Expr &e : d.args) s << to_shared_string(e) << ",";
             s << ") = (";
-            for (const Expr &e : d.values) s << to_string(e.type()) << ":" << e << ",";
+            for (const Expr &e : d.values) s << to_string(e.type()) << ":" << to_shared_string(e) << ",";
             s << ")";
             if (d.rdom.defined()) {
                 for (const ReductionVariable &rv : d.rdom.domain())

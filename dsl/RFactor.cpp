@@ -72,7 +72,7 @@ bool is_self(const Expr &e, const Function &f, const std::vector<Expr> &args, in
 
 bool mentions(const Expr &e, const Function &f) {
     bool found = false;
-    visit_each<Call>(e, [&](const Call *c) { found = found || c->name == f.name(); });
+    visit_each_distinct<Call>(e, [&](const Call *c) { found = found || c->name == f.name(); });
     return found;
 }
 

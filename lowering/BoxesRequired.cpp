@@ -30,6 +30,19 @@ private:
     Scope<Interval> scope;
 
     void add(const std::vector<Expr> &args) {
+        // An access seen before adds nothing. (Expressions are trees that may share
+        // subexpressions: an algorithm that uses a value twice per step, for several steps,
+        // reads the same point thousands of times, and a condition or union per read would
+        // nest that deep.)
+        std::vector<Expr> key = args;
+        key.insert(key.end(), loops_run.begin(), loops_run.end());
+        for (const std::vector<Expr> &seen : distinct) {
+            if (seen.size() != key.size()) continue;
+            bool same = true;
+            for (size_t i = 0; same && i < key.size(); i++) same = equal(seen[i], key[i]);
+            if (same) return;
+        }
+        distinct.push_back(key);
         Box box;
         for (const Expr &a : args) box.push_back(guarded(a, bounds_of_expr_in_scope(a, scope)));
         Expr condition;
@@ -48,6 +61,8 @@ private:
     // For each enclosing loop inside the statement whose extent is known in terms of
     // variables outside it: that extent is positive.
     std::vector<Expr> loops_run;
+    // The accesses added so far: arguments, then the loops_run conditions.
+    std::vector<std::vector<Expr>> distinct;
     // Names the statement binds (loops and lets) around the current point.
     std::set<std::string> bound_inside;
 
@@ -70,20 +85,34 @@ private:
     // variable can narrow the variables computed from it too.
     std::vector<std::pair<std::string, Expr>> lets;
 
+    // How many variables `e` has with the enclosing lets expanded (saturating), counted
+    // without expanding them: a chain of lets each using the previous one twice would expand
+    // to a tree exponential in its length.
+    Scope<double> expanded_vars;
+    double expanded_var_count(const Expr &e) const {
+        double n = 0;
+        visit_each<Variable>(e, [&](const Variable *v) {
+            const double *inner = expanded_vars.find(v->name);
+            n = std::min(n + (inner ? *inner : 1.0), 1e18);
+        });
+        return n;
+    }
+
     template <typename LetNode>
     void visit_let(const LetNode *op) {
         op->value.accept(this);
         // Through the enclosing lets' values when that stays small, so that parts of the
         // value that move together (a min and an extent) keep moving together.
-        Expr expanded = expand_lets(op->value);
-        int nodes = 0;
-        visit_each<Variable>(expanded, [&](const Variable *) { nodes++; });
-        scope.push(op->name, bounds_of_expr_in_scope(nodes <= 64 ? expanded : op->value, scope));
+        double vars = expanded_var_count(op->value);
+        Expr value = vars <= 64 ? expand_lets(op->value) : op->value;
+        scope.push(op->name, bounds_of_expr_in_scope(value, scope));
+        expanded_vars.push(op->name, vars);
         lets.emplace_back(op->name, op->value);
         bool fresh = bound_inside.insert(op->name).second;
         op->body.accept(this);
         if (fresh) bound_inside.erase(op->name);
         lets.pop_back();
+        expanded_vars.pop(op->name);
         scope.pop(op->name);
     }
     void visit(const Let *op) override { visit_let(op); }
@@ -129,7 +158,7 @@ private:
     std::vector<ExprGuard> expr_guards;
 
     Interval guarded(const Expr &index, Interval i) {
-        if (expr_guards.empty() || !index.type().is_int()) return i;
+        if (expr_guards.empty() || !index.type().is_int() || expanded_var_count(index) > 256) return i;
         Expr expanded = expand_lets(index);
         for (const ExprGuard &g : expr_guards) {
             auto offset = as_const_int(simplify(Sub::make(expanded, g.e)));

@@ -1,5 +1,7 @@
 #include "lowering/Inline.h"
 
+#include "dsl/ir/CSE.h"
+
 #include "dsl/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/Substitute.h"
@@ -30,7 +32,7 @@ private:
         if (op->call_type != Call::Func || op->name != func.name()) return e;
         std::map<std::string, Expr> args;
         for (size_t i = 0; i < op->args.size(); i++) args[func.args()[i]] = op->args[i];
-        return substitute(args, func.definition().values.at(op->value_index));
+        return substitute(args, share_repeated_subexpressions(func.definition().values.at(op->value_index)));
     }
 };
 

@@ -1,5 +1,7 @@
 #include "lowering/ScheduleFunctions.h"
 
+#include "dsl/ir/CSE.h"
+
 #include "dsl/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
@@ -158,7 +160,7 @@ Stmt build_stage(const Function &f, int stage) {
     }
 
     std::vector<Expr> values, args;
-    for (const Expr &v : d.values) values.push_back(substitute(loop_vars, v));
+    for (const Expr &v : d.values) values.push_back(substitute(loop_vars, share_repeated_subexpressions(v)));
     for (const Expr &a : d.args) args.push_back(substitute(loop_vars, a));
     Stmt body = Provide::make(f.name(), values, args);
     Expr condition;

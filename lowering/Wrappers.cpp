@@ -16,7 +16,7 @@ bool is_wrapper_of(const Function &f, const std::string &name) {
     return false;
 }
 
-class Redirect : public IRMutator {
+class Redirect : public IRGraphMutator {
 public:
     Redirect(const std::string &consumer, const std::map<std::string, Function> &env)
         : consumer(consumer), env(env) {}
@@ -25,7 +25,7 @@ public:
 private:
     const std::string &consumer;
     const std::map<std::string, Function> &env;
-    using IRMutator::visit;
+    using IRGraphMutator::visit;
 
     Expr visit(const Call *op) override {
         Expr e = IRMutator::visit(op);

@@ -30,7 +30,7 @@ bool trivial(const Expr &e) {
 // Whether an expression may not be moved: it has a side effect or binds a name.
 bool pinned(const Expr &e) {
     bool binds = false;
-    visit_each<Let>(e, [&](const Let *) { binds = true; });
+    visit_each_distinct<Let>(e, [&](const Let *) { binds = true; });
     return binds || simplify_detail::has_side_effects(e);
 }
 
@@ -123,6 +123,54 @@ Expr common_subexpression_elimination(const Expr &e) {
     Expr result = replace.mutate(e);
     for (auto it = lets.rbegin(); it != lets.rend(); ++it) result = Let::make(it->first, it->second, result);
     return result;
+}
+
+namespace {
+
+// Counts the nodes of an expression walked as a tree, stopping at `cap`.
+class TreeCounter : public IRVisitor {
+public:
+    explicit TreeCounter(size_t cap) : cap(cap) {}
+    size_t count = 0;
+
+#define AICF_COUNT_VISIT(N)                                                                        \
+    void visit(const N *op) override {                                                             \
+        if (++count < cap) IRVisitor::visit(op);                                                   \
+    }
+    AICF_FOR_EACH_EXPR(AICF_COUNT_VISIT)
+#undef AICF_COUNT_VISIT
+    using IRVisitor::visit;
+
+private:
+    size_t cap;
+};
+
+// Counts the distinct nodes of an expression.
+class GraphCounter : public IRGraphVisitor {
+public:
+    size_t count = 0;
+#define AICF_COUNT_VISIT(N)                                                                        \
+    void visit(const N *op) override {                                                             \
+        if (!first_visit(op)) return;                                                              \
+        count++;                                                                                   \
+        IRVisitor::visit(op);                                                                      \
+    }
+    AICF_FOR_EACH_EXPR(AICF_COUNT_VISIT)
+#undef AICF_COUNT_VISIT
+    using IRGraphVisitor::visit;
+};
+
+} // namespace
+
+Expr share_repeated_subexpressions(const Expr &e) {
+    if (!e.defined()) return e;
+    const size_t small = 4096;
+    GraphCounter graph;
+    e.accept(&graph);
+    TreeCounter tree(std::max(small, 16 * graph.count));
+    e.accept(&tree);
+    if (tree.count < small || tree.count < 16 * graph.count) return e;
+    return common_subexpression_elimination(e);
 }
 
 Stmt common_subexpression_elimination(const Stmt &s) {

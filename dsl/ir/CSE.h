@@ -16,6 +16,12 @@ Expr common_subexpression_elimination(const Expr &e);
 // Each expression of the statement on its own (a Store's value, its index, a loop's bounds...).
 Stmt common_subexpression_elimination(const Stmt &s);
 
+// An expression whose tree is far larger than its graph (a value used twice per step, for
+// many steps: v = v * 0.9f + sqrt(v * v + 1) twelve times is 531441 leaves and 60 nodes)
+// with its shared parts bound by Lets, so that passes that walk it as a tree take time in
+// proportion to the graph; any other expression unchanged.
+Expr share_repeated_subexpressions(const Expr &e);
+
 } // namespace ir
 } // namespace aicf
 

@@ -162,5 +162,14 @@ Stmt IRMutator::visit(const Evaluate *op) {
     return v.same_as(op->value) ? Stmt(op) : Evaluate::make(v);
 }
 
+Expr IRGraphMutator::mutate(const Expr &e) {
+    if (!e.defined()) return e;
+    auto it = done.find(e.get());
+    if (it != done.end()) return it->second;
+    Expr result = IRMutator::mutate(e);
+    done.emplace(e.get(), result);
+    return result;
+}
+
 } // namespace ir
 } // namespace aicf

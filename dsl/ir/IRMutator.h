@@ -6,6 +6,8 @@
 
 #include "dsl/ir/IR.h"
 
+#include <unordered_map>
+
 #include <vector>
 
 namespace aicf {
@@ -28,6 +30,19 @@ public:
     AICF_FOR_EACH_STMT(AICF_MUTATE_STMT_DECL)
 #undef AICF_MUTATE_EXPR_DECL
 #undef AICF_MUTATE_STMT_DECL
+};
+
+// A mutator that rewrites each distinct expression node once and reuses the result wherever
+// the node is shared, so that an expression that is small as a graph but exponential as a
+// tree takes time in proportion to the graph. Only for rewrites that do not depend on where
+// a node is reached (no scopes).
+class IRGraphMutator : public IRMutator {
+public:
+    using IRMutator::mutate;
+    Expr mutate(const Expr &e) override;
+
+private:
+    std::unordered_map<const IRNode *, Expr> done;
 };
 
 } // namespace ir

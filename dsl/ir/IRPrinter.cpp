@@ -3,6 +3,7 @@
 #include "dsl/ir/IRVisitor.h"
 
 #include <iomanip>
+#include <map>
 #include <sstream>
 
 namespace aicf {
@@ -12,12 +13,18 @@ namespace {
 
 class IRPrinter : public IRVisitor {
 public:
-    explicit IRPrinter(std::ostream &os) : os(os) {}
+    explicit IRPrinter(std::ostream &os, bool shared = false) : os(os), shared(shared) {}
 
     void print(const Expr &e) {
         if (!e.defined()) {
             os << "(undefined)";
             return;
+        }
+        if (shared && !is_leaf(e)) {
+            auto [it, first] = numbers.emplace(e.get(), numbers.size());
+            os << "@" << it->second;
+            if (!first) return;
+            os << "=";
         }
         e.accept(this);
     }
@@ -33,6 +40,13 @@ public:
 private:
     std::ostream &os;
     int depth = 0;
+    // Shared mode: each node is written once, then referred to by its number.
+    bool shared;
+    std::map<const IRNode *, size_t> numbers;
+
+    static bool is_leaf(const Expr &e) {
+        return e.as<IntImm>() || e.as<UIntImm>() || e.as<FloatImm>() || e.as<StringImm>() || e.as<Variable>();
+    }
 
     void indent() {
         for (int i = 0; i < depth; i++) os << "  ";
@@ -302,6 +316,12 @@ std::ostream &operator<<(std::ostream &os, const Type &t) { return os << to_stri
 std::string to_string(const Expr &e) {
     std::ostringstream s;
     s << e;
+    return s.str();
+}
+
+std::string to_shared_string(const Expr &e) {
+    std::ostringstream s;
+    IRPrinter(s, true).print(e);
     return s.str();
 }
 

@@ -101,5 +101,12 @@ void IRVisitor::visit(const IfThenElse *op) {
 }
 void IRVisitor::visit(const Evaluate *op) { op->value.accept(this); }
 
+#define AICF_GRAPH_VISIT_DEF(N)                                                                    \
+    void IRGraphVisitor::visit(const N *op) {                                                      \
+        if (first_visit(op)) IRVisitor::visit(op);                                                 \
+    }
+AICF_FOR_EACH_EXPR(AICF_GRAPH_VISIT_DEF)
+#undef AICF_GRAPH_VISIT_DEF
+
 } // namespace ir
 } // namespace aicf

@@ -5,6 +5,8 @@
 
 #include "dsl/ir/IR.h"
 
+#include <unordered_set>
+
 namespace aicf {
 namespace ir {
 
@@ -16,6 +18,43 @@ public:
     AICF_FOR_EACH_STMT(AICF_VISIT_DECL)
 #undef AICF_VISIT_DECL
 };
+
+// A visitor that walks each distinct expression node once. Expressions are trees that share
+// nodes (an algorithm that uses a value twice per step, over many steps, is exponentially
+// larger as a tree than as a graph); a walk that only collects facts needs each node once.
+// A subclass that overrides a visit method starts it with `if (!first_visit(op)) return;`.
+class IRGraphVisitor : public IRVisitor {
+public:
+#define AICF_GRAPH_VISIT_DECL(N) void visit(const N *op) override;
+    AICF_FOR_EACH_EXPR(AICF_GRAPH_VISIT_DECL)
+#undef AICF_GRAPH_VISIT_DECL
+    using IRVisitor::visit;
+
+protected:
+    bool first_visit(const IRNode *node) { return !deduplicate() || visited.insert(node).second; }
+    // Whether a node seen before may be skipped now (a visitor that tracks scopes may say no
+    // inside a scope where the same node means something else).
+    virtual bool deduplicate() const { return true; }
+
+private:
+    std::unordered_set<const IRNode *> visited;
+};
+
+// Calls `f` once on each distinct node of `ir` of type T (in any order).
+template <typename T, typename IRHandle, typename F>
+void visit_each_distinct(const IRHandle &ir, F &&f) {
+    struct Walker : IRGraphVisitor {
+        F &fn;
+        explicit Walker(F &fn) : fn(fn) {}
+        using IRGraphVisitor::visit;
+        void visit(const T *op) override {
+            if (!first_visit(op)) return;
+            fn(op);
+            IRVisitor::visit(op);
+        }
+    } walker(f);
+    if (ir.defined()) ir.accept(&walker);
+}
 
 // Calls `f` on every node of `ir` of type T (in any order), then keeps walking.
 template <typename T, typename IRHandle, typename F>

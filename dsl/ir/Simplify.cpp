@@ -448,7 +448,7 @@ Expr linear_rebuild(const LinearForm &l) {
 
 bool has_side_effects(const Expr &e) {
     bool found = false;
-    visit_each<Call>(e, [&](const Call *c) { found = found || !c->is_pure(); });
+    visit_each_distinct<Call>(e, [&](const Call *c) { found = found || !c->is_pure(); });
     return found;
 }
 

@@ -142,3 +142,43 @@ TEST(Targets, FusedMultiplyAddIsOptIn) {
     EXPECT_GT(differ, 0); // the feature did change some results
     EXPECT_EQ(Target("host-fma").to_string(), "host-fma");
 }
+
+// A value used several times per step, for many steps, is a small graph but a tree of 3^40
+// leaves: defining, compiling and running it take time in proportion to the graph. (Each
+// realize also looks its compiled code up by the algorithm's text.) A gather through an
+// index buffer keeps its single access.
+TEST(Elementwise, DeeplySharedExpressionsStaySmall) {
+    const int W = 45, H = 7, steps = 40;
+    Buffer<float> a(W, H);
+    Buffer<int> rows(H);
+    fill_random(a, -1.0, 1.0, 3);
+    for (int j = 0; j < H; j++) rows(j) = (j * 5 + 2) % H;
+    Var x("x"), y("y");
+    Func f("f");
+    Expr v = a(x, clamp(rows(y), 0, H - 1));
+    for (int i = 0; i < steps; i++) v = v * 0.5f + sqrt(v * v + 1.0f) * 0.25f;
+    f(x, y) = v;
+    f.vectorize(x, 8);
+    for (int run = 0; run < 2; run++) {
+        Buffer<float> out = f.realize({W, H});
+        for (int j = 0; j < H; j++)
+            for (int i = 0; i < W; i++) {
+                double r = a(i, rows(j));
+                for (int s = 0; s < steps; s++) r = r * 0.5 + std::sqrt(r * r + 1.0) * 0.25;
+                ASSERT_TRUE(close(out(i, j), r, 1e-5, 1e-6)) << i << "," << j << ": " << out(i, j) << " vs " << r;
+            }
+    }
+}
+
+TEST(Buffers, BracedExtents) {
+    Buffer<float> a({6, 4});
+    Buffer<int> b({3, 5, 2}, "b");
+    Buffer<float> c{7, 2};
+    EXPECT_EQ(a.dimensions(), 2);
+    EXPECT_EQ(a.width(), 6);
+    EXPECT_EQ(a.height(), 4);
+    EXPECT_EQ(b.dimensions(), 3);
+    EXPECT_EQ(b.extent(2), 2);
+    EXPECT_EQ(c.width(), 7);
+    EXPECT_EQ(c.height(), 2);
+}
