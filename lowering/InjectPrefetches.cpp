@@ -3,6 +3,7 @@
 #include "dsl/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
+#include "dsl/ir/IREquality.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
@@ -10,6 +11,7 @@
 #include "lowering/BoxesRequired.h"
 
 #include <algorithm>
+#include <set>
 #include <vector>
 
 namespace aicf {
@@ -61,6 +63,86 @@ private:
             }
         }
         return op;
+    }
+};
+
+// The indices of `name` that are one known value throughout one iteration of a loop: each read
+// of it in the loop's body uses the same expression in that dimension, built only from
+// variables defined outside the body and from inputs read at such points. Such an index is
+// exact where interval analysis is not: a gather's row ids(y) is one row, not every row a
+// clamp allows. An index that reads an input counts only where the read is unconditional (not
+// under an if or in an arm of a select), since the prefetch evaluates it for an iteration ahead.
+class InvariantIndices : public IRVisitor {
+public:
+    InvariantIndices(const std::string &name, size_t dims) : name(name), points(dims), usable(dims, true) {}
+
+    // The exact index of each dimension, or undefined.
+    std::vector<Expr> result() const {
+        std::vector<Expr> r(points.size());
+        for (size_t d = 0; d < points.size(); d++)
+            if (usable[d]) r[d] = points[d];
+        return r;
+    }
+
+private:
+    const std::string &name;
+    std::vector<Expr> points;
+    std::vector<bool> usable;
+    std::set<std::string> inside; // names bound inside the body
+    int conditional = 0;
+
+    using IRVisitor::visit;
+    void visit(const For *op) override {
+        op->min.accept(this);
+        op->extent.accept(this);
+        inside.insert(op->name);
+        op->body.accept(this);
+    }
+    void visit(const LetStmt *op) override {
+        op->value.accept(this);
+        inside.insert(op->name);
+        op->body.accept(this);
+    }
+    void visit(const Let *op) override {
+        op->value.accept(this);
+        inside.insert(op->name);
+        op->body.accept(this);
+    }
+    void visit(const IfThenElse *op) override {
+        op->condition.accept(this);
+        conditional++;
+        op->then_case.accept(this);
+        if (op->else_case.defined()) op->else_case.accept(this);
+        conditional--;
+    }
+    void visit(const Select *op) override {
+        op->condition.accept(this);
+        conditional++;
+        op->true_value.accept(this);
+        op->false_value.accept(this);
+        conditional--;
+    }
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if (op->name != name || (op->call_type != Call::Func && op->call_type != Call::Image)) return;
+        for (size_t d = 0; d < op->args.size() && d < points.size(); d++) {
+            if (!usable[d]) continue;
+            const Expr &a = op->args[d];
+            bool ok = true, reads = false;
+            visit_each<Variable>(a, [&](const Variable *v) { ok = ok && !inside.count(v->name); });
+            visit_each<Call>(a, [&](const Call *c) {
+                if (c->call_type == Call::Image) reads = true;
+                if (c->call_type == Call::Func) ok = false;
+            });
+            visit_each<Load>(a, [&](const Load *) { ok = false; });
+            if (reads && conditional > 0) ok = false;
+            if (ok && points[d].defined() && !equal(points[d], a)) ok = false;
+            if (ok) {
+                points[d] = a;
+            } else {
+                usable[d] = false;
+            }
+        }
     }
 };
 
@@ -137,6 +219,11 @@ private:
                           << ", so there is nothing of it to prefetch.";
         Access access = box_required(body, r.name);
         internal_assert(access.used) << "prefetch: box_required missed a read of " << r.name;
+        InvariantIndices exact(r.name, access.box.size());
+        body.accept(&exact);
+        std::vector<Expr> points = exact.result();
+        for (size_t d = 0; d < access.box.size(); d++)
+            if (points[d].defined()) access.box[d] = Interval::single_point(points[d]);
         for (size_t d = 0; d < access.box.size(); d++) {
             user_assert(access.box[d].is_bounded())
                 << where << ": the region of " << r.name << " one iteration reads cannot be bounded in "

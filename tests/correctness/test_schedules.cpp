@@ -702,3 +702,23 @@ TEST(Schedules, PrefetchIsInTheLoopNestAndTheCode) {
         check(g);
     }
 }
+
+// A gather's row is a single row per iteration: the prefetch fetches table row ids(y + 4),
+// not every row the clamp allows; values stay exact.
+TEST(Schedules, PrefetchOfAGatherFetchesOneRow) {
+    const int D = 40, R = 50, N = 30;
+    Buffer<float> table({D, R}, "table");
+    Buffer<int> ids({N}, "ids");
+    fill_random(table, -1, 1, 11);
+    for (int i = 0; i < N; i++) ids(i) = (i * 17 + 3) % R;
+    Var x("x"), y("y");
+    Func out("out");
+    out(x, y) = table(x, clamp(ids(y), 0, R - 1)) * 2.0f;
+    out.vectorize(x, 8).prefetch(table, y, y, 4);
+    std::string stmt = out.lowered_stmt();
+    EXPECT_EQ(stmt.find("table.prefetch.0.1, "), std::string::npos) << stmt; // no loop over rows
+    EXPECT_NE(stmt.find("let table.prefetch.0.1 = max(min(ids["), std::string::npos) << stmt;
+    Buffer<float> result = out.realize({D, N});
+    for (int j = 0; j < N; j++)
+        for (int i = 0; i < D; i++) ASSERT_EQ(result(i, j), table(i, ids(j)) * 2.0f) << i << "," << j;
+}
