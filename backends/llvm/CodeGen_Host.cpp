@@ -1,11 +1,14 @@
 #include "backends/llvm/CodeGen_Host.h"
 
 #include "backends/llvm/CodeGen_LLVM.h"
+#include "backends/llvm/JIT.h"
 #include "dsl/Error.h"
 #include "dsl/ir/Substitute.h"
 #include "lowering/Names.h"
 
+#include <llvm/ADT/StringMap.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/TargetParser/Host.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -240,6 +243,7 @@ private:
     }
 
     llvm::Value *emit_math_call(Intrinsic op, Type t, const std::vector<llvm::Value *> &args) override {
+        if (llvm::Value *v = emit_vector_math_call(op, t, args)) return v;
         bool f32 = t.bits == 32;
         const char *name = nullptr;
         switch (op) {
@@ -254,6 +258,73 @@ private:
         std::vector<llvm::Type *> types(args.size(), ft);
         llvm::FunctionCallee f = runtime_function(name, ft, types);
         return builder.CreateCall(f, args);
+    }
+
+    // glibc's libmvec, named by the x86-64 vector function ABI: _ZGV<isa>N<lanes><v per
+    // argument>_<function>, with isa b (SSE, 128 bits), d (AVX2, 256) or e (AVX-512, 512).
+    // One variant serves every call, the widest this CPU has, scalars and vectors of any
+    // width alike (cut into pieces, the last padded with 1.0): each input then gets the
+    // same result bits however the loop around it is vectorized.
+    llvm::Value *emit_vector_math_call(Intrinsic op, Type t, const std::vector<llvm::Value *> &args) override {
+        const char *base = nullptr;
+        switch (op) {
+        case Intrinsic::exp: base = "exp"; break;
+        case Intrinsic::log: base = "log"; break;
+        case Intrinsic::tanh: base = "tanh"; break;
+        case Intrinsic::erf: base = "erf"; break;
+        case Intrinsic::pow: base = "pow"; break;
+        default: return nullptr;
+        }
+        if (!t.is_float() || (t.bits != 32 && t.bits != 64) || !vector_math_library_loaded()) return nullptr;
+        static const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+        const int bytes = t.bits / 8;
+        char isa = 'b';
+        int width = 16 / bytes;
+        if (features.lookup("avx512f")) {
+            isa = 'e';
+            width = 64 / bytes;
+        } else if (features.lookup("avx2")) {
+            isa = 'd';
+            width = 32 / bytes;
+        }
+        std::string name = std::string("_ZGV") + isa + "N" + std::to_string(width) +
+                           std::string(args.size(), 'v') + "_" + base + (t.bits == 32 ? "f" : "");
+        llvm::Type *elem = llvm_type_of(t.element_of());
+        llvm::Type *piece = llvm::FixedVectorType::get(elem, width);
+        llvm::FunctionCallee f = runtime_function(name.c_str(), piece, std::vector<llvm::Type *>(args.size(), piece));
+        llvm::Value *ones = llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(width), llvm::ConstantFP::get(elem, 1.0));
+        llvm::Value *result = nullptr;
+        for (int start = 0; start < t.lanes; start += width) {
+            std::vector<llvm::Value *> in;
+            for (llvm::Value *a : args) {
+                if (t.lanes == 1) {
+                    in.push_back(builder.CreateInsertElement(ones, a, uint64_t(0)));
+                    continue;
+                }
+                // Lanes of `a` (as wide as `ones` after padding), then 1.0.
+                std::vector<int> lanes;
+                for (int i = 0; i < width; i++) lanes.push_back(start + i < t.lanes ? start + i : -1);
+                llvm::Value *wide = a;
+                if (t.lanes < width + start) {
+                    std::vector<int> grow;
+                    int total = std::max(int(t.lanes), start + width);
+                    for (int i = 0; i < total; i++) grow.push_back(i < t.lanes ? i : llvm::PoisonMaskElem);
+                    wide = builder.CreateShuffleVector(a, grow);
+                }
+                llvm::Value *chunk = builder.CreateShuffleVector(wide, lanes);
+                for (int i = 0; i < width; i++) {
+                    if (start + i >= t.lanes)
+                        chunk = builder.CreateInsertElement(chunk, llvm::ConstantFP::get(elem, 1.0), uint64_t(i));
+                }
+                in.push_back(chunk);
+            }
+            llvm::Value *out = builder.CreateCall(f, in);
+            if (t.lanes == 1) return builder.CreateExtractElement(out, uint64_t(0));
+            if (!result) result = llvm::UndefValue::get(llvm_type_of(t));
+            for (int i = 0; i < width && start + i < t.lanes; i++)
+                result = builder.CreateInsertElement(result, builder.CreateExtractElement(out, uint64_t(i)), uint64_t(start + i));
+        }
+        return result;
     }
 };
 

@@ -568,11 +568,13 @@ llvm::Value *CodeGen_LLVM::codegen_intrinsic(const Call *op) {
         r = builder.CreateIntrinsic(llvm::Intrinsic::fma, {args[0]->getType()}, args);
         break;
     default: {
-        // Library functions work on scalars: apply them lane by lane.
+        // Library functions work on scalars: apply them lane by lane, unless the target
+        // has them on vectors.
         if (ct.lanes == 1) {
             r = emit_math_call(op->intrinsic, ct, args);
             break;
         }
+        if ((r = emit_vector_math_call(op->intrinsic, ct, args))) break;
         r = llvm::UndefValue::get(llvm_type_of(ct));
         for (int i = 0; i < ct.lanes; i++) {
             std::vector<llvm::Value *> lane;

@@ -51,6 +51,12 @@ protected:
     // Calls of math functions on scalars of type f32 or f64.
     virtual llvm::Value *emit_math_call(ir::Intrinsic op, ir::Type t,
                                         const std::vector<llvm::Value *> &args);
+    // The same on vectors of type t, where the target has a vector math library; null
+    // otherwise (the function is then applied lane by lane).
+    virtual llvm::Value *emit_vector_math_call(ir::Intrinsic op, ir::Type t,
+                                               const std::vector<llvm::Value *> &args) {
+        return nullptr;
+    }
 
     // Conversions between the 16-bit float encodings (i16) and float32.
     llvm::Value *half_to_float(llvm::Value *bits, bool is_bfloat);

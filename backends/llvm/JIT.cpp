@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <iostream>
+#include <dlfcn.h>
 #include <mutex>
 #include <sstream>
 
@@ -148,6 +149,12 @@ std::string host_assembly(const lowering::LoweredPipeline &p) {
 }
 
 } // namespace
+
+bool vector_math_library_loaded() {
+    // Loaded globally, so the JIT finds its functions among the process's symbols.
+    static const bool loaded = dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL) != nullptr;
+    return loaded;
+}
 
 std::shared_ptr<CompiledPipeline> jit_compile(const lowering::LoweredPipeline &p) {
     static std::atomic<int> counter{0};
