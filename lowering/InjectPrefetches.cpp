@@ -88,8 +88,37 @@ private:
     const std::string &name;
     std::vector<Expr> points;
     std::vector<bool> usable;
-    std::set<std::string> inside; // names bound inside the body
+    std::set<std::string> inside; // names bound inside the body to values that vary there
+    // Names bound inside the body to values that do not (the variable a split defines from
+    // the loop's own, say), with those values in terms of names from outside.
+    std::map<std::string, Expr> invariant;
     int conditional = 0;
+
+    // Whether `e` is one value throughout an iteration: it uses no name that varies inside
+    // the body and reads only inputs, and only where the read is unconditional.
+    bool is_invariant(const Expr &e) const {
+        bool ok = true, reads = false;
+        visit_each<Variable>(e, [&](const Variable *v) { ok = ok && !inside.count(v->name); });
+        visit_each<Call>(e, [&](const Call *c) {
+            if (c->call_type == Call::Image) reads = true;
+            if (c->call_type == Call::Func) ok = false;
+        });
+        visit_each<Load>(e, [&](const Load *) { ok = false; });
+        return ok && !(reads && conditional > 0);
+    }
+    // `e` in terms of names from outside the body.
+    Expr outside_form(const Expr &e) const { return invariant.empty() ? e : substitute(invariant, e); }
+
+    template <typename LetNode>
+    void visit_let(const LetNode *op) {
+        op->value.accept(this);
+        if (is_invariant(op->value)) {
+            invariant[op->name] = outside_form(op->value);
+        } else {
+            inside.insert(op->name);
+        }
+        op->body.accept(this);
+    }
 
     using IRVisitor::visit;
     void visit(const For *op) override {
@@ -98,16 +127,8 @@ private:
         inside.insert(op->name);
         op->body.accept(this);
     }
-    void visit(const LetStmt *op) override {
-        op->value.accept(this);
-        inside.insert(op->name);
-        op->body.accept(this);
-    }
-    void visit(const Let *op) override {
-        op->value.accept(this);
-        inside.insert(op->name);
-        op->body.accept(this);
-    }
+    void visit(const LetStmt *op) override { visit_let(op); }
+    void visit(const Let *op) override { visit_let(op); }
     void visit(const IfThenElse *op) override {
         op->condition.accept(this);
         conditional++;
@@ -127,17 +148,9 @@ private:
         if (op->name != name || (op->call_type != Call::Func && op->call_type != Call::Image)) return;
         for (size_t d = 0; d < op->args.size() && d < points.size(); d++) {
             if (!usable[d]) continue;
-            const Expr &a = op->args[d];
-            bool ok = true, reads = false;
-            visit_each<Variable>(a, [&](const Variable *v) { ok = ok && !inside.count(v->name); });
-            visit_each<Call>(a, [&](const Call *c) {
-                if (c->call_type == Call::Image) reads = true;
-                if (c->call_type == Call::Func) ok = false;
-            });
-            visit_each<Load>(a, [&](const Load *) { ok = false; });
-            if (reads && conditional > 0) ok = false;
-            if (ok && points[d].defined() && !equal(points[d], a)) ok = false;
-            if (ok) {
+            Expr a;
+            if (is_invariant(op->args[d])) a = simplify(outside_form(op->args[d]));
+            if (a.defined() && (!points[d].defined() || equal(points[d], a))) {
                 points[d] = a;
             } else {
                 usable[d] = false;
@@ -296,10 +309,22 @@ private:
                 return For::make(v, min, extent, type, body);
             };
             s = loop(line_var, make_zero(Int(32)), line_count, s);
+            // The lines fetched per iteration, as far as constants tell: more than a
+            // second-level cache holds is a region bounded only loosely (a data-dependent
+            // index over a whole table, say), never a useful prefetch.
+            double lines = 1;
+            if (auto c = as_const_int(line_count)) lines = double(std::max<int64_t>(*c, 0));
             for (const auto &[v, range] : outer_loops) {
                 Expr extent = simplify(Add::make(Sub::make(range.max, range.min), make_one(Int(32))));
+                if (auto c = as_const_int(extent)) lines *= double(std::max<int64_t>(*c, 0));
                 s = loop(v, range.min, extent, s);
             }
+            const double max_lines = 1 << 15; // 2 MiB of 64-byte lines
+            user_assert(lines <= max_lines)
+                << where << ": each iteration would fetch at least " << int64_t(lines) << " cache lines ("
+                << int64_t(lines * cache_line_bytes / (1 << 20)) << " MiB), more than a cache holds: the "
+                << "region one iteration reads is bounded only loosely. Prefetch at an inner loop, "
+                << "whose iterations read less, or index " << r.name << " by values known per iteration.";
             per_element.push_back(s);
         }
         Stmt s = Block::make(per_element);

@@ -527,3 +527,22 @@ TEST(ScheduleErrors, PrefetchMistakesFoundWhenLowering) {
     EXPECT_CONTAINS(msg, "the prefetch of h at loop g.s0.y: the loop does not read h, so there is nothing of it "
                          "to prefetch.");
 }
+
+// A prefetch whose region is bounded only by a clamp over a whole table (a gather's rows,
+// prefetched at a loop over many rows) would fetch the table in every iteration.
+TEST(ScheduleErrors, PrefetchOfAWholeTableIsRefused) {
+    ImageParam table(Float(32), 2, "table");
+    ImageParam ids(Int(32), 1, "ids");
+    Var x("x"), y("y"), yo("yo"), yi("yi");
+    Func g("g");
+    g(x, y) = table(x, clamp(ids(y), 0, 99999));
+    g.split(y, yo, yi, 64).prefetch(table, yo, yo, 1);
+    std::string msg = message_of<CompileError>([&] { g.compile_to_lowered_stmt(::testing::TempDir() + "g.stmt"); });
+    EXPECT_CONTAINS(msg, "the prefetch of table at loop g.s0.yo: each iteration would fetch at least 100000 cache lines");
+    EXPECT_CONTAINS(msg, "Prefetch at an inner loop");
+    // At the inner loop each iteration reads one row, and the prefetch fetches that row.
+    Func h("h");
+    h(x, y) = table(x, clamp(ids(y), 0, 99999));
+    h.split(y, yo, yi, 64).prefetch(table, yi, yi, 1);
+    h.compile_to_lowered_stmt(::testing::TempDir() + "h.stmt");
+}
