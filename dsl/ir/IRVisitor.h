@@ -5,6 +5,7 @@
 
 #include "dsl/ir/IR.h"
 
+#include <type_traits>
 #include <unordered_set>
 
 namespace aicf {
@@ -40,15 +41,20 @@ private:
     std::unordered_set<const IRNode *> visited;
 };
 
-// Calls `f` once on each distinct node of `ir` of type T (in any order).
-template <typename T, typename IRHandle, typename F>
-void visit_each_distinct(const IRHandle &ir, F &&f) {
-    struct Walker : IRGraphVisitor {
+namespace walk_detail {
+
+// Calls `f` on the nodes of `ir` of type T, walking with Base (an IRVisitor, or an
+// IRGraphVisitor to see each distinct node once).
+template <typename T, typename Base, typename IRHandle, typename F>
+void visit_each_with(const IRHandle &ir, F &&f) {
+    struct Walker : Base {
         F &fn;
         explicit Walker(F &fn) : fn(fn) {}
-        using IRGraphVisitor::visit;
+        using Base::visit;
         void visit(const T *op) override {
-            if (!first_visit(op)) return;
+            if constexpr (std::is_base_of_v<IRGraphVisitor, Base>) {
+                if (!this->first_visit(op)) return;
+            }
             fn(op);
             IRVisitor::visit(op);
         }
@@ -56,19 +62,18 @@ void visit_each_distinct(const IRHandle &ir, F &&f) {
     if (ir.defined()) ir.accept(&walker);
 }
 
+} // namespace walk_detail
+
 // Calls `f` on every node of `ir` of type T (in any order), then keeps walking.
 template <typename T, typename IRHandle, typename F>
 void visit_each(const IRHandle &ir, F &&f) {
-    struct Walker : IRVisitor {
-        F &fn;
-        explicit Walker(F &fn) : fn(fn) {}
-        using IRVisitor::visit;
-        void visit(const T *op) override {
-            fn(op);
-            IRVisitor::visit(op);
-        }
-    } walker(f);
-    if (ir.defined()) ir.accept(&walker);
+    walk_detail::visit_each_with<T, IRVisitor>(ir, f);
+}
+
+// Calls `f` once on each distinct node of `ir` of type T (in any order).
+template <typename T, typename IRHandle, typename F>
+void visit_each_distinct(const IRHandle &ir, F &&f) {
+    walk_detail::visit_each_with<T, IRGraphVisitor>(ir, f);
 }
 
 } // namespace ir
