@@ -34,15 +34,13 @@ private:
         // subexpressions: an algorithm that uses a value twice per step, for several steps,
         // reads the same point thousands of times, and a condition or union per read would
         // nest that deep.)
-        std::vector<Expr> key = args;
-        key.insert(key.end(), loops_run.begin(), loops_run.end());
-        for (const std::vector<Expr> &seen : distinct) {
-            if (seen.size() != key.size()) continue;
+        for (const auto &[where, seen] : distinct) {
+            if (where != context || seen.size() != args.size()) continue;
             bool same = true;
-            for (size_t i = 0; same && i < key.size(); i++) same = equal(seen[i], key[i]);
+            for (size_t i = 0; same && i < args.size(); i++) same = equal(seen[i], args[i]);
             if (same) return;
         }
-        distinct.push_back(key);
+        distinct.emplace_back(context, args);
         Box box;
         for (const Expr &a : args) box.push_back(guarded(a, bounds_of_expr_in_scope(a, scope)));
         Expr condition;
@@ -61,8 +59,17 @@ private:
     // For each enclosing loop inside the statement whose extent is known in terms of
     // variables outside it: that extent is positive.
     std::vector<Expr> loops_run;
-    // The accesses added so far: arguments, then the loops_run conditions.
-    std::vector<std::vector<Expr>> distinct;
+    // The accesses added so far, with the context each was seen in: a region that only the
+    // same bindings of every name (lets, loops, narrowing guards) share, so that an access
+    // repeated there adds nothing.
+    std::vector<std::pair<int, std::vector<Expr>>> distinct;
+    int context = 0, contexts = 0;
+    struct NewContext {
+        FindBox &box;
+        int saved;
+        explicit NewContext(FindBox &b) : box(b), saved(b.context) { box.context = ++box.contexts; }
+        ~NewContext() { box.context = saved; }
+    };
     // Names the statement binds (loops and lets) around the current point.
     std::set<std::string> bound_inside;
 
@@ -104,12 +111,22 @@ private:
         // Through the enclosing lets' values when that stays small, so that parts of the
         // value that move together (a min and an extent) keep moving together.
         double vars = expanded_var_count(op->value);
-        Expr value = vars <= 64 ? expand_lets(op->value) : op->value;
+        Expr value = op->value;
+        if (vars <= 1024) {
+            // Small enough to build; kept when it simplifies to a small expression.
+            Expr expanded = expand_lets(op->value);
+            int nodes = 0;
+            visit_each<Variable>(expanded, [&](const Variable *) { nodes++; });
+            if (nodes <= 64) value = expanded;
+        }
         scope.push(op->name, bounds_of_expr_in_scope(value, scope));
         expanded_vars.push(op->name, vars);
         lets.emplace_back(op->name, op->value);
         bool fresh = bound_inside.insert(op->name).second;
-        op->body.accept(this);
+        {
+            NewContext inner(*this);
+            op->body.accept(this);
+        }
         if (fresh) bound_inside.erase(op->name);
         lets.pop_back();
         expanded_vars.pop(op->name);
@@ -137,7 +154,10 @@ private:
                 narrowed.insert(let.first);
             }
         }
-        op->then_case.accept(this);
+        {
+            NewContext inner(*this);
+            op->then_case.accept(this);
+        }
         for (const std::string &n : pushed) {
             if (n.empty()) {
                 expr_guards.pop_back();
@@ -243,7 +263,10 @@ private:
         for (const std::string &n : free_vars(runs)) known = known && !bound_inside.count(n);
         if (known) loops_run.push_back(runs);
         bool fresh = bound_inside.insert(op->name).second;
-        op->body.accept(this);
+        {
+            NewContext inner(*this);
+            op->body.accept(this);
+        }
         if (fresh) bound_inside.erase(op->name);
         if (known) loops_run.pop_back();
         scope.pop(op->name);
