@@ -722,3 +722,21 @@ TEST(Schedules, PrefetchOfAGatherFetchesOneRow) {
     for (int j = 0; j < N; j++)
         for (int i = 0; i < D; i++) ASSERT_EQ(result(i, j), table(i, ids(j)) * 2.0f) << i << "," << j;
 }
+
+// A Tuple-valued Func stored around the loop: each element's storage is prefetched.
+TEST(Schedules, PrefetchOfATupleFunc) {
+    Buffer<int> in({50, 20}, "in");
+    fill_random(in, -100, 100, 12);
+    Var x("x"), y("y");
+    Func pair("pair"), out("out");
+    pair(x, y) = Tuple(in(x, y) * 2, cast<float>(in(x, y)) * 0.5f);
+    out(x, y) = pair(x, y)[0] + cast<int>(pair(x, y)[1] * 4.0f);
+    pair.compute_root();
+    out.prefetch(pair, y, y, 2);
+    std::string stmt = out.lowered_stmt();
+    EXPECT_NE(stmt.find("prefetch(pair.0["), std::string::npos) << stmt;
+    EXPECT_NE(stmt.find("prefetch(pair.1["), std::string::npos) << stmt;
+    Buffer<int> result = out.realize({50, 20});
+    for (int j = 0; j < 20; j++)
+        for (int i = 0; i < 50; i++) ASSERT_EQ(result(i, j), in(i, j) * 4) << i << "," << j;
+}
