@@ -190,7 +190,9 @@ private:
         for (const Request &r : take.requests) prefetches.push_back(lower_request(r, rest));
         Stmt body = mutate(rest);
         loops.pop_back();
-        if (prefetches.empty()) return body.same_as(op->body) ? Stmt(op) : For::make(op->name, op->min, op->extent, op->for_type, body);
+        if (prefetches.empty()) {
+            return body.same_as(op->body) ? Stmt(op) : For::make(op->name, op->min, op->extent, op->for_type, body);
+        }
         prefetches.push_back(body);
         return For::make(op->name, op->min, op->extent, op->for_type, Block::make(prefetches));
     }
@@ -245,9 +247,8 @@ private:
 
         // The iteration `offset` ahead in the look-ahead loop, written so that no sum can
         // overflow however large the offset: `from` plus the smaller of the offset and the
-        // iterations left.
-        // A look-ahead known only at run time counts as 0 when negative (constant ones were
-        // checked when scheduled).
+        // iterations left. A look-ahead known only at run time counts as 0 when negative
+        // (constant ones were checked when scheduled).
         Expr offset = is_const(r.offset) ? r.offset : Max::make(r.offset, make_zero(Int(32)));
         Expr from_var = Variable::make(Int(32), from->name);
         Expr left = Sub::make(Sub::make(Add::make(from->min, from->extent), make_one(Int(32))), from_var);
