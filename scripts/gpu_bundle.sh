@@ -19,7 +19,9 @@ cp -L "$build/libaicf.so" "$stage/lib/"
 for f in "$stage"/bin/* "$stage/lib/libaicf.so"; do
   ldd "$f" | awk '/=> \// {print $3} /ld-linux/ {print $1}'
 done | sort -u | while read -r lib; do cp -L "$lib" "$stage/lib/"; done
-for stub in libpthread.so.0 libdl.so.2 librt.so.1; do
+# Loaded with dlopen, so ldd does not list them: the C library's compatibility stubs, and its
+# vector math library (which the JIT's code calls for exp, log, tanh, erf and pow).
+for stub in libpthread.so.0 libdl.so.2 librt.so.1 libmvec.so.1; do
   [ -e "/lib/x86_64-linux-gnu/$stub" ] && cp -L "/lib/x86_64-linux-gnu/$stub" "$stage/lib/"
 done
 libdevice=$(ls /usr/local/cuda/nvvm/libdevice/libdevice.10.bc 2>/dev/null || true)
