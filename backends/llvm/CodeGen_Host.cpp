@@ -293,6 +293,9 @@ private:
         llvm::Type *piece = llvm::FixedVectorType::get(elem, width);
         llvm::FunctionCallee f = runtime_function(name.c_str(), piece, std::vector<llvm::Type *>(args.size(), piece));
         llvm::Value *ones = llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(width), llvm::ConstantFP::get(elem, 1.0));
+        llvm::Value *ones_like_a =
+            t.lanes == 1 ? nullptr
+                         : llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(t.lanes), llvm::ConstantFP::get(elem, 1.0));
         llvm::Value *result = nullptr;
         for (int start = 0; start < t.lanes; start += width) {
             std::vector<llvm::Value *> in;
@@ -301,21 +304,10 @@ private:
                     in.push_back(builder.CreateInsertElement(ones, a, uint64_t(0)));
                     continue;
                 }
-                // Lanes of `a` (as wide as `ones` after padding), then 1.0.
+                // Lanes start.. of `a`, then lane 0 of a vector of ones past its end.
                 std::vector<int> lanes;
-                for (int i = 0; i < width; i++) lanes.push_back(start + i < t.lanes ? start + i : -1);
-                llvm::Value *wide = a;
-                if (t.lanes < width + start) {
-                    std::vector<int> grow;
-                    int total = std::max(int(t.lanes), start + width);
-                    for (int i = 0; i < total; i++) grow.push_back(i < t.lanes ? i : llvm::PoisonMaskElem);
-                    wide = builder.CreateShuffleVector(a, grow);
-                }
-                llvm::Value *chunk = builder.CreateShuffleVector(wide, lanes);
-                for (int i = 0; i < width; i++) {
-                    if (start + i >= t.lanes)
-                        chunk = builder.CreateInsertElement(chunk, llvm::ConstantFP::get(elem, 1.0), uint64_t(i));
-                }
+                for (int i = 0; i < width; i++) lanes.push_back(start + i < t.lanes ? start + i : t.lanes);
+                llvm::Value *chunk = builder.CreateShuffleVector(a, ones_like_a, lanes);
                 in.push_back(chunk);
             }
             llvm::Value *out = builder.CreateCall(f, in);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -125,51 +126,12 @@ Expr common_subexpression_elimination(const Expr &e) {
     return result;
 }
 
-namespace {
-
-// Counts the nodes of an expression walked as a tree, stopping at `cap`.
-class TreeCounter : public IRVisitor {
-public:
-    explicit TreeCounter(size_t cap) : cap(cap) {}
-    size_t count = 0;
-
-#define AICF_COUNT_VISIT(N)                                                                        \
-    void visit(const N *op) override {                                                             \
-        if (++count < cap) IRVisitor::visit(op);                                                   \
-    }
-    AICF_FOR_EACH_EXPR(AICF_COUNT_VISIT)
-#undef AICF_COUNT_VISIT
-    using IRVisitor::visit;
-
-private:
-    size_t cap;
-};
-
-// Counts the distinct nodes of an expression.
-class GraphCounter : public IRGraphVisitor {
-public:
-    size_t count = 0;
-#define AICF_COUNT_VISIT(N)                                                                        \
-    void visit(const N *op) override {                                                             \
-        if (!first_visit(op)) return;                                                              \
-        count++;                                                                                   \
-        IRVisitor::visit(op);                                                                      \
-    }
-    AICF_FOR_EACH_EXPR(AICF_COUNT_VISIT)
-#undef AICF_COUNT_VISIT
-    using IRGraphVisitor::visit;
-};
-
-} // namespace
-
 Expr share_repeated_subexpressions(const Expr &e) {
     if (!e.defined()) return e;
     const size_t small = 4096;
-    GraphCounter graph;
-    e.accept(&graph);
-    TreeCounter tree(std::max(small, 16 * graph.count));
-    e.accept(&tree);
-    if (tree.count < small || tree.count < 16 * graph.count) return e;
+    size_t graph = count_distinct_nodes(e, std::numeric_limits<size_t>::max());
+    size_t tree = count_nodes(e, std::max(small, 16 * graph));
+    if (tree <= small || tree <= 16 * graph) return e;
     return common_subexpression_elimination(e);
 }
 

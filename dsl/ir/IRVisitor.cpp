@@ -108,5 +108,39 @@ void IRVisitor::visit(const Evaluate *op) { op->value.accept(this); }
 AICF_FOR_EACH_EXPR(AICF_GRAPH_VISIT_DEF)
 #undef AICF_GRAPH_VISIT_DEF
 
+namespace {
+
+template <typename Base>
+class NodeCounter : public Base {
+public:
+    explicit NodeCounter(size_t limit) : limit(limit) {}
+    size_t count = 0;
+    using Base::visit;
+#define AICF_COUNT_NODE(N)                                                                         \
+    void visit(const N *op) override {                                                             \
+        if constexpr (std::is_base_of_v<IRGraphVisitor, Base>) {                                   \
+            if (!this->first_visit(op)) return;                                                    \
+        }                                                                                          \
+        if (++count <= limit) IRVisitor::visit(op);                                                \
+    }
+    AICF_FOR_EACH_EXPR(AICF_COUNT_NODE)
+#undef AICF_COUNT_NODE
+
+private:
+    size_t limit;
+};
+
+template <typename Base>
+size_t count_with(const Expr &e, size_t limit) {
+    NodeCounter<Base> counter(limit);
+    if (e.defined()) e.accept(&counter);
+    return counter.count;
+}
+
+} // namespace
+
+size_t count_nodes(const Expr &e, size_t limit) { return count_with<IRVisitor>(e, limit); }
+size_t count_distinct_nodes(const Expr &e, size_t limit) { return count_with<IRGraphVisitor>(e, limit); }
+
 } // namespace ir
 } // namespace aicf

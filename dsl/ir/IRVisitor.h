@@ -76,6 +76,12 @@ void visit_each_distinct(const IRHandle &ir, F &&f) {
     walk_detail::visit_each_with<T, IRGraphVisitor>(ir, f);
 }
 
+// The number of expression nodes in `e`: walked as a tree (each path through a shared node
+// counts), or each distinct node once. The walk stops soon after `limit`, so the count is
+// exact up to `limit` and only says "more" beyond it.
+size_t count_nodes(const Expr &e, size_t limit);
+size_t count_distinct_nodes(const Expr &e, size_t limit);
+
 } // namespace ir
 } // namespace aicf
 

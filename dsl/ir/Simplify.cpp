@@ -667,38 +667,11 @@ ConstBounds Simplify::bounds_of_linear(const LinearForm &l) {
     return r;
 }
 
-namespace {
-
-// Counts the nodes of an expression, stopping soon after `limit`.
-class NodeCounter : public IRVisitor {
-public:
-    explicit NodeCounter(int limit) : limit(limit) {}
-    int count = 0;
-
-private:
-    int limit;
-    using IRVisitor::visit;
-#define AICF_COUNT_NODE(N)                                                                         \
-    void visit(const N *op) override {                                                             \
-        if (++count <= limit) IRVisitor::visit(op);                                                \
-    }
-    AICF_FOR_EACH_EXPR(AICF_COUNT_NODE)
-#undef AICF_COUNT_NODE
-};
-
-int count_nodes(const Expr &e, int limit) {
-    NodeCounter counter(limit);
-    e.accept(&counter);
-    return counter.count;
-}
-
-} // namespace
-
 ConstBounds Simplify::symbolic_bounds(const Expr &e) {
     if (sym_bounds.empty()) return ConstBounds();
     // Symbolic interval arithmetic simplifies every intermediate bound; keep it to small
     // expressions so it never dominates the cost of simplification.
-    const int max_nodes = 40;
+    const size_t max_nodes = 40;
     if (count_nodes(e, max_nodes) > max_nodes) return ConstBounds();
     Scope<Interval> local;
     bool any_symbolic = false;
