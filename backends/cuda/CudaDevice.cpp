@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <dlfcn.h>
 #include <map>
 #include <mutex>
@@ -83,10 +84,13 @@ bool resolve(Driver &d, F &field, const char *symbol) {
 Driver &driver() {
     static Driver *d = [] {
         auto *d = new Driver;
-        d->library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        // AICF_CUDA_DRIVER names another driver library (a compatibility driver's path, say).
+        const char *env = std::getenv("AICF_CUDA_DRIVER");
+        std::string library = env && *env ? env : "libcuda.so.1";
+        d->library = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
         if (!d->library) {
             const char *why = dlerror();
-            d->failure = std::string("the CUDA driver (libcuda.so.1) could not be loaded: ") + (why ? why : "?");
+            d->failure = "the CUDA driver (" + library + ") could not be loaded: " + (why ? why : "?");
             return d;
         }
         bool ok = resolve(*d, d->cuInit, "cuInit") && resolve(*d, d->cuDeviceGetCount, "cuDeviceGetCount") &&

@@ -10,8 +10,8 @@ namespace aicf {
 namespace backends {
 namespace cuda {
 
-// The first CUDA GPU, through the driver API: libcuda.so.1 is loaded with dlopen when this
-// is first called (never linked), and its primary context is used, so buffers and kernels
+// The first CUDA GPU, through the driver API: libcuda.so.1 (or the library AICF_CUDA_DRIVER
+// names) is loaded with dlopen when this is first called (never linked), and its primary context is used, so buffers and kernels
 // share memory with other CUDA libraries in the process. Kernels are compiled to PTX for
 // their target on first launch and loaded once. Raises RuntimeError, saying to use
 // AICF_DEVICE=sim, when there is no driver or no GPU.

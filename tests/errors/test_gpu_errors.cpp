@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
-#include <dlfcn.h>
 
 using namespace aicf;
 using aicf_test::message_of;
@@ -197,16 +197,22 @@ Func small_gpu_func() {
     return f;
 }
 
+// Without a driver (here a driver library that does not exist, so that the check runs on
+// machines with a GPU too), AICF_DEVICE=cuda says what failed and to use the simulator. The
+// driver is loaded once per process, so the check runs in a fresh one.
 TEST(GPUDeviceErrors, CudaWithoutADriverSaysToUseTheSimulator) {
-    if (void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
-        dlclose(lib);
-        GTEST_SKIP() << "this machine has a CUDA driver";
-    }
-    ScopedEnv env("AICF_DEVICE", "cuda");
-    Func f = small_gpu_func();
-    std::string msg = message_of<RuntimeError>([&] { f.realize({100}, gpu_target); });
-    EXPECT_CONTAINS(msg, "AICF_DEVICE=cuda, but the CUDA driver (libcuda.so.1) could not be loaded");
-    EXPECT_CONTAINS(msg, "AICF_DEVICE=sim");
+    ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+    auto check = [] {
+        ScopedEnv device("AICF_DEVICE", "cuda");
+        ScopedEnv driver("AICF_CUDA_DRIVER", "libcuda-absent-for-aicf-tests.so.1");
+        Func f = small_gpu_func();
+        std::string msg = message_of<RuntimeError>([&] { f.realize({100}, gpu_target); });
+        std::fprintf(stderr, "%s\n", msg.c_str());
+        std::exit(0);
+    };
+    EXPECT_EXIT(check(), ::testing::ExitedWithCode(0),
+                "AICF_DEVICE=cuda, but the CUDA driver \\(libcuda-absent-for-aicf-tests.so.1\\) could not "
+                "be loaded.*AICF_DEVICE=sim");
 }
 
 TEST(GPUDeviceErrors, UnknownDevice) {
