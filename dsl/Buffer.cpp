@@ -1,6 +1,7 @@
 #include "dsl/Buffer.h"
 
 #include "dsl/Error.h"
+#include "dsl/HostMemory.h"
 #include "dsl/Var.h"
 #include "dsl/ir/IROperator.h"
 
@@ -65,14 +66,13 @@ BufferStorage::BufferStorage(Type t, const std::vector<int> &extents, const std:
     init_dense(t, extents);
     int64_t elements = number_of_elements();
     size_t bytes = static_cast<size_t>(std::max<int64_t>(elements, 1)) * t.bytes();
-    size_t rounded = (bytes + 63) / 64 * 64;
-    void *p = std::aligned_alloc(64, rounded);
+    void *p = host_allocate(bytes);
     if (!p) {
         runtime_error_report << "Buffer " << name_ << ": could not allocate " << bytes
                              << " bytes on the host.";
     }
-    std::memset(p, 0, rounded);
-    allocation_ = std::shared_ptr<uint8_t>(static_cast<uint8_t *>(p), [](uint8_t *q) { std::free(q); });
+    std::memset(p, 0, bytes);
+    allocation_ = std::shared_ptr<uint8_t>(static_cast<uint8_t *>(p), [](uint8_t *q) { host_free(q); });
     raw_.host = allocation_.get();
     raw_.flags = 0;
 }

@@ -2,6 +2,7 @@
 
 #include "backends/runtime/Device.h"
 #include "dsl/Error.h"
+#include "dsl/HostMemory.h"
 
 #include "dsl/ir/IR.h"
 #include "dsl/ir/Type.h"
@@ -15,7 +16,7 @@ namespace aicf {
 namespace runtime {
 
 RunContext::~RunContext() {
-    for (void *p : live_allocations) std::free(p);
+    for (void *p : live_allocations) host_free(p);
     for (void *p : live_device_buffers) {
         auto *b = static_cast<aicf_buffer_t *>(p);
         auto *mem = static_cast<const aicf_device_interface_t *>(b->device_interface);
@@ -126,10 +127,7 @@ int32_t aicf_runtime_error(void *ctx, int32_t kind, const char *name, int64_t a,
 void *aicf_malloc(void *ctx, const char *name, int64_t bytes) {
     auto *rc = static_cast<aicf::runtime::RunContext *>(ctx);
     void *p = nullptr;
-    if (bytes >= 0 && static_cast<uint64_t>(bytes) < (uint64_t(1) << 46)) {
-        size_t rounded = (static_cast<size_t>(std::max<int64_t>(bytes, 1)) + 63) / 64 * 64;
-        p = std::aligned_alloc(64, rounded);
-    }
+    if (bytes >= 0 && static_cast<uint64_t>(bytes) < (uint64_t(1) << 46)) p = aicf::host_allocate(size_t(bytes));
     if (!p) {
         aicf_runtime_error(ctx, int32_t(aicf::ir::RuntimeErrorKind::OutOfMemory), name, bytes, 0,
                            0, 0, 0, 0);
@@ -149,7 +147,7 @@ void aicf_free(void *ctx, void *p) {
         auto it = std::find(rc->live_allocations.begin(), rc->live_allocations.end(), p);
         if (it != rc->live_allocations.end()) rc->live_allocations.erase(it);
     }
-    std::free(p);
+    aicf::host_free(p);
 }
 
 int32_t aicf_parallel_for(void *ctx, aicf_parallel_body body, int32_t min, int32_t extent,
