@@ -110,17 +110,8 @@ private:
         op->value.accept(this);
         // Through the enclosing lets' values when that stays small, so that parts of the
         // value that move together (a min and an extent) keep moving together.
-        double vars = expanded_var_count(op->value);
-        Expr value = op->value;
-        if (vars <= 1024) {
-            // Small enough to build; kept when it simplifies to a small expression.
-            Expr expanded = expand_lets(op->value);
-            int nodes = 0;
-            visit_each<Variable>(expanded, [&](const Variable *) { nodes++; });
-            if (nodes <= 64) value = expanded;
-        }
-        scope.push(op->name, bounds_of_expr_in_scope(value, scope));
-        expanded_vars.push(op->name, vars);
+        scope.push(op->name, bounds_of_expr_in_scope(value_for_bounds(op->value, narrowed), scope));
+        expanded_vars.push(op->name, expanded_var_count(op->value));
         lets.emplace_back(op->name, op->value);
         bool fresh = bound_inside.insert(op->name).second;
         {
@@ -137,27 +128,47 @@ private:
     // e with the lets in scope replaced by their values (innermost first, so a let's value
     // may use outer ones), then simplified.
     Expr expand_lets(const Expr &e) const { return simplify(substitute_lets(lets, e)); }
+
+    // A let's value to take bounds of: with the enclosing lets expanded, except those in
+    // `keep` (variables a guard has narrowed, whose narrowed range must be used), when that
+    // stays small to build and simplifies to a small expression; otherwise the value itself.
+    Expr value_for_bounds(const Expr &value, const std::set<std::string> &keep) const {
+        if (expanded_var_count(value) > 1024) return value;
+        std::vector<std::pair<std::string, Expr>> expandable;
+        for (const auto &let : lets)
+            if (!keep.count(let.first)) expandable.push_back(let);
+        Expr expanded = simplify(substitute_lets(expandable, value));
+        int nodes = 0;
+        visit_each<Variable>(expanded, [&](const Variable *) { nodes++; });
+        return nodes <= 64 ? expanded : value;
+    }
     void visit(const LetStmt *op) override { visit_let(op); }
+    // The variables (loops and lets) that the guards around the current point narrowed.
+    std::set<std::string> narrowed;
     // Inside `if (v < e)` (and <=, >, >=, conjunctions of them) v's range is narrower:
     // guarded tails of split loops write only up to the guard.
     void visit(const IfThenElse *op) override {
         op->condition.accept(this);
         std::vector<std::string> pushed;
         narrow(op->condition, pushed);
+        std::set<std::string> saved_narrowed = narrowed;
         if (!pushed.empty()) {
-            std::set<std::string> narrowed(pushed.begin(), pushed.end());
-            narrowed.erase("");
+            std::set<std::string> now(pushed.begin(), pushed.end());
+            now.erase("");
+            narrowed.insert(now.begin(), now.end());
             for (const auto &let : lets) {
-                if (narrowed.count(let.first) || !uses_vars(let.second, narrowed)) continue;
-                scope.push(let.first, bounds_of_expr_in_scope(let.second, scope));
+                if (narrowed.count(let.first) || !uses_vars(let.second, now)) continue;
+                scope.push(let.first, bounds_of_expr_in_scope(value_for_bounds(let.second, narrowed), scope));
                 pushed.push_back(let.first);
                 narrowed.insert(let.first);
+                now.insert(let.first);
             }
         }
         {
             NewContext inner(*this);
             op->then_case.accept(this);
         }
+        narrowed = saved_narrowed;
         for (const std::string &n : pushed) {
             if (n.empty()) {
                 expr_guards.pop_back();

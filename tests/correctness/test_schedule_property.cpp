@@ -1195,6 +1195,25 @@ TEST(SchedulePropertyRepro, GuardedTileIndexKeepsARegionOnePoint) {
         for (int i = 0; i < 37; i++) ASSERT_EQ(out(i, j), in(i, j) * 3 + 7 + (i - j)) << i << "," << j;
 }
 
+// Fixed (a let that a guard narrows is bounded with the other lets it uses expanded). A
+// producer computed at the outer loop of a guarded split of its consumer, its two loops fused
+// and vectorized with a guarded tail: inside the tail's guard, the row index was bounded from
+// the region's min and extent taken separately, and a run of 17 rows asked for 32: "Buffer in
+// is too small: dimension 1 must cover [0, 31], but it covers [0, 16]".
+TEST(SchedulePropertyRepro, GuardedFusedLoopKeepsTheRegionsMinAndExtentTogether) {
+    Buffer<int> in = margin_input<int>("in", {29, 17}, {0, 0}, -100, 100, 124);
+    Var x("x"), y("y"), yo("yo"), yi("yi"), t("t");
+    Func a("a"), c("c");
+    a(x, y) = in(x, y) * 3 + 7;
+    c(x, y) = a(x, y) + (x - y);
+    c.split(y, yo, yi, 16, TailStrategy::GuardWithIf);
+    a.compute_at(c, yo).fuse(x, y, t).vectorize(t, 5, TailStrategy::GuardWithIf);
+    Buffer<int> out;
+    ASSERT_NO_THROW(out = c.realize({29, 17}));
+    for (int j = 0; j < 17; j++)
+        for (int i = 0; i < 29; i++) ASSERT_EQ(out(i, j), in(i, j) * 3 + 7 + (i - j)) << i << "," << j;
+}
+
 // Fixed in c689a9c. A GuardWithIf split of a loop other than the Func's own variable (a
 // renamed loop, or the inner loop of a ShiftInwards split) made bounds inference ignore the
 // guard, and the output bounds check failed: "Buffer f is too small: dimension 0 must cover
