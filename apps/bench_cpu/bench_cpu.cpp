@@ -116,22 +116,22 @@ void matmul(int threads) {
     fill(A, 1);
     fill(B, 2);
 
-    Var x("x"), y("y"), xi("xi"), yi("yi"), yii("yii"), xy("xy"), xio("xio");
+    Var x("x"), y("y"), xi("xi"), yi("yi"), yii("yii"), xy("xy");
     RDom k(0, N, "k");
     Func prod("prod"), out("out"), panel("panel");
     panel(x, y) = B(x, y);
     prod(x, y) = 0.0f;
     prod(x, y) += A(k, y) * panel(x, k);
     out(x, y) = prod(x, y);
-    // Each task computes a 128-column strip of the whole height, so the strip's columns of B
-    // are packed once. Within it, for each group of 6 rows, two 6 x 64 blocks of accumulators
-    // (24 vector registers each) stay in registers while k runs; the second block reads the
-    // group's rows of A from the first-level cache.
-    out.tile(x, y, xi, yi, 128, N).fuse(x, y, xy).parallel(xy).split(yi, yi, yii, 6)
-        .split(xi, xio, xi, 64).reorder(xi, yii, xio, yi).vectorize(xi, 16).unroll(xi).unroll(yii);
-    // The 128 columns of B a task needs, copied once per task into contiguous memory.
+    // Each task computes a 64-column strip of the whole height, so the strip's columns of B
+    // are packed once. Within it, for each group of 6 rows, a 6 x 64 block of accumulators
+    // (24 vector registers) stays in registers while k runs over a row of A and the packed
+    // strip, which streams contiguously from the second-level cache.
+    out.tile(x, y, xi, yi, 64, N).fuse(x, y, xy).parallel(xy).split(yi, yi, yii, 6)
+        .reorder(xi, yii, yi).vectorize(xi, 16).unroll(xi).unroll(yii);
+    // The 64 columns of B a task needs, copied once per task into contiguous memory.
     panel.compute_at(out, xy).vectorize(x, 16);
-    prod.compute_at(out, xio).vectorize(x, 16).unroll(x).unroll(y);
+    prod.compute_at(out, yi).vectorize(x, 16).unroll(x).unroll(y);
     // k unrolled by two: the split divides k's extent, so it needs no guard.
     RVar ko("ko"), ki("ki");
     prod.update().split(k, ko, ki, 2).reorder(x, y, ki, ko).vectorize(x, 16).unroll(x).unroll(y).unroll(ki);
