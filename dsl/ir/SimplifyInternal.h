@@ -105,6 +105,7 @@ public:
     // A sum in linear form as an expression, with the rest of the sum moved into a min or max
     // term where terms cancel there.
     Expr rebuild_sum(const LinearForm &l);
+    static bool cancels(const LinearForm &side, const Expr &e, int64_t coeff, int depth);
     Expr build_sub(const Expr &a, const Expr &b);
     Expr build_mul(const Expr &a, const Expr &b);
     Expr build_div(const Expr &a, const Expr &b);

@@ -97,6 +97,23 @@ std::optional<int64_t> common_quotient(const ConstBounds &b, int64_t c) {
 // ---------------------------------------------------------------------------------------------
 // Add, Sub, Mul
 
+// Whether adding coeff * e to the sum `side` cancels it: against a term of the sum, or inside a
+// min or max term of it (up to `depth` levels down), into which rebuild_sum moves it.
+bool Simplify::cancels(const LinearForm &side, const Expr &e, int64_t coeff, int depth) {
+    for (const Term &s : side.terms) {
+        if (s.coeff == -coeff && equal(s.e, e)) return true;
+        if (depth == 0 || (s.coeff != 1 && s.coeff != -1)) continue;
+        const Min *mn = s.e.as<Min>();
+        const Max *mx = s.e.as<Max>();
+        if (!mn && !mx) continue;
+        if (cancels(linear_form(mn ? mn->a : mx->a), e, coeff * s.coeff, depth - 1) ||
+            cancels(linear_form(mn ? mn->b : mx->b), e, coeff * s.coeff, depth - 1)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 Expr Simplify::rebuild_sum(const LinearForm &l) {
     if (!no_overflow(l.type)) return linear_rebuild(l);
     // min(A, B) + t == min(A + t, B + t) (and -min(A, B) + t == max(t - A, t - B)): a term
@@ -113,9 +130,7 @@ Expr Simplify::rebuild_sum(const LinearForm &l) {
         LinearForm la = linear_form(mn ? mn->a : mx->a), lb = linear_form(mn ? mn->b : mx->b);
         // Inside, the operands are scaled by term.coeff: t moves in as t * term.coeff.
         auto cancels_in = [&](const LinearForm &side, const Term &t) {
-            for (const Term &s : side.terms)
-                if (equal(s.e, t.e) && s.coeff * term.coeff == -t.coeff) return true;
-            return false;
+            return cancels(side, t.e, t.coeff * term.coeff, 4);
         };
         LinearForm moved, kept;
         moved.type = kept.type = l.type;
@@ -128,7 +143,9 @@ Expr Simplify::rebuild_sum(const LinearForm &l) {
         if (moved.terms.empty()) continue;
         // rest * coeff + A, so that coeff * (A') == coeff * A + moved.
         LinearForm na = linear_combine(la, moved, term.coeff), nb = linear_combine(lb, moved, term.coeff);
-        Expr inner = min_or_max(linear_rebuild(na), linear_rebuild(nb), mn != nullptr);
+        // Each side is a sum again, so a term that cancels inside a min or max there moves on
+        // into it: `x + min(min(e - x, 31) - 7, y)` becomes `min(min(e, x + 31) - 7, x + y)`.
+        Expr inner = min_or_max(rebuild_sum(na), rebuild_sum(nb), mn != nullptr);
         LinearForm result = kept;
         result.terms.push_back({inner, term.coeff});
         return rebuild_sum(linear_combine(result, LinearForm{l.type, {}, 0}, 1));

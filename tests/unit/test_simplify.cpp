@@ -1,8 +1,10 @@
 #include "dsl/ir/Simplify.h"
 
+#include "dsl/ir/Bounds.h"
 #include "dsl/ir/IREquality.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/IRVisitor.h"
 #include "random_expr.h"
 
 #include <gtest/gtest.h>
@@ -348,6 +350,18 @@ TEST_F(SimplifyTest, SumsMoveIntoMinMaxWhereTermsCancel) {
     // Nothing cancels: the sum stays outside.
     Expr kept = simplify(Add::make(Min::make(x, y), z));
     EXPECT_NE(kept.as<Add>(), nullptr) << kept;
+    // A term that cancels inside a nested min moves down to it: the start of a guarded tile
+    // plus the last vector's offset within it, x*32 + min(min(z - x*32 - 1, 31) - 7, y*8),
+    // becomes one where x*32 no longer appears with both signs.
+    Expr tile = Mul::make(x, 32);
+    Expr nested = Add::make(tile, Min::make(Sub::make(Min::make(Sub::make(Sub::make(z, tile), 1), 31), 7), Mul::make(y, 8)));
+    Expr moved = simplify(nested);
+    int uses_of_x = 0;
+    visit_each<Variable>(moved, [&](const Variable *v) { uses_of_x += v->name == "x"; });
+    EXPECT_EQ(uses_of_x, 2) << moved; // once per side of the outer min
+    EXPECT_EQ(moved.as<Min>() != nullptr, true) << moved;
+    Interval i = bounds_of_expr_in_scope(moved, ranges({{"x", 0, 3}, {"y", 0, 3}, {"z", 100, 100}}));
+    EXPECT_TRUE(equal(simplify(i.max), Expr(92))) << moved << " has max " << i.max;
 }
 
 TEST_F(SimplifyTest, FloatMinMaxAreNotReordered) {
