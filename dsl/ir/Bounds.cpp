@@ -277,6 +277,20 @@ private:
         auto ca = as_const_bounds(a);
         if (ca && ca->bounded()) {
             result = from_const(simplify_detail::bounds_div(*ca, ConstBounds()), t);
+            return;
+        }
+        // So do symbolic ones: a non-negative x gives a quotient in [-x.max, x.max] (in
+        // [0, x.max] when d is not negative either, x / 0 being 0), any x one in [-m, m] with
+        // m = max(-x.min, x.max).
+        if (t.is_int() && a.is_bounded()) {
+            Expr zero = make_zero(t);
+            if (can_prove(GE::make(a.min, zero))) {
+                bool d_not_negative = b.has_lower_bound() && can_prove(GE::make(b.min, zero));
+                result = Interval(d_not_negative ? zero : simp(Sub::make(zero, a.max)), a.max);
+            } else {
+                Expr m = simp(Max::make(Sub::make(zero, a.min), a.max));
+                result = Interval(simp(Sub::make(zero, m)), m);
+            }
         }
     }
 

@@ -98,6 +98,18 @@ TEST_F(BoundsTest, DivAndMod) {
     sym.push("x", Interval(Expr(0), n));
     EXPECT_TRUE(has_bounds(Mod::make(x, y), sym, Expr(0), n));
     EXPECT_TRUE(has_bounds(Div::make(x, 2), sym, Expr(0), Div::make(n, 2)));
+    // Symbolic bounds of x survive a divisor of unknown sign, and of unknown size when it is
+    // not negative: |x / d| <= |x|.
+    EXPECT_TRUE(has_bounds(Div::make(x, y), sym, Sub::make(0, n), n));
+    Scope<Interval> sym_d;
+    sym_d.push("x", Interval(Expr(0), n));
+    sym_d.push("y", Interval(Expr(0), Expr()));
+    EXPECT_TRUE(has_bounds(Div::make(x, y), sym_d, Expr(0), n));
+    Scope<Interval> signed_x;
+    signed_x.push("x", Interval(Sub::make(0, n), Mul::make(n, 2)));
+    signed_x.push("y", Interval(Expr(), Expr()));
+    Expr m = Max::make(n, Mul::make(n, 2)); // max(-x.min, x.max): n's sign is not known
+    EXPECT_TRUE(has_bounds(Div::make(x, y), signed_x, Sub::make(0, m), m));
 }
 
 TEST_F(BoundsTest, MinMaxSelect) {
