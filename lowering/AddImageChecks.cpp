@@ -2,6 +2,7 @@
 
 #include "dsl/Error.h"
 #include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace aicf {
 namespace lowering {
@@ -53,38 +55,162 @@ private:
     }
 };
 
+// The loops at which Funcs are computed: for each production, the closest host loop around it
+// that runs serially or in parallel (not a loop that unrolling or vectorization will copy, nor
+// one inside a GPU kernel).
+class FindComputeLoops : public IRVisitor {
+public:
+    std::set<const For *> loops;
+
+private:
+    std::vector<const For *> host_loops;
+    int in_kernel = 0;
+    using IRVisitor::visit;
+    void visit(const For *op) override {
+        bool gpu = op->for_type == ForType::GPUBlock || op->for_type == ForType::GPUThread ||
+                   op->for_type == ForType::GPULane;
+        bool candidate = !in_kernel && (op->for_type == ForType::Serial || op->for_type == ForType::Parallel);
+        if (candidate) host_loops.push_back(op);
+        in_kernel += gpu;
+        IRVisitor::visit(op);
+        in_kernel -= gpu;
+        if (candidate) host_loops.pop_back();
+    }
+    void visit(const ProducerConsumer *op) override {
+        if (op->is_producer && !in_kernel && !host_loops.empty()) loops.insert(host_loops.back());
+        IRVisitor::visit(op);
+    }
+};
+
+// The statement with the bodies of the given loops emptied: what runs outside them.
+class WithoutLoopBodies : public IRMutator {
+public:
+    explicit WithoutLoopBodies(const std::set<const For *> &loops) : loops(loops) {}
+
+private:
+    const std::set<const For *> &loops;
+    using IRMutator::visit;
+    Stmt visit(const For *op) override {
+        if (!loops.count(op)) return IRMutator::visit(op);
+        return For::make(op->name, op->min, op->extent, op->for_type, Evaluate::make(i32(0)));
+    }
+};
+
+// The checks that an input covers the region `read` of it.
+std::vector<Stmt> region_checks_for(const Argument &a, const Access &read, const std::string &described) {
+    std::vector<Stmt> checks;
+    for (int d = 0; d < a.dimensions; d++) {
+        const Interval &need = read.box[d];
+        Expr mn = field(a.name, BufferField::Min, d);
+        Expr mx = Sub::make(Add::make(mn, field(a.name, BufferField::Extent, d)), i32(1));
+        Expr need_min = simplify(need.min), need_max = simplify(need.max);
+        // An empty region needs nothing, nor does a read in loops that do not run (an empty
+        // output's producers).
+        Expr ok = make_or(LT::make(need_max, need_min), make_and(LE::make(mn, need_min), GE::make(mx, need_max)));
+        if (read.condition.defined()) ok = make_or(Not::make(read.condition), ok);
+        checks.push_back(check(ok, RuntimeErrorKind::InputTooSmall, described, {i32(d), need_min, need_max, mn, mx}));
+    }
+    return checks;
+}
+
+// An input whose region over the whole pipeline is checked only where it fails to fit.
+struct DeferredInput {
+    Argument arg;
+    std::string described; // the buffer and the Funcs that read it, for messages
+    std::string fits;      // the variable: the region over the whole pipeline fits
+    Stmt whole;            // the checks of that region
+};
+
+// `checks` when the region over the whole pipeline does not fit.
+Stmt unless_it_fits(const DeferredInput &in, Stmt checks) {
+    return IfThenElse::make(Not::make(Variable::make(Bool(), in.fits)), std::move(checks));
+}
+
+// The checks of what `s` reads of the input, when the region over the whole pipeline does not
+// fit: those of the region `s` reads, or where AICF cannot bound that, those of the whole
+// region (which then fail).
+Stmt checks_of_part(const DeferredInput &in, const Stmt &s) {
+    Access read = box_required(s, in.arg.name);
+    if (!read.used) return Stmt();
+    for (const Interval &i : read.box)
+        if (!i.is_bounded()) return unless_it_fits(in, in.whole);
+    return unless_it_fits(in, Block::make(region_checks_for(in.arg, read, in.described)));
+}
+
+// Checks, at the top of each iteration of the loops where Funcs are computed, that the inputs
+// cover what that iteration reads outside the nested such loops, when the region over the
+// whole pipeline does not fit.
+class CheckInsideComputeLoops : public IRMutator {
+public:
+    CheckInsideComputeLoops(const std::set<const For *> &loops, const std::vector<DeferredInput> &inputs)
+        : loops(loops), inputs(inputs) {}
+
+private:
+    const std::set<const For *> &loops;
+    const std::vector<DeferredInput> &inputs;
+    using IRMutator::visit;
+    Stmt visit(const For *op) override {
+        Stmt visited = IRMutator::visit(op);
+        if (!loops.count(op)) return visited;
+        const For *loop = visited.as<For>();
+        Stmt own = WithoutLoopBodies(loops).mutate(op->body);
+        std::vector<Stmt> checks;
+        for (const DeferredInput &in : inputs)
+            if (Stmt c = checks_of_part(in, own); c.defined()) checks.push_back(c);
+        if (checks.empty()) return visited;
+        checks.push_back(loop->body);
+        return For::make(loop->name, loop->min, loop->extent, loop->for_type, Block::make(checks));
+    }
+};
+
 } // namespace
 
-Stmt add_image_checks(const Stmt &body, const std::vector<Argument> &args) {
+Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args) {
     std::vector<Stmt> region_checks;
     InputReaders readers;
-    body.accept(&readers);
+    input_body.accept(&readers);
+    FindComputeLoops compute_loops;
+    input_body.accept(&compute_loops);
+    Stmt outside = WithoutLoopBodies(compute_loops.loops).mutate(input_body);
+    std::vector<DeferredInput> deferred;
+    std::vector<std::pair<std::string, Expr>> fits_lets;
     for (const Argument &a : args) {
         if (!a.is_buffer || a.is_output) continue;
-        Access read = box_required(body, a.name);
+        Access read = box_required(input_body, a.name);
         if (!read.used) continue;
         // The message names the Funcs that read the buffer.
         std::string described = a.name;
         const std::vector<std::string> &by = readers.readers[a.name];
         for (size_t i = 0; i < by.size(); i++) described += (i == 0 ? "\x1f" : ", ") + by[i];
         for (int d = 0; d < a.dimensions; d++) {
-            const Interval &need = read.box[d];
-            user_assert(need.is_bounded())
+            user_assert(read.box[d].is_bounded())
                 << "AICF cannot bound the region of input " << a.name << " read in dimension "
                 << d << ": an index into it is data-dependent or unbounded. Clamp the index to "
                 << "the valid range, e.g. " << a.name << "(clamp(i, 0, n - 1), ...).";
-            Expr mn = field(a.name, BufferField::Min, d);
-            Expr mx = Sub::make(Add::make(mn, field(a.name, BufferField::Extent, d)), i32(1));
-            Expr need_min = simplify(need.min), need_max = simplify(need.max);
-            // An empty region needs nothing, nor does a read in loops that do not run (an
-            // empty output's producers).
-            Expr ok = make_or(LT::make(need_max, need_min),
-                              make_and(LE::make(mn, need_min), GE::make(mx, need_max)));
-            if (read.condition.defined()) ok = make_or(Not::make(read.condition), ok);
-            region_checks.push_back(check(ok, RuntimeErrorKind::InputTooSmall, described,
-                                          {i32(d), need_min, need_max, mn, mx}));
         }
+        std::vector<Stmt> whole = region_checks_for(a, read, described);
+        if (compute_loops.loops.empty()) {
+            region_checks.insert(region_checks.end(), whole.begin(), whole.end());
+            continue;
+        }
+        // The region over the whole pipeline is a bound found by interval arithmetic, which
+        // can exceed what the pipeline reads: where a Func is computed per tile and the last
+        // tile is shorter, the tile's start and its length are bounded separately. When that
+        // bound does not fit, the region each iteration of the loops where Funcs are computed
+        // reads is checked instead, before the iteration reads it (exactly for the iteration's
+        // own variables), together with what is read outside those loops.
+        Expr fit;
+        for (const Stmt &c : whole) {
+            Expr cond = c.as<AssertStmt>()->condition;
+            fit = fit.defined() ? make_and(fit, cond) : cond;
+        }
+        DeferredInput in{a, described, a.name + ".fits_read_region", Block::make(whole)};
+        fits_lets.emplace_back(in.fits, simplify(fit));
+        if (Stmt c = checks_of_part(in, outside); c.defined()) region_checks.push_back(c);
+        deferred.push_back(in);
     }
+    Stmt body = input_body;
+    if (!deferred.empty()) body = CheckInsideComputeLoops(compute_loops.loops, deferred).mutate(body);
     // The elements of a Tuple-valued output share one shape.
     for (size_t i = 0; i < args.size(); i++) {
         const Argument &a = args[i];
@@ -101,6 +227,7 @@ Stmt add_image_checks(const Stmt &body, const std::vector<Argument> &args) {
         }
     }
     Stmt s = Block::make(Block::make(region_checks), body);
+    for (auto it = fits_lets.rbegin(); it != fits_lets.rend(); ++it) s = LetStmt::make(it->first, it->second, s);
 
     // Bind the shape of each buffer, after checking its rank, type and size.
     for (auto it = args.rbegin(); it != args.rend(); ++it) {

@@ -20,8 +20,6 @@
 //   AICF_SCHEDULE_COUNT       schedules per pipeline (default: each TEST's own count)
 //   AICF_SCHEDULE_CASE        run only this schedule index (to reproduce a failure)
 //   AICF_SCHEDULE_VERBOSE=1   print every schedule and its time
-//   AICF_SCHEDULE_KNOWN_BUGS=1  also draw compute_at into split, fused or renamed consumer
-//                               loops, where input bounds can still be overestimated
 // Schedule i of a pipeline depends only on the seed, the pipeline and i.
 //
 // The reproducers of bugs this test found are at the end of the file.
@@ -318,9 +316,6 @@ struct Loop {
 // One stage: its loops, innermost first as the library keeps them.
 struct StageModel {
     std::vector<Loop> dims;
-    // Some split is GuardWithIf, splits a loop made by another directive, or some loops are
-    // fused (see ComputeAtInsideASplitOverestimatesTheInput below).
-    bool complex = false;
 };
 
 // A loop of some stage of some Func.
@@ -359,17 +354,11 @@ std::string shown(const std::string &loop) {
     return s;
 }
 
-// Whether to also draw computing a Func inside consumer loops that come from splits, fuses
-// and renames (AICF_SCHEDULE_KNOWN_BUGS=1). Those schedules compute the right values, but
-// interval analysis can overestimate the input they need and a run then fails with a
-// spurious "Buffer ... is too small"; by default the generator steers around them.
-bool draw_known_bugs() { return env_int("AICF_SCHEDULE_KNOWN_BUGS", 0) != 0; }
 
 class Generator {
 public:
     Generator(uint64_t seed, std::vector<FuncInfo> &infos, const std::vector<int> &sizes)
-        : rng(seed), prefetch_rng(seed ^ 0x9e3779b97f4a7c15ull), infos(infos), sizes(sizes), m(infos.size()),
-          known_bugs(draw_known_bugs()) {}
+        : rng(seed), prefetch_rng(seed ^ 0x9e3779b97f4a7c15ull), infos(infos), sizes(sizes), m(infos.size()) {}
 
     // Draws a schedule and applies it to the Funcs. Returns false (with `error`) if the
     // library refused a directive the model accepted.
@@ -404,7 +393,6 @@ private:
     const std::vector<int> &sizes;
     std::vector<FuncModel> m;
     std::vector<std::string> log;
-    bool known_bugs;
 
     int uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
 
@@ -539,12 +527,6 @@ private:
         int64_t unroll = 1;
         for (size_t i = 0; i < common.size(); i++) {
             const Loop &l = loop_of(common[i]);
-            // Bug (see ComputeAtInsideASplitOverestimatesTheInput below).
-            bool complex = m[common[i].func].stages[size_t(common[i].stage)].complex;
-            if (complex && !known_bugs) {
-                common.resize(i);
-                break;
-            }
             if (l.type == ForType::Unrolled) unroll *= l.extent;
             if (unroll > 16) {
                 common.resize(i);
@@ -650,8 +632,7 @@ private:
         return stage > 0 || std::find(args.begin(), args.end(), name) == args.end();
     }
 
-    // Splits a loop in the model. False if the split is not valid (or, unless known bugs are
-    // drawn, would hit one).
+    // Splits a loop in the model. False if the split is not valid.
     bool model_split(int p, int stage, StageModel &st, std::vector<int64_t> &budget,
                      const std::string &old, const std::string &outer, const std::string &inner,
                      int factor, TailStrategy tail) const {
@@ -676,10 +657,7 @@ private:
             over = l.extent >= 0 ? std::max<int64_t>(0, factor - l.extent) : factor - 1;
         } else if (eff == TailStrategy::RoundUp) {
             over = l.extent >= 0 ? (l.extent + factor - 1) / factor * factor - l.extent : factor - 1;
-        } else {
-            st.complex = true;
         }
-        if (l.derived) st.complex = true;
         if (over > 0) {
             // Outputs may not compute outside their buffers, nor reductions outside their
             // domain; intermediates may, a little.
@@ -872,7 +850,6 @@ private:
             f.orig = -1;
             f.outermost = false;
             f.derived = true;
-            st.complex = true;
             dims[size_t(i)] = f;
             dims.erase(dims.begin() + i + 1);
             text = "fuse(" + shown(in.name) + ", " + shown(out.name) + ", " + shown(fused) + ")";
@@ -1071,7 +1048,6 @@ void check_random_schedules(const char *pipeline, const std::function<Instance()
         ADD_FAILURE() << pipeline << " schedule " << i << ":\n  " << gen.text() << "\n"
                       << problem << "\nreproduce with AICF_SCHEDULE_SEED=" << seed
                       << " AICF_SCHEDULE_CASE=" << i
-                      << (draw_known_bugs() ? " AICF_SCHEDULE_KNOWN_BUGS=1" : "")
                       << " ./tests/test_correctness --gtest_filter=ScheduleProperty." << pipeline << "\n"
                       << "loop nest:\n" << nest;
     }
@@ -1097,8 +1073,7 @@ TEST(ScheduleProperty, TupleOnlineSoftmax) {
 
 // ---------------------------------------------------------------------------------------
 // Reproducers: the smallest schedules found for the bugs this test found. Each is a valid
-// schedule. The open ones fail until their bug is fixed, and the generator steers around them
-// unless AICF_SCHEDULE_KNOWN_BUGS=1; the fixed ones stay as regression tests.
+// schedule, and each bug is fixed: they stay as regression tests.
 
 namespace {
 
@@ -1212,6 +1187,115 @@ TEST(SchedulePropertyRepro, GuardedFusedLoopKeepsTheRegionsMinAndExtentTogether)
     ASSERT_NO_THROW(out = c.realize({29, 17}));
     for (int j = 0; j < 17; j++)
         for (int i = 0; i < 29; i++) ASSERT_EQ(out(i, j), in(i, j) * 3 + 7 + (i - j)) << i << "," << j;
+}
+
+namespace {
+
+// A 3x3 box blur as two passes over an input with a border of `margin` pixels (the one-pixel
+// border it needs, or more), scheduled by `schedule`; checked against a sum over the input.
+void expect_blur(int w, int h, const std::function<void(Func &, Func &, Var &, Var &)> &schedule,
+                 std::vector<int> margin = {1, 1}) {
+    Buffer<int> in = margin_input<int>("in", {w, h}, margin, -100, 100, 125);
+    Var x("x"), y("y");
+    Func bx("bx"), by("by");
+    bx(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
+    by(x, y) = bx(x, y - 1) + bx(x, y) + bx(x, y + 1);
+    schedule(bx, by, x, y);
+    Buffer<int> out;
+    ASSERT_NO_THROW(out = by.realize({w, h})) << w << " x " << h << "\n" << by.loop_nest();
+    for (int j = 0; j < h; j++)
+        for (int i = 0; i < w; i++) {
+            int ref = 0;
+            for (int dy = -1; dy <= 1; dy++)
+                for (int dx = -1; dx <= 1; dx++) ref += in(i + dx, j + dy);
+            ASSERT_EQ(out(i, j), ref) << i << "," << j;
+        }
+}
+
+} // namespace
+
+// Fixed (terms that cancel inside a nested min move down to it; where the bound over the
+// whole pipeline does not fit, each tile's reads are checked instead). The everyday tiled
+// stencil: tiles with a guarded tail, the first pass computed per tile and vectorized (its
+// last vector shifted inwards). The region of the first pass in the last tile, from the
+// tile's start and its length bounded separately, asked for 29 columns past the end of a
+// 100-column image: "Buffer in is too small: dimension 0 must cover [-5, 128], but it covers
+// [-1, 100]".
+TEST(SchedulePropertyRepro, TiledStencilWithAGuardedTail) {
+    Var xo("xo"), yo("yo"), xi("xi"), yi("yi"), t("t");
+    for (auto [w, h] : {std::pair{100, 77}, std::pair{37, 19}}) {
+        expect_blur(w, h, [&](Func &bx, Func &by, Var &x, Var &y) {
+            by.tile(x, y, xo, yo, xi, yi, 32, 16, TailStrategy::GuardWithIf).vectorize(xi, 8);
+            bx.compute_at(by, xo).vectorize(x, 8);
+        });
+        expect_blur(w, h, [&](Func &bx, Func &by, Var &x, Var &y) {
+            by.tile(x, y, xo, yo, xi, yi, 32, 16, TailStrategy::GuardWithIf).fuse(xo, yo, t).parallel(t);
+            bx.compute_at(by, t).vectorize(x, 8);
+        });
+        expect_blur(w, h, [&](Func &bx, Func &by, Var &x, Var &y) {
+            by.tile(x, y, xo, yo, xi, yi, 32, 16, TailStrategy::GuardWithIf);
+            bx.compute_at(by, yi).vectorize(x, 8);
+        });
+        // Stored for the whole image, computed per band of rows in pairs of rows (RoundUp):
+        // the last band may compute one row more, which a two-row border covers.
+        expect_blur(w, h, [&](Func &bx, Func &by, Var &x, Var &y) {
+            by.split(y, yo, yi, 9, TailStrategy::GuardWithIf);
+            bx.store_root().compute_at(by, yo).split(y, yo, yi, 2, TailStrategy::RoundUp);
+        }, {1, 2});
+    }
+}
+
+// A schedule that does read past the input is refused with the region one tile reads, not the
+// bound over all tiles: RoundUp computes the last tile's first pass over a whole vector.
+TEST(SchedulePropertyRepro, ReadPastTheInputNamesTheTilesRegion) {
+    Buffer<int> in = margin_input<int>("in", {100, 20}, {1, 1}, -100, 100, 126);
+    Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    Func bx("bx"), by("by");
+    bx(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
+    by(x, y) = bx(x, y - 1) + bx(x, y) + bx(x, y + 1);
+    by.tile(x, y, xo, yo, xi, yi, 32, 16, TailStrategy::GuardWithIf);
+    bx.compute_at(by, xo).vectorize(x, 8, TailStrategy::RoundUp);
+    try {
+        by.realize({100, 20});
+        FAIL() << "the last tile reads in up to column 104";
+    } catch (const RuntimeError &e) {
+        EXPECT_NE(std::string(e.what()).find("Buffer in is too small: dimension 0 must cover [95, 104], but it covers [-1, 100]"),
+                  std::string::npos) << e.what();
+    }
+}
+
+// Fixed (a quotient of a bounded numerator is bounded whatever the divisor). A Func whose two
+// loops are fused, computed per column of a row-wise softmax whose reductions need other
+// columns: the row index, the fused index divided by a region's width that interval analysis
+// could not prove positive, was unbounded: "AICF cannot bound the region of input in read in
+// dimension 1".
+TEST(SchedulePropertyRepro, FusedLoopOverARegionOfSymbolicWidth) {
+    const int D = 47, R = 13;
+    Buffer<float> in = margin_input<float>("in", {D, R}, {0, 0}, -8.0, 8.0, 127);
+    Var c("c"), r("r"), cr("cr"), t("t");
+    RDom k(0, D, "k");
+    Func rmax("rmax"), e("e"), dsum("dsum"), sm("sm");
+    rmax(r) = -std::numeric_limits<float>::infinity();
+    rmax(r) = max(rmax(r), in(k, r));
+    e(c, r) = exp(in(c, r) - rmax(r));
+    dsum(r) = 0.0f;
+    dsum(r) += e(k, r);
+    sm(c, r) = e(c, r) / dsum(r);
+    sm.reorder(r, c);
+    e.compute_at(sm, c).rename(c, cr).fuse(cr, r, t);
+    rmax.compute_at(sm, c);
+    dsum.compute_at(sm, c);
+    Buffer<float> out;
+    ASSERT_NO_THROW(out = sm.realize({D, R}));
+    for (int j = 0; j < R; j++) {
+        double m = -1e300, s = 0;
+        for (int i = 0; i < D; i++) m = std::max(m, double(in(i, j)));
+        for (int i = 0; i < D; i++) s += std::exp(double(in(i, j)) - m);
+        for (int i = 0; i < D; i++) {
+            double ref = std::exp(double(in(i, j)) - m) / s;
+            ASSERT_NEAR(out(i, j), ref, 1e-6) << i << "," << j;
+        }
+    }
 }
 
 // Fixed in c689a9c. A GuardWithIf split of a loop other than the Func's own variable (a
