@@ -6,6 +6,7 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LegacyPassManager.h>
@@ -191,6 +192,13 @@ private:
         return t.lanes > 1 && ramp && is_const_one(ramp->stride) && is_true(predicate) &&
                wide_alignment(t) > t.bytes();
     }
+    // Whether ptr points into an array of the kernel's own (a register or stack array): one
+    // vector access at the element's alignment, which LLVM keeps in registers where the
+    // indices are constant. A run-time check of its address would take that address and
+    // force the array into local memory.
+    static bool in_kernel_array(llvm::Value *ptr) {
+        return llvm::isa<llvm::AllocaInst>(llvm::getUnderlyingObject(ptr));
+    }
     template <typename F>
     void if_aligned(llvm::Value *ptr, int align, F &&access) {
         llvm::Value *address = builder.CreatePtrToInt(ptr, builder.getInt64Ty());
@@ -225,6 +233,10 @@ private:
         }
         llvm::Value *ptr = address_of(op->name, op->index.as<Ramp>()->base, t);
         llvm::Type *elem = llvm_type_of(t.element_of());
+        if (in_kernel_array(ptr)) {
+            value = builder.CreateAlignedLoad(llvm_type_of(t), ptr, llvm::Align(t.bytes()));
+            return;
+        }
         if_aligned(ptr, wide_alignment(t), [&](llvm::Align a) -> llvm::Value * {
             if (a.value() > 1) return builder.CreateAlignedLoad(llvm_type_of(t), ptr, a);
             // Lane by lane (a different instruction, so LLVM does not merge the two paths).
@@ -246,6 +258,10 @@ private:
         llvm::Value *v = codegen(op->value);
         llvm::Value *ptr = address_of(op->name, op->index.as<Ramp>()->base, t);
         llvm::Type *elem = llvm_type_of(t.element_of());
+        if (in_kernel_array(ptr)) {
+            builder.CreateAlignedStore(v, ptr, llvm::Align(t.bytes()));
+            return;
+        }
         if_aligned(ptr, wide_alignment(t), [&](llvm::Align a) -> llvm::Value * {
             if (a.value() > 1) {
                 builder.CreateAlignedStore(v, ptr, a);

@@ -549,6 +549,12 @@ Expr Simplify::fold_call(const Call *op, const std::vector<Expr> &args) {
 }
 
 Expr Simplify::visit(const Call *op) {
+    // The thread or block index where a let names it (a thread loop's variable): that
+    // variable, so that `tx * 8 - thread_index(0) * 8` cancels and the let, which names the
+    // loop in the simulator's messages, stays.
+    if (op->is_intrinsic(Intrinsic::gpu_thread_index) || op->is_intrinsic(Intrinsic::gpu_block_index)) {
+        if (Expr same = enclosing_let_with_value(op); same.defined()) return mutate(same); // counts the use
+    }
     std::vector<Expr> args;
     bool changed = mutate_exprs(op->args, args);
     if (Expr folded = fold_call(op, args); folded.defined()) return folded;

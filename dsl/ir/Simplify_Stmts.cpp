@@ -26,13 +26,22 @@ bool is_var_plus_const(const Expr &e) {
 // A short sum of variables times constants (a split's `yo * 8 + y.min + 3`): copied into its
 // uses, terms that cancel there do (the min of a realization against the min subtracted by
 // its storage index), which address arithmetic and alias analysis need.
-bool is_short_linear(const Expr &e) {
+// A sum of at most three terms, each a variable or (depth allowing) a min or max of two such
+// sums of variables: a tile's start clamped at the end of the data, `min(e - 32, bx * 32)`.
+// Copied into its uses, it lets an index and the start of the storage it indexes cancel.
+bool is_short_linear(const Expr &e, int depth = 1) {
     const int max_terms = 3;
     if (!is_linear_type(e.type()) || !no_overflow(e.type())) return false;
     LinearForm l = linear_form(e);
     if (l.terms.size() > size_t(max_terms)) return false;
-    for (const Term &t : l.terms)
-        if (!t.e.as<Variable>()) return false;
+    for (const Term &t : l.terms) {
+        if (t.e.as<Variable>()) continue;
+        const Min *mn = t.e.as<Min>();
+        const Max *mx = t.e.as<Max>();
+        if (depth == 0 || (!mn && !mx)) return false;
+        if (!is_short_linear(mn ? mn->a : mx->a, depth - 1) || !is_short_linear(mn ? mn->b : mx->b, depth - 1))
+            return false;
+    }
     return true;
 }
 
