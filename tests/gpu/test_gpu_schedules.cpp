@@ -3,6 +3,7 @@
 
 #include "GPUTarget.h"
 #include "LayerNormGPU.h"
+#include "MatmulGPU.h"
 #include "Reference.h"
 
 #include <gtest/gtest.h>
@@ -371,6 +372,25 @@ TEST(GPUSchedule, LayerNormOneBlockPerRow) {
             ASSERT_TRUE(close(result(i, j), want, 1e-4, 1e-4)) << i << "," << j;
         }
     }
+}
+
+// The GPU benchmark's matmul (apps/common/MatmulGPU.h): 128 x 128 per block, 8 x 8 per thread
+// in registers, vectorized by 4, at sizes the tiles do not divide (the last tiles shift
+// inwards).
+TEST(GPUSchedule, RegisterTiledMatmul) {
+    const int N = 200, M = 150, K = 136;
+    Buffer<float> A({K, M}, "A"), B({N, K}, "B");
+    fill_random(A, -1, 1, 10);
+    fill_random(B, -1, 1, 11);
+    Func out = aicf_apps::matmul_register_tiled(A, B, K, "out");
+    Buffer<float> C = out.realize({N, M}, gpu_target);
+    C.copy_to_host();
+    for (int j = 0; j < M; j++)
+        for (int i = 0; i < N; i++) {
+            double want = 0;
+            for (int r = 0; r < K; r++) want += double(A(r, j)) * B(i, r);
+            ASSERT_TRUE(close(C(i, j), want, 1e-4, 1e-4)) << i << "," << j << ": " << C(i, j) << " vs " << want;
+        }
 }
 
 } // namespace

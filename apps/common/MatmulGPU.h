@@ -1,0 +1,57 @@
+#ifndef AICF_APPS_MATMUL_GPU_H
+#define AICF_APPS_MATMUL_GPU_H
+
+// C = A * B in float32 (C(x, y) = sum over k of A(k, y) * B(x, k)) as the classic register-
+// tiled GPU kernel: a 128 x 128 tile of C per block of 16 x 16 threads, an 8 x 8 tile per
+// thread accumulated in registers; for each step of 8 along k the block stages 8 x 128 of A
+// and 128 x 8 of B in shared memory (A with its rows innermost), so that each step of the
+// reduction reads four float4 per thread from shared memory for 64 fused multiply-adds.
+// The tiles need not divide the size of C (of at least 128 x 128): the last ones shift inwards.
+// K must be a multiple of 8, so that every step stages a whole 8-row slice with one thread
+// shape. The GPU benchmark measures this schedule and the GPU tests check it.
+
+#include "dsl/aicf.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace aicf_apps {
+
+inline aicf::Func matmul_register_tiled(const aicf::Buffer<float> &A, const aicf::Buffer<float> &B,
+                                        int K, const std::string &name) {
+    using namespace aicf;
+    if (K % 8 != 0) throw std::invalid_argument("matmul_register_tiled: K must be a multiple of 8");
+    Var x("x"), y("y"), bx("bx"), by("by"), xi("xi"), yi("yi"), tx("tx"), ty("ty"), xr("xr"), yr("yr");
+    Var t("t"), lo("lo"), hi("hi"), xo("xo"), xv("xv"), rounds("rounds");
+    RVar ko("ko"), ki("ki");
+    RDom k(0, K, "k");
+    Func a("a"), b("b"), prod("prod"), out(name);
+    a(x, y) = A(x, y);
+    b(x, y) = B(x, y);
+    prod(x, y) = 0.0f;
+    prod(x, y) += a(k, y) * b(x, k);
+    out(x, y) = prod(x, y);
+
+    out.tile(x, y, bx, by, xi, yi, 128, 128).gpu_blocks(bx, by);
+    out.tile(xi, yi, tx, ty, xr, yr, 8, 8).gpu_threads(tx, ty).vectorize(xr, 4).unroll(xr).unroll(yr);
+    prod.compute_at(out, bx).store_in(MemoryType::Register);
+    prod.tile(x, y, tx, ty, xr, yr, 8, 8).gpu_threads(tx, ty).vectorize(xr, 4).unroll(xr).unroll(yr);
+    prod.update()
+        .split(k, ko, ki, 8)
+        .tile(x, y, tx, ty, xr, yr, 8, 8)
+        .reorder(xr, yr, ki, tx, ty, ko)
+        .gpu_threads(tx, ty)
+        .vectorize(xr, 4)
+        .unroll(xr)
+        .unroll(yr)
+        .unroll(ki);
+    // 128 x 8 of B: one float4 per thread.
+    b.compute_at(prod, ko).split(x, xo, xv, 4).vectorize(xv).fuse(xo, y, t).split(t, hi, lo, 16).gpu_threads(lo, hi);
+    // 8 x 128 of A, stored with its rows innermost: four elements per thread, in four rounds.
+    a.compute_at(prod, ko).reorder_storage(y, x).fuse(x, y, t).split(t, rounds, t, 256).split(t, hi, lo, 16).gpu_threads(lo, hi);
+    return out;
+}
+
+} // namespace aicf_apps
+
+#endif
