@@ -68,6 +68,19 @@ class DistributeIntoMinMax : public IRMutator {
         if (const Max *m = a.as<Max>()) return distribute(m, b, true);
         return Sub::make(a, b);
     }
+    // min(a, b) * c is min(a * c, b * c) for a positive constant c (a max for a negative one):
+    // a fused loop's extent, min(n - i * 8, 7) * 2 + 2, then shows its bound (16).
+    Expr visit(const Mul *op) override {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        if (is_const(a) && !is_const(b)) std::swap(a, b);
+        auto c = as_const_int(b);
+        const Min *mn = a.as<Min>();
+        const Max *mx = a.as<Max>();
+        if (!c || *c == 0 || (!mn && !mx)) return Mul::make(a, b);
+        Expr x = simplify(Mul::make(mn ? mn->a : mx->a, b)), y = simplify(Mul::make(mn ? mn->b : mx->b, b));
+        bool min_after = (mn != nullptr) == (*c > 0);
+        return min_after ? Expr(Min::make(x, y)) : Expr(Max::make(x, y));
+    }
 };
 
 // A constant upper bound of e: the smaller side of a min suffices.
