@@ -45,8 +45,9 @@ inline aicf::Func matmul_register_tiled(const aicf::Buffer<float> &A, const aicf
         .unroll(ki);
     // 128 x 8 of B: one float4 per thread.
     b.compute_at(prod, ko).split(x, xo, xv, 4).vectorize(xv).fuse(xo, y, t).split(t, hi, lo, 16).gpu_threads(lo, hi);
-    // 8 x 128 of A, stored with its rows innermost: four elements per thread, in four rounds.
-    a.compute_at(prod, ko).reorder_storage(y, x).fuse(x, y, t).split(t, rounds, t, 256).split(t, hi, lo, 16).gpu_threads(lo, hi);
+    // 8 x 128 of A, stored with its rows innermost and padded to 132 (the eight rows a warp
+    // stores at once then fall in different banks): four elements per thread, in four rounds.
+    a.compute_at(prod, ko).reorder_storage(y, x).align_storage(y, 132).fuse(x, y, t).split(t, rounds, t, 256).split(t, hi, lo, 16).gpu_threads(lo, hi);
     return out;
 }
 
