@@ -16,6 +16,7 @@
 // AICF_DEVICE names (the simulator without a GPU), which counts the bytes each kernel moves
 // through device memory; the demo prints them against the compulsory bytes.
 
+#include "Timing.h"
 #include "backends/sim/Profile.h"
 #include "dsl/aicf.h"
 
@@ -105,22 +106,13 @@ int main(int argc, char **argv) {
 
     auto now = [] { return std::chrono::steady_clock::now(); };
     auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-    auto median = [&](Func &f, const Buffer<float> &into) {
-        std::vector<double> times;
-        for (int i = 0; i < 11; i++) {
-            auto a = now();
-            f.realize(into);
-            times.push_back(ms(a, now()));
-        }
-        std::sort(times.begin(), times.end());
-        return times[times.size() / 2];
-    };
     auto t0 = now();
     Buffer<float> out = scores.realize({dim, rows});
     auto t1 = now();
-    double fused_ms = median(scores, out);
     Buffer<float> staged_out = staged.scores.realize({dim, rows});
-    double staged_ms = median(staged.scores, staged_out);
+    // Timed alternately, so that a change in the machine's speed affects both alike.
+    auto [fused_ms, staged_ms] = aicf_apps::median_ms_alternating([&] { scores.realize(out); },
+                                                                  [&] { staged.scores.realize(staged_out); }, 21);
 
     // The reference, in double precision.
     double max_err = 0;
@@ -147,8 +139,8 @@ int main(int argc, char **argv) {
     for (int row = 0; row < rows; row++)
         for (int i = 0; i < dim; i++) diff = std::max(diff, double(std::fabs(out(i, row) - staged_out(i, row))));
     std::printf("first realize (compile + run):        %8.2f ms\n", ms(t0, t1));
-    std::printf("fused by rows (median of 11):         %8.3f ms\n", fused_ms);
-    std::printf("operator by operator (median of 11):  %8.3f ms  (%.2fx the fused time)\n",
+    std::printf("fused by rows (median of 21):         %8.3f ms\n", fused_ms);
+    std::printf("operator by operator (median of 21):  %8.3f ms  (%.2fx the fused time)\n",
                 staged_ms, staged_ms / fused_ms);
     std::printf("largest difference between the two schedules: %g\n", diff);
     std::printf("largest relative error against float64: %.2e\n", max_err);

@@ -15,8 +15,46 @@
 namespace aicf {
 namespace runtime {
 
+RunContext::RunContext() {
+    static std::atomic<uint64_t> next_id{1};
+    id = next_id++;
+}
+
+RunContext::Allocations &RunContext::thread_allocations() {
+    thread_local uint64_t cached_id = 0;
+    thread_local Allocations *cached = nullptr;
+    if (cached_id == id) return *cached;
+    std::lock_guard<std::mutex> guard(lock);
+    allocations.push_back(std::make_unique<Allocations>());
+    cached_id = id;
+    cached = allocations.back().get();
+    return *cached;
+}
+
+void RunContext::forget(void *p) {
+    // Compiled code frees an allocation on the thread that made it (a parallel loop's body
+    // allocates and frees within one iteration), usually last in, first out. Anything else
+    // is looked for in the other threads' lists, under the lock.
+    std::vector<void *> &own = thread_allocations().live;
+    for (auto it = own.rbegin(); it != own.rend(); ++it) {
+        if (*it == p) {
+            own.erase(std::next(it).base());
+            return;
+        }
+    }
+    std::lock_guard<std::mutex> guard(lock);
+    for (auto &list : allocations) {
+        auto it = std::find(list->live.begin(), list->live.end(), p);
+        if (it != list->live.end()) {
+            list->live.erase(it);
+            return;
+        }
+    }
+}
+
 RunContext::~RunContext() {
-    for (void *p : live_allocations) host_free(p);
+    for (auto &list : allocations)
+        for (void *p : list->live) host_free(p);
     for (void *p : live_device_buffers) {
         auto *b = static_cast<aicf_buffer_t *>(p);
         auto *mem = static_cast<const aicf_device_interface_t *>(b->device_interface);
@@ -133,20 +171,13 @@ void *aicf_malloc(void *ctx, const char *name, int64_t bytes) {
                            0, 0, 0, 0);
         return nullptr;
     }
-    if (rc) {
-        std::lock_guard<std::mutex> guard(rc->lock);
-        rc->live_allocations.push_back(p);
-    }
+    if (rc) rc->thread_allocations().live.push_back(p);
     return p;
 }
 
 void aicf_free(void *ctx, void *p) {
     auto *rc = static_cast<aicf::runtime::RunContext *>(ctx);
-    if (rc) {
-        std::lock_guard<std::mutex> guard(rc->lock);
-        auto it = std::find(rc->live_allocations.begin(), rc->live_allocations.end(), p);
-        if (it != rc->live_allocations.end()) rc->live_allocations.erase(it);
-    }
+    if (rc) rc->forget(p);
     aicf::host_free(p);
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -20,15 +21,29 @@ namespace runtime {
 class Device;
 
 struct RunContext {
+    RunContext();
     std::mutex lock;
     std::string error;
-    std::vector<void *> live_allocations;
+    // The heap allocations still live, one list per thread that allocates: a Func computed
+    // per row of a parallel loop allocates and frees once a row, and a list shared by the
+    // threads made them wait for each other (half the time of a fused layernorm + softmax).
+    struct Allocations {
+        std::vector<void *> live;
+    };
+    // This thread's list (registered, under the lock, the first time the thread asks).
+    Allocations &thread_allocations();
+    // Forgets p: from this thread's list, or from another thread's (under the lock).
+    void forget(void *p);
     // GPU pipelines: the kernels gpu_launch refers to by index, the device they run on
     // (chosen at the first launch), and the device intermediates still live.
     const std::vector<lowering::LoweredKernel> *kernels = nullptr;
     Device *device = nullptr;
     std::vector<void *> live_device_buffers;
     ~RunContext();
+
+private:
+    uint64_t id; // unique among the contexts of the process, for the threads' cached lists
+    std::vector<std::unique_ptr<Allocations>> allocations;
 };
 
 } // namespace runtime
