@@ -69,7 +69,9 @@ int main(int argc, char **argv) {
     // Both CPU schedules give every stage the same loops: rows in parallel, elementwise stages
     // vectorized along the row, and each row reduction split so that the 16 lanes of a vector
     // keep 16 partial results (rfactor). They differ only in where the stages are computed.
-    auto schedule = [](Block &b, bool region) {
+    // The output's row length is declared (bound): a row's intermediates then have a constant
+    // size, and the fused schedule keeps them in arrays on the stack.
+    auto schedule = [dim](Block &b, bool region) {
         Var u("u");
         RVar ko("ko"), ki("ki");
         for (Func *f : {&b.mean, &b.variance, &b.row_max, &b.denom}) {
@@ -81,7 +83,7 @@ int main(int argc, char **argv) {
                 f->compute_root().parallel(b.r);
             }
         }
-        b.scores.parallel(b.r).vectorize(b.c, 16);
+        b.scores.parallel(b.r).vectorize(b.c, 16).bound(b.c, 0, dim);
         for (Func *f : {&b.normalized, &b.e}) {
             if (region) {
                 f->compute_at(b.scores, b.r).vectorize(b.c, 16);
