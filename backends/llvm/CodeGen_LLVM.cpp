@@ -728,7 +728,12 @@ void CodeGen_LLVM::visit(const Allocate *op) {
     }
     {
         ScopedBinding<llvm::Value *> bind(symbols, op->name, ptr);
-        codegen(op->body);
+        if (on_heap) {
+            codegen(op->body);
+        } else {
+            ScopedBinding<int> stack(stack_storage, op->name, 1);
+            codegen(op->body);
+        }
     }
     if (on_heap) emit_heap_free(ptr);
 }

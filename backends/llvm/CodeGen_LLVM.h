@@ -90,11 +90,18 @@ protected:
     // accumulator across a loop that reads its operands). Valid where distinct names are
     // distinct memory: on the host (the runtime refuses outputs that overlap inputs); not for
     // GPU shared memory, whose allocations share one array by lifetime.
+    // All stack storage shares one tag: LLVM may merge two stack arrays (a Func computed as a
+    // copy of another becomes a memcpy, then one array), and with a tag each it would then
+    // drop the stores of one as never read by the other. Distinct stack arrays need no tag to
+    // tell them apart; the shared tag still tells them from buffers and heap storage.
     bool tag_accesses_by_storage = false;
+    ir::Scope<int> stack_storage;
     // Tags a load, store or masked access of `name` (when tagging is on); returns it.
     template <typename I>
     I *tag_access(I *inst, const std::string &name) {
-        if (tag_accesses_by_storage) inst->setMetadata(llvm::LLVMContext::MD_tbaa, storage_tbaa_tag(name));
+        if (tag_accesses_by_storage)
+            inst->setMetadata(llvm::LLVMContext::MD_tbaa,
+                              storage_tbaa_tag(stack_storage.contains(name) ? std::string(" stack") : name));
         return inst;
     }
 

@@ -1298,6 +1298,36 @@ TEST(SchedulePropertyRepro, FusedLoopOverARegionOfSymbolicWidth) {
     }
 }
 
+// Fixed (stack arrays carry no type-based alias tags). An intermediate computed per element of
+// a fused, parallel loop, whose pure definition copies a Func computed at its own loop: LLVM
+// turned the copy into a memcpy and then merged the two stack arrays, after which the
+// different alias tags of their names let it delete the stores of the copied Func as never
+// read. Every output value was wrong, with one thread or two.
+TEST(SchedulePropertyRepro, StackCopyOfAStackFuncKeepsItsStores) {
+    const int Rows = 17, N = 29, K = 37;
+    Buffer<float> A = margin_input<float>("A", {K, Rows}, {0, kB}, -1.0, 1.0, 128);
+    Buffer<float> B = margin_input<float>("B", {N, K}, {kB, 0}, -1.0, 1.0, 129);
+    Buffer<float> bias = margin_input<float>("bias", {N}, {2 * kB}, -1.0, 1.0, 130);
+    Var i("i"), j("j"), t0("t0"), jt("j_task"); // parallel(j, 9) names its inner loop j_task
+    RDom k(0, K, "k");
+    Func init("init"), C("C"), out("out");
+    init(j, i) = bias(j) * 0.25f - cast<float>(i);
+    C(j, i) = init(j, i);
+    C(j, i) += A(k, i) * B(j, k);
+    out(j, i) = C(j, i) * 0.5f + bias(j);
+    out.parallel(j, 9, TailStrategy::ShiftInwards).reorder(j, jt, i).fuse(j, jt, t0);
+    C.compute_at(out, t0).parallel(i, 6);
+    init.compute_at(LoopLevel("C", "i", 0));
+    Buffer<float> result;
+    ASSERT_NO_THROW(result = out.realize({N, Rows}));
+    for (int y = 0; y < Rows; y++)
+        for (int x = 0; x < N; x++) {
+            double c = double(bias(x)) * 0.25 - y;
+            for (int r = 0; r < K; r++) c += double(A(r, y)) * B(x, r);
+            ASSERT_NEAR(result(x, y), c * 0.5 + bias(x), 1e-4) << x << "," << y;
+        }
+}
+
 // Fixed in c689a9c. A GuardWithIf split of a loop other than the Func's own variable (a
 // renamed loop, or the inner loop of a ShiftInwards split) made bounds inference ignore the
 // guard, and the output bounds check failed: "Buffer f is too small: dimension 0 must cover
