@@ -146,19 +146,26 @@ Instance matmul() {
 
 // (c') The same product as an intermediate that starts from another Func (read only by its
 // pure definition, so compute_at must name the stage), read by an epilogue.
+// Its Funcs, made anew (a schedule applies to them) over inputs that may be shared.
+struct Epilogue {
+    static constexpr int Rows = 17, N = 29, K = 37;
+    Func init{"init"}, C{"C"}, out{"out"};
+    Var i{"i"}, j{"j"};
+    Epilogue(const Buffer<float> &A, const Buffer<float> &B, const Buffer<float> &bias) {
+        RDom k(0, K, "k");
+        init(j, i) = bias(j) * 0.25f - cast<float>(i);
+        C(j, i) = init(j, i);
+        C(j, i) += A(k, i) * B(j, k);
+        out(j, i) = C(j, i) * 0.5f + bias(j);
+    }
+    static Buffer<float> A_input(unsigned seed) { return margin_input<float>("A", {K, Rows}, {0, kB}, -1.0, 1.0, seed); }
+    static Buffer<float> B_input(unsigned seed) { return margin_input<float>("B", {N, K}, {kB, 0}, -1.0, 1.0, seed); }
+    static Buffer<float> bias_input(unsigned seed) { return margin_input<float>("bias", {N}, {2 * kB}, -1.0, 1.0, seed); }
+};
+
 Instance matmul_epilogue() {
-    const int Rows = 17, N = 29, K = 37;
-    static Buffer<float> A = margin_input<float>("A", {K, Rows}, {0, kB}, -1.0, 1.0, 105);
-    static Buffer<float> B = margin_input<float>("B", {N, K}, {kB, 0}, -1.0, 1.0, 106);
-    static Buffer<float> bias = margin_input<float>("bias", {N}, {2 * kB}, -1.0, 1.0, 107);
-    Var i("i"), j("j");
-    RDom k(0, K, "k");
-    Func init("init"), C("C"), out("out");
-    init(j, i) = bias(j) * 0.25f - cast<float>(i);
-    C(j, i) = init(j, i);
-    C(j, i) += A(k, i) * B(j, k);
-    out(j, i) = C(j, i) * 0.5f + bias(j);
-    return {out, {N, Rows}};
+    static Buffer<float> A = Epilogue::A_input(105), B = Epilogue::B_input(106), bias = Epilogue::bias_input(107);
+    return {Epilogue(A, B, bias).out, {Epilogue::N, Epilogue::Rows}};
 }
 
 // (d) Row-wise layernorm: mean and variance by inline sums, then normalize.
@@ -1304,17 +1311,11 @@ TEST(SchedulePropertyRepro, FusedLoopOverARegionOfSymbolicWidth) {
 // different alias tags of their names let it delete the stores of the copied Func as never
 // read. Every output value was wrong, with one thread or two.
 TEST(SchedulePropertyRepro, StackCopyOfAStackFuncKeepsItsStores) {
-    const int Rows = 17, N = 29, K = 37;
-    Buffer<float> A = margin_input<float>("A", {K, Rows}, {0, kB}, -1.0, 1.0, 128);
-    Buffer<float> B = margin_input<float>("B", {N, K}, {kB, 0}, -1.0, 1.0, 129);
-    Buffer<float> bias = margin_input<float>("bias", {N}, {2 * kB}, -1.0, 1.0, 130);
-    Var i("i"), j("j"), t0("t0"), jt("j_task"); // parallel(j, 9) names its inner loop j_task
-    RDom k(0, K, "k");
-    Func init("init"), C("C"), out("out");
-    init(j, i) = bias(j) * 0.25f - cast<float>(i);
-    C(j, i) = init(j, i);
-    C(j, i) += A(k, i) * B(j, k);
-    out(j, i) = C(j, i) * 0.5f + bias(j);
+    const int Rows = Epilogue::Rows, N = Epilogue::N, K = Epilogue::K;
+    Buffer<float> A = Epilogue::A_input(128), B = Epilogue::B_input(129), bias = Epilogue::bias_input(130);
+    Epilogue e(A, B, bias);
+    Var i = e.i, j = e.j, t0("t0"), jt("j_task"); // parallel(j, 9) names its inner loop j_task
+    Func out = e.out, C = e.C, init = e.init;
     out.parallel(j, 9, TailStrategy::ShiftInwards).reorder(j, jt, i).fuse(j, jt, t0);
     C.compute_at(out, t0).parallel(i, 6);
     init.compute_at(LoopLevel("C", "i", 0));
