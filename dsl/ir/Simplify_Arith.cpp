@@ -116,6 +116,23 @@ bool Simplify::cancels(const LinearForm &side, const Expr &e, int64_t coeff, int
 
 Expr Simplify::rebuild_sum(const LinearForm &l) {
     if (!no_overflow(l.type)) return linear_rebuild(l);
+    // k*x - k*c*(x / c) == k*(x % c) for a constant c > 0 (division rounds down): the sum
+    // loses the quotient, and interval analysis then knows the remainder lies in [0, c - 1].
+    // Only when every term of x cancels, so the sum gets simpler.
+    for (size_t i = 0; i < l.terms.size(); i++) {
+        const Div *d = l.terms[i].e.as<Div>();
+        if (!d || !d->type.is_scalar()) continue;
+        auto c = positive_const(d->b);
+        if (!c || l.terms[i].coeff % *c != 0 || l.terms[i].coeff / *c >= 0) continue;
+        int64_t k = -(l.terms[i].coeff / *c);
+        LinearForm x = linear_form(d->a), rest = l;
+        if (x.terms.empty()) continue;
+        rest.terms.erase(rest.terms.begin() + i);
+        LinearForm without = linear_combine(rest, x, -k);
+        if (without.terms.size() + x.terms.size() != rest.terms.size()) continue;
+        without.terms.push_back({Mod::make(d->a, d->b), k});
+        return rebuild_sum(linear_combine(without, LinearForm{l.type, {}, 0}, 1));
+    }
     // min(A, B) + t == min(A + t, B + t) (and -min(A, B) + t == max(t - A, t - B)): a term
     // t of the sum that cancels inside A or B moves in, so that `min(y*6 + m + 5, e + m) - m
     // - y*6` becomes `min(5, e - y*6)` and interval analysis no longer sees y twice. Only
@@ -149,6 +166,45 @@ Expr Simplify::rebuild_sum(const LinearForm &l) {
         LinearForm result = kept;
         result.terms.push_back({inner, term.coeff});
         return rebuild_sum(linear_combine(result, LinearForm{l.type, {}, 0}, 1));
+    }
+    // min(x + k, y) - min(x, y) == min(max(y - x, 0), k), and max(x + k, y) - max(x, y) ==
+    // min(max(x + k - y, 0), k), for a constant k >= 0 (negated when k < 0): x and y then
+    // appear once, and interval analysis bounds the difference by [0, k] rather than by their
+    // ranges twice. (The extent of a region clamped at both ends has this form.)
+    for (size_t i = 0; i < l.terms.size(); i++) {
+        if (l.terms[i].coeff != 1 || !l.terms[i].e.type().is_scalar()) continue;
+        const Min *pmin = l.terms[i].e.as<Min>();
+        const Max *pmax = l.terms[i].e.as<Max>();
+        if (!pmin && !pmax) continue;
+        for (size_t j = 0; j < l.terms.size(); j++) {
+            if (l.terms[j].coeff != -1) continue;
+            const Min *nmin = l.terms[j].e.as<Min>();
+            const Max *nmax = l.terms[j].e.as<Max>();
+            if (!(pmin && nmin) && !(pmax && nmax)) continue;
+            Expr p[2] = {pmin ? pmin->a : pmax->a, pmin ? pmin->b : pmax->b};
+            Expr n[2] = {nmin ? nmin->a : nmax->a, nmin ? nmin->b : nmax->b};
+            for (int a = 0; a < 4; a++) {
+                const Expr &y = p[a & 1], &px = p[1 - (a & 1)];
+                const Expr &ny = n[a >> 1], &nx = n[1 - (a >> 1)];
+                if (!equal(y, ny)) continue;
+                LinearForm diff = linear_combine(linear_form(px), linear_form(nx), -1);
+                if (!diff.terms.empty()) continue;
+                int64_t k = diff.constant;
+                if (k == INT64_MIN) continue;
+                // The smaller of the two free operands, and how far the other is above it.
+                const Expr &low = k >= 0 ? nx : px, &high = k >= 0 ? px : nx;
+                int64_t gap = k >= 0 ? k : -k;
+                Expr inside = pmin ? build_sub(y, low) : build_sub(high, y);
+                Expr clamped = min_or_max(min_or_max(inside, make_zero(l.type), false), make_const(l.type, gap), true);
+                LinearForm rest;
+                rest.type = l.type;
+                rest.constant = l.constant;
+                for (size_t t = 0; t < l.terms.size(); t++)
+                    if (t != i && t != j) rest.terms.push_back(l.terms[t]);
+                rest.terms.push_back({clamped, k >= 0 ? 1 : -1});
+                return rebuild_sum(linear_combine(rest, LinearForm{l.type, {}, 0}, 1));
+            }
+        }
     }
     return linear_rebuild(l);
 }

@@ -5,6 +5,7 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Substitute.h"
 #include "random_expr.h"
 
 #include <gtest/gtest.h>
@@ -236,6 +237,58 @@ TEST_F(SimplifyTest, DividesOutMultiples) {
     EXPECT_TRUE(simplifies_to(Div::make(Add::make(Mul::make(x, 8), 13), 4),
                               Add::make(Mul::make(x, 2), 3)));
     EXPECT_TRUE(simplifies_to(Mod::make(Sub::make(Mul::make(x, 8), 3), 4), Expr(1)));
+}
+
+// x - (x / c) * c is x's remainder, which interval analysis bounds by [0, c - 1]: the last
+// tile of a split, `e + 34 - ((e + 34) / 35) * 35`, is then known not to be empty.
+TEST_F(SimplifyTest, SumsOfAQuotientAndItsNumeratorBecomeARemainder) {
+    Expr n = Add::make(x, 34);
+    EXPECT_TRUE(simplifies_to(Sub::make(n, Mul::make(Div::make(n, 35), 35)), Mod::make(n, 35)));
+    // k copies, with other terms around: 2y + 2x - 8 * (x / 4) + 5 == 2y + 2 * (x % 4) + 5.
+    Expr e = Add::make(Sub::make(Add::make(Mul::make(y, 2), Mul::make(x, 2)), Mul::make(Div::make(x, 4), 8)), 5);
+    EXPECT_TRUE(simplifies_to(e, Add::make(Add::make(Mul::make(y, 2), Mul::make(Mod::make(x, 4), 2)), 5)));
+    Interval b = bounds_of_expr_in_scope(simplify(Sub::make(n, Mul::make(Div::make(n, 35), 35))), Scope<Interval>());
+    ASSERT_TRUE(b.has_lower_bound() && b.has_upper_bound());
+    EXPECT_TRUE(is_const_zero(b.min)) << b.min;
+    EXPECT_TRUE(equal(simplify(b.max), Expr(34))) << b.max;
+    // Only when the numerator's terms all cancel: x - (x + y) / 2 * 2 keeps its quotient.
+    Expr kept = simplify(Sub::make(x, Mul::make(Div::make(Add::make(x, y), 2), 2)));
+    EXPECT_EQ(kept.as<Mod>(), nullptr) << kept;
+    EXPECT_FALSE(simplifies_to(kept, Mod::make(Add::make(x, y), 2)));
+}
+
+// min(x + k, y) - min(x, y) is y - x clamped to [0, k] (max alike): x and y appear once,
+// so interval analysis bounds the extent of a region clamped at both ends by k.
+TEST_F(SimplifyTest, DifferencesOfMinsWithASharedOperandBecomeAClamp) {
+    auto clamp = [](Expr e, int k) { return Min::make(Max::make(e, 0), k); };
+    EXPECT_TRUE(simplifies_to(Sub::make(Min::make(Add::make(x, 8), y), Min::make(x, y)), clamp(Sub::make(y, x), 8)));
+    EXPECT_TRUE(simplifies_to(Sub::make(Max::make(y, Add::make(x, 3)), Max::make(x, y)), clamp(Add::make(Sub::make(x, y), 3), 3)));
+    // The other way round, negated; other terms of the sum stay.
+    Expr e = simplify(Add::make(Sub::make(Min::make(x, y), Min::make(y, Add::make(x, 5))), z));
+    Scope<Interval> anything; // x and y unbounded
+    anything.push("x", Interval::everything());
+    anything.push("y", Interval::everything());
+    Interval b = bounds_of_expr_in_scope(simplify(Sub::make(Min::make(Add::make(x, 8), y), Min::make(x, y))), anything);
+    ASSERT_TRUE(b.has_lower_bound() && b.has_upper_bound());
+    EXPECT_TRUE(is_const_zero(simplify(b.min)) && equal(simplify(b.max), Expr(8))) << b.min << " " << b.max;
+    // Every form agrees with the original at every point of a grid.
+    std::vector<Expr> forms = {
+        Sub::make(Min::make(Add::make(x, 8), y), Min::make(x, y)),
+        Sub::make(Min::make(x, y), Min::make(y, Add::make(x, 5))),
+        Sub::make(Max::make(Add::make(x, 3), y), Max::make(y, x)),
+        Sub::make(Max::make(x, y), Max::make(Add::make(x, 4), y)),
+        Add::make(Sub::make(Min::make(x, y), Min::make(y, Add::make(x, 5))), z),
+    };
+    for (const Expr &f : forms) {
+        Expr g = simplify(f);
+        for (int xv = -12; xv <= 12; xv += 3)
+            for (int yv = -12; yv <= 12; yv += 2) {
+                std::map<std::string, Expr> at = {{"x", Expr(xv)}, {"y", Expr(yv)}, {"z", Expr(7)}};
+                EXPECT_TRUE(equal(simplify(substitute(at, f)), simplify(substitute(at, g))))
+                    << f << " -> " << g << " at x = " << xv << ", y = " << yv;
+            }
+    }
+    EXPECT_EQ(e.as<Sub>() != nullptr || e.as<Add>() != nullptr, true) << e;
 }
 
 TEST_F(SimplifyTest, DivisionByCommonFactorsAndNesting) {
