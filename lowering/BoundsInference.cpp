@@ -152,7 +152,15 @@ public:
 
 private:
     const std::map<std::string, Function> &env;
+    // The ranges of the loops around the current point.
+    Scope<Interval> loops;
     using IRMutator::visit;
+
+    Stmt visit(const For *op) override {
+        Expr last = Sub::make(Add::make(op->min, op->extent), make_one(op->min.type()));
+        ScopedBinding<Interval> bind(loops, op->name, Interval(op->min, simplify(last)));
+        return IRMutator::visit(op);
+    }
 
     const Function *func_of_produce(const Stmt &s) const {
         const ProducerConsumer *pc = s.as<ProducerConsumer>();
@@ -170,7 +178,7 @@ private:
         }
         Stmt consume_body = mutate(consume->body);
         Stmt produce = mutate(op->first);
-        Access consumed = box_required(consume_body, f->name());
+        Access consumed = box_required(consume_body, f->name(), Scope<Interval>(), loops);
         Box box;
         if (consumed.used) {
             require_bounded(*f, consumed.box, "its consumers read");
@@ -194,8 +202,8 @@ private:
         auto it = env.find(op->name);
         internal_assert(it != env.end()) << "Realize of unknown Func " << op->name;
         const Function &f = it->second;
-        Access written = box_provided(body, f.name());
-        Access read = box_required(body, f.name());
+        Access written = box_provided(body, f.name(), Scope<Interval>(), loops);
+        Access read = box_required(body, f.name(), Scope<Interval>(), loops);
         internal_assert(written.used) << "Realize of " << f.name() << " that nothing writes";
         Box realized = read.used ? box_union(written.box, read.box) : written.box;
         // A bound() fixes the region: anything outside it is a run-time error already, so

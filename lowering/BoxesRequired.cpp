@@ -18,15 +18,19 @@ namespace {
 
 class FindBox : public IRVisitor {
 public:
-    FindBox(const std::string &name, bool provides, const Scope<Interval> &outer)
-        : name(name), provides(provides) {
+    FindBox(const std::string &name, bool provides, const Scope<Interval> &outer,
+            const Scope<Interval> &facts = Scope<Interval>())
+        : name(name), provides(provides), facts(facts) {
         outer.for_each([&](const std::string &n, const Interval &i) { scope.push(n, i); });
+        facts.for_each([&](const std::string &n, const Interval &) { loop_names.insert(n); });
     }
     Access result;
 
 private:
     const std::string &name;
     bool provides;
+    const Scope<Interval> &facts;
+    std::set<std::string> loop_names; // the variables `facts` gives ranges of
     Scope<Interval> scope;
 
     void add(const std::vector<Expr> &args) {
@@ -245,12 +249,26 @@ private:
         // ends alike: inside the guard that changes no value it takes, and it stays one point,
         // so a region's min and max keep moving together.
         bool point = i.has_lower_bound() && i.has_upper_bound() && equal(i.min, i.max);
+        // Where the guard may hold for no value of the range (tail iterations of an outer
+        // loop past the end), the range there becomes the guard's bound alone rather than
+        // empty: a region with a negative extent would stretch the bounds of everything
+        // computed over the enclosing loops, and one point the consumer reads elsewhere costs
+        // nothing. Only ranges that move with the loops around the statement are affected,
+        // and only those that those loops may leave empty: a range that stays non-empty keeps
+        // its simpler form, which gives tighter bounds further on.
+        auto may_be_empty = [&] {
+            if (!i.has_lower_bound() || !i.has_upper_bound() || !uses_vars(i.min, loop_names)) return false;
+            Interval d = bounds_of_expr_in_scope(simplify(Sub::make(i.max, i.min)), facts);
+            return !(d.has_lower_bound() && can_prove(GE::make(d.min, make_zero(d.min.type()))));
+        };
         if (upper && b.has_upper_bound()) {
             i.max = i.has_upper_bound() ? simplify(Min::make(i.max, b.max)) : b.max;
             if (point) i.min = i.max;
+            else if (may_be_empty()) i.min = simplify(Min::make(i.min, i.max));
         } else if (!upper && b.has_lower_bound()) {
             i.min = i.has_lower_bound() ? simplify(Max::make(i.min, b.min)) : b.min;
             if (point) i.max = i.min;
+            else if (may_be_empty()) i.max = simplify(Max::make(i.max, i.min));
         } else {
             return;
         }
@@ -286,8 +304,9 @@ private:
 
 } // namespace
 
-Access box_required(const Stmt &s, const std::string &name, const Scope<Interval> &scope) {
-    FindBox f(name, false, scope);
+Access box_required(const Stmt &s, const std::string &name, const Scope<Interval> &scope,
+                    const Scope<Interval> &facts) {
+    FindBox f(name, false, scope, facts);
     if (s.defined()) s.accept(&f);
     return f.result;
 }
@@ -298,8 +317,9 @@ Access box_required(const Expr &e, const std::string &name, const Scope<Interval
     return f.result;
 }
 
-Access box_provided(const Stmt &s, const std::string &name, const Scope<Interval> &scope) {
-    FindBox f(name, true, scope);
+Access box_provided(const Stmt &s, const std::string &name, const Scope<Interval> &scope,
+                    const Scope<Interval> &facts) {
+    FindBox f(name, true, scope, facts);
     if (s.defined()) s.accept(&f);
     return f.result;
 }

@@ -21,15 +21,19 @@ struct Access {
 };
 
 // The region of Func (or input buffer) `name` that `s` reads, given the ranges of variables
-// defined outside s in `scope`. Loops and lets inside `s` are accounted for.
+// defined outside s in `scope`. Loops and lets inside `s` are accounted for. `facts` are
+// ranges of variables outside `s` that the region stays symbolic in (the loops around `s`):
+// they only decide what can be proven about it.
 Access box_required(const ir::Stmt &s, const std::string &name,
-                    const ir::Scope<ir::Interval> &scope = ir::Scope<ir::Interval>());
+                    const ir::Scope<ir::Interval> &scope = ir::Scope<ir::Interval>(),
+                    const ir::Scope<ir::Interval> &facts = ir::Scope<ir::Interval>());
 // The same for what `e` reads.
 Access box_required(const ir::Expr &e, const std::string &name,
                     const ir::Scope<ir::Interval> &scope = ir::Scope<ir::Interval>());
 // The region of Func `name` that `s` writes (its Provide nodes).
 Access box_provided(const ir::Stmt &s, const std::string &name,
-                    const ir::Scope<ir::Interval> &scope = ir::Scope<ir::Interval>());
+                    const ir::Scope<ir::Interval> &scope = ir::Scope<ir::Interval>(),
+                    const ir::Scope<ir::Interval> &facts = ir::Scope<ir::Interval>());
 
 } // namespace lowering
 } // namespace aicf

@@ -1095,6 +1095,19 @@ void expect_linear(const std::function<void(Func &, Var &)> &schedule, int n) {
     for (int i = 0; i < n; i++) ASSERT_EQ(out(i), 3 * i + 1) << "at " << i;
 }
 
+// Realizes the matmul epilogue's output and checks it against a double-precision loop.
+void expect_epilogue(Func out, const Buffer<float> &A, const Buffer<float> &B, const Buffer<float> &bias) {
+    const int Rows = Epilogue::Rows, N = Epilogue::N, K = Epilogue::K;
+    Buffer<float> result;
+    ASSERT_NO_THROW(result = out.realize({N, Rows})) << out.loop_nest();
+    for (int y = 0; y < Rows; y++)
+        for (int x = 0; x < N; x++) {
+            double c = double(bias(x)) * 0.25 - y;
+            for (int r = 0; r < K; r++) c += double(A(r, y)) * B(x, r);
+            ASSERT_NEAR(result(x, y), c * 0.5 + bias(x), 1e-4) << x << "," << y;
+        }
+}
+
 template <typename T>
 void expect_same(const Buffer<T> &ref, const Buffer<T> &out) {
     ASSERT_TRUE(out.defined());
@@ -1194,6 +1207,86 @@ TEST(SchedulePropertyRepro, GuardedFusedLoopKeepsTheRegionsMinAndExtentTogether)
     ASSERT_NO_THROW(out = c.realize({29, 17}));
     for (int j = 0; j < 17; j++)
         for (int i = 0; i < 29; i++) ASSERT_EQ(out(i, j), in(i, j) * 3 + 7 + (i - j)) << i << "," << j;
+}
+
+// Fixed (a guard that holds for no value of a range narrows it to the guard's bound instead
+// of leaving it empty). A reduction computed at the root, read by a Func computed at the
+// outer loop of a doubly split consumer whose splits are GuardWithIf: in the tail iterations
+// past the last row, the Func's region had a negative extent, and its tiles (RoundUp, then
+// ShiftInwards) stretched the root reduction's bounds over all iterations; a run of 17 rows
+// asked for 79 rows of input: "Buffer in is too small: dimension 1 must cover [-30, 48], but
+// it covers [-16, 32]".
+TEST(SchedulePropertyRepro, EmptyTailIterationsDoNotStretchARootRegion) {
+    const int D = 41, R = 17;
+    Buffer<int> in = margin_input<int>("in", {D, R}, {0, 2 * kB}, -100, 100, 125);
+    Var c("c"), r("r"), ri0("ri0"), t1("t1"), ri2("ri2"), ro0("ro0"), roi1("roi1");
+    RDom k(0, D, "k");
+    Func total("total"), best("best"), out("out");
+    total(r) = 0;
+    total(r) += in(k, r);
+    best(r) = total(r) * 2;
+    out(c, r) = in(c, r) - best(r);
+    out.split(r, r, ri0, 8, TailStrategy::GuardWithIf).fuse(c, ri0, t1).split(r, r, ri2, 6, TailStrategy::GuardWithIf);
+    best.store_at(out, r).compute_at(out, ri2).split(r, ro0, r, 3, TailStrategy::RoundUp).split(ro0, ro0, roi1, 3);
+    total.compute_root();
+    Buffer<int> result;
+    ASSERT_NO_THROW(result = out.realize({D, R}));
+    for (int j = 0; j < R; j++) {
+        int sum = 0;
+        for (int i = 0; i < D; i++) sum += in(i, j);
+        for (int i = 0; i < D; i++) ASSERT_EQ(result(i, j), in(i, j) - 2 * sum) << i << "," << j;
+    }
+}
+
+// Fixed (the same way). A histogram's update split over rows with GuardWithIf and its outer
+// loop unrolled by more than its extent, with the per-pixel Func computed in each unrolled
+// iteration and its rows unrolled by 2 (RoundUp): the unrolled iterations past the last row
+// gave that Func a negative extent, which the rounding turned into rows far past the input:
+// "Buffer in is too small: dimension 1 must cover [0, 49], but it covers [-8, 36]".
+TEST(SchedulePropertyRepro, GuardedOffUnrolledIterationsReadNoFurther) {
+    const int W = 37, H = 29, Bins = 61;
+    Buffer<uint8_t> in = margin_input<uint8_t>("in", {W, H}, {kB, kB}, 1, 250, 126);
+    Var x("x"), y("y");
+    RDom r(0, W, 0, H, "r");
+    RVar ro("ro"), ri("ri");
+    Func v("v"), hist("hist");
+    v(x, y) = cast<int>(in(x, y)) * 7 % Bins;
+    hist(x) = 0;
+    hist(clamp(v(r.x, r.y), 0, Bins - 1)) += 1;
+    hist.update(0).split(r.y, ro, ri, 7, TailStrategy::GuardWithIf).unroll(ro, 7);
+    v.compute_at(hist, RVar("ro_ui")).unroll(y, 2, TailStrategy::RoundUp);
+    Buffer<int> result;
+    ASSERT_NO_THROW(result = hist.realize({Bins})) << hist.loop_nest();
+    std::vector<int> want(Bins, 0);
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++) want[int(in(i, j)) * 7 % Bins]++;
+    for (int b = 0; b < Bins; b++) ASSERT_EQ(result(b), want[b]) << "bin " << b;
+}
+
+// Kept working alongside that fix (the simplifier rewrites min(x + k, y) - min(x, y) as y - x
+// clamped to [0, k]). A Func computed in each lane of a vectorized loop with a guarded tail,
+// inside guarded tiles of a guarded parallel split: once its region's min is clamped to the
+// guard, the extent, a difference of two mins of the same tile start, was bounded by the
+// whole height twice, and the input was asked for 57 rows of 29.
+TEST(SchedulePropertyRepro, ClampedRegionKeepsItsExtentBounded) {
+    Buffer<int> in = margin_input<int>("in", {37, 29}, {2 * kB, 2 * kB}, -100, 100, 127);
+    Var x("x"), y("y"), yr("yr"), xo("xo"), xi("xi"), yo("yr_tasko"), yi("yr_taski");
+    Func a("a"), b("b"), c("c");
+    a(x, y) = in(x, y) * 3 + 7;
+    b(x, y) = a(x, y) - in(x, y) / 2 + y;
+    c(x, y) = b(x, y) * a(x, y) + (x - y);
+    c.rename(y, yr).parallel(yr, 9, TailStrategy::GuardWithIf);
+    c.tile(x, Var("yr_task"), xo, yo, xi, yi, 2, 9, TailStrategy::GuardWithIf).vectorize(yo, 7, TailStrategy::GuardWithIf);
+    b.compute_at(c, yi);
+    a.compute_at(c, Var("yr_tasko_vi"));
+    Buffer<int> out;
+    ASSERT_NO_THROW(out = c.realize({37, 29})) << c.loop_nest();
+    for (int j = 0; j < 29; j++)
+        for (int i = 0; i < 37; i++) {
+            int v = in(i, j), half = v >= 0 ? v / 2 : -((1 - v) / 2); // division rounds down
+            int av = v * 3 + 7, bv = av - half + j;
+            ASSERT_EQ(out(i, j), bv * av + (i - j)) << i << "," << j;
+        }
 }
 
 namespace {
@@ -1311,7 +1404,6 @@ TEST(SchedulePropertyRepro, FusedLoopOverARegionOfSymbolicWidth) {
 // different alias tags of their names let it delete the stores of the copied Func as never
 // read. Every output value was wrong, with one thread or two.
 TEST(SchedulePropertyRepro, StackCopyOfAStackFuncKeepsItsStores) {
-    const int Rows = Epilogue::Rows, N = Epilogue::N, K = Epilogue::K;
     Buffer<float> A = Epilogue::A_input(128), B = Epilogue::B_input(129), bias = Epilogue::bias_input(130);
     Epilogue e(A, B, bias);
     Var i = e.i, j = e.j, t0("t0"), jt("j_task"); // parallel(j, 9) names its inner loop j_task
@@ -1319,14 +1411,7 @@ TEST(SchedulePropertyRepro, StackCopyOfAStackFuncKeepsItsStores) {
     out.parallel(j, 9, TailStrategy::ShiftInwards).reorder(j, jt, i).fuse(j, jt, t0);
     C.compute_at(out, t0).parallel(i, 6);
     init.compute_at(LoopLevel("C", "i", 0));
-    Buffer<float> result;
-    ASSERT_NO_THROW(result = out.realize({N, Rows}));
-    for (int y = 0; y < Rows; y++)
-        for (int x = 0; x < N; x++) {
-            double c = double(bias(x)) * 0.25 - y;
-            for (int r = 0; r < K; r++) c += double(A(r, y)) * B(x, r);
-            ASSERT_NEAR(result(x, y), c * 0.5 + bias(x), 1e-4) << x << "," << y;
-        }
+    expect_epilogue(out, A, B, bias);
 }
 
 // Fixed in c689a9c. A GuardWithIf split of a loop other than the Func's own variable (a
