@@ -136,15 +136,26 @@ private:
     // A let's value to take bounds of: with the enclosing lets expanded, except those in
     // `keep` (variables a guard has narrowed, whose narrowed range must be used), when that
     // stays small to build and simplifies to a small expression; otherwise the value itself.
-    Expr value_for_bounds(const Expr &value, const std::set<std::string> &keep) const {
-        if (expanded_var_count(value) > 1024) return value;
-        std::vector<std::pair<std::string, Expr>> expandable;
-        for (const auto &let : lets)
-            if (!keep.count(let.first)) expandable.push_back(let);
-        Expr expanded = simplify(substitute_lets(expandable, value));
-        int nodes = 0;
-        visit_each<Variable>(expanded, [&](const Variable *) { nodes++; });
-        return nodes <= 64 ? expanded : value;
+    // A min or max too large to expand whole has its operands expanded one by one (two levels
+    // down): one of them may still be bounded tightly, as the end of a region written as its
+    // start plus its extent is once both are expanded and cancel.
+    Expr value_for_bounds(const Expr &value, const std::set<std::string> &keep, int depth = 2) const {
+        if (expanded_var_count(value) <= 1024) {
+            std::vector<std::pair<std::string, Expr>> expandable;
+            for (const auto &let : lets)
+                if (!keep.count(let.first)) expandable.push_back(let);
+            Expr expanded = simplify(substitute_lets(expandable, value));
+            int nodes = 0;
+            visit_each<Variable>(expanded, [&](const Variable *) { nodes++; });
+            if (nodes <= 64) return expanded;
+        }
+        if (depth > 0) {
+            if (const Min *m = value.as<Min>())
+                return Min::make(value_for_bounds(m->a, keep, depth - 1), value_for_bounds(m->b, keep, depth - 1));
+            if (const Max *m = value.as<Max>())
+                return Max::make(value_for_bounds(m->a, keep, depth - 1), value_for_bounds(m->b, keep, depth - 1));
+        }
+        return value;
     }
     void visit(const LetStmt *op) override { visit_let(op); }
     // The variables (loops and lets) that the guards around the current point narrowed.

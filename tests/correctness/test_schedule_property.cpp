@@ -1414,6 +1414,25 @@ TEST(SchedulePropertyRepro, StackCopyOfAStackFuncKeepsItsStores) {
     expect_epilogue(out, A, B, bias);
 }
 
+// Fixed (a let too large to expand whole for bounds has the operands of its min or max
+// expanded one by one). A matmul's accumulator computed per task of its consumer's fused
+// parallel loop, with the rows of its update split into guarded tasks and fused with the
+// columns: the accumulator's last column, its start plus its extent, was bounded with the two
+// taken apart, and the root Func that it copies (and the bias that Func reads) was computed
+// over 81 columns where 29 are read: "Buffer bias is too small: dimension 0 must cover
+// [-25, 55], but it covers [-16, 44]".
+TEST(SchedulePropertyRepro, AccumulatorsLastColumnIsBoundedAsAWhole) {
+    Buffer<float> A = Epilogue::A_input(131), B = Epilogue::B_input(132), bias = Epilogue::bias_input(133);
+    Epilogue e(A, B, bias);
+    Var i = e.i, j = e.j, t0("t0"), t1("t1"), jr("jr"), it("i_task");
+    Func out = e.out, C = e.C, init = e.init;
+    out.parallel(j, 3, TailStrategy::GuardWithIf).fuse(j, i, t0).parallel(t0, 7);
+    C.compute_at(out, Var("t0_task")).rename(j, jr).parallel(jr).fuse(jr, i, t1);
+    C.update(0).parallel(i, 7, TailStrategy::GuardWithIf).fuse(j, it, it);
+    init.compute_root();
+    expect_epilogue(out, A, B, bias);
+}
+
 // Fixed in c689a9c. A GuardWithIf split of a loop other than the Func's own variable (a
 // renamed loop, or the inner loop of a ShiftInwards split) made bounds inference ignore the
 // guard, and the output bounds check failed: "Buffer f is too small: dimension 0 must cover
