@@ -31,6 +31,7 @@ private:
     bool provides;
     const Scope<Interval> &facts;
     std::set<std::string> loop_names; // the variables `facts` gives ranges of
+    bool skips_iterations = false;    // see visit(const IfThenElse *)
     Scope<Interval> scope;
 
     void add(const std::vector<Expr> &args) {
@@ -165,7 +166,27 @@ private:
     void visit(const IfThenElse *op) override {
         op->condition.accept(this);
         std::vector<std::string> pushed;
+        // Whether some conjunct of the guard depends only on the loops around the statement:
+        // then whole iterations of those loops may run nothing here.
+        bool saved_skips = skips_iterations;
+        skips_iterations = false;
+        std::vector<Expr> conjuncts{op->condition};
+        while (!conjuncts.empty()) {
+            Expr c = conjuncts.back();
+            conjuncts.pop_back();
+            if (const And *a = c.as<And>()) {
+                conjuncts.push_back(a->a);
+                conjuncts.push_back(a->b);
+                continue;
+            }
+            if (expanded_var_count(c) > 256) continue;
+            c = expand_lets(c); // in terms of loops and of names outside the statement
+            bool outer = uses_vars(c, loop_names);
+            for (const std::string &n : free_vars(c)) outer = outer && !bound_inside.count(n);
+            skips_iterations = skips_iterations || outer;
+        }
         narrow(op->condition, pushed);
+        skips_iterations = saved_skips;
         std::set<std::string> saved_narrowed = narrowed;
         if (!pushed.empty()) {
             std::set<std::string> now(pushed.begin(), pushed.end());
@@ -264,11 +285,13 @@ private:
         // loop past the end), the range there becomes the guard's bound alone rather than
         // empty: a region with a negative extent would stretch the bounds of everything
         // computed over the enclosing loops, and one point the consumer reads elsewhere costs
-        // nothing. Only ranges that move with the loops around the statement are affected,
-        // and only those that those loops may leave empty: a range that stays non-empty keeps
-        // its simpler form, which gives tighter bounds further on.
+        // nothing. Only where the guard can skip whole iterations of the loops around the
+        // statement (a conjunct depends on those loops alone: the outer loop of a guarded
+        // split), for ranges that move with those loops, and that they may leave empty: a
+        // range that stays non-empty keeps its simpler form, which gives tighter bounds
+        // further on.
         auto may_be_empty = [&] {
-            if (!i.has_lower_bound() || !i.has_upper_bound() || !uses_vars(i.min, loop_names)) return false;
+            if (!skips_iterations || !i.has_lower_bound() || !i.has_upper_bound() || !uses_vars(i.min, loop_names)) return false;
             Interval d = bounds_of_expr_in_scope(simplify(Sub::make(i.max, i.min)), facts);
             return !(d.has_lower_bound() && can_prove(GE::make(d.min, make_zero(d.min.type()))));
         };

@@ -1289,6 +1289,31 @@ TEST(SchedulePropertyRepro, ClampedRegionKeepsItsExtentBounded) {
         }
 }
 
+// Kept working alongside that fix (a range is narrowed to the guard's bound only where some
+// conjunct of the guard can skip whole iterations of the loops around it). Funcs computed at
+// the outer loop of a split of a guarded parallel loop's fused tasks: the guard there only
+// trims the last tile, and narrowing its range anyway loosened the bounds of what the tiles
+// read, asking for 67 columns of 37.
+TEST(SchedulePropertyRepro, GuardThatSkipsNoIterationKeepsItsRange) {
+    Buffer<int> in = margin_input<int>("in", {37, 29}, {2 * kB, 2 * kB}, -100, 100, 128);
+    Var x("x"), y("y"), t0("t0"), to("to"), ti("ti");
+    Func a("a"), b("b"), c("c");
+    a(x, y) = in(x, y) * 3 + 7;
+    b(x, y) = a(x, y) - in(x, y) / 2 + y;
+    c(x, y) = b(x, y) * a(x, y) + (x - y);
+    c.parallel(x, 3, TailStrategy::GuardWithIf).fuse(Var("x_task"), x, t0).split(t0, to, ti, 9, TailStrategy::ShiftInwards);
+    b.compute_at(c, to);
+    a.compute_at(c, y);
+    Buffer<int> out;
+    ASSERT_NO_THROW(out = c.realize({37, 29})) << c.loop_nest();
+    for (int j = 0; j < 29; j++)
+        for (int i = 0; i < 37; i++) {
+            int v = in(i, j), half = v >= 0 ? v / 2 : -((1 - v) / 2); // division rounds down
+            int av = v * 3 + 7, bv = av - half + j;
+            ASSERT_EQ(out(i, j), bv * av + (i - j)) << i << "," << j;
+        }
+}
+
 namespace {
 
 // A 3x3 box blur as two passes over an input with a border of `margin` pixels (the one-pixel
