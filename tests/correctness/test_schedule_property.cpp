@@ -1095,6 +1095,18 @@ void expect_linear(const std::function<void(Func &, Var &)> &schedule, int n) {
     for (int i = 0; i < n; i++) ASSERT_EQ(out(i), 3 * i + 1) << "at " << i;
 }
 
+// Realizes the pointwise chain's output c (37 x 29) and checks it against a plain loop.
+void expect_pointwise(Func c, const Buffer<int> &in) {
+    Buffer<int> out;
+    ASSERT_NO_THROW(out = c.realize({37, 29})) << c.loop_nest();
+    for (int j = 0; j < 29; j++)
+        for (int i = 0; i < 37; i++) {
+            int v = in(i, j), half = v >= 0 ? v / 2 : -((1 - v) / 2); // division rounds down
+            int av = v * 3 + 7, bv = av - half + j;
+            ASSERT_EQ(out(i, j), bv * av + (i - j)) << i << "," << j;
+        }
+}
+
 // Realizes the matmul epilogue's output and checks it against a double-precision loop.
 void expect_epilogue(Func out, const Buffer<float> &A, const Buffer<float> &B, const Buffer<float> &bias) {
     const int Rows = Epilogue::Rows, N = Epilogue::N, K = Epilogue::K;
@@ -1279,14 +1291,7 @@ TEST(SchedulePropertyRepro, ClampedRegionKeepsItsExtentBounded) {
     c.tile(x, Var("yr_task"), xo, yo, xi, yi, 2, 9, TailStrategy::GuardWithIf).vectorize(yo, 7, TailStrategy::GuardWithIf);
     b.compute_at(c, yi);
     a.compute_at(c, Var("yr_tasko_vi"));
-    Buffer<int> out;
-    ASSERT_NO_THROW(out = c.realize({37, 29})) << c.loop_nest();
-    for (int j = 0; j < 29; j++)
-        for (int i = 0; i < 37; i++) {
-            int v = in(i, j), half = v >= 0 ? v / 2 : -((1 - v) / 2); // division rounds down
-            int av = v * 3 + 7, bv = av - half + j;
-            ASSERT_EQ(out(i, j), bv * av + (i - j)) << i << "," << j;
-        }
+    expect_pointwise(c, in);
 }
 
 // Kept working alongside that fix (a range is narrowed to the guard's bound only where some
@@ -1304,14 +1309,7 @@ TEST(SchedulePropertyRepro, GuardThatSkipsNoIterationKeepsItsRange) {
     c.parallel(x, 3, TailStrategy::GuardWithIf).fuse(Var("x_task"), x, t0).split(t0, to, ti, 9, TailStrategy::ShiftInwards);
     b.compute_at(c, to);
     a.compute_at(c, y);
-    Buffer<int> out;
-    ASSERT_NO_THROW(out = c.realize({37, 29})) << c.loop_nest();
-    for (int j = 0; j < 29; j++)
-        for (int i = 0; i < 37; i++) {
-            int v = in(i, j), half = v >= 0 ? v / 2 : -((1 - v) / 2); // division rounds down
-            int av = v * 3 + 7, bv = av - half + j;
-            ASSERT_EQ(out(i, j), bv * av + (i - j)) << i << "," << j;
-        }
+    expect_pointwise(c, in);
 }
 
 namespace {
