@@ -29,7 +29,7 @@ public:
 private:
     const std::string &name;
     bool provides;
-    const Scope<Interval> &facts;
+    Scope<Interval> facts;            // a copy: the caller's may be a default argument
     std::set<std::string> loop_names; // the variables `facts` gives ranges of
     bool skips_iterations = false;    // see visit(const IfThenElse *)
     Scope<Interval> scope;

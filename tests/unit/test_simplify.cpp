@@ -264,7 +264,8 @@ TEST_F(SimplifyTest, DifferencesOfMinsWithASharedOperandBecomeAClamp) {
     EXPECT_TRUE(simplifies_to(Sub::make(Min::make(Add::make(x, 8), y), Min::make(x, y)), clamp(Sub::make(y, x), 8)));
     EXPECT_TRUE(simplifies_to(Sub::make(Max::make(y, Add::make(x, 3)), Max::make(x, y)), clamp(Add::make(Sub::make(x, y), 3), 3)));
     // The other way round, negated; other terms of the sum stay.
-    Expr e = simplify(Add::make(Sub::make(Min::make(x, y), Min::make(y, Add::make(x, 5))), z));
+    EXPECT_TRUE(simplifies_to(Add::make(Sub::make(Min::make(x, y), Min::make(y, Add::make(x, 5))), z),
+                              Sub::make(z, clamp(Sub::make(y, x), 5))));
     Scope<Interval> anything; // x and y unbounded
     anything.push("x", Interval::everything());
     anything.push("y", Interval::everything());
@@ -288,7 +289,6 @@ TEST_F(SimplifyTest, DifferencesOfMinsWithASharedOperandBecomeAClamp) {
                     << f << " -> " << g << " at x = " << xv << ", y = " << yv;
             }
     }
-    EXPECT_EQ(e.as<Sub>() != nullptr || e.as<Add>() != nullptr, true) << e;
 }
 
 TEST_F(SimplifyTest, DivisionByCommonFactorsAndNesting) {
