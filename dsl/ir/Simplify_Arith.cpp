@@ -281,6 +281,24 @@ Expr Simplify::build_mul(const Expr &a, const Expr &b) {
 // ---------------------------------------------------------------------------------------------
 // Div, Mod
 
+// For a ramp whose base is a known multiple of c plus r, with every lane r + i*stride inside
+// [0, c): r. Its lanes then share one quotient by c, and their remainders are a ramp from r.
+// This is how a packed layout's (x / c, x % c) of a vectorized x stays a dense access.
+static std::optional<int64_t> ramp_residue_within(const Ramp *ra, int64_t c) {
+    auto stride = const_bits(ra->stride);
+    if (!stride) return std::nullopt;
+    LinearForm l = linear_form(ra->base);
+    for (const Term &term : l.terms) {
+        if (term.coeff % c != 0) return std::nullopt;
+    }
+    int64_t r = mod_euclid(l.constant, c);
+    // |stride| * lanes is small: lanes are at most a few hundred, and a stride past c fails below.
+    if (*stride <= -c || *stride >= c) return std::nullopt;
+    int64_t last = r + *stride * (ra->type.lanes - 1);
+    if (last < 0 || last >= c) return std::nullopt;
+    return r;
+}
+
 Expr Simplify::build_div(const Expr &a, const Expr &b) {
     if (Expr f = fold_binary(IRNodeType::Div, a, b); f.defined()) return f;
     Type t = a.type();
@@ -300,6 +318,9 @@ Expr Simplify::build_div(const Expr &a, const Expr &b) {
         // (base + i*s) / c == base / c + i * (s / c) when c divides s.
         Type et = t.element_of();
         return make_ramp(div_by_const(ra->base, *c), make_const(et, *stride / *c), t.lanes);
+    }
+    if (ra && no_overflow(t) && ramp_residue_within(ra, *c)) {
+        return Broadcast::make(div_by_const(ra->base, *c), t.lanes);
     }
     return Div::make(a, b);
 }
@@ -382,6 +403,9 @@ Expr Simplify::build_mod(const Expr &a, const Expr &b) {
     auto stride = ra ? const_bits(ra->stride) : std::nullopt;
     if (ra && stride && no_overflow(t) && *stride % *c == 0) {
         return Broadcast::make(mod_by_const(ra->base, *c), t.lanes);
+    }
+    if (auto r = ra && no_overflow(t) ? ramp_residue_within(ra, *c) : std::nullopt) {
+        return make_ramp(make_const(t.element_of(), *r), ra->stride, t.lanes);
     }
     return Mod::make(a, b);
 }

@@ -170,6 +170,29 @@ TEST(Schedules, AssemblyShowsTheHostCode) {
     EXPECT_EQ(written, text);
 }
 
+// A packed layout read as P(x % 16, y, x / 16) under vectorize(x, 16): where the vectors start
+// at known multiples of 16 every lane has the same x / 16, and the load is one dense vector; a width
+// that is not a multiple shifts the last vector inwards, across a multiple, and that vector is
+// gathered. Both compute what a plain loop computes.
+TEST(Schedules, PackedLayoutReadsWholeVectors) {
+    for (int W : {80, 77}) {
+        const int H = 5, S = (W + 15) / 16;
+        Buffer<int> packed(16, H, S);
+        fill_random(packed, -1000, 1000, 7);
+        Var x("x"), y("y"), xo("xo"), xi("xi");
+        Func f("f");
+        f(x, y) = packed(x % 16, y, x / 16) * 3 + x;
+        f.bound(x, 0, W).split(x, xo, xi, 16).vectorize(xi);
+        Buffer<int> out = f.realize({W, H});
+        for (int j = 0; j < H; j++)
+            for (int i = 0; i < W; i++) ASSERT_EQ(out(i, j), packed(i % 16, j, i / 16) * 3 + i) << W << ": " << i << "," << j;
+        if (W == 80) {
+            std::string stmt = f.lowered_stmt();
+            EXPECT_EQ(stmt.find("x16(16)"), std::string::npos) << "a division or remainder per lane:\n" << stmt;
+        }
+    }
+}
+
 // A producer stored outside a serial loop and computed inside it slides: each iteration
 // computes only the rows past those the previous one computed. The results are exactly those
 // of the default schedule, for stencils reaching different distances, tails and vectors.

@@ -343,6 +343,29 @@ TEST_F(SimplifyTest, DividesVectors) {
                               Ramp::make(0, 1, 4)));
 }
 
+// A packed layout's (x / c, x % c) of a vectorized x: when every lane stays within one multiple
+// of c, the quotient is one value and the remainders a dense ramp, so the access is no gather.
+TEST_F(SimplifyTest, RampsWithinOneMultipleShareAQuotient) {
+    Expr base = Add::make(Mul::make(x, 64), 16);
+    EXPECT_TRUE(simplifies_to(Div::make(Ramp::make(base, 1, 16), Broadcast::make(64, 16)),
+                              Broadcast::make(x, 16)));
+    EXPECT_TRUE(simplifies_to(Mod::make(Ramp::make(base, 1, 16), Broadcast::make(64, 16)),
+                              Ramp::make(16, 1, 16)));
+    // Descending lanes: 15 down to 0.
+    Expr down = Add::make(Mul::make(x, 64), 15);
+    EXPECT_TRUE(simplifies_to(Div::make(Ramp::make(down, -1, 16), Broadcast::make(64, 16)),
+                              Broadcast::make(x, 16)));
+    // The last lane of a ramp from 64x + 56 reaches 64x + 71: two quotients, left as they are.
+    Expr across = Div::make(Ramp::make(Add::make(Mul::make(x, 64), 56), 1, 16), Broadcast::make(64, 16));
+    EXPECT_TRUE(simplifies_to(across, across));
+    // 64x - 1 is 63 past a multiple of 64, so the next lane crosses it.
+    Expr before = Mod::make(Ramp::make(Sub::make(Mul::make(x, 64), 1), 1, 4), Broadcast::make(64, 4));
+    EXPECT_NE(simplify(before).as<Mod>(), nullptr) << simplify(before);
+    // A base that is not a known multiple plus a constant: x + 1 may be anywhere modulo 64.
+    Expr unknown = Div::make(Ramp::make(Add::make(x, 1), 1, 4), Broadcast::make(64, 4));
+    EXPECT_TRUE(simplifies_to(unknown, unknown));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Min and max
 
