@@ -340,8 +340,58 @@ void check_uses_enclosed(const Function &f, const Stmt &s, const std::string &si
 
 } // namespace
 
+namespace {
+
+// An inlined Func has no loops and no storage of its own: a directive that would change them
+// is refused rather than silently dropped. Splits, reorders and renames are allowed (they name
+// loops that do not exist, and change nothing).
+void check_inlined_schedule(const Function &f) {
+    const std::string &name = f.name();
+    const char *how = f.schedule().compute_level_set ? "is computed inline (compute_inline())"
+                                                     : "is computed inline (the default for a Func without update definitions)";
+    std::string remedy = "Give it a place first, e.g. " + name + ".compute_root() or " + name +
+                         ".compute_at(consumer, var), or remove the directive.";
+    const StageSchedule &stage = f.definition().schedule;
+    for (const Dim &d : stage.dims) {
+        if (d.for_type == ForType::Serial) continue;
+        const char *directive = d.for_type == ForType::Parallel     ? "parallel"
+                                : d.for_type == ForType::Vectorized ? "vectorize"
+                                : d.for_type == ForType::Unrolled   ? "unroll"
+                                : d.for_type == ForType::GPUBlock   ? "gpu_blocks"
+                                : d.for_type == ForType::GPUThread  ? "gpu_threads"
+                                                                     : "gpu_lanes";
+        user_error << "Func " << name << " " << how << ", so it has no loop " << d.var << " for "
+                   << directive << "(" << d.var << ") to act on. " << remedy;
+    }
+    user_assert(stage.prefetches.empty())
+        << "Func " << name << " " << how << ", so it has no loop " << stage.prefetches[0].at
+        << " to prefetch " << stage.prefetches[0].name << " in. " << remedy;
+    user_assert(!stage.single_gpu_thread)
+        << "Func " << name << " " << how << ", so gpu_single_thread() has nothing to run. " << remedy;
+    const FuncSchedule &sched = f.schedule();
+    user_assert(!sched.store_level_set || sched.store_level.is_inlined())
+        << "Func " << name << " " << how << ", so it has no storage to place at "
+        << sched.store_level.to_string() << ". " << remedy;
+    user_assert(sched.memory_type == MemoryType::Auto)
+        << "Func " << name << " " << how << ", so it has no storage to keep in "
+        << to_string(sched.memory_type) << " memory. " << remedy;
+    user_assert(sched.region_constraints.empty())
+        << "Func " << name << " " << how << ", so it has no region of its own for "
+        << (sched.region_constraints.empty() || sched.region_constraints[0].extent.defined() ? "bound" : "align_bounds")
+        << "(" << (sched.region_constraints.empty() ? "" : sched.region_constraints[0].var) << ", ...) to fix. " << remedy;
+    user_assert(sched.storage_order.empty() && sched.storage_alignment.empty())
+        << "Func " << name << " " << how << ", so it has no storage for "
+        << (sched.storage_order.empty() ? "align_storage" : "reorder_storage") << " to lay out. " << remedy;
+}
+
+} // namespace
+
 Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<std::string> &order,
                         const std::map<std::string, Function> &env) {
+    for (const std::string &name : order) {
+        const Function &f = env.at(name);
+        if (is_inlined(f, outputs)) check_inlined_schedule(f);
+    }
     std::vector<Stmt> produce_outputs;
     for (const Function &o : outputs) produce_outputs.push_back(build_produce(o));
     Stmt s = Block::make(produce_outputs);

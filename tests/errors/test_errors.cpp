@@ -326,6 +326,40 @@ TEST(ScheduleErrors, ComputeAtOneStageOfAConsumerThatUsesItInTwo) {
                          "that loop.");
 }
 
+// An inlined Func has no loops or storage of its own; a directive on them is refused, not
+// dropped. Splits and reorders alone change nothing and stay allowed.
+TEST(ScheduleErrors, DirectivesOnAnInlinedFuncAreRefused) {
+    auto refusal = [](const std::function<void(Func &, Var &, Var &)> &schedule) {
+        Var x("x"), y("y");
+        Func f("f"), g("g");
+        f(x, y) = x + y;
+        g(x, y) = f(x, y) * 2;
+        schedule(f, x, y);
+        return message_of<CompileError>([&] { g.realize({8, 8}); });
+    };
+    std::string msg = refusal([](Func &f, Var &x, Var &) { f.vectorize(x, 4); });
+    EXPECT_CONTAINS(msg, "Func f is computed inline (the default for a Func without update "
+                         "definitions), so it has no loop x_vi for vectorize(x_vi) to act on.");
+    EXPECT_CONTAINS(msg, "Give it a place first, e.g. f.compute_root() or f.compute_at(consumer, var)");
+    msg = refusal([](Func &f, Var &, Var &y) { f.compute_inline().parallel(y); });
+    EXPECT_CONTAINS(msg, "Func f is computed inline (compute_inline()), so it has no loop y for "
+                         "parallel(y) to act on.");
+    msg = refusal([](Func &f, Var &x, Var &) { f.bound(x, 0, 8); });
+    EXPECT_CONTAINS(msg, "so it has no region of its own for bound(x, ...) to fix.");
+    msg = refusal([](Func &f, Var &x, Var &y) { f.reorder_storage(y, x); });
+    EXPECT_CONTAINS(msg, "so it has no storage for reorder_storage to lay out.");
+    msg = refusal([](Func &f, Var &, Var &) { f.store_in(MemoryType::Stack); });
+    EXPECT_CONTAINS(msg, "so it has no storage to keep in stack memory.");
+    // A split and a reorder name loops that do not exist and change nothing.
+    Var x("x"), y("y"), xo("xo"), xi("xi");
+    Func f("f"), g("g");
+    f(x, y) = x + y;
+    g(x, y) = f(x, y) * 2;
+    f.split(x, xo, xi, 4).reorder(y, xi);
+    Buffer<int> out = g.realize({8, 8});
+    EXPECT_EQ(out(3, 5), 16);
+}
+
 TEST(ScheduleErrors, StoreLevelMustEncloseTheComputeLevel) {
     Var x("x"), y("y");
     Func f("f"), g("g");
