@@ -274,13 +274,36 @@ std::string find_level_loop(const Stmt &s, const LoopLevel &level) {
     return found;
 }
 
-std::string describe_valid_levels(const Function &f, const Stmt &s) {
+// f and the inlined Funcs that call it, directly or through other inlined Funcs: until they
+// are inlined (last), a call to any of them is a use of f.
+std::set<std::string> names_that_use(const Function &f, const std::vector<Function> &outputs,
+                                     const std::map<std::string, Function> &env) {
+    std::set<std::string> names{f.name()};
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (const auto &[name, g] : env) {
+            if (names.count(name) || !is_inlined(g, outputs)) continue;
+            bool calls = false;
+            auto look = [&](const Expr &e) {
+                visit_each<Call>(e, [&](const Call *c) {
+                    calls = calls || (c->call_type == Call::Func && names.count(c->name));
+                });
+            };
+            for (const Expr &e : g.definition().args) look(e);
+            for (const Expr &e : g.definition().values) look(e);
+            if (calls) grew = names.insert(name).second;
+        }
+    }
+    return names;
+}
+
+std::string describe_valid_levels(const std::set<std::string> &uses_of_f, const Stmt &s) {
     std::string text;
     for (const std::string &n : loop_names_in(s)) {
         bool uses = false;
         visit_each<For>(s, [&](const For *op) {
             if (op->name != n) return;
-            visit_each<Call>(Stmt(op), [&](const Call *c) { uses = uses || c->name == f.name(); });
+            visit_each<Call>(Stmt(op), [&](const Call *c) { uses = uses || uses_of_f.count(c->name); });
         });
         if (uses) text += "  " + n + "\n";
     }
@@ -312,13 +335,16 @@ private:
     }
 };
 
-// Checks that every use of f is inside its Realize.
-void check_uses_enclosed(const Function &f, const Stmt &s, const std::string &site) {
+// Checks that every use of f (a call to f or to an inlined Func that calls it) is inside f's
+// Realize.
+void check_uses_enclosed(const Function &f, const std::set<std::string> &uses_of_f, const Stmt &s,
+                         const std::string &site) {
     struct Checker : IRVisitor {
         const std::string &name;
+        const std::set<std::string> &uses;
         int depth = 0;
         std::string stray;
-        explicit Checker(const std::string &n) : name(n) {}
+        Checker(const std::string &n, const std::set<std::string> &u) : name(n), uses(u) {}
         using IRVisitor::visit;
         void visit(const Realize *op) override {
             depth += op->name == name;
@@ -326,11 +352,13 @@ void check_uses_enclosed(const Function &f, const Stmt &s, const std::string &si
             depth -= op->name == name;
         }
         void visit(const Call *op) override {
-            if (op->name == name && op->call_type == Call::Func && depth == 0 && stray.empty())
+            if (uses.count(op->name) && op->call_type == Call::Func && depth == 0 && stray.empty()) {
                 stray = to_string(Expr(op));
+                if (op->name != name) stray += " (inlined, it calls " + name + ")";
+            }
             IRVisitor::visit(op);
         }
-    } checker(f.name());
+    } checker(f.name(), uses_of_f);
     s.accept(&checker);
     user_assert(checker.stray.empty())
         << "Func " << f.name() << " is computed inside the loop " << site << ", but "
@@ -399,6 +427,7 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         const Function &f = env.at(*it);
         if (is_output(f, outputs) || is_inlined(f, outputs)) continue;
+        const std::set<std::string> uses_of_f = names_that_use(f, outputs, env);
         const FuncSchedule &sched = f.schedule();
         LoopLevel compute = sched.compute_level_set ? sched.compute_level : LoopLevel::root();
         LoopLevel store = sched.store_level_set ? sched.store_level : compute;
@@ -415,7 +444,7 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
                 << "Func " << f.name() << " is scheduled at " << level->to_string()
                 << ", but there is no such loop where " << f.name()
                 << " is used. The loops that could hold it are:\n"
-                << describe_valid_levels(f, s);
+                << describe_valid_levels(uses_of_f, s);
         }
 
         Region region;
@@ -447,7 +476,7 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
                 << " and computed at " << compute.to_string()
                 << ", but the store level must enclose the compute level.";
         }
-        check_uses_enclosed(f, s, compute_loop.empty() ? "root" : compute_loop);
+        check_uses_enclosed(f, uses_of_f, s, compute_loop.empty() ? "root" : compute_loop);
     }
 
     for (auto it = order.rbegin(); it != order.rend(); ++it) {

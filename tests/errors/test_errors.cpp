@@ -360,6 +360,24 @@ TEST(ScheduleErrors, DirectivesOnAnInlinedFuncAreRefused) {
     EXPECT_EQ(out(3, 5), 16);
 }
 
+// The same when the use outside is through an inlined Func: g calls f in both of h's stages.
+TEST(ScheduleErrors, ComputeAtALoopThatMissesAUseThroughAnInlinedFunc) {
+    Var x("x"), y("y");
+    Func f("f"), g("g"), h("h");
+    f(x, y) = x + y;
+    g(x, y) = f(x, y) * 3;
+    h(x, y) = g(x, y);
+    h(x, y) = h(x, y) + g(x, y) % 7;
+    f.compute_at(h, y); // the loop over y of h's last stage, the update
+    std::string msg = message_of<CompileError>([&] { h.realize({8, 4}); });
+    EXPECT_CONTAINS(msg, "Func f is computed inside the loop h.s1.y, but g(h.s0.x, h.s0.y) "
+                         "(inlined, it calls f) uses it outside that loop.");
+    // The loops that could hold f are those around every use, the inlined ones included.
+    f.compute_at(h, Var("z"));
+    msg = message_of<CompileError>([&] { h.realize({8, 4}); });
+    EXPECT_CONTAINS(msg, "The loops that could hold it are:\n  h.s0.y\n  h.s0.x\n  h.s1.y\n  h.s1.x\n");
+}
+
 TEST(ScheduleErrors, StoreLevelMustEncloseTheComputeLevel) {
     Var x("x"), y("y");
     Func f("f"), g("g");
