@@ -28,7 +28,9 @@ struct TopoSort {
         }
         path.push_back(f.name());
         for (const Function &g : direct_callees(f)) {
-            if (g.same_as(f)) continue; // a Func's updates may read the Func itself
+            // A Func's updates may read the Func itself. By name: lowering may have rewritten a
+            // copy of f whose self-calls still point at the Func the user defined.
+            if (g.name() == f.name()) continue;
             visit(env.at(g.name()));
         }
         path.pop_back();

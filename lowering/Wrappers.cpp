@@ -30,7 +30,9 @@ private:
     Expr visit(const Call *op) override {
         Expr e = IRMutator::visit(op);
         const Call *c = e.as<Call>();
-        if (c->call_type != Call::Func) return e;
+        // A Func reading itself in its updates is not one of its consumers: f.in() wraps f for
+        // the other Funcs only.
+        if (c->call_type != Call::Func || c->name == consumer) return e;
         auto it = env.find(c->name);
         if (it == env.end() || is_wrapper_of(it->second, consumer)) return e;
         const auto &wrappers = it->second.get()->wrappers;

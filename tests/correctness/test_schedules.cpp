@@ -341,6 +341,36 @@ TEST(Schedules, WrappersStageCopiesWhereScheduled) {
                 }, W, H));
 }
 
+// A reduction reads itself in its update; it is not a consumer of its own wrapper, and a
+// wrapper of what it reads works as for any other consumer.
+TEST(Schedules, WrappersAroundAReduction) {
+    const int W = 13, H = 9, K = 7;
+    Buffer<int> in({W, K}, "in");
+    fill_random(in, -50, 50, 3);
+    auto run = [&](int variant) {
+        Var x("x"), y("y");
+        RDom k(0, K, "k");
+        Func g("g"), out("out");
+        g(x, y) = in(x, y) * 2 + 1;
+        out(x, y) = 0;
+        out(x, y) += g(x, k) * (y + 1);
+        g.compute_root();
+        if (variant == 1) g.in().compute_root();
+        if (variant == 2) g.in(out).compute_at(out, y);
+        if (variant == 3) out.in(); // no other consumer: the wrapper goes unused
+        return out.realize({W, H});
+    };
+    for (int variant = 0; variant < 4; variant++) {
+        Buffer<int> out = run(variant);
+        for (int j = 0; j < H; j++)
+            for (int i = 0; i < W; i++) {
+                int want = 0;
+                for (int r = 0; r < K; r++) want += (in(i, r) * 2 + 1) * (j + 1);
+                ASSERT_EQ(out(i, j), want) << "variant " << variant << " at " << i << "," << j;
+            }
+    }
+}
+
 TEST(Schedules, WrapperAppearsInTheLoopNest) {
     Var x("x"), y("y"), xo("xo"), xi("xi");
     Func f("f"), g("g");
