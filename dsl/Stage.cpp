@@ -185,9 +185,11 @@ Stage &Stage::reorder(const std::vector<VarOrRVar> &vars) {
 Stage &Stage::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo,
                    const VarOrRVar &yo, const VarOrRVar &xi, const VarOrRVar &yi,
                    const Expr &xfactor, const Expr &yfactor, TailStrategy tail) {
-    split(x, xo, xi, xfactor, tail);
-    split(y, yo, yi, yfactor, tail);
-    return reorder({xi, yi, xo, yo});
+    return all_or_nothing([&] {
+        split(x, xo, xi, xfactor, tail);
+        split(y, yo, yi, yfactor, tail);
+        reorder({xi, yi, xo, yo});
+    });
 }
 
 Stage &Stage::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi,
@@ -205,6 +207,17 @@ Stage &Stage::rename(const VarOrRVar &old, const VarOrRVar &new_name) {
     s.old_var = old.name();
     s.outer = new_name.name();
     schedule().splits.push_back(s);
+    return *this;
+}
+
+Stage &Stage::all_or_nothing(const std::function<void()> &steps) {
+    StageSchedule saved = schedule();
+    try {
+        steps();
+    } catch (...) {
+        schedule() = saved;
+        throw;
+    }
     return *this;
 }
 
@@ -231,48 +244,60 @@ Stage &Stage::vectorize(const VarOrRVar &v) {
 Stage &Stage::unroll(const VarOrRVar &v) { return set_loop_type(v, ForType::Unrolled, "unroll"); }
 
 Stage &Stage::parallel(const VarOrRVar &v, const Expr &task_size, TailStrategy tail) {
-    split(v, v, VarOrRVar(v.name() + "_task", v.is_rvar()), task_size, tail);
-    return parallel(v);
+    return all_or_nothing([&] {
+        split(v, v, VarOrRVar(v.name() + "_task", v.is_rvar()), task_size, tail);
+        parallel(v);
+    });
 }
 
 Stage &Stage::vectorize(const VarOrRVar &v, const Expr &factor, TailStrategy tail) {
     VarOrRVar inner(v.name() + "_vi", v.is_rvar());
-    split(v, v, inner, factor, tail);
-    return vectorize(inner);
+    return all_or_nothing([&] {
+        split(v, v, inner, factor, tail);
+        vectorize(inner);
+    });
 }
 
 Stage &Stage::unroll(const VarOrRVar &v, const Expr &factor, TailStrategy tail) {
     VarOrRVar inner(v.name() + "_ui", v.is_rvar());
-    split(v, v, inner, factor, tail);
-    return unroll(inner);
+    return all_or_nothing([&] {
+        split(v, v, inner, factor, tail);
+        unroll(inner);
+    });
 }
 
 Stage &Stage::gpu_blocks(const VarOrRVar &x) { return set_loop_type(x, ForType::GPUBlock, "gpu_blocks"); }
-Stage &Stage::gpu_blocks(const VarOrRVar &x, const VarOrRVar &y) { return gpu_blocks(x).gpu_blocks(y); }
+Stage &Stage::gpu_blocks(const VarOrRVar &x, const VarOrRVar &y) {
+    return all_or_nothing([&] { gpu_blocks(x).gpu_blocks(y); });
+}
 Stage &Stage::gpu_blocks(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z) {
-    return gpu_blocks(x).gpu_blocks(y).gpu_blocks(z);
+    return all_or_nothing([&] { gpu_blocks(x).gpu_blocks(y).gpu_blocks(z); });
 }
 Stage &Stage::gpu_threads(const VarOrRVar &x) {
     return set_loop_type(x, ForType::GPUThread, "gpu_threads");
 }
 Stage &Stage::gpu_threads(const VarOrRVar &x, const VarOrRVar &y) {
-    return gpu_threads(x).gpu_threads(y);
+    return all_or_nothing([&] { gpu_threads(x).gpu_threads(y); });
 }
 Stage &Stage::gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z) {
-    return gpu_threads(x).gpu_threads(y).gpu_threads(z);
+    return all_or_nothing([&] { gpu_threads(x).gpu_threads(y).gpu_threads(z); });
 }
 
 Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx,
                        const Expr &x_size, TailStrategy tail) {
-    split(x, bx, tx, x_size, tail);
-    return gpu_blocks(bx).gpu_threads(tx);
+    return all_or_nothing([&] {
+        split(x, bx, tx, x_size, tail);
+        gpu_blocks(bx).gpu_threads(tx);
+    });
 }
 
 Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx,
                        const VarOrRVar &by, const VarOrRVar &tx, const VarOrRVar &ty,
                        const Expr &x_size, const Expr &y_size, TailStrategy tail) {
-    tile(x, y, bx, by, tx, ty, x_size, y_size, tail);
-    return gpu_blocks(bx, by).gpu_threads(tx, ty);
+    return all_or_nothing([&] {
+        tile(x, y, bx, by, tx, ty, x_size, y_size, tail);
+        gpu_blocks(bx, by).gpu_threads(tx, ty);
+    });
 }
 
 Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z,
@@ -280,11 +305,13 @@ Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &
                        const VarOrRVar &tx, const VarOrRVar &ty, const VarOrRVar &tz,
                        const Expr &x_size, const Expr &y_size, const Expr &z_size,
                        TailStrategy tail) {
-    split(x, bx, tx, x_size, tail);
-    split(y, by, ty, y_size, tail);
-    split(z, bz, tz, z_size, tail);
-    reorder({tx, ty, tz, bx, by, bz});
-    return gpu_blocks(bx, by, bz).gpu_threads(tx, ty, tz);
+    return all_or_nothing([&] {
+        split(x, bx, tx, x_size, tail);
+        split(y, by, ty, y_size, tail);
+        split(z, bz, tz, z_size, tail);
+        reorder({tx, ty, tz, bx, by, bz});
+        gpu_blocks(bx, by, bz).gpu_threads(tx, ty, tz);
+    });
 }
 
 Stage &Stage::gpu_single_thread() {

@@ -10,6 +10,7 @@
 #include "dsl/Schedule.h"
 #include "dsl/Var.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -144,6 +145,9 @@ private:
     size_t find_dim(const VarOrRVar &v, const char *directive);
     void check_fresh(const VarOrRVar &v, const char *directive);
     Stage &set_loop_type(const VarOrRVar &v, ir::ForType t, const char *directive);
+    // Applies a directive made of several steps whole or not at all: when a step is refused,
+    // the stage's schedule is restored before the error propagates.
+    Stage &all_or_nothing(const std::function<void()> &steps);
     Stage &prefetch_named(const std::string &what, const VarOrRVar &at, const VarOrRVar &from,
                           const ir::Expr &offset, PrefetchBoundStrategy strategy);
 };

@@ -10,6 +10,7 @@
 #include "lowering/Names.h"
 
 #include <algorithm>
+#include <climits>
 
 namespace aicf {
 namespace lowering {
@@ -61,12 +62,28 @@ Box constrain_region(const Function &f, const Box &needed, std::vector<Stmt> &ch
             box[d] = Interval(simplify(mn), simplify(mx));
         } else {
             // Round outward: min down and max up to the alignment.
+            const Interval before = box[d];
             Expr m = c.modulus, r = c.remainder, one = make_one(Int(32));
-            Expr mn = Add::make(Mul::make(Div::make(Sub::make(box[d].min, r), m), m), r);
+            Expr mn = Add::make(Mul::make(Div::make(Sub::make(before.min, r), m), m), r);
             // ceil((max - min + 1) / m) blocks of m.
-            Expr count = Div::make(Add::make(Sub::make(box[d].max, mn), m), m);
+            Expr count = Div::make(Add::make(Sub::make(before.max, mn), m), m);
             Expr mx = Sub::make(Add::make(mn, Mul::make(count, m)), one);
             box[d] = Interval(simplify(mn), simplify(mx));
+            // The same in 64 bits: a large modulus may round the region past what 32-bit
+            // indices address, and the arithmetic above must not have wrapped.
+            auto wide = [](const Expr &e) { return Cast::make(Int(64), e); };
+            Expr m64 = wide(m), r64 = wide(r);
+            Expr mn64 = simplify(Add::make(Mul::make(Div::make(Sub::make(wide(before.min), r64), m64), m64), r64));
+            Expr count64 = Div::make(Add::make(Sub::make(wide(before.max), mn64), m64), m64);
+            Expr mx64 = simplify(Sub::make(Add::make(mn64, Mul::make(count64, m64)), make_one(Int(64))));
+            Expr limit = make_const(Int(64), int64_t(INT32_MAX));
+            Expr fits = make_and(make_and(GE::make(mn64, make_const(Int(64), int64_t(INT32_MIN))), LE::make(mx64, limit)),
+                                 LE::make(Add::make(Sub::make(mx64, mn64), m64), limit));
+            Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
+                                  {make_const(Int(32), int64_t(RuntimeErrorKind::FuncRegionTooLarge)),
+                                   StringImm::make(f.name()), make_const(Int(32), int64_t(d)), mn64, mx64, m64},
+                                  Call::Intrinsic);
+            checks.push_back(AssertStmt::make(simplify(fits), msg));
         }
     }
     return box;
@@ -76,9 +93,33 @@ std::string describe_dim(const Function &f, size_t d) {
     return "dimension " + std::to_string(d) + " (" + f.args()[d] + ")";
 }
 
+// The splits and alignments of f's schedule large enough to round a region past the range of
+// 32-bit indices, as "split of y by 1073741824, ...".
+std::string huge_roundings(const Function &f) {
+    const int64_t large = int64_t(1) << 20;
+    std::string list;
+    auto add = [&](const std::string &text) { list += (list.empty() ? "" : ", ") + text; };
+    for (int st = 0; st < f.stages(); st++) {
+        for (const Split &sp : f.stage(st).schedule.splits) {
+            auto c = sp.kind == Split::SplitVar ? as_const_int(sp.factor) : std::nullopt;
+            if (c && *c >= large) add("split of " + sp.old_var + " by " + std::to_string(*c));
+        }
+    }
+    for (const RegionConstraint &c : f.schedule().region_constraints) {
+        auto m = c.modulus.defined() ? as_const_int(c.modulus) : std::nullopt;
+        if (m && *m >= large) add("align_bounds(" + c.var + ", " + std::to_string(*m) + ")");
+    }
+    return list;
+}
+
 void require_bounded(const Function &f, const Box &box, const char *what) {
     for (size_t d = 0; d < box.size(); d++) {
         if (box[d].is_bounded()) continue;
+        std::string huge = huge_roundings(f);
+        user_assert(huge.empty())
+            << "AICF cannot bound the region of Func " << f.name() << " that " << what << " in "
+            << describe_dim(f, d) << ": its schedule rounds regions out to multiples so large ("
+            << huge << ") that they pass the range 32-bit indices address. Use smaller factors.";
         user_error << "AICF cannot bound the region of Func " << f.name() << " that " << what
                    << " in " << describe_dim(f, d)
                    << ": an index into it is data-dependent or unbounded. Clamp the index to "

@@ -4,9 +4,10 @@
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/Simplify.h"
+#include "lowering/Names.h"
 
 #include <algorithm>
-#include "lowering/Names.h"
+#include <climits>
 
 namespace aicf {
 namespace lowering {
@@ -77,6 +78,7 @@ private:
         Expr stride = make_one(Int(32));
         Expr total = make_one(Int(32)); // the element count, in terms of the extents only
         std::vector<Expr> extents;        // padded, in storage order; their product is the size
+        std::vector<Stmt> checks;         // that padding does not wrap
         for (const std::string &v : order) {
             size_t d = std::find(f.args().begin(), f.args().end(), v) - f.args().begin();
             internal_assert(d < op->bounds.size()) << "storage order names " << v;
@@ -87,8 +89,17 @@ private:
             Expr extent = op->bounds[d].extent;
             for (const StorageAlignment &a : sched.storage_alignment) {
                 if (a.var != v) continue;
-                Expr one = make_one(Int(32));
-                extent = Mul::make(Div::make(Sub::make(Add::make(extent, a.alignment), one), a.alignment), a.alignment);
+                // The padded extent must not wrap: checked in 64 bits before the allocation.
+                auto wide = [](const Expr &e) { return Cast::make(Int(64), e); };
+                Expr a64 = wide(a.alignment), one64 = make_one(Int(64));
+                Expr padded64 = simplify(Mul::make(Div::make(Sub::make(Add::make(wide(extent), a64), one64), a64), a64));
+                Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
+                                      {make_const(Int(32), int64_t(RuntimeErrorKind::StoragePaddingTooLarge)),
+                                       StringImm::make(f.name()), make_const(Int(32), int64_t(d)), wide(extent), a64,
+                                       padded64},
+                                      Call::Intrinsic);
+                checks.push_back(AssertStmt::make(simplify(LE::make(padded64, make_const(Int(64), int64_t(INT32_MAX)))), msg));
+                extent = simplify(Cast::make(Int(32), padded64));
             }
             stride = Mul::make(var(sname), extent);
             total = Mul::make(total, extent);
@@ -111,6 +122,7 @@ private:
         for (int k = n - 1; k >= 0; k--) {
             body = Allocate::make(storage_name(f.name(), k, n), op->types[k], mt, extents, body);
         }
+        if (!checks.empty()) body = Block::make(Block::make(checks), body);
         for (auto it = lets.rbegin(); it != lets.rend(); ++it)
             body = LetStmt::make(it->first, it->second, body);
         return body;

@@ -137,6 +137,16 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
         s << "Func " << n << " is bound to [" << v[3] << ", " << v[4] << "] in dimension " << v[0]
           << ", but its consumers need [" << v[1] << ", " << v[2] << "].";
         break;
+    case ir::RuntimeErrorKind::FuncRegionTooLarge:
+        s << "Func " << n << ": align_bounds rounds its region in dimension " << v[0] << " out to a "
+          << "multiple of " << v[3] << ", [" << v[1] << ", " << v[2] << "], past what 32-bit indices "
+          << "address. Align to a smaller modulus.";
+        break;
+    case ir::RuntimeErrorKind::StoragePaddingTooLarge:
+        s << "Func " << n << ": align_storage pads its storage in dimension " << v[0] << " from "
+          << v[1] << " to a multiple of " << v[2] << ", " << v[3] << " elements, past what 32-bit "
+          << "indices address. Pad to a smaller alignment.";
+        break;
     case ir::RuntimeErrorKind::SplitFactorNotPositive:
         s << "The loop " << n << " is split by " << v[0] << "; a split factor must be positive.";
         break;

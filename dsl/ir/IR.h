@@ -211,6 +211,10 @@ enum class RuntimeErrorKind : int32_t {
     InputTooSmall,
     // An output smaller than the region its schedule writes (whole tiles of a split).
     OutputTooSmall,
+    // A region rounded out by align_bounds past what 32-bit indices address.
+    FuncRegionTooLarge,
+    // A dimension padded by align_storage past what 32-bit indices address.
+    StoragePaddingTooLarge,
 };
 
 struct Call : ExprNode<Call> {

@@ -249,6 +249,27 @@ TEST(ScheduleErrors, SplitFactorMustBePositive) {
     EXPECT_CONTAINS(msg, "x is split by -3; a split factor must be positive.");
 }
 
+// A directive of several steps (vectorize with a factor splits, then vectorizes) is applied
+// whole or not at all: a refused step leaves the schedule as it was, so a caller that catches
+// the error can go on.
+TEST(ScheduleErrors, RefusedDirectivesLeaveTheScheduleAsItWas) {
+    Var x("x"), y("y");
+    RDom k(0, 5, "k");
+    Func f("f");
+    f(x, y) = 0;
+    f(x, y) += k * (x + 1) + y;
+    std::string before = f.loop_nest();
+    std::string msg = message_of<CompileError>([&] { f.update().vectorize(k.x, 1 << 30); });
+    EXPECT_CONTAINS(msg, "would race");
+    // tile: the first split succeeds, the second names a loop the stage does not have.
+    msg = message_of<CompileError>([&] { f.update().tile(x, Var("nope"), Var("xi"), Var("ni"), 4, 4); });
+    EXPECT_CONTAINS(msg, "nope");
+    msg = message_of<CompileError>([&] { f.gpu_tile(x, y, Var("bx"), Var("by"), Var("tx"), Var("tx"), 8, 8); });
+    EXPECT_EQ(f.loop_nest(), before);
+    Buffer<int> out = f.realize({6, 3});
+    EXPECT_EQ(out(2, 1), (0 + 1 + 2 + 3 + 4) * 3 + 5 * 1);
+}
+
 TEST(ScheduleErrors, FuseOfLoopsThatAreNotAdjacent) {
     Var x("x"), y("y"), z("z");
     Func f("f");
@@ -376,6 +397,45 @@ TEST(ScheduleErrors, ComputeAtALoopThatMissesAUseThroughAnInlinedFunc) {
     f.compute_at(h, Var("z"));
     msg = message_of<CompileError>([&] { h.realize({8, 4}); });
     EXPECT_CONTAINS(msg, "The loops that could hold it are:\n  h.s0.y\n  h.s0.x\n  h.s1.y\n  h.s1.x\n");
+}
+
+// Rounding a region or padding storage by an absurd multiple is a typed error, at compile time
+// when the region is known and at run time otherwise, never a wrapped index.
+TEST(ScheduleErrors, AbsurdAlignmentsAreRefused) {
+    Buffer<int> in({20, 20}, "in");
+    for (int j = 0; j < 20; j++)
+        for (int i = 0; i < 20; i++) in(i, j) = i + j + 1;
+    auto pipeline = [&](const std::function<void(Func &, Func &, Var &, Var &)> &schedule) {
+        Var x("x"), y("y");
+        RDom k(0, 5, "k");
+        Func f("f"), g("g"), out("out");
+        f(x, y) = in(x, y) * 2;
+        g(x, y) = f(x, y) + f(x, y + 1);
+        out(x, y) = 0;
+        out(x, y) += g(x, k) * (y + 1);
+        schedule(f, g, x, y);
+        return out;
+    };
+    Var x("x"), y("y");
+    Func g("g"), copy("copy");
+    g(x, y) = in(x, y) * 2;
+    copy(x, y) = g(x, y) + 1;
+    g.compute_root().align_bounds(y, 2147483647, -5);
+    std::string msg = message_of<CompileError>([&] { copy.realize({11, 5}); });
+    EXPECT_CONTAINS(msg, "AICF cannot bound the region of Func g that its stages write and its consumers read "
+                         "in dimension 1 (y): its schedule rounds regions out to multiples so large "
+                         "(align_bounds(y, 2147483647)) that they pass the range 32-bit indices address.");
+    Func out = pipeline([](Func &f, Func &g, Var &, Var &y) {
+        f.compute_at(g, y);
+        g.compute_root().align_bounds(y, 2147483647, -5);
+    });
+    msg = message_of<RuntimeError>([&] { out.realize({11, 5}); });
+    EXPECT_CONTAINS(msg, "Func g: align_bounds rounds its region in dimension 1 out to a multiple of "
+                         "2147483647, [-5, 2147483641], past what 32-bit indices address.");
+    // Padding y of f's storage (23 rows) to a multiple of 2^31 - 1 rows.
+    out = pipeline([](Func &f, Func &, Var &, Var &y) { f.compute_root().align_storage(y, 2147483647); });
+    msg = message_of<RuntimeError>([&] { out.realize({11, 5}); });
+    EXPECT_CONTAINS(msg, "Buffer f spans");
 }
 
 TEST(ScheduleErrors, StoreLevelMustEncloseTheComputeLevel) {
