@@ -1,0 +1,275 @@
+// Hostile schedules: random directives with random arguments, most of them invalid (names the
+// stage does not have, zero, negative and enormous factors, placements at loops that do not
+// exist, GPU mappings on host stages, wrappers of a Func for itself). Every schedule must be
+// either refused with a CompileError or RuntimeError, or compute exactly what the default
+// schedule computes. An InternalError, any other exception, a crash or a different result
+// fails the test.
+//
+// The pipelines are small integer stencils feeding a pointwise output, a reduction and an
+// update; half the cases compile for a GPU target (run on the device AICF_DEVICE names, the
+// simulator without a GPU). The seed is fixed; AICF_HOSTILE_SEED and AICF_HOSTILE_COUNT change
+// the seed and the number of cases, AICF_HOSTILE_FIRST the first case; AICF_HOSTILE_PRINT=1
+// prints each schedule before it runs (to find one that hangs or crashes).
+
+#include "Reference.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <string>
+
+using namespace aicf;
+using aicf_test::fill_random;
+
+namespace {
+
+int env_int(const char *name, int fallback) {
+    const char *v = std::getenv(name);
+    return v && *v ? std::atoi(v) : fallback;
+}
+
+// Draws arguments and writes down what it drew, so that a failure prints the schedule.
+struct Draw {
+    std::mt19937 rng;
+    std::ostringstream log;
+    explicit Draw(unsigned seed) : rng(seed) {}
+    int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); }
+    int factor() {
+        static const int f[] = {-5, -1, 0, 1, 2, 3, 4, 7, 8, 16, 33, 1000, 1 << 20, 1 << 30, 2147483647};
+        int v = f[pick(sizeof(f) / sizeof(f[0]))];
+        log << v << " ";
+        return v;
+    }
+    TailStrategy tail() {
+        static const char *names[] = {"Auto", "RoundUp", "GuardWithIf", "ShiftInwards"};
+        int t = pick(4);
+        log << names[t] << " ";
+        return TailStrategy(t);
+    }
+};
+
+struct Stencils {
+    Func f{"f"}, g{"g"}, out{"out"};
+};
+
+// f and g are stencils over `in`; out reads g pointwise (shape 0), reduces it over k (shape 1)
+// or reads it in an update of its own (shape 2).
+void define(Stencils &p, const Buffer<int> &in, int shape, int reduction_extent) {
+    Var x("x"), y("y");
+    RDom k(0, reduction_extent, "k");
+    p.f(x, y) = in(x, y) * 2 + in(x + 1, y);
+    p.g(x, y) = p.f(x, y) + p.f(x, y + 1) * 3 + p.f(x + 1, y + 1);
+    if (shape == 0) {
+        p.out(x, y) = p.g(x, y);
+    } else if (shape == 1) {
+        p.out(x, y) = 0;
+        p.out(x, y) += p.g(x, k) * (y + 1);
+    } else {
+        p.out(x, y) = p.g(x, y);
+        p.out(x, y) = p.out(x, y) + p.g(x, y) % 7;
+    }
+}
+
+class Hostile {
+public:
+    Hostile(Draw &d, Stencils &p, const Buffer<int> &in, bool gpu) : d(d), p(p), in(in), gpu(gpu) {}
+
+    // Gives f and g a place (or not), maps out onto the GPU (or not), then applies random
+    // directives; each refused one is noted and the next tried.
+    void schedule() {
+        Func *producers[2] = {&p.f, &p.g};
+        for (int i = 0; i < 2; i++) {
+            attempt(*producers[i], [&] {
+                int how = d.pick(3);
+                if (how == 0) {
+                    d.log << "compute_root ";
+                    producers[i]->compute_root();
+                } else if (how == 1) {
+                    Func &at = i == 0 && d.pick(2) ? p.g : p.out;
+                    d.log << "compute_at " << at.name() << " ";
+                    producers[i]->compute_at(at, var());
+                }
+            });
+        }
+        if (gpu && d.pick(3)) {
+            static const int sizes[] = {1, 2, 3, 4, 7, 8, 16, 32, 64};
+            int fx = sizes[d.pick(9)], fy = sizes[d.pick(9)];
+            attempt(p.out, [&] {
+                d.log << "gpu_tile " << fx << " " << fy;
+                p.out.gpu_tile(vars[0], vars[1], vars[2], vars[3], vars[4], vars[5], fx, fy);
+                hot.insert(hot.end(), {2, 3, 4, 5});
+                if (p.out.num_update_definitions() && d.pick(2)) {
+                    d.log << ", update too";
+                    p.out.update().gpu_tile(vars[0], vars[1], vars[2], vars[3], vars[4], vars[5], fy, fx);
+                }
+            });
+        }
+        for (int n = 1 + d.pick(12); n > 0; n--) {
+            Func *funcs[3] = {&p.f, &p.g, &p.out};
+            Func &f = *funcs[d.pick(3)];
+            bool update = f.num_update_definitions() > 0 && d.pick(2);
+            attempt(f, [&] { directive(f, update); });
+        }
+    }
+
+private:
+    Draw &d;
+    Stencils &p;
+    Buffer<int> in;
+    bool gpu;
+    std::vector<Var> vars = {Var("x"), Var("y"), Var("a"), Var("b"), Var("c"), Var("d")};
+    std::vector<RVar> rvars = {RVar("k.x"), RVar("ro"), RVar("ri")};
+    // Indices of the names most likely to exist: those of the definitions and of earlier splits.
+    std::vector<int> hot = {0, 1};
+
+    void attempt(Func &f, const std::function<void()> &apply) {
+        d.log << "[" << f.name() << " ";
+        try {
+            apply();
+        } catch (const CompileError &) {
+            d.log << "(refused)";
+        }
+        d.log << "] ";
+    }
+
+    Var plain_var() {
+        int i = d.pick(3) ? hot[d.pick(int(hot.size()))] : d.pick(int(vars.size()));
+        if (d.pick(3) == 0) hot.push_back(d.pick(int(vars.size())));
+        d.log << vars[i].name() << " ";
+        return vars[i];
+    }
+    VarOrRVar var() {
+        if (d.pick(4) == 0) {
+            int i = d.pick(2) ? 0 : d.pick(int(rvars.size()));
+            d.log << rvars[i].name() << " ";
+            return rvars[i];
+        }
+        return plain_var();
+    }
+    Func &func() {
+        Func *funcs[3] = {&p.f, &p.g, &p.out};
+        Func &f = *funcs[d.pick(3)];
+        d.log << f.name() << " ";
+        return f;
+    }
+
+    void directive(Func &f, bool update) {
+        Stage s = update ? f.update() : Stage(f.function(), 0);
+        int which = d.pick(gpu ? 30 : 24);
+        d.log << (update ? "update " : "") << "#" << which << " ";
+        switch (which) {
+        case 0: { VarOrRVar a = var(), o = var(), i = var(); int k = d.factor(); s.split(a, o, i, k, d.tail()); break; }
+        case 1: { VarOrRVar a = var(), b = var(), c = var(); s.fuse(a, b, c); break; }
+        case 2: { VarOrRVar a = var(), b = var(); s.reorder(a, b); break; }
+        case 3: { VarOrRVar a = var(), b = var(), c = var(); s.reorder({a, b, c}); break; }
+        case 4: {
+            VarOrRVar a = var(), b = var(), c = var(), e = var();
+            int fx = d.factor(), fy = d.factor();
+            s.tile(a, b, c, e, fx, fy, d.tail());
+            break;
+        }
+        case 5: { VarOrRVar a = var(); int k = d.factor(); s.vectorize(a, k, d.tail()); break; }
+        case 6: { VarOrRVar a = var(); int k = d.factor(); s.unroll(a, k, d.tail()); break; }
+        case 7: s.parallel(var()); break;
+        case 8: s.vectorize(var()); break;
+        case 9: s.unroll(var()); break;
+        case 10: { VarOrRVar a = var(), b = var(); s.rename(a, b); break; }
+        case 11: { Func &at = func(); f.compute_at(at, var()); break; }
+        case 12: { Func &at = func(); f.store_at(at, var()); break; }
+        case 13: f.compute_root(); break;
+        case 14: f.compute_inline(); break;
+        case 15: { Var v = plain_var(); int m = d.factor() - 3; f.bound(v, m, d.factor()); break; }
+        case 16: { Var v = plain_var(); f.align_storage(v, d.factor()); break; }
+        case 17: { Var a = plain_var(), b = plain_var(); f.reorder_storage({a, b}); break; }
+        case 18: { Var v = plain_var(); int m = d.factor(); f.align_bounds(v, m, d.factor()); break; }
+        case 19: {
+            Func w = d.pick(2) ? f.in() : f.in(func());
+            Func &at = func();
+            w.compute_at(at, var());
+            break;
+        }
+        case 20: { VarOrRVar a = var(); int k = d.factor(); s.parallel(a, k, d.tail()); break; }
+        case 21: { VarOrRVar at = var(), from = var(); s.prefetch(in, at, from, d.factor()); break; }
+        case 22: { VarOrRVar a = var(), b = var(), t = var(); s.gpu_tile(a, b, t, d.factor()); break; }
+        case 23: {
+            if (!update) break;
+            int r = d.pick(int(rvars.size()));
+            d.log << rvars[r].name() << " ";
+            Func intermediate = f.update().rfactor(rvars[r], plain_var());
+            intermediate.compute_root();
+            break;
+        }
+        case 24: s.gpu_blocks(var()); break;
+        case 25: s.gpu_threads(var()); break;
+        case 26: {
+            VarOrRVar a = var(), b = var(), c = var(), e = var(), g = var(), h = var();
+            int fx = d.factor(), fy = d.factor();
+            s.gpu_tile(a, b, c, e, g, h, fx, fy, d.tail());
+            break;
+        }
+        case 27: {
+            static const MemoryType types[] = {MemoryType::Heap, MemoryType::Stack, MemoryType::Register,
+                                               MemoryType::GPUShared};
+            int t = d.pick(4);
+            d.log << "memory " << t << " ";
+            f.store_in(types[t]);
+            break;
+        }
+        case 28: { VarOrRVar a = var(), b = var(); s.gpu_threads(a, b); break; }
+        case 29: s.gpu_single_thread(); break;
+        }
+    }
+};
+
+} // namespace
+
+TEST(HostileSchedules, AreRefusedOrComputeTheSameValues) {
+    const unsigned seed = unsigned(env_int("AICF_HOSTILE_SEED", 1));
+    const int count = env_int("AICF_HOSTILE_COUNT", 300);
+    int refused = 0, ran = 0;
+    const int first = env_int("AICF_HOSTILE_FIRST", 0);
+    for (int c = first; c < first + count; c++) {
+        Draw d(seed * 100003u + unsigned(c));
+        const int W = 5 + d.pick(40), H = 3 + d.pick(20);
+        const int shape = d.pick(3);
+        const bool gpu = d.pick(2);
+        d.log << "case " << c << ": " << W << "x" << H << ", shape " << shape << (gpu ? ", GPU" : "") << ": ";
+        Buffer<int> in({W + 2, H + 2}, "in");
+        fill_random(in, -50, 50, unsigned(c) + 1);
+
+        Stencils reference;
+        define(reference, in, shape, H);
+        Buffer<int> want = reference.out.realize({W, H});
+
+        Stencils p;
+        define(p, in, shape, H);
+        Hostile(d, p, in, gpu).schedule();
+        if (std::getenv("AICF_HOSTILE_PRINT")) std::fprintf(stderr, "%s\n", d.log.str().c_str());
+        Target target = gpu ? Target("host-cuda-sm_80") : Target("host");
+        try {
+            // Now and then a tiny realization first (0 to 2 wide), which may compile the same code.
+            if (d.pick(6) == 0) {
+                int w = d.pick(3), hh = d.pick(3);
+                d.log << "(first " << w << "x" << hh << ") ";
+                p.out.realize({w, hh}, target);
+            }
+            Buffer<int> got = p.out.realize({W, H}, target);
+            ran++;
+            for (int j = 0; j < H; j++)
+                for (int i = 0; i < W; i++)
+                    ASSERT_EQ(got(i, j), want(i, j)) << "at " << i << "," << j << "\n" << d.log.str();
+        } catch (const CompileError &) {
+            refused++;
+        } catch (const RuntimeError &) {
+            refused++;
+        } catch (const std::exception &e) {
+            FAIL() << "not a CompileError or RuntimeError: " << e.what() << "\n" << d.log.str();
+        }
+    }
+    // A draw so hostile that nothing runs would test nothing.
+    EXPECT_GT(ran, count / 20) << refused << " refused";
+}
