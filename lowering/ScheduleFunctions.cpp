@@ -277,7 +277,7 @@ std::string find_level_loop(const Stmt &s, const LoopLevel &level) {
 // f and the inlined Funcs that call it, directly or through other inlined Funcs: until they
 // are inlined (last), a call to any of them is a use of f.
 std::set<std::string> names_that_use(const Function &f, const std::vector<Function> &outputs,
-                                     const std::map<std::string, Function> &env) {
+                                            const std::map<std::string, Function> &env) {
     std::set<std::string> names{f.name()};
     for (bool grew = true; grew;) {
         grew = false;
@@ -414,6 +414,32 @@ void check_inlined_schedule(const Function &f) {
 
 } // namespace
 
+// RDom extents known only at run time (Params, input buffer sizes: nothing else may appear in
+// them) must not be negative; a constant one is checked when the RDom is made. A negative
+// extent is a mistake, not an empty reduction. Checked once, before anything runs, so no GPU
+// kernel has to.
+static std::vector<Stmt> rdom_extent_checks(const std::vector<std::string> &order,
+                                            const std::map<std::string, Function> &env) {
+    std::vector<Stmt> checks;
+    std::set<std::string> seen;
+    for (const std::string &name : order) {
+        const Function &f = env.at(name);
+        for (int st = 1; st < f.stages(); st++) {
+            const ReductionDomain &rdom = f.stage(st).rdom;
+            if (!rdom.defined()) continue;
+            for (const ReductionVariable &rv : rdom.domain()) {
+                if (is_const(rv.extent) || !seen.insert(rv.var).second) continue;
+                Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
+                                      {make_const(Int(32), int64_t(RuntimeErrorKind::RDomExtentNegative)),
+                                       StringImm::make(rv.var), cast(Int(64), rv.extent)},
+                                      Call::Intrinsic);
+                checks.push_back(AssertStmt::make(GE::make(rv.extent, make_zero(rv.extent.type())), msg));
+            }
+        }
+    }
+    return checks;
+}
+
 Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<std::string> &order,
                         const std::map<std::string, Function> &env) {
     for (const std::string &name : order) {
@@ -483,7 +509,7 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
         const Function &f = env.at(*it);
         if (is_inlined(f, outputs)) s = inline_function(s, f);
     }
-    return s;
+    return Block::make(Block::make(rdom_extent_checks(order, env)), s);
 }
 
 } // namespace lowering

@@ -147,6 +147,10 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
           << v[1] << " to a multiple of " << v[2] << ", " << v[3] << " elements, past what 32-bit "
           << "indices address. Pad to a smaller alignment.";
         break;
+    case ir::RuntimeErrorKind::RDomExtentNegative:
+        s << "The reduction variable " << n << " has a negative extent (" << v[0] << "); an RDom's "
+          << "extent must be at least 0.";
+        break;
     case ir::RuntimeErrorKind::SplitFactorNotPositive:
         s << "The loop " << n << " is split by " << v[0] << "; a split factor must be positive.";
         break;

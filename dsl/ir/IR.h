@@ -215,6 +215,8 @@ enum class RuntimeErrorKind : int32_t {
     FuncRegionTooLarge,
     // A dimension padded by align_storage past what 32-bit indices address.
     StoragePaddingTooLarge,
+    // An RDom extent known only at run time (a Param, a buffer size) that is negative.
+    RDomExtentNegative,
 };
 
 struct Call : ExprNode<Call> {

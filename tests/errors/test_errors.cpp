@@ -165,6 +165,29 @@ TEST(RuntimeErrors, NegativeRealizeSize) {
     EXPECT_CONTAINS(msg, "negative");
 }
 
+// An RDom whose extent is a Param: a negative value is an error, as a negative constant is when
+// the RDom is made, not a reduction over nothing. Checked before anything runs, GPU pipelines
+// included.
+TEST(RuntimeErrors, NegativeRDomExtentFromAParam) {
+    Var x("x"), bx("bx"), tx("tx");
+    Param<int> n("n");
+    RDom r(0, n, "r");
+    Func h("h"), out("out");
+    h(x) = 0;
+    h(x) += r + x;
+    out(x) = h(x) * 2;
+    n.set(3);
+    Buffer<int> ok = out.realize({4});
+    EXPECT_EQ(ok(1), 2 * (0 + 1 + 2 + 3));
+    n.set(-5);
+    std::string msg = message_of<RuntimeError>([&] { out.realize({4}); });
+    EXPECT_CONTAINS(msg, "The reduction variable r.x has a negative extent (-5); an RDom's extent must be at least 0.");
+    out.gpu_tile(x, bx, tx, 8);
+    h.compute_at(out, tx);
+    msg = message_of<RuntimeError>([&] { out.realize({16}, Target("host-cuda-sm_80")); });
+    EXPECT_CONTAINS(msg, "The reduction variable r.x has a negative extent (-5)");
+}
+
 TEST(RuntimeErrors, BufferTooLargeForInt32Indexing) {
     std::string msg = message_of<RuntimeError>([&] { Buffer<float> b(100000, 100000); });
     EXPECT_CONTAINS(msg, "2^31 - 1");
