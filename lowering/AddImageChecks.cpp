@@ -101,9 +101,10 @@ std::vector<Stmt> region_checks_for(const Argument &a, const Access &read, const
     std::vector<Stmt> checks;
     for (int d = 0; d < a.dimensions; d++) {
         const Interval &need = read.box[d];
-        Expr mn = field(a.name, BufferField::Min, d);
-        Expr mx = Sub::make(Add::make(mn, field(a.name, BufferField::Extent, d)), i32(1));
-        Expr need_min = simplify(need.min), need_max = simplify(need.max);
+        // In 64 bits: near the ends of the int32 range a bound like x + 1 must not wrap.
+        Expr mn = i64(field(a.name, BufferField::Min, d));
+        Expr mx = Sub::make(Add::make(mn, i64(field(a.name, BufferField::Extent, d))), make_one(Int(64)));
+        Expr need_min = simplify(widen_int32(need.min)), need_max = simplify(widen_int32(need.max));
         // An empty region needs nothing, nor does a read in loops that do not run (an empty
         // output's producers).
         Expr ok = make_or(LT::make(need_max, need_min), make_and(LE::make(mn, need_min), GE::make(mx, need_max)));
@@ -242,6 +243,10 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
             shape_checks.push_back(
                 check(GE::make(ex, i32(0)), RuntimeErrorKind::BufferExtentNegative, a.name,
                       {i32(d), ex}));
+            // Loops run to min + extent, which must be an int32 too.
+            Expr mn = field(a.name, BufferField::Min, d);
+            shape_checks.push_back(check(LE::make(Add::make(i64(mn), i64(ex)), make_const(Int(64), int64_t(0x7fffffff))),
+                                         RuntimeErrorKind::BufferEndTooLarge, a.name, {i32(d), mn, ex}));
             Expr abs_stride = Call::make(Int(64), Intrinsic::abs, {i64(st)});
             span = Add::make(span, Mul::make(i64(Max::make(Sub::make(ex, i32(1)), i32(0))),
                                              abs_stride));

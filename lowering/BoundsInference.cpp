@@ -301,14 +301,15 @@ Stmt bounds_inference(const Stmt &s, const std::vector<Function> &outputs,
             empty = empty.defined() ? Or::make(empty, e) : e;
         }
         for (int d = 0; d < o.dimensions(); d++) {
-            Expr inside = make_and(LE::make(box[d].min, region[d].min),
-                                   GE::make(box[d].max, region[d].max));
+            // In 64 bits, so that whole tiles rounded past the top of the int32 range are seen.
+            Expr rmin = simplify(widen_int32(region[d].min)), rmax = simplify(widen_int32(region[d].max));
+            Expr inside = make_and(LE::make(widen_int32(box[d].min), rmin),
+                                   GE::make(widen_int32(box[d].max), rmax));
             if (!o.has_update_definition() && empty.defined()) inside = Or::make(empty, inside);
             Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
                                   {make_const(Int(32), int64_t(RuntimeErrorKind::OutputTooSmall)),
-                                   StringImm::make(buffer), make_const(Int(32), int64_t(d)),
-                                   simplify(region[d].min), simplify(region[d].max), box[d].min,
-                                   box[d].max},
+                                   StringImm::make(buffer), make_const(Int(32), int64_t(d)), rmin, rmax,
+                                   box[d].min, box[d].max},
                                   Call::Intrinsic);
             checks.push_back(AssertStmt::make(simplify(inside), msg));
         }

@@ -217,6 +217,8 @@ enum class RuntimeErrorKind : int32_t {
     StoragePaddingTooLarge,
     // An RDom extent known only at run time (a Param, a buffer size) that is negative.
     RDomExtentNegative,
+    // A buffer whose min + extent passes 2^31 - 1.
+    BufferEndTooLarge,
 };
 
 struct Call : ExprNode<Call> {

@@ -137,6 +137,22 @@ Expr make_or(Expr a, Expr b) {
     return Or::make(std::move(a), std::move(b));
 }
 
+Expr widen_int32(const Expr &e) {
+    if (!e.defined() || e.type() != Int(32)) return e;
+    if (const IntImm *c = e.as<IntImm>()) return make_const(Int(64), c->value);
+    if (const Add *op = e.as<Add>()) return Add::make(widen_int32(op->a), widen_int32(op->b));
+    if (const Sub *op = e.as<Sub>()) return Sub::make(widen_int32(op->a), widen_int32(op->b));
+    if (const Mul *op = e.as<Mul>()) return Mul::make(widen_int32(op->a), widen_int32(op->b));
+    if (const Div *op = e.as<Div>()) return Div::make(widen_int32(op->a), widen_int32(op->b));
+    if (const Mod *op = e.as<Mod>()) return Mod::make(widen_int32(op->a), widen_int32(op->b));
+    if (const Min *op = e.as<Min>()) return Min::make(widen_int32(op->a), widen_int32(op->b));
+    if (const Max *op = e.as<Max>()) return Max::make(widen_int32(op->a), widen_int32(op->b));
+    if (const Select *op = e.as<Select>()) {
+        return Select::make(op->condition, widen_int32(op->true_value), widen_int32(op->false_value));
+    }
+    return Cast::make(Int(64), e);
+}
+
 Expr type_max(Type t) {
     Type e = t.element_of();
     if (e.is_int()) return make_const(t, e.max_int());

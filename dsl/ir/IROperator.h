@@ -37,6 +37,12 @@ Expr cast(Type t, Expr e);
 // Broadcasts a scalar to `lanes` lanes (identity when lanes == 1).
 Expr broadcast(Expr e, int lanes);
 
+// A scalar int32 expression evaluated in int64: its additions, subtractions, products, mins,
+// maxes, divisions and remainders are redone wide, so that a bound such as x + 5 near the top
+// of the int32 range does not wrap; anything else of type int32 is computed as it is and then
+// widened. Other types are returned unchanged.
+Expr widen_int32(const Expr &e);
+
 // Logical helpers that fold constants.
 Expr make_and(Expr a, Expr b);
 Expr make_or(Expr a, Expr b);

@@ -188,6 +188,37 @@ TEST(RuntimeErrors, NegativeRDomExtentFromAParam) {
     EXPECT_CONTAINS(msg, "The reduction variable r.x has a negative extent (-5)");
 }
 
+// Coordinates near the top of the int32 range: a buffer must end before 2^31 - 1 (loops run to
+// min + extent), and the region read is checked in 64 bits, so a read at x + 5 that would wrap
+// is refused, not read from the wrong end of memory.
+TEST(RuntimeErrors, CoordinatesNearTheTopOfTheInt32Range) {
+    const int top = 2147483647;
+    Var x("x");
+    ImageParam in(Int(32), 1, "in");
+    Func f("f");
+    f(x) = in(x) + in(x + 5);
+    Buffer<int> b({20}, "b");
+    for (int i = 0; i < 20; i++) b.data()[i] = i + 1;
+    b.set_min({top - 20}); // covers [top - 20, top - 1]
+    in.set(b);
+    auto run = [&](int extent) {
+        Buffer<int> o({extent}, "o");
+        o.set_min({top - 20});
+        f.realize(o);
+        return o;
+    };
+    Buffer<int> o = run(15); // reads up to top - 20 + 14 + 5 = top - 1, the last element
+    EXPECT_EQ(o(top - 6), 15 + 20);
+    std::string msg = message_of<RuntimeError>([&] { run(18); });
+    EXPECT_CONTAINS(msg, "Buffer in is too small: dimension 0 must cover [2147483627, 2147483649], but it "
+                         "covers [2147483627, 2147483646].");
+    Buffer<int> past({10}, "past");
+    past.set_min({top - 9});
+    in.set(past);
+    msg = message_of<RuntimeError>([&] { f.realize({1}); });
+    EXPECT_CONTAINS(msg, "Buffer in: dimension 0 starts at 2147483638 and has extent 10, so it ends past 2^31 - 2");
+}
+
 TEST(RuntimeErrors, BufferTooLargeForInt32Indexing) {
     std::string msg = message_of<RuntimeError>([&] { Buffer<float> b(100000, 100000); });
     EXPECT_CONTAINS(msg, "2^31 - 1");
