@@ -56,8 +56,9 @@ struct Stencils {
     Func f{"f"}, g{"g"}, out{"out"};
 };
 
-// f and g are stencils over `in`; out reads g pointwise (shape 0), reduces it over k (shape 1)
-// or reads it in an update of its own (shape 2).
+// f and g are stencils over `in`; out reads g pointwise (shape 0), reduces it over k (shape 1),
+// reads it in an update of its own (shape 2), scans it down the columns (shape 3) or counts its
+// values (shape 4, a histogram: the update writes where the data says).
 void define(Stencils &p, const Buffer<int> &in, int shape, int reduction_extent) {
     Var x("x"), y("y");
     RDom k(0, reduction_extent, "k");
@@ -68,9 +69,20 @@ void define(Stencils &p, const Buffer<int> &in, int shape, int reduction_extent)
     } else if (shape == 1) {
         p.out(x, y) = 0;
         p.out(x, y) += p.g(x, k) * (y + 1);
-    } else {
+    } else if (shape == 2) {
         p.out(x, y) = p.g(x, y);
         p.out(x, y) = p.out(x, y) + p.g(x, y) % 7;
+    } else if (shape == 3) {
+        // A scan down the columns: each row adds the one above it.
+        RDom r(1, reduction_extent - 1, "r");
+        p.out(x, y) = p.g(x, y);
+        p.out(x, r) = p.out(x, r - 1) + p.g(x, r);
+    } else {
+        // A histogram of g's values over a 2-D domain, into row 0 (a data-dependent index).
+        RDom r(0, 6, 0, 4, "h");
+        p.out(x, y) = x + y;
+        Expr bin = clamp(p.g(r.x, r.y) % 8 + 8, 0, 15);
+        p.out(bin, 0) += 1;
     }
 }
 
@@ -122,7 +134,7 @@ private:
     Buffer<int> in;
     bool gpu;
     std::vector<Var> vars = {Var("x"), Var("y"), Var("a"), Var("b"), Var("c"), Var("d")};
-    std::vector<RVar> rvars = {RVar("k.x"), RVar("ro"), RVar("ri")};
+    std::vector<RVar> rvars = {RVar("k.x"), RVar("r.x"), RVar("h.x"), RVar("h.y"), RVar("ro"), RVar("ri")};
     // Indices of the names most likely to exist: those of the definitions and of earlier splits.
     std::vector<int> hot = {0, 1};
 
@@ -144,7 +156,7 @@ private:
     }
     VarOrRVar var() {
         if (d.pick(4) == 0) {
-            int i = d.pick(2) ? 0 : d.pick(int(rvars.size()));
+            int i = d.pick(int(rvars.size()));
             d.log << rvars[i].name() << " ";
             return rvars[i];
         }
@@ -234,8 +246,8 @@ TEST(HostileSchedules, AreRefusedOrComputeTheSameValues) {
     const int first = env_int("AICF_HOSTILE_FIRST", 0);
     for (int c = first; c < first + count; c++) {
         Draw d(seed * 100003u + unsigned(c));
-        const int W = 5 + d.pick(40), H = 3 + d.pick(20);
-        const int shape = d.pick(3);
+        const int W = 16 + d.pick(30), H = 4 + d.pick(20);
+        const int shape = d.pick(5);
         const bool gpu = d.pick(2);
         d.log << "case " << c << ": " << W << "x" << H << ", shape " << shape << (gpu ? ", GPU" : "") << ": ";
         Buffer<int> in({W + 2, H + 2}, "in");
@@ -270,6 +282,7 @@ TEST(HostileSchedules, AreRefusedOrComputeTheSameValues) {
             FAIL() << "not a CompileError or RuntimeError: " << e.what() << "\n" << d.log.str();
         }
     }
+    std::printf("%d schedules ran and matched, %d were refused\n", ran, refused);
     // A draw so hostile that nothing runs would test nothing.
     EXPECT_GT(ran, count / 20) << refused << " refused";
 }
