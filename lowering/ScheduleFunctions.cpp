@@ -445,6 +445,20 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
     for (const std::string &name : order) {
         const Function &f = env.at(name);
         if (is_inlined(f, outputs)) check_inlined_schedule(f);
+        if (!is_output(f, outputs)) continue;
+        // An output is computed into the buffers realize() is given, at the root.
+        const FuncSchedule &sched = f.schedule();
+        std::string placed = sched.compute_level_set && !sched.compute_level.is_root()
+                                 ? "computed " + std::string(sched.compute_level.is_inlined() ? "inline" : "at " + sched.compute_level.to_string())
+                             : sched.store_level_set && !sched.store_level.is_root()
+                                 ? "stored " + std::string(sched.store_level.is_inlined() ? "inline" : "at " + sched.store_level.to_string())
+                             : sched.memory_type != MemoryType::Auto
+                                 ? "stored in " + std::string(to_string(sched.memory_type)) + " memory"
+                                 : "";
+        user_assert(placed.empty())
+            << "Func " << f.name() << " is an output of the pipeline, so it is computed at the root "
+            << "into the buffer realize() is given; it cannot be " << placed << ". Schedule its "
+            << "loops (split, tile, parallel, ...) instead.";
     }
     std::vector<Stmt> produce_outputs;
     for (const Function &o : outputs) produce_outputs.push_back(build_produce(o));

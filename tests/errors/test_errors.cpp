@@ -492,6 +492,28 @@ TEST(ScheduleErrors, AbsurdAlignmentsAreRefused) {
     EXPECT_CONTAINS(msg, "Buffer f spans");
 }
 
+// An output lives in the buffer realize() is given: placing it elsewhere is refused, not ignored.
+TEST(ScheduleErrors, AnOutputCannotBePlaced) {
+    auto refusal = [](const std::function<void(Func &, Func &, Var &)> &schedule) {
+        Var x("x"), y("y");
+        Func f("f"), out("out");
+        f(x, y) = x + y;
+        out(x, y) = f(x, y) * 2;
+        f.compute_root();
+        schedule(f, out, y);
+        return message_of<CompileError>([&] { out.realize({8, 8}); });
+    };
+    std::string msg = refusal([](Func &f, Func &out, Var &y) { out.compute_at(f, y); });
+    EXPECT_CONTAINS(msg, "Func out is an output of the pipeline, so it is computed at the root into the "
+                         "buffer realize() is given; it cannot be computed at f.y. Schedule its loops");
+    msg = refusal([](Func &, Func &out, Var &) { out.compute_inline(); });
+    EXPECT_CONTAINS(msg, "it cannot be computed inline.");
+    msg = refusal([](Func &f, Func &out, Var &y) { out.store_at(f, y); });
+    EXPECT_CONTAINS(msg, "it cannot be stored at f.y.");
+    msg = refusal([](Func &, Func &out, Var &) { out.store_in(MemoryType::Stack); });
+    EXPECT_CONTAINS(msg, "it cannot be stored in stack memory.");
+}
+
 TEST(ScheduleErrors, StoreLevelMustEncloseTheComputeLevel) {
     Var x("x"), y("y");
     Func f("f"), g("g");
