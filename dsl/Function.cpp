@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 namespace aicf {
 namespace ir {
@@ -72,7 +73,61 @@ struct VarUses : IRGraphVisitor {
     }
 };
 
+// The nesting depth of an expression, measured without recursing deeper than `limit` levels
+// (each distinct node's height is computed once): every pass of the compiler walks the IR
+// recursively, so an expression built by a C++ loop a hundred thousand steps deep would
+// overflow the stack.
+class DepthCheck : public IRVisitor {
+public:
+    explicit DepthCheck(int limit) : limit(limit) {}
+    bool exceeded = false;
+    using IRVisitor::visit;
+#define AICF_DEPTH_VISIT(N) \
+    void visit(const N *op) override { measure(op, [&] { IRVisitor::visit(op); }); }
+    AICF_FOR_EACH_EXPR(AICF_DEPTH_VISIT)
+#undef AICF_DEPTH_VISIT
+
+private:
+    int limit, depth = 0, tallest = 0;
+    std::unordered_map<const IRNode *, int> heights;
+
+    template <typename Descend>
+    void measure(const IRNode *op, Descend descend) {
+        if (exceeded) return;
+        int h;
+        if (auto it = heights.find(op); it != heights.end()) {
+            h = it->second;
+        } else {
+            if (++depth > limit) {
+                exceeded = true;
+                depth--;
+                return;
+            }
+            int outer = tallest;
+            tallest = 0;
+            descend();
+            h = tallest + 1;
+            tallest = outer;
+            depth--;
+            heights[op] = h;
+        }
+        exceeded = exceeded || depth + h > limit;
+        tallest = std::max(tallest, h);
+    }
+};
+
+void check_depth(const std::string &func, const std::vector<Expr> &exprs) {
+    DepthCheck check(max_expression_depth);
+    for (const Expr &e : exprs)
+        if (e.defined()) e.accept(&check);
+    user_assert(!check.exceeded)
+        << "The definition of Func " << func << " is an expression more than " << max_expression_depth
+        << " operations deep. Compute parts of it in Funcs of their own (compute_root() them), "
+        << "or reduce over an RDom instead of building a long sum or product in a C++ loop.";
+}
+
 void check_value_types(const std::string &func, const std::vector<Expr> &values) {
+    check_depth(func, values);
     for (size_t i = 0; i < values.size(); i++) {
         user_assert(values[i].defined())
             << "The definition of Func " << func << " has an undefined value"
@@ -189,6 +244,7 @@ void Function::define_update(const std::vector<Expr> &args, const std::vector<Ex
         << "Update definition " << stage << " of Func " << name << " gives " << values.size()
         << " value" << (values.size() == 1 ? "" : "s") << ", but its pure definition gives "
         << contents->output_types.size() << ".";
+    check_depth(name, args);
     check_value_types(name, values);
     for (size_t i = 0; i < values.size(); i++) {
         user_assert(values[i].type() == contents->output_types[i])

@@ -14,6 +14,12 @@
 namespace aicf {
 namespace ir {
 
+// The deepest expression a definition may be (CompileError past it). Definitions are checked
+// on the caller's thread, which needs about 2 MiB of stack at this depth (8 MiB is the usual
+// default); compilation recurses over Funcs inlined into one another, deeper than any one
+// definition, and runs on a thread of its own with a far larger stack.
+constexpr int max_expression_depth = 8192;
+
 // One definition of a Func: f(args) = values, over the reduction domain `rdom` (if any).
 struct Definition {
     std::vector<Expr> args;

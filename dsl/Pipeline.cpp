@@ -5,10 +5,13 @@
 #include "dsl/ir/IRVisitor.h"
 
 #include <algorithm>
+#include <exception>
 #include <functional>
 #include <fstream>
 #include <mutex>
 #include <sstream>
+
+#include <pthread.h>
 
 namespace aicf {
 
@@ -27,6 +30,38 @@ PipelineCompiler &get_compiler() {
     PipelineCompiler *c = compiler_slot();
     internal_assert(c != nullptr) << "No pipeline compiler is registered: link the aicf library.";
     return *c;
+}
+
+// Runs `work` on a thread of its own with a 1 GiB stack (address space, touched only as deep
+// as the recursion goes) and rethrows what it throws. Lowering and LLVM recurse over the IR,
+// and Funcs inlined into one another make expressions deeper than any one definition, deeper
+// than the stack of the caller's thread (8 MiB, or far less on some threads) may hold. Where
+// no such thread can be made, the work runs on the caller's thread.
+void on_large_stack(const std::function<void()> &work) {
+    struct Job {
+        const std::function<void()> *work;
+        std::exception_ptr error;
+    } job{&work, nullptr};
+    pthread_attr_t attr;
+    bool made = pthread_attr_init(&attr) == 0;
+    made = made && pthread_attr_setstacksize(&attr, size_t(1) << 30) == 0;
+    pthread_t thread;
+    made = made && pthread_create(&thread, &attr, [](void *p) -> void * {
+        auto *j = static_cast<Job *>(p);
+        try {
+            (*j->work)();
+        } catch (...) {
+            j->error = std::current_exception();
+        }
+        return nullptr;
+    }, &job) == 0;
+    pthread_attr_destroy(&attr);
+    if (!made) {
+        work();
+        return;
+    }
+    pthread_join(thread, nullptr);
+    if (job.error) std::rethrow_exception(job.error);
 }
 
 // Visits every Expr of every definition of every Func in env.
@@ -242,7 +277,8 @@ void Pipeline::compile_jit(const Target &target) {
             return;
         }
     }
-    std::shared_ptr<CompiledPipeline> c = detail::get_compiler().compile(outputs_, args_, target);
+    std::shared_ptr<CompiledPipeline> c;
+    detail::on_large_stack([&] { c = detail::get_compiler().compile(outputs_, args_, target); });
     std::lock_guard<std::mutex> guard(detail::cache_lock);
     detail::cache()[key] = c;
     compiled_ = c;
@@ -250,8 +286,11 @@ void Pipeline::compile_jit(const Target &target) {
 }
 
 std::string Pipeline::lower_to_text(const Target &target, detail::LoweredText what) const {
-    return detail::get_compiler().lower_to_text(outputs_, detail::infer_arguments(outputs_), target,
-                                                what);
+    std::string text;
+    detail::on_large_stack([&] {
+        text = detail::get_compiler().lower_to_text(outputs_, detail::infer_arguments(outputs_), target, what);
+    });
+    return text;
 }
 
 namespace {

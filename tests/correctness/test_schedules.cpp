@@ -7,6 +7,8 @@
 #include <limits>
 #include <random>
 
+#include <pthread.h>
+
 using namespace aicf;
 using aicf_test::fill_random;
 
@@ -306,6 +308,47 @@ TEST(Schedules, LoopLevelCanBeSetLater) {
     Buffer<int> out = g.realize({5, 4});
     for (int j = 0; j < 4; j++)
         for (int i = 0; i < 5; i++) EXPECT_EQ(out(i, j), (i * 2 + j) + (i * 2 + j + 1));
+}
+
+// Compilation runs on a thread of its own with a large stack, so a pipeline can be defined,
+// compiled and run from a thread with a small one (LLVM alone needs more than 256 KiB).
+TEST(Pipelines, RealizeFromAThreadWithASmallStack) {
+    struct Result {
+        int value = 0;
+        std::string error;
+    } result;
+    auto body = [](void *p) -> void * {
+        auto *r = static_cast<Result *>(p);
+        try {
+            Var x("x"), y("y");
+            Func f("small_stack_f"), g("small_stack_g");
+            Expr e = x;
+            for (int i = 0; i < 300; i++) e = max(e, y + i) * 3 - x;
+            f(x, y) = e;
+            g(x, y) = f(x, y) + f(x + 1, y);
+            g.vectorize(x, 8).parallel(y);
+            Buffer<int> b = g.realize({16, 4});
+            r->value = b(3, 2);
+        } catch (const std::exception &e) {
+            r->error = e.what();
+        }
+        return nullptr;
+    };
+    pthread_attr_t attr;
+    ASSERT_EQ(pthread_attr_init(&attr), 0);
+    ASSERT_EQ(pthread_attr_setstacksize(&attr, 256 * 1024), 0);
+    pthread_t thread;
+    ASSERT_EQ(pthread_create(&thread, &attr, body, &result), 0);
+    pthread_join(thread, nullptr);
+    pthread_attr_destroy(&attr);
+    EXPECT_EQ(result.error, "");
+    // The same expression evaluated here.
+    auto value = [](int x, int y) {
+        int64_t e = x;
+        for (int i = 0; i < 300; i++) e = int32_t(uint32_t(std::max<int64_t>(e, y + i)) * 3u - uint32_t(x));
+        return int32_t(e);
+    };
+    EXPECT_EQ(result.value, int32_t(uint32_t(value(3, 2)) + uint32_t(value(4, 2))));
 }
 
 TEST(Pipelines, SecondRealizeReusesCompiledCode) {

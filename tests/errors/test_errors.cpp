@@ -81,6 +81,27 @@ TEST(CompileErrors, UnboundedIndexNamesTheFunc) {
     EXPECT_CONTAINS(msg, "dimension 0 (x)");
 }
 
+// An expression built by a C++ loop a hundred thousand steps deep would overflow the stack of
+// every recursive pass; it is refused where it is defined, with what to do instead.
+TEST(CompileErrors, ExpressionTooDeep) {
+    Var x("x");
+    Func f("f");
+    Expr e = x;
+    for (int i = 0; i < 50000; i++) e = e * 3 + i;
+    std::string msg = message_of<CompileError>([&] { f(x) = e; });
+    EXPECT_CONTAINS(msg, "The definition of Func f is an expression more than 8192 operations deep.");
+    EXPECT_CONTAINS(msg, "reduce over an RDom instead of building a long sum or product in a C++ loop");
+    // Just under the limit is fine.
+    Func g("g");
+    Expr ok = x;
+    for (int i = 0; i < 4000; i++) ok = ok * 3 + 1;
+    g(x) = ok;
+    Buffer<int> out = g.realize({2});
+    uint32_t want = 0;
+    for (int i = 0; i < 4000; i++) want = want * 3 + 1;
+    EXPECT_EQ(uint32_t(out(0)), want);
+}
+
 TEST(CompileErrors, NamesWithReservedCharacters) {
     std::string msg = message_of<CompileError>([&] { Func f("my.func"); });
     EXPECT_CONTAINS(msg, "contains '.' or '$'");
