@@ -217,6 +217,14 @@ Stmt build_stage(const Function &f, int stage) {
                          bounds.at(id).extent, dim.for_type, body);
     }
     if (d.schedule.single_gpu_thread) {
+        for (const Dim &dim : d.schedule.dims) {
+            bool gpu = dim.for_type == ForType::GPUBlock || dim.for_type == ForType::GPUThread ||
+                       dim.for_type == ForType::GPULane;
+            user_assert(!gpu) << "In the schedule of " << f.name() << ".s" << stage
+                              << ", gpu_single_thread() runs the stage as one GPU thread, but its loop "
+                              << dim.var << " is also mapped onto the GPU (" << to_string(dim.for_type)
+                              << "). Use one or the other.";
+        }
         Expr zero = make_zero(Int(32)), one = make_one(Int(32));
         body = For::make(loop_name(f.name(), stage, "__thread"), zero, one, ForType::GPUThread, body);
         body = For::make(loop_name(f.name(), stage, "__block"), zero, one, ForType::GPUBlock, body);

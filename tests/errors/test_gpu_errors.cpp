@@ -161,6 +161,16 @@ TEST(GPUScheduleErrors, ParallelLoopInsideAKernel) {
     EXPECT_CONTAINS(msg, "f.s0.y of f is parallel inside the GPU kernel");
 }
 
+TEST(GPUScheduleErrors, SingleThreadAndMappedLoopsTogether) {
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f");
+    f(x) = x * 2;
+    f.gpu_tile(x, bx, tx, 8).gpu_single_thread();
+    std::string msg = message_of<CompileError>([&] { f.realize({16}, gpu_target); });
+    EXPECT_CONTAINS(msg, "In the schedule of f.s0, gpu_single_thread() runs the stage as one GPU thread, "
+                         "but its loop tx is also mapped onto the GPU (gpu_thread). Use one or the other.");
+}
+
 TEST(GPUScheduleErrors, IntermediateUsedOnBothHostAndGPU) {
     Var x("x"), bx("bx"), tx("tx");
     Func f("f"), g("g");
