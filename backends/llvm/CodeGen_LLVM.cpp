@@ -713,7 +713,7 @@ void CodeGen_LLVM::visit(const Allocate *op) {
     llvm::BasicBlock *fits = llvm::BasicBlock::Create(context, "allocation_fits", function);
     builder.CreateCondBr(builder.CreateICmpSLE(count, builder.getInt64(0x7fffffff)), fits, too_big);
     builder.SetInsertPoint(too_big);
-    emit_runtime_error(RuntimeErrorKind::BufferTooLarge, op->name, {count});
+    emit_runtime_error(RuntimeErrorKind::FuncStorageTooLarge, op->name, {count});
     builder.SetInsertPoint(fits);
     llvm::Value *bytes = builder.CreateMul(count, builder.getInt64(op->type.bytes()));
     llvm::Value *ptr = nullptr;

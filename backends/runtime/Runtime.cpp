@@ -147,6 +147,11 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
           << v[1] << " to a multiple of " << v[2] << ", " << v[3] << " elements, past what 32-bit "
           << "indices address. Pad to a smaller alignment.";
         break;
+    case ir::RuntimeErrorKind::FuncStorageTooLarge:
+        s << "The storage of Func " << n << " would hold " << v[0] << " elements; pipelines address at "
+          << "most 2^31 - 1 elements per Func. Compute it over smaller regions (compute_at a loop "
+          << "further in) or with smaller split and alignment factors.";
+        break;
     case ir::RuntimeErrorKind::BufferEndTooLarge:
         s << "Buffer " << n << ": dimension " << v[0] << " starts at " << v[1] << " and has extent "
           << v[2] << ", so it ends past 2^31 - 2, the last coordinate 32-bit loops reach. Give it "

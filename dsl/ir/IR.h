@@ -219,6 +219,8 @@ enum class RuntimeErrorKind : int32_t {
     RDomExtentNegative,
     // A buffer whose min + extent passes 2^31 - 1.
     BufferEndTooLarge,
+    // The storage of a Func (its name) past 2^31 - 1 elements.
+    FuncStorageTooLarge,
 };
 
 struct Call : ExprNode<Call> {

@@ -507,10 +507,11 @@ TEST(ScheduleErrors, AbsurdAlignmentsAreRefused) {
     msg = message_of<RuntimeError>([&] { out.realize({11, 5}); });
     EXPECT_CONTAINS(msg, "Func g: align_bounds rounds its region in dimension 1 out to a multiple of "
                          "2147483647, [-5, 2147483641], past what 32-bit indices address.");
-    // Padding y of f's storage (23 rows) to a multiple of 2^31 - 1 rows.
+    // Padding y of f's storage to a multiple of 2^31 - 1 rows: 11 columns of 2^31 - 1 rows.
     out = pipeline([](Func &f, Func &, Var &, Var &y) { f.compute_root().align_storage(y, 2147483647); });
     msg = message_of<RuntimeError>([&] { out.realize({11, 5}); });
-    EXPECT_CONTAINS(msg, "Buffer f spans");
+    EXPECT_CONTAINS(msg, "The storage of Func f would hold 23622320117 elements; pipelines address at most "
+                         "2^31 - 1 elements per Func.");
 }
 
 // An output lives in the buffer realize() is given: placing it elsewhere is refused, not ignored.
