@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 namespace aicf_test {
@@ -30,6 +31,12 @@ void fill_random(const aicf::Buffer<T> &b, double lo, double hi, unsigned seed) 
             *p = static_cast<T>(v);
         }
     });
+}
+
+// An integer from the environment (a seed or a count for a property test), or the fallback.
+inline int env_int(const char *name, int fallback) {
+    const char *v = std::getenv(name);
+    return v && *v ? std::atoi(v) : fallback;
 }
 
 // Relative-and-absolute closeness: |a - b| <= atol + rtol * |b|.

@@ -23,14 +23,11 @@
 #include <string>
 
 using namespace aicf;
+using aicf_test::env_int;
 using aicf_test::fill_random;
 
 namespace {
 
-int env_int(const char *name, int fallback) {
-    const char *v = std::getenv(name);
-    return v && *v ? std::atoi(v) : fallback;
-}
 
 // Draws arguments and writes down what it drew, so that a failure prints the schedule.
 struct Draw {

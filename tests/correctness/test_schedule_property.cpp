@@ -44,6 +44,7 @@
 #include <vector>
 
 using namespace aicf;
+using aicf_test::env_int;
 using aicf_test::fill_random;
 
 namespace {
@@ -62,12 +63,6 @@ uint64_t schedule_seed() {
     const char *s = std::getenv("AICF_SCHEDULE_SEED");
     if (!s || !*s) return kDefaultSeed;
     return std::strtoull(s, nullptr, 0);
-}
-
-int env_int(const char *name, int fallback) {
-    const char *s = std::getenv(name);
-    if (!s || !*s) return fallback;
-    return std::atoi(s);
 }
 
 uint64_t mix(uint64_t a, uint64_t b) {

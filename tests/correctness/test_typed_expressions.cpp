@@ -15,14 +15,11 @@
 #include <sstream>
 
 using namespace aicf;
+using aicf_test::env_int;
 using namespace aicf::ir;
 
 namespace {
 
-int env_int(const char *name, int fallback) {
-    const char *v = std::getenv(name);
-    return v && *v ? std::atoi(v) : fallback;
-}
 
 const Type all_types[] = {UInt(8),  Int(8),    UInt(16),   Int(16),  Int(32),   UInt(32),
                           Int(64),  UInt(64),  Float(16),  BFloat(16), Float(32), Float(64)};

@@ -21,16 +21,13 @@
 #include <sstream>
 
 using namespace aicf;
+using aicf_test::env_int;
 using aicf_test::fill_random;
 
 namespace {
 
 const Target gpu_target = aicf_test::gpu_test_target();
 
-int env_int(const char *name, int fallback) {
-    const char *v = std::getenv(name);
-    return v && *v ? std::atoi(v) : fallback;
-}
 
 struct Drawn {
     std::mt19937 rng;
