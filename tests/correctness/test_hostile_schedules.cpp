@@ -55,11 +55,22 @@ struct Stencils {
 
 // f and g are stencils over `in`; out reads g pointwise (shape 0), reduces it over k (shape 1),
 // reads it in an update of its own (shape 2), scans it down the columns (shape 3) or counts its
-// values (shape 4, a histogram: the update writes where the data says).
+// values (shape 4, a histogram: the update writes where the data says); in shape 5, g is a
+// Tuple reduction (an argmax) that out reads pointwise.
 void define(Stencils &p, const Buffer<int> &in, int shape, int reduction_extent) {
     Var x("x"), y("y");
     RDom k(0, reduction_extent, "k");
     p.f(x, y) = in(x, y) * 2 + in(x + 1, y);
+    if (shape == 5) {
+        // g is a Tuple reduction, an argmax over two rows of f; out reads both elements.
+        RDom m(0, 2, "m");
+        p.g(x, y) = Tuple(p.f(x, y) - 1000, 0);
+        Expr candidate = p.f(x + 1, y + m) + x % 3;
+        p.g(x, y) = Tuple(select(candidate > p.g(x, y)[0], candidate, p.g(x, y)[0]),
+                          select(candidate > p.g(x, y)[0], m + 1, p.g(x, y)[1]));
+        p.out(x, y) = p.g(x, y)[0] * 3 + p.g(x, y)[1];
+        return;
+    }
     p.g(x, y) = p.f(x, y) + p.f(x, y + 1) * 3 + p.f(x + 1, y + 1);
     if (shape == 0) {
         p.out(x, y) = p.g(x, y);
@@ -148,7 +159,7 @@ private:
     Buffer<int> in;
     bool gpu;
     std::vector<Var> vars = {Var("x"), Var("y"), Var("a"), Var("b"), Var("c"), Var("d")};
-    std::vector<RVar> rvars = {RVar("k.x"), RVar("r.x"), RVar("h.x"), RVar("h.y"), RVar("ro"), RVar("ri")};
+    std::vector<RVar> rvars = {RVar("k.x"), RVar("r.x"), RVar("h.x"), RVar("h.y"), RVar("m.x"), RVar("ro"), RVar("ri")};
     // Indices of the names most likely to exist: those of the definitions and of earlier splits.
     std::vector<int> hot = {0, 1};
 
@@ -261,7 +272,7 @@ TEST(HostileSchedules, AreRefusedOrComputeTheSameValues) {
     for (int c = first; c < first + count; c++) {
         Draw d(seed * 100003u + unsigned(c));
         const int W = 16 + d.pick(30), H = 4 + d.pick(20);
-        const int shape = d.pick(5);
+        const int shape = d.pick(6);
         const bool gpu = d.pick(2);
         d.log << "case " << c << ": " << W << "x" << H << ", shape " << shape << (gpu ? ", GPU" : "") << ": ";
         Buffer<int> in({W + 2, H + 2}, "in");
