@@ -89,6 +89,28 @@ Box constrain_region(const Function &f, const Box &needed, std::vector<Stmt> &ch
     return box;
 }
 
+// Asserts that each dimension of `region` spans at most 2^31 - 1 points, in 64 bits: its
+// extent is an int32, and a region reaching from 0 to 2^31 - 1 (a bound() that large, or a
+// consumer reading one past it) would wrap it to nothing.
+void check_spans(const Function &f, const Box &region, std::vector<Stmt> &checks) {
+    for (size_t d = 0; d < region.size(); d++) {
+        if (!region[d].is_bounded()) continue;
+        Expr mn = simplify(widen_int32(region[d].min)), mx = simplify(widen_int32(region[d].max));
+        Expr span = Add::make(Sub::make(mx, mn), make_one(Int(64)));
+        Expr ok = simplify(LE::make(span, make_const(Int(64), int64_t(INT32_MAX))));
+        if (is_true(ok)) continue;
+        // The message names an align_bounds() of this dimension, the likeliest cause.
+        Expr modulus = make_const(Int(64), int64_t(0));
+        for (const RegionConstraint &c : f.schedule().region_constraints)
+            if (c.modulus.defined() && c.var == f.args()[d]) modulus = Cast::make(Int(64), c.modulus);
+        Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
+                              {make_const(Int(32), int64_t(RuntimeErrorKind::FuncRegionSpan)),
+                               StringImm::make(f.name()), make_const(Int(32), int64_t(d)), mn, mx, modulus},
+                              Call::Intrinsic);
+        checks.push_back(AssertStmt::make(ok, msg));
+    }
+}
+
 std::string describe_dim(const Function &f, size_t d) {
     return "dimension " + std::to_string(d) + " (" + f.args()[d] + ")";
 }
@@ -232,6 +254,7 @@ private:
         std::vector<Stmt> checks;
         box = constrain_region(*f, box, checks);
         Box region = update_region(*f, stage_stmts(produce), box);
+        check_spans(*f, region, checks);
         Stmt s = Block::make(produce, ProducerConsumer::make_consume(f->name(), consume_body));
         s = Block::make(Block::make(checks), s);
         return wrap_stage_lets(*f, region, box, s);
@@ -256,6 +279,9 @@ private:
         }
         require_bounded(f, realized, "its stages write and its consumers read");
         Stmt s = Realize::make(op->name, op->types, op->memory_type, op->bounds, body);
+        std::vector<Stmt> span_checks;
+        check_spans(f, realized, span_checks);
+        if (!span_checks.empty()) s = Block::make(Block::make(span_checks), s);
         for (size_t d = f.args().size(); d-- > 0;) {
             const std::string &a = f.args()[d];
             Expr mn = simplify(realized[d].min), mx = simplify(realized[d].max);

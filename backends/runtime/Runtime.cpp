@@ -147,6 +147,16 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
           << v[1] << " to a multiple of " << v[2] << ", " << v[3] << " elements, past what 32-bit "
           << "indices address. Pad to a smaller alignment.";
         break;
+    case ir::RuntimeErrorKind::FuncRegionSpan:
+        s << "Func " << n << " would be computed over [" << v[1] << ", " << v[2] << "] in dimension "
+          << v[0] << ", more than 2^31 - 1 points, which 32-bit loops cannot count. ";
+        if (v[3] > 0) {
+            s << "Its align_bounds rounds that dimension out to a multiple of " << v[3]
+              << "; align to a smaller modulus.";
+        } else {
+            s << "A bound() or a consumer's reach makes it that large.";
+        }
+        break;
     case ir::RuntimeErrorKind::FuncStorageTooLarge:
         s << "The storage of Func " << n << " would hold " << v[0] << " elements; pipelines address at "
           << "most 2^31 - 1 elements per Func. Compute it over smaller regions (compute_at a loop "

@@ -221,6 +221,8 @@ enum class RuntimeErrorKind : int32_t {
     BufferEndTooLarge,
     // The storage of a Func (its name) past 2^31 - 1 elements.
     FuncStorageTooLarge,
+    // A Func region spanning more than 2^31 - 1 points in one dimension.
+    FuncRegionSpan,
 };
 
 struct Call : ExprNode<Call> {

@@ -505,8 +505,16 @@ TEST(ScheduleErrors, AbsurdAlignmentsAreRefused) {
         g.compute_root().align_bounds(y, 2147483647, -5);
     });
     msg = message_of<RuntimeError>([&] { out.realize({11, 5}); });
-    EXPECT_CONTAINS(msg, "Func g: align_bounds rounds its region in dimension 1 out to a multiple of "
-                         "2147483647, [-5, 2147483641], past what 32-bit indices address.");
+    EXPECT_CONTAINS(msg, "Func g would be computed over [-5, 2147483643] in dimension 1, more than 2^31 - 1 "
+                         "points, which 32-bit loops cannot count. Its align_bounds rounds that dimension "
+                         "out to a multiple of 2147483647; align to a smaller modulus.");
+    // A bound() reaching the top of the int32 range: f, read one row further, would span 2^31
+    // rows, an extent that wraps to nothing (the storage then held no rows, and g read past it).
+    out = pipeline([](Func &f, Func &g, Var &, Var &y) { f.compute_root(); g.bound(y, 0, 2147483647).compute_root(); });
+    msg = message_of<RuntimeError>([&] { out.realize({11, 5}); });
+    EXPECT_CONTAINS(msg, "Func f would be computed over [0, 2147483647] in dimension 1, more than 2^31 - 1 "
+                         "points, which 32-bit loops cannot count. A bound() or a consumer's reach makes it "
+                         "that large.");
     // Padding y of f's storage to a multiple of 2^31 - 1 rows: 11 columns of 2^31 - 1 rows.
     out = pipeline([](Func &f, Func &, Var &, Var &y) { f.compute_root().align_storage(y, 2147483647); });
     msg = message_of<RuntimeError>([&] { out.realize({11, 5}); });
