@@ -343,8 +343,10 @@ private:
     }
 };
 
-// Checks that every use of f (a call to f or to an inlined Func that calls it) is inside f's
-// Realize.
+// Checks that every use of f (a call to f or to an inlined Func that calls it) is inside the
+// produce or consume blocks of f, at the loop where f is computed. Inside its storage is not
+// enough: a Func stored outside the loop it is computed in has storage around uses that run
+// before it is computed.
 void check_uses_enclosed(const Function &f, const std::set<std::string> &uses_of_f, const Stmt &s,
                          const std::string &site) {
     struct Checker : IRVisitor {
@@ -354,7 +356,7 @@ void check_uses_enclosed(const Function &f, const std::set<std::string> &uses_of
         std::string stray;
         Checker(const std::string &n, const std::set<std::string> &u) : name(n), uses(u) {}
         using IRVisitor::visit;
-        void visit(const Realize *op) override {
+        void visit(const ProducerConsumer *op) override {
             depth += op->name == name;
             IRVisitor::visit(op);
             depth -= op->name == name;

@@ -456,6 +456,22 @@ TEST(ScheduleErrors, DirectivesOnAnInlinedFuncAreRefused) {
     EXPECT_EQ(out(3, 5), 16);
 }
 
+// Storage further out does not make a use outside the compute loop valid: g is computed at
+// h's loop over y, before h's loop over x where f is computed, so g would read f before any of
+// it exists (this computed garbage when only the storage was checked).
+TEST(ScheduleErrors, StoringOutsideDoesNotCoverAUseBeforeTheComputeLoop) {
+    Var x("x"), y("y");
+    Func f("f"), g("g"), h("h");
+    f(x, y) = x + y;
+    g(x, y) = f(x, y) + f(x + 1, y);
+    h(x, y) = g(x, y) * 2;
+    f.compute_at(h, x).store_at(h, y);
+    g.compute_at(h, y);
+    std::string msg = message_of<CompileError>([&] { h.realize({8, 4}); });
+    EXPECT_CONTAINS(msg, "Func f is computed inside the loop h.s0.x, but f(g.s0.x, g.s0.y) uses it "
+                         "outside that loop.");
+}
+
 // The same when the use outside is through an inlined Func: g calls f in both of h's stages.
 TEST(ScheduleErrors, ComputeAtALoopThatMissesAUseThroughAnInlinedFunc) {
     Var x("x"), y("y");
