@@ -69,16 +69,12 @@ Box constrain_region(const Function &f, const Box &needed, std::vector<Stmt> &ch
             Expr count = Div::make(Add::make(Sub::make(before.max, mn), m), m);
             Expr mx = Sub::make(Add::make(mn, Mul::make(count, m)), one);
             box[d] = Interval(simplify(mn), simplify(mx));
-            // The same in 64 bits: a large modulus may round the region past what 32-bit
-            // indices address, and the arithmetic above must not have wrapped.
-            auto wide = [](const Expr &e) { return Cast::make(Int(64), e); };
-            Expr m64 = wide(m), r64 = wide(r);
-            Expr mn64 = simplify(Add::make(Mul::make(Div::make(Sub::make(wide(before.min), r64), m64), m64), r64));
-            Expr count64 = Div::make(Add::make(Sub::make(wide(before.max), mn64), m64), m64);
-            Expr mx64 = simplify(Sub::make(Add::make(mn64, Mul::make(count64, m64)), make_one(Int(64))));
+            // The same arithmetic in 64 bits: a large modulus may round the region past what
+            // 32-bit indices address, and the sums above must not have wrapped.
+            Expr m64 = widen_int32(m), mn64 = simplify(widen_int32(mn)), mx64 = simplify(widen_int32(mx));
             Expr limit = make_const(Int(64), int64_t(INT32_MAX));
             Expr fits = make_and(make_and(GE::make(mn64, make_const(Int(64), int64_t(INT32_MIN))), LE::make(mx64, limit)),
-                                 LE::make(Add::make(Sub::make(mx64, mn64), m64), limit));
+                                 LE::make(Add::make(Sub::make(widen_int32(before.max), mn64), m64), limit));
             Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
                                   {make_const(Int(32), int64_t(RuntimeErrorKind::FuncRegionTooLarge)),
                                    StringImm::make(f.name()), make_const(Int(32), int64_t(d)), mn64, mx64, m64},

@@ -218,9 +218,7 @@ Stmt build_stage(const Function &f, int stage) {
     }
     if (d.schedule.single_gpu_thread) {
         for (const Dim &dim : d.schedule.dims) {
-            bool gpu = dim.for_type == ForType::GPUBlock || dim.for_type == ForType::GPUThread ||
-                       dim.for_type == ForType::GPULane;
-            user_assert(!gpu) << "In the schedule of " << f.name() << ".s" << stage
+            user_assert(!is_gpu_loop(dim.for_type)) << "In the schedule of " << f.name() << ".s" << stage
                               << ", gpu_single_thread() runs the stage as one GPU thread, but its loop "
                               << dim.var << " is also mapped onto the GPU (" << to_string(dim.for_type)
                               << "). Use one or the other.";
@@ -376,10 +374,6 @@ void check_uses_enclosed(const Function &f, const std::set<std::string> &uses_of
         << " at a loop that encloses all its uses, or compute_root() it.";
 }
 
-} // namespace
-
-namespace {
-
 // An inlined Func has no loops and no storage of its own: a directive that would change them
 // is refused rather than silently dropped. Splits, reorders and renames are allowed (they name
 // loops that do not exist, and change nothing).
@@ -422,14 +416,29 @@ void check_inlined_schedule(const Function &f) {
         << (sched.storage_order.empty() ? "align_storage" : "reorder_storage") << " to lay out. " << remedy;
 }
 
-} // namespace
+// An output is computed into the buffers realize() is given, at the root: placing it elsewhere
+// is refused rather than ignored.
+void check_output_schedule(const Function &f) {
+    const FuncSchedule &sched = f.schedule();
+    std::string placed = sched.compute_level_set && !sched.compute_level.is_root()
+                             ? "computed " + std::string(sched.compute_level.is_inlined() ? "inline" : "at " + sched.compute_level.to_string())
+                         : sched.store_level_set && !sched.store_level.is_root()
+                             ? "stored " + std::string(sched.store_level.is_inlined() ? "inline" : "at " + sched.store_level.to_string())
+                         : sched.memory_type != MemoryType::Auto
+                             ? "stored in " + std::string(to_string(sched.memory_type)) + " memory"
+                             : "";
+    user_assert(placed.empty())
+        << "Func " << f.name() << " is an output of the pipeline, so it is computed at the root "
+        << "into the buffer realize() is given; it cannot be " << placed << ". Schedule its "
+        << "loops (split, tile, parallel, ...) instead.";
+}
 
 // RDom extents known only at run time (Params, input buffer sizes: nothing else may appear in
 // them) must not be negative; a constant one is checked when the RDom is made. A negative
 // extent is a mistake, not an empty reduction. Checked once, before anything runs, so no GPU
 // kernel has to.
-static std::vector<Stmt> rdom_extent_checks(const std::vector<std::string> &order,
-                                            const std::map<std::string, Function> &env) {
+std::vector<Stmt> rdom_extent_checks(const std::vector<std::string> &order,
+                                     const std::map<std::string, Function> &env) {
     std::vector<Stmt> checks;
     std::set<std::string> seen;
     for (const std::string &name : order) {
@@ -450,25 +459,14 @@ static std::vector<Stmt> rdom_extent_checks(const std::vector<std::string> &orde
     return checks;
 }
 
+} // namespace
+
 Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<std::string> &order,
                         const std::map<std::string, Function> &env) {
     for (const std::string &name : order) {
         const Function &f = env.at(name);
         if (is_inlined(f, outputs)) check_inlined_schedule(f);
-        if (!is_output(f, outputs)) continue;
-        // An output is computed into the buffers realize() is given, at the root.
-        const FuncSchedule &sched = f.schedule();
-        std::string placed = sched.compute_level_set && !sched.compute_level.is_root()
-                                 ? "computed " + std::string(sched.compute_level.is_inlined() ? "inline" : "at " + sched.compute_level.to_string())
-                             : sched.store_level_set && !sched.store_level.is_root()
-                                 ? "stored " + std::string(sched.store_level.is_inlined() ? "inline" : "at " + sched.store_level.to_string())
-                             : sched.memory_type != MemoryType::Auto
-                                 ? "stored in " + std::string(to_string(sched.memory_type)) + " memory"
-                                 : "";
-        user_assert(placed.empty())
-            << "Func " << f.name() << " is an output of the pipeline, so it is computed at the root "
-            << "into the buffer realize() is given; it cannot be " << placed << ". Schedule its "
-            << "loops (split, tile, parallel, ...) instead.";
+        if (is_output(f, outputs)) check_output_schedule(f);
     }
     std::vector<Stmt> produce_outputs;
     for (const Function &o : outputs) produce_outputs.push_back(build_produce(o));
