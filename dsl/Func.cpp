@@ -258,6 +258,14 @@ Func &Func::serial(const VarOrRVar &v) {
     Stage(func, 0).serial(v);
     return *this;
 }
+Func &Func::never_partition(const VarOrRVar &v) {
+    Stage(func, 0).never_partition(v);
+    return *this;
+}
+Func &Func::never_partition_all() {
+    Stage(func, 0).never_partition_all();
+    return *this;
+}
 Func &Func::parallel(const VarOrRVar &v) {
     Stage(func, 0).parallel(v);
     return *this;

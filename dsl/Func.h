@@ -157,6 +157,8 @@ public:
                TailStrategy tail = TailStrategy::Auto);
     Func &rename(const VarOrRVar &old, const VarOrRVar &new_name);
     Func &serial(const VarOrRVar &v);
+    Func &never_partition(const VarOrRVar &v);
+    Func &never_partition_all();
     Func &parallel(const VarOrRVar &v);
     Func &parallel(const VarOrRVar &v, const ir::Expr &task_size,
                    TailStrategy tail = TailStrategy::Auto);

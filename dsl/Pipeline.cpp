@@ -220,7 +220,7 @@ std::string fingerprint(const std::vector<Function> &outputs, const std::vector<
                 if (d.rdom.predicate().defined()) s << " where " << d.rdom.predicate();
             }
             for (const Dim &dim : d.schedule.dims)
-                s << " d:" << dim.var << ":" << int(dim.for_type) << dim.is_rvar;
+                s << " d:" << dim.var << ":" << int(dim.for_type) << dim.is_rvar << dim.never_partition;
             for (const Split &sp : d.schedule.splits) {
                 s << " sp:" << int(sp.kind) << sp.old_var << "," << sp.outer << "," << sp.inner
                   << "," << sp.factor << "," << int(sp.tail);
@@ -230,6 +230,7 @@ std::string fingerprint(const std::vector<Function> &outputs, const std::vector<
                   << int(p.strategy);
             }
             if (d.schedule.single_gpu_thread) s << " single_gpu_thread";
+            if (d.schedule.never_partition_all) s << " never_partition_all";
             s << "\n";
         }
     }

@@ -59,6 +59,7 @@ struct Dim {
     std::string var;
     ForType for_type = ForType::Serial;
     bool is_rvar = false;
+    bool never_partition = false; // never_partition(): loop partitioning leaves the loop whole
 };
 
 struct Split {
@@ -84,6 +85,7 @@ struct StageSchedule {
     std::vector<Split> splits;
     std::vector<Prefetch> prefetches;
     bool single_gpu_thread = false; // gpu_single_thread(): one block of one thread
+    bool never_partition_all = false; // never_partition_all(): no loop of the stage is partitioned
 };
 
 // A constraint on the region of a pure dimension: fixed by bound() (min and extent), or

@@ -141,6 +141,7 @@ Stage &Stage::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRV
     if (fused.name() != inner.name() && fused.name() != outer.name()) check_fresh(fused, "fuse");
     Dim f = dims[i];
     f.var = fused.name();
+    f.never_partition = dims[i].never_partition || dims[o].never_partition;
     dims[i] = f;
     dims.erase(dims.begin() + o);
     Split s;
@@ -237,6 +238,14 @@ Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive
 }
 
 Stage &Stage::serial(const VarOrRVar &v) { return set_loop_type(v, ForType::Serial, "serial"); }
+Stage &Stage::never_partition(const VarOrRVar &v) {
+    schedule().dims[find_dim(v, "never_partition")].never_partition = true;
+    return *this;
+}
+Stage &Stage::never_partition_all() {
+    schedule().never_partition_all = true;
+    return *this;
+}
 Stage &Stage::parallel(const VarOrRVar &v) { return set_loop_type(v, ForType::Parallel, "parallel"); }
 Stage &Stage::vectorize(const VarOrRVar &v) {
     return set_loop_type(v, ForType::Vectorized, "vectorize");

@@ -62,6 +62,12 @@ public:
     Stage &rename(const VarOrRVar &old, const VarOrRVar &new_name);
 
     Stage &serial(const VarOrRVar &v);
+    // Loop partitioning (automatic) splits a serial loop whose body tests its variable into a
+    // steady state without the tests and a prologue and epilogue with them. These leave the
+    // loop `v` (and the loops split from it later), or every loop of the stage, whole: less
+    // code, or the unpartitioned loop to compare against.
+    Stage &never_partition(const VarOrRVar &v);
+    Stage &never_partition_all();
     // Runs the loop's iterations on several CPU threads.
     Stage &parallel(const VarOrRVar &v);
     Stage &parallel(const VarOrRVar &v, const ir::Expr &task_size,

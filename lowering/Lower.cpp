@@ -8,6 +8,8 @@
 #include "lowering/ExtractKernels.h"
 #include "lowering/GPUPlacement.h"
 #include "lowering/InjectPrefetches.h"
+#include "lowering/Names.h"
+#include "lowering/PartitionLoops.h"
 #include "lowering/PrintLoopNest.h"
 #include "lowering/RealizationOrder.h"
 #include "lowering/RegisterTiles.h"
@@ -20,6 +22,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <set>
 
 namespace aicf {
 namespace lowering {
@@ -36,6 +39,19 @@ int debug_level() {
 void log_pass(const char *pass, const Stmt &s) {
     if (debug_level() < 2) return;
     std::cerr << "---- after " << pass << " ----\n" << s << "\n";
+}
+
+// The loops never_partition() and never_partition_all() name.
+std::set<std::string> loops_never_partitioned(const std::map<std::string, Function> &env) {
+    std::set<std::string> never;
+    for (const auto &[name, f] : env) {
+        for (int stage = 0; stage < f.stages(); stage++) {
+            const StageSchedule &s = f.stage(stage).schedule;
+            for (const Dim &d : s.dims)
+                if (d.never_partition || s.never_partition_all) never.insert(loop_name(name, stage, d.var));
+        }
+    }
+    return never;
 }
 
 } // namespace
@@ -67,6 +83,8 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     log_pass("storage_flattening", s);
     s = simplify(s);
     log_pass("simplify", s);
+    s = partition_loops(s, loops_never_partitioned(env));
+    log_pass("partition_loops", s);
     s = unroll_loops(s);
     log_pass("unroll_loops", s);
     s = vectorize_loops(s);

@@ -400,6 +400,13 @@ void check_inlined_schedule(const Function &f) {
         << " to prefetch " << stage.prefetches[0].name << " in. " << remedy;
     user_assert(!stage.single_gpu_thread)
         << "Func " << name << " " << how << ", so gpu_single_thread() has nothing to run. " << remedy;
+    for (const Dim &d : stage.dims) {
+        user_assert(!d.never_partition)
+            << "Func " << name << " " << how << ", so it has no loop " << d.var
+            << " for never_partition(" << d.var << ") to act on. " << remedy;
+    }
+    user_assert(!stage.never_partition_all)
+        << "Func " << name << " " << how << ", so never_partition_all() has no loops to act on. " << remedy;
     const FuncSchedule &sched = f.schedule();
     user_assert(!sched.store_level_set || sched.store_level.is_inlined())
         << "Func " << name << " " << how << ", so it has no storage to place at "

@@ -196,7 +196,9 @@ private:
 
     void directive(Func &f, bool update) {
         Stage s = update ? f.update() : Stage(f.function(), 0);
-        int which = d.pick(gpu ? 30 : 24);
+        // Directives 24-29 are the GPU's; the host draws from the others.
+        int which = d.pick(gpu ? 32 : 26);
+        if (!gpu && which >= 24) which += 6;
         d.log << (update ? "update " : "") << "#" << which << " ";
         switch (which) {
         case 0: { VarOrRVar a = var(), o = var(), i = var(); int k = d.factor(); s.split(a, o, i, k, d.tail()); break; }
@@ -258,6 +260,8 @@ private:
         }
         case 28: { VarOrRVar a = var(), b = var(); s.gpu_threads(a, b); break; }
         case 29: s.gpu_single_thread(); break;
+        case 30: s.never_partition(var()); break;
+        case 31: s.never_partition_all(); break;
         }
     }
 };

@@ -267,6 +267,8 @@ TEST(ScheduleErrors, SplitOfAVariableTheStageDoesNotHaveNamesItsLoops) {
     std::string msg = message_of<CompileError>([&] { g.split(z, Var("zo"), Var("zi"), 4); });
     EXPECT_CONTAINS(msg, "In the schedule of g.s0, split names the loop z, but g.s0 has no such loop.");
     EXPECT_CONTAINS(msg, "Its loops are, outermost first: y, x.");
+    msg = message_of<CompileError>([&] { g.never_partition(z); });
+    EXPECT_CONTAINS(msg, "In the schedule of g.s0, never_partition names the loop z, but g.s0 has no such loop.");
 }
 
 TEST(ScheduleErrors, ParallelOverAReductionVariableIsRefused) {
@@ -446,6 +448,10 @@ TEST(ScheduleErrors, DirectivesOnAnInlinedFuncAreRefused) {
     EXPECT_CONTAINS(msg, "so it has no storage for reorder_storage to lay out.");
     msg = refusal([](Func &f, Var &, Var &) { f.store_in(MemoryType::Stack); });
     EXPECT_CONTAINS(msg, "so it has no storage to keep in stack memory.");
+    msg = refusal([](Func &f, Var &x, Var &) { f.never_partition(x); });
+    EXPECT_CONTAINS(msg, "so it has no loop x for never_partition(x) to act on.");
+    msg = refusal([](Func &f, Var &, Var &) { f.never_partition_all(); });
+    EXPECT_CONTAINS(msg, "so never_partition_all() has no loops to act on.");
     // A split and a reorder name loops that do not exist and change nothing.
     Var x("x"), y("y"), xo("xo"), xi("xi");
     Func f("f"), g("g");

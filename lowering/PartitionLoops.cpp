@@ -1,0 +1,411 @@
+#include "lowering/PartitionLoops.h"
+
+#include "dsl/ir/Bounds.h"
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Scope.h"
+#include "dsl/ir/Simplify.h"
+#include "dsl/ir/Substitute.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+namespace {
+
+// Loops partitioned inside one another at most this deep: the code grows at most 2^depth
+// times (a partition adds one copy of the loop for each side that keeps its tests).
+const int max_partition_depth = 3;
+// Conditions larger than this, once the lets inside the loop are substituted, are not
+// analysed (the bound would cost more to compute than the test it removes).
+const int max_condition_nodes = 512;
+
+bool is_likely(const Expr &e) {
+    const Call *c = e.as<Call>();
+    return c && c->is_intrinsic(Intrinsic::likely) && c->args.size() == 1;
+}
+
+Expr strip_likely(const Expr &e) { return is_likely(e) ? strip_likely(e.as<Call>()->args[0]) : e; }
+
+// The conjuncts of a condition, a likely() conjunction split too. `likely` says, per conjunct,
+// whether it was marked likely.
+std::vector<Expr> conjuncts_of(const Expr &c, std::vector<bool> *likely = nullptr, bool marked = false) {
+    if (is_likely(c)) return conjuncts_of(strip_likely(c), likely, true);
+    if (const And *a = c.as<And>()) {
+        std::vector<Expr> l = conjuncts_of(a->a, likely, marked), r = conjuncts_of(a->b, likely, marked);
+        l.insert(l.end(), r.begin(), r.end());
+        return l;
+    }
+    if (likely) likely->push_back(marked);
+    return {c};
+}
+
+int node_count(const Expr &e) {
+    int n = 0;
+    visit_each<Variable>(e, [&](const Variable *) { n++; });
+    return n;
+}
+
+// e as coef * v + rest, with rest free of v and computed in 64 bits. Only sums, differences
+// and products by constants of 32-bit integers are linear here. Each partial result that
+// depends on v is added to `partials`: the int32 arithmetic agrees with the 64-bit analysis
+// only while none of them wraps.
+struct Linear {
+    int64_t coef = 0;
+    Expr rest;
+};
+
+std::optional<Linear> linear_in(const Expr &e, const std::string &v, std::vector<Linear> &partials) {
+    const Type i64 = Int(64);
+    if (e.type() != Int(32)) return std::nullopt;
+    if (!uses_var(e, v)) return Linear{0, cast(i64, e)};
+    if (const Variable *var = e.as<Variable>()) {
+        if (var->name == v) return Linear{1, make_zero(i64)};
+        return std::nullopt;
+    }
+    std::optional<Linear> result;
+    if (const Add *op = e.as<Add>()) {
+        auto a = linear_in(op->a, v, partials), b = linear_in(op->b, v, partials);
+        int64_t coef = 0;
+        if (a && b && !__builtin_add_overflow(a->coef, b->coef, &coef))
+            result = Linear{coef, Add::make(a->rest, b->rest)};
+    } else if (const Sub *op = e.as<Sub>()) {
+        auto a = linear_in(op->a, v, partials), b = linear_in(op->b, v, partials);
+        int64_t coef = 0;
+        if (a && b && !__builtin_sub_overflow(a->coef, b->coef, &coef))
+            result = Linear{coef, Sub::make(a->rest, b->rest)};
+    } else if (const Mul *op = e.as<Mul>()) {
+        std::optional<int64_t> k = as_const_int(op->b);
+        Expr other = op->a;
+        if (!k) {
+            k = as_const_int(op->a);
+            other = op->b;
+        }
+        std::optional<Linear> l;
+        if (k) l = linear_in(other, v, partials);
+        int64_t coef = 0;
+        if (l && !__builtin_mul_overflow(l->coef, *k, &coef))
+            result = Linear{coef, Mul::make(l->rest, make_const(i64, *k))};
+    }
+    if (result) partials.push_back(*result);
+    return result;
+}
+
+// Whether a bound can be computed once before the loop: no reads of memory, no calls with
+// effects, and none of the names bound inside the loop.
+bool computable_before(const Expr &e, const std::set<std::string> &inside) {
+    bool ok = true;
+    visit_each<Load>(e, [&](const Load *) { ok = false; });
+    visit_each<Call>(e, [&](const Call *c) { ok = ok && c->call_type == Call::PureIntrinsic; });
+    if (!ok) return false;
+    for (const std::string &n : free_vars(e))
+        if (inside.count(n)) return false;
+    return true;
+}
+
+// What one test says about the loop variable v wherever it passes for every value of the
+// names inside the loop: v < upper (exclusive) or v >= lower.
+struct Constraint {
+    Expr lower, upper; // 64-bit; one of them defined
+    Expr no_wrap;      // true when the test's int32 arithmetic cannot wrap anywhere in the loop
+};
+
+// Walks a loop's body and finds the tests that constrain its variable.
+class FindTests : public IRVisitor {
+public:
+    explicit FindTests(const For *loop) : v(loop->name) {
+        inside.insert(v);
+        Expr last = Sub::make(Add::make(loop->min, loop->extent), make_one(loop->min.type()));
+        scope.push(v, Interval(loop->min, last));
+    }
+
+    std::vector<Constraint> constraints;
+    // For each statement or select with tests: which of its conjuncts hold in the steady
+    // state (every occurrence of the node gave a constraint for them).
+    std::map<const IRNode *, std::vector<bool>> holds;
+    // A GPU barrier, GPU loop or shared allocation inside: threads must reach barriers
+    // together, which they would not if the split point differed between them.
+    bool unsafe = false;
+
+private:
+    std::string v;
+    Scope<Interval> scope;                           // v and the loops inside, and their ranges
+    std::vector<std::pair<std::string, Expr>> lets; // lets inside, outermost first
+    std::set<std::string> inside;                    // every name bound inside the loop, and v
+    // The serial and parallel loops inside that may be partitioned themselves. A test that depends on one
+    // of them is left to the innermost such loop: partitioning the outer loop too would copy
+    // code without removing the test.
+    std::set<std::string> partitionable;
+    int vectorized = 0;
+
+    using IRVisitor::visit;
+
+    void visit(const For *op) override {
+        if (is_gpu_loop(op->for_type)) unsafe = true;
+        if ((op->for_type == ForType::Serial || op->for_type == ForType::Parallel) && vectorized == 0)
+            partitionable.insert(op->name);
+        if (op->for_type == ForType::Vectorized) vectorized++;
+        op->min.accept(this);
+        op->extent.accept(this);
+        Interval range;
+        Expr last = Sub::make(Add::make(op->min, op->extent), make_one(op->min.type()));
+        Interval lo = bounds_of_expr_in_scope(op->min, scope), hi = bounds_of_expr_in_scope(last, scope);
+        if (lo.has_lower_bound() && hi.has_upper_bound()) range = Interval(lo.min, hi.max);
+        // Bounds that change with v (or with names bound inside) cannot bound the tests.
+        if (range.is_bounded() && (!computable_before(range.min, inside) || !computable_before(range.max, inside)))
+            range = Interval::everything();
+        inside.insert(op->name);
+        scope.push(op->name, range);
+        op->body.accept(this);
+        scope.pop(op->name);
+        if (op->for_type == ForType::Vectorized) vectorized--;
+    }
+    void visit(const LetStmt *op) override {
+        op->value.accept(this);
+        lets.emplace_back(op->name, op->value);
+        inside.insert(op->name);
+        op->body.accept(this);
+        lets.pop_back();
+    }
+    void visit(const Let *op) override {
+        op->value.accept(this);
+        lets.emplace_back(op->name, op->value);
+        inside.insert(op->name);
+        op->body.accept(this);
+        lets.pop_back();
+    }
+    void visit(const Call *op) override {
+        if (op->is_intrinsic(Intrinsic::gpu_barrier)) unsafe = true;
+        IRVisitor::visit(op);
+    }
+    void visit(const Allocate *op) override {
+        // Shared memory is laid out per kernel: its allocations are not copied.
+        if (op->memory_type == MemoryType::GPUShared) unsafe = true;
+        IRVisitor::visit(op);
+    }
+    void visit(const IfThenElse *op) override {
+        record(op, op->condition, false);
+        IRVisitor::visit(op);
+    }
+    void visit(const Select *op) override {
+        record(op, op->condition, true);
+        IRVisitor::visit(op);
+    }
+
+    void record(const IRNode *node, const Expr &condition, bool likely_only) {
+        std::vector<bool> marked;
+        std::vector<Expr> parts = conjuncts_of(condition, &marked);
+        std::vector<bool> ok(parts.size(), false);
+        for (size_t i = 0; i < parts.size(); i++) {
+            if (likely_only && !marked[i]) continue;
+            std::optional<Constraint> c = constraint_of(parts[i]);
+            if (!c) continue;
+            constraints.push_back(*c);
+            ok[i] = true;
+        }
+        auto [it, first] = holds.emplace(node, ok);
+        if (!first) {
+            for (size_t i = 0; i < ok.size(); i++) it->second[i] = it->second[i] && ok[i];
+        }
+    }
+
+    // Reads `a < b` (and <=, >, >=) as e < 0 with e linear in v.
+    std::optional<Constraint> constraint_of(const Expr &test) {
+        Expr a, b;
+        int64_t adjust = 0; // e = a - b + adjust
+        if (const LT *op = test.as<LT>()) {
+            a = op->a, b = op->b;
+        } else if (const LE *op = test.as<LE>()) {
+            a = op->a, b = op->b, adjust = -1;
+        } else if (const GT *op = test.as<GT>()) {
+            a = op->b, b = op->a;
+        } else if (const GE *op = test.as<GE>()) {
+            a = op->b, b = op->a, adjust = -1;
+        } else {
+            return std::nullopt;
+        }
+        if (a.type() != Int(32)) return std::nullopt;
+        if (node_count(a) + node_count(b) > max_condition_nodes) return std::nullopt;
+        a = substitute_lets(lets, a);
+        b = substitute_lets(lets, b);
+        if (node_count(a) + node_count(b) > max_condition_nodes) return std::nullopt;
+        if (uses_vars(a, partitionable) || uses_vars(b, partitionable)) return std::nullopt;
+        std::vector<Linear> partials;
+        std::optional<Linear> la = linear_in(a, v, partials), lb = linear_in(b, v, partials);
+        if (!la || !lb) return std::nullopt;
+        int64_t coef = 0;
+        if (__builtin_sub_overflow(la->coef, lb->coef, &coef) || coef == 0) return std::nullopt;
+        if (coef == INT64_MIN) return std::nullopt;
+        const Type i64 = Int(64);
+        Expr rest = Add::make(Sub::make(la->rest, lb->rest), make_const(i64, adjust));
+        // coef * v + rest < 0 must hold for every value rest takes in the loop.
+        Interval r = bounds_of_expr_in_scope(rest, scope);
+        if (!r.has_upper_bound()) return std::nullopt;
+        Expr most = simplify(r.max);
+        if (!computable_before(most, inside)) return std::nullopt;
+        Constraint c;
+        c.no_wrap = const_true();
+        for (const Linear &p : partials) {
+            Expr value = Add::make(Mul::make(cast(i64, Variable::make(Int(32), v)), make_const(i64, p.coef)), p.rest);
+            Interval range = bounds_of_expr_in_scope(value, scope);
+            if (!range.is_bounded()) return std::nullopt;
+            Expr fits = And::make(GE::make(range.min, make_const(i64, int64_t(INT32_MIN))), LE::make(range.max, make_const(i64, int64_t(INT32_MAX))));
+            fits = simplify(fits);
+            if (!computable_before(fits, inside)) return std::nullopt;
+            c.no_wrap = make_and(c.no_wrap, fits);
+        }
+        c.no_wrap = simplify(c.no_wrap);
+        if (is_false(c.no_wrap)) return std::nullopt;
+        if (coef > 0) {
+            // v < -most / coef: v <= floor((-most - 1) / coef). Division is Euclidean, which
+            // for a positive divisor is floor division.
+            Expr k = make_const(i64, coef);
+            c.upper = Add::make(Div::make(Sub::make(Sub::make(make_zero(i64), most), make_const(i64, int64_t(1))), k),
+                                make_const(i64, int64_t(1)));
+        } else {
+            // -coef * v > most: v >= floor(most / -coef) + 1.
+            c.lower = Add::make(Div::make(most, make_const(i64, -coef)), make_const(i64, int64_t(1)));
+        }
+        return c;
+    }
+};
+
+// Removes the conjuncts that hold throughout the steady state.
+class DropTests : public IRMutator {
+public:
+    explicit DropTests(const std::map<const IRNode *, std::vector<bool>> &holds) : holds(holds) {}
+
+private:
+    const std::map<const IRNode *, std::vector<bool>> &holds;
+
+    using IRMutator::visit;
+
+    // The condition without its conjuncts that hold; undefined when none is left.
+    Expr remaining(const IRNode *node, const Expr &condition) {
+        auto it = holds.find(node);
+        std::vector<bool> marked;
+        std::vector<Expr> parts = conjuncts_of(condition, &marked);
+        Expr left;
+        for (size_t i = 0; i < parts.size(); i++) {
+            if (it != holds.end() && i < it->second.size() && it->second[i]) continue;
+            Expr p = mutate(parts[i]);
+            if (marked[i]) p = Call::make(p.type(), Intrinsic::likely, {p});
+            left = left.defined() ? And::make(left, p) : p;
+        }
+        return left;
+    }
+
+    Stmt visit(const IfThenElse *op) override {
+        if (!holds.count(op)) return IRMutator::visit(op);
+        Expr c = remaining(op, op->condition);
+        Stmt then_case = mutate(op->then_case);
+        if (!c.defined()) return then_case;
+        Stmt else_case = op->else_case.defined() ? mutate(op->else_case) : Stmt();
+        return IfThenElse::make(c, then_case, else_case);
+    }
+    Expr visit(const Select *op) override {
+        if (!holds.count(op)) return IRMutator::visit(op);
+        Expr c = remaining(op, op->condition);
+        Expr t = mutate(op->true_value);
+        if (!c.defined()) return t;
+        return Select::make(c, t, mutate(op->false_value));
+    }
+};
+
+class Partitioner : public IRMutator {
+public:
+    explicit Partitioner(const std::set<std::string> &never) : never(never) {}
+
+private:
+    const std::set<std::string> &never;
+    int depth = 0;
+    int vectorized = 0; // vectorized loops around: a split point must be the same in every lane
+
+    using IRMutator::visit;
+
+    Stmt visit(const For *op) override {
+        if (op->for_type == ForType::Vectorized) {
+            vectorized++;
+            Stmt s = IRMutator::visit(op);
+            vectorized--;
+            return s;
+        }
+        bool parallel = op->for_type == ForType::Parallel;
+        if ((op->for_type != ForType::Serial && !parallel) || vectorized > 0 || depth >= max_partition_depth ||
+            never.count(op->name))
+            return IRMutator::visit(op);
+        FindTests tests(op);
+        op->body.accept(&tests);
+        bool lower = false, upper = false;
+        for (const Constraint &c : tests.constraints) {
+            lower = lower || c.lower.defined();
+            upper = upper || c.upper.defined();
+        }
+        bool removes = false;
+        for (const auto &node : tests.holds)
+            for (bool h : node.second) removes = removes || h;
+        if (tests.unsafe || !removes || (!lower && !upper)) return IRMutator::visit(op);
+
+        const Type i64 = Int(64), i32 = op->min.type();
+        Expr min = cast(i64, op->min), end = Add::make(min, cast(i64, op->extent));
+        Expr lo = min, hi = end, no_wrap = const_true();
+        for (const Constraint &c : tests.constraints) {
+            if (c.lower.defined()) lo = Max::make(lo, c.lower);
+            if (c.upper.defined()) hi = Min::make(hi, c.upper);
+            no_wrap = make_and(no_wrap, c.no_wrap);
+        }
+        no_wrap = simplify(no_wrap);
+        // Where the tests' arithmetic could wrap, every iteration keeps its tests: the steady
+        // state is empty, and the prologue (or else the epilogue) runs the whole loop.
+        if (!is_true(no_wrap)) {
+            if (lower) lo = Select::make(no_wrap, lo, end);
+            else hi = Select::make(no_wrap, hi, min);
+        }
+        // min <= lo <= hi <= end; the three loops cover [min, lo), [lo, hi) and [hi, end).
+        lo = simplify(Min::make(lo, end));
+        hi = simplify(Max::make(Min::make(hi, end), lo));
+        std::string lo_name = op->name + ".steady_min", hi_name = op->name + ".steady_end";
+        Expr lo_var = Variable::make(i64, lo_name), hi_var = Variable::make(i64, hi_name);
+
+        depth++;
+        Stmt body = mutate(op->body);
+        Stmt steady = mutate(DropTests(tests.holds).mutate(op->body));
+        depth--;
+
+        Stmt result;
+        if (parallel) {
+            // A parallel loop stays one loop (one fork and join); each iteration picks its
+            // version of the body.
+            Expr v = cast(i64, Variable::make(i32, op->name));
+            Expr steady_here = And::make(LE::make(lo_var, v), LT::make(v, hi_var));
+            result = For::make(op->name, op->min, op->extent, op->for_type, IfThenElse::make(steady_here, steady, body));
+            result = LetStmt::make(hi_name, hi, result);
+            return LetStmt::make(lo_name, lo, result);
+        }
+        // Each extent is at most the loop's, so it fits its type; so does each min of a loop
+        // that runs at least once.
+        std::vector<Stmt> loops;
+        if (lower) loops.push_back(For::make(op->name, op->min, simplify(cast(i32, Sub::make(lo_var, min))), op->for_type, body));
+        loops.push_back(For::make(op->name, cast(i32, lo_var), cast(i32, Sub::make(hi_var, lo_var)), op->for_type, steady));
+        if (upper) loops.push_back(For::make(op->name, cast(i32, hi_var), simplify(cast(i32, Sub::make(end, hi_var))), op->for_type, body));
+        result = Block::make(loops);
+        result = LetStmt::make(hi_name, hi, result);
+        return LetStmt::make(lo_name, lo, result);
+    }
+};
+
+} // namespace
+
+Stmt partition_loops(const Stmt &s, const std::set<std::string> &never) { return Partitioner(never).mutate(s); }
+
+} // namespace lowering
+} // namespace aicf

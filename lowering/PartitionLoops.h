@@ -1,0 +1,36 @@
+#ifndef AICF_LOWERING_PARTITION_LOOPS_H
+#define AICF_LOWERING_PARTITION_LOOPS_H
+
+#include "dsl/ir/IR.h"
+
+#include <set>
+#include <string>
+
+namespace aicf {
+namespace lowering {
+
+// Splits each serial loop whose body tests its variable into up to three loops: a prologue,
+// a steady state and an epilogue. Throughout the steady state the tests are known to pass,
+// so it runs without them: the guards of GuardWithIf tails, RDom predicates, prefetch
+// guards (the conditions of `if` statements) and the conditions of selects marked likely().
+// A vectorized loop inside the steady state then needs no masks. The prologue and epilogue
+// keep every test, so the three loops compute exactly what the one did. A parallel loop
+// stays one loop whose iterations choose between the body with and without the tests.
+//
+// A test counts when it compares (<, <=, >, >=) int32 values that depend linearly on the
+// loop variable, and the rest of it, over every value the loops and lets inside the loop
+// take, has a bound that does not change while the loop runs. A test is used by the
+// innermost serial or parallel loop it depends on. Where its arithmetic could wrap (checked
+// at run time when the bound depends on parameters) the steady state is empty. Loops inside
+// a vectorized loop, and loops around a GPU barrier, GPU loop or shared allocation, are left
+// whole; loops are partitioned at most three deep, so the code grows at most eightfold.
+//
+// Loops named in `never` (never_partition()) are left whole.
+//
+// Expects: flattened storage and simplified IR, before unrolling and vectorization.
+ir::Stmt partition_loops(const ir::Stmt &s, const std::set<std::string> &never);
+
+} // namespace lowering
+} // namespace aicf
+
+#endif

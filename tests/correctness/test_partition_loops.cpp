@@ -1,0 +1,224 @@
+// Loop partitioning: a loop whose body tests its variable runs its steady state without the
+// tests, and still computes exactly what the loop with them computes.
+
+#include "Reference.h"
+
+#include <cstdint>
+#include <sstream>
+
+using namespace aicf;
+using aicf_test::fill_random;
+
+namespace {
+
+int count(const std::string &text, const std::string &what) {
+    int n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) n++;
+    return n;
+}
+
+// The lines of `text` that contain `what`.
+std::vector<std::string> lines_with(const std::string &text, const std::string &what) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        if (line.find(what) != std::string::npos) lines.push_back(line);
+    return lines;
+}
+
+} // namespace
+
+// The guard of a GuardWithIf split of an update stage, vectorized: the steady state stores
+// whole vectors without a mask; the last, partial vector keeps its mask.
+TEST(PartitionLoops, AGuardedVectorizedUpdateRunsUnmaskedInTheSteadyState) {
+    const int H = 37;
+    Buffer<float> in(230, H);
+    fill_random(in, -1, 1, 5);
+    in.set_min({-3, 0});
+    Var x("x"), xo("xo"), xi("xi");
+    RDom r(0, H, "r");
+    Func f("f");
+    f(x) = 1.0f;
+    f(x) += in(x, r) * in(x, r);
+    f.update().split(x, xo, xi, 16, TailStrategy::GuardWithIf).reorder(xi, r, xo).vectorize(xi);
+
+    std::string stmt = f.lowered_stmt();
+    EXPECT_EQ(count(stmt, "serial for (f.s1.xo,"), 2) << stmt;
+    std::vector<std::string> stores = lines_with(stmt, "f[ramp(");
+    ASSERT_EQ(stores.size(), 2u) << stmt;
+    EXPECT_EQ(stores[0].find(" if "), std::string::npos) << stores[0];
+    EXPECT_NE(stores[1].find(" if "), std::string::npos) << stores[1];
+
+    // never_partition leaves the loop whole, masks and all; never_partition_all, every loop.
+    Func whole("whole"), none("none");
+    for (Func *g : {&whole, &none}) {
+        (*g)(x) = 1.0f;
+        (*g)(x) += in(x, r) * in(x, r);
+        g->update().split(x, xo, xi, 16, TailStrategy::GuardWithIf).reorder(xi, r, xo).vectorize(xi);
+    }
+    whole.update().never_partition(xo);
+    none.update().never_partition_all();
+    for (Func *g : {&whole, &none}) {
+        std::string text = g->lowered_stmt();
+        EXPECT_EQ(count(text, "serial for (" + g->name() + ".s1.xo,"), 1) << text;
+        ASSERT_EQ(lines_with(text, g->name() + "[ramp(").size(), 1u) << text;
+    }
+
+    for (int W : {1, 15, 16, 17, 48, 203, 227}) {
+        for (int x0 : {-3, 0}) {
+            Buffer<float> out(W), out_whole(W);
+            out.set_min({x0});
+            out_whole.set_min({x0});
+            f.realize(out);
+            whole.realize(out_whole);
+            for (int i = x0; i < x0 + W; i++) {
+                double want = 1;
+                for (int k = 0; k < H; k++) want += double(in(i, k)) * in(i, k);
+                ASSERT_TRUE(aicf_test::close(out(i), want, 1e-5, 1e-5)) << "W " << W << " x " << i << ": " << out(i) << " vs " << want;
+                ASSERT_EQ(out_whole(i), out(i)) << "W " << W << " x " << i;
+            }
+        }
+    }
+}
+
+// A parallel loop stays one loop (one fork and join): each iteration runs the body without
+// masks or with them.
+TEST(PartitionLoops, AParallelGuardedLoopPicksItsBodyPerIteration) {
+    const int H = 19;
+    Buffer<int> in(140, H);
+    fill_random(in, -50, 50, 6);
+    Var x("x"), xo("xo"), xi("xi");
+    RDom r(0, H, "r");
+    Func f("f");
+    f(x) = x;
+    f(x) += in(x, r) * (r + 1);
+    f.update().split(x, xo, xi, 8, TailStrategy::GuardWithIf).reorder(xi, r, xo).vectorize(xi).parallel(xo);
+
+    std::string stmt = f.lowered_stmt();
+    EXPECT_EQ(count(stmt, "parallel for (f.s1.xo,"), 1) << stmt;
+    std::vector<std::string> stores = lines_with(stmt, "f[ramp(");
+    ASSERT_EQ(stores.size(), 2u) << stmt;
+    EXPECT_EQ(stores[0].find(" if "), std::string::npos) << stores[0];
+
+    for (int W : {1, 7, 8, 9, 64, 131}) {
+        Buffer<int> out = f.realize({W});
+        for (int i = 0; i < W; i++) {
+            int want = i;
+            for (int k = 0; k < H; k++) want += in(i, k) * (k + 1);
+            ASSERT_EQ(out(i), want) << "W " << W << " x " << i;
+        }
+    }
+}
+
+// RDom predicates bound the reduction loop from above (r <= y) or below (r >= y): the
+// iterations where they hold run without the test.
+TEST(PartitionLoops, ATriangularReductionRunsItsTrueRangeWithoutTheTest) {
+    const int N = 29;
+    Buffer<float> a(N, N);
+    fill_random(a, -1, 1, 8);
+    Var y("y");
+    RDom lower(0, N, "r"), upper(0, N, "s");
+    lower.where(lower <= y);
+    upper.where(upper >= y + 3);
+    Func f("f"), g("g");
+    f(y) = 0.0f;
+    f(y) += a(lower, y);
+    g(y) = 0.0f;
+    g(y) += a(upper, y) * 2.0f;
+
+    std::string fs = f.lowered_stmt(), gs = g.lowered_stmt();
+    // f: the steady state first, then the iterations past y that test and do nothing.
+    EXPECT_EQ(count(fs, "serial for (f.s1.r.x,"), 2) << fs;
+    // g: a prologue that tests, then the steady state.
+    EXPECT_EQ(count(gs, "serial for (g.s1.s.x,"), 2) << gs;
+
+    Buffer<float> fo = f.realize({N}), go = g.realize({N});
+    for (int j = 0; j < N; j++) {
+        float want_f = 0, want_g = 0;
+        for (int i = 0; i < N; i++) {
+            if (i <= j) want_f += a(i, j);
+            if (i >= j + 3) want_g += a(i, j) * 2.0f;
+        }
+        EXPECT_EQ(fo(j), want_f) << j;
+        EXPECT_EQ(go(j), want_g) << j;
+    }
+}
+
+// A select marked likely() splits the loop into the points where it holds and those around
+// them: a constant border around an image runs its interior without the select.
+TEST(PartitionLoops, ALikelySelectLeavesTheInteriorWithoutTheSelect) {
+    const int W = 50;
+    Buffer<int> in(W);
+    fill_random(in, -1000, 1000, 3);
+    Var x("x");
+    Func bordered("bordered");
+    bordered(x) = select(likely(x >= 0 && x < W), in(clamp(x, 0, W - 1)), -7) * 3;
+
+    std::string stmt = bordered.lowered_stmt();
+    EXPECT_EQ(count(stmt, "serial for (bordered.s0.x,"), 3) << stmt;
+    std::vector<std::string> stores = lines_with(stmt, "bordered[");
+    ASSERT_EQ(stores.size(), 3u) << stmt;
+    EXPECT_EQ(stores[1].find("select"), std::string::npos) << stores[1];
+
+    for (int x0 : {-9, -1, 0, 3, 48, 60}) {
+        for (int n : {1, 2, 10, 70}) {
+            Buffer<int> out(n);
+            out.set_min({x0});
+            bordered.realize(out);
+            for (int i = x0; i < x0 + n; i++) ASSERT_EQ(out(i), (i >= 0 && i < W ? in(i) : -7) * 3) << i;
+        }
+    }
+}
+
+// The analysis reasons about exact integers; the code computes in int32, which wraps. Where
+// a test's arithmetic could wrap (here, for a value of p known only at run time), the loop
+// keeps its tests.
+TEST(PartitionLoops, TestsWhoseArithmeticWrapsAreKept) {
+    auto wrapping = [](int64_t v) { return int32_t(uint32_t(uint64_t(v))); };
+    Param<int> p("p");
+    RDom s(0, 50, "s");
+    s.where(s + p > 0);
+    Func g("g");
+    g() = 0;
+    g() += s;
+    for (int pv : {-10, 5, 2147483640, 2147483647 - 49, 2147483647 - 48, -2147483647 - 1}) {
+        p.set(pv);
+        int sum = 0;
+        for (int i = 0; i < 50; i++)
+            if (wrapping(int64_t(i) + pv) > 0) sum += i;
+        Buffer<int> got = g.realize(std::vector<int>{});
+        EXPECT_EQ(got(), sum) << "p = " << pv;
+    }
+}
+
+// Guards on both loops of a tiled update, and guards four loops deep: every tile size and
+// position computes the values of the unscheduled pipeline.
+TEST(PartitionLoops, NestedGuardsComputeTheSameValues) {
+    Buffer<int> in(70, 60);
+    fill_random(in, -100, 100, 12);
+    Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi"), xii("xii"), yii("yii");
+    RDom r(0, 3, "r");
+    auto build = [&](Func &f) {
+        f(x, y) = x - y;
+        f(x, y) += in(x + r, y) * (r + 1) - in(x, y + r);
+    };
+    Func plain("plain"), tiled("tiled"), deep("deep");
+    build(plain);
+    build(tiled);
+    build(deep);
+    tiled.update().tile(x, y, xo, yo, xi, yi, 8, 5, TailStrategy::GuardWithIf).vectorize(xi, 4);
+    deep.update()
+        .split(x, xo, xi, 9, TailStrategy::GuardWithIf)
+        .split(xi, xi, xii, 4, TailStrategy::GuardWithIf)
+        .split(y, yo, yi, 7, TailStrategy::GuardWithIf)
+        .split(yi, yi, yii, 3, TailStrategy::GuardWithIf)
+        .reorder(xii, yii, xi, yi, xo, yo);
+    for (auto [W, H] : {std::pair{1, 1}, {8, 5}, {37, 23}, {67, 57}}) {
+        Buffer<int> want = plain.realize({W, H});
+        for (Func *f : {&tiled, &deep}) {
+            Buffer<int> got = f->realize({W, H});
+            for (int j = 0; j < H; j++)
+                for (int i = 0; i < W; i++) ASSERT_EQ(got(i, j), want(i, j)) << f->name() << " " << W << "x" << H << " at " << i << ", " << j;
+        }
+    }
+}
