@@ -169,20 +169,16 @@ private:
         scope.pop(op->name);
         if (op->for_type == ForType::Vectorized) vectorized--;
     }
-    void visit(const LetStmt *op) override {
+    template <typename LetOrLetStmt>
+    void visit_let(const LetOrLetStmt *op) {
         op->value.accept(this);
         lets.emplace_back(op->name, op->value);
         inside.insert(op->name);
         op->body.accept(this);
         lets.pop_back();
     }
-    void visit(const Let *op) override {
-        op->value.accept(this);
-        lets.emplace_back(op->name, op->value);
-        inside.insert(op->name);
-        op->body.accept(this);
-        lets.pop_back();
-    }
+    void visit(const LetStmt *op) override { visit_let(op); }
+    void visit(const Let *op) override { visit_let(op); }
     void visit(const Call *op) override {
         if (op->is_intrinsic(Intrinsic::gpu_barrier)) unsafe = true;
         IRVisitor::visit(op);

@@ -20,8 +20,9 @@ namespace lowering {
 // A test counts when it compares (<, <=, >, >=) int32 values that depend linearly on the
 // loop variable, and the rest of it, over every value the loops and lets inside the loop
 // take, has a bound that does not change while the loop runs. A test is used by the
-// innermost serial or parallel loop it depends on. Where its arithmetic could wrap (checked
-// at run time when the bound depends on parameters) the steady state is empty. Loops inside
+// innermost serial or parallel loop it depends on. Like the simplifier, the analysis takes
+// signed arithmetic not to overflow; still, where the terms with the loop variable could wrap
+// (checked at run time when that depends on parameters) the steady state is empty. Loops inside
 // a vectorized loop, and loops around a GPU barrier, GPU loop or shared allocation, are left
 // whole; loops are partitioned at most three deep, so the code grows at most eightfold.
 //

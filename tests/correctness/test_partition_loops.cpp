@@ -1,6 +1,7 @@
 // Loop partitioning: a loop whose body tests its variable runs its steady state without the
 // tests, and still computes exactly what the loop with them computes.
 
+#include "GPUTarget.h"
 #include "Reference.h"
 
 #include <cstdint>
@@ -221,4 +222,108 @@ TEST(PartitionLoops, NestedGuardsComputeTheSameValues) {
                 for (int i = 0; i < W; i++) ASSERT_EQ(got(i, j), want(i, j)) << f->name() << " " << W << "x" << H << " at " << i << ", " << j;
         }
     }
+}
+
+namespace {
+
+// A random linear test over the loop variables: a*x + b*y + c*r + k (+ p) compared with 0.
+Expr random_test(std::mt19937 &rng, const Expr &x, const Expr &y, const Expr &r, const Expr &p,
+                 std::ostringstream &log) {
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    int a = pick(-3, 3), b = pick(-2, 2), c = r.defined() ? pick(-2, 2) : 0, k = pick(-30, 30);
+    bool with_p = pick(0, 3) == 0;
+    Expr e = x * a + y * b + k;
+    if (c != 0) e = e + r * c;
+    if (with_p) e = e + p;
+    log << "(" << a << "x " << b << "y " << c << "r " << k << (with_p ? " p" : "") << ")";
+    switch (pick(0, 3)) {
+    case 0: log << " < 0 "; return e < 0;
+    case 1: log << " <= 0 "; return e <= 0;
+    case 2: log << " > 0 "; return e > 0;
+    default: log << " >= 0 "; return e >= 0;
+    }
+}
+
+} // namespace
+
+// Random linear tests in selects marked likely() and in where predicates, under random splits,
+// vectorization and parallel loops: the partitioned pipeline computes exactly what the same
+// pipeline with never_partition_all() on every stage computes.
+TEST(PartitionLoops, RandomTestsAgreeWithTheLoopsLeftWhole) {
+    const unsigned seed = unsigned(aicf_test::env_int("AICF_PARTITION_SEED", 1));
+    const int count = aicf_test::env_int("AICF_PARTITION_COUNT", 40);
+    Buffer<int> in(90, 70);
+    fill_random(in, -100, 100, 17);
+    in.set_min({-40, -30});
+    int partitions = 0;
+    for (int c = 0; c < count; c++) {
+        std::mt19937 rng(seed * 7919u + unsigned(c));
+        auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+        std::ostringstream log;
+        Param<int> p("p");
+        // Signed arithmetic is taken not to overflow (as the simplifier does), so no value of
+        // p makes the tests overflow.
+        const int pv = std::vector<int>{-7, 0, 5, 100000}[pick(0, 3)];
+        const int n = pick(1, 12);
+        const int factor = std::vector<int>{2, 3, 4, 8, 16}[pick(0, 4)];
+        const bool vectorize = pick(0, 1), parallel = pick(0, 2) == 0, update_split = pick(0, 1);
+        // On the GPU the reduction loop runs inside each thread, and its where predicate
+        // depends on the thread's coordinates.
+        const bool gpu = pick(0, 3) == 0;
+        auto build = [&](Func &f, bool partition) {
+            Var x("x"), y("y"), xo("xo"), xi("xi");
+            RDom r(0, n, "r");
+            std::ostringstream unused;
+            std::mt19937 tests(rng());
+            std::ostringstream &l = partition ? log : unused;
+            Expr t1 = random_test(tests, x, y, Expr(), p, l);
+            Expr cond = pick(0, 1) ? (t1 && random_test(tests, x, y, Expr(), p, l)) : t1;
+            f(x, y) = select(likely(cond), in(clamp(x, -40, 49), clamp(y, -30, 39)), x - y);
+            r.where(random_test(tests, x, y, r, p, l));
+            f(x, y) += in(clamp(x + r, -40, 49), clamp(y, -30, 39)) * (r + 1);
+            if (gpu) {
+                Var bx("bx"), by("by"), tx("tx"), ty("ty");
+                f.gpu_tile(x, y, bx, by, tx, ty, factor, 4, TailStrategy::GuardWithIf);
+                f.update().gpu_tile(x, y, bx, by, tx, ty, factor, 4);
+            } else if (update_split) {
+                Stage u = f.update();
+                u.split(x, xo, xi, factor, TailStrategy::GuardWithIf).reorder(xi, r, xo);
+                if (vectorize) u.vectorize(xi);
+                if (parallel) u.parallel(y);
+            } else {
+                f.split(x, xo, xi, factor, TailStrategy::GuardWithIf);
+                if (vectorize) f.vectorize(xi);
+                if (parallel) f.parallel(y);
+            }
+            if (!partition) {
+                f.never_partition_all();
+                f.update().never_partition_all();
+            }
+        };
+        // The same draws for both: rebuild with a copy of the generator.
+        std::mt19937 saved = rng;
+        Func partitioned("f"), whole("f");
+        build(partitioned, true);
+        std::mt19937 after = rng;
+        rng = saved;
+        build(whole, false);
+        rng = after;
+        p.set(pv);
+        const int W = pick(1, 60), H = pick(1, 40), x0 = pick(-45, 10), y0 = pick(-35, 10);
+        log << " p " << pv << " n " << n << " factor " << factor << (gpu ? " gpu" : "") << (vectorize ? " vectorize" : "")
+            << (parallel ? " parallel" : "") << (update_split ? " update" : " pure") << " region " << W << "x"
+            << H << " at " << x0 << "," << y0;
+        Buffer<int> got(W, H), want(W, H);
+        got.set_min({x0, y0});
+        want.set_min({x0, y0});
+        const Target target = gpu ? aicf_test::gpu_test_target() : Target("host");
+        partitioned.realize(got, target);
+        whole.realize(want, target);
+        partitions += partitioned.lowered_stmt(target).find(".steady_") != std::string::npos;
+        for (int j = y0; j < y0 + H; j++)
+            for (int i = x0; i < x0 + W; i++)
+                ASSERT_EQ(got(i, j), want(i, j)) << "case " << c << ": " << log.str() << " at " << i << ", " << j;
+    }
+    // Most draws have a test that partitions a loop; the check above is then not vacuous.
+    EXPECT_GE(partitions, count / 2) << "of " << count;
 }
