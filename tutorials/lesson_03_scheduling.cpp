@@ -87,6 +87,27 @@ int main() {
     }
 
     {
+        // GuardWithIf on a vectorized loop, as AICF lowers it (lowered_stmt() is the IR that
+        // becomes code): the tiles that lie inside the image run in a loop of their own with
+        // whole vectors and no guard, and only the last tile tests each lane (loop
+        // partitioning). never_partition(xo) would keep the test in every tile.
+        Var xo("xo"), xi("xi");
+        Func f = make_gradient(x, y);
+        f.split(x, xo, xi, 8, TailStrategy::GuardWithIf).vectorize(xi);
+        check("split(x, xo, xi, 8, GuardWithIf).vectorize(xi)", f, reference);
+        std::istringstream lines(f.lowered_stmt());
+        std::string line;
+        bool inside = false;
+        std::printf("== its lowered statement: a loop without the test, then one with it\n");
+        while (std::getline(lines, line)) {
+            inside = inside || line.find("produce gradient") != std::string::npos;
+            if (inside && (line.find("for (") != std::string::npos || line.find("gradient[") != std::string::npos))
+                std::printf("%s\n", line.c_str());
+        }
+        std::printf("\n");
+    }
+
+    {
         // What the CPU runs: assembly() returns the host code as this CPU's assembly, compiled
         // exactly as realize runs it. In the vectorized loop, each add and each store handles
         // 8 int32 values at once (a 256-bit ymm register on an x86-64 CPU with AVX).
