@@ -22,8 +22,8 @@ using namespace ir;
 
 namespace {
 
-// Loops partitioned inside one another at most this deep: the code grows at most 2^depth
-// times (a partition adds one copy of the loop for each side that keeps its tests).
+// Loops partitioned inside one another at most this deep: each partition copies the body
+// at most three times (prologue, steady state, epilogue), so the code grows at most 27-fold.
 const int max_partition_depth = 3;
 // Conditions larger than this, once the lets inside the loop are substituted, are not
 // analysed (the bound would cost more to compute than the test it removes).

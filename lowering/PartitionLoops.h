@@ -24,7 +24,8 @@ namespace lowering {
 // signed arithmetic not to overflow; still, where the terms with the loop variable could wrap
 // (checked at run time when that depends on parameters) the steady state is empty. Loops inside
 // a vectorized loop, and loops around a GPU barrier, GPU loop or shared allocation, are left
-// whole; loops are partitioned at most three deep, so the code grows at most eightfold.
+// whole. A partition copies the loop body at most three times, and partitions nest at most
+// three deep.
 //
 // Loops named in `never` (never_partition()) are left whole.
 //
