@@ -73,6 +73,29 @@ bool can_fold(const Expr &a, const Expr &b, Type t, bool product) {
     return product ? x * y < limit : x + y < limit;
 }
 
+// Whether e, walked as a tree (a node shared n times counts n times, as the simplifier and
+// the other walks over the bound see it), has more than `limit` nodes. Stops counting there.
+bool tree_larger_than(const Expr &e, int64_t limit) {
+    class Count : public IRVisitor {
+    public:
+        int64_t left;
+        explicit Count(int64_t limit) : left(limit) {}
+#define AICF_COUNT_NODE(N)                                                                         \
+    void visit(const N *op) override {                                                             \
+        if (--left >= 0) IRVisitor::visit(op);                                                     \
+    }
+        AICF_FOR_EACH_EXPR(AICF_COUNT_NODE)
+#undef AICF_COUNT_NODE
+    } count(limit);
+    e.accept(&count);
+    return count.left < 0;
+}
+
+// A bound larger than this (as a tree) is dropped: that side of the range is then unknown.
+// Without the cap, a chain of values that each use the one before twice (t = max(t * 3, t + 1),
+// let-bound step by step) doubles its bound at every step.
+const int64_t max_bound_nodes = 2000;
+
 Interval bool_interval(std::optional<bool> known) {
     if (!known) return Interval(const_false(), const_true());
     return Interval::single_point(*known ? const_true() : const_false());
@@ -94,6 +117,8 @@ public:
         result = Interval();
         e.accept(this);
         Interval r = result;
+        if (r.min.defined() && tree_larger_than(r.min, max_bound_nodes)) r.min = Expr();
+        if (r.max.defined() && tree_larger_than(r.max, max_bound_nodes)) r.max = Expr();
         // Every value of a narrow type lies in the type's range.
         Type t = e.type().element_of();
         if (t.is_int_or_uint() && t.bits <= 16) {

@@ -351,6 +351,27 @@ TEST(Pipelines, RealizeFromAThreadWithASmallStack) {
     EXPECT_EQ(result.value, int32_t(uint32_t(value(3, 2)) + uint32_t(value(4, 2))));
 }
 
+// Each step uses the step before twice: as a tree the value doubles at every step (2^300
+// nodes here), as a graph it grows by a few nodes. Bounds of the let-bound steps used to grow
+// with the tree, and lowering ran out of memory after about 22 steps.
+TEST(Pipelines, StepsThatUseTheStepBeforeTwice) {
+    Buffer<float> table(100);
+    fill_random(table, -1, 1, 4);
+    Var x("x");
+    Expr t = cast<float>(x);
+    for (int i = 0; i < 300; i++) t = max(t * 1.5f, t + float(i % 7)) * 0.5f - 1.0f;
+    Func f("twice");
+    f(x) = t + table(clamp(cast<int>(t), 0, 99));
+    f.vectorize(x, 8);
+    Buffer<float> out = f.realize({40});
+    for (int i = 0; i < 40; i++) {
+        float v = float(i);
+        for (int k = 0; k < 300; k++) v = std::max(v * 1.5f, v + float(k % 7)) * 0.5f - 1.0f;
+        float want = v + table(std::min(std::max(int(v), 0), 99));
+        EXPECT_TRUE(aicf_test::close(out(i), want, 1e-5, 1e-5)) << i << ": " << out(i) << " vs " << want;
+    }
+}
+
 TEST(Pipelines, SecondRealizeReusesCompiledCode) {
     Var x("x");
     Func f("cached_f");
