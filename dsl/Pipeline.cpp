@@ -216,8 +216,8 @@ std::string fingerprint(const std::vector<Function> &outputs, const std::vector<
             s << ")";
             if (d.rdom.defined()) {
                 for (const ReductionVariable &rv : d.rdom.domain())
-                    s << " " << rv.var << "[" << rv.min << "," << rv.extent << "]";
-                if (d.rdom.predicate().defined()) s << " where " << d.rdom.predicate();
+                    s << " " << rv.var << "[" << to_shared_string(rv.min) << "," << to_shared_string(rv.extent) << "]";
+                if (d.rdom.predicate().defined()) s << " where " << to_shared_string(d.rdom.predicate());
             }
             for (const Dim &dim : d.schedule.dims)
                 s << " d:" << dim.var << ":" << int(dim.for_type) << dim.is_rvar << dim.never_partition;

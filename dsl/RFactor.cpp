@@ -167,7 +167,7 @@ bool analyze(const Definition &d, const Function &f, Reduction &r) {
 // Replaces calls to the Func itself (element i at `args`) with `replacement[i]`.
 Expr replace_self(const Expr &e, const Function &f, const std::vector<Expr> &args,
                   const std::vector<Expr> &replacement) {
-    struct Replace : IRMutator {
+    struct Replace : IRGraphMutator {
         const Function &f;
         const std::vector<Expr> &args, &replacement;
         Replace(const Function &f, const std::vector<Expr> &a, const std::vector<Expr> &r)

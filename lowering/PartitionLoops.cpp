@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -25,8 +26,8 @@ namespace {
 // Loops partitioned inside one another at most this deep: each partition copies the body
 // at most three times (prologue, steady state, epilogue), so the code grows at most 27-fold.
 const int max_partition_depth = 3;
-// Conditions larger than this, once the lets inside the loop are substituted, are not
-// analysed (the bound would cost more to compute than the test it removes).
+// Sides of a test larger than this (as trees), once the lets inside the loop are substituted,
+// are not analysed (the bound would cost more to compute than the test it removes).
 const int max_condition_nodes = 512;
 
 bool is_likely(const Expr &e) {
@@ -49,10 +50,34 @@ std::vector<Expr> conjuncts_of(const Expr &c, std::vector<bool> *likely = nullpt
     return {c};
 }
 
-int node_count(const Expr &e) {
-    int n = 0;
-    visit_each<Variable>(e, [&](const Variable *) { n++; });
-    return n;
+// Counts the nodes of an expression as a tree once the lets in `sizes` (name -> the size of its
+// value, expanded likewise) are substituted, down from a limit, and stops at it.
+class ExpandedSize : public IRVisitor {
+public:
+    ExpandedSize(const Scope<int64_t> &sizes, int64_t limit) : sizes(sizes), left(limit) {}
+    const Scope<int64_t> &sizes;
+    int64_t left;
+
+    template <typename T>
+    void count(const T *op) {
+        if constexpr (std::is_same_v<T, Variable>) {
+            const int64_t *size = sizes.find(op->name);
+            left -= size ? *size : 1;
+        } else if (--left >= 0) {
+            IRVisitor::visit(op);
+        }
+    }
+#define AICF_COUNT_NODE(N)                                                                         \
+    void visit(const N *op) override { count(op); }
+    AICF_FOR_EACH_EXPR(AICF_COUNT_NODE)
+#undef AICF_COUNT_NODE
+};
+
+// The size of e as a tree with the lets in `sizes` substituted, or limit + 1 if larger.
+int64_t expanded_size(const Expr &e, const Scope<int64_t> &sizes, int64_t limit) {
+    ExpandedSize counter(sizes, limit);
+    e.accept(&counter);
+    return counter.left < 0 ? limit + 1 : limit - counter.left;
 }
 
 // e as coef * v + rest, with rest free of v and computed in 64 bits. Only sums, differences
@@ -140,6 +165,7 @@ private:
     std::string v;
     Scope<Interval> scope;                           // v and the loops inside, and their ranges
     std::vector<std::pair<std::string, Expr>> lets; // lets inside, outermost first
+    Scope<int64_t> let_sizes;                        // their values' sizes with lets substituted
     std::set<std::string> inside;                    // every name bound inside the loop, and v
     // The serial and parallel loops inside that may be partitioned themselves. A test that depends on one
     // of them is left to the innermost such loop: partitioning the outer loop too would copy
@@ -173,8 +199,10 @@ private:
     void visit_let(const LetOrLetStmt *op) {
         op->value.accept(this);
         lets.emplace_back(op->name, op->value);
+        let_sizes.push(op->name, expanded_size(op->value, let_sizes, max_condition_nodes));
         inside.insert(op->name);
         op->body.accept(this);
+        let_sizes.pop(op->name);
         lets.pop_back();
     }
     void visit(const LetStmt *op) override { visit_let(op); }
@@ -230,10 +258,13 @@ private:
             return std::nullopt;
         }
         if (a.type() != Int(32)) return std::nullopt;
-        if (node_count(a) + node_count(b) > max_condition_nodes) return std::nullopt;
+        // As trees with the lets substituted: the walks below do not remember the nodes they
+        // have seen, and substituting a let used twice doubles the tree.
+        if (expanded_size(a, let_sizes, max_condition_nodes) + expanded_size(b, let_sizes, max_condition_nodes) >
+            max_condition_nodes)
+            return std::nullopt;
         a = substitute_lets(lets, a);
         b = substitute_lets(lets, b);
-        if (node_count(a) + node_count(b) > max_condition_nodes) return std::nullopt;
         if (uses_vars(a, partitionable) || uses_vars(b, partitionable)) return std::nullopt;
         std::vector<Linear> partials;
         std::optional<Linear> la = linear_in(a, v, partials), lb = linear_in(b, v, partials);

@@ -161,12 +161,14 @@ Stmt build_stage(const Function &f, int stage) {
 
     std::vector<Expr> values, args;
     for (const Expr &v : d.values) values.push_back(substitute(loop_vars, share_repeated_subexpressions(v)));
-    for (const Expr &a : d.args) args.push_back(substitute(loop_vars, a));
+    for (const Expr &a : d.args) args.push_back(substitute(loop_vars, share_repeated_subexpressions(a)));
     Stmt body = Provide::make(f.name(), values, args);
     Expr condition;
     for (const Expr &g : guards) condition = condition.defined() ? And::make(condition, g) : g;
     if (d.rdom.defined() && d.rdom.predicate().defined()) {
-        Expr p = substitute(loop_vars, d.rdom.predicate());
+        // With repeated subexpressions let-bound, as the values are: a predicate that uses a
+        // value twice per step is a tree exponentially larger than its graph.
+        Expr p = substitute(loop_vars, share_repeated_subexpressions(d.rdom.predicate()));
         condition = condition.defined() ? And::make(condition, p) : p;
     }
     if (condition.defined()) body = IfThenElse::make(condition, body);

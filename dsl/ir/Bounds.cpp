@@ -73,24 +73,6 @@ bool can_fold(const Expr &a, const Expr &b, Type t, bool product) {
     return product ? x * y < limit : x + y < limit;
 }
 
-// Whether e, walked as a tree (a node shared n times counts n times, as the simplifier and
-// the other walks over the bound see it), has more than `limit` nodes. Stops counting there.
-bool tree_larger_than(const Expr &e, int64_t limit) {
-    class Count : public IRVisitor {
-    public:
-        int64_t left;
-        explicit Count(int64_t limit) : left(limit) {}
-#define AICF_COUNT_NODE(N)                                                                         \
-    void visit(const N *op) override {                                                             \
-        if (--left >= 0) IRVisitor::visit(op);                                                     \
-    }
-        AICF_FOR_EACH_EXPR(AICF_COUNT_NODE)
-#undef AICF_COUNT_NODE
-    } count(limit);
-    e.accept(&count);
-    return count.left < 0;
-}
-
 // A bound larger than this (as a tree) is dropped: that side of the range is then unknown.
 // Without the cap, a chain of values that each use the one before twice (t = max(t * 3, t + 1),
 // let-bound step by step) doubles its bound at every step.

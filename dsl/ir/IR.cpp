@@ -518,7 +518,7 @@ Expr ReductionDomain::predicate() const { return contents->predicate; }
 void ReductionDomain::where(Expr p) {
     // The predicate's reduction variables refer to this domain by name only: a reference
     // back to the domain from inside it would keep it alive forever.
-    struct StripDomain : IRMutator {
+    struct StripDomain : IRGraphMutator {
         const ReductionDomainContents *self;
         using IRMutator::visit;
         Expr visit(const Variable *op) override {

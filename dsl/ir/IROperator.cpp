@@ -2,6 +2,7 @@
 
 #include "dsl/Error.h"
 #include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/IRVisitor.h"
 
 #include <cmath>
 
@@ -177,6 +178,22 @@ int64_t div_euclid(int64_t a, int64_t b) {
     if (b == 0) return 0;
     if (b == -1) return a == INT64_MIN ? a : -a;
     return (a - mod_euclid(a, b)) / b;
+}
+
+bool tree_larger_than(const Expr &e, int64_t limit) {
+    class Count : public IRVisitor {
+    public:
+        int64_t left;
+        explicit Count(int64_t limit) : left(limit) {}
+#define AICF_COUNT_NODE(N)                                                                         \
+    void visit(const N *op) override {                                                             \
+        if (--left >= 0) IRVisitor::visit(op);                                                     \
+    }
+        AICF_FOR_EACH_EXPR(AICF_COUNT_NODE)
+#undef AICF_COUNT_NODE
+    } count(limit);
+    if (e.defined()) e.accept(&count);
+    return count.left < 0;
 }
 
 } // namespace ir

@@ -43,6 +43,12 @@ Expr broadcast(Expr e, int lanes);
 // widened. Other types are returned unchanged.
 Expr widen_int32(const Expr &e);
 
+// Whether e, walked as a tree, has more than `limit` nodes: a node shared n times counts n
+// times, as every walk that does not remember the nodes it has seen meets it. An expression
+// that uses a value twice per step is exponentially larger as a tree than as a graph. Stops
+// counting at the limit, so it costs at most `limit` steps.
+bool tree_larger_than(const Expr &e, int64_t limit);
+
 // Logical helpers that fold constants.
 Expr make_and(Expr a, Expr b);
 Expr make_or(Expr a, Expr b);

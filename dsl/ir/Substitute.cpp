@@ -4,18 +4,35 @@
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IRVisitor.h"
 
+#include <unordered_map>
+
 namespace aicf {
 namespace ir {
 
 namespace {
 
+// Each distinct expression node is rewritten once where none of the names being replaced is
+// rebound around it, and the result reused wherever the node is shared: an expression that
+// uses a value twice per step is exponentially larger as a tree than as a graph.
 class Substitute : public IRMutator {
 public:
     explicit Substitute(const std::map<std::string, Expr> &r) : replacements(r) {}
 
+    using IRMutator::mutate;
+    Expr mutate(const Expr &e) override {
+        if (!e.defined() || hiding > 0) return IRMutator::mutate(e);
+        auto it = done.find(e.get());
+        if (it != done.end()) return it->second;
+        Expr result = IRMutator::mutate(e);
+        done.emplace(e.get(), result);
+        return result;
+    }
+
 private:
     const std::map<std::string, Expr> &replacements;
     std::map<std::string, int> hidden; // names rebound by an inner let
+    int hiding = 0;                    // binders around this point that rebind a replaced name
+    std::unordered_map<const IRNode *, Expr> done; // results where hiding == 0
 
     using IRMutator::visit;
 
@@ -25,12 +42,17 @@ private:
         return it == replacements.end() ? Expr(op) : it->second;
     }
 
+    void bind(const std::string &name, int delta) {
+        hidden[name] += delta;
+        if (replacements.count(name)) hiding += delta;
+    }
+
     template <typename LetNode, typename Body>
     auto visit_let(const LetNode *op) {
         Expr value = mutate(op->value);
-        hidden[op->name]++;
+        bind(op->name, 1);
         Body body = mutate(op->body);
-        hidden[op->name]--;
+        bind(op->name, -1);
         if (value.same_as(op->value) && body.same_as(op->body)) return Body(op);
         return LetNode::make(op->name, value, body);
     }
@@ -39,9 +61,9 @@ private:
 
     Stmt visit(const For *op) override {
         Expr mn = mutate(op->min), ex = mutate(op->extent);
-        hidden[op->name]++;
+        bind(op->name, 1);
         Stmt body = mutate(op->body);
-        hidden[op->name]--;
+        bind(op->name, -1);
         if (mn.same_as(op->min) && ex.same_as(op->extent) && body.same_as(op->body)) return op;
         return For::make(op->name, mn, ex, op->for_type, body);
     }
@@ -60,13 +82,18 @@ private:
     Expr find, replacement;
 };
 
-class FreeVars : public IRVisitor {
+// Walks each distinct expression node once where no name is bound around it (what a node
+// uses is then the same wherever it is shared).
+class FreeVars : public IRGraphVisitor {
 public:
     std::set<std::string> names;
 
 private:
     std::map<std::string, int> bound;
-    using IRVisitor::visit;
+    int binders = 0;
+    bool deduplicate() const override { return binders == 0; }
+
+    using IRGraphVisitor::visit;
     void visit(const Variable *op) override { use(op->name); }
     void use(const std::string &name) {
         auto it = bound.find(name);
@@ -74,6 +101,7 @@ private:
     }
     // A Load or Store names the pointer variable of the memory it accesses.
     void visit(const Load *op) override {
+        if (!first_visit(op)) return;
         use(op->name);
         IRVisitor::visit(op);
     }
@@ -81,24 +109,27 @@ private:
         use(op->name);
         IRVisitor::visit(op);
     }
+    template <typename Body>
+    void in_scope(const std::string &name, const Body &body) {
+        bound[name]++;
+        binders++;
+        body.accept(this);
+        binders--;
+        bound[name]--;
+    }
     void visit(const Let *op) override {
+        if (!first_visit(op)) return;
         op->value.accept(this);
-        bound[op->name]++;
-        op->body.accept(this);
-        bound[op->name]--;
+        in_scope(op->name, op->body);
     }
     void visit(const LetStmt *op) override {
         op->value.accept(this);
-        bound[op->name]++;
-        op->body.accept(this);
-        bound[op->name]--;
+        in_scope(op->name, op->body);
     }
     void visit(const For *op) override {
         op->min.accept(this);
         op->extent.accept(this);
-        bound[op->name]++;
-        op->body.accept(this);
-        bound[op->name]--;
+        in_scope(op->name, op->body);
     }
 };
 
