@@ -372,33 +372,39 @@ TEST(Pipelines, StepsThatUseTheStepBeforeTwice) {
     }
 }
 
+namespace {
+
+// An integer that uses the step before twice at each of `steps` steps, and the same in C++.
+Expr twice_per_step(Expr t, int steps) {
+    for (int i = 0; i < steps; i++) t = (max(t * 3, t + i) % 97) + 1;
+    return t;
+}
+int64_t twice_per_step_reference(int64_t t, int steps) {
+    for (int i = 0; i < steps; i++) t = std::max(t * 3, t + i) % 97 + 1;
+    return t;
+}
+
+} // namespace
+
 // The same in a where predicate (printed whole into the compile cache's key, and copied node
 // by node when the RDom took it) and in a condition marked likely() (expanded by loop
 // partitioning): each used to take time exponential in the number of steps.
 TEST(Pipelines, ConditionsThatUseTheStepBeforeTwice) {
-    auto step = [](Expr t, int steps) {
-        for (int i = 0; i < steps; i++) t = (max(t * 3, t + i) % 97) + 1;
-        return t;
-    };
-    auto reference = [](int64_t t, int steps) {
-        for (int i = 0; i < steps; i++) t = std::max(t * 3, t + i) % 97 + 1;
-        return t;
-    };
     const int steps = 200;
     Var x("x");
     RDom q(0, 10, "q");
-    q.where(step(x + q, steps) < 50);
+    q.where(twice_per_step(x + q, steps) < 50);
     Func counted("counted"), chosen("chosen");
     counted(x) = 0;
     counted(x) += q;
-    chosen(x) = select(likely(step(x, steps) < 50), x, -x);
+    chosen(x) = select(likely(twice_per_step(x, steps) < 50), x, -x);
     Buffer<int> c = counted.realize({30}), s = chosen.realize({30});
     for (int i = 0; i < 30; i++) {
         int want = 0;
         for (int k = 0; k < 10; k++)
-            if (reference(i + k, steps) < 50) want += k;
+            if (twice_per_step_reference(i + k, steps) < 50) want += k;
         EXPECT_EQ(c(i), want) << i;
-        EXPECT_EQ(s(i), reference(i, steps) < 50 ? i : -i) << i;
+        EXPECT_EQ(s(i), twice_per_step_reference(i, steps) < 50 ? i : -i) << i;
     }
 }
 
@@ -406,22 +412,14 @@ TEST(Pipelines, ConditionsThatUseTheStepBeforeTwice) {
 // and in the value of a reduction split by rfactor (whose self-references were replaced node
 // by node).
 TEST(Pipelines, UpdatesThatUseTheStepBeforeTwice) {
-    auto step = [](Expr t, int steps) {
-        for (int i = 0; i < steps; i++) t = (max(t * 3, t + i) % 97) + 1;
-        return t;
-    };
-    auto reference = [](int64_t t, int steps) {
-        for (int i = 0; i < steps; i++) t = std::max(t * 3, t + i) % 97 + 1;
-        return t;
-    };
     const int steps = 200;
     Var x("x"), u("u");
     RDom r(0, 64, "r");
     Func histogram("histogram"), total("total");
     histogram(x) = 0;
-    histogram(step(r, steps) % 16) += 1;
+    histogram(twice_per_step(r, steps) % 16) += 1;
     total() = 0;
-    total() += step(r, steps);
+    total() += twice_per_step(r, steps);
     RVar ro("ro"), ri("ri");
     total.update().split(r, ro, ri, 4).rfactor(ri, u);
     Buffer<int> h = histogram.realize({16});
@@ -429,8 +427,8 @@ TEST(Pipelines, UpdatesThatUseTheStepBeforeTwice) {
     std::vector<int> want_h(16, 0);
     int want_t = 0;
     for (int i = 0; i < 64; i++) {
-        want_h[reference(i, steps) % 16]++;
-        want_t += int(reference(i, steps));
+        want_h[twice_per_step_reference(i, steps) % 16]++;
+        want_t += int(twice_per_step_reference(i, steps));
     }
     for (int i = 0; i < 16; i++) EXPECT_EQ(h(i), want_h[i]) << i;
     EXPECT_EQ(t(), want_t);
