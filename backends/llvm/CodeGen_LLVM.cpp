@@ -332,12 +332,13 @@ llvm::MDNode *CodeGen_LLVM::storage_tbaa_tag(const std::string &name) {
     return tag;
 }
 
-llvm::Value *CodeGen_LLVM::address_of(const std::string &name, llvm::Value *index, Type elem) {
+llvm::Value *CodeGen_LLVM::address_of(const std::string &name, llvm::Value *index, Type elem, bool inbounds) {
     const llvm::Value *const *base = symbols.find(name);
     internal_assert(base) << "codegen: no storage named " << name;
     llvm::Value *idx = builder.CreateSExt(index, llvm::Type::getInt64Ty(context));
-    return builder.CreateInBoundsGEP(llvm_type_of(elem.element_of()),
-                                     const_cast<llvm::Value *>(*base), idx);
+    llvm::Type *t = llvm_type_of(elem.element_of());
+    llvm::Value *ptr = const_cast<llvm::Value *>(*base);
+    return inbounds ? builder.CreateInBoundsGEP(t, ptr, idx) : builder.CreateGEP(t, ptr, idx);
 }
 
 int CodeGen_LLVM::depth_of(const Expr &e) const {
@@ -378,11 +379,11 @@ void CodeGen_LLVM::collect_summands(const Expr &e, bool negate, std::vector<std:
     }
 }
 
-llvm::Value *CodeGen_LLVM::address_of(const std::string &name, const Expr &index, Type elem) {
+llvm::Value *CodeGen_LLVM::address_of(const std::string &name, const Expr &index, Type elem, bool inbounds) {
     std::vector<std::pair<Expr, bool>> summands;
     // Signed 32-bit index arithmetic does not overflow, so the sum may be taken in 64 bits.
     if (index.type() == Int(32)) collect_summands(index, false, summands);
-    if (summands.size() < 2) return address_of(name, codegen(index), elem);
+    if (summands.size() < 2) return address_of(name, codegen(index), elem, inbounds);
     const llvm::Value *const *base = symbols.find(name);
     internal_assert(base) << "codegen: no storage named " << name;
     std::vector<std::pair<int, size_t>> order;
@@ -414,7 +415,7 @@ void CodeGen_LLVM::visit(const Load *op) {
     }
     const Ramp *ramp = op->index.as<Ramp>();
     if (ramp && is_const_one(ramp->stride)) {
-        llvm::Value *ptr = address_of(op->name, ramp->base, t);
+        llvm::Value *ptr = address_of(op->name, ramp->base, t, is_true(op->predicate));
         if (is_true(op->predicate)) {
             value = tag_access(builder.CreateAlignedLoad(llvm_type_of(t), ptr, align), op->name);
         } else {
@@ -669,7 +670,7 @@ void CodeGen_LLVM::visit(const Store *op) {
     }
     const Ramp *ramp = op->index.as<Ramp>();
     if (ramp && is_const_one(ramp->stride)) {
-        llvm::Value *ptr = address_of(op->name, ramp->base, t);
+        llvm::Value *ptr = address_of(op->name, ramp->base, t, is_true(op->predicate));
         if (is_true(op->predicate)) {
             tag_access(builder.CreateAlignedStore(v, ptr, align), op->name);
         } else {
@@ -715,6 +716,17 @@ void CodeGen_LLVM::visit(const Allocate *op) {
     builder.SetInsertPoint(too_big);
     emit_runtime_error(RuntimeErrorKind::FuncStorageTooLarge, op->name, {count});
     builder.SetInsertPoint(fits);
+    // Room for a whole vector after the last element: a masked access whose first lane is the
+    // last element spans the full vector width, and LLVM's alias analysis takes an access
+    // wider than its object to be elsewhere (and so moved a load past a masked store to it).
+    int lanes = 1;
+    visit_each<Load>(op->body, [&](const Load *l) {
+        if (l->name == op->name) lanes = std::max(lanes, int(l->type.lanes));
+    });
+    visit_each<Store>(op->body, [&](const Store *s) {
+        if (s->name == op->name) lanes = std::max(lanes, int(s->value.type().lanes));
+    });
+    if (lanes > 1) count = builder.CreateAdd(count, builder.getInt64(lanes - 1));
     llvm::Value *bytes = builder.CreateMul(count, builder.getInt64(op->type.bytes()));
     llvm::Value *ptr = nullptr;
     // Stack storage is one alloca in the entry block, so it needs a size known there.

@@ -68,12 +68,13 @@ protected:
     llvm::Value *const_int(ir::Type t, int64_t v);
     llvm::Value *splat_if_vector(llvm::Value *v, int lanes);
     llvm::Value *create_alloca_at_entry(llvm::Type *t, llvm::Value *count, const std::string &name);
-    // The address of element `index` of the storage `name`.
-    llvm::Value *address_of(const std::string &name, llvm::Value *index, ir::Type elem);
+    // The address of element `index` of the storage `name`. `inbounds` says it lies within the
+    // storage; the first lane of a masked vector access may not (its lanes there are off).
+    llvm::Value *address_of(const std::string &name, llvm::Value *index, ir::Type elem, bool inbounds = true);
     // The same for an index expression: its summands are added to the base pointer one at a
     // time in 64 bits, those of outer loops first, so the part that does not change in a loop
     // is computed once outside it and the loop's own index steps a pointer.
-    llvm::Value *address_of(const std::string &name, const ir::Expr &index, ir::Type elem);
+    llvm::Value *address_of(const std::string &name, const ir::Expr &index, ir::Type elem, bool inbounds = true);
     // How many loops enclose the definition of each variable (0 outside all loops), and the
     // number of loops open now.
     ir::Scope<int> definition_depth;

@@ -327,3 +327,32 @@ TEST(PartitionLoops, RandomTestsAgreeWithTheLoopsLeftWhole) {
     // Most draws have a test that partitions a loop; the check above is then not vacuous.
     EXPECT_GE(partitions, count / 2) << "of " << count;
 }
+
+// A row sum computed per point into a one-element stack buffer, its update split and
+// vectorized by 7 with a guard: the vector stores are masked to the one lane in the buffer.
+// Partitioned, the steady state (empty here) stores whole vectors. LLVM took a masked store
+// wider than its buffer to be elsewhere and read the sum from before the stores: every sum
+// came out 0. Buffers accessed by vectors now have room for a whole vector.
+TEST(PartitionLoops, MaskedVectorsIntoASmallBuffer) {
+    const int D = 53, R = 19;
+    Buffer<float> in(D, R);
+    fill_random(in, -3, 3, 21);
+    Var c("c"), r("r"), ro("ro"), ri("ri");
+    RDom k(0, D, "k");
+    Func msum("msum"), mean("mean");
+    msum(r) = 0.0f;
+    msum(r) += in(k, r);
+    mean(c, r) = msum(r) / float(D) + c;
+    mean.split(r, ro, ri, 5, TailStrategy::GuardWithIf);
+    msum.compute_at(mean, c);
+    msum.update()
+        .parallel(r, 7)
+        .vectorize(Var("r_task"), 7, TailStrategy::GuardWithIf)
+        .split(Var("r_task"), Var("r_task"), Var("r_taski"), 6);
+    Buffer<float> out = mean.realize({4, R});
+    for (int y = 0; y < R; y++) {
+        double s = 0;
+        for (int x = 0; x < D; x++) s += in(x, y);
+        for (int x = 0; x < 4; x++) ASSERT_TRUE(aicf_test::close(out(x, y), s / D + x, 1e-5, 1e-5)) << x << ", " << y << ": " << out(x, y);
+    }
+}
