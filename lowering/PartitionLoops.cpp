@@ -35,14 +35,18 @@ bool is_likely(const Expr &e) {
     return c && c->is_intrinsic(Intrinsic::likely) && c->args.size() == 1;
 }
 
-Expr strip_likely(const Expr &e) { return is_likely(e) ? strip_likely(e.as<Call>()->args[0]) : e; }
+Expr strip_likely(const Expr &e) {
+    return is_likely(e) ? strip_likely(e.as<Call>()->args[0]) : e;
+}
 
 // The conjuncts of a condition, a likely() conjunction split too. `likely` says, per conjunct,
 // whether it was marked likely.
-std::vector<Expr> conjuncts_of(const Expr &c, std::vector<bool> *likely = nullptr, bool marked = false) {
+std::vector<Expr> conjuncts_of(const Expr &c, std::vector<bool> *likely = nullptr,
+                               bool marked = false) {
     if (is_likely(c)) return conjuncts_of(strip_likely(c), likely, true);
     if (const And *a = c.as<And>()) {
-        std::vector<Expr> l = conjuncts_of(a->a, likely, marked), r = conjuncts_of(a->b, likely, marked);
+        std::vector<Expr> l = conjuncts_of(a->a, likely, marked),
+                          r = conjuncts_of(a->b, likely, marked);
         l.insert(l.end(), r.begin(), r.end());
         return l;
     }
@@ -58,8 +62,7 @@ public:
     const Scope<int64_t> &sizes;
     int64_t left;
 
-    template <typename T>
-    void count(const T *op) {
+    template <typename T> void count(const T *op) {
         if constexpr (std::is_same_v<T, Variable>) {
             const int64_t *size = sizes.find(op->name);
             left -= size ? *size : 1;
@@ -68,7 +71,9 @@ public:
         }
     }
 #define AICF_COUNT_NODE(N)                                                                         \
-    void visit(const N *op) override { count(op); }
+    void visit(const N *op) override {                                                             \
+        count(op);                                                                                 \
+    }
     AICF_FOR_EACH_EXPR(AICF_COUNT_NODE)
 #undef AICF_COUNT_NODE
 };
@@ -89,7 +94,8 @@ struct Linear {
     Expr rest;
 };
 
-std::optional<Linear> linear_in(const Expr &e, const std::string &v, std::vector<Linear> &partials) {
+std::optional<Linear> linear_in(const Expr &e, const std::string &v,
+                                std::vector<Linear> &partials) {
     const Type i64 = Int(64);
     if (e.type() != Int(32)) return std::nullopt;
     if (!uses_var(e, v)) return Linear{0, cast(i64, e)};
@@ -163,13 +169,13 @@ public:
 
 private:
     std::string v;
-    Scope<Interval> scope;                           // v and the loops inside, and their ranges
+    Scope<Interval> scope;                          // v and the loops inside, and their ranges
     std::vector<std::pair<std::string, Expr>> lets; // lets inside, outermost first
-    Scope<int64_t> let_sizes;                        // their values' sizes with lets substituted
-    std::set<std::string> inside;                    // every name bound inside the loop, and v
-    // The serial and parallel loops inside that may be partitioned themselves. A test that depends on one
-    // of them is left to the innermost such loop: partitioning the outer loop too would copy
-    // code without removing the test.
+    Scope<int64_t> let_sizes;                       // their values' sizes with lets substituted
+    std::set<std::string> inside;                   // every name bound inside the loop, and v
+    // The serial and parallel loops inside that may be partitioned themselves. A test that
+    // depends on one of them is left to the innermost such loop: partitioning the outer loop
+    // too would copy code without removing the test.
     std::set<std::string> partitionable;
     int vectorized = 0;
 
@@ -177,17 +183,20 @@ private:
 
     void visit(const For *op) override {
         if (is_gpu_loop(op->for_type)) unsafe = true;
-        if ((op->for_type == ForType::Serial || op->for_type == ForType::Parallel) && vectorized == 0)
+        if ((op->for_type == ForType::Serial || op->for_type == ForType::Parallel) &&
+            vectorized == 0)
             partitionable.insert(op->name);
         if (op->for_type == ForType::Vectorized) vectorized++;
         op->min.accept(this);
         op->extent.accept(this);
         Interval range;
         Expr last = Sub::make(Add::make(op->min, op->extent), make_one(op->min.type()));
-        Interval lo = bounds_of_expr_in_scope(op->min, scope), hi = bounds_of_expr_in_scope(last, scope);
+        Interval lo = bounds_of_expr_in_scope(op->min, scope),
+                 hi = bounds_of_expr_in_scope(last, scope);
         if (lo.has_lower_bound() && hi.has_upper_bound()) range = Interval(lo.min, hi.max);
         // Bounds that change with v (or with names bound inside) cannot bound the tests.
-        if (range.is_bounded() && (!computable_before(range.min, inside) || !computable_before(range.max, inside)))
+        if (range.is_bounded() &&
+            (!computable_before(range.min, inside) || !computable_before(range.max, inside)))
             range = Interval::everything();
         inside.insert(op->name);
         scope.push(op->name, range);
@@ -195,8 +204,7 @@ private:
         scope.pop(op->name);
         if (op->for_type == ForType::Vectorized) vectorized--;
     }
-    template <typename LetOrLetStmt>
-    void visit_let(const LetOrLetStmt *op) {
+    template <typename LetOrLetStmt> void visit_let(const LetOrLetStmt *op) {
         op->value.accept(this);
         lets.emplace_back(op->name, op->value);
         let_sizes.push(op->name, expanded_size(op->value, let_sizes, max_condition_nodes));
@@ -238,7 +246,8 @@ private:
         }
         auto [it, first] = holds.emplace(node, ok);
         if (!first) {
-            for (size_t i = 0; i < ok.size(); i++) it->second[i] = it->second[i] && ok[i];
+            for (size_t i = 0; i < ok.size(); i++)
+                it->second[i] = it->second[i] && ok[i];
         }
     }
 
@@ -260,7 +269,8 @@ private:
         if (a.type() != Int(32)) return std::nullopt;
         // As trees with the lets substituted: the walks below do not remember the nodes they
         // have seen, and substituting a let used twice doubles the tree.
-        if (expanded_size(a, let_sizes, max_condition_nodes) + expanded_size(b, let_sizes, max_condition_nodes) >
+        if (expanded_size(a, let_sizes, max_condition_nodes) +
+                expanded_size(b, let_sizes, max_condition_nodes) >
             max_condition_nodes)
             return std::nullopt;
         a = substitute_lets(lets, a);
@@ -282,10 +292,12 @@ private:
         Constraint c;
         c.no_wrap = const_true();
         for (const Linear &p : partials) {
-            Expr value = Add::make(Mul::make(cast(i64, Variable::make(Int(32), v)), make_const(i64, p.coef)), p.rest);
+            Expr value = Add::make(
+                Mul::make(cast(i64, Variable::make(Int(32), v)), make_const(i64, p.coef)), p.rest);
             Interval range = bounds_of_expr_in_scope(value, scope);
             if (!range.is_bounded()) return std::nullopt;
-            Expr fits = And::make(GE::make(range.min, make_const(i64, int64_t(INT32_MIN))), LE::make(range.max, make_const(i64, int64_t(INT32_MAX))));
+            Expr fits = And::make(GE::make(range.min, make_const(i64, int64_t(INT32_MIN))),
+                                  LE::make(range.max, make_const(i64, int64_t(INT32_MAX))));
             fits = simplify(fits);
             if (!computable_before(fits, inside)) return std::nullopt;
             c.no_wrap = make_and(c.no_wrap, fits);
@@ -296,11 +308,14 @@ private:
             // v < -most / coef: v <= floor((-most - 1) / coef). Division is Euclidean, which
             // for a positive divisor is floor division.
             Expr k = make_const(i64, coef);
-            c.upper = Add::make(Div::make(Sub::make(Sub::make(make_zero(i64), most), make_const(i64, int64_t(1))), k),
-                                make_const(i64, int64_t(1)));
+            c.upper = Add::make(
+                Div::make(Sub::make(Sub::make(make_zero(i64), most), make_const(i64, int64_t(1))),
+                          k),
+                make_const(i64, int64_t(1)));
         } else {
             // -coef * v > most: v >= floor(most / -coef) + 1.
-            c.lower = Add::make(Div::make(most, make_const(i64, -coef)), make_const(i64, int64_t(1)));
+            c.lower =
+                Add::make(Div::make(most, make_const(i64, -coef)), make_const(i64, int64_t(1)));
         }
         return c;
     }
@@ -367,8 +382,8 @@ private:
             return s;
         }
         bool parallel = op->for_type == ForType::Parallel;
-        if ((op->for_type != ForType::Serial && !parallel) || vectorized > 0 || depth >= max_partition_depth ||
-            never.count(op->name))
+        if ((op->for_type != ForType::Serial && !parallel) || vectorized > 0 ||
+            depth >= max_partition_depth || never.count(op->name))
             return IRMutator::visit(op);
         FindTests tests(op);
         op->body.accept(&tests);
@@ -379,7 +394,8 @@ private:
         }
         bool removes = false;
         for (const auto &node : tests.holds)
-            for (bool h : node.second) removes = removes || h;
+            for (bool h : node.second)
+                removes = removes || h;
         if (tests.unsafe || !removes || (!lower && !upper)) return IRMutator::visit(op);
 
         const Type i64 = Int(64), i32 = op->min.type();
@@ -394,8 +410,10 @@ private:
         // Where the tests' arithmetic could wrap, every iteration keeps its tests: the steady
         // state is empty, and the prologue (or else the epilogue) runs the whole loop.
         if (!is_true(no_wrap)) {
-            if (lower) lo = Select::make(no_wrap, lo, end);
-            else hi = Select::make(no_wrap, hi, min);
+            if (lower)
+                lo = Select::make(no_wrap, lo, end);
+            else
+                hi = Select::make(no_wrap, hi, min);
         }
         // min <= lo <= hi <= end; the three loops cover [min, lo), [lo, hi) and [hi, end).
         lo = simplify(Min::make(lo, end));
@@ -414,16 +432,24 @@ private:
             // version of the body.
             Expr v = cast(i64, Variable::make(i32, op->name));
             Expr steady_here = And::make(LE::make(lo_var, v), LT::make(v, hi_var));
-            result = For::make(op->name, op->min, op->extent, op->for_type, IfThenElse::make(steady_here, steady, body));
+            result = For::make(op->name, op->min, op->extent, op->for_type,
+                               IfThenElse::make(steady_here, steady, body));
             result = LetStmt::make(hi_name, hi, result);
             return LetStmt::make(lo_name, lo, result);
         }
         // Each extent is at most the loop's, so it fits its type; so does each min of a loop
         // that runs at least once.
         std::vector<Stmt> loops;
-        if (lower) loops.push_back(For::make(op->name, op->min, simplify(cast(i32, Sub::make(lo_var, min))), op->for_type, body));
-        loops.push_back(For::make(op->name, cast(i32, lo_var), cast(i32, Sub::make(hi_var, lo_var)), op->for_type, steady));
-        if (upper) loops.push_back(For::make(op->name, cast(i32, hi_var), simplify(cast(i32, Sub::make(end, hi_var))), op->for_type, body));
+        if (lower)
+            loops.push_back(For::make(op->name, op->min,
+                                      simplify(cast(i32, Sub::make(lo_var, min))), op->for_type,
+                                      body));
+        loops.push_back(For::make(op->name, cast(i32, lo_var), cast(i32, Sub::make(hi_var, lo_var)),
+                                  op->for_type, steady));
+        if (upper)
+            loops.push_back(For::make(op->name, cast(i32, hi_var),
+                                      simplify(cast(i32, Sub::make(end, hi_var))), op->for_type,
+                                      body));
         result = Block::make(loops);
         result = LetStmt::make(hi_name, hi, result);
         return LetStmt::make(lo_name, lo, result);
@@ -432,7 +458,9 @@ private:
 
 } // namespace
 
-Stmt partition_loops(const Stmt &s, const std::set<std::string> &never) { return Partitioner(never).mutate(s); }
+Stmt partition_loops(const Stmt &s, const std::set<std::string> &never) {
+    return Partitioner(never).mutate(s);
+}
 
 } // namespace lowering
 } // namespace aicf

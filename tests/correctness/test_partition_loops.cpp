@@ -14,7 +14,8 @@ namespace {
 
 int count(const std::string &text, const std::string &what) {
     int n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) n++;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        n++;
     return n;
 }
 
@@ -55,7 +56,10 @@ TEST(PartitionLoops, AGuardedVectorizedUpdateRunsUnmaskedInTheSteadyState) {
     for (Func *g : {&whole, &none}) {
         (*g)(x) = 1.0f;
         (*g)(x) += in(x, r) * in(x, r);
-        g->update().split(x, xo, xi, 16, TailStrategy::GuardWithIf).reorder(xi, r, xo).vectorize(xi);
+        g->update()
+            .split(x, xo, xi, 16, TailStrategy::GuardWithIf)
+            .reorder(xi, r, xo)
+            .vectorize(xi);
     }
     whole.update().never_partition(xo);
     none.update().never_partition_all();
@@ -74,8 +78,10 @@ TEST(PartitionLoops, AGuardedVectorizedUpdateRunsUnmaskedInTheSteadyState) {
             whole.realize(out_whole);
             for (int i = x0; i < x0 + W; i++) {
                 double want = 1;
-                for (int k = 0; k < H; k++) want += double(in(i, k)) * in(i, k);
-                ASSERT_TRUE(aicf_test::close(out(i), want, 1e-5, 1e-5)) << "W " << W << " x " << i << ": " << out(i) << " vs " << want;
+                for (int k = 0; k < H; k++)
+                    want += double(in(i, k)) * in(i, k);
+                ASSERT_TRUE(aicf_test::close(out(i), want, 1e-5, 1e-5))
+                    << "W " << W << " x " << i << ": " << out(i) << " vs " << want;
                 ASSERT_EQ(out_whole(i), out(i)) << "W " << W << " x " << i;
             }
         }
@@ -93,7 +99,11 @@ TEST(PartitionLoops, AParallelGuardedLoopPicksItsBodyPerIteration) {
     Func f("f");
     f(x) = x;
     f(x) += in(x, r) * (r + 1);
-    f.update().split(x, xo, xi, 8, TailStrategy::GuardWithIf).reorder(xi, r, xo).vectorize(xi).parallel(xo);
+    f.update()
+        .split(x, xo, xi, 8, TailStrategy::GuardWithIf)
+        .reorder(xi, r, xo)
+        .vectorize(xi)
+        .parallel(xo);
 
     std::string stmt = f.lowered_stmt();
     EXPECT_EQ(count(stmt, "parallel for (f.s1.xo,"), 1) << stmt;
@@ -105,7 +115,8 @@ TEST(PartitionLoops, AParallelGuardedLoopPicksItsBodyPerIteration) {
         Buffer<int> out = f.realize({W});
         for (int i = 0; i < W; i++) {
             int want = i;
-            for (int k = 0; k < H; k++) want += in(i, k) * (k + 1);
+            for (int k = 0; k < H; k++)
+                want += in(i, k) * (k + 1);
             ASSERT_EQ(out(i), want) << "W " << W << " x " << i;
         }
     }
@@ -166,7 +177,8 @@ TEST(PartitionLoops, ALikelySelectLeavesTheInteriorWithoutTheSelect) {
             Buffer<int> out(n);
             out.set_min({x0});
             bordered.realize(out);
-            for (int i = x0; i < x0 + n; i++) ASSERT_EQ(out(i), (i >= 0 && i < W ? in(i) : -7) * 3) << i;
+            for (int i = x0; i < x0 + n; i++)
+                ASSERT_EQ(out(i), (i >= 0 && i < W ? in(i) : -7) * 3) << i;
         }
     }
 }
@@ -219,7 +231,9 @@ TEST(PartitionLoops, NestedGuardsComputeTheSameValues) {
         for (Func *f : {&tiled, &deep}) {
             Buffer<int> got = f->realize({W, H});
             for (int j = 0; j < H; j++)
-                for (int i = 0; i < W; i++) ASSERT_EQ(got(i, j), want(i, j)) << f->name() << " " << W << "x" << H << " at " << i << ", " << j;
+                for (int i = 0; i < W; i++)
+                    ASSERT_EQ(got(i, j), want(i, j))
+                        << f->name() << " " << W << "x" << H << " at " << i << ", " << j;
         }
     }
 }
@@ -237,10 +251,18 @@ Expr random_test(std::mt19937 &rng, const Expr &x, const Expr &y, const Expr &r,
     if (with_p) e = e + p;
     log << "(" << a << "x " << b << "y " << c << "r " << k << (with_p ? " p" : "") << ")";
     switch (pick(0, 3)) {
-    case 0: log << " < 0 "; return e < 0;
-    case 1: log << " <= 0 "; return e <= 0;
-    case 2: log << " > 0 "; return e > 0;
-    default: log << " >= 0 "; return e >= 0;
+    case 0:
+        log << " < 0 ";
+        return e < 0;
+    case 1:
+        log << " <= 0 ";
+        return e <= 0;
+    case 2:
+        log << " > 0 ";
+        return e > 0;
+    default:
+        log << " >= 0 ";
+        return e >= 0;
     }
 }
 
@@ -310,9 +332,10 @@ TEST(PartitionLoops, RandomTestsAgreeWithTheLoopsLeftWhole) {
         rng = after;
         p.set(pv);
         const int W = pick(1, 60), H = pick(1, 40), x0 = pick(-45, 10), y0 = pick(-35, 10);
-        log << " p " << pv << " n " << n << " factor " << factor << (gpu ? " gpu" : "") << (vectorize ? " vectorize" : "")
-            << (parallel ? " parallel" : "") << (update_split ? " update" : " pure") << " region " << W << "x"
-            << H << " at " << x0 << "," << y0;
+        log << " p " << pv << " n " << n << " factor " << factor << (gpu ? " gpu" : "")
+            << (vectorize ? " vectorize" : "") << (parallel ? " parallel" : "")
+            << (update_split ? " update" : " pure") << " region " << W << "x" << H << " at " << x0
+            << "," << y0;
         Buffer<int> got(W, H), want(W, H);
         got.set_min({x0, y0});
         want.set_min({x0, y0});
@@ -322,7 +345,8 @@ TEST(PartitionLoops, RandomTestsAgreeWithTheLoopsLeftWhole) {
         partitions += partitioned.lowered_stmt(target).find(".steady_") != std::string::npos;
         for (int j = y0; j < y0 + H; j++)
             for (int i = x0; i < x0 + W; i++)
-                ASSERT_EQ(got(i, j), want(i, j)) << "case " << c << ": " << log.str() << " at " << i << ", " << j;
+                ASSERT_EQ(got(i, j), want(i, j))
+                    << "case " << c << ": " << log.str() << " at " << i << ", " << j;
     }
     // Most draws have a test that partitions a loop; the check above is then not vacuous.
     EXPECT_GE(partitions, count / 2) << "of " << count;
@@ -352,7 +376,10 @@ TEST(PartitionLoops, MaskedVectorsIntoASmallBuffer) {
     Buffer<float> out = mean.realize({4, R});
     for (int y = 0; y < R; y++) {
         double s = 0;
-        for (int x = 0; x < D; x++) s += in(x, y);
-        for (int x = 0; x < 4; x++) ASSERT_TRUE(aicf_test::close(out(x, y), s / D + x, 1e-5, 1e-5)) << x << ", " << y << ": " << out(x, y);
+        for (int x = 0; x < D; x++)
+            s += in(x, y);
+        for (int x = 0; x < 4; x++)
+            ASSERT_TRUE(aicf_test::close(out(x, y), s / D + x, 1e-5, 1e-5))
+                << x << ", " << y << ": " << out(x, y);
     }
 }
