@@ -75,8 +75,10 @@ bool can_fold(const Expr &a, const Expr &b, Type t, bool product) {
 
 // A bound larger than this (as a tree) is dropped: that side of the range is then unknown.
 // Without the cap, a chain of values that each use the one before twice (t = max(t * 3, t + 1),
-// let-bound step by step) doubles its bound at every step.
-const int64_t max_bound_nodes = 2000;
+// let-bound step by step) doubles its bound at every step. Regions of real schedules have
+// needed bounds of a few thousand nodes (a softmax with fused, split and unrolled stages), so
+// the cap is ten times that.
+const int64_t max_bound_nodes = 20000;
 
 Interval bool_interval(std::optional<bool> known) {
     if (!known) return Interval(const_false(), const_true());

@@ -25,6 +25,7 @@
 // The reproducers of bugs this test found are at the end of the file.
 
 #include "Reference.h"
+#include "ScopedEnv.h"
 
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRVisitor.h"
@@ -1585,4 +1586,13 @@ TEST(SchedulePropertyRepro, GuardedSplitOfAReusedLoopName) {
         return Buffer<int>(f.realize({53, 3}));
     };
     expect_same(run(false), run(true));
+}
+
+// Seed 18, schedule 199 of the softmax: fused, split and unrolled stages whose region of mx
+// needs bounds of a few thousand nodes. A cap of 2000 nodes on symbolic bounds (against
+// expressions whose bounds double at every step) refused it as unbounded.
+TEST(SchedulePropertyRepro, BoundsOfThousandsOfNodesAreKept) {
+    aicf_test::ScopedEnv seed("AICF_SCHEDULE_SEED", "18"), which("AICF_SCHEDULE_CASE", "199"),
+        count("AICF_SCHEDULE_COUNT", "200");
+    check_random_schedules("Softmax", softmax, 200);
 }
