@@ -12,7 +12,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -52,37 +51,6 @@ std::vector<Expr> conjuncts_of(const Expr &c, std::vector<bool> *likely = nullpt
     }
     if (likely) likely->push_back(marked);
     return {c};
-}
-
-// Counts the nodes of an expression as a tree once the lets in `sizes` (name -> the size of its
-// value, expanded likewise) are substituted, down from a limit, and stops at it.
-class ExpandedSize : public IRVisitor {
-public:
-    ExpandedSize(const Scope<int64_t> &sizes, int64_t limit) : sizes(sizes), left(limit) {}
-    const Scope<int64_t> &sizes;
-    int64_t left;
-
-    template <typename T> void count(const T *op) {
-        if constexpr (std::is_same_v<T, Variable>) {
-            const int64_t *size = sizes.find(op->name);
-            left -= size ? *size : 1;
-        } else if (--left >= 0) {
-            IRVisitor::visit(op);
-        }
-    }
-#define AICF_COUNT_NODE(N)                                                                         \
-    void visit(const N *op) override {                                                             \
-        count(op);                                                                                 \
-    }
-    AICF_FOR_EACH_EXPR(AICF_COUNT_NODE)
-#undef AICF_COUNT_NODE
-};
-
-// The size of e as a tree with the lets in `sizes` substituted, or limit + 1 if larger.
-int64_t expanded_size(const Expr &e, const Scope<int64_t> &sizes, int64_t limit) {
-    ExpandedSize counter(sizes, limit);
-    e.accept(&counter);
-    return counter.left < 0 ? limit + 1 : limit - counter.left;
 }
 
 // e as coef * v + rest, with rest free of v and computed in 64 bits. Only sums, differences
@@ -207,7 +175,7 @@ private:
     template <typename LetOrLetStmt> void visit_let(const LetOrLetStmt *op) {
         op->value.accept(this);
         lets.emplace_back(op->name, op->value);
-        let_sizes.push(op->name, expanded_size(op->value, let_sizes, max_condition_nodes));
+        let_sizes.push(op->name, tree_size(op->value, max_condition_nodes, let_sizes));
         inside.insert(op->name);
         op->body.accept(this);
         let_sizes.pop(op->name);
@@ -269,8 +237,8 @@ private:
         if (a.type() != Int(32)) return std::nullopt;
         // As trees with the lets substituted: the walks below do not remember the nodes they
         // have seen, and substituting a let used twice doubles the tree.
-        if (expanded_size(a, let_sizes, max_condition_nodes) +
-                expanded_size(b, let_sizes, max_condition_nodes) >
+        if (tree_size(a, max_condition_nodes, let_sizes) +
+                tree_size(b, max_condition_nodes, let_sizes) >
             max_condition_nodes)
             return std::nullopt;
         a = substitute_lets(lets, a);

@@ -5,6 +5,7 @@
 #include "dsl/ir/IRVisitor.h"
 
 #include <cmath>
+#include <type_traits>
 
 namespace aicf {
 namespace ir {
@@ -180,21 +181,38 @@ int64_t div_euclid(int64_t a, int64_t b) {
     return (a - mod_euclid(a, b)) / b;
 }
 
-bool tree_larger_than(const Expr &e, int64_t limit) {
-    class Count : public IRVisitor {
-    public:
-        int64_t left;
-        explicit Count(int64_t limit) : left(limit) {}
-#define AICF_COUNT_NODE(N)                                                                         \
-    void visit(const N *op) override {                                                             \
-        if (--left >= 0) IRVisitor::visit(op);                                                     \
+namespace {
+
+class TreeSize : public IRVisitor {
+public:
+    TreeSize(const Scope<int64_t> &lets, int64_t limit) : lets(lets), left(limit) {}
+    const Scope<int64_t> &lets;
+    int64_t left;
+
+    template <typename T>
+    void count(const T *op) {
+        if constexpr (std::is_same_v<T, Variable>) {
+            const int64_t *size = lets.find(op->name);
+            left -= size ? *size : 1;
+        } else if (--left >= 0) {
+            IRVisitor::visit(op);
+        }
     }
-        AICF_FOR_EACH_EXPR(AICF_COUNT_NODE)
+#define AICF_COUNT_NODE(N)                                                                         \
+    void visit(const N *op) override { count(op); }
+    AICF_FOR_EACH_EXPR(AICF_COUNT_NODE)
 #undef AICF_COUNT_NODE
-    } count(limit);
-    if (e.defined()) e.accept(&count);
-    return count.left < 0;
+};
+
+} // namespace
+
+int64_t tree_size(const Expr &e, int64_t limit, const Scope<int64_t> &lets) {
+    TreeSize counter(lets, limit);
+    if (e.defined()) e.accept(&counter);
+    return counter.left < 0 ? limit + 1 : limit - counter.left;
 }
+
+bool tree_larger_than(const Expr &e, int64_t limit) { return tree_size(e, limit) > limit; }
 
 } // namespace ir
 } // namespace aicf

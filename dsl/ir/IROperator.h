@@ -5,6 +5,7 @@
 // node builders that keep vector lanes consistent.
 
 #include "dsl/ir/IR.h"
+#include "dsl/ir/Scope.h"
 
 #include <optional>
 
@@ -43,10 +44,14 @@ Expr broadcast(Expr e, int lanes);
 // widened. Other types are returned unchanged.
 Expr widen_int32(const Expr &e);
 
-// Whether e, walked as a tree, has more than `limit` nodes: a node shared n times counts n
-// times, as every walk that does not remember the nodes it has seen meets it. An expression
-// that uses a value twice per step is exponentially larger as a tree than as a graph. Stops
-// counting at the limit, so it costs at most `limit` steps.
+// The number of nodes of e walked as a tree, or limit + 1 when it has more: a node shared n
+// times counts n times, as every walk that does not remember the nodes it has seen meets it.
+// An expression that uses a value twice per step is exponentially larger as a tree than as a
+// graph. A variable named in `lets` counts as the size given there (that of the let's value,
+// for the size e would have with the lets substituted). Stops counting at the limit, so it
+// costs at most `limit` steps.
+int64_t tree_size(const Expr &e, int64_t limit, const Scope<int64_t> &lets = Scope<int64_t>());
+// Whether e, walked as a tree, has more than `limit` nodes.
 bool tree_larger_than(const Expr &e, int64_t limit);
 
 // Logical helpers that fold constants.
