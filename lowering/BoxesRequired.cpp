@@ -47,7 +47,7 @@ private:
         }
         distinct.emplace_back(context, args);
         Box box;
-        for (const Expr &a : args) box.push_back(guarded(a, bounds_of_expr_in_scope(a, scope)));
+        for (const Expr &a : args) box.push_back(guarded(a, bounds_over_loops(a)));
         Expr condition;
         for (const Expr &c : loops_run) condition = condition.defined() ? make_and(condition, c) : c;
         if (!result.used) {
@@ -115,7 +115,7 @@ private:
         op->value.accept(this);
         // Through the enclosing lets' values when that stays small, so that parts of the
         // value that move together (a min and an extent) keep moving together.
-        scope.push(op->name, bounds_of_expr_in_scope(value_for_bounds(op->value, narrowed), scope));
+        scope.push(op->name, bounds_over_loops(value_for_bounds(op->value, narrowed)));
         expanded_vars.push(op->name, expanded_var_count(op->value));
         lets.emplace_back(op->name, op->value);
         bool fresh = bound_inside.insert(op->name).second;
@@ -129,6 +129,46 @@ private:
         scope.pop(op->name);
     }
     void visit(const Let *op) override { visit_let(op); }
+
+    // The first and last iteration of each loop inside the statement around the current
+    // point, innermost last, in terms of what the lets around the loop stand for.
+    struct LoopRange {
+        std::string name;
+        Expr first, last;
+    };
+    std::vector<LoopRange> loop_ranges;
+
+    // The bounds of `e` (its lets expanded or not), where e is linear in loops inside the
+    // statement: each such loop's variable is replaced by its first or last iteration (by the
+    // sign of its coefficient) before the bounds are taken, innermost loop first. So what
+    // the loops' ranges share with the rest of e cancels: the last point of a tile rounded up
+    // to a multiple of 4, min + ((extent - 1) / 4) * 4 + 3, is bounded by the tile's max + 3,
+    // where bounding the loop apart would add the largest extent to the largest min.
+    Interval bounds_over_loops(const Expr &e) {
+        Interval plain = bounds_of_expr_in_scope(e, scope);
+        if (loop_ranges.empty() || !e.type().is_int() || expanded_var_count(e) > 64) return plain;
+        Expr lo = e, hi = e;
+        bool replaced = false;
+        for (auto it = loop_ranges.rbegin(); it != loop_ranges.rend(); ++it) {
+            if (narrowed.count(it->name) || !it->first.defined() || !it->last.defined()) continue;
+            if (it->first.type() != e.type()) continue;
+            for (Expr *side : {&lo, &hi}) {
+                if (!uses_var(*side, it->name)) continue;
+                Expr v = Variable::make(e.type(), it->name);
+                auto step = as_const_int(simplify(Sub::make(substitute(it->name, Add::make(v, make_one(e.type())), *side), *side)));
+                if (!step) continue;
+                bool take_last = (*step >= 0) == (side == &hi);
+                *side = simplify(substitute(it->name, take_last ? it->last : it->first, *side));
+                replaced = true;
+            }
+        }
+        if (!replaced) return plain;
+        Interval b_lo = bounds_of_expr_in_scope(lo, scope), b_hi = bounds_of_expr_in_scope(hi, scope);
+        Interval result = plain;
+        if (b_lo.has_lower_bound()) result.min = b_lo.min;
+        if (b_hi.has_upper_bound()) result.max = b_hi.max;
+        return result;
+    }
 
     // e with the lets in scope replaced by their values (innermost first, so a let's value
     // may use outer ones), then simplified.
@@ -326,10 +366,12 @@ private:
         for (const std::string &n : free_vars(runs)) known = known && !bound_inside.count(n);
         if (known) loops_run.push_back(runs);
         bool fresh = bound_inside.insert(op->name).second;
+        loop_ranges.push_back({op->name, first, last});
         {
             NewContext inner(*this);
             op->body.accept(this);
         }
+        loop_ranges.pop_back();
         if (fresh) bound_inside.erase(op->name);
         if (known) loops_run.pop_back();
         scope.pop(op->name);

@@ -123,15 +123,58 @@ Expr Simplify::rebuild_sum(const LinearForm &l) {
         const Div *d = l.terms[i].e.as<Div>();
         if (!d || !d->type.is_scalar()) continue;
         auto c = positive_const(d->b);
-        if (!c || l.terms[i].coeff % *c != 0 || l.terms[i].coeff / *c >= 0) continue;
+        if (!c || l.terms[i].coeff % *c != 0) continue;
         int64_t k = -(l.terms[i].coeff / *c);
         LinearForm x = linear_form(d->a), rest = l;
         if (x.terms.empty()) continue;
         rest.terms.erase(rest.terms.begin() + i);
         LinearForm without = linear_combine(rest, x, -k);
-        if (without.terms.size() + x.terms.size() != rest.terms.size()) continue;
+        if (k > 0 && without.terms.size() + x.terms.size() != rest.terms.size()) continue;
+        // And k*c*(x / c) == k*x - k*(x % c), when some term of x cancels: the start of a
+        // region plus its extent rounded down to a multiple of c, a + ((b - a) / c) * c, is
+        // b - (b - a) % c, which interval analysis bounds by b rather than by a's and b's
+        // ranges apart.
+        if (k < 0 && without.terms.size() >= rest.terms.size() + x.terms.size()) continue;
         without.terms.push_back({Mod::make(d->a, d->b), k});
         return rebuild_sum(linear_combine(without, LinearForm{l.type, {}, 0}, 1));
+    }
+    // min(p, q) + max(p - q, 0) == p, and max(p, q) + min(p - q, 0) == p (a term -min(d, 0)
+    // counts as max(-d, 0)): the last point of a region whose min is kept at most its max,
+    // min(mx, lo) + extent - 1 with the extent max(mx - lo, 0) + 1, is its max, with p and q
+    // no longer bounded twice.
+    for (size_t i = 0; i < l.terms.size(); i++) {
+        if (l.terms[i].coeff != 1 || !l.terms[i].e.type().is_scalar()) continue;
+        const Min *imin = l.terms[i].e.as<Min>();
+        const Max *imax = l.terms[i].e.as<Max>();
+        if (!imin && !imax) continue;
+        Expr p = imin ? imin->a : imax->a, q = imin ? imin->b : imax->b;
+        for (size_t j = 0; j < l.terms.size(); j++) {
+            const Term &other = l.terms[j];
+            if (j == i || (other.coeff != 1 && other.coeff != -1)) continue;
+            const Min *jmin = other.e.as<Min>();
+            const Max *jmax = other.e.as<Max>();
+            if (!jmin && !jmax) continue;
+            // As +op(d, 0), where op is the other of min and max than term i's.
+            bool j_is_min = (jmin != nullptr) == (other.coeff == 1);
+            if (j_is_min == (imin != nullptr)) continue;
+            Expr a = jmin ? jmin->a : jmax->a, b = jmin ? jmin->b : jmax->b;
+            if (!is_const_zero(b)) std::swap(a, b);
+            if (!is_const_zero(b)) continue;
+            // d == p - q (or q - p), up to simplification: d's min or max may have had
+            // terms moved into it.
+            Expr pq = build_sub(p, q);
+            auto is_d = [&](const Expr &x) {
+                return is_const_zero(other.coeff == 1 ? build_sub(a, x) : build_add(a, x));
+            };
+            Expr kept;
+            if (is_d(pq)) kept = p;
+            else if (is_d(build_sub(make_zero(l.type), pq))) kept = q;
+            if (!kept.defined()) continue;
+            LinearForm rest{l.type, {}, l.constant};
+            for (size_t t = 0; t < l.terms.size(); t++)
+                if (t != i && t != j) rest.terms.push_back(l.terms[t]);
+            return rebuild_sum(linear_combine(rest, linear_form(kept), 1));
+        }
     }
     // min(A, B) + t == min(A + t, B + t) (and -min(A, B) + t == max(t - A, t - B)): a term
     // t of the sum that cancels inside A or B moves in, so that `min(y*6 + m + 5, e + m) - m

@@ -1103,6 +1103,25 @@ void expect_pointwise(Func c, const Buffer<int> &in) {
         }
 }
 
+// The histogram pipeline over `in` (37 x 29 pixels, 61 bins) with `schedule` applied to its
+// per-pixel Func v and to hist; realizes hist and checks every bin against a plain count.
+void expect_histogram(const Buffer<uint8_t> &in, const std::function<void(Func &v, Func &hist, RDom &r, Var &y)> &schedule) {
+    const int W = 37, H = 29, Bins = 61;
+    Var x("x"), y("y");
+    RDom r(0, W, 0, H, "r");
+    Func v("v"), hist("hist");
+    v(x, y) = cast<int>(in(x, y)) * 7 % Bins;
+    hist(x) = 0;
+    hist(clamp(v(r.x, r.y), 0, Bins - 1)) += 1;
+    schedule(v, hist, r, y);
+    Buffer<int> result;
+    ASSERT_NO_THROW(result = hist.realize({Bins})) << hist.loop_nest();
+    std::vector<int> want(Bins, 0);
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++) want[int(in(i, j)) * 7 % Bins]++;
+    for (int b = 0; b < Bins; b++) ASSERT_EQ(result(b), want[b]) << "bin " << b;
+}
+
 // Realizes the matmul epilogue's output and checks it against a double-precision loop.
 void expect_epilogue(Func out, const Buffer<float> &A, const Buffer<float> &B, const Buffer<float> &bias) {
     const int Rows = Epilogue::Rows, N = Epilogue::N, K = Epilogue::K;
@@ -1252,23 +1271,12 @@ TEST(SchedulePropertyRepro, EmptyTailIterationsDoNotStretchARootRegion) {
 // gave that Func a negative extent, which the rounding turned into rows far past the input:
 // "Buffer in is too small: dimension 1 must cover [0, 49], but it covers [-8, 36]".
 TEST(SchedulePropertyRepro, GuardedOffUnrolledIterationsReadNoFurther) {
-    const int W = 37, H = 29, Bins = 61;
-    Buffer<uint8_t> in = margin_input<uint8_t>("in", {W, H}, {kB, kB}, 1, 250, 126);
-    Var x("x"), y("y");
-    RDom r(0, W, 0, H, "r");
-    RVar ro("ro"), ri("ri");
-    Func v("v"), hist("hist");
-    v(x, y) = cast<int>(in(x, y)) * 7 % Bins;
-    hist(x) = 0;
-    hist(clamp(v(r.x, r.y), 0, Bins - 1)) += 1;
-    hist.update(0).split(r.y, ro, ri, 7, TailStrategy::GuardWithIf).unroll(ro, 7);
-    v.compute_at(hist, RVar("ro_ui")).unroll(y, 2, TailStrategy::RoundUp);
-    Buffer<int> result;
-    ASSERT_NO_THROW(result = hist.realize({Bins})) << hist.loop_nest();
-    std::vector<int> want(Bins, 0);
-    for (int j = 0; j < H; j++)
-        for (int i = 0; i < W; i++) want[int(in(i, j)) * 7 % Bins]++;
-    for (int b = 0; b < Bins; b++) ASSERT_EQ(result(b), want[b]) << "bin " << b;
+    Buffer<uint8_t> in = margin_input<uint8_t>("in", {37, 29}, {kB, kB}, 1, 250, 126);
+    expect_histogram(in, [](Func &v, Func &hist, RDom &r, Var &y) {
+        RVar ro("ro"), ri("ri");
+        hist.update(0).split(r.y, ro, ri, 7, TailStrategy::GuardWithIf).unroll(ro, 7);
+        v.compute_at(hist, RVar("ro_ui")).unroll(y, 2, TailStrategy::RoundUp);
+    });
 }
 
 // Kept working alongside that fix (the simplifier rewrites min(x + k, y) - min(x, y) as y - x
@@ -1595,4 +1603,38 @@ TEST(SchedulePropertyRepro, BoundsOfThousandsOfNodesAreKept) {
     aicf_test::ScopedEnv seed("AICF_SCHEDULE_SEED", "18"), which("AICF_SCHEDULE_CASE", "199"),
         count("AICF_SCHEDULE_COUNT", "200");
     check_random_schedules("Softmax", softmax, 200);
+}
+
+// Fixed (the last iteration of a loop inside the statement is substituted into an index
+// linear in it before the index is bounded over the loops outside). A Func computed per
+// unrolled step of its consumer's guarded split, in tiles rounded up to 4 columns: the
+// region a tile reads, its start and its rounded-up length bounded apart over the outer
+// loop, asked for 64 columns of 37: "Buffer in is too small: dimension 0 must cover [0, 63],
+// but it covers [-16, 52]".
+TEST(SchedulePropertyRepro, RoundedUpTileEndsWhereItsRegionEnds) {
+    Buffer<int> in = margin_input<int>("in", {37, 29}, {2 * kB, 2 * kB}, -100, 100, 129);
+    Var x("x"), y("y"), xo("xo"), xi("xi"), yo("yo"), yi("yi"), bxo("bxo"), bxi("bxi");
+    Func a("a"), b("b"), c("c");
+    a(x, y) = in(x, y) * 3 + 7;
+    b(x, y) = a(x, y) - in(x, y) / 2 + y;
+    c(x, y) = b(x, y) * a(x, y) + (x - y);
+    c.split(x, xo, xi, 8).unroll(xo, 3, TailStrategy::GuardWithIf);
+    b.compute_at(c, xo).tile(y, x, yo, bxo, yi, bxi, 9, 4, TailStrategy::RoundUp);
+    a.compute_root();
+    expect_pointwise(c, in);
+}
+
+// Fixed (the simplifier writes min(p, q) + max(q - p, 0) as q). A histogram's update split
+// twice over columns with guarded tails and the outer loop unrolled past its extent, with the
+// per-pixel Func computed in each unrolled step: that Func's last column, its region's start
+// plus its extent, was bounded as the largest start plus the largest extent, asking for 48
+// columns of 37: "Buffer in is too small: dimension 0 must cover [0, 47], but it covers
+// [-8, 44]".
+TEST(SchedulePropertyRepro, GuardedStepsRegionEndsAtItsMax) {
+    Buffer<uint8_t> in = margin_input<uint8_t>("in", {37, 29}, {kB, kB}, 1, 250, 130);
+    expect_histogram(in, [](Func &v, Func &hist, RDom &r, Var &) {
+        RVar ro("ro"), ri("ri"), rii("rii");
+        hist.update(0).split(r.x, ro, ri, 9).unroll(ro, 8).split(ri, ri, rii, 4, TailStrategy::GuardWithIf);
+        v.compute_at(hist, RVar("ro_ui"));
+    });
 }

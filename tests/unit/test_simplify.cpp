@@ -43,6 +43,24 @@ Scope<Interval> ranges(const std::vector<std::tuple<std::string, int, int>> &var
                                          << expected;
 }
 
+// A range of test points: first, last, step.
+struct GridAxis {
+    int first, last, step;
+};
+
+// Each of `forms` and its simplified form agree at every point (x, y) of the grid, with z = 7.
+void expect_same_on_grid(const std::vector<Expr> &forms, GridAxis xs, GridAxis ys) {
+    for (const Expr &f : forms) {
+        Expr g = simplify(f);
+        for (int xv = xs.first; xv <= xs.last; xv += xs.step)
+            for (int yv = ys.first; yv <= ys.last; yv += ys.step) {
+                std::map<std::string, Expr> at = {{"x", Expr(xv)}, {"y", Expr(yv)}, {"z", Expr(7)}};
+                EXPECT_TRUE(equal(simplify(substitute(at, f)), simplify(substitute(at, g))))
+                    << f << " -> " << g << " at x = " << xv << ", y = " << yv;
+            }
+    }
+}
+
 class SimplifyTest : public ::testing::Test {
 protected:
     Expr x = var("x"), y = var("y"), z = var("z"), a = var("a"), b = var("b");
@@ -280,15 +298,48 @@ TEST_F(SimplifyTest, DifferencesOfMinsWithASharedOperandBecomeAClamp) {
         Sub::make(Max::make(x, y), Max::make(Add::make(x, 4), y)),
         Add::make(Sub::make(Min::make(x, y), Min::make(y, Add::make(x, 5))), z),
     };
-    for (const Expr &f : forms) {
-        Expr g = simplify(f);
-        for (int xv = -12; xv <= 12; xv += 3)
-            for (int yv = -12; yv <= 12; yv += 2) {
-                std::map<std::string, Expr> at = {{"x", Expr(xv)}, {"y", Expr(yv)}, {"z", Expr(7)}};
-                EXPECT_TRUE(equal(simplify(substitute(at, f)), simplify(substitute(at, g))))
-                    << f << " -> " << g << " at x = " << xv << ", y = " << yv;
-            }
-    }
+    expect_same_on_grid(forms, {-12, 12, 3}, {-12, 12, 2});
+}
+
+// a + ((b - a) / c) * c is b - (b - a) % c: the last point of a tile rounded up from a to b
+// is bounded by b, not by a's and b's ranges added. Only where a term of the numerator
+// cancels; every form agrees with the original on a grid.
+TEST_F(SimplifyTest, AStartPlusARoundedDownLengthBecomesTheEndLessARemainder) {
+    Expr e = Add::make(x, Mul::make(Div::make(Sub::make(y, x), 4), 4));
+    EXPECT_TRUE(simplifies_to(e, Sub::make(y, Mod::make(Sub::make(y, x), 4)))) << simplify(e);
+    Scope<Interval> scope;
+    scope.push("x", Interval(Expr(0), Expr(24)));
+    scope.push("y", Interval(Expr(8), Expr(36)));
+    Interval b = bounds_of_expr_in_scope(simplify(e), scope);
+    ASSERT_TRUE(b.has_upper_bound());
+    EXPECT_TRUE(equal(simplify(b.max), Expr(36))) << b.max; // bounded apart: 24 + 36 = 60
+    // Nothing of (y + z) cancels against x: the quotient stays.
+    EXPECT_TRUE(simplifies_to(Add::make(x, Mul::make(Div::make(Add::make(y, z), 4), 4)),
+                              Add::make(x, Mul::make(Div::make(Add::make(y, z), 4), 4))));
+    std::vector<Expr> forms = {e, Add::make(Add::make(x, 3), Mul::make(Div::make(Sub::make(Add::make(y, 5), x), 3), 6)),
+                               Sub::make(z, Mul::make(Div::make(Sub::make(y, x), 4), 8))};
+    expect_same_on_grid(forms, {-13, 13, 2}, {-12, 12, 3});
+}
+
+// min(p, q) + max(q - p, 0) is q, and max(p, q) + min(q - p, 0) is q (a subtracted min(d, 0)
+// counts as max(-d, 0)): the last point of a region whose min is kept at most its max, min
+// plus extent minus one, is its max. d may have had terms moved into its min.
+TEST_F(SimplifyTest, AClampedStartPlusItsExtentIsTheEnd) {
+    Expr q = Min::make(Add::make(y, 11), 36);
+    EXPECT_TRUE(simplifies_to(Add::make(Min::make(y, q), Max::make(Sub::make(q, y), 0)), q));
+    EXPECT_TRUE(simplifies_to(Sub::make(Min::make(x, y), Min::make(Sub::make(x, y), 0)), y));
+    EXPECT_TRUE(simplifies_to(Add::make(Max::make(x, y), Min::make(Sub::make(x, y), 0)), x));
+    EXPECT_TRUE(simplifies_to(Add::make(Add::make(Min::make(x, y), Max::make(Sub::make(x, y), 0)), z), Add::make(x, z)));
+    // The same operands under the same kind of min and max do not match.
+    EXPECT_FALSE(simplifies_to(Add::make(Min::make(x, y), Min::make(Sub::make(x, y), 0)), x));
+    std::vector<Expr> forms = {
+        Add::make(Min::make(y, q), Max::make(Sub::make(q, y), 0)),
+        Sub::make(Min::make(x, y), Min::make(Sub::make(x, y), 0)),
+        Add::make(Max::make(x, y), Min::make(Sub::make(x, y), 0)),
+        Sub::make(Max::make(x, y), Max::make(Sub::make(y, x), 0)),
+        Add::make(Min::make(x, y), Min::make(Sub::make(x, y), 0)),
+    };
+    expect_same_on_grid(forms, {-12, 12, 3}, {-12, 40, 4});
 }
 
 TEST_F(SimplifyTest, DivisionByCommonFactorsAndNesting) {
