@@ -116,6 +116,10 @@ bool computable_before(const Expr &e, const std::set<std::string> &inside) {
 struct Constraint {
     Expr lower, upper; // 64-bit; one of them defined
     Expr no_wrap;      // true when the test's int32 arithmetic cannot wrap anywhere in the loop
+    const IRNode *node = nullptr; // the IfThenElse or Select whose condition has the test
+    // The test depends on no name bound inside the loop but v: it then fails wherever v is
+    // past its bound, not only passes wherever v is within it.
+    bool exact = false;
 };
 
 // Walks a loop's body and finds the tests that constrain its variable.
@@ -131,6 +135,8 @@ public:
     // For each statement or select with tests: which of its conjuncts hold in the steady
     // state (every occurrence of the node gave a constraint for them).
     std::map<const IRNode *, std::vector<bool>> holds;
+    // How many times each IfThenElse or Select with tests occurs in the body.
+    std::map<const IRNode *, int> occurrences;
     // A GPU barrier, GPU loop or shared allocation inside: threads must reach barriers
     // together, which they would not if the split point differed between them.
     bool unsafe = false;
@@ -205,10 +211,12 @@ private:
         std::vector<bool> marked;
         std::vector<Expr> parts = conjuncts_of(condition, &marked);
         std::vector<bool> ok(parts.size(), false);
+        occurrences[node]++;
         for (size_t i = 0; i < parts.size(); i++) {
             if (likely_only && !marked[i]) continue;
             std::optional<Constraint> c = constraint_of(parts[i]);
             if (!c) continue;
+            c->node = node;
             constraints.push_back(*c);
             ok[i] = true;
         }
@@ -258,6 +266,9 @@ private:
         Expr most = simplify(r.max);
         if (!computable_before(most, inside)) return std::nullopt;
         Constraint c;
+        std::set<std::string> others = inside;
+        others.erase(v);
+        c.exact = !uses_vars(rest, others);
         c.no_wrap = const_true();
         for (const Linear &p : partials) {
             Expr value = Add::make(
@@ -331,6 +342,27 @@ private:
     }
 };
 
+// Takes the branch a condition chooses where it fails: an IfThenElse becomes its else case,
+// a Select its false value.
+class FailTest : public IRMutator {
+public:
+    explicit FailTest(const IRNode *node) : node(node) {}
+
+private:
+    const IRNode *node;
+
+    using IRMutator::visit;
+
+    Stmt visit(const IfThenElse *op) override {
+        if (op != node) return IRMutator::visit(op);
+        return op->else_case.defined() ? mutate(op->else_case) : Evaluate::make(make_zero(Int(32)));
+    }
+    Expr visit(const Select *op) override {
+        if (op != node) return IRMutator::visit(op);
+        return mutate(op->false_value);
+    }
+};
+
 class Partitioner : public IRMutator {
 public:
     explicit Partitioner(const std::set<std::string> &never) : never(never) {}
@@ -389,8 +421,30 @@ private:
         std::string lo_name = op->name + ".steady_min", hi_name = op->name + ".steady_end";
         Expr lo_var = Variable::make(i64, lo_name), hi_var = Variable::make(i64, hi_name);
 
+        // Where one test alone bounds the loop from above (below), it fails throughout the
+        // epilogue (prologue): v >= hi >= its bound. Those iterations then run only what the
+        // test's failing branch runs (a guarded tail past the end of a split runs nothing, and
+        // the producers computed for its consumer go with it). Only where the tests'
+        // arithmetic cannot wrap: otherwise the epilogue may run the whole loop, and the
+        // test may pass there.
+        auto sole_test = [&](bool upper_side) -> const IRNode * {
+            const IRNode *node = nullptr;
+            int count = 0;
+            for (const Constraint &c : tests.constraints) {
+                if ((upper_side ? c.upper : c.lower).defined()) {
+                    node = c.exact ? c.node : nullptr;
+                    count++;
+                }
+            }
+            if (count != 1 || !node || tests.occurrences[node] != 1 || !is_true(no_wrap)) return nullptr;
+            return node;
+        };
+        const IRNode *fails_before = sole_test(false), *fails_after = sole_test(true);
+
         depth++;
         Stmt body = mutate(op->body);
+        Stmt before = fails_before ? mutate(FailTest(fails_before).mutate(op->body)) : body;
+        Stmt after = fails_after ? mutate(FailTest(fails_after).mutate(op->body)) : body;
         Stmt steady = mutate(DropTests(tests.holds).mutate(op->body));
         depth--;
 
@@ -400,8 +454,11 @@ private:
             // version of the body.
             Expr v = cast(i64, Variable::make(i32, op->name));
             Expr steady_here = And::make(LE::make(lo_var, v), LT::make(v, hi_var));
+            // Outside the steady state: the epilogue's body when there is no prologue, the
+            // prologue's when there is no epilogue.
+            Stmt outside = !lower ? after : !upper ? before : body;
             result = For::make(op->name, op->min, op->extent, op->for_type,
-                               IfThenElse::make(steady_here, steady, body));
+                               IfThenElse::make(steady_here, steady, outside));
             result = LetStmt::make(hi_name, hi, result);
             return LetStmt::make(lo_name, lo, result);
         }
@@ -409,15 +466,13 @@ private:
         // that runs at least once.
         std::vector<Stmt> loops;
         if (lower)
-            loops.push_back(For::make(op->name, op->min,
-                                      simplify(cast(i32, Sub::make(lo_var, min))), op->for_type,
-                                      body));
+            loops.push_back(For::make(op->name, op->min, simplify(cast(i32, Sub::make(lo_var, min))),
+                                      op->for_type, before));
         loops.push_back(For::make(op->name, cast(i32, lo_var), cast(i32, Sub::make(hi_var, lo_var)),
                                   op->for_type, steady));
         if (upper)
-            loops.push_back(For::make(op->name, cast(i32, hi_var),
-                                      simplify(cast(i32, Sub::make(end, hi_var))), op->for_type,
-                                      body));
+            loops.push_back(For::make(op->name, cast(i32, hi_var), simplify(cast(i32, Sub::make(end, hi_var))),
+                                      op->for_type, after));
         result = Block::make(loops);
         result = LetStmt::make(hi_name, hi, result);
         return LetStmt::make(lo_name, lo, result);

@@ -14,8 +14,12 @@ namespace lowering {
 // so it runs without them: the guards of GuardWithIf tails, RDom predicates, prefetch
 // guards (the conditions of `if` statements) and the conditions of selects marked likely().
 // A vectorized loop inside the steady state then needs no masks. The prologue and epilogue
-// keep every test, so the three loops compute exactly what the one did. A parallel loop
-// stays one loop whose iterations choose between the body with and without the tests.
+// keep every test, so the three loops compute exactly what the one did; except that where
+// one test alone bounds the loop on that side, depends on no name bound inside the loop but
+// its variable, and cannot wrap, it fails throughout the prologue or epilogue, which then runs
+// only its failing branch (the guarded tail of a split past the end runs nothing, and the
+// producers computed for it go too). A parallel loop stays one loop whose iterations choose
+// between the body with and without the tests.
 //
 // A test counts when it compares (<, <=, >, >=) int32 values that depend linearly on the
 // loop variable, and the rest of it, over every value the loops and lets inside the loop

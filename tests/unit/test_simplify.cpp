@@ -756,11 +756,29 @@ TEST_F(SimplifyStmtTest, SimplifiesChildrenOfOtherStatements) {
     Stmt expected = Realize::make("f", {Int(32)}, MemoryType::Auto, {Range(0, 5)},
                                   Provide::make("f", {x}, {y}));
     EXPECT_TRUE(stmt_simplifies_to(r, expected));
-    Stmt alloc = Allocate::make("tmp", Int(32), MemoryType::Stack, {five}, store("tmp", 1, 0));
-    EXPECT_TRUE(stmt_simplifies_to(
-        alloc, Allocate::make("tmp", Int(32), MemoryType::Stack, {Expr(5)}, store("tmp", 1, 0))));
+    Stmt used = Block::make(store("tmp", 1, 0), store("out", Load::make(Int(32), "tmp", 0, Expr()), x));
+    Stmt alloc = Allocate::make("tmp", Int(32), MemoryType::Stack, {five}, used);
+    EXPECT_TRUE(stmt_simplifies_to(alloc, Allocate::make("tmp", Int(32), MemoryType::Stack, {Expr(5)}, used)));
     Expr load = Load::make(Int(32), "in", Add::make(x, Sub::make(y, y)), Expr());
     EXPECT_TRUE(simplifies_to(load, Load::make(Int(32), "in", x, Expr())));
+}
+
+// Storage that nothing reads goes, with its stores and what then does nothing (a producer
+// computed for a consumer that a failed guard removed); storage read anywhere stays.
+TEST_F(SimplifyStmtTest, StorageThatNothingReadsGoes) {
+    Stmt produce = ProducerConsumer::make_produce("tmp", For::make("i", 0, 8, ForType::Serial, store("tmp", Mul::make(x, var("i")), var("i"))));
+    Stmt kept_store = store("out", y, x);
+    Stmt unread = Allocate::make("tmp", Int(32), MemoryType::Heap, {Expr(8)}, Block::make(produce, kept_store));
+    EXPECT_TRUE(stmt_simplifies_to(unread, kept_store));
+    EXPECT_FALSE(simplify(Allocate::make("tmp", Int(32), MemoryType::Heap, {Expr(8)}, produce)).defined());
+    // Read by a load, by a store's value or index, through its address or its descriptor.
+    Expr read = Load::make(Int(32), "tmp", 3, Expr());
+    for (Stmt reader : {store("out", read, x), store("tmp", read, 4), store("tmp", 1, read),
+                        Evaluate::make(Call::make(Int(32), Intrinsic::runtime_error, {Variable::make(Handle(), "tmp")}, Call::Intrinsic)),
+                        Evaluate::make(Call::make(Int(32), Intrinsic::runtime_error, {Variable::make(Handle(), "tmp.buffer")}, Call::Intrinsic))}) {
+        Stmt s = Allocate::make("tmp", Int(32), MemoryType::Heap, {Expr(8)}, Block::make(produce, reader));
+        EXPECT_NE(simplify(s).as<Allocate>(), nullptr) << s;
+    }
 }
 
 TEST_F(SimplifyStmtTest, UnchangedStatementsAreShared) {
