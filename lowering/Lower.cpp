@@ -7,6 +7,7 @@
 #include "lowering/BoundsInference.h"
 #include "lowering/ExtractKernels.h"
 #include "lowering/GPUPlacement.h"
+#include "lowering/HoistAllocations.h"
 #include "lowering/InjectPrefetches.h"
 #include "lowering/Names.h"
 #include "lowering/PartitionLoops.h"
@@ -91,6 +92,8 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     log_pass("vectorize_loops", s);
     s = simplify_for_codegen(s);
     log_pass("simplify_for_codegen", s);
+    s = hoist_allocations(s);
+    log_pass("hoist_allocations", s);
     ExtractedKernels gpu = extract_kernels(s, args, target, outputs[0].name());
     s = common_subexpression_elimination(gpu.host);
     for (LoweredKernel &k : gpu.kernels) k.body = common_subexpression_elimination(k.body);
