@@ -39,13 +39,15 @@ public:
     std::map<std::string, int> allocated;  // how often each name is allocated in the body
 
 private:
-    int conditional = 0, in_gpu = 0;
+    // Conditions, and loops other than serial ones (parallel, vectorized, GPU), between the
+    // loop and the current point: storage under them stays where it is.
+    int conditional = 0, not_serial = 0;
 
     using IRVisitor::visit;
 
     void visit(const Allocate *op) override {
         allocated[op->name]++;
-        if (op->memory_type == MemoryType::Heap && conditional == 0 && in_gpu == 0) found.push_back(op);
+        if (op->memory_type == MemoryType::Heap && conditional == 0 && not_serial == 0) found.push_back(op);
         IRVisitor::visit(op);
     }
     void visit(const IfThenElse *op) override {
@@ -57,9 +59,9 @@ private:
     }
     void visit(const For *op) override {
         bound.insert(op->name);
-        in_gpu += is_gpu_loop(op->for_type);
+        not_serial += op->for_type != ForType::Serial;
         IRVisitor::visit(op);
-        in_gpu -= is_gpu_loop(op->for_type);
+        not_serial -= op->for_type != ForType::Serial;
     }
     void visit(const LetStmt *op) override {
         bound.insert(op->name);

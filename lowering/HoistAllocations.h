@@ -14,8 +14,9 @@ namespace lowering {
 //
 // Not hoisted: allocations whose extents use a name bound inside the loop; allocations under
 // a condition inside the loop (hoisting would allocate where the program did not); names
-// allocated twice in the loop, or used in it outside their allocation; allocations inside GPU
-// loops. Never out of parallel, vectorized or GPU loops: each thread keeps storage of its own.
+// allocated twice in the loop, or used in it outside their allocation. Never out of parallel,
+// vectorized or GPU loops, nor out of a serial loop around one: each thread keeps storage of
+// its own.
 // Where the loop may run no iteration, the hoisted storage is empty then.
 //
 // Expects: flattened storage, after unrolling, vectorization and the simplification for code

@@ -81,6 +81,37 @@ TEST(HoistAllocations, StorageSizedByTheLoopStaysInside) {
     }
 }
 
+// Storage computed inside a parallel loop stays there, also when a serial loop is around
+// that: each task fills its own (property seed 21, MatMulEpilogue schedule 95, where tasks
+// shared one row of C and 132 of 493 values came out wrong).
+TEST(HoistAllocations, StorageInsideAParallelLoopStaysThere) {
+    Buffer<float> in(131, 40);
+    fill_random(in, -1, 1, 14);
+    Var x("x"), y("y"), yo("yo"), yi("yi");
+    RDom k(0, 40, "k");
+    Func c("c"), out("out");
+    c(x, y) = in(x, y) * 0.5f;
+    c(x, y) += in(x, k) * cast<float>(k + 1);
+    out(x, y) = c(x, y) + 1.0f;
+    out.split(y, yo, yi, 9, TailStrategy::ShiftInwards).parallel(yi);
+    c.compute_at(out, yi);
+
+    std::string stmt = out.lowered_stmt();
+    int alloc = line_of(stmt, "allocate c["), loop = line_of(stmt, "parallel for (out.s0.yi,");
+    ASSERT_GE(alloc, 0) << stmt;
+    ASSERT_GE(loop, 0) << stmt;
+    EXPECT_GT(alloc, loop) << stmt;
+    for (int run = 0; run < 5; run++) {
+        Buffer<float> result = out.realize({131, 40});
+        for (int j = 0; j < 40; j++)
+            for (int i = 0; i < 131; i++) {
+                double want = in(i, j) * 0.5;
+                for (int r = 0; r < 40; r++) want += double(in(i, r)) * (r + 1);
+                ASSERT_TRUE(aicf_test::close(result(i, j), want + 1, 1e-4, 1e-5)) << i << "," << j;
+            }
+    }
+}
+
 // A hostile schedule: a 2^20-row guarded split of 10 rows, with a Func whose storage is
 // padded to 2^31 - 1 rows computed at each step of the reduction inside. The tail past the
 // 10 rows computes nothing, and the 8 GB of storage is allocated once per task, not once per

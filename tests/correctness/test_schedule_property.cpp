@@ -1638,3 +1638,16 @@ TEST(SchedulePropertyRepro, GuardedStepsRegionEndsAtItsMax) {
         v.compute_at(hist, RVar("ro_ui"));
     });
 }
+
+// Fixed (a test fails throughout a partitioned loop's tail only where its bound is exact).
+// A guarded parallel split of a fused loop: the guard's bound, through (fused % 3) of the
+// outer loop, was taken over every value of the outer loop (at most 2), so the tail past it
+// ran nothing also where the guard passed, and columns of v were never computed.
+TEST(SchedulePropertyRepro, ATailIsDroppedOnlyWhereItsTestFails) {
+    Buffer<uint8_t> in = margin_input<uint8_t>("in", {37, 29}, {kB, kB}, 1, 250, 131);
+    expect_histogram(in, [](Func &v, Func &, RDom &, Var &y) {
+        Var x("x"), xi0("xi0"), xi1("xi1"), t2("t2");
+        v.compute_root().split(x, x, xi0, 4).split(x, x, xi1, 2, TailStrategy::ShiftInwards);
+        v.parallel(x, 2, TailStrategy::GuardWithIf).fuse(x, y, t2);
+    });
+}
