@@ -99,7 +99,11 @@ class Hoist : public IRMutator {
         std::vector<const Allocate *> moving;
         for (const Allocate *a : find.found) {
             bool invariant = true;
-            for (const Expr &e : a->extents) invariant = invariant && !uses_vars(e, find.bound);
+            for (const Expr &e : a->extents) {
+                invariant = invariant && !uses_vars(e, find.bound);
+                // A size read from memory may be written in the loop.
+                visit_each<Load>(e, [&](const Load *) { invariant = false; });
+            }
             if (!invariant || find.allocated[a->name] != 1) continue;
             if (uses_of(loop->body, a->name) != uses_of(a->body, a->name)) continue;
             moving.push_back(a);

@@ -12,12 +12,12 @@ namespace lowering {
 // storage holds nothing from one iteration to the next that the pipeline reads: each
 // iteration computes what it reads before reading it.
 //
-// Not hoisted: allocations whose extents use a name bound inside the loop; allocations under
-// a condition inside the loop (hoisting would allocate where the program did not); names
-// allocated twice in the loop, or used in it outside their allocation. Never out of parallel,
-// vectorized or GPU loops, nor out of a serial loop around one: each thread keeps storage of
-// its own.
-// Where the loop may run no iteration, the hoisted storage is empty then.
+// Not hoisted: allocations whose extents use a name bound inside the loop or read memory;
+// allocations under a condition inside the loop (hoisting would allocate where the program
+// did not); names allocated twice in the loop, or used in it outside their allocation. Never
+// out of parallel, vectorized or GPU loops, nor out of a serial loop around one: each thread
+// keeps storage of its own. Where the loop may run no iteration, the hoisted storage is
+// empty then.
 //
 // Expects: flattened storage, after unrolling, vectorization and the simplification for code
 // generation (which substitutes the lets that name a storage's size).
