@@ -145,8 +145,8 @@ private:
     // to a multiple of 4, min + ((extent - 1) / 4) * 4 + 3, is bounded by the tile's max + 3,
     // where bounding the loop apart would add the largest extent to the largest min.
     Interval bounds_over_loops(const Expr &e) {
-        Interval plain = bounds_of_expr_in_scope(e, scope);
-        if (loop_ranges.empty() || !e.type().is_int() || expanded_var_count(e) > 64) return plain;
+        if (loop_ranges.empty() || !e.type().is_int() || expanded_var_count(e) > 64)
+            return bounds_of_expr_in_scope(e, scope);
         Expr lo = e, hi = e;
         bool replaced = false;
         for (auto it = loop_ranges.rbegin(); it != loop_ranges.rend(); ++it) {
@@ -162,12 +162,15 @@ private:
                 replaced = true;
             }
         }
-        if (!replaced) return plain;
+        if (!replaced) return bounds_of_expr_in_scope(e, scope);
         Interval b_lo = bounds_of_expr_in_scope(lo, scope), b_hi = bounds_of_expr_in_scope(hi, scope);
-        Interval result = plain;
-        if (b_lo.has_lower_bound()) result.min = b_lo.min;
-        if (b_hi.has_upper_bound()) result.max = b_hi.max;
-        return result;
+        // An end the substituted form leaves unbounded comes from e as it is.
+        if (!b_lo.has_lower_bound() || !b_hi.has_upper_bound()) {
+            Interval plain = bounds_of_expr_in_scope(e, scope);
+            if (!b_lo.has_lower_bound()) b_lo.min = plain.min;
+            if (!b_hi.has_upper_bound()) b_hi.max = plain.max;
+        }
+        return Interval(b_lo.min, b_hi.max);
     }
 
     // e with the lets in scope replaced by their values (innermost first, so a let's value

@@ -5,7 +5,6 @@
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
-#include "lowering/Names.h"
 
 #include <map>
 #include <set>
@@ -18,16 +17,6 @@ namespace lowering {
 using namespace ir;
 
 namespace {
-
-// The uses of a storage name: its loads and stores, its address and its descriptor.
-int uses_of(const Stmt &s, const std::string &name) {
-    int n = 0;
-    const std::string descriptor = buffer_descriptor_name(name);
-    visit_each<Load>(s, [&](const Load *l) { n += l->name == name; });
-    visit_each<Store>(s, [&](const Store *st) { n += st->name == name; });
-    visit_each<Variable>(s, [&](const Variable *v) { n += v->name == name || v->name == descriptor; });
-    return n;
-}
 
 // The heap allocations of a loop's body that may move out of it, outermost first.
 class FindHoistable : public IRVisitor {
@@ -105,7 +94,9 @@ class Hoist : public IRMutator {
                 visit_each<Load>(e, [&](const Load *) { invariant = false; });
             }
             if (!invariant || find.allocated[a->name] != 1) continue;
-            if (uses_of(loop->body, a->name) != uses_of(a->body, a->name)) continue;
+            // Referred to in the loop only inside the allocation (which counts itself once).
+            if (storage_references(loop->body, a->name).total() != storage_references(a->body, a->name).total() + 1)
+                continue;
             moving.push_back(a);
         }
         if (moving.empty()) return inner;

@@ -24,7 +24,6 @@ std::string realized_extent_name(const std::string &func, const std::string &arg
 std::string storage_name(const std::string &func, int value_index, int outputs) {
     return outputs == 1 ? func : func + "." + std::to_string(value_index);
 }
-std::string buffer_descriptor_name(const std::string &buffer) { return buffer + ".buffer"; }
 
 } // namespace lowering
 } // namespace aicf

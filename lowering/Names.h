@@ -4,6 +4,8 @@
 // The names lowering gives loops and bounds. Every pass builds them through these functions,
 // so a name is spelled in one place.
 
+#include "dsl/ir/IROperator.h"
+
 #include <string>
 
 namespace aicf {
@@ -21,8 +23,9 @@ std::string realized_min_name(const std::string &func, const std::string &arg);
 std::string realized_extent_name(const std::string &func, const std::string &arg);
 // The flat storage of element `value_index` of a Func with `outputs` elements: "f" or "f.1".
 std::string storage_name(const std::string &func, int value_index, int outputs);
-// The descriptor argument of a buffer: "b.buffer".
-std::string buffer_descriptor_name(const std::string &buffer);
+// The descriptor argument of a buffer: "b.buffer" (spelled in the IR layer, whose
+// simplifier needs it too).
+using ir::buffer_descriptor_name;
 
 } // namespace lowering
 } // namespace aicf

@@ -206,6 +206,19 @@ public:
 
 } // namespace
 
+std::string buffer_descriptor_name(const std::string &buffer) { return buffer + ".buffer"; }
+
+StorageReferences storage_references(const Stmt &s, const std::string &name) {
+    StorageReferences r;
+    const std::string descriptor = buffer_descriptor_name(name);
+    visit_each<Load>(s, [&](const Load *l) { r.loads += l->name == name; });
+    visit_each<Store>(s, [&](const Store *st) { r.stores += st->name == name; });
+    visit_each<Variable>(s, [&](const Variable *v) { r.others += v->name == name || v->name == descriptor; });
+    visit_each<Call>(s, [&](const Call *c) { r.others += c->name == name; });
+    visit_each<Allocate>(s, [&](const Allocate *a) { r.others += a->name == name; });
+    return r;
+}
+
 int64_t tree_size(const Expr &e, int64_t limit, const Scope<int64_t> &lets) {
     TreeSize counter(lets, limit);
     if (e.defined()) e.accept(&counter);

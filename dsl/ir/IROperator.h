@@ -54,6 +54,17 @@ int64_t tree_size(const Expr &e, int64_t limit, const Scope<int64_t> &lets = Sco
 // Whether e, walked as a tree, has more than `limit` nodes.
 bool tree_larger_than(const Expr &e, int64_t limit);
 
+// The descriptor argument of a buffer: "b.buffer".
+std::string buffer_descriptor_name(const std::string &buffer);
+
+// How a statement refers to the storage `name`: its loads, its stores, and every other
+// reference (its address or descriptor as a variable, a call or an allocation of that name).
+struct StorageReferences {
+    int loads = 0, stores = 0, others = 0;
+    int total() const { return loads + stores + others; }
+};
+StorageReferences storage_references(const Stmt &s, const std::string &name);
+
 // Logical helpers that fold constants.
 Expr make_and(Expr a, Expr b);
 Expr make_or(Expr a, Expr b);

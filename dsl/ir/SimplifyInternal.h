@@ -104,7 +104,6 @@ public:
     Expr build_add(const Expr &a, const Expr &b);
     // A sum in linear form as an expression, with the rest of the sum moved into a min or max
     // term where terms cancel there.
-    static bool only_stored(const Stmt &s, const std::string &name);
     Expr rebuild_sum(const LinearForm &l);
     static bool cancels(const LinearForm &side, const Expr &e, int64_t coeff, int depth);
     Expr build_sub(const Expr &a, const Expr &b);

@@ -194,7 +194,8 @@ Stmt Simplify::visit(const Allocate *op) {
     // Storage that nothing reads: its stores go, and so does the storage (and then the loops
     // that computed only it). The tail of a split whose guard fails throughout still computes
     // the producers inside it, into storage no guarded consumer reads.
-    if (only_stored(body, op->name)) {
+    StorageReferences refs = storage_references(body, op->name);
+    if (refs.loads == 0 && refs.others == 0) {
         struct DropStores : IRMutator {
             const std::string &name;
             explicit DropStores(const std::string &n) : name(n) {}
@@ -205,19 +206,6 @@ Stmt Simplify::visit(const Allocate *op) {
     }
     if (!changed && body.same_as(op->body)) return op;
     return Allocate::make(op->name, op->type, op->memory_type, extents, body);
-}
-
-// Whether `name` appears in s only as the target of stores: no load of it, no store whose
-// value or index reads it, no variable (the storage's address, or its descriptor
-// `name.buffer`), call or inner allocation of that name.
-bool Simplify::only_stored(const Stmt &s, const std::string &name) {
-    bool used = false;
-    const std::string descriptor = name + ".buffer";
-    visit_each<Load>(s, [&](const Load *l) { used = used || l->name == name; });
-    visit_each<Variable>(s, [&](const Variable *v) { used = used || v->name == name || v->name == descriptor; });
-    visit_each<Call>(s, [&](const Call *c) { used = used || c->name == name; });
-    visit_each<Allocate>(s, [&](const Allocate *a) { used = used || a->name == name; });
-    return !used;
 }
 
 Stmt Simplify::visit(const Free *op) { return op; }

@@ -20,6 +20,16 @@ int line_of(const std::string &text, const std::string &what) {
     return -1;
 }
 
+// Whether the allocation of `func` comes before (outside) or after (inside) the first line
+// of the lowered statement `stmt` that has `loop`; both must be there.
+::testing::AssertionResult allocated(const std::string &stmt, const std::string &func, bool before,
+                                     const std::string &loop) {
+    int alloc = line_of(stmt, "allocate " + func + "["), at = line_of(stmt, loop);
+    if (alloc >= 0 && at >= 0 && (alloc < at) == before) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "allocate " << func << " at line " << alloc << ", "
+                                         << loop << " at line " << at << ":\n" << stmt;
+}
+
 } // namespace
 
 // A row of the first pass of a blur, computed for each row of the second: its width is the
@@ -37,10 +47,7 @@ TEST(HoistAllocations, ARowBufferIsAllocatedOncePerTask) {
     bx.compute_at(by, yi);
 
     std::string stmt = by.lowered_stmt();
-    int alloc = line_of(stmt, "allocate bx["), loop = line_of(stmt, "for (by.s0.yi,");
-    ASSERT_GE(alloc, 0) << stmt;
-    ASSERT_GE(loop, 0) << stmt;
-    EXPECT_LT(alloc, loop) << stmt;
+    EXPECT_TRUE(allocated(stmt, "bx", true, "for (by.s0.yi,"));
     EXPECT_NE(stmt.find("] in heap"), std::string::npos) << stmt;
 
     for (int W : {1, 37, 201}) {
@@ -71,10 +78,7 @@ TEST(HoistAllocations, StorageSizedByTheLoopStaysInside) {
     f.compute_at(g, xo);
 
     std::string stmt = g.lowered_stmt();
-    int alloc = line_of(stmt, "allocate f["), loop = line_of(stmt, "for (g.s0.xo,");
-    ASSERT_GE(alloc, 0) << stmt;
-    ASSERT_GE(loop, 0) << stmt;
-    EXPECT_GT(alloc, loop) << stmt;
+    EXPECT_TRUE(allocated(stmt, "f", false, "for (g.s0.xo,"));
     for (int W : {1, 99, 100, 101, 300}) {
         Buffer<int> out = g.realize({W});
         for (int i = 0; i < W; i++) ASSERT_EQ(out(i), in(i) * 3 + 1) << W << " at " << i;
@@ -97,10 +101,7 @@ TEST(HoistAllocations, StorageInsideAParallelLoopStaysThere) {
     c.compute_at(out, yi);
 
     std::string stmt = out.lowered_stmt();
-    int alloc = line_of(stmt, "allocate c["), loop = line_of(stmt, "parallel for (out.s0.yi,");
-    ASSERT_GE(alloc, 0) << stmt;
-    ASSERT_GE(loop, 0) << stmt;
-    EXPECT_GT(alloc, loop) << stmt;
+    EXPECT_TRUE(allocated(stmt, "c", false, "parallel for (out.s0.yi,"));
     for (int run = 0; run < 5; run++) {
         Buffer<float> result = out.realize({131, 40});
         for (int j = 0; j < 40; j++)
@@ -132,11 +133,9 @@ TEST(HoistAllocations, HugeStorageAtAnInnerStepOfAHugeGuardedSplit) {
     g.align_storage(y, 2147483647).compute_at(out, k.x);
 
     std::string stmt = out.lowered_stmt();
-    int alloc = line_of(stmt, "allocate g["), loop = line_of(stmt, "for (out.s1.k.x,");
-    ASSERT_GE(alloc, 0) << stmt;
     // Asserted before it runs: with the storage allocated per step, the run would not end.
-    ASSERT_LT(alloc, line_of(stmt, "for (out.s1.y_task,")) << stmt;
-    ASSERT_LT(alloc, loop) << stmt;
+    ASSERT_TRUE(allocated(stmt, "g", true, "for (out.s1.y_task,"));
+    ASSERT_TRUE(allocated(stmt, "g", true, "for (out.s1.k.x,"));
 
     Buffer<int> result = out.realize({32, 10});
     for (int j = 0; j < 10; j++)
