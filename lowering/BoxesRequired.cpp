@@ -143,10 +143,11 @@ private:
     // sign of its coefficient) before the bounds are taken, innermost loop first. So what
     // the loops' ranges share with the rest of e cancels: the last point of a tile rounded up
     // to a multiple of 4, min + ((extent - 1) / 4) * 4 + 3, is bounded by the tile's max + 3,
-    // where bounding the loop apart would add the largest extent to the largest min.
+    // where bounding the loop apart would add the largest extent to the largest min. Rounded
+    // quotients are bounded also as remainders (see bounds_of_expr_in_scope_with_remainders).
     Interval bounds_over_loops(const Expr &e) {
         if (loop_ranges.empty() || !e.type().is_int() || expanded_var_count(e) > 64)
-            return bounds_of_expr_in_scope(e, scope);
+            return bounds_of_expr_in_scope_with_remainders(e, scope);
         Expr lo = e, hi = e;
         bool replaced = false;
         for (auto it = loop_ranges.rbegin(); it != loop_ranges.rend(); ++it) {
@@ -162,11 +163,12 @@ private:
                 replaced = true;
             }
         }
-        if (!replaced) return bounds_of_expr_in_scope(e, scope);
-        Interval b_lo = bounds_of_expr_in_scope(lo, scope), b_hi = bounds_of_expr_in_scope(hi, scope);
+        if (!replaced) return bounds_of_expr_in_scope_with_remainders(e, scope);
+        Interval b_lo = bounds_of_expr_in_scope_with_remainders(lo, scope);
+        Interval b_hi = bounds_of_expr_in_scope_with_remainders(hi, scope);
         // An end the substituted form leaves unbounded comes from e as it is.
         if (!b_lo.has_lower_bound() || !b_hi.has_upper_bound()) {
-            Interval plain = bounds_of_expr_in_scope(e, scope);
+            Interval plain = bounds_of_expr_in_scope_with_remainders(e, scope);
             if (!b_lo.has_lower_bound()) b_lo.min = plain.min;
             if (!b_hi.has_upper_bound()) b_hi.max = plain.max;
         }

@@ -16,6 +16,19 @@ namespace ir {
 // (a Load, a Call to a Func) are bounded by their type when it is narrow, else unbounded.
 Interval bounds_of_expr_in_scope(const Expr &e, const Scope<Interval> &scope);
 
+// e with each rounded-down multiple of an integer quotient, k * (m / c) * c for a constant
+// c > 0, written as k * (m - m % c); undefined when e has none. Bounding both forms and keeping
+// the tighter end helps where m shares variables with the rest of e: the start of a tile plus
+// its clamped extent rounded down, t + (min(e - t, 18) / 8) * 8, simplifies to
+// min(e, t + 18) - min(e - t, 18) % 8, whose bounds no longer count t twice; the quotient form
+// stays exact where m is a single value.
+Expr quotients_as_remainders(const Expr &e);
+
+// The bounds of e and of quotients_as_remainders(e), the tighter end of each kept (both ends
+// are valid bounds, so their min and max are too). An end that e leaves unbounded stays so:
+// it may stand for arithmetic that wraps.
+Interval bounds_of_expr_in_scope_with_remainders(const Expr &e, const Scope<Interval> &scope);
+
 } // namespace ir
 } // namespace aicf
 

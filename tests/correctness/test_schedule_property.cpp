@@ -1639,6 +1639,26 @@ TEST(SchedulePropertyRepro, GuardedStepsRegionEndsAtItsMax) {
     });
 }
 
+// Fixed (a term of a sum that cancels inside a min of a rounded-down quotient lets the
+// simplifier write the quotient as a remainder). A Func computed per step of its consumer's
+// guarded row tiles, rounded up to 8 rows: its last row, the tile's start plus its clamped
+// extent rounded down to 8, was bounded as the largest start plus the largest extent, asking
+// for 53 rows of 29: "Buffer in is too small: dimension 1 must cover [0, 52], but it covers
+// [-16, 44]".
+TEST(SchedulePropertyRepro, ClampedRoundedUpTileEndsWhereItsRegionEnds) {
+    Buffer<int> in = margin_input<int>("in", {37, 29}, {2 * kB, 2 * kB}, -100, 100, 132);
+    Var x("x"), y("y"), yv("yv"), yvi("yvi"), yi("yi"), xi("xi"), yo("yo"), byi("byi");
+    Func a("a"), b("b"), c("c");
+    a(x, y) = in(x, y) * 3 + 7;
+    b(x, y) = a(x, y) - in(x, y) / 2 + y;
+    c(x, y) = b(x, y) * a(x, y) + (x - y);
+    c.split(y, y, yv, 6, TailStrategy::GuardWithIf).split(yv, yv, yvi, 5);
+    c.tile(y, x, yi, xi, 4, 3, TailStrategy::GuardWithIf);
+    b.compute_at(c, yvi).split(y, yo, byi, 8, TailStrategy::RoundUp).reorder(byi, yo);
+    a.compute_root();
+    expect_pointwise(c, in);
+}
+
 // Fixed (a test fails throughout a partitioned loop's tail only where its bound is exact).
 // A guarded parallel split of a fused loop: the guard's bound, through (fused % 3) of the
 // outer loop, was taken over every value of the outer loop (at most 2), so the tail past it

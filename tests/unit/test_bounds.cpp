@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <random>
 
 using namespace aicf::ir;
 
@@ -378,8 +380,11 @@ TEST(RandomBoundsTest, VectorBoundsContainEveryLane) {
     EXPECT_GT(checked, 8000);
 }
 
-TEST(RandomBoundsTest, SymbolicBoundsContainEveryValue) {
-    // x in [0, n - 1] and y in [n, n + 5], with n a free symbol.
+// x in [0, n - 1] and y in [n, n + 5], with n a free symbol: the bounds `bound` gives each of
+// 1500 expressions from `make` contain its value at 8 random points.
+void expect_symbolic_bounds_contain_every_value(
+    const std::function<Expr(aicf::test::ExprGenerator &, std::mt19937 &)> &make,
+    const std::function<Interval(const Expr &, const Scope<Interval> &)> &bound) {
     std::vector<std::string> names = {"x", "y"};
     aicf::test::ExprGenerator gen(31337, names);
     std::mt19937 rng(3);
@@ -389,8 +394,8 @@ TEST(RandomBoundsTest, SymbolicBoundsContainEveryValue) {
     scope.push("y", Interval(n, Add::make(n, 5)));
     int checked = 0;
     for (int i = 0; i < 1500; i++) {
-        Expr e = gen.int_expr(3);
-        Interval b = bounds_of_expr_in_scope(e, scope);
+        Expr e = make(gen, rng);
+        Interval b = bound(e, scope);
         for (int k = 0; k < 8; k++) {
             aicf::test::Evaluator eval;
             int64_t nv = std::uniform_int_distribution<int>(1, 30)(rng);
@@ -413,6 +418,46 @@ TEST(RandomBoundsTest, SymbolicBoundsContainEveryValue) {
         }
     }
     EXPECT_GT(checked, 8000);
+}
+
+TEST(RandomBoundsTest, SymbolicBoundsContainEveryValue) {
+    expect_symbolic_bounds_contain_every_value(
+        [](aicf::test::ExprGenerator &gen, std::mt19937 &) { return gen.int_expr(3); },
+        [](const Expr &e, const Scope<Interval> &s) { return bounds_of_expr_in_scope(e, s); });
+}
+
+// Sums with a rounded-down multiple of a quotient, p + k * (min(q, r) / c) * c, bounded in
+// both forms: the tighter ends still contain every value.
+TEST(RandomBoundsTest, BoundsWithRemaindersContainEveryValue) {
+    expect_symbolic_bounds_contain_every_value(
+        [](aicf::test::ExprGenerator &gen, std::mt19937 &rng) {
+            int c = std::uniform_int_distribution<int>(2, 9)(rng);
+            int k = std::uniform_int_distribution<int>(-2, 2)(rng);
+            Expr q = Min::make(gen.int_expr(2), gen.int_expr(1));
+            Expr p = gen.int_expr(2);
+            return Add::make(p, Mul::make(Div::make(Add::make(q, Sub::make(Expr(0), p)), c), (k ? k : 1) * c));
+        },
+        [](const Expr &e, const Scope<Interval> &s) { return bounds_of_expr_in_scope_with_remainders(e, s); });
+}
+
+// The start of a tile plus its extent clamped to 18 and rounded down to 8 ends at the end of
+// the region, not at the largest start plus 16; where the start is a single value the
+// quotient form keeps its exact end.
+TEST_F(BoundsTest, RoundedDownTileEndsWithTheRegion) {
+    Expr t = var("t"), e = var("e");
+    Expr end = Add::make(t, Mul::make(Div::make(Min::make(Sub::make(e, t), 18), 8), 8));
+    Scope<Interval> over;
+    over.push("t", Interval(Expr(0), Expr(29)));
+    over.push("e", Interval(Expr(28), Expr(28)));
+    EXPECT_TRUE(equal(simplify(bounds_of_expr_in_scope(end, over).max), Expr(45)));
+    Interval b = bounds_of_expr_in_scope_with_remainders(end, over);
+    EXPECT_TRUE(equal(simplify(b.max), Expr(28))) << b.max;
+    Scope<Interval> point;
+    point.push("t", Interval::single_point(Expr(24)));
+    point.push("e", Interval::single_point(Expr(28)));
+    Interval p = bounds_of_expr_in_scope_with_remainders(end, point);
+    EXPECT_TRUE(equal(simplify(p.max), Expr(24)) && equal(simplify(p.min), Expr(24))) << p.min << " " << p.max;
+    EXPECT_FALSE(quotients_as_remainders(Add::make(t, Mul::make(Div::make(e, 8), 4))).defined());
 }
 
 } // namespace
