@@ -581,6 +581,12 @@ private:
 // form can hide), and a bound too large to write as a min or max of both stays the first.
 Expr tighter_end(const Expr &a, const Expr &b, bool upper) {
     if (!a.defined() || !b.defined()) return a;
+    // A constant end stays constant (a region's constant extent keeps its loops unrollable
+    // and its storage on the stack), unless the other is a tighter constant.
+    if (is_const(a)) {
+        if (!is_const(b)) return a;
+        return can_prove(upper ? LE::make(b, a) : GE::make(b, a)) ? b : a;
+    }
     if (can_prove(upper ? LE::make(a, b) : GE::make(a, b))) return a;
     if (can_prove(upper ? LE::make(b, a) : GE::make(b, a))) return b;
     int nodes = 0;

@@ -26,7 +26,8 @@ Expr quotients_as_remainders(const Expr &e);
 
 // The bounds of e and of quotients_as_remainders(e), the tighter end of each kept (both ends
 // are valid bounds, so their min and max are too). An end that e leaves unbounded stays so:
-// it may stand for arithmetic that wraps.
+// it may stand for arithmetic that wraps. A constant end stays constant unless the other form
+// gives a smaller constant.
 Interval bounds_of_expr_in_scope_with_remainders(const Expr &e, const Scope<Interval> &scope);
 
 } // namespace ir
