@@ -7,7 +7,7 @@
 namespace aicf {
 namespace backends {
 
-void optimize_module(llvm::Module &module, llvm::TargetMachine &tm) {
+void optimize_module(llvm::Module &module, llvm::TargetMachine &tm, LoopUnrolling unrolling) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
@@ -15,6 +15,7 @@ void optimize_module(llvm::Module &module, llvm::TargetMachine &tm) {
     llvm::PipelineTuningOptions options;
     options.LoopVectorization = true;
     options.SLPVectorization = true;
+    options.LoopUnrolling = unrolling == LoopUnrolling::AlsoLLVM;
     llvm::PassBuilder pb(&tm, options);
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
