@@ -1062,16 +1062,16 @@ void check_random_schedules(const char *pipeline, const std::function<Instance()
 
 } // namespace
 
-TEST(ScheduleProperty, Pointwise) { check_random_schedules("Pointwise", pointwise, 60); }
-TEST(ScheduleProperty, Stencil) { check_random_schedules("Stencil", stencil, 60); }
-TEST(ScheduleProperty, MatMul) { check_random_schedules("MatMul", matmul, 50); }
-TEST(ScheduleProperty, MatMulEpilogue) { check_random_schedules("MatMulEpilogue", matmul_epilogue, 50); }
-TEST(ScheduleProperty, LayerNorm) { check_random_schedules("LayerNorm", layernorm, 50); }
-TEST(ScheduleProperty, Softmax) { check_random_schedules("Softmax", softmax, 50); }
-TEST(ScheduleProperty, Histogram) { check_random_schedules("Histogram", histogram, 50); }
-TEST(ScheduleProperty, TupleArgmax) { check_random_schedules("TupleArgmax", tuple_argmax, 50); }
+TEST(ScheduleProperty, Pointwise) { check_random_schedules("Pointwise", pointwise, 100); }
+TEST(ScheduleProperty, Stencil) { check_random_schedules("Stencil", stencil, 100); }
+TEST(ScheduleProperty, MatMul) { check_random_schedules("MatMul", matmul, 100); }
+TEST(ScheduleProperty, MatMulEpilogue) { check_random_schedules("MatMulEpilogue", matmul_epilogue, 100); }
+TEST(ScheduleProperty, LayerNorm) { check_random_schedules("LayerNorm", layernorm, 100); }
+TEST(ScheduleProperty, Softmax) { check_random_schedules("Softmax", softmax, 100); }
+TEST(ScheduleProperty, Histogram) { check_random_schedules("Histogram", histogram, 100); }
+TEST(ScheduleProperty, TupleArgmax) { check_random_schedules("TupleArgmax", tuple_argmax, 100); }
 TEST(ScheduleProperty, TupleOnlineSoftmax) {
-    check_random_schedules("TupleOnlineSoftmax", tuple_online_softmax, 50);
+    check_random_schedules("TupleOnlineSoftmax", tuple_online_softmax, 100);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -179,7 +179,7 @@ void matmul(Drawn &d) {
 
 TEST(GPUScheduleProperty, RandomSchedulesMatchTheHost) {
     unsigned seed = unsigned(env_int("AICF_GPU_SCHEDULE_SEED", 1));
-    int count = env_int("AICF_GPU_SCHEDULE_COUNT", 60);
+    int count = env_int("AICF_GPU_SCHEDULE_COUNT", 120);
     const std::function<void(Drawn &)> pipelines[] = {pointwise_chain, stencil, matmul};
     for (int i = 0; i < count; i++) {
         Drawn d(seed * 1000003u + unsigned(i));
