@@ -155,10 +155,16 @@ private:
             if (it->first.type() != e.type()) continue;
             for (Expr *side : {&lo, &hi}) {
                 if (!uses_var(*side, it->name)) continue;
-                Expr v = Variable::make(e.type(), it->name);
-                auto step = as_const_int(simplify(Sub::make(substitute(it->name, Add::make(v, make_one(e.type())), *side), *side)));
-                if (!step) continue;
-                bool take_last = (*step >= 0) == (side == &hi);
+                Monotonic m = is_monotonic(*side, it->name);
+                if (m == Monotonic::Unknown) {
+                    // Linear after simplification, though not term by term.
+                    Expr v = Variable::make(e.type(), it->name);
+                    auto step = as_const_int(simplify(Sub::make(substitute(it->name, Add::make(v, make_one(e.type())), *side), *side)));
+                    if (!step) continue;
+                    m = *step >= 0 ? Monotonic::Increasing : Monotonic::Decreasing;
+                }
+                if (m == Monotonic::Constant) continue;
+                bool take_last = (m == Monotonic::Increasing) == (side == &hi);
                 *side = simplify(substitute(it->name, take_last ? it->last : it->first, *side));
                 replaced = true;
             }

@@ -16,6 +16,19 @@ namespace ir {
 // (a Load, a Call to a Func) are bounded by their type when it is narrow, else unbounded.
 Interval bounds_of_expr_in_scope(const Expr &e, const Scope<Interval> &scope);
 
+// How an integer expression moves as one variable grows, the others fixed.
+enum class Monotonic {
+    Constant,   // e does not use the variable
+    Increasing, // never decreases
+    Decreasing, // never increases
+    Unknown,
+};
+
+// Found through sums, differences, products and floor quotients by constants, mins, maxes
+// and widening casts; anything else that uses the variable is Unknown. Assumes the arithmetic
+// does not wrap, as bounds do.
+Monotonic is_monotonic(const Expr &e, const std::string &var);
+
 // e with each rounded-down multiple of an integer quotient, k * (m / c) * c for a constant
 // c > 0, written as k * (m - m % c); undefined when e has none. Bounding both forms and keeping
 // the tighter end helps where m shares variables with the rest of e: the start of a tile plus

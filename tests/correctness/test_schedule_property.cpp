@@ -1391,6 +1391,21 @@ TEST(SchedulePropertyRepro, ReadPastTheInputNamesTheTilesRegion) {
     }
 }
 
+// Runs a row-wise softmax over the D x R input and checks it against a double-precision loop.
+void expect_softmax(Func &sm, const Buffer<float> &in, int D, int R) {
+    Buffer<float> out;
+    ASSERT_NO_THROW(out = sm.realize({D, R}));
+    for (int j = 0; j < R; j++) {
+        double m = -1e300, s = 0;
+        for (int i = 0; i < D; i++) m = std::max(m, double(in(i, j)));
+        for (int i = 0; i < D; i++) s += std::exp(double(in(i, j)) - m);
+        for (int i = 0; i < D; i++) {
+            double ref = std::exp(double(in(i, j)) - m) / s;
+            ASSERT_NEAR(out(i, j), ref, 1e-6) << i << "," << j;
+        }
+    }
+}
+
 // Fixed (a quotient of a bounded numerator is bounded whatever the divisor). A Func whose two
 // loops are fused, computed per column of a row-wise softmax whose reductions need other
 // columns: the row index, the fused index divided by a region's width that interval analysis
@@ -1412,17 +1427,7 @@ TEST(SchedulePropertyRepro, FusedLoopOverARegionOfSymbolicWidth) {
     e.compute_at(sm, c).rename(c, cr).fuse(cr, r, t);
     rmax.compute_at(sm, c);
     dsum.compute_at(sm, c);
-    Buffer<float> out;
-    ASSERT_NO_THROW(out = sm.realize({D, R}));
-    for (int j = 0; j < R; j++) {
-        double m = -1e300, s = 0;
-        for (int i = 0; i < D; i++) m = std::max(m, double(in(i, j)));
-        for (int i = 0; i < D; i++) s += std::exp(double(in(i, j)) - m);
-        for (int i = 0; i < D; i++) {
-            double ref = std::exp(double(in(i, j)) - m) / s;
-            ASSERT_NEAR(out(i, j), ref, 1e-6) << i << "," << j;
-        }
-    }
+    expect_softmax(sm, in, D, R);
 }
 
 // Fixed (stack arrays carry no type-based alias tags). An intermediate computed per element of
@@ -1657,6 +1662,35 @@ TEST(SchedulePropertyRepro, ClampedRoundedUpTileEndsWhereItsRegionEnds) {
     b.compute_at(c, yvi).split(y, yo, byi, 8, TailStrategy::RoundUp).reorder(byi, yo);
     a.compute_root();
     expect_pointwise(c, in);
+}
+
+// Fixed (an index monotonic in a loop, though not linear in it, has the loop's first or last
+// iteration substituted before it is bounded). The row maximum of a softmax computed per row
+// of a Func unrolled by 8, in 9-row steps shifted inwards and tiled: the tile index,
+// min(extent - 8 * r - 1, 7) / 72, was bounded over the unrolled loop r apart from its
+// extent, reaching -1, and asked for 72 rows below the input: "Buffer in is too small:
+// dimension 1 must cover [-72, 12], but it covers [-40, 52]".
+TEST(SchedulePropertyRepro, ShiftedTileIndexOfAnUnrolledRowStaysInItsTile) {
+    const int D = 47, R = 13;
+    Buffer<float> in = margin_input<float>("in", {D, R}, {kB, 5 * kB}, -8.0, 8.0, 133);
+    Var c("c"), r("r"), ro("ro"), ri("ri"), t("t"), rr("rr"), ruo("ruo"), rti("rti"), rui("rui"), roo("roo"), roi("roi");
+    RDom k(0, D, "k");
+    Func rmax("rmax"), mx("mx"), e("e"), dsum("dsum"), den("den"), sm("sm");
+    rmax(r) = -std::numeric_limits<float>::infinity();
+    rmax(r) = max(rmax(r), in(k, r));
+    mx(r) = rmax(r);
+    e(c, r) = exp(in(c, r) - mx(r));
+    dsum(r) = 0.0f;
+    dsum(r) += e(k, r);
+    den(r) = dsum(r);
+    sm(c, r) = e(c, r) / den(r);
+    sm.split(r, ro, ri, 6, TailStrategy::GuardWithIf).fuse(ri, ro, t);
+    den.compute_at(sm, c).rename(r, rr).parallel(rr, 3);
+    dsum.compute_at(sm, c);
+    e.compute_at(sm, t).unroll(r, 8, TailStrategy::GuardWithIf);
+    mx.compute_at(e, r).unroll(r, 9, TailStrategy::ShiftInwards);
+    mx.tile(r, Var("r_ui"), ro, ruo, rti, rui, 8, 7, TailStrategy::GuardWithIf).split(ro, roo, roi, 1);
+    expect_softmax(sm, in, D, R);
 }
 
 // Fixed (a test fails throughout a partitioned loop's tail only where its bound is exact).

@@ -440,6 +440,51 @@ TEST(RandomBoundsTest, BoundsWithRemaindersContainEveryValue) {
         [](const Expr &e, const Scope<Interval> &s) { return bounds_of_expr_in_scope_with_remainders(e, s); });
 }
 
+TEST_F(BoundsTest, MonotonicThroughSumsQuotientsMinsAndMaxes) {
+    EXPECT_EQ(is_monotonic(Add::make(Mul::make(x, 8), y), "x"), Monotonic::Increasing);
+    EXPECT_EQ(is_monotonic(y, "x"), Monotonic::Constant);
+    // The tile index of a shifted split: min(n - 8x - 1, 7) / 72 falls as x grows.
+    Expr tile = Div::make(Min::make(Sub::make(Sub::make(n, Mul::make(x, 8)), 1), 7), 72);
+    EXPECT_EQ(is_monotonic(tile, "x"), Monotonic::Decreasing);
+    EXPECT_EQ(is_monotonic(Div::make(x, -3), "x"), Monotonic::Decreasing);
+    EXPECT_EQ(is_monotonic(Max::make(Mul::make(x, -2), Sub::make(y, x)), "x"), Monotonic::Decreasing);
+    EXPECT_EQ(is_monotonic(Cast::make(Int(64), x), "x"), Monotonic::Increasing);
+    // Mixed directions, products of the variable, remainders and narrowing casts are unknown.
+    EXPECT_EQ(is_monotonic(Add::make(x, tile), "x"), Monotonic::Unknown);
+    EXPECT_EQ(is_monotonic(Mul::make(x, y), "x"), Monotonic::Unknown);
+    EXPECT_EQ(is_monotonic(Mod::make(x, 4), "x"), Monotonic::Unknown);
+    EXPECT_EQ(is_monotonic(Cast::make(Int(8), x), "x"), Monotonic::Unknown);
+}
+
+// Random expressions that is_monotonic calls increasing or decreasing in x move that way
+// between x and x + 1 at random points.
+TEST(RandomBoundsTest, MonotonicExpressionsMoveOneWay) {
+    std::vector<std::string> names = {"x", "y"};
+    aicf::test::ExprGenerator gen(4242, names);
+    std::mt19937 rng(5);
+    int checked = 0, classified = 0;
+    for (int i = 0; i < 3000; i++) {
+        Expr e = gen.int_expr(3);
+        Monotonic m = is_monotonic(e, "x");
+        if (m != Monotonic::Increasing && m != Monotonic::Decreasing) continue;
+        classified++;
+        for (int k = 0; k < 8; k++) {
+            aicf::test::Evaluator at, next;
+            int xv = std::uniform_int_distribution<int>(-50, 50)(rng);
+            int yv = std::uniform_int_distribution<int>(-50, 50)(rng);
+            at.vars = {{"x", xv}, {"y", yv}};
+            next.vars = {{"x", xv + 1}, {"y", yv}};
+            int64_t a = at(e), b = next(e);
+            if (at.overflow || next.overflow) continue;
+            checked++;
+            if (m == Monotonic::Increasing) ASSERT_LE(a, b) << e << " at x = " << xv << ", y = " << yv;
+            else ASSERT_GE(a, b) << e << " at x = " << xv << ", y = " << yv;
+        }
+    }
+    EXPECT_GT(classified, 300);
+    EXPECT_GT(checked, 2000);
+}
+
 // The start of a tile plus its extent clamped to 18 and rounded down to 8 ends at the end of
 // the region, not at the largest start plus 16; where the start is a single value the
 // quotient form keeps its exact end.
