@@ -107,14 +107,19 @@ struct Instance {
 };
 
 // (a) A pointwise chain of three Funcs over 2-D int32 data.
+struct PointwiseChain {
+    Var x{"x"}, y{"y"};
+    Func a{"a"}, b{"b"}, c{"c"};
+    explicit PointwiseChain(const Buffer<int> &in) {
+        a(x, y) = in(x, y) * 3 + 7;
+        b(x, y) = a(x, y) - in(x, y) / 2 + y;
+        c(x, y) = b(x, y) * a(x, y) + (x - y);
+    }
+};
+
 Instance pointwise() {
     static Buffer<int> in = margin_input<int>("in", {37, 29}, {2 * kB, 2 * kB}, -100, 100, 101);
-    Var x("x"), y("y");
-    Func a("a"), b("b"), c("c");
-    a(x, y) = in(x, y) * 3 + 7;
-    b(x, y) = a(x, y) - in(x, y) / 2 + y;
-    c(x, y) = b(x, y) * a(x, y) + (x - y);
-    return {c, {37, 29}};
+    return {PointwiseChain(in).c, {37, 29}};
 }
 
 // (b) A two-stage int32 stencil over an input with a margin.
@@ -1286,11 +1291,10 @@ TEST(SchedulePropertyRepro, GuardedOffUnrolledIterationsReadNoFurther) {
 // whole height twice, and the input was asked for 57 rows of 29.
 TEST(SchedulePropertyRepro, ClampedRegionKeepsItsExtentBounded) {
     Buffer<int> in = margin_input<int>("in", {37, 29}, {2 * kB, 2 * kB}, -100, 100, 127);
-    Var x("x"), y("y"), yr("yr"), xo("xo"), xi("xi"), yo("yr_tasko"), yi("yr_taski");
-    Func a("a"), b("b"), c("c");
-    a(x, y) = in(x, y) * 3 + 7;
-    b(x, y) = a(x, y) - in(x, y) / 2 + y;
-    c(x, y) = b(x, y) * a(x, y) + (x - y);
+    PointwiseChain p(in);
+    Var &x = p.x, &y = p.y;
+    Var yr("yr"), xo("xo"), xi("xi"), yo("yr_tasko"), yi("yr_taski");
+    Func &a = p.a, &b = p.b, &c = p.c;
     c.rename(y, yr).parallel(yr, 9, TailStrategy::GuardWithIf);
     c.tile(x, Var("yr_task"), xo, yo, xi, yi, 2, 9, TailStrategy::GuardWithIf).vectorize(yo, 7, TailStrategy::GuardWithIf);
     b.compute_at(c, yi);
@@ -1305,11 +1309,10 @@ TEST(SchedulePropertyRepro, ClampedRegionKeepsItsExtentBounded) {
 // read, asking for 67 columns of 37.
 TEST(SchedulePropertyRepro, GuardThatSkipsNoIterationKeepsItsRange) {
     Buffer<int> in = margin_input<int>("in", {37, 29}, {2 * kB, 2 * kB}, -100, 100, 128);
-    Var x("x"), y("y"), t0("t0"), to("to"), ti("ti");
-    Func a("a"), b("b"), c("c");
-    a(x, y) = in(x, y) * 3 + 7;
-    b(x, y) = a(x, y) - in(x, y) / 2 + y;
-    c(x, y) = b(x, y) * a(x, y) + (x - y);
+    PointwiseChain p(in);
+    Var &x = p.x, &y = p.y;
+    Var t0("t0"), to("to"), ti("ti");
+    Func &a = p.a, &b = p.b, &c = p.c;
     c.parallel(x, 3, TailStrategy::GuardWithIf).fuse(Var("x_task"), x, t0).split(t0, to, ti, 9, TailStrategy::ShiftInwards);
     b.compute_at(c, to);
     a.compute_at(c, y);
@@ -1618,11 +1621,10 @@ TEST(SchedulePropertyRepro, BoundsOfThousandsOfNodesAreKept) {
 // but it covers [-16, 52]".
 TEST(SchedulePropertyRepro, RoundedUpTileEndsWhereItsRegionEnds) {
     Buffer<int> in = margin_input<int>("in", {37, 29}, {2 * kB, 2 * kB}, -100, 100, 129);
-    Var x("x"), y("y"), xo("xo"), xi("xi"), yo("yo"), yi("yi"), bxo("bxo"), bxi("bxi");
-    Func a("a"), b("b"), c("c");
-    a(x, y) = in(x, y) * 3 + 7;
-    b(x, y) = a(x, y) - in(x, y) / 2 + y;
-    c(x, y) = b(x, y) * a(x, y) + (x - y);
+    PointwiseChain p(in);
+    Var &x = p.x, &y = p.y;
+    Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), bxo("bxo"), bxi("bxi");
+    Func &a = p.a, &b = p.b, &c = p.c;
     c.split(x, xo, xi, 8).unroll(xo, 3, TailStrategy::GuardWithIf);
     b.compute_at(c, xo).tile(y, x, yo, bxo, yi, bxi, 9, 4, TailStrategy::RoundUp);
     a.compute_root();
@@ -1652,11 +1654,10 @@ TEST(SchedulePropertyRepro, GuardedStepsRegionEndsAtItsMax) {
 // [-16, 44]".
 TEST(SchedulePropertyRepro, ClampedRoundedUpTileEndsWhereItsRegionEnds) {
     Buffer<int> in = margin_input<int>("in", {37, 29}, {2 * kB, 2 * kB}, -100, 100, 132);
-    Var x("x"), y("y"), yv("yv"), yvi("yvi"), yi("yi"), xi("xi"), yo("yo"), byi("byi");
-    Func a("a"), b("b"), c("c");
-    a(x, y) = in(x, y) * 3 + 7;
-    b(x, y) = a(x, y) - in(x, y) / 2 + y;
-    c(x, y) = b(x, y) * a(x, y) + (x - y);
+    PointwiseChain p(in);
+    Var &x = p.x, &y = p.y;
+    Var yv("yv"), yvi("yvi"), yi("yi"), xi("xi"), yo("yo"), byi("byi");
+    Func &a = p.a, &b = p.b, &c = p.c;
     c.split(y, y, yv, 6, TailStrategy::GuardWithIf).split(yv, yv, yvi, 5);
     c.tile(y, x, yi, xi, 4, 3, TailStrategy::GuardWithIf);
     b.compute_at(c, yvi).split(y, yo, byi, 8, TailStrategy::RoundUp).reorder(byi, yo);
