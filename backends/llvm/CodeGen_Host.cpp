@@ -21,7 +21,13 @@ namespace {
 
 class CodeGen_Host : public CodeGen_LLVM {
 public:
-    CodeGen_Host(llvm::LLVMContext &c, llvm::Module &m) : CodeGen_LLVM(c, m) { tag_accesses_by_storage = true; }
+    // On the host, LLVM unrolls innermost loops only: fully unrolling nested loops of 2 to 8
+    // iterations level by level made a 3-Func pointwise pipeline take 6 s to compile (0.5 s
+    // without), most of it in the code generator on the unrolled result.
+    CodeGen_Host(llvm::LLVMContext &c, llvm::Module &m) : CodeGen_LLVM(c, m) {
+        tag_accesses_by_storage = true;
+        outer_loops_stay_rolled = true;
+    }
 
     void compile(const lowering::LoweredPipeline &p, const std::string &name) {
         llvm::Type *ptr = llvm::PointerType::get(context, 0);

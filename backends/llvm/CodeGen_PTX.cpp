@@ -375,7 +375,7 @@ std::string compile_kernels_to_ptx(const std::vector<lowering::LoweredKernel> &k
     llvm::raw_string_ostream os(errors);
     if (llvm::verifyModule(*module, &os)) internal_error << "generated kernels do not verify:\n" << os.str();
     link_libdevice(*module);
-    optimize_module(*module, *tm, LoopUnrolling::AlsoLLVM);
+    optimize_module(*module, *tm);
     if (const char *debug = std::getenv("AICF_DEBUG"); debug && std::atoi(debug) >= 3) module->print(llvm::errs(), nullptr);
 
     llvm::SmallString<0> ptx;

@@ -129,7 +129,7 @@ std::unique_ptr<llvm::Module> optimized_host_module(HostJIT &host, const lowerin
     std::unique_ptr<llvm::Module> module = compile_host_module(p, name, context);
     module->setDataLayout(host.jit->getDataLayout());
     module->setTargetTriple(host.target_machine->getTargetTriple().str());
-    optimize_module(*module, *host.target_machine, LoopUnrolling::ScheduleOnly);
+    optimize_module(*module, *host.target_machine);
     return module;
 }
 

@@ -7,7 +7,7 @@
 namespace aicf {
 namespace backends {
 
-void optimize_module(llvm::Module &module, llvm::TargetMachine &tm, LoopUnrolling unrolling) {
+void optimize_module(llvm::Module &module, llvm::TargetMachine &tm) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
@@ -15,7 +15,6 @@ void optimize_module(llvm::Module &module, llvm::TargetMachine &tm, LoopUnrollin
     llvm::PipelineTuningOptions options;
     options.LoopVectorization = true;
     options.SLPVectorization = true;
-    options.LoopUnrolling = unrolling == LoopUnrolling::AlsoLLVM;
     llvm::PassBuilder pb(&tm, options);
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
