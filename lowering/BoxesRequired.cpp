@@ -138,9 +138,10 @@ private:
     };
     std::vector<LoopRange> loop_ranges;
 
-    // The bounds of `e` (its lets expanded or not), where e is linear in loops inside the
-    // statement: each such loop's variable is replaced by its first or last iteration (by the
-    // sign of its coefficient) before the bounds are taken, innermost loop first. So what
+    // The bounds of `e` (its lets expanded or not), where e moves one way in loops inside the
+    // statement (is_monotonic, or linear after simplification): each such loop's variable is
+    // replaced by its first or last iteration (by that direction) before the bounds are
+    // taken, innermost loop first. So what
     // the loops' ranges share with the rest of e cancels: the last point of a tile rounded up
     // to a multiple of 4, min + ((extent - 1) / 4) * 4 + 3, is bounded by the tile's max + 3,
     // where bounding the loop apart would add the largest extent to the largest min. Rounded
