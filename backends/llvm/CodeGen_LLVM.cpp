@@ -748,6 +748,11 @@ void CodeGen_LLVM::visit(const Allocate *op) {
     } else {
         ptr = create_alloca_at_entry(llvm_type_of(op->type.element_of()),
                                      builder.CreateTrunc(count, builder.getInt32Ty()), op->name);
+        // Aligned to the widest vector that accesses it (at most a cache line), as heap storage
+        // is: a vector at a multiple of its width then never straddles two cache lines.
+        uint64_t widest = uint64_t(lanes) * uint64_t(op->type.bytes());
+        uint64_t align = std::max<uint64_t>(op->type.bytes(), std::min<uint64_t>(64, llvm::PowerOf2Ceil(widest)));
+        llvm::cast<llvm::AllocaInst>(ptr)->setAlignment(llvm::Align(align));
     }
     {
         ScopedBinding<llvm::Value *> bind(symbols, op->name, ptr);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <regex>
 
 #include <pthread.h>
 
@@ -170,6 +171,26 @@ TEST(Schedules, AssemblyShowsTheHostCode) {
     std::ifstream file(path);
     std::string written((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
     EXPECT_EQ(written, text);
+}
+
+// Stack storage is aligned to the widest vector that accesses it, so vectors at multiples of
+// their width never straddle two cache lines: LLVM then moves them with aligned instructions.
+// With element alignment only, the block below was stored at an offset such as 444(%rsp).
+TEST(Schedules, StackStorageIsAlignedForItsVectors) {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y"), xi("xi"), yi("yi");
+    Func p("p"), g("g");
+    p(x, y) = in(x, y) * 2.0f;
+    g(x, y) = p(x, y) + p(x, y) * p(x, y);
+    // Rows at run-time offsets, so the block stays in memory rather than in registers.
+    g.tile(x, y, xi, yi, 16, 3).vectorize(xi, 8).unroll(xi);
+    p.compute_at(g, x).store_in(ir::MemoryType::Stack).vectorize(x, 8).unroll(x);
+    std::string text = g.assembly();
+    // Moves of whole vectors to or from the stack (calls' arguments are moved in 16-byte
+    // pieces at any offset, so only the wider registers count against).
+    std::regex aligned(R"(v?movaps\s+[^\n]*\(%rsp[,)])"), unaligned(R"(vmovups\s+[^\n]*%[yz]mm\d+[^\n]*\(%rsp[,)]|vmovups\s+[^\n]*\(%rsp[^\n]*%[yz]mm)");
+    EXPECT_TRUE(std::regex_search(text, aligned)) << "no aligned vector access to the stack:\n" << text;
+    EXPECT_FALSE(std::regex_search(text, unaligned)) << "an unaligned vector access to the stack:\n" << text;
 }
 
 // A packed layout read as P(x % 16, y, x / 16) under vectorize(x, 16): where the vectors start
