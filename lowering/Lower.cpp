@@ -1,5 +1,6 @@
 #include "lowering/Lower.h"
 
+#include "dsl/Debug.h"
 #include "dsl/ir/CSE.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/Simplify.h"
@@ -32,11 +33,6 @@ using namespace ir;
 
 namespace {
 
-int debug_level() {
-    const char *env = std::getenv("AICF_DEBUG");
-    return env ? std::atoi(env) : 0;
-}
-
 void log_pass(const char *pass, const Stmt &s) {
     if (debug_level() < 2) return;
     std::cerr << "---- after " << pass << " ----\n" << s << "\n";
@@ -59,44 +55,53 @@ std::set<std::string> loops_never_partitioned(const std::map<std::string, Functi
 
 LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vector<Argument> &args,
                       const Target &target) {
+    PhaseTimer timer("lowering " + (user_outputs.empty() ? std::string() : user_outputs[0].name()));
+    auto after = [&](const char *pass, const Stmt &s) {
+        timer.phase(pass);
+        log_pass(pass, s);
+        timer.skip();
+    };
     std::map<std::string, Function> env = detail::find_transitive_calls(user_outputs);
     std::vector<Function> outputs = redirect_to_wrappers(user_outputs, env);
     std::vector<std::string> order = realization_order(outputs, env);
+    timer.phase("realization_order");
 
     Stmt s = schedule_functions(outputs, order, env);
-    log_pass("schedule_functions", s);
+    after("schedule_functions", s);
     s = bounds_inference(s, outputs, env);
-    log_pass("bounds_inference", s);
+    after("bounds_inference", s);
     s = sliding_window(s, env);
-    log_pass("sliding_window", s);
+    after("sliding_window", s);
     s = inject_prefetches(s, env);
-    log_pass("inject_prefetches", s);
+    after("inject_prefetches", s);
     s = simplify(s);
-    log_pass("simplify", s);
+    after("simplify", s);
     std::string loop_nest = print_loop_nest(s);
+    timer.phase("print_loop_nest");
     s = place_gpu_storage(s, target);
-    log_pass("place_gpu_storage", s);
+    after("place_gpu_storage", s);
     s = register_tiles(s);
-    log_pass("register_tiles", s);
+    after("register_tiles", s);
     s = add_image_checks(s, args);
-    log_pass("add_image_checks", s);
+    after("add_image_checks", s);
     s = storage_flattening(s, args, env);
-    log_pass("storage_flattening", s);
+    after("storage_flattening", s);
     s = simplify(s);
-    log_pass("simplify", s);
+    after("simplify", s);
     s = partition_loops(s, loops_never_partitioned(env));
-    log_pass("partition_loops", s);
+    after("partition_loops", s);
     s = unroll_loops(s);
-    log_pass("unroll_loops", s);
+    after("unroll_loops", s);
     s = vectorize_loops(s);
-    log_pass("vectorize_loops", s);
+    after("vectorize_loops", s);
     s = simplify_for_codegen(s);
-    log_pass("simplify_for_codegen", s);
+    after("simplify_for_codegen", s);
     s = hoist_allocations(s);
-    log_pass("hoist_allocations", s);
+    after("hoist_allocations", s);
     ExtractedKernels gpu = extract_kernels(s, args, target, outputs[0].name());
     s = common_subexpression_elimination(gpu.host);
     for (LoweredKernel &k : gpu.kernels) k.body = common_subexpression_elimination(k.body);
+    timer.phase("extract_kernels, common_subexpression_elimination");
     if (debug_level() >= 2) {
         log_pass("extract_kernels, common_subexpression_elimination (host)", s);
         for (const LoweredKernel &k : gpu.kernels)

@@ -1,5 +1,6 @@
 #include "lowering/VectorizeLoops.h"
 
+#include "dsl/Debug.h"
 #include "dsl/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <set>
 
 namespace aicf {
 namespace lowering {
@@ -220,6 +222,7 @@ private:
 
 class VectorizeLoops : public IRMutator {
     using IRMutator::visit;
+    std::set<std::string> reported;
 
     Stmt visit(const For *op) override {
         if (op->for_type != ForType::Vectorized) return IRMutator::visit(op);
@@ -239,9 +242,9 @@ class VectorizeLoops : public IRMutator {
         } catch (const CompileError &e) {
             // Vectorizing is an optimization: a loop that cannot be vectorized runs its
             // iterations one by one, which computes the same values.
-            const char *debug = std::getenv("AICF_DEBUG");
-            if (debug && std::atoi(debug) >= 1) {
-                std::cerr << "AICF: not vectorizing " << op->name << ": " << e.what() << "\n";
+            // Told once per loop, however many copies of it unrolling made.
+            if (debug_level() >= 1 && reported.insert(op->name).second) {
+                std::cerr << "AICF: " << e.what() << " It runs as a serial loop.\n";
             }
             return For::make(op->name, op->min, op->extent, ForType::Serial, mutate(op->body));
         }

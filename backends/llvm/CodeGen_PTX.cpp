@@ -2,6 +2,7 @@
 
 #include "backends/llvm/CodeGen_LLVM.h"
 #include "backends/llvm/Optimize.h"
+#include "dsl/Debug.h"
 #include "dsl/Error.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
@@ -360,6 +361,8 @@ std::string compile_kernels_to_ptx(const std::vector<lowering::LoweredKernel> &k
                                    const Target &target) {
     user_assert(target.has_cuda()) << "compile_to_ptx needs a target with a GPU (e.g. host-cuda-sm_80), not "
                                    << target.to_string() << ".";
+    PhaseTimer timer("PTX of " + (kernels.empty() ? std::string("no kernels") : kernels[0].name) +
+                     (kernels.size() > 1 ? " and " + std::to_string(kernels.size() - 1) + " more kernels" : ""));
     llvm::LLVMContext context;
     auto module = std::make_unique<llvm::Module>("aicf_kernels", context);
     std::unique_ptr<llvm::TargetMachine> tm = make_target_machine(target);
@@ -374,9 +377,13 @@ std::string compile_kernels_to_ptx(const std::vector<lowering::LoweredKernel> &k
     std::string errors;
     llvm::raw_string_ostream os(errors);
     if (llvm::verifyModule(*module, &os)) internal_error << "generated kernels do not verify:\n" << os.str();
+    timer.phase("LLVM IR");
     link_libdevice(*module);
+    timer.phase("libdevice");
     optimize_module(*module, *tm);
-    if (const char *debug = std::getenv("AICF_DEBUG"); debug && std::atoi(debug) >= 3) module->print(llvm::errs(), nullptr);
+    timer.phase("LLVM optimization");
+    if (debug_level() >= 3) module->print(llvm::errs(), nullptr);
+    timer.skip();
 
     llvm::SmallString<0> ptx;
     llvm::raw_svector_ostream out(ptx);
@@ -384,6 +391,7 @@ std::string compile_kernels_to_ptx(const std::vector<lowering::LoweredKernel> &k
     bool cannot = tm->addPassesToEmitFile(pm, out, nullptr, llvm::CodeGenFileType::AssemblyFile);
     internal_assert(!cannot) << "the NVPTX backend cannot emit PTX";
     pm.run(*module);
+    timer.phase("PTX");
     return std::string(ptx.str());
 }
 

@@ -1,9 +1,12 @@
 #include "backends/llvm/JIT.h"
 
+#include "dsl/Debug.h"
+
 #include "backends/llvm/CodeGen_Host.h"
 #include "backends/llvm/CodeGen_PTX.h"
 #include "backends/llvm/Optimize.h"
 #include "backends/runtime/Runtime.h"
+#include "dsl/Debug.h"
 #include "dsl/Error.h"
 #include "dsl/ir/IRPrinter.h"
 
@@ -125,11 +128,14 @@ namespace {
 // The host module of a pipeline, optimized for this CPU as the JIT compiles it. The caller
 // holds the JIT's lock.
 std::unique_ptr<llvm::Module> optimized_host_module(HostJIT &host, const lowering::LoweredPipeline &p,
-                                                    const std::string &name, llvm::LLVMContext &context) {
+                                                    const std::string &name, llvm::LLVMContext &context,
+                                                    PhaseTimer &timer) {
     std::unique_ptr<llvm::Module> module = compile_host_module(p, name, context);
     module->setDataLayout(host.jit->getDataLayout());
     module->setTargetTriple(host.target_machine->getTargetTriple().str());
+    timer.phase("LLVM IR");
     optimize_module(*module, *host.target_machine);
+    timer.phase("LLVM optimization");
     return module;
 }
 
@@ -137,7 +143,8 @@ std::string host_assembly(const lowering::LoweredPipeline &p) {
     HostJIT &host = HostJIT::get();
     llvm::LLVMContext context;
     std::lock_guard<std::mutex> guard(host.lock);
-    std::unique_ptr<llvm::Module> module = optimized_host_module(host, p, "aicf_" + p.name, context);
+    PhaseTimer timer("host assembly of " + p.name);
+    std::unique_ptr<llvm::Module> module = optimized_host_module(host, p, "aicf_" + p.name, context, timer);
     llvm::SmallString<0> text;
     llvm::raw_svector_ostream out(text);
     llvm::legacy::PassManager passes;
@@ -145,6 +152,7 @@ std::string host_assembly(const lowering::LoweredPipeline &p) {
                                                                 llvm::CodeGenFileType::AssemblyFile);
     internal_assert(!unsupported) << "the host target machine cannot emit assembly";
     passes.run(*module);
+    timer.phase("assembly");
     return std::string(text.str());
 }
 
@@ -163,10 +171,11 @@ std::shared_ptr<CompiledPipeline> jit_compile(const lowering::LoweredPipeline &p
     HostJIT &host = HostJIT::get();
     auto context = std::make_unique<llvm::LLVMContext>();
     std::lock_guard<std::mutex> guard(host.lock);
-    std::unique_ptr<llvm::Module> module = optimized_host_module(host, p, name, *context);
+    PhaseTimer timer("host code of " + p.name);
+    std::unique_ptr<llvm::Module> module = optimized_host_module(host, p, name, *context, timer);
 
-    const char *debug = std::getenv("AICF_DEBUG");
-    if (debug && std::atoi(debug) >= 3) module->print(llvm::errs(), nullptr);
+    if (debug_level() >= 3) module->print(llvm::errs(), nullptr);
+    timer.skip();
 
     auto &dylib = host.jit->getMainJITDylib();
     llvm::orc::ResourceTrackerSP tracker = dylib.createResourceTracker();
@@ -176,6 +185,7 @@ std::shared_ptr<CompiledPipeline> jit_compile(const lowering::LoweredPipeline &p
     auto symbol = host.jit->lookup(name);
     if (!symbol) internal_error << "JIT: " << take_error(symbol.takeError());
     auto entry = symbol->toPtr<JITPipeline::Entry>();
+    timer.phase("machine code");
     return std::make_shared<JITPipeline>(entry, tracker, p.kernels);
 }
 

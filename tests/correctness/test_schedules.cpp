@@ -1,6 +1,7 @@
 // Hand-written schedules compute exactly what the default schedule computes.
 
 #include "Reference.h"
+#include "ScopedEnv.h"
 
 #include <fstream>
 #include <functional>
@@ -171,6 +172,37 @@ TEST(Schedules, AssemblyShowsTheHostCode) {
     std::ifstream file(path);
     std::string written((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
     EXPECT_EQ(written, text);
+}
+
+// AICF_DEBUG=1 says which vectorized loops run serially, once per loop however many copies
+// unrolling made of it, and how long each lowering pass and LLVM phase took.
+TEST(Schedules, DebugLevelOneReportsFallbacksOnceAndCompileTimes) {
+    Var x("x"), y("y"), yo("yo"), yi("yi"), xo("xo"), xi("xi");
+    Func f("f"), g("g");
+    f(x, y) = x * 3 + y;
+    g(x, y) = f(x, y) * 2;
+    g.split(y, yo, yi, 2).unroll(yi).split(x, xo, xi, 4).vectorize(xi);
+    f.compute_at(g, xi); // storage per lane: the vector loop runs serially
+    std::string log;
+    {
+        aicf_test::ScopedEnv debug("AICF_DEBUG", "1");
+        ::testing::internal::CaptureStderr();
+        Buffer<int> out = g.realize({8, 6});
+        log = ::testing::internal::GetCapturedStderr();
+        for (int j = 0; j < 6; j++)
+            for (int i = 0; i < 8; i++) ASSERT_EQ(out(i, j), (i * 3 + j) * 2);
+    }
+    auto count = [&](const std::string &s) {
+        size_t n = 0;
+        for (size_t at = log.find(s); at != std::string::npos; at = log.find(s, at + 1)) n++;
+        return n;
+    };
+    EXPECT_EQ(count("Cannot vectorize the loop g.s0.xi"), 1u) << log;
+    EXPECT_EQ(count("It runs as a serial loop."), 1u) << log;
+    EXPECT_EQ(count("AICF: lowering g took "), 1u) << log;
+    EXPECT_EQ(count("bounds_inference"), 1u) << log;
+    EXPECT_EQ(count("AICF: host code of g took "), 1u) << log;
+    EXPECT_EQ(count("LLVM optimization"), 1u) << log;
 }
 
 // Stack storage is aligned to the widest vector that accesses it, so vectors at multiples of
