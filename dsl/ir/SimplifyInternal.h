@@ -170,6 +170,8 @@ private:
     // not decide a comparison or a min/max.
     ConstBounds symbolic_bounds(const Expr &e);
 
+    // The residue r of a ramp's base modulo c when every lane stays in [r, c) (Simplify_Arith).
+    std::optional<int64_t> ramp_residue_within(const Ramp *ra, int64_t c) const;
     // Division and remainder of a scalar integer by a positive constant.
     Expr div_by_const(const Expr &a, int64_t c);
     Expr mod_by_const(const Expr &a, int64_t c);

@@ -326,11 +326,13 @@ Expr Simplify::build_mul(const Expr &a, const Expr &b) {
 
 // For a ramp whose base is a known multiple of c plus r, with every lane r + i*stride inside
 // [0, c): r. Its lanes then share one quotient by c, and their remainders are a ramp from r.
-// This is how a packed layout's (x / c, x % c) of a vectorized x stays a dense access.
-static std::optional<int64_t> ramp_residue_within(const Ramp *ra, int64_t c) {
+// This is how a packed layout's (x / c, x % c) of a vectorized x stays a dense access. The
+// base's let variables count by their values: a tile's start, `let x.min = xo * 64 + ...`, is
+// a multiple of 32 though the variable alone is not.
+std::optional<int64_t> Simplify::ramp_residue_within(const Ramp *ra, int64_t c) const {
     auto stride = const_bits(ra->stride);
     if (!stride) return std::nullopt;
-    LinearForm l = linear_form(ra->base);
+    LinearForm l = expand_let_terms(linear_form(ra->base));
     for (const Term &term : l.terms) {
         if (term.coeff % c != 0) return std::nullopt;
     }

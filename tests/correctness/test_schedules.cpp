@@ -248,6 +248,27 @@ TEST(Schedules, PackedLayoutReadsWholeVectors) {
     }
 }
 
+// The same layout read by a stage computed per tile of a fused tile loop: its vectors start at
+// the tile's first column, a let (`f.x.min_realized = (g.t % 3) * 64`) that is a multiple of
+// 16 only by its value. Reading packed B panels this way is how a Halide-style matrix
+// multiply feeds its vectors.
+TEST(Schedules, PackedLayoutReadsWholeVectorsFromATilesStart) {
+    const int W = 192, H = 6, S = W / 16;
+    Buffer<int> packed(16, H, S);
+    fill_random(packed, -1000, 1000, 8);
+    Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi"), t("t");
+    Func f("f"), g("g");
+    f(x, y) = packed(x % 16, y, x / 16) * 3 + x;
+    g(x, y) = f(x, y) - y;
+    g.bound(x, 0, W).bound(y, 0, H).tile(x, y, xo, yo, xi, yi, 64, 3).fuse(xo, yo, t).vectorize(xi, 16);
+    f.compute_at(g, t).vectorize(x, 16);
+    Buffer<int> out = g.realize({W, H});
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++) ASSERT_EQ(out(i, j), packed(i % 16, j, i / 16) * 3 + i - j) << i << "," << j;
+    std::string stmt = g.lowered_stmt();
+    EXPECT_EQ(stmt.find("x16(16)"), std::string::npos) << "a division or remainder per lane:\n" << stmt;
+}
+
 // A producer stored outside a serial loop and computed inside it slides: each iteration
 // computes only the rows past those the previous one computed. The results are exactly those
 // of the default schedule, for stencils reaching different distances, tails and vectors.
