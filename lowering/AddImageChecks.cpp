@@ -131,11 +131,11 @@ Stmt unless_it_fits(const DeferredInput &in, Stmt checks) {
 // fit: those of the region `s` reads, or where AICF cannot bound that, those of the whole
 // region (which then fail).
 Stmt checks_of_part(const DeferredInput &in, const Stmt &s) {
-    Access read = box_required(s, in.arg.name);
+    Access read = box_required(s, in.arg.name, Scope<Interval>(), Scope<Interval>(), LetsByName::WhenLarge);
     if (!read.used) return Stmt();
     for (const Interval &i : read.box)
         if (!i.is_bounded()) return unless_it_fits(in, in.whole);
-    return unless_it_fits(in, Block::make(region_checks_for(in.arg, read, in.described)));
+    return with_definitions(read, unless_it_fits(in, Block::make(region_checks_for(in.arg, read, in.described))));
 }
 
 // Checks, at the top of each iteration of the loops where Funcs are computed, that the inputs
@@ -175,10 +175,17 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
     Stmt outside = WithoutLoopBodies(compute_loops.loops).mutate(input_body);
     std::vector<DeferredInput> deferred;
     std::vector<std::pair<std::string, Expr>> fits_lets;
+    Access hoisted; // only its definitions: those of every input's region
     for (const Argument &a : args) {
         if (!a.is_buffer || a.is_output) continue;
-        Access read = box_required(input_body, a.name);
+        Access read = box_required(input_body, a.name, Scope<Interval>(), Scope<Interval>(), LetsByName::WhenLarge);
         if (!read.used) continue;
+        // The lets the region names go around the checks and the fits flags, at the top.
+        for (const auto &d : read.definitions) {
+            bool have = false;
+            for (const auto &h : hoisted.definitions) have = have || h.first == d.first;
+            if (!have) hoisted.definitions.push_back(d);
+        }
         // The message names the Funcs that read the buffer.
         std::string described = a.name;
         const std::vector<std::string> &by = readers.readers[a.name];
@@ -229,6 +236,7 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
     }
     Stmt s = Block::make(Block::make(region_checks), body);
     for (auto it = fits_lets.rbegin(); it != fits_lets.rend(); ++it) s = LetStmt::make(it->first, it->second, s);
+    s = with_definitions(hoisted, s);
 
     // Bind the shape of each buffer, after checking its rank, type and size.
     for (auto it = args.rbegin(); it != args.rend(); ++it) {

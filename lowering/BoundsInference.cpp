@@ -237,7 +237,7 @@ private:
         }
         Stmt consume_body = mutate(consume->body);
         Stmt produce = mutate(op->first);
-        Access consumed = box_required(consume_body, f->name(), Scope<Interval>(), loops);
+        Access consumed = box_required(consume_body, f->name(), Scope<Interval>(), loops, LetsByName::WhenLarge);
         Box box;
         if (consumed.used) {
             require_bounded(*f, consumed.box, "its consumers read");
@@ -253,7 +253,7 @@ private:
         check_spans(*f, region, checks);
         Stmt s = Block::make(produce, ProducerConsumer::make_consume(f->name(), consume_body));
         s = Block::make(Block::make(checks), s);
-        return wrap_stage_lets(*f, region, box, s);
+        return with_definitions(consumed, wrap_stage_lets(*f, region, box, s));
     }
 
     // The storage holds everything computed and read inside it.
@@ -262,8 +262,8 @@ private:
         auto it = env.find(op->name);
         internal_assert(it != env.end()) << "Realize of unknown Func " << op->name;
         const Function &f = it->second;
-        Access written = box_provided(body, f.name(), Scope<Interval>(), loops);
-        Access read = box_required(body, f.name(), Scope<Interval>(), loops);
+        Access written = box_provided(body, f.name(), Scope<Interval>(), loops, LetsByName::WhenLarge);
+        Access read = box_required(body, f.name(), Scope<Interval>(), loops, LetsByName::WhenLarge);
         internal_assert(written.used) << "Realize of " << f.name() << " that nothing writes";
         Box realized = read.used ? box_union(written.box, read.box) : written.box;
         // A bound() fixes the region: anything outside it is a run-time error already, so
@@ -286,7 +286,14 @@ private:
             s = LetStmt::make(realized_extent_name(f.name(), a), extent, s);
             s = LetStmt::make(realized_min_name(f.name(), a), mn, s);
         }
-        return s;
+        // The lets the region names, those of the writes first: the reads' add to them.
+        Access both = written;
+        for (const auto &d : read.definitions) {
+            bool have = false;
+            for (const auto &w : both.definitions) have = have || w.first == d.first;
+            if (!have) both.definitions.push_back(d);
+        }
+        return with_definitions(both, s);
     }
 };
 

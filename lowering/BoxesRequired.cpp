@@ -7,7 +7,9 @@
 #include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
 
+#include <map>
 #include <set>
+#include <type_traits>
 
 namespace aicf {
 namespace lowering {
@@ -16,19 +18,142 @@ using namespace ir;
 
 namespace {
 
-class FindBox : public IRVisitor {
+// The names that can reach the region of `name` a statement reads (or writes): those in the
+// indices of its accesses, in the bounds of the loops and the conditions around them, and in
+// the values of lets of such names. A let outside this set cannot change the region, so
+// FindBox skips its bounds: a stage computed inside another Func's loops brings the lets of
+// every region there, and bounding them all is most of the work.
+class RelevantNames : public IRVisitor {
 public:
-    FindBox(const std::string &name, bool provides, const Scope<Interval> &outer,
-            const Scope<Interval> &facts = Scope<Interval>())
-        : name(name), provides(provides), facts(facts) {
-        outer.for_each([&](const std::string &n, const Interval &i) { scope.push(n, i); });
-        facts.for_each([&](const std::string &n, const Interval &) { loop_names.insert(n); });
+    RelevantNames(const std::string &name, bool provides) : name(name), provides(provides) {}
+
+    std::set<std::string> result() {
+        std::vector<std::string> work(relevant.begin(), relevant.end());
+        while (!work.empty()) {
+            std::string n = work.back();
+            work.pop_back();
+            auto it = let_values.find(n);
+            if (it == let_values.end()) continue;
+            for (const Expr &v : it->second)
+                for (const std::string &m : free_vars(v))
+                    if (relevant.insert(m).second) work.push_back(m);
+        }
+        return relevant;
     }
-    Access result;
 
 private:
     const std::string &name;
     bool provides;
+    std::vector<std::set<std::string>> around; // names in the bounds and guards around here
+    std::set<std::string> relevant;
+    std::map<std::string, std::vector<Expr>> let_values;
+
+    void access(const std::vector<Expr> &args) {
+        for (const Expr &a : args)
+            for (const std::string &n : free_vars(a)) relevant.insert(n);
+        for (const auto &names : around) relevant.insert(names.begin(), names.end());
+    }
+    template <typename LetNode>
+    void visit_let(const LetNode *op) {
+        let_values[op->name].push_back(op->value);
+        IRVisitor::visit(op);
+    }
+
+    using IRVisitor::visit;
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if (!provides && op->name == name && (op->call_type == Call::Func || op->call_type == Call::Image))
+            access(op->args);
+    }
+    void visit(const Provide *op) override {
+        IRVisitor::visit(op);
+        if (provides && op->name == name) access(op->args);
+    }
+    void visit(const Let *op) override { visit_let(op); }
+    void visit(const LetStmt *op) override { visit_let(op); }
+    void visit(const For *op) override {
+        op->min.accept(this);
+        op->extent.accept(this);
+        std::set<std::string> names = free_vars(op->min);
+        for (const std::string &n : free_vars(op->extent)) names.insert(n);
+        names.insert(op->name);
+        around.push_back(names);
+        op->body.accept(this);
+        around.pop_back();
+    }
+    void visit(const IfThenElse *op) override {
+        op->condition.accept(this);
+        around.push_back(free_vars(op->condition));
+        op->then_case.accept(this);
+        if (op->else_case.defined()) op->else_case.accept(this);
+        around.pop_back();
+    }
+};
+
+class FindBox : public IRVisitor {
+public:
+    FindBox(const std::string &name, bool provides, const Scope<Interval> &outer,
+            const Scope<Interval> &facts = Scope<Interval>(), LetsByName by_name = LetsByName::Never,
+            const std::set<std::string> *relevant = nullptr)
+        : name(name), provides(provides), by_name(by_name), relevant(relevant), facts(facts) {
+        outer.for_each([&](const std::string &n, const Interval &i) { scope.push(n, i); });
+        facts.for_each([&](const std::string &n, const Interval &) { loop_names.insert(n); });
+    }
+    Access result;
+    // A let name bound twice to different values that could be named: the region may name
+    // either, so the caller computes it again with every let expanded.
+    bool ambiguous = false;
+
+    // The lets that result's box and condition name, with those their values name, in the
+    // order they were bound.
+    std::vector<std::pair<std::string, Expr>> definitions_needed() const {
+        std::set<std::string> needed;
+        std::vector<std::string> work;
+        auto need = [&](const Expr &e) {
+            if (!e.defined()) return;
+            for (const std::string &n : free_vars(e))
+                if (nameable_value.count(n) && needed.insert(n).second) work.push_back(n);
+        };
+        for (const Interval &i : result.box) {
+            need(i.min);
+            need(i.max);
+        }
+        need(result.condition);
+        while (!work.empty()) {
+            std::string n = work.back();
+            work.pop_back();
+            need(nameable_value.at(n));
+        }
+        std::vector<std::pair<std::string, Expr>> defs;
+        for (const auto &[n, v] : nameable)
+            if (needed.count(n)) defs.emplace_back(n, v);
+        return defs;
+    }
+
+private:
+    const std::string &name;
+    bool provides;
+    LetsByName by_name;
+    const std::set<std::string> *relevant; // see RelevantNames; null: every name
+    // Lets that may be named in the region: integer values of names from outside the
+    // statement and of other such lets, first binding of each, in binding order; and those
+    // named rather than expanded (a value whose expansion counts more variables than
+    // `name_past`).
+    std::vector<std::pair<std::string, Expr>> nameable;
+    std::map<std::string, Expr> nameable_value;
+    std::set<std::string> named;
+    static constexpr double name_past = 16;
+
+    bool may_be_named(const Expr &value) const {
+        if (!value.type().is_int() || !value.type().is_scalar()) return false;
+        bool ok = true;
+        visit_each<Call>(value, [&](const Call *) { ok = false; });
+        visit_each<Load>(value, [&](const Load *) { ok = false; });
+        if (!ok) return false;
+        for (const std::string &n : free_vars(value))
+            if (bound_inside.count(n) && !nameable_value.count(n)) return false;
+        return true;
+    }
     Scope<Interval> facts;            // a copy: the caller's may be a default argument
     std::set<std::string> loop_names; // the variables `facts` gives ranges of
     bool skips_iterations = false;    // see visit(const IfThenElse *)
@@ -113,11 +238,43 @@ private:
     template <typename LetNode>
     void visit_let(const LetNode *op) {
         op->value.accept(this);
-        // Through the enclosing lets' values when that stays small, so that parts of the
-        // value that move together (a min and an extent) keep moving together.
-        scope.push(op->name, bounds_over_loops(value_for_bounds(op->value, narrowed)));
-        expanded_vars.push(op->name, expanded_var_count(op->value));
-        lets.emplace_back(op->name, op->value);
+        if (relevant && !relevant->count(op->name)) {
+            // Nothing that bounds the region uses it.
+            bool fresh = bound_inside.insert(op->name).second;
+            {
+                NewContext inner(*this);
+                op->body.accept(this);
+            }
+            if (fresh) bound_inside.erase(op->name);
+            return;
+        }
+        bool nameable_here = by_name == LetsByName::WhenLarge && std::is_same_v<LetNode, LetStmt> &&
+                             may_be_named(op->value);
+        if (nameable_here) {
+            auto it = nameable_value.find(op->name);
+            if (it == nameable_value.end()) {
+                nameable.emplace_back(op->name, op->value);
+                nameable_value.emplace(op->name, op->value);
+            } else if (!equal(it->second, op->value)) {
+                ambiguous = true;
+                nameable_here = false;
+            }
+        }
+        double count = expanded_var_count(op->value);
+        if (nameable_here && (count > name_past || named.count(op->name))) {
+            // Named: the region refers to the let, which stands for one value.
+            Expr self = Variable::make(op->value.type(), op->name);
+            named.insert(op->name);
+            scope.push(op->name, Interval::single_point(self));
+            expanded_vars.push(op->name, 1.0);
+            lets.emplace_back(op->name, self);
+        } else {
+            // Through the enclosing lets' values when that stays small, so that parts of the
+            // value that move together (a min and an extent) keep moving together.
+            scope.push(op->name, bounds_over_loops(value_for_bounds(op->value, narrowed)));
+            expanded_vars.push(op->name, count);
+            lets.emplace_back(op->name, op->value);
+        }
         bool fresh = bound_inside.insert(op->name).second;
         {
             NewContext inner(*this);
@@ -245,7 +402,7 @@ private:
             now.erase("");
             narrowed.insert(now.begin(), now.end());
             for (const auto &let : lets) {
-                if (narrowed.count(let.first) || !uses_vars(let.second, now)) continue;
+                if (narrowed.count(let.first) || named.count(let.first) || !uses_vars(let.second, now)) continue;
                 scope.push(let.first, bounds_of_expr_in_scope(value_for_bounds(let.second, narrowed), scope));
                 pushed.push_back(let.first);
                 narrowed.insert(let.first);
@@ -326,7 +483,7 @@ private:
             pushed.push_back(""); // popped with the variables: "" marks an expression guard
             return;
         }
-        if (!v || !v->type.is_int() || !scope.contains(v->name)) return;
+        if (!v || !v->type.is_int() || !scope.contains(v->name) || named.count(v->name)) return;
         Interval b = bounds_of_expr_in_scope(expand_lets(bound), scope);
         Interval i = scope.get(v->name);
         // A variable that is one point here (an outer loop's variable) is clamped at both
@@ -392,11 +549,31 @@ private:
 
 } // namespace
 
-Access box_required(const Stmt &s, const std::string &name, const Scope<Interval> &scope,
-                    const Scope<Interval> &facts) {
-    FindBox f(name, false, scope, facts);
+namespace {
+
+Access find_box(const Stmt &s, const std::string &name, bool provides, const Scope<Interval> &scope,
+                const Scope<Interval> &facts, LetsByName by_name) {
+    RelevantNames r(name, provides);
+    if (s.defined()) s.accept(&r);
+    std::set<std::string> relevant = r.result();
+    FindBox f(name, provides, scope, facts, by_name, &relevant);
     if (s.defined()) s.accept(&f);
-    return f.result;
+    if (f.ambiguous) return find_box(s, name, provides, scope, facts, LetsByName::Never);
+    Access a = f.result;
+    if (by_name != LetsByName::Never) a.definitions = f.definitions_needed();
+    return a;
+}
+
+} // namespace
+
+Stmt with_definitions(const Access &a, Stmt s) {
+    for (auto it = a.definitions.rbegin(); it != a.definitions.rend(); ++it) s = LetStmt::make(it->first, it->second, s);
+    return s;
+}
+
+Access box_required(const Stmt &s, const std::string &name, const Scope<Interval> &scope,
+                    const Scope<Interval> &facts, LetsByName by_name) {
+    return find_box(s, name, false, scope, facts, by_name);
 }
 
 Access box_required(const Expr &e, const std::string &name, const Scope<Interval> &scope) {
@@ -406,10 +583,8 @@ Access box_required(const Expr &e, const std::string &name, const Scope<Interval
 }
 
 Access box_provided(const Stmt &s, const std::string &name, const Scope<Interval> &scope,
-                    const Scope<Interval> &facts) {
-    FindBox f(name, true, scope, facts);
-    if (s.defined()) s.accept(&f);
-    return f.result;
+                    const Scope<Interval> &facts, LetsByName by_name) {
+    return find_box(s, name, true, scope, facts, by_name);
 }
 
 } // namespace lowering

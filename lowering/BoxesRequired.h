@@ -6,6 +6,8 @@
 #include "dsl/ir/Scope.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace aicf {
 namespace lowering {
@@ -18,7 +20,20 @@ struct Access {
     // `s`): the loops around every access have no iterations otherwise. Undefined when some
     // access happens unconditionally, or its loops' extents depend on what `s` binds.
     ir::Expr condition;
+    // With lets by name (below): lets of `s` that the box and condition name instead of
+    // expanding, each before its uses. Their values use only names defined outside `s`, so
+    // whoever places the box outside `s` defines them there first (see with_definitions).
+    std::vector<std::pair<std::string, ir::Expr>> definitions;
 };
+
+// Whether lets inside the statement may be named in the region rather than expanded. Bounds
+// inference names a let whose value, with the lets it uses expanded, would be too large: the
+// regions of a chain of stages computed at one level each refer to the next stage's region,
+// and expanded they grow geometrically with the chain's length.
+enum class LetsByName { Never, WhenLarge };
+
+// `s` inside the lets `a.definitions`.
+ir::Stmt with_definitions(const Access &a, ir::Stmt s);
 
 // The region of Func (or input buffer) `name` that `s` reads, given the ranges of variables
 // defined outside s in `scope`. Loops and lets inside `s` are accounted for. `facts` are
@@ -26,14 +41,16 @@ struct Access {
 // they only decide what can be proven about it.
 Access box_required(const ir::Stmt &s, const std::string &name,
                     const ir::Scope<ir::Interval> &scope = ir::Scope<ir::Interval>(),
-                    const ir::Scope<ir::Interval> &facts = ir::Scope<ir::Interval>());
+                    const ir::Scope<ir::Interval> &facts = ir::Scope<ir::Interval>(),
+                    LetsByName by_name = LetsByName::Never);
 // The same for what `e` reads.
 Access box_required(const ir::Expr &e, const std::string &name,
                     const ir::Scope<ir::Interval> &scope = ir::Scope<ir::Interval>());
 // The region of Func `name` that `s` writes (its Provide nodes).
 Access box_provided(const ir::Stmt &s, const std::string &name,
                     const ir::Scope<ir::Interval> &scope = ir::Scope<ir::Interval>(),
-                    const ir::Scope<ir::Interval> &facts = ir::Scope<ir::Interval>());
+                    const ir::Scope<ir::Interval> &facts = ir::Scope<ir::Interval>(),
+                    LetsByName by_name = LetsByName::Never);
 
 } // namespace lowering
 } // namespace aicf
