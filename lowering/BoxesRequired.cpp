@@ -403,7 +403,7 @@ private:
             narrowed.insert(now.begin(), now.end());
             for (const auto &let : lets) {
                 if (narrowed.count(let.first) || named.count(let.first) || !uses_vars(let.second, now)) continue;
-                scope.push(let.first, bounds_of_expr_in_scope(value_for_bounds(let.second, narrowed), scope));
+                scope.push(let.first, bounds_over_loops(value_for_bounds(let.second, narrowed)));
                 pushed.push_back(let.first);
                 narrowed.insert(let.first);
                 now.insert(let.first);

@@ -1615,6 +1615,16 @@ TEST(SchedulePropertyRepro, BoundsOfThousandsOfNodesAreKept) {
     check_random_schedules("Softmax", softmax, 200);
 }
 
+// Seed 44, schedule 139 of the matmul epilogue: C computed per step of out's unrolled outer
+// loop, its update split by 2 (RoundUp) and guarded by an unroll's test. Inside the guard,
+// the index's let was bounded again with its start and its rounded length apart: "Buffer B
+// is too small: dimension 0 must cover [0, 53], but it covers [-8, 36]" (it reads up to 29).
+// Lets a guard narrows are now bounded over the loops inside, as every other let is.
+TEST(SchedulePropertyRepro, NarrowedLetsAreBoundedOverTheLoopsInside) {
+    aicf_test::ScopedEnv seed("AICF_SCHEDULE_SEED", "44"), which("AICF_SCHEDULE_CASE", "139");
+    check_random_schedules("MatMulEpilogue", matmul_epilogue, 200);
+}
+
 // Fixed (the last iteration of a loop inside the statement is substituted into an index
 // linear in it before the index is bounded over the loops outside). A Func computed per
 // unrolled step of its consumer's guarded split, in tiles rounded up to 4 columns: the
