@@ -7,13 +7,15 @@
 // tile: a tile shifted inwards (the default tail) over a smaller extent would start before
 // the inputs. Each result is compared with the
 // same algorithm run on the host with the default schedule. The seed is fixed;
-// AICF_GPU_SCHEDULE_SEED and AICF_GPU_SCHEDULE_COUNT change it and the count.
+// AICF_GPU_SCHEDULE_SEED and AICF_GPU_SCHEDULE_COUNT change it and the count, and
+// AICF_GPU_SCHEDULE_CASE runs one schedule alone (each is drawn from the seed and its index).
 
 #include "GPUTarget.h"
 #include "Reference.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -180,8 +182,11 @@ void matmul(Drawn &d) {
 TEST(GPUScheduleProperty, RandomSchedulesMatchTheHost) {
     unsigned seed = unsigned(env_int("AICF_GPU_SCHEDULE_SEED", 1));
     int count = env_int("AICF_GPU_SCHEDULE_COUNT", 120);
+    const int only = env_int("AICF_GPU_SCHEDULE_CASE", -1);
+    count = std::max(count, only + 1);
     const std::function<void(Drawn &)> pipelines[] = {pointwise_chain, stencil, matmul};
     for (int i = 0; i < count; i++) {
+        if (only >= 0 && i != only) continue;
         Drawn d(seed * 1000003u + unsigned(i));
         const auto &pipeline = pipelines[i % 3];
         try {
@@ -197,7 +202,9 @@ TEST(GPUScheduleProperty, RandomSchedulesMatchTheHost) {
             ADD_FAILURE() << "schedule " << i << " (" << d.what.str() << "): " << e.what();
         }
         if (HasFailure()) {
-            std::cerr << "failed at schedule " << i << ": " << d.what.str() << "\n";
+            std::cerr << "failed at schedule " << i << ": " << d.what.str() << "\nreproduce with AICF_GPU_SCHEDULE_SEED="
+                      << seed << " AICF_GPU_SCHEDULE_CASE=" << i
+                      << " ./tests/test_gpu --gtest_filter=GPUScheduleProperty.RandomSchedulesMatchTheHost\n";
             return;
         }
     }
