@@ -253,6 +253,35 @@ TEST(Schedules, DebugLevelOneReportsFallbacksOnceAndCompileTimes) {
     EXPECT_EQ(count("LLVM optimization"), 1u) << log;
 }
 
+// On the host, LLVM may unroll innermost loops but not a loop that contains another: unrolled
+// level by level, nested small loops multiplied the code and the compile time. The loop over
+// rows here (5 of them, each a loop of 6) stays a loop, marked so; the optimized LLVM IR is
+// what AICF_DEBUG=3 prints.
+TEST(Schedules, HostLoopsThatContainLoopsStayRolled) {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func f("f");
+    f(x, y) = in(x, y) * 2.0f + in(x, y + 1);
+    f.bound(x, 0, 6).bound(y, 0, 5);
+    Buffer<float> b(6, 6);
+    fill_random(b, -1.0f, 1.0f, 10);
+    in.set(b);
+    std::string log;
+    {
+        aicf_test::ScopedEnv debug("AICF_DEBUG", "3");
+        ::testing::internal::CaptureStderr();
+        Buffer<float> out = f.realize({6, 5});
+        log = ::testing::internal::GetCapturedStderr();
+        for (int j = 0; j < 5; j++)
+            for (int i = 0; i < 6; i++) ASSERT_EQ(out(i, j), b(i, j) * 2.0f + b(i, j + 1));
+    }
+    size_t ir = log.find("target datalayout");
+    ASSERT_NE(ir, std::string::npos) << "no LLVM IR printed";
+    std::string module = log.substr(ir);
+    EXPECT_NE(module.find("f.s0.y_loop"), std::string::npos) << module;
+    EXPECT_NE(module.find("llvm.loop.unroll.disable"), std::string::npos) << module;
+}
+
 // Stack storage is aligned to the widest vector that accesses it, so vectors at multiples of
 // their width never straddle two cache lines: LLVM then moves them with aligned instructions.
 // With element alignment only, the block below was stored at an offset such as 444(%rsp).
