@@ -222,6 +222,16 @@ TEST(Schedules, LongChainsOfStagesKeepTheirRegionsSmall) {
     }
 }
 
+// What realizing `f` over `sizes` prints on standard error at the given AICF_DEBUG level; the
+// result goes to `out`.
+template <typename T>
+std::string debug_output(const char *level, Func f, const std::vector<int> &sizes, Buffer<T> &out) {
+    aicf_test::ScopedEnv debug("AICF_DEBUG", level);
+    ::testing::internal::CaptureStderr();
+    out = f.realize(sizes);
+    return ::testing::internal::GetCapturedStderr();
+}
+
 // AICF_DEBUG=1 says which vectorized loops run serially, once per loop however many copies
 // unrolling made of it, and how long each lowering pass and LLVM phase took.
 TEST(Schedules, DebugLevelOneReportsFallbacksOnceAndCompileTimes) {
@@ -231,15 +241,10 @@ TEST(Schedules, DebugLevelOneReportsFallbacksOnceAndCompileTimes) {
     g(x, y) = f(x, y) * 2;
     g.split(y, yo, yi, 2).unroll(yi).split(x, xo, xi, 4).vectorize(xi);
     f.compute_at(g, xi); // storage per lane: the vector loop runs serially
-    std::string log;
-    {
-        aicf_test::ScopedEnv debug("AICF_DEBUG", "1");
-        ::testing::internal::CaptureStderr();
-        Buffer<int> out = g.realize({8, 6});
-        log = ::testing::internal::GetCapturedStderr();
-        for (int j = 0; j < 6; j++)
-            for (int i = 0; i < 8; i++) ASSERT_EQ(out(i, j), (i * 3 + j) * 2);
-    }
+    Buffer<int> out;
+    std::string log = debug_output("1", g, {8, 6}, out);
+    for (int j = 0; j < 6; j++)
+        for (int i = 0; i < 8; i++) ASSERT_EQ(out(i, j), (i * 3 + j) * 2);
     auto count = [&](const std::string &s) {
         size_t n = 0;
         for (size_t at = log.find(s); at != std::string::npos; at = log.find(s, at + 1)) n++;
@@ -266,15 +271,10 @@ TEST(Schedules, HostLoopsThatContainLoopsStayRolled) {
     Buffer<float> b(6, 6);
     fill_random(b, -1.0f, 1.0f, 10);
     in.set(b);
-    std::string log;
-    {
-        aicf_test::ScopedEnv debug("AICF_DEBUG", "3");
-        ::testing::internal::CaptureStderr();
-        Buffer<float> out = f.realize({6, 5});
-        log = ::testing::internal::GetCapturedStderr();
-        for (int j = 0; j < 5; j++)
-            for (int i = 0; i < 6; i++) ASSERT_EQ(out(i, j), b(i, j) * 2.0f + b(i, j + 1));
-    }
+    Buffer<float> out;
+    std::string log = debug_output("3", f, {6, 5}, out);
+    for (int j = 0; j < 5; j++)
+        for (int i = 0; i < 6; i++) ASSERT_EQ(out(i, j), b(i, j) * 2.0f + b(i, j + 1));
     size_t ir = log.find("target datalayout");
     ASSERT_NE(ir, std::string::npos) << "no LLVM IR printed";
     std::string module = log.substr(ir);
