@@ -181,11 +181,7 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
         Access read = box_required(input_body, a.name, Scope<Interval>(), Scope<Interval>(), LetsByName::WhenLarge);
         if (!read.used) continue;
         // The lets the region names go around the checks and the fits flags, at the top.
-        for (const auto &d : read.definitions) {
-            bool have = false;
-            for (const auto &h : hoisted.definitions) have = have || h.first == d.first;
-            if (!have) hoisted.definitions.push_back(d);
-        }
+        merge_definitions(hoisted, read);
         // The message names the Funcs that read the buffer.
         std::string described = a.name;
         const std::vector<std::string> &by = readers.readers[a.name];

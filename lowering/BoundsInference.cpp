@@ -288,11 +288,7 @@ private:
         }
         // The lets the region names, those of the writes first: the reads' add to them.
         Access both = written;
-        for (const auto &d : read.definitions) {
-            bool have = false;
-            for (const auto &w : both.definitions) have = have || w.first == d.first;
-            if (!have) both.definitions.push_back(d);
-        }
+        merge_definitions(both, read);
         return with_definitions(both, s);
     }
 };

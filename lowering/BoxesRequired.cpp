@@ -571,6 +571,14 @@ Stmt with_definitions(const Access &a, Stmt s) {
     return s;
 }
 
+void merge_definitions(Access &into, const Access &from) {
+    for (const auto &d : from.definitions) {
+        bool have = false;
+        for (const auto &h : into.definitions) have = have || h.first == d.first;
+        if (!have) into.definitions.push_back(d);
+    }
+}
+
 Access box_required(const Stmt &s, const std::string &name, const Scope<Interval> &scope,
                     const Scope<Interval> &facts, LetsByName by_name) {
     return find_box(s, name, false, scope, facts, by_name);

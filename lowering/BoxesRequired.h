@@ -34,6 +34,9 @@ enum class LetsByName { Never, WhenLarge };
 
 // `s` inside the lets `a.definitions`.
 ir::Stmt with_definitions(const Access &a, ir::Stmt s);
+// Appends the definitions of `from` that `into` lacks (by name). Both lists come from the same
+// statement, so each list's order still defines every let before its uses.
+void merge_definitions(Access &into, const Access &from);
 
 // The region of Func (or input buffer) `name` that `s` reads, given the ranges of variables
 // defined outside s in `scope`. Loops and lets inside `s` are accounted for. `facts` are
