@@ -138,11 +138,13 @@ private:
     // Lets that may be named in the region: integer values of names from outside the
     // statement and of other such lets, first binding of each, in binding order; and those
     // named rather than expanded (a value whose expansion counts more variables than
-    // `name_past`).
+    // `name_past`). Named, a let keeps nothing of what its value would tell where it meets
+    // other terms (an extent that cancels in a fused tile's index, say), so only values far
+    // past a stage region's usual size are: a chain of stages grows past it in a few steps.
     std::vector<std::pair<std::string, Expr>> nameable;
     std::map<std::string, Expr> nameable_value;
     std::set<std::string> named;
-    static constexpr double name_past = 16;
+    static constexpr double name_past = 64;
 
     bool may_be_named(const Expr &value) const {
         if (!value.type().is_int() || !value.type().is_scalar()) return false;

@@ -1615,6 +1615,16 @@ TEST(SchedulePropertyRepro, BoundsOfThousandsOfNodesAreKept) {
     check_random_schedules("Softmax", softmax, 200);
 }
 
+// Seed 56, schedule 116 of the softmax: e's stage lets, computed at the root, counted more than
+// 16 variables expanded, and bounds inference named them. Named, e.s0.c.extent no longer
+// cancelled in the index of a tile fused from e's columns and rows, and the input checks asked
+// for 383 rows: "Buffer in is too small: dimension 1 must cover [-375, 7]". Lets are named only
+// past 64 variables (the chains they are for grow past that within a few stages).
+TEST(SchedulePropertyRepro, RegionLetsOfModerateSizeAreExpanded) {
+    aicf_test::ScopedEnv seed("AICF_SCHEDULE_SEED", "56"), which("AICF_SCHEDULE_CASE", "116");
+    check_random_schedules("Softmax", softmax, 200);
+}
+
 // Seed 44, schedule 139 of the matmul epilogue: C computed per step of out's unrolled outer
 // loop, its update split by 2 (RoundUp) and guarded by an unroll's test. Inside the guard,
 // the index's let was bounded again with its start and its rounded length apart: "Buffer B
