@@ -1,4 +1,5 @@
-#pragma once
+#ifndef AICF_DSL_DEBUG_H
+#define AICF_DSL_DEBUG_H
 
 // AICF_DEBUG, read in one place:
 //   1  what the compiler chose and why (a loop left unvectorized), and how long each lowering
@@ -42,3 +43,5 @@ private:
 };
 
 } // namespace aicf
+
+#endif

@@ -22,7 +22,6 @@
 #include "lowering/VectorizeLoops.h"
 #include "lowering/Wrappers.h"
 
-#include <cstdlib>
 #include <iostream>
 #include <set>
 

@@ -9,7 +9,6 @@
 #include "dsl/ir/Simplify.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <iostream>
 #include <set>
 

@@ -1,7 +1,5 @@
 #include "backends/llvm/JIT.h"
 
-#include "dsl/Debug.h"
-
 #include "backends/llvm/CodeGen_Host.h"
 #include "backends/llvm/CodeGen_PTX.h"
 #include "backends/llvm/Optimize.h"
