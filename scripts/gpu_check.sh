@@ -52,6 +52,32 @@ ms = sorted(times)[len(times) // 2]
 print(f"| torch matmul | {n}^3 f32 (cuBLAS, TF32 off) | {ms:.3f} ms | {2 * n**3 / ms / 1e9:.2f} TFLOP/s |")
 PY
 
+# Optional: more random GPU schedules on the GPU itself, one seed per process, as many at
+# once as AICF_GPU_SWEEP_JOBS (default 8): AICF_GPU_SWEEP="seed seed ..." and
+# AICF_GPU_SCHEDULE_COUNT schedules per seed (default 100).
+sweep_rc=0
+if [ -n "${AICF_GPU_SWEEP:-}" ]; then
+  export AICF_GPU_SCHEDULE_COUNT="${AICF_GPU_SCHEDULE_COUNT:-100}"
+  sweep_logs=$(mktemp -d)
+  sweep_one() {
+    AICF_GPU_SCHEDULE_SEED=$1 timeout 300 "${run[@]}" "$bin/test_gpu" \
+      --gtest_filter='GPUScheduleProperty.*' > "$sweep_logs/$1.log" 2>&1
+    echo "seed $1: exit $?"
+  }
+  sweep_started=$(date +%s)
+  for s in $AICF_GPU_SWEEP; do echo "$s"; done |
+    { while read -r s; do
+        while [ "$(jobs -rp | wc -l)" -ge "${AICF_GPU_SWEEP_JOBS:-8}" ]; do sleep 0.2; done
+        sweep_one "$s" &
+      done; wait; } > "$logs/sweep.txt"
+  sweep_seconds=$(( $(date +%s) - sweep_started ))
+  grep -qv ': exit 0$' "$logs/sweep.txt" && sweep_rc=1
+  # The failing seeds' logs, in one file.
+  for s in $(grep -v ': exit 0$' "$logs/sweep.txt" | awk '{print $2}' | tr -d :); do
+    echo "=== seed $s"; cat "$sweep_logs/$s.log"
+  done > "$logs/sweep_failures.log"
+fi
+
 echo "== GPU: $(cat "$logs/gpu.txt")"
 echo "== GPU tests (AICF_DEVICE=cuda, sm_90): exit $tests_rc"
 grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \] [A-Za-z]" "$logs/test_gpu.log" | head -20
@@ -64,4 +90,9 @@ echo "== lesson 5: exit $lesson_rc"
 echo "== benchmarks: exit $bench_rc"
 tail -n 12 "$logs/bench_gpu.log"
 cat "$logs/torch_peer.log" | tail -n 3
-[ $tests_rc -eq 0 ] && [ $lesson_rc -eq 0 ] && [ $bench_rc -eq 0 ]
+if [ -n "${AICF_GPU_SWEEP:-}" ]; then
+  echo "== GPU schedule sweep, $AICF_GPU_SCHEDULE_COUNT schedules per seed, ${sweep_seconds} s:"
+  sort -n -k2 "$logs/sweep.txt" | tr '\n' ';'; echo
+  grep -A3 -E "^=== seed|failed at schedule" "$logs/sweep_failures.log" | head -40
+fi
+[ $tests_rc -eq 0 ] && [ $lesson_rc -eq 0 ] && [ $bench_rc -eq 0 ] && [ $sweep_rc -eq 0 ]
