@@ -161,6 +161,14 @@ private:
     // l with each term that is a let variable of a linear value replaced by that value, to a
     // few levels: `let y = yo * 8 + m + 3 in y < m + 256` is decided by yo's range.
     LinearForm expand_let_terms(const LinearForm &l) const;
+    // Storage allocated in the statement (by name, how many bindings deep), whose accesses'
+    // indices simplify_for_codegen tries through the lets' values.
+    std::map<std::string, int> allocations;
+    // An access's index into such storage, with every enclosing let replaced by its value and
+    // simplified again, when that is constant or smaller: a consumer's coordinates minus the
+    // producer's `min_realized`, both lets of the same loop variables, cancel only through
+    // their values. A constant index lets LLVM keep a small array in registers.
+    Expr index_through_lets(const Expr &index) const;
 
     friend class Binding;
 

@@ -617,6 +617,7 @@ Expr Simplify::visit(const Broadcast *op) {
 Expr Simplify::visit(const Load *op) {
     use_count[op->name]++; // the Load uses the pointer variable it names
     Expr index = mutate(op->index), predicate = mutate(op->predicate);
+    if (substitute_linear_lets && allocations.count(op->name)) index = index_through_lets(index);
     if (index.same_as(op->index) && predicate.same_as(op->predicate)) return op;
     return Load::make(op->type, op->name, index, predicate, op->param);
 }

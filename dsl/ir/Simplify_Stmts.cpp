@@ -172,6 +172,7 @@ Stmt Simplify::visit(const Store *op) {
     Expr predicate = mutate(op->predicate);
     if (is_false(predicate)) return Stmt();
     Expr value = mutate(op->value), index = mutate(op->index);
+    if (substitute_linear_lets && allocations.count(op->name)) index = index_through_lets(index);
     if (value.same_as(op->value) && index.same_as(op->index) &&
         predicate.same_as(op->predicate)) {
         return op;
@@ -189,7 +190,9 @@ Stmt Simplify::visit(const Provide *op) {
 Stmt Simplify::visit(const Allocate *op) {
     std::vector<Expr> extents;
     bool changed = mutate_exprs(op->extents, extents);
+    allocations[op->name]++;
     Stmt body = mutate(op->body);
+    if (--allocations[op->name] == 0) allocations.erase(op->name);
     if (!body.defined()) return Stmt();
     // Storage that nothing reads: its stores go, and so does the storage (and then the loops
     // that computed only it). The tail of a split whose guard fails throughout still computes

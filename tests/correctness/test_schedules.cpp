@@ -302,6 +302,48 @@ TEST(Schedules, StackStorageIsAlignedForItsVectors) {
     EXPECT_FALSE(std::regex_search(text, unaligned)) << "an unaligned vector access to the stack:\n" << text;
 }
 
+// A block of accumulators computed per group of rows of a tiled, fused, parallel loop, as in a
+// matrix multiply. Its consumer reads it at its own coordinates minus the block's first row and
+// column, two lets of the same loop variables that cancel only through their values: with
+// those substituted, every access to the block has a constant index, so LLVM keeps it in
+// registers rather than zeroing it and passing it through the stack. Sizes are not multiples
+// of the tiles, so the last tiles shift inwards.
+TEST(Schedules, RegisterBlocksAreIndexedByConstants) {
+    const int W = 80, H = 45, K = 37;
+    Buffer<float> A({K, H}, "A"), B({W, K}, "B");
+    fill_random(A, -1.0f, 1.0f, 11);
+    fill_random(B, -1.0f, 1.0f, 12);
+    Var x("x"), y("y"), xi("xi"), yi("yi"), yii("yii"), xy("xy");
+    RDom k(0, K, "k");
+    Func prod("prod"), out("out"), panel("panel");
+    panel(x, y) = B(x, y);
+    prod(x, y) = 0.0f;
+    prod(x, y) += A(k, y) * panel(x, k);
+    out(x, y) = prod(x, y);
+    out.bound(x, 0, W).bound(y, 0, H);
+    out.tile(x, y, xi, yi, 32, 20).fuse(x, y, xy).parallel(xy).split(yi, yi, yii, 6)
+        .reorder(xi, yii, yi).vectorize(xi, 8).unroll(xi).unroll(yii);
+    panel.compute_at(out, xy).vectorize(x, 8);
+    prod.compute_at(out, yi).vectorize(x, 8).unroll(x).unroll(y);
+    prod.update().reorder(x, y, k).vectorize(x, 8).unroll(x).unroll(y);
+    Buffer<float> C = out.realize({W, H});
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++) {
+            double sum = 0;
+            for (int r = 0; r < K; r++) sum += double(A(r, j)) * double(B(i, r));
+            ASSERT_NEAR(C(i, j), sum, 1e-4 * (1 + std::abs(sum))) << i << "," << j;
+        }
+    std::string stmt = out.lowered_stmt();
+    std::regex access(R"(\bprod\[([^\]]*)\])"), constant(R"(ramp\(\d+, 1, 8\))");
+    int accesses = 0;
+    for (std::sregex_iterator it(stmt.begin(), stmt.end(), access), end; it != end; ++it) {
+        if ((*it)[1].str().find("float32 *") == 0) continue; // the allocation
+        EXPECT_TRUE(std::regex_match((*it)[1].str(), constant)) << "prod[" << (*it)[1] << "] in:\n" << stmt;
+        accesses++;
+    }
+    EXPECT_GE(accesses, 3 * 6 * 4) << stmt; // the block's 6 x 4 vectors: zeroed, updated, read
+}
+
 // A packed layout read as P(x % 16, y, x / 16) under vectorize(x, 16): where the vectors start
 // at known multiples of 16 every lane has the same x / 16, and the load is one dense vector; a width
 // that is not a multiple shifts the last vector inwards, across a multiple, and that vector is
