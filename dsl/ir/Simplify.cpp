@@ -620,7 +620,8 @@ Expr Simplify::index_through_lets(const Expr &index) const {
     } expand(*this);
     Expr expanded = expand.mutate(base);
     if (expand.failed || expanded.same_as(base)) return index;
-    const size_t limit = 4096;
+    const size_t limit = 2048; // past this, simplifying the values costs more than it could save
+    if (count_nodes(expanded, limit) > limit) return index;
     Expr simpler = simplify(expanded);
     if (!is_const(simpler) && count_nodes(simpler, limit) >= count_nodes(base, limit)) return index;
     return ramp ? Ramp::make(simpler, ramp->stride, ramp->lanes) : simpler;
