@@ -142,12 +142,16 @@ Stmt build_stage(const Function &f, int stage) {
             bounds[fused_id] = {make_zero(Int(32)), Mul::make(in.extent, out.extent), in.is_rvar};
             // The clamps change no value (the fused index stays below the product of the
             // extents); they tell interval analysis the range of each part, which it could
-            // not otherwise derive from a division by a symbolic extent.
+            // not otherwise derive from a division by a symbolic extent. The clamp to the
+            // first value is outermost: interval analysis bounds the extent apart from the
+            // min it moves with, and may find the last value below the first (an extent
+            // that is a difference of a region's ends, at its uncorrelated worst); the part
+            // still starts at its first value.
             Expr one = make_one(Int(32));
             Expr fused = var_of(fused_id);
             auto clamp_to = [&](const Expr &offset, const LoopBounds &b) {
                 Expr last = Sub::make(Add::make(b.min, b.extent), one);
-                return Min::make(Max::make(Add::make(b.min, offset), b.min), last);
+                return Max::make(Min::make(Add::make(b.min, offset), last), b.min);
             };
             lets.emplace_back(inner_id, clamp_to(Mod::make(fused, in.extent), in));
             lets.emplace_back(outer_id, clamp_to(Div::make(fused, in.extent), out));

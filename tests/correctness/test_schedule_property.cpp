@@ -1625,6 +1625,19 @@ TEST(SchedulePropertyRepro, RegionLetsOfModerateSizeAreExpanded) {
     check_random_schedules("Softmax", softmax, 200);
 }
 
+// Seed 74, schedule 140 of the layernorm: mean computed per pair of rows of norm, over a
+// region of 7 rows (var, inside, shifts its tiles of 6 inwards), its rows split by 8 with
+// ShiftInwards and the outer loop split by 8 again with GuardWithIf and fused. The fused
+// loop's parts were clamped as min(max(part, first), last), with last from the region's
+// extent, a difference of its ends that interval analysis bounds at its uncorrelated worst
+// (-12 here): the outer part's lower bound fell to -64 and the input checks asked for 69 rows
+// above the first: "Buffer in is too small: dimension 1 must cover [-69, 20], but it covers
+// [-32, 50]" (it reads from -6). The clamp to the first value is now outermost.
+TEST(SchedulePropertyRepro, FusedPartsStartAtTheirFirstValue) {
+    aicf_test::ScopedEnv seed("AICF_SCHEDULE_SEED", "74"), which("AICF_SCHEDULE_CASE", "140");
+    check_random_schedules("LayerNorm", layernorm, 200);
+}
+
 // Seed 44, schedule 139 of the matmul epilogue: C computed per step of out's unrolled outer
 // loop, its update split by 2 (RoundUp) and guarded by an unroll's test. Inside the guard,
 // the index's let was bounded again with its start and its rounded length apart: "Buffer B
