@@ -106,22 +106,42 @@ TEST(Schedules, UpdateStagesCanBeSplitAndReordered) {
         for (int c = 0; c < N; c++) ASSERT_EQ(a(c, r), b(c, r)) << r << "," << c;
 }
 
+// C = A * B with B copied into a panel, the algorithm of the CPU benchmark's matmul, for the
+// tests to schedule; check() compares a result with a double-precision loop.
+struct PanelMatmul {
+    Buffer<float> A, B;
+    Var x{"x"}, y{"y"};
+    RDom k;
+    Func panel{"panel"}, prod{"prod"}, out{"out"};
+    PanelMatmul(int M, int N, int K, unsigned seed) : A(K, M), B(N, K), k(0, K, "k") {
+        fill_random(A, -1.0, 1.0, seed);
+        fill_random(B, -1.0, 1.0, seed + 1);
+        panel(x, y) = B(x, y);
+        prod(x, y) = 0.0f;
+        prod(x, y) += A(k, y) * panel(x, k);
+        out(x, y) = prod(x, y);
+    }
+    void check(const Buffer<float> &C) const {
+        for (int i = 0; i < A.height(); i++) {
+            for (int j = 0; j < B.width(); j++) {
+                double ref = 0;
+                for (int r = 0; r < A.width(); r++) ref += double(A(r, i)) * B(j, r);
+                ASSERT_TRUE(aicf_test::close(C(j, i), ref, 1e-5, 1e-5)) << j << "," << i << ": " << C(j, i) << " vs " << ref;
+            }
+        }
+    }
+};
+
 // The blocked matmul of the CPU benchmark's family: the reduction split into blocks by named
 // RVars, a packed copy of B's block computed inside the block loop of the update stage, and the
 // accumulator tile kept across the blocks. Sizes are not multiples of any factor.
 TEST(Schedules, ComputeAtALoopOfAnUpdateStage) {
     const int M = 45, N = 70, K = 77;
-    Buffer<float> A(K, M), B(N, K);
-    fill_random(A, -1.0, 1.0, 34);
-    fill_random(B, -1.0, 1.0, 35);
-    Var x("x"), y("y"), xi("xi"), yi("yi"), yo("yo"), t("t");
+    PanelMatmul m(M, N, K, 34);
+    Var &x = m.x, &y = m.y, xi("xi"), yi("yi"), yo("yo"), t("t");
     RVar ko("ko"), ki("ki");
-    RDom k(0, K, "k");
-    Func prod("prod"), out("out"), panel("panel");
-    panel(x, y) = B(x, y);
-    prod(x, y) = 0.0f;
-    prod(x, y) += A(k, y) * panel(x, k);
-    out(x, y) = prod(x, y);
+    RDom &k = m.k;
+    Func &prod = m.prod, &out = m.out, &panel = m.panel;
     out.tile(x, y, xi, yi, 32, 16).fuse(x, y, t).parallel(t).vectorize(xi, 8);
     prod.compute_at(out, t).vectorize(x, 8);
     prod.update().split(k, ko, ki, 16).split(y, yo, yi, 3).reorder(x, yi, ki, yo, ko)
@@ -129,14 +149,7 @@ TEST(Schedules, ComputeAtALoopOfAnUpdateStage) {
     panel.compute_at(prod.update(), ko).vectorize(x, 8);
     std::string nest = out.loop_nest();
     EXPECT_NE(nest.find("for prod.s1.ko in [0, 5):\n          store panel:"), std::string::npos) << nest;
-    Buffer<float> C = out.realize({N, M});
-    for (int i = 0; i < M; i++) {
-        for (int j = 0; j < N; j++) {
-            double ref = 0;
-            for (int r = 0; r < K; r++) ref += double(A(r, i)) * B(j, r);
-            ASSERT_TRUE(aicf_test::close(C(j, i), ref, 1e-5, 1e-5)) << j << "," << i << ": " << C(j, i) << " vs " << ref;
-        }
-    }
+    m.check(out.realize({N, M}));
 }
 
 // A split whose factor divides the extent needs no guard: the simplifier proves it from the
@@ -310,29 +323,16 @@ TEST(Schedules, StackStorageIsAlignedForItsVectors) {
 // of the tiles, so the last tiles shift inwards.
 TEST(Schedules, RegisterBlocksAreIndexedByConstants) {
     const int W = 80, H = 45, K = 37;
-    Buffer<float> A({K, H}, "A"), B({W, K}, "B");
-    fill_random(A, -1.0f, 1.0f, 11);
-    fill_random(B, -1.0f, 1.0f, 12);
-    Var x("x"), y("y"), xi("xi"), yi("yi"), yii("yii"), xy("xy");
-    RDom k(0, K, "k");
-    Func prod("prod"), out("out"), panel("panel");
-    panel(x, y) = B(x, y);
-    prod(x, y) = 0.0f;
-    prod(x, y) += A(k, y) * panel(x, k);
-    out(x, y) = prod(x, y);
+    PanelMatmul m(H, W, K, 11);
+    Var &x = m.x, &y = m.y, xi("xi"), yi("yi"), yii("yii"), xy("xy");
+    Func &prod = m.prod, &out = m.out, &panel = m.panel;
     out.bound(x, 0, W).bound(y, 0, H);
     out.tile(x, y, xi, yi, 32, 20).fuse(x, y, xy).parallel(xy).split(yi, yi, yii, 6)
         .reorder(xi, yii, yi).vectorize(xi, 8).unroll(xi).unroll(yii);
     panel.compute_at(out, xy).vectorize(x, 8);
     prod.compute_at(out, yi).vectorize(x, 8).unroll(x).unroll(y);
-    prod.update().reorder(x, y, k).vectorize(x, 8).unroll(x).unroll(y);
-    Buffer<float> C = out.realize({W, H});
-    for (int j = 0; j < H; j++)
-        for (int i = 0; i < W; i++) {
-            double sum = 0;
-            for (int r = 0; r < K; r++) sum += double(A(r, j)) * double(B(i, r));
-            ASSERT_NEAR(C(i, j), sum, 1e-4 * (1 + std::abs(sum))) << i << "," << j;
-        }
+    prod.update().reorder(x, y, m.k).vectorize(x, 8).unroll(x).unroll(y);
+    m.check(out.realize({W, H}));
     std::string stmt = out.lowered_stmt();
     std::regex access(R"(\bprod\[([^\]]*)\])"), constant(R"(ramp\(\d+, 1, 8\))");
     int accesses = 0;
