@@ -565,68 +565,6 @@ LinearForm Simplify::expand_let_terms(const LinearForm &l) const {
     return result;
 }
 
-namespace {
-
-// Whether e is built of integer constants and variables by arithmetic, min, max, select and
-// comparisons alone.
-bool is_integer_arithmetic(const Expr &e) {
-    struct Check : IRVisitor {
-        bool ok = true;
-        using IRVisitor::visit;
-        void visit(const Variable *op) override { ok = ok && op->type.is_int_or_uint(); }
-        void visit(const Call *) override { ok = false; }
-        void visit(const Load *) override { ok = false; }
-        void visit(const Let *) override { ok = false; }
-        void visit(const Cast *op) override {
-            ok = ok && op->type.is_int_or_uint() && op->value.type().is_int_or_uint();
-            IRVisitor::visit(op);
-        }
-        void visit(const Reinterpret *) override { ok = false; }
-        void visit(const FloatImm *) override { ok = false; }
-    } check;
-    e.accept(&check);
-    return check.ok;
-}
-
-} // namespace
-
-Expr Simplify::index_through_lets(const Expr &index) const {
-    const Ramp *ramp = index.as<Ramp>();
-    const Expr &base = ramp ? ramp->base : index;
-    if (!base.type().is_int() || !base.type().is_scalar() || is_const(base)) return index;
-    // Every let variable replaced by its value, to a bounded number of replacements. Only
-    // integer arithmetic goes in: a value that calls or loads (a buffer's field, read on the
-    // host and passed to a kernel as a variable) stays a variable, and a Let inside the
-    // expression (which could shadow a name) stops the attempt.
-    struct Expand : IRMutator {
-        const Simplify &s;
-        int budget = 64;
-        bool failed = false;
-        explicit Expand(const Simplify &s) : s(s) {}
-        using IRMutator::visit;
-        Expr visit(const Variable *v) override {
-            Expr value = failed ? Expr() : s.let_value_of(v->name);
-            if (!value.defined() || value.type() != v->type || !is_integer_arithmetic(value)) return v;
-            if (--budget < 0) {
-                failed = true;
-                return v;
-            }
-            return mutate(value);
-        }
-        Expr visit(const Let *op) override {
-            failed = true;
-            return op;
-        }
-    } expand(*this);
-    Expr expanded = expand.mutate(base);
-    if (expand.failed || expanded.same_as(base)) return index;
-    const size_t limit = 2048; // past this, simplifying the values costs more than it could save
-    if (count_nodes(expanded, limit) > limit) return index;
-    Expr simpler = simplify(expanded);
-    if (!is_const(simpler) && count_nodes(simpler, limit) >= count_nodes(base, limit)) return index;
-    return ramp ? Ramp::make(simpler, ramp->stride, ramp->lanes) : simpler;
-}
-
 ConstBounds Simplify::bounds_of(const Expr &e) {
     Type t = e.type();
     if (!t.is_int_or_uint()) return ConstBounds();
