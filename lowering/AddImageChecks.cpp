@@ -67,8 +67,7 @@ private:
     int in_kernel = 0;
     using IRVisitor::visit;
     void visit(const For *op) override {
-        bool gpu = op->for_type == ForType::GPUBlock || op->for_type == ForType::GPUThread ||
-                   op->for_type == ForType::GPULane;
+        bool gpu = is_gpu_loop(op->for_type);
         bool candidate = !in_kernel && (op->for_type == ForType::Serial || op->for_type == ForType::Parallel);
         if (candidate) host_loops.push_back(op);
         in_kernel += gpu;
@@ -92,7 +91,7 @@ private:
     using IRMutator::visit;
     Stmt visit(const For *op) override {
         if (!loops.count(op)) return IRMutator::visit(op);
-        return For::make(op->name, op->min, op->extent, op->for_type, Evaluate::make(i32(0)));
+        return For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, Evaluate::make(i32(0)));
     }
 };
 
@@ -160,7 +159,7 @@ private:
             if (Stmt c = checks_of_part(in, own); c.defined()) checks.push_back(c);
         if (checks.empty()) return visited;
         checks.push_back(loop->body);
-        return For::make(loop->name, loop->min, loop->extent, loop->for_type, Block::make(checks));
+        return For::make(loop->name, loop->min, loop->extent, loop->for_type, loop->gpu_dim, Block::make(checks));
     }
 };
 

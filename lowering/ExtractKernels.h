@@ -1,7 +1,6 @@
 #ifndef AICF_LOWERING_EXTRACT_KERNELS_H
 #define AICF_LOWERING_EXTRACT_KERNELS_H
 
-#include "dsl/Pipeline.h"
 #include "dsl/Target.h"
 #include "lowering/Kernel.h"
 
@@ -16,16 +15,16 @@ struct ExtractedKernels {
     std::vector<LoweredKernel> kernels;
 };
 
-// Turns every outermost GPU block loop nest into a kernel (build_kernel) and a launch in
-// the host code.
-// Expects: flat storage (after storage flattening, unrolling and vectorization) where GPU
-// loops were checked by place_gpu_storage.
-// Guarantees: each kernel as build_kernel makes it, launched where its loop nest was with
-// its arguments and grid. In the host code, intermediates that kernels touch live in device
-// memory, and host code that touches a pipeline buffer kernels also touch first brings the
-// buffer's data back to the host.
-ExtractedKernels extract_kernels(const ir::Stmt &s, const std::vector<Argument> &args,
-                                 const Target &target, const std::string &pipeline_name);
+// Takes every outermost GPU block loop nest out of the host code as a kernel. The first of
+// the GPU kernel passes (Lower.cpp lists them; each takes a LoweredKernel).
+// Expects: flat storage (after storage flattening, unrolling, vectorization and
+// hoist_allocations) where GPU loops were checked by place_gpu_storage.
+// Guarantees: each kernel's body is its loop nest as it was, its block loops perfectly nested
+// with distinct hardware dimensions; name, id, target and funcs are set. In the host code the
+// nest is replaced by gpu_launch(kernel index, grid x, grid y, grid z), the grid being the
+// block loops' extents (host expressions); launch_kernels adds the arguments.
+ExtractedKernels extract_kernels(const ir::Stmt &s, const Target &target,
+                                 const std::string &pipeline_name);
 
 } // namespace lowering
 } // namespace aicf

@@ -3,6 +3,7 @@
 #include "dsl/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IRVisitor.h"
+#include "lowering/Names.h"
 
 #include <set>
 #include <vector>
@@ -12,33 +13,7 @@ namespace lowering {
 
 using namespace ir;
 
-std::string func_of_loop(const std::string &loop) { return loop.substr(0, loop.find(".s")); }
-
-int thread_nest_depth(const Stmt &s) {
-    int depth = 0;
-    struct Finder : IRVisitor {
-        int &depth;
-        explicit Finder(int &d) : depth(d) {}
-        using IRVisitor::visit;
-        void visit(const For *op) override {
-            if (op->for_type == ForType::GPUThread) {
-                depth = std::max(depth, 1 + thread_nest_depth(op->body));
-                return;
-            }
-            IRVisitor::visit(op);
-        }
-    } finder(depth);
-    s.accept(&finder);
-    return depth;
-}
-
 namespace {
-
-// The stage a loop belongs to: "f.s1" for "f.s1.x".
-std::string stage_of_loop(const std::string &loop) {
-    size_t s = loop.find(".s");
-    return loop.substr(0, loop.find('.', s + 2));
-}
 
 bool contains_loop_type(const Stmt &s, ForType t) {
     bool found = false;

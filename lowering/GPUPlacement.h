@@ -19,13 +19,6 @@ namespace lowering {
 // (device memory). Raises CompileError naming the Func and the loop otherwise.
 ir::Stmt place_gpu_storage(const ir::Stmt &s, const Target &target);
 
-// The Func a loop belongs to: "f" for "f.s0.x".
-std::string func_of_loop(const std::string &loop);
-
-// How many GPU thread loops nest inside s at most. A thread loop's hardware dimension is
-// that count for its body: the innermost thread loop of a nest is x (0), the next y (1).
-int thread_nest_depth(const ir::Stmt &s);
-
 } // namespace lowering
 } // namespace aicf
 

@@ -101,7 +101,7 @@ class Hoist : public IRMutator {
         }
         if (moving.empty()) return inner;
         std::set<const Allocate *> which(moving.begin(), moving.end());
-        Stmt result = For::make(loop->name, loop->min, loop->extent, loop->for_type,
+        Stmt result = For::make(loop->name, loop->min, loop->extent, loop->for_type, loop->gpu_dim,
                                 RemoveAllocations(which).mutate(loop->body));
         // A loop that runs no iteration allocated nothing: then the storage is empty (a
         // condition around it would keep it from moving out of the loops further out).

@@ -191,10 +191,10 @@ private:
         Stmt body = mutate(rest);
         loops.pop_back();
         if (prefetches.empty()) {
-            return body.same_as(op->body) ? Stmt(op) : For::make(op->name, op->min, op->extent, op->for_type, body);
+            return body.same_as(op->body) ? Stmt(op) : For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, body);
         }
         prefetches.push_back(body);
-        return For::make(op->name, op->min, op->extent, op->for_type, Block::make(prefetches));
+        return For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, Block::make(prefetches));
     }
 
     // One template read of `name` in `body`: its type and the Func or parameter behind it.

@@ -7,15 +7,22 @@
 #include "lowering/AddImageChecks.h"
 #include "lowering/BoundsInference.h"
 #include "lowering/ExtractKernels.h"
+#include "lowering/FuseGPUThreadLoops.h"
 #include "lowering/GPUPlacement.h"
 #include "lowering/HoistAllocations.h"
+#include "lowering/InjectGPUBarriers.h"
 #include "lowering/InjectPrefetches.h"
+#include "lowering/KernelClosure.h"
+#include "lowering/LaunchKernels.h"
+#include "lowering/MapGPULoops.h"
+#include "lowering/PackSharedMemory.h"
 #include "lowering/Names.h"
 #include "lowering/PartitionLoops.h"
 #include "lowering/PrintLoopNest.h"
 #include "lowering/RealizationOrder.h"
 #include "lowering/RegisterTiles.h"
 #include "lowering/ScheduleFunctions.h"
+#include "lowering/SizeRegisterAllocations.h"
 #include "lowering/SlidingWindow.h"
 #include "lowering/StorageFlattening.h"
 #include "lowering/UnrollLoops.h"
@@ -97,15 +104,31 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     after("simplify_for_codegen", s);
     s = hoist_allocations(s);
     after("hoist_allocations", s);
-    ExtractedKernels gpu = extract_kernels(s, args, target, outputs[0].name());
-    s = common_subexpression_elimination(gpu.host);
-    for (LoweredKernel &k : gpu.kernels) k.body = common_subexpression_elimination(k.body);
-    timer.phase("extract_kernels, common_subexpression_elimination");
-    if (debug_level() >= 2) {
-        log_pass("extract_kernels, common_subexpression_elimination (host)", s);
-        for (const LoweredKernel &k : gpu.kernels)
-            log_pass(("extract_kernels, common_subexpression_elimination: " + k.name).c_str(), k.body);
-    }
+    // GPU kernels: taken out of the host code, then lowered one pass at a time.
+    ExtractedKernels gpu = extract_kernels(s, target, outputs[0].name());
+    timer.phase("extract_kernels");
+    auto after_kernel_pass = [&](const char *pass, void (*run)(LoweredKernel &)) {
+        for (LoweredKernel &k : gpu.kernels) run(k);
+        timer.phase(pass);
+        if (debug_level() >= 2) {
+            for (const LoweredKernel &k : gpu.kernels)
+                std::cerr << "---- after " << pass << ": " << k.name << " ----\n" << describe_kernel(k) << "\n";
+        }
+        timer.skip();
+    };
+    after_kernel_pass("map_gpu_loops", map_gpu_loops);
+    after_kernel_pass("inject_gpu_barriers", inject_gpu_barriers);
+    after_kernel_pass("pack_shared_memory", pack_shared_memory);
+    after_kernel_pass("fuse_gpu_thread_loops", fuse_gpu_thread_loops);
+    after_kernel_pass("size_register_allocations", size_register_allocations);
+    after_kernel_pass("simplify", [](LoweredKernel &k) { k.body = simplify(k.body); });
+    after_kernel_pass("kernel_closure", kernel_closure);
+    after_kernel_pass("common_subexpression_elimination",
+                      [](LoweredKernel &k) { k.body = common_subexpression_elimination(k.body); });
+    s = launch_kernels(gpu.host, gpu.kernels, args);
+    after("launch_kernels", s);
+    s = common_subexpression_elimination(s);
+    after("common_subexpression_elimination", s);
 
     LoweredPipeline result;
     result.name = outputs[0].name();

@@ -23,6 +23,20 @@ std::string realized_min_name(const std::string &func, const std::string &arg);
 std::string realized_extent_name(const std::string &func, const std::string &arg);
 // The flat storage of element `value_index` of a Func with `outputs` elements: "f" or "f.1".
 std::string storage_name(const std::string &func, int value_index, int outputs);
+// A loop name taken apart: "f.s1.x.v2" is Func "f", stage 1, variable "x.v2". Only names that
+// loop_name built parse; for any other name `func` is empty.
+struct LoopNameParts {
+    std::string func;
+    int stage = -1;
+    std::string var;
+};
+LoopNameParts parse_loop_name(const std::string &loop);
+// The Func a loop belongs to: "f" for "f.s0.x" (the whole name when it is not a loop's).
+std::string func_of_loop(const std::string &loop);
+// The stage a loop belongs to: "f.s1" for "f.s1.x".
+std::string stage_of_loop(const std::string &loop);
+// The name of stage `stage` of Func `func`: "f.s1".
+std::string stage_name(const std::string &func, int stage);
 // The descriptor argument of a buffer: "b.buffer" (spelled in the IR layer, whose
 // simplifier needs it too).
 using ir::buffer_descriptor_name;

@@ -459,7 +459,7 @@ private:
             // Outside the steady state: the epilogue's body when there is no prologue, the
             // prologue's when there is no epilogue.
             Stmt outside = !lower ? after : !upper ? before : body;
-            result = For::make(op->name, op->min, op->extent, op->for_type,
+            result = For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim,
                                IfThenElse::make(steady_here, steady, outside));
             result = LetStmt::make(hi_name, hi, result);
             return LetStmt::make(lo_name, lo, result);
@@ -469,12 +469,12 @@ private:
         std::vector<Stmt> loops;
         if (lower)
             loops.push_back(For::make(op->name, op->min, simplify(cast(i32, Sub::make(lo_var, min))),
-                                      op->for_type, before));
+                                      op->for_type, op->gpu_dim, before));
         loops.push_back(For::make(op->name, cast(i32, lo_var), cast(i32, Sub::make(hi_var, lo_var)),
-                                  op->for_type, steady));
+                                  op->for_type, op->gpu_dim, steady));
         if (upper)
             loops.push_back(For::make(op->name, cast(i32, hi_var), simplify(cast(i32, Sub::make(end, hi_var))),
-                                      op->for_type, after));
+                                      op->for_type, op->gpu_dim, after));
         result = Block::make(loops);
         result = LetStmt::make(hi_name, hi, result);
         return LetStmt::make(lo_name, lo, result);

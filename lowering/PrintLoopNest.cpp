@@ -53,7 +53,9 @@ private:
             return;
         }
         indent();
-        if (op->for_type != ForType::Serial) out << to_string(op->for_type) << " ";
+        if (op->for_type != ForType::Serial) out << to_string(op->for_type);
+        if (op->gpu_dim != GPUDim::None) out << "." << to_string(op->gpu_dim); // its hardware dimension
+        if (op->for_type != ForType::Serial) out << " ";
         out << "for " << op->name;
         auto mn = as_const_int(op->min), ex = as_const_int(op->extent);
         if (mn && ex) out << " in [" << *mn << ", " << *mn + *ex << ")";

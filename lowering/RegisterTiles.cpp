@@ -9,7 +9,6 @@
 #include "dsl/ir/Scope.h"
 #include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
-#include "lowering/GPUPlacement.h"
 
 #include <map>
 #include <sstream>
@@ -53,8 +52,8 @@ private:
 
     void visit(const For *op) override {
         if (op->for_type == ForType::GPUThread) {
-            int d = thread_nest_depth(op->body);
-            thread_vars[op->name] = Add::make(in_thread_terms(op->min), Variable::make(Int(32), thread_symbol(d)));
+            thread_vars[op->name] =
+                Add::make(in_thread_terms(op->min), Variable::make(Int(32), thread_symbol(int(op->gpu_dim))));
             depth++;
             op->body.accept(this);
             depth--;

@@ -11,7 +11,6 @@
 #include "lowering/Inline.h"
 #include "lowering/Names.h"
 
-#include <cstdlib>
 #include <functional>
 #include <set>
 
@@ -193,15 +192,28 @@ Stmt build_stage(const Function &f, int stage) {
             std::string loops;
             for (auto it = d.schedule.dims.rbegin(); it != d.schedule.dims.rend(); ++it)
                 loops += (loops.empty() ? "" : ", ") + it->var;
-            user_error << "In the schedule of " << f.name() << ".s" << stage << ", the prefetch of " << p.name
+            user_error << "In the schedule of " << stage_name(f.name(), stage) << ", the prefetch of " << p.name
                        << " names the loop " << v << ", which a later directive replaced. The loops are, "
                        << "outermost first: " << loops << ".";
         }
         user_assert(dim_index(p.from) >= dim_index(p.at))
-            << "In the schedule of " << f.name() << ".s" << stage << ", the prefetch of " << p.name << " at "
+            << "In the schedule of " << stage_name(f.name(), stage) << ", the prefetch of " << p.name << " at "
             << p.at << " looks ahead in " << p.from << ", which a later reorder put inside " << p.at
             << ". It must be " << p.at << " or a loop around it.";
     }
+    // Each GPU loop's hardware dimension: within a stage, the innermost block loop runs along
+    // x of the grid, the next along y, then z; the same for thread loops in the block.
+    int gpu_dims_used[2] = {0, 0}; // block loops, thread loops
+    auto gpu_dim_of = [&](const Dim &dim) {
+        if (!is_gpu_loop(dim.for_type)) return GPUDim::None;
+        int &used = gpu_dims_used[dim.for_type == ForType::GPUThread];
+        const char *kind = dim.for_type == ForType::GPUThread ? "thread" : "block";
+        user_assert(used < 3)
+            << "In the schedule of " << stage_name(f.name(), stage) << ", the loop " << dim.var
+            << " is the fourth loop mapped onto GPU " << kind << "s; a GPU " << kind
+            << " index has three dimensions (x, y, z). Fuse loops to map them onto three.";
+        return GPUDim(used++);
+    };
     for (const Dim &dim : d.schedule.dims) {
         int id = current.at(dim.var);
         std::vector<Stmt> requests;
@@ -212,7 +224,7 @@ Stmt build_stage(const Function &f, int stage) {
             requests.push_back(Evaluate::make(Call::make(
                 Int(32), Intrinsic::prefetch_request,
                 {StringImm::make(p.name), StringImm::make(at), StringImm::make(from), p.offset,
-                 make_const(Int(32), int64_t(p.strategy)), StringImm::make(f.name() + ".s" + std::to_string(stage))},
+                 make_const(Int(32), int64_t(p.strategy)), StringImm::make(stage_name(f.name(), stage))},
                 Call::Intrinsic)));
         }
         if (!requests.empty()) {
@@ -220,18 +232,18 @@ Stmt build_stage(const Function &f, int stage) {
             body = Block::make(requests);
         }
         body = For::make(loop_name(f.name(), stage, versions.name(id)), bounds.at(id).min,
-                         bounds.at(id).extent, dim.for_type, body);
+                         bounds.at(id).extent, dim.for_type, gpu_dim_of(dim), body);
     }
     if (d.schedule.single_gpu_thread) {
         for (const Dim &dim : d.schedule.dims) {
-            user_assert(!is_gpu_loop(dim.for_type)) << "In the schedule of " << f.name() << ".s" << stage
+            user_assert(!is_gpu_loop(dim.for_type)) << "In the schedule of " << stage_name(f.name(), stage)
                               << ", gpu_single_thread() runs the stage as one GPU thread, but its loop "
                               << dim.var << " is also mapped onto the GPU (" << to_string(dim.for_type)
                               << "). Use one or the other.";
         }
         Expr zero = make_zero(Int(32)), one = make_one(Int(32));
-        body = For::make(loop_name(f.name(), stage, "__thread"), zero, one, ForType::GPUThread, body);
-        body = For::make(loop_name(f.name(), stage, "__block"), zero, one, ForType::GPUBlock, body);
+        body = For::make(loop_name(f.name(), stage, "__thread"), zero, one, ForType::GPUThread, GPUDim::X, body);
+        body = For::make(loop_name(f.name(), stage, "__block"), zero, one, ForType::GPUBlock, GPUDim::X, body);
     }
     return Block::make(Block::make(checks), body);
 }
@@ -270,17 +282,13 @@ std::vector<std::string> loop_names_in(const Stmt &s) {
 std::string find_level_loop(const Stmt &s, const LoopLevel &level) {
     std::string found;
     int found_stage = -1;
-    const std::string prefix = level.func() + ".s";
     visit_each<For>(s, [&](const For *op) {
-        const std::string &n = op->name;
-        if (n.compare(0, prefix.size(), prefix) != 0) return;
-        size_t dot = n.find('.', prefix.size());
-        if (dot == std::string::npos || n.substr(dot + 1) != level.var()) return;
-        int stage = std::atoi(n.substr(prefix.size(), dot - prefix.size()).c_str());
-        if (level.stage() >= 0 && stage != level.stage()) return;
-        if (stage > found_stage) {
-            found_stage = stage;
-            found = n;
+        LoopNameParts loop = parse_loop_name(op->name);
+        if (loop.func != level.func() || loop.var != level.var()) return;
+        if (level.stage() >= 0 && loop.stage != level.stage()) return;
+        if (loop.stage > found_stage) {
+            found_stage = loop.stage;
+            found = op->name;
         }
     });
     return found;
@@ -343,7 +351,7 @@ private:
     Stmt visit(const For *op) override {
         if (op->name != loop) return IRMutator::visit(op);
         found = true;
-        return For::make(op->name, op->min, op->extent, op->for_type, wrap(op->body));
+        return For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, wrap(op->body));
     }
 };
 
@@ -396,8 +404,7 @@ void check_inlined_schedule(const Function &f) {
                                 : d.for_type == ForType::Vectorized ? "vectorize"
                                 : d.for_type == ForType::Unrolled   ? "unroll"
                                 : d.for_type == ForType::GPUBlock   ? "gpu_blocks"
-                                : d.for_type == ForType::GPUThread  ? "gpu_threads"
-                                                                     : "gpu_lanes";
+                                                                     : "gpu_threads";
         user_error << "Func " << name << " " << how << ", so it has no loop " << d.var << " for "
                    << directive << "(" << d.var << ") to act on. " << remedy;
     }

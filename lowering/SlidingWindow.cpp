@@ -65,7 +65,7 @@ private:
         loop_depth.erase(op->name);
         loops.pop_back();
         if (body.same_as(op->body)) return op;
-        return For::make(op->name, op->min, op->extent, op->for_type, body);
+        return For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, body);
     }
 
     bool is_region_let(const std::string &name) const {

@@ -202,7 +202,7 @@ private:
             << op->name << ". Vectorize only the innermost of them.";
         Stmt body = mutate(op->body);
         if (min.same_as(op->min) && extent.same_as(op->extent) && body.same_as(op->body)) return op;
-        return For::make(op->name, min, extent, op->for_type, body);
+        return For::make(op->name, min, extent, op->for_type, op->gpu_dim, body);
     }
     Stmt visit(const Allocate *op) override {
         user_error << "Cannot vectorize the loop " << loop << ": it allocates " << op->name

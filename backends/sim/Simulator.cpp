@@ -549,9 +549,7 @@ private:
     }
 
     StmtPtr for_loop(const ir::For *op) {
-        internal_assert(op->for_type != ir::ForType::GPUBlock &&
-                        op->for_type != ir::ForType::GPUThread &&
-                        op->for_type != ir::ForType::GPULane)
+        internal_assert(!ir::is_gpu_loop(op->for_type))
             << "simulator: kernel " << m.kernel.name << " still has the " << to_string(op->for_type)
             << " loop " << op->name << "; lowering maps those onto the launch";
         ExprPtr lo = expr(op->min), extent = expr(op->extent);

@@ -151,7 +151,7 @@ struct Stmt : IntrusivePtr<const BaseStmtNode> {
     }
 };
 
-// How a loop runs. GPU kinds name the hardware dimension they map onto.
+// How a loop runs. A GPU loop also names the hardware dimension it maps onto (GPUDim).
 enum class ForType : uint8_t {
     Serial,
     Parallel,
@@ -159,7 +159,15 @@ enum class ForType : uint8_t {
     Unrolled,
     GPUBlock,
     GPUThread,
-    GPULane,
+};
+
+// The hardware dimension of a GPU loop: x, y or z of the grid (GPUBlock) or of the block
+// (GPUThread). Every other loop has None.
+enum class GPUDim : int8_t {
+    None = -1,
+    X = 0,
+    Y = 1,
+    Z = 2,
 };
 
 // Where an allocation lives.
@@ -171,12 +179,12 @@ enum class MemoryType : uint8_t {
     GPUShared,
 };
 
-// Whether a loop runs across GPU blocks, threads or lanes (it defines a launch's shape).
-inline bool is_gpu_loop(ForType t) {
-    return t == ForType::GPUBlock || t == ForType::GPUThread || t == ForType::GPULane;
-}
+// Whether a loop runs across GPU blocks or threads (it defines a launch's shape).
+inline bool is_gpu_loop(ForType t) { return t == ForType::GPUBlock || t == ForType::GPUThread; }
 
 const char *to_string(ForType t);
+// "x", "y", "z", or "" for None.
+const char *to_string(GPUDim d);
 const char *to_string(MemoryType t);
 
 } // namespace ir

@@ -55,7 +55,16 @@ const char *to_string(ForType t) {
     case ForType::Unrolled: return "unrolled";
     case ForType::GPUBlock: return "gpu_block";
     case ForType::GPUThread: return "gpu_thread";
-    case ForType::GPULane: return "gpu_lane";
+    }
+    return "?";
+}
+
+const char *to_string(GPUDim d) {
+    switch (d) {
+    case GPUDim::None: return "";
+    case GPUDim::X: return "x";
+    case GPUDim::Y: return "y";
+    case GPUDim::Z: return "z";
     }
     return "?";
 }
@@ -367,14 +376,23 @@ Stmt ProducerConsumer::make_consume(const std::string &name, Stmt body) {
 }
 
 Stmt For::make(const std::string &name, Expr min, Expr extent, ForType for_type, Stmt body) {
+    return make(name, std::move(min), std::move(extent), for_type, GPUDim::None, std::move(body));
+}
+
+Stmt For::make(const std::string &name, Expr min, Expr extent, ForType for_type, GPUDim gpu_dim,
+               Stmt body) {
     internal_assert(min.defined() && extent.defined() && body.defined()) << "For " << name;
     internal_assert(min.type().is_int() && min.type().is_scalar() && min.type() == extent.type())
         << "For " << name << " bounds of type " << to_string(min.type());
+    internal_assert(is_gpu_loop(for_type) == (gpu_dim != GPUDim::None))
+        << "For " << name << ": a " << to_string(for_type) << " loop with hardware dimension '"
+        << to_string(gpu_dim) << "'; GPU loops have one, other loops none";
     auto *n = new For;
     n->name = name;
     n->min = std::move(min);
     n->extent = std::move(extent);
     n->for_type = for_type;
+    n->gpu_dim = gpu_dim;
     n->body = std::move(body);
     return n;
 }

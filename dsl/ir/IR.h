@@ -285,12 +285,17 @@ struct ProducerConsumer : StmtNode<ProducerConsumer> {
     static const IRNodeType static_node_type = IRNodeType::ProducerConsumer;
 };
 
+// A loop over [min, min + extent). A GPU loop (GPUBlock, GPUThread) states the hardware
+// dimension it runs along; lowering sets it where the schedule becomes loops.
 struct For : StmtNode<For> {
     std::string name;
     Expr min, extent;
     ForType for_type;
+    GPUDim gpu_dim = GPUDim::None;
     Stmt body;
     static Stmt make(const std::string &name, Expr min, Expr extent, ForType for_type, Stmt body);
+    static Stmt make(const std::string &name, Expr min, Expr extent, ForType for_type,
+                     GPUDim gpu_dim, Stmt body);
     static const IRNodeType static_node_type = IRNodeType::For;
 };
 

@@ -118,7 +118,8 @@ public:
         }
         case IRNodeType::For: {
             const For *x = a.as<For>(), *y = b.as<For>();
-            return x->name == y->name && x->for_type == y->for_type && expr(x->min, y->min) &&
+            return x->name == y->name && x->for_type == y->for_type &&
+                   x->gpu_dim == y->gpu_dim && expr(x->min, y->min) &&
                    expr(x->extent, y->extent) && stmt(x->body, y->body);
         }
         case IRNodeType::Store: {
@@ -255,6 +256,7 @@ private:
         node(op);
         str(op->name);
         mix(h, size_t(op->for_type));
+        mix(h, size_t(int(op->gpu_dim) + 1));
         IRVisitor::visit(op);
     }
     void visit(const Store *op) override {

@@ -205,7 +205,9 @@ private:
     }
     void visit(const For *op) override {
         indent();
-        os << to_string(op->for_type) << " for (" << op->name << ", ";
+        os << to_string(op->for_type);
+        if (op->gpu_dim != GPUDim::None) os << "." << to_string(op->gpu_dim);
+        os << " for (" << op->name << ", ";
         print(op->min);
         os << ", ";
         print(op->extent);

@@ -187,7 +187,7 @@ Stmt Simplify::visit(const For *op) {
     }
     if (!body.defined()) return Stmt();
     if (min.same_as(op->min) && extent.same_as(op->extent) && body.same_as(op->body)) return op;
-    return For::make(op->name, min, extent, op->for_type, body);
+    return For::make(op->name, min, extent, op->for_type, op->gpu_dim, body);
 }
 
 Expr Simplify::index_through_lets(const Expr &index) const {

@@ -65,7 +65,7 @@ private:
         Stmt body = mutate(op->body);
         bind(op->name, -1);
         if (mn.same_as(op->min) && ex.same_as(op->extent) && body.same_as(op->body)) return op;
-        return For::make(op->name, mn, ex, op->for_type, body);
+        return For::make(op->name, mn, ex, op->for_type, op->gpu_dim, body);
     }
 };
 

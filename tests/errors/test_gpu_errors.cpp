@@ -47,6 +47,18 @@ TEST(GPUScheduleErrors, MoreThan1024ThreadsPerBlock) {
     EXPECT_CONTAINS(msg, "at most 1024");
 }
 
+TEST(GPUScheduleErrors, FourLoopsOnThreadsOfOneStage) {
+    Var x("x"), y("y"), xo("xo"), xi("xi"), yo("yo"), yi("yi");
+    Func f("f");
+    f(x, y) = x + y;
+    f.split(x, xo, xi, 4).split(y, yo, yi, 4).gpu_blocks(yo).gpu_threads(xi, xo, yi);
+    // Three thread loops are a block's three dimensions; a fourth has nowhere to go.
+    f.gpu_threads(yo);
+    std::string msg = message_of<CompileError>([&] { f.realize({16, 16}, gpu_target); });
+    EXPECT_CONTAINS(msg, "the loop yo is the fourth loop mapped onto GPU threads");
+    EXPECT_CONTAINS(msg, "three dimensions (x, y, z)");
+}
+
 TEST(GPUScheduleErrors, ThreadLoopOutsideBlockLoops) {
     Var x("x"), xo("xo"), xi("xi");
     Func f("f");

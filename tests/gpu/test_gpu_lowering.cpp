@@ -136,6 +136,73 @@ TEST(GPULowering, SharedMemoryIsReusedByLifetime) {
     EXPECT_EQ(barrier_pattern(k), "f1 f2 | f3 | ");
 }
 
+TEST(GPULowering, SharedMemoryIsReusedOnlyAcrossABarrier) {
+    // f1 is dead once f2 is computed, but no barrier follows: f2 reads, in each thread, the
+    // element of f1 its own thread wrote, and f3 reads only the input. So f3 may not take
+    // f1's bytes (a slow thread could still be reading f1 while a fast one writes f3), and
+    // no barrier is added to make it so.
+    const int n = 100;
+    Buffer<float> in({n}, "in");
+    for (int i = 0; i < n; i++) in(i) = float(i % 17) * 0.25f + 1.0f;
+    Var x("x"), bx("bx"), tx("tx");
+    Func f1("f1"), f2("f2"), f3("f3"), out("out");
+    f1(x) = in(x) * 2.0f;
+    f2(x) = f1(x) + 1.0f;
+    f3(x) = in(x) * 3.0f;
+    out(x) = f2(x) * f3(x);
+    out.gpu_tile(x, bx, tx, 32);
+    f1.compute_at(out, bx).gpu_threads(x);
+    f2.compute_at(out, bx).gpu_threads(x);
+    f3.compute_at(out, bx).gpu_threads(x);
+    lowering::LoweredPipeline p = lower_gpu(out);
+    ASSERT_EQ(p.kernels.size(), 1u);
+    const lowering::LoweredKernel &k = p.kernels[0];
+    EXPECT_EQ(barrier_pattern(k), "f1 f2 f3 ");
+    std::map<std::string, lowering::SharedAllocation> by_func;
+    for (const auto &a : k.shared) by_func[a.func] = a;
+    ASSERT_EQ(by_func.size(), 3u);
+    for (const char *a : {"f1", "f2", "f3"}) {
+        for (const char *b : {"f1", "f2", "f3"}) {
+            if (std::string(a) >= b) continue;
+            const lowering::SharedAllocation &u = by_func[a], &v = by_func[b];
+            EXPECT_TRUE(u.offset + u.bytes <= v.offset || v.offset + v.bytes <= u.offset)
+                << a << " and " << b << " share bytes\n" << lowering::describe_kernel(k);
+        }
+    }
+    // The simulator checks every shared access for races; the values against plain floats.
+    Buffer<float> result = out.realize({n}, gpu_target);
+    for (int i = 0; i < n; i++) {
+        float expected = (in(i) * 2.0f + 1.0f) * (in(i) * 3.0f);
+        EXPECT_EQ(result(i), expected) << "at " << i;
+    }
+}
+
+TEST(GPULowering, LoopsStateTheirHardwareDimension) {
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func f("f");
+    f(x, y) = x * 3 + y;
+    f.gpu_tile(x, y, bx, by, tx, ty, 16, 4);
+    std::string nest = f.loop_nest(gpu_target);
+    // Within a stage, the innermost block (thread) loop runs along x, the next along y.
+    EXPECT_NE(nest.find("gpu_block.y for f.s0.by"), std::string::npos) << nest;
+    EXPECT_NE(nest.find("gpu_block.x for f.s0.bx"), std::string::npos) << nest;
+    EXPECT_NE(nest.find("gpu_thread.y for f.s0.ty"), std::string::npos) << nest;
+    EXPECT_NE(nest.find("gpu_thread.x for f.s0.tx"), std::string::npos) << nest;
+    // With ty innermost, ty is the block's x: threads next in x are next in memory no more.
+    f.reorder(ty, tx);
+    nest = f.loop_nest(gpu_target);
+    EXPECT_NE(nest.find("gpu_thread.y for f.s0.tx"), std::string::npos) << nest;
+    EXPECT_NE(nest.find("gpu_thread.x for f.s0.ty"), std::string::npos) << nest;
+    lowering::LoweredPipeline p = lower_gpu(f);
+    ASSERT_EQ(p.kernels.size(), 1u);
+    EXPECT_EQ(p.kernels[0].threads[0], 4);
+    EXPECT_EQ(p.kernels[0].threads[1], 16);
+    EXPECT_EQ(p.kernels[0].thread_loops[0], "f.s0.ty");
+    Buffer<int> out = f.realize({37, 10}, gpu_target);
+    for (int yy = 0; yy < 10; yy++)
+        for (int xx = 0; xx < 37; xx++) EXPECT_EQ(out(xx, yy), xx * 3 + yy);
+}
+
 TEST(GPULowering, LaunchShapeAndArguments) {
     Buffer<float> in({100, 50}, "in");
     Param<float> scale("scale");

@@ -657,7 +657,7 @@ TEST_F(SimplifyStmtTest, RemovesEmptyLoopsAndUnrollsSingleIterations) {
     EXPECT_TRUE(stmt_simplifies_to(For::make("x", 5, 1, ForType::Serial, body),
                                    store("buf", Expr(5), Expr(5))));
     // A GPU loop of one iteration still defines the launch.
-    Stmt gpu = For::make("x", 0, 1, ForType::GPUBlock, body);
+    Stmt gpu = For::make("x", 0, 1, ForType::GPUBlock, GPUDim::X, body);
     EXPECT_TRUE(stmt_simplifies_to(gpu, gpu));
 }
 

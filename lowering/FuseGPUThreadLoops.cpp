@@ -1,0 +1,71 @@
+#include "lowering/FuseGPUThreadLoops.h"
+
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Simplify.h"
+#include "lowering/KernelAnalysis.h"
+
+#include <set>
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+namespace {
+
+class FuseThreadLoops : public IRMutator {
+public:
+    explicit FuseThreadLoops(LoweredKernel &k) : kernel(k) {}
+
+private:
+    LoweredKernel &kernel;
+    int depth = 0;
+
+    using IRMutator::visit;
+
+    Stmt visit(const For *op) override {
+        if (op->for_type != ForType::GPUThread) return IRMutator::visit(op);
+        int d = int(op->gpu_dim);
+        kernel.loop_vars.push_back(op->name);
+        depth++;
+        Stmt body = mutate(op->body);
+        depth--;
+        auto extent = as_const_int(simplify(op->extent));
+        if (!extent || *extent != kernel.threads[d]) {
+            body = IfThenElse::make(LT::make(gpu_thread_index(op->gpu_dim), op->extent), body);
+        }
+        body = LetStmt::make(op->name, Add::make(op->min, gpu_thread_index(op->gpu_dim)), body);
+        if (depth == 0) {
+            std::set<int> used;
+            visit_each<For>(Stmt(op), [&](const For *f) {
+                if (f->for_type == ForType::GPUThread) used.insert(int(f->gpu_dim));
+            });
+            body = on_thread_zero_of_unused(used, body);
+        }
+        return body;
+    }
+
+    Stmt visit(const Store *op) override {
+        if (depth > 0) return IRMutator::visit(op);
+        return on_thread_zero_of_unused({}, Stmt(op));
+    }
+
+    Stmt on_thread_zero_of_unused(const std::set<int> &used, const Stmt &body) const {
+        Expr cond;
+        for (int d = 0; d < 3; d++) {
+            if (used.count(d) || kernel.threads[d] == 1) continue;
+            Expr c = EQ::make(gpu_thread_index(GPUDim(d)), make_zero(Int(32)));
+            cond = cond.defined() ? And::make(cond, c) : c;
+        }
+        return cond.defined() ? IfThenElse::make(cond, body) : body;
+    }
+};
+
+} // namespace
+
+void fuse_gpu_thread_loops(LoweredKernel &kernel) { kernel.body = FuseThreadLoops(kernel).mutate(kernel.body); }
+
+} // namespace lowering
+} // namespace aicf

@@ -1,0 +1,235 @@
+#include "lowering/InjectGPUBarriers.h"
+
+#include "dsl/Error.h"
+#include "dsl/ir/IREquality.h"
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Simplify.h"
+#include "lowering/KernelAnalysis.h"
+
+#include <algorithm>
+#include <set>
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+namespace {
+
+// A memory access, for deciding where barriers go: the allocation or buffer, and, when the
+// element each thread touches is a known one-to-one function of the thread index (in terms
+// of the thread index and values common to the block), that function.
+struct Access {
+    std::string storage;
+    Expr index; // undefined when not known to be one-to-one in the thread index
+    bool same_element_in_each_thread(const Access &o) const {
+        return index.defined() && o.index.defined() && equal(index, o.index);
+    }
+};
+
+struct Accesses {
+    std::vector<Access> reads, writes;
+    void add(const Accesses &o) {
+        reads.insert(reads.end(), o.reads.begin(), o.reads.end());
+        writes.insert(writes.end(), o.writes.begin(), o.writes.end());
+    }
+    // Whether running `later` after this without a barrier could let one thread see memory
+    // in another's unfinished state: a write against an access of the other side, unless
+    // both touch the same element in each thread.
+    bool conflicts_with(const Accesses &later) const {
+        auto any = [](const std::vector<Access> &a, const std::vector<Access> &b) {
+            for (const Access &x : a)
+                for (const Access &y : b)
+                    if (x.storage == y.storage && !x.same_element_in_each_thread(y)) return true;
+            return false;
+        };
+        return any(writes, later.reads) || any(writes, later.writes) || any(reads, later.writes);
+    }
+    // The same accesses with no claim about which thread touches which element (for
+    // accesses made in another iteration of a loop).
+    Accesses without_indices() const {
+        Accesses a = *this;
+        for (Access &r : a.reads) r.index = Expr();
+        for (Access &r : a.writes) r.index = Expr();
+        return a;
+    }
+};
+
+// Replaces gpu_thread_index(d) by given values.
+class ReplaceThreadIndex : public IRMutator {
+public:
+    explicit ReplaceThreadIndex(std::array<int64_t, 3> v) : values(v) {}
+
+private:
+    std::array<int64_t, 3> values;
+    using IRMutator::visit;
+    Expr visit(const Call *op) override {
+        if (!op->is_intrinsic(Intrinsic::gpu_thread_index)) return IRMutator::visit(op);
+        auto d = as_const_int(op->args[0]);
+        internal_assert(d && *d >= 0 && *d < 3) << "gpu_thread_index of a bad dimension";
+        return make_const(op->type, values[size_t(*d)]);
+    }
+};
+
+class InjectBarriers {
+public:
+    explicit InjectBarriers(const LoweredKernel &k) : kernel(k) {
+        std::set<std::string> allocated;
+        visit_each<Allocate>(k.body, [&](const Allocate *op) {
+            allocated.insert(op->name);
+            if (op->memory_type == MemoryType::GPUShared) shared.insert(op->name);
+        });
+        visit_each<Store>(k.body, [&](const Store *op) {
+            if (!allocated.count(op->name)) written_globals.insert(op->name);
+        });
+    }
+
+    // Barriers go between the parts of the body that run as a whole: thread loop nests,
+    // and statements outside thread loops. Control flow outside thread loops depends only
+    // on block-level values, so every thread reaches a barrier placed there.
+    Stmt insert(const Stmt &s, Accesses &pending) {
+        if (!s.defined()) return s;
+        const For *loop = s.as<For>();
+        if (!contains_thread_loop(s) || (loop && loop->for_type == ForType::GPUThread))
+            return with_barrier(order_after(accesses_of(s), pending), s);
+        if (const Block *b = s.as<Block>()) {
+            Stmt first = insert(b->first, pending);
+            Stmt rest = insert(b->rest, pending);
+            return Block::make(first, rest);
+        }
+        if (const LetStmt *l = s.as<LetStmt>()) {
+            bool wait = order_after(accesses_of(l->value), pending);
+            context.emplace_back(l->name, l->value);
+            Stmt body = insert(l->body, pending);
+            context.pop_back();
+            return with_barrier(wait, LetStmt::make(l->name, l->value, body));
+        }
+        if (const Allocate *a = s.as<Allocate>()) {
+            return Allocate::make(a->name, a->type, a->memory_type, a->extents, insert(a->body, pending));
+        }
+        if (const ProducerConsumer *pc = s.as<ProducerConsumer>()) {
+            return ProducerConsumer::make(pc->name, pc->is_producer, insert(pc->body, pending));
+        }
+        if (const IfThenElse *i = s.as<IfThenElse>()) {
+            bool wait = order_after(accesses_of(i->condition), pending);
+            Accesses other = pending;
+            Stmt then_case = insert(i->then_case, pending);
+            Stmt else_case = insert(i->else_case, other);
+            pending.add(other);
+            return with_barrier(wait, IfThenElse::make(i->condition, then_case, else_case));
+        }
+        internal_assert(loop) << "inject_gpu_barriers: unexpected statement around thread loops";
+        // An iteration follows the previous one, so the first parts of the body must also
+        // be ordered after its last parts: start from everything the body may have done.
+        Accesses bounds = accesses_of(Block::make(Evaluate::make(loop->min), Evaluate::make(loop->extent)));
+        bool wait = order_after(bounds, pending);
+        Accesses entry = pending;
+        Accesses inside = pending;
+        inside.add(accesses_of(loop->body).without_indices());
+        Stmt body = insert(loop->body, inside);
+        pending = inside;
+        pending.add(entry); // the loop may run no iterations
+        return with_barrier(wait, For::make(loop->name, loop->min, loop->extent, loop->for_type,
+                                            loop->gpu_dim, body));
+    }
+
+private:
+    const LoweredKernel &kernel;
+    std::set<std::string> shared, written_globals;
+    std::vector<std::pair<std::string, Expr>> context; // block-level lets around the current part
+
+    // Whether e (an element index) is a one-to-one function of the thread index over the
+    // block: a linear function of the thread indices whose coefficients separate them.
+    bool one_to_one_in_threads(const Expr &e) const {
+        if (!e.type().is_scalar() || !e.type().is_int()) return false;
+        Expr at_zero = simplify(ReplaceThreadIndex({0, 0, 0}).mutate(e));
+        Expr linear = at_zero;
+        std::vector<std::pair<int64_t, int>> coefficients; // |c|, dimension
+        for (int d = 0; d < 3; d++) {
+            if (kernel.threads[d] == 1) continue;
+            std::array<int64_t, 3> unit = {0, 0, 0};
+            unit[size_t(d)] = 1;
+            auto c = as_const_int(simplify(Sub::make(ReplaceThreadIndex(unit).mutate(e), at_zero)));
+            if (!c || *c == 0) return false;
+            coefficients.emplace_back(std::abs(*c), d);
+            linear = Add::make(linear, Mul::make(make_const(e.type(), *c), gpu_thread_index(GPUDim(d))));
+        }
+        if (!is_const_zero(simplify(Sub::make(e, linear)))) return false;
+        std::sort(coefficients.begin(), coefficients.end());
+        int64_t reach = 0; // the largest offset the smaller terms can make
+        for (const auto &[c, d] : coefficients) {
+            if (c <= reach) return false;
+            reach += c * (kernel.threads[d] - 1);
+        }
+        return true;
+    }
+
+    // The accesses of a part of the body, with each element index written in terms of the
+    // thread index where the block-level lets (`context`) and the thread loops allow.
+    template <typename IRHandle>
+    Accesses accesses_of(const IRHandle &ir) const {
+        struct Walker : LetTracker {
+            const InjectBarriers &ib;
+            Accesses acc;
+            explicit Walker(const InjectBarriers &b) : ib(b) { lets = b.context; }
+            using LetTracker::visit;
+            void visit(const For *op) override {
+                if (op->for_type != ForType::GPUThread) {
+                    IRVisitor::visit(op);
+                    return;
+                }
+                op->min.accept(this);
+                op->extent.accept(this);
+                lets.emplace_back(op->name, Add::make(op->min, gpu_thread_index(op->gpu_dim)));
+                op->body.accept(this);
+                lets.pop_back();
+            }
+            bool access(const std::string &name, const Expr &index, Access &a) const {
+                // Private storage, and global buffers no one in this kernel writes, need no
+                // ordering.
+                if (!ib.shared.count(name) && !ib.written_globals.count(name)) return false;
+                a.storage = name;
+                Expr e = simplify(expand(index));
+                a.index = ib.one_to_one_in_threads(e) ? e : Expr();
+                return true;
+            }
+            void visit(const Load *op) override {
+                IRVisitor::visit(op);
+                Access a;
+                if (access(op->name, op->index, a)) acc.reads.push_back(a);
+            }
+            void visit(const Store *op) override {
+                IRVisitor::visit(op);
+                Access a;
+                if (access(op->name, op->index, a)) acc.writes.push_back(a);
+            }
+        } walker(*this);
+        ir.accept(&walker);
+        return walker.acc;
+    }
+
+    // Whether `acc` must wait for a barrier after what ran since the last one (`pending`),
+    // which it then joins.
+    static bool order_after(const Accesses &acc, Accesses &pending) {
+        if (pending.conflicts_with(acc)) {
+            pending = acc;
+            return true;
+        }
+        pending.add(acc);
+        return false;
+    }
+
+    static Stmt with_barrier(bool needed, const Stmt &s) { return needed ? Block::make(gpu_barrier(), s) : s; }
+};
+
+} // namespace
+
+void inject_gpu_barriers(LoweredKernel &kernel) {
+    Accesses pending;
+    kernel.body = InjectBarriers(kernel).insert(kernel.body, pending);
+}
+
+} // namespace lowering
+} // namespace aicf

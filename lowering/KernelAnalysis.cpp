@@ -1,0 +1,156 @@
+#include "lowering/KernelAnalysis.h"
+
+#include "dsl/ir/Bounds.h"
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/Simplify.h"
+#include "dsl/ir/Substitute.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+Expr gpu_thread_index(GPUDim d) {
+    return Call::make(Int(32), Intrinsic::gpu_thread_index, {make_const(Int(32), int64_t(d))});
+}
+
+Expr gpu_block_index(GPUDim d) {
+    return Call::make(Int(32), Intrinsic::gpu_block_index, {make_const(Int(32), int64_t(d))});
+}
+
+Stmt gpu_barrier() {
+    return Evaluate::make(Call::make(Int(32), Intrinsic::gpu_barrier, {}, Call::Intrinsic));
+}
+
+bool is_gpu_barrier(const Stmt &s) {
+    const Evaluate *e = s.as<Evaluate>();
+    const Call *c = e ? e->value.as<Call>() : nullptr;
+    return c && c->is_intrinsic(Intrinsic::gpu_barrier);
+}
+
+namespace {
+
+// Moves sums into min and max: min(a, b) + c becomes min(a + c, b + c), so that a size
+// written as min(i * 16 + 15, n - 1) - i * 16 + 1 shows its constant bound (16).
+class DistributeIntoMinMax : public IRMutator {
+    using IRMutator::visit;
+    // m (a Min or Max) plus b, or minus b when `negate`, with the sum moved inside.
+    template <typename Op>
+    static Expr distribute(const Op *m, const Expr &b, bool negate) {
+        auto combine = [&](const Expr &x) {
+            return simplify(negate ? Expr(Sub::make(x, b)) : Expr(Add::make(x, b)));
+        };
+        return Op::make(combine(m->a), combine(m->b));
+    }
+    Expr visit(const Add *op) override {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        if (const Min *m = a.as<Min>()) return distribute(m, b, false);
+        if (const Max *m = a.as<Max>()) return distribute(m, b, false);
+        if (const Min *m = b.as<Min>()) return distribute(m, a, false);
+        if (const Max *m = b.as<Max>()) return distribute(m, a, false);
+        return Add::make(a, b);
+    }
+    Expr visit(const Sub *op) override {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        if (const Min *m = a.as<Min>()) return distribute(m, b, true);
+        if (const Max *m = a.as<Max>()) return distribute(m, b, true);
+        return Sub::make(a, b);
+    }
+    // min(a, b) * c is min(a * c, b * c) for a positive constant c (a max for a negative one):
+    // a fused loop's extent, min(n - i * 8, 7) * 2 + 2, then shows its bound (16).
+    Expr visit(const Mul *op) override {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        if (is_const(a) && !is_const(b)) std::swap(a, b);
+        auto c = as_const_int(b);
+        const Min *mn = a.as<Min>();
+        const Max *mx = a.as<Max>();
+        if (!c || *c == 0 || (!mn && !mx)) return Mul::make(a, b);
+        Expr x = simplify(Mul::make(mn ? mn->a : mx->a, b)), y = simplify(Mul::make(mn ? mn->b : mx->b, b));
+        bool min_after = (mn != nullptr) == (*c > 0);
+        return min_after ? Expr(Min::make(x, y)) : Expr(Max::make(x, y));
+    }
+};
+
+// A constant upper bound of e: the smaller side of a min suffices.
+std::optional<int64_t> upper_bound_of(const Expr &e) {
+    if (auto c = as_const_int(e)) return *c;
+    if (const Min *m = e.as<Min>()) {
+        auto a = upper_bound_of(m->a), b = upper_bound_of(m->b);
+        if (a && b) return std::min(*a, *b);
+        return a ? a : b;
+    }
+    if (const Max *m = e.as<Max>()) {
+        auto a = upper_bound_of(m->a), b = upper_bound_of(m->b);
+        if (a && b) return std::max(*a, *b);
+        return std::nullopt;
+    }
+    Interval i = bounds_of_expr_in_scope(e, Scope<Interval>());
+    if (i.has_upper_bound()) {
+        if (auto c = as_const_int(simplify(i.max))) return *c;
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<int64_t> constant_upper_bound(const Expr &e) {
+    Expr s = simplify(e);
+    if (auto c = upper_bound_of(s)) return c;
+    return upper_bound_of(simplify(DistributeIntoMinMax().mutate(s)));
+}
+
+void LetTracker::visit(const LetStmt *op) {
+    op->value.accept(this);
+    lets.emplace_back(op->name, op->value);
+    op->body.accept(this);
+    lets.pop_back();
+}
+
+Expr LetTracker::expand(const Expr &e) const { return substitute_lets(lets, e); }
+
+std::optional<int64_t> LetTracker::element_count_bound(const std::vector<Expr> &extents) const {
+    int64_t n = 1;
+    for (const Expr &e : extents) {
+        auto c = constant_upper_bound(expand(e));
+        if (!c) return std::nullopt;
+        n *= std::max<int64_t>(*c, 0);
+        if (n > (int64_t(1) << 40)) return n;
+    }
+    return n;
+}
+
+std::string product_text(const std::vector<Expr> &extents) {
+    std::ostringstream s;
+    for (size_t i = 0; i < extents.size(); i++) s << (i ? " * " : "") << extents[i];
+    return extents.empty() ? "1" : s.str();
+}
+
+bool contains_thread_loop(const Stmt &s) {
+    bool found = false;
+    visit_each<For>(s, [&](const For *op) { found = found || op->for_type == ForType::GPUThread; });
+    return found;
+}
+
+std::vector<const For *> block_loop_nest(const For *outer) {
+    std::vector<const For *> nest;
+    Stmt s = outer;
+    while (true) {
+        if (const LetStmt *l = s.as<LetStmt>()) {
+            s = l->body;
+            continue;
+        }
+        const For *f = s.as<For>();
+        if (!f || f->for_type != ForType::GPUBlock) break;
+        nest.push_back(f);
+        s = f->body;
+    }
+    return nest;
+}
+
+} // namespace lowering
+} // namespace aicf

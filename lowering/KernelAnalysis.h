@@ -1,0 +1,54 @@
+#ifndef AICF_LOWERING_KERNEL_ANALYSIS_H
+#define AICF_LOWERING_KERNEL_ANALYSIS_H
+
+// Analyses the GPU kernel passes share: constant bounds of sizes written in terms of the lets
+// around them, and the IR of the GPU's index and barrier intrinsics.
+
+#include "dsl/ir/IR.h"
+#include "dsl/ir/IRVisitor.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace aicf {
+namespace lowering {
+
+// This thread's index in its block, and this block's index in the grid, along `d`.
+ir::Expr gpu_thread_index(ir::GPUDim d);
+ir::Expr gpu_block_index(ir::GPUDim d);
+// A block-wide barrier that every thread of the block must reach.
+ir::Stmt gpu_barrier();
+bool is_gpu_barrier(const ir::Stmt &s);
+
+// A constant upper bound of a size or an extent, if one can be found (the smaller side of a
+// min suffices; sums are moved into mins and maxes to expose a constant).
+std::optional<int64_t> constant_upper_bound(const ir::Expr &e);
+
+// A visitor that knows the values of the lets around the current node, so that sizes written
+// in terms of them can be bounded.
+struct LetTracker : ir::IRVisitor {
+    std::vector<std::pair<std::string, ir::Expr>> lets; // outermost first
+    using ir::IRVisitor::visit;
+    void visit(const ir::LetStmt *op) override;
+    ir::Expr expand(const ir::Expr &e) const;
+    // A constant bound on the elements of an allocation with these extents (saturating past
+    // 2^40), or none.
+    std::optional<int64_t> element_count_bound(const std::vector<ir::Expr> &extents) const;
+};
+
+// "a * b * c" for an allocation's extents, for messages.
+std::string product_text(const std::vector<ir::Expr> &extents);
+
+// Whether s contains a GPU thread loop.
+bool contains_thread_loop(const ir::Stmt &s);
+
+// The GPU block loops of a kernel, outermost first: `outer` and the block loops directly
+// inside it (through lets).
+std::vector<const ir::For *> block_loop_nest(const ir::For *outer);
+
+} // namespace lowering
+} // namespace aicf
+
+#endif

@@ -1,0 +1,139 @@
+#include "lowering/LaunchKernels.h"
+
+#include "dsl/Error.h"
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Simplify.h"
+#include "lowering/Names.h"
+
+#include <set>
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+namespace {
+
+const Call *as_launch(const Stmt &s) {
+    const Evaluate *e = s.as<Evaluate>();
+    const Call *c = e ? e->value.as<Call>() : nullptr;
+    return c && c->is_intrinsic(Intrinsic::gpu_launch) ? c : nullptr;
+}
+
+bool contains_launch(const Stmt &s) {
+    bool found = false;
+    visit_each<Call>(s, [&](const Call *c) { found = found || c->is_intrinsic(Intrinsic::gpu_launch); });
+    return found;
+}
+
+// Appends each launch's kernel arguments.
+class AddLaunchArguments : public IRMutator {
+public:
+    explicit AddLaunchArguments(const std::vector<LoweredKernel> &kernels) : kernels(kernels) {}
+
+private:
+    const std::vector<LoweredKernel> &kernels;
+    using IRMutator::visit;
+    Stmt visit(const Evaluate *op) override {
+        const Call *launch = as_launch(Stmt(op));
+        if (!launch) return IRMutator::visit(op);
+        internal_assert(launch->args.size() == 4) << "launch_kernels: a launch that has its arguments";
+        auto index = as_const_int(launch->args[0]);
+        internal_assert(index && *index >= 0 && size_t(*index) < kernels.size()) << "launch_kernels: kernel index";
+        std::vector<Expr> args = launch->args;
+        for (const KernelArgument &a : kernels[size_t(*index)].args) {
+            if (a.is_buffer) {
+                args.push_back(Variable::make(Handle(), buffer_descriptor_name(a.name)));
+            } else {
+                args.push_back(Variable::make(a.type, a.name));
+            }
+        }
+        return Evaluate::make(Call::make(Int(32), Intrinsic::gpu_launch, args, Call::Intrinsic));
+    }
+};
+
+// Host code around the launches: intermediates the kernels use move to device memory, and
+// host code that touches a pipeline buffer the kernels touch gets the buffer's current data
+// first.
+class PlaceHostData : public IRMutator {
+public:
+    PlaceHostData(const std::vector<LoweredKernel> &kernels, const std::vector<Argument> &args) {
+        for (const LoweredKernel &k : kernels)
+            for (const KernelArgument &a : k.args)
+                if (a.is_buffer) device_buffers.insert(a.name);
+        for (const Argument &a : args)
+            if (a.is_buffer) pipeline_buffers.insert(a.name);
+    }
+
+    Stmt mutate(const Stmt &s) override {
+        if (s.defined() && !contains_launch(s) && !s.as<Allocate>()) return wrap(s);
+        return IRMutator::mutate(s);
+    }
+
+private:
+    std::set<std::string> device_buffers, pipeline_buffers;
+
+    using IRMutator::visit;
+
+    Stmt visit(const Allocate *op) override {
+        if (!device_buffers.count(op->name)) return IRMutator::visit(op);
+        std::string used_on_host;
+        auto note = [&](const std::string &n) {
+            if (n == op->name) used_on_host = n;
+        };
+        visit_each<Load>(op->body, [&](const Load *l) { note(l->name); });
+        visit_each<Store>(op->body, [&](const Store *s) { note(s->name); });
+        user_assert(used_on_host.empty())
+            << "Func " << op->name << " is used both by GPU kernels and by host code. Compute "
+            << "it and all its consumers on the GPU (gpu_tile, gpu_blocks/gpu_threads, or "
+            << "gpu_single_thread), or all on the host.";
+        Expr bytes = make_const(Int(64), int64_t(op->type.bytes()));
+        for (const Expr &e : op->extents) bytes = Mul::make(bytes, cast(Int(64), e));
+        std::string desc = buffer_descriptor_name(op->name);
+        Expr alloc = Call::make(Handle(), Intrinsic::device_malloc,
+                                {StringImm::make(op->name), simplify(bytes)}, Call::Intrinsic);
+        Stmt body = mutate(op->body);
+        Stmt release = Evaluate::make(Call::make(Int(32), Intrinsic::device_free,
+                                                 {Variable::make(Handle(), desc)}, Call::Intrinsic));
+        return LetStmt::make(desc, alloc, Block::make(body, release));
+    }
+
+    // Wraps host statements that touch device buffers; recurses into statements that
+    // contain launches.
+    Stmt wrap(const Stmt &s) {
+        if (!s.defined() || as_launch(s)) return s;
+        if (contains_launch(s)) return IRMutator::mutate(s);
+        std::set<std::string> reads, writes;
+        visit_each<Load>(s, [&](const Load *l) {
+            if (device_buffers.count(l->name) && pipeline_buffers.count(l->name)) reads.insert(l->name);
+        });
+        visit_each<Store>(s, [&](const Store *st) {
+            if (device_buffers.count(st->name) && pipeline_buffers.count(st->name)) writes.insert(st->name);
+        });
+        if (reads.empty() && writes.empty()) return s;
+        std::vector<Stmt> stmts;
+        std::set<std::string> all = reads;
+        all.insert(writes.begin(), writes.end());
+        for (const std::string &b : all) {
+            Expr desc = Variable::make(Handle(), buffer_descriptor_name(b));
+            Expr write = make_const(Int(32), int64_t(writes.count(b) ? 1 : 0));
+            stmts.push_back(Evaluate::make(
+                Call::make(Int(32), Intrinsic::buffer_copy_to_host, {desc, write}, Call::Intrinsic)));
+        }
+        stmts.push_back(s);
+        return Block::make(stmts);
+    }
+};
+
+} // namespace
+
+Stmt launch_kernels(const Stmt &host, const std::vector<LoweredKernel> &kernels, const std::vector<Argument> &args) {
+    if (kernels.empty()) return host;
+    Stmt s = AddLaunchArguments(kernels).mutate(host);
+    return PlaceHostData(kernels, args).mutate(s);
+}
+
+} // namespace lowering
+} // namespace aicf

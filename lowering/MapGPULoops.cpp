@@ -1,0 +1,98 @@
+#include "lowering/MapGPULoops.h"
+
+#include "dsl/Error.h"
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
+#include "lowering/KernelAnalysis.h"
+#include "lowering/Names.h"
+
+#include <set>
+#include <sstream>
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+namespace {
+
+class MapBlockLoops : public IRMutator {
+public:
+    explicit MapBlockLoops(const std::vector<const For *> &nest) : nest(nest.begin(), nest.end()) {}
+
+private:
+    std::set<const For *> nest;
+    using IRMutator::visit;
+    Stmt visit(const For *op) override {
+        if (!nest.count(op)) return IRMutator::visit(op);
+        return LetStmt::make(op->name, Add::make(op->min, gpu_block_index(op->gpu_dim)), mutate(op->body));
+    }
+};
+
+// The block shape: per dimension, the largest constant bound of the thread loops along it.
+class FindBlockShape : public LetTracker {
+public:
+    explicit FindBlockShape(LoweredKernel &k) : kernel(k) {}
+
+private:
+    LoweredKernel &kernel;
+    using LetTracker::visit;
+    void visit(const For *op) override {
+        IRVisitor::visit(op);
+        if (op->for_type != ForType::GPUThread) return;
+        int d = int(op->gpu_dim);
+        auto extent = constant_upper_bound(expand(op->extent));
+        user_assert(extent.has_value())
+            << "The GPU thread loop " << op->name << " of " << func_of_loop(op->name) << " has "
+            << op->extent << " iterations, which is not bounded by a constant, so the block "
+            << "shape is unknown. Split the loop by a constant factor (gpu_tile with a constant "
+            << "size does) or bound() the Func.";
+        if (*extent > kernel.threads[d]) {
+            kernel.threads[d] = int(std::min<int64_t>(*extent, 1 << 30));
+            kernel.thread_loops[d] = op->name;
+        }
+    }
+};
+
+void check_block_shape(const LoweredKernel &kernel) {
+    const Target &target = kernel.target;
+    int64_t total = int64_t(kernel.threads[0]) * kernel.threads[1] * kernel.threads[2];
+    static const int limits[3] = {1024, 1024, 64};
+    std::ostringstream shape;
+    for (int d = 0; d < 3; d++) {
+        if (kernel.threads[d] > 1)
+            shape << (shape.tellp() > 0 ? ", " : "") << kernel.threads[d] << " in "
+                  << to_string(GPUDim(d)) << " (loop " << kernel.thread_loops[d] << ")";
+    }
+    user_assert(total <= target.max_threads_per_block())
+        << "The kernel " << kernel.name << " needs " << total << " threads per block ("
+        << shape.str() << "), but " << target.to_string() << " allows at most "
+        << target.max_threads_per_block() << ". Split the thread loops by smaller factors.";
+    for (int d = 0; d < 3; d++) {
+        user_assert(kernel.threads[d] <= limits[d])
+            << "The kernel " << kernel.name << " needs " << kernel.threads[d]
+            << " threads in dimension " << to_string(GPUDim(d)) << " (loop " << kernel.thread_loops[d]
+            << "), but a block allows at most " << limits[d] << " there.";
+    }
+}
+
+} // namespace
+
+void map_gpu_loops(LoweredKernel &kernel) {
+    const For *outer = kernel.body.as<For>();
+    internal_assert(outer && outer->for_type == ForType::GPUBlock) << "map_gpu_loops: kernel " << kernel.name
+                                                                   << " does not start with a block loop";
+    std::vector<const For *> nest = block_loop_nest(outer);
+    for (const For *f : nest) {
+        kernel.block_loops[size_t(f->gpu_dim)] = f->name;
+        kernel.loop_vars.push_back(f->name);
+    }
+    kernel.body = MapBlockLoops(nest).mutate(kernel.body);
+    FindBlockShape shape(kernel);
+    kernel.body.accept(&shape);
+    check_block_shape(kernel);
+}
+
+} // namespace lowering
+} // namespace aicf

@@ -1,0 +1,93 @@
+#include "lowering/SizeRegisterAllocations.h"
+
+#include "dsl/Error.h"
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Simplify.h"
+#include "dsl/ir/Substitute.h"
+#include "lowering/KernelAnalysis.h"
+
+#include <map>
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+namespace {
+
+// The constant number of elements of each per-thread allocation.
+class RegisterSizes : public LetTracker {
+public:
+    explicit RegisterSizes(const LoweredKernel &k) : kernel(k) {}
+    std::map<std::string, int64_t> elements;
+
+private:
+    const LoweredKernel &kernel;
+    using LetTracker::visit;
+    void visit(const Allocate *op) override {
+        IRVisitor::visit(op);
+        user_assert(op->memory_type == MemoryType::Register || op->memory_type == MemoryType::Stack)
+            << "Func " << op->name << " is allocated in " << to_string(op->memory_type)
+            << " memory inside the kernel " << kernel.name << ". Inside a kernel, "
+            << "Funcs live in shared memory or registers.";
+        auto n = element_count_bound(op->extents);
+        user_assert(n.has_value() && *n <= 4096)
+            << "Func " << op->name << " is stored in registers in kernel " << kernel.name
+            << ", which needs a small constant size, but it has " << product_text(op->extents)
+            << " elements. Compute it over a constant region of at most 4096 elements (split "
+            << "the loops it is computed in by constants), or compute it at the block level in "
+            << "shared memory.";
+        elements[op->name] = *n;
+    }
+};
+
+class SizeRegisters : public IRMutator {
+public:
+    explicit SizeRegisters(const std::map<std::string, int64_t> &elements) : elements(elements) {}
+
+private:
+    const std::map<std::string, int64_t> &elements;
+    // The lets around the current node, to find the constant index of a register access
+    // written in terms of the thread index (a register tile's parts).
+    std::vector<std::pair<std::string, Expr>> lets;
+
+    using IRMutator::visit;
+
+    Stmt visit(const Allocate *op) override {
+        return Allocate::make(op->name, op->type, MemoryType::Register,
+                              {make_const(Int(32), elements.at(op->name))}, mutate(op->body));
+    }
+    Stmt visit(const LetStmt *op) override {
+        Expr value = mutate(op->value);
+        lets.emplace_back(op->name, value);
+        Stmt body = mutate(op->body);
+        lets.pop_back();
+        return LetStmt::make(op->name, value, body);
+    }
+    Expr constant_index(const Expr &index) const {
+        Expr e = simplify(substitute_lets(lets, index));
+        return is_const(e) ? e : index;
+    }
+    Expr visit(const Load *op) override {
+        if (!elements.count(op->name) || !op->type.is_scalar()) return IRMutator::visit(op);
+        return Load::make(op->type, op->name, constant_index(mutate(op->index)), op->predicate);
+    }
+    Stmt visit(const Store *op) override {
+        if (!elements.count(op->name) || !op->value.type().is_scalar()) return IRMutator::visit(op);
+        return Store::make(op->name, mutate(op->value), constant_index(mutate(op->index)), op->predicate);
+    }
+};
+
+} // namespace
+
+void size_register_allocations(LoweredKernel &kernel) {
+    RegisterSizes sizes(kernel);
+    kernel.body.accept(&sizes);
+    if (sizes.elements.empty()) return;
+    kernel.body = SizeRegisters(sizes.elements).mutate(kernel.body);
+}
+
+} // namespace lowering
+} // namespace aicf
