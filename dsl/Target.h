@@ -43,14 +43,11 @@ public:
     // sm_90a: the architecture-specific instructions of Hopper (wgmma, TMA).
     bool is_arch_specific() const { return arch_specific_; }
 
-    // What the GPU allows per thread block, and which instructions it has.
+    // What the GPU allows per thread block.
     int max_threads_per_block() const { return has_cuda() ? 1024 : 0; }
     int warp_size() const { return has_cuda() ? 32 : 0; }
     // Shared memory a block may use once the kernel opts in above the 48 KiB default.
     int64_t max_shared_memory_per_block() const;
-    bool has_mma() const { return cuda_sm_ >= 80; }      // mma.sync on bf16/f16
-    bool has_cp_async() const { return cuda_sm_ >= 80; } // cp.async global -> shared
-    bool has_wgmma() const { return cuda_sm_ == 90 && arch_specific_; }
 
 private:
     Arch arch_ = Host;

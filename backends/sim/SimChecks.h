@@ -13,9 +13,6 @@
 // (a word of a bank): threads writing neighbouring bytes of one word do not race on a GPU.
 // Each cell remembers, for the current barrier interval, its writer and up to two readers;
 // a barrier starts a new interval by bumping a counter, so no cell is touched then.
-//
-// Atomic read-modify-writes (none in the IR yet) will be exempt from the race check: they
-// call atomic(), which marks the granule written without looking for hazards.
 
 #include <cstddef>
 #include <cstdint>
@@ -116,13 +113,6 @@ public:
         c.written_in = block;
         c.owner = owner;
         return {};
-    }
-
-    // An atomic read-modify-write: written, and no hazard with other atomics.
-    void atomic(int64_t g, int32_t owner) {
-        Cell &c = cells[size_t(g)];
-        c.written_in = block;
-        c.owner = owner;
     }
 
 private:
