@@ -1,6 +1,7 @@
 #include "backends/llvm/CodeGen_PTX.h"
 
 #include "backends/llvm/CodeGen_LLVM.h"
+#include "backends/llvm/LLVMErrors.h"
 #include "backends/llvm/Optimize.h"
 #include "dsl/Debug.h"
 #include "dsl/Error.h"
@@ -309,6 +310,7 @@ private:
 std::once_flag nvptx_initialized;
 
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const Target &t) {
+    install_llvm_error_handlers();
     std::call_once(nvptx_initialized, [] {
         LLVMInitializeNVPTXTargetInfo();
         LLVMInitializeNVPTXTarget();
@@ -363,6 +365,9 @@ std::string compile_kernels_to_ptx(const std::vector<lowering::LoweredKernel> &k
                                    << target.to_string() << ".";
     PhaseTimer timer("PTX of " + (kernels.empty() ? std::string("no kernels") : kernels[0].name) +
                      (kernels.size() > 1 ? " and " + std::to_string(kernels.size() - 1) + " more kernels" : ""));
+    std::string names;
+    for (const lowering::LoweredKernel &k : kernels) names += (names.empty() ? "" : ", ") + k.name;
+    LLVMErrorScope scope("the kernels " + names + " for " + arch_name(target));
     llvm::LLVMContext context;
     auto module = std::make_unique<llvm::Module>("aicf_kernels", context);
     std::unique_ptr<llvm::TargetMachine> tm = make_target_machine(target);
@@ -371,6 +376,7 @@ std::string compile_kernels_to_ptx(const std::vector<lowering::LoweredKernel> &k
     // libdevice's functions ask __nvvm_reflect whether to flush denormals: they must not.
     module->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
     for (const lowering::LoweredKernel &k : kernels) {
+        LLVMErrorScope kernel_scope("kernel " + k.name + " for " + arch_name(target));
         CodeGen_PTX cg(context, *module, target);
         cg.compile(k);
     }

@@ -2,6 +2,7 @@
 
 #include "backends/llvm/CodeGen_Host.h"
 #include "backends/llvm/CodeGen_PTX.h"
+#include "backends/llvm/LLVMErrors.h"
 #include "backends/llvm/Optimize.h"
 #include "backends/runtime/Runtime.h"
 #include "dsl/Debug.h"
@@ -52,6 +53,7 @@ public:
 
 private:
     HostJIT() {
+        install_llvm_error_handlers();
         llvm::InitializeNativeTarget();
         llvm::InitializeNativeTargetAsmPrinter();
         auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
@@ -141,6 +143,7 @@ std::string host_assembly(const lowering::LoweredPipeline &p) {
     HostJIT &host = HostJIT::get();
     llvm::LLVMContext context;
     std::lock_guard<std::mutex> guard(host.lock);
+    LLVMErrorScope scope("the host code of pipeline " + p.name);
     PhaseTimer timer("host assembly of " + p.name);
     std::unique_ptr<llvm::Module> module = optimized_host_module(host, p, "aicf_" + p.name, context, timer);
     llvm::SmallString<0> text;
@@ -169,6 +172,7 @@ std::shared_ptr<CompiledPipeline> jit_compile(const lowering::LoweredPipeline &p
     HostJIT &host = HostJIT::get();
     auto context = std::make_unique<llvm::LLVMContext>();
     std::lock_guard<std::mutex> guard(host.lock);
+    LLVMErrorScope scope("the host code of pipeline " + p.name);
     PhaseTimer timer("host code of " + p.name);
     std::unique_ptr<llvm::Module> module = optimized_host_module(host, p, name, *context, timer);
 

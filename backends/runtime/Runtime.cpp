@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <new>
 #include <sstream>
 
 namespace aicf {
@@ -70,6 +71,22 @@ int32_t record_error(void *ctx, const std::string &message) {
     std::lock_guard<std::mutex> guard(rc->lock);
     if (rc->error.empty()) rc->error = message;
     return -int32_t(ir::RuntimeErrorKind::DeviceError);
+}
+
+// Runs the body of a function that compiled code calls, so that no exception crosses into
+// compiled code (which has no way to pass one on): an error, a failed allocation included,
+// becomes the run's error message and a nonzero code. `what` says what was running.
+template <typename F>
+int32_t at_c_boundary(void *ctx, const char *what, F &&body) {
+    try {
+        return body();
+    } catch (const Error &e) {
+        return record_error(ctx, e.what());
+    } catch (const std::bad_alloc &) {
+        return record_error(ctx, std::string("Out of memory while ") + what + ".");
+    } catch (const std::exception &e) {
+        return record_error(ctx, std::string("While ") + what + ": " + e.what());
+    }
 }
 
 std::string type_name(int64_t code, int64_t bits) {
@@ -205,7 +222,14 @@ void *aicf_malloc(void *ctx, const char *name, int64_t bytes) {
                            0, 0, 0, 0);
         return nullptr;
     }
-    if (rc) rc->thread_allocations().live.push_back(p);
+    int32_t kept = aicf::runtime::at_c_boundary(ctx, "recording a heap allocation", [&] {
+        if (rc) rc->thread_allocations().live.push_back(p);
+        return 0;
+    });
+    if (kept != 0) {
+        aicf::host_free(p);
+        return nullptr;
+    }
     return p;
 }
 
@@ -235,7 +259,7 @@ int32_t aicf_gpu_launch(void *ctx, int32_t kernel, int32_t gx, int32_t gy, int32
                         void *const *args) {
     auto *rc = static_cast<aicf::runtime::RunContext *>(ctx);
     const aicf::lowering::LoweredKernel &k = rc->kernels->at(size_t(kernel));
-    try {
+    auto launch = [&]() -> int32_t {
         if (gx <= 0 || gy <= 0 || gz <= 0) return 0; // nothing to compute
         if (gy > 65535 || gz > 65535) {
             return aicf::runtime::record_error(
@@ -258,18 +282,26 @@ int32_t aicf_gpu_launch(void *ctx, int32_t kernel, int32_t gx, int32_t gy, int32
             }
         }
         return 0;
-    } catch (const aicf::Error &e) {
-        std::string what = e.what();
-        if (what.find(k.name) == std::string::npos) what = "Kernel " + k.name + ": " + what;
-        return aicf::runtime::record_error(ctx, what);
-    }
+    };
+    std::string what = "launching kernel " + k.name;
+    return aicf::runtime::at_c_boundary(ctx, what.c_str(), [&]() -> int32_t {
+        try {
+            return launch();
+        } catch (const aicf::Error &e) {
+            // Errors the device raises name the kernel when they do not already.
+            std::string message = e.what();
+            if (message.find(k.name) == std::string::npos) message = "Kernel " + k.name + ": " + message;
+            return aicf::runtime::record_error(ctx, message);
+        }
+    });
 }
 
 void *aicf_device_malloc(void *ctx, const char *name, int64_t bytes) {
     auto *rc = static_cast<aicf::runtime::RunContext *>(ctx);
-    auto *b = new aicf_buffer_t{};
-    b->type = {1, 8, 1};
+    aicf_buffer_t *b = nullptr;
     try {
+        b = new aicf_buffer_t{};
+        b->type = {1, 8, 1};
         if (!rc->device) rc->device = &aicf::runtime::device_from_environment();
         char error[512] = {0};
         if (rc->device->memory()->device_malloc(b, bytes, error, sizeof error) != 0) {
@@ -280,14 +312,20 @@ void *aicf_device_malloc(void *ctx, const char *name, int64_t bytes) {
                                                  error + ".");
             return nullptr;
         }
+        std::lock_guard<std::mutex> guard(rc->lock);
+        rc->live_device_buffers.push_back(b);
+        return b;
     } catch (const aicf::Error &e) {
-        delete b;
         aicf::runtime::record_error(ctx, e.what());
-        return nullptr;
+    } catch (const std::bad_alloc &) {
+        aicf::runtime::record_error(ctx, std::string("Out of memory while allocating ") + name + " on the device.");
     }
-    std::lock_guard<std::mutex> guard(rc->lock);
-    rc->live_device_buffers.push_back(b);
-    return b;
+    if (b && b->device) {
+        auto *mem = static_cast<const aicf_device_interface_t *>(b->device_interface);
+        if (mem) mem->device_free(b);
+    }
+    delete b;
+    return nullptr;
 }
 
 void aicf_device_free(void *ctx, void *buffer) {

@@ -1,7 +1,12 @@
 // The runtime's heap allocations: each thread keeps its own list of what it allocated, and a
 // run frees what is still live when it ends (as it does when it stops at an error).
 
+#include "backends/llvm/LLVMErrors.h"
+#include "backends/runtime/Device.h"
 #include "backends/runtime/Runtime.h"
+#include "dsl/Error.h"
+
+#include <llvm/Support/ErrorHandling.h>
 
 #include <gtest/gtest.h>
 
@@ -49,6 +54,52 @@ TEST(Runtime, AnAbsurdAllocationIsAnErrorNotACrash) {
     EXPECT_EQ(aicf_malloc(&ctx, "huge", int64_t(1) << 50), nullptr);
     EXPECT_NE(ctx.error.find("huge"), std::string::npos) << ctx.error;
     EXPECT_EQ(aicf_malloc(&ctx, "negative", -1), nullptr);
+}
+
+// A device whose launches fail as a machine out of memory would: the allocation of what a
+// launch needs throws std::bad_alloc.
+class OutOfMemoryDevice : public aicf::runtime::Device {
+public:
+    const char *name() const override { return "out_of_memory"; }
+    const aicf_device_interface_t *memory() const override { return nullptr; }
+    void launch(const aicf::lowering::LoweredKernel &, const std::array<int, 3> &, void *const *) override {
+        throw std::bad_alloc();
+    }
+};
+
+TEST(Runtime, AFailedAllocationInALaunchIsAnErrorOfTheRun) {
+    // Compiled code calls aicf_gpu_launch; an exception must not cross back into it.
+    aicf::lowering::LoweredKernel k;
+    k.name = "p_k0_f";
+    std::vector<aicf::lowering::LoweredKernel> kernels = {k};
+    OutOfMemoryDevice device;
+    aicf::runtime::RunContext ctx;
+    ctx.kernels = &kernels;
+    ctx.device = &device;
+    EXPECT_NE(aicf_gpu_launch(&ctx, 0, 1, 1, 1, nullptr), 0);
+    EXPECT_NE(ctx.error.find("Out of memory while launching kernel p_k0_f"), std::string::npos) << ctx.error;
+}
+
+TEST(LLVMErrors, AFatalErrorIsAnInternalErrorNamingWhatWasCompiled) {
+    aicf::backends::install_llvm_error_handlers();
+    aicf::backends::LLVMErrorScope pipeline("the host code of pipeline blur");
+    try {
+        aicf::backends::LLVMErrorScope kernel("kernel blur_k0_blur for sm_80");
+        llvm::report_fatal_error("forced failure");
+        ADD_FAILURE() << "LLVM's fatal error returned";
+    } catch (const aicf::InternalError &e) {
+        std::string msg = e.what();
+        EXPECT_NE(msg.find("LLVM failed while compiling kernel blur_k0_blur for sm_80: forced failure"),
+                  std::string::npos)
+            << msg;
+    }
+    // The kernel's scope ended with the exception; the pipeline's is the innermost again.
+    EXPECT_EQ(aicf::backends::describe_llvm_work(), "the host code of pipeline blur");
+}
+
+TEST(LLVMErrors, AFailedAllocationInLLVMIsABadAlloc) {
+    aicf::backends::install_llvm_error_handlers();
+    EXPECT_THROW(llvm::report_bad_alloc_error("forced failure"), std::bad_alloc);
 }
 
 } // namespace
