@@ -1,6 +1,7 @@
 #include "dsl/Pipeline.h"
 
 #include "dsl/Error.h"
+#include "dsl/Fingerprint.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
 
@@ -180,62 +181,6 @@ std::vector<Argument> infer_arguments(const std::vector<Function> &outputs) {
 }
 
 namespace {
-
-// A text that identifies what a pipeline computes and how: equal texts compile to the same
-// code. Holds every definition and schedule, the arguments and the target.
-std::string fingerprint(const std::vector<Function> &outputs, const std::vector<Argument> &args,
-                        const Target &target) {
-    std::ostringstream s;
-    s << "target " << target.to_string() << "\n";
-    for (const Argument &a : args) {
-        s << "arg " << a.name << " " << a.is_buffer << a.is_output << " " << to_string(a.type)
-          << " " << a.dimensions << "\n";
-    }
-    for (const Function &f : outputs) s << "output " << f.name() << "\n";
-    for (const auto &kv : find_transitive_calls(outputs)) {
-        const Function &f = kv.second;
-        s << "func " << f.name() << "(";
-        for (const std::string &a : f.args()) s << a << ",";
-        s << ") " << f.schedule().compute_level.to_string() << " "
-          << f.schedule().store_level.to_string() << " " << int(f.schedule().memory_type)
-          << f.schedule().compute_level_set;
-        for (const auto &w : f.get()->wrappers) s << " wrapper[" << w.first << "]=" << w.second->name;
-        for (const RegionConstraint &c : f.schedule().region_constraints)
-            s << " bound:" << c.var << "," << c.min << "," << c.extent << "," << c.modulus << "," << c.remainder;
-        for (const std::string &v : f.schedule().storage_order) s << " storage:" << v;
-        for (const StorageAlignment &a : f.schedule().storage_alignment) s << " align:" << a.var << "," << a.alignment;
-        s << "\n";
-        for (int st = 0; st < f.stages(); st++) {
-            const Definition &d = f.stage(st);
-            s << " s" << st << " (";
-            // Written with shared subexpressions once: an algorithm that uses each step's
-            // value several times is a tree exponential in the number of steps.
-            for (const Expr &e : d.args) s << to_shared_string(e) << ",";
-            s << ") = (";
-            for (const Expr &e : d.values) s << to_string(e.type()) << ":" << to_shared_string(e) << ",";
-            s << ")";
-            if (d.rdom.defined()) {
-                for (const ReductionVariable &rv : d.rdom.domain())
-                    s << " " << rv.var << "[" << to_shared_string(rv.min) << "," << to_shared_string(rv.extent) << "]";
-                if (d.rdom.predicate().defined()) s << " where " << to_shared_string(d.rdom.predicate());
-            }
-            for (const Dim &dim : d.schedule.dims)
-                s << " d:" << dim.var << ":" << int(dim.for_type) << dim.is_rvar << dim.never_partition;
-            for (const Split &sp : d.schedule.splits) {
-                s << " sp:" << int(sp.kind) << sp.old_var << "," << sp.outer << "," << sp.inner
-                  << "," << sp.factor << "," << int(sp.tail);
-            }
-            for (const Prefetch &p : d.schedule.prefetches) {
-                s << " prefetch:" << p.name << "," << p.at << "," << p.from << "," << p.offset << ","
-                  << int(p.strategy);
-            }
-            if (d.schedule.single_gpu_thread) s << " single_gpu_thread";
-            if (d.schedule.never_partition_all) s << " never_partition_all";
-            s << "\n";
-        }
-    }
-    return s.str();
-}
 
 std::mutex cache_lock;
 // Lives as long as the process: its pipelines' code stays valid until exit, and nothing is
