@@ -1,6 +1,6 @@
 #include "dsl/Buffer.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/HostMemory.h"
 #include "dsl/Var.h"
 #include "dsl/ir/IROperator.h"

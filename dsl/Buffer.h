@@ -6,7 +6,7 @@
 // outputs of pipelines; called with Exprs inside an algorithm, a Buffer is an input.
 
 #include "dsl/BufferABI.h"
-#include "dsl/Float16.h"
+#include "dsl/base/Float16.h"
 #include "dsl/ir/IR.h"
 
 #include <initializer_list>

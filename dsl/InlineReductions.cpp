@@ -1,6 +1,6 @@
 #include "dsl/InlineReductions.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/Func.h"
 #include "dsl/Operators.h"
 #include "dsl/ir/IROperator.h"

@@ -1,6 +1,6 @@
 #include "dsl/Param.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/Operators.h"
 #include "dsl/Var.h"
 #include "dsl/ir/IROperator.h"

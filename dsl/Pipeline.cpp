@@ -1,6 +1,6 @@
 #include "dsl/Pipeline.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/Fingerprint.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"

@@ -1,6 +1,6 @@
 #include "dsl/RDom.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/Var.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"

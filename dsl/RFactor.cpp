@@ -1,7 +1,7 @@
 // Stage::rfactor: splitting an associative reduction into a partial reduction over new
 // pure variables and a merge of the partial results.
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/Func.h"
 #include "dsl/Stage.h"
 #include "dsl/ir/IREquality.h"

@@ -1,6 +1,6 @@
 #include "dsl/Schedule.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 
 namespace aicf {
 

@@ -1,6 +1,6 @@
 #include "dsl/Stage.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/Func.h"
 #include "dsl/Param.h"
 #include "dsl/ir/IROperator.h"

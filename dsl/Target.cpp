@@ -1,6 +1,6 @@
 #include "dsl/Target.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 
 #include <cstdlib>
 #include <sstream>

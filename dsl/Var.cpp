@@ -1,6 +1,6 @@
 #include "dsl/Var.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 
 #include <atomic>
 #include <map>

@@ -4,8 +4,8 @@
 // The one header users include.
 
 #include "dsl/Buffer.h"
-#include "dsl/Error.h"
-#include "dsl/Float16.h"
+#include "dsl/base/Error.h"
+#include "dsl/base/Float16.h"
 #include "dsl/Func.h"
 #include "dsl/InlineReductions.h"
 #include "dsl/Operators.h"

@@ -1,6 +1,6 @@
 #include "lowering/BoundsInference.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/IROperator.h"

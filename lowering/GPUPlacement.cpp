@@ -1,6 +1,6 @@
 #include "lowering/GPUPlacement.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IRVisitor.h"
 #include "lowering/Names.h"

@@ -1,6 +1,6 @@
 #include "lowering/InjectGPUBarriers.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IREquality.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"

@@ -1,6 +1,6 @@
 #include "lowering/KernelClosure.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Substitute.h"
 

@@ -1,6 +1,6 @@
 #include "lowering/RealizationOrder.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 
 #include <set>
 

@@ -2,7 +2,7 @@
 
 #include "dsl/ir/CSE.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"

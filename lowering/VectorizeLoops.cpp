@@ -1,7 +1,7 @@
 #include "lowering/VectorizeLoops.h"
 
 #include "dsl/Debug.h"
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"

@@ -1,6 +1,6 @@
 #include "lowering/Wrappers.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
 
 namespace aicf {

@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
-# Includes flow one way: dsl <- lowering <- backends. Prints each include that breaks it.
+# Includes flow one way: dsl/base <- dsl/ir <- dsl <- lowering <- backends. Prints each
+# include that breaks it.
 set -u
 status=0
+# check FOLDER ALLOWED: every project include in FOLDER (recursively) must start with one of
+# the ALLOWED prefixes (an extended regular expression of alternatives).
 check() {
-  local folder=$1 forbidden=$2
+  local folder=$1 allowed=$2
   local hits
-  hits=$(grep -rnE "#include \"(${forbidden})/" "$folder" 2>/dev/null)
+  hits=$(grep -rnE '#include "[^"]+"' "$folder" 2>/dev/null \
+         | grep -vE "#include \"(${allowed})/" \
+         | grep -E '#include "(dsl|lowering|backends|apps|tests|tutorials)/')
   if [ -n "$hits" ]; then
-    echo "$folder must not include ${forbidden//|/ or }:"
+    echo "$folder may include only ${allowed//|/, }:"
     echo "$hits"
     status=1
   fi
 }
-check dsl 'lowering|backends|apps|tests|tutorials'
-check lowering 'backends|apps|tests|tutorials'
-check backends 'apps|tests|tutorials'
-[ $status -eq 0 ] && echo "layering: dsl <- lowering <- backends holds"
+check dsl/base 'dsl/base'
+check dsl/ir 'dsl/base|dsl/ir'
+check dsl 'dsl'
+check lowering 'dsl|lowering'
+check backends 'dsl|lowering|backends'
+[ $status -eq 0 ] && echo "layering: dsl/base <- dsl/ir <- dsl <- lowering <- backends holds"
 exit $status

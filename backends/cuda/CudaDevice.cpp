@@ -1,7 +1,7 @@
 #include "backends/cuda/CudaDevice.h"
 
 #include "backends/llvm/CodeGen_PTX.h"
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 
 #include <algorithm>
 #include <chrono>

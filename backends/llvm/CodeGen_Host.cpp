@@ -2,7 +2,7 @@
 
 #include "backends/llvm/CodeGen_LLVM.h"
 #include "backends/llvm/JIT.h"
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/Substitute.h"
 #include "lowering/Names.h"
 

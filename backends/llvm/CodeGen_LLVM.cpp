@@ -1,6 +1,6 @@
 #include "backends/llvm/CodeGen_LLVM.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 

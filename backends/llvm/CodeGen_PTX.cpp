@@ -4,7 +4,7 @@
 #include "backends/llvm/LLVMErrors.h"
 #include "backends/llvm/Optimize.h"
 #include "dsl/Debug.h"
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 

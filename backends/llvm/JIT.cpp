@@ -6,7 +6,7 @@
 #include "backends/llvm/Optimize.h"
 #include "backends/runtime/Runtime.h"
 #include "dsl/Debug.h"
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IRPrinter.h"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>

@@ -1,6 +1,6 @@
 #include "backends/llvm/LLVMErrors.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 
 #include <llvm/Support/ErrorHandling.h>
 

@@ -2,7 +2,7 @@
 
 #include "backends/cuda/CudaDevice.h"
 #include "backends/sim/SimDevice.h"
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -1,7 +1,7 @@
 #include "backends/runtime/Runtime.h"
 
 #include "backends/runtime/Device.h"
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/HostMemory.h"
 
 #include "dsl/ir/IR.h"

@@ -1,7 +1,7 @@
 #include "backends/sim/SimDevice.h"
 
 #include "backends/sim/Simulator.h"
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 
 #include <cstdio>
 #include <cstring>

@@ -9,7 +9,7 @@
 #include "backends/sim/SimChecks.h"
 #include "backends/sim/SimCounters.h"
 #include "backends/sim/SimValue.h"
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "lowering/Kernel.h"
 
 #include <algorithm>

@@ -13,7 +13,7 @@
 //                              arithmetic rounded back after every operation
 //   float64                    a double (field d)
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/Type.h"
 
 #include <cmath>

@@ -2,7 +2,7 @@
 
 #include "backends/sim/SimOps.h"
 #include "backends/sim/SimStmtCode.h"
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"

@@ -1,7 +1,7 @@
 #include "dsl/ir/IR.h"
 
-#include "dsl/Error.h"
-#include "dsl/Float16.h"
+#include "dsl/base/Error.h"
+#include "dsl/base/Float16.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IRVisitor.h"
 

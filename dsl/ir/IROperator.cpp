@@ -1,6 +1,6 @@
 #include "dsl/ir/IROperator.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
 

@@ -2,7 +2,7 @@
 
 #include "dsl/ir/IREquality.h"
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/Simplify.h"
 
 namespace aicf {

@@ -3,7 +3,7 @@
 
 // A map from names to values with shadowing: push binds a name, pop restores what it hid.
 
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 
 #include <map>
 #include <string>

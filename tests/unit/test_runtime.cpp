@@ -4,7 +4,7 @@
 #include "backends/llvm/LLVMErrors.h"
 #include "backends/runtime/Device.h"
 #include "backends/runtime/Runtime.h"
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 
 #include <llvm/Support/ErrorHandling.h>
 

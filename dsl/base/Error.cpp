@@ -1,4 +1,4 @@
-#include "dsl/Error.h"
+#include "dsl/base/Error.h"
 
 #include <exception>
 

@@ -1,5 +1,5 @@
-#ifndef AICF_ERROR_H
-#define AICF_ERROR_H
+#ifndef AICF_BASE_ERROR_H
+#define AICF_BASE_ERROR_H
 
 // The exceptions AICF raises, and the macros the library uses to raise them.
 //

@@ -1,4 +1,4 @@
-#include "dsl/Float16.h"
+#include "dsl/base/Float16.h"
 
 #include <cmath>
 

@@ -1,5 +1,5 @@
-#ifndef AICF_FLOAT16_H
-#define AICF_FLOAT16_H
+#ifndef AICF_BASE_FLOAT16_H
+#define AICF_BASE_FLOAT16_H
 
 // Host-side 16-bit float types: IEEE binary16 (float16_t) and bfloat16 (bfloat16_t).
 // Conversions from float and double round to nearest, ties to even, in one step (no double
