@@ -35,7 +35,14 @@ public:
         write(e.defined() ? to_string(e.type()) + ":" + to_shared_string(e) : std::string("undefined"));
     }
     void write(const Type &t) { write(to_string(t)); }
-    void write(const LoopLevel &l) { write(l.to_string()); }
+    void write(const LoopLevel &l) {
+        write(l.defined());
+        write(l.is_root());
+        write(l.is_inlined());
+        write(l.func());
+        write(l.var());
+        write(l.stage());
+    }
     void write(const ReductionDomain &r) {
         write(r.defined());
         if (!r.defined()) return;

@@ -2,6 +2,7 @@
 
 #include "dsl/base/Error.h"
 #include "dsl/Fingerprint.h"
+#include "dsl/Names.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
 
@@ -169,7 +170,7 @@ std::vector<Argument> infer_arguments(const std::vector<Function> &outputs) {
     for (const Function &f : outputs) {
         for (int i = 0; i < f.outputs(); i++) {
             Argument a;
-            a.name = f.outputs() == 1 ? f.name() : f.name() + "." + std::to_string(i);
+            a.name = storage_name(f.name(), i, f.outputs());
             a.is_buffer = true;
             a.is_output = true;
             a.type = f.output_types()[i];

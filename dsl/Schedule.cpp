@@ -1,5 +1,7 @@
 #include "dsl/Schedule.h"
 
+#include "dsl/Names.h"
+
 #include "dsl/base/Error.h"
 
 namespace aicf {
@@ -46,9 +48,9 @@ std::string LoopLevel::to_string() const {
     case Contents::Inlined: return "inlined";
     case Contents::Root: return "root";
     case Contents::At:
-        return contents->func + (contents->stage >= 0 ? ".s" + std::to_string(contents->stage)
-                                                      : std::string()) +
-               "." + contents->var;
+        // As users write it: the loop x of f (its last stage that has one), or of a stage.
+        return "loop " + contents->var + " of " +
+               (contents->stage >= 0 ? stage_for_users(contents->func, contents->stage) : contents->func);
     }
     return "?";
 }

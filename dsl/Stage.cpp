@@ -1,5 +1,7 @@
 #include "dsl/Stage.h"
 
+#include "dsl/Names.h"
+
 #include "dsl/base/Error.h"
 #include "dsl/Func.h"
 #include "dsl/Param.h"
@@ -26,7 +28,7 @@ std::string join_outermost_first(const std::vector<Dim> &dims) {
 StageSchedule &Stage::schedule() { return func.stage(stage).schedule; }
 const Definition &Stage::definition() const { return func.stage(stage); }
 
-std::string Stage::name() const { return func.name() + ".s" + std::to_string(stage); }
+std::string Stage::name() const { return stage_for_users(func.name(), stage); }
 const std::string &Stage::func_name() const { return func.name(); }
 
 std::vector<std::string> Stage::loop_names() const {

@@ -135,7 +135,7 @@ public:
     Func rfactor(const std::vector<std::pair<RVar, Var>> &preserved);
     Func rfactor(const RVar &r, const Var &v);
 
-    // "f.s0" etc., for messages.
+    // The stage as users write it, for messages: "f", "f.update(0)".
     std::string name() const;
     // The Func this stage defines, and its index (0 for the pure definition, 1 + i for update i).
     const std::string &func_name() const;

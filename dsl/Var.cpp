@@ -1,5 +1,7 @@
 #include "dsl/Var.h"
 
+#include "dsl/Names.h"
+
 #include "dsl/base/Error.h"
 
 #include <atomic>
@@ -21,8 +23,9 @@ void check_user_name(const std::string &name, const char *what) {
     user_assert(!name.empty()) << "A " << what << " cannot have an empty name.";
     user_assert(name.find_first_of(".$") == std::string::npos)
         << "The " << what << " name \"" << name << "\" contains '.' or '$'. AICF reserves these "
-        << "characters for the names it derives (such as " << name.substr(0, name.find_first_of(".$"))
-        << ".s0.x); choose a name of letters, digits and '_'.";
+        << "characters for the names it derives (such as "
+        << loop_name(name.substr(0, name.find_first_of(".$")), 0, "x") << "); choose a name of letters, "
+        << "digits and '_'.";
 }
 
 } // namespace detail

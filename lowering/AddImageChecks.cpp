@@ -7,7 +7,7 @@
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
 #include "lowering/BoxesRequired.h"
-#include "lowering/Names.h"
+#include "dsl/Names.h"
 
 #include <algorithm>
 #include <map>
@@ -217,9 +217,9 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
     // The elements of a Tuple-valued output share one shape.
     for (size_t i = 0; i < args.size(); i++) {
         const Argument &a = args[i];
-        size_t dot = a.name.rfind('.');
-        if (!a.is_output || dot == std::string::npos || a.name.substr(dot + 1) == "0") continue;
-        std::string first = a.name.substr(0, dot) + ".0";
+        StorageNameParts storage = parse_storage_name(a.name);
+        if (!a.is_output || !storage.of_tuple || storage.value_index == 0) continue;
+        std::string first = storage_name(storage.func, 0, 2);
         for (int d = 0; d < a.dimensions; d++) {
             Expr mn = field(a.name, BufferField::Min, d), ex = field(a.name, BufferField::Extent, d);
             Expr mn0 = field(first, BufferField::Min, d), ex0 = field(first, BufferField::Extent, d);

@@ -7,7 +7,7 @@
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/Simplify.h"
 #include "lowering/BoxesRequired.h"
-#include "lowering/Names.h"
+#include "dsl/Names.h"
 
 #include <algorithm>
 #include <climits>

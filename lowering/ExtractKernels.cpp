@@ -7,7 +7,7 @@
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Substitute.h"
 #include "lowering/KernelAnalysis.h"
-#include "lowering/Names.h"
+#include "dsl/Names.h"
 
 #include <algorithm>
 #include <atomic>
@@ -87,8 +87,9 @@ private:
                     << "extract_kernels: block loops " << nest[j]->name << " and " << f->name
                     << " both run along " << to_string(f->gpu_dim);
             user_assert(i == 0 || !uses_vars(f->extent, inner_names))
-                << "The number of iterations of the GPU block loop " << f->name
-                << " depends on an outer block loop of the same kernel (" << f->extent
+                << "The number of iterations of the GPU block loop " << loop_for_users(f->name)
+                << " depends on an outer block loop of the same kernel ("
+                << with_user_loop_names(to_string(f->extent))
                 << "). The grid of a kernel must be known before it starts.";
             grid[d] = f->extent;
         }

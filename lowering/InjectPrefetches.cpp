@@ -6,6 +6,7 @@
 #include "dsl/ir/IREquality.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
+#include "dsl/Names.h"
 #include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
 #include "lowering/BoxesRequired.h"
@@ -29,7 +30,7 @@ struct Request {
     std::string from;  // the look-ahead loop
     Expr offset;
     PrefetchBoundStrategy strategy;
-    std::string stage; // "f.s1", for messages
+    std::string stage; // "f.update(0)", for messages
 };
 
 Request parse(const Call *c) {
@@ -208,7 +209,7 @@ private:
 
     Stmt lower_request(const Request &r, const Stmt &body) {
         const Loop &at = loops.back();
-        std::string where = "In the schedule of " + r.stage + ", the prefetch of " + r.name + " at loop " + at.name;
+        std::string where = "In the schedule of " + r.stage + ", the prefetch of " + r.name + " at loop " + loop_var_for_users(at.name);
         for (const Loop &l : loops) {
             user_assert(!is_gpu_loop(l.type))
                 << where << ": the loop runs on a GPU, and prefetch is for CPU loops. On a GPU, stage the data "
@@ -279,9 +280,8 @@ private:
             int lane = std::max(1, cache_line_bytes / std::max(1, t.bytes()));
             std::vector<Expr> point(dims);
             std::vector<std::pair<std::string, Interval>> outer_loops;
-            std::string prefix = r.name + ".prefetch." + std::to_string(k) + ".";
             Expr line_count;
-            std::string line_var = prefix + "line";
+            std::string line_var = prefetch_loop_name(r.name, int(k), "line");
             for (int d = 0; d < dims; d++) {
                 Expr mn = simplify(advance(access.box[d].min)), mx = simplify(advance(access.box[d].max));
                 if (d == inner) {
@@ -296,7 +296,7 @@ private:
                     Expr step = Mul::make(Variable::make(Int(32), line_var), make_const(Int(32), int64_t(lane)));
                     point[d] = Min::make(Add::make(mn, step), mx);
                 } else {
-                    std::string v = prefix + std::to_string(d);
+                    std::string v = prefetch_loop_name(r.name, int(k), std::to_string(d));
                     point[d] = Variable::make(Int(32), v);
                     outer_loops.emplace_back(v, Interval(mn, mx));
                 }

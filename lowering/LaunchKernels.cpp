@@ -5,7 +5,7 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
-#include "lowering/Names.h"
+#include "dsl/Names.h"
 
 #include <set>
 

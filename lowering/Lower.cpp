@@ -16,7 +16,7 @@
 #include "lowering/LaunchKernels.h"
 #include "lowering/MapGPULoops.h"
 #include "lowering/PackSharedMemory.h"
-#include "lowering/Names.h"
+#include "dsl/Names.h"
 #include "lowering/PartitionLoops.h"
 #include "lowering/PrintLoopNest.h"
 #include "lowering/RealizationOrder.h"

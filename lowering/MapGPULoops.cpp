@@ -5,7 +5,7 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "lowering/KernelAnalysis.h"
-#include "lowering/Names.h"
+#include "dsl/Names.h"
 
 #include <set>
 #include <sstream>
@@ -44,7 +44,7 @@ private:
         int d = int(op->gpu_dim);
         auto extent = constant_upper_bound(expand(op->extent));
         user_assert(extent.has_value())
-            << "The GPU thread loop " << op->name << " of " << func_of_loop(op->name) << " has "
+            << "The GPU thread loop " << loop_for_users(op->name) << " has "
             << op->extent << " iterations, which is not bounded by a constant, so the block "
             << "shape is unknown. Split the loop by a constant factor (gpu_tile with a constant "
             << "size does) or bound() the Func.";
@@ -63,7 +63,7 @@ void check_block_shape(const LoweredKernel &kernel) {
     for (int d = 0; d < 3; d++) {
         if (kernel.threads[d] > 1)
             shape << (shape.tellp() > 0 ? ", " : "") << kernel.threads[d] << " in "
-                  << to_string(GPUDim(d)) << " (loop " << kernel.thread_loops[d] << ")";
+                  << to_string(GPUDim(d)) << " (loop " << loop_for_users(kernel.thread_loops[d]) << ")";
     }
     user_assert(total <= target.max_threads_per_block())
         << "The kernel " << kernel.name << " needs " << total << " threads per block ("
@@ -72,7 +72,7 @@ void check_block_shape(const LoweredKernel &kernel) {
     for (int d = 0; d < 3; d++) {
         user_assert(kernel.threads[d] <= limits[d])
             << "The kernel " << kernel.name << " needs " << kernel.threads[d]
-            << " threads in dimension " << to_string(GPUDim(d)) << " (loop " << kernel.thread_loops[d]
+            << " threads in dimension " << to_string(GPUDim(d)) << " (loop " << loop_for_users(kernel.thread_loops[d])
             << "), but a block allows at most " << limits[d] << " there.";
     }
 }

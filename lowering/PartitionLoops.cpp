@@ -1,5 +1,7 @@
 #include "lowering/PartitionLoops.h"
 
+#include "dsl/Names.h"
+
 #include "dsl/ir/Bounds.h"
 #include "dsl/ir/IREquality.h"
 #include "dsl/ir/IRMutator.h"
@@ -420,7 +422,7 @@ private:
         // min <= lo <= hi <= end; the three loops cover [min, lo), [lo, hi) and [hi, end).
         lo = simplify(Min::make(lo, end));
         hi = simplify(Max::make(Min::make(hi, end), lo));
-        std::string lo_name = op->name + ".steady_min", hi_name = op->name + ".steady_end";
+        std::string lo_name = steady_min_name(op->name), hi_name = steady_end_name(op->name);
         Expr lo_var = Variable::make(i64, lo_name), hi_var = Variable::make(i64, hi_name);
 
         // Where one test alone bounds the loop from above (below), it fails throughout the

@@ -1,5 +1,7 @@
 #include "lowering/PrintLoopNest.h"
 
+#include "dsl/Names.h"
+
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
@@ -47,9 +49,9 @@ private:
     }
     void visit(const For *op) override {
         // The loops over the lines a prefetch fetches ("in.prefetch.0.line") are one line here.
-        if (size_t at = op->name.find(".prefetch."); at != std::string::npos) {
+        if (std::string prefetched; is_prefetch_loop(op->name, &prefetched)) {
             indent();
-            out << "prefetch " << op->name.substr(0, at) << "\n";
+            out << "prefetch " << prefetched << "\n";
             return;
         }
         indent();

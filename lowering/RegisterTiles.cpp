@@ -1,5 +1,6 @@
 #include "lowering/RegisterTiles.h"
 
+#include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/Bounds.h"
 #include "dsl/ir/IRMutator.h"
@@ -154,8 +155,8 @@ class RegisterTiles : public IRMutator {
         Accesses a(f);
         op->body.accept(&a);
         user_assert(a.outside_threads.empty())
-            << "Func " << f << " is stored in registers at the GPU block loop " << block_loop
-            << ", so each thread holds the part it computes, but " << a.outside_threads
+            << "Func " << f << " is stored in registers at the GPU block loop " << loop_for_users(block_loop)
+            << ", so each thread holds the part it computes, but " << with_user_loop_names(a.outside_threads)
             << " accesses it outside any thread loop. Map the loops of " << f
             << " and of its consumers onto threads (gpu_threads), or store it in GPUShared.";
         const Access *write = nullptr;
@@ -170,8 +171,8 @@ class RegisterTiles : public IRMutator {
             const Interval &w = write->box[d];
             auto extent = w.is_bounded() ? as_const_int(simplify(Sub::make(w.max, w.min))) : std::nullopt;
             user_assert(extent.has_value())
-                << "Func " << f << " is stored in registers at the GPU block loop " << block_loop
-                << ", so each thread holds the part it computes, but the part " << write->text
+                << "Func " << f << " is stored in registers at the GPU block loop " << loop_for_users(block_loop)
+                << ", so each thread holds the part it computes, but the part " << with_user_loop_names(write->text)
                 << " computes in dimension " << d << " does not have a constant size. Split the "
                 << "loops of " << f << " so that each thread computes a constant number of points.";
             region.emplace_back(with_thread_index(w.min), make_const(Int(32), *extent + 1));
@@ -182,10 +183,12 @@ class RegisterTiles : public IRMutator {
                 auto below = r.is_bounded() ? as_const_int(simplify(expanded(Sub::make(r.min, w.min)))) : std::nullopt;
                 auto above = r.is_bounded() ? as_const_int(simplify(expanded(Sub::make(w.max, r.max)))) : std::nullopt;
                 user_assert(below && above && *below >= 0 && *above >= 0)
-                    << "Func " << f << " is stored in registers at the GPU block loop " << block_loop
-                    << ", so each thread holds only the part it computes, but " << x.text
+                    << "Func " << f << " is stored in registers at the GPU block loop " << loop_for_users(block_loop)
+                    << ", so each thread holds only the part it computes, but " << with_user_loop_names(x.text)
                     << " may reach outside its thread's part in dimension " << d << " (it touches ["
-                    << r.min << ", " << r.max << "], the thread computed [" << w.min << ", " << w.max
+                    << with_user_loop_names(to_string(r.min)) << ", " << with_user_loop_names(to_string(r.max))
+                    << "], the thread computed [" << with_user_loop_names(to_string(w.min)) << ", "
+                    << with_user_loop_names(to_string(w.max))
                     << "]). Give " << f << " and its consumers the same thread mapping, or store "
                     << f << " in GPUShared.";
             }

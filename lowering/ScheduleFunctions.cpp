@@ -9,7 +9,7 @@
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Substitute.h"
 #include "lowering/Inline.h"
-#include "lowering/Names.h"
+#include "dsl/Names.h"
 
 #include <functional>
 #include <set>
@@ -62,7 +62,7 @@ public:
         for (const auto &kv : current) final_ids.insert(kv.second);
     }
     std::string name(int id) const {
-        return final_ids.count(id) ? users[id] : users[id] + ".v" + std::to_string(id);
+        return final_ids.count(id) ? users[id] : var_version_name(users[id], id);
     }
 
 private:
@@ -109,7 +109,7 @@ Stmt build_stage(const Function &f, int stage) {
             if (!is_const(factor)) {
                 Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
                                       {make_const(Int(32), int64_t(RuntimeErrorKind::SplitFactorNotPositive)),
-                                       StringImm::make(loop_name(f.name(), stage, sp.old_var)),
+                                       StringImm::make(loop_for_users(loop_name(f.name(), stage, sp.old_var))),
                                        cast(Int(64), factor)},
                                       Call::Intrinsic);
                 checks.push_back(AssertStmt::make(GT::make(factor, make_zero(Int(32))), msg));
@@ -192,12 +192,12 @@ Stmt build_stage(const Function &f, int stage) {
             std::string loops;
             for (auto it = d.schedule.dims.rbegin(); it != d.schedule.dims.rend(); ++it)
                 loops += (loops.empty() ? "" : ", ") + it->var;
-            user_error << "In the schedule of " << stage_name(f.name(), stage) << ", the prefetch of " << p.name
+            user_error << "In the schedule of " << stage_for_users(f.name(), stage) << ", the prefetch of " << p.name
                        << " names the loop " << v << ", which a later directive replaced. The loops are, "
                        << "outermost first: " << loops << ".";
         }
         user_assert(dim_index(p.from) >= dim_index(p.at))
-            << "In the schedule of " << stage_name(f.name(), stage) << ", the prefetch of " << p.name << " at "
+            << "In the schedule of " << stage_for_users(f.name(), stage) << ", the prefetch of " << p.name << " at "
             << p.at << " looks ahead in " << p.from << ", which a later reorder put inside " << p.at
             << ". It must be " << p.at << " or a loop around it.";
     }
@@ -209,7 +209,7 @@ Stmt build_stage(const Function &f, int stage) {
         int &used = gpu_dims_used[dim.for_type == ForType::GPUThread];
         const char *kind = dim.for_type == ForType::GPUThread ? "thread" : "block";
         user_assert(used < 3)
-            << "In the schedule of " << stage_name(f.name(), stage) << ", the loop " << dim.var
+            << "In the schedule of " << stage_for_users(f.name(), stage) << ", the loop " << dim.var
             << " is the fourth loop mapped onto GPU " << kind << "s; a GPU " << kind
             << " index has three dimensions (x, y, z). Fuse loops to map them onto three.";
         return GPUDim(used++);
@@ -224,7 +224,7 @@ Stmt build_stage(const Function &f, int stage) {
             requests.push_back(Evaluate::make(Call::make(
                 Int(32), Intrinsic::prefetch_request,
                 {StringImm::make(p.name), StringImm::make(at), StringImm::make(from), p.offset,
-                 make_const(Int(32), int64_t(p.strategy)), StringImm::make(stage_name(f.name(), stage))},
+                 make_const(Int(32), int64_t(p.strategy)), StringImm::make(stage_for_users(f.name(), stage))},
                 Call::Intrinsic)));
         }
         if (!requests.empty()) {
@@ -236,14 +236,14 @@ Stmt build_stage(const Function &f, int stage) {
     }
     if (d.schedule.single_gpu_thread) {
         for (const Dim &dim : d.schedule.dims) {
-            user_assert(!is_gpu_loop(dim.for_type)) << "In the schedule of " << stage_name(f.name(), stage)
+            user_assert(!is_gpu_loop(dim.for_type)) << "In the schedule of " << stage_for_users(f.name(), stage)
                               << ", gpu_single_thread() runs the stage as one GPU thread, but its loop "
                               << dim.var << " is also mapped onto the GPU (" << to_string(dim.for_type)
                               << "). Use one or the other.";
         }
         Expr zero = make_zero(Int(32)), one = make_one(Int(32));
-        body = For::make(loop_name(f.name(), stage, "__thread"), zero, one, ForType::GPUThread, GPUDim::X, body);
-        body = For::make(loop_name(f.name(), stage, "__block"), zero, one, ForType::GPUBlock, GPUDim::X, body);
+        body = For::make(loop_name(f.name(), stage, single_thread_var(false)), zero, one, ForType::GPUThread, GPUDim::X, body);
+        body = For::make(loop_name(f.name(), stage, single_thread_var(true)), zero, one, ForType::GPUBlock, GPUDim::X, body);
     }
     return Block::make(Block::make(checks), body);
 }
@@ -325,7 +325,7 @@ std::string describe_valid_levels(const std::set<std::string> &uses_of_f, const 
             if (op->name != n) return;
             visit_each<Call>(Stmt(op), [&](const Call *c) { uses = uses || uses_of_f.count(c->name); });
         });
-        if (uses) text += "  " + n + "\n";
+        if (uses) text += "  " + loop_for_users(n) + "\n";
     }
     return text + "  (or root, or inline)";
 }
@@ -375,7 +375,7 @@ void check_uses_enclosed(const Function &f, const std::set<std::string> &uses_of
         }
         void visit(const Call *op) override {
             if (uses.count(op->name) && op->call_type == Call::Func && depth == 0 && stray.empty()) {
-                stray = to_string(Expr(op));
+                stray = with_user_loop_names(to_string(Expr(op)));
                 if (op->name != name) stray += " (inlined, it calls " + name + ")";
             }
             IRVisitor::visit(op);
@@ -383,7 +383,7 @@ void check_uses_enclosed(const Function &f, const std::set<std::string> &uses_of
     } checker(f.name(), uses_of_f);
     s.accept(&checker);
     user_assert(checker.stray.empty())
-        << "Func " << f.name() << " is computed inside the loop " << site << ", but "
+        << "Func " << f.name() << " is computed inside the loop " << loop_for_users(site) << ", but "
         << checker.stray << " uses it outside that loop. Compute " << f.name()
         << " at a loop that encloses all its uses, or compute_root() it.";
 }

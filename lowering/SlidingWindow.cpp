@@ -5,7 +5,7 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
-#include "lowering/Names.h"
+#include "dsl/Names.h"
 
 #include <algorithm>
 #include <set>

@@ -4,7 +4,7 @@
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/Simplify.h"
-#include "lowering/Names.h"
+#include "dsl/Names.h"
 
 #include <algorithm>
 #include <climits>

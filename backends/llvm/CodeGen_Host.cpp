@@ -4,7 +4,7 @@
 #include "backends/llvm/JIT.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/Substitute.h"
-#include "lowering/Names.h"
+#include "dsl/Names.h"
 
 #include <llvm/ADT/StringMap.h>
 #include <llvm/IR/Intrinsics.h>
@@ -48,7 +48,7 @@ public:
             llvm::Value *slot = builder.CreateConstInBoundsGEP1_64(ptr, args, i);
             llvm::Value *pointer = builder.CreateLoad(ptr, slot, a.name + ".ptr");
             if (a.is_buffer) {
-                symbols.push(lowering::buffer_descriptor_name(a.name), pointer);
+                symbols.push(buffer_descriptor_name(a.name), pointer);
                 continue;
             }
             llvm::Value *v;

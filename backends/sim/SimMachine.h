@@ -9,6 +9,7 @@
 #include "backends/sim/SimChecks.h"
 #include "backends/sim/SimCounters.h"
 #include "backends/sim/SimValue.h"
+#include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "lowering/Kernel.h"
 
@@ -203,7 +204,7 @@ public:
 
     // "load in[...] in f at f.s0.x": what an instruction is, for messages and profiles.
     // `memory` names what a shared access touches before its first request has; with a
-    // thread, the loop's value in that thread follows ("at f.s0.x = 3").
+    // thread, the loop's value in that thread follows ("at x = 3").
     std::string label(const Site &s, const std::string &memory = "", int thread = -1) const {
         static const char *const ops[] = {"load", "store", "barrier", "shuffle"};
         std::string r = ops[s.op];
@@ -214,16 +215,24 @@ public:
             r += " " + name + "[...]";
         }
         if (!s.func.empty()) r += " in " + s.func;
-        if (!s.loop.empty()) r += " at " + s.loop + loop_value(s, thread);
+        if (!s.loop.empty()) r += " at " + loop_text(s) + loop_value(s, thread);
         return r;
     }
 
-    // " (while computing f, in loop f.s0.x = 3)": where thread t is, for messages.
+    // The site's loop as users know it: its variable alone when it is a loop of the Func the
+    // site computes ("x"), else with its stage ("x of g.update(0)").
+    static std::string loop_text(const Site &s) {
+        LoopNameParts loop = parse_loop_name(s.loop);
+        bool own = loop.func == s.func && loop.stage == 0;
+        return own ? loop_var_for_users(s.loop) : loop_for_users(s.loop);
+    }
+
+    // " (while computing f, in loop x = 3)": where thread t is, for messages.
     std::string context(const Site &s, int t) const {
         std::ostringstream os;
         if (!s.func.empty()) os << "while computing " << s.func;
         if (!s.loop.empty()) {
-            os << (s.func.empty() ? "" : ", ") << "in loop " << s.loop << loop_value(s, t);
+            os << (s.func.empty() ? "" : ", ") << "in loop " << loop_text(s) << loop_value(s, t);
         }
         const std::string where = os.str();
         return where.empty() ? "" : " (" + where + ")";

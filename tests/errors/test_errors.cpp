@@ -255,8 +255,8 @@ TEST(ScheduleErrors, ComputeAtAMissingLoopListsTheLoopsThatExist) {
     g.split(x, xo, xi, 4); // g has no loop x any more
     f.compute_at(g, x);
     std::string msg = message_of<CompileError>([&] { g.realize({8, 8}); });
-    EXPECT_CONTAINS(msg, "Func f is scheduled at g.x, but there is no such loop where f is used.");
-    EXPECT_CONTAINS(msg, "The loops that could hold it are:\n  g.s0.y\n  g.s0.xo\n  g.s0.xi\n"
+    EXPECT_CONTAINS(msg, "Func f is scheduled at loop x of g, but there is no such loop where f is used.");
+    EXPECT_CONTAINS(msg, "The loops that could hold it are:\n  y of g\n  xo of g\n  xi of g\n"
                          "  (or root, or inline)");
 }
 
@@ -265,10 +265,10 @@ TEST(ScheduleErrors, SplitOfAVariableTheStageDoesNotHaveNamesItsLoops) {
     Func g("g");
     g(x, y) = x + y;
     std::string msg = message_of<CompileError>([&] { g.split(z, Var("zo"), Var("zi"), 4); });
-    EXPECT_CONTAINS(msg, "In the schedule of g.s0, split names the loop z, but g.s0 has no such loop.");
+    EXPECT_CONTAINS(msg, "In the schedule of g, split names the loop z, but g has no such loop.");
     EXPECT_CONTAINS(msg, "Its loops are, outermost first: y, x.");
     msg = message_of<CompileError>([&] { g.never_partition(z); });
-    EXPECT_CONTAINS(msg, "In the schedule of g.s0, never_partition names the loop z, but g.s0 has no such loop.");
+    EXPECT_CONTAINS(msg, "In the schedule of g, never_partition names the loop z, but g has no such loop.");
 }
 
 TEST(ScheduleErrors, ParallelOverAReductionVariableIsRefused) {
@@ -278,7 +278,7 @@ TEST(ScheduleErrors, ParallelOverAReductionVariableIsRefused) {
     f(x) = 0;
     f(x) += r;
     std::string msg = message_of<CompileError>([&] { f.update().parallel(r); });
-    EXPECT_CONTAINS(msg, "In the schedule of f.s1, parallel(r.x) would race: r.x is a reduction "
+    EXPECT_CONTAINS(msg, "In the schedule of f.update(0), parallel(r.x) would race: r.x is a reduction "
                          "variable, so its iterations update the same points of f.");
     EXPECT_CONTAINS(msg, "Reduce with rfactor first, then parallel the new pure variable.");
 }
@@ -290,7 +290,7 @@ TEST(ScheduleErrors, VectorizeOverAReductionVariableIsRefused) {
     f(x) = 0;
     f(x) += r.x + r.y;
     std::string msg = message_of<CompileError>([&] { f.update().vectorize(r.y); });
-    EXPECT_CONTAINS(msg, "In the schedule of f.s1, vectorize(r.y) would race: r.y is a reduction variable");
+    EXPECT_CONTAINS(msg, "In the schedule of f.update(0), vectorize(r.y) would race: r.y is a reduction variable");
     EXPECT_CONTAINS(msg, "then vectorize the new pure variable.");
     // With a factor, the split happens first; the inner loop is still a reduction loop.
     Func g("g");
@@ -307,7 +307,7 @@ TEST(ScheduleErrors, ReorderThatChangesTheOrderOfReductionLoops) {
     f(x) = 0;
     f(x) += r.x * r.y;
     std::string msg = message_of<CompileError>([&] { f.update().reorder(r.y, r.x); });
-    EXPECT_CONTAINS(msg, "In the schedule of f.s1, reorder would change the order of the "
+    EXPECT_CONTAINS(msg, "In the schedule of f.update(0), reorder would change the order of the "
                          "reduction loops, which changes the order the reduction combines values in.");
     // Moving a pure loop across the reduction loops is fine.
     Func g("g");
@@ -321,7 +321,7 @@ TEST(ScheduleErrors, SplitFactorMustBePositive) {
     Func f("f");
     f(x) = x;
     std::string msg = message_of<CompileError>([&] { f.split(x, Var("xo"), Var("xi"), 0); });
-    EXPECT_CONTAINS(msg, "In the schedule of f.s0, x is split by 0; a split factor must be positive.");
+    EXPECT_CONTAINS(msg, "In the schedule of f, x is split by 0; a split factor must be positive.");
     msg = message_of<CompileError>([&] { f.split(x, Var("xo"), Var("xi"), -3); });
     EXPECT_CONTAINS(msg, "x is split by -3; a split factor must be positive.");
 }
@@ -352,7 +352,7 @@ TEST(ScheduleErrors, FuseOfLoopsThatAreNotAdjacent) {
     Func f("f");
     f(x, y, z) = x + y + z;
     std::string msg = message_of<CompileError>([&] { f.fuse(x, z, Var("t")); });
-    EXPECT_CONTAINS(msg, "In the schedule of f.s0, fuse(x, z) needs x directly inside z.");
+    EXPECT_CONTAINS(msg, "In the schedule of f, fuse(x, z) needs x directly inside z.");
     EXPECT_CONTAINS(msg, "The loops are, outermost first: z, y, x. Reorder them first.");
 }
 
@@ -363,7 +363,7 @@ TEST(ScheduleErrors, FuseOfAPureAndAReductionLoop) {
     f(x) = 0;
     f(x) += r;
     std::string msg = message_of<CompileError>([&] { f.update().fuse(r, x, Var("t")); });
-    EXPECT_CONTAINS(msg, "In the schedule of f.s1, fuse(r.x, x) mixes a reduction loop (r.x) "
+    EXPECT_CONTAINS(msg, "In the schedule of f.update(0), fuse(r.x, x) mixes a reduction loop (r.x) "
                          "with a pure one (x). Fuse two pure loops or two reduction loops.");
 }
 
@@ -376,7 +376,7 @@ TEST(ScheduleErrors, ShiftInwardsOnAnUpdateStage) {
     std::string msg = message_of<CompileError>([&] {
         f.update().split(x, Var("xo"), Var("xi"), 4, TailStrategy::ShiftInwards);
     });
-    EXPECT_CONTAINS(msg, "In the schedule of f.s1, ShiftInwards on x would apply some updates "
+    EXPECT_CONTAINS(msg, "In the schedule of f.update(0), ShiftInwards on x would apply some updates "
                          "twice. Use GuardWithIf (or RoundUp on a loop that is not the inner "
                          "loop of another split).");
 }
@@ -391,7 +391,7 @@ TEST(ScheduleErrors, ReductionVariablesNeedGuardWithIf) {
         std::string msg = message_of<CompileError>([&] {
             f.update().split(r, Var("ro"), Var("ri"), 3, tail);
         });
-        EXPECT_CONTAINS(msg, "In the schedule of f.s1, the reduction variable r.x is split with a "
+        EXPECT_CONTAINS(msg, "In the schedule of f.update(0), the reduction variable r.x is split with a "
                              "tail strategy that would compute some points twice or past the end of the RDom.");
         EXPECT_CONTAINS(msg, "Reduction variables need TailStrategy::GuardWithIf.");
     }
@@ -406,7 +406,7 @@ TEST(ScheduleErrors, ComputeAtALoopThatDoesNotEncloseAllUses) {
     g.compute_root();
     f.compute_at(g, x);
     std::string msg = message_of<CompileError>([&] { h.realize({8}); });
-    EXPECT_CONTAINS(msg, "Func f is computed inside the loop g.s0.x, but f(h.s0.x) uses it outside "
+    EXPECT_CONTAINS(msg, "Func f is computed inside the loop x of g, but f(x) uses it outside "
                          "that loop.");
     EXPECT_CONTAINS(msg, "Compute f at a loop that encloses all its uses, or compute_root() it.");
 }
@@ -420,7 +420,7 @@ TEST(ScheduleErrors, ComputeAtOneStageOfAConsumerThatUsesItInTwo) {
     g(x) += f(x + r);
     f.compute_at(LoopLevel("g", "x", 1));
     std::string msg = message_of<CompileError>([&] { g.realize({8}); });
-    EXPECT_CONTAINS(msg, "Func f is computed inside the loop g.s1.x, but f(g.s0.x) uses it outside "
+    EXPECT_CONTAINS(msg, "Func f is computed inside the loop x of g.update(0), but f(x) uses it outside "
                          "that loop.");
 }
 
@@ -474,7 +474,7 @@ TEST(ScheduleErrors, StoringOutsideDoesNotCoverAUseBeforeTheComputeLoop) {
     f.compute_at(h, x).store_at(h, y);
     g.compute_at(h, y);
     std::string msg = message_of<CompileError>([&] { h.realize({8, 4}); });
-    EXPECT_CONTAINS(msg, "Func f is computed inside the loop h.s0.x, but f(g.s0.x, g.s0.y) uses it "
+    EXPECT_CONTAINS(msg, "Func f is computed inside the loop x of h, but f(x, y) uses it "
                          "outside that loop.");
 }
 
@@ -488,12 +488,12 @@ TEST(ScheduleErrors, ComputeAtALoopThatMissesAUseThroughAnInlinedFunc) {
     h(x, y) = h(x, y) + g(x, y) % 7;
     f.compute_at(h, y); // the loop over y of h's last stage, the update
     std::string msg = message_of<CompileError>([&] { h.realize({8, 4}); });
-    EXPECT_CONTAINS(msg, "Func f is computed inside the loop h.s1.y, but g(h.s0.x, h.s0.y) "
+    EXPECT_CONTAINS(msg, "Func f is computed inside the loop y of h.update(0), but g(x, y) "
                          "(inlined, it calls f) uses it outside that loop.");
     // The loops that could hold f are those around every use, the inlined ones included.
     f.compute_at(h, Var("z"));
     msg = message_of<CompileError>([&] { h.realize({8, 4}); });
-    EXPECT_CONTAINS(msg, "The loops that could hold it are:\n  h.s0.y\n  h.s0.x\n  h.s1.y\n  h.s1.x\n");
+    EXPECT_CONTAINS(msg, "The loops that could hold it are:\n  y of h\n  x of h\n  y of h.update(0)\n  x of h.update(0)\n");
 }
 
 // Rounding a region or padding storage by an absurd multiple is a typed error, at compile time
@@ -557,11 +557,11 @@ TEST(ScheduleErrors, AnOutputCannotBePlaced) {
     };
     std::string msg = refusal([](Func &f, Func &out, Var &y) { out.compute_at(f, y); });
     EXPECT_CONTAINS(msg, "Func out is an output of the pipeline, so it is computed at the root into the "
-                         "buffer realize() is given; it cannot be computed at f.y. Schedule its loops");
+                         "buffer realize() is given; it cannot be computed at loop y of f. Schedule its loops");
     msg = refusal([](Func &, Func &out, Var &) { out.compute_inline(); });
     EXPECT_CONTAINS(msg, "it cannot be computed inline.");
     msg = refusal([](Func &f, Func &out, Var &y) { out.store_at(f, y); });
-    EXPECT_CONTAINS(msg, "it cannot be stored at f.y.");
+    EXPECT_CONTAINS(msg, "it cannot be stored at loop y of f.");
     msg = refusal([](Func &, Func &out, Var &) { out.store_in(MemoryType::Stack); });
     EXPECT_CONTAINS(msg, "it cannot be stored in stack memory.");
 }
@@ -573,7 +573,7 @@ TEST(ScheduleErrors, StoreLevelMustEncloseTheComputeLevel) {
     g(x, y) = f(x, y);
     f.compute_at(g, y).store_at(g, x);
     std::string msg = message_of<CompileError>([&] { g.realize({4, 4}); });
-    EXPECT_CONTAINS(msg, "Func f is stored at g.x and computed at g.y, but the store level must "
+    EXPECT_CONTAINS(msg, "Func f is stored at loop x of g and computed at loop y of g, but the store level must "
                          "enclose the compute level.");
 }
 
@@ -595,10 +595,10 @@ TEST(ScheduleErrors, NewLoopNamesMustBeFresh) {
     Func f("f");
     f(x, y) = x + y;
     std::string msg = message_of<CompileError>([&] { f.split(x, y, Var("xi"), 2); });
-    EXPECT_CONTAINS(msg, "In the schedule of f.s0, split would create a loop y, but f.s0 already "
+    EXPECT_CONTAINS(msg, "In the schedule of f, split would create a loop y, but f already "
                          "has a loop of that name. Use a new Var.");
     msg = message_of<CompileError>([&] { f.split(x, xo, Var("xi"), 2).rename(xo, x); });
-    EXPECT_CONTAINS(msg, "In the schedule of f.s0, rename would create a loop x, which is already a "
+    EXPECT_CONTAINS(msg, "In the schedule of f, rename would create a loop x, which is already a "
                          "variable of f. Use a new Var.");
 }
 
@@ -611,7 +611,7 @@ TEST(ScheduleErrors, RoundUpOnAnInnerLoopOfAnUpdateStage) {
     std::string msg = message_of<CompileError>([&] {
         f.update().split(x, xo, xi, 4).split(xi, Var("xio"), Var("xii"), 3, TailStrategy::RoundUp);
     });
-    EXPECT_CONTAINS(msg, "In the schedule of f.s1, RoundUp on xi would apply some updates twice: xi "
+    EXPECT_CONTAINS(msg, "In the schedule of f.update(0), RoundUp on xi would apply some updates twice: xi "
                          "is the inner loop of an earlier split");
     EXPECT_CONTAINS(msg, "Use GuardWithIf.");
     // The outer loop runs past the end instead, which is allowed.
@@ -649,7 +649,7 @@ TEST(RuntimeErrors, SplitFactorFromAParamMustBePositive) {
     EXPECT_EQ(ok(9), 18);
     factor.set(0);
     std::string msg = message_of<RuntimeError>([&] { f.realize({10}); });
-    EXPECT_CONTAINS(msg, "The loop f.s0.x is split by 0; a split factor must be positive.");
+    EXPECT_CONTAINS(msg, "The loop x of f is split by 0; a split factor must be positive.");
 }
 
 // A factor known only at run time may be anything up to the int32 limit: with GuardWithIf
@@ -717,7 +717,7 @@ TEST(ScheduleErrors, PrefetchMistakes) {
 
     // A loop the stage does not have.
     std::string msg = message_of<CompileError>([&] { g.prefetch(a, z, z); });
-    EXPECT_CONTAINS(msg, "In the schedule of g.s0, prefetch names the loop z, but g.s0 has no such loop.");
+    EXPECT_CONTAINS(msg, "In the schedule of g, prefetch names the loop z, but g has no such loop.");
     EXPECT_CONTAINS(msg, "Its loops are, outermost first: y, x.");
     // Looking ahead in a loop inside the one the prefetch is placed in.
     msg = message_of<CompileError>([&] { g.prefetch(a, y, x); });
@@ -743,15 +743,15 @@ TEST(ScheduleErrors, PrefetchMistakesFoundWhenLowering) {
     };
     // A later split replaced the loop.
     std::string msg = pipeline([&](Func &, Func &g, Func &) { g.prefetch(a, x, y).split(x, xo, xi, 4); });
-    EXPECT_CONTAINS(msg, "In the schedule of g.s0, the prefetch of a names the loop x, which a later directive "
+    EXPECT_CONTAINS(msg, "In the schedule of g, the prefetch of a names the loop x, which a later directive "
                          "replaced. The loops are, outermost first: y, xo, xi.");
     // A vectorized loop.
     msg = pipeline([&](Func &, Func &g, Func &) { g.prefetch(a, x, x).vectorize(x); });
-    EXPECT_CONTAINS(msg, "In the schedule of g.s0, the prefetch of a at loop g.s0.x: that loop is vectorized.");
+    EXPECT_CONTAINS(msg, "In the schedule of g, the prefetch of a at loop x: that loop is vectorized.");
     EXPECT_CONTAINS(msg, "Prefetch at a serial, unrolled or parallel loop around it.");
     // An inlined Func has no storage.
     msg = pipeline([&](Func &f, Func &g, Func &) { g.prefetch(f, y, y); });
-    EXPECT_CONTAINS(msg, "the prefetch of f at loop g.s0.y: f has no storage around that loop");
+    EXPECT_CONTAINS(msg, "the prefetch of f at loop y: f has no storage around that loop");
     EXPECT_CONTAINS(msg, "Store it at or outside the loop");
     // A Func stored inside the loop.
     msg = pipeline([&](Func &f, Func &g, Func &) {
@@ -764,7 +764,7 @@ TEST(ScheduleErrors, PrefetchMistakesFoundWhenLowering) {
         h.compute_root();
         g.prefetch(h, y, y);
     });
-    EXPECT_CONTAINS(msg, "the prefetch of h at loop g.s0.y: the loop does not read h, so there is nothing of it "
+    EXPECT_CONTAINS(msg, "the prefetch of h at loop y: the loop does not read h, so there is nothing of it "
                          "to prefetch.");
 }
 
@@ -778,7 +778,7 @@ TEST(ScheduleErrors, PrefetchOfAWholeTableIsRefused) {
     g(x, y) = table(x, clamp(ids(y), 0, 99999));
     g.split(y, yo, yi, 64).prefetch(table, yo, yo, 1);
     std::string msg = message_of<CompileError>([&] { g.compile_to_lowered_stmt(::testing::TempDir() + "g.stmt"); });
-    EXPECT_CONTAINS(msg, "the prefetch of table at loop g.s0.yo: each iteration would fetch at least 100000 cache lines");
+    EXPECT_CONTAINS(msg, "the prefetch of table at loop yo: each iteration would fetch at least 100000 cache lines");
     EXPECT_CONTAINS(msg, "Prefetch at an inner loop");
     // At the inner loop each iteration reads one row, and the prefetch fetches that row.
     Func h("h");

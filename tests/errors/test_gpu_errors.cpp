@@ -42,8 +42,8 @@ TEST(GPUScheduleErrors, MoreThan1024ThreadsPerBlock) {
     f.gpu_tile(x, y, bx, by, tx, ty, 64, 32);
     std::string msg = message_of<CompileError>([&] { f.realize({128, 128}, gpu_target); });
     EXPECT_CONTAINS(msg, "needs 2048 threads per block");
-    EXPECT_CONTAINS(msg, "64 in x (loop f.s0.tx)");
-    EXPECT_CONTAINS(msg, "32 in y (loop f.s0.ty)");
+    EXPECT_CONTAINS(msg, "64 in x (loop tx of f)");
+    EXPECT_CONTAINS(msg, "32 in y (loop ty of f)");
     EXPECT_CONTAINS(msg, "at most 1024");
 }
 
@@ -65,7 +65,7 @@ TEST(GPUScheduleErrors, ThreadLoopOutsideBlockLoops) {
     f(x) = x * 2;
     f.split(x, xo, xi, 32).gpu_threads(xi);
     std::string msg = message_of<CompileError>([&] { f.realize({100}, gpu_target); });
-    EXPECT_CONTAINS(msg, "GPU thread loop f.s0.xi of f is not inside any GPU block loop");
+    EXPECT_CONTAINS(msg, "GPU thread loop xi of f is not inside any GPU block loop");
     EXPECT_CONTAINS(msg, "gpu_single_thread");
 }
 
@@ -77,7 +77,7 @@ TEST(GPUScheduleErrors, ThreadLoopOutsideBlockLoopsOfAStageComputedAtRoot) {
     g.gpu_tile(x, bx, tx, 32);
     f.compute_root().gpu_threads(x);
     std::string msg = message_of<CompileError>([&] { g.realize({100}, gpu_target); });
-    EXPECT_CONTAINS(msg, "GPU thread loop f.s0.x of f is not inside any GPU block loop");
+    EXPECT_CONTAINS(msg, "GPU thread loop x of f is not inside any GPU block loop");
 }
 
 TEST(GPUScheduleErrors, ComputeAtBetweenTwoBlockLoops) {
@@ -88,7 +88,7 @@ TEST(GPUScheduleErrors, ComputeAtBetweenTwoBlockLoops) {
     g.gpu_tile(x, y, bx, by, tx, ty, 8, 8);
     f.compute_at(g, by);
     std::string msg = message_of<CompileError>([&] { g.realize({64, 64}, gpu_target); });
-    EXPECT_CONTAINS(msg, "Func f is computed at the GPU block loop g.s0.by, between it and an "
+    EXPECT_CONTAINS(msg, "Func f is computed at the GPU block loop by of g, between it and an "
                          "inner block loop");
     EXPECT_CONTAINS(msg, "innermost block loop");
 }
@@ -110,7 +110,7 @@ TEST(GPUScheduleErrors, PrefetchIsForCPULoops) {
     f(x) = in(x) * 2.0f;
     f.gpu_tile(x, bx, tx, 32).prefetch(in, tx, bx);
     std::string msg = message_of<CompileError>([&] { f.realize({256}, gpu_target); });
-    EXPECT_CONTAINS(msg, "the prefetch of in at loop f.s0.tx: the loop runs on a GPU, and prefetch is for CPU loops.");
+    EXPECT_CONTAINS(msg, "the prefetch of in at loop tx: the loop runs on a GPU, and prefetch is for CPU loops.");
     EXPECT_CONTAINS(msg, "in.in() computed at the block loop in shared memory");
 }
 
@@ -132,7 +132,7 @@ TEST(GPUScheduleErrors, SharedMemoryInsideThreadLoops) {
     g.gpu_tile(x, bx, tx, 32);
     f.compute_at(g, tx).store_in(MemoryType::GPUShared);
     std::string msg = message_of<CompileError>([&] { g.realize({100}, gpu_target); });
-    EXPECT_CONTAINS(msg, "Func f is computed inside the GPU thread loop g.s0.tx");
+    EXPECT_CONTAINS(msg, "Func f is computed inside the GPU thread loop tx of g");
     EXPECT_CONTAINS(msg, "MemoryType::Register");
 }
 
@@ -144,9 +144,9 @@ TEST(GPUScheduleErrors, ThreadLoopsOfAFuncComputedInsideThreadLoops) {
     g.gpu_tile(x, bx, tx, 32);
     f.compute_at(g, tx).gpu_threads(x);
     std::string msg = message_of<CompileError>([&] { g.realize({100}, gpu_target); });
-    EXPECT_CONTAINS(msg, "f is computed inside the GPU thread loop g.s0.tx, where each thread "
+    EXPECT_CONTAINS(msg, "f is computed inside the GPU thread loop tx of g, where each thread "
                          "computes its own copy of it");
-    EXPECT_CONTAINS(msg, "compute it at the block loop g.s0.bx");
+    EXPECT_CONTAINS(msg, "compute it at the block loop bx of g");
 }
 
 TEST(GPUScheduleErrors, RegisterTileReadOutsideItsThreadsPart) {
@@ -157,7 +157,7 @@ TEST(GPUScheduleErrors, RegisterTileReadOutsideItsThreadsPart) {
     g.gpu_tile(x, bx, tx, 32);
     f.compute_at(g, bx).store_in(MemoryType::Register).split(x, bx, tx, 32).gpu_threads(tx);
     std::string msg = message_of<CompileError>([&] { g.realize({100}, gpu_target); });
-    EXPECT_CONTAINS(msg, "Func f is stored in registers at the GPU block loop g.s0.bx, so each "
+    EXPECT_CONTAINS(msg, "Func f is stored in registers at the GPU block loop bx of g, so each "
                          "thread holds only the part it computes");
     EXPECT_CONTAINS(msg, "may reach outside its thread's part in dimension 0");
     EXPECT_CONTAINS(msg, "or store f in GPUShared");
@@ -170,7 +170,7 @@ TEST(GPUScheduleErrors, ParallelLoopInsideAKernel) {
     f.gpu_tile(x, bx, tx, 32).parallel(y);
     f.reorder(y, tx, bx);
     std::string msg = message_of<CompileError>([&] { f.realize({64, 4}, gpu_target); });
-    EXPECT_CONTAINS(msg, "f.s0.y of f is parallel inside the GPU kernel");
+    EXPECT_CONTAINS(msg, "The loop y of f is parallel inside the GPU kernel");
 }
 
 TEST(GPUScheduleErrors, SingleThreadAndMappedLoopsTogether) {
@@ -179,7 +179,7 @@ TEST(GPUScheduleErrors, SingleThreadAndMappedLoopsTogether) {
     f(x) = x * 2;
     f.gpu_tile(x, bx, tx, 8).gpu_single_thread();
     std::string msg = message_of<CompileError>([&] { f.realize({16}, gpu_target); });
-    EXPECT_CONTAINS(msg, "In the schedule of f.s0, gpu_single_thread() runs the stage as one GPU thread, "
+    EXPECT_CONTAINS(msg, "In the schedule of f, gpu_single_thread() runs the stage as one GPU thread, "
                          "but its loop tx is also mapped onto the GPU (gpu_thread). Use one or the other.");
 }
 
@@ -201,7 +201,7 @@ TEST(GPUScheduleErrors, ThreadExtentWithoutAConstantBound) {
     f.split(y, bx, tx, n).gpu_blocks(bx).gpu_threads(tx);
     n.set(8);
     std::string msg = message_of<CompileError>([&] { f.realize({16, 64}, gpu_target); });
-    EXPECT_CONTAINS(msg, "The GPU thread loop f.s0.tx of f");
+    EXPECT_CONTAINS(msg, "The GPU thread loop tx of f");
     EXPECT_CONTAINS(msg, "not bounded by a constant");
 }
 

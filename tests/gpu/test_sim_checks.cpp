@@ -188,11 +188,9 @@ TEST(SimCheck, MissingBarrierIsARaceOnTheTile) {
     EXPECT_TRUE(contains(
         msg, "shared-memory race in block (0, 0, 0) on tile[32] at byte 128 of shared memory"))
         << msg;
-    EXPECT_TRUE(contains(msg, "thread (0, 1, 0) stores it (store tile[...] in tile at "
-                              "tile.s0.x)"))
+    EXPECT_TRUE(contains(msg, "thread (0, 1, 0) stores it (store tile[...] in tile at x)"))
         << msg;
-    EXPECT_TRUE(contains(msg, "thread (1, 0, 0) loads it (load tile[...] in out at "
-                              "out.s0.tx = 1)"))
+    EXPECT_TRUE(contains(msg, "thread (1, 0, 0) loads it (load tile[...] in out at tx = 1)"))
         << msg;
     EXPECT_TRUE(contains(msg, "no barrier")) << msg;
 }
@@ -222,7 +220,7 @@ TEST(SimCheck, SharedReadOutOfBounds) {
         << msg;
     EXPECT_TRUE(contains(msg, "at index 1024, outside its valid range [0, 1024)")) << msg;
     EXPECT_TRUE(contains(msg, "byte 4096 is past tile, which lives at bytes [0, 4096)")) << msg;
-    EXPECT_TRUE(contains(msg, "while computing out, in loop out.s0.tx = 0")) << msg;
+    EXPECT_TRUE(contains(msg, "while computing out, in loop tx = 0")) << msg;
 }
 
 TEST(SimCheck, SharedStoreOutOfBounds) {
@@ -237,7 +235,7 @@ TEST(SimCheck, SharedStoreOutOfBounds) {
     EXPECT_TRUE(contains(msg, "thread (31, 31, 0) of block (0, 0, 0) stores to shared memory"))
         << msg;
     EXPECT_TRUE(contains(msg, "at index 1024, outside its valid range [0, 1024)")) << msg;
-    EXPECT_TRUE(contains(msg, "while computing tile, in loop tile.s0.x = 31")) << msg;
+    EXPECT_TRUE(contains(msg, "while computing tile, in loop x = 31")) << msg;
 }
 
 TEST(SimCheck, ReadOfUnwrittenSharedMemory) {
@@ -249,7 +247,7 @@ TEST(SimCheck, ReadOfUnwrittenSharedMemory) {
     EXPECT_TRUE(contains(msg, "thread (16, 0, 0) of block (0, 0, 0) loads tile[512] at byte 2048 "
                               "of shared memory, which no thread of the block has written"))
         << msg;
-    EXPECT_TRUE(contains(msg, "(load tile[...] in out at out.s0.tx = 16)")) << msg;
+    EXPECT_TRUE(contains(msg, "(load tile[...] in out at tx = 16)")) << msg;
 }
 
 // Shared memory reused by lifetime: f3 takes f1's bytes once f2 is computed. The message
