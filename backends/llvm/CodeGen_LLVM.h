@@ -2,7 +2,7 @@
 #define AICF_BACKENDS_LLVM_CODEGEN_LLVM_H
 
 // Translates lowered IR (flat storage) into LLVM IR. One translator for every LLVM target;
-// the host code generator (and later the NVPTX one) derive from it and add what differs:
+// the host and NVPTX code generators derive from it and add what differs:
 // how a function receives its arguments and which runtime it calls.
 
 #include "dsl/ir/IRVisitor.h"

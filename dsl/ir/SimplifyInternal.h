@@ -41,6 +41,9 @@ struct ConstBounds {
     bool is_point() const { return bounded() && min == max; }
 };
 
+// Ends are combined in 128 bits; an end that leaves int64 becomes unbounded.
+using i128 = __int128;
+ConstBounds make_bounds(bool has_lo, i128 lo, bool has_hi, i128 hi);
 ConstBounds bounds_add(const ConstBounds &a, const ConstBounds &b);
 ConstBounds bounds_negate(const ConstBounds &a);
 ConstBounds bounds_mul(const ConstBounds &a, const ConstBounds &b);

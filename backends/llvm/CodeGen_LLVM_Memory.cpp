@@ -1,0 +1,254 @@
+// The memory half of the LLVM translator: addresses of storage elements (summed so loop
+// invariants stay outside loops), alias metadata, and the Load, Store and Allocate nodes.
+
+#include "backends/llvm/CodeGen_LLVM.h"
+
+#include "dsl/base/Error.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
+
+#include <llvm/IR/MDBuilder.h>
+
+namespace aicf {
+namespace backends {
+
+using namespace ir;
+
+llvm::MDNode *CodeGen_LLVM::storage_tbaa_tag(const std::string &name) {
+    llvm::MDNode *&tag = tbaa_tags[name];
+    if (!tag) {
+        llvm::MDBuilder md(context);
+        if (!tbaa_root) tbaa_root = md.createTBAARoot("aicf storage");
+        llvm::MDNode *type = md.createTBAAScalarTypeNode(name, tbaa_root);
+        tag = md.createTBAAStructTagNode(type, type, 0);
+    }
+    return tag;
+}
+
+llvm::Value *CodeGen_LLVM::address_of(const std::string &name, llvm::Value *index, Type elem, bool inbounds) {
+    const llvm::Value *const *base = symbols.find(name);
+    internal_assert(base) << "codegen: no storage named " << name;
+    llvm::Value *idx = builder.CreateSExt(index, llvm::Type::getInt64Ty(context));
+    llvm::Type *t = llvm_type_of(elem.element_of());
+    llvm::Value *ptr = const_cast<llvm::Value *>(*base);
+    return inbounds ? builder.CreateInBoundsGEP(t, ptr, idx) : builder.CreateGEP(t, ptr, idx);
+}
+
+int CodeGen_LLVM::depth_of(const Expr &e) const {
+    int depth = 0;
+    visit_each<Variable>(e, [&](const Variable *v) {
+        if (const int *d = definition_depth.find(v->name)) depth = std::max(depth, *d);
+    });
+    return depth;
+}
+
+// Whether the let `name` binds a sum whose variables can all be used here (a parallel loop's
+// body sees only the values its closure carries).
+bool CodeGen_LLVM::expandable(const std::string &name) const {
+    if (!let_values.contains(name)) return false;
+    const Expr &value = let_values.get(name);
+    if (!value.as<Add>() && !value.as<Sub>()) return false;
+    bool ok = true;
+    visit_each<Variable>(value, [&](const Variable *v) { ok = ok && symbols.contains(v->name); });
+    return ok;
+}
+
+// The summands of an index, with their signs: a + b - c is {a, +}, {b, +}, {c, -}. A variable
+// bound to a sum (by common subexpression elimination, say) counts as that sum, so that the
+// same element reached through the variable and through the sum gets the same address
+// computation, which alias analysis then recognizes.
+void CodeGen_LLVM::collect_summands(const Expr &e, bool negate, std::vector<std::pair<Expr, bool>> &out,
+                                    int depth) const {
+    if (const Add *a = e.as<Add>()) {
+        collect_summands(a->a, negate, out, depth);
+        collect_summands(a->b, negate, out, depth);
+    } else if (const Sub *s = e.as<Sub>()) {
+        collect_summands(s->a, negate, out, depth);
+        collect_summands(s->b, !negate, out, depth);
+    } else if (const Variable *v = e.as<Variable>(); v && depth < 4 && expandable(v->name)) {
+        collect_summands(let_values.get(v->name), negate, out, depth + 1);
+    } else {
+        out.emplace_back(e, negate);
+    }
+}
+
+llvm::Value *CodeGen_LLVM::address_of(const std::string &name, const Expr &index, Type elem, bool inbounds) {
+    std::vector<std::pair<Expr, bool>> summands;
+    // Signed 32-bit index arithmetic does not overflow, so the sum may be taken in 64 bits.
+    if (index.type() == Int(32)) collect_summands(index, false, summands);
+    if (summands.size() < 2) return address_of(name, codegen(index), elem, inbounds);
+    const llvm::Value *const *base = symbols.find(name);
+    internal_assert(base) << "codegen: no storage named " << name;
+    std::vector<std::pair<int, size_t>> order;
+    for (size_t i = 0; i < summands.size(); i++) order.emplace_back(depth_of(summands[i].first), i);
+    std::stable_sort(order.begin(), order.end());
+    llvm::Type *i64 = llvm::Type::getInt64Ty(context), *elem_type = llvm_type_of(elem.element_of());
+    llvm::Value *ptr = const_cast<llvm::Value *>(*base);
+    for (const auto &o : order) {
+        const auto &[term, negative] = summands[o.second];
+        llvm::Value *v = builder.CreateSExt(codegen(term), i64);
+        if (negative) v = builder.CreateNSWNeg(v);
+        // Not inbounds: a partial sum may point outside the storage (below its min).
+        ptr = builder.CreateGEP(elem_type, ptr, v);
+    }
+    return ptr;
+}
+
+void CodeGen_LLVM::visit(const Load *op) {
+    Type t = op->type;
+    llvm::Type *elem = llvm_type_of(t.element_of());
+    llvm::Align align(t.element_of().bytes());
+    if (t.lanes == 1) {
+        llvm::Value *ptr = address_of(op->name, op->index, t);
+        if (is_true(op->predicate)) {
+            value = tag_access(builder.CreateAlignedLoad(elem, ptr, align), op->name);
+            return;
+        }
+        internal_error << "codegen: predicated scalar load of " << op->name;
+    }
+    const Ramp *ramp = op->index.as<Ramp>();
+    if (ramp && is_const_one(ramp->stride)) {
+        llvm::Value *ptr = address_of(op->name, ramp->base, t, is_true(op->predicate));
+        if (is_true(op->predicate)) {
+            value = tag_access(builder.CreateAlignedLoad(llvm_type_of(t), ptr, align), op->name);
+        } else {
+            value = tag_access(builder.CreateMaskedLoad(llvm_type_of(t), ptr, align, codegen(op->predicate),
+                                                        llvm::UndefValue::get(llvm_type_of(t))),
+                               op->name);
+        }
+        return;
+    }
+    if (const Broadcast *b = op->index.as<Broadcast>(); b && is_true(op->predicate)) {
+        llvm::Value *ptr = address_of(op->name, b->value, t);
+        value = splat_if_vector(tag_access(builder.CreateAlignedLoad(elem, ptr, align), op->name), t.lanes);
+        return;
+    }
+    // A gather, one lane at a time; masked-off lanes are not read.
+    llvm::Value *indices = codegen(op->index);
+    llvm::Value *pred = codegen(op->predicate);
+    llvm::Value *result = llvm::UndefValue::get(llvm_type_of(t));
+    for (int i = 0; i < t.lanes; i++) {
+        llvm::Value *idx = builder.CreateExtractElement(indices, uint64_t(i));
+        llvm::Value *lane_on = builder.CreateExtractElement(pred, uint64_t(i));
+        llvm::Value *ptr = address_of(op->name, idx, t);
+        llvm::BasicBlock *before = builder.GetInsertBlock();
+        llvm::BasicBlock *load_bb = llvm::BasicBlock::Create(context, "gather_lane", function);
+        llvm::BasicBlock *after = llvm::BasicBlock::Create(context, "gather_next", function);
+        builder.CreateCondBr(lane_on, load_bb, after);
+        builder.SetInsertPoint(load_bb);
+        llvm::Value *x = tag_access(builder.CreateAlignedLoad(elem, ptr, align), op->name);
+        llvm::Value *with = builder.CreateInsertElement(result, x, uint64_t(i));
+        builder.CreateBr(after);
+        builder.SetInsertPoint(after);
+        llvm::PHINode *phi = builder.CreatePHI(result->getType(), 2);
+        phi->addIncoming(result, before);
+        phi->addIncoming(with, load_bb);
+        result = phi;
+    }
+    value = result;
+}
+
+void CodeGen_LLVM::visit(const Store *op) {
+    Type t = op->value.type();
+    llvm::Value *v = codegen(op->value);
+    llvm::Align align(t.element_of().bytes());
+    if (t.lanes == 1) {
+        internal_assert(is_true(op->predicate)) << "codegen: predicated scalar store to " << op->name;
+        tag_access(builder.CreateAlignedStore(v, address_of(op->name, op->index, t), align), op->name);
+        return;
+    }
+    const Ramp *ramp = op->index.as<Ramp>();
+    if (ramp && is_const_one(ramp->stride)) {
+        llvm::Value *ptr = address_of(op->name, ramp->base, t, is_true(op->predicate));
+        if (is_true(op->predicate)) {
+            tag_access(builder.CreateAlignedStore(v, ptr, align), op->name);
+        } else {
+            tag_access(builder.CreateMaskedStore(v, ptr, align, codegen(op->predicate)), op->name);
+        }
+        return;
+    }
+    llvm::Value *indices = codegen(op->index);
+    llvm::Value *pred = codegen(op->predicate);
+    for (int i = 0; i < t.lanes; i++) {
+        llvm::Value *lane_on = builder.CreateExtractElement(pred, uint64_t(i));
+        llvm::BasicBlock *store_bb = llvm::BasicBlock::Create(context, "scatter_lane", function);
+        llvm::BasicBlock *after = llvm::BasicBlock::Create(context, "scatter_next", function);
+        builder.CreateCondBr(lane_on, store_bb, after);
+        builder.SetInsertPoint(store_bb);
+        llvm::Value *idx = builder.CreateExtractElement(indices, uint64_t(i));
+        tag_access(builder.CreateAlignedStore(builder.CreateExtractElement(v, uint64_t(i)), address_of(op->name, idx, t), align), op->name);
+        builder.CreateBr(after);
+        builder.SetInsertPoint(after);
+    }
+}
+
+void CodeGen_LLVM::visit(const Provide *op) {
+    internal_error << "codegen: Provide to " << op->name << " survived storage flattening";
+}
+
+void CodeGen_LLVM::visit(const Allocate *op) {
+    // The element count in 64 bits, checked: no overflow and at most 2^31 - 1 elements.
+    llvm::Type *i64 = llvm::Type::getInt64Ty(context);
+    llvm::Value *count = llvm::ConstantInt::get(i64, 1);
+    for (const Expr &e : op->extents) {
+        llvm::Value *ex = builder.CreateSExt(codegen(e), i64);
+        ex = builder.CreateSelect(builder.CreateICmpSLT(ex, builder.getInt64(0)), builder.getInt64(0), ex);
+        // Saturate instead of wrapping, so an absurd size is caught below.
+        llvm::Value *limit = builder.getInt64(int64_t(1) << 40);
+        count = builder.CreateMul(builder.CreateSelect(builder.CreateICmpUGT(count, limit), limit, count),
+                                  builder.CreateSelect(builder.CreateICmpUGT(ex, limit), limit, ex));
+    }
+    // Flat indices are int32: an allocation holds at most 2^31 - 1 elements.
+    llvm::BasicBlock *too_big = llvm::BasicBlock::Create(context, "allocation_too_large", function);
+    llvm::BasicBlock *fits = llvm::BasicBlock::Create(context, "allocation_fits", function);
+    builder.CreateCondBr(builder.CreateICmpSLE(count, builder.getInt64(0x7fffffff)), fits, too_big);
+    builder.SetInsertPoint(too_big);
+    emit_runtime_error(RuntimeErrorKind::FuncStorageTooLarge, op->name, {count});
+    builder.SetInsertPoint(fits);
+    // Room for a whole vector after the last element: a masked access whose first lane is the
+    // last element spans the full vector width, and LLVM's alias analysis takes an access
+    // wider than its object to be elsewhere (and so moved a load past a masked store to it).
+    int lanes = 1;
+    visit_each<Load>(op->body, [&](const Load *l) {
+        if (l->name == op->name) lanes = std::max(lanes, int(l->type.lanes));
+    });
+    visit_each<Store>(op->body, [&](const Store *s) {
+        if (s->name == op->name) lanes = std::max(lanes, int(s->value.type().lanes));
+    });
+    if (lanes > 1) count = builder.CreateAdd(count, builder.getInt64(lanes - 1));
+    llvm::Value *bytes = builder.CreateMul(count, builder.getInt64(op->type.bytes()));
+    llvm::Value *ptr = nullptr;
+    // Stack storage is one alloca in the entry block, so it needs a size known there.
+    bool on_heap = op->memory_type == MemoryType::Heap || op->memory_type == MemoryType::Auto ||
+                   !llvm::isa<llvm::Constant>(count);
+    if (on_heap) {
+        ptr = emit_heap_allocation(op->name, bytes);
+    } else {
+        ptr = create_alloca_at_entry(llvm_type_of(op->type.element_of()),
+                                     builder.CreateTrunc(count, builder.getInt32Ty()), op->name);
+        // Aligned to the widest vector that accesses it (at most a cache line), as heap storage
+        // is: a vector at a multiple of its width then never straddles two cache lines.
+        uint64_t widest = uint64_t(lanes) * uint64_t(op->type.bytes());
+        uint64_t align = std::max<uint64_t>(op->type.bytes(), std::min<uint64_t>(64, llvm::PowerOf2Ceil(widest)));
+        llvm::cast<llvm::AllocaInst>(ptr)->setAlignment(llvm::Align(align));
+    }
+    {
+        ScopedBinding<llvm::Value *> bind(symbols, op->name, ptr);
+        if (on_heap) {
+            codegen(op->body);
+        } else {
+            ScopedBinding<int> stack(stack_storage, op->name, 1);
+            codegen(op->body);
+        }
+    }
+    if (on_heap) emit_heap_free(ptr);
+}
+
+void CodeGen_LLVM::visit(const Free *) {}
+
+void CodeGen_LLVM::visit(const Realize *op) {
+    internal_error << "codegen: Realize of " << op->name << " survived storage flattening";
+}
+
+} // namespace backends
+} // namespace aicf
