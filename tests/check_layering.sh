@@ -22,5 +22,14 @@ check dsl/ir 'dsl/base|dsl/ir'
 check dsl 'dsl'
 check lowering 'dsl|lowering'
 check backends 'dsl|lowering|backends'
+# Devices launch compiled kernels: their interface needs no compiler IR.
+for header in backends/runtime/Device.h backends/runtime/CompiledKernel.h; do
+  hits=$(grep -nE '#include "(dsl/ir|lowering)/' "$header")
+  if [ -n "$hits" ]; then
+    echo "$header must not include compiler IR (dsl/ir, lowering):"
+    echo "$hits"
+    status=1
+  fi
+done
 [ $status -eq 0 ] && echo "layering: dsl/base <- dsl/ir <- dsl <- lowering <- backends holds"
 exit $status

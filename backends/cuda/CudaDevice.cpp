@@ -1,6 +1,5 @@
 #include "backends/cuda/CudaDevice.h"
 
-#include "backends/llvm/CodeGen_PTX.h"
 #include "dsl/base/Error.h"
 
 #include <algorithm>
@@ -221,15 +220,15 @@ public:
     const char *name() const override { return "cuda"; }
     const aicf_device_interface_t *memory() const override { return &interface; }
 
-    void launch(const lowering::LoweredKernel &k, const std::array<int, 3> &grid,
+    void launch(const runtime::CompiledKernel &k, const std::array<int, 3> &grid,
                 void *const *args) override {
         Driver &d = usable_driver();
         ContextScope scope(d);
         CUfunction f = function_for(d, k);
-        std::vector<CUdeviceptr> pointers(k.args.size());
-        std::vector<void *> params(k.args.size());
-        for (size_t i = 0; i < k.args.size(); i++) {
-            if (k.args[i].is_buffer) {
+        std::vector<CUdeviceptr> pointers(k.params.size());
+        std::vector<void *> params(k.params.size());
+        for (size_t i = 0; i < k.params.size(); i++) {
+            if (k.params[i].is_buffer) {
                 pointers[i] = CUdeviceptr(static_cast<aicf_buffer_t *>(args[i])->device);
                 params[i] = &pointers[i];
             } else {
@@ -251,18 +250,18 @@ public:
 
 private:
     std::mutex lock;
-    std::map<uint64_t, CUfunction> functions; // by LoweredKernel::id
+    std::map<uint64_t, CUfunction> functions; // by CompiledKernel::id
 
-    CUfunction function_for(Driver &d, const lowering::LoweredKernel &k) {
+    CUfunction function_for(Driver &d, const runtime::CompiledKernel &k) {
         std::lock_guard<std::mutex> guard(lock);
         auto it = functions.find(k.id);
         if (it != functions.end()) return it->second;
-        if (d.capability < k.target.cuda_capability()) {
-            runtime_error_report << "Kernel " << k.name << " was compiled for " << k.target.to_string()
+        if (d.capability < k.min_compute_capability) {
+            runtime_error_report << "Kernel " << k.name << " was compiled for sm_" << k.min_compute_capability
                                  << ", but the GPU (" << d.name << ") has compute capability "
                                  << d.capability / 10 << "." << d.capability % 10 << ".";
         }
-        std::string ptx = compile_kernels_to_ptx({k}, k.target);
+        const std::string &ptx = k.ptx();
         char log[8192] = {0};
         int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
         void *values[] = {log, reinterpret_cast<void *>(uintptr_t(sizeof log))};

@@ -97,7 +97,7 @@ private:
 class JITPipeline : public CompiledPipeline {
 public:
     using Entry = int32_t (*)(void *, void *const *);
-    JITPipeline(Entry e, llvm::orc::ResourceTrackerSP rt, std::vector<lowering::LoweredKernel> k)
+    JITPipeline(Entry e, llvm::orc::ResourceTrackerSP rt, std::vector<runtime::CompiledKernel> k)
         : entry(e), tracker(std::move(rt)), kernels(std::move(k)) {}
     ~JITPipeline() override {
         std::lock_guard<std::mutex> guard(HostJIT::get().lock);
@@ -118,7 +118,7 @@ public:
 private:
     Entry entry;
     llvm::orc::ResourceTrackerSP tracker;
-    std::vector<lowering::LoweredKernel> kernels;
+    std::vector<runtime::CompiledKernel> kernels;
 };
 
 } // namespace
@@ -165,6 +165,37 @@ bool vector_math_library_loaded() {
     return loaded;
 }
 
+namespace {
+
+// The pipeline's kernels as devices run them. Their PTX is compiled when a GPU first runs
+// them, for the pipeline's target.
+std::vector<runtime::CompiledKernel> compiled_kernels(const lowering::LoweredPipeline &p) {
+    std::vector<runtime::CompiledKernel> kernels;
+    for (const lowering::LoweredKernel &k : p.kernels) {
+        auto ir = std::make_shared<const lowering::LoweredKernel>(k);
+        Target target = p.target;
+        runtime::CompiledKernel c(ir, [ir, target] { return compile_kernels_to_ptx({*ir}, target); });
+        c.name = k.name;
+        c.id = k.id;
+        c.funcs = k.funcs;
+        c.threads = k.threads;
+        c.shared_bytes = k.shared_bytes;
+        c.min_compute_capability = target.cuda_capability();
+        for (const lowering::KernelArgument &a : k.args) {
+            runtime::KernelParameter param;
+            param.name = a.name;
+            param.is_buffer = a.is_buffer;
+            param.scalar_bytes = a.is_buffer ? 0 : a.type.is_bool() ? 1 : a.type.bytes();
+            param.written = a.written;
+            c.params.push_back(param);
+        }
+        kernels.push_back(std::move(c));
+    }
+    return kernels;
+}
+
+} // namespace
+
 std::shared_ptr<CompiledPipeline> jit_compile(const lowering::LoweredPipeline &p) {
     static std::atomic<int> counter{0};
     std::string name = "aicf_" + p.name + "_" + std::to_string(counter++);
@@ -188,7 +219,7 @@ std::shared_ptr<CompiledPipeline> jit_compile(const lowering::LoweredPipeline &p
     if (!symbol) internal_error << "JIT: " << take_error(symbol.takeError());
     auto entry = symbol->toPtr<JITPipeline::Entry>();
     timer.phase("machine code");
-    return std::make_shared<JITPipeline>(entry, tracker, p.kernels);
+    return std::make_shared<JITPipeline>(entry, tracker, compiled_kernels(p));
 }
 
 namespace {

@@ -4,8 +4,8 @@
 // A device runs kernels and owns device memory: `sim` (the SIMT simulator, always present)
 // and `cuda` (a GPU, through the driver API). Pipelines pick one when they run.
 
+#include "backends/runtime/CompiledKernel.h"
 #include "dsl/BufferABI.h"
-#include "lowering/Kernel.h"
 
 #include <array>
 #include <string>
@@ -19,9 +19,9 @@ public:
     virtual const char *name() const = 0;
     // The memory operations buffers use to reach this device.
     virtual const aicf_device_interface_t *memory() const = 0;
-    // Runs `kernel` over `grid`. `args` follow kernel.args: an aicf_buffer_t * whose data is
-    // on this device for buffers, a pointer to the value for scalars. Raises RuntimeError.
-    virtual void launch(const lowering::LoweredKernel &kernel, const std::array<int, 3> &grid,
+    // Runs `kernel` over `grid`. `args` follow kernel.params: an aicf_buffer_t * whose data
+    // is on this device for buffers, a pointer to the value for scalars. Raises RuntimeError.
+    virtual void launch(const CompiledKernel &kernel, const std::array<int, 3> &grid,
                         void *const *args) = 0;
 };
 

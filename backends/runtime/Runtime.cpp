@@ -258,7 +258,7 @@ int32_t aicf_parallel_for(void *ctx, aicf_parallel_body body, int32_t min, int32
 int32_t aicf_gpu_launch(void *ctx, int32_t kernel, int32_t gx, int32_t gy, int32_t gz,
                         void *const *args) {
     auto *rc = static_cast<aicf::runtime::RunContext *>(ctx);
-    const aicf::lowering::LoweredKernel &k = rc->kernels->at(size_t(kernel));
+    const aicf::runtime::CompiledKernel &k = rc->kernels->at(size_t(kernel));
     auto launch = [&]() -> int32_t {
         if (gx <= 0 || gy <= 0 || gz <= 0) return 0; // nothing to compute
         if (gy > 65535 || gz > 65535) {
@@ -269,14 +269,14 @@ int32_t aicf_gpu_launch(void *ctx, int32_t kernel, int32_t gx, int32_t gy, int32
                          "loop onto the innermost block dimension.");
         }
         if (!rc->device) rc->device = &aicf::runtime::device_from_environment();
-        for (size_t i = 0; i < k.args.size(); i++) {
-            if (!k.args[i].is_buffer) continue;
+        for (size_t i = 0; i < k.params.size(); i++) {
+            if (!k.params[i].is_buffer) continue;
             aicf::runtime::prepare_on_device(*rc->device, static_cast<aicf_buffer_t *>(args[i]),
-                                             k.args[i].name.c_str());
+                                             k.params[i].name.c_str());
         }
         rc->device->launch(k, {gx, gy, gz}, args);
-        for (size_t i = 0; i < k.args.size(); i++) {
-            if (k.args[i].is_buffer && k.args[i].written) {
+        for (size_t i = 0; i < k.params.size(); i++) {
+            if (k.params[i].is_buffer && k.params[i].written) {
                 auto *b = static_cast<aicf_buffer_t *>(args[i]);
                 if (b->host) b->flags |= AICF_BUFFER_DEVICE_DIRTY;
             }

@@ -3,7 +3,7 @@
 
 // The functions compiled host code calls, and the context a pipeline runs with.
 
-#include "lowering/Kernel.h"
+#include "backends/runtime/CompiledKernel.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -36,7 +36,7 @@ struct RunContext {
     void forget(void *p);
     // GPU pipelines: the kernels gpu_launch refers to by index, the device they run on
     // (chosen at the first launch), and the device intermediates still live.
-    const std::vector<lowering::LoweredKernel> *kernels = nullptr;
+    const std::vector<CompiledKernel> *kernels = nullptr;
     Device *device = nullptr;
     std::vector<void *> live_device_buffers;
     ~RunContext();

@@ -81,11 +81,11 @@ public:
     const char *name() const override { return "sim"; }
     const aicf_device_interface_t *memory() const override { return &interface; }
 
-    void launch(const lowering::LoweredKernel &kernel, const std::array<int, 3> &grid,
+    void launch(const runtime::CompiledKernel &kernel, const std::array<int, 3> &grid,
                 void *const *args) override {
-        std::vector<LaunchArgument> values(kernel.args.size());
-        for (size_t i = 0; i < kernel.args.size(); i++) {
-            const lowering::KernelArgument &a = kernel.args[i];
+        std::vector<LaunchArgument> values(kernel.params.size());
+        for (size_t i = 0; i < kernel.params.size(); i++) {
+            const runtime::KernelParameter &a = kernel.params[i];
             if (a.is_buffer) {
                 auto *b = static_cast<aicf_buffer_t *>(args[i]);
                 auto *alloc = reinterpret_cast<Allocation *>(b->device);
@@ -94,11 +94,10 @@ public:
                 values[i].data = alloc->data;
                 values[i].bytes = alloc->bytes;
             } else {
-                int bytes = a.type.is_bool() ? 1 : a.type.bytes();
-                std::memcpy(&values[i].bits, args[i], size_t(bytes));
+                std::memcpy(&values[i].bits, args[i], size_t(a.scalar_bytes));
             }
         }
-        sim::launch(kernel, grid, values);
+        sim::launch(kernel.ir(), grid, values);
     }
 };
 

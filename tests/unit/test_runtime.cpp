@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -62,22 +63,36 @@ class OutOfMemoryDevice : public aicf::runtime::Device {
 public:
     const char *name() const override { return "out_of_memory"; }
     const aicf_device_interface_t *memory() const override { return nullptr; }
-    void launch(const aicf::lowering::LoweredKernel &, const std::array<int, 3> &, void *const *) override {
+    void launch(const aicf::runtime::CompiledKernel &, const std::array<int, 3> &, void *const *) override {
         throw std::bad_alloc();
     }
 };
 
 TEST(Runtime, AFailedAllocationInALaunchIsAnErrorOfTheRun) {
     // Compiled code calls aicf_gpu_launch; an exception must not cross back into it.
-    aicf::lowering::LoweredKernel k;
+    aicf::runtime::CompiledKernel k(nullptr, [] { return std::string(); });
     k.name = "p_k0_f";
-    std::vector<aicf::lowering::LoweredKernel> kernels = {k};
+    std::vector<aicf::runtime::CompiledKernel> kernels = {k};
     OutOfMemoryDevice device;
     aicf::runtime::RunContext ctx;
     ctx.kernels = &kernels;
     ctx.device = &device;
     EXPECT_NE(aicf_gpu_launch(&ctx, 0, 1, 1, 1, nullptr), 0);
     EXPECT_NE(ctx.error.find("Out of memory while launching kernel p_k0_f"), std::string::npos) << ctx.error;
+}
+
+TEST(Runtime, AKernelsPTXIsMadeOnceOnFirstUseAndSharedByCopies) {
+    std::atomic<int> made{0};
+    aicf::runtime::CompiledKernel k(nullptr, [&made] {
+        made++;
+        return std::string(".entry k");
+    });
+    EXPECT_EQ(made.load(), 0); // nothing until a GPU asks
+    aicf::runtime::CompiledKernel copy = k;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; t++) threads.emplace_back([&, t] { EXPECT_EQ((t % 2 ? k : copy).ptx(), ".entry k"); });
+    for (std::thread &t : threads) t.join();
+    EXPECT_EQ(made.load(), 1);
 }
 
 TEST(LLVMErrors, AFatalErrorIsAnInternalErrorNamingWhatWasCompiled) {

@@ -1,0 +1,62 @@
+#ifndef AICF_BACKENDS_RUNTIME_COMPILED_KERNEL_H
+#define AICF_BACKENDS_RUNTIME_COMPILED_KERNEL_H
+
+// A GPU kernel as devices run it: its launch shape, its parameters in launch order, and its
+// code, with no compiler IR in sight. A GPU gets PTX, made from the kernel on first use (a
+// pipeline that only ever runs on the simulator never pays for NVPTX); the simulator, which
+// executes the kernel IR itself, gets that IR through an opaque handle.
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace aicf {
+namespace lowering {
+struct LoweredKernel;
+}
+
+namespace runtime {
+
+struct KernelParameter {
+    std::string name;
+    bool is_buffer = false;
+    int scalar_bytes = 0; // scalars: the bytes of the value a launch passes
+    bool written = false; // buffers: the kernel stores to it
+};
+
+class CompiledKernel {
+public:
+    // `make_ptx` makes the kernel's PTX when a GPU first needs it.
+    CompiledKernel(std::shared_ptr<const lowering::LoweredKernel> ir, std::function<std::string()> make_ptx);
+
+    std::string name;                  // unique within its pipeline
+    uint64_t id = 0;                   // unique in the process (devices cache loaded code by it)
+    std::vector<std::string> funcs;    // the Funcs it computes, for messages
+    std::array<int, 3> threads{{1, 1, 1}}; // block shape
+    int64_t shared_bytes = 0;          // dynamic shared memory per block
+    int min_compute_capability = 0;    // of the GPU it was compiled for (10 * major + minor)
+    std::vector<KernelParameter> params;
+
+    // The kernel in PTX (compiled once, on the first call; thread-safe).
+    const std::string &ptx() const;
+    // The kernel IR, for the simulator.
+    const lowering::LoweredKernel &ir() const { return *ir_; }
+
+private:
+    struct LazyPTX {
+        std::function<std::string()> make;
+        std::once_flag made;
+        std::string text;
+    };
+    std::shared_ptr<const lowering::LoweredKernel> ir_;
+    std::shared_ptr<LazyPTX> ptx_; // shared by copies, so the PTX is made once
+};
+
+} // namespace runtime
+} // namespace aicf
+
+#endif
