@@ -45,6 +45,13 @@ std::string barrier_pattern(const lowering::LoweredKernel &k) {
     return pattern;
 }
 
+// Where each shared Func lives in a kernel, by Func.
+std::map<std::string, lowering::SharedAllocation> shared_by_func(const lowering::LoweredKernel &k) {
+    std::map<std::string, lowering::SharedAllocation> by_func;
+    for (const lowering::SharedAllocation &a : k.shared) by_func[a.func] = a;
+    return by_func;
+}
+
 TEST(GPULowering, BarrierOnlyBetweenSharedProducerAndConsumer) {
     Buffer<float> in({64}, "in");
     Var x("x"), bx("bx"), tx("tx");
@@ -123,8 +130,7 @@ TEST(GPULowering, SharedMemoryIsReusedByLifetime) {
     lowering::LoweredPipeline p = lower_gpu(out);
     ASSERT_EQ(p.kernels.size(), 1u);
     const lowering::LoweredKernel &k = p.kernels[0];
-    std::map<std::string, lowering::SharedAllocation> by_func;
-    for (const auto &a : k.shared) by_func[a.func] = a;
+    std::map<std::string, lowering::SharedAllocation> by_func = shared_by_func(k);
     ASSERT_EQ(by_func.size(), 3u);
     // f1 (66 floats) is dead once f2 (65) is computed, so f3 (64) takes its place.
     EXPECT_EQ(by_func["f1"].bytes, 66 * 4);
@@ -158,8 +164,7 @@ TEST(GPULowering, SharedMemoryIsReusedOnlyAcrossABarrier) {
     ASSERT_EQ(p.kernels.size(), 1u);
     const lowering::LoweredKernel &k = p.kernels[0];
     EXPECT_EQ(barrier_pattern(k), "f1 f2 f3 ");
-    std::map<std::string, lowering::SharedAllocation> by_func;
-    for (const auto &a : k.shared) by_func[a.func] = a;
+    std::map<std::string, lowering::SharedAllocation> by_func = shared_by_func(k);
     ASSERT_EQ(by_func.size(), 3u);
     for (const char *a : {"f1", "f2", "f3"}) {
         for (const char *b : {"f1", "f2", "f3"}) {
