@@ -1,6 +1,7 @@
 #include "lowering/VectorizeLoops.h"
 
 #include "dsl/Debug.h"
+#include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
@@ -78,7 +79,7 @@ private:
         Expr v = mutate(op->value);
         if (v.same_as(op->value)) return op;
         user_assert(op->type.lanes == 1)
-            << "Cannot vectorize the loop " << loop << ": it reinterprets a vector value.";
+            << "Cannot vectorize the loop " << loop_for_users(loop) << ": it reinterprets a vector value.";
         return Reinterpret::make(op->type.with_lanes(v.type().lanes), v);
     }
     Expr visit(const Select *op) override {
@@ -113,7 +114,7 @@ private:
         int n = 1;
         for (const Expr &a : args) n = std::max<int>(n, a.type().lanes);
         user_assert(op->call_type == Call::PureIntrinsic)
-            << "Cannot vectorize the loop " << loop << ": it calls " << op->name
+            << "Cannot vectorize the loop " << loop_for_users(loop) << ": it calls " << op->name
             << ", which has side effects.";
         for (Expr &a : args) a = widen(a, n);
         auto *c = new Call(*op);
@@ -162,7 +163,7 @@ private:
             return Store::make(op->name, value, index, p, op->param);
         }
         user_assert(index.type().is_vector())
-            << "Cannot vectorize the loop " << loop << ": every lane would store to the same "
+            << "Cannot vectorize the loop " << loop_for_users(loop) << ": every lane would store to the same "
             << "element of " << op->name << " (" << op->index << "). A reduction over this "
             << "loop needs rfactor before it can be vectorized.";
         Expr mask = widen(p, lanes);
@@ -195,17 +196,17 @@ private:
     Stmt visit(const For *op) override {
         Expr min = mutate(op->min), extent = mutate(op->extent);
         user_assert(!min.type().is_vector() && !extent.type().is_vector())
-            << "Cannot vectorize the loop " << loop << ": the bounds of the inner loop "
+            << "Cannot vectorize the loop " << loop_for_users(loop) << ": the bounds of the inner loop "
             << op->name << " differ between its lanes.";
         user_assert(op->for_type != ForType::Vectorized)
-            << "Cannot vectorize the loop " << loop << ": it contains another vectorized loop, "
+            << "Cannot vectorize the loop " << loop_for_users(loop) << ": it contains another vectorized loop, "
             << op->name << ". Vectorize only the innermost of them.";
         Stmt body = mutate(op->body);
         if (min.same_as(op->min) && extent.same_as(op->extent) && body.same_as(op->body)) return op;
         return For::make(op->name, min, extent, op->for_type, op->gpu_dim, body);
     }
     Stmt visit(const Allocate *op) override {
-        user_error << "Cannot vectorize the loop " << loop << ": it allocates " << op->name
+        user_error << "Cannot vectorize the loop " << loop_for_users(loop) << ": it allocates " << op->name
                    << " in every iteration. Compute " << op->name
                    << " at a loop outside the vectorized one.";
         return op;
@@ -213,7 +214,7 @@ private:
     Stmt visit(const AssertStmt *op) override {
         Expr c = mutate(op->condition);
         user_assert(!c.type().is_vector())
-            << "Cannot vectorize the loop " << loop << ": it holds a check that differs "
+            << "Cannot vectorize the loop " << loop_for_users(loop) << ": it holds a check that differs "
             << "between lanes.";
         return IRMutator::visit(op);
     }
