@@ -385,7 +385,7 @@ private:
             return unary(t, n, c, expr(op->value));
         }
         case ir::IRNodeType::Reinterpret:
-            return std::make_unique<ReinterpretCode>(t, n, expr(e.as<ir::Reinterpret>()->value));
+            return make_reinterpret_code(t, n, expr(e.as<ir::Reinterpret>()->value));
         case ir::IRNodeType::Variable:
             return variable(e.as<ir::Variable>());
         case ir::IRNodeType::Add:
@@ -429,23 +429,23 @@ private:
         case ir::IRNodeType::Select: {
             const ir::Select *op = e.as<ir::Select>();
             ExprPtr c = expr(op->condition), a = expr(op->true_value), b = expr(op->false_value);
-            return std::make_unique<SelectCode>(t, n, std::move(c), std::move(a), std::move(b));
+            return make_select_code(t, n, std::move(c), std::move(a), std::move(b));
         }
         case ir::IRNodeType::Load: {
             const ir::Load *op = e.as<ir::Load>();
             ExprPtr index = expr(op->index);
             ExprPtr pred = is_true(op->predicate) ? nullptr : expr(op->predicate);
-            return std::make_unique<LoadCode>(t, n, shape(op->name, t, Site::Load),
-                                              std::move(index), std::move(pred));
+            return make_load_code(t, n, shape(op->name, t, Site::Load), std::move(index),
+                                  std::move(pred));
         }
         case ir::IRNodeType::Ramp: {
             const ir::Ramp *op = e.as<ir::Ramp>();
             internal_assert(t.is_int_or_uint()) << "simulator: ramp of " << to_string(t);
             ExprPtr base = expr(op->base), stride = expr(op->stride);
-            return std::make_unique<RampCode>(t, n, std::move(base), std::move(stride));
+            return make_ramp_code(t, n, std::move(base), std::move(stride));
         }
         case ir::IRNodeType::Broadcast:
-            return std::make_unique<BroadcastCode>(t, n, expr(e.as<ir::Broadcast>()->value));
+            return make_broadcast_code(t, n, expr(e.as<ir::Broadcast>()->value));
         case ir::IRNodeType::Call:
             return call(e.as<ir::Call>());
         case ir::IRNodeType::Let: {
@@ -453,7 +453,7 @@ private:
             ExprPtr value = expr(op->value);
             int slot = slots++;
             ir::ScopedBinding<Binding> bind(vars, op->name, {slot, op->value.type()});
-            return std::make_unique<LetCode>(t, slot, std::move(value), expr(op->body));
+            return make_let_code(t, slot, std::move(value), expr(op->body));
         }
         default:
             break;
@@ -503,7 +503,7 @@ private:
         return read_element(bytes, k, t.bits);
     }
 
-    ExprPtr constant(Type t, Word v) { return std::make_unique<ConstCode>(t, v); }
+    ExprPtr constant(Type t, Word v) { return make_const_code(t, v); }
 
     template <class Node, template <bool> class I, template <class> class Fl>
     ExprPtr arith(const Expr &e) {
@@ -517,7 +517,7 @@ private:
             internal_assert(b->type == op->type)
                 << "simulator: variable " << op->name << " used as " << to_string(op->type)
                 << " but bound as " << to_string(b->type);
-            return std::make_unique<VarCode>(op->type, n, b->slot);
+            return make_var_code(op->type, n, b->slot);
         }
         auto it = scalars.find(op->name);
         internal_assert(it != scalars.end())
@@ -608,10 +608,10 @@ private:
             std::optional<int64_t> d = ir::as_const_int(op->args.at(0));
             internal_assert(d && *d >= 0 && *d < 3) << "simulator: " << op->name << " dimension";
             if (op->intrinsic == Intrinsic::gpu_block_index) {
-                return std::make_unique<BlockIndexCode>(int(*d));
+                return make_block_index_code(int(*d));
             }
             if (m.threads[*d] == 1) return constant(ir::Int(32), word_u(0));
-            return std::make_unique<ThreadIndexCode>(n, int(*d));
+            return make_thread_index_code(n, int(*d));
         }
         case Intrinsic::likely:
             return arg(0);
