@@ -288,7 +288,7 @@ public:
     }
 
     StmtPtr stmt(const Stmt &s) {
-        if (!s.defined()) return std::make_unique<NopCode>();
+        if (!s.defined()) return make_nop_code();
         switch (s.node_type()) {
         case ir::IRNodeType::LetStmt: {
             const ir::LetStmt *op = s.as<ir::LetStmt>();
@@ -299,11 +299,11 @@ public:
             if (is_gpu_loop(op->name)) where.enter_loop(op->name, slot);
             StmtPtr body = stmt(op->body);
             where = outer;
-            return std::make_unique<LetStmtCode>(slot, std::move(value), std::move(body));
+            return make_let_stmt_code(slot, std::move(value), std::move(body));
         }
         case ir::IRNodeType::AssertStmt: {
             const ir::AssertStmt *op = s.as<ir::AssertStmt>();
-            return std::make_unique<AssertCode>(expr(op->condition), op->condition);
+            return make_assert_code(expr(op->condition), op->condition);
         }
         case ir::IRNodeType::ProducerConsumer: {
             const ir::ProducerConsumer *op = s.as<ir::ProducerConsumer>();
@@ -320,13 +320,13 @@ public:
             // The operands first: their loads come before the store in the profile.
             ExprPtr value = expr(op->value), index = expr(op->index);
             ExprPtr pred = is_true(op->predicate) ? nullptr : expr(op->predicate);
-            return std::make_unique<StoreCode>(shape(op->name, op->value.type(), Site::Store),
-                                               std::move(value), std::move(index), std::move(pred));
+            return make_store_code(shape(op->name, op->value.type(), Site::Store), std::move(value),
+                                   std::move(index), std::move(pred));
         }
         case ir::IRNodeType::Allocate:
             return allocate(s.as<ir::Allocate>());
         case ir::IRNodeType::Free:
-            return std::make_unique<NopCode>();
+            return make_nop_code();
         case ir::IRNodeType::Block: {
             std::vector<StmtPtr> list;
             Stmt rest = s;
@@ -335,7 +335,7 @@ public:
                 rest = b->rest;
             }
             list.push_back(stmt(rest));
-            return std::make_unique<BlockCode>(std::move(list));
+            return make_block_code(std::move(list));
         }
         case ir::IRNodeType::IfThenElse: {
             const ir::IfThenElse *op = s.as<ir::IfThenElse>();
@@ -344,16 +344,15 @@ public:
             ExprPtr cond = expr(op->condition);
             StmtPtr then_case = stmt(op->then_case);
             StmtPtr else_case = op->else_case.defined() ? stmt(op->else_case) : nullptr;
-            return std::make_unique<IfCode>(n, std::move(cond), std::move(then_case),
-                                            std::move(else_case));
+            return make_if_code(n, std::move(cond), std::move(then_case), std::move(else_case));
         }
         case ir::IRNodeType::Evaluate: {
             const ir::Evaluate *op = s.as<ir::Evaluate>();
             const ir::Call *call = op->value.as<ir::Call>();
             if (call && call->intrinsic == Intrinsic::gpu_barrier) {
-                return std::make_unique<BarrierCode>(site(Site::Barrier, nullptr));
+                return make_barrier_code(site(Site::Barrier, nullptr));
             }
-            return std::make_unique<EvaluateCode>(expr(op->value));
+            return make_evaluate_code(expr(op->value));
         }
         default:
             break;
@@ -559,8 +558,8 @@ private:
         where.enter_loop(op->name, slot);
         StmtPtr body = stmt(op->body);
         where = outer;
-        return std::make_unique<ForCode>(n, slot, op->min.type(), std::move(lo), std::move(extent),
-                                         std::move(body));
+        return make_for_code(n, slot, op->min.type(), std::move(lo), std::move(extent),
+                             std::move(body));
     }
 
     StmtPtr allocate(const ir::Allocate *op) {
@@ -586,7 +585,7 @@ private:
         Storage *storage = s.get();
         m.storages.push_back(std::move(s));
         ir::ScopedBinding<Storage *> bind(allocations, op->name, storage);
-        return std::make_unique<AllocateCode>(storage, stmt(op->body));
+        return make_allocate_code(storage, stmt(op->body));
     }
 
     ExprPtr call(const ir::Call *op) {
