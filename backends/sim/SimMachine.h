@@ -9,15 +9,12 @@
 #include "backends/sim/SimChecks.h"
 #include "backends/sim/SimCounters.h"
 #include "backends/sim/SimValue.h"
-#include "dsl/Names.h"
-#include "dsl/base/Error.h"
 #include "lowering/Kernel.h"
 
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -130,133 +127,42 @@ struct Access {
 
 class Machine {
 public:
-    Machine(const lowering::LoweredKernel &k, bool checks)
-        : kernel(k), n(k.thread_count()), threads(k.threads), checks(checks),
-          shared(size_t(k.shared_bytes)) {
-        for (int d = 0; d < 3; d++)
-            thread_index[d].resize(size_t(n));
-        for (int t = 0; t < n; t++) {
-            thread_index[0][t] = word_u(uint64_t(t % threads[0]));
-            thread_index[1][t] = word_u(uint64_t((t / threads[0]) % threads[1]));
-            thread_index[2][t] = word_u(uint64_t(t / (threads[0] * threads[1])));
-        }
-    }
+    Machine(const lowering::LoweredKernel &k, bool checks);
 
     // Runs one load or store for the active threads. Every memory access of the kernel comes
     // through here with all its threads' addresses. Returns whether a load's result is
     // uniform: when all active threads read the same address of memory they share, or when
     // only one thread is active.
-    bool access(const Access &a) {
-        const Storage &s = *a.storage;
-        counters.count(op_class(a), mask->warps);
-        const bool same_address = s.place != Storage::Private && a.index.uniform &&
-                                  (!a.has_predicate || a.predicate.uniform);
-        const bool shadowed = checks && s.place == Storage::Shared;
-        if (mask->count == 1 || same_address) {
-            // Stores from several threads to one address: the highest thread's value wins.
-            const int t = a.is_store ? mask->last : mask->first;
-            if (shadowed && a.is_store && mask->count > 1) check_one_value(a);
-            run_threads(a, t, t + 1, true);
-            // The other readers count for races too; one more is all the shadow keeps.
-            if (shadowed && !a.is_store && mask->count > 1) shadow_thread(a, mask->last);
-            if (s.place != Storage::Private) profile_uniform(a, t);
-            return true;
-        }
-        run_threads(a, 0, n, false);
-        if (s.place != Storage::Private) profile_warps(a);
-        return false;
-    }
+    bool access(const Access &a);
 
     // A barrier that all threads reached.
-    void barrier() {
-        counters.barriers++;
-        if (checks) shadow.barrier();
-    }
+    void barrier();
 
-    void start_block(const std::array<int, 3> &b) {
-        block = b;
-        std::fill(shared.begin(), shared.end(), kGarbageByte);
-        if (checks) shadow.start_block();
-    }
+    void start_block(const std::array<int, 3> &b);
 
     // The check of a warp shuffle, for the node that will run one (the IR has no shuffle
     // yet): each active thread reads the value of lane `source_lane` (its column, one word
     // per thread) of its own warp, which must be an active thread of the block.
-    void check_shuffle_sources(Col source_lane, const Site &site) const {
-        for (int t = 0; t < n; t++) {
-            if (!mask->on[t]) continue;
-            const int64_t lane = lane_ptr(source_lane, t, 1)->i;
-            const int64_t source = int64_t(t & ~31) + lane;
-            if (lane >= 0 && lane < 32 && source < n && mask->on[size_t(source)]) continue;
-            std::ostringstream os;
-            os << "kernel " << kernel.name << ": thread " << describe_thread(t) << " of block "
-               << describe_block() << " shuffles from lane " << lane << " of its warp, ";
-            if (lane < 0 || lane >= 32 || source >= n) {
-                os << "which does not exist";
-            } else {
-                os << "whose thread " << describe_thread(int(source))
-                   << " is inactive there (its value is undefined)";
-            }
-            os << context(site, t);
-            throw RuntimeError(os.str());
-        }
-    }
+    void check_shuffle_sources(Col source_lane, const Site &site) const;
 
     // "load in[...] in f at f.s0.x": what an instruction is, for messages and profiles.
     // `memory` names what a shared access touches before its first request has; with a
     // thread, the loop's value in that thread follows ("at x = 3").
-    std::string label(const Site &s, const std::string &memory = "", int thread = -1) const {
-        static const char *const ops[] = {"load", "store", "barrier", "shuffle"};
-        std::string r = ops[s.op];
-        if (s.storage) {
-            const std::string &name = !s.memory.empty() ? s.memory
-                                      : !memory.empty() ? memory
-                                                        : s.storage->name;
-            r += " " + name + "[...]";
-        }
-        if (!s.func.empty()) r += " in " + s.func;
-        if (!s.loop.empty()) r += " at " + loop_text(s) + loop_value(s, thread);
-        return r;
-    }
+    std::string label(const Site &s, const std::string &memory = "", int thread = -1) const;
 
     // The site's loop as users know it: its variable alone when it is a loop of the Func the
     // site computes ("x"), else with its stage ("x of g.update(0)").
-    static std::string loop_text(const Site &s) {
-        LoopNameParts loop = parse_loop_name(s.loop);
-        bool own = loop.func == s.func && loop.stage == 0;
-        return own ? loop_var_for_users(s.loop) : loop_for_users(s.loop);
-    }
+    static std::string loop_text(const Site &s);
 
     // " (while computing f, in loop x = 3)": where thread t is, for messages.
-    std::string context(const Site &s, int t) const {
-        std::ostringstream os;
-        if (!s.func.empty()) os << "while computing " << s.func;
-        if (!s.loop.empty()) {
-            os << (s.func.empty() ? "" : ", ") << "in loop " << loop_text(s) << loop_value(s, t);
-        }
-        const std::string where = os.str();
-        return where.empty() ? "" : " (" + where + ")";
-    }
+    std::string context(const Site &s, int t) const;
 
     // " = 3": the value of the site's loop variable in thread t, if it has one now.
-    std::string loop_value(const Site &s, int t) const {
-        const Col value = s.loop_slot >= 0 && t >= 0 ? slots[size_t(s.loop_slot)] : Col{};
-        if (!value.p) return "";
-        return " = " + std::to_string(lane_ptr(value, t, 1)->i);
-    }
+    std::string loop_value(const Site &s, int t) const;
 
-    std::string describe_thread(int t) const {
-        std::ostringstream os;
-        os << "(" << thread_index[0][t].i << ", " << thread_index[1][t].i << ", "
-           << thread_index[2][t].i << ")";
-        return os.str();
-    }
-
-    std::string describe_block() const {
-        std::ostringstream os;
-        os << "(" << block[0] << ", " << block[1] << ", " << block[2] << ")";
-        return os.str();
-    }
+    // "(1, 0, 0)": thread t's index, and the block's.
+    std::string describe_thread(int t) const;
+    std::string describe_block() const;
 
     const lowering::LoweredKernel &kernel;
     const int n; // threads per block
@@ -274,334 +180,66 @@ public:
     Counters counters;
 
 private:
-    static OpClass op_class(const Access &a) {
-        switch (a.storage->place) {
-        case Storage::Global:
-            return a.is_store ? OpClass::GlobalStore : OpClass::GlobalLoad;
-        case Storage::Shared:
-            return a.is_store ? OpClass::SharedStore : OpClass::SharedLoad;
-        case Storage::Private:
-            break;
-        }
-        return OpClass::Other;
-    }
+    // The steps of access(), defined in SimMachine.cpp, the one file that calls them. They
+    // are inline so that the compiler may inline them into its loops there: it inlines no
+    // function the shared library exports, which the dynamic linker could replace.
 
     // The lanes of the active threads in [begin, end) of one instruction. A load's lanes go
     // to its result, all in its first `lanes` words when `uniform`, else thread-major (with
     // 0 for inactive threads); a store's come from its value. Lanes the predicate turns off
-    // touch no memory and load 0. One loop over the threads, with what does not depend on
-    // the thread hoisted, as this is where the simulator spends its time.
-    void run_threads(const Access &a, int begin, int end, bool uniform) {
-        const int L = a.lanes;
-        const Storage &s = *a.storage;
-        const bool priv = s.place == Storage::Private;
-        const bool shadowed = checks && s.place == Storage::Shared;
-        const int64_t limit = s.bytes / a.elem_bytes;
-        for (int t = begin; t < end; t++) {
-            Word *out = a.is_store ? nullptr : a.out + (uniform ? 0 : size_t(t) * L);
-            if (!uniform && !mask->on[t]) {
-                if (out) std::fill(out, out + L, word_u(0));
-                continue;
-            }
-            const Word *value = a.is_store ? lane_ptr(a.value, t, L) : nullptr;
-            const Word *index = lane_ptr(a.index, t, L);
-            const Word *pred = a.has_predicate ? lane_ptr(a.predicate, t, L) : nullptr;
-            uint8_t *base = s.base + (priv ? size_t(t) * size_t(s.bytes) : 0);
-            for (int l = 0; l < L; l++) {
-                if (pred && !pred[l].u) {
-                    if (out) out[l] = word_u(0);
-                    continue;
-                }
-                const int64_t i = index[l].i;
-                if (i < 0 || i >= limit) fault(a, t, i, limit);
-                if (shadowed) shadow_element(a, t, i);
-                uint8_t *p = base + i * a.elem_bytes;
-                if (out) {
-                    out[l] = read_element(p, a.kind, a.bits);
-                } else {
-                    write_element(p, a.kind, a.bits, value[l]);
-                }
-            }
-        }
-    }
+    // touch no memory and load 0.
+    inline void run_threads(const Access &a, int begin, int end, bool uniform);
 
     // Records thread t's lanes of a shared access in the shadow, without moving data.
-    void shadow_thread(const Access &a, int t) {
-        const Word *index = lane_ptr(a.index, t, a.lanes);
-        const Word *pred = a.has_predicate ? lane_ptr(a.predicate, t, a.lanes) : nullptr;
-        for (int l = 0; l < a.lanes; l++) {
-            if (!pred || pred[l].u) shadow_element(a, t, index[l].i);
-        }
-    }
+    inline void shadow_thread(const Access &a, int t);
 
-    void shadow_element(const Access &a, int t, int64_t i) {
-        const Site *site = a.site;
-        const int64_t byte = i * a.elem_bytes;
-        const int g = shadow.granule_bytes();
-        int32_t owner = -1;
-        if (a.is_store) {
-            owner = site->func_shared;
-            if (owner >= 0 && !inside(kernel.shared[size_t(owner)], byte, a.elem_bytes)) {
-                outside_own_allocation(a, t, byte);
-            }
-        }
-        for (int64_t cell = byte / g; cell < (byte + a.elem_bytes) / g; cell++) {
-            const Conflict c =
-                a.is_store ? shadow.write(cell, t, site, owner) : shadow.read(cell, t, site);
-            if (c.hazard == Hazard::None) continue;
-            // An unwritten cell's owner is from an earlier block.
-            const bool written = c.hazard != Hazard::Uninitialized;
-            shared_fault(a, t, byte, c, written ? shadow.cell(cell).owner : -1);
-        }
-    }
+    inline void shadow_element(const Access &a, int t, int64_t i);
 
     // Several threads store to one shared address in one instruction: a race unless they
     // all store the same value.
-    void check_one_value(const Access &a) {
-        if (a.value.uniform) return;
-        const int last = mask->last;
-        const Word *kept = lane_ptr(a.value, last, a.lanes);
-        for (int t = mask->first; t < last; t++) {
-            if (!mask->on[t]) continue;
-            const Word *mine = lane_ptr(a.value, t, a.lanes);
-            for (int l = 0; l < a.lanes; l++) {
-                if (mine[l].u == kept[l].u) continue;
-                const int64_t byte = lane_ptr(a.index, t, a.lanes)[l].i * a.elem_bytes;
-                shared_fault(a, last, byte, {Hazard::WriteAfterWrite, t, a.site}, -1);
-            }
-        }
-    }
-
-    static bool inside(const lowering::SharedAllocation &s, int64_t byte, int bytes) {
-        return byte >= s.offset && byte + bytes <= s.offset + s.bytes;
-    }
+    inline void check_one_value(const Access &a);
 
     // The Func that lives at `byte` of shared memory: the one last stored there (`owner`),
     // else every Func whose range holds it (lifetimes may share bytes), else "".
-    std::string shared_func(int64_t byte, int32_t owner) const {
-        if (owner >= 0) return kernel.shared[size_t(owner)].func;
-        std::string names;
-        for (const lowering::SharedAllocation &s : kernel.shared) {
-            if (!inside(s, byte, 1)) continue;
-            names += (names.empty() ? "" : " or ") + s.func;
-        }
-        return names;
-    }
+    inline std::string shared_func(int64_t byte, int32_t owner) const;
 
     // "tile[32] at byte 128 of shared memory" (the element of `bytes`-byte elements of the
     // Func that lives there), or "byte 128 of shared memory" where no Func is.
-    std::string describe_shared(int64_t byte, int32_t owner, int bytes) const {
-        const std::string where = "byte " + std::to_string(byte) + " of shared memory";
-        if (owner < 0) {
-            // The one Func whose range holds the byte, if only one does.
-            for (size_t i = 0; i < kernel.shared.size(); i++) {
-                if (!inside(kernel.shared[i], byte, 1)) continue;
-                if (owner >= 0) return shared_func(byte, -1) + " at " + where;
-                owner = int32_t(i);
-            }
-        }
-        if (owner < 0) return where;
-        const lowering::SharedAllocation &f = kernel.shared[size_t(owner)];
-        return f.func + "[" + std::to_string((byte - f.offset) / bytes) + "] at " + where;
-    }
+    inline std::string describe_shared(int64_t byte, int32_t owner, int bytes) const;
 
     // A global request per warp with an active thread: bytes asked for, distinct 32-byte
     // sectors; a shared one: wavefronts through the banks.
-    void profile_warps(const Access &a) {
-        const bool simple = a.lanes == 1 && !a.has_predicate && a.elem_bytes <= 4;
-        for (int w = 0; w < n; w += 32) {
-            const int end = std::min(n, w + 32);
-            int active = 0;
-            int64_t first_byte = 0;
-            int64_t per_request = simple ? ascending(a, w, end, active, first_byte) : -1;
-            int64_t bytes = int64_t(active) * a.elem_bytes;
-            if (per_request < 0) {
-                keys.clear();
-                active = 0;
-                bytes = gather(a, w, end, active);
-                per_request = transactions(a, first_byte);
-            }
-            if (active) record(a, bytes, 1, per_request, first_byte);
-        }
-    }
+    inline void profile_warps(const Access &a);
 
     // Every active thread asks for what thread t asks for.
-    void profile_uniform(const Access &a, int t) {
-        int64_t first_byte = lane_ptr(a.index, t, a.lanes)->i * a.elem_bytes;
-        if (a.lanes == 1 && !a.has_predicate) {
-            record(a, int64_t(a.elem_bytes) * mask->count, mask->warps, 1, first_byte);
-            return;
-        }
-        keys.clear();
-        int active = 0;
-        const int64_t bytes = gather(a, t, t + 1, active);
-        const int64_t per_request = transactions(a, first_byte);
-        record(a, bytes * mask->count, mask->warps, per_request, first_byte);
-    }
+    inline void profile_uniform(const Access &a, int t);
 
     // The sectors or wavefronts of the request of threads [begin, end), one element of at
     // most 4 bytes each, counted as the addresses come: they usually ascend, so a new sector
     // or word is one unlike the previous. -1 when they do not ascend.
-    int64_t ascending(const Access &a, int begin, int end, int &active, int64_t &first_byte) {
-        const bool global = a.storage->place == Storage::Global;
-        const int shift = global ? 5 : 2; // sectors of 32 bytes, words of 4
-        int64_t previous = -1, distinct = 0;
-        int most = 0;
-        std::array<int, 32> per_bank{};
-        for (int t = begin; t < end; t++) {
-            if (!mask->on[t]) continue;
-            const int64_t byte = lane_ptr(a.index, t, 1)->i * a.elem_bytes;
-            if (active++ == 0) first_byte = byte;
-            const int64_t key = byte >> shift;
-            if (key == previous) continue;
-            if (key < previous) return -1;
-            previous = key;
-            distinct++;
-            if (!global) most = std::max(most, ++per_bank[size_t(key & 31)]);
-        }
-        return global ? distinct : most;
-    }
+    inline int64_t ascending(const Access &a, int begin, int end, int &active, int64_t &first_byte);
 
     // Appends the sectors (global) or words (shared) of the active threads in [begin, end)
     // to `keys`, counts those threads in `active`, and returns their bytes.
-    int64_t gather(const Access &a, int begin, int end, int &active) {
-        const int L = a.lanes, eb = a.elem_bytes;
-        const bool global = a.storage->place == Storage::Global;
-        int64_t bytes = 0;
-        for (int t = begin; t < end; t++) {
-            if (!mask->on[t]) continue;
-            active++;
-            const Word *index = lane_ptr(a.index, t, L);
-            const Word *pred = a.has_predicate ? lane_ptr(a.predicate, t, L) : nullptr;
-            for (int l = 0; l < L; l++) {
-                if (pred && !pred[l].u) continue;
-                const int64_t byte = index[l].i * eb;
-                bytes += eb;
-                if (global) {
-                    keys.push_back(byte >> 5); // elements are aligned: never across sectors
-                    continue;
-                }
-                for (int64_t word = byte >> 2; word <= (byte + eb - 1) >> 2; word++)
-                    keys.push_back(word);
-            }
-        }
-        return bytes;
-    }
+    inline int64_t gather(const Access &a, int begin, int end, int &active);
 
     // The sectors or wavefronts of the request in `keys`, and the first byte it touches.
-    int64_t transactions(const Access &a, int64_t &first_byte) {
-        if (keys.empty()) return 0;
-        if (a.storage->place == Storage::Global) {
-            first_byte = keys[0] * 32;
-            return distinct_count(keys);
-        }
-        first_byte = keys[0] * 4;
-        return bank_wavefronts(keys);
-    }
+    inline int64_t transactions(const Access &a, int64_t &first_byte);
 
     // `warps` requests of `per_request` sectors or wavefronts each, asking for `bytes` in
     // all; `first_byte` is one they touch.
-    void record(const Access &a, int64_t bytes, int warps, int64_t per_request,
-                int64_t first_byte) {
-        Site &site = *a.site;
-        site.requests += warps;
-        site.bytes += bytes;
-        if (per_request == 0) return; // every lane predicated off
-        site.transactions += per_request * warps;
-        Storage &s = *a.storage;
-        if (s.place == Storage::Global) {
-            s.traffic_bytes[a.is_store] += bytes;
-            s.traffic_sectors[a.is_store] += per_request * warps;
-            return;
-        }
-        if (site.memory.empty()) {
-            const int32_t owner =
-                checks ? shadow.cell(first_byte / shadow.granule_bytes()).owner : -1;
-            site.memory = shared_func(first_byte, owner);
-            if (site.memory.empty()) site.memory = s.name;
-        }
-    }
+    inline void record(const Access &a, int64_t bytes, int warps, int64_t per_request,
+                       int64_t first_byte);
 
-    [[noreturn]] void fault(const Access &a, int t, int64_t index, int64_t limit) const {
-        const Storage &s = *a.storage;
-        std::ostringstream os;
-        os << "kernel " << kernel.name << ": thread " << describe_thread(t) << " of block "
-           << describe_block() << (a.is_store ? " stores to " : " loads from ");
-        switch (s.place) {
-        case Storage::Global:
-            os << "buffer " << s.name;
-            break;
-        case Storage::Shared:
-            os << "shared memory (" << s.name << ")";
-            break;
-        case Storage::Private:
-            os << "allocation " << s.name;
-            break;
-        }
-        os << " at index " << index << ", outside its valid range [0, " << limit << ") of "
-           << a.elem_bytes << "-byte elements (" << s.bytes << " bytes"
-           << (s.place == Storage::Private ? " per thread" : "") << ")";
-        if (s.place == Storage::Shared) os << nearest_shared_func(index * a.elem_bytes);
-        os << context(*a.site, t);
-        throw RuntimeError(os.str());
-    }
+    [[noreturn]] inline void fault(const Access &a, int t, int64_t index, int64_t limit) const;
 
     // For an access outside shared memory: the Func whose range ends or starts nearest to it.
-    std::string nearest_shared_func(int64_t byte) const {
-        const lowering::SharedAllocation *nearest = nullptr;
-        int64_t distance = 0;
-        for (const lowering::SharedAllocation &s : kernel.shared) {
-            const int64_t d = byte < s.offset ? s.offset - byte : byte - (s.offset + s.bytes);
-            if (!nearest || d < distance) {
-                nearest = &s;
-                distance = d;
-            }
-        }
-        if (!nearest) return "";
-        std::ostringstream os;
-        os << "; byte " << byte << " is " << (byte < nearest->offset ? "before " : "past ")
-           << nearest->func << ", which lives at bytes [" << nearest->offset << ", "
-           << nearest->offset + nearest->bytes << ")";
-        return os.str();
-    }
+    inline std::string nearest_shared_func(int64_t byte) const;
 
-    [[noreturn]] void outside_own_allocation(const Access &a, int t, int64_t byte) const {
-        const lowering::SharedAllocation &own = kernel.shared[size_t(a.site->func_shared)];
-        std::ostringstream os;
-        os << "kernel " << kernel.name << ": thread " << describe_thread(t) << " of block "
-           << describe_block() << " stores " << a.elem_bytes << " bytes at byte " << byte
-           << " of shared memory, outside " << own.func << ", which it is computing and which "
-           << "lives at bytes [" << own.offset << ", " << own.offset + own.bytes << ")";
-        const std::string other = shared_func(byte, -1);
-        if (!other.empty()) os << ": it overwrites " << other;
-        os << context(*a.site, t);
-        throw RuntimeError(os.str());
-    }
+    [[noreturn]] inline void outside_own_allocation(const Access &a, int t, int64_t byte) const;
 
-    [[noreturn]] void shared_fault(const Access &a, int t, int64_t byte, const Conflict &c,
-                                   int32_t owner) const {
-        const Site &site = *a.site;
-        const std::string func = shared_func(byte, owner);
-        std::ostringstream os;
-        os << "kernel " << kernel.name << ": ";
-        if (c.hazard == Hazard::Uninitialized) {
-            os << "thread " << describe_thread(t) << " of block " << describe_block() << " loads "
-               << describe_shared(byte, owner, a.elem_bytes)
-               << ", which no thread of the block has written since the kernel started ("
-               << label(site, func, t) << ")";
-            throw RuntimeError(os.str());
-        }
-        const bool other_stored = c.hazard != Hazard::WriteAfterRead;
-        os << "shared-memory race in block " << describe_block() << " on "
-           << describe_shared(byte, owner, a.elem_bytes) << ": thread " << describe_thread(c.other)
-           << (other_stored ? " stores it" : " loads it");
-        if (c.other_site) os << " (" << label(*c.other_site, func) << ")";
-        os << " and thread " << describe_thread(t) << (a.is_store ? " stores it" : " loads it")
-           << " (" << label(site, func, t)
-           << ") with no barrier between them. A barrier must separate a thread's access from "
-           << "another thread's write of the same shared memory.";
-        throw RuntimeError(os.str());
-    }
+    [[noreturn]] inline void shared_fault(const Access &a, int t, int64_t byte, const Conflict &c,
+                                          int32_t owner) const;
 
     std::vector<int64_t> keys; // the sectors or words of one warp's request
 };

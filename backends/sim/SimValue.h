@@ -13,7 +13,6 @@
 //                              arithmetic rounded back after every operation
 //   float64                    a double (field d)
 
-#include "dsl/base/Error.h"
 #include "dsl/ir/Type.h"
 
 #include <cmath>
@@ -53,29 +52,8 @@ inline Word word_d(double v) {
 // How elements of a type are computed on.
 enum class Kind : uint8_t { Int, UInt, F16, BF16, F32, F64 };
 
-inline Kind kind_of(ir::Type t) {
-    switch (t.code) {
-    case ir::TypeCode::Int:
-        internal_assert(t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64)
-            << "simulator: no integer type of " << int(t.bits) << " bits";
-        return Kind::Int;
-    case ir::TypeCode::UInt:
-        internal_assert(t.bits == 1 || t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64)
-            << "simulator: no unsigned type of " << int(t.bits) << " bits";
-        return Kind::UInt;
-    case ir::TypeCode::Float:
-        internal_assert(t.bits == 16 || t.bits == 32 || t.bits == 64)
-            << "simulator: no float type of " << int(t.bits) << " bits";
-        return t.bits == 16 ? Kind::F16 : t.bits == 32 ? Kind::F32 : Kind::F64;
-    case ir::TypeCode::BFloat:
-        internal_assert(t.bits == 16) << "simulator: no bfloat type of " << int(t.bits) << " bits";
-        return Kind::BF16;
-    case ir::TypeCode::Handle:
-        break;
-    }
-    internal_error << "simulator: handles have no value in a kernel";
-    return Kind::Int;
-}
+// The kind of a type's elements; an internal error for types a kernel has no values of.
+Kind kind_of(ir::Type t);
 
 inline bool is_float_kind(Kind k) {
     return k >= Kind::F16;

@@ -1,0 +1,316 @@
+// The simulator's statement nodes (see SimStmtCode.h) and the factories that make them.
+
+#include "backends/sim/SimStmtCode.h"
+
+#include "dsl/base/Error.h"
+#include "dsl/ir/IRPrinter.h"
+
+#include <algorithm>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+namespace aicf {
+namespace backends {
+namespace sim {
+
+namespace {
+
+class BlockCode : public StmtCode {
+public:
+    explicit BlockCode(std::vector<StmtPtr> stmts) : stmts(std::move(stmts)) {}
+    void exec(Machine &m) override {
+        for (const StmtPtr &s : stmts)
+            s->exec(m);
+    }
+
+private:
+    std::vector<StmtPtr> stmts;
+};
+
+class LetStmtCode : public StmtCode {
+public:
+    LetStmtCode(int slot, ExprPtr value, StmtPtr body)
+        : slot(slot), value(std::move(value)), body(std::move(body)) {}
+    void exec(Machine &m) override {
+        m.slots[slot] = value->eval(m);
+        body->exec(m);
+    }
+
+private:
+    int slot;
+    ExprPtr value;
+    StmtPtr body;
+};
+
+// Each branch runs under the threads that take it; a branch no active thread takes is skipped.
+class IfCode : public StmtCode {
+public:
+    IfCode(int threads, ExprPtr cond, StmtPtr then_case, StmtPtr else_case)
+        : cond(std::move(cond)), then_case(std::move(then_case)), else_case(std::move(else_case)) {
+        then_mask.resize(threads);
+        else_mask.resize(threads);
+    }
+    void exec(Machine &m) override {
+        Col c = cond->eval(m);
+        if (c.uniform) {
+            run(m, c.p[0].u ? then_case.get() : else_case.get(), m.mask);
+            return;
+        }
+        const Mask *outer = m.mask;
+        int taken_count = 0;
+        for (int t = 0; t < m.n; t++) {
+            const uint8_t on = outer->on[t], taken = uint8_t(c.p[t].u);
+            then_mask.on[t] = on & taken;
+            taken_count += on & taken;
+        }
+        if (taken_count == outer->count) {
+            run(m, then_case.get(), outer);
+            return;
+        }
+        if (taken_count == 0) {
+            run(m, else_case.get(), outer);
+            return;
+        }
+        then_mask.recount();
+        if (else_case) {
+            for (int t = 0; t < m.n; t++)
+                else_mask.on[t] = outer->on[t] & uint8_t(then_mask.on[t] ^ 1);
+            else_mask.recount();
+        }
+        run(m, then_case.get(), &then_mask);
+        run(m, else_case.get(), &else_mask);
+        m.mask = outer;
+    }
+
+private:
+    static void run(Machine &m, StmtCode *s, const Mask *mask) {
+        if (!s) return;
+        const Mask *outer = m.mask;
+        m.mask = mask;
+        s->exec(m);
+        m.mask = outer;
+    }
+
+    ExprPtr cond;
+    StmtPtr then_case, else_case;
+    Mask then_mask, else_mask;
+};
+
+// A serial loop. With uniform bounds every active thread runs every iteration; otherwise each
+// thread runs its own trip count and the loop continues while any active thread still
+// iterates, with the finished threads masked off.
+class ForCode : public StmtCode {
+public:
+    ForCode(int threads, int slot, ir::Type t, ExprPtr min, ExprPtr extent, StmtPtr body)
+        : slot(slot), shift(wrap_shift(t.bits)), min(std::move(min)), extent(std::move(extent)),
+          body(std::move(body)), var(threads), trips(threads) {
+        iteration_mask.resize(threads);
+    }
+    void exec(Machine &m) override {
+        Col lo = min->eval(m);
+        Col ex = extent->eval(m);
+        if (lo.uniform && ex.uniform) {
+            const int64_t first = lo.p[0].i, end = wrap<true>(lo.p[0].u + ex.p[0].u, shift).i;
+            m.slots[slot] = {var.data(), true};
+            for (int64_t i = first; i < end; i++) {
+                var[0] = word_u(uint64_t(i));
+                body->exec(m);
+            }
+            return;
+        }
+        const Mask *outer = m.mask;
+        int64_t most = 0;
+        for (int t = 0; t < m.n; t++) {
+            trips[t] = 0;
+            if (!outer->on[t]) continue;
+            const Word b = *lane_ptr(lo, t, 1), e = *lane_ptr(ex, t, 1);
+            const int64_t end = wrap<true>(b.u + e.u, shift).i;
+            trips[t] = b.i < end ? end - b.i : 0;
+            most = std::max(most, trips[t]);
+        }
+        // The per-thread loop minimums, copied: `lo` may point into storage the body rebinds.
+        std::vector<Word> mins;
+        if (!lo.uniform) mins.assign(lo.p, lo.p + m.n);
+        const Word uniform_min = lo.p[0];
+        m.slots[slot] = {var.data(), lo.uniform};
+        m.mask = &iteration_mask;
+        for (int64_t k = 0; k < most; k++) {
+            for (int t = 0; t < m.n; t++)
+                iteration_mask.on[t] = outer->on[t] && k < trips[t];
+            iteration_mask.recount();
+            if (lo.uniform) {
+                var[0] = word_u(uniform_min.u + uint64_t(k));
+            } else {
+                for (int t = 0; t < m.n; t++)
+                    var[t] = word_u(mins[t].u + uint64_t(k));
+            }
+            body->exec(m);
+        }
+        m.mask = outer;
+    }
+
+private:
+    int slot, shift;
+    ExprPtr min, extent;
+    StmtPtr body;
+    std::vector<Word> var;
+    std::vector<int64_t> trips;
+    Mask iteration_mask;
+};
+
+class StoreCode : public StmtCode {
+public:
+    StoreCode(AccessShape shape, ExprPtr value, ExprPtr index, ExprPtr predicate)
+        : shape(shape), value(std::move(value)), index(std::move(index)),
+          predicate(std::move(predicate)) {}
+    void exec(Machine &m) override {
+        Access a = shape.make(true);
+        a.value = value->eval(m);
+        a.index = index->eval(m);
+        if (predicate) {
+            a.predicate = predicate->eval(m);
+            a.has_predicate = true;
+        }
+        m.access(a);
+    }
+
+private:
+    AccessShape shape;
+    ExprPtr value, index, predicate;
+};
+
+// Private storage: every thread's copy starts as garbage, so that reading an element before
+// writing it does not silently give 0.
+class AllocateCode : public StmtCode {
+public:
+    AllocateCode(Storage *storage, StmtPtr body) : storage(storage), body(std::move(body)) {}
+    void exec(Machine &m) override {
+        std::fill(storage->owned.begin(), storage->owned.end(), kGarbageByte);
+        body->exec(m);
+    }
+
+private:
+    Storage *storage;
+    StmtPtr body;
+};
+
+class AssertCode : public StmtCode {
+public:
+    AssertCode(ExprPtr cond, ir::Expr condition)
+        : cond(std::move(cond)), condition(std::move(condition)) {}
+    void exec(Machine &m) override {
+        Col c = cond->eval(m);
+        const Mask &mask = *m.mask;
+        if (c.uniform) {
+            if (!c.p[0].u) fail(m, mask.first);
+            return;
+        }
+        for (int t = 0; t < m.n; t++) {
+            if (mask.on[t] && !c.p[t].u) fail(m, t);
+        }
+    }
+
+private:
+    [[noreturn]] void fail(const Machine &m, int thread) const {
+        std::ostringstream os;
+        os << "kernel " << m.kernel.name << ": an assertion failed in thread "
+           << m.describe_thread(thread) << " of block " << m.describe_block() << ": " << condition;
+        throw RuntimeError(os.str());
+    }
+
+    ExprPtr cond;
+    ir::Expr condition;
+};
+
+// A block-wide barrier: every thread of the block must reach it.
+class BarrierCode : public StmtCode {
+public:
+    explicit BarrierCode(const Site *site) : site(site) {}
+    void exec(Machine &m) override {
+        const Mask &mask = *m.mask;
+        if (mask.count == m.n) {
+            m.barrier();
+            return;
+        }
+        int missing = 0;
+        while (missing < m.n && mask.on[missing])
+            missing++;
+        std::ostringstream os;
+        os << "barrier in kernel " << m.kernel.name << " reached by " << mask.count << " of " << m.n
+           << " threads of block " << m.describe_block()
+           << ": a barrier under divergent control flow (thread " << m.describe_thread(mask.first)
+           << " reaches it" << m.context(*site, mask.first) << ", thread "
+           << m.describe_thread(missing)
+           << " does not). Every thread of a block must reach each barrier, so a barrier "
+           << "cannot depend on the thread index.";
+        throw RuntimeError(os.str());
+    }
+
+private:
+    const Site *site;
+};
+
+class EvaluateCode : public StmtCode {
+public:
+    explicit EvaluateCode(ExprPtr value) : value(std::move(value)) {}
+    void exec(Machine &m) override { value->eval(m); }
+
+private:
+    ExprPtr value;
+};
+
+class NopCode : public StmtCode {
+public:
+    void exec(Machine &) override {}
+};
+
+} // namespace
+
+StmtPtr make_block_code(std::vector<StmtPtr> stmts) {
+    return std::make_unique<BlockCode>(std::move(stmts));
+}
+
+StmtPtr make_let_stmt_code(int slot, ExprPtr value, StmtPtr body) {
+    return std::make_unique<LetStmtCode>(slot, std::move(value), std::move(body));
+}
+
+StmtPtr make_if_code(int threads, ExprPtr cond, StmtPtr then_case, StmtPtr else_case) {
+    return std::make_unique<IfCode>(threads, std::move(cond), std::move(then_case),
+                                    std::move(else_case));
+}
+
+StmtPtr make_for_code(int threads, int slot, ir::Type t, ExprPtr min, ExprPtr extent,
+                      StmtPtr body) {
+    return std::make_unique<ForCode>(threads, slot, t, std::move(min), std::move(extent),
+                                     std::move(body));
+}
+
+StmtPtr make_store_code(AccessShape shape, ExprPtr value, ExprPtr index, ExprPtr predicate) {
+    return std::make_unique<StoreCode>(shape, std::move(value), std::move(index),
+                                       std::move(predicate));
+}
+
+StmtPtr make_allocate_code(Storage *storage, StmtPtr body) {
+    return std::make_unique<AllocateCode>(storage, std::move(body));
+}
+
+StmtPtr make_assert_code(ExprPtr cond, ir::Expr condition) {
+    return std::make_unique<AssertCode>(std::move(cond), std::move(condition));
+}
+
+StmtPtr make_barrier_code(const Site *site) {
+    return std::make_unique<BarrierCode>(site);
+}
+
+StmtPtr make_evaluate_code(ExprPtr value) {
+    return std::make_unique<EvaluateCode>(std::move(value));
+}
+
+StmtPtr make_nop_code() {
+    return std::make_unique<NopCode>();
+}
+
+} // namespace sim
+} // namespace backends
+} // namespace aicf
