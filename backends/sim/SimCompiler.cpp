@@ -673,9 +673,9 @@ private:
 
 } // namespace
 
-CompiledKernel compile(Machine &m, const std::vector<LaunchArgument> &args) {
+LaunchCode compile(Machine &m, const std::vector<LaunchArgument> &args) {
     Compiler compiler(m, args);
-    CompiledKernel code;
+    LaunchCode code;
     code.body = compiler.stmt(m.kernel.body);
     code.slots = compiler.slot_count();
     code.shared_granule = compiler.shared_granule();

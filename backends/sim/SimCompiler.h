@@ -18,8 +18,8 @@ namespace aicf {
 namespace backends {
 namespace sim {
 
-// A kernel body compiled for one launch.
-struct CompiledKernel {
+// A kernel body compiled into simulator nodes for one launch.
+struct LaunchCode {
     StmtPtr body;
     int slots = 0;          // the variables' slots it uses (Machine::slots)
     int shared_granule = 4; // the shadow's granule: the smallest element any shared access
@@ -29,7 +29,7 @@ struct CompiledKernel {
 // Compiles the body of `m`'s kernel with the values of its arguments. The buffers and the
 // kernel's allocations become `m`'s storages, its memory instructions and barriers `m`'s
 // sites.
-CompiledKernel compile(Machine &m, const std::vector<LaunchArgument> &args);
+LaunchCode compile(Machine &m, const std::vector<LaunchArgument> &args);
 
 } // namespace sim
 } // namespace backends

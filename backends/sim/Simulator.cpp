@@ -82,7 +82,7 @@ KernelProfile launch(const lowering::LoweredKernel &kernel, const std::array<int
     internal_assert(kernel.shared_bytes >= 0) << "simulator: negative shared memory";
 
     Machine m(kernel, options.checks);
-    CompiledKernel code = compile(m, args);
+    LaunchCode code = compile(m, args);
     m.slots.assign(size_t(code.slots), Col{});
     if (m.checks) m.shadow.resize(kernel.shared_bytes, code.shared_granule);
 
