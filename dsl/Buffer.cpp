@@ -1,8 +1,8 @@
 #include "dsl/Buffer.h"
 
-#include "dsl/base/Error.h"
 #include "dsl/HostMemory.h"
 #include "dsl/Var.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IROperator.h"
 
 #include <cstdlib>
@@ -51,10 +51,10 @@ void BufferStorage::init_dense(Type t, const std::vector<int> &extents) {
         dims_[d] = aicf_dim_t{0, extents[d], static_cast<int32_t>(stride), 0};
         int64_t next = stride * std::max(extents[d], 1);
         if (next > std::numeric_limits<int32_t>::max()) {
-            runtime_error_report
-                << "Buffer " << name_ << ": its extents make dimension " << d
-                << " reach " << next << " elements, past the 2^31 - 1 that int32 strides "
-                << "and indices address. Split the data into several buffers.";
+            runtime_error_report << "Buffer " << name_ << ": its extents make dimension " << d
+                                 << " reach " << next
+                                 << " elements, past the 2^31 - 1 that int32 strides "
+                                 << "and indices address. Split the data into several buffers.";
         }
         stride = next;
     }
@@ -72,7 +72,8 @@ BufferStorage::BufferStorage(Type t, const std::vector<int> &extents, const std:
                              << " bytes on the host.";
     }
     std::memset(p, 0, bytes);
-    allocation_ = std::shared_ptr<uint8_t>(static_cast<uint8_t *>(p), [](uint8_t *q) { host_free(q); });
+    allocation_ =
+        std::shared_ptr<uint8_t>(static_cast<uint8_t *>(p), [](uint8_t *q) { host_free(q); });
     raw_.host = allocation_.get();
     raw_.flags = 0;
 }
@@ -111,12 +112,13 @@ BufferStorage::~BufferStorage() {
 void BufferStorage::copy_to_host() {
     if (!device_dirty()) return;
     auto *device = static_cast<const aicf_device_interface_t *>(raw_.device_interface);
-    internal_assert(device && raw_.device) << "Buffer " << name_ << " is device dirty without a device copy";
+    internal_assert(device && raw_.device)
+        << "Buffer " << name_ << " is device dirty without a device copy";
     internal_assert(raw_.host) << "Buffer " << name_ << " has no host memory to copy to";
     char error[512] = {0};
     if (device->copy_to_host(&raw_, aicf_buffer_footprint(&raw_), error, sizeof error) != 0) {
-        runtime_error_report << "Buffer " << name_ << ": copying its data from the "
-                             << device->name << " device to the host failed: " << error;
+        runtime_error_report << "Buffer " << name_ << ": copying its data from the " << device->name
+                             << " device to the host failed: " << error;
     }
     raw_.flags &= ~uint64_t(AICF_BUFFER_DEVICE_DIRTY);
 }
@@ -141,12 +143,14 @@ void BufferStorage::set_min(const std::vector<int> &mins) {
     user_assert(mins.size() <= dims_.size())
         << "set_min on Buffer " << name_ << " with " << mins.size() << " values, but it has "
         << dims_.size() << " dimensions.";
-    for (size_t d = 0; d < mins.size(); d++) dims_[d].min = mins[d];
+    for (size_t d = 0; d < mins.size(); d++)
+        dims_[d].min = mins[d];
 }
 
 int64_t BufferStorage::number_of_elements() const {
     int64_t n = 1;
-    for (const aicf_dim_t &d : dims_) n *= d.extent;
+    for (const aicf_dim_t &d : dims_)
+        n *= d.extent;
     return n;
 }
 
@@ -166,8 +170,9 @@ void BufferBase::check_type(Type expected) const {
     if (!storage_) return;
     if (storage_->type() != expected) {
         runtime_error_report << "Buffer " << storage_->name() << " holds "
-                             << to_string(storage_->type()) << " elements, but is used as a Buffer of "
-                             << to_string(expected) << ".";
+                             << to_string(storage_->type())
+                             << " elements, but is used as a Buffer of " << to_string(expected)
+                             << ".";
     }
 }
 

@@ -99,8 +99,7 @@ protected:
     void check_type(ir::Type expected) const;
 };
 
-template <typename T = void>
-class Buffer : public BufferBase {
+template <typename T = void> class Buffer : public BufferBase {
     static constexpr bool typed = !std::is_void<T>::value;
     using Elem = std::conditional_t<typed, T, uint8_t>;
 
@@ -131,8 +130,7 @@ public:
         : BufferBase(std::make_shared<BufferStorage>(element_type(), data, dims, name)) {}
 
     // Conversion between typed and untyped views of the same storage (checked).
-    template <typename U>
-    Buffer(const Buffer<U> &other) : BufferBase(other.storage()) {
+    template <typename U> Buffer(const Buffer<U> &other) : BufferBase(other.storage()) {
         if (typed && defined()) check_type(element_type());
     }
 
@@ -172,8 +170,7 @@ public:
     }
 
     // Calls f(coords) for every element, dimension 0 fastest.
-    template <typename F>
-    void for_each_element(F &&f) const {
+    template <typename F> void for_each_element(F &&f) const {
         int n = dimensions();
         std::vector<int> c(n);
         for (int d = 0; d < n; d++) {
@@ -192,8 +189,7 @@ public:
     }
 
 private:
-    template <typename F>
-    void for_each_offset(F &&f) const {
+    template <typename F> void for_each_offset(F &&f) const {
         for_each_element([&](const std::vector<int> &c) {
             f(storage_->offset_of(c.data(), static_cast<int>(c.size())));
         });

@@ -21,7 +21,8 @@ void PhaseTimer::phase(const std::string &name) {
     Clock::time_point now = Clock::now();
     double ms = std::chrono::duration<double, std::milli>(now - last).count();
     last = now;
-    auto it = std::find_if(entries.begin(), entries.end(), [&](const Entry &e) { return e.name == name; });
+    auto it = std::find_if(entries.begin(), entries.end(),
+                           [&](const Entry &e) { return e.name == name; });
     if (it == entries.end()) {
         entries.push_back({name, ms});
     } else {
@@ -37,7 +38,8 @@ PhaseTimer::~PhaseTimer() {
     if (!enabled) return;
     double total = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     std::vector<Entry> sorted = entries;
-    std::stable_sort(sorted.begin(), sorted.end(), [](const Entry &a, const Entry &b) { return a.ms > b.ms; });
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const Entry &a, const Entry &b) { return a.ms > b.ms; });
     std::ostringstream line;
     line.setf(std::ios::fixed);
     line.precision(1);

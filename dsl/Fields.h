@@ -18,26 +18,22 @@ namespace aicf {
 namespace detail {
 
 struct AnyField {
-    template <typename T>
-    operator T() const; // never defined: used in unevaluated contexts only
+    template <typename T> operator T() const; // never defined: used in unevaluated contexts only
 };
 
 template <typename T, typename... Fields>
 constexpr auto brace_initializable(int) -> decltype(T{std::declval<Fields>()...}, true) {
     return true;
 }
-template <typename T, typename... Fields>
-constexpr bool brace_initializable(...) {
+template <typename T, typename... Fields> constexpr bool brace_initializable(...) {
     return false;
 }
 
-template <typename T, size_t... I>
-constexpr bool initializable_from(std::index_sequence<I...>) {
+template <typename T, size_t... I> constexpr bool initializable_from(std::index_sequence<I...>) {
     return brace_initializable<T, decltype((void)I, AnyField{})...>(0);
 }
 
-template <typename T, size_t N = 0>
-constexpr size_t field_count() {
+template <typename T, size_t N = 0> constexpr size_t field_count() {
     if constexpr (N < 16 && initializable_from<T>(std::make_index_sequence<N + 1>())) {
         return field_count<T, N + 1>();
     } else {
@@ -45,8 +41,7 @@ constexpr size_t field_count() {
     }
 }
 
-template <typename T, typename F>
-void for_each_field(const T &s, F &&f) {
+template <typename T, typename F> void for_each_field(const T &s, F &&f) {
     static_assert(std::is_aggregate_v<T>, "for_each_field needs an aggregate");
     constexpr size_t n = field_count<T>();
     static_assert(n >= 1 && n <= 10, "for_each_field handles aggregates of 1 to 10 fields");

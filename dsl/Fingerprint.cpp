@@ -32,7 +32,8 @@ public:
     void write(const Expr &e) {
         // Written with shared subexpressions once: an algorithm that uses each step's value
         // several times is a tree exponential in the number of steps.
-        write(e.defined() ? to_string(e.type()) + ":" + to_shared_string(e) : std::string("undefined"));
+        write(e.defined() ? to_string(e.type()) + ":" + to_shared_string(e)
+                          : std::string("undefined"));
     }
     void write(const Type &t) { write(to_string(t)); }
     void write(const LoopLevel &l) {
@@ -54,10 +55,10 @@ public:
         }
         write(r.predicate());
     }
-    template <typename T>
-    void write(const std::vector<T> &v) {
+    template <typename T> void write(const std::vector<T> &v) {
         write(uint64_t(v.size()));
-        for (const T &x : v) write(x);
+        for (const T &x : v)
+            write(x);
     }
     // The schedule structs (and anything else that is a plain struct): every field.
     template <typename T, std::enable_if_t<std::is_class_v<T> && std::is_aggregate_v<T>, int> = 0>
@@ -68,7 +69,8 @@ public:
 
 } // namespace
 
-std::string fingerprint(const std::vector<Function> &outputs, const std::vector<Argument> &args, const Target &target) {
+std::string fingerprint(const std::vector<Function> &outputs, const std::vector<Argument> &args,
+                        const Target &target) {
     KeyWriter w;
     w.write(target.to_string());
     w.write(args.size());
@@ -80,7 +82,8 @@ std::string fingerprint(const std::vector<Function> &outputs, const std::vector<
         w.write(a.dimensions);
     }
     w.write(outputs.size());
-    for (const Function &f : outputs) w.write(f.name());
+    for (const Function &f : outputs)
+        w.write(f.name());
     const std::map<std::string, Function> env = find_transitive_calls(outputs);
     w.write(env.size());
     for (const auto &[name, f] : env) {
@@ -94,7 +97,8 @@ std::string fingerprint(const std::vector<Function> &outputs, const std::vector<
             w.write(wrapper->name);
         }
         w.write(f.stages());
-        for (int s = 0; s < f.stages(); s++) w.write(f.stage(s));
+        for (int s = 0; s < f.stages(); s++)
+            w.write(f.stage(s));
     }
     return w.key;
 }

@@ -1,8 +1,8 @@
 #include "dsl/Func.h"
 
-#include "dsl/base/Error.h"
 #include "dsl/Operators.h"
 #include "dsl/Pipeline.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 
@@ -32,7 +32,8 @@ bool is_pure_var(const Expr &e) {
 
 void FuncRef::define(const std::vector<Expr> &values) {
     bool all_pure = true;
-    for (const Expr &a : args) all_pure = all_pure && a.defined() && is_pure_var(a);
+    for (const Expr &a : args)
+        all_pure = all_pure && a.defined() && is_pure_var(a);
     if (func.has_pure_definition()) {
         func.define_update(args, values);
         return;
@@ -40,9 +41,8 @@ void FuncRef::define(const std::vector<Expr> &values) {
     if (!all_pure) {
         std::string shown;
         for (size_t i = 0; i < args.size(); i++) {
-            user_assert(args[i].defined())
-                << "Argument " << i << " in the definition of Func " << func.name()
-                << " is undefined.";
+            user_assert(args[i].defined()) << "Argument " << i << " in the definition of Func "
+                                           << func.name() << " is undefined.";
             if (!is_pure_var(args[i])) {
                 user_error << "The first definition of Func " << func.name()
                            << " must be a pure definition, with a Var in each argument, but "
@@ -53,7 +53,8 @@ void FuncRef::define(const std::vector<Expr> &values) {
         }
     }
     std::vector<std::string> names;
-    for (const Expr &a : args) names.push_back(a.as<Variable>()->name);
+    for (const Expr &a : args)
+        names.push_back(a.as<Variable>()->name);
     func.define(names, values);
 }
 
@@ -72,7 +73,8 @@ FuncRef &FuncRef::operator=(const Tuple &t) {
 FuncRef &FuncRef::operator=(const FuncRef &other) {
     if (other.func.outputs() > 1) {
         std::vector<Expr> values;
-        for (int i = 0; i < other.func.outputs(); i++) values.push_back(other[i]);
+        for (int i = 0; i < other.func.outputs(); i++)
+            values.push_back(other[i]);
         define(values);
         return *this;
     }
@@ -102,10 +104,18 @@ void FuncRef::update_with(const Expr &e, const Expr &identity, char op) {
     if (rhs.type() != current.type()) rhs = aicf::cast(current.type(), rhs);
     Expr value;
     switch (op) {
-    case '+': value = current + rhs; break;
-    case '-': value = current - rhs; break;
-    case '*': value = current * rhs; break;
-    default: value = current / rhs; break;
+    case '+':
+        value = current + rhs;
+        break;
+    case '-':
+        value = current - rhs;
+        break;
+    case '*':
+        value = current * rhs;
+        break;
+    default:
+        value = current / rhs;
+        break;
     }
     func.define_update(args, {value});
 }
@@ -145,17 +155,25 @@ Expr FuncRef::operator[](int i) const {
 
 Func::Func() : func(detail::unique_name("f")) {}
 
-Func::Func(const std::string &name) : func(name) { detail::check_user_name(name, "Func"); }
+Func::Func(const std::string &name) : func(name) {
+    detail::check_user_name(name, "Func");
+}
 
-Func::Func(const Expr &e) : Func() { (*this)() = e; }
+Func::Func(const Expr &e) : Func() {
+    (*this)() = e;
+}
 
 FuncRef Func::operator()(const std::vector<Var> &vars) const {
     std::vector<Expr> args(vars.begin(), vars.end());
     return FuncRef(func, args);
 }
 
-int Func::dimensions() const { return func.dimensions(); }
-int Func::outputs() const { return func.outputs(); }
+int Func::dimensions() const {
+    return func.dimensions();
+}
+int Func::outputs() const {
+    return func.outputs();
+}
 
 Type Func::type() const {
     user_assert(defined()) << "Func " << name() << " has no definition, so it has no type yet.";
@@ -163,11 +181,14 @@ Type Func::type() const {
     return func.output_types()[0];
 }
 
-const std::vector<Type> &Func::types() const { return func.output_types(); }
+const std::vector<Type> &Func::types() const {
+    return func.output_types();
+}
 
 std::vector<Var> Func::args() const {
     std::vector<Var> vars;
-    for (const std::string &a : func.args()) vars.emplace_back(a);
+    for (const std::string &a : func.args())
+        vars.emplace_back(a);
     return vars;
 }
 
@@ -187,30 +208,52 @@ Realization Func::realize(const std::vector<int> &sizes) {
 Realization Func::realize(const std::vector<int> &sizes, const Target &target) {
     return Pipeline(*this).realize(sizes, target);
 }
-void Func::realize(const Realization &outputs) { Pipeline(*this).realize(outputs); }
+void Func::realize(const Realization &outputs) {
+    Pipeline(*this).realize(outputs);
+}
 void Func::realize(const Realization &outputs, const Target &target) {
     Pipeline(*this).realize(outputs, target);
 }
 
-std::string Func::lowered_stmt() const { return Pipeline(*this).lowered_stmt(); }
-std::string Func::loop_nest() const { return Pipeline(*this).loop_nest(); }
-void Func::print_loop_nest() const { std::printf("%s", loop_nest().c_str()); }
-std::string Func::lowered_stmt(const Target &t) const { return Pipeline(*this).lowered_stmt(t); }
-std::string Func::ptx(const Target &t) const { return Pipeline(*this).ptx(t); }
+std::string Func::lowered_stmt() const {
+    return Pipeline(*this).lowered_stmt();
+}
+std::string Func::loop_nest() const {
+    return Pipeline(*this).loop_nest();
+}
+void Func::print_loop_nest() const {
+    std::printf("%s", loop_nest().c_str());
+}
+std::string Func::lowered_stmt(const Target &t) const {
+    return Pipeline(*this).lowered_stmt(t);
+}
+std::string Func::ptx(const Target &t) const {
+    return Pipeline(*this).ptx(t);
+}
 void Func::compile_to_ptx(const std::string &filename, const Target &t) const {
     Pipeline(*this).compile_to_ptx(filename, t);
 }
-std::string Func::assembly() const { return Pipeline(*this).assembly(); }
-std::string Func::assembly(const Target &t) const { return Pipeline(*this).assembly(t); }
+std::string Func::assembly() const {
+    return Pipeline(*this).assembly();
+}
+std::string Func::assembly(const Target &t) const {
+    return Pipeline(*this).assembly(t);
+}
 void Func::compile_to_assembly(const std::string &filename) const {
     Pipeline(*this).compile_to_assembly(filename);
 }
 void Func::compile_to_assembly(const std::string &filename, const Target &t) const {
     Pipeline(*this).compile_to_assembly(filename, t);
 }
-std::string Func::kernel_resources(const Target &t) const { return Pipeline(*this).kernel_resources(t); }
-std::string Func::loop_nest(const Target &t) const { return Pipeline(*this).loop_nest(t); }
-void Func::print_loop_nest(const Target &t) const { std::printf("%s", loop_nest(t).c_str()); }
+std::string Func::kernel_resources(const Target &t) const {
+    return Pipeline(*this).kernel_resources(t);
+}
+std::string Func::loop_nest(const Target &t) const {
+    return Pipeline(*this).loop_nest(t);
+}
+void Func::print_loop_nest(const Target &t) const {
+    std::printf("%s", loop_nest(t).c_str());
+}
 
 void Func::compile_to_lowered_stmt(const std::string &filename) const {
     std::ofstream out(filename);
@@ -240,8 +283,8 @@ Func &Func::reorder(const std::vector<VarOrRVar> &vars) {
     return *this;
 }
 Func &Func::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo, const VarOrRVar &yo,
-                 const VarOrRVar &xi, const VarOrRVar &yi, const Expr &xfactor,
-                 const Expr &yfactor, TailStrategy tail) {
+                 const VarOrRVar &xi, const VarOrRVar &yi, const Expr &xfactor, const Expr &yfactor,
+                 TailStrategy tail) {
     Stage(func, 0).tile(x, y, xo, yo, xi, yi, xfactor, yfactor, tail);
     return *this;
 }
@@ -297,7 +340,8 @@ void check_pure_arg(const Function &f, const Var &v, const char *directive) {
     for (const std::string &a : f.args())
         if (a == v.name()) return;
     std::string args;
-    for (const std::string &a : f.args()) args += (args.empty() ? "" : ", ") + a;
+    for (const std::string &a : f.args())
+        args += (args.empty() ? "" : ", ") + a;
     user_error << directive << "(" << v.name() << ") on Func " << f.name() << ": " << v.name()
                << " is not one of its variables (" << args << ").";
 }
@@ -364,10 +408,12 @@ Func make_wrapper(const Function &f, const std::string &consumer) {
     std::string name = f.name() + (consumer.empty() ? "_in" : "_in_" + consumer);
     Function w(name);
     std::vector<Expr> args;
-    for (const std::string &a : f.args()) args.push_back(Variable::make(Int(32), a));
+    for (const std::string &a : f.args())
+        args.push_back(Variable::make(Int(32), a));
     std::vector<Expr> values;
     // The wrapped Func owns its wrapper; the wrapper refers back weakly.
-    for (int i = 0; i < f.outputs(); i++) values.push_back(weaken_calls_to(f.call(args, i), f.get()));
+    for (int i = 0; i < f.outputs(); i++)
+        values.push_back(weaken_calls_to(f.call(args, i), f.get()));
     w.define(f.args(), values);
     wrappers[consumer] = w.get();
     return Func(w);
@@ -381,7 +427,9 @@ Func Func::in(const Func &consumer) {
     return make_wrapper(func, consumer.name());
 }
 
-Func Func::in() { return make_wrapper(func, ""); }
+Func Func::in() {
+    return make_wrapper(func, "");
+}
 
 Func &Func::compute_at(const Func &consumer, const VarOrRVar &var) {
     return compute_at(LoopLevel(consumer.name(), var.name()));
@@ -466,13 +514,13 @@ Func &Func::prefetch(const Func &f, const VarOrRVar &at, const VarOrRVar &from, 
     Stage(func, 0).prefetch(f, at, from, offset, strategy);
     return *this;
 }
-Func &Func::prefetch(const BufferBase &b, const VarOrRVar &at, const VarOrRVar &from, const Expr &offset,
-                     PrefetchBoundStrategy strategy) {
+Func &Func::prefetch(const BufferBase &b, const VarOrRVar &at, const VarOrRVar &from,
+                     const Expr &offset, PrefetchBoundStrategy strategy) {
     Stage(func, 0).prefetch(b, at, from, offset, strategy);
     return *this;
 }
-Func &Func::prefetch(const ImageParam &p, const VarOrRVar &at, const VarOrRVar &from, const Expr &offset,
-                     PrefetchBoundStrategy strategy) {
+Func &Func::prefetch(const ImageParam &p, const VarOrRVar &at, const VarOrRVar &from,
+                     const Expr &offset, PrefetchBoundStrategy strategy) {
     Stage(func, 0).prefetch(p, at, from, offset, strategy);
     return *this;
 }
@@ -482,9 +530,13 @@ Func &Func::store_in(MemoryType t) {
     return *this;
 }
 
-Func &Func::store_root() { return store_at(LoopLevel::root()); }
+Func &Func::store_root() {
+    return store_at(LoopLevel::root());
+}
 
-Func &Func::compute_root() { return compute_at(LoopLevel::root()); }
+Func &Func::compute_root() {
+    return compute_at(LoopLevel::root());
+}
 
 Func &Func::compute_inline() {
     func.schedule().store_level_set = false;

@@ -35,10 +35,7 @@ public:
     const Buffer<> &operator[](size_t i) const { return buffers_.at(i); }
     const std::vector<Buffer<>> &buffers() const { return buffers_; }
     // A single-valued realization converts to its buffer.
-    template <typename T>
-    operator Buffer<T>() const {
-        return Buffer<T>(single());
-    }
+    template <typename T> operator Buffer<T>() const { return Buffer<T>(single()); }
 
 private:
     std::vector<Buffer<>> buffers_;
@@ -48,7 +45,8 @@ private:
 // The left or right side f(args): assigning defines the Func, reading calls it.
 class FuncRef {
 public:
-    FuncRef(ir::Function f, std::vector<ir::Expr> args) : func(std::move(f)), args(std::move(args)) {}
+    FuncRef(ir::Function f, std::vector<ir::Expr> args)
+        : func(std::move(f)), args(std::move(args)) {}
 
     FuncRef &operator=(const ir::Expr &e);
     FuncRef &operator=(const Tuple &t);
@@ -81,8 +79,7 @@ public:
     explicit Func(const ir::Expr &e);
     explicit Func(ir::Function f) : func(std::move(f)) {}
 
-    template <typename... Args>
-    FuncRef operator()(const Args &...args) const {
+    template <typename... Args> FuncRef operator()(const Args &...args) const {
         return FuncRef(func, std::vector<ir::Expr>{ir::Expr(args)...});
     }
     FuncRef operator()(const std::vector<ir::Expr> &args) const { return FuncRef(func, args); }
@@ -106,12 +103,10 @@ public:
     // Computes the Func over the region of the given buffers (one per Tuple element).
     void realize(const Realization &outputs);
     void realize(const Realization &outputs, const Target &target);
-    template <typename T>
-    void realize(const Buffer<T> &output) {
+    template <typename T> void realize(const Buffer<T> &output) {
         realize(Realization(std::vector<Buffer<>>{Buffer<>(output)}));
     }
-    template <typename T>
-    void realize(const Buffer<T> &output, const Target &target) {
+    template <typename T> void realize(const Buffer<T> &output, const Target &target) {
         realize(Realization(std::vector<Buffer<>>{Buffer<>(output)}), target);
     }
 
@@ -178,18 +173,18 @@ public:
     Func &gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z);
     Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx,
                    const ir::Expr &x_size, TailStrategy tail = TailStrategy::Auto);
-    Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx,
-                   const VarOrRVar &by, const VarOrRVar &tx, const VarOrRVar &ty,
-                   const ir::Expr &x_size, const ir::Expr &y_size,
-                   TailStrategy tail = TailStrategy::Auto);
-    Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z,
-                   const VarOrRVar &bx, const VarOrRVar &by, const VarOrRVar &bz,
-                   const VarOrRVar &tx, const VarOrRVar &ty, const VarOrRVar &tz,
-                   const ir::Expr &x_size, const ir::Expr &y_size, const ir::Expr &z_size,
+    Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx, const VarOrRVar &by,
+                   const VarOrRVar &tx, const VarOrRVar &ty, const ir::Expr &x_size,
+                   const ir::Expr &y_size, TailStrategy tail = TailStrategy::Auto);
+    Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z, const VarOrRVar &bx,
+                   const VarOrRVar &by, const VarOrRVar &bz, const VarOrRVar &tx,
+                   const VarOrRVar &ty, const VarOrRVar &tz, const ir::Expr &x_size,
+                   const ir::Expr &y_size, const ir::Expr &z_size,
                    TailStrategy tail = TailStrategy::Auto);
     Func &gpu_single_thread();
     // Software prefetch in the pure definition's loops: see Stage::prefetch.
-    Func &prefetch(const Func &f, const VarOrRVar &at, const VarOrRVar &from, const ir::Expr &offset = 1,
+    Func &prefetch(const Func &f, const VarOrRVar &at, const VarOrRVar &from,
+                   const ir::Expr &offset = 1,
                    PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
     Func &prefetch(const BufferBase &b, const VarOrRVar &at, const VarOrRVar &from,
                    const ir::Expr &offset = 1,

@@ -25,21 +25,23 @@ namespace {
 
 std::string signature(const std::string &name, const std::vector<std::string> &args) {
     std::string s = name + "(";
-    for (size_t i = 0; i < args.size(); i++) s += (i ? ", " : "") + args[i];
+    for (size_t i = 0; i < args.size(); i++)
+        s += (i ? ", " : "") + args[i];
     return s + ")";
 }
 
 std::string signature(const std::string &name, const std::vector<Expr> &args) {
     std::string s = name + "(";
-    for (size_t i = 0; i < args.size(); i++) s += (i ? ", " : "") + to_string(args[i]);
+    for (size_t i = 0; i < args.size(); i++)
+        s += (i ? ", " : "") + to_string(args[i]);
     return s + ")";
 }
 
 // The variables an expression uses, split by kind. Each shared node is visited once (outside
 // lets, where a node means the same wherever it is reached).
 struct VarUses : IRGraphVisitor {
-    std::set<std::string> pure;          // plain Vars
-    std::vector<ReductionDomain> rdoms;  // distinct RDoms
+    std::set<std::string> pure;         // plain Vars
+    std::vector<ReductionDomain> rdoms; // distinct RDoms
     std::set<std::string> rvars;
     std::set<std::string> let_bound;
     using IRGraphVisitor::visit;
@@ -51,12 +53,14 @@ struct VarUses : IRGraphVisitor {
         if (op->rdom.defined()) {
             rvars.insert(op->name);
             bool seen = false;
-            for (const ReductionDomain &r : rdoms) seen = seen || r.same_as(op->rdom);
+            for (const ReductionDomain &r : rdoms)
+                seen = seen || r.same_as(op->rdom);
             if (seen) return;
             rdoms.push_back(op->rdom);
             // The RDom's predicate may use more variables.
             if (op->rdom.predicate().defined()) {
-                for (const ReductionVariable &rv : op->rdom.domain()) predicate_rvars.insert(rv.var);
+                for (const ReductionVariable &rv : op->rdom.domain())
+                    predicate_rvars.insert(rv.var);
                 op->rdom.predicate().accept(this);
             }
             return;
@@ -82,8 +86,10 @@ public:
     explicit DepthCheck(int limit) : limit(limit) {}
     bool exceeded = false;
     using IRVisitor::visit;
-#define AICF_DEPTH_VISIT(N) \
-    void visit(const N *op) override { measure(op, [&] { IRVisitor::visit(op); }); }
+#define AICF_DEPTH_VISIT(N)                                                                        \
+    void visit(const N *op) override {                                                             \
+        measure(op, [&] { IRVisitor::visit(op); });                                                \
+    }
     AICF_FOR_EACH_EXPR(AICF_DEPTH_VISIT)
 #undef AICF_DEPTH_VISIT
 
@@ -91,8 +97,7 @@ private:
     int limit, depth = 0, tallest = 0;
     std::unordered_map<const IRNode *, int> heights;
 
-    template <typename Descend>
-    void measure(const IRNode *op, Descend descend) {
+    template <typename Descend> void measure(const IRNode *op, Descend descend) {
         if (exceeded) return;
         int h;
         if (auto it = heights.find(op); it != heights.end()) {
@@ -121,7 +126,8 @@ void check_depth(const std::string &func, const std::vector<Expr> &exprs) {
     for (const Expr &e : exprs)
         if (e.defined()) e.accept(&check);
     user_assert(!check.exceeded)
-        << "The definition of Func " << func << " is an expression more than " << max_expression_depth
+        << "The definition of Func " << func << " is an expression more than "
+        << max_expression_depth
         << " operations deep. Compute parts of it in Funcs of their own (compute_root() them), "
         << "or reduce over an RDom instead of building a long sum or product in a C++ loop.";
 }
@@ -165,24 +171,54 @@ Function::Function(const std::string &name) : contents(new FunctionContents) {
     contents->name = name;
 }
 
-bool Function::has_pure_definition() const { return contents->init.defined(); }
-bool Function::has_update_definition() const { return !contents->updates.empty(); }
-const std::string &Function::name() const { return contents->name; }
-const std::vector<std::string> &Function::args() const { return contents->args; }
-int Function::dimensions() const { return static_cast<int>(contents->args.size()); }
-const std::vector<Type> &Function::output_types() const { return contents->output_types; }
-int Function::outputs() const { return static_cast<int>(contents->output_types.size()); }
-const Definition &Function::definition() const { return contents->init; }
-Definition &Function::definition() { return contents->init; }
-const std::vector<Definition> &Function::updates() const { return contents->updates; }
-Definition &Function::update(int i) { return contents->updates.at(i); }
-Definition &Function::stage(int s) { return s == 0 ? contents->init : contents->updates.at(s - 1); }
+bool Function::has_pure_definition() const {
+    return contents->init.defined();
+}
+bool Function::has_update_definition() const {
+    return !contents->updates.empty();
+}
+const std::string &Function::name() const {
+    return contents->name;
+}
+const std::vector<std::string> &Function::args() const {
+    return contents->args;
+}
+int Function::dimensions() const {
+    return static_cast<int>(contents->args.size());
+}
+const std::vector<Type> &Function::output_types() const {
+    return contents->output_types;
+}
+int Function::outputs() const {
+    return static_cast<int>(contents->output_types.size());
+}
+const Definition &Function::definition() const {
+    return contents->init;
+}
+Definition &Function::definition() {
+    return contents->init;
+}
+const std::vector<Definition> &Function::updates() const {
+    return contents->updates;
+}
+Definition &Function::update(int i) {
+    return contents->updates.at(i);
+}
+Definition &Function::stage(int s) {
+    return s == 0 ? contents->init : contents->updates.at(s - 1);
+}
 const Definition &Function::stage(int s) const {
     return s == 0 ? contents->init : contents->updates.at(s - 1);
 }
-int Function::stages() const { return 1 + static_cast<int>(contents->updates.size()); }
-FuncSchedule &Function::schedule() { return contents->schedule; }
-const FuncSchedule &Function::schedule() const { return contents->schedule; }
+int Function::stages() const {
+    return 1 + static_cast<int>(contents->updates.size());
+}
+FuncSchedule &Function::schedule() {
+    return contents->schedule;
+}
+const FuncSchedule &Function::schedule() const {
+    return contents->schedule;
+}
 
 void Function::define(const std::vector<std::string> &args, const std::vector<Expr> &values) {
     const std::string &name = contents->name;
@@ -200,7 +236,8 @@ void Function::define(const std::vector<std::string> &args, const std::vector<Ex
     }
 
     VarUses uses;
-    for (const Expr &v : values) v.accept(&uses);
+    for (const Expr &v : values)
+        v.accept(&uses);
     if (!uses.rvars.empty()) {
         std::string r = *uses.rvars.begin();
         user_error << "The pure definition of Func " << signature(name, args)
@@ -220,14 +257,18 @@ void Function::define(const std::vector<std::string> &args, const std::vector<Ex
 
     contents->args = args;
     contents->output_types.clear();
-    for (const Expr &v : values) contents->output_types.push_back(v.type());
+    for (const Expr &v : values)
+        contents->output_types.push_back(v.type());
     contents->init.args.clear();
-    for (const std::string &a : args) contents->init.args.push_back(Variable::make(Int(32), a));
+    for (const std::string &a : args)
+        contents->init.args.push_back(Variable::make(Int(32), a));
     // A Func's definitions refer to the Func itself weakly, so it does not own itself.
     contents->init.values.clear();
-    for (const Expr &v : values) contents->init.values.push_back(weaken_calls_to(v, contents.get()));
+    for (const Expr &v : values)
+        contents->init.values.push_back(weaken_calls_to(v, contents.get()));
     contents->init.schedule.dims.clear();
-    for (const std::string &a : args) contents->init.schedule.dims.push_back(Dim{a});
+    for (const std::string &a : args)
+        contents->init.schedule.dims.push_back(Dim{a});
 }
 
 void Function::define_update(const std::vector<Expr> &args, const std::vector<Expr> &values) {
@@ -263,9 +304,8 @@ void Function::define_update(const std::vector<Expr> &args, const std::vector<Ex
         if (v && !v->rdom.defined() && !v->param.defined()) {
             user_assert(v->name == contents->args[i])
                 << "In update definition " << stage << " of Func " << signature(name, args)
-                << ", the pure variable " << v->name << " is argument " << i
-                << ", but argument " << i << " of " << signature(name, contents->args)
-                << " is " << contents->args[i]
+                << ", the pure variable " << v->name << " is argument " << i << ", but argument "
+                << i << " of " << signature(name, contents->args) << " is " << contents->args[i]
                 << ". A pure variable must stay in its position in every update.";
             bare_pure.insert(v->name);
             continue;
@@ -280,8 +320,10 @@ void Function::define_update(const std::vector<Expr> &args, const std::vector<Ex
     }
 
     VarUses uses;
-    for (const Expr &a : args) a.accept(&uses);
-    for (const Expr &v : values) v.accept(&uses);
+    for (const Expr &a : args)
+        a.accept(&uses);
+    for (const Expr &v : values)
+        v.accept(&uses);
     for (const std::string &v : uses.pure) {
         user_assert(bare_pure.count(v))
             << "In update definition " << stage << " of Func " << signature(name, args)
@@ -313,13 +355,16 @@ void Function::define_update(const std::vector<Expr> &args, const std::vector<Ex
         << "reduction into a single RDom.";
 
     Definition d;
-    for (const Expr &a : args) d.args.push_back(weaken_calls_to(cast(Int(32), a), contents.get()));
-    for (const Expr &v : values) d.values.push_back(weaken_calls_to(v, contents.get()));
+    for (const Expr &a : args)
+        d.args.push_back(weaken_calls_to(cast(Int(32), a), contents.get()));
+    for (const Expr &v : values)
+        d.values.push_back(weaken_calls_to(v, contents.get()));
     if (!uses.rdoms.empty()) d.rdom = uses.rdoms[0];
     // Loops: reduction variables inside pure variables, as written.
     if (d.rdom.defined()) {
         for (const ReductionVariable &rv : d.rdom.domain()) {
-            if (uses.rvars.count(rv.var)) d.schedule.dims.push_back(Dim{rv.var, ForType::Serial, true});
+            if (uses.rvars.count(rv.var))
+                d.schedule.dims.push_back(Dim{rv.var, ForType::Serial, true});
         }
     }
     for (size_t i = 0; i < args.size(); i++) {
@@ -352,8 +397,8 @@ Expr Function::call(const std::vector<Expr> &args, int value_index) const {
     internal_assert(value_index >= 0 && value_index < outputs()) << "Func value index";
     std::vector<Expr> int_args;
     for (size_t i = 0; i < args.size(); i++) {
-        user_assert(args[i].defined()) << "Argument " << i << " of a call to " << n
-                                       << " is undefined.";
+        user_assert(args[i].defined())
+            << "Argument " << i << " of a call to " << n << " is undefined.";
         Type t = args[i].type();
         user_assert(t.is_int_or_uint() && t.is_scalar())
             << "Argument " << i << " of the call " << signature(n, args) << " has type "
@@ -378,8 +423,10 @@ std::vector<Function> direct_callees(const Function &f) {
     };
     for (int s = 0; s < f.stages(); s++) {
         const Definition &d = f.stage(s);
-        for (const Expr &e : d.args) add(e);
-        for (const Expr &e : d.values) add(e);
+        for (const Expr &e : d.args)
+            add(e);
+        for (const Expr &e : d.values)
+            add(e);
         if (d.rdom.defined()) {
             for (const ReductionVariable &rv : d.rdom.domain()) {
                 add(rv.min);

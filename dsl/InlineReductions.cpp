@@ -1,8 +1,8 @@
 #include "dsl/InlineReductions.h"
 
-#include "dsl/base/Error.h"
 #include "dsl/Func.h"
 #include "dsl/Operators.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
@@ -41,7 +41,8 @@ ReductionParts analyze(const Expr &e, const char *what) {
         << "its argument, e.g. " << what << "(f(r.x, y)) with RDom r(0, n).";
     // A `where` predicate may use pure Vars too; they become arguments as well.
     std::set<std::string> domain_vars;
-    for (const ReductionVariable &rv : parts.rdom.domain()) domain_vars.insert(rv.var);
+    for (const ReductionVariable &rv : parts.rdom.domain())
+        domain_vars.insert(rv.var);
     visit_each<Variable>(parts.rdom.predicate(), [&](const Variable *v) {
         if (v->param.defined() || v->rdom.defined() || domain_vars.count(v->name)) return;
         if (seen.insert(v->name).second) parts.vars.push_back(Variable::make(Int(32), v->name));
@@ -63,7 +64,8 @@ Tuple arg_reduce(const Expr &e, const std::string &name, const char *what, bool 
     Func f(detail::unique_name(name));
     const auto &domain = parts.rdom.domain();
     std::vector<Expr> init, update;
-    for (const ReductionVariable &rv : domain) init.push_back(rv.min);
+    for (const ReductionVariable &rv : domain)
+        init.push_back(rv.min);
     init.push_back(is_max ? type_min(e.type()) : type_max(e.type()));
     f(parts.vars) = Tuple(init);
     // Strict comparison keeps the first point on ties (the domain runs innermost first).
@@ -76,7 +78,8 @@ Tuple arg_reduce(const Expr &e, const std::string &name, const char *what, bool 
     update.push_back(select(better, e, current));
     f(parts.vars) = Tuple(update);
     std::vector<Expr> result;
-    for (int i = 0; i <= static_cast<int>(domain.size()); i++) result.push_back(f(parts.vars)[i]);
+    for (int i = 0; i <= static_cast<int>(domain.size()); i++)
+        result.push_back(f(parts.vars)[i]);
     return Tuple(result);
 }
 
@@ -91,16 +94,18 @@ Expr product(const Expr &e, const std::string &name) {
 }
 
 Expr maximum(const Expr &e, const std::string &name) {
-    return reduce(e, name, "maximum", type_min(e.type()),
-                  [](Expr a, Expr b) { return max(a, b); });
+    return reduce(e, name, "maximum", type_min(e.type()), [](Expr a, Expr b) { return max(a, b); });
 }
 
 Expr minimum(const Expr &e, const std::string &name) {
-    return reduce(e, name, "minimum", type_max(e.type()),
-                  [](Expr a, Expr b) { return min(a, b); });
+    return reduce(e, name, "minimum", type_max(e.type()), [](Expr a, Expr b) { return min(a, b); });
 }
 
-Tuple argmax(const Expr &e, const std::string &name) { return arg_reduce(e, name, "argmax", true); }
-Tuple argmin(const Expr &e, const std::string &name) { return arg_reduce(e, name, "argmin", false); }
+Tuple argmax(const Expr &e, const std::string &name) {
+    return arg_reduce(e, name, "argmax", true);
+}
+Tuple argmin(const Expr &e, const std::string &name) {
+    return arg_reduce(e, name, "argmin", false);
+}
 
 } // namespace aicf

@@ -11,7 +11,9 @@ constexpr const char *kStageSeparator = ".s";
 constexpr const char *kVersionSeparator = ".v";
 constexpr const char *kPrefetchLoop = ".prefetch.";
 
-bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_name_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
 } // namespace
 
 std::string stage_name(const std::string &func, int stage) {
@@ -33,7 +35,9 @@ std::string loop_extent_name(const std::string &func, int stage, const std::stri
 std::string var_version_name(const std::string &var, int version) {
     return var + kVersionSeparator + std::to_string(version);
 }
-std::string single_thread_var(bool block) { return block ? "__block" : "__thread"; }
+std::string single_thread_var(bool block) {
+    return block ? "__block" : "__thread";
+}
 std::string realized_min_name(const std::string &func, const std::string &arg) {
     return func + "." + arg + ".min_realized";
 }
@@ -70,8 +74,12 @@ bool is_prefetch_loop(const std::string &loop, std::string *prefetched) {
     if (prefetched) *prefetched = loop.substr(0, at);
     return true;
 }
-std::string steady_min_name(const std::string &loop) { return loop + ".steady_min"; }
-std::string steady_end_name(const std::string &loop) { return loop + ".steady_end"; }
+std::string steady_min_name(const std::string &loop) {
+    return loop + ".steady_min";
+}
+std::string steady_end_name(const std::string &loop) {
+    return loop + ".steady_end";
+}
 
 LoopNameParts parse_loop_name(const std::string &loop) {
     LoopNameParts parts;
@@ -133,18 +141,22 @@ std::string with_user_loop_names(const std::string &text) {
     std::string out;
     size_t i = 0;
     while (i < text.size()) {
-        if (!is_name_char(text[i]) || (i > 0 && (is_name_char(text[i - 1]) || text[i - 1] == '.'))) {
+        if (!is_name_char(text[i]) ||
+            (i > 0 && (is_name_char(text[i - 1]) || text[i - 1] == '.'))) {
             out += text[i++];
             continue;
         }
         size_t end = i;
-        while (end < text.size() && (is_name_char(text[end]) || text[end] == '.')) end++;
+        while (end < text.size() && (is_name_char(text[end]) || text[end] == '.'))
+            end++;
         std::string word = text.substr(i, end - i);
         LoopNameParts parts = parse_loop_name(word);
         bool bound_name = false;
-        for (const char *suffix : {".min", ".max", ".extent", ".min_realized", ".extent_realized"}) {
+        for (const char *suffix :
+             {".min", ".max", ".extent", ".min_realized", ".extent_realized"}) {
             std::string s = suffix;
-            bound_name = bound_name || (word.size() > s.size() && word.compare(word.size() - s.size(), s.size(), s) == 0);
+            bound_name = bound_name || (word.size() > s.size() &&
+                                        word.compare(word.size() - s.size(), s.size(), s) == 0);
         }
         out += parts.func.empty() || bound_name ? word : loop_var_for_users(word);
         i = end;

@@ -13,7 +13,8 @@ using namespace ir;
 namespace detail {
 
 void match_types(Expr &a, Expr &b, const char *op) {
-    user_assert(a.defined() && b.defined()) << "Operator " << op << " applied to an undefined Expr.";
+    user_assert(a.defined() && b.defined())
+        << "Operator " << op << " applied to an undefined Expr.";
     Type ta = a.type(), tb = b.type();
     user_assert(!ta.is_handle() && !tb.is_handle())
         << "Operator " << op << " cannot apply to a handle or string.";
@@ -82,15 +83,15 @@ void check_numeric(const Expr &e, const char *op) {
 void check_bool(const Expr &e, const char *op) {
     user_assert(e.defined()) << "Operator " << op << " applied to an undefined Expr.";
     user_assert(e.type().is_bool())
-        << "Operator " << op << " needs bool operands, but got " << to_string(e.type())
-        << " (" << e << "). Compare it first, e.g. (" << e << ") != 0.";
+        << "Operator " << op << " needs bool operands, but got " << to_string(e.type()) << " (" << e
+        << "). Compare it first, e.g. (" << e << ") != 0.";
 }
 
 void check_int(const Expr &e, const char *op) {
     user_assert(e.defined()) << "Operator " << op << " applied to an undefined Expr.";
     user_assert(e.type().is_int_or_uint())
-        << "Operator " << op << " needs integer operands, but got " << to_string(e.type())
-        << " (" << e << ").";
+        << "Operator " << op << " needs integer operands, but got " << to_string(e.type()) << " ("
+        << e << ").";
 }
 
 Expr to_float(Expr e, const char *fn) {
@@ -128,15 +129,19 @@ Expr float_call(Intrinsic op, std::vector<Expr> args) {
         float_literal(b, a, lit);                                                                  \
         return lit OP b;                                                                           \
     }                                                                                              \
-    Expr operator OP(Expr a, float b) { return std::move(a) OP static_cast<double>(b); }           \
-    Expr operator OP(float a, Expr b) { return static_cast<double>(a) OP std::move(b); }
+    Expr operator OP(Expr a, float b) {                                                            \
+        return std::move(a) OP static_cast<double>(b);                                             \
+    }                                                                                              \
+    Expr operator OP(float a, Expr b) {                                                            \
+        return static_cast<double>(a) OP std::move(b);                                             \
+    }
 
 #define AICF_DEFINE_ARITH(OP, NODE, NAME)                                                          \
     Expr operator OP(Expr a, Expr b) {                                                             \
         check_numeric(a, NAME);                                                                    \
         check_numeric(b, NAME);                                                                    \
         detail::match_types(a, b, NAME);                                                           \
-        user_assert(!a.type().is_bool()) << "Operator " NAME " cannot apply to bool values.";     \
+        user_assert(!a.type().is_bool()) << "Operator " NAME " cannot apply to bool values.";      \
         return NODE::make(a, b);                                                                   \
     }                                                                                              \
     AICF_DEFINE_LITERAL_OPS(OP, NAME)
@@ -224,10 +229,18 @@ Expr operator>>(Expr a, Expr b) {
     return Call::make(a.type(), Intrinsic::shift_right, {a, ir::cast(a.type(), b)});
 }
 
-Expr &operator+=(Expr &a, Expr b) { return a = a + std::move(b); }
-Expr &operator-=(Expr &a, Expr b) { return a = a - std::move(b); }
-Expr &operator*=(Expr &a, Expr b) { return a = a * std::move(b); }
-Expr &operator/=(Expr &a, Expr b) { return a = a / std::move(b); }
+Expr &operator+=(Expr &a, Expr b) {
+    return a = a + std::move(b);
+}
+Expr &operator-=(Expr &a, Expr b) {
+    return a = a - std::move(b);
+}
+Expr &operator*=(Expr &a, Expr b) {
+    return a = a * std::move(b);
+}
+Expr &operator/=(Expr &a, Expr b) {
+    return a = a / std::move(b);
+}
 
 Expr cast(Type t, Expr e) {
     user_assert(e.defined()) << "cast to " << to_string(t) << " of an undefined Expr.";
@@ -256,7 +269,8 @@ Expr select(Expr c, Expr a, Expr b) {
 }
 
 Expr select(Expr c1, Expr a, Expr c2, Expr b, Expr otherwise) {
-    return select(std::move(c1), std::move(a), select(std::move(c2), std::move(b), std::move(otherwise)));
+    return select(std::move(c1), std::move(a),
+                  select(std::move(c2), std::move(b), std::move(otherwise)));
 }
 
 Expr min(Expr a, Expr b) {
@@ -287,12 +301,24 @@ Expr abs(Expr e) {
     return Call::make(e.type(), Intrinsic::abs, {e});
 }
 
-Expr sqrt(Expr e) { return float_call(Intrinsic::sqrt, {to_float(e, "sqrt")}); }
-Expr rsqrt(Expr e) { return float_call(Intrinsic::rsqrt, {to_float(e, "rsqrt")}); }
-Expr exp(Expr e) { return float_call(Intrinsic::exp, {to_float(e, "exp")}); }
-Expr log(Expr e) { return float_call(Intrinsic::log, {to_float(e, "log")}); }
-Expr tanh(Expr e) { return float_call(Intrinsic::tanh, {to_float(e, "tanh")}); }
-Expr erf(Expr e) { return float_call(Intrinsic::erf, {to_float(e, "erf")}); }
+Expr sqrt(Expr e) {
+    return float_call(Intrinsic::sqrt, {to_float(e, "sqrt")});
+}
+Expr rsqrt(Expr e) {
+    return float_call(Intrinsic::rsqrt, {to_float(e, "rsqrt")});
+}
+Expr exp(Expr e) {
+    return float_call(Intrinsic::exp, {to_float(e, "exp")});
+}
+Expr log(Expr e) {
+    return float_call(Intrinsic::log, {to_float(e, "log")});
+}
+Expr tanh(Expr e) {
+    return float_call(Intrinsic::tanh, {to_float(e, "tanh")});
+}
+Expr erf(Expr e) {
+    return float_call(Intrinsic::erf, {to_float(e, "erf")});
+}
 Expr floor(Expr e) {
     if (e.defined() && e.type().is_int_or_uint()) return e;
     return float_call(Intrinsic::floor, {to_float(e, "floor")});

@@ -13,13 +13,13 @@
 
 namespace aicf {
 
-using ir::Expr;
-using ir::Type;
-using ir::Int;
-using ir::UInt;
-using ir::Float;
 using ir::BFloat;
 using ir::Bool;
+using ir::Expr;
+using ir::Float;
+using ir::Int;
+using ir::Type;
+using ir::UInt;
 
 Expr operator+(Expr a, Expr b);
 Expr operator-(Expr a, Expr b);
@@ -70,8 +70,7 @@ Expr &operator*=(Expr &a, Expr b);
 Expr &operator/=(Expr &a, Expr b);
 
 Expr cast(Type t, Expr e);
-template <typename T>
-Expr cast(Expr e) {
+template <typename T> Expr cast(Expr e) {
     return aicf::cast(ir::type_of<T>(), std::move(e));
 }
 

@@ -1,8 +1,8 @@
 #include "dsl/Param.h"
 
-#include "dsl/base/Error.h"
 #include "dsl/Operators.h"
 #include "dsl/Var.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 
@@ -25,17 +25,24 @@ Parameter make_buffer_param(Type t, int dimensions, const std::string &name) {
     user_assert(is_valid_value_type(t))
         << "ImageParam " << n << " cannot have elements of type " << to_string(t);
     user_assert(dimensions >= 0 && dimensions <= 16)
-        << "ImageParam " << n << " has " << dimensions
-        << " dimensions; AICF supports 0 to 16.";
+        << "ImageParam " << n << " has " << dimensions << " dimensions; AICF supports 0 to 16.";
     return Parameter(t, true, dimensions, n);
 }
 
 } // namespace detail
 
-Expr Dimension::min() const { return buffer_field(param, BufferField::Min, dim); }
-Expr Dimension::extent() const { return buffer_field(param, BufferField::Extent, dim); }
-Expr Dimension::max() const { return min() + extent() - 1; }
-Expr Dimension::stride() const { return buffer_field(param, BufferField::Stride, dim); }
+Expr Dimension::min() const {
+    return buffer_field(param, BufferField::Min, dim);
+}
+Expr Dimension::extent() const {
+    return buffer_field(param, BufferField::Extent, dim);
+}
+Expr Dimension::max() const {
+    return min() + extent() - 1;
+}
+Expr Dimension::stride() const {
+    return buffer_field(param, BufferField::Stride, dim);
+}
 
 ImageParam::ImageParam(Type t, int dimensions, const std::string &name)
     : param(detail::make_buffer_param(t, dimensions, name)) {}
@@ -55,9 +62,8 @@ BufferBase ImageParam::get() const {
 
 Dimension ImageParam::dim(int d) const {
     user_assert(param.defined()) << "dim() on an undefined ImageParam.";
-    user_assert(d >= 0 && d < dimensions())
-        << "ImageParam " << name() << " has " << dimensions() << " dimensions; dimension " << d
-        << " does not exist.";
+    user_assert(d >= 0 && d < dimensions()) << "ImageParam " << name() << " has " << dimensions()
+                                            << " dimensions; dimension " << d << " does not exist.";
     return Dimension(param, d);
 }
 

@@ -18,8 +18,7 @@ ir::Parameter make_scalar_param(ir::Type t, const std::string &name);
 ir::Parameter make_buffer_param(ir::Type t, int dimensions, const std::string &name);
 } // namespace detail
 
-template <typename T>
-class Param {
+template <typename T> class Param {
 public:
     explicit Param(const std::string &name = "")
         : param(detail::make_scalar_param(ir::type_of<T>(), name)) {}
@@ -76,8 +75,7 @@ public:
     ir::Expr height() const { return dim(1).extent(); }
 
     ir::Expr operator()(const std::vector<ir::Expr> &args) const;
-    template <typename... Args>
-    ir::Expr operator()(const Args &...args) const {
+    template <typename... Args> ir::Expr operator()(const Args &...args) const {
         return (*this)(std::vector<ir::Expr>{ir::Expr(args)...});
     }
     const ir::Parameter &parameter() const { return param; }

@@ -1,15 +1,15 @@
 #include "dsl/Pipeline.h"
 
-#include "dsl/base/Error.h"
 #include "dsl/Fingerprint.h"
 #include "dsl/Names.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
 
 #include <algorithm>
 #include <exception>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <sstream>
 
@@ -48,15 +48,18 @@ void on_large_stack(const std::function<void()> &work) {
     bool made = pthread_attr_init(&attr) == 0;
     made = made && pthread_attr_setstacksize(&attr, size_t(1) << 30) == 0;
     pthread_t thread;
-    made = made && pthread_create(&thread, &attr, [](void *p) -> void * {
-        auto *j = static_cast<Job *>(p);
-        try {
-            (*j->work)();
-        } catch (...) {
-            j->error = std::current_exception();
-        }
-        return nullptr;
-    }, &job) == 0;
+    made = made && pthread_create(
+                       &thread, &attr,
+                       [](void *p) -> void * {
+                           auto *j = static_cast<Job *>(p);
+                           try {
+                               (*j->work)();
+                           } catch (...) {
+                               j->error = std::current_exception();
+                           }
+                           return nullptr;
+                       },
+                       &job) == 0;
     pthread_attr_destroy(&attr);
     if (!made) {
         work();
@@ -73,8 +76,10 @@ void for_each_definition_expr(const std::map<std::string, Function> &env, F &&f)
         const Function &fn = kv.second;
         for (int s = 0; s < fn.stages(); s++) {
             const Definition &d = fn.stage(s);
-            for (const Expr &e : d.args) f(e);
-            for (const Expr &e : d.values) f(e);
+            for (const Expr &e : d.args)
+                f(e);
+            for (const Expr &e : d.values)
+                f(e);
             if (d.rdom.defined()) {
                 for (const ReductionVariable &rv : d.rdom.domain()) {
                     f(rv.min);
@@ -86,19 +91,23 @@ void for_each_definition_expr(const std::map<std::string, Function> &env, F &&f)
             // only at run time).
             for (const Split &sp : d.schedule.splits)
                 if (sp.factor.defined()) f(sp.factor);
-            for (const Prefetch &p : d.schedule.prefetches) f(p.offset);
+            for (const Prefetch &p : d.schedule.prefetches)
+                f(p.offset);
         }
         for (const RegionConstraint &c : fn.schedule().region_constraints) {
             for (const Expr &e : {c.min, c.extent, c.modulus, c.remainder})
                 if (e.defined()) f(e);
         }
-        for (const StorageAlignment &a : fn.schedule().storage_alignment) f(a.alignment);
+        for (const StorageAlignment &a : fn.schedule().storage_alignment)
+            f(a.alignment);
     }
 }
 
 } // namespace
 
-void register_pipeline_compiler(PipelineCompiler *compiler) { compiler_slot() = compiler; }
+void register_pipeline_compiler(PipelineCompiler *compiler) {
+    compiler_slot() = compiler;
+}
 
 std::map<std::string, Function> find_transitive_calls(const std::vector<Function> &outputs) {
     std::map<std::string, Function> env;
@@ -108,16 +117,17 @@ std::map<std::string, Function> find_transitive_calls(const std::vector<Function
         stack.pop_back();
         auto it = env.find(f.name());
         if (it != env.end()) {
-            user_assert(it->second.same_as(f))
-                << "Two different Funcs are both named " << f.name()
-                << " in this pipeline. Give each Func its own name.";
+            user_assert(it->second.same_as(f)) << "Two different Funcs are both named " << f.name()
+                                               << " in this pipeline. Give each Func its own name.";
             continue;
         }
         user_assert(f.has_pure_definition())
             << "Func " << f.name() << " is used but has no definition.";
         env.emplace(f.name(), f);
-        for (const Function &g : direct_callees(f)) stack.push_back(g);
-        for (const auto &w : f.get()->wrappers) stack.push_back(Function(w.second.get()));
+        for (const Function &g : direct_callees(f))
+            stack.push_back(g);
+        for (const auto &w : f.get()->wrappers)
+            stack.push_back(Function(w.second.get()));
     }
     return env;
 }
@@ -166,7 +176,8 @@ std::vector<Argument> infer_arguments(const std::vector<Function> &outputs) {
     });
 
     std::vector<Argument> args;
-    for (auto &kv : inputs) args.push_back(kv.second);
+    for (auto &kv : inputs)
+        args.push_back(kv.second);
     for (const Function &f : outputs) {
         for (int i = 0; i < f.outputs(); i++) {
             Argument a;
@@ -235,7 +246,8 @@ void Pipeline::compile_jit(const Target &target) {
 std::string Pipeline::lower_to_text(const Target &target, detail::LoweredText what) const {
     std::string text;
     detail::on_large_stack([&] {
-        text = detail::get_compiler().lower_to_text(outputs_, detail::infer_arguments(outputs_), target, what);
+        text = detail::get_compiler().lower_to_text(outputs_, detail::infer_arguments(outputs_),
+                                                    target, what);
     });
     return text;
 }
@@ -321,7 +333,8 @@ std::pair<uintptr_t, uintptr_t> host_bytes(const aicf_buffer_t *b) {
 // Compiled code assumes that what it writes is not also read through another buffer (loads
 // and stores of different buffers are reordered freely), so an output that shares memory
 // with an input or another output is refused.
-void check_outputs_do_not_overlap(const std::vector<Argument> &args, const std::vector<void *> &pointers) {
+void check_outputs_do_not_overlap(const std::vector<Argument> &args,
+                                  const std::vector<void *> &pointers) {
     for (size_t i = 0; i < args.size(); i++) {
         if (!args[i].is_output) continue;
         auto a = host_bytes(static_cast<const aicf_buffer_t *>(pointers[i]));
@@ -331,12 +344,13 @@ void check_outputs_do_not_overlap(const std::vector<Argument> &args, const std::
             if (args[j].is_output && j < i) continue; // each pair of outputs once
             auto b = host_bytes(static_cast<const aicf_buffer_t *>(pointers[j]));
             if (b.first == b.second || a.second <= b.first || b.second <= a.first) continue;
-            runtime_error_report << "The output buffer " << args[i].name << " shares memory with the "
-                                 << (args[j].is_output ? "output" : "input") << " buffer "
-                                 << args[j].name << ". A pipeline's outputs must not overlap its "
-                                 << "inputs or one another: the compiled code reorders the loads and "
-                                 << "stores of different buffers. Realize into a separate buffer (or "
-                                 << "pass a copy of the input).";
+            runtime_error_report
+                << "The output buffer " << args[i].name << " shares memory with the "
+                << (args[j].is_output ? "output" : "input") << " buffer " << args[j].name
+                << ". A pipeline's outputs must not overlap its "
+                << "inputs or one another: the compiled code reorders the loads and "
+                << "stores of different buffers. Realize into a separate buffer (or "
+                << "pass a copy of the input).";
         }
     }
 }
@@ -354,8 +368,8 @@ void Pipeline::realize(const Realization &outputs, const Target &target) {
                 << (outputs.size() == 1 ? "" : "s") << ", but the pipeline has more outputs ("
                 << a.name << " has none).";
             const Buffer<> &b = outputs[next_output++];
-            user_assert(b.defined()) << "realize was given an undefined Buffer for " << a.name
-                                     << ".";
+            user_assert(b.defined())
+                << "realize was given an undefined Buffer for " << a.name << ".";
             pointers.push_back(b.raw_buffer());
         } else if (a.is_buffer) {
             const std::shared_ptr<BufferStorage> &s = a.param.buffer();

@@ -74,7 +74,8 @@ public:
     explicit Pipeline(const Func &output);
     explicit Pipeline(const std::vector<Func> &outputs);
 
-    Realization realize(const std::vector<int> &sizes, const Target &target = get_target_from_environment());
+    Realization realize(const std::vector<int> &sizes,
+                        const Target &target = get_target_from_environment());
     void realize(const Realization &outputs, const Target &target = get_target_from_environment());
     std::string lowered_stmt(const Target &target = get_target_from_environment()) const;
     std::string loop_nest(const Target &target = get_target_from_environment()) const;

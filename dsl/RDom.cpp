@@ -1,7 +1,7 @@
 #include "dsl/RDom.h"
 
-#include "dsl/base/Error.h"
 #include "dsl/Var.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
@@ -16,22 +16,29 @@ const std::string &RVar::name() const {
     return dom_.domain().at(index_).var;
 }
 Expr RVar::min() const {
-    user_assert(dom_.defined()) << "RVar " << name() << " names a loop made by a schedule; it has no range of its own.";
+    user_assert(dom_.defined()) << "RVar " << name()
+                                << " names a loop made by a schedule; it has no range of its own.";
     return dom_.domain().at(index_).min;
 }
 Expr RVar::extent() const {
-    user_assert(dom_.defined()) << "RVar " << name() << " names a loop made by a schedule; it has no range of its own.";
+    user_assert(dom_.defined()) << "RVar " << name()
+                                << " names a loop made by a schedule; it has no range of its own.";
     return dom_.domain().at(index_).extent;
 }
 RVar::operator Expr() const {
-    user_assert(dom_.defined()) << (name_.empty() ? "Use of an RVar of an undefined RDom."
-                                                  : "RVar " + name_ + " names a loop made by a schedule (a split or fuse of "
-                                                    "reduction variables); it cannot be used in an algorithm. Use the RDom's own "
-                                                    "variables there.");
+    user_assert(dom_.defined())
+        << (name_.empty()
+                ? "Use of an RVar of an undefined RDom."
+                : "RVar " + name_ +
+                      " names a loop made by a schedule (a split or fuse of "
+                      "reduction variables); it cannot be used in an algorithm. Use the RDom's own "
+                      "variables there.");
     return Variable::make(Int(32), name(), dom_);
 }
 
-RDom::RDom(Expr min, Expr extent, const std::string &name) { init({{min, extent}}, name); }
+RDom::RDom(Expr min, Expr extent, const std::string &name) {
+    init({{min, extent}}, name);
+}
 
 RDom::RDom(const std::vector<std::pair<Expr, Expr>> &ranges, const std::string &name) {
     init(ranges, name);
@@ -79,10 +86,13 @@ void RDom::init(const std::vector<std::pair<Expr, Expr>> &ranges, const std::str
     }
     dom_ = ReductionDomain(vars);
     RVar *named[] = {&x, &y, &z, &w};
-    for (size_t i = 0; i < vars.size() && i < 4; i++) *named[i] = RVar(dom_, static_cast<int>(i));
+    for (size_t i = 0; i < vars.size() && i < 4; i++)
+        *named[i] = RVar(dom_, static_cast<int>(i));
 }
 
-int RDom::dimensions() const { return dom_.defined() ? static_cast<int>(dom_.domain().size()) : 0; }
+int RDom::dimensions() const {
+    return dom_.defined() ? static_cast<int>(dom_.domain().size()) : 0;
+}
 
 RVar RDom::operator[](int i) const {
     user_assert(i >= 0 && i < dimensions())
@@ -91,12 +101,14 @@ RVar RDom::operator[](int i) const {
 }
 
 RDom::operator RVar() const {
-    user_assert(dimensions() == 1) << "An RDom of " << dimensions()
-                                   << " dimensions used as a single RVar; use r.x, r.y, ...";
+    user_assert(dimensions() == 1)
+        << "An RDom of " << dimensions() << " dimensions used as a single RVar; use r.x, r.y, ...";
     return RVar(dom_, 0);
 }
 
-RDom::operator Expr() const { return Expr(RVar(*this)); }
+RDom::operator Expr() const {
+    return Expr(RVar(*this));
+}
 
 RDom &RDom::where(Expr predicate) {
     user_assert(dom_.defined()) << "where() on an undefined RDom.";

@@ -14,7 +14,6 @@
 
 namespace aicf {
 
-
 class RVar {
 public:
     RVar() = default;

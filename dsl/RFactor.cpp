@@ -1,9 +1,9 @@
 // Stage::rfactor: splitting an associative reduction into a partial reduction over new
 // pure variables and a merge of the partial results.
 
-#include "dsl/base/Error.h"
 #include "dsl/Func.h"
 #include "dsl/Stage.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IREquality.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
@@ -36,9 +36,12 @@ struct Reduction {
 // a + b or b + a (and the same for *), compared structurally.
 bool matches_commutative(const Expr &e, IRNodeType op, const Expr &a, const Expr &b) {
     Expr l, r;
-    if (op == IRNodeType::Add && e.as<Add>()) l = e.as<Add>()->a, r = e.as<Add>()->b;
-    else if (op == IRNodeType::Mul && e.as<Mul>()) l = e.as<Mul>()->a, r = e.as<Mul>()->b;
-    else return false;
+    if (op == IRNodeType::Add && e.as<Add>())
+        l = e.as<Add>()->a, r = e.as<Add>()->b;
+    else if (op == IRNodeType::Mul && e.as<Mul>())
+        l = e.as<Mul>()->a, r = e.as<Mul>()->b;
+    else
+        return false;
     return (equal(l, a) && equal(r, b)) || (equal(l, b) && equal(r, a));
 }
 
@@ -64,7 +67,8 @@ bool is_rescaled_sum(const Expr &s, const Expr &self0, const Expr &self1, const 
 
 bool is_self(const Expr &e, const Function &f, const std::vector<Expr> &args, int index) {
     const Call *c = e.as<Call>();
-    if (!c || c->call_type != Call::Func || c->name != f.name() || c->value_index != index) return false;
+    if (!c || c->call_type != Call::Func || c->name != f.name() || c->value_index != index)
+        return false;
     for (size_t i = 0; i < args.size(); i++)
         if (!equal(c->args[i], args[i])) return false;
     return true;
@@ -82,33 +86,53 @@ bool match_binary(const Expr &v, const Function &f, const std::vector<Expr> &arg
     Expr a, b;
     op = v.node_type();
     switch (op) {
-    case IRNodeType::Add: a = v.as<Add>()->a, b = v.as<Add>()->b; break;
-    case IRNodeType::Mul: a = v.as<Mul>()->a, b = v.as<Mul>()->b; break;
-    case IRNodeType::Min: a = v.as<Min>()->a, b = v.as<Min>()->b; break;
-    case IRNodeType::Max: a = v.as<Max>()->a, b = v.as<Max>()->b; break;
-    default: return false;
+    case IRNodeType::Add:
+        a = v.as<Add>()->a, b = v.as<Add>()->b;
+        break;
+    case IRNodeType::Mul:
+        a = v.as<Mul>()->a, b = v.as<Mul>()->b;
+        break;
+    case IRNodeType::Min:
+        a = v.as<Min>()->a, b = v.as<Min>()->b;
+        break;
+    case IRNodeType::Max:
+        a = v.as<Max>()->a, b = v.as<Max>()->b;
+        break;
+    default:
+        return false;
     }
-    if (is_self(a, f, args, i) && !mentions(b, f)) x = b;
-    else if (is_self(b, f, args, i) && !mentions(a, f)) x = a;
-    else return false;
+    if (is_self(a, f, args, i) && !mentions(b, f))
+        x = b;
+    else if (is_self(b, f, args, i) && !mentions(a, f))
+        x = a;
+    else
+        return false;
     return true;
 }
 
 Expr combine(IRNodeType op, const Expr &a, const Expr &b) {
     switch (op) {
-    case IRNodeType::Add: return Add::make(a, b);
-    case IRNodeType::Mul: return Mul::make(a, b);
-    case IRNodeType::Min: return Min::make(a, b);
-    default: return Max::make(a, b);
+    case IRNodeType::Add:
+        return Add::make(a, b);
+    case IRNodeType::Mul:
+        return Mul::make(a, b);
+    case IRNodeType::Min:
+        return Min::make(a, b);
+    default:
+        return Max::make(a, b);
     }
 }
 
 Expr identity(IRNodeType op, Type t) {
     switch (op) {
-    case IRNodeType::Add: return make_zero(t);
-    case IRNodeType::Mul: return make_one(t);
-    case IRNodeType::Min: return type_max(t);
-    default: return type_min(t);
+    case IRNodeType::Add:
+        return make_zero(t);
+    case IRNodeType::Mul:
+        return make_one(t);
+    case IRNodeType::Min:
+        return type_max(t);
+    default:
+        return type_min(t);
     }
 }
 
@@ -153,9 +177,12 @@ bool analyze(const Definition &d, const Function &f, Reduction &r) {
     }
     const Expr &c = r.condition;
     Expr lhs, rhs;
-    if (const LT *lt = c.as<LT>()) lhs = lt->a, rhs = lt->b;
-    else if (const GT *gt = c.as<GT>()) lhs = gt->a, rhs = gt->b;
-    else return false;
+    if (const LT *lt = c.as<LT>())
+        lhs = lt->a, rhs = lt->b;
+    else if (const GT *gt = c.as<GT>())
+        lhs = gt->a, rhs = gt->b;
+    else
+        return false;
     for (size_t j = 0; j < v.size(); j++) {
         bool forward = equal(lhs, r.x[j]) && is_self(rhs, f, d.args, int(j));
         bool backward = equal(rhs, r.x[j]) && is_self(lhs, f, d.args, int(j));
@@ -176,7 +203,8 @@ Expr replace_self(const Expr &e, const Function &f, const std::vector<Expr> &arg
         Expr visit(const Call *op) override {
             if (op->call_type == Call::Func && op->name == f.name()) {
                 bool same = true;
-                for (size_t i = 0; i < args.size(); i++) same = same && equal(op->args[i], args[i]);
+                for (size_t i = 0; i < args.size(); i++)
+                    same = same && equal(op->args[i], args[i]);
                 if (same) return replacement.at(op->value_index);
             }
             return IRMutator::visit(op);
@@ -193,8 +221,8 @@ void split_into_domain(Definition &d, size_t split_index, const std::string &whe
     const Split sp = d.schedule.splits[split_index];
     auto factor = as_const_int(sp.factor);
     user_assert(factor && *factor > 0)
-        << where << ": " << sp.inner << " comes from a split of " << sp.old_var << " by " << sp.factor
-        << "; rfactor can use it only when the factor is a positive constant.";
+        << where << ": " << sp.inner << " comes from a split of " << sp.old_var << " by "
+        << sp.factor << "; rfactor can use it only when the factor is a positive constant.";
     std::vector<ReductionVariable> vars;
     Expr extent;
     for (const ReductionVariable &rv : d.rdom.domain()) {
@@ -205,35 +233,46 @@ void split_into_domain(Definition &d, size_t split_index, const std::string &whe
         extent = rv.extent;
         Expr f = make_const(Int(32), *factor);
         vars.push_back({sp.inner, make_zero(Int(32)), f});
-        vars.push_back({sp.outer, make_zero(Int(32)), Div::make(Sub::make(Add::make(rv.extent, f), make_one(Int(32))), f)});
+        vars.push_back({sp.outer, make_zero(Int(32)),
+                        Div::make(Sub::make(Add::make(rv.extent, f), make_one(Int(32))), f)});
     }
     ReductionDomain dom(vars);
     std::map<std::string, Expr> subs;
-    for (const ReductionVariable &rv : vars) subs[rv.var] = Variable::make(Int(32), rv.var, dom);
+    for (const ReductionVariable &rv : vars)
+        subs[rv.var] = Variable::make(Int(32), rv.var, dom);
     Expr old_min;
     for (const ReductionVariable &rv : d.rdom.domain())
         if (rv.var == sp.old_var) old_min = rv.min;
-    subs[sp.old_var] = Add::make(old_min, Add::make(Mul::make(subs[sp.outer], make_const(Int(32), *factor)), subs[sp.inner]));
+    subs[sp.old_var] =
+        Add::make(old_min, Add::make(Mul::make(subs[sp.outer], make_const(Int(32), *factor)),
+                                     subs[sp.inner]));
     // The predicate refers to the domain's variables by name (see ReductionDomain::predicate).
     std::map<std::string, Expr> by_name;
-    for (const ReductionVariable &rv : vars) by_name[rv.var] = Variable::make(Int(32), rv.var);
-    by_name[sp.old_var] = Add::make(old_min, Add::make(Mul::make(by_name[sp.outer], make_const(Int(32), *factor)),
-                                                      by_name[sp.inner]));
+    for (const ReductionVariable &rv : vars)
+        by_name[rv.var] = Variable::make(Int(32), rv.var);
+    by_name[sp.old_var] =
+        Add::make(old_min, Add::make(Mul::make(by_name[sp.outer], make_const(Int(32), *factor)),
+                                     by_name[sp.inner]));
     if (d.rdom.predicate().defined()) dom.where(substitute(by_name, d.rdom.predicate()));
     auto exact = as_const_int(extent);
     if (!exact || *exact % *factor != 0) {
-        dom.where(LT::make(Add::make(Mul::make(by_name[sp.outer], make_const(Int(32), *factor)), by_name[sp.inner]),
+        dom.where(LT::make(Add::make(Mul::make(by_name[sp.outer], make_const(Int(32), *factor)),
+                                     by_name[sp.inner]),
                            extent));
     }
-    for (Expr &a : d.args) a = substitute(subs, a);
-    for (Expr &v : d.values) v = substitute(subs, v);
+    for (Expr &a : d.args)
+        a = substitute(subs, a);
+    for (Expr &v : d.values)
+        v = substitute(subs, v);
     d.rdom = dom;
     d.schedule.splits.erase(d.schedule.splits.begin() + long(split_index));
 }
 
 } // namespace
 
-Func Stage::rfactor(const RVar &r, const Var &v) { return rfactor({{r, v}}); }
+Func Stage::rfactor(const RVar &r, const Var &v) {
+    return rfactor({{r, v}});
+}
 
 Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     const std::string where = "rfactor of " + name();
@@ -270,14 +309,17 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
             for (size_t i = 0; i < d.schedule.splits.size(); i++) {
                 const Split &sp = d.schedule.splits[i];
                 bool of_domain = false;
-                for (const ReductionVariable &rv : d.rdom.domain()) of_domain = of_domain || rv.var == sp.old_var;
-                if (sp.kind == Split::SplitVar && of_domain && (sp.inner == p.first.name() || sp.outer == p.first.name())) {
+                for (const ReductionVariable &rv : d.rdom.domain())
+                    of_domain = of_domain || rv.var == sp.old_var;
+                if (sp.kind == Split::SplitVar && of_domain &&
+                    (sp.inner == p.first.name() || sp.outer == p.first.name())) {
                     split_into_domain(d, i, where);
                     break;
                 }
             }
         }
-        user_assert(in_domain()) << where << ": " << p.first.name() << " is not a reduction variable of "
+        user_assert(in_domain()) << where << ": " << p.first.name()
+                                 << " is not a reduction variable of "
                                  << "this update, nor a loop made by splitting one.";
         for (const std::string &a : func.args()) {
             user_assert(a != p.second.name())
@@ -312,9 +354,11 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
 
     // The intermediate: over the pure variables and the new ones, starting from the identity.
     std::vector<std::string> intm_args = func.args();
-    for (const auto &p : preserved) intm_args.push_back(p.second.name());
+    for (const auto &p : preserved)
+        intm_args.push_back(p.second.name());
     std::vector<Expr> intm_arg_exprs;
-    for (const std::string &a : intm_args) intm_arg_exprs.push_back(Variable::make(Int(32), a));
+    for (const std::string &a : intm_args)
+        intm_arg_exprs.push_back(Variable::make(Int(32), a));
     Function intm(intm_name);
     std::vector<Expr> init;
     for (size_t i = 0; i < d.values.size(); i++) {
@@ -333,7 +377,8 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     }
     intm.define(intm_args, init);
     std::vector<Expr> intm_self;
-    for (size_t i = 0; i < d.values.size(); i++) intm_self.push_back(intm.call(intm_arg_exprs, int(i)));
+    for (size_t i = 0; i < d.values.size(); i++)
+        intm_self.push_back(intm.call(intm_arg_exprs, int(i)));
     std::vector<Expr> intm_values;
     for (size_t i = 0; i < d.values.size(); i++) {
         Expr v = replace_self(d.values[i], func, d.args, intm_self);
@@ -342,20 +387,23 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     // A predicate on the preserved variables alone applies per point of the intermediate.
     if (!kept_dom.defined() && d.rdom.predicate().defined()) {
         Expr p = substitute(intm_subs, d.rdom.predicate());
-        for (size_t i = 0; i < intm_values.size(); i++) intm_values[i] = Select::make(p, intm_values[i], intm_self[i]);
+        for (size_t i = 0; i < intm_values.size(); i++)
+            intm_values[i] = Select::make(p, intm_values[i], intm_self[i]);
     }
     intm.define_update(intm_arg_exprs, intm_values);
 
     // This stage now merges the partial results over the preserved variables.
     std::vector<Expr> at_partial = d.args;
-    for (const ReductionVariable &m : merged) at_partial.push_back(Variable::make(Int(32), m.var, merged_dom));
+    for (const ReductionVariable &m : merged)
+        at_partial.push_back(Variable::make(Int(32), m.var, merged_dom));
     std::vector<Expr> partial, self, values;
     for (size_t i = 0; i < d.values.size(); i++) {
         partial.push_back(intm.call(at_partial, int(i)));
         self.push_back(func.call(d.args, int(i)));
     }
     if (red.kind == Reduction::Binary) {
-        for (size_t i = 0; i < d.values.size(); i++) values.push_back(combine(red.ops[i], self[i], partial[i]));
+        for (size_t i = 0; i < d.values.size(); i++)
+            values.push_back(combine(red.ops[i], self[i], partial[i]));
     } else if (red.kind == Reduction::RescaledSum) {
         // Both sums rescaled to the larger of the two maxima.
         Type t = self[0].type();
@@ -373,20 +421,27 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
         Expr lhs = lt ? lt->a : gt->a, rhs = lt ? lt->b : gt->b;
         for (size_t j = 0; j < red.x.size() && !cond.defined(); j++) {
             Expr a, b;
-            if (equal(lhs, red.x[j]) && is_self(rhs, func, d.args, int(j))) a = partial[j], b = self[j];
-            else if (equal(rhs, red.x[j]) && is_self(lhs, func, d.args, int(j))) a = self[j], b = partial[j];
-            else continue;
+            if (equal(lhs, red.x[j]) && is_self(rhs, func, d.args, int(j)))
+                a = partial[j], b = self[j];
+            else if (equal(rhs, red.x[j]) && is_self(lhs, func, d.args, int(j)))
+                a = self[j], b = partial[j];
+            else
+                continue;
             cond = lt ? LT::make(a, b) : GT::make(a, b);
         }
         internal_assert(cond.defined()) << "rfactor: no compared element";
-        for (size_t i = 0; i < d.values.size(); i++) values.push_back(Select::make(cond, partial[i], self[i]));
+        for (size_t i = 0; i < d.values.size(); i++)
+            values.push_back(Select::make(cond, partial[i], self[i]));
     }
     Definition merge;
     merge.args = d.args;
     merge.rdom = merged_dom;
-    for (const Expr &v : values) merge.values.push_back(weaken_calls_to(v, func.get()));
-    for (const ReductionVariable &m : merged) merge.schedule.dims.push_back(Dim{m.var, ForType::Serial, true});
-    for (const std::string &a : func.args()) merge.schedule.dims.push_back(Dim{a});
+    for (const Expr &v : values)
+        merge.values.push_back(weaken_calls_to(v, func.get()));
+    for (const ReductionVariable &m : merged)
+        merge.schedule.dims.push_back(Dim{m.var, ForType::Serial, true});
+    for (const std::string &a : func.args())
+        merge.schedule.dims.push_back(Dim{a});
     d = merge;
     return Func(intm);
 }

@@ -34,23 +34,41 @@ LoopLevel::LoopLevel(const std::string &func, const std::string &var, int stage)
     contents->stage = stage;
 }
 
-void LoopLevel::set(const LoopLevel &other) { *contents = *other.contents; }
-bool LoopLevel::is_inlined() const { return contents->kind == Contents::Inlined; }
-bool LoopLevel::is_root() const { return contents->kind == Contents::Root; }
-bool LoopLevel::defined() const { return contents->kind != Contents::Undefined; }
-const std::string &LoopLevel::func() const { return contents->func; }
-const std::string &LoopLevel::var() const { return contents->var; }
-int LoopLevel::stage() const { return contents->stage; }
+void LoopLevel::set(const LoopLevel &other) {
+    *contents = *other.contents;
+}
+bool LoopLevel::is_inlined() const {
+    return contents->kind == Contents::Inlined;
+}
+bool LoopLevel::is_root() const {
+    return contents->kind == Contents::Root;
+}
+bool LoopLevel::defined() const {
+    return contents->kind != Contents::Undefined;
+}
+const std::string &LoopLevel::func() const {
+    return contents->func;
+}
+const std::string &LoopLevel::var() const {
+    return contents->var;
+}
+int LoopLevel::stage() const {
+    return contents->stage;
+}
 
 std::string LoopLevel::to_string() const {
     switch (contents->kind) {
-    case Contents::Undefined: return "undefined";
-    case Contents::Inlined: return "inlined";
-    case Contents::Root: return "root";
+    case Contents::Undefined:
+        return "undefined";
+    case Contents::Inlined:
+        return "inlined";
+    case Contents::Root:
+        return "root";
     case Contents::At:
         // As users write it: the loop x of f (its last stage that has one), or of a stage.
         return "loop " + contents->var + " of " +
-               (contents->stage >= 0 ? stage_for_users(contents->func, contents->stage) : contents->func);
+               (contents->stage >= 0 ? stage_for_users(contents->func, contents->stage)
+                                     : contents->func);
     }
     return "?";
 }

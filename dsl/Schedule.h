@@ -84,7 +84,7 @@ struct StageSchedule {
     std::vector<Dim> dims; // innermost first; the last is the outermost loop
     std::vector<Split> splits;
     std::vector<Prefetch> prefetches;
-    bool single_gpu_thread = false; // gpu_single_thread(): one block of one thread
+    bool single_gpu_thread = false;   // gpu_single_thread(): one block of one thread
     bool never_partition_all = false; // never_partition_all(): no loop of the stage is partitioned
 };
 

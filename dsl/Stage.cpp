@@ -2,9 +2,9 @@
 
 #include "dsl/Names.h"
 
-#include "dsl/base/Error.h"
 #include "dsl/Func.h"
 #include "dsl/Param.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 
@@ -19,22 +19,32 @@ namespace {
 
 std::string join_outermost_first(const std::vector<Dim> &dims) {
     std::string s;
-    for (auto it = dims.rbegin(); it != dims.rend(); ++it) s += (s.empty() ? "" : ", ") + it->var;
+    for (auto it = dims.rbegin(); it != dims.rend(); ++it)
+        s += (s.empty() ? "" : ", ") + it->var;
     return s;
 }
 
 } // namespace
 
-StageSchedule &Stage::schedule() { return func.stage(stage).schedule; }
-const Definition &Stage::definition() const { return func.stage(stage); }
+StageSchedule &Stage::schedule() {
+    return func.stage(stage).schedule;
+}
+const Definition &Stage::definition() const {
+    return func.stage(stage);
+}
 
-std::string Stage::name() const { return stage_for_users(func.name(), stage); }
-const std::string &Stage::func_name() const { return func.name(); }
+std::string Stage::name() const {
+    return stage_for_users(func.name(), stage);
+}
+const std::string &Stage::func_name() const {
+    return func.name();
+}
 
 std::vector<std::string> Stage::loop_names() const {
     std::vector<std::string> names;
     const auto &dims = definition().schedule.dims;
-    for (auto it = dims.rbegin(); it != dims.rend(); ++it) names.push_back(it->var);
+    for (auto it = dims.rbegin(); it != dims.rend(); ++it)
+        names.push_back(it->var);
     return names;
 }
 
@@ -91,7 +101,8 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
         // Rounding up the inner loop of a split, or a fused loop, runs into the points of the
         // next iteration outside it. Outer loops and renamed ones span to the end.
         std::map<std::string, bool> spans_to_end;
-        for (const std::string &a : func.args()) spans_to_end[a] = true;
+        for (const std::string &a : func.args())
+            spans_to_end[a] = true;
         for (const Split &sp : schedule().splits) {
             if (sp.kind == Split::SplitVar) {
                 spans_to_end[sp.outer] = spans_to_end[sp.old_var];
@@ -130,11 +141,11 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
 Stage &Stage::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused) {
     size_t i = find_dim(inner, "fuse"), o = find_dim(outer, "fuse");
     auto &dims = schedule().dims;
-    user_assert(o == i + 1)
-        << "In the schedule of " << name() << ", fuse(" << inner.name() << ", " << outer.name()
-        << ") needs " << inner.name() << " directly inside " << outer.name()
-        << ". The loops are, outermost first: " << join_outermost_first(dims)
-        << ". Reorder them first.";
+    user_assert(o == i + 1) << "In the schedule of " << name() << ", fuse(" << inner.name() << ", "
+                            << outer.name() << ") needs " << inner.name() << " directly inside "
+                            << outer.name()
+                            << ". The loops are, outermost first: " << join_outermost_first(dims)
+                            << ". Reorder them first.";
     user_assert(dims[i].is_rvar == dims[o].is_rvar)
         << "In the schedule of " << name() << ", fuse(" << inner.name() << ", " << outer.name()
         << ") mixes a reduction loop (" << (dims[i].is_rvar ? inner.name() : outer.name())
@@ -165,11 +176,13 @@ Stage &Stage::reorder(const std::vector<VarOrRVar> &vars) {
         slots.push_back(i);
     }
     std::vector<Dim> picked;
-    for (size_t i : slots) picked.push_back(dims[i]);
+    for (size_t i : slots)
+        picked.push_back(dims[i]);
     std::vector<size_t> sorted = slots;
     std::sort(sorted.begin(), sorted.end());
     std::vector<Dim> result = dims;
-    for (size_t k = 0; k < sorted.size(); k++) result[sorted[k]] = picked[k];
+    for (size_t k = 0; k < sorted.size(); k++)
+        result[sorted[k]] = picked[k];
     // Reduction loops keep their relative order: changing it changes the order in which the
     // reduction combines values.
     std::vector<std::string> before, after;
@@ -185,9 +198,9 @@ Stage &Stage::reorder(const std::vector<VarOrRVar> &vars) {
     return *this;
 }
 
-Stage &Stage::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo,
-                   const VarOrRVar &yo, const VarOrRVar &xi, const VarOrRVar &yi,
-                   const Expr &xfactor, const Expr &yfactor, TailStrategy tail) {
+Stage &Stage::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo, const VarOrRVar &yo,
+                   const VarOrRVar &xi, const VarOrRVar &yi, const Expr &xfactor,
+                   const Expr &yfactor, TailStrategy tail) {
     return all_or_nothing([&] {
         split(x, xo, xi, xfactor, tail);
         split(y, yo, yi, yfactor, tail);
@@ -195,9 +208,8 @@ Stage &Stage::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo,
     });
 }
 
-Stage &Stage::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi,
-                   const VarOrRVar &yi, const Expr &xfactor, const Expr &yfactor,
-                   TailStrategy tail) {
+Stage &Stage::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi, const VarOrRVar &yi,
+                   const Expr &xfactor, const Expr &yfactor, TailStrategy tail) {
     return tile(x, y, x, y, xi, yi, xfactor, yfactor, tail);
 }
 
@@ -239,7 +251,9 @@ Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive
     return *this;
 }
 
-Stage &Stage::serial(const VarOrRVar &v) { return set_loop_type(v, ForType::Serial, "serial"); }
+Stage &Stage::serial(const VarOrRVar &v) {
+    return set_loop_type(v, ForType::Serial, "serial");
+}
 Stage &Stage::never_partition(const VarOrRVar &v) {
     schedule().dims[find_dim(v, "never_partition")].never_partition = true;
     return *this;
@@ -248,11 +262,15 @@ Stage &Stage::never_partition_all() {
     schedule().never_partition_all = true;
     return *this;
 }
-Stage &Stage::parallel(const VarOrRVar &v) { return set_loop_type(v, ForType::Parallel, "parallel"); }
+Stage &Stage::parallel(const VarOrRVar &v) {
+    return set_loop_type(v, ForType::Parallel, "parallel");
+}
 Stage &Stage::vectorize(const VarOrRVar &v) {
     return set_loop_type(v, ForType::Vectorized, "vectorize");
 }
-Stage &Stage::unroll(const VarOrRVar &v) { return set_loop_type(v, ForType::Unrolled, "unroll"); }
+Stage &Stage::unroll(const VarOrRVar &v) {
+    return set_loop_type(v, ForType::Unrolled, "unroll");
+}
 
 Stage &Stage::parallel(const VarOrRVar &v, const Expr &task_size, TailStrategy tail) {
     return all_or_nothing([&] {
@@ -277,7 +295,9 @@ Stage &Stage::unroll(const VarOrRVar &v, const Expr &factor, TailStrategy tail) 
     });
 }
 
-Stage &Stage::gpu_blocks(const VarOrRVar &x) { return set_loop_type(x, ForType::GPUBlock, "gpu_blocks"); }
+Stage &Stage::gpu_blocks(const VarOrRVar &x) {
+    return set_loop_type(x, ForType::GPUBlock, "gpu_blocks");
+}
 Stage &Stage::gpu_blocks(const VarOrRVar &x, const VarOrRVar &y) {
     return all_or_nothing([&] { gpu_blocks(x).gpu_blocks(y); });
 }
@@ -332,7 +352,8 @@ Stage &Stage::gpu_single_thread() {
 
 Stage &Stage::prefetch_named(const std::string &what, const VarOrRVar &at, const VarOrRVar &from,
                              const Expr &offset, PrefetchBoundStrategy strategy) {
-    user_assert(!what.empty()) << "In the schedule of " << name() << ", prefetch names an undefined Func or buffer.";
+    user_assert(!what.empty()) << "In the schedule of " << name()
+                               << ", prefetch names an undefined Func or buffer.";
     size_t at_dim = find_dim(at, "prefetch");
     size_t from_dim = find_dim(from, "prefetch");
     // dims are innermost first: `from` must be `at` or a loop around it.
@@ -340,7 +361,8 @@ Stage &Stage::prefetch_named(const std::string &what, const VarOrRVar &at, const
         << "In the schedule of " << name() << ", prefetch of " << what << " at loop " << at.name()
         << " from loop " << from.name() << ": " << from.name() << " is inside " << at.name()
         << ". The loop whose iterations are looked ahead must be " << at.name() << " itself or a "
-        << "loop around it (outermost first, the loops are: " << join_outermost_first(schedule().dims) << ").";
+        << "loop around it (outermost first, the loops are: "
+        << join_outermost_first(schedule().dims) << ").";
     user_assert(offset.defined() && offset.type().is_int_or_uint() && offset.type().is_scalar())
         << "In the schedule of " << name() << ", the offset of the prefetch of " << what
         << " must be an integer number of iterations of " << from.name() << ".";
@@ -349,22 +371,23 @@ Stage &Stage::prefetch_named(const std::string &what, const VarOrRVar &at, const
                              << " looks " << *c << " iterations of " << from.name()
                              << " ahead; a prefetch looks ahead (offset 0 or more).";
     }
-    schedule().prefetches.push_back({what, at.name(), from.name(), cast(Int(32), offset), strategy});
+    schedule().prefetches.push_back(
+        {what, at.name(), from.name(), cast(Int(32), offset), strategy});
     return *this;
 }
 
-Stage &Stage::prefetch(const Func &f, const VarOrRVar &at, const VarOrRVar &from, const Expr &offset,
-                       PrefetchBoundStrategy strategy) {
+Stage &Stage::prefetch(const Func &f, const VarOrRVar &at, const VarOrRVar &from,
+                       const Expr &offset, PrefetchBoundStrategy strategy) {
     return prefetch_named(f.defined() ? f.name() : std::string(), at, from, offset, strategy);
 }
 
-Stage &Stage::prefetch(const BufferBase &b, const VarOrRVar &at, const VarOrRVar &from, const Expr &offset,
-                       PrefetchBoundStrategy strategy) {
+Stage &Stage::prefetch(const BufferBase &b, const VarOrRVar &at, const VarOrRVar &from,
+                       const Expr &offset, PrefetchBoundStrategy strategy) {
     return prefetch_named(b.defined() ? b.name() : std::string(), at, from, offset, strategy);
 }
 
-Stage &Stage::prefetch(const ImageParam &p, const VarOrRVar &at, const VarOrRVar &from, const Expr &offset,
-                       PrefetchBoundStrategy strategy) {
+Stage &Stage::prefetch(const ImageParam &p, const VarOrRVar &at, const VarOrRVar &from,
+                       const Expr &offset, PrefetchBoundStrategy strategy) {
     return prefetch_named(p.name(), at, from, offset, strategy);
 }
 

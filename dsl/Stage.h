@@ -98,10 +98,10 @@ public:
                     const VarOrRVar &by, const VarOrRVar &tx, const VarOrRVar &ty,
                     const ir::Expr &x_size, const ir::Expr &y_size,
                     TailStrategy tail = TailStrategy::Auto);
-    Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z,
-                    const VarOrRVar &bx, const VarOrRVar &by, const VarOrRVar &bz,
-                    const VarOrRVar &tx, const VarOrRVar &ty, const VarOrRVar &tz,
-                    const ir::Expr &x_size, const ir::Expr &y_size, const ir::Expr &z_size,
+    Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z, const VarOrRVar &bx,
+                    const VarOrRVar &by, const VarOrRVar &bz, const VarOrRVar &tx,
+                    const VarOrRVar &ty, const VarOrRVar &tz, const ir::Expr &x_size,
+                    const ir::Expr &y_size, const ir::Expr &z_size,
                     TailStrategy tail = TailStrategy::Auto);
     // Runs the whole stage in one GPU thread of a one-block kernel (for small stages whose
     // data should stay on the device).
@@ -116,7 +116,8 @@ public:
     // `from` loop, where the iteration `offset` ahead does not exist: skip (GuardWithIf) or
     // fetch for the last iteration (Clamp). An offset known only at run time (a Param) counts
     // as 0 when negative.
-    Stage &prefetch(const Func &f, const VarOrRVar &at, const VarOrRVar &from, const ir::Expr &offset = 1,
+    Stage &prefetch(const Func &f, const VarOrRVar &at, const VarOrRVar &from,
+                    const ir::Expr &offset = 1,
                     PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
     Stage &prefetch(const BufferBase &b, const VarOrRVar &at, const VarOrRVar &from,
                     const ir::Expr &offset = 1,

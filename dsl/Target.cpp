@@ -20,7 +20,8 @@ Target::Target(const std::string &s) {
     std::vector<std::string> parts;
     std::istringstream in(s);
     std::string part;
-    while (std::getline(in, part, '-')) parts.push_back(part);
+    while (std::getline(in, part, '-'))
+        parts.push_back(part);
     user_assert(!parts.empty() && parts[0] == "host")
         << "Unknown target \"" << s << "\": it must start with \"host\". " << valid_forms;
     for (size_t i = 1; i < parts.size(); i++) {
@@ -37,7 +38,8 @@ Target::Target(const std::string &s) {
             if (arch_specific_) sm.pop_back();
             int v = std::atoi(sm.c_str());
             bool known = v == 80 || v == 86 || v == 89 || v == 90;
-            user_assert(known && (!arch_specific_ || v == 90) && sm.find_first_not_of("0123456789") == std::string::npos)
+            user_assert(known && (!arch_specific_ || v == 90) &&
+                        sm.find_first_not_of("0123456789") == std::string::npos)
                 << "Unknown CUDA architecture \"" << parts[i] << "\" in target \"" << s << "\". "
                 << valid_forms;
             user_assert(cuda_sm_ == 0) << "Target \"" << s << "\" names two GPUs. " << valid_forms;
@@ -56,11 +58,15 @@ Target Target::with_feature(Feature f) const {
 
 int64_t Target::max_shared_memory_per_block() const {
     switch (cuda_sm_) {
-    case 80: return 163 * 1024;
+    case 80:
+        return 163 * 1024;
     case 86:
-    case 89: return 99 * 1024;
-    case 90: return 227 * 1024;
-    default: return 0;
+    case 89:
+        return 99 * 1024;
+    case 90:
+        return 227 * 1024;
+    default:
+        return 0;
     }
 }
 

@@ -24,7 +24,8 @@ void check_user_name(const std::string &name, const char *what) {
     user_assert(name.find_first_of(".$") == std::string::npos)
         << "The " << what << " name \"" << name << "\" contains '.' or '$'. AICF reserves these "
         << "characters for the names it derives (such as "
-        << loop_name(name.substr(0, name.find_first_of(".$")), 0, "x") << "); choose a name of letters, "
+        << loop_name(name.substr(0, name.find_first_of(".$")), 0, "x")
+        << "); choose a name of letters, "
         << "digits and '_'.";
 }
 
@@ -32,8 +33,12 @@ void check_user_name(const std::string &name, const char *what) {
 
 Var::Var() : name_(detail::unique_name("v")) {}
 
-Var::Var(const std::string &name) : name_(name) { detail::check_user_name(name, "Var"); }
+Var::Var(const std::string &name) : name_(name) {
+    detail::check_user_name(name, "Var");
+}
 
-Var::operator ir::Expr() const { return ir::Variable::make(ir::Int(32), name_); }
+Var::operator ir::Expr() const {
+    return ir::Variable::make(ir::Int(32), name_);
+}
 
 } // namespace aicf

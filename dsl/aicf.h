@@ -4,8 +4,6 @@
 // The one header users include.
 
 #include "dsl/Buffer.h"
-#include "dsl/base/Error.h"
-#include "dsl/base/Float16.h"
 #include "dsl/Func.h"
 #include "dsl/InlineReductions.h"
 #include "dsl/Operators.h"
@@ -15,6 +13,8 @@
 #include "dsl/Target.h"
 #include "dsl/Tuple.h"
 #include "dsl/Var.h"
+#include "dsl/base/Error.h"
+#include "dsl/base/Float16.h"
 #include "dsl/ir/IRPrinter.h"
 
 namespace aicf {

@@ -1,13 +1,13 @@
 #include "lowering/AddImageChecks.h"
 
+#include "dsl/Names.h"
 #include "dsl/base/Error.h"
-#include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
 #include "lowering/BoxesRequired.h"
-#include "dsl/Names.h"
 
 #include <algorithm>
 #include <map>
@@ -20,8 +20,12 @@ using namespace ir;
 
 namespace {
 
-Expr i32(int64_t v) { return make_const(Int(32), v); }
-Expr i64(Expr e) { return cast(Int(64), std::move(e)); }
+Expr i32(int64_t v) {
+    return make_const(Int(32), v);
+}
+Expr i64(Expr e) {
+    return cast(Int(64), std::move(e));
+}
 Expr field(const std::string &b, BufferField f, int d) {
     return Variable::make(Int(32), buffer_field_name(b, f, d));
 }
@@ -29,7 +33,8 @@ Expr field(const std::string &b, BufferField f, int d) {
 Stmt check(Expr condition, RuntimeErrorKind kind, const std::string &buffer,
            std::vector<Expr> values) {
     std::vector<Expr> args = {i32(int64_t(kind)), StringImm::make(buffer)};
-    for (Expr &v : values) args.push_back(i64(v));
+    for (Expr &v : values)
+        args.push_back(i64(v));
     return AssertStmt::make(simplify(condition),
                             Call::make(Int(32), Intrinsic::runtime_error, args, Call::Intrinsic));
 }
@@ -51,7 +56,8 @@ private:
         IRVisitor::visit(op);
         if (op->call_type != Call::Image || producing.empty()) return;
         std::vector<std::string> &r = readers[op->name];
-        if (std::find(r.begin(), r.end(), producing.back()) == r.end()) r.push_back(producing.back());
+        if (std::find(r.begin(), r.end(), producing.back()) == r.end())
+            r.push_back(producing.back());
     }
 };
 
@@ -68,7 +74,8 @@ private:
     using IRVisitor::visit;
     void visit(const For *op) override {
         bool gpu = is_gpu_loop(op->for_type);
-        bool candidate = !in_kernel && (op->for_type == ForType::Serial || op->for_type == ForType::Parallel);
+        bool candidate =
+            !in_kernel && (op->for_type == ForType::Serial || op->for_type == ForType::Parallel);
         if (candidate) host_loops.push_back(op);
         in_kernel += gpu;
         IRVisitor::visit(op);
@@ -91,24 +98,29 @@ private:
     using IRMutator::visit;
     Stmt visit(const For *op) override {
         if (!loops.count(op)) return IRMutator::visit(op);
-        return For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, Evaluate::make(i32(0)));
+        return For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim,
+                         Evaluate::make(i32(0)));
     }
 };
 
 // The checks that an input covers the region `read` of it.
-std::vector<Stmt> region_checks_for(const Argument &a, const Access &read, const std::string &described) {
+std::vector<Stmt> region_checks_for(const Argument &a, const Access &read,
+                                    const std::string &described) {
     std::vector<Stmt> checks;
     for (int d = 0; d < a.dimensions; d++) {
         const Interval &need = read.box[d];
         // In 64 bits: near the ends of the int32 range a bound like x + 1 must not wrap.
         Expr mn = i64(field(a.name, BufferField::Min, d));
-        Expr mx = Sub::make(Add::make(mn, i64(field(a.name, BufferField::Extent, d))), make_one(Int(64)));
+        Expr mx =
+            Sub::make(Add::make(mn, i64(field(a.name, BufferField::Extent, d))), make_one(Int(64)));
         Expr need_min = simplify(widen_int32(need.min)), need_max = simplify(widen_int32(need.max));
         // An empty region needs nothing, nor does a read in loops that do not run (an empty
         // output's producers).
-        Expr ok = make_or(LT::make(need_max, need_min), make_and(LE::make(mn, need_min), GE::make(mx, need_max)));
+        Expr ok = make_or(LT::make(need_max, need_min),
+                          make_and(LE::make(mn, need_min), GE::make(mx, need_max)));
         if (read.condition.defined()) ok = make_or(Not::make(read.condition), ok);
-        checks.push_back(check(ok, RuntimeErrorKind::InputTooSmall, described, {i32(d), need_min, need_max, mn, mx}));
+        checks.push_back(check(ok, RuntimeErrorKind::InputTooSmall, described,
+                               {i32(d), need_min, need_max, mn, mx}));
     }
     return checks;
 }
@@ -130,11 +142,13 @@ Stmt unless_it_fits(const DeferredInput &in, Stmt checks) {
 // fit: those of the region `s` reads, or where AICF cannot bound that, those of the whole
 // region (which then fail).
 Stmt checks_of_part(const DeferredInput &in, const Stmt &s) {
-    Access read = box_required(s, in.arg.name, Scope<Interval>(), Scope<Interval>(), LetsByName::WhenLarge);
+    Access read =
+        box_required(s, in.arg.name, Scope<Interval>(), Scope<Interval>(), LetsByName::WhenLarge);
     if (!read.used) return Stmt();
     for (const Interval &i : read.box)
         if (!i.is_bounded()) return unless_it_fits(in, in.whole);
-    return with_definitions(read, unless_it_fits(in, Block::make(region_checks_for(in.arg, read, in.described))));
+    return with_definitions(
+        read, unless_it_fits(in, Block::make(region_checks_for(in.arg, read, in.described))));
 }
 
 // Checks, at the top of each iteration of the loops where Funcs are computed, that the inputs
@@ -142,7 +156,8 @@ Stmt checks_of_part(const DeferredInput &in, const Stmt &s) {
 // whole pipeline does not fit.
 class CheckInsideComputeLoops : public IRMutator {
 public:
-    CheckInsideComputeLoops(const std::set<const For *> &loops, const std::vector<DeferredInput> &inputs)
+    CheckInsideComputeLoops(const std::set<const For *> &loops,
+                            const std::vector<DeferredInput> &inputs)
         : loops(loops), inputs(inputs) {}
 
 private:
@@ -159,7 +174,8 @@ private:
             if (Stmt c = checks_of_part(in, own); c.defined()) checks.push_back(c);
         if (checks.empty()) return visited;
         checks.push_back(loop->body);
-        return For::make(loop->name, loop->min, loop->extent, loop->for_type, loop->gpu_dim, Block::make(checks));
+        return For::make(loop->name, loop->min, loop->extent, loop->for_type, loop->gpu_dim,
+                         Block::make(checks));
     }
 };
 
@@ -177,18 +193,20 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
     Access hoisted; // only its definitions: those of every input's region
     for (const Argument &a : args) {
         if (!a.is_buffer || a.is_output) continue;
-        Access read = box_required(input_body, a.name, Scope<Interval>(), Scope<Interval>(), LetsByName::WhenLarge);
+        Access read = box_required(input_body, a.name, Scope<Interval>(), Scope<Interval>(),
+                                   LetsByName::WhenLarge);
         if (!read.used) continue;
         // The lets the region names go around the checks and the fits flags, at the top.
         merge_definitions(hoisted, read);
         // The message names the Funcs that read the buffer.
         std::string described = a.name;
         const std::vector<std::string> &by = readers.readers[a.name];
-        for (size_t i = 0; i < by.size(); i++) described += (i == 0 ? "\x1f" : ", ") + by[i];
+        for (size_t i = 0; i < by.size(); i++)
+            described += (i == 0 ? "\x1f" : ", ") + by[i];
         for (int d = 0; d < a.dimensions; d++) {
             user_assert(read.box[d].is_bounded())
-                << "AICF cannot bound the region of input " << a.name << " read in dimension "
-                << d << ": an index into it is data-dependent or unbounded. Clamp the index to "
+                << "AICF cannot bound the region of input " << a.name << " read in dimension " << d
+                << ": an index into it is data-dependent or unbounded. Clamp the index to "
                 << "the valid range, e.g. " << a.name << "(clamp(i, 0, n - 1), ...).";
         }
         std::vector<Stmt> whole = region_checks_for(a, read, described);
@@ -213,7 +231,8 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
         deferred.push_back(in);
     }
     Stmt body = input_body;
-    if (!deferred.empty()) body = CheckInsideComputeLoops(compute_loops.loops, deferred).mutate(body);
+    if (!deferred.empty())
+        body = CheckInsideComputeLoops(compute_loops.loops, deferred).mutate(body);
     // The elements of a Tuple-valued output share one shape.
     for (size_t i = 0; i < args.size(); i++) {
         const Argument &a = args[i];
@@ -221,8 +240,10 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
         if (!a.is_output || !storage.of_tuple || storage.value_index == 0) continue;
         std::string first = storage_name(storage.func, 0, 2);
         for (int d = 0; d < a.dimensions; d++) {
-            Expr mn = field(a.name, BufferField::Min, d), ex = field(a.name, BufferField::Extent, d);
-            Expr mn0 = field(first, BufferField::Min, d), ex0 = field(first, BufferField::Extent, d);
+            Expr mn = field(a.name, BufferField::Min, d),
+                 ex = field(a.name, BufferField::Extent, d);
+            Expr mn0 = field(first, BufferField::Min, d),
+                 ex0 = field(first, BufferField::Extent, d);
             Expr same = make_and(EQ::make(mn, mn0), EQ::make(ex, ex0));
             region_checks.push_back(check(same, RuntimeErrorKind::BufferTooSmall, a.name,
                                           {i32(d), mn0, Sub::make(Add::make(mn0, ex0), i32(1)), mn,
@@ -230,7 +251,8 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
         }
     }
     Stmt s = Block::make(Block::make(region_checks), body);
-    for (auto it = fits_lets.rbegin(); it != fits_lets.rend(); ++it) s = LetStmt::make(it->first, it->second, s);
+    for (auto it = fits_lets.rbegin(); it != fits_lets.rend(); ++it)
+        s = LetStmt::make(it->first, it->second, s);
     s = with_definitions(hoisted, s);
 
     // Bind the shape of each buffer, after checking its rank, type and size.
@@ -243,16 +265,17 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
         for (int d = 0; d < a.dimensions; d++) {
             Expr ex = field(a.name, BufferField::Extent, d);
             Expr st = field(a.name, BufferField::Stride, d);
-            shape_checks.push_back(
-                check(GE::make(ex, i32(0)), RuntimeErrorKind::BufferExtentNegative, a.name,
-                      {i32(d), ex}));
+            shape_checks.push_back(check(GE::make(ex, i32(0)),
+                                         RuntimeErrorKind::BufferExtentNegative, a.name,
+                                         {i32(d), ex}));
             // Loops run to min + extent, which must be an int32 too.
             Expr mn = field(a.name, BufferField::Min, d);
-            shape_checks.push_back(check(LE::make(Add::make(i64(mn), i64(ex)), make_const(Int(64), int64_t(0x7fffffff))),
-                                         RuntimeErrorKind::BufferEndTooLarge, a.name, {i32(d), mn, ex}));
+            shape_checks.push_back(check(
+                LE::make(Add::make(i64(mn), i64(ex)), make_const(Int(64), int64_t(0x7fffffff))),
+                RuntimeErrorKind::BufferEndTooLarge, a.name, {i32(d), mn, ex}));
             Expr abs_stride = Call::make(Int(64), Intrinsic::abs, {i64(st)});
-            span = Add::make(span, Mul::make(i64(Max::make(Sub::make(ex, i32(1)), i32(0))),
-                                             abs_stride));
+            span = Add::make(span,
+                             Mul::make(i64(Max::make(Sub::make(ex, i32(1)), i32(0))), abs_stride));
         }
         if (a.dimensions > 0) {
             Expr stride0 = Call::make(Int(32), Intrinsic::buffer_get_stride, {desc, i32(0)});
@@ -261,14 +284,15 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
                                       a.name, {stride0}));
         }
         Expr limit = make_const(Int(64), int64_t(0x7fffffff));
-        shape_checks.push_back(check(LT::make(span, limit), RuntimeErrorKind::BufferTooLarge,
-                                     a.name, {span}));
+        shape_checks.push_back(
+            check(LT::make(span, limit), RuntimeErrorKind::BufferTooLarge, a.name, {span}));
         s = Block::make(Block::make(shape_checks), s);
         for (int d = a.dimensions - 1; d >= 0; d--) {
             Expr dim = i32(d);
             // Dimension 0 is dense (checked above), so its stride is the constant 1 and
             // accesses along it become contiguous vector loads and stores.
-            Expr stride = d == 0 ? i32(1) : Call::make(Int(32), Intrinsic::buffer_get_stride, {desc, dim});
+            Expr stride =
+                d == 0 ? i32(1) : Call::make(Int(32), Intrinsic::buffer_get_stride, {desc, dim});
             s = LetStmt::make(buffer_field_name(a.name, BufferField::Stride, d), stride, s);
             s = LetStmt::make(buffer_field_name(a.name, BufferField::Extent, d),
                               Call::make(Int(32), Intrinsic::buffer_get_extent, {desc, dim}), s);
@@ -283,9 +307,9 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
             check(make_and(EQ::make(code, i32(int(a.type.code))), EQ::make(bits, i32(a.type.bits))),
                   RuntimeErrorKind::BufferType, a.name,
                   {code, bits, i32(int(a.type.code)), i32(a.type.bits)});
-        Stmt dims_check = check(EQ::make(dims, i32(a.dimensions)),
-                                RuntimeErrorKind::BufferDimensions, a.name,
-                                {dims, i32(a.dimensions)});
+        Stmt dims_check =
+            check(EQ::make(dims, i32(a.dimensions)), RuntimeErrorKind::BufferDimensions, a.name,
+                  {dims, i32(a.dimensions)});
         s = Block::make({dims_check, type_check, s});
     }
     return s;

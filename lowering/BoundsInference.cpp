@@ -1,13 +1,13 @@
 #include "lowering/BoundsInference.h"
 
+#include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
-#include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
 #include "lowering/BoxesRequired.h"
-#include "dsl/Names.h"
 
 #include <algorithm>
 #include <climits>
@@ -19,7 +19,9 @@ using namespace ir;
 
 namespace {
 
-Expr var(const std::string &name) { return Variable::make(Int(32), name); }
+Expr var(const std::string &name) {
+    return Variable::make(Int(32), name);
+}
 
 void flatten_blocks(const Stmt &s, std::vector<Stmt> &out) {
     if (const Block *b = s.as<Block>()) {
@@ -53,11 +55,12 @@ Box constrain_region(const Function &f, const Box &needed, std::vector<Stmt> &ch
         if (c.extent.defined()) {
             Expr mn = c.min, mx = Sub::make(Add::make(c.min, c.extent), make_one(Int(32)));
             Expr inside = make_and(LE::make(mn, needed[d].min), GE::make(mx, needed[d].max));
-            Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
-                                  {make_const(Int(32), int64_t(RuntimeErrorKind::FuncBoundTooSmall)),
-                                   StringImm::make(f.name()), make_const(Int(32), int64_t(d)),
-                                   needed[d].min, needed[d].max, mn, mx},
-                                  Call::Intrinsic);
+            Expr msg =
+                Call::make(Int(32), Intrinsic::runtime_error,
+                           {make_const(Int(32), int64_t(RuntimeErrorKind::FuncBoundTooSmall)),
+                            StringImm::make(f.name()), make_const(Int(32), int64_t(d)),
+                            needed[d].min, needed[d].max, mn, mx},
+                           Call::Intrinsic);
             checks.push_back(AssertStmt::make(simplify(inside), msg));
             box[d] = Interval(simplify(mn), simplify(mx));
         } else {
@@ -71,14 +74,18 @@ Box constrain_region(const Function &f, const Box &needed, std::vector<Stmt> &ch
             box[d] = Interval(simplify(mn), simplify(mx));
             // The same arithmetic in 64 bits: a large modulus may round the region past what
             // 32-bit indices address, and the sums above must not have wrapped.
-            Expr m64 = widen_int32(m), mn64 = simplify(widen_int32(mn)), mx64 = simplify(widen_int32(mx));
+            Expr m64 = widen_int32(m), mn64 = simplify(widen_int32(mn)),
+                 mx64 = simplify(widen_int32(mx));
             Expr limit = make_const(Int(64), int64_t(INT32_MAX));
-            Expr fits = make_and(make_and(GE::make(mn64, make_const(Int(64), int64_t(INT32_MIN))), LE::make(mx64, limit)),
-                                 LE::make(Add::make(Sub::make(widen_int32(before.max), mn64), m64), limit));
-            Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
-                                  {make_const(Int(32), int64_t(RuntimeErrorKind::FuncRegionTooLarge)),
-                                   StringImm::make(f.name()), make_const(Int(32), int64_t(d)), mn64, mx64, m64},
-                                  Call::Intrinsic);
+            Expr fits =
+                make_and(make_and(GE::make(mn64, make_const(Int(64), int64_t(INT32_MIN))),
+                                  LE::make(mx64, limit)),
+                         LE::make(Add::make(Sub::make(widen_int32(before.max), mn64), m64), limit));
+            Expr msg = Call::make(
+                Int(32), Intrinsic::runtime_error,
+                {make_const(Int(32), int64_t(RuntimeErrorKind::FuncRegionTooLarge)),
+                 StringImm::make(f.name()), make_const(Int(32), int64_t(d)), mn64, mx64, m64},
+                Call::Intrinsic);
             checks.push_back(AssertStmt::make(simplify(fits), msg));
         }
     }
@@ -98,10 +105,12 @@ void check_spans(const Function &f, const Box &region, std::vector<Stmt> &checks
         // The message names an align_bounds() of this dimension, the likeliest cause.
         Expr modulus = make_const(Int(64), int64_t(0));
         for (const RegionConstraint &c : f.schedule().region_constraints)
-            if (c.modulus.defined() && c.var == f.args()[d]) modulus = Cast::make(Int(64), c.modulus);
+            if (c.modulus.defined() && c.var == f.args()[d])
+                modulus = Cast::make(Int(64), c.modulus);
         Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
                               {make_const(Int(32), int64_t(RuntimeErrorKind::FuncRegionSpan)),
-                               StringImm::make(f.name()), make_const(Int(32), int64_t(d)), mn, mx, modulus},
+                               StringImm::make(f.name()), make_const(Int(32), int64_t(d)), mn, mx,
+                               modulus},
                               Call::Intrinsic);
         checks.push_back(AssertStmt::make(ok, msg));
     }
@@ -237,7 +246,8 @@ private:
         }
         Stmt consume_body = mutate(consume->body);
         Stmt produce = mutate(op->first);
-        Access consumed = box_required(consume_body, f->name(), Scope<Interval>(), loops, LetsByName::WhenLarge);
+        Access consumed =
+            box_required(consume_body, f->name(), Scope<Interval>(), loops, LetsByName::WhenLarge);
         Box box;
         if (consumed.used) {
             require_bounded(*f, consumed.box, "its consumers read");
@@ -262,7 +272,8 @@ private:
         auto it = env.find(op->name);
         internal_assert(it != env.end()) << "Realize of unknown Func " << op->name;
         const Function &f = it->second;
-        Access written = box_provided(body, f.name(), Scope<Interval>(), loops, LetsByName::WhenLarge);
+        Access written =
+            box_provided(body, f.name(), Scope<Interval>(), loops, LetsByName::WhenLarge);
         Access read = box_required(body, f.name(), Scope<Interval>(), loops, LetsByName::WhenLarge);
         internal_assert(written.used) << "Realize of " << f.name() << " that nothing writes";
         Box realized = read.used ? box_union(written.box, read.box) : written.box;
@@ -281,8 +292,8 @@ private:
         for (size_t d = f.args().size(); d-- > 0;) {
             const std::string &a = f.args()[d];
             Expr mn = simplify(realized[d].min), mx = simplify(realized[d].max);
-            Expr extent = simplify(Max::make(Add::make(Sub::make(mx, mn), make_one(Int(32))),
-                                             make_zero(Int(32))));
+            Expr extent = simplify(
+                Max::make(Add::make(Sub::make(mx, mn), make_one(Int(32))), make_zero(Int(32))));
             s = LetStmt::make(realized_extent_name(f.name(), a), extent, s);
             s = LetStmt::make(realized_min_name(f.name(), a), mn, s);
         }
@@ -327,14 +338,15 @@ Stmt bounds_inference(const Stmt &s, const std::vector<Function> &outputs,
         }
         for (int d = 0; d < o.dimensions(); d++) {
             // In 64 bits, so that whole tiles rounded past the top of the int32 range are seen.
-            Expr rmin = simplify(widen_int32(region[d].min)), rmax = simplify(widen_int32(region[d].max));
+            Expr rmin = simplify(widen_int32(region[d].min)),
+                 rmax = simplify(widen_int32(region[d].max));
             Expr inside = make_and(LE::make(widen_int32(box[d].min), rmin),
                                    GE::make(widen_int32(box[d].max), rmax));
             if (!o.has_update_definition() && empty.defined()) inside = Or::make(empty, inside);
             Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
                                   {make_const(Int(32), int64_t(RuntimeErrorKind::OutputTooSmall)),
-                                   StringImm::make(buffer), make_const(Int(32), int64_t(d)), rmin, rmax,
-                                   box[d].min, box[d].max},
+                                   StringImm::make(buffer), make_const(Int(32), int64_t(d)), rmin,
+                                   rmax, box[d].min, box[d].max},
                                   Call::Intrinsic);
             checks.push_back(AssertStmt::make(simplify(inside), msg));
         }

@@ -50,11 +50,12 @@ private:
 
     void access(const std::vector<Expr> &args) {
         for (const Expr &a : args)
-            for (const std::string &n : free_vars(a)) relevant.insert(n);
-        for (const auto &names : around) relevant.insert(names.begin(), names.end());
+            for (const std::string &n : free_vars(a))
+                relevant.insert(n);
+        for (const auto &names : around)
+            relevant.insert(names.begin(), names.end());
     }
-    template <typename LetNode>
-    void visit_let(const LetNode *op) {
+    template <typename LetNode> void visit_let(const LetNode *op) {
         let_values[op->name].push_back(op->value);
         IRVisitor::visit(op);
     }
@@ -62,7 +63,8 @@ private:
     using IRVisitor::visit;
     void visit(const Call *op) override {
         IRVisitor::visit(op);
-        if (!provides && op->name == name && (op->call_type == Call::Func || op->call_type == Call::Image))
+        if (!provides && op->name == name &&
+            (op->call_type == Call::Func || op->call_type == Call::Image))
             access(op->args);
     }
     void visit(const Provide *op) override {
@@ -75,7 +77,8 @@ private:
         op->min.accept(this);
         op->extent.accept(this);
         std::set<std::string> names = free_vars(op->min);
-        for (const std::string &n : free_vars(op->extent)) names.insert(n);
+        for (const std::string &n : free_vars(op->extent))
+            names.insert(n);
         names.insert(op->name);
         around.push_back(names);
         op->body.accept(this);
@@ -93,8 +96,8 @@ private:
 class FindBox : public IRVisitor {
 public:
     FindBox(const std::string &name, bool provides, const Scope<Interval> &outer,
-            const Scope<Interval> &facts = Scope<Interval>(), LetsByName by_name = LetsByName::Never,
-            const std::set<std::string> *relevant = nullptr)
+            const Scope<Interval> &facts = Scope<Interval>(),
+            LetsByName by_name = LetsByName::Never, const std::set<std::string> *relevant = nullptr)
         : name(name), provides(provides), by_name(by_name), relevant(relevant), facts(facts) {
         outer.for_each([&](const std::string &n, const Interval &i) { scope.push(n, i); });
         facts.for_each([&](const std::string &n, const Interval &) { loop_names.insert(n); });
@@ -169,14 +172,17 @@ private:
         for (const auto &[where, seen] : distinct) {
             if (where != context || seen.size() != args.size()) continue;
             bool same = true;
-            for (size_t i = 0; same && i < args.size(); i++) same = equal(seen[i], args[i]);
+            for (size_t i = 0; same && i < args.size(); i++)
+                same = equal(seen[i], args[i]);
             if (same) return;
         }
         distinct.emplace_back(context, args);
         Box box;
-        for (const Expr &a : args) box.push_back(guarded(a, bounds_over_loops(a)));
+        for (const Expr &a : args)
+            box.push_back(guarded(a, bounds_over_loops(a)));
         Expr condition;
-        for (const Expr &c : loops_run) condition = condition.defined() ? make_and(condition, c) : c;
+        for (const Expr &c : loops_run)
+            condition = condition.defined() ? make_and(condition, c) : c;
         if (!result.used) {
             result.box = box;
             result.used = true;
@@ -237,8 +243,7 @@ private:
         return n;
     }
 
-    template <typename LetNode>
-    void visit_let(const LetNode *op) {
+    template <typename LetNode> void visit_let(const LetNode *op) {
         op->value.accept(this);
         if (relevant && !relevant->count(op->name)) {
             // Nothing that bounds the region uses it.
@@ -319,7 +324,8 @@ private:
                 if (m == Monotonic::Unknown) {
                     // Linear after simplification, though not term by term.
                     Expr v = Variable::make(e.type(), it->name);
-                    auto step = as_const_int(simplify(Sub::make(substitute(it->name, Add::make(v, make_one(e.type())), *side), *side)));
+                    auto step = as_const_int(simplify(Sub::make(
+                        substitute(it->name, Add::make(v, make_one(e.type())), *side), *side)));
                     if (!step) continue;
                     m = *step >= 0 ? Monotonic::Increasing : Monotonic::Decreasing;
                 }
@@ -351,7 +357,8 @@ private:
     // A min or max too large to expand whole has its operands expanded one by one (two levels
     // down): one of them may still be bounded tightly, as the end of a region written as its
     // start plus its extent is once both are expanded and cancel.
-    Expr value_for_bounds(const Expr &value, const std::set<std::string> &keep, int depth = 2) const {
+    Expr value_for_bounds(const Expr &value, const std::set<std::string> &keep,
+                          int depth = 2) const {
         if (expanded_var_count(value) <= 1024) {
             std::vector<std::pair<std::string, Expr>> expandable;
             for (const auto &let : lets)
@@ -363,9 +370,11 @@ private:
         }
         if (depth > 0) {
             if (const Min *m = value.as<Min>())
-                return Min::make(value_for_bounds(m->a, keep, depth - 1), value_for_bounds(m->b, keep, depth - 1));
+                return Min::make(value_for_bounds(m->a, keep, depth - 1),
+                                 value_for_bounds(m->b, keep, depth - 1));
             if (const Max *m = value.as<Max>())
-                return Max::make(value_for_bounds(m->a, keep, depth - 1), value_for_bounds(m->b, keep, depth - 1));
+                return Max::make(value_for_bounds(m->a, keep, depth - 1),
+                                 value_for_bounds(m->b, keep, depth - 1));
         }
         return value;
     }
@@ -393,7 +402,8 @@ private:
             if (expanded_var_count(c) > 256) continue;
             c = expand_lets(c); // in terms of loops and of names outside the statement
             bool outer = uses_vars(c, loop_names);
-            for (const std::string &n : free_vars(c)) outer = outer && !bound_inside.count(n);
+            for (const std::string &n : free_vars(c))
+                outer = outer && !bound_inside.count(n);
             skips_iterations = skips_iterations || outer;
         }
         narrow(op->condition, pushed);
@@ -404,7 +414,9 @@ private:
             now.erase("");
             narrowed.insert(now.begin(), now.end());
             for (const auto &let : lets) {
-                if (narrowed.count(let.first) || named.count(let.first) || !uses_vars(let.second, now)) continue;
+                if (narrowed.count(let.first) || named.count(let.first) ||
+                    !uses_vars(let.second, now))
+                    continue;
                 scope.push(let.first, bounds_over_loops(value_for_bounds(let.second, narrowed)));
                 pushed.push_back(let.first);
                 narrowed.insert(let.first);
@@ -436,12 +448,14 @@ private:
     std::vector<ExprGuard> expr_guards;
 
     Interval guarded(const Expr &index, Interval i) {
-        if (expr_guards.empty() || !index.type().is_int() || expanded_var_count(index) > 256) return i;
+        if (expr_guards.empty() || !index.type().is_int() || expanded_var_count(index) > 256)
+            return i;
         Expr expanded = expand_lets(index);
         for (const ExprGuard &g : expr_guards) {
             auto offset = as_const_int(simplify(Sub::make(expanded, g.e)));
             if (!offset) continue;
-            Interval b = bounds_of_expr_in_scope(Add::make(g.bound, make_const(index.type(), *offset)), scope);
+            Interval b = bounds_of_expr_in_scope(
+                Add::make(g.bound, make_const(index.type(), *offset)), scope);
             if (g.upper && b.has_upper_bound()) {
                 i.max = i.has_upper_bound() ? simplify(Min::make(i.max, b.max)) : b.max;
             } else if (!g.upper && b.has_lower_bound()) {
@@ -502,18 +516,24 @@ private:
         // range that stays non-empty keeps its simpler form, which gives tighter bounds
         // further on.
         auto may_be_empty = [&] {
-            if (!skips_iterations || !i.has_lower_bound() || !i.has_upper_bound() || !uses_vars(i.min, loop_names)) return false;
+            if (!skips_iterations || !i.has_lower_bound() || !i.has_upper_bound() ||
+                !uses_vars(i.min, loop_names))
+                return false;
             Interval d = bounds_of_expr_in_scope(simplify(Sub::make(i.max, i.min)), facts);
             return !(d.has_lower_bound() && can_prove(GE::make(d.min, make_zero(d.min.type()))));
         };
         if (upper && b.has_upper_bound()) {
             i.max = i.has_upper_bound() ? simplify(Min::make(i.max, b.max)) : b.max;
-            if (point) i.min = i.max;
-            else if (may_be_empty()) i.min = simplify(Min::make(i.min, i.max));
+            if (point)
+                i.min = i.max;
+            else if (may_be_empty())
+                i.min = simplify(Min::make(i.min, i.max));
         } else if (!upper && b.has_lower_bound()) {
             i.min = i.has_lower_bound() ? simplify(Max::make(i.min, b.min)) : b.min;
-            if (point) i.max = i.min;
-            else if (may_be_empty()) i.max = simplify(Max::make(i.max, i.min));
+            if (point)
+                i.max = i.min;
+            else if (may_be_empty())
+                i.max = simplify(Max::make(i.max, i.min));
         } else {
             return;
         }
@@ -528,13 +548,15 @@ private:
         // stand for, so that a min and an extent that move together (min = x, extent = 1)
         // give a last iteration that moves with them instead of two separate ranges.
         Expr first = expand_lets(op->min);
-        Expr last = expand_lets(Sub::make(Add::make(op->min, op->extent), make_one(op->min.type())));
+        Expr last =
+            expand_lets(Sub::make(Add::make(op->min, op->extent), make_one(op->min.type())));
         Interval min_b = bounds_of_expr_in_scope(first, scope);
         Interval max_b = bounds_of_expr_in_scope(last, scope);
         scope.push(op->name, Interval(min_b.min, max_b.max));
         Expr runs = simplify(GT::make(expand_lets(op->extent), make_zero(op->extent.type())));
         bool known = !is_true(runs);
-        for (const std::string &n : free_vars(runs)) known = known && !bound_inside.count(n);
+        for (const std::string &n : free_vars(runs))
+            known = known && !bound_inside.count(n);
         if (known) loops_run.push_back(runs);
         bool fresh = bound_inside.insert(op->name).second;
         loop_ranges.push_back({op->name, first, last});
@@ -569,14 +591,16 @@ Access find_box(const Stmt &s, const std::string &name, bool provides, const Sco
 } // namespace
 
 Stmt with_definitions(const Access &a, Stmt s) {
-    for (auto it = a.definitions.rbegin(); it != a.definitions.rend(); ++it) s = LetStmt::make(it->first, it->second, s);
+    for (auto it = a.definitions.rbegin(); it != a.definitions.rend(); ++it)
+        s = LetStmt::make(it->first, it->second, s);
     return s;
 }
 
 void merge_definitions(Access &into, const Access &from) {
     for (const auto &d : from.definitions) {
         bool have = false;
-        for (const auto &h : into.definitions) have = have || h.first == d.first;
+        for (const auto &h : into.definitions)
+            have = have || h.first == d.first;
         if (!have) into.definitions.push_back(d);
     }
 }

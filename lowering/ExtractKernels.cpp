@@ -1,5 +1,6 @@
 #include "lowering/ExtractKernels.h"
 
+#include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
@@ -7,7 +8,6 @@
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Substitute.h"
 #include "lowering/KernelAnalysis.h"
-#include "dsl/Names.h"
 
 #include <algorithm>
 #include <atomic>
@@ -51,7 +51,8 @@ std::set<std::string> names_bound_in_nest(const For *outer) {
 // Replaces each kernel's loop nest in the host code by a launch.
 class Extractor : public IRMutator {
 public:
-    Extractor(const Target &target, const std::string &pipeline, std::vector<LoweredKernel> &kernels)
+    Extractor(const Target &target, const std::string &pipeline,
+              std::vector<LoweredKernel> &kernels)
         : target(target), pipeline(pipeline), kernels(kernels) {}
 
 private:
@@ -93,7 +94,8 @@ private:
                 << "). The grid of a kernel must be known before it starts.";
             grid[d] = f->extent;
         }
-        std::vector<Expr> args = {make_const(Int(32), int64_t(kernels.size())), grid[0], grid[1], grid[2]};
+        std::vector<Expr> args = {make_const(Int(32), int64_t(kernels.size())), grid[0], grid[1],
+                                  grid[2]};
         kernels.push_back(std::move(k));
         return Evaluate::make(Call::make(Int(32), Intrinsic::gpu_launch, args, Call::Intrinsic));
     }
@@ -101,7 +103,8 @@ private:
 
 } // namespace
 
-ExtractedKernels extract_kernels(const Stmt &s, const Target &target, const std::string &pipeline_name) {
+ExtractedKernels extract_kernels(const Stmt &s, const Target &target,
+                                 const std::string &pipeline_name) {
     ExtractedKernels result;
     result.host = Extractor(target, pipeline_name, result.kernels).mutate(s);
     return result;

@@ -65,7 +65,9 @@ private:
 
 } // namespace
 
-void fuse_gpu_thread_loops(LoweredKernel &kernel) { kernel.body = FuseThreadLoops(kernel).mutate(kernel.body); }
+void fuse_gpu_thread_loops(LoweredKernel &kernel) {
+    kernel.body = FuseThreadLoops(kernel).mutate(kernel.body);
+}
 
 } // namespace lowering
 } // namespace aicf

@@ -1,9 +1,9 @@
 #include "lowering/GPUPlacement.h"
 
+#include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IRVisitor.h"
-#include "dsl/Names.h"
 
 #include <set>
 #include <vector>
@@ -23,7 +23,8 @@ bool contains_loop_type(const Stmt &s, ForType t) {
 
 // The statement under a run of LetStmts.
 Stmt skip_lets(Stmt s) {
-    while (const LetStmt *l = s.as<LetStmt>()) s = l->body;
+    while (const LetStmt *l = s.as<LetStmt>())
+        s = l->body;
     return s;
 }
 
@@ -73,7 +74,8 @@ private:
             user_assert(threads.empty() || stage_of_loop(threads.back()) == stage_of_loop(op->name))
                 << "The loop " << loop_for_users(op->name) << " is mapped "
                 << "onto GPU threads, but " << func_of_loop(op->name) << " is computed inside the "
-                << "GPU thread loop " << loop_for_users(threads.back()) << ", where each thread computes its own "
+                << "GPU thread loop " << loop_for_users(threads.back())
+                << ", where each thread computes its own "
                 << "copy of it. Remove gpu_threads from " << func_of_loop(op->name)
                 << " (each thread then computes what it needs), or compute it at the block loop "
                 << loop_for_users(blocks.back()) << " to share it through shared memory.";
@@ -84,7 +86,8 @@ private:
         }
         if (op->for_type == ForType::Parallel && !kernel.empty()) {
             user_error << "The loop " << loop_for_users(op->name)
-                       << " is parallel inside the GPU kernel starting at loop " << loop_for_users(kernel)
+                       << " is parallel inside the GPU kernel starting at loop "
+                       << loop_for_users(kernel)
                        << ". Inside a kernel, map it onto threads with gpu_threads instead.";
         }
         if (op->for_type == ForType::Parallel && kernel.empty()) {
@@ -103,15 +106,18 @@ private:
             << " is inside the GPU thread loop " << loop_for_users(threads.back())
             << ". Block loops must enclose thread loops.";
         user_assert(parallel.empty())
-            << "The GPU kernel starting at loop " << loop_for_users(op->name) << " is inside the parallel loop "
-            << loop_for_users(parallel) << ". Make " << loop_for_users(parallel) << " serial or map it onto GPU blocks.";
+            << "The GPU kernel starting at loop " << loop_for_users(op->name)
+            << " is inside the parallel loop " << loop_for_users(parallel) << ". Make "
+            << loop_for_users(parallel) << " serial or map it onto GPU blocks.";
         bool opens_kernel = kernel.empty();
         if (!opens_kernel) {
             // Inside a kernel, a block loop must sit directly in the previous one.
             user_assert(direct_child_block == op)
                 << "The GPU block loop " << loop_for_users(op->name)
-                << " is inside the kernel starting at loop " << loop_for_users(kernel) << " but not directly inside its "
-                << "block loop " << loop_for_users(blocks.back()) << ". A kernel's block loops must be "
+                << " is inside the kernel starting at loop " << loop_for_users(kernel)
+                << " but not directly inside its "
+                << "block loop " << loop_for_users(blocks.back())
+                << ". A kernel's block loops must be "
                 << "perfectly nested; map the outer stages onto threads instead.";
         }
         Stmt inner = skip_lets(op->body);
@@ -126,9 +132,10 @@ private:
                     if (what.empty()) what = r->name;
                 });
                 user_assert(what.empty())
-                    << "Func " << what << " is computed at the GPU block loop " << loop_for_users(op->name)
-                    << ", between it and an inner block loop of the same kernel. Compute "
-                    << what << " at the innermost block loop, or inside the thread loops.";
+                    << "Func " << what << " is computed at the GPU block loop "
+                    << loop_for_users(op->name)
+                    << ", between it and an inner block loop of the same kernel. Compute " << what
+                    << " at the innermost block loop, or inside the thread loops.";
                 user_error << "The GPU block loops inside " << loop_for_users(op->name)
                            << " are not perfectly nested in it. A kernel's block loops must "
                            << "be directly inside one another.";
@@ -137,8 +144,9 @@ private:
         if (opens_kernel) kernel = op->name;
         blocks.push_back(op->name);
         user_assert(blocks.size() <= 3)
-            << "The kernel starting at loop " << loop_for_users(kernel) << " has more than three nested GPU block loops ("
-            << loop_for_users(op->name) << " is the fourth). Fuse loops to map them onto three dimensions.";
+            << "The kernel starting at loop " << loop_for_users(kernel)
+            << " has more than three nested GPU block loops (" << loop_for_users(op->name)
+            << " is the fourth). Fuse loops to map them onto three dimensions.";
         Stmt s = IRMutator::visit(op);
         blocks.pop_back();
         if (opens_kernel) kernel.clear();
@@ -150,9 +158,11 @@ private:
         MemoryType mt = op->memory_type;
         const char *type_name = to_string(mt);
         if (!threads.empty()) {
-            user_assert(mt == MemoryType::Auto || mt == MemoryType::Register || mt == MemoryType::Stack)
+            user_assert(mt == MemoryType::Auto || mt == MemoryType::Register ||
+                        mt == MemoryType::Stack)
                 << "Func " << op->name << " is computed inside the GPU thread loop "
-                << loop_for_users(threads.back()) << ", so each thread computes its own copy, but it is "
+                << loop_for_users(threads.back())
+                << ", so each thread computes its own copy, but it is "
                 << "stored in " << type_name << ". Store it in MemoryType::Register (or "
                 << "Auto), or compute it at the block loop " << loop_for_users(blocks.back())
                 << " to share it through GPUShared memory.";
@@ -160,10 +170,12 @@ private:
         } else if (!blocks.empty()) {
             // At the block level: shared memory, or a register tile (each thread keeps the
             // part it computes; register_tiles checks and sizes it).
-            user_assert(mt == MemoryType::Auto || mt == MemoryType::GPUShared || mt == MemoryType::Register)
-                << "Func " << op->name << " is computed at the GPU block loop " << loop_for_users(blocks.back())
-                << ", where all threads of a block share it, but it is stored in "
-                << type_name << ". Store it in MemoryType::GPUShared (or Auto), or in "
+            user_assert(mt == MemoryType::Auto || mt == MemoryType::GPUShared ||
+                        mt == MemoryType::Register)
+                << "Func " << op->name << " is computed at the GPU block loop "
+                << loop_for_users(blocks.back())
+                << ", where all threads of a block share it, but it is stored in " << type_name
+                << ". Store it in MemoryType::GPUShared (or Auto), or in "
                 << "MemoryType::Register to keep each thread's part in its registers.";
             if (mt == MemoryType::Auto) mt = MemoryType::GPUShared;
         } else if (device_names.count(op->name)) {

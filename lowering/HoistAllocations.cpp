@@ -24,8 +24,8 @@ public:
     explicit FindHoistable(const std::string &loop) { bound.insert(loop); }
 
     std::vector<const Allocate *> found;
-    std::set<std::string> bound;           // names bound in the body, and the loop's
-    std::map<std::string, int> allocated;  // how often each name is allocated in the body
+    std::set<std::string> bound;          // names bound in the body, and the loop's
+    std::map<std::string, int> allocated; // how often each name is allocated in the body
 
 private:
     // Conditions, and loops other than serial ones (parallel, vectorized, GPU), between the
@@ -36,7 +36,8 @@ private:
 
     void visit(const Allocate *op) override {
         allocated[op->name]++;
-        if (op->memory_type == MemoryType::Heap && conditional == 0 && not_serial == 0) found.push_back(op);
+        if (op->memory_type == MemoryType::Heap && conditional == 0 && not_serial == 0)
+            found.push_back(op);
         IRVisitor::visit(op);
     }
     void visit(const IfThenElse *op) override {
@@ -95,7 +96,8 @@ class Hoist : public IRMutator {
             }
             if (!invariant || find.allocated[a->name] != 1) continue;
             // Referred to in the loop only inside the allocation (which counts itself once).
-            if (storage_references(loop->body, a->name).total() != storage_references(a->body, a->name).total() + 1)
+            if (storage_references(loop->body, a->name).total() !=
+                storage_references(a->body, a->name).total() + 1)
                 continue;
             moving.push_back(a);
         }
@@ -120,7 +122,9 @@ class Hoist : public IRMutator {
 
 } // namespace
 
-Stmt hoist_allocations(const Stmt &s) { return Hoist().mutate(s); }
+Stmt hoist_allocations(const Stmt &s) {
+    return Hoist().mutate(s);
+}
 
 } // namespace lowering
 } // namespace aicf

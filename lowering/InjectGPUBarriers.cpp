@@ -51,8 +51,10 @@ struct Accesses {
     // accesses made in another iteration of a loop).
     Accesses without_indices() const {
         Accesses a = *this;
-        for (Access &r : a.reads) r.index = Expr();
-        for (Access &r : a.writes) r.index = Expr();
+        for (Access &r : a.reads)
+            r.index = Expr();
+        for (Access &r : a.writes)
+            r.index = Expr();
         return a;
     }
 };
@@ -107,7 +109,8 @@ public:
             return with_barrier(wait, LetStmt::make(l->name, l->value, body));
         }
         if (const Allocate *a = s.as<Allocate>()) {
-            return Allocate::make(a->name, a->type, a->memory_type, a->extents, insert(a->body, pending));
+            return Allocate::make(a->name, a->type, a->memory_type, a->extents,
+                                  insert(a->body, pending));
         }
         if (const ProducerConsumer *pc = s.as<ProducerConsumer>()) {
             return ProducerConsumer::make(pc->name, pc->is_producer, insert(pc->body, pending));
@@ -123,7 +126,8 @@ public:
         internal_assert(loop) << "inject_gpu_barriers: unexpected statement around thread loops";
         // An iteration follows the previous one, so the first parts of the body must also
         // be ordered after its last parts: start from everything the body may have done.
-        Accesses bounds = accesses_of(Block::make(Evaluate::make(loop->min), Evaluate::make(loop->extent)));
+        Accesses bounds =
+            accesses_of(Block::make(Evaluate::make(loop->min), Evaluate::make(loop->extent)));
         bool wait = order_after(bounds, pending);
         Accesses entry = pending;
         Accesses inside = pending;
@@ -154,7 +158,8 @@ private:
             auto c = as_const_int(simplify(Sub::make(ReplaceThreadIndex(unit).mutate(e), at_zero)));
             if (!c || *c == 0) return false;
             coefficients.emplace_back(std::abs(*c), d);
-            linear = Add::make(linear, Mul::make(make_const(e.type(), *c), gpu_thread_index(GPUDim(d))));
+            linear =
+                Add::make(linear, Mul::make(make_const(e.type(), *c), gpu_thread_index(GPUDim(d))));
         }
         if (!is_const_zero(simplify(Sub::make(e, linear)))) return false;
         std::sort(coefficients.begin(), coefficients.end());
@@ -168,8 +173,7 @@ private:
 
     // The accesses of a part of the body, with each element index written in terms of the
     // thread index where the block-level lets (`context`) and the thread loops allow.
-    template <typename IRHandle>
-    Accesses accesses_of(const IRHandle &ir) const {
+    template <typename IRHandle> Accesses accesses_of(const IRHandle &ir) const {
         struct Walker : LetTracker {
             const InjectBarriers &ib;
             Accesses acc;
@@ -221,7 +225,9 @@ private:
         return false;
     }
 
-    static Stmt with_barrier(bool needed, const Stmt &s) { return needed ? Block::make(gpu_barrier(), s) : s; }
+    static Stmt with_barrier(bool needed, const Stmt &s) {
+        return needed ? Block::make(gpu_barrier(), s) : s;
+    }
 };
 
 } // namespace

@@ -1,12 +1,12 @@
 #include "lowering/InjectPrefetches.h"
 
+#include "dsl/Names.h"
 #include "dsl/base/Error.h"
+#include "dsl/ir/IREquality.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
-#include "dsl/ir/IREquality.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
-#include "dsl/Names.h"
 #include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
 #include "lowering/BoxesRequired.h"
@@ -25,9 +25,9 @@ namespace {
 constexpr int cache_line_bytes = 64;
 
 struct Request {
-    std::string name;  // the Func or input buffer
-    std::string at;    // the loop the prefetch goes in
-    std::string from;  // the look-ahead loop
+    std::string name; // the Func or input buffer
+    std::string at;   // the loop the prefetch goes in
+    std::string from; // the look-ahead loop
     Expr offset;
     PrefetchBoundStrategy strategy;
     std::string stage; // "f.update(0)", for messages
@@ -41,7 +41,8 @@ Request parse(const Call *c) {
     const StringImm *stage = c->args[5].as<StringImm>();
     auto strategy = as_const_int(c->args[4]);
     internal_assert(name && at && from && stage && strategy) << "malformed prefetch request";
-    return {name->value, at->value, from->value, c->args[3], PrefetchBoundStrategy(*strategy), stage->value};
+    return {name->value, at->value, from->value, c->args[3], PrefetchBoundStrategy(*strategy),
+            stage->value};
 }
 
 // Takes the requests for loop `at` out of its body (build_stage put them at its top; placing
@@ -75,7 +76,8 @@ private:
 // under an if or in an arm of a select), since the prefetch evaluates it for an iteration ahead.
 class InvariantIndices : public IRVisitor {
 public:
-    InvariantIndices(const std::string &name, size_t dims) : name(name), points(dims), usable(dims, true) {}
+    InvariantIndices(const std::string &name, size_t dims)
+        : name(name), points(dims), usable(dims, true) {}
 
     // The exact index of each dimension, or undefined.
     std::vector<Expr> result() const {
@@ -108,10 +110,11 @@ private:
         return ok && !(reads && conditional > 0);
     }
     // `e` in terms of names from outside the body.
-    Expr outside_form(const Expr &e) const { return invariant.empty() ? e : substitute(invariant, e); }
+    Expr outside_form(const Expr &e) const {
+        return invariant.empty() ? e : substitute(invariant, e);
+    }
 
-    template <typename LetNode>
-    void visit_let(const LetNode *op) {
+    template <typename LetNode> void visit_let(const LetNode *op) {
         op->value.accept(this);
         if (is_invariant(op->value)) {
             invariant[op->name] = outside_form(op->value);
@@ -146,7 +149,8 @@ private:
     }
     void visit(const Call *op) override {
         IRVisitor::visit(op);
-        if (op->name != name || (op->call_type != Call::Func && op->call_type != Call::Image)) return;
+        if (op->name != name || (op->call_type != Call::Func && op->call_type != Call::Image))
+            return;
         for (size_t d = 0; d < op->args.size() && d < points.size(); d++) {
             if (!usable[d]) continue;
             Expr a;
@@ -188,35 +192,47 @@ private:
         Stmt rest = take.mutate(op->body);
         loops.push_back({op->name, op->min, op->extent, op->for_type});
         std::vector<Stmt> prefetches;
-        for (const Request &r : take.requests) prefetches.push_back(lower_request(r, rest));
+        for (const Request &r : take.requests)
+            prefetches.push_back(lower_request(r, rest));
         Stmt body = mutate(rest);
         loops.pop_back();
         if (prefetches.empty()) {
-            return body.same_as(op->body) ? Stmt(op) : For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, body);
+            return body.same_as(op->body)
+                       ? Stmt(op)
+                       : For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, body);
         }
         prefetches.push_back(body);
-        return For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, Block::make(prefetches));
+        return For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim,
+                         Block::make(prefetches));
     }
 
     // One template read of `name` in `body`: its type and the Func or parameter behind it.
     const Call *find_read(const Stmt &body, const std::string &name) {
         const Call *found = nullptr;
         visit_each<Call>(body, [&](const Call *c) {
-            if (!found && c->name == name && (c->call_type == Call::Func || c->call_type == Call::Image)) found = c;
+            if (!found && c->name == name &&
+                (c->call_type == Call::Func || c->call_type == Call::Image))
+                found = c;
         });
         return found;
     }
 
     Stmt lower_request(const Request &r, const Stmt &body) {
         const Loop &at = loops.back();
-        std::string where = "In the schedule of " + r.stage + ", the prefetch of " + r.name + " at loop " + loop_var_for_users(at.name);
+        std::string where = "In the schedule of " + r.stage + ", the prefetch of " + r.name +
+                            " at loop " + loop_var_for_users(at.name);
         for (const Loop &l : loops) {
             user_assert(!is_gpu_loop(l.type))
-                << where << ": the loop runs on a GPU, and prefetch is for CPU loops. On a GPU, stage the data "
-                << "on chip instead: " << r.name << ".in() computed at the block loop in shared memory.";
+                << where
+                << ": the loop runs on a GPU, and prefetch is for CPU loops. On a GPU, stage the "
+                   "data "
+                << "on chip instead: " << r.name
+                << ".in() computed at the block loop in shared memory.";
         }
         user_assert(at.type != ForType::Vectorized)
-            << where << ": that loop is vectorized. Prefetch at a serial, unrolled or parallel loop around it.";
+            << where
+            << ": that loop is vectorized. Prefetch at a serial, unrolled or parallel loop around "
+               "it.";
         const Loop *from = nullptr;
         for (const Loop &l : loops)
             if (l.name == r.from) from = &l;
@@ -226,8 +242,10 @@ private:
         bool is_func = it != env.end();
         if (is_func) {
             user_assert(std::find(realized.begin(), realized.end(), r.name) != realized.end())
-                << where << ": " << r.name << " has no storage around that loop (it is computed inline, or "
-                << "stored inside the loop). Store it at or outside the loop, with compute_at, store_at "
+                << where << ": " << r.name
+                << " has no storage around that loop (it is computed inline, or "
+                << "stored inside the loop). Store it at or outside the loop, with compute_at, "
+                   "store_at "
                 << "or compute_root, or prefetch what it reads instead.";
         }
         const Call *read = body.defined() ? find_read(body, r.name) : nullptr;
@@ -242,8 +260,10 @@ private:
             if (points[d].defined()) access.box[d] = Interval::single_point(points[d]);
         for (size_t d = 0; d < access.box.size(); d++) {
             user_assert(access.box[d].is_bounded())
-                << where << ": the region of " << r.name << " one iteration reads cannot be bounded in "
-                << "dimension " << d << ". Prefetch at a loop whose reads have an index with known bounds.";
+                << where << ": the region of " << r.name
+                << " one iteration reads cannot be bounded in "
+                << "dimension " << d
+                << ". Prefetch at a loop whose reads have an index with known bounds.";
         }
 
         // The iteration `offset` ahead in the look-ahead loop, written so that no sum can
@@ -252,7 +272,8 @@ private:
         // (constant ones were checked when scheduled).
         Expr offset = is_const(r.offset) ? r.offset : Max::make(r.offset, make_zero(Int(32)));
         Expr from_var = Variable::make(Int(32), from->name);
-        Expr left = Sub::make(Sub::make(Add::make(from->min, from->extent), make_one(Int(32))), from_var);
+        Expr left =
+            Sub::make(Sub::make(Add::make(from->min, from->extent), make_one(Int(32))), from_var);
         Expr ahead, guard;
         if (r.strategy == PrefetchBoundStrategy::Clamp) {
             ahead = Add::make(from_var, Min::make(offset, left));
@@ -273,7 +294,8 @@ private:
                 inner = int(std::find(args.begin(), args.end(), order[0]) - args.begin());
             }
         }
-        std::vector<Type> types = is_func ? it->second.output_types() : std::vector<Type>{read->type};
+        std::vector<Type> types =
+            is_func ? it->second.output_types() : std::vector<Type>{read->type};
         std::vector<Stmt> per_element;
         for (size_t k = 0; k < types.size(); k++) {
             Type t = types[k];
@@ -283,17 +305,21 @@ private:
             Expr line_count;
             std::string line_var = prefetch_loop_name(r.name, int(k), "line");
             for (int d = 0; d < dims; d++) {
-                Expr mn = simplify(advance(access.box[d].min)), mx = simplify(advance(access.box[d].max));
+                Expr mn = simplify(advance(access.box[d].min)),
+                     mx = simplify(advance(access.box[d].max));
                 if (d == inner) {
                     // Points `lane` elements apart from the first, then the last: every line
                     // the row touches holds one of them, whatever its alignment.
                     Expr extent = simplify(Add::make(Sub::make(mx, mn), make_one(Int(32))));
-                    line_count = simplify(Select::make(GT::make(extent, make_zero(Int(32))),
-                                                       Add::make(Div::make(Add::make(extent, make_const(Int(32), int64_t(lane - 2))),
-                                                                           make_const(Int(32), int64_t(lane))),
-                                                                 make_one(Int(32))),
-                                                       make_zero(Int(32))));
-                    Expr step = Mul::make(Variable::make(Int(32), line_var), make_const(Int(32), int64_t(lane)));
+                    line_count = simplify(Select::make(
+                        GT::make(extent, make_zero(Int(32))),
+                        Add::make(
+                            Div::make(Add::make(extent, make_const(Int(32), int64_t(lane - 2))),
+                                      make_const(Int(32), int64_t(lane))),
+                            make_one(Int(32))),
+                        make_zero(Int(32))));
+                    Expr step = Mul::make(Variable::make(Int(32), line_var),
+                                          make_const(Int(32), int64_t(lane)));
                     point[d] = Min::make(Add::make(mn, step), mx);
                 } else {
                     std::string v = prefetch_loop_name(r.name, int(k), std::to_string(d));
@@ -303,8 +329,10 @@ private:
             }
             Expr value = is_func ? Call::make_func(t, r.name, point, read->func, int(k))
                                  : Call::make_image(t, r.name, point, read->param);
-            Stmt s = Evaluate::make(Call::make(Int(32), Intrinsic::prefetch, {value}, Call::Intrinsic));
-            auto loop = [](const std::string &v, const Expr &min, const Expr &extent, const Stmt &body) {
+            Stmt s =
+                Evaluate::make(Call::make(Int(32), Intrinsic::prefetch, {value}, Call::Intrinsic));
+            auto loop = [](const std::string &v, const Expr &min, const Expr &extent,
+                           const Stmt &body) {
                 auto c = as_const_int(extent);
                 ForType type = c && *c >= 0 && *c <= 16 ? ForType::Unrolled : ForType::Serial;
                 return For::make(v, min, extent, type, body);
@@ -316,20 +344,24 @@ private:
             double lines = 1;
             if (auto c = as_const_int(line_count)) lines = double(std::max<int64_t>(*c, 0));
             for (const auto &[v, range] : outer_loops) {
-                Expr extent = simplify(Add::make(Sub::make(range.max, range.min), make_one(Int(32))));
+                Expr extent =
+                    simplify(Add::make(Sub::make(range.max, range.min), make_one(Int(32))));
                 if (auto c = as_const_int(extent)) lines *= double(std::max<int64_t>(*c, 0));
                 s = loop(v, range.min, extent, s);
             }
             const double max_lines = 1 << 15; // 2 MiB of 64-byte lines
             user_assert(lines <= max_lines)
-                << where << ": each iteration would fetch at least " << int64_t(lines) << " cache lines ("
-                << int64_t(lines * cache_line_bytes / (1 << 20)) << " MiB), more than a cache holds: the "
+                << where << ": each iteration would fetch at least " << int64_t(lines)
+                << " cache lines (" << int64_t(lines * cache_line_bytes / (1 << 20))
+                << " MiB), more than a cache holds: the "
                 << "region one iteration reads is bounded only loosely. Prefetch at an inner loop, "
-                << "whose iterations read less, or index " << r.name << " by values known per iteration.";
+                << "whose iterations read less, or index " << r.name
+                << " by values known per iteration.";
             per_element.push_back(s);
         }
         Stmt s = Block::make(per_element);
-        if (access.condition.defined()) s = IfThenElse::make(simplify(advance(access.condition)), s);
+        if (access.condition.defined())
+            s = IfThenElse::make(simplify(advance(access.condition)), s);
         if (guard.defined()) s = IfThenElse::make(simplify(guard), s);
         return s;
     }
@@ -340,7 +372,8 @@ private:
 Stmt inject_prefetches(const Stmt &s, const std::map<std::string, Function> &env) {
     Stmt result = Inject(env).mutate(s);
     visit_each<Call>(result, [](const Call *c) {
-        internal_assert(!c->is_intrinsic(Intrinsic::prefetch_request)) << "a prefetch request outside its loop";
+        internal_assert(!c->is_intrinsic(Intrinsic::prefetch_request))
+            << "a prefetch request outside its loop";
     });
     return result;
 }

@@ -31,15 +31,21 @@ private:
         op = e.as<Call>();
         if (op->call_type != Call::Func || op->name != func.name()) return e;
         std::map<std::string, Expr> args;
-        for (size_t i = 0; i < op->args.size(); i++) args[func.args()[i]] = op->args[i];
-        return substitute(args, share_repeated_subexpressions(func.definition().values.at(op->value_index)));
+        for (size_t i = 0; i < op->args.size(); i++)
+            args[func.args()[i]] = op->args[i];
+        return substitute(
+            args, share_repeated_subexpressions(func.definition().values.at(op->value_index)));
     }
 };
 
 } // namespace
 
-Stmt inline_function(const Stmt &s, const Function &f) { return Inliner(f).mutate(s); }
-Expr inline_function(const Expr &e, const Function &f) { return Inliner(f).mutate(e); }
+Stmt inline_function(const Stmt &s, const Function &f) {
+    return Inliner(f).mutate(s);
+}
+Expr inline_function(const Expr &e, const Function &f) {
+    return Inliner(f).mutate(e);
+}
 
 } // namespace lowering
 } // namespace aicf

@@ -10,7 +10,8 @@ namespace lowering {
 std::string describe_kernel(const LoweredKernel &k) {
     std::ostringstream s;
     s << "kernel " << k.name << " (computes";
-    for (const std::string &f : k.funcs) s << " " << f;
+    for (const std::string &f : k.funcs)
+        s << " " << f;
     s << ")\n  block: " << k.threads[0] << " x " << k.threads[1] << " x " << k.threads[2] << " = "
       << k.thread_count() << " threads\n  shared memory: " << k.shared_bytes << " bytes";
     for (const SharedAllocation &a : k.shared)

@@ -30,28 +30,28 @@ constexpr const char *kSharedMemoryName = "__shared";
 struct KernelArgument {
     std::string name;
     bool is_buffer = false;
-    ir::Type type;         // scalars: the value's type; buffers: the element type
-    bool read = false;     // buffers: the kernel loads from it
-    bool written = false;  // buffers: the kernel stores to it
+    ir::Type type;        // scalars: the value's type; buffers: the element type
+    bool read = false;    // buffers: the kernel loads from it
+    bool written = false; // buffers: the kernel stores to it
 };
 
 struct SharedAllocation {
-    std::string func;      // the Func (storage name) that lives there
-    int64_t offset = 0;    // bytes from the start of shared memory
+    std::string func;   // the Func (storage name) that lives there
+    int64_t offset = 0; // bytes from the start of shared memory
     int64_t bytes = 0;
 };
 
 struct LoweredKernel {
-    std::string name;                 // unique within its pipeline
-    uint64_t id = 0;                  // unique in the process (devices cache code by it)
-    Target target;                    // what it was lowered for
-    std::vector<std::string> funcs;   // the Funcs computed in it, outermost first
-    std::vector<KernelArgument> args; // in launch order
-    std::array<int, 3> threads{{1, 1, 1}}; // block shape (x, y, z), constant
+    std::string name;                       // unique within its pipeline
+    uint64_t id = 0;                        // unique in the process (devices cache code by it)
+    Target target;                          // what it was lowered for
+    std::vector<std::string> funcs;         // the Funcs computed in it, outermost first
+    std::vector<KernelArgument> args;       // in launch order
+    std::array<int, 3> threads{{1, 1, 1}};  // block shape (x, y, z), constant
     std::array<std::string, 3> block_loops; // the loops mapped onto blocks (for messages)
     std::array<std::string, 3> thread_loops;
-    std::vector<std::string> loop_vars; // the lets that replaced block and thread loops
-    int64_t shared_bytes = 0;         // dynamic shared memory per block
+    std::vector<std::string> loop_vars;   // the lets that replaced block and thread loops
+    int64_t shared_bytes = 0;             // dynamic shared memory per block
     std::vector<SharedAllocation> shared; // where each shared Func lives
     ir::Stmt body;
 

@@ -40,8 +40,7 @@ namespace {
 class DistributeIntoMinMax : public IRMutator {
     using IRMutator::visit;
     // m (a Min or Max) plus b, or minus b when `negate`, with the sum moved inside.
-    template <typename Op>
-    static Expr distribute(const Op *m, const Expr &b, bool negate) {
+    template <typename Op> static Expr distribute(const Op *m, const Expr &b, bool negate) {
         auto combine = [&](const Expr &x) {
             return simplify(negate ? Expr(Sub::make(x, b)) : Expr(Add::make(x, b)));
         };
@@ -70,7 +69,8 @@ class DistributeIntoMinMax : public IRMutator {
         const Min *mn = a.as<Min>();
         const Max *mx = a.as<Max>();
         if (!c || *c == 0 || (!mn && !mx)) return Mul::make(a, b);
-        Expr x = simplify(Mul::make(mn ? mn->a : mx->a, b)), y = simplify(Mul::make(mn ? mn->b : mx->b, b));
+        Expr x = simplify(Mul::make(mn ? mn->a : mx->a, b)),
+             y = simplify(Mul::make(mn ? mn->b : mx->b, b));
         bool min_after = (mn != nullptr) == (*c > 0);
         return min_after ? Expr(Min::make(x, y)) : Expr(Max::make(x, y));
     }
@@ -111,7 +111,9 @@ void LetTracker::visit(const LetStmt *op) {
     lets.pop_back();
 }
 
-Expr LetTracker::expand(const Expr &e) const { return substitute_lets(lets, e); }
+Expr LetTracker::expand(const Expr &e) const {
+    return substitute_lets(lets, e);
+}
 
 std::optional<int64_t> LetTracker::element_count_bound(const std::vector<Expr> &extents) const {
     int64_t n = 1;
@@ -126,7 +128,8 @@ std::optional<int64_t> LetTracker::element_count_bound(const std::vector<Expr> &
 
 std::string product_text(const std::vector<Expr> &extents) {
     std::ostringstream s;
-    for (size_t i = 0; i < extents.size(); i++) s << (i ? " * " : "") << extents[i];
+    for (size_t i = 0; i < extents.size(); i++)
+        s << (i ? " * " : "") << extents[i];
     return extents.empty() ? "1" : s.str();
 }
 

@@ -14,7 +14,8 @@ using namespace ir;
 
 void kernel_closure(LoweredKernel &kernel) {
     std::set<std::string> private_allocations;
-    visit_each<Allocate>(kernel.body, [&](const Allocate *op) { private_allocations.insert(op->name); });
+    visit_each<Allocate>(kernel.body,
+                         [&](const Allocate *op) { private_allocations.insert(op->name); });
     auto is_buffer = [&](const std::string &name) {
         return name != kSharedMemoryName && !private_allocations.count(name);
     };
@@ -44,7 +45,8 @@ void kernel_closure(LoweredKernel &kernel) {
         a.type = it->second;
         kernel.args.push_back(a);
     }
-    for (auto &kv : buffers) kernel.args.push_back(kv.second);
+    for (auto &kv : buffers)
+        kernel.args.push_back(kv.second);
 }
 
 } // namespace lowering

@@ -1,11 +1,11 @@
 #include "lowering/LaunchKernels.h"
 
+#include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
-#include "dsl/Names.h"
 
 #include <set>
 
@@ -24,7 +24,8 @@ const Call *as_launch(const Stmt &s) {
 
 bool contains_launch(const Stmt &s) {
     bool found = false;
-    visit_each<Call>(s, [&](const Call *c) { found = found || c->is_intrinsic(Intrinsic::gpu_launch); });
+    visit_each<Call>(
+        s, [&](const Call *c) { found = found || c->is_intrinsic(Intrinsic::gpu_launch); });
     return found;
 }
 
@@ -39,9 +40,11 @@ private:
     Stmt visit(const Evaluate *op) override {
         const Call *launch = as_launch(Stmt(op));
         if (!launch) return IRMutator::visit(op);
-        internal_assert(launch->args.size() == 4) << "launch_kernels: a launch that has its arguments";
+        internal_assert(launch->args.size() == 4)
+            << "launch_kernels: a launch that has its arguments";
         auto index = as_const_int(launch->args[0]);
-        internal_assert(index && *index >= 0 && size_t(*index) < kernels.size()) << "launch_kernels: kernel index";
+        internal_assert(index && *index >= 0 && size_t(*index) < kernels.size())
+            << "launch_kernels: kernel index";
         std::vector<Expr> args = launch->args;
         for (const KernelArgument &a : kernels[size_t(*index)].args) {
             if (a.is_buffer) {
@@ -90,13 +93,14 @@ private:
             << "it and all its consumers on the GPU (gpu_tile, gpu_blocks/gpu_threads, or "
             << "gpu_single_thread), or all on the host.";
         Expr bytes = make_const(Int(64), int64_t(op->type.bytes()));
-        for (const Expr &e : op->extents) bytes = Mul::make(bytes, cast(Int(64), e));
+        for (const Expr &e : op->extents)
+            bytes = Mul::make(bytes, cast(Int(64), e));
         std::string desc = buffer_descriptor_name(op->name);
         Expr alloc = Call::make(Handle(), Intrinsic::device_malloc,
                                 {StringImm::make(op->name), simplify(bytes)}, Call::Intrinsic);
         Stmt body = mutate(op->body);
-        Stmt release = Evaluate::make(Call::make(Int(32), Intrinsic::device_free,
-                                                 {Variable::make(Handle(), desc)}, Call::Intrinsic));
+        Stmt release = Evaluate::make(Call::make(
+            Int(32), Intrinsic::device_free, {Variable::make(Handle(), desc)}, Call::Intrinsic));
         return LetStmt::make(desc, alloc, Block::make(body, release));
     }
 
@@ -107,10 +111,12 @@ private:
         if (contains_launch(s)) return IRMutator::mutate(s);
         std::set<std::string> reads, writes;
         visit_each<Load>(s, [&](const Load *l) {
-            if (device_buffers.count(l->name) && pipeline_buffers.count(l->name)) reads.insert(l->name);
+            if (device_buffers.count(l->name) && pipeline_buffers.count(l->name))
+                reads.insert(l->name);
         });
         visit_each<Store>(s, [&](const Store *st) {
-            if (device_buffers.count(st->name) && pipeline_buffers.count(st->name)) writes.insert(st->name);
+            if (device_buffers.count(st->name) && pipeline_buffers.count(st->name))
+                writes.insert(st->name);
         });
         if (reads.empty() && writes.empty()) return s;
         std::vector<Stmt> stmts;
@@ -119,8 +125,8 @@ private:
         for (const std::string &b : all) {
             Expr desc = Variable::make(Handle(), buffer_descriptor_name(b));
             Expr write = make_const(Int(32), int64_t(writes.count(b) ? 1 : 0));
-            stmts.push_back(Evaluate::make(
-                Call::make(Int(32), Intrinsic::buffer_copy_to_host, {desc, write}, Call::Intrinsic)));
+            stmts.push_back(Evaluate::make(Call::make(Int(32), Intrinsic::buffer_copy_to_host,
+                                                      {desc, write}, Call::Intrinsic)));
         }
         stmts.push_back(s);
         return Block::make(stmts);
@@ -129,7 +135,8 @@ private:
 
 } // namespace
 
-Stmt launch_kernels(const Stmt &host, const std::vector<LoweredKernel> &kernels, const std::vector<Argument> &args) {
+Stmt launch_kernels(const Stmt &host, const std::vector<LoweredKernel> &kernels,
+                    const std::vector<Argument> &args) {
     if (kernels.empty()) return host;
     Stmt s = AddLaunchArguments(kernels).mutate(host);
     return PlaceHostData(kernels, args).mutate(s);

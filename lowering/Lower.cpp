@@ -1,6 +1,7 @@
 #include "lowering/Lower.h"
 
 #include "dsl/Debug.h"
+#include "dsl/Names.h"
 #include "dsl/ir/CSE.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/Simplify.h"
@@ -16,7 +17,6 @@
 #include "lowering/LaunchKernels.h"
 #include "lowering/MapGPULoops.h"
 #include "lowering/PackSharedMemory.h"
-#include "dsl/Names.h"
 #include "lowering/PartitionLoops.h"
 #include "lowering/PrintLoopNest.h"
 #include "lowering/RealizationOrder.h"
@@ -51,7 +51,8 @@ std::set<std::string> loops_never_partitioned(const std::map<std::string, Functi
         for (int stage = 0; stage < f.stages(); stage++) {
             const StageSchedule &s = f.stage(stage).schedule;
             for (const Dim &d : s.dims)
-                if (d.never_partition || s.never_partition_all) never.insert(loop_name(name, stage, d.var));
+                if (d.never_partition || s.never_partition_all)
+                    never.insert(loop_name(name, stage, d.var));
         }
     }
     return never;
@@ -108,11 +109,13 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     ExtractedKernels gpu = extract_kernels(s, target, outputs[0].name());
     timer.phase("extract_kernels");
     auto after_kernel_pass = [&](const char *pass, void (*run)(LoweredKernel &)) {
-        for (LoweredKernel &k : gpu.kernels) run(k);
+        for (LoweredKernel &k : gpu.kernels)
+            run(k);
         timer.phase(pass);
         if (debug_level() >= 2) {
             for (const LoweredKernel &k : gpu.kernels)
-                std::cerr << "---- after " << pass << ": " << k.name << " ----\n" << describe_kernel(k) << "\n";
+                std::cerr << "---- after " << pass << ": " << k.name << " ----\n"
+                          << describe_kernel(k) << "\n";
         }
         timer.skip();
     };

@@ -1,11 +1,11 @@
 #include "lowering/MapGPULoops.h"
 
+#include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "lowering/KernelAnalysis.h"
-#include "dsl/Names.h"
 
 #include <set>
 #include <sstream>
@@ -26,7 +26,8 @@ private:
     using IRMutator::visit;
     Stmt visit(const For *op) override {
         if (!nest.count(op)) return IRMutator::visit(op);
-        return LetStmt::make(op->name, Add::make(op->min, gpu_block_index(op->gpu_dim)), mutate(op->body));
+        return LetStmt::make(op->name, Add::make(op->min, gpu_block_index(op->gpu_dim)),
+                             mutate(op->body));
     }
 };
 
@@ -44,8 +45,8 @@ private:
         int d = int(op->gpu_dim);
         auto extent = constant_upper_bound(expand(op->extent));
         user_assert(extent.has_value())
-            << "The GPU thread loop " << loop_for_users(op->name) << " has "
-            << op->extent << " iterations, which is not bounded by a constant, so the block "
+            << "The GPU thread loop " << loop_for_users(op->name) << " has " << op->extent
+            << " iterations, which is not bounded by a constant, so the block "
             << "shape is unknown. Split the loop by a constant factor (gpu_tile with a constant "
             << "size does) or bound() the Func.";
         if (*extent > kernel.threads[d]) {
@@ -63,7 +64,8 @@ void check_block_shape(const LoweredKernel &kernel) {
     for (int d = 0; d < 3; d++) {
         if (kernel.threads[d] > 1)
             shape << (shape.tellp() > 0 ? ", " : "") << kernel.threads[d] << " in "
-                  << to_string(GPUDim(d)) << " (loop " << loop_for_users(kernel.thread_loops[d]) << ")";
+                  << to_string(GPUDim(d)) << " (loop " << loop_for_users(kernel.thread_loops[d])
+                  << ")";
     }
     user_assert(total <= target.max_threads_per_block())
         << "The kernel " << kernel.name << " needs " << total << " threads per block ("
@@ -72,8 +74,9 @@ void check_block_shape(const LoweredKernel &kernel) {
     for (int d = 0; d < 3; d++) {
         user_assert(kernel.threads[d] <= limits[d])
             << "The kernel " << kernel.name << " needs " << kernel.threads[d]
-            << " threads in dimension " << to_string(GPUDim(d)) << " (loop " << loop_for_users(kernel.thread_loops[d])
-            << "), but a block allows at most " << limits[d] << " there.";
+            << " threads in dimension " << to_string(GPUDim(d)) << " (loop "
+            << loop_for_users(kernel.thread_loops[d]) << "), but a block allows at most "
+            << limits[d] << " there.";
     }
 }
 
@@ -81,8 +84,8 @@ void check_block_shape(const LoweredKernel &kernel) {
 
 void map_gpu_loops(LoweredKernel &kernel) {
     const For *outer = kernel.body.as<For>();
-    internal_assert(outer && outer->for_type == ForType::GPUBlock) << "map_gpu_loops: kernel " << kernel.name
-                                                                   << " does not start with a block loop";
+    internal_assert(outer && outer->for_type == ForType::GPUBlock)
+        << "map_gpu_loops: kernel " << kernel.name << " does not start with a block loop";
     std::vector<const For *> nest = block_loop_nest(outer);
     for (const For *f : nest) {
         kernel.block_loops[size_t(f->gpu_dim)] = f->name;

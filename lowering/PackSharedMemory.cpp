@@ -42,7 +42,8 @@ public:
                 f.last = *std::max_element(t.begin(), t.end());
             }
             for (const Loop &l : loops) {
-                bool touched = std::any_of(t.begin(), t.end(), [&](int p) { return p >= l.first && p <= l.last; });
+                bool touched = std::any_of(t.begin(), t.end(),
+                                           [&](int p) { return p >= l.first && p <= l.last; });
                 if (!touched) continue;
                 f.first = std::min(f.first, l.first);
                 f.last = std::max(f.last, l.last);
@@ -69,7 +70,7 @@ private:
     };
     int part = 0;
     int next_construct = 0;
-    std::vector<int> constructs;                // the block-level loops and branches around
+    std::vector<int> constructs;                   // the block-level loops and branches around
     std::vector<std::vector<int>> part_constructs; // per part
     std::vector<Barrier> barriers;
     std::vector<Loop> loops;
@@ -77,7 +78,8 @@ private:
 
     bool barrier_between(int p, int q) const {
         auto encloses = [](const std::vector<int> &outer, const std::vector<int> &inner) {
-            return outer.size() <= inner.size() && std::equal(outer.begin(), outer.end(), inner.begin());
+            return outer.size() <= inner.size() &&
+                   std::equal(outer.begin(), outer.end(), inner.begin());
         };
         for (const Barrier &b : barriers) {
             if (b.after_part < p || b.after_part >= q) continue;
@@ -94,15 +96,13 @@ private:
         return part;
     }
 
-    template <typename IRHandle>
-    void enter_part(const IRHandle &ir) {
+    template <typename IRHandle> void enter_part(const IRHandle &ir) {
         int p = new_part();
         visit_each<Load>(ir, [&](const Load *l) { touches[l->name].push_back(p); });
         visit_each<Store>(ir, [&](const Store *st) { touches[st->name].push_back(p); });
     }
 
-    template <typename F>
-    void inside_construct(F &&f) {
+    template <typename F> void inside_construct(F &&f) {
         constructs.push_back(next_construct++);
         f();
         constructs.pop_back();
@@ -154,7 +154,8 @@ private:
             << "constant. Compute it over a region of constant size: split the consumer's loops by "
             << "constants, or bound() " << op->name << ".";
         IRVisitor::visit(op);
-        funcs.push_back({op->name, op->type, std::max<int64_t>(*n, 0) * op->type.bytes(), part, part});
+        funcs.push_back(
+            {op->name, op->type, std::max<int64_t>(*n, 0) * op->type.bytes(), part, part});
     }
 };
 
@@ -180,14 +181,16 @@ private:
         if (!offsets.count(op->name)) return IRMutator::visit(op);
         Expr index = mutate(op->index);
         Expr pred = op->predicate.defined() ? mutate(op->predicate) : Expr();
-        return Load::make(op->type, kSharedMemoryName, offset_index(op->name, op->type.element_of(), index), pred);
+        return Load::make(op->type, kSharedMemoryName,
+                          offset_index(op->name, op->type.element_of(), index), pred);
     }
     Stmt visit(const Store *op) override {
         if (!offsets.count(op->name)) return IRMutator::visit(op);
         Expr value = mutate(op->value);
         Expr index = mutate(op->index);
         Expr pred = op->predicate.defined() ? mutate(op->predicate) : Expr();
-        return Store::make(kSharedMemoryName, value, offset_index(op->name, op->value.type().element_of(), index), pred);
+        return Store::make(kSharedMemoryName, value,
+                           offset_index(op->name, op->value.type().element_of(), index), pred);
     }
 };
 
@@ -198,7 +201,8 @@ void pack_shared_memory(LoweredKernel &kernel) {
     kernel.body.accept(&lifetimes);
     lifetimes.finish();
     std::vector<SharedFunc> funcs = lifetimes.funcs;
-    std::stable_sort(funcs.begin(), funcs.end(), [](const SharedFunc &a, const SharedFunc &b) { return a.bytes > b.bytes; });
+    std::stable_sort(funcs.begin(), funcs.end(),
+                     [](const SharedFunc &a, const SharedFunc &b) { return a.bytes > b.bytes; });
 
     std::vector<std::pair<const SharedFunc *, int64_t>> placed; // with offsets
     std::map<std::string, int64_t> offsets;

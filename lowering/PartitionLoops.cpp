@@ -440,7 +440,8 @@ private:
                     count++;
                 }
             }
-            if (count != 1 || !node || tests.occurrences[node] != 1 || !is_true(no_wrap)) return nullptr;
+            if (count != 1 || !node || tests.occurrences[node] != 1 || !is_true(no_wrap))
+                return nullptr;
             return node;
         };
         const IRNode *fails_before = sole_test(false), *fails_after = sole_test(true);
@@ -470,13 +471,15 @@ private:
         // that runs at least once.
         std::vector<Stmt> loops;
         if (lower)
-            loops.push_back(For::make(op->name, op->min, simplify(cast(i32, Sub::make(lo_var, min))),
-                                      op->for_type, op->gpu_dim, before));
+            loops.push_back(For::make(op->name, op->min,
+                                      simplify(cast(i32, Sub::make(lo_var, min))), op->for_type,
+                                      op->gpu_dim, before));
         loops.push_back(For::make(op->name, cast(i32, lo_var), cast(i32, Sub::make(hi_var, lo_var)),
                                   op->for_type, op->gpu_dim, steady));
         if (upper)
-            loops.push_back(For::make(op->name, cast(i32, hi_var), simplify(cast(i32, Sub::make(end, hi_var))),
-                                      op->for_type, op->gpu_dim, after));
+            loops.push_back(For::make(op->name, cast(i32, hi_var),
+                                      simplify(cast(i32, Sub::make(end, hi_var))), op->for_type,
+                                      op->gpu_dim, after));
         result = Block::make(loops);
         result = LetStmt::make(hi_name, hi, result);
         return LetStmt::make(lo_name, lo, result);

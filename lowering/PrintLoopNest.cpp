@@ -22,7 +22,8 @@ public:
 private:
     int depth = 0;
     void indent() {
-        for (int i = 0; i < depth; i++) out << "  ";
+        for (int i = 0; i < depth; i++)
+            out << "  ";
     }
     using IRVisitor::visit;
 
@@ -56,7 +57,8 @@ private:
         }
         indent();
         if (op->for_type != ForType::Serial) out << to_string(op->for_type);
-        if (op->gpu_dim != GPUDim::None) out << "." << to_string(op->gpu_dim); // its hardware dimension
+        if (op->gpu_dim != GPUDim::None)
+            out << "." << to_string(op->gpu_dim); // its hardware dimension
         if (op->for_type != ForType::Serial) out << " ";
         out << "for " << op->name;
         auto mn = as_const_int(op->min), ex = as_const_int(op->extent);

@@ -22,7 +22,8 @@ struct TopoSort {
         for (size_t i = 0; i < path.size(); i++) {
             if (path[i] != f.name()) continue;
             std::string cycle;
-            for (size_t j = i; j < path.size(); j++) cycle += path[j] + " -> ";
+            for (size_t j = i; j < path.size(); j++)
+                cycle += path[j] + " -> ";
             user_error << "Func " << f.name() << " depends on itself: " << cycle << f.name()
                        << ". A Func may read itself only in its own update definitions.";
         }
@@ -44,7 +45,8 @@ struct TopoSort {
 std::vector<std::string> realization_order(const std::vector<Function> &outputs,
                                            const std::map<std::string, Function> &env) {
     TopoSort sort{env, {}, {}, {}};
-    for (const Function &f : outputs) sort.visit(f);
+    for (const Function &f : outputs)
+        sort.visit(f);
     return sort.order;
 }
 

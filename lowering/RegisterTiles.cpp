@@ -23,7 +23,9 @@ namespace {
 
 // Stand-ins for the thread index while boxes are computed (interval analysis treats free
 // variables as symbols).
-std::string thread_symbol(int d) { return std::string("__thread_index.") + "xyz"[d]; }
+std::string thread_symbol(int d) {
+    return std::string("__thread_index.") + "xyz"[d];
+}
 
 struct Access {
     bool write = false;
@@ -40,8 +42,8 @@ public:
 
 private:
     const std::string &func;
-    Scope<Interval> scope;                     // loops and lets inside thread loops
-    std::map<std::string, Expr> thread_vars;   // thread loop variable -> min + symbol
+    Scope<Interval> scope;                                // loops and lets inside thread loops
+    std::map<std::string, Expr> thread_vars;              // thread loop variable -> min + symbol
     std::vector<std::pair<std::string, Expr>> block_lets; // lets outside thread loops
     int depth = 0;
 
@@ -53,8 +55,8 @@ private:
 
     void visit(const For *op) override {
         if (op->for_type == ForType::GPUThread) {
-            thread_vars[op->name] =
-                Add::make(in_thread_terms(op->min), Variable::make(Int(32), thread_symbol(int(op->gpu_dim))));
+            thread_vars[op->name] = Add::make(
+                in_thread_terms(op->min), Variable::make(Int(32), thread_symbol(int(op->gpu_dim))));
             depth++;
             op->body.accept(this);
             depth--;
@@ -66,7 +68,8 @@ private:
             return;
         }
         Expr min = in_thread_terms(op->min);
-        Expr max = simplify(Sub::make(Add::make(min, in_thread_terms(op->extent)), make_one(Int(32))));
+        Expr max =
+            simplify(Sub::make(Add::make(min, in_thread_terms(op->extent)), make_one(Int(32))));
         ScopedBinding<Interval> bind(scope, op->name, Interval(min, max));
         op->body.accept(this);
     }
@@ -106,22 +109,24 @@ private:
 
     void visit(const Call *op) override {
         IRVisitor::visit(op);
-        if (op->call_type == Call::Func && op->name == func) record(false, op->args, to_string(Expr(op)));
+        if (op->call_type == Call::Func && op->name == func)
+            record(false, op->args, to_string(Expr(op)));
     }
 };
 
 // Replaces the thread-index symbols by the thread index.
 Expr with_thread_index(Expr e) {
     for (int d = 0; d < 3; d++) {
-        e = substitute(thread_symbol(d),
-                       Call::make(Int(32), Intrinsic::gpu_thread_index, {make_const(Int(32), int64_t(d))}), e);
+        e = substitute(
+            thread_symbol(d),
+            Call::make(Int(32), Intrinsic::gpu_thread_index, {make_const(Int(32), int64_t(d))}), e);
     }
     return e;
 }
 
 class RegisterTiles : public IRMutator {
     int thread_depth = 0;
-    std::string block_loop; // the innermost enclosing block loop
+    std::string block_loop;                                // the innermost enclosing block loop
     std::vector<std::pair<std::string, Expr>> kernel_lets; // lets around, inside the kernel
 
     using IRMutator::visit;
@@ -155,8 +160,9 @@ class RegisterTiles : public IRMutator {
         Accesses a(f);
         op->body.accept(&a);
         user_assert(a.outside_threads.empty())
-            << "Func " << f << " is stored in registers at the GPU block loop " << loop_for_users(block_loop)
-            << ", so each thread holds the part it computes, but " << with_user_loop_names(a.outside_threads)
+            << "Func " << f << " is stored in registers at the GPU block loop "
+            << loop_for_users(block_loop) << ", so each thread holds the part it computes, but "
+            << with_user_loop_names(a.outside_threads)
             << " accesses it outside any thread loop. Map the loops of " << f
             << " and of its consumers onto threads (gpu_threads), or store it in GPUShared.";
         const Access *write = nullptr;
@@ -169,28 +175,38 @@ class RegisterTiles : public IRMutator {
         Region region;
         for (size_t d = 0; d < write->box.size(); d++) {
             const Interval &w = write->box[d];
-            auto extent = w.is_bounded() ? as_const_int(simplify(Sub::make(w.max, w.min))) : std::nullopt;
+            auto extent =
+                w.is_bounded() ? as_const_int(simplify(Sub::make(w.max, w.min))) : std::nullopt;
             user_assert(extent.has_value())
-                << "Func " << f << " is stored in registers at the GPU block loop " << loop_for_users(block_loop)
-                << ", so each thread holds the part it computes, but the part " << with_user_loop_names(write->text)
-                << " computes in dimension " << d << " does not have a constant size. Split the "
+                << "Func " << f << " is stored in registers at the GPU block loop "
+                << loop_for_users(block_loop)
+                << ", so each thread holds the part it computes, but the part "
+                << with_user_loop_names(write->text) << " computes in dimension " << d
+                << " does not have a constant size. Split the "
                 << "loops of " << f << " so that each thread computes a constant number of points.";
             region.emplace_back(with_thread_index(w.min), make_const(Int(32), *extent + 1));
         }
         for (const Access &x : a.accesses) {
             for (size_t d = 0; d < x.box.size(); d++) {
                 const Interval &w = write->box[d], &r = x.box[d];
-                auto below = r.is_bounded() ? as_const_int(simplify(expanded(Sub::make(r.min, w.min)))) : std::nullopt;
-                auto above = r.is_bounded() ? as_const_int(simplify(expanded(Sub::make(w.max, r.max)))) : std::nullopt;
+                auto below = r.is_bounded()
+                                 ? as_const_int(simplify(expanded(Sub::make(r.min, w.min))))
+                                 : std::nullopt;
+                auto above = r.is_bounded()
+                                 ? as_const_int(simplify(expanded(Sub::make(w.max, r.max))))
+                                 : std::nullopt;
                 user_assert(below && above && *below >= 0 && *above >= 0)
-                    << "Func " << f << " is stored in registers at the GPU block loop " << loop_for_users(block_loop)
-                    << ", so each thread holds only the part it computes, but " << with_user_loop_names(x.text)
+                    << "Func " << f << " is stored in registers at the GPU block loop "
+                    << loop_for_users(block_loop)
+                    << ", so each thread holds only the part it computes, but "
+                    << with_user_loop_names(x.text)
                     << " may reach outside its thread's part in dimension " << d << " (it touches ["
-                    << with_user_loop_names(to_string(r.min)) << ", " << with_user_loop_names(to_string(r.max))
-                    << "], the thread computed [" << with_user_loop_names(to_string(w.min)) << ", "
-                    << with_user_loop_names(to_string(w.max))
-                    << "]). Give " << f << " and its consumers the same thread mapping, or store "
-                    << f << " in GPUShared.";
+                    << with_user_loop_names(to_string(r.min)) << ", "
+                    << with_user_loop_names(to_string(r.max)) << "], the thread computed ["
+                    << with_user_loop_names(to_string(w.min)) << ", "
+                    << with_user_loop_names(to_string(w.max)) << "]). Give " << f
+                    << " and its consumers the same thread mapping, or store " << f
+                    << " in GPUShared.";
             }
         }
         return Realize::make(op->name, op->types, op->memory_type, region, mutate(op->body));
@@ -199,7 +215,9 @@ class RegisterTiles : public IRMutator {
 
 } // namespace
 
-Stmt register_tiles(const Stmt &s) { return RegisterTiles().mutate(s); }
+Stmt register_tiles(const Stmt &s) {
+    return RegisterTiles().mutate(s);
+}
 
 } // namespace lowering
 } // namespace aicf

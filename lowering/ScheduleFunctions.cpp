@@ -2,6 +2,7 @@
 
 #include "dsl/ir/CSE.h"
 
+#include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
@@ -9,7 +10,6 @@
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Substitute.h"
 #include "lowering/Inline.h"
-#include "dsl/Names.h"
 
 #include <functional>
 #include <set>
@@ -48,9 +48,11 @@ public:
             users.push_back(user);
             current[user] = next++;
         };
-        for (const std::string &a : f.args()) bind(a);
+        for (const std::string &a : f.args())
+            bind(a);
         if (d.rdom.defined())
-            for (const ReductionVariable &rv : d.rdom.domain()) bind(rv.var);
+            for (const ReductionVariable &rv : d.rdom.domain())
+                bind(rv.var);
         for (const Split &sp : d.schedule.splits) {
             if (sp.kind == Split::FuseVars) {
                 bind(sp.old_var);
@@ -59,7 +61,8 @@ public:
                 if (sp.kind == Split::SplitVar) bind(sp.inner);
             }
         }
-        for (const auto &kv : current) final_ids.insert(kv.second);
+        for (const auto &kv : current)
+            final_ids.insert(kv.second);
     }
     std::string name(int id) const {
         return final_ids.count(id) ? users[id] : var_version_name(users[id], id);
@@ -92,10 +95,12 @@ Stmt build_stage(const Function &f, int stage) {
                            Variable::make(Int(32), loop_extent_name(f.name(), stage, a))};
     }
     if (d.rdom.defined()) {
-        for (const ReductionVariable &rv : d.rdom.domain()) bounds[bind(rv.var)] = {rv.min, rv.extent, true};
+        for (const ReductionVariable &rv : d.rdom.domain())
+            bounds[bind(rv.var)] = {rv.min, rv.extent, true};
     }
     std::map<std::string, Expr> loop_vars; // the original variables, for the Provide
-    for (const auto &kv : current) loop_vars[kv.first] = var_of(kv.second);
+    for (const auto &kv : current)
+        loop_vars[kv.first] = var_of(kv.second);
 
     std::vector<std::pair<int, Expr>> lets; // in split order
     std::vector<Expr> guards;
@@ -107,16 +112,18 @@ Stmt build_stage(const Function &f, int stage) {
             int outer_id = bind(sp.outer), inner_id = bind(sp.inner);
             Expr factor = sp.factor;
             if (!is_const(factor)) {
-                Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
-                                      {make_const(Int(32), int64_t(RuntimeErrorKind::SplitFactorNotPositive)),
-                                       StringImm::make(loop_for_users(loop_name(f.name(), stage, sp.old_var))),
-                                       cast(Int(64), factor)},
-                                      Call::Intrinsic);
+                Expr msg = Call::make(
+                    Int(32), Intrinsic::runtime_error,
+                    {make_const(Int(32), int64_t(RuntimeErrorKind::SplitFactorNotPositive)),
+                     StringImm::make(loop_for_users(loop_name(f.name(), stage, sp.old_var))),
+                     cast(Int(64), factor)},
+                    Call::Intrinsic);
                 checks.push_back(AssertStmt::make(GT::make(factor, make_zero(Int(32))), msg));
             }
             // ceil(extent / factor), without the overflow of (extent + factor - 1) / factor when
             // the factor is near the int32 limit (division is Euclidean: an empty loop gets 0).
-            Expr outer_extent = Add::make(Div::make(Sub::make(old.extent, make_one(Int(32))), factor), make_one(Int(32)));
+            Expr outer_extent = Add::make(
+                Div::make(Sub::make(old.extent, make_one(Int(32))), factor), make_one(Int(32)));
             bounds[outer_id] = {make_zero(Int(32)), outer_extent, old.is_rvar};
             Expr base = Mul::make(var_of(outer_id), factor);
             TailStrategy tail = resolve_tail(sp.tail, old.is_rvar, stage);
@@ -128,7 +135,8 @@ Stmt build_stage(const Function &f, int stage) {
                 inner_extent = Min::make(factor, Sub::make(old.extent, base));
             }
             bounds[inner_id] = {make_zero(Int(32)), inner_extent, old.is_rvar};
-            if (tail == TailStrategy::ShiftInwards) base = Min::make(base, Sub::make(old.extent, factor));
+            if (tail == TailStrategy::ShiftInwards)
+                base = Min::make(base, Sub::make(old.extent, factor));
             if (tail == TailStrategy::GuardWithIf) {
                 // In terms of the old variable, so analyses see which range it guards.
                 guards.push_back(LT::make(var_of(old_id), Add::make(old.min, old.extent)));
@@ -163,11 +171,14 @@ Stmt build_stage(const Function &f, int stage) {
     }
 
     std::vector<Expr> values, args;
-    for (const Expr &v : d.values) values.push_back(substitute(loop_vars, share_repeated_subexpressions(v)));
-    for (const Expr &a : d.args) args.push_back(substitute(loop_vars, share_repeated_subexpressions(a)));
+    for (const Expr &v : d.values)
+        values.push_back(substitute(loop_vars, share_repeated_subexpressions(v)));
+    for (const Expr &a : d.args)
+        args.push_back(substitute(loop_vars, share_repeated_subexpressions(a)));
     Stmt body = Provide::make(f.name(), values, args);
     Expr condition;
-    for (const Expr &g : guards) condition = condition.defined() ? And::make(condition, g) : g;
+    for (const Expr &g : guards)
+        condition = condition.defined() ? And::make(condition, g) : g;
     if (d.rdom.defined() && d.rdom.predicate().defined()) {
         // With repeated subexpressions let-bound, as the values are: a predicate that uses a
         // value twice per step is a tree exponentially larger than its graph.
@@ -176,7 +187,8 @@ Stmt build_stage(const Function &f, int stage) {
     }
     if (condition.defined()) body = IfThenElse::make(condition, body);
     for (const auto &let : lets) {
-        body = LetStmt::make(loop_name(f.name(), stage, versions.name(let.first)), let.second, body);
+        body =
+            LetStmt::make(loop_name(f.name(), stage, versions.name(let.first)), let.second, body);
     }
 
     // Each prefetch() starts as a request at the top of its loop's body; inject_prefetches
@@ -192,14 +204,16 @@ Stmt build_stage(const Function &f, int stage) {
             std::string loops;
             for (auto it = d.schedule.dims.rbegin(); it != d.schedule.dims.rend(); ++it)
                 loops += (loops.empty() ? "" : ", ") + it->var;
-            user_error << "In the schedule of " << stage_for_users(f.name(), stage) << ", the prefetch of " << p.name
-                       << " names the loop " << v << ", which a later directive replaced. The loops are, "
+            user_error << "In the schedule of " << stage_for_users(f.name(), stage)
+                       << ", the prefetch of " << p.name << " names the loop " << v
+                       << ", which a later directive replaced. The loops are, "
                        << "outermost first: " << loops << ".";
         }
         user_assert(dim_index(p.from) >= dim_index(p.at))
-            << "In the schedule of " << stage_for_users(f.name(), stage) << ", the prefetch of " << p.name << " at "
-            << p.at << " looks ahead in " << p.from << ", which a later reorder put inside " << p.at
-            << ". It must be " << p.at << " or a loop around it.";
+            << "In the schedule of " << stage_for_users(f.name(), stage) << ", the prefetch of "
+            << p.name << " at " << p.at << " looks ahead in " << p.from
+            << ", which a later reorder put inside " << p.at << ". It must be " << p.at
+            << " or a loop around it.";
     }
     // Each GPU loop's hardware dimension: within a stage, the innermost block loop runs along
     // x of the grid, the next along y, then z; the same for thread loops in the block.
@@ -221,11 +235,12 @@ Stmt build_stage(const Function &f, int stage) {
             if (p.at != dim.var) continue;
             std::string at = loop_name(f.name(), stage, versions.name(id));
             std::string from = loop_name(f.name(), stage, versions.name(current.at(p.from)));
-            requests.push_back(Evaluate::make(Call::make(
-                Int(32), Intrinsic::prefetch_request,
-                {StringImm::make(p.name), StringImm::make(at), StringImm::make(from), p.offset,
-                 make_const(Int(32), int64_t(p.strategy)), StringImm::make(stage_for_users(f.name(), stage))},
-                Call::Intrinsic)));
+            requests.push_back(Evaluate::make(
+                Call::make(Int(32), Intrinsic::prefetch_request,
+                           {StringImm::make(p.name), StringImm::make(at), StringImm::make(from),
+                            p.offset, make_const(Int(32), int64_t(p.strategy)),
+                            StringImm::make(stage_for_users(f.name(), stage))},
+                           Call::Intrinsic)));
         }
         if (!requests.empty()) {
             requests.push_back(body);
@@ -236,21 +251,25 @@ Stmt build_stage(const Function &f, int stage) {
     }
     if (d.schedule.single_gpu_thread) {
         for (const Dim &dim : d.schedule.dims) {
-            user_assert(!is_gpu_loop(dim.for_type)) << "In the schedule of " << stage_for_users(f.name(), stage)
-                              << ", gpu_single_thread() runs the stage as one GPU thread, but its loop "
-                              << dim.var << " is also mapped onto the GPU (" << to_string(dim.for_type)
-                              << "). Use one or the other.";
+            user_assert(!is_gpu_loop(dim.for_type))
+                << "In the schedule of " << stage_for_users(f.name(), stage)
+                << ", gpu_single_thread() runs the stage as one GPU thread, but its loop "
+                << dim.var << " is also mapped onto the GPU (" << to_string(dim.for_type)
+                << "). Use one or the other.";
         }
         Expr zero = make_zero(Int(32)), one = make_one(Int(32));
-        body = For::make(loop_name(f.name(), stage, single_thread_var(false)), zero, one, ForType::GPUThread, GPUDim::X, body);
-        body = For::make(loop_name(f.name(), stage, single_thread_var(true)), zero, one, ForType::GPUBlock, GPUDim::X, body);
+        body = For::make(loop_name(f.name(), stage, single_thread_var(false)), zero, one,
+                         ForType::GPUThread, GPUDim::X, body);
+        body = For::make(loop_name(f.name(), stage, single_thread_var(true)), zero, one,
+                         ForType::GPUBlock, GPUDim::X, body);
     }
     return Block::make(Block::make(checks), body);
 }
 
 Stmt build_produce(const Function &f) {
     std::vector<Stmt> stages;
-    for (int s = 0; s < f.stages(); s++) stages.push_back(build_stage(f, s));
+    for (int s = 0; s < f.stages(); s++)
+        stages.push_back(build_stage(f, s));
     return ProducerConsumer::make_produce(f.name(), Block::make(stages));
 }
 
@@ -297,7 +316,7 @@ std::string find_level_loop(const Stmt &s, const LoopLevel &level) {
 // f and the inlined Funcs that call it, directly or through other inlined Funcs: until they
 // are inlined (last), a call to any of them is a use of f.
 std::set<std::string> names_that_use(const Function &f, const std::vector<Function> &outputs,
-                                            const std::map<std::string, Function> &env) {
+                                     const std::map<std::string, Function> &env) {
     std::set<std::string> names{f.name()};
     for (bool grew = true; grew;) {
         grew = false;
@@ -309,8 +328,10 @@ std::set<std::string> names_that_use(const Function &f, const std::vector<Functi
                     calls = calls || (c->call_type == Call::Func && names.count(c->name));
                 });
             };
-            for (const Expr &e : g.definition().args) look(e);
-            for (const Expr &e : g.definition().values) look(e);
+            for (const Expr &e : g.definition().args)
+                look(e);
+            for (const Expr &e : g.definition().values)
+                look(e);
             if (calls) grew = names.insert(name).second;
         }
     }
@@ -323,7 +344,8 @@ std::string describe_valid_levels(const std::set<std::string> &uses_of_f, const 
         bool uses = false;
         visit_each<For>(s, [&](const For *op) {
             if (op->name != n) return;
-            visit_each<Call>(Stmt(op), [&](const Call *c) { uses = uses || uses_of_f.count(c->name); });
+            visit_each<Call>(Stmt(op),
+                             [&](const Call *c) { uses = uses || uses_of_f.count(c->name); });
         });
         if (uses) text += "  " + loop_for_users(n) + "\n";
     }
@@ -374,7 +396,8 @@ void check_uses_enclosed(const Function &f, const std::set<std::string> &uses_of
             depth -= op->name == name;
         }
         void visit(const Call *op) override {
-            if (uses.count(op->name) && op->call_type == Call::Func && depth == 0 && stray.empty()) {
+            if (uses.count(op->name) && op->call_type == Call::Func && depth == 0 &&
+                stray.empty()) {
                 stray = with_user_loop_names(to_string(Expr(op)));
                 if (op->name != name) stray += " (inlined, it calls " + name + ")";
             }
@@ -383,8 +406,8 @@ void check_uses_enclosed(const Function &f, const std::set<std::string> &uses_of
     } checker(f.name(), uses_of_f);
     s.accept(&checker);
     user_assert(checker.stray.empty())
-        << "Func " << f.name() << " is computed inside the loop " << loop_for_users(site) << ", but "
-        << checker.stray << " uses it outside that loop. Compute " << f.name()
+        << "Func " << f.name() << " is computed inside the loop " << loop_for_users(site)
+        << ", but " << checker.stray << " uses it outside that loop. Compute " << f.name()
         << " at a loop that encloses all its uses, or compute_root() it.";
 }
 
@@ -393,8 +416,10 @@ void check_uses_enclosed(const Function &f, const std::set<std::string> &uses_of
 // loops that do not exist, and change nothing).
 void check_inlined_schedule(const Function &f) {
     const std::string &name = f.name();
-    const char *how = f.schedule().compute_level_set ? "is computed inline (compute_inline())"
-                                                     : "is computed inline (the default for a Func without update definitions)";
+    const char *how =
+        f.schedule().compute_level_set
+            ? "is computed inline (compute_inline())"
+            : "is computed inline (the default for a Func without update definitions)";
     std::string remedy = "Give it a place first, e.g. " + name + ".compute_root() or " + name +
                          ".compute_at(consumer, var), or remove the directive.";
     const StageSchedule &stage = f.definition().schedule;
@@ -404,7 +429,7 @@ void check_inlined_schedule(const Function &f) {
                                 : d.for_type == ForType::Vectorized ? "vectorize"
                                 : d.for_type == ForType::Unrolled   ? "unroll"
                                 : d.for_type == ForType::GPUBlock   ? "gpu_blocks"
-                                                                     : "gpu_threads";
+                                                                    : "gpu_threads";
         user_error << "Func " << name << " " << how << ", so it has no loop " << d.var << " for "
                    << directive << "(" << d.var << ") to act on. " << remedy;
     }
@@ -412,14 +437,16 @@ void check_inlined_schedule(const Function &f) {
         << "Func " << name << " " << how << ", so it has no loop " << stage.prefetches[0].at
         << " to prefetch " << stage.prefetches[0].name << " in. " << remedy;
     user_assert(!stage.single_gpu_thread)
-        << "Func " << name << " " << how << ", so gpu_single_thread() has nothing to run. " << remedy;
+        << "Func " << name << " " << how << ", so gpu_single_thread() has nothing to run. "
+        << remedy;
     for (const Dim &d : stage.dims) {
         user_assert(!d.never_partition)
             << "Func " << name << " " << how << ", so it has no loop " << d.var
             << " for never_partition(" << d.var << ") to act on. " << remedy;
     }
     user_assert(!stage.never_partition_all)
-        << "Func " << name << " " << how << ", so never_partition_all() has no loops to act on. " << remedy;
+        << "Func " << name << " " << how << ", so never_partition_all() has no loops to act on. "
+        << remedy;
     const FuncSchedule &sched = f.schedule();
     user_assert(!sched.store_level_set || sched.store_level.is_inlined())
         << "Func " << name << " " << how << ", so it has no storage to place at "
@@ -429,28 +456,38 @@ void check_inlined_schedule(const Function &f) {
         << to_string(sched.memory_type) << " memory. " << remedy;
     user_assert(sched.region_constraints.empty())
         << "Func " << name << " " << how << ", so it has no region of its own for "
-        << (sched.region_constraints.empty() || sched.region_constraints[0].extent.defined() ? "bound" : "align_bounds")
-        << "(" << (sched.region_constraints.empty() ? "" : sched.region_constraints[0].var) << ", ...) to fix. " << remedy;
+        << (sched.region_constraints.empty() || sched.region_constraints[0].extent.defined()
+                ? "bound"
+                : "align_bounds")
+        << "(" << (sched.region_constraints.empty() ? "" : sched.region_constraints[0].var)
+        << ", ...) to fix. " << remedy;
     user_assert(sched.storage_order.empty() && sched.storage_alignment.empty())
         << "Func " << name << " " << how << ", so it has no storage for "
-        << (sched.storage_order.empty() ? "align_storage" : "reorder_storage") << " to lay out. " << remedy;
+        << (sched.storage_order.empty() ? "align_storage" : "reorder_storage") << " to lay out. "
+        << remedy;
 }
 
 // An output is computed into the buffers realize() is given, at the root: placing it elsewhere
 // is refused rather than ignored.
 void check_output_schedule(const Function &f) {
     const FuncSchedule &sched = f.schedule();
-    std::string placed = sched.compute_level_set && !sched.compute_level.is_root()
-                             ? "computed " + std::string(sched.compute_level.is_inlined() ? "inline" : "at " + sched.compute_level.to_string())
-                         : sched.store_level_set && !sched.store_level.is_root()
-                             ? "stored " + std::string(sched.store_level.is_inlined() ? "inline" : "at " + sched.store_level.to_string())
-                         : sched.memory_type != MemoryType::Auto
-                             ? "stored in " + std::string(to_string(sched.memory_type)) + " memory"
-                             : "";
-    user_assert(placed.empty())
-        << "Func " << f.name() << " is an output of the pipeline, so it is computed at the root "
-        << "into the buffer realize() is given; it cannot be " << placed << ". Schedule its "
-        << "loops (split, tile, parallel, ...) instead.";
+    std::string placed =
+        sched.compute_level_set && !sched.compute_level.is_root()
+            ? "computed " + std::string(sched.compute_level.is_inlined()
+                                            ? "inline"
+                                            : "at " + sched.compute_level.to_string())
+        : sched.store_level_set && !sched.store_level.is_root()
+            ? "stored " + std::string(sched.store_level.is_inlined()
+                                          ? "inline"
+                                          : "at " + sched.store_level.to_string())
+        : sched.memory_type != MemoryType::Auto
+            ? "stored in " + std::string(to_string(sched.memory_type)) + " memory"
+            : "";
+    user_assert(placed.empty()) << "Func " << f.name()
+                                << " is an output of the pipeline, so it is computed at the root "
+                                << "into the buffer realize() is given; it cannot be " << placed
+                                << ". Schedule its "
+                                << "loops (split, tile, parallel, ...) instead.";
 }
 
 // RDom extents known only at run time (Params, input buffer sizes: nothing else may appear in
@@ -468,11 +505,13 @@ std::vector<Stmt> rdom_extent_checks(const std::vector<std::string> &order,
             if (!rdom.defined()) continue;
             for (const ReductionVariable &rv : rdom.domain()) {
                 if (is_const(rv.extent) || !seen.insert(rv.var).second) continue;
-                Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
-                                      {make_const(Int(32), int64_t(RuntimeErrorKind::RDomExtentNegative)),
-                                       StringImm::make(rv.var), cast(Int(64), rv.extent)},
-                                      Call::Intrinsic);
-                checks.push_back(AssertStmt::make(GE::make(rv.extent, make_zero(rv.extent.type())), msg));
+                Expr msg =
+                    Call::make(Int(32), Intrinsic::runtime_error,
+                               {make_const(Int(32), int64_t(RuntimeErrorKind::RDomExtentNegative)),
+                                StringImm::make(rv.var), cast(Int(64), rv.extent)},
+                               Call::Intrinsic);
+                checks.push_back(
+                    AssertStmt::make(GE::make(rv.extent, make_zero(rv.extent.type())), msg));
             }
         }
     }
@@ -489,7 +528,8 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
         if (is_output(f, outputs)) check_output_schedule(f);
     }
     std::vector<Stmt> produce_outputs;
-    for (const Function &o : outputs) produce_outputs.push_back(build_produce(o));
+    for (const Function &o : outputs)
+        produce_outputs.push_back(build_produce(o));
     Stmt s = Block::make(produce_outputs);
 
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -500,12 +540,13 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
         LoopLevel compute = sched.compute_level_set ? sched.compute_level : LoopLevel::root();
         LoopLevel store = sched.store_level_set ? sched.store_level : compute;
         user_assert(!store.is_inlined())
-            << "Func " << f.name() << " is stored inline but computed at "
-            << compute.to_string() << "; store it at the root or at an enclosing loop.";
+            << "Func " << f.name() << " is stored inline but computed at " << compute.to_string()
+            << "; store it at the root or at an enclosing loop.";
 
         std::string compute_loop, store_loop;
-        for (const auto &[level, loop] : {std::pair<const LoopLevel *, std::string *>{&compute, &compute_loop},
-                                          {&store, &store_loop}}) {
+        for (const auto &[level, loop] :
+             {std::pair<const LoopLevel *, std::string *>{&compute, &compute_loop},
+              {&store, &store_loop}}) {
             if (level->is_root()) continue;
             *loop = find_level_loop(s, *level);
             user_assert(!loop->empty())
@@ -528,7 +569,9 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
             return Realize::make(f.name(), f.output_types(), sched.memory_type, region, body);
         };
         if (compute_loop == store_loop) {
-            s = WrapLoopBody(compute_loop, [&](const Stmt &b) { return realize(produce_consume(b)); }).run(s);
+            s = WrapLoopBody(compute_loop, [&](const Stmt &b) {
+                    return realize(produce_consume(b));
+                }).run(s);
         } else {
             // Storage outside, computation inside: the compute loop must be within the store loop.
             bool nested = false;
@@ -539,10 +582,9 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
                 return realize(r);
             });
             s = outer.run(s);
-            user_assert(nested)
-                << "Func " << f.name() << " is stored at " << store.to_string()
-                << " and computed at " << compute.to_string()
-                << ", but the store level must enclose the compute level.";
+            user_assert(nested) << "Func " << f.name() << " is stored at " << store.to_string()
+                                << " and computed at " << compute.to_string()
+                                << ", but the store level must enclose the compute level.";
         }
         check_uses_enclosed(f, uses_of_f, s, compute_loop.empty() ? "root" : compute_loop);
     }

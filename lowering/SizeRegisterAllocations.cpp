@@ -76,7 +76,8 @@ private:
     }
     Stmt visit(const Store *op) override {
         if (!elements.count(op->name) || !op->value.type().is_scalar()) return IRMutator::visit(op);
-        return Store::make(op->name, mutate(op->value), constant_index(mutate(op->index)), op->predicate);
+        return Store::make(op->name, mutate(op->value), constant_index(mutate(op->index)),
+                           op->predicate);
     }
 };
 

@@ -1,11 +1,11 @@
 #include "lowering/SlidingWindow.h"
 
+#include "dsl/Names.h"
 #include "dsl/ir/IRMutator.h"
-#include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
-#include "dsl/Names.h"
 
 #include <algorithm>
 #include <set>
@@ -97,15 +97,19 @@ private:
             lets.emplace_back(l->name, l->value);
             rest = l->body;
         }
-        for (const auto &l : lets) loop_depth[l.first] = loops.size();
+        for (const auto &l : lets)
+            loop_depth[l.first] = loops.size();
         rest = mutate(rest);
-        for (const auto &l : lets) loop_depth.erase(l.first);
+        for (const auto &l : lets)
+            loop_depth.erase(l.first);
         rewrite(lets);
-        for (auto it = lets.rbegin(); it != lets.rend(); ++it) rest = LetStmt::make(it->first, it->second, rest);
+        for (auto it = lets.rbegin(); it != lets.rend(); ++it)
+            rest = LetStmt::make(it->first, it->second, rest);
         return rest;
     }
 
-    const Expr *value_of(const std::vector<std::pair<std::string, Expr>> &lets, const std::string &name) const {
+    const Expr *value_of(const std::vector<std::pair<std::string, Expr>> &lets,
+                         const std::string &name) const {
         for (const auto &l : lets)
             if (l.first == name) return &l.second;
         return nullptr;
@@ -127,7 +131,8 @@ private:
                 for (const std::string &n : free_vars(*e)) {
                     if (n == v.name) {
                         moves = true;
-                    } else if (auto it = loop_depth.find(n); it != loop_depth.end() && it->second == loops.size()) {
+                    } else if (auto it = loop_depth.find(n);
+                               it != loop_depth.end() && it->second == loops.size()) {
                         return; // defined inside v's loop: its dependence on v is not visible here
                     } else if (value_of(lets, n)) {
                         return; // another bound of the region, which may itself move with v
@@ -141,31 +146,37 @@ private:
         }
         if (slid.empty() || !plain_serial_loop(f, slid)) return;
 
-        std::string min_name = loop_min_name(f.name(), 0, slid), max_name = loop_max_name(f.name(), 0, slid);
+        std::string min_name = loop_min_name(f.name(), 0, slid),
+                    max_name = loop_max_name(f.name(), 0, slid);
         Expr min = *value_of(lets, min_name), max = *value_of(lets, max_name);
         Expr var = Variable::make(Int(32), v.name);
         Expr next = Add::make(var, make_one(Int(32)));
         // Both ends must move forward (or stay) from one iteration to the next.
         Scope<Interval> range;
-        range.push(v.name, Interval(v.min, Sub::make(Add::make(v.min, v.extent), make_const(Int(32), int64_t(2)))));
+        range.push(v.name, Interval(v.min, Sub::make(Add::make(v.min, v.extent),
+                                                     make_const(Int(32), int64_t(2)))));
         if (!can_prove(GE::make(substitute(v.name, next, min), min), range) ||
             !can_prove(GE::make(substitute(v.name, next, max), max), range)) {
             return;
         }
         Decision decision{slid, v.name, 0};
-        if (auto size = as_const_int(simplify(Add::make(Sub::make(max, min), make_one(Int(32))))); size && *size > 0) {
+        if (auto size = as_const_int(simplify(Add::make(Sub::make(max, min), make_one(Int(32)))));
+            size && *size > 0) {
             decision.window = 1;
-            while (decision.window < *size) decision.window *= 2;
+            while (decision.window < *size)
+                decision.window *= 2;
         }
         decisions.push_back(decision);
         Expr previous_max = substitute(v.name, Sub::make(var, make_one(Int(32))), max);
-        Expr slid_min = Select::make(GT::make(var, v.min), Max::make(min, Add::make(previous_max, make_one(Int(32)))), min);
+        Expr slid_min = Select::make(
+            GT::make(var, v.min), Max::make(min, Add::make(previous_max, make_one(Int(32)))), min);
         for (auto &l : lets) {
             if (l.first == min_name) {
                 l.second = slid_min;
             } else if (l.first == loop_extent_name(f.name(), 0, slid)) {
-                l.second = Add::make(Sub::make(Variable::make(Int(32), max_name), Variable::make(Int(32), min_name)),
-                                     make_one(Int(32)));
+                l.second = Add::make(
+                    Sub::make(Variable::make(Int(32), max_name), Variable::make(Int(32), min_name)),
+                    make_one(Int(32)));
             }
         }
     }
@@ -200,7 +211,8 @@ private:
 // Storage folding: every access of `func` along argument `dim` is taken modulo `factor`.
 class Fold : public IRMutator {
 public:
-    Fold(const std::string &func, size_t dim, int64_t factor) : func(func), dim(dim), factor(factor) {}
+    Fold(const std::string &func, size_t dim, int64_t factor)
+        : func(func), dim(dim), factor(factor) {}
 
 private:
     const std::string &func;
@@ -269,7 +281,9 @@ private:
         }
         if (body.same_as(op->body) && bounds.size() == op->bounds.size()) {
             bool same = true;
-            for (size_t i = 0; i < bounds.size(); i++) same = same && bounds[i].min.same_as(op->bounds[i].min) && bounds[i].extent.same_as(op->bounds[i].extent);
+            for (size_t i = 0; i < bounds.size(); i++)
+                same = same && bounds[i].min.same_as(op->bounds[i].min) &&
+                       bounds[i].extent.same_as(op->bounds[i].extent);
             if (same) return op;
         }
         return Realize::make(op->name, op->types, op->memory_type, bounds, body);

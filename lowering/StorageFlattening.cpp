@@ -1,10 +1,10 @@
 #include "lowering/StorageFlattening.h"
 
+#include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/Simplify.h"
-#include "dsl/Names.h"
 
 #include <algorithm>
 #include <climits>
@@ -16,7 +16,9 @@ using namespace ir;
 
 namespace {
 
-Expr var(const std::string &n) { return Variable::make(Int(32), n); }
+Expr var(const std::string &n) {
+    return Variable::make(Int(32), n);
+}
 
 const int64_t stack_limit_bytes = 16 * 1024;
 
@@ -53,7 +55,8 @@ public:
         : env(env) {
         for (const Argument &a : args) {
             if (!a.is_buffer) continue;
-            Parameter p = a.param.defined() ? a.param : Parameter(a.type, true, a.dimensions, a.name);
+            Parameter p =
+                a.param.defined() ? a.param : Parameter(a.type, true, a.dimensions, a.name);
             layouts[a.name] = buffer_layout(a.name, a.dimensions, p);
         }
     }
@@ -70,15 +73,16 @@ private:
         // Strides of a dense layout in the storage order (padded where align_storage asks),
         // as lets around the allocations.
         const FuncSchedule &sched = f.schedule();
-        std::vector<std::string> order = sched.storage_order.empty() ? f.args() : sched.storage_order;
+        std::vector<std::string> order =
+            sched.storage_order.empty() ? f.args() : sched.storage_order;
         std::vector<std::pair<std::string, Expr>> lets;
         Layout layout;
         layout.mins.resize(op->bounds.size());
         layout.strides.resize(op->bounds.size());
         Expr stride = make_one(Int(32));
         Expr total = make_one(Int(32)); // the element count, in terms of the extents only
-        std::vector<Expr> extents;        // padded, in storage order; their product is the size
-        std::vector<Stmt> checks;         // that padding does not wrap
+        std::vector<Expr> extents;      // padded, in storage order; their product is the size
+        std::vector<Stmt> checks;       // that padding does not wrap
         for (const std::string &v : order) {
             size_t d = std::find(f.args().begin(), f.args().end(), v) - f.args().begin();
             internal_assert(d < op->bounds.size()) << "storage order names " << v;
@@ -92,13 +96,16 @@ private:
                 // The padded extent must not wrap: checked in 64 bits before the allocation.
                 auto wide = [](const Expr &e) { return Cast::make(Int(64), e); };
                 Expr a64 = wide(a.alignment), one64 = make_one(Int(64));
-                Expr padded64 = simplify(Mul::make(Div::make(Sub::make(Add::make(wide(extent), a64), one64), a64), a64));
-                Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
-                                      {make_const(Int(32), int64_t(RuntimeErrorKind::StoragePaddingTooLarge)),
-                                       StringImm::make(f.name()), make_const(Int(32), int64_t(d)), wide(extent), a64,
-                                       padded64},
-                                      Call::Intrinsic);
-                checks.push_back(AssertStmt::make(simplify(LE::make(padded64, make_const(Int(64), int64_t(INT32_MAX)))), msg));
+                Expr padded64 = simplify(
+                    Mul::make(Div::make(Sub::make(Add::make(wide(extent), a64), one64), a64), a64));
+                Expr msg = Call::make(
+                    Int(32), Intrinsic::runtime_error,
+                    {make_const(Int(32), int64_t(RuntimeErrorKind::StoragePaddingTooLarge)),
+                     StringImm::make(f.name()), make_const(Int(32), int64_t(d)), wide(extent), a64,
+                     padded64},
+                    Call::Intrinsic);
+                checks.push_back(AssertStmt::make(
+                    simplify(LE::make(padded64, make_const(Int(64), int64_t(INT32_MAX)))), msg));
                 extent = simplify(Cast::make(Int(32), padded64));
             }
             stride = Mul::make(var(sname), extent);
@@ -106,14 +113,16 @@ private:
             extents.push_back(extent);
         }
         total = simplify(total);
-        for (int k = 0; k < n; k++) layouts[storage_name(f.name(), k, n)] = layout;
+        for (int k = 0; k < n; k++)
+            layouts[storage_name(f.name(), k, n)] = layout;
         Stmt body = mutate(op->body);
         MemoryType mt = op->memory_type;
         if (mt == MemoryType::Auto) {
             // Small allocations of a constant size live on the stack (where LLVM can keep
             // them in registers); the rest on the heap.
             int64_t bytes = 0;
-            for (const Type &t : op->types) bytes = std::max<int64_t>(bytes, t.bytes());
+            for (const Type &t : op->types)
+                bytes = std::max<int64_t>(bytes, t.bytes());
             auto count = as_const_int(total);
             bytes = count && *count >= 0 && *count <= stack_limit_bytes ? bytes * *count : -1;
             if (bytes > stack_limit_bytes) bytes = -1;
@@ -155,7 +164,8 @@ private:
     }
 
     Expr visit(const Call *op) override {
-        if (op->call_type != Call::Func && op->call_type != Call::Image) return IRMutator::visit(op);
+        if (op->call_type != Call::Func && op->call_type != Call::Image)
+            return IRMutator::visit(op);
         std::vector<Expr> args;
         mutate_exprs(op->args, args);
         std::string name = op->name;

@@ -42,7 +42,9 @@ class UnrollLoops : public IRMutator {
 
 } // namespace
 
-Stmt unroll_loops(const Stmt &s) { return UnrollLoops().mutate(s); }
+Stmt unroll_loops(const Stmt &s) {
+    return UnrollLoops().mutate(s);
+}
 
 } // namespace lowering
 } // namespace aicf

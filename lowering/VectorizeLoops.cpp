@@ -29,8 +29,7 @@ Expr widen(const Expr &e, int lanes) {
 // Rewrites the body of one vectorized loop.
 class Vectorizer : public IRMutator {
 public:
-    Vectorizer(const std::string &loop, Expr ramp)
-        : loop(loop), lanes(ramp.type().lanes) {
+    Vectorizer(const std::string &loop, Expr ramp) : loop(loop), lanes(ramp.type().lanes) {
         vector_vars.push(loop, ramp);
     }
 
@@ -47,8 +46,7 @@ private:
         return op;
     }
 
-    template <typename T>
-    Expr binary(const T *op) {
+    template <typename T> Expr binary(const T *op) {
         Expr a = mutate(op->a), b = mutate(op->b);
         if (a.same_as(op->a) && b.same_as(op->b)) return op;
         int n = std::max<int>(a.type().lanes, b.type().lanes);
@@ -78,8 +76,8 @@ private:
     Expr visit(const Reinterpret *op) override {
         Expr v = mutate(op->value);
         if (v.same_as(op->value)) return op;
-        user_assert(op->type.lanes == 1)
-            << "Cannot vectorize the loop " << loop_for_users(loop) << ": it reinterprets a vector value.";
+        user_assert(op->type.lanes == 1) << "Cannot vectorize the loop " << loop_for_users(loop)
+                                         << ": it reinterprets a vector value.";
         return Reinterpret::make(op->type.with_lanes(v.type().lanes), v);
     }
     Expr visit(const Select *op) override {
@@ -101,22 +99,27 @@ private:
             return predicate.defined() ? Broadcast::make(scalar, lanes) : scalar;
         }
         bool vector = true;
-        if (!vector) return index.same_as(op->index) && p.same_as(op->predicate) ? Expr(op)
-                                                                                  : Load::make(op->type, op->name, index, p, op->param);
+        if (!vector)
+            return index.same_as(op->index) && p.same_as(op->predicate)
+                       ? Expr(op)
+                       : Load::make(op->type, op->name, index, p, op->param);
         Expr mask = widen(p, lanes);
         if (predicate.defined()) mask = And::make(mask, widen(predicate, lanes));
-        return Load::make(op->type.with_lanes(lanes), op->name, widen(index, lanes), mask, op->param);
+        return Load::make(op->type.with_lanes(lanes), op->name, widen(index, lanes), mask,
+                          op->param);
     }
     Expr visit(const Call *op) override {
         std::vector<Expr> args;
         bool changed = mutate_exprs(op->args, args);
         if (!changed) return op;
         int n = 1;
-        for (const Expr &a : args) n = std::max<int>(n, a.type().lanes);
+        for (const Expr &a : args)
+            n = std::max<int>(n, a.type().lanes);
         user_assert(op->call_type == Call::PureIntrinsic)
             << "Cannot vectorize the loop " << loop_for_users(loop) << ": it calls " << op->name
             << ", which has side effects.";
-        for (Expr &a : args) a = widen(a, n);
+        for (Expr &a : args)
+            a = widen(a, n);
         auto *c = new Call(*op);
         c->args = args;
         c->type = op->type.with_lanes(n);
@@ -146,7 +149,8 @@ private:
         if (ramp || bcast) {
             std::string base_name = op->name + ".base";
             Expr base = Variable::make(value.type().element_of(), base_name);
-            Expr shape = ramp ? Ramp::make(base, ramp->stride, ramp->lanes) : Broadcast::make(base, bcast->lanes);
+            Expr shape = ramp ? Ramp::make(base, ramp->stride, ramp->lanes)
+                              : Broadcast::make(base, bcast->lanes);
             ScopedBinding<Expr> bind(vector_vars, op->name, shape);
             return LetStmt::make(base_name, ramp ? ramp->base : bcast->value, mutate(op->body));
         }
@@ -163,7 +167,8 @@ private:
             return Store::make(op->name, value, index, p, op->param);
         }
         user_assert(index.type().is_vector())
-            << "Cannot vectorize the loop " << loop_for_users(loop) << ": every lane would store to the same "
+            << "Cannot vectorize the loop " << loop_for_users(loop)
+            << ": every lane would store to the same "
             << "element of " << op->name << " (" << op->index << "). A reduction over this "
             << "loop needs rfactor before it can be vectorized.";
         Expr mask = widen(p, lanes);
@@ -173,7 +178,9 @@ private:
     Stmt visit(const IfThenElse *op) override {
         Expr c = simplify(mutate(op->condition));
         if (is_true(c)) return mutate(op->then_case);
-        if (is_false(c)) return op->else_case.defined() ? mutate(op->else_case) : Evaluate::make(make_zero(Int(32)));
+        if (is_false(c))
+            return op->else_case.defined() ? mutate(op->else_case)
+                                           : Evaluate::make(make_zero(Int(32)));
         if (!c.type().is_vector()) {
             Stmt t = mutate(op->then_case), e = mutate(op->else_case);
             if (c.same_as(op->condition) && t.same_as(op->then_case) && e.same_as(op->else_case))
@@ -196,26 +203,27 @@ private:
     Stmt visit(const For *op) override {
         Expr min = mutate(op->min), extent = mutate(op->extent);
         user_assert(!min.type().is_vector() && !extent.type().is_vector())
-            << "Cannot vectorize the loop " << loop_for_users(loop) << ": the bounds of the inner loop "
-            << op->name << " differ between its lanes.";
+            << "Cannot vectorize the loop " << loop_for_users(loop)
+            << ": the bounds of the inner loop " << op->name << " differ between its lanes.";
         user_assert(op->for_type != ForType::Vectorized)
-            << "Cannot vectorize the loop " << loop_for_users(loop) << ": it contains another vectorized loop, "
-            << op->name << ". Vectorize only the innermost of them.";
+            << "Cannot vectorize the loop " << loop_for_users(loop)
+            << ": it contains another vectorized loop, " << op->name
+            << ". Vectorize only the innermost of them.";
         Stmt body = mutate(op->body);
         if (min.same_as(op->min) && extent.same_as(op->extent) && body.same_as(op->body)) return op;
         return For::make(op->name, min, extent, op->for_type, op->gpu_dim, body);
     }
     Stmt visit(const Allocate *op) override {
-        user_error << "Cannot vectorize the loop " << loop_for_users(loop) << ": it allocates " << op->name
-                   << " in every iteration. Compute " << op->name
+        user_error << "Cannot vectorize the loop " << loop_for_users(loop) << ": it allocates "
+                   << op->name << " in every iteration. Compute " << op->name
                    << " at a loop outside the vectorized one.";
         return op;
     }
     Stmt visit(const AssertStmt *op) override {
         Expr c = mutate(op->condition);
-        user_assert(!c.type().is_vector())
-            << "Cannot vectorize the loop " << loop_for_users(loop) << ": it holds a check that differs "
-            << "between lanes.";
+        user_assert(!c.type().is_vector()) << "Cannot vectorize the loop " << loop_for_users(loop)
+                                           << ": it holds a check that differs "
+                                           << "between lanes.";
         return IRMutator::visit(op);
     }
 };
@@ -234,7 +242,8 @@ class VectorizeLoops : public IRMutator {
         user_assert(*extent <= max_lanes)
             << "The loop " << op->name << " is vectorized with " << *extent
             << " lanes; AICF allows at most " << max_lanes << ". Split it first.";
-        if (*extent <= 1) return For::make(op->name, op->min, op->extent, ForType::Serial, mutate(op->body));
+        if (*extent <= 1)
+            return For::make(op->name, op->min, op->extent, ForType::Serial, mutate(op->body));
         Expr ramp = Ramp::make(op->min, make_one(op->min.type()), int(*extent));
         Vectorizer v(op->name, ramp);
         try {
@@ -253,7 +262,9 @@ class VectorizeLoops : public IRMutator {
 
 } // namespace
 
-Stmt vectorize_loops(const Stmt &s) { return VectorizeLoops().mutate(s); }
+Stmt vectorize_loops(const Stmt &s) {
+    return VectorizeLoops().mutate(s);
+}
 
 } // namespace lowering
 } // namespace aicf

@@ -47,8 +47,10 @@ private:
 
 bool rewrite(Definition &d, Redirect &r) {
     bool before = r.changed;
-    for (Expr &e : d.args) e = r.mutate(e);
-    for (Expr &e : d.values) e = r.mutate(e);
+    for (Expr &e : d.args)
+        e = r.mutate(e);
+    for (Expr &e : d.values)
+        e = r.mutate(e);
     return r.changed && !before;
 }
 
@@ -69,14 +71,16 @@ std::vector<Function> redirect_to_wrappers(const std::vector<Function> &outputs,
             if (!probe.changed) continue;
             Function copy = g.copy();
             Redirect r(kv.first, env);
-            for (int s = 0; s < copy.stages(); s++) rewrite(copy.stage(s), r);
+            for (int s = 0; s < copy.stages(); s++)
+                rewrite(copy.stage(s), r);
             kv.second = copy;
             any = true;
         }
         if (!any) break;
     }
     std::vector<Function> result;
-    for (const Function &o : outputs) result.push_back(env.at(o.name()));
+    for (const Function &o : outputs)
+        result.push_back(env.at(o.name()));
     return result;
 }
 

@@ -15,7 +15,8 @@ int main() {
     const int cols = 6, rows = 3;
     Buffer<float> data({cols, rows}, "data");
     for (int r = 0; r < rows; r++)
-        for (int c = 0; c < cols; c++) data(c, r) = std::sin(1.0f + c * 0.7f + r * 1.3f);
+        for (int c = 0; c < cols; c++)
+            data(c, r) = std::sin(1.0f + c * 0.7f + r * 1.3f);
 
     // An ImageParam is a buffer input bound at run time; a Param<T> is a scalar input.
     ImageParam input(Float(32), 2, "input");
@@ -60,7 +61,8 @@ int main() {
             mx = std::max(mx, double(data(i, j)) / 0.5);
             if (data(i, j) > data(bi, j)) bi = i;
         }
-        for (int i = 0; i < cols; i++) z += std::exp(data(i, j) / 0.5 - mx);
+        for (int i = 0; i < cols; i++)
+            z += std::exp(data(i, j) / 0.5 - mx);
         std::printf("row %d: sum %+.5f (expected %+.5f), argmax %d (expected %d), softmax:", j,
                     sums(j), s, best_index(j), bi);
         errors += std::fabs(sums(j) - s) > 1e-5 || best_index(j) != bi;

@@ -22,7 +22,8 @@ void check(const char *what, Func &f, const Buffer<int> &reference) {
     Buffer<int> out = f.realize({reference.width(), reference.height()});
     int bad = 0;
     for (int y = 0; y < out.height(); y++)
-        for (int x = 0; x < out.width(); x++) bad += out(x, y) != reference(x, y);
+        for (int x = 0; x < out.width(); x++)
+            bad += out(x, y) != reference(x, y);
     std::printf("   %s\n\n", bad == 0 ? "same result as the default schedule" : "WRONG RESULT");
     errors += bad;
 }
@@ -40,7 +41,8 @@ int main() {
     const int W = 37, H = 13;
     Var x("x"), y("y");
     Func plain = make_gradient(x, y);
-    std::printf("== default: y outer, x inner (dimension 0 innermost)\n%s\n", plain.loop_nest().c_str());
+    std::printf("== default: y outer, x inner (dimension 0 innermost)\n%s\n",
+                plain.loop_nest().c_str());
     Buffer<int> reference = plain.realize({W, H});
 
     {
@@ -101,7 +103,8 @@ int main() {
         std::printf("== its lowered statement: a loop without the test, then one with it\n");
         while (std::getline(lines, line)) {
             inside = inside || line.find("produce gradient") != std::string::npos;
-            if (inside && (line.find("for (") != std::string::npos || line.find("gradient[") != std::string::npos))
+            if (inside && (line.find("for (") != std::string::npos ||
+                           line.find("gradient[") != std::string::npos))
                 std::printf("%s\n", line.c_str());
         }
         std::printf("\n");
@@ -118,7 +121,8 @@ int main() {
         int shown = 0;
         std::printf("== vectorize(x, 8): vector instructions in its assembly\n");
         while (std::getline(lines, line) && shown < 6) {
-            if (line.find("vpadd") != std::string::npos || line.find("vmovdq") != std::string::npos) {
+            if (line.find("vpadd") != std::string::npos ||
+                line.find("vmovdq") != std::string::npos) {
                 std::printf("%s\n", line.c_str());
                 shown++;
             }

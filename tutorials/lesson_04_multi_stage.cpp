@@ -40,11 +40,15 @@ void run(const char *what, Blur &b, const Buffer<float> &reference) {
     Buffer<float> out(reference.width(), reference.height());
     b.blur_y.realize(out); // compiles
     auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < 10; i++) b.blur_y.realize(out);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / 10;
+    for (int i = 0; i < 10; i++)
+        b.blur_y.realize(out);
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+        10;
     int bad = 0;
     for (int y = 0; y < out.height(); y++)
-        for (int x = 0; x < out.width(); x++) bad += out(x, y) != reference(x, y);
+        for (int x = 0; x < out.width(); x++)
+            bad += out(x, y) != reference(x, y);
     std::printf("   %.3f ms per run, %s\n\n", ms, bad == 0 ? "same result" : "WRONG RESULT");
     errors += bad;
 }
@@ -55,12 +59,14 @@ int main() {
     const int W = 1000, H = 700;
     Buffer<float> in(W + 2, H + 2);
     for (int y = 0; y < H + 2; y++)
-        for (int x = 0; x < W + 2; x++) in(x, y) = float((x * 7 + y * 13) % 17);
+        for (int x = 0; x < W + 2; x++)
+            in(x, y) = float((x * 7 + y * 13) % 17);
     in.set_min({-1, -1});
 
     Blur inline_blur(in);
     Buffer<float> reference = inline_blur.blur_y.realize({W, H});
-    run("inline (default): blur_x recomputed inside blur_y, 3 times per point", inline_blur, reference);
+    run("inline (default): blur_x recomputed inside blur_y, 3 times per point", inline_blur,
+        reference);
 
     Blur root(in);
     root.blur_x.compute_root();

@@ -30,7 +30,8 @@ struct Blur {
         src(x, y) = in(x, y);
         Expr total = 0.0f;
         for (int dy = 0; dy < 3; dy++)
-            for (int dx = 0; dx < 3; dx++) total = total + src(x + dx, y + dy);
+            for (int dx = 0; dx < 3; dx++)
+                total = total + src(x + dx, y + dy);
         blur(x, y) = total / 9.0f;
     }
 };
@@ -41,7 +42,8 @@ void check(const char *what, const Buffer<float> &out, const Buffer<float> &in) 
         for (int i = 0; i < out.width(); i++) {
             double want = 0;
             for (int dy = 0; dy < 3; dy++)
-                for (int dx = 0; dx < 3; dx++) want += in(i + dx, j + dy);
+                for (int dx = 0; dx < 3; dx++)
+                    want += in(i + dx, j + dy);
             want /= 9;
             if (std::fabs(out(i, j) - want) > 1e-5 + 1e-5 * std::fabs(want)) bad++;
         }

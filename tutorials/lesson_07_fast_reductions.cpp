@@ -26,17 +26,22 @@ void run(const char *what, Func &f, const Buffer<float> &in) {
     Buffer<float> out(in.height());
     f.realize(out); // compiles
     auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < 10; i++) f.realize(out);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / 10;
+    for (int i = 0; i < 10; i++)
+        f.realize(out);
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+        10;
     double worst = 0;
     for (int r = 0; r < in.height(); r++) {
         double ref = 0;
-        for (int k = 0; k < in.width(); k++) ref += double(in(k, r)) * in(k, r);
+        for (int k = 0; k < in.width(); k++)
+            ref += double(in(k, r)) * in(k, r);
         worst = std::max(worst, std::fabs(out(r) - ref) / ref);
     }
     // A float sum of n terms may be off by about n rounding steps of float (2^-24 each).
     bool ok = worst < in.width() * std::ldexp(1.0, -24);
-    std::printf("   %.3f ms per run, largest relative error %.1e: %s\n\n", ms, worst, ok ? "ok" : "WRONG");
+    std::printf("   %.3f ms per run, largest relative error %.1e: %s\n\n", ms, worst,
+                ok ? "ok" : "WRONG");
     errors += !ok;
 }
 
@@ -67,7 +72,8 @@ int main() {
     const int D = 4000, R = 512;
     Buffer<float> in(D, R);
     for (int r = 0; r < R; r++)
-        for (int k = 0; k < D; k++) in(k, r) = float((k * 7 + r * 3) % 13) / 13.0f + 0.5f;
+        for (int k = 0; k < D; k++)
+            in(k, r) = float((k * 7 + r * 3) % 13) / 13.0f + 0.5f;
     Var r("r");
     RDom k(0, D, "k");
 

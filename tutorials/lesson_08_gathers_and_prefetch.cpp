@@ -29,9 +29,13 @@ using namespace aicf;
 namespace {
 
 // GELU with the tanh approximation, as transformer feed-forward layers use it.
-Expr gelu(const Expr &v) { return 0.5f * v * (1.0f + tanh(0.7978845608f * (v + 0.044715f * v * v * v))); }
+Expr gelu(const Expr &v) {
+    return 0.5f * v * (1.0f + tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+}
 
-double gelu(double v) { return 0.5 * v * (1.0 + std::tanh(0.7978845608 * (v + 0.044715 * v * v * v))); }
+double gelu(double v) {
+    return 0.5 * v * (1.0 + std::tanh(0.7978845608 * (v + 0.044715 * v * v * v)));
+}
 
 } // namespace
 
@@ -40,10 +44,12 @@ int main() {
     const int D = 64, ROWS = 1 << 20, B = 1 << 14;
     Buffer<float> table({D, ROWS}, "table");
     float *t = table.data();
-    for (int64_t i = 0; i < table.number_of_elements(); i++) t[i] = float(i % 977) * 0.004f - 2.0f;
+    for (int64_t i = 0; i < table.number_of_elements(); i++)
+        t[i] = float(i % 977) * 0.004f - 2.0f;
     Buffer<int> ids({B}, "ids");
     std::mt19937 rng(1);
-    for (int i = 0; i < B; i++) ids(i) = std::uniform_int_distribution<int>(0, ROWS - 1)(rng);
+    for (int i = 0; i < B; i++)
+        ids(i) = std::uniform_int_distribution<int>(0, ROWS - 1)(rng);
 
     int errors = 0;
     for (bool prefetch : {false, true}) {
@@ -64,14 +70,17 @@ int main() {
         for (int run = 0; run < 5; run++) {
             auto t0 = std::chrono::steady_clock::now();
             out.realize(result);
-            best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+            best = std::min(best, std::chrono::duration<double, std::milli>(
+                                      std::chrono::steady_clock::now() - t0)
+                                      .count());
         }
         double worst = 0;
         for (int j = 0; j < B; j++)
-            for (int i = 0; i < D; i++) worst = std::max(worst, std::fabs(result(i, j) - gelu(double(table(i, ids(j))))));
+            for (int i = 0; i < D; i++)
+                worst = std::max(worst, std::fabs(result(i, j) - gelu(double(table(i, ids(j))))));
         bool ok = worst < 1e-5;
-        std::printf("   %.2f ms (best of 5), largest error against a double loop %.1e: %s\n\n", best, worst,
-                    ok ? "ok" : "WRONG");
+        std::printf("   %.2f ms (best of 5), largest error against a double loop %.1e: %s\n\n",
+                    best, worst, ok ? "ok" : "WRONG");
         errors += !ok;
     }
     return errors ? 1 : 0;

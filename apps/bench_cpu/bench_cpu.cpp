@@ -44,12 +44,12 @@ namespace {
 using aicf_apps::median_ms;
 using aicf_apps::median_ms_alternating;
 
-
 void fill(const Buffer<float> &b, unsigned seed) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> d(-1.0f, 1.0f);
     float *p = b.data();
-    for (int64_t i = 0; i < b.number_of_elements(); i++) p[i] = d(rng);
+    for (int64_t i = 0; i < b.number_of_elements(); i++)
+        p[i] = d(rng);
 }
 
 // memcpy split over the threads, in 1 MiB pieces: the copy bandwidth the pipelines can reach.
@@ -59,7 +59,8 @@ void parallel_copy(void *dst, const void *src, size_t bytes) {
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < pieces; i++) {
         size_t at = size_t(i) * piece;
-        std::memcpy(static_cast<char *>(dst) + at, static_cast<const char *>(src) + at, std::min(piece, bytes - at));
+        std::memcpy(static_cast<char *>(dst) + at, static_cast<const char *>(src) + at,
+                    std::min(piece, bytes - at));
     }
 }
 
@@ -85,12 +86,15 @@ double fma_peak_gflops(Splat splat, Fma fma, Sum sum) {
 #pragma omp parallel
         {
             V acc[chains];
-            for (int c = 0; c < chains; c++) acc[c] = splat(float(c + omp_get_thread_num()));
+            for (int c = 0; c < chains; c++)
+                acc[c] = splat(float(c + omp_get_thread_num()));
             V m = splat(0.999999f), a = splat(1e-7f);
             for (int64_t i = 0; i < iterations; i++)
-                for (int c = 0; c < chains; c++) acc[c] = fma(acc[c], m, a);
+                for (int c = 0; c < chains; c++)
+                    acc[c] = fma(acc[c], m, a);
             float s = 0;
-            for (int c = 0; c < chains; c++) s += sum(acc[c]);
+            for (int c = 0; c < chains; c++)
+                s += sum(acc[c]);
             sink[omp_get_thread_num()] = s;
         }
     };
@@ -101,17 +105,19 @@ double fma_peak_gflops(Splat splat, Fma fma, Sum sum) {
 
 double fma_peak_gflops() {
 #if defined(__AVX512F__)
-    return fma_peak_gflops<__m512>([](float f) { return _mm512_set1_ps(f); },
-                                   [](__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); },
-                                   [](__m512 v) { return _mm512_reduce_add_ps(v); });
+    return fma_peak_gflops<__m512>(
+        [](float f) { return _mm512_set1_ps(f); },
+        [](__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); },
+        [](__m512 v) { return _mm512_reduce_add_ps(v); });
 #elif defined(__FMA__)
-    return fma_peak_gflops<__m256>([](float f) { return _mm256_set1_ps(f); },
-                                   [](__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); },
-                                   [](__m256 v) {
-                                       alignas(32) float t[8];
-                                       _mm256_store_ps(t, v);
-                                       return t[0] + t[1] + t[2] + t[3] + t[4] + t[5] + t[6] + t[7];
-                                   });
+    return fma_peak_gflops<__m256>(
+        [](float f) { return _mm256_set1_ps(f); },
+        [](__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); },
+        [](__m256 v) {
+            alignas(32) float t[8];
+            _mm256_store_ps(t, v);
+            return t[0] + t[1] + t[2] + t[3] + t[4] + t[5] + t[6] + t[7];
+        });
 #else
     return 0; // a build without FMA instructions: no peak to report
 #endif
@@ -139,7 +145,8 @@ void handwritten_matmul(const float *a, const float *b, float *c, int n) {
 #pragma GCC unroll 6
                 for (int r = 0; r < 6; r++) {
                     row[r] = a + size_t(y0 + r) * n;
-                    for (int j = 0; j < 4; j++) acc[r][j] = _mm512_setzero_ps();
+                    for (int j = 0; j < 4; j++)
+                        acc[r][j] = _mm512_setzero_ps();
                 }
                 for (int k = 0; k < n; k++) {
                     const float *p = panel + size_t(k) * 64;
@@ -156,7 +163,8 @@ void handwritten_matmul(const float *a, const float *b, float *c, int n) {
                 }
 #pragma GCC unroll 6
                 for (int r = 0; r < 6; r++)
-                    for (int j = 0; j < 4; j++) _mm512_storeu_ps(c + size_t(y0 + r) * n + x0 + 16 * j, acc[r][j]);
+                    for (int j = 0; j < 4; j++)
+                        _mm512_storeu_ps(c + size_t(y0 + r) * n + x0 + 16 * j, acc[r][j]);
             }
         }
         std::free(panel);
@@ -178,12 +186,28 @@ Func halide_style_matmul(const Buffer<float> &A, const Buffer<float> &B) {
     prod(x, y) += A(r, y) * strips(x % 32, r, x / 32);
     out(x, y) = prod(x, y);
     out.bound(x, 0, N).bound(y, 0, N);
-    out.tile(x, y, xt, yt, x, y, 64, 64).fuse(xt, yt, t).parallel(t)
-        .tile(x, y, xb, yb, x, y, 32, 4).vectorize(x, 16).unroll(x).unroll(y);
-    strips.compute_root().bound(s, 0, N / 32).bound(x, 0, 32).reorder(x, k, s).parallel(s).vectorize(x, 16);
+    out.tile(x, y, xt, yt, x, y, 64, 64)
+        .fuse(xt, yt, t)
+        .parallel(t)
+        .tile(x, y, xb, yb, x, y, 32, 4)
+        .vectorize(x, 16)
+        .unroll(x)
+        .unroll(y);
+    strips.compute_root()
+        .bound(s, 0, N / 32)
+        .bound(x, 0, 32)
+        .reorder(x, k, s)
+        .parallel(s)
+        .vectorize(x, 16);
     prod.compute_at(out, xb).vectorize(x, 16).unroll(x).unroll(y);
     RVar ro("ro"), ri("ri");
-    prod.update().split(r, ro, ri, 2).reorder(x, y, ri, ro).vectorize(x, 16).unroll(x).unroll(y).unroll(ri);
+    prod.update()
+        .split(r, ro, ri, 2)
+        .reorder(x, y, ri, ro)
+        .vectorize(x, 16)
+        .unroll(x)
+        .unroll(y)
+        .unroll(ri);
     return out;
 }
 
@@ -204,36 +228,55 @@ void matmul(int threads) {
     // are packed once. Within it, for each group of 6 rows, a 6 x 64 block of accumulators
     // (24 vector registers) stays in registers while k runs over a row of A and the packed
     // strip, which streams contiguously from the second-level cache.
-    out.tile(x, y, xi, yi, 64, N).fuse(x, y, xy).parallel(xy).split(yi, yi, yii, 6)
-        .reorder(xi, yii, yi).vectorize(xi, 16).unroll(xi).unroll(yii);
+    out.tile(x, y, xi, yi, 64, N)
+        .fuse(x, y, xy)
+        .parallel(xy)
+        .split(yi, yi, yii, 6)
+        .reorder(xi, yii, yi)
+        .vectorize(xi, 16)
+        .unroll(xi)
+        .unroll(yii);
     // The 64 columns of B a task needs, copied once per task into contiguous memory.
     panel.compute_at(out, xy).vectorize(x, 16);
     prod.compute_at(out, yi).vectorize(x, 16).unroll(x).unroll(y);
     // k unrolled by two: the split divides k's extent, so it needs no guard.
     RVar ko("ko"), ki("ki");
-    prod.update().split(k, ko, ki, 2).reorder(x, y, ki, ko).vectorize(x, 16).unroll(x).unroll(y).unroll(ki);
+    prod.update()
+        .split(k, ko, ki, 2)
+        .reorder(x, y, ki, ko)
+        .vectorize(x, 16)
+        .unroll(x)
+        .unroll(y)
+        .unroll(ki);
 
-    Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> a(A.data(), N, N), b(B.data(), N, N);
+    Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> a(A.data(), N,
+                                                                                        N),
+        b(B.data(), N, N);
     Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> c(N, N);
     // Fused multiply-adds, as Eigen uses.
     Target fma = Target("host-fma");
     Realization c_out(std::vector<Buffer<>>{C});
-    auto [aicf_ms, eigen_ms] = median_ms_alternating([&] { out.realize(c_out, fma); },
-                                                                 [&] { c.noalias() = a * b; }, 15);
+    auto [aicf_ms, eigen_ms] =
+        median_ms_alternating([&] { out.realize(c_out, fma); }, [&] { c.noalias() = a * b; }, 15);
     std::vector<float> c2(size_t(N) * N);
-    double generic_ms = median_ms([&] { eigen_generic_matmul(A.data(), B.data(), c2.data(), N); }, 5);
+    double generic_ms =
+        median_ms([&] { eigen_generic_matmul(A.data(), B.data(), c2.data(), N); }, 5);
     double err = max_rel_error(C.data(), c.data(), int64_t(N) * N);
     double gflop = 2.0 * N * N * N / 1e9;
-    std::printf("%-28s %8.2f ms %8.1f GFLOP/s | Eigen %8.2f ms %8.1f GFLOP/s | speed vs Eigen %5.2fx | max rel err %.1e\n",
-                "matmul 1024^3 (host-fma)", aicf_ms, gflop / aicf_ms * 1e3, eigen_ms, gflop / eigen_ms * 1e3,
-                eigen_ms / aicf_ms, err);
-    std::printf("%-28s %8s    %8s         | Eigen, baseline x86-64 build: %8.2f ms %8.1f GFLOP/s | speed vs it %5.2fx\n",
+    std::printf("%-28s %8.2f ms %8.1f GFLOP/s | Eigen %8.2f ms %8.1f GFLOP/s | speed vs Eigen "
+                "%5.2fx | max rel err %.1e\n",
+                "matmul 1024^3 (host-fma)", aicf_ms, gflop / aicf_ms * 1e3, eigen_ms,
+                gflop / eigen_ms * 1e3, eigen_ms / aicf_ms, err);
+    std::printf("%-28s %8s    %8s         | Eigen, baseline x86-64 build: %8.2f ms %8.1f GFLOP/s | "
+                "speed vs it %5.2fx\n",
                 "", "", "", generic_ms, gflop / generic_ms * 1e3, generic_ms / aicf_ms);
 #if defined(__AVX512F__)
     std::vector<float> c3(size_t(N) * N);
-    auto [aicf_again_ms, hand_ms] = median_ms_alternating([&] { out.realize(c_out, fma); },
-                                                          [&] { handwritten_matmul(A.data(), B.data(), c3.data(), N); }, 15);
-    std::printf("%-28s %8s    %8s         | hand-written AVX-512, same loop nest: %8.2f ms %8.1f GFLOP/s | AICF (%.2f ms) at %4.2fx its speed | max rel err %.1e\n",
+    auto [aicf_again_ms, hand_ms] =
+        median_ms_alternating([&] { out.realize(c_out, fma); },
+                              [&] { handwritten_matmul(A.data(), B.data(), c3.data(), N); }, 15);
+    std::printf("%-28s %8s    %8s         | hand-written AVX-512, same loop nest: %8.2f ms %8.1f "
+                "GFLOP/s | AICF (%.2f ms) at %4.2fx its speed | max rel err %.1e\n",
                 "", "", "", hand_ms, gflop / hand_ms * 1e3, aicf_again_ms, hand_ms / aicf_again_ms,
                 max_rel_error(c3.data(), c.data(), int64_t(N) * N));
 #endif
@@ -243,12 +286,16 @@ void matmul(int threads) {
         Realization c4_out(std::vector<Buffer<>>{c4});
         auto [h_ms, e_ms] = median_ms_alternating([&] { halide_style.realize(c4_out, fma); },
                                                   [&] { c.noalias() = a * b; }, 9);
-        std::printf("%-28s %8s    %8s         | Halide's sgemm schedule (4 x 32 blocks), in AICF: %8.2f ms %8.1f GFLOP/s | speed vs Eigen (%.2f ms) %4.2fx | max rel err %.1e\n",
-                    "", "", "", h_ms, gflop / h_ms * 1e3, e_ms, e_ms / h_ms, max_rel_error(c4.data(), c.data(), int64_t(N) * N));
+        std::printf("%-28s %8s    %8s         | Halide's sgemm schedule (4 x 32 blocks), in AICF: "
+                    "%8.2f ms %8.1f GFLOP/s | speed vs Eigen (%.2f ms) %4.2fx | max rel err %.1e\n",
+                    "", "", "", h_ms, gflop / h_ms * 1e3, e_ms, e_ms / h_ms,
+                    max_rel_error(c4.data(), c.data(), int64_t(N) * N));
     }
     if (double peak = fma_peak_gflops(); peak > 0)
-        std::printf("%-28s %8s    %8s         | FMA peak, measured: %8.1f GFLOP/s: AICF at %3.0f%%, Eigen at %3.0f%%\n",
-                    "", "", "", peak, 100 * gflop / aicf_ms * 1e3 / peak, 100 * gflop / eigen_ms * 1e3 / peak);
+        std::printf("%-28s %8s    %8s         | FMA peak, measured: %8.1f GFLOP/s: AICF at "
+                    "%3.0f%%, Eigen at %3.0f%%\n",
+                    "", "", "", peak, 100 * gflop / aicf_ms * 1e3 / peak,
+                    100 * gflop / eigen_ms * 1e3 / peak);
 }
 
 void blur() {
@@ -263,12 +310,13 @@ void blur() {
     by.split(y, y, yi, 32).parallel(y).vectorize(x, 16);
     bx.store_at(by, y).compute_at(by, yi).vectorize(x, 16);
     size_t bytes = size_t(W + 2) * (H + 2) * sizeof(float);
-    auto [ms, copy_ms] = median_ms_alternating([&] { by.realize(out); },
-                                               [&] { parallel_copy(copy.data(), in.data(), bytes); }, 9);
+    auto [ms, copy_ms] = median_ms_alternating(
+        [&] { by.realize(out); }, [&] { parallel_copy(copy.data(), in.data(), bytes); }, 9);
     double moved = (double(W + 2) * (H + 2) + double(W) * H) * 4;
-    std::printf("%-28s %8.2f ms %8.1f GB/s    | copy   %7.2f ms %8.1f GB/s    | time vs copy   %5.2fx\n",
-                "blur 3x3 2048^2", ms, moved / ms / 1e6, copy_ms, 2.0 * bytes / copy_ms / 1e6,
-                ms / copy_ms);
+    std::printf(
+        "%-28s %8.2f ms %8.1f GB/s    | copy   %7.2f ms %8.1f GB/s    | time vs copy   %5.2fx\n",
+        "blur 3x3 2048^2", ms, moved / ms / 1e6, copy_ms, 2.0 * bytes / copy_ms / 1e6,
+        ms / copy_ms);
 }
 
 void layernorm() {
@@ -302,14 +350,16 @@ void layernorm() {
         return norm;
     };
     Func fused = build(true), staged = build(false);
-    auto [fused_ms, staged_ms] = median_ms_alternating([&] { fused.realize(out); },
-                                                       [&] { staged.realize(out2); }, 9);
+    auto [fused_ms, staged_ms] =
+        median_ms_alternating([&] { fused.realize(out); }, [&] { staged.realize(out2); }, 9);
     size_t bytes = size_t(D) * R * sizeof(float);
     double copy_ms = median_ms([&] { parallel_copy(copy.data(), in.data(), bytes); }, 9);
-    std::printf("%-28s %8.2f ms (fused by rows)  | stage by stage %7.2f ms           | fused speedup  %5.2fx | max rel err %.1e\n",
+    std::printf("%-28s %8.2f ms (fused by rows)  | stage by stage %7.2f ms           | fused "
+                "speedup  %5.2fx | max rel err %.1e\n",
                 "layernorm 4096x1024", fused_ms, staged_ms, staged_ms / fused_ms,
                 max_rel_error(out.data(), out2.data(), int64_t(D) * R));
-    std::printf("%-28s %8s    %8s         | copy of the input %7.2f ms       | fused time vs copy   %5.2fx\n",
+    std::printf("%-28s %8s    %8s         | copy of the input %7.2f ms       | fused time vs copy  "
+                " %5.2fx\n",
                 "", "", "", copy_ms, fused_ms / copy_ms);
 }
 
@@ -320,9 +370,11 @@ void gather() {
     Buffer<float> table({D, ROWS}, "table"), out({D, B}, "out"), out2({D, B}, "out2");
     Buffer<int> ids({B}, "ids");
     float *t = table.data();
-    for (int64_t i = 0; i < table.number_of_elements(); i++) t[i] = float(i % 977) * 0.004f - 2.0f;
+    for (int64_t i = 0; i < table.number_of_elements(); i++)
+        t[i] = float(i % 977) * 0.004f - 2.0f;
     std::mt19937 rng(5);
-    for (int i = 0; i < B; i++) ids(i) = std::uniform_int_distribution<int>(0, ROWS - 1)(rng);
+    for (int i = 0; i < B; i++)
+        ids(i) = std::uniform_int_distribution<int>(0, ROWS - 1)(rng);
     auto build = [&](bool prefetch) {
         Var x("x"), y("y"), yo("yo"), yi("yi");
         Func g("gelu_rows");
@@ -333,8 +385,10 @@ void gather() {
         return g;
     };
     Func with = build(true), without = build(false);
-    auto [with_ms, without_ms] = median_ms_alternating([&] { with.realize(out); }, [&] { without.realize(out2); }, 9);
-    std::printf("%-28s %8.2f ms (with prefetch)  | without        %7.2f ms           | prefetch speedup %5.2fx | max rel err %.1e\n",
+    auto [with_ms, without_ms] =
+        median_ms_alternating([&] { with.realize(out); }, [&] { without.realize(out2); }, 9);
+    std::printf("%-28s %8.2f ms (with prefetch)  | without        %7.2f ms           | prefetch "
+                "speedup %5.2fx | max rel err %.1e\n",
                 "gather + GELU 65536 x 64", with_ms, without_ms, without_ms / with_ms,
                 max_rel_error(out.data(), out2.data(), int64_t(D) * B));
 }
@@ -352,14 +406,21 @@ void guarded_tail() {
         Func f("sum_sq");
         f(x) = 0.0f;
         f(x) += in(x, r) * in(x, r);
-        f.update().split(x, xo, xi, 16, TailStrategy::GuardWithIf).reorder(xi, r, xo).vectorize(xi).parallel(xo);
+        f.update()
+            .split(x, xo, xi, 16, TailStrategy::GuardWithIf)
+            .reorder(xi, r, xo)
+            .vectorize(xi)
+            .parallel(xo);
         if (!partition) f.update().never_partition_all();
         return f;
     };
     Func partitioned = build(true), whole = build(false);
-    auto [p_ms, w_ms] = median_ms_alternating([&] { partitioned.realize(out); }, [&] { whole.realize(out2); }, 15);
-    std::printf("%-28s %8.3f ms (partitioned)    | never_partition %6.3f ms           | partition speedup %4.2fx | max rel err %.1e\n",
-                "guarded tail 1000 x 512", p_ms, w_ms, w_ms / p_ms, max_rel_error(out.data(), out2.data(), W));
+    auto [p_ms, w_ms] =
+        median_ms_alternating([&] { partitioned.realize(out); }, [&] { whole.realize(out2); }, 15);
+    std::printf("%-28s %8.3f ms (partitioned)    | never_partition %6.3f ms           | partition "
+                "speedup %4.2fx | max rel err %.1e\n",
+                "guarded tail 1000 x 512", p_ms, w_ms, w_ms / p_ms,
+                max_rel_error(out.data(), out2.data(), W));
 }
 
 } // namespace

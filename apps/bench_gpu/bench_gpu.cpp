@@ -60,7 +60,8 @@ void fill(const Buffer<float> &b, unsigned seed) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> d(-1.0f, 1.0f);
     float *p = b.data();
-    for (int64_t i = 0; i < b.number_of_elements(); i++) p[i] = d(rng);
+    for (int64_t i = 0; i < b.number_of_elements(); i++)
+        p[i] = d(rng);
 }
 
 // The copy peer: the driver's device-to-device copy, when the device is a GPU.
@@ -74,8 +75,8 @@ double copy_peer_ms(int64_t bytes, int runs) {
 
 void row(const char *name, const std::string &size, double ms, double gbs, double peer_gbs,
          const std::string &extra, bool ok) {
-    std::printf("| %-10s | %-14s | %9.3f | %8.1f | %8s | %6s | %-22s | %s |\n", name, size.c_str(), ms, gbs,
-                peer_gbs > 0 ? std::to_string(int(peer_gbs)).c_str() : "n/a",
+    std::printf("| %-10s | %-14s | %9.3f | %8.1f | %8s | %6s | %-22s | %s |\n", name, size.c_str(),
+                ms, gbs, peer_gbs > 0 ? std::to_string(int(peer_gbs)).c_str() : "n/a",
                 peer_gbs > 0 ? (std::to_string(int(100 * gbs / peer_gbs)) + "%").c_str() : "n/a",
                 extra.c_str(), ok ? "ok" : "WRONG");
     failures += !ok;
@@ -91,7 +92,8 @@ void copy(int64_t n, int runs, double peer_gbs) {
     Buffer<float> out({int(n)}, "out");
     double ms = median_ms([&] { f.realize(out, target()); }, runs);
     bool ok = true;
-    for (int64_t i = 0; i < n; i += n / 97 + 1) ok = ok && out(int(i)) == in(int(i));
+    for (int64_t i = 0; i < n; i += n / 97 + 1)
+        ok = ok && out(int(i)) == in(int(i));
     double gbs = 2.0 * n * 4 / (ms * 1e6);
     row("copy", std::to_string(n) + " f32", ms, gbs, peer_gbs, "", ok);
 }
@@ -106,9 +108,11 @@ void layernorm(int rows, int runs, double peer_gbs) {
     bool ok = true;
     for (int j = 0; j < rows; j += rows / 7 + 1) {
         double m = 0, v = 0;
-        for (int i = 0; i < N; i++) m += in(i, j);
+        for (int i = 0; i < N; i++)
+            m += in(i, j);
         m /= N;
-        for (int i = 0; i < N; i++) v += (in(i, j) - m) * (in(i, j) - m);
+        for (int i = 0; i < N; i++)
+            v += (in(i, j) - m) * (in(i, j) - m);
         v /= N;
         for (int i = 0; i < N; i += 61) {
             double want = (in(i, j) - m) / std::sqrt(v + 1e-5);
@@ -130,7 +134,8 @@ void matmul(int n, int runs) {
     for (int j = 0; j < n; j += n / 5 + 1) {
         for (int i = 0; i < n; i += n / 7 + 1) {
             double want = 0;
-            for (int kk = 0; kk < n; kk++) want += double(A(kk, j)) * B(i, kk);
+            for (int kk = 0; kk < n; kk++)
+                want += double(A(kk, j)) * B(i, kk);
             ok = ok && std::fabs(C(i, j) - want) <= 1e-3 * (1 + std::fabs(want));
         }
     }
@@ -157,13 +162,15 @@ int run(int argc, char **argv) {
     int runs = small ? 3 : 20;
     double peer_ms = copy_peer_ms(copy_n * 4, runs);
     double peer_gbs = peer_ms > 0 ? 2.0 * copy_n * 4 / (peer_ms * 1e6) : -1;
-    std::printf("| workload   | size           | median ms | GB/s     | copy GB/s | of copy | note                   | check |\n");
+    std::printf("| workload   | size           | median ms | GB/s     | copy GB/s | of copy | note "
+                "                  | check |\n");
     std::printf("|---|---|---|---|---|---|---|---|\n");
     copy(copy_n, runs, peer_gbs);
     layernorm(small ? 16 : 8192, runs, peer_gbs);
     matmul(small ? 256 : 2048, small ? 1 : 10);
-    std::printf("\nGB/s counts the compulsory bytes (each input read once, each output written once).\n"
-                "The copy peer is the driver's device-to-device copy of the copy workload's bytes.\n");
+    std::printf(
+        "\nGB/s counts the compulsory bytes (each input read once, each output written once).\n"
+        "The copy peer is the driver's device-to-device copy of the copy workload's bytes.\n");
     return failures == 0 ? 0 : 1;
 }
 

@@ -19,7 +19,8 @@ namespace aicf_apps {
 inline aicf::Func matmul_register_tiled(const aicf::Buffer<float> &A, const aicf::Buffer<float> &B,
                                         int K, const std::string &name) {
     using namespace aicf;
-    Var x("x"), y("y"), bx("bx"), by("by"), xi("xi"), yi("yi"), tx("tx"), ty("ty"), xr("xr"), yr("yr");
+    Var x("x"), y("y"), bx("bx"), by("by"), xi("xi"), yi("yi"), tx("tx"), ty("ty"), xr("xr"),
+        yr("yr");
     Var t("t"), lo("lo"), hi("hi"), xo("xo"), xv("xv"), rounds("rounds");
     RVar ko("ko"), ki("ki");
     RDom k(0, K, "k");
@@ -31,9 +32,17 @@ inline aicf::Func matmul_register_tiled(const aicf::Buffer<float> &A, const aicf
     out(x, y) = prod(x, y);
 
     out.tile(x, y, bx, by, xi, yi, 128, 128).gpu_blocks(bx, by);
-    out.tile(xi, yi, tx, ty, xr, yr, 8, 8).gpu_threads(tx, ty).vectorize(xr, 4).unroll(xr).unroll(yr);
+    out.tile(xi, yi, tx, ty, xr, yr, 8, 8)
+        .gpu_threads(tx, ty)
+        .vectorize(xr, 4)
+        .unroll(xr)
+        .unroll(yr);
     prod.compute_at(out, bx).store_in(MemoryType::Register);
-    prod.tile(x, y, tx, ty, xr, yr, 8, 8).gpu_threads(tx, ty).vectorize(xr, 4).unroll(xr).unroll(yr);
+    prod.tile(x, y, tx, ty, xr, yr, 8, 8)
+        .gpu_threads(tx, ty)
+        .vectorize(xr, 4)
+        .unroll(xr)
+        .unroll(yr);
     prod.update()
         .split(k, ko, ki, 8)
         .tile(x, y, tx, ty, xr, yr, 8, 8)
@@ -44,10 +53,21 @@ inline aicf::Func matmul_register_tiled(const aicf::Buffer<float> &A, const aicf
         .unroll(yr)
         .unroll(ki);
     // 128 x 8 of B: one float4 per thread.
-    b.compute_at(prod, ko).split(x, xo, xv, 4).vectorize(xv).fuse(xo, y, t).split(t, hi, lo, 16).gpu_threads(lo, hi);
+    b.compute_at(prod, ko)
+        .split(x, xo, xv, 4)
+        .vectorize(xv)
+        .fuse(xo, y, t)
+        .split(t, hi, lo, 16)
+        .gpu_threads(lo, hi);
     // 8 x 128 of A, stored with its rows innermost and padded to 132 (the eight rows a warp
     // stores at once then fall in different banks): four elements per thread, in four rounds.
-    a.compute_at(prod, ko).reorder_storage(y, x).align_storage(y, 132).fuse(x, y, t).split(t, rounds, t, 256).split(t, hi, lo, 16).gpu_threads(lo, hi);
+    a.compute_at(prod, ko)
+        .reorder_storage(y, x)
+        .align_storage(y, 132)
+        .fuse(x, y, t)
+        .split(t, rounds, t, 256)
+        .split(t, hi, lo, 16)
+        .gpu_threads(lo, hi);
     return out;
 }
 

@@ -35,7 +35,8 @@ inline std::pair<double, double> median_ms_alternating(const std::function<void(
     auto time = [](const std::function<void()> &h) {
         auto a = std::chrono::steady_clock::now();
         h();
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a)
+            .count();
     };
     for (int i = 0; i < runs; i++) {
         tf.push_back(time(f));

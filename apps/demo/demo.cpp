@@ -36,7 +36,8 @@ int main(int argc, char **argv) {
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
     for (int r = 0; r < rows; r++)
-        for (int c = 0; c < dim; c++) x(c, r) = dist(rng);
+        for (int c = 0; c < dim; c++)
+            x(c, r) = dist(rng);
     for (int c = 0; c < dim; c++) {
         gamma(c) = 1.0f + 0.1f * dist(rng);
         beta(c) = 0.1f * dist(rng);
@@ -48,14 +49,16 @@ int main(int argc, char **argv) {
         Func input{"input"}, mean{"mean"}, variance{"variance"}, normalized{"normalized"};
         Func logit{"logit"}, row_max{"row_max"}, e{"e"}, denom{"denom"}, scores{"scores"};
         RDom k;
-        Block(const Buffer<float> &x, const Buffer<float> &gamma, const Buffer<float> &beta, int dim)
+        Block(const Buffer<float> &x, const Buffer<float> &gamma, const Buffer<float> &beta,
+              int dim)
             : k(0, dim, "k") {
             input(c, r) = x(c, r);
             mean(r) = 0.0f;
             mean(r) += input(k, r) / float(dim);
             variance(r) = 0.0f;
             variance(r) += (input(k, r) - mean(r)) * (input(k, r) - mean(r)) / float(dim);
-            normalized(c, r) = (input(c, r) - mean(r)) * rsqrt(variance(r) + 1e-5f) * gamma(c) + beta(c);
+            normalized(c, r) =
+                (input(c, r) - mean(r)) * rsqrt(variance(r) + 1e-5f) * gamma(c) + beta(c);
             logit(c, r) = normalized(c, r) / std::sqrt(float(dim));
             row_max(r) = -std::numeric_limits<float>::infinity();
             row_max(r) = max(row_max(r), logit(k, r));
@@ -107,30 +110,36 @@ int main(int argc, char **argv) {
                 scores.loop_nest().c_str());
 
     auto now = [] { return std::chrono::steady_clock::now(); };
-    auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+    auto ms = [](auto a, auto b) {
+        return std::chrono::duration<double, std::milli>(b - a).count();
+    };
     auto t0 = now();
     Buffer<float> out = scores.realize({dim, rows});
     auto t1 = now();
     Buffer<float> staged_out = staged.scores.realize({dim, rows});
     // Timed alternately, so that a change in the machine's speed affects both alike.
-    auto [fused_ms, staged_ms] = aicf_apps::median_ms_alternating([&] { scores.realize(out); },
-                                                                  [&] { staged.scores.realize(staged_out); }, 21);
+    auto [fused_ms, staged_ms] = aicf_apps::median_ms_alternating(
+        [&] { scores.realize(out); }, [&] { staged.scores.realize(staged_out); }, 21);
 
     // The reference, in double precision.
     double max_err = 0;
     for (int row = 0; row < rows; row++) {
         double m = 0, v = 0;
-        for (int i = 0; i < dim; i++) m += x(i, row);
+        for (int i = 0; i < dim; i++)
+            m += x(i, row);
         m /= dim;
-        for (int i = 0; i < dim; i++) v += (x(i, row) - m) * (x(i, row) - m);
+        for (int i = 0; i < dim; i++)
+            v += (x(i, row) - m) * (x(i, row) - m);
         v /= dim;
         std::vector<double> l(dim);
         double mx = -1e300, s = 0;
         for (int i = 0; i < dim; i++) {
-            l[i] = ((x(i, row) - m) / std::sqrt(v + 1e-5) * gamma(i) + beta(i)) / std::sqrt(double(dim));
+            l[i] = ((x(i, row) - m) / std::sqrt(v + 1e-5) * gamma(i) + beta(i)) /
+                   std::sqrt(double(dim));
             mx = std::max(mx, l[i]);
         }
-        for (int i = 0; i < dim; i++) s += std::exp(l[i] - mx);
+        for (int i = 0; i < dim; i++)
+            s += std::exp(l[i] - mx);
         for (int i = 0; i < dim; i++) {
             double ref = std::exp(l[i] - mx) / s;
             max_err = std::max(max_err, std::fabs(out(i, row) - ref) / ref);
@@ -139,7 +148,8 @@ int main(int argc, char **argv) {
 
     double diff = 0;
     for (int row = 0; row < rows; row++)
-        for (int i = 0; i < dim; i++) diff = std::max(diff, double(std::fabs(out(i, row) - staged_out(i, row))));
+        for (int i = 0; i < dim; i++)
+            diff = std::max(diff, double(std::fabs(out(i, row) - staged_out(i, row))));
     std::printf("first realize (compile + run):        %8.2f ms\n", ms(t0, t1));
     std::printf("fused by rows (median of 21):         %8.3f ms\n", fused_ms);
     std::printf("operator by operator (median of 21):  %8.3f ms  (%.2fx the fused time)\n",
@@ -168,18 +178,27 @@ int main(int argc, char **argv) {
     Block region(x, gamma, beta, dim);
     {
         Var co("co"), ci("ci");
-        region.scores.split(region.c, co, ci, 256).reorder(co, ci, region.r).gpu_blocks(region.r).gpu_threads(ci);
+        region.scores.split(region.c, co, ci, 256)
+            .reorder(co, ci, region.r)
+            .gpu_blocks(region.r)
+            .gpu_threads(ci);
         for (Func *f : {&region.input, &region.normalized, &region.e}) {
             // A whole row: the reductions need it all (bound makes the size a constant).
-            f->compute_at(region.scores, region.r).bound(region.c, 0, dim).split(region.c, co, ci, 256).gpu_threads(ci);
+            f->compute_at(region.scores, region.r)
+                .bound(region.c, 0, dim)
+                .split(region.c, co, ci, 256)
+                .gpu_threads(ci);
         }
         for (Func *f : {&region.mean, &region.variance, &region.row_max, &region.denom})
             f->compute_at(region.scores, region.r);
     }
-    std::printf("\nOn a GPU (%s), one block per row; its kernels:\n%s", gpu.to_string().c_str(),
-                region.scores.loop_nest(gpu).substr(region.scores.loop_nest(gpu).find("kernel ")).c_str());
-    const int64_t compulsory = 4 * (int64_t(dim) * rows * 2 + 2 * dim); // x, gamma, beta in; scores out
-    std::printf("\n| schedule             | kernels | loaded (MB) | stored (MB) | x compulsory | max diff vs CPU |\n"
+    std::printf(
+        "\nOn a GPU (%s), one block per row; its kernels:\n%s", gpu.to_string().c_str(),
+        region.scores.loop_nest(gpu).substr(region.scores.loop_nest(gpu).find("kernel ")).c_str());
+    const int64_t compulsory =
+        4 * (int64_t(dim) * rows * 2 + 2 * dim); // x, gamma, beta in; scores out
+    std::printf("\n| schedule             | kernels | loaded (MB) | stored (MB) | x compulsory | "
+                "max diff vs CPU |\n"
                 "|---|---|---|---|---|---|\n");
     for (auto [name, block] : {std::pair<const char *, Block *>{"operator by operator", &ops},
                                {"one dataflow region", &region}}) {
@@ -192,18 +211,23 @@ int main(int argc, char **argv) {
         }
         double worst = 0;
         for (int row = 0; row < rows; row++)
-            for (int i = 0; i < dim; i++) worst = std::max(worst, double(std::fabs(result(i, row) - out(i, row))));
+            for (int i = 0; i < dim; i++)
+                worst = std::max(worst, double(std::fabs(result(i, row) - out(i, row))));
         ok = ok && worst < 1e-6;
         if (recorder.launches().empty()) {
-            std::printf("| %-20s | (ran on a GPU: the simulator counts the bytes) | | | | %.1e |\n", name, worst);
+            std::printf("| %-20s | (ran on a GPU: the simulator counts the bytes) | | | | %.1e |\n",
+                        name, worst);
             continue;
         }
-        std::printf("| %-20s | %7zu | %11.2f | %11.2f | %12.2f | %15.1e |\n", name, recorder.launches().size(),
-                    loaded / 1e6, stored / 1e6, double(loaded + stored) / compulsory, worst);
+        std::printf("| %-20s | %7zu | %11.2f | %11.2f | %12.2f | %15.1e |\n", name,
+                    recorder.launches().size(), loaded / 1e6, stored / 1e6,
+                    double(loaded + stored) / compulsory, worst);
     }
-    std::printf("\nCompulsory: x, gamma and beta read once, scores written once (%.2f MB). Loaded counts\n"
-                "what the kernels' threads ask of device memory (gamma and beta are read once per row\n"
-                "block, which a GPU's L2 cache serves).\n", compulsory / 1e6);
+    std::printf(
+        "\nCompulsory: x, gamma and beta read once, scores written once (%.2f MB). Loaded counts\n"
+        "what the kernels' threads ask of device memory (gamma and beta are read once per row\n"
+        "block, which a GPU's L2 cache serves).\n",
+        compulsory / 1e6);
     std::printf("%s\n", ok ? "demo: result correct" : "demo: RESULT WRONG");
     return ok ? 0 : 1;
 }

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <map>
 #include <mutex>
@@ -69,12 +69,12 @@ struct Driver {
         const char *n = nullptr, *s = nullptr;
         if (cuGetErrorName) cuGetErrorName(r, &n);
         if (cuGetErrorString) cuGetErrorString(r, &s);
-        return std::string(n ? n : "CUDA error " + std::to_string(r)) + (s ? std::string(" (") + s + ")" : "");
+        return std::string(n ? n : "CUDA error " + std::to_string(r)) +
+               (s ? std::string(" (") + s + ")" : "");
     }
 };
 
-template <typename F>
-bool resolve(Driver &d, F &field, const char *symbol) {
+template <typename F> bool resolve(Driver &d, F &field, const char *symbol) {
     field = reinterpret_cast<F>(dlsym(d.library, symbol));
     if (!field) d.failure = std::string("the driver has no ") + symbol;
     return field != nullptr;
@@ -89,10 +89,12 @@ Driver &driver() {
         d->library = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
         if (!d->library) {
             const char *why = dlerror();
-            d->failure = "the CUDA driver (" + library + ") could not be loaded: " + (why ? why : "?");
+            d->failure =
+                "the CUDA driver (" + library + ") could not be loaded: " + (why ? why : "?");
             return d;
         }
-        bool ok = resolve(*d, d->cuInit, "cuInit") && resolve(*d, d->cuDeviceGetCount, "cuDeviceGetCount") &&
+        bool ok = resolve(*d, d->cuInit, "cuInit") &&
+                  resolve(*d, d->cuDeviceGetCount, "cuDeviceGetCount") &&
                   resolve(*d, d->cuDeviceGet, "cuDeviceGet") &&
                   resolve(*d, d->cuDeviceGetAttribute, "cuDeviceGetAttribute") &&
                   resolve(*d, d->cuDeviceGetName, "cuDeviceGetName") &&
@@ -100,7 +102,8 @@ Driver &driver() {
                   resolve(*d, d->cuCtxPushCurrent, "cuCtxPushCurrent_v2") &&
                   resolve(*d, d->cuCtxPopCurrent, "cuCtxPopCurrent_v2") &&
                   resolve(*d, d->cuCtxSynchronize, "cuCtxSynchronize") &&
-                  resolve(*d, d->cuMemAlloc, "cuMemAlloc_v2") && resolve(*d, d->cuMemFree, "cuMemFree_v2") &&
+                  resolve(*d, d->cuMemAlloc, "cuMemAlloc_v2") &&
+                  resolve(*d, d->cuMemFree, "cuMemFree_v2") &&
                   resolve(*d, d->cuMemcpyHtoD, "cuMemcpyHtoD_v2") &&
                   resolve(*d, d->cuMemcpyDtoH, "cuMemcpyDtoH_v2") &&
                   resolve(*d, d->cuMemcpyDtoD, "cuMemcpyDtoD_v2") &&
@@ -115,14 +118,19 @@ Driver &driver() {
         int count = 0;
         if (r == CUDA_SUCCESS) r = d->cuDeviceGetCount(&count);
         if (r != CUDA_SUCCESS || count == 0) {
-            d->failure = r != CUDA_SUCCESS ? "cuInit failed: " + d->describe(r) : "the driver sees no GPU";
+            d->failure =
+                r != CUDA_SUCCESS ? "cuInit failed: " + d->describe(r) : "the driver sees no GPU";
             return d;
         }
         int major = 0, minor = 0;
         char name[256] = {0};
         r = d->cuDeviceGet(&d->device, 0);
-        if (r == CUDA_SUCCESS) r = d->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->device);
-        if (r == CUDA_SUCCESS) r = d->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->device);
+        if (r == CUDA_SUCCESS)
+            r = d->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                        d->device);
+        if (r == CUDA_SUCCESS)
+            r = d->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                                        d->device);
         if (r == CUDA_SUCCESS) r = d->cuDeviceGetName(name, sizeof name - 1, d->device);
         if (r == CUDA_SUCCESS) r = d->cuDevicePrimaryCtxRetain(&d->context, d->device);
         if (r != CUDA_SUCCESS) {
@@ -180,7 +188,8 @@ int cuda_malloc(aicf_buffer_t *b, int64_t bytes, char *error, size_t error_size)
     CUdeviceptr p = 0;
     CUresult r = bytes < 0 ? 1 : d.cuMemAlloc(&p, size_t(std::max<int64_t>(bytes, 1)));
     if (r != CUDA_SUCCESS) {
-        set_error(error, error_size, "cuMemAlloc of " + std::to_string(bytes) + " bytes failed: " + d.describe(r));
+        set_error(error, error_size,
+                  "cuMemAlloc of " + std::to_string(bytes) + " bytes failed: " + d.describe(r));
         return 1;
     }
     b->device = p;
@@ -235,14 +244,16 @@ public:
                 params[i] = args[i];
             }
         }
-        CUresult r = d.cuLaunchKernel(f, unsigned(grid[0]), unsigned(grid[1]), unsigned(grid[2]),
-                                      unsigned(k.threads[0]), unsigned(k.threads[1]), unsigned(k.threads[2]),
-                                      unsigned(k.shared_bytes), nullptr, params.data(), nullptr);
+        CUresult r =
+            d.cuLaunchKernel(f, unsigned(grid[0]), unsigned(grid[1]), unsigned(grid[2]),
+                             unsigned(k.threads[0]), unsigned(k.threads[1]), unsigned(k.threads[2]),
+                             unsigned(k.shared_bytes), nullptr, params.data(), nullptr);
         // Waiting for each kernel lets an error name the kernel that caused it.
         if (r == CUDA_SUCCESS) r = d.cuCtxSynchronize();
         if (r != CUDA_SUCCESS) {
             std::string funcs;
-            for (const std::string &fn : k.funcs) funcs += (funcs.empty() ? "" : ", ") + fn;
+            for (const std::string &fn : k.funcs)
+                funcs += (funcs.empty() ? "" : ", ") + fn;
             runtime_error_report << "Kernel " << k.name << " (computing " << funcs << ") failed on "
                                  << d.name << ": " << d.describe(r) << ".";
         }
@@ -257,9 +268,10 @@ private:
         auto it = functions.find(k.id);
         if (it != functions.end()) return it->second;
         if (d.capability < k.min_compute_capability) {
-            runtime_error_report << "Kernel " << k.name << " was compiled for sm_" << k.min_compute_capability
-                                 << ", but the GPU (" << d.name << ") has compute capability "
-                                 << d.capability / 10 << "." << d.capability % 10 << ".";
+            runtime_error_report << "Kernel " << k.name << " was compiled for sm_"
+                                 << k.min_compute_capability << ", but the GPU (" << d.name
+                                 << ") has compute capability " << d.capability / 10 << "."
+                                 << d.capability % 10 << ".";
         }
         const std::string &ptx = k.ptx();
         char log[8192] = {0};
@@ -268,15 +280,17 @@ private:
         CUmodule module = nullptr;
         CUresult r = d.cuModuleLoadDataEx(&module, ptx.c_str(), 2, options, values);
         if (r != CUDA_SUCCESS) {
-            runtime_error_report << "Loading kernel " << k.name << " on " << d.name << " failed: "
-                                 << d.describe(r) << "\n" << log;
+            runtime_error_report << "Loading kernel " << k.name << " on " << d.name
+                                 << " failed: " << d.describe(r) << "\n"
+                                 << log;
         }
         CUfunction f = nullptr;
         r = d.cuModuleGetFunction(&f, module, k.name.c_str());
         internal_assert(r == CUDA_SUCCESS) << "kernel " << k.name << " not found in its module";
         // Above 48 KiB of dynamic shared memory a kernel must opt in.
         if (k.shared_bytes > 48 * 1024) {
-            r = d.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(k.shared_bytes));
+            r = d.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                     int(k.shared_bytes));
             if (r != CUDA_SUCCESS) {
                 runtime_error_report << "Kernel " << k.name << " needs " << k.shared_bytes
                                      << " bytes of shared memory, which " << d.name
@@ -311,7 +325,8 @@ double cuda_copy_ms(int64_t bytes, int runs) {
     }
     if (a) d.cuMemFree(a);
     if (b) d.cuMemFree(b);
-    if (r != CUDA_SUCCESS) runtime_error_report << "Timing a device copy failed: " << d.describe(r) << ".";
+    if (r != CUDA_SUCCESS)
+        runtime_error_report << "Timing a device copy failed: " << d.describe(r) << ".";
     std::sort(times.begin(), times.end());
     return times[times.size() / 2];
 }

@@ -11,10 +11,10 @@ namespace backends {
 namespace cuda {
 
 // The first CUDA GPU, through the driver API: libcuda.so.1 (or the library AICF_CUDA_DRIVER
-// names) is loaded with dlopen when this is first called (never linked), and its primary context is used, so buffers and kernels
-// share memory with other CUDA libraries in the process. Kernels are compiled to PTX for
-// their target on first launch and loaded once. Raises RuntimeError, saying to use
-// AICF_DEVICE=sim, when there is no driver or no GPU.
+// names) is loaded with dlopen when this is first called (never linked), and its primary context is
+// used, so buffers and kernels share memory with other CUDA libraries in the process. Kernels are
+// compiled to PTX for their target on first launch and loaded once. Raises RuntimeError, saying to
+// use AICF_DEVICE=sim, when there is no driver or no GPU.
 runtime::Device &cuda_device();
 
 // The GPU's name and compute capability ("NVIDIA H200, sm_90"); RuntimeError without one.

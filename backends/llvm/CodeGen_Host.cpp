@@ -2,15 +2,15 @@
 
 #include "backends/llvm/CodeGen_LLVM.h"
 #include "backends/llvm/JIT.h"
+#include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/Substitute.h"
-#include "dsl/Names.h"
 
 #include <llvm/ADT/StringMap.h>
 #include <llvm/IR/Intrinsics.h>
-#include <llvm/TargetParser/Host.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Host.h>
 
 namespace aicf {
 namespace backends {
@@ -96,8 +96,9 @@ private:
         }
 
         auto *body_type = llvm::FunctionType::get(i32, {ptr, i32, ptr}, false);
-        llvm::Function *body_fn = llvm::Function::Create(
-            body_type, llvm::Function::InternalLinkage, function->getName() + "." + op->name, module);
+        llvm::Function *body_fn =
+            llvm::Function::Create(body_type, llvm::Function::InternalLinkage,
+                                   function->getName() + "." + op->name, module);
         {
             llvm::IRBuilderBase::InsertPointGuard guard(builder);
             llvm::Function *saved_function = function;
@@ -109,7 +110,10 @@ private:
             builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", body_fn));
             llvm::Value *fields = body_fn->getArg(2);
             for (size_t i = 0; i < names.size(); i++) {
-                symbols.push(names[i], builder.CreateLoad(types[i], builder.CreateStructGEP(closure_type, fields, i), names[i]));
+                symbols.push(names[i],
+                             builder.CreateLoad(types[i],
+                                                builder.CreateStructGEP(closure_type, fields, i),
+                                                names[i]));
             }
             symbols.push(op->name, body_fn->getArg(1));
             ScopedBinding<int> depth(definition_depth, op->name, ++loop_depth);
@@ -120,7 +124,8 @@ private:
             function = saved_function;
             ctx = saved_ctx;
         }
-        llvm::FunctionCallee par = runtime_function("aicf_parallel_for", i32, {ptr, ptr, i32, i32, ptr});
+        llvm::FunctionCallee par =
+            runtime_function("aicf_parallel_for", i32, {ptr, ptr, i32, i32, ptr});
         llvm::Value *code = builder.CreateCall(par, {ctx, body_fn, min, extent, closure});
         llvm::BasicBlock *fail = llvm::BasicBlock::Create(context, "parallel_failed", function);
         llvm::BasicBlock *ok = llvm::BasicBlock::Create(context, "parallel_ok", function);
@@ -139,19 +144,22 @@ private:
                             const std::vector<llvm::Value *> &values) override {
         llvm::Type *i32 = builder.getInt32Ty(), *i64 = builder.getInt64Ty();
         llvm::Type *ptr = llvm::PointerType::get(context, 0);
-        llvm::FunctionCallee f =
-            runtime_function("aicf_runtime_error", i32, {ptr, i32, ptr, i64, i64, i64, i64, i64, i64});
+        llvm::FunctionCallee f = runtime_function("aicf_runtime_error", i32,
+                                                  {ptr, i32, ptr, i64, i64, i64, i64, i64, i64});
         std::vector<llvm::Value *> args = {ctx, builder.getInt32(int32_t(kind)),
                                            builder.CreateGlobalStringPtr(name)};
-        for (size_t i = 0; i < 6; i++) args.push_back(i < values.size() ? values[i] : builder.getInt64(0));
+        for (size_t i = 0; i < 6; i++)
+            args.push_back(i < values.size() ? values[i] : builder.getInt64(0));
         llvm::Value *code = builder.CreateCall(f, args);
         builder.CreateRet(code);
     }
 
     // Leaves the function with the code if a runtime call returned a nonzero one.
     void return_if_failed(llvm::Value *code, const char *what) {
-        llvm::BasicBlock *fail = llvm::BasicBlock::Create(context, std::string(what) + "_failed", function);
-        llvm::BasicBlock *ok = llvm::BasicBlock::Create(context, std::string(what) + "_ok", function);
+        llvm::BasicBlock *fail =
+            llvm::BasicBlock::Create(context, std::string(what) + "_failed", function);
+        llvm::BasicBlock *ok =
+            llvm::BasicBlock::Create(context, std::string(what) + "_ok", function);
         builder.CreateCondBr(builder.CreateICmpEQ(code, builder.getInt32(0)), ok, fail);
         builder.SetInsertPoint(fail);
         builder.CreateRet(code);
@@ -165,7 +173,8 @@ private:
         case Intrinsic::gpu_launch: {
             // (kernel, gx, gy, gz, args...): each argument's address goes in an array.
             size_t n = op->args.size() - 4;
-            llvm::Value *array = create_alloca_at_entry(ptr, builder.getInt32(uint32_t(std::max<size_t>(n, 1))), "launch.args");
+            llvm::Value *array = create_alloca_at_entry(
+                ptr, builder.getInt32(uint32_t(std::max<size_t>(n, 1))), "launch.args");
             for (size_t i = 0; i < n; i++) {
                 const Expr &a = op->args[4 + i];
                 llvm::Value *v = codegen(a);
@@ -177,9 +186,11 @@ private:
                 }
                 builder.CreateStore(p, builder.CreateConstInBoundsGEP1_64(ptr, array, i));
             }
-            llvm::FunctionCallee f = runtime_function("aicf_gpu_launch", i32, {ptr, i32, i32, i32, i32, ptr});
-            llvm::Value *code = builder.CreateCall(f, {ctx, codegen(op->args[0]), codegen(op->args[1]),
-                                                       codegen(op->args[2]), codegen(op->args[3]), array});
+            llvm::FunctionCallee f =
+                runtime_function("aicf_gpu_launch", i32, {ptr, i32, i32, i32, i32, ptr});
+            llvm::Value *code =
+                builder.CreateCall(f, {ctx, codegen(op->args[0]), codegen(op->args[1]),
+                                       codegen(op->args[2]), codegen(op->args[3]), array});
             return_if_failed(code, "launch");
             return code;
         }
@@ -187,16 +198,17 @@ private:
             const StringImm *name = op->args[0].as<StringImm>();
             internal_assert(name) << "device_malloc without a name";
             llvm::FunctionCallee f = runtime_function("aicf_device_malloc", ptr, {ptr, ptr, i64});
-            llvm::Value *p = builder.CreateCall(f, {ctx, builder.CreateGlobalStringPtr(name->value),
-                                                    codegen(op->args[1])});
-            llvm::Value *failed = builder.CreateSelect(builder.CreateIsNull(p),
-                                                       builder.getInt32(-int32_t(RuntimeErrorKind::DeviceError)),
-                                                       builder.getInt32(0));
+            llvm::Value *p = builder.CreateCall(
+                f, {ctx, builder.CreateGlobalStringPtr(name->value), codegen(op->args[1])});
+            llvm::Value *failed = builder.CreateSelect(
+                builder.CreateIsNull(p), builder.getInt32(-int32_t(RuntimeErrorKind::DeviceError)),
+                builder.getInt32(0));
             return_if_failed(failed, "device_malloc");
             return p;
         }
         case Intrinsic::device_free: {
-            llvm::FunctionCallee f = runtime_function("aicf_device_free", builder.getVoidTy(), {ptr, ptr});
+            llvm::FunctionCallee f =
+                runtime_function("aicf_device_free", builder.getVoidTy(), {ptr, ptr});
             builder.CreateCall(f, {ctx, codegen(op->args[0])});
             return builder.getInt32(0);
         }
@@ -206,33 +218,41 @@ private:
             const Load *load = op->args[0].as<Load>();
             internal_assert(load) << "prefetch of something other than a stored element";
             Type t = load->type;
-            llvm::Function *fn = llvm::Intrinsic::getDeclaration(&module, llvm::Intrinsic::prefetch, {ptr});
+            llvm::Function *fn =
+                llvm::Intrinsic::getDeclaration(&module, llvm::Intrinsic::prefetch, {ptr});
             auto fetch = [&](llvm::Value *address) {
-                builder.CreateCall(fn, {address, builder.getInt32(0), builder.getInt32(3), builder.getInt32(1)});
+                builder.CreateCall(
+                    fn, {address, builder.getInt32(0), builder.getInt32(3), builder.getInt32(1)});
             };
             if (t.lanes == 1) {
                 fetch(address_of(load->name, load->index, t));
             } else {
                 llvm::Value *indices = codegen(load->index);
                 for (int i = 0; i < t.lanes; i++)
-                    fetch(address_of(load->name, builder.CreateExtractElement(indices, uint64_t(i)), t));
+                    fetch(address_of(load->name, builder.CreateExtractElement(indices, uint64_t(i)),
+                                     t));
             }
             return builder.getInt32(0);
         }
         case Intrinsic::buffer_copy_to_host: {
-            llvm::FunctionCallee f = runtime_function("aicf_buffer_copy_to_host", i32, {ptr, ptr, i32});
-            llvm::Value *code = builder.CreateCall(f, {ctx, codegen(op->args[0]), codegen(op->args[1])});
+            llvm::FunctionCallee f =
+                runtime_function("aicf_buffer_copy_to_host", i32, {ptr, ptr, i32});
+            llvm::Value *code =
+                builder.CreateCall(f, {ctx, codegen(op->args[0]), codegen(op->args[1])});
             return_if_failed(code, "copy_to_host");
             return code;
         }
-        default: return nullptr;
+        default:
+            return nullptr;
         }
     }
 
     llvm::Value *emit_heap_allocation(const std::string &name, llvm::Value *bytes) override {
         llvm::Type *ptr = llvm::PointerType::get(context, 0);
-        llvm::FunctionCallee f = runtime_function("aicf_malloc", ptr, {ptr, ptr, builder.getInt64Ty()});
-        llvm::Value *p = builder.CreateCall(f, {ctx, builder.CreateGlobalStringPtr(name), bytes}, name);
+        llvm::FunctionCallee f =
+            runtime_function("aicf_malloc", ptr, {ptr, ptr, builder.getInt64Ty()});
+        llvm::Value *p =
+            builder.CreateCall(f, {ctx, builder.CreateGlobalStringPtr(name), bytes}, name);
         llvm::BasicBlock *fail = llvm::BasicBlock::Create(context, "malloc_failed", function);
         llvm::BasicBlock *ok = llvm::BasicBlock::Create(context, "malloc_ok", function);
         builder.CreateCondBr(builder.CreateIsNull(p), fail, ok);
@@ -244,20 +264,33 @@ private:
 
     void emit_heap_free(llvm::Value *p) override {
         llvm::Type *ptr = llvm::PointerType::get(context, 0);
-        builder.CreateCall(runtime_function("aicf_free", builder.getVoidTy(), {ptr, ptr}), {ctx, p});
+        builder.CreateCall(runtime_function("aicf_free", builder.getVoidTy(), {ptr, ptr}),
+                           {ctx, p});
     }
 
-    llvm::Value *emit_math_call(Intrinsic op, Type t, const std::vector<llvm::Value *> &args) override {
+    llvm::Value *emit_math_call(Intrinsic op, Type t,
+                                const std::vector<llvm::Value *> &args) override {
         if (llvm::Value *v = emit_vector_math_call(op, t, args)) return v;
         bool f32 = t.bits == 32;
         const char *name = nullptr;
         switch (op) {
-        case Intrinsic::exp: name = f32 ? "expf" : "exp"; break;
-        case Intrinsic::log: name = f32 ? "logf" : "log"; break;
-        case Intrinsic::tanh: name = f32 ? "tanhf" : "tanh"; break;
-        case Intrinsic::erf: name = f32 ? "erff" : "erf"; break;
-        case Intrinsic::pow: name = f32 ? "powf" : "pow"; break;
-        default: return CodeGen_LLVM::emit_math_call(op, t, args);
+        case Intrinsic::exp:
+            name = f32 ? "expf" : "exp";
+            break;
+        case Intrinsic::log:
+            name = f32 ? "logf" : "log";
+            break;
+        case Intrinsic::tanh:
+            name = f32 ? "tanhf" : "tanh";
+            break;
+        case Intrinsic::erf:
+            name = f32 ? "erff" : "erf";
+            break;
+        case Intrinsic::pow:
+            name = f32 ? "powf" : "pow";
+            break;
+        default:
+            return CodeGen_LLVM::emit_math_call(op, t, args);
         }
         llvm::Type *ft = args[0]->getType();
         std::vector<llvm::Type *> types(args.size(), ft);
@@ -270,17 +303,30 @@ private:
     // One variant serves every call, the widest this CPU has, scalars and vectors of any
     // width alike (cut into pieces, the last padded with 1.0): each input then gets the
     // same result bits however the loop around it is vectorized.
-    llvm::Value *emit_vector_math_call(Intrinsic op, Type t, const std::vector<llvm::Value *> &args) override {
+    llvm::Value *emit_vector_math_call(Intrinsic op, Type t,
+                                       const std::vector<llvm::Value *> &args) override {
         const char *base = nullptr;
         switch (op) {
-        case Intrinsic::exp: base = "exp"; break;
-        case Intrinsic::log: base = "log"; break;
-        case Intrinsic::tanh: base = "tanh"; break;
-        case Intrinsic::erf: base = "erf"; break;
-        case Intrinsic::pow: base = "pow"; break;
-        default: return nullptr;
+        case Intrinsic::exp:
+            base = "exp";
+            break;
+        case Intrinsic::log:
+            base = "log";
+            break;
+        case Intrinsic::tanh:
+            base = "tanh";
+            break;
+        case Intrinsic::erf:
+            base = "erf";
+            break;
+        case Intrinsic::pow:
+            base = "pow";
+            break;
+        default:
+            return nullptr;
         }
-        if (!t.is_float() || (t.bits != 32 && t.bits != 64) || !vector_math_library_loaded()) return nullptr;
+        if (!t.is_float() || (t.bits != 32 && t.bits != 64) || !vector_math_library_loaded())
+            return nullptr;
         static const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
         const int bytes = t.bits / 8;
         char isa = 'b';
@@ -296,11 +342,14 @@ private:
                            std::string(args.size(), 'v') + "_" + base + (t.bits == 32 ? "f" : "");
         llvm::Type *elem = llvm_type_of(t.element_of());
         llvm::Type *piece = llvm::FixedVectorType::get(elem, width);
-        llvm::FunctionCallee f = runtime_function(name.c_str(), piece, std::vector<llvm::Type *>(args.size(), piece));
-        llvm::Value *ones = llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(width), llvm::ConstantFP::get(elem, 1.0));
+        llvm::FunctionCallee f =
+            runtime_function(name.c_str(), piece, std::vector<llvm::Type *>(args.size(), piece));
+        llvm::Value *ones = llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(width),
+                                                           llvm::ConstantFP::get(elem, 1.0));
         llvm::Value *ones_like_a =
             t.lanes == 1 ? nullptr
-                         : llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(t.lanes), llvm::ConstantFP::get(elem, 1.0));
+                         : llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(t.lanes),
+                                                          llvm::ConstantFP::get(elem, 1.0));
         llvm::Value *result = nullptr;
         for (int start = 0; start < t.lanes; start += width) {
             std::vector<llvm::Value *> in;
@@ -311,7 +360,8 @@ private:
                 }
                 // Lanes start.. of `a`, then lane 0 of a vector of ones past its end.
                 std::vector<int> lanes;
-                for (int i = 0; i < width; i++) lanes.push_back(start + i < t.lanes ? start + i : t.lanes);
+                for (int i = 0; i < width; i++)
+                    lanes.push_back(start + i < t.lanes ? start + i : t.lanes);
                 llvm::Value *chunk = builder.CreateShuffleVector(a, ones_like_a, lanes);
                 in.push_back(chunk);
             }
@@ -319,7 +369,8 @@ private:
             if (t.lanes == 1) return builder.CreateExtractElement(out, uint64_t(0));
             if (!result) result = llvm::UndefValue::get(llvm_type_of(t));
             for (int i = 0; i < width && start + i < t.lanes; i++)
-                result = builder.CreateInsertElement(result, builder.CreateExtractElement(out, uint64_t(i)), uint64_t(start + i));
+                result = builder.CreateInsertElement(
+                    result, builder.CreateExtractElement(out, uint64_t(i)), uint64_t(start + i));
         }
         return result;
     }

@@ -33,14 +33,20 @@ llvm::Type *CodeGen_LLVM::llvm_type_of(Type t) const {
     llvm::Type *scalar = nullptr;
     switch (t.code) {
     case TypeCode::Int:
-    case TypeCode::UInt: scalar = llvm::Type::getIntNTy(context, t.bits); break;
+    case TypeCode::UInt:
+        scalar = llvm::Type::getIntNTy(context, t.bits);
+        break;
     case TypeCode::Float:
         scalar = t.bits == 16   ? llvm::Type::getInt16Ty(context)
                  : t.bits == 32 ? llvm::Type::getFloatTy(context)
                                 : llvm::Type::getDoubleTy(context);
         break;
-    case TypeCode::BFloat: scalar = llvm::Type::getInt16Ty(context); break;
-    case TypeCode::Handle: scalar = llvm::PointerType::get(context, 0); break;
+    case TypeCode::BFloat:
+        scalar = llvm::Type::getInt16Ty(context);
+        break;
+    case TypeCode::Handle:
+        scalar = llvm::PointerType::get(context, 0);
+        break;
     }
     if (t.lanes == 1) return scalar;
     return llvm::FixedVectorType::get(scalar, t.lanes);
@@ -67,21 +73,24 @@ llvm::Value *CodeGen_LLVM::create_alloca_at_entry(llvm::Type *t, llvm::Value *co
 // operations, so they vectorize and need no runtime library.
 llvm::Value *CodeGen_LLVM::half_to_float(llvm::Value *bits, bool is_bfloat) {
     llvm::Type *i16 = bits->getType();
-    int lanes = i16->isVectorTy() ? int(llvm::cast<llvm::FixedVectorType>(i16)->getNumElements()) : 1;
+    int lanes =
+        i16->isVectorTy() ? int(llvm::cast<llvm::FixedVectorType>(i16)->getNumElements()) : 1;
     Type u32 = UInt(32, lanes);
     llvm::Type *f32 = llvm_type_of(Float(32, lanes));
     llvm::Value *w = builder.CreateZExt(bits, llvm_type_of(u32));
     if (is_bfloat) return builder.CreateBitCast(builder.CreateShl(w, const_int(u32, 16)), f32);
     // float16: shift exponent and mantissa into place, rescale by 2^112 (which also handles
     // subnormals), then restore infinity/NaN exponents and the sign.
-    llvm::Value *magnitude = builder.CreateShl(builder.CreateAnd(w, const_int(u32, 0x7fff)),
-                                               const_int(u32, 13));
+    llvm::Value *magnitude =
+        builder.CreateShl(builder.CreateAnd(w, const_int(u32, 0x7fff)), const_int(u32, 13));
     llvm::Value *scaled = builder.CreateFMul(builder.CreateBitCast(magnitude, f32),
                                              llvm::ConstantFP::get(f32, 0x1p112));
     llvm::Value *is_special = builder.CreateFCmpOGE(scaled, llvm::ConstantFP::get(f32, 65536.0));
     llvm::Value *sbits = builder.CreateBitCast(scaled, llvm_type_of(u32));
-    sbits = builder.CreateSelect(is_special, builder.CreateOr(sbits, const_int(u32, 0x7f800000)), sbits);
-    llvm::Value *sign = builder.CreateShl(builder.CreateAnd(w, const_int(u32, 0x8000)), const_int(u32, 16));
+    sbits = builder.CreateSelect(is_special, builder.CreateOr(sbits, const_int(u32, 0x7f800000)),
+                                 sbits);
+    llvm::Value *sign =
+        builder.CreateShl(builder.CreateAnd(w, const_int(u32, 0x8000)), const_int(u32, 16));
     return builder.CreateBitCast(builder.CreateOr(sbits, sign), f32);
 }
 
@@ -94,7 +103,8 @@ llvm::Value *CodeGen_LLVM::float_to_half(llvm::Value *f, bool is_bfloat) {
     llvm::Value *u = builder.CreateBitCast(f, i32t);
     if (is_bfloat) {
         // Round to nearest even on the upper 16 bits; NaNs stay (quiet) NaNs.
-        llvm::Value *lsb = builder.CreateAnd(builder.CreateLShr(u, const_int(u32, 16)), const_int(u32, 1));
+        llvm::Value *lsb =
+            builder.CreateAnd(builder.CreateLShr(u, const_int(u32, 16)), const_int(u32, 1));
         llvm::Value *rounded = builder.CreateAdd(u, builder.CreateAdd(lsb, const_int(u32, 0x7fff)));
         llvm::Value *nan = builder.CreateOr(u, const_int(u32, 0x00400000));
         llvm::Value *is_nan = builder.CreateFCmpUNO(f, f);
@@ -113,8 +123,10 @@ llvm::Value *CodeGen_LLVM::float_to_half(llvm::Value *f, bool is_bfloat) {
                                           builder.CreateBitCast(denorm_magic, f->getType()));
     llvm::Value *sub = builder.CreateSub(builder.CreateBitCast(sum, i32t), denorm_magic);
     // Normal results: rebias the exponent and round the mantissa to nearest even.
-    llvm::Value *odd = builder.CreateAnd(builder.CreateLShr(a, const_int(u32, 13)), const_int(u32, 1));
-    llvm::Value *norm = builder.CreateAdd(a, const_int(u32, int64_t(uint32_t(uint32_t(15 - 127) << 23) + 0xfff)));
+    llvm::Value *odd =
+        builder.CreateAnd(builder.CreateLShr(a, const_int(u32, 13)), const_int(u32, 1));
+    llvm::Value *norm =
+        builder.CreateAdd(a, const_int(u32, int64_t(uint32_t(uint32_t(15 - 127) << 23) + 0xfff)));
     norm = builder.CreateLShr(builder.CreateAdd(norm, odd), const_int(u32, 13));
     llvm::Value *is_sub = builder.CreateICmpULT(a, const_int(u32, 113 << 23));
     llvm::Value *r = builder.CreateSelect(big, special, builder.CreateSelect(is_sub, sub, norm));
@@ -134,7 +146,9 @@ llvm::Value *CodeGen_LLVM::narrow_if_half(llvm::Value *v, Type t) {
     return v;
 }
 
-void CodeGen_LLVM::visit(const IntImm *op) { value = const_int(op->type, op->value); }
+void CodeGen_LLVM::visit(const IntImm *op) {
+    value = const_int(op->type, op->value);
+}
 void CodeGen_LLVM::visit(const UIntImm *op) {
     value = llvm::ConstantInt::get(llvm_type_of(op->type), op->value, false);
 }
@@ -175,10 +189,12 @@ llvm::Value *CodeGen_LLVM::codegen_cast(Type to, const Expr &from_e) {
         r = from.is_int() && !from.is_bool() ? builder.CreateSExtOrTrunc(v, tt)
                                              : builder.CreateZExtOrTrunc(v, tt);
     } else if (from.is_int_or_uint() && target.is_float()) {
-        r = from.is_int() && !from.is_bool() ? builder.CreateSIToFP(v, tt) : builder.CreateUIToFP(v, tt);
+        r = from.is_int() && !from.is_bool() ? builder.CreateSIToFP(v, tt)
+                                             : builder.CreateUIToFP(v, tt);
     } else if (from.is_float() && target.is_int_or_uint()) {
         // Saturating, NaN -> 0: defined for every input (as CUDA's cvt.rzi).
-        llvm::Intrinsic::ID id = target.is_int() ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+        llvm::Intrinsic::ID id =
+            target.is_int() ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
         r = builder.CreateIntrinsic(id, {tt, v->getType()}, {v});
     } else if (from.is_float() && target.is_float()) {
         r = builder.CreateFPCast(v, tt);
@@ -188,7 +204,9 @@ llvm::Value *CodeGen_LLVM::codegen_cast(Type to, const Expr &from_e) {
     return narrow_if_half(r, to);
 }
 
-void CodeGen_LLVM::visit(const Cast *op) { value = codegen_cast(op->type, op->value); }
+void CodeGen_LLVM::visit(const Cast *op) {
+    value = codegen_cast(op->type, op->value);
+}
 
 void CodeGen_LLVM::visit(const Reinterpret *op) {
     value = builder.CreateBitCast(codegen(op->value), llvm_type_of(op->type));
@@ -214,7 +232,8 @@ AICF_FLOAT_OR_INT_BINARY(Sub, CreateFSub, CreateSub)
 AICF_FLOAT_OR_INT_BINARY(Mul, CreateFMul, CreateMul)
 #undef AICF_FLOAT_OR_INT_BINARY
 
-llvm::Value *CodeGen_LLVM::codegen_int_div_mod(llvm::Value *a, llvm::Value *b, Type t, bool is_div) {
+llvm::Value *CodeGen_LLVM::codegen_int_div_mod(llvm::Value *a, llvm::Value *b, Type t,
+                                               bool is_div) {
     llvm::Value *zero = llvm::Constant::getNullValue(a->getType());
     llvm::Value *one = const_int(t, 1);
     llvm::Value *b_is_zero = builder.CreateICmpEQ(b, zero);
@@ -235,11 +254,13 @@ llvm::Value *CodeGen_LLVM::codegen_int_div_mod(llvm::Value *a, llvm::Value *b, T
     llvm::Value *b_pos = builder.CreateICmpSGT(b, zero);
     llvm::Value *result;
     if (is_div) {
-        llvm::Value *adj = builder.CreateSelect(b_pos, builder.CreateSub(q, one), builder.CreateAdd(q, one));
+        llvm::Value *adj =
+            builder.CreateSelect(b_pos, builder.CreateSub(q, one), builder.CreateAdd(q, one));
         result = builder.CreateSelect(r_neg, adj, q);
         result = builder.CreateSelect(b_is_minus_one, builder.CreateNeg(a), result);
     } else {
-        llvm::Value *adj = builder.CreateSelect(b_pos, builder.CreateAdd(r, b), builder.CreateSub(r, b));
+        llvm::Value *adj =
+            builder.CreateSelect(b_pos, builder.CreateAdd(r, b), builder.CreateSub(r, b));
         result = builder.CreateSelect(r_neg, adj, r);
         result = builder.CreateSelect(b_is_minus_one, zero, result);
     }
@@ -258,7 +279,8 @@ void CodeGen_LLVM::visit(const Div *op) {
 void CodeGen_LLVM::visit(const Mod *op) {
     if (op->type.is_float()) {
         llvm::Value *a = codegen_widened(op->a), *b = codegen_widened(op->b);
-        llvm::Value *q = builder.CreateUnaryIntrinsic(llvm::Intrinsic::floor, builder.CreateFDiv(a, b));
+        llvm::Value *q =
+            builder.CreateUnaryIntrinsic(llvm::Intrinsic::floor, builder.CreateFDiv(a, b));
         value = narrow_if_half(builder.CreateFSub(a, builder.CreateFMul(b, q)), op->type);
         return;
     }
@@ -293,31 +315,44 @@ llvm::Value *CodeGen_LLVM::codegen_compare(const Expr &ea, const Expr &eb,
 }
 
 void CodeGen_LLVM::visit(const EQ *op) {
-    value = codegen_compare(op->a, op->b, llvm::CmpInst::ICMP_EQ, llvm::CmpInst::ICMP_EQ, llvm::CmpInst::FCMP_OEQ);
+    value = codegen_compare(op->a, op->b, llvm::CmpInst::ICMP_EQ, llvm::CmpInst::ICMP_EQ,
+                            llvm::CmpInst::FCMP_OEQ);
 }
 void CodeGen_LLVM::visit(const NE *op) {
-    value = codegen_compare(op->a, op->b, llvm::CmpInst::ICMP_NE, llvm::CmpInst::ICMP_NE, llvm::CmpInst::FCMP_UNE);
+    value = codegen_compare(op->a, op->b, llvm::CmpInst::ICMP_NE, llvm::CmpInst::ICMP_NE,
+                            llvm::CmpInst::FCMP_UNE);
 }
 void CodeGen_LLVM::visit(const LT *op) {
-    value = codegen_compare(op->a, op->b, llvm::CmpInst::ICMP_SLT, llvm::CmpInst::ICMP_ULT, llvm::CmpInst::FCMP_OLT);
+    value = codegen_compare(op->a, op->b, llvm::CmpInst::ICMP_SLT, llvm::CmpInst::ICMP_ULT,
+                            llvm::CmpInst::FCMP_OLT);
 }
 void CodeGen_LLVM::visit(const LE *op) {
-    value = codegen_compare(op->a, op->b, llvm::CmpInst::ICMP_SLE, llvm::CmpInst::ICMP_ULE, llvm::CmpInst::FCMP_OLE);
+    value = codegen_compare(op->a, op->b, llvm::CmpInst::ICMP_SLE, llvm::CmpInst::ICMP_ULE,
+                            llvm::CmpInst::FCMP_OLE);
 }
 void CodeGen_LLVM::visit(const GT *op) {
-    value = codegen_compare(op->a, op->b, llvm::CmpInst::ICMP_SGT, llvm::CmpInst::ICMP_UGT, llvm::CmpInst::FCMP_OGT);
+    value = codegen_compare(op->a, op->b, llvm::CmpInst::ICMP_SGT, llvm::CmpInst::ICMP_UGT,
+                            llvm::CmpInst::FCMP_OGT);
 }
 void CodeGen_LLVM::visit(const GE *op) {
-    value = codegen_compare(op->a, op->b, llvm::CmpInst::ICMP_SGE, llvm::CmpInst::ICMP_UGE, llvm::CmpInst::FCMP_OGE);
+    value = codegen_compare(op->a, op->b, llvm::CmpInst::ICMP_SGE, llvm::CmpInst::ICMP_UGE,
+                            llvm::CmpInst::FCMP_OGE);
 }
-void CodeGen_LLVM::visit(const And *op) { value = builder.CreateAnd(codegen(op->a), codegen(op->b)); }
-void CodeGen_LLVM::visit(const Or *op) { value = builder.CreateOr(codegen(op->a), codegen(op->b)); }
-void CodeGen_LLVM::visit(const Not *op) { value = builder.CreateNot(codegen(op->a)); }
+void CodeGen_LLVM::visit(const And *op) {
+    value = builder.CreateAnd(codegen(op->a), codegen(op->b));
+}
+void CodeGen_LLVM::visit(const Or *op) {
+    value = builder.CreateOr(codegen(op->a), codegen(op->b));
+}
+void CodeGen_LLVM::visit(const Not *op) {
+    value = builder.CreateNot(codegen(op->a));
+}
 
 void CodeGen_LLVM::visit(const Select *op) {
     llvm::Value *c = codegen(op->condition);
     llvm::Value *t = codegen(op->true_value), *f = codegen(op->false_value);
-    if (op->type.lanes > 1 && op->condition.type().lanes == 1) c = splat_if_vector(c, op->type.lanes);
+    if (op->type.lanes > 1 && op->condition.type().lanes == 1)
+        c = splat_if_vector(c, op->type.lanes);
     value = builder.CreateSelect(c, t, f);
 }
 
@@ -337,7 +372,8 @@ void CodeGen_LLVM::visit(const Broadcast *op) {
     value = splat_if_vector(codegen(op->value), op->lanes);
 }
 
-llvm::Value *CodeGen_LLVM::emit_math_call(Intrinsic op, Type t, const std::vector<llvm::Value *> &args) {
+llvm::Value *CodeGen_LLVM::emit_math_call(Intrinsic op, Type t,
+                                          const std::vector<llvm::Value *> &args) {
     internal_error << "codegen: no math function " << to_string(op) << " for " << to_string(t);
     return nullptr;
 }
@@ -349,19 +385,25 @@ llvm::Value *CodeGen_LLVM::codegen_buffer_field(const Call *op) {
     llvm::Type *ptr_t = llvm::PointerType::get(context, 0);
     auto field = [&](int offset) { return builder.CreateConstInBoundsGEP1_64(i8, desc, offset); };
     switch (op->intrinsic) {
-    case Intrinsic::buffer_get_host: return builder.CreateLoad(ptr_t, field(AICF_BUFFER_OFFSET_HOST));
-    case Intrinsic::buffer_get_dimensions: return builder.CreateLoad(i32, field(AICF_BUFFER_OFFSET_DIMENSIONS));
+    case Intrinsic::buffer_get_host:
+        return builder.CreateLoad(ptr_t, field(AICF_BUFFER_OFFSET_HOST));
+    case Intrinsic::buffer_get_dimensions:
+        return builder.CreateLoad(i32, field(AICF_BUFFER_OFFSET_DIMENSIONS));
     case Intrinsic::buffer_get_type_code:
         return builder.CreateZExt(builder.CreateLoad(i8, field(AICF_BUFFER_OFFSET_TYPE)), i32);
     case Intrinsic::buffer_get_type_bits:
         return builder.CreateZExt(builder.CreateLoad(i8, field(AICF_BUFFER_OFFSET_TYPE + 1)), i32);
-    default: break;
+    default:
+        break;
     }
     // min, extent and stride of dimension d: the fields of dim[d] (16 bytes each).
     llvm::Value *dims = builder.CreateLoad(ptr_t, field(AICF_BUFFER_OFFSET_DIM));
     llvm::Value *d = builder.CreateSExt(codegen(op->args[1]), llvm::Type::getInt64Ty(context));
-    llvm::Value *entry = builder.CreateInBoundsGEP(i8, dims, builder.CreateMul(d, builder.getInt64(16)));
-    int offset = op->intrinsic == Intrinsic::buffer_get_min ? 0 : op->intrinsic == Intrinsic::buffer_get_extent ? 4 : 8;
+    llvm::Value *entry =
+        builder.CreateInBoundsGEP(i8, dims, builder.CreateMul(d, builder.getInt64(16)));
+    int offset = op->intrinsic == Intrinsic::buffer_get_min      ? 0
+                 : op->intrinsic == Intrinsic::buffer_get_extent ? 4
+                                                                 : 8;
     return builder.CreateLoad(i32, builder.CreateConstInBoundsGEP1_64(i8, entry, offset));
 }
 
@@ -374,25 +416,33 @@ llvm::Value *CodeGen_LLVM::codegen_intrinsic(const Call *op) {
     case Intrinsic::buffer_get_stride:
     case Intrinsic::buffer_get_dimensions:
     case Intrinsic::buffer_get_type_code:
-    case Intrinsic::buffer_get_type_bits: return codegen_buffer_field(op);
-    case Intrinsic::likely: return codegen(op->args[0]);
-    case Intrinsic::bitwise_and: return builder.CreateAnd(codegen(op->args[0]), codegen(op->args[1]));
-    case Intrinsic::bitwise_or: return builder.CreateOr(codegen(op->args[0]), codegen(op->args[1]));
-    case Intrinsic::bitwise_xor: return builder.CreateXor(codegen(op->args[0]), codegen(op->args[1]));
-    case Intrinsic::bitwise_not: return builder.CreateNot(codegen(op->args[0]));
+    case Intrinsic::buffer_get_type_bits:
+        return codegen_buffer_field(op);
+    case Intrinsic::likely:
+        return codegen(op->args[0]);
+    case Intrinsic::bitwise_and:
+        return builder.CreateAnd(codegen(op->args[0]), codegen(op->args[1]));
+    case Intrinsic::bitwise_or:
+        return builder.CreateOr(codegen(op->args[0]), codegen(op->args[1]));
+    case Intrinsic::bitwise_xor:
+        return builder.CreateXor(codegen(op->args[0]), codegen(op->args[1]));
+    case Intrinsic::bitwise_not:
+        return builder.CreateNot(codegen(op->args[0]));
     case Intrinsic::shift_left:
     case Intrinsic::shift_right: {
         // Shifting by the width or more gives 0 (or the sign, for signed right shifts).
         llvm::Value *a = codegen(op->args[0]), *b = codegen(op->args[1]);
         llvm::Value *too_far = builder.CreateICmpUGE(b, const_int(t, t.bits));
         if (op->intrinsic == Intrinsic::shift_left) {
-            return builder.CreateSelect(too_far, llvm::Constant::getNullValue(a->getType()), builder.CreateShl(a, b));
+            return builder.CreateSelect(too_far, llvm::Constant::getNullValue(a->getType()),
+                                        builder.CreateShl(a, b));
         }
         if (t.is_int()) {
             llvm::Value *clamped = builder.CreateSelect(too_far, const_int(t, t.bits - 1), b);
             return builder.CreateAShr(a, clamped);
         }
-        return builder.CreateSelect(too_far, llvm::Constant::getNullValue(a->getType()), builder.CreateLShr(a, b));
+        return builder.CreateSelect(too_far, llvm::Constant::getNullValue(a->getType()),
+                                    builder.CreateLShr(a, b));
     }
     case Intrinsic::abs: {
         if (t.is_float()) {
@@ -413,24 +463,37 @@ llvm::Value *CodeGen_LLVM::codegen_intrinsic(const Call *op) {
         llvm::Value *m = builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a);
         return builder.CreateFCmpOEQ(m, llvm::ConstantFP::getInfinity(a->getType()));
     }
-    default: break;
+    default:
+        break;
     }
 
     // Float math: computed in float32 for 16-bit floats.
     std::vector<llvm::Value *> args;
-    for (const Expr &a : op->args) args.push_back(codegen_widened(a));
+    for (const Expr &a : op->args)
+        args.push_back(codegen_widened(a));
     Type ct = t.is_float() && t.bits == 16 ? Float(32, t.lanes) : t;
     llvm::Value *r = nullptr;
     auto unary = [&](llvm::Intrinsic::ID id) { return builder.CreateUnaryIntrinsic(id, args[0]); };
     switch (op->intrinsic) {
-    case Intrinsic::sqrt: r = unary(llvm::Intrinsic::sqrt); break;
-    case Intrinsic::rsqrt:
-        r = builder.CreateFDiv(llvm::ConstantFP::get(args[0]->getType(), 1.0), unary(llvm::Intrinsic::sqrt));
+    case Intrinsic::sqrt:
+        r = unary(llvm::Intrinsic::sqrt);
         break;
-    case Intrinsic::floor: r = unary(llvm::Intrinsic::floor); break;
-    case Intrinsic::ceil: r = unary(llvm::Intrinsic::ceil); break;
-    case Intrinsic::round: r = unary(llvm::Intrinsic::roundeven); break;
-    case Intrinsic::trunc: r = unary(llvm::Intrinsic::trunc); break;
+    case Intrinsic::rsqrt:
+        r = builder.CreateFDiv(llvm::ConstantFP::get(args[0]->getType(), 1.0),
+                               unary(llvm::Intrinsic::sqrt));
+        break;
+    case Intrinsic::floor:
+        r = unary(llvm::Intrinsic::floor);
+        break;
+    case Intrinsic::ceil:
+        r = unary(llvm::Intrinsic::ceil);
+        break;
+    case Intrinsic::round:
+        r = unary(llvm::Intrinsic::roundeven);
+        break;
+    case Intrinsic::trunc:
+        r = unary(llvm::Intrinsic::trunc);
+        break;
     case Intrinsic::fma:
         r = builder.CreateIntrinsic(llvm::Intrinsic::fma, {args[0]->getType()}, args);
         break;
@@ -445,8 +508,10 @@ llvm::Value *CodeGen_LLVM::codegen_intrinsic(const Call *op) {
         r = llvm::UndefValue::get(llvm_type_of(ct));
         for (int i = 0; i < ct.lanes; i++) {
             std::vector<llvm::Value *> lane;
-            for (llvm::Value *a : args) lane.push_back(builder.CreateExtractElement(a, uint64_t(i)));
-            r = builder.CreateInsertElement(r, emit_math_call(op->intrinsic, ct.element_of(), lane), uint64_t(i));
+            for (llvm::Value *a : args)
+                lane.push_back(builder.CreateExtractElement(a, uint64_t(i)));
+            r = builder.CreateInsertElement(r, emit_math_call(op->intrinsic, ct.element_of(), lane),
+                                            uint64_t(i));
         }
     }
     }

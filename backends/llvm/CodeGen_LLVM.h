@@ -70,11 +70,13 @@ protected:
     llvm::Value *create_alloca_at_entry(llvm::Type *t, llvm::Value *count, const std::string &name);
     // The address of element `index` of the storage `name`. `inbounds` says it lies within the
     // storage; the first lane of a masked vector access may not (its lanes there are off).
-    llvm::Value *address_of(const std::string &name, llvm::Value *index, ir::Type elem, bool inbounds = true);
+    llvm::Value *address_of(const std::string &name, llvm::Value *index, ir::Type elem,
+                            bool inbounds = true);
     // The same for an index expression: its summands are added to the base pointer one at a
     // time in 64 bits, those of outer loops first, so the part that does not change in a loop
     // is computed once outside it and the loop's own index steps a pointer.
-    llvm::Value *address_of(const std::string &name, const ir::Expr &index, ir::Type elem, bool inbounds = true);
+    llvm::Value *address_of(const std::string &name, const ir::Expr &index, ir::Type elem,
+                            bool inbounds = true);
     // How many loops enclose the definition of each variable (0 outside all loops), and the
     // number of loops open now.
     ir::Scope<int> definition_depth;
@@ -82,8 +84,8 @@ protected:
     int depth_of(const ir::Expr &e) const;
     // The values of the enclosing lets, and the summands of an index through them.
     ir::Scope<ir::Expr> let_values;
-    void collect_summands(const ir::Expr &e, bool negate, std::vector<std::pair<ir::Expr, bool>> &out,
-                          int depth = 0) const;
+    void collect_summands(const ir::Expr &e, bool negate,
+                          std::vector<std::pair<ir::Expr, bool>> &out, int depth = 0) const;
     bool expandable(const std::string &name) const;
 
     // Type-based alias metadata that tells LLVM that accesses of differently named storage
@@ -102,11 +104,11 @@ protected:
     bool outer_loops_stay_rolled = false;
     ir::Scope<int> stack_storage;
     // Tags a load, store or masked access of `name` (when tagging is on); returns it.
-    template <typename I>
-    I *tag_access(I *inst, const std::string &name) {
+    template <typename I> I *tag_access(I *inst, const std::string &name) {
         if (tag_accesses_by_storage)
-            inst->setMetadata(llvm::LLVMContext::MD_tbaa,
-                              storage_tbaa_tag(stack_storage.contains(name) ? std::string(" stack") : name));
+            inst->setMetadata(
+                llvm::LLVMContext::MD_tbaa,
+                storage_tbaa_tag(stack_storage.contains(name) ? std::string(" stack") : name));
         return inst;
     }
 

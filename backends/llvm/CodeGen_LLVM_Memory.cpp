@@ -25,7 +25,8 @@ llvm::MDNode *CodeGen_LLVM::storage_tbaa_tag(const std::string &name) {
     return tag;
 }
 
-llvm::Value *CodeGen_LLVM::address_of(const std::string &name, llvm::Value *index, Type elem, bool inbounds) {
+llvm::Value *CodeGen_LLVM::address_of(const std::string &name, llvm::Value *index, Type elem,
+                                      bool inbounds) {
     const llvm::Value *const *base = symbols.find(name);
     internal_assert(base) << "codegen: no storage named " << name;
     llvm::Value *idx = builder.CreateSExt(index, llvm::Type::getInt64Ty(context));
@@ -57,8 +58,8 @@ bool CodeGen_LLVM::expandable(const std::string &name) const {
 // bound to a sum (by common subexpression elimination, say) counts as that sum, so that the
 // same element reached through the variable and through the sum gets the same address
 // computation, which alias analysis then recognizes.
-void CodeGen_LLVM::collect_summands(const Expr &e, bool negate, std::vector<std::pair<Expr, bool>> &out,
-                                    int depth) const {
+void CodeGen_LLVM::collect_summands(const Expr &e, bool negate,
+                                    std::vector<std::pair<Expr, bool>> &out, int depth) const {
     if (const Add *a = e.as<Add>()) {
         collect_summands(a->a, negate, out, depth);
         collect_summands(a->b, negate, out, depth);
@@ -72,7 +73,8 @@ void CodeGen_LLVM::collect_summands(const Expr &e, bool negate, std::vector<std:
     }
 }
 
-llvm::Value *CodeGen_LLVM::address_of(const std::string &name, const Expr &index, Type elem, bool inbounds) {
+llvm::Value *CodeGen_LLVM::address_of(const std::string &name, const Expr &index, Type elem,
+                                      bool inbounds) {
     std::vector<std::pair<Expr, bool>> summands;
     // Signed 32-bit index arithmetic does not overflow, so the sum may be taken in 64 bits.
     if (index.type() == Int(32)) collect_summands(index, false, summands);
@@ -80,7 +82,8 @@ llvm::Value *CodeGen_LLVM::address_of(const std::string &name, const Expr &index
     const llvm::Value *const *base = symbols.find(name);
     internal_assert(base) << "codegen: no storage named " << name;
     std::vector<std::pair<int, size_t>> order;
-    for (size_t i = 0; i < summands.size(); i++) order.emplace_back(depth_of(summands[i].first), i);
+    for (size_t i = 0; i < summands.size(); i++)
+        order.emplace_back(depth_of(summands[i].first), i);
     std::stable_sort(order.begin(), order.end());
     llvm::Type *i64 = llvm::Type::getInt64Ty(context), *elem_type = llvm_type_of(elem.element_of());
     llvm::Value *ptr = const_cast<llvm::Value *>(*base);
@@ -112,7 +115,8 @@ void CodeGen_LLVM::visit(const Load *op) {
         if (is_true(op->predicate)) {
             value = tag_access(builder.CreateAlignedLoad(llvm_type_of(t), ptr, align), op->name);
         } else {
-            value = tag_access(builder.CreateMaskedLoad(llvm_type_of(t), ptr, align, codegen(op->predicate),
+            value = tag_access(builder.CreateMaskedLoad(llvm_type_of(t), ptr, align,
+                                                        codegen(op->predicate),
                                                         llvm::UndefValue::get(llvm_type_of(t))),
                                op->name);
         }
@@ -120,7 +124,8 @@ void CodeGen_LLVM::visit(const Load *op) {
     }
     if (const Broadcast *b = op->index.as<Broadcast>(); b && is_true(op->predicate)) {
         llvm::Value *ptr = address_of(op->name, b->value, t);
-        value = splat_if_vector(tag_access(builder.CreateAlignedLoad(elem, ptr, align), op->name), t.lanes);
+        value = splat_if_vector(tag_access(builder.CreateAlignedLoad(elem, ptr, align), op->name),
+                                t.lanes);
         return;
     }
     // A gather, one lane at a time; masked-off lanes are not read.
@@ -153,8 +158,10 @@ void CodeGen_LLVM::visit(const Store *op) {
     llvm::Value *v = codegen(op->value);
     llvm::Align align(t.element_of().bytes());
     if (t.lanes == 1) {
-        internal_assert(is_true(op->predicate)) << "codegen: predicated scalar store to " << op->name;
-        tag_access(builder.CreateAlignedStore(v, address_of(op->name, op->index, t), align), op->name);
+        internal_assert(is_true(op->predicate))
+            << "codegen: predicated scalar store to " << op->name;
+        tag_access(builder.CreateAlignedStore(v, address_of(op->name, op->index, t), align),
+                   op->name);
         return;
     }
     const Ramp *ramp = op->index.as<Ramp>();
@@ -176,7 +183,9 @@ void CodeGen_LLVM::visit(const Store *op) {
         builder.CreateCondBr(lane_on, store_bb, after);
         builder.SetInsertPoint(store_bb);
         llvm::Value *idx = builder.CreateExtractElement(indices, uint64_t(i));
-        tag_access(builder.CreateAlignedStore(builder.CreateExtractElement(v, uint64_t(i)), address_of(op->name, idx, t), align), op->name);
+        tag_access(builder.CreateAlignedStore(builder.CreateExtractElement(v, uint64_t(i)),
+                                              address_of(op->name, idx, t), align),
+                   op->name);
         builder.CreateBr(after);
         builder.SetInsertPoint(after);
     }
@@ -192,11 +201,13 @@ void CodeGen_LLVM::visit(const Allocate *op) {
     llvm::Value *count = llvm::ConstantInt::get(i64, 1);
     for (const Expr &e : op->extents) {
         llvm::Value *ex = builder.CreateSExt(codegen(e), i64);
-        ex = builder.CreateSelect(builder.CreateICmpSLT(ex, builder.getInt64(0)), builder.getInt64(0), ex);
+        ex = builder.CreateSelect(builder.CreateICmpSLT(ex, builder.getInt64(0)),
+                                  builder.getInt64(0), ex);
         // Saturate instead of wrapping, so an absurd size is caught below.
         llvm::Value *limit = builder.getInt64(int64_t(1) << 40);
-        count = builder.CreateMul(builder.CreateSelect(builder.CreateICmpUGT(count, limit), limit, count),
-                                  builder.CreateSelect(builder.CreateICmpUGT(ex, limit), limit, ex));
+        count = builder.CreateMul(
+            builder.CreateSelect(builder.CreateICmpUGT(count, limit), limit, count),
+            builder.CreateSelect(builder.CreateICmpUGT(ex, limit), limit, ex));
     }
     // Flat indices are int32: an allocation holds at most 2^31 - 1 elements.
     llvm::BasicBlock *too_big = llvm::BasicBlock::Create(context, "allocation_too_large", function);
@@ -229,7 +240,8 @@ void CodeGen_LLVM::visit(const Allocate *op) {
         // Aligned to the widest vector that accesses it (at most a cache line), as heap storage
         // is: a vector at a multiple of its width then never straddles two cache lines.
         uint64_t widest = uint64_t(lanes) * uint64_t(op->type.bytes());
-        uint64_t align = std::max<uint64_t>(op->type.bytes(), std::min<uint64_t>(64, llvm::PowerOf2Ceil(widest)));
+        uint64_t align = std::max<uint64_t>(op->type.bytes(),
+                                            std::min<uint64_t>(64, llvm::PowerOf2Ceil(widest)));
         llvm::cast<llvm::AllocaInst>(ptr)->setAlignment(llvm::Align(align));
     }
     {

@@ -35,13 +35,16 @@ void CodeGen_LLVM::visit(const AssertStmt *op) {
     internal_assert(name) << "codegen: runtime_error without a name";
     std::vector<llvm::Value *> values;
     for (size_t i = 2; i < msg->args.size(); i++) {
-        values.push_back(builder.CreateSExt(codegen(msg->args[i]), llvm::Type::getInt64Ty(context)));
+        values.push_back(
+            builder.CreateSExt(codegen(msg->args[i]), llvm::Type::getInt64Ty(context)));
     }
     emit_runtime_error(kind, name->value, values);
     builder.SetInsertPoint(ok);
 }
 
-void CodeGen_LLVM::visit(const ProducerConsumer *op) { codegen(op->body); }
+void CodeGen_LLVM::visit(const ProducerConsumer *op) {
+    codegen(op->body);
+}
 
 void CodeGen_LLVM::visit(const For *op) {
     llvm::Value *min = codegen(op->min), *extent = codegen(op->extent);
@@ -67,7 +70,8 @@ void CodeGen_LLVM::visit(const For *op) {
         visit_each<For>(op->body, [&](const For *) { contains_loop = true; });
         if (contains_loop) {
             // A distinct loop ID (its first operand is itself), then the property.
-            llvm::MDNode *disable = llvm::MDNode::get(context, llvm::MDString::get(context, "llvm.loop.unroll.disable"));
+            llvm::MDNode *disable = llvm::MDNode::get(
+                context, llvm::MDString::get(context, "llvm.loop.unroll.disable"));
             llvm::MDNode *id = llvm::MDNode::getDistinct(context, {nullptr, disable});
             id->replaceOperandWith(0, id);
             latch->setMetadata(llvm::LLVMContext::MD_loop, id);
@@ -96,7 +100,9 @@ void CodeGen_LLVM::visit(const IfThenElse *op) {
     builder.SetInsertPoint(after);
 }
 
-void CodeGen_LLVM::visit(const Evaluate *op) { codegen(op->value); }
+void CodeGen_LLVM::visit(const Evaluate *op) {
+    codegen(op->value);
+}
 
 } // namespace backends
 } // namespace aicf

@@ -46,7 +46,9 @@ namespace {
 
 const char *const ptx_triple = "nvptx64-nvidia-cuda";
 
-bool file_exists(const std::string &path) { return !path.empty() && access(path.c_str(), R_OK) == 0; }
+bool file_exists(const std::string &path) {
+    return !path.empty() && access(path.c_str(), R_OK) == 0;
+}
 
 // libdevice: AICF_LIBDEVICE, then the toolkit found at configure time, then the usual place.
 std::string find_libdevice() {
@@ -61,7 +63,8 @@ std::string find_libdevice() {
 std::string find_ptxas() {
     if (const char *env = std::getenv("AICF_PTXAS"); env && *env) return env;
 #ifdef AICF_CUDA_BIN_DIR
-    if (file_exists(std::string(AICF_CUDA_BIN_DIR) + "/ptxas")) return std::string(AICF_CUDA_BIN_DIR) + "/ptxas";
+    if (file_exists(std::string(AICF_CUDA_BIN_DIR) + "/ptxas"))
+        return std::string(AICF_CUDA_BIN_DIR) + "/ptxas";
 #endif
     if (file_exists("/usr/local/cuda/bin/ptxas")) return "/usr/local/cuda/bin/ptxas";
     if (const char *path = std::getenv("PATH")) {
@@ -88,8 +91,9 @@ public:
         llvm::Type *global_ptr = llvm::PointerType::get(context, 1);
         std::vector<llvm::Type *> params;
         for (const lowering::KernelArgument &a : k.args) {
-            params.push_back(a.is_buffer ? global_ptr
-                                         : a.type.is_bool() ? builder.getInt8Ty() : llvm_type_of(a.type));
+            params.push_back(a.is_buffer        ? global_ptr
+                             : a.type.is_bool() ? builder.getInt8Ty()
+                                                : llvm_type_of(a.type));
         }
         auto *type = llvm::FunctionType::get(builder.getVoidTy(), params, false);
         function = llvm::Function::Create(type, llvm::Function::ExternalLinkage, k.name, module);
@@ -126,7 +130,8 @@ public:
         // it will be launched with.
         llvm::NamedMDNode *annotations = module.getOrInsertNamedMetadata("nvvm.annotations");
         auto annotate = [&](const char *key, int value) {
-            llvm::Metadata *md[] = {llvm::ValueAsMetadata::get(function), llvm::MDString::get(context, key),
+            llvm::Metadata *md[] = {llvm::ValueAsMetadata::get(function),
+                                    llvm::MDString::get(context, key),
                                     llvm::ConstantAsMetadata::get(builder.getInt32(value))};
             annotations->addOperand(llvm::MDNode::get(context, md));
         };
@@ -144,7 +149,8 @@ private:
 
     // The dynamic shared memory array, shared by every kernel of the module.
     llvm::Value *shared_memory() {
-        if (llvm::GlobalVariable *g = module.getGlobalVariable(lowering::kSharedMemoryName)) return g;
+        if (llvm::GlobalVariable *g = module.getGlobalVariable(lowering::kSharedMemoryName))
+            return g;
         auto *type = llvm::ArrayType::get(builder.getInt8Ty(), 0);
         auto *g = new llvm::GlobalVariable(module, type, false, llvm::GlobalValue::ExternalLinkage,
                                            nullptr, lowering::kSharedMemoryName, nullptr,
@@ -162,10 +168,12 @@ private:
         };
         switch (op->intrinsic) {
         case Intrinsic::gpu_thread_index:
-            return special({llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y,
+            return special({llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x,
+                            llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y,
                             llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z});
         case Intrinsic::gpu_block_index:
-            return special({llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+            return special({llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
+                            llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
                             llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z});
         case Intrinsic::gpu_barrier:
             builder.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
@@ -174,9 +182,11 @@ private:
         case Intrinsic::device_malloc:
         case Intrinsic::device_free:
         case Intrinsic::buffer_copy_to_host:
-            internal_error << "kernel " << kernel_name << " contains the host operation " << to_string(op->intrinsic);
+            internal_error << "kernel " << kernel_name << " contains the host operation "
+                           << to_string(op->intrinsic);
             return nullptr;
-        default: return nullptr;
+        default:
+            return nullptr;
         }
     }
 
@@ -186,7 +196,8 @@ private:
     static int wide_alignment(Type t) {
         int64_t bytes = int64_t(t.bytes()) * t.lanes;
         int64_t align = 1;
-        while (align < 16 && bytes % (align * 2) == 0) align *= 2;
+        while (align < 16 && bytes % (align * 2) == 0)
+            align *= 2;
         return int(align);
     }
     bool is_dense(const Expr &index, const Expr &predicate, Type t) const {
@@ -201,11 +212,10 @@ private:
     static bool in_kernel_array(llvm::Value *ptr) {
         return llvm::isa<llvm::AllocaInst>(llvm::getUnderlyingObject(ptr));
     }
-    template <typename F>
-    void if_aligned(llvm::Value *ptr, int align, F &&access) {
+    template <typename F> void if_aligned(llvm::Value *ptr, int align, F &&access) {
         llvm::Value *address = builder.CreatePtrToInt(ptr, builder.getInt64Ty());
-        llvm::Value *aligned = builder.CreateICmpEQ(builder.CreateAnd(address, builder.getInt64(align - 1)),
-                                                    builder.getInt64(0));
+        llvm::Value *aligned = builder.CreateICmpEQ(
+            builder.CreateAnd(address, builder.getInt64(align - 1)), builder.getInt64(0));
         llvm::BasicBlock *wide = llvm::BasicBlock::Create(context, "aligned", function);
         llvm::BasicBlock *narrow = llvm::BasicBlock::Create(context, "unaligned", function);
         llvm::BasicBlock *after = llvm::BasicBlock::Create(context, "accessed", function);
@@ -245,7 +255,8 @@ private:
             llvm::Value *v = llvm::UndefValue::get(llvm_type_of(t));
             for (int i = 0; i < t.lanes; i++) {
                 llvm::Value *lane = builder.CreateConstInBoundsGEP1_64(elem, ptr, uint64_t(i));
-                v = builder.CreateInsertElement(v, builder.CreateAlignedLoad(elem, lane, llvm::Align(t.bytes())), uint64_t(i));
+                v = builder.CreateInsertElement(
+                    v, builder.CreateAlignedLoad(elem, lane, llvm::Align(t.bytes())), uint64_t(i));
             }
             return v;
         });
@@ -271,14 +282,16 @@ private:
             }
             for (int i = 0; i < t.lanes; i++) {
                 llvm::Value *lane = builder.CreateConstInBoundsGEP1_64(elem, ptr, uint64_t(i));
-                builder.CreateAlignedStore(builder.CreateExtractElement(v, uint64_t(i)), lane, llvm::Align(t.bytes()));
+                builder.CreateAlignedStore(builder.CreateExtractElement(v, uint64_t(i)), lane,
+                                           llvm::Align(t.bytes()));
             }
             return nullptr;
         });
     }
 
     // A failed check inside a kernel stops it: the launch reports an error.
-    void emit_runtime_error(RuntimeErrorKind, const std::string &, const std::vector<llvm::Value *> &) override {
+    void emit_runtime_error(RuntimeErrorKind, const std::string &,
+                            const std::vector<llvm::Value *> &) override {
         builder.CreateIntrinsic(llvm::Intrinsic::trap, {}, {});
         builder.CreateRetVoid();
     }
@@ -289,20 +302,33 @@ private:
     }
     void emit_heap_free(llvm::Value *) override {}
 
-    llvm::Value *emit_math_call(Intrinsic op, Type t, const std::vector<llvm::Value *> &args) override {
+    llvm::Value *emit_math_call(Intrinsic op, Type t,
+                                const std::vector<llvm::Value *> &args) override {
         bool f32 = t.bits == 32;
         const char *name = nullptr;
         switch (op) {
-        case Intrinsic::exp: name = f32 ? "__nv_expf" : "__nv_exp"; break;
-        case Intrinsic::log: name = f32 ? "__nv_logf" : "__nv_log"; break;
-        case Intrinsic::tanh: name = f32 ? "__nv_tanhf" : "__nv_tanh"; break;
-        case Intrinsic::erf: name = f32 ? "__nv_erff" : "__nv_erf"; break;
-        case Intrinsic::pow: name = f32 ? "__nv_powf" : "__nv_pow"; break;
-        default: return CodeGen_LLVM::emit_math_call(op, t, args);
+        case Intrinsic::exp:
+            name = f32 ? "__nv_expf" : "__nv_exp";
+            break;
+        case Intrinsic::log:
+            name = f32 ? "__nv_logf" : "__nv_log";
+            break;
+        case Intrinsic::tanh:
+            name = f32 ? "__nv_tanhf" : "__nv_tanh";
+            break;
+        case Intrinsic::erf:
+            name = f32 ? "__nv_erff" : "__nv_erf";
+            break;
+        case Intrinsic::pow:
+            name = f32 ? "__nv_powf" : "__nv_pow";
+            break;
+        default:
+            return CodeGen_LLVM::emit_math_call(op, t, args);
         }
         llvm::Type *ft = args[0]->getType();
         std::vector<llvm::Type *> types(args.size(), ft);
-        llvm::FunctionCallee f = module.getOrInsertFunction(name, llvm::FunctionType::get(ft, types, false));
+        llvm::FunctionCallee f =
+            module.getOrInsertFunction(name, llvm::FunctionType::get(ft, types, false));
         return builder.CreateCall(f, args);
     }
 };
@@ -330,7 +356,8 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const Target &t) {
 
 void link_libdevice(llvm::Module &module) {
     bool needs = false;
-    for (const llvm::Function &f : module) needs = needs || (f.isDeclaration() && f.getName().starts_with("__nv_"));
+    for (const llvm::Function &f : module)
+        needs = needs || (f.isDeclaration() && f.getName().starts_with("__nv_"));
     if (!needs) return;
     std::string path = find_libdevice();
     user_assert(!path.empty())
@@ -342,12 +369,14 @@ void link_libdevice(llvm::Module &module) {
     auto lib = llvm::parseBitcodeFile((*buffer)->getMemBufferRef(), module.getContext());
     if (!lib) {
         std::string message;
-        llvm::handleAllErrors(lib.takeError(), [&](const llvm::ErrorInfoBase &e) { message = e.message(); });
+        llvm::handleAllErrors(lib.takeError(),
+                              [&](const llvm::ErrorInfoBase &e) { message = e.message(); });
         user_error << "Cannot parse libdevice at " << path << ": " << message;
     }
     (*lib)->setTargetTriple(module.getTargetTriple());
     (*lib)->setDataLayout(module.getDataLayout());
-    bool failed = llvm::Linker::linkModules(module, std::move(*lib), llvm::Linker::Flags::LinkOnlyNeeded);
+    bool failed =
+        llvm::Linker::linkModules(module, std::move(*lib), llvm::Linker::Flags::LinkOnlyNeeded);
     internal_assert(!failed) << "linking libdevice failed";
     // What came from libdevice is private to this module, so it can be inlined and dropped.
     for (llvm::Function &f : module) {
@@ -356,17 +385,19 @@ void link_libdevice(llvm::Module &module) {
     }
 }
 
-
 } // namespace
 
 std::string compile_kernels_to_ptx(const std::vector<lowering::LoweredKernel> &kernels,
                                    const Target &target) {
-    user_assert(target.has_cuda()) << "compile_to_ptx needs a target with a GPU (e.g. host-cuda-sm_80), not "
-                                   << target.to_string() << ".";
-    PhaseTimer timer("PTX of " + (kernels.empty() ? std::string("no kernels") : kernels[0].name) +
-                     (kernels.size() > 1 ? " and " + std::to_string(kernels.size() - 1) + " more kernels" : ""));
+    user_assert(target.has_cuda())
+        << "compile_to_ptx needs a target with a GPU (e.g. host-cuda-sm_80), not "
+        << target.to_string() << ".";
+    PhaseTimer timer(
+        "PTX of " + (kernels.empty() ? std::string("no kernels") : kernels[0].name) +
+        (kernels.size() > 1 ? " and " + std::to_string(kernels.size() - 1) + " more kernels" : ""));
     std::string names;
-    for (const lowering::LoweredKernel &k : kernels) names += (names.empty() ? "" : ", ") + k.name;
+    for (const lowering::LoweredKernel &k : kernels)
+        names += (names.empty() ? "" : ", ") + k.name;
     LLVMErrorScope scope("the kernels " + names + " for " + arch_name(target));
     llvm::LLVMContext context;
     auto module = std::make_unique<llvm::Module>("aicf_kernels", context);
@@ -382,7 +413,8 @@ std::string compile_kernels_to_ptx(const std::vector<lowering::LoweredKernel> &k
     }
     std::string errors;
     llvm::raw_string_ostream os(errors);
-    if (llvm::verifyModule(*module, &os)) internal_error << "generated kernels do not verify:\n" << os.str();
+    if (llvm::verifyModule(*module, &os))
+        internal_error << "generated kernels do not verify:\n" << os.str();
     timer.phase("LLVM IR");
     link_libdevice(*module);
     timer.phase("libdevice");
@@ -409,19 +441,25 @@ std::string KernelResources::to_string() const {
     return s.str();
 }
 
-bool ptxas_available() { return !find_ptxas().empty(); }
-bool libdevice_available() { return file_exists(find_libdevice()); }
+bool ptxas_available() {
+    return !find_ptxas().empty();
+}
+bool libdevice_available() {
+    return file_exists(find_libdevice());
+}
 
 std::vector<KernelResources> assemble_ptx(const std::string &ptx, const std::string &arch) {
     std::string ptxas = find_ptxas();
-    user_assert(!ptxas.empty()) << "ptxas was not found: install the CUDA toolkit, or set AICF_PTXAS.";
+    user_assert(!ptxas.empty())
+        << "ptxas was not found: install the CUDA toolkit, or set AICF_PTXAS.";
     char dir_template[] = "/tmp/aicf_ptx_XXXXXX";
     char *dir = mkdtemp(dir_template);
     internal_assert(dir) << "cannot create a temporary directory";
-    std::string input = std::string(dir) + "/kernels.ptx", output = std::string(dir) + "/kernels.cubin",
-                log = std::string(dir) + "/ptxas.log";
+    std::string input = std::string(dir) + "/kernels.ptx",
+                output = std::string(dir) + "/kernels.cubin", log = std::string(dir) + "/ptxas.log";
     std::ofstream(input) << ptx;
-    std::string command = "'" + ptxas + "' -v -arch=" + arch + " -o '" + output + "' '" + input + "' > '" + log + "' 2>&1";
+    std::string command = "'" + ptxas + "' -v -arch=" + arch + " -o '" + output + "' '" + input +
+                          "' > '" + log + "' 2>&1";
     int status = std::system(command.c_str());
     std::ifstream in(log);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -444,13 +482,17 @@ std::vector<KernelResources> assemble_ptx(const std::string &ptx, const std::str
         }
         if (result.empty()) continue;
         KernelResources &r = result.back();
-        if (std::regex_search(line, m, std::regex("(\\d+) bytes stack frame, (\\d+) bytes spill stores, (\\d+) bytes spill loads"))) {
+        if (std::regex_search(line, m,
+                              std::regex("(\\d+) bytes stack frame, (\\d+) bytes spill stores, "
+                                         "(\\d+) bytes spill loads"))) {
             r.stack_frame_bytes = std::stoi(m[1]);
             r.spill_store_bytes = std::stoi(m[2]);
             r.spill_load_bytes = std::stoi(m[3]);
         }
-        if (std::regex_search(line, m, std::regex("Used (\\d+) registers"))) r.registers = std::stoi(m[1]);
-        if (std::regex_search(line, m, std::regex("(\\d+) bytes smem"))) r.static_shared_bytes = std::stoi(m[1]);
+        if (std::regex_search(line, m, std::regex("Used (\\d+) registers")))
+            r.registers = std::stoi(m[1]);
+        if (std::regex_search(line, m, std::regex("(\\d+) bytes smem")))
+            r.static_shared_bytes = std::stoi(m[1]);
     }
     return result;
 }

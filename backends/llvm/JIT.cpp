@@ -21,8 +21,8 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <iostream>
 #include <dlfcn.h>
+#include <iostream>
 #include <mutex>
 #include <sstream>
 
@@ -33,7 +33,8 @@ namespace {
 
 std::string take_error(llvm::Error e) {
     std::string s;
-    llvm::handleAllErrors(std::move(e), [&](const llvm::ErrorInfoBase &info) { s += info.message(); });
+    llvm::handleAllErrors(std::move(e),
+                          [&](const llvm::ErrorInfoBase &info) { s += info.message(); });
     return s;
 }
 
@@ -60,7 +61,8 @@ private:
         if (!jtmb) internal_error << "cannot detect the host CPU: " << take_error(jtmb.takeError());
         jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
         auto tm = jtmb->createTargetMachine();
-        if (!tm) internal_error << "cannot create a host target machine: " << take_error(tm.takeError());
+        if (!tm)
+            internal_error << "cannot create a host target machine: " << take_error(tm.takeError());
         target_machine = std::move(*tm);
         auto built = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
         if (!built) internal_error << "cannot create the JIT: " << take_error(built.takeError());
@@ -92,7 +94,6 @@ private:
         }
     }
 };
-
 
 class JITPipeline : public CompiledPipeline {
 public:
@@ -127,9 +128,10 @@ namespace {
 
 // The host module of a pipeline, optimized for this CPU as the JIT compiles it. The caller
 // holds the JIT's lock.
-std::unique_ptr<llvm::Module> optimized_host_module(HostJIT &host, const lowering::LoweredPipeline &p,
-                                                    const std::string &name, llvm::LLVMContext &context,
-                                                    PhaseTimer &timer) {
+std::unique_ptr<llvm::Module> optimized_host_module(HostJIT &host,
+                                                    const lowering::LoweredPipeline &p,
+                                                    const std::string &name,
+                                                    llvm::LLVMContext &context, PhaseTimer &timer) {
     std::unique_ptr<llvm::Module> module = compile_host_module(p, name, context);
     module->setDataLayout(host.jit->getDataLayout());
     module->setTargetTriple(host.target_machine->getTargetTriple().str());
@@ -145,12 +147,13 @@ std::string host_assembly(const lowering::LoweredPipeline &p) {
     std::lock_guard<std::mutex> guard(host.lock);
     LLVMErrorScope scope("the host code of pipeline " + p.name);
     PhaseTimer timer("host assembly of " + p.name);
-    std::unique_ptr<llvm::Module> module = optimized_host_module(host, p, "aicf_" + p.name, context, timer);
+    std::unique_ptr<llvm::Module> module =
+        optimized_host_module(host, p, "aicf_" + p.name, context, timer);
     llvm::SmallString<0> text;
     llvm::raw_svector_ostream out(text);
     llvm::legacy::PassManager passes;
-    bool unsupported = host.target_machine->addPassesToEmitFile(passes, out, nullptr,
-                                                                llvm::CodeGenFileType::AssemblyFile);
+    bool unsupported = host.target_machine->addPassesToEmitFile(
+        passes, out, nullptr, llvm::CodeGenFileType::AssemblyFile);
     internal_assert(!unsupported) << "the host target machine cannot emit assembly";
     passes.run(*module);
     timer.phase("assembly");
@@ -174,7 +177,8 @@ std::vector<runtime::CompiledKernel> compiled_kernels(const lowering::LoweredPip
     for (const lowering::LoweredKernel &k : p.kernels) {
         auto ir = std::make_shared<const lowering::LoweredKernel>(k);
         Target target = p.target;
-        runtime::CompiledKernel c(ir, [ir, target] { return compile_kernels_to_ptx({*ir}, target); });
+        runtime::CompiledKernel c(ir,
+                                  [ir, target] { return compile_kernels_to_ptx({*ir}, target); });
         c.name = k.name;
         c.id = k.id;
         c.funcs = k.funcs;
@@ -212,7 +216,8 @@ std::shared_ptr<CompiledPipeline> jit_compile(const lowering::LoweredPipeline &p
 
     auto &dylib = host.jit->getMainJITDylib();
     llvm::orc::ResourceTrackerSP tracker = dylib.createResourceTracker();
-    if (auto err = host.jit->addIRModule(tracker, llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
+    if (auto err = host.jit->addIRModule(
+            tracker, llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
         internal_error << "JIT: " << take_error(std::move(err));
     }
     auto symbol = host.jit->lookup(name);
@@ -251,9 +256,10 @@ void check_with_ptxas(const lowering::LoweredPipeline &p) {
 }
 
 std::string resource_report(const lowering::LoweredPipeline &p) {
-    user_assert(p.target.has_cuda()) << "kernel_resources needs a target with a GPU, not "
-                                     << p.target.to_string() << ".";
-    std::string arch = "sm_" + std::to_string(p.target.cuda_capability()) + (p.target.is_arch_specific() ? "a" : "");
+    user_assert(p.target.has_cuda())
+        << "kernel_resources needs a target with a GPU, not " << p.target.to_string() << ".";
+    std::string arch = "sm_" + std::to_string(p.target.cuda_capability()) +
+                       (p.target.is_arch_specific() ? "a" : "");
     std::string text;
     for (const KernelResources &r : assemble_ptx(compile_kernels_to_ptx(p.kernels, p.target), arch))
         text += r.to_string() + "\n";
@@ -278,11 +284,13 @@ public:
         if (what == detail::LoweredText::HostAssembly) return host_assembly(p);
         if (what == detail::LoweredText::LoopNest) {
             std::string text = p.loop_nest;
-            for (const lowering::LoweredKernel &k : p.kernels) text += lowering::kernel_launch_shape(k);
+            for (const lowering::LoweredKernel &k : p.kernels)
+                text += lowering::kernel_launch_shape(k);
             return text;
         }
         std::string text = ir::to_string(p.body);
-        for (const lowering::LoweredKernel &k : p.kernels) text += "\n" + lowering::describe_kernel(k);
+        for (const lowering::LoweredKernel &k : p.kernels)
+            text += "\n" + lowering::describe_kernel(k);
         return text;
     }
 };

@@ -21,7 +21,9 @@ thread_local const LLVMErrorScope *innermost = nullptr;
     throw InternalError(reason); // not reached: internal_error throws
 }
 
-[[noreturn]] void on_bad_alloc(void *, const char *, bool) { throw std::bad_alloc(); }
+[[noreturn]] void on_bad_alloc(void *, const char *, bool) {
+    throw std::bad_alloc();
+}
 
 } // namespace
 
@@ -33,11 +35,17 @@ void install_llvm_error_handlers() {
     });
 }
 
-LLVMErrorScope::LLVMErrorScope(std::string w) : what(std::move(w)), outer(innermost) { innermost = this; }
+LLVMErrorScope::LLVMErrorScope(std::string w) : what(std::move(w)), outer(innermost) {
+    innermost = this;
+}
 
-LLVMErrorScope::~LLVMErrorScope() { innermost = outer; }
+LLVMErrorScope::~LLVMErrorScope() {
+    innermost = outer;
+}
 
-std::string describe_llvm_work() { return innermost ? innermost->what : std::string("LLVM work"); }
+std::string describe_llvm_work() {
+    return innermost ? innermost->what : std::string("LLVM work");
+}
 
 } // namespace backends
 } // namespace aicf

@@ -31,14 +31,15 @@ struct KernelParameter {
 class CompiledKernel {
 public:
     // `make_ptx` makes the kernel's PTX when a GPU first needs it.
-    CompiledKernel(std::shared_ptr<const lowering::LoweredKernel> ir, std::function<std::string()> make_ptx);
+    CompiledKernel(std::shared_ptr<const lowering::LoweredKernel> ir,
+                   std::function<std::string()> make_ptx);
 
-    std::string name;                  // unique within its pipeline
-    uint64_t id = 0;                   // unique in the process (devices cache loaded code by it)
-    std::vector<std::string> funcs;    // the Funcs it computes, for messages
+    std::string name;               // unique within its pipeline
+    uint64_t id = 0;                // unique in the process (devices cache loaded code by it)
+    std::vector<std::string> funcs; // the Funcs it computes, for messages
     std::array<int, 3> threads{{1, 1, 1}}; // block shape
-    int64_t shared_bytes = 0;          // dynamic shared memory per block
-    int min_compute_capability = 0;    // of the GPU it was compiled for (10 * major + minor)
+    int64_t shared_bytes = 0;              // dynamic shared memory per block
+    int min_compute_capability = 0;        // of the GPU it was compiled for (10 * major + minor)
     std::vector<KernelParameter> params;
 
     // The kernel in PTX (compiled once, on the first call; thread-safe).

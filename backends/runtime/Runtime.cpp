@@ -1,8 +1,8 @@
 #include "backends/runtime/Runtime.h"
 
 #include "backends/runtime/Device.h"
-#include "dsl/base/Error.h"
 #include "dsl/HostMemory.h"
+#include "dsl/base/Error.h"
 
 #include "dsl/ir/IR.h"
 #include "dsl/ir/Type.h"
@@ -55,7 +55,8 @@ void RunContext::forget(void *p) {
 
 RunContext::~RunContext() {
     for (auto &list : allocations)
-        for (void *p : list->live) host_free(p);
+        for (void *p : list->live)
+            host_free(p);
     for (void *p : live_device_buffers) {
         auto *b = static_cast<aicf_buffer_t *>(p);
         auto *mem = static_cast<const aicf_device_interface_t *>(b->device_interface);
@@ -76,8 +77,7 @@ int32_t record_error(void *ctx, const std::string &message) {
 // Runs the body of a function that compiled code calls, so that no exception crosses into
 // compiled code (which has no way to pass one on): an error, a failed allocation included,
 // becomes the run's error message and a nonzero code. `what` says what was running.
-template <typename F>
-int32_t at_c_boundary(void *ctx, const char *what, F &&body) {
+template <typename F> int32_t at_c_boundary(void *ctx, const char *what, F &&body) {
     try {
         return body();
     } catch (const Error &e) {
@@ -115,13 +115,17 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
         break;
     case ir::RuntimeErrorKind::OutputTooSmall:
         s << "Buffer " << n << " is too small: dimension " << v[0] << " must cover [" << v[1]
-          << ", " << v[2] << "], but it covers [" << v[3] << ", " << v[4] << "]. The schedule of " << n
-          << " writes whole tiles: a split with ShiftInwards needs an extent of at least its factor, and "
-          << "RoundUp writes up to a multiple of it. Split with GuardWithIf, or by a smaller factor.";
+          << ", " << v[2] << "], but it covers [" << v[3] << ", " << v[4] << "]. The schedule of "
+          << n
+          << " writes whole tiles: a split with ShiftInwards needs an extent of at least its "
+             "factor, and "
+          << "RoundUp writes up to a multiple of it. Split with GuardWithIf, or by a smaller "
+             "factor.";
         break;
     case ir::RuntimeErrorKind::InputTooSmall: {
         size_t sep = n.find('\x1f');
-        std::string buffer = n.substr(0, sep), readers = sep == std::string::npos ? "" : n.substr(sep + 1);
+        std::string buffer = n.substr(0, sep),
+                    readers = sep == std::string::npos ? "" : n.substr(sep + 1);
         s << "Buffer " << buffer << " is too small: dimension " << v[0] << " must cover [" << v[1]
           << ", " << v[2] << "], but it covers [" << v[3] << ", " << v[4] << "].";
         if (!readers.empty()) {
@@ -133,8 +137,7 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
         break;
     }
     case ir::RuntimeErrorKind::BufferExtentNegative:
-        s << "Buffer " << n << ": dimension " << v[0] << " has a negative extent (" << v[1]
-          << ").";
+        s << "Buffer " << n << ": dimension " << v[0] << " has a negative extent (" << v[1] << ").";
         break;
     case ir::RuntimeErrorKind::BufferTooLarge:
         s << "Buffer " << n << " spans " << v[0] << " elements; pipelines address at most "
@@ -155,8 +158,10 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
           << ", but its consumers need [" << v[1] << ", " << v[2] << "].";
         break;
     case ir::RuntimeErrorKind::FuncRegionTooLarge:
-        s << "Func " << n << ": align_bounds rounds its region in dimension " << v[0] << " out to a "
-          << "multiple of " << v[3] << ", [" << v[1] << ", " << v[2] << "], past what 32-bit indices "
+        s << "Func " << n << ": align_bounds rounds its region in dimension " << v[0]
+          << " out to a "
+          << "multiple of " << v[3] << ", [" << v[1] << ", " << v[2]
+          << "], past what 32-bit indices "
           << "address. Align to a smaller modulus.";
         break;
     case ir::RuntimeErrorKind::StoragePaddingTooLarge:
@@ -165,8 +170,9 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
           << "indices address. Pad to a smaller alignment.";
         break;
     case ir::RuntimeErrorKind::FuncRegionSpan:
-        s << "Func " << n << " would be computed over [" << v[1] << ", " << v[2] << "] in dimension "
-          << v[0] << ", more than 2^31 - 1 points, which 32-bit loops cannot count. ";
+        s << "Func " << n << " would be computed over [" << v[1] << ", " << v[2]
+          << "] in dimension " << v[0]
+          << ", more than 2^31 - 1 points, which 32-bit loops cannot count. ";
         if (v[3] > 0) {
             s << "Its align_bounds rounds that dimension out to a multiple of " << v[3]
               << "; align to a smaller modulus.";
@@ -175,7 +181,8 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
         }
         break;
     case ir::RuntimeErrorKind::FuncStorageTooLarge:
-        s << "The storage of Func " << n << " would hold " << v[0] << " elements; pipelines address at "
+        s << "The storage of Func " << n << " would hold " << v[0]
+          << " elements; pipelines address at "
           << "most 2^31 - 1 elements per Func. Compute it over smaller regions (compute_at a loop "
           << "further in) or with smaller split and alignment factors.";
         break;
@@ -191,7 +198,8 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
     case ir::RuntimeErrorKind::SplitFactorNotPositive:
         s << "The loop " << n << " is split by " << v[0] << "; a split factor must be positive.";
         break;
-    default: s << "Unknown runtime error " << kind << " about " << n << ".";
+    default:
+        s << "Unknown runtime error " << kind << " about " << n << ".";
     }
     return s.str();
 }
@@ -216,10 +224,11 @@ int32_t aicf_runtime_error(void *ctx, int32_t kind, const char *name, int64_t a,
 void *aicf_malloc(void *ctx, const char *name, int64_t bytes) {
     auto *rc = static_cast<aicf::runtime::RunContext *>(ctx);
     void *p = nullptr;
-    if (bytes >= 0 && static_cast<uint64_t>(bytes) < (uint64_t(1) << 46)) p = aicf::host_allocate(size_t(bytes));
+    if (bytes >= 0 && static_cast<uint64_t>(bytes) < (uint64_t(1) << 46))
+        p = aicf::host_allocate(size_t(bytes));
     if (!p) {
-        aicf_runtime_error(ctx, int32_t(aicf::ir::RuntimeErrorKind::OutOfMemory), name, bytes, 0,
-                           0, 0, 0, 0);
+        aicf_runtime_error(ctx, int32_t(aicf::ir::RuntimeErrorKind::OutOfMemory), name, bytes, 0, 0,
+                           0, 0, 0);
         return nullptr;
     }
     int32_t kept = aicf::runtime::at_c_boundary(ctx, "recording a heap allocation", [&] {
@@ -290,7 +299,8 @@ int32_t aicf_gpu_launch(void *ctx, int32_t kernel, int32_t gx, int32_t gy, int32
         } catch (const aicf::Error &e) {
             // Errors the device raises name the kernel when they do not already.
             std::string message = e.what();
-            if (message.find(k.name) == std::string::npos) message = "Kernel " + k.name + ": " + message;
+            if (message.find(k.name) == std::string::npos)
+                message = "Kernel " + k.name + ": " + message;
             return aicf::runtime::record_error(ctx, message);
         }
     });
@@ -306,10 +316,9 @@ void *aicf_device_malloc(void *ctx, const char *name, int64_t bytes) {
         char error[512] = {0};
         if (rc->device->memory()->device_malloc(b, bytes, error, sizeof error) != 0) {
             delete b;
-            aicf::runtime::record_error(ctx, std::string("Could not allocate ") +
-                                                 std::to_string(bytes) + " bytes for " + name +
-                                                 " on the " + rc->device->name() + " device: " +
-                                                 error + ".");
+            aicf::runtime::record_error(
+                ctx, std::string("Could not allocate ") + std::to_string(bytes) + " bytes for " +
+                         name + " on the " + rc->device->name() + " device: " + error + ".");
             return nullptr;
         }
         std::lock_guard<std::mutex> guard(rc->lock);
@@ -318,7 +327,8 @@ void *aicf_device_malloc(void *ctx, const char *name, int64_t bytes) {
     } catch (const aicf::Error &e) {
         aicf::runtime::record_error(ctx, e.what());
     } catch (const std::bad_alloc &) {
-        aicf::runtime::record_error(ctx, std::string("Out of memory while allocating ") + name + " on the device.");
+        aicf::runtime::record_error(ctx, std::string("Out of memory while allocating ") + name +
+                                             " on the device.");
     }
     if (b && b->device) {
         auto *mem = static_cast<const aicf_device_interface_t *>(b->device_interface);

@@ -5,8 +5,7 @@
 namespace aicf {
 namespace detail {
 
-ErrorReport::ErrorReport(ErrorKind k, const char *file, int line, const char *condition)
-    : kind(k) {
+ErrorReport::ErrorReport(ErrorKind k, const char *file, int line, const char *condition) : kind(k) {
     if (kind == ErrorKind::Internal) {
         msg << "Internal error at " << file << ":" << line;
         if (condition) msg << " (condition failed: " << condition << ")";
@@ -19,9 +18,12 @@ ErrorReport::~ErrorReport() noexcept(false) {
     if (std::uncaught_exceptions() > 0) return;
     std::string text = msg.str();
     switch (kind) {
-    case ErrorKind::Compile: throw CompileError(text);
-    case ErrorKind::Runtime: throw RuntimeError(text);
-    case ErrorKind::Internal: throw InternalError(text);
+    case ErrorKind::Compile:
+        throw CompileError(text);
+    case ErrorKind::Runtime:
+        throw RuntimeError(text);
+    case ErrorKind::Internal:
+        throw InternalError(text);
     }
 }
 

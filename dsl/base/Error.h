@@ -45,8 +45,7 @@ public:
     ErrorReport &operator=(const ErrorReport &) = delete;
     ~ErrorReport() noexcept(false);
 
-    template <typename T>
-    ErrorReport &operator<<(const T &v) {
+    template <typename T> ErrorReport &operator<<(const T &v) {
         msg << v;
         return *this;
     }
@@ -64,11 +63,11 @@ struct Voidify {
 } // namespace detail
 } // namespace aicf
 
-#define AICF_ERROR_IF(kind, c, text)                                                              \
-    (!(c)) ? (void)0                                                                               \
-           : ::aicf::detail::Voidify() &                                                           \
-                 ::aicf::detail::ErrorReport(::aicf::detail::ErrorKind::kind, __FILE__, __LINE__, \
-                                             text)
+#define AICF_ERROR_IF(kind, c, text)                                                               \
+    (!(c))                                                                                         \
+        ? (void)0                                                                                  \
+        : ::aicf::detail::Voidify() & ::aicf::detail::ErrorReport(::aicf::detail::ErrorKind::kind, \
+                                                                  __FILE__, __LINE__, text)
 
 #define user_error AICF_ERROR_IF(Compile, true, nullptr)
 #define user_assert(c) AICF_ERROR_IF(Compile, !(c), #c)

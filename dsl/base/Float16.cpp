@@ -32,8 +32,7 @@ uint16_t round_to_small_float(double v, int exponent_bits, int mantissa_bits) {
         return sign | mantissa;
     }
     uint16_t biased = uint16_t(exponent + bias);
-    uint16_t mantissa =
-        uint16_t(std::ldexp(std::ldexp(value, -exponent) - 1.0, mantissa_bits));
+    uint16_t mantissa = uint16_t(std::ldexp(std::ldexp(value, -exponent) - 1.0, mantissa_bits));
     return sign | uint16_t(biased << mantissa_bits) | mantissa;
 }
 

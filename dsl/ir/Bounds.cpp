@@ -21,7 +21,9 @@ using simplify_detail::ConstBounds;
 
 // Integer types whose arithmetic wraps: their symbolic bounds cannot be added or multiplied,
 // only constant bounds that provably stay in range.
-bool wraps(Type t) { return t.is_int_or_uint() && !simplify_detail::no_overflow(t); }
+bool wraps(Type t) {
+    return t.is_int_or_uint() && !simplify_detail::no_overflow(t);
+}
 
 bool is_point_const(const Interval &i) {
     return i.min.defined() && i.max.defined() && is_const(i.min) && equal(i.min, i.max);
@@ -126,8 +128,7 @@ private:
 
     // One end of a sum, difference or product of symbolic ends; undefined (unbounded) when an
     // operand is, or when folding could wrap.
-    template <typename Node>
-    Expr combine(const Expr &a, const Expr &b) {
+    template <typename Node> Expr combine(const Expr &a, const Expr &b) {
         if (!a.defined() || !b.defined()) return Expr();
         bool product = std::is_same_v<Node, Mul>;
         if (!can_fold(a, b, a.type(), product)) return Expr();
@@ -279,8 +280,7 @@ private:
         }
         // A non-negative x over a divisor known to be at least 1: 0 <= x / d <= x.
         if (t.is_int() && a.has_lower_bound() && b.is_single_point() &&
-            can_prove(GE::make(a.min, make_zero(t))) &&
-            can_prove(GE::make(b.min, make_one(t)))) {
+            can_prove(GE::make(a.min, make_zero(t))) && can_prove(GE::make(b.min, make_one(t)))) {
             result = Interval(make_zero(t), a.max);
             return;
         }
@@ -311,7 +311,8 @@ private:
         result = Interval();
         // Single values (symbols) and a divisor that is not a constant: the remainder is a
         // single value too (x % x is left to the rules below).
-        if (a.is_single_point() && b.is_single_point() && !is_const(b.min) && !equal(a.min, b.min)) {
+        if (a.is_single_point() && b.is_single_point() && !is_const(b.min) &&
+            !equal(a.min, b.min)) {
             result = Interval::single_point(simp(Mod::make(a.min, b.min)));
             return;
         }
@@ -322,8 +323,8 @@ private:
             return;
         }
         auto ca = as_const_bounds(a), cb = as_const_bounds(b);
-        ConstBounds r = simplify_detail::bounds_mod(ca.value_or(ConstBounds()),
-                                                    cb.value_or(ConstBounds()));
+        ConstBounds r =
+            simplify_detail::bounds_mod(ca.value_or(ConstBounds()), cb.value_or(ConstBounds()));
         result = from_const(r, t);
         // x % y <= x when x >= 0.
         if (!r.has_max && is_nonnegative_const(a.min) && a.max.defined()) result.max = a.max;
@@ -378,8 +379,8 @@ private:
     std::optional<bool> equal_to(const Expr &x, const Expr &y) {
         Interval a = get(x), b = get(y);
         if (all_below(a, b, true) || all_below(b, a, true)) return false;
-        bool points = a.min.defined() && b.min.defined() && equal(a.min, a.max) &&
-                      equal(b.min, b.max);
+        bool points =
+            a.min.defined() && b.min.defined() && equal(a.min, a.max) && equal(b.min, b.max);
         if (points && provable(EQ::make(a.min, b.min))) return true;
         return std::nullopt;
     }
@@ -436,8 +437,8 @@ private:
         result = Interval();
         auto convert = [&](const Expr &e) { return e.defined() ? simp(Cast::make(to, e)) : e; };
         // Conversions that keep order: widening, and anything into a float.
-        bool monotonic = to.can_represent(from) ||
-                         (to.is_float() && (from.is_float() || from.is_int_or_uint()));
+        bool monotonic =
+            to.can_represent(from) || (to.is_float() && (from.is_float() || from.is_int_or_uint()));
         if (monotonic && (!to.is_bool() || from.is_bool())) {
             result = Interval(convert(a.min), convert(a.max));
             return;
@@ -462,8 +463,12 @@ private:
         if (op->call_type != Call::PureIntrinsic || op->args.empty()) return;
         const Expr &arg = op->args[0];
         switch (op->intrinsic) {
-        case Intrinsic::abs: result = abs_bounds(get(arg), arg.type().element_of(), t); return;
-        case Intrinsic::likely: result = get(arg); return;
+        case Intrinsic::abs:
+            result = abs_bounds(get(arg), arg.type().element_of(), t);
+            return;
+        case Intrinsic::likely:
+            result = get(arg);
+            return;
         case Intrinsic::floor:
         case Intrinsic::ceil:
         case Intrinsic::round:
@@ -489,7 +494,8 @@ private:
                 }
             }
             return;
-        default: return;
+        default:
+            return;
         }
     }
 
@@ -514,8 +520,8 @@ private:
         Type t = op->base.type();
         Expr lanes = make_const(t, int64_t(op->lanes - 1));
         Interval last;
-        if (auto r = constant_op(simplify_detail::bounds_mul, stride,
-                                 Interval::single_point(lanes), t)) {
+        if (auto r = constant_op(simplify_detail::bounds_mul, stride, Interval::single_point(lanes),
+                                 t)) {
             last = *r;
         } else if (wraps(t)) {
             last = type_range(t);
@@ -577,9 +583,12 @@ Monotonic scaled(Monotonic m, const Expr &factor) {
 Monotonic is_monotonic(const Expr &e, const std::string &var) {
     if (!e.defined() || !uses_var(e, var)) return Monotonic::Constant;
     if (!e.type().is_int() || !e.type().is_scalar()) return Monotonic::Unknown;
-    if (const Variable *v = e.as<Variable>()) return v->name == var ? Monotonic::Increasing : Monotonic::Constant;
-    if (const Add *op = e.as<Add>()) return combine(is_monotonic(op->a, var), is_monotonic(op->b, var));
-    if (const Sub *op = e.as<Sub>()) return combine(is_monotonic(op->a, var), flip(is_monotonic(op->b, var)));
+    if (const Variable *v = e.as<Variable>())
+        return v->name == var ? Monotonic::Increasing : Monotonic::Constant;
+    if (const Add *op = e.as<Add>())
+        return combine(is_monotonic(op->a, var), is_monotonic(op->b, var));
+    if (const Sub *op = e.as<Sub>())
+        return combine(is_monotonic(op->a, var), flip(is_monotonic(op->b, var)));
     if (const Mul *op = e.as<Mul>()) {
         if (!uses_var(op->b, var)) return scaled(is_monotonic(op->a, var), op->b);
         if (!uses_var(op->a, var)) return scaled(is_monotonic(op->b, var), op->a);
@@ -591,10 +600,13 @@ Monotonic is_monotonic(const Expr &e, const std::string &var) {
         // it round.
         return scaled(is_monotonic(op->a, var), op->b);
     }
-    if (const Min *op = e.as<Min>()) return combine(is_monotonic(op->a, var), is_monotonic(op->b, var));
-    if (const Max *op = e.as<Max>()) return combine(is_monotonic(op->a, var), is_monotonic(op->b, var));
+    if (const Min *op = e.as<Min>())
+        return combine(is_monotonic(op->a, var), is_monotonic(op->b, var));
+    if (const Max *op = e.as<Max>())
+        return combine(is_monotonic(op->a, var), is_monotonic(op->b, var));
     if (const Cast *op = e.as<Cast>()) {
-        if (op->value.type().is_int() && op->type.bits >= op->value.type().bits) return is_monotonic(op->value, var);
+        if (op->value.type().is_int() && op->type.bits >= op->value.type().bits)
+            return is_monotonic(op->value, var);
         return Monotonic::Unknown;
     }
     return Monotonic::Unknown;
@@ -660,7 +672,8 @@ Interval bounds_of_expr_in_scope_with_remainders(const Expr &e, const Scope<Inte
     Expr alt = quotients_as_remainders(e);
     if (!alt.defined()) return plain;
     Interval other = bounds_of_expr_in_scope(simplify(alt), scope);
-    return Interval(tighter_end(plain.min, other.min, false), tighter_end(plain.max, other.max, true));
+    return Interval(tighter_end(plain.min, other.min, false),
+                    tighter_end(plain.max, other.max, true));
 }
 
 } // namespace ir

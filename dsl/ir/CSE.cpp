@@ -17,7 +17,9 @@ namespace ir {
 namespace {
 
 struct ExprLess {
-    bool operator()(const Expr &a, const Expr &b) const { return simplify_detail::compare_exprs(a, b) < 0; }
+    bool operator()(const Expr &a, const Expr &b) const {
+        return simplify_detail::compare_exprs(a, b) < 0;
+    }
 };
 
 // Whether an expression is cheap enough to recompute wherever it appears.
@@ -107,7 +109,9 @@ Expr common_subexpression_elimination(const Expr &e) {
     if (lifted.empty()) return e;
     // Children before parents, so each value can use the variables of the ones it contains.
     std::sort(lifted.begin(), lifted.end(),
-              [](const Numbering::Entry *a, const Numbering::Entry *b) { return a->finished < b->finished; });
+              [](const Numbering::Entry *a, const Numbering::Entry *b) {
+                  return a->finished < b->finished;
+              });
     std::map<Expr, Expr, ExprLess> names;
     std::vector<std::pair<std::string, Expr>> lets;
     for (const Numbering::Entry *entry : lifted) {
@@ -122,7 +126,8 @@ Expr common_subexpression_elimination(const Expr &e) {
     }
     replace.root = Expr();
     Expr result = replace.mutate(e);
-    for (auto it = lets.rbegin(); it != lets.rend(); ++it) result = Let::make(it->first, it->second, result);
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it)
+        result = Let::make(it->first, it->second, result);
     return result;
 }
 

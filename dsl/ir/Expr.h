@@ -92,15 +92,13 @@ struct BaseStmtNode : IRNode {
     virtual Stmt mutate_stmt(IRMutator *m) const = 0;
 };
 
-template <typename T>
-struct ExprNode : BaseExprNode {
+template <typename T> struct ExprNode : BaseExprNode {
     ExprNode() : BaseExprNode(T::static_node_type) {}
     void accept(IRVisitor *v) const override;
     Expr mutate_expr(IRMutator *m) const override;
 };
 
-template <typename T>
-struct StmtNode : BaseStmtNode {
+template <typename T> struct StmtNode : BaseStmtNode {
     StmtNode() : BaseStmtNode(T::static_node_type) {}
     void accept(IRVisitor *v) const override;
     Stmt mutate_stmt(IRMutator *m) const override;
@@ -130,8 +128,7 @@ struct Expr : IntrusivePtr<const BaseExprNode> {
     IRNodeType node_type() const { return get()->node_type; }
     void accept(IRVisitor *v) const { get()->accept(v); }
 
-    template <typename T>
-    const T *as() const {
+    template <typename T> const T *as() const {
         if (ptr && ptr->node_type == T::static_node_type) return static_cast<const T *>(ptr);
         return nullptr;
     }
@@ -144,8 +141,7 @@ struct Stmt : IntrusivePtr<const BaseStmtNode> {
     IRNodeType node_type() const { return get()->node_type; }
     void accept(IRVisitor *v) const { get()->accept(v); }
 
-    template <typename T>
-    const T *as() const {
+    template <typename T> const T *as() const {
         if (ptr && ptr->node_type == T::static_node_type) return static_cast<const T *>(ptr);
         return nullptr;
     }
@@ -180,7 +176,9 @@ enum class MemoryType : uint8_t {
 };
 
 // Whether a loop runs across GPU blocks or threads (it defines a launch's shape).
-inline bool is_gpu_loop(ForType t) { return t == ForType::GPUBlock || t == ForType::GPUThread; }
+inline bool is_gpu_loop(ForType t) {
+    return t == ForType::GPUBlock || t == ForType::GPUThread;
+}
 
 const char *to_string(ForType t);
 // "x", "y", "z", or "" for None.

@@ -8,20 +8,16 @@
 namespace aicf {
 namespace ir {
 
-template <typename T>
-void ExprNode<T>::accept(IRVisitor *v) const {
+template <typename T> void ExprNode<T>::accept(IRVisitor *v) const {
     v->visit(static_cast<const T *>(this));
 }
-template <typename T>
-Expr ExprNode<T>::mutate_expr(IRMutator *m) const {
+template <typename T> Expr ExprNode<T>::mutate_expr(IRMutator *m) const {
     return m->visit(static_cast<const T *>(this));
 }
-template <typename T>
-void StmtNode<T>::accept(IRVisitor *v) const {
+template <typename T> void StmtNode<T>::accept(IRVisitor *v) const {
     v->visit(static_cast<const T *>(this));
 }
-template <typename T>
-Stmt StmtNode<T>::mutate_stmt(IRMutator *m) const {
+template <typename T> Stmt StmtNode<T>::mutate_stmt(IRMutator *m) const {
     return m->visit(static_cast<const T *>(this));
 }
 
@@ -49,42 +45,59 @@ Expr::Expr(const std::string &s) : Expr(StringImm::make(s)) {}
 
 const char *to_string(ForType t) {
     switch (t) {
-    case ForType::Serial: return "serial";
-    case ForType::Parallel: return "parallel";
-    case ForType::Vectorized: return "vectorized";
-    case ForType::Unrolled: return "unrolled";
-    case ForType::GPUBlock: return "gpu_block";
-    case ForType::GPUThread: return "gpu_thread";
+    case ForType::Serial:
+        return "serial";
+    case ForType::Parallel:
+        return "parallel";
+    case ForType::Vectorized:
+        return "vectorized";
+    case ForType::Unrolled:
+        return "unrolled";
+    case ForType::GPUBlock:
+        return "gpu_block";
+    case ForType::GPUThread:
+        return "gpu_thread";
     }
     return "?";
 }
 
 const char *to_string(GPUDim d) {
     switch (d) {
-    case GPUDim::None: return "";
-    case GPUDim::X: return "x";
-    case GPUDim::Y: return "y";
-    case GPUDim::Z: return "z";
+    case GPUDim::None:
+        return "";
+    case GPUDim::X:
+        return "x";
+    case GPUDim::Y:
+        return "y";
+    case GPUDim::Z:
+        return "z";
     }
     return "?";
 }
 
 const char *to_string(MemoryType t) {
     switch (t) {
-    case MemoryType::Auto: return "auto";
-    case MemoryType::Heap: return "heap";
-    case MemoryType::Stack: return "stack";
-    case MemoryType::Register: return "register";
-    case MemoryType::GPUShared: return "gpu_shared";
+    case MemoryType::Auto:
+        return "auto";
+    case MemoryType::Heap:
+        return "heap";
+    case MemoryType::Stack:
+        return "stack";
+    case MemoryType::Register:
+        return "register";
+    case MemoryType::GPUShared:
+        return "gpu_shared";
     }
     return "?";
 }
 
 const char *to_string(Intrinsic i) {
     switch (i) {
-    case Intrinsic::none: return "none";
+    case Intrinsic::none:
+        return "none";
 #define AICF_INTRINSIC_NAME(N)                                                                     \
-    case Intrinsic::N: return #N;
+    case Intrinsic::N:                                                                             \
+        return #N;
         AICF_FOR_EACH_INTRINSIC(AICF_INTRINSIC_NAME)
 #undef AICF_INTRINSIC_NAME
     }
@@ -185,8 +198,8 @@ Expr Variable::make(Type t, const std::string &name, ReductionDomain rdom) {
 
 static void check_binary(const char *op, const Expr &a, const Expr &b) {
     internal_assert(a.defined() && b.defined()) << op << " of undefined Expr";
-    internal_assert(a.type() == b.type()) << op << " of mismatched types " << to_string(a.type())
-                                          << " and " << to_string(b.type());
+    internal_assert(a.type() == b.type())
+        << op << " of mismatched types " << to_string(a.type()) << " and " << to_string(b.type());
 }
 
 #define AICF_ARITH_MAKE(N)                                                                         \
@@ -227,7 +240,7 @@ AICF_CMP_MAKE(GE)
 #define AICF_LOGIC_MAKE(N)                                                                         \
     Expr N::make(Expr a, Expr b) {                                                                 \
         check_binary(#N, a, b);                                                                    \
-        internal_assert(a.type().is_bool()) << #N " of non-bool " << to_string(a.type());         \
+        internal_assert(a.type().is_bool()) << #N " of non-bool " << to_string(a.type());          \
         auto *n = new N;                                                                           \
         n->type = a.type();                                                                        \
         n->a = std::move(a);                                                                       \
@@ -249,8 +262,8 @@ Expr Not::make(Expr a) {
 Expr Select::make(Expr c, Expr t, Expr f) {
     internal_assert(c.defined() && t.defined() && f.defined()) << "Select of undefined Expr";
     internal_assert(c.type().is_bool()) << "Select condition is " << to_string(c.type());
-    internal_assert(t.type() == f.type()) << "Select of mismatched types "
-                                          << to_string(t.type()) << " and " << to_string(f.type());
+    internal_assert(t.type() == f.type())
+        << "Select of mismatched types " << to_string(t.type()) << " and " << to_string(f.type());
     internal_assert(c.type().lanes == 1 || c.type().lanes == t.type().lanes)
         << "Select condition lanes";
     auto *n = new Select;
@@ -265,7 +278,8 @@ Expr Load::make(Type t, const std::string &name, Expr index, Expr predicate, Par
     internal_assert(index.defined() && index.type().is_int())
         << "Load of " << name << " with a non-integer index";
     internal_assert(index.type().lanes == t.lanes) << "Load of " << name << ": index lanes";
-    if (!predicate.defined()) predicate = t.lanes == 1 ? Expr(true) : Broadcast::make(true, t.lanes);
+    if (!predicate.defined())
+        predicate = t.lanes == 1 ? Expr(true) : Broadcast::make(true, t.lanes);
     auto *n = new Load;
     n->type = t;
     n->name = name;
@@ -297,7 +311,8 @@ Expr Broadcast::make(Expr value, int lanes) {
 }
 
 Expr Call::make(Type t, ir::Intrinsic op, const std::vector<Expr> &args, CallType call_type) {
-    for (const Expr &a : args) internal_assert(a.defined()) << "Call to " << to_string(op);
+    for (const Expr &a : args)
+        internal_assert(a.defined()) << "Call to " << to_string(op);
     auto *n = new Call;
     n->type = t;
     n->name = to_string(op);
@@ -309,7 +324,8 @@ Expr Call::make(Type t, ir::Intrinsic op, const std::vector<Expr> &args, CallTyp
 
 Expr Call::make_func(Type t, const std::string &name, const std::vector<Expr> &args,
                      FunctionPtr func, int value_index) {
-    for (const Expr &a : args) internal_assert(a.defined()) << "Call to " << name;
+    for (const Expr &a : args)
+        internal_assert(a.defined()) << "Call to " << name;
     auto *n = new Call;
     n->type = t;
     n->name = name;
@@ -322,7 +338,8 @@ Expr Call::make_func(Type t, const std::string &name, const std::vector<Expr> &a
 
 Expr Call::make_image(Type t, const std::string &name, const std::vector<Expr> &args,
                       Parameter param) {
-    for (const Expr &a : args) internal_assert(a.defined()) << "Call to " << name;
+    for (const Expr &a : args)
+        internal_assert(a.defined()) << "Call to " << name;
     auto *n = new Call;
     n->type = t;
     n->name = name;
@@ -397,8 +414,7 @@ Stmt For::make(const std::string &name, Expr min, Expr extent, ForType for_type,
     return n;
 }
 
-Stmt Store::make(const std::string &name, Expr value, Expr index, Expr predicate,
-                 Parameter param) {
+Stmt Store::make(const std::string &name, Expr value, Expr index, Expr predicate, Parameter param) {
     internal_assert(value.defined() && index.defined()) << "Store to " << name;
     internal_assert(index.type().is_int() && index.type().lanes == value.type().lanes)
         << "Store to " << name << ": index of type " << to_string(index.type());
@@ -416,8 +432,10 @@ Stmt Store::make(const std::string &name, Expr value, Expr index, Expr predicate
 Stmt Provide::make(const std::string &name, const std::vector<Expr> &values,
                    const std::vector<Expr> &args) {
     internal_assert(!values.empty()) << "Provide to " << name << " with no values";
-    for (const Expr &v : values) internal_assert(v.defined()) << "Provide to " << name;
-    for (const Expr &a : args) internal_assert(a.defined()) << "Provide to " << name;
+    for (const Expr &v : values)
+        internal_assert(v.defined()) << "Provide to " << name;
+    for (const Expr &a : args)
+        internal_assert(a.defined()) << "Provide to " << name;
     auto *n = new Provide;
     n->name = name;
     n->values = values;
@@ -428,7 +446,8 @@ Stmt Provide::make(const std::string &name, const std::vector<Expr> &values,
 Stmt Allocate::make(const std::string &name, Type type, MemoryType memory_type,
                     const std::vector<Expr> &extents, Stmt body) {
     internal_assert(body.defined()) << "Allocate " << name;
-    for (const Expr &e : extents) internal_assert(e.defined()) << "Allocate " << name << " extent";
+    for (const Expr &e : extents)
+        internal_assert(e.defined()) << "Allocate " << name << " extent";
     auto *n = new Allocate;
     n->name = name;
     n->type = type;
@@ -444,8 +463,8 @@ Stmt Free::make(const std::string &name) {
     return n;
 }
 
-Stmt Realize::make(const std::string &name, const std::vector<Type> &types,
-                   MemoryType memory_type, const Region &bounds, Stmt body) {
+Stmt Realize::make(const std::string &name, const std::vector<Type> &types, MemoryType memory_type,
+                   const Region &bounds, Stmt body) {
     internal_assert(body.defined() && !types.empty()) << "Realize " << name;
     for (const Range &r : bounds)
         internal_assert(r.min.defined() && r.extent.defined()) << "Realize " << name << " bounds";
@@ -469,7 +488,8 @@ Stmt Block::make(Stmt first, Stmt rest) {
 
 Stmt Block::make(const std::vector<Stmt> &stmts) {
     Stmt result;
-    for (auto it = stmts.rbegin(); it != stmts.rend(); ++it) result = make(*it, result);
+    for (auto it = stmts.rbegin(); it != stmts.rend(); ++it)
+        result = make(*it, result);
     return result;
 }
 
@@ -499,25 +519,43 @@ Parameter::Parameter(Type t, bool is_buffer, int dimensions, const std::string &
     contents->dimensions = dimensions;
     contents->name = name;
 }
-const std::string &Parameter::name() const { return contents->name; }
-Type Parameter::type() const { return contents->type; }
-bool Parameter::is_buffer() const { return contents->is_buffer; }
-int Parameter::dimensions() const { return contents->dimensions; }
+const std::string &Parameter::name() const {
+    return contents->name;
+}
+Type Parameter::type() const {
+    return contents->type;
+}
+bool Parameter::is_buffer() const {
+    return contents->is_buffer;
+}
+int Parameter::dimensions() const {
+    return contents->dimensions;
+}
 void Parameter::set_scalar_bits(uint64_t bits) {
     contents->scalar_bits = bits;
     contents->scalar_set = true;
 }
-uint64_t Parameter::scalar_bits() const { return contents->scalar_bits; }
-bool Parameter::scalar_set() const { return contents->scalar_set; }
+uint64_t Parameter::scalar_bits() const {
+    return contents->scalar_bits;
+}
+bool Parameter::scalar_set() const {
+    return contents->scalar_set;
+}
 void Parameter::set_buffer(std::shared_ptr<BufferStorage> b, bool concrete) {
     contents->buffer = std::move(b);
     contents->is_concrete_buffer = concrete;
 }
-const std::shared_ptr<BufferStorage> &Parameter::buffer() const { return contents->buffer; }
-bool Parameter::is_concrete_buffer() const { return contents->is_concrete_buffer; }
+const std::shared_ptr<BufferStorage> &Parameter::buffer() const {
+    return contents->buffer;
+}
+bool Parameter::is_concrete_buffer() const {
+    return contents->is_concrete_buffer;
+}
 
 std::string buffer_field_name(const std::string &buffer, BufferField field, int dim) {
-    const char *f = field == BufferField::Min ? "min" : field == BufferField::Extent ? "extent" : "stride";
+    const char *f = field == BufferField::Min      ? "min"
+                    : field == BufferField::Extent ? "extent"
+                                                   : "stride";
     return buffer + "." + f + "." + std::to_string(dim);
 }
 
@@ -532,7 +570,9 @@ ReductionDomain::ReductionDomain(const std::vector<ReductionVariable> &domain)
 const std::vector<ReductionVariable> &ReductionDomain::domain() const {
     return contents->domain;
 }
-Expr ReductionDomain::predicate() const { return contents->predicate; }
+Expr ReductionDomain::predicate() const {
+    return contents->predicate;
+}
 void ReductionDomain::where(Expr p) {
     // The predicate's reduction variables refer to this domain by name only: a reference
     // back to the domain from inside it would keep it alive forever.

@@ -67,8 +67,8 @@ struct Reinterpret : ExprNode<Reinterpret> {
 
 struct Variable : ExprNode<Variable> {
     std::string name;
-    Parameter param;         // set when the variable is a scalar pipeline input
-    ReductionDomain rdom;    // set when the variable is a reduction variable
+    Parameter param;      // set when the variable is a scalar pipeline input
+    ReductionDomain rdom; // set when the variable is a reduction variable
     static Expr make(Type t, const std::string &name);
     static Expr make(Type t, const std::string &name, Parameter param);
     static Expr make(Type t, const std::string &name, ReductionDomain rdom);
@@ -236,9 +236,9 @@ struct Call : ExprNode<Call> {
     std::vector<Expr> args;
     CallType call_type;
     ir::Intrinsic intrinsic = ir::Intrinsic::none;
-    FunctionPtr func;  // for Func calls
+    FunctionPtr func;    // for Func calls
     int value_index = 0; // for Func calls: which element of a Tuple-valued Func
-    Parameter param;   // for Image calls
+    Parameter param;     // for Image calls
 
     static Expr make(Type t, ir::Intrinsic op, const std::vector<Expr> &args,
                      CallType call_type = PureIntrinsic);

@@ -26,14 +26,18 @@ public:
         if (!a.defined() || !b.defined()) return false;
         if (a.node_type() != b.node_type() || a.type() != b.type()) return false;
         switch (a.node_type()) {
-        case IRNodeType::IntImm: return a.as<IntImm>()->value == b.as<IntImm>()->value;
-        case IRNodeType::UIntImm: return a.as<UIntImm>()->value == b.as<UIntImm>()->value;
+        case IRNodeType::IntImm:
+            return a.as<IntImm>()->value == b.as<IntImm>()->value;
+        case IRNodeType::UIntImm:
+            return a.as<UIntImm>()->value == b.as<UIntImm>()->value;
         case IRNodeType::FloatImm: {
             double x = a.as<FloatImm>()->value, y = b.as<FloatImm>()->value;
             return std::memcmp(&x, &y, sizeof(double)) == 0;
         }
-        case IRNodeType::StringImm: return a.as<StringImm>()->value == b.as<StringImm>()->value;
-        case IRNodeType::Cast: return expr(a.as<Cast>()->value, b.as<Cast>()->value);
+        case IRNodeType::StringImm:
+            return a.as<StringImm>()->value == b.as<StringImm>()->value;
+        case IRNodeType::Cast:
+            return expr(a.as<Cast>()->value, b.as<Cast>()->value);
         case IRNodeType::Reinterpret:
             return expr(a.as<Reinterpret>()->value, b.as<Reinterpret>()->value);
         case IRNodeType::Variable: {
@@ -42,7 +46,8 @@ public:
                    x->rdom.get() == y->rdom.get();
         }
 #define AICF_CMP_BINARY(N)                                                                         \
-    case IRNodeType::N: return expr(a.as<N>()->a, b.as<N>()->a) && expr(a.as<N>()->b, b.as<N>()->b);
+    case IRNodeType::N:                                                                            \
+        return expr(a.as<N>()->a, b.as<N>()->a) && expr(a.as<N>()->b, b.as<N>()->b);
             AICF_CMP_BINARY(Add)
             AICF_CMP_BINARY(Sub)
             AICF_CMP_BINARY(Mul)
@@ -59,7 +64,8 @@ public:
             AICF_CMP_BINARY(And)
             AICF_CMP_BINARY(Or)
 #undef AICF_CMP_BINARY
-        case IRNodeType::Not: return expr(a.as<Not>()->a, b.as<Not>()->a);
+        case IRNodeType::Not:
+            return expr(a.as<Not>()->a, b.as<Not>()->a);
         case IRNodeType::Select: {
             const Select *x = a.as<Select>(), *y = b.as<Select>();
             return expr(x->condition, y->condition) && expr(x->true_value, y->true_value) &&
@@ -87,7 +93,8 @@ public:
             const Let *x = a.as<Let>(), *y = b.as<Let>();
             return x->name == y->name && expr(x->value, y->value) && expr(x->body, y->body);
         }
-        default: return false;
+        default:
+            return false;
         }
     }
 
@@ -113,14 +120,12 @@ public:
         }
         case IRNodeType::ProducerConsumer: {
             const ProducerConsumer *x = a.as<ProducerConsumer>(), *y = b.as<ProducerConsumer>();
-            return x->name == y->name && x->is_producer == y->is_producer &&
-                   stmt(x->body, y->body);
+            return x->name == y->name && x->is_producer == y->is_producer && stmt(x->body, y->body);
         }
         case IRNodeType::For: {
             const For *x = a.as<For>(), *y = b.as<For>();
-            return x->name == y->name && x->for_type == y->for_type &&
-                   x->gpu_dim == y->gpu_dim && expr(x->min, y->min) &&
-                   expr(x->extent, y->extent) && stmt(x->body, y->body);
+            return x->name == y->name && x->for_type == y->for_type && x->gpu_dim == y->gpu_dim &&
+                   expr(x->min, y->min) && expr(x->extent, y->extent) && stmt(x->body, y->body);
         }
         case IRNodeType::Store: {
             const Store *x = a.as<Store>(), *y = b.as<Store>();
@@ -133,11 +138,11 @@ public:
         }
         case IRNodeType::Allocate: {
             const Allocate *x = a.as<Allocate>(), *y = b.as<Allocate>();
-            return x->name == y->name && x->type == y->type &&
-                   x->memory_type == y->memory_type && exprs(x->extents, y->extents) &&
-                   stmt(x->body, y->body);
+            return x->name == y->name && x->type == y->type && x->memory_type == y->memory_type &&
+                   exprs(x->extents, y->extents) && stmt(x->body, y->body);
         }
-        case IRNodeType::Free: return a.as<Free>()->name == b.as<Free>()->name;
+        case IRNodeType::Free:
+            return a.as<Free>()->name == b.as<Free>()->name;
         case IRNodeType::Realize: {
             const Realize *x = a.as<Realize>(), *y = b.as<Realize>();
             if (x->name != y->name || x->types != y->types || x->memory_type != y->memory_type ||
@@ -159,13 +164,17 @@ public:
             return expr(x->condition, y->condition) && stmt(x->then_case, y->then_case) &&
                    stmt(x->else_case, y->else_case);
         }
-        case IRNodeType::Evaluate: return expr(a.as<Evaluate>()->value, b.as<Evaluate>()->value);
-        default: return false;
+        case IRNodeType::Evaluate:
+            return expr(a.as<Evaluate>()->value, b.as<Evaluate>()->value);
+        default:
+            return false;
         }
     }
 };
 
-inline void mix(size_t &h, size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
+inline void mix(size_t &h, size_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+}
 
 class Hasher : public IRVisitor {
 public:
@@ -304,8 +313,12 @@ private:
 
 } // namespace
 
-bool equal(const Expr &a, const Expr &b) { return Comparer().expr(a, b); }
-bool equal(const Stmt &a, const Stmt &b) { return Comparer().stmt(a, b); }
+bool equal(const Expr &a, const Expr &b) {
+    return Comparer().expr(a, b);
+}
+bool equal(const Stmt &a, const Stmt &b) {
+    return Comparer().stmt(a, b);
+}
 
 size_t structural_hash(const Expr &e) {
     Hasher h;

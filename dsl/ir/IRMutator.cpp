@@ -3,8 +3,12 @@
 namespace aicf {
 namespace ir {
 
-Expr IRMutator::mutate(const Expr &e) { return e.defined() ? e.get()->mutate_expr(this) : Expr(); }
-Stmt IRMutator::mutate(const Stmt &s) { return s.defined() ? s.get()->mutate_stmt(this) : Stmt(); }
+Expr IRMutator::mutate(const Expr &e) {
+    return e.defined() ? e.get()->mutate_expr(this) : Expr();
+}
+Stmt IRMutator::mutate(const Stmt &s) {
+    return s.defined() ? s.get()->mutate_stmt(this) : Stmt();
+}
 
 bool IRMutator::mutate_exprs(const std::vector<Expr> &in, std::vector<Expr> &out) {
     bool changed = false;
@@ -16,11 +20,21 @@ bool IRMutator::mutate_exprs(const std::vector<Expr> &in, std::vector<Expr> &out
     return changed;
 }
 
-Expr IRMutator::visit(const IntImm *op) { return op; }
-Expr IRMutator::visit(const UIntImm *op) { return op; }
-Expr IRMutator::visit(const FloatImm *op) { return op; }
-Expr IRMutator::visit(const StringImm *op) { return op; }
-Expr IRMutator::visit(const Variable *op) { return op; }
+Expr IRMutator::visit(const IntImm *op) {
+    return op;
+}
+Expr IRMutator::visit(const UIntImm *op) {
+    return op;
+}
+Expr IRMutator::visit(const FloatImm *op) {
+    return op;
+}
+Expr IRMutator::visit(const StringImm *op) {
+    return op;
+}
+Expr IRMutator::visit(const Variable *op) {
+    return op;
+}
 
 Expr IRMutator::visit(const Cast *op) {
     Expr v = mutate(op->value);
@@ -129,7 +143,9 @@ Stmt IRMutator::visit(const Allocate *op) {
     if (!changed && b.same_as(op->body)) return op;
     return Allocate::make(op->name, op->type, op->memory_type, extents, b);
 }
-Stmt IRMutator::visit(const Free *op) { return op; }
+Stmt IRMutator::visit(const Free *op) {
+    return op;
+}
 Stmt IRMutator::visit(const Realize *op) {
     Region bounds(op->bounds.size());
     bool changed = false;
@@ -151,8 +167,7 @@ Stmt IRMutator::visit(const Block *op) {
 Stmt IRMutator::visit(const IfThenElse *op) {
     Expr c = mutate(op->condition);
     Stmt t = mutate(op->then_case), e = mutate(op->else_case);
-    if (c.same_as(op->condition) && t.same_as(op->then_case) && e.same_as(op->else_case))
-        return op;
+    if (c.same_as(op->condition) && t.same_as(op->then_case) && e.same_as(op->else_case)) return op;
     if (!t.defined() && !e.defined()) return Stmt();
     if (!t.defined()) return IfThenElse::make(Not::make(c), e);
     return IfThenElse::make(c, t, e);

@@ -31,10 +31,18 @@ Expr make_const(Type t, double v) {
     return make_const(t, static_cast<int64_t>(v));
 }
 
-Expr make_zero(Type t) { return make_const(t, int64_t(0)); }
-Expr make_one(Type t) { return make_const(t, int64_t(1)); }
-Expr const_true(int lanes) { return make_const(Bool(lanes), int64_t(1)); }
-Expr const_false(int lanes) { return make_const(Bool(lanes), int64_t(0)); }
+Expr make_zero(Type t) {
+    return make_const(t, int64_t(0));
+}
+Expr make_one(Type t) {
+    return make_const(t, int64_t(1));
+}
+Expr const_true(int lanes) {
+    return make_const(Bool(lanes), int64_t(1));
+}
+Expr const_false(int lanes) {
+    return make_const(Bool(lanes), int64_t(0));
+}
 
 std::optional<int64_t> as_const_int(const Expr &e) {
     if (!e.defined()) return std::nullopt;
@@ -70,10 +78,18 @@ bool is_const(const Expr &e, int64_t v) {
     return false;
 }
 
-bool is_const_zero(const Expr &e) { return is_const(e, 0); }
-bool is_const_one(const Expr &e) { return is_const(e, 1); }
-bool is_true(const Expr &e) { return e.defined() && e.type().is_bool() && is_const(e, 1); }
-bool is_false(const Expr &e) { return e.defined() && e.type().is_bool() && is_const(e, 0); }
+bool is_const_zero(const Expr &e) {
+    return is_const(e, 0);
+}
+bool is_const_one(const Expr &e) {
+    return is_const(e, 1);
+}
+bool is_true(const Expr &e) {
+    return e.defined() && e.type().is_bool() && is_const(e, 1);
+}
+bool is_false(const Expr &e) {
+    return e.defined() && e.type().is_bool() && is_const(e, 0);
+}
 
 bool is_positive_const(const Expr &e) {
     if (auto i = as_const_int(e)) return *i > 0;
@@ -150,7 +166,8 @@ Expr widen_int32(const Expr &e) {
     if (const Min *op = e.as<Min>()) return Min::make(widen_int32(op->a), widen_int32(op->b));
     if (const Max *op = e.as<Max>()) return Max::make(widen_int32(op->a), widen_int32(op->b));
     if (const Select *op = e.as<Select>()) {
-        return Select::make(op->condition, widen_int32(op->true_value), widen_int32(op->false_value));
+        return Select::make(op->condition, widen_int32(op->true_value),
+                            widen_int32(op->false_value));
     }
     return Cast::make(Int(64), e);
 }
@@ -189,8 +206,7 @@ public:
     const Scope<int64_t> &lets;
     int64_t left;
 
-    template <typename T>
-    void count(const T *op) {
+    template <typename T> void count(const T *op) {
         if constexpr (std::is_same_v<T, Variable>) {
             const int64_t *size = lets.find(op->name);
             left -= size ? *size : 1;
@@ -199,21 +215,26 @@ public:
         }
     }
 #define AICF_COUNT_NODE(N)                                                                         \
-    void visit(const N *op) override { count(op); }
+    void visit(const N *op) override {                                                             \
+        count(op);                                                                                 \
+    }
     AICF_FOR_EACH_EXPR(AICF_COUNT_NODE)
 #undef AICF_COUNT_NODE
 };
 
 } // namespace
 
-std::string buffer_descriptor_name(const std::string &buffer) { return buffer + ".buffer"; }
+std::string buffer_descriptor_name(const std::string &buffer) {
+    return buffer + ".buffer";
+}
 
 StorageReferences storage_references(const Stmt &s, const std::string &name) {
     StorageReferences r;
     const std::string descriptor = buffer_descriptor_name(name);
     visit_each<Load>(s, [&](const Load *l) { r.loads += l->name == name; });
     visit_each<Store>(s, [&](const Store *st) { r.stores += st->name == name; });
-    visit_each<Variable>(s, [&](const Variable *v) { r.others += v->name == name || v->name == descriptor; });
+    visit_each<Variable>(
+        s, [&](const Variable *v) { r.others += v->name == name || v->name == descriptor; });
     visit_each<Call>(s, [&](const Call *c) { r.others += c->name == name; });
     visit_each<Allocate>(s, [&](const Allocate *a) { r.others += a->name == name; });
     return r;
@@ -225,7 +246,9 @@ int64_t tree_size(const Expr &e, int64_t limit, const Scope<int64_t> &lets) {
     return counter.left < 0 ? limit + 1 : limit - counter.left;
 }
 
-bool tree_larger_than(const Expr &e, int64_t limit) { return tree_size(e, limit) > limit; }
+bool tree_larger_than(const Expr &e, int64_t limit) {
+    return tree_size(e, limit) > limit;
+}
 
 } // namespace ir
 } // namespace aicf

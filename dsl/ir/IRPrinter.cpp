@@ -45,11 +45,13 @@ private:
     std::map<const IRNode *, size_t> numbers;
 
     static bool is_leaf(const Expr &e) {
-        return e.as<IntImm>() || e.as<UIntImm>() || e.as<FloatImm>() || e.as<StringImm>() || e.as<Variable>();
+        return e.as<IntImm>() || e.as<UIntImm>() || e.as<FloatImm>() || e.as<StringImm>() ||
+               e.as<Variable>();
     }
 
     void indent() {
-        for (int i = 0; i < depth; i++) os << "  ";
+        for (int i = 0; i < depth; i++)
+            os << "  ";
     }
     void print_list(const std::vector<Expr> &es) {
         for (size_t i = 0; i < es.size(); i++) {
@@ -313,7 +315,9 @@ std::ostream &operator<<(std::ostream &os, const Stmt &s) {
     return os;
 }
 
-std::ostream &operator<<(std::ostream &os, const Type &t) { return os << to_string(t); }
+std::ostream &operator<<(std::ostream &os, const Type &t) {
+    return os << to_string(t);
+}
 
 std::string to_string(const Expr &e) {
     std::ostringstream s;

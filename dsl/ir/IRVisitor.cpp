@@ -7,8 +7,12 @@ void IRVisitor::visit(const IntImm *) {}
 void IRVisitor::visit(const UIntImm *) {}
 void IRVisitor::visit(const FloatImm *) {}
 void IRVisitor::visit(const StringImm *) {}
-void IRVisitor::visit(const Cast *op) { op->value.accept(this); }
-void IRVisitor::visit(const Reinterpret *op) { op->value.accept(this); }
+void IRVisitor::visit(const Cast *op) {
+    op->value.accept(this);
+}
+void IRVisitor::visit(const Reinterpret *op) {
+    op->value.accept(this);
+}
 void IRVisitor::visit(const Variable *) {}
 
 #define AICF_VISIT_BINARY(N)                                                                       \
@@ -33,7 +37,9 @@ AICF_VISIT_BINARY(And)
 AICF_VISIT_BINARY(Or)
 #undef AICF_VISIT_BINARY
 
-void IRVisitor::visit(const Not *op) { op->a.accept(this); }
+void IRVisitor::visit(const Not *op) {
+    op->a.accept(this);
+}
 void IRVisitor::visit(const Select *op) {
     op->condition.accept(this);
     op->true_value.accept(this);
@@ -47,9 +53,12 @@ void IRVisitor::visit(const Ramp *op) {
     op->base.accept(this);
     op->stride.accept(this);
 }
-void IRVisitor::visit(const Broadcast *op) { op->value.accept(this); }
+void IRVisitor::visit(const Broadcast *op) {
+    op->value.accept(this);
+}
 void IRVisitor::visit(const Call *op) {
-    for (const Expr &a : op->args) a.accept(this);
+    for (const Expr &a : op->args)
+        a.accept(this);
 }
 void IRVisitor::visit(const Let *op) {
     op->value.accept(this);
@@ -63,7 +72,9 @@ void IRVisitor::visit(const AssertStmt *op) {
     op->condition.accept(this);
     op->message.accept(this);
 }
-void IRVisitor::visit(const ProducerConsumer *op) { op->body.accept(this); }
+void IRVisitor::visit(const ProducerConsumer *op) {
+    op->body.accept(this);
+}
 void IRVisitor::visit(const For *op) {
     op->min.accept(this);
     op->extent.accept(this);
@@ -75,11 +86,14 @@ void IRVisitor::visit(const Store *op) {
     op->predicate.accept(this);
 }
 void IRVisitor::visit(const Provide *op) {
-    for (const Expr &v : op->values) v.accept(this);
-    for (const Expr &a : op->args) a.accept(this);
+    for (const Expr &v : op->values)
+        v.accept(this);
+    for (const Expr &a : op->args)
+        a.accept(this);
 }
 void IRVisitor::visit(const Allocate *op) {
-    for (const Expr &e : op->extents) e.accept(this);
+    for (const Expr &e : op->extents)
+        e.accept(this);
     op->body.accept(this);
 }
 void IRVisitor::visit(const Free *) {}
@@ -99,7 +113,9 @@ void IRVisitor::visit(const IfThenElse *op) {
     op->then_case.accept(this);
     if (op->else_case.defined()) op->else_case.accept(this);
 }
-void IRVisitor::visit(const Evaluate *op) { op->value.accept(this); }
+void IRVisitor::visit(const Evaluate *op) {
+    op->value.accept(this);
+}
 
 #define AICF_GRAPH_VISIT_DEF(N)                                                                    \
     void IRGraphVisitor::visit(const N *op) {                                                      \
@@ -110,8 +126,7 @@ AICF_FOR_EACH_EXPR(AICF_GRAPH_VISIT_DEF)
 
 namespace {
 
-template <typename Base>
-class NodeCounter : public Base {
+template <typename Base> class NodeCounter : public Base {
 public:
     explicit NodeCounter(size_t limit) : limit(limit) {}
     size_t count = 0;
@@ -130,8 +145,7 @@ private:
     size_t limit;
 };
 
-template <typename Base>
-size_t count_with(const Expr &e, size_t limit) {
+template <typename Base> size_t count_with(const Expr &e, size_t limit) {
     NodeCounter<Base> counter(limit);
     if (e.defined()) e.accept(&counter);
     return counter.count;
@@ -139,8 +153,12 @@ size_t count_with(const Expr &e, size_t limit) {
 
 } // namespace
 
-size_t count_nodes(const Expr &e, size_t limit) { return count_with<IRVisitor>(e, limit); }
-size_t count_distinct_nodes(const Expr &e, size_t limit) { return count_with<IRGraphVisitor>(e, limit); }
+size_t count_nodes(const Expr &e, size_t limit) {
+    return count_with<IRVisitor>(e, limit);
+}
+size_t count_distinct_nodes(const Expr &e, size_t limit) {
+    return count_with<IRGraphVisitor>(e, limit);
+}
 
 } // namespace ir
 } // namespace aicf

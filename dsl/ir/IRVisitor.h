@@ -32,10 +32,14 @@ public:
     using IRVisitor::visit;
 
 protected:
-    bool first_visit(const IRNode *node) { return !deduplicate() || visited.insert(node).second; }
+    bool first_visit(const IRNode *node) {
+        return !deduplicate() || visited.insert(node).second;
+    }
     // Whether a node seen before may be skipped now (a visitor that tracks scopes may say no
     // inside a scope where the same node means something else).
-    virtual bool deduplicate() const { return true; }
+    virtual bool deduplicate() const {
+        return true;
+    }
 
 private:
     std::unordered_set<const IRNode *> visited;
@@ -65,8 +69,7 @@ void visit_each_with(const IRHandle &ir, F &&f) {
 } // namespace walk_detail
 
 // Calls `f` on every node of `ir` of type T (in any order), then keeps walking.
-template <typename T, typename IRHandle, typename F>
-void visit_each(const IRHandle &ir, F &&f) {
+template <typename T, typename IRHandle, typename F> void visit_each(const IRHandle &ir, F &&f) {
     walk_detail::visit_each_with<T, IRVisitor>(ir, f);
 }
 

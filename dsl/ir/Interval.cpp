@@ -27,7 +27,9 @@ Expr intersection_end(const Expr &a, const Expr &b, bool is_min) {
 
 } // namespace
 
-bool Interval::is_single_point() const { return min.defined() && max.defined() && equal(min, max); }
+bool Interval::is_single_point() const {
+    return min.defined() && max.defined() && equal(min, max);
+}
 
 Interval interval_union(const Interval &a, const Interval &b) {
     return Interval(union_end(a.min, b.min, true), union_end(a.max, b.max, false));
@@ -43,7 +45,8 @@ Box box_union(const Box &a, const Box &b) {
     internal_assert(a.size() == b.size())
         << "box_union of boxes with " << a.size() << " and " << b.size() << " dimensions";
     Box result(a.size());
-    for (size_t i = 0; i < a.size(); i++) result[i] = interval_union(a[i], b[i]);
+    for (size_t i = 0; i < a.size(); i++)
+        result[i] = interval_union(a[i], b[i]);
     return result;
 }
 

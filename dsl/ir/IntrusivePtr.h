@@ -25,15 +25,13 @@ inline void intrusive_ptr_release(const RefCounted *p) {
     if (p->ref_count.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p;
 }
 
-template <typename T>
-class IntrusivePtr {
+template <typename T> class IntrusivePtr {
 public:
     IntrusivePtr() = default;
     IntrusivePtr(T *p) : ptr(p) { retain(); }
     IntrusivePtr(const IntrusivePtr &o) : ptr(o.ptr) { retain(); }
     IntrusivePtr(IntrusivePtr &&o) noexcept : ptr(o.ptr) { o.ptr = nullptr; }
-    template <typename U>
-    IntrusivePtr(const IntrusivePtr<U> &o) : ptr(o.get()) { retain(); }
+    template <typename U> IntrusivePtr(const IntrusivePtr<U> &o) : ptr(o.get()) { retain(); }
     ~IntrusivePtr() { release(); }
 
     IntrusivePtr &operator=(const IntrusivePtr &o) {

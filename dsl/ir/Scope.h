@@ -12,8 +12,7 @@
 namespace aicf {
 namespace ir {
 
-template <typename T>
-class Scope {
+template <typename T> class Scope {
 public:
     void push(const std::string &name, const T &value) { table[name].push_back(value); }
     void pop(const std::string &name) {
@@ -34,9 +33,9 @@ public:
     }
     bool empty() const { return table.empty(); }
     // Visits the innermost binding of every name.
-    template <typename F>
-    void for_each(F &&f) const {
-        for (const auto &kv : table) f(kv.first, kv.second.back());
+    template <typename F> void for_each(F &&f) const {
+        for (const auto &kv : table)
+            f(kv.first, kv.second.back());
     }
 
 private:
@@ -44,8 +43,7 @@ private:
 };
 
 // Binds a name for the lifetime of this object.
-template <typename T>
-class ScopedBinding {
+template <typename T> class ScopedBinding {
 public:
     ScopedBinding(Scope<T> &s, const std::string &n, const T &v) : scope(s), name(n) {
         scope.push(name, v);

@@ -42,7 +42,8 @@ Simplify::Simplify(const Scope<Interval> &bounds) {
             std::set<std::string> vars;
             if (iv.min.defined()) vars = free_vars(iv.min);
             if (iv.max.defined()) {
-                for (const std::string &v : free_vars(iv.max)) vars.insert(v);
+                for (const std::string &v : free_vars(iv.max))
+                    vars.insert(v);
             }
             sym_bounds.push(name, SymEntry{iv, vars});
         }
@@ -62,11 +63,13 @@ Binding::Binding(Simplify &s, const std::string &name, const ConstBounds &bounds
     s.sym_bounds.for_each([&](const std::string &other, const Simplify::SymEntry &entry) {
         if (other != name && entry.vars.count(name)) pushed_sym.push_back(other);
     });
-    for (const std::string &other : pushed_sym) s.sym_bounds.push(other, Simplify::SymEntry());
+    for (const std::string &other : pushed_sym)
+        s.sym_bounds.push(other, Simplify::SymEntry());
     Simplify::SymEntry own{symbolic, {}};
     if (symbolic.min.defined()) own.vars = free_vars(symbolic.min);
     if (symbolic.max.defined()) {
-        for (const std::string &v : free_vars(symbolic.max)) own.vars.insert(v);
+        for (const std::string &v : free_vars(symbolic.max))
+            own.vars.insert(v);
     }
     s.sym_bounds.push(name, own);
     pushed_sym.push_back(name);
@@ -76,7 +79,8 @@ Binding::~Binding() {
     s.binding_ids[name].pop_back();
     s.var_bounds.pop(name);
     if (pushed_replacement) s.replacements.pop(name);
-    for (const std::string &n : pushed_sym) s.sym_bounds.pop(n);
+    for (const std::string &n : pushed_sym)
+        s.sym_bounds.pop(n);
 }
 
 int Simplify::current_binding(const std::string &name) const {
@@ -88,7 +92,8 @@ Expr Simplify::enclosing_let_with_value(const Expr &value) const {
     for (auto it = let_values.rbegin(); it != let_values.rend(); ++it) {
         if (it->value.type() != value.type() || !equal(it->value, value)) continue;
         bool valid = true;
-        for (const auto &dep : it->deps) valid = valid && current_binding(dep.first) == dep.second;
+        for (const auto &dep : it->deps)
+            valid = valid && current_binding(dep.first) == dep.second;
         if (valid) return Variable::make(value.type(), it->name);
     }
     return Expr();
@@ -98,7 +103,8 @@ Expr Simplify::let_value_of(const std::string &name) const {
     for (auto it = let_values.rbegin(); it != let_values.rend(); ++it) {
         if (it->name != name) continue;
         bool valid = true;
-        for (const auto &dep : it->deps) valid = valid && current_binding(dep.first) == dep.second;
+        for (const auto &dep : it->deps)
+            valid = valid && current_binding(dep.first) == dep.second;
         return valid ? it->value : Expr();
     }
     return Expr();
@@ -176,11 +182,13 @@ ConstBounds Simplify::bounds_of(const Expr &e) {
         if (!inside) r = range;
         return r;
     }
-    case IRNodeType::Broadcast: r = bounds_of(e.as<Broadcast>()->value); break;
+    case IRNodeType::Broadcast:
+        r = bounds_of(e.as<Broadcast>()->value);
+        break;
     case IRNodeType::Ramp: {
         const Ramp *ramp = e.as<Ramp>();
-        ConstBounds last = bounds_mul(bounds_of(ramp->stride),
-                                      ConstBounds::point(int64_t(ramp->lanes) - 1));
+        ConstBounds last =
+            bounds_mul(bounds_of(ramp->stride), ConstBounds::point(int64_t(ramp->lanes) - 1));
         r = bounds_add(bounds_of(ramp->base), bounds_union(ConstBounds::point(0), last));
         break;
     }
@@ -216,7 +224,8 @@ ConstBounds Simplify::bounds_of(const Expr &e) {
         }
         break;
     }
-    default: return type_bounds(t);
+    default:
+        return type_bounds(t);
     }
     return fit_to_type(r, t);
 }
@@ -273,10 +282,18 @@ ConstBounds Simplify::symbolic_bounds(const Expr &e) {
     return r;
 }
 
-Expr Simplify::visit(const IntImm *op) { return op; }
-Expr Simplify::visit(const UIntImm *op) { return op; }
-Expr Simplify::visit(const FloatImm *op) { return op; }
-Expr Simplify::visit(const StringImm *op) { return op; }
+Expr Simplify::visit(const IntImm *op) {
+    return op;
+}
+Expr Simplify::visit(const UIntImm *op) {
+    return op;
+}
+Expr Simplify::visit(const FloatImm *op) {
+    return op;
+}
+Expr Simplify::visit(const StringImm *op) {
+    return op;
+}
 
 Expr Simplify::visit(const Variable *op) {
     if (const Expr *r = replacements.find(op->name)) {

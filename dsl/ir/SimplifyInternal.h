@@ -60,9 +60,13 @@ ConstBounds fit_to_type(const ConstBounds &b, Type t);
 
 // Integer types whose arithmetic is assumed not to overflow (as in Halide): signed 32 and 64
 // bits. Rules that are only true without wrap-around are limited to these.
-inline bool no_overflow(Type t) { return t.is_int() && t.bits >= 32; }
+inline bool no_overflow(Type t) {
+    return t.is_int() && t.bits >= 32;
+}
 // Integer types whose sums are put into canonical linear form.
-inline bool is_linear_type(Type t) { return t.is_int_or_uint() && t.bits > 1 && t.is_scalar(); }
+inline bool is_linear_type(Type t) {
+    return t.is_int_or_uint() && t.bits > 1 && t.is_scalar();
+}
 
 // The value of an integer or unsigned constant (looking through Broadcast), as the int64 with
 // the same bits.
@@ -194,8 +198,7 @@ private:
     Expr compare_linear(IRNodeType op, const Expr &a, const Expr &b);
     Expr fold_call(const Call *op, const std::vector<Expr> &args);
 
-    template <typename LetNode, typename Body>
-    Body simplify_let(const LetNode *op);
+    template <typename LetNode, typename Body> Body simplify_let(const LetNode *op);
 
 #define AICF_SIMPLIFY_EXPR_DECL(N) Expr visit(const N *op) override;
 #define AICF_SIMPLIFY_STMT_DECL(N) Stmt visit(const N *op) override;

@@ -13,7 +13,9 @@ namespace simplify_detail {
 
 namespace {
 
-int64_t wrapping(uint64_t v) { return static_cast<int64_t>(v); }
+int64_t wrapping(uint64_t v) {
+    return static_cast<int64_t>(v);
+}
 
 // Folds an arithmetic operation on two integer constants of type t. Values are the constants'
 // bits: sign-extended for signed types, raw for unsigned ones.
@@ -21,30 +23,42 @@ Expr fold_int(IRNodeType op, Type t, int64_t a, int64_t b) {
     uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
     bool u = t.is_uint();
     switch (op) {
-    case IRNodeType::Add: return make_const(t, wrapping(ua + ub));
-    case IRNodeType::Sub: return make_const(t, wrapping(ua - ub));
-    case IRNodeType::Mul: return make_const(t, wrapping(ua * ub));
+    case IRNodeType::Add:
+        return make_const(t, wrapping(ua + ub));
+    case IRNodeType::Sub:
+        return make_const(t, wrapping(ua - ub));
+    case IRNodeType::Mul:
+        return make_const(t, wrapping(ua * ub));
     case IRNodeType::Div:
         if (u) return make_const(t, wrapping(ub == 0 ? 0 : ua / ub));
         return make_const(t, div_euclid(a, b));
     case IRNodeType::Mod:
         if (u) return make_const(t, wrapping(ub == 0 ? 0 : ua % ub));
         return make_const(t, mod_euclid(a, b));
-    case IRNodeType::Min: return make_const(t, u ? wrapping(std::min(ua, ub)) : std::min(a, b));
-    case IRNodeType::Max: return make_const(t, u ? wrapping(std::max(ua, ub)) : std::max(a, b));
-    default: return Expr();
+    case IRNodeType::Min:
+        return make_const(t, u ? wrapping(std::min(ua, ub)) : std::min(a, b));
+    case IRNodeType::Max:
+        return make_const(t, u ? wrapping(std::max(ua, ub)) : std::max(a, b));
+    default:
+        return Expr();
     }
 }
 
 // Rounds v to the precision of a float type.
-double round_to(Type t, double v) { return *as_const_float(make_const(t.element_of(), v)); }
+double round_to(Type t, double v) {
+    return *as_const_float(make_const(t.element_of(), v));
+}
 
 Expr fold_float(IRNodeType op, Type t, double a, double b) {
     switch (op) {
-    case IRNodeType::Add: return make_const(t, a + b);
-    case IRNodeType::Sub: return make_const(t, a - b);
-    case IRNodeType::Mul: return make_const(t, a * b);
-    case IRNodeType::Div: return make_const(t, a / b);
+    case IRNodeType::Add:
+        return make_const(t, a + b);
+    case IRNodeType::Sub:
+        return make_const(t, a - b);
+    case IRNodeType::Mul:
+        return make_const(t, a * b);
+    case IRNodeType::Div:
+        return make_const(t, a / b);
     case IRNodeType::Mod: {
         // x - y * floor(x / y), each step rounded to the type as generated code would.
         double q = std::floor(round_to(t, a / b));
@@ -55,7 +69,8 @@ Expr fold_float(IRNodeType op, Type t, double a, double b) {
         // Which operand wins against a NaN is up to the target; leave those alone.
         if (std::isnan(a) || std::isnan(b)) return Expr();
         return make_const(t, op == IRNodeType::Min ? std::min(a, b) : std::max(a, b));
-    default: return Expr();
+    default:
+        return Expr();
     }
 }
 
@@ -167,8 +182,10 @@ Expr Simplify::rebuild_sum(const LinearForm &l) {
                 return is_const_zero(other.coeff == 1 ? build_sub(a, x) : build_add(a, x));
             };
             Expr kept;
-            if (is_d(pq)) kept = p;
-            else if (is_d(build_sub(make_zero(l.type), pq))) kept = q;
+            if (is_d(pq))
+                kept = p;
+            else if (is_d(build_sub(make_zero(l.type), pq)))
+                kept = q;
             if (!kept.defined()) continue;
             LinearForm rest{l.type, {}, l.constant};
             for (size_t t = 0; t < l.terms.size(); t++)
@@ -202,7 +219,8 @@ Expr Simplify::rebuild_sum(const LinearForm &l) {
         }
         if (moved.terms.empty()) continue;
         // rest * coeff + A, so that coeff * (A') == coeff * A + moved.
-        LinearForm na = linear_combine(la, moved, term.coeff), nb = linear_combine(lb, moved, term.coeff);
+        LinearForm na = linear_combine(la, moved, term.coeff),
+                   nb = linear_combine(lb, moved, term.coeff);
         // Each side is a sum again, so a term that cancels inside a min or max there moves on
         // into it: `x + min(min(e - x, 31) - 7, y)` becomes `min(min(e, x + 31) - 7, x + y)`.
         Expr inner = min_or_max(rebuild_sum(na), rebuild_sum(nb), mn != nullptr);
@@ -238,7 +256,8 @@ Expr Simplify::rebuild_sum(const LinearForm &l) {
                 const Expr &low = k >= 0 ? nx : px, &high = k >= 0 ? px : nx;
                 int64_t gap = k >= 0 ? k : -k;
                 Expr inside = pmin ? build_sub(y, low) : build_sub(high, y);
-                Expr clamped = min_or_max(min_or_max(inside, make_zero(l.type), false), make_const(l.type, gap), true);
+                Expr clamped = min_or_max(min_or_max(inside, make_zero(l.type), false),
+                                          make_const(l.type, gap), true);
                 LinearForm rest;
                 rest.type = l.type;
                 rest.constant = l.constant;
@@ -409,10 +428,12 @@ Expr Simplify::div_rest(const LinearForm &rest, int64_t c) {
     if (auto k = common_quotient(bounds_of_linear(rest), c)) return make_const(t, *k);
     // (g*x + r) / (g*d) == (x + r/g) / d for 0 <= r < g*d, where g divides every coefficient.
     int64_t g = c;
-    for (const Term &term : rest.terms) g = gcd64(g, term.coeff);
+    for (const Term &term : rest.terms)
+        g = gcd64(g, term.coeff);
     if (g > 1) {
         LinearForm reduced = rest;
-        for (Term &term : reduced.terms) term.coeff /= g;
+        for (Term &term : reduced.terms)
+            term.coeff /= g;
         reduced.constant = rest.constant / g;
         return div_rest(reduced, c / g);
     }
@@ -487,8 +508,12 @@ Expr Simplify::mod_rest(const Expr &rest, int64_t c) {
 // ---------------------------------------------------------------------------------------------
 // Min, Max
 
-Expr Simplify::build_min(const Expr &a, const Expr &b) { return min_or_max(a, b, true); }
-Expr Simplify::build_max(const Expr &a, const Expr &b) { return min_or_max(a, b, false); }
+Expr Simplify::build_min(const Expr &a, const Expr &b) {
+    return min_or_max(a, b, true);
+}
+Expr Simplify::build_max(const Expr &a, const Expr &b) {
+    return min_or_max(a, b, false);
+}
 
 Expr Simplify::min_or_max(const Expr &a, const Expr &b, bool is_min) {
     IRNodeType op = is_min ? IRNodeType::Min : IRNodeType::Max;
@@ -564,13 +589,27 @@ Expr Simplify::min_or_max(const Expr &a, const Expr &b, bool is_min) {
 // ---------------------------------------------------------------------------------------------
 // Visits
 
-Expr Simplify::visit(const Add *op) { return build_add(mutate(op->a), mutate(op->b)); }
-Expr Simplify::visit(const Sub *op) { return build_sub(mutate(op->a), mutate(op->b)); }
-Expr Simplify::visit(const Mul *op) { return build_mul(mutate(op->a), mutate(op->b)); }
-Expr Simplify::visit(const Div *op) { return build_div(mutate(op->a), mutate(op->b)); }
-Expr Simplify::visit(const Mod *op) { return build_mod(mutate(op->a), mutate(op->b)); }
-Expr Simplify::visit(const Min *op) { return build_min(mutate(op->a), mutate(op->b)); }
-Expr Simplify::visit(const Max *op) { return build_max(mutate(op->a), mutate(op->b)); }
+Expr Simplify::visit(const Add *op) {
+    return build_add(mutate(op->a), mutate(op->b));
+}
+Expr Simplify::visit(const Sub *op) {
+    return build_sub(mutate(op->a), mutate(op->b));
+}
+Expr Simplify::visit(const Mul *op) {
+    return build_mul(mutate(op->a), mutate(op->b));
+}
+Expr Simplify::visit(const Div *op) {
+    return build_div(mutate(op->a), mutate(op->b));
+}
+Expr Simplify::visit(const Mod *op) {
+    return build_mod(mutate(op->a), mutate(op->b));
+}
+Expr Simplify::visit(const Min *op) {
+    return build_min(mutate(op->a), mutate(op->b));
+}
+Expr Simplify::visit(const Max *op) {
+    return build_max(mutate(op->a), mutate(op->b));
+}
 
 Expr Simplify::build_cast(Type t, const Expr &v) {
     if (v.type() == t) return v;
@@ -657,20 +696,29 @@ Expr Simplify::fold_call(const Call *op, const std::vector<Expr> &args) {
                 return make_const(t, at.is_int() ? (*x >> *y) : wrapping(ux >> *y));
             }
             return Expr();
-        default: return Expr();
+        default:
+            return Expr();
         }
     }
     auto f = as_const_float(args[0]);
     if (!at.is_float() || !f) return Expr();
     switch (op->intrinsic) {
-    case Intrinsic::abs: return t.is_float() ? make_const(t, std::fabs(*f)) : Expr();
-    case Intrinsic::floor: return make_const(t, std::floor(*f));
-    case Intrinsic::ceil: return make_const(t, std::ceil(*f));
-    case Intrinsic::trunc: return make_const(t, std::trunc(*f));
-    case Intrinsic::sqrt: return make_const(t, std::sqrt(*f));
-    case Intrinsic::is_nan: return make_const(t, int64_t(std::isnan(*f)));
-    case Intrinsic::is_inf: return make_const(t, int64_t(std::isinf(*f)));
-    default: return Expr();
+    case Intrinsic::abs:
+        return t.is_float() ? make_const(t, std::fabs(*f)) : Expr();
+    case Intrinsic::floor:
+        return make_const(t, std::floor(*f));
+    case Intrinsic::ceil:
+        return make_const(t, std::ceil(*f));
+    case Intrinsic::trunc:
+        return make_const(t, std::trunc(*f));
+    case Intrinsic::sqrt:
+        return make_const(t, std::sqrt(*f));
+    case Intrinsic::is_nan:
+        return make_const(t, int64_t(std::isnan(*f)));
+    case Intrinsic::is_inf:
+        return make_const(t, int64_t(std::isinf(*f)));
+    default:
+        return Expr();
     }
 }
 
@@ -678,8 +726,10 @@ Expr Simplify::visit(const Call *op) {
     // The thread or block index where a let names it (a thread loop's variable): that
     // variable, so that `tx * 8 - thread_index(0) * 8` cancels and the let, which names the
     // loop in the simulator's messages, stays.
-    if (op->is_intrinsic(Intrinsic::gpu_thread_index) || op->is_intrinsic(Intrinsic::gpu_block_index)) {
-        if (Expr same = enclosing_let_with_value(op); same.defined()) return mutate(same); // counts the use
+    if (op->is_intrinsic(Intrinsic::gpu_thread_index) ||
+        op->is_intrinsic(Intrinsic::gpu_block_index)) {
+        if (Expr same = enclosing_let_with_value(op); same.defined())
+            return mutate(same); // counts the use
     }
     std::vector<Expr> args;
     bool changed = mutate_exprs(op->args, args);

@@ -17,10 +17,17 @@ Expr fold_compare(IRNodeType op, const Expr &a, const Expr &b) {
     auto result = [&](auto x, auto y) {
         bool r = false;
         switch (op) {
-        case IRNodeType::LT: r = x < y; break;
-        case IRNodeType::LE: r = x <= y; break;
-        case IRNodeType::EQ: r = x == y; break;
-        default: break;
+        case IRNodeType::LT:
+            r = x < y;
+            break;
+        case IRNodeType::LE:
+            r = x <= y;
+            break;
+        case IRNodeType::EQ:
+            r = x == y;
+            break;
+        default:
+            break;
         }
         return make_const(Bool(lanes), int64_t(r));
     };
@@ -52,16 +59,20 @@ std::optional<bool> decide(IRNodeType op, const ConstBounds &d) {
         if (d.is_point() && d.min == 0) return true;
         if ((d.has_min && d.min > 0) || (d.has_max && d.max < 0)) return false;
         break;
-    default: break;
+    default:
+        break;
     }
     return std::nullopt;
 }
 
 Expr make_compare(IRNodeType op, const Expr &a, const Expr &b) {
     switch (op) {
-    case IRNodeType::LT: return LT::make(a, b);
-    case IRNodeType::LE: return LE::make(a, b);
-    default: return EQ::make(a, b);
+    case IRNodeType::LT:
+        return LT::make(a, b);
+    case IRNodeType::LE:
+        return LE::make(a, b);
+    default:
+        return EQ::make(a, b);
     }
 }
 
@@ -270,15 +281,33 @@ Expr Simplify::build_select(const Expr &c, const Expr &t, const Expr &f) {
     return Select::make(cond, t, f);
 }
 
-Expr Simplify::visit(const EQ *op) { return build_eq(mutate(op->a), mutate(op->b)); }
-Expr Simplify::visit(const NE *op) { return build_not(build_eq(mutate(op->a), mutate(op->b))); }
-Expr Simplify::visit(const LT *op) { return build_lt(mutate(op->a), mutate(op->b)); }
-Expr Simplify::visit(const LE *op) { return build_le(mutate(op->a), mutate(op->b)); }
-Expr Simplify::visit(const GT *op) { return build_lt(mutate(op->b), mutate(op->a)); }
-Expr Simplify::visit(const GE *op) { return build_le(mutate(op->b), mutate(op->a)); }
-Expr Simplify::visit(const And *op) { return build_and(mutate(op->a), mutate(op->b)); }
-Expr Simplify::visit(const Or *op) { return build_or(mutate(op->a), mutate(op->b)); }
-Expr Simplify::visit(const Not *op) { return build_not(mutate(op->a)); }
+Expr Simplify::visit(const EQ *op) {
+    return build_eq(mutate(op->a), mutate(op->b));
+}
+Expr Simplify::visit(const NE *op) {
+    return build_not(build_eq(mutate(op->a), mutate(op->b)));
+}
+Expr Simplify::visit(const LT *op) {
+    return build_lt(mutate(op->a), mutate(op->b));
+}
+Expr Simplify::visit(const LE *op) {
+    return build_le(mutate(op->a), mutate(op->b));
+}
+Expr Simplify::visit(const GT *op) {
+    return build_lt(mutate(op->b), mutate(op->a));
+}
+Expr Simplify::visit(const GE *op) {
+    return build_le(mutate(op->b), mutate(op->a));
+}
+Expr Simplify::visit(const And *op) {
+    return build_and(mutate(op->a), mutate(op->b));
+}
+Expr Simplify::visit(const Or *op) {
+    return build_or(mutate(op->a), mutate(op->b));
+}
+Expr Simplify::visit(const Not *op) {
+    return build_not(mutate(op->a));
+}
 
 Expr Simplify::visit(const Select *op) {
     return build_select(mutate(op->condition), mutate(op->true_value), mutate(op->false_value));

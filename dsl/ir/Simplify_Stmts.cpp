@@ -41,7 +41,8 @@ bool is_short_linear(const Expr &e, int depth = 1) {
         const Min *mn = t.e.as<Min>();
         const Max *mx = t.e.as<Max>();
         if (depth == 0 || (!mn && !mx)) return false;
-        if (!is_short_linear(mn ? mn->a : mx->a, depth - 1) || !is_short_linear(mn ? mn->b : mx->b, depth - 1))
+        if (!is_short_linear(mn ? mn->a : mx->a, depth - 1) ||
+            !is_short_linear(mn ? mn->b : mx->b, depth - 1))
             return false;
     }
     return true;
@@ -50,7 +51,8 @@ bool is_short_linear(const Expr &e, int depth = 1) {
 bool is_substitutable(const Expr &e) {
     if (is_var_plus_const(e)) return true;
     if (const Broadcast *b = e.as<Broadcast>()) return is_substitutable(b->value);
-    if (const Ramp *r = e.as<Ramp>()) return is_var_plus_const(r->base) && is_var_plus_const(r->stride);
+    if (const Ramp *r = e.as<Ramp>())
+        return is_var_plus_const(r->base) && is_var_plus_const(r->stride);
     return false;
 }
 
@@ -102,8 +104,7 @@ bool is_integer_arithmetic(const Expr &e) {
 
 } // namespace
 
-template <typename LetNode, typename Body>
-Body Simplify::simplify_let(const LetNode *op) {
+template <typename LetNode, typename Body> Body Simplify::simplify_let(const LetNode *op) {
     Expr value = mutate(op->value);
     Expr replacement;
     if (is_substitutable(value) || (substitute_linear_lets && is_short_linear(value))) {
@@ -121,7 +122,8 @@ Body Simplify::simplify_let(const LetNode *op) {
     Body body;
     {
         std::vector<std::pair<std::string, int>> deps;
-        for (const std::string &n : free_vars(value)) deps.emplace_back(n, current_binding(n));
+        for (const std::string &n : free_vars(value))
+            deps.emplace_back(n, current_binding(n));
         Binding bind(*this, op->name, bounds, replacement);
         bool remember = !replacement.defined() && !has_side_effects(value);
         if (remember) {
@@ -142,8 +144,12 @@ Body Simplify::simplify_let(const LetNode *op) {
     return LetNode::make(op->name, value, body);
 }
 
-Expr Simplify::visit(const Let *op) { return simplify_let<Let, Expr>(op); }
-Stmt Simplify::visit(const LetStmt *op) { return simplify_let<LetStmt, Stmt>(op); }
+Expr Simplify::visit(const Let *op) {
+    return simplify_let<Let, Expr>(op);
+}
+Stmt Simplify::visit(const LetStmt *op) {
+    return simplify_let<LetStmt, Stmt>(op);
+}
 
 Stmt Simplify::visit(const AssertStmt *op) {
     Expr condition = mutate(op->condition);
@@ -206,7 +212,8 @@ Expr Simplify::index_through_lets(const Expr &index) const {
         using IRMutator::visit;
         Expr visit(const Variable *v) override {
             Expr value = failed ? Expr() : s.let_value_of(v->name);
-            if (!value.defined() || value.type() != v->type || !is_integer_arithmetic(value)) return v;
+            if (!value.defined() || value.type() != v->type || !is_integer_arithmetic(value))
+                return v;
             if (--budget < 0) {
                 failed = true;
                 return v;
@@ -233,8 +240,7 @@ Stmt Simplify::visit(const Store *op) {
     if (is_false(predicate)) return Stmt();
     Expr value = mutate(op->value), index = mutate(op->index);
     if (substitute_linear_lets && allocations.count(op->name)) index = index_through_lets(index);
-    if (value.same_as(op->value) && index.same_as(op->index) &&
-        predicate.same_as(op->predicate)) {
+    if (value.same_as(op->value) && index.same_as(op->index) && predicate.same_as(op->predicate)) {
         return op;
     }
     return Store::make(op->name, value, index, predicate, op->param);
@@ -263,7 +269,9 @@ Stmt Simplify::visit(const Allocate *op) {
             const std::string &name;
             explicit DropStores(const std::string &n) : name(n) {}
             using IRMutator::visit;
-            Stmt visit(const Store *s) override { return s->name == name ? Evaluate::make(make_zero(Int(32))) : Stmt(s); }
+            Stmt visit(const Store *s) override {
+                return s->name == name ? Evaluate::make(make_zero(Int(32))) : Stmt(s);
+            }
         } drop(op->name);
         return mutate(drop.mutate(body));
     }
@@ -271,7 +279,9 @@ Stmt Simplify::visit(const Allocate *op) {
     return Allocate::make(op->name, op->type, op->memory_type, extents, body);
 }
 
-Stmt Simplify::visit(const Free *op) { return op; }
+Stmt Simplify::visit(const Free *op) {
+    return op;
+}
 
 Stmt Simplify::visit(const Realize *op) {
     Region bounds(op->bounds.size());

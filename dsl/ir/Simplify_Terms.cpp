@@ -19,7 +19,9 @@ namespace simplify_detail {
 
 namespace {
 
-bool fits(i128 v) { return v >= INT64_MIN && v <= INT64_MAX; }
+bool fits(i128 v) {
+    return v >= INT64_MIN && v <= INT64_MAX;
+}
 
 } // namespace
 
@@ -56,8 +58,7 @@ ConstBounds bounds_mul(const ConstBounds &a, const ConstBounds &b) {
         return make_bounds(true, *std::min_element(p, p + 4), true, *std::max_element(p, p + 4));
     }
     if (a.has_min && a.min >= 0 && b.has_min && b.min >= 0) {
-        return make_bounds(true, i128(a.min) * b.min, a.has_max && b.has_max,
-                           i128(a.max) * b.max);
+        return make_bounds(true, i128(a.min) * b.min, a.has_max && b.has_max, i128(a.max) * b.max);
     }
     return ConstBounds();
 }
@@ -204,8 +205,7 @@ int64_t gcd64(int64_t a, int64_t b) {
 
 namespace {
 
-template <typename T>
-int three_way(const T &a, const T &b) {
+template <typename T> int three_way(const T &a, const T &b) {
     return a < b ? -1 : (b < a ? 1 : 0);
 }
 
@@ -227,8 +227,7 @@ int compare_lists(const std::vector<Expr> &a, const std::vector<Expr> &b) {
     return 0;
 }
 
-template <typename N>
-int compare_binary(const Expr &a, const Expr &b) {
+template <typename N> int compare_binary(const Expr &a, const Expr &b) {
     const N *x = a.as<N>(), *y = b.as<N>();
     if (int c = compare_exprs(x->a, y->a)) return c;
     return compare_exprs(x->b, y->b);
@@ -242,8 +241,10 @@ int compare_exprs(const Expr &a, const Expr &b) {
     if (int c = three_way(int(a.node_type()), int(b.node_type()))) return c;
     if (int c = compare_types(a.type(), b.type())) return c;
     switch (a.node_type()) {
-    case IRNodeType::IntImm: return three_way(a.as<IntImm>()->value, b.as<IntImm>()->value);
-    case IRNodeType::UIntImm: return three_way(a.as<UIntImm>()->value, b.as<UIntImm>()->value);
+    case IRNodeType::IntImm:
+        return three_way(a.as<IntImm>()->value, b.as<IntImm>()->value);
+    case IRNodeType::UIntImm:
+        return three_way(a.as<UIntImm>()->value, b.as<UIntImm>()->value);
     case IRNodeType::FloatImm: {
         double x = a.as<FloatImm>()->value, y = b.as<FloatImm>()->value;
         uint64_t bx, by;
@@ -253,7 +254,8 @@ int compare_exprs(const Expr &a, const Expr &b) {
     }
     case IRNodeType::StringImm:
         return three_way(a.as<StringImm>()->value, b.as<StringImm>()->value);
-    case IRNodeType::Cast: return compare_exprs(a.as<Cast>()->value, b.as<Cast>()->value);
+    case IRNodeType::Cast:
+        return compare_exprs(a.as<Cast>()->value, b.as<Cast>()->value);
     case IRNodeType::Reinterpret:
         return compare_exprs(a.as<Reinterpret>()->value, b.as<Reinterpret>()->value);
     case IRNodeType::Variable: {
@@ -263,7 +265,8 @@ int compare_exprs(const Expr &a, const Expr &b) {
         return compare_ptrs(x->rdom.get(), y->rdom.get());
     }
 #define AICF_COMPARE_BINARY(N)                                                                     \
-    case IRNodeType::N: return compare_binary<N>(a, b);
+    case IRNodeType::N:                                                                            \
+        return compare_binary<N>(a, b);
         AICF_COMPARE_BINARY(Add)
         AICF_COMPARE_BINARY(Sub)
         AICF_COMPARE_BINARY(Mul)
@@ -280,7 +283,8 @@ int compare_exprs(const Expr &a, const Expr &b) {
         AICF_COMPARE_BINARY(And)
         AICF_COMPARE_BINARY(Or)
 #undef AICF_COMPARE_BINARY
-    case IRNodeType::Not: return compare_exprs(a.as<Not>()->a, b.as<Not>()->a);
+    case IRNodeType::Not:
+        return compare_exprs(a.as<Not>()->a, b.as<Not>()->a);
     case IRNodeType::Select: {
         const Select *x = a.as<Select>(), *y = b.as<Select>();
         if (int c = compare_exprs(x->condition, y->condition)) return c;
@@ -316,7 +320,8 @@ int compare_exprs(const Expr &a, const Expr &b) {
         if (int c = compare_exprs(x->value, y->value)) return c;
         return compare_exprs(x->body, y->body);
     }
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
@@ -365,9 +370,8 @@ void decompose(const Expr &e, int64_t scale, LinearForm &out) {
 // Sorts the terms, merges equal ones and drops zero coefficients.
 void normalize(LinearForm &l) {
     l.constant = wrap_to_type(l.type, l.constant);
-    std::stable_sort(l.terms.begin(), l.terms.end(), [](const Term &x, const Term &y) {
-        return compare_exprs(x.e, y.e) < 0;
-    });
+    std::stable_sort(l.terms.begin(), l.terms.end(),
+                     [](const Term &x, const Term &y) { return compare_exprs(x.e, y.e) < 0; });
     std::vector<Term> merged;
     merged.reserve(l.terms.size());
     for (Term &t : l.terms) {
@@ -401,7 +405,8 @@ LinearForm linear_form(const Expr &e) {
 
 LinearForm linear_combine(const LinearForm &a, const LinearForm &b, int64_t scale) {
     LinearForm l = a;
-    for (const Term &t : b.terms) l.terms.push_back({t.e, wrapping_mul(t.coeff, scale)});
+    for (const Term &t : b.terms)
+        l.terms.push_back({t.e, wrapping_mul(t.coeff, scale)});
     l.constant = wrapping_add(l.constant, wrapping_mul(b.constant, scale));
     normalize(l);
     return l;
@@ -423,7 +428,8 @@ Expr linear_rebuild(const LinearForm &l) {
     }
     int64_t constant = l.constant;
     bool has_negative = false;
-    for (const Term &term : l.terms) has_negative = has_negative || term.coeff < 0;
+    for (const Term &term : l.terms)
+        has_negative = has_negative || term.coeff < 0;
     if (!result.defined() && has_negative) {
         // Only subtracted terms: start from the constant (`3 - x`), or from zero.
         result = make_const(t, constant);

@@ -47,8 +47,7 @@ private:
         if (replacements.count(name)) hiding += delta;
     }
 
-    template <typename LetNode, typename Body>
-    auto visit_let(const LetNode *op) {
+    template <typename LetNode, typename Body> auto visit_let(const LetNode *op) {
         Expr value = mutate(op->value);
         bind(op->name, 1);
         Body body = mutate(op->body);
@@ -109,8 +108,7 @@ private:
         use(op->name);
         IRVisitor::visit(op);
     }
-    template <typename Body>
-    void in_scope(const std::string &name, const Body &body) {
+    template <typename Body> void in_scope(const std::string &name, const Body &body) {
         bound[name]++;
         binders++;
         body.accept(this);
@@ -178,7 +176,9 @@ std::set<std::string> free_vars(const Stmt &s) {
     return v.names;
 }
 
-bool uses_var(const Expr &e, const std::string &name) { return free_vars(e).count(name) > 0; }
+bool uses_var(const Expr &e, const std::string &name) {
+    return free_vars(e).count(name) > 0;
+}
 
 bool uses_var(const Stmt &s, const std::string &name) {
     FreeVars v;

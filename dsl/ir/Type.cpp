@@ -70,11 +70,21 @@ std::string to_string(Type t) {
         s = "bool";
     } else {
         switch (t.code) {
-        case TypeCode::Int: s = "int"; break;
-        case TypeCode::UInt: s = "uint"; break;
-        case TypeCode::Float: s = "float"; break;
-        case TypeCode::BFloat: s = "bfloat"; break;
-        case TypeCode::Handle: s = "handle"; break;
+        case TypeCode::Int:
+            s = "int";
+            break;
+        case TypeCode::UInt:
+            s = "uint";
+            break;
+        case TypeCode::Float:
+            s = "float";
+            break;
+        case TypeCode::BFloat:
+            s = "bfloat";
+            break;
+        case TypeCode::Handle:
+            s = "handle";
+            break;
         }
         if (t.code != TypeCode::Handle) s += std::to_string(t.bits);
     }
@@ -85,29 +95,59 @@ std::string to_string(Type t) {
 bool is_valid_value_type(Type t) {
     if (t.lanes != 1) return false;
     switch (t.code) {
-    case TypeCode::Int: return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case TypeCode::Int:
+        return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
     case TypeCode::UInt:
         return t.bits == 1 || t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
-    case TypeCode::Float: return t.bits == 16 || t.bits == 32 || t.bits == 64;
-    case TypeCode::BFloat: return t.bits == 16;
-    case TypeCode::Handle: return false;
+    case TypeCode::Float:
+        return t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case TypeCode::BFloat:
+        return t.bits == 16;
+    case TypeCode::Handle:
+        return false;
     }
     return false;
 }
 
-template <> Type type_of<bool>() { return Bool(); }
-template <> Type type_of<int8_t>() { return Int(8); }
-template <> Type type_of<int16_t>() { return Int(16); }
-template <> Type type_of<int32_t>() { return Int(32); }
-template <> Type type_of<int64_t>() { return Int(64); }
-template <> Type type_of<uint8_t>() { return UInt(8); }
-template <> Type type_of<uint16_t>() { return UInt(16); }
-template <> Type type_of<uint32_t>() { return UInt(32); }
-template <> Type type_of<uint64_t>() { return UInt(64); }
-template <> Type type_of<float>() { return Float(32); }
-template <> Type type_of<double>() { return Float(64); }
-template <> Type type_of<float16_t>() { return Float(16); }
-template <> Type type_of<bfloat16_t>() { return BFloat(16); }
+template <> Type type_of<bool>() {
+    return Bool();
+}
+template <> Type type_of<int8_t>() {
+    return Int(8);
+}
+template <> Type type_of<int16_t>() {
+    return Int(16);
+}
+template <> Type type_of<int32_t>() {
+    return Int(32);
+}
+template <> Type type_of<int64_t>() {
+    return Int(64);
+}
+template <> Type type_of<uint8_t>() {
+    return UInt(8);
+}
+template <> Type type_of<uint16_t>() {
+    return UInt(16);
+}
+template <> Type type_of<uint32_t>() {
+    return UInt(32);
+}
+template <> Type type_of<uint64_t>() {
+    return UInt(64);
+}
+template <> Type type_of<float>() {
+    return Float(32);
+}
+template <> Type type_of<double>() {
+    return Float(64);
+}
+template <> Type type_of<float16_t>() {
+    return Float(16);
+}
+template <> Type type_of<bfloat16_t>() {
+    return BFloat(16);
+}
 
 } // namespace ir
 } // namespace aicf

@@ -56,12 +56,24 @@ struct Type {
     bool operator!=(const Type &o) const { return !(*this == o); }
 };
 
-inline Type Int(int bits, int lanes = 1) { return Type(TypeCode::Int, bits, lanes); }
-inline Type UInt(int bits, int lanes = 1) { return Type(TypeCode::UInt, bits, lanes); }
-inline Type Float(int bits, int lanes = 1) { return Type(TypeCode::Float, bits, lanes); }
-inline Type BFloat(int bits = 16, int lanes = 1) { return Type(TypeCode::BFloat, bits, lanes); }
-inline Type Bool(int lanes = 1) { return Type(TypeCode::UInt, 1, lanes); }
-inline Type Handle(int lanes = 1) { return Type(TypeCode::Handle, 64, lanes); }
+inline Type Int(int bits, int lanes = 1) {
+    return Type(TypeCode::Int, bits, lanes);
+}
+inline Type UInt(int bits, int lanes = 1) {
+    return Type(TypeCode::UInt, bits, lanes);
+}
+inline Type Float(int bits, int lanes = 1) {
+    return Type(TypeCode::Float, bits, lanes);
+}
+inline Type BFloat(int bits = 16, int lanes = 1) {
+    return Type(TypeCode::BFloat, bits, lanes);
+}
+inline Type Bool(int lanes = 1) {
+    return Type(TypeCode::UInt, 1, lanes);
+}
+inline Type Handle(int lanes = 1) {
+    return Type(TypeCode::Handle, 64, lanes);
+}
 
 // "int32", "float32x8", "bfloat16", "bool".
 std::string to_string(Type t);
@@ -70,8 +82,7 @@ std::string to_string(Type t);
 bool is_valid_value_type(Type t);
 
 // The IR type of a C++ scalar type.
-template <typename T>
-Type type_of();
+template <typename T> Type type_of();
 
 } // namespace ir
 } // namespace aicf

@@ -10,8 +10,7 @@
 
 namespace aicf_test {
 
-template <typename E, typename F>
-std::string message_of(F &&f) {
+template <typename E, typename F> std::string message_of(F &&f) {
     try {
         f();
     } catch (const E &e) {

@@ -20,9 +20,11 @@ void fill_random(const aicf::Buffer<T> &b, double lo, double hi, unsigned seed) 
     std::uniform_real_distribution<double> dist(lo, hi);
     b.for_each_element([&](const std::vector<int> &c) {
         double v = 0;
-        while (v == 0) v = dist(rng);
+        while (v == 0)
+            v = dist(rng);
         int64_t off = 0;
-        for (size_t d = 0; d < c.size(); d++) off += int64_t(c[d] - b.min(int(d))) * b.stride(int(d));
+        for (size_t d = 0; d < c.size(); d++)
+            off += int64_t(c[d] - b.min(int(d))) * b.stride(int(d));
         T *p = b.data() + off;
         if constexpr (std::is_integral<T>::value) {
             *p = static_cast<T>(std::llround(v));

@@ -21,7 +21,8 @@ constexpr int W = 19, H = 7, K = 13;
 Buffer<float> make_input() {
     Buffer<float> in({K + W + 1, H}, "cache_in");
     for (int y = 0; y < H; y++)
-        for (int x = 0; x < K + W + 1; x++) in(x, y) = float((x * 7 + y * 3) % 11) * 0.5f + 0.25f;
+        for (int x = 0; x < K + W + 1; x++)
+            in(x, y) = float((x * 7 + y * 3) % 11) * 0.5f + 0.25f;
     return in;
 }
 
@@ -40,10 +41,12 @@ struct CachePipeline {
     }
 };
 
-void check_values(const Buffer<float> &in, const Buffer<float> &out, float scale, const std::string &what) {
+void check_values(const Buffer<float> &in, const Buffer<float> &out, float scale,
+                  const std::string &what) {
     for (int y = 0; y < H; y++) {
         double row = 0;
-        for (int k = 0; k < K; k++) row += in(k, y);
+        for (int k = 0; k < K; k++)
+            row += in(k, y);
         for (int x = 0; x < W; x++) {
             double want = double(in(x, y)) * scale + double(in(x + 1, y)) * scale + row;
             ASSERT_NEAR(out(x, y), want, 1e-4 * std::abs(want)) << what << " at " << x << ", " << y;
@@ -79,8 +82,10 @@ void expect_each_variant_compiles_once(const std::vector<Variant> &variants, con
     for (const Variant &v : variants) {
         SCOPED_TRACE(v.what);
         // Each variant differs from every one before it, so it compiles, once.
-        EXPECT_EQ(compiles_of(in, v.schedule, target, v.what), 1u) << v.what << " did not compile anew";
-        EXPECT_EQ(compiles_of(in, v.schedule, target, v.what), 0u) << v.what << " built again compiled again";
+        EXPECT_EQ(compiles_of(in, v.schedule, target, v.what), 1u)
+            << v.what << " did not compile anew";
+        EXPECT_EQ(compiles_of(in, v.schedule, target, v.what), 0u)
+            << v.what << " built again compiled again";
     }
 }
 
@@ -91,7 +96,8 @@ TEST(CompileCache, EachHostDirectiveCompilesAnewAndAnIdenticalPipelineDoesNot) {
         {"the base schedule", [](CachePipeline &) {}},
         {"split", [&](CachePipeline &c) { c.out.split(c.x, xo, xi, 4); }},
         {"split by another factor", [&](CachePipeline &c) { c.out.split(c.x, xo, xi, 8); }},
-        {"split with another tail", [&](CachePipeline &c) { c.out.split(c.x, xo, xi, 4, TailStrategy::GuardWithIf); }},
+        {"split with another tail",
+         [&](CachePipeline &c) { c.out.split(c.x, xo, xi, 4, TailStrategy::GuardWithIf); }},
         {"fuse", [&](CachePipeline &c) { c.out.fuse(c.x, c.y, xy); }},
         {"reorder", [&](CachePipeline &c) { c.out.reorder(c.y, c.x); }},
         {"rename", [&](CachePipeline &c) { c.out.rename(c.x, x2); }},
@@ -99,10 +105,17 @@ TEST(CompileCache, EachHostDirectiveCompilesAnewAndAnIdenticalPipelineDoesNot) {
         {"parallel", [&](CachePipeline &c) { c.out.parallel(c.y); }},
         {"vectorize", [&](CachePipeline &c) { c.out.vectorize(c.x, 4); }},
         {"unroll", [&](CachePipeline &c) { c.out.unroll(c.x, 2); }},
-        {"never_partition", [&](CachePipeline &c) { c.out.split(c.x, xo, xi, 4, TailStrategy::GuardWithIf).never_partition(xi); }},
-        {"never_partition_all", [&](CachePipeline &c) { c.out.split(c.x, xo, xi, 4, TailStrategy::GuardWithIf).never_partition_all(); }},
+        {"never_partition",
+         [&](CachePipeline &c) {
+             c.out.split(c.x, xo, xi, 4, TailStrategy::GuardWithIf).never_partition(xi);
+         }},
+        {"never_partition_all",
+         [&](CachePipeline &c) {
+             c.out.split(c.x, xo, xi, 4, TailStrategy::GuardWithIf).never_partition_all();
+         }},
         {"compute_at", [&](CachePipeline &c) { c.p.compute_at(c.out, c.y); }},
-        {"store_root and compute_at", [&](CachePipeline &c) { c.p.store_root().compute_at(c.out, c.y); }},
+        {"store_root and compute_at",
+         [&](CachePipeline &c) { c.p.store_root().compute_at(c.out, c.y); }},
         {"compute_inline", [&](CachePipeline &c) { c.p.compute_inline(); }},
         {"store_in", [&](CachePipeline &c) { c.p.store_in(ir::MemoryType::Heap); }},
         {"reorder_storage", [&](CachePipeline &c) { c.p.reorder_storage(c.y, c.x); }},
@@ -111,11 +124,15 @@ TEST(CompileCache, EachHostDirectiveCompilesAnewAndAnIdenticalPipelineDoesNot) {
         {"align_bounds", [&](CachePipeline &c) { c.p.align_bounds(c.x, 4); }},
         {"prefetch", [&](CachePipeline &c) { c.out.prefetch(c.p, c.y, c.y, 1); }},
         {"prefetch further ahead", [&](CachePipeline &c) { c.out.prefetch(c.p, c.y, c.y, 2); }},
-        {"prefetch with a clamp", [&](CachePipeline &c) { c.out.prefetch(c.p, c.y, c.y, 1, PrefetchBoundStrategy::Clamp); }},
+        {"prefetch with a clamp",
+         [&](CachePipeline &c) { c.out.prefetch(c.p, c.y, c.y, 1, PrefetchBoundStrategy::Clamp); }},
         {"a wrapper", [&](CachePipeline &c) { c.p.in(c.out).compute_root(); }},
         {"an update's split", [&](CachePipeline &c) { c.s.update().split(c.r.x, ro, ri, 4); }},
         {"an update's unroll", [&](CachePipeline &c) { c.s.update().unroll(c.r.x); }},
-        {"rfactor", [&](CachePipeline &c) { c.s.update().split(c.r.x, ro, ri, 4).rfactor(ri, u).compute_root(); }},
+        {"rfactor",
+         [&](CachePipeline &c) {
+             c.s.update().split(c.r.x, ro, ri, 4).rfactor(ri, u).compute_root();
+         }},
     };
     expect_each_variant_compiles_once(variants, Target("host"));
 
@@ -123,13 +140,21 @@ TEST(CompileCache, EachHostDirectiveCompilesAnewAndAnIdenticalPipelineDoesNot) {
     // A LoopLevel set after the directive names the same loop as compute_at did: the same
     // pipeline, already compiled.
     LoopLevel later;
-    EXPECT_EQ(compiles_of(in, [&](CachePipeline &c) {
-        c.p.compute_at(later);
-        later.set(LoopLevel(c.out.name(), c.y.name()));
-    }, Target("host"), "compute_at a LoopLevel set later"), 0u);
+    EXPECT_EQ(compiles_of(
+                  in,
+                  [&](CachePipeline &c) {
+                      c.p.compute_at(later);
+                      later.set(LoopLevel(c.out.name(), c.y.name()));
+                  },
+                  Target("host"), "compute_at a LoopLevel set later"),
+              0u);
     // Another target, and another algorithm, compile anew.
-    EXPECT_EQ(compiles_of(in, [](CachePipeline &) {}, Target("host-fma"), "host-fma"), 1u);
-    EXPECT_EQ(compiles_of(in, [](CachePipeline &) {}, Target("host"), "another constant", 3.0f), 1u);
+    EXPECT_EQ(compiles_of(
+                  in, [](CachePipeline &) {}, Target("host-fma"), "host-fma"),
+              1u);
+    EXPECT_EQ(compiles_of(
+                  in, [](CachePipeline &) {}, Target("host"), "another constant", 3.0f),
+              1u);
 }
 
 TEST(CompileCache, EachGPUDirectiveCompilesAnewAndAnIdenticalPipelineDoesNot) {
@@ -139,7 +164,9 @@ TEST(CompileCache, EachGPUDirectiveCompilesAnewAndAnIdenticalPipelineDoesNot) {
         c.s.gpu_single_thread();
         c.s.update().gpu_single_thread();
     };
-    auto p_in_its_own_kernel = [&](CachePipeline &c) { c.p.gpu_tile(c.x, c.y, bx, by, tx, ty, 8, 4); };
+    auto p_in_its_own_kernel = [&](CachePipeline &c) {
+        c.p.gpu_tile(c.x, c.y, bx, by, tx, ty, 8, 4);
+    };
     auto both = [&](std::function<void(CachePipeline &)> out_schedule) {
         return [=](CachePipeline &c) {
             s_on_gpu(c);
@@ -148,10 +175,13 @@ TEST(CompileCache, EachGPUDirectiveCompilesAnewAndAnIdenticalPipelineDoesNot) {
         };
     };
     const std::vector<Variant> variants = {
-        {"gpu_tile", both([=](CachePipeline &c) { c.out.gpu_tile(c.x, c.y, bx, by, tx, ty, 8, 4); })},
-        {"gpu_tile of another size", both([=](CachePipeline &c) { c.out.gpu_tile(c.x, c.y, bx, by, tx, ty, 4, 4); })},
-        {"gpu_blocks and gpu_threads",
-         both([=](CachePipeline &c) { c.out.split(c.x, xo, xi, 8).gpu_blocks(xo, c.y).gpu_threads(xi); })},
+        {"gpu_tile",
+         both([=](CachePipeline &c) { c.out.gpu_tile(c.x, c.y, bx, by, tx, ty, 8, 4); })},
+        {"gpu_tile of another size",
+         both([=](CachePipeline &c) { c.out.gpu_tile(c.x, c.y, bx, by, tx, ty, 4, 4); })},
+        {"gpu_blocks and gpu_threads", both([=](CachePipeline &c) {
+             c.out.split(c.x, xo, xi, 8).gpu_blocks(xo, c.y).gpu_threads(xi);
+         })},
         {"gpu_single_thread", both([](CachePipeline &c) { c.out.gpu_single_thread(); })},
         {"a stage in shared memory",
          [=](CachePipeline &c) {

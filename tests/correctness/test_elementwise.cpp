@@ -28,8 +28,8 @@ TEST(Elementwise, ArithmeticAndMathMatchDoubleLoop) {
             double ref = av * bv + std::sqrt(bv) - std::exp(av * 0.5) / (1.0 + std::fabs(av)) +
                          std::tanh(av) + std::erf(bv - 1.0) + std::pow(bv, 1.5) + std::log(bv) +
                          (av * bv + 0.25) + std::floor(av * 3.0) - 1.0 / std::sqrt(bv);
-            ASSERT_TRUE(close(out(i, j), ref, 1e-5, 1e-5)) << i << "," << j << ": " << out(i, j)
-                                                            << " vs " << ref;
+            ASSERT_TRUE(close(out(i, j), ref, 1e-5, 1e-5))
+                << i << "," << j << ": " << out(i, j) << " vs " << ref;
         }
     }
 }
@@ -88,7 +88,8 @@ TEST(Elementwise, ParamsAndImageParams) {
     offset.set(-3);
     Buffer<float> out = f.realize({20, 10});
     for (int j = 0; j < 10; j++)
-        for (int i = 0; i < 20; i++) EXPECT_FLOAT_EQ(out(i, j), in(i, j) * 2.5f - 3.0f);
+        for (int i = 0; i < 20; i++)
+            EXPECT_FLOAT_EQ(out(i, j), in(i, j) * 2.5f - 3.0f);
     // A second realize with new values reuses the compiled code and sees the new values.
     scale.set(-1.0f);
     Buffer<float> out2 = f.realize({20, 10});
@@ -98,7 +99,8 @@ TEST(Elementwise, ParamsAndImageParams) {
 TEST(Buffers, BorrowedViewWithMinsAndStrides) {
     // A 6 x 4 window starting at (3, 2) of a 16 x 10 row-major array, addressed with mins.
     std::vector<float> storage(16 * 10);
-    for (size_t i = 0; i < storage.size(); i++) storage[i] = float(i) * 0.5f + 1.0f;
+    for (size_t i = 0; i < storage.size(); i++)
+        storage[i] = float(i) * 0.5f + 1.0f;
     Buffer<float> window(storage.data() + 2 * 16 + 3,
                          std::vector<aicf_dim_t>{{3, 6, 1, 0}, {2, 4, 16, 0}}, "window");
     EXPECT_EQ(window(3, 2), storage[2 * 16 + 3]);
@@ -108,16 +110,19 @@ TEST(Buffers, BorrowedViewWithMinsAndStrides) {
     f(x, y) = window(x + 3, y + 2) * 2.0f;
     Buffer<float> out = f.realize({6, 4});
     for (int j = 0; j < 4; j++)
-        for (int i = 0; i < 6; i++) EXPECT_EQ(out(i, j), storage[(j + 2) * 16 + i + 3] * 2.0f);
+        for (int i = 0; i < 6; i++)
+            EXPECT_EQ(out(i, j), storage[(j + 2) * 16 + i + 3] * 2.0f);
     // A view that is not dense in dimension 0 is refused, naming the buffer.
-    Buffer<float> strided(storage.data(), std::vector<aicf_dim_t>{{0, 5, 2, 0}, {0, 4, 16, 0}}, "strided");
+    Buffer<float> strided(storage.data(), std::vector<aicf_dim_t>{{0, 5, 2, 0}, {0, 4, 16, 0}},
+                          "strided");
     Func g("g");
     g(x, y) = strided(x, y);
     try {
         g.realize({5, 4});
         FAIL() << "expected a RuntimeError";
     } catch (const RuntimeError &e) {
-        EXPECT_NE(std::string(e.what()).find("Buffer strided has stride 2 in dimension 0"), std::string::npos)
+        EXPECT_NE(std::string(e.what()).find("Buffer strided has stride 2 in dimension 0"),
+                  std::string::npos)
             << e.what();
     }
 }
@@ -155,11 +160,13 @@ TEST(Elementwise, DeeplySharedExpressionsStaySmall) {
     Buffer<float> a(W, H);
     Buffer<int> rows(H);
     fill_random(a, -1.0, 1.0, 3);
-    for (int j = 0; j < H; j++) rows(j) = (j * 5 + 2) % H;
+    for (int j = 0; j < H; j++)
+        rows(j) = (j * 5 + 2) % H;
     Var x("x"), y("y");
     Func f("f");
     Expr v = a(x, clamp(rows(y), 0, H - 1));
-    for (int i = 0; i < steps; i++) v = v * 0.5f + sqrt(v * v + 1.0f) * 0.25f;
+    for (int i = 0; i < steps; i++)
+        v = v * 0.5f + sqrt(v * v + 1.0f) * 0.25f;
     f(x, y) = v;
     f.vectorize(x, 8);
     for (int run = 0; run < 2; run++) {
@@ -167,8 +174,10 @@ TEST(Elementwise, DeeplySharedExpressionsStaySmall) {
         for (int j = 0; j < H; j++)
             for (int i = 0; i < W; i++) {
                 double r = a(i, rows(j));
-                for (int s = 0; s < steps; s++) r = r * 0.5 + std::sqrt(r * r + 1.0) * 0.25;
-                ASSERT_TRUE(close(out(i, j), r, 1e-5, 1e-6)) << i << "," << j << ": " << out(i, j) << " vs " << r;
+                for (int s = 0; s < steps; s++)
+                    r = r * 0.5 + std::sqrt(r * r + 1.0) * 0.25;
+                ASSERT_TRUE(close(out(i, j), r, 1e-5, 1e-6))
+                    << i << "," << j << ": " << out(i, j) << " vs " << r;
             }
     }
 }
@@ -194,7 +203,8 @@ TEST(Buffers, LargeBuffersStartOnAHugePageBoundary) {
     EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % 64, 0u);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(large.data()) % aicf::huge_page_threshold, 0u);
     for (int y = 0; y < 1024; y += 97)
-        for (int x = 0; x < 1024; x += 89) ASSERT_EQ(large(x, y), 0.0f);
+        for (int x = 0; x < 1024; x += 89)
+            ASSERT_EQ(large(x, y), 0.0f);
 
     Var x("x"), y("y");
     Func a("a"), b("b");
@@ -203,7 +213,8 @@ TEST(Buffers, LargeBuffersStartOnAHugePageBoundary) {
     a.compute_root();
     Buffer<float> out = b.realize({1024, 1024});
     for (int j = 0; j < 1024; j += 31)
-        for (int i = 0; i < 1024; i += 37) ASSERT_EQ(out(i, j), float(i * 3 - j) + float((1023 - i) * 3 - j));
+        for (int i = 0; i < 1024; i += 37)
+            ASSERT_EQ(out(i, j), float(i * 3 - j) + float((1023 - i) * 3 - j));
 }
 
 // exp, log, tanh, erf and pow on vectors of every width (and on scalars) agree with a
@@ -214,7 +225,8 @@ TEST(Elementwise, VectorMathAtEveryWidth) {
     Buffer<float> a(N), b(N);
     fill_random(a, -6.0, 6.0, 4);
     fill_random(b, 0.01, 9.0, 5);
-    const float specials_a[] = {0.0f, -0.0f, 100.0f, -200.0f, INFINITY, -INFINITY, NAN, 1e-30f, 88.7f, -87.3f};
+    const float specials_a[] = {0.0f,      -0.0f, 100.0f, -200.0f, INFINITY,
+                                -INFINITY, NAN,   1e-30f, 88.7f,   -87.3f};
     const float specials_b[] = {0.0f, 1.0f, -1.0f, INFINITY, 1e-38f, 2.0f, NAN, 1e30f, 0.5f, 3.0f};
     for (int i = 0; i < 10; i++) {
         a(i) = specials_a[i];
@@ -223,11 +235,16 @@ TEST(Elementwise, VectorMathAtEveryWidth) {
     auto reference = [&](int which, int i) -> double {
         double u = a(i), v = b(i);
         switch (which) {
-        case 0: return std::exp(u);
-        case 1: return std::log(v);
-        case 2: return std::tanh(u);
-        case 3: return std::erf(u);
-        default: return std::pow(v, u);
+        case 0:
+            return std::exp(u);
+        case 1:
+            return std::log(v);
+        case 2:
+            return std::tanh(u);
+        case 3:
+            return std::erf(u);
+        default:
+            return std::pow(v, u);
         }
     };
     std::vector<Buffer<float>> first(5);
@@ -242,8 +259,8 @@ TEST(Elementwise, VectorMathAtEveryWidth) {
             for (int i = 0; i < N; i++) {
                 double want = reference(k, i);
                 float got = out(i);
-                SCOPED_TRACE(::testing::Message() << "function " << k << ", lanes " << lanes << ", input " << a(i)
-                                                  << ", " << b(i));
+                SCOPED_TRACE(::testing::Message() << "function " << k << ", lanes " << lanes
+                                                  << ", input " << a(i) << ", " << b(i));
                 if (std::isnan(want)) {
                     ASSERT_TRUE(std::isnan(got)) << got;
                 } else if (std::isinf(want) || std::fabs(want) > 3.4e38) {
@@ -253,7 +270,8 @@ TEST(Elementwise, VectorMathAtEveryWidth) {
                 }
                 if (!first[k].defined()) continue;
                 float earlier = first[k](i);
-                ASSERT_TRUE(std::memcmp(&earlier, &got, sizeof got) == 0) << earlier << " at 1 lane, " << got;
+                ASSERT_TRUE(std::memcmp(&earlier, &got, sizeof got) == 0)
+                    << earlier << " at 1 lane, " << got;
             }
             if (!first[k].defined()) first[k] = out;
         }
@@ -273,8 +291,10 @@ TEST(Elementwise, VectorMathInDoublePrecision) {
         Buffer<double> out = f.realize({N});
         for (int i = 0; i < N; i++) {
             double u = a(i), v = b(i);
-            double want = std::exp(u) + std::log(v) * std::tanh(u) - std::erf(u) + std::pow(v, u * 0.5);
-            ASSERT_TRUE(close(out(i), want, 1e-13, 1e-13)) << lanes << " lanes, " << i << ": " << out(i) << " vs " << want;
+            double want =
+                std::exp(u) + std::log(v) * std::tanh(u) - std::erf(u) + std::pow(v, u * 0.5);
+            ASSERT_TRUE(close(out(i), want, 1e-13, 1e-13))
+                << lanes << " lanes, " << i << ": " << out(i) << " vs " << want;
         }
     }
 }

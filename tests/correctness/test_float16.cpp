@@ -12,8 +12,7 @@ using namespace aicf;
 namespace {
 
 // Round to nearest even by exhaustive search over the representable neighbours.
-template <typename T>
-uint16_t reference_round(double v) {
+template <typename T> uint16_t reference_round(double v) {
     uint16_t best = 0;
     double best_err = INFINITY;
     for (uint32_t bits = 0; bits < 65536; bits++) {
@@ -64,7 +63,8 @@ TEST(Float16, PipelineRoundTripMatchesHost) {
     std::mt19937 rng(23);
     std::uniform_real_distribution<double> mantissa(1.0, 2.0);
     std::uniform_int_distribution<int> exponent(-28, 17);
-    for (int i = 0; i < N; i++) in(i) = float(std::ldexp(mantissa(rng), exponent(rng)) * (i % 3 ? 1 : -1));
+    for (int i = 0; i < N; i++)
+        in(i) = float(std::ldexp(mantissa(rng), exponent(rng)) * (i % 3 ? 1 : -1));
     Var x("x");
     Func to_half("to_half"), to_bf("to_bf"), back("back");
     to_half(x) = cast<float16_t>(in(x));
@@ -77,7 +77,8 @@ TEST(Float16, PipelineRoundTripMatchesHost) {
     }
     back(x) = cast<float>(to_half(x)) + cast<float>(to_bf(x));
     Buffer<float> sum = back.realize({N});
-    for (int i = 0; i < N; i++) ASSERT_EQ(sum(i), float(h(i)) + float(bf(i)));
+    for (int i = 0; i < N; i++)
+        ASSERT_EQ(sum(i), float(h(i)) + float(bf(i)));
 }
 
 TEST(Float16, ArithmeticRoundsEachOperation) {

@@ -27,7 +27,8 @@ int line_of(const std::string &text, const std::string &what) {
     int alloc = line_of(stmt, "allocate " + func + "["), at = line_of(stmt, loop);
     if (alloc >= 0 && at >= 0 && (alloc < at) == before) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure() << "allocate " << func << " at line " << alloc << ", "
-                                         << loop << " at line " << at << ":\n" << stmt;
+                                         << loop << " at line " << at << ":\n"
+                                         << stmt;
 }
 
 } // namespace
@@ -57,7 +58,8 @@ TEST(HoistAllocations, ARowBufferIsAllocatedOncePerTask) {
                 for (int i = 0; i < W; i++) {
                     double want = 0;
                     for (int dy = -1; dy <= 1; dy++)
-                        for (int dx = -1; dx <= 1; dx++) want += in(i + dx, j + dy);
+                        for (int dx = -1; dx <= 1; dx++)
+                            want += in(i + dx, j + dy);
                     ASSERT_TRUE(aicf_test::close(out(i, j), want, 1e-5, 1e-5))
                         << W << "x" << H << " at " << i << "," << j;
                 }
@@ -72,7 +74,7 @@ TEST(HoistAllocations, StorageSizedByTheLoopStaysInside) {
     fill_random(in, -100, 100, 12);
     Var x("x"), xo("xo"), xi("xi");
     Func f("f"), g("g");
-    f(x) = in(x) * 3;
+    f(x) = in(x)*3;
     g(x) = f(x) + 1;
     g.split(x, xo, xi, 100, TailStrategy::GuardWithIf);
     f.compute_at(g, xo);
@@ -81,7 +83,8 @@ TEST(HoistAllocations, StorageSizedByTheLoopStaysInside) {
     EXPECT_TRUE(allocated(stmt, "f", false, "for (g.s0.xo,"));
     for (int W : {1, 99, 100, 101, 300}) {
         Buffer<int> out = g.realize({W});
-        for (int i = 0; i < W; i++) ASSERT_EQ(out(i), in(i) * 3 + 1) << W << " at " << i;
+        for (int i = 0; i < W; i++)
+            ASSERT_EQ(out(i), in(i)*3 + 1) << W << " at " << i;
     }
 }
 
@@ -107,7 +110,8 @@ TEST(HoistAllocations, StorageInsideAParallelLoopStaysThere) {
         for (int j = 0; j < 40; j++)
             for (int i = 0; i < 131; i++) {
                 double want = in(i, j) * 0.5;
-                for (int r = 0; r < 40; r++) want += double(in(i, r)) * (r + 1);
+                for (int r = 0; r < 40; r++)
+                    want += double(in(i, r)) * (r + 1);
                 ASSERT_TRUE(aicf_test::close(result(i, j), want + 1, 1e-4, 1e-5)) << i << "," << j;
             }
     }

@@ -28,7 +28,6 @@ using aicf_test::fill_random;
 
 namespace {
 
-
 // Draws arguments and writes down what it drew, so that a failure prints the schedule.
 struct Draw {
     std::mt19937 rng;
@@ -36,7 +35,8 @@ struct Draw {
     explicit Draw(unsigned seed) : rng(seed) {}
     int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); }
     int factor() {
-        static const int f[] = {-5, -1, 0, 1, 2, 3, 4, 7, 8, 16, 33, 1000, 1 << 20, 1 << 30, 2147483647};
+        static const int f[] = {-5, -1, 0,  1,    2,       3,       4,         7,
+                                8,  16, 33, 1000, 1 << 20, 1 << 30, 2147483647};
         int v = f[pick(sizeof(f) / sizeof(f[0]))];
         log << v << " ";
         return v;
@@ -113,7 +113,8 @@ public:
                 mapped = true;
                 if (p.out.num_update_definitions() && d.pick(2)) {
                     d.log << ", update too";
-                    p.out.update().gpu_tile(vars[0], vars[1], vars[2], vars[3], vars[4], vars[5], fy, fx);
+                    p.out.update().gpu_tile(vars[0], vars[1], vars[2], vars[3], vars[4], vars[5],
+                                            fy, fx);
                 }
             });
         }
@@ -140,7 +141,8 @@ public:
                 } else if (how == 5) {
                     // A kernel of its own.
                     d.log << "own kernel ";
-                    f.compute_root().gpu_tile(vars[0], vars[1], vars[2], vars[3], vars[4], vars[5], 8, 4);
+                    f.compute_root().gpu_tile(vars[0], vars[1], vars[2], vars[3], vars[4], vars[5],
+                                              8, 4);
                 }
             });
         }
@@ -159,7 +161,8 @@ private:
     Buffer<int> in;
     bool gpu;
     std::vector<Var> vars = {Var("x"), Var("y"), Var("a"), Var("b"), Var("c"), Var("d")};
-    std::vector<RVar> rvars = {RVar("k.x"), RVar("r.x"), RVar("h.x"), RVar("h.y"), RVar("m.x"), RVar("ro"), RVar("ri")};
+    std::vector<RVar> rvars = {RVar("k.x"), RVar("r.x"), RVar("h.x"), RVar("h.y"),
+                               RVar("m.x"), RVar("ro"),  RVar("ri")};
     // Indices of the names most likely to exist: those of the definitions and of earlier splits.
     std::vector<int> hot = {0, 1};
 
@@ -201,39 +204,119 @@ private:
         if (!gpu && which >= 24) which += 6;
         d.log << (update ? "update " : "") << "#" << which << " ";
         switch (which) {
-        case 0: { VarOrRVar a = var(), o = var(), i = var(); int k = d.factor(); s.split(a, o, i, k, d.tail()); break; }
-        case 1: { VarOrRVar a = var(), b = var(), c = var(); s.fuse(a, b, c); break; }
-        case 2: { VarOrRVar a = var(), b = var(); s.reorder(a, b); break; }
-        case 3: { VarOrRVar a = var(), b = var(), c = var(); s.reorder({a, b, c}); break; }
+        case 0: {
+            VarOrRVar a = var(), o = var(), i = var();
+            int k = d.factor();
+            s.split(a, o, i, k, d.tail());
+            break;
+        }
+        case 1: {
+            VarOrRVar a = var(), b = var(), c = var();
+            s.fuse(a, b, c);
+            break;
+        }
+        case 2: {
+            VarOrRVar a = var(), b = var();
+            s.reorder(a, b);
+            break;
+        }
+        case 3: {
+            VarOrRVar a = var(), b = var(), c = var();
+            s.reorder({a, b, c});
+            break;
+        }
         case 4: {
             VarOrRVar a = var(), b = var(), c = var(), e = var();
             int fx = d.factor(), fy = d.factor();
             s.tile(a, b, c, e, fx, fy, d.tail());
             break;
         }
-        case 5: { VarOrRVar a = var(); int k = d.factor(); s.vectorize(a, k, d.tail()); break; }
-        case 6: { VarOrRVar a = var(); int k = d.factor(); s.unroll(a, k, d.tail()); break; }
-        case 7: s.parallel(var()); break;
-        case 8: s.vectorize(var()); break;
-        case 9: s.unroll(var()); break;
-        case 10: { VarOrRVar a = var(), b = var(); s.rename(a, b); break; }
-        case 11: { Func &at = func(); f.compute_at(at, var()); break; }
-        case 12: { Func &at = func(); f.store_at(at, var()); break; }
-        case 13: f.compute_root(); break;
-        case 14: f.compute_inline(); break;
-        case 15: { Var v = plain_var(); int m = d.factor() - 3; f.bound(v, m, d.factor()); break; }
-        case 16: { Var v = plain_var(); f.align_storage(v, d.factor()); break; }
-        case 17: { Var a = plain_var(), b = plain_var(); f.reorder_storage({a, b}); break; }
-        case 18: { Var v = plain_var(); int m = d.factor(); f.align_bounds(v, m, d.factor()); break; }
+        case 5: {
+            VarOrRVar a = var();
+            int k = d.factor();
+            s.vectorize(a, k, d.tail());
+            break;
+        }
+        case 6: {
+            VarOrRVar a = var();
+            int k = d.factor();
+            s.unroll(a, k, d.tail());
+            break;
+        }
+        case 7:
+            s.parallel(var());
+            break;
+        case 8:
+            s.vectorize(var());
+            break;
+        case 9:
+            s.unroll(var());
+            break;
+        case 10: {
+            VarOrRVar a = var(), b = var();
+            s.rename(a, b);
+            break;
+        }
+        case 11: {
+            Func &at = func();
+            f.compute_at(at, var());
+            break;
+        }
+        case 12: {
+            Func &at = func();
+            f.store_at(at, var());
+            break;
+        }
+        case 13:
+            f.compute_root();
+            break;
+        case 14:
+            f.compute_inline();
+            break;
+        case 15: {
+            Var v = plain_var();
+            int m = d.factor() - 3;
+            f.bound(v, m, d.factor());
+            break;
+        }
+        case 16: {
+            Var v = plain_var();
+            f.align_storage(v, d.factor());
+            break;
+        }
+        case 17: {
+            Var a = plain_var(), b = plain_var();
+            f.reorder_storage({a, b});
+            break;
+        }
+        case 18: {
+            Var v = plain_var();
+            int m = d.factor();
+            f.align_bounds(v, m, d.factor());
+            break;
+        }
         case 19: {
             Func w = d.pick(2) ? f.in() : f.in(func());
             Func &at = func();
             w.compute_at(at, var());
             break;
         }
-        case 20: { VarOrRVar a = var(); int k = d.factor(); s.parallel(a, k, d.tail()); break; }
-        case 21: { VarOrRVar at = var(), from = var(); s.prefetch(in, at, from, d.factor()); break; }
-        case 22: { VarOrRVar a = var(), b = var(), t = var(); s.gpu_tile(a, b, t, d.factor()); break; }
+        case 20: {
+            VarOrRVar a = var();
+            int k = d.factor();
+            s.parallel(a, k, d.tail());
+            break;
+        }
+        case 21: {
+            VarOrRVar at = var(), from = var();
+            s.prefetch(in, at, from, d.factor());
+            break;
+        }
+        case 22: {
+            VarOrRVar a = var(), b = var(), t = var();
+            s.gpu_tile(a, b, t, d.factor());
+            break;
+        }
         case 23: {
             if (!update) break;
             int r = d.pick(int(rvars.size()));
@@ -242,8 +325,12 @@ private:
             intermediate.compute_root();
             break;
         }
-        case 24: s.gpu_blocks(var()); break;
-        case 25: s.gpu_threads(var()); break;
+        case 24:
+            s.gpu_blocks(var());
+            break;
+        case 25:
+            s.gpu_threads(var());
+            break;
         case 26: {
             VarOrRVar a = var(), b = var(), c = var(), e = var(), g = var(), h = var();
             int fx = d.factor(), fy = d.factor();
@@ -251,17 +338,27 @@ private:
             break;
         }
         case 27: {
-            static const MemoryType types[] = {MemoryType::Heap, MemoryType::Stack, MemoryType::Register,
-                                               MemoryType::GPUShared};
+            static const MemoryType types[] = {MemoryType::Heap, MemoryType::Stack,
+                                               MemoryType::Register, MemoryType::GPUShared};
             int t = d.pick(4);
             d.log << "memory " << t << " ";
             f.store_in(types[t]);
             break;
         }
-        case 28: { VarOrRVar a = var(), b = var(); s.gpu_threads(a, b); break; }
-        case 29: s.gpu_single_thread(); break;
-        case 30: s.never_partition(var()); break;
-        case 31: s.never_partition_all(); break;
+        case 28: {
+            VarOrRVar a = var(), b = var();
+            s.gpu_threads(a, b);
+            break;
+        }
+        case 29:
+            s.gpu_single_thread();
+            break;
+        case 30:
+            s.never_partition(var());
+            break;
+        case 31:
+            s.never_partition_all();
+            break;
         }
     }
 };
@@ -278,7 +375,8 @@ TEST(HostileSchedules, AreRefusedOrComputeTheSameValues) {
         const int W = 16 + d.pick(30), H = 4 + d.pick(20);
         const int shape = d.pick(6);
         const bool gpu = d.pick(2);
-        d.log << "case " << c << ": " << W << "x" << H << ", shape " << shape << (gpu ? ", GPU" : "") << ": ";
+        d.log << "case " << c << ": " << W << "x" << H << ", shape " << shape
+              << (gpu ? ", GPU" : "") << ": ";
         Buffer<int> in({W + 2, H + 2}, "in");
         fill_random(in, -50, 50, unsigned(c) + 1);
 
@@ -303,16 +401,19 @@ TEST(HostileSchedules, AreRefusedOrComputeTheSameValues) {
             ran_on_gpu += gpu && p.out.loop_nest(target).find("gpu_block") != std::string::npos;
             for (int j = 0; j < H; j++)
                 for (int i = 0; i < W; i++)
-                    ASSERT_EQ(got(i, j), want(i, j)) << "at " << i << "," << j << "\n" << d.log.str();
+                    ASSERT_EQ(got(i, j), want(i, j)) << "at " << i << "," << j << "\n"
+                                                     << d.log.str();
         } catch (const Error &e) {
             if (dynamic_cast<const InternalError *>(&e)) throw;
             refused++;
-            if (std::getenv("AICF_HOSTILE_PRINT")) std::fprintf(stderr, "  refused: %s\n", e.what());
+            if (std::getenv("AICF_HOSTILE_PRINT"))
+                std::fprintf(stderr, "  refused: %s\n", e.what());
         } catch (const std::exception &e) {
             FAIL() << "not a CompileError or RuntimeError: " << e.what() << "\n" << d.log.str();
         }
     }
-    std::printf("%d schedules ran and matched (%d with GPU kernels), %d were refused\n", ran, ran_on_gpu, refused);
+    std::printf("%d schedules ran and matched (%d with GPU kernels), %d were refused\n", ran,
+                ran_on_gpu, refused);
     // A draw so hostile that nothing runs would test nothing.
     EXPECT_GT(ran, count / 20) << refused << " refused";
 }

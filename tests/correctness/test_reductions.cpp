@@ -27,7 +27,8 @@ TEST(Stencil, TwoStageBlurMatchesLoops) {
         for (int i = 0; i < W; i++) {
             double s = 0;
             for (int dy = -1; dy <= 1; dy++)
-                for (int dx = -1; dx <= 1; dx++) s += in(i + dx, j + dy);
+                for (int dx = -1; dx <= 1; dx++)
+                    s += in(i + dx, j + dy);
             ASSERT_TRUE(close(out(i, j), s / 9.0, 1e-5, 1e-6)) << i << "," << j;
         }
     }
@@ -45,8 +46,10 @@ TEST(Reduction, MatrixMultiplyMatchesEigen) {
     C(j, i) += A(k, i) * B(j, k);
     Buffer<float> out = C.realize({N, M});
 
-    Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> a(A.data(), M, K);
-    Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> b(B.data(), K, N);
+    Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> a(A.data(), M,
+                                                                                        K);
+    Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> b(B.data(), K,
+                                                                                        N);
     Eigen::MatrixXd ref = a.cast<double>() * b.cast<double>();
     for (int r = 0; r < M; r++)
         for (int c = 0; c < N; c++)
@@ -71,9 +74,11 @@ TEST(Reduction, RowWiseLayerNormMatchesLoops) {
     Buffer<float> out = norm.realize({D, Rows});
     for (int row = 0; row < Rows; row++) {
         double m = 0, v = 0;
-        for (int i = 0; i < D; i++) m += in(i, row);
+        for (int i = 0; i < D; i++)
+            m += in(i, row);
         m /= D;
-        for (int i = 0; i < D; i++) v += (in(i, row) - m) * (in(i, row) - m);
+        for (int i = 0; i < D; i++)
+            v += (in(i, row) - m) * (in(i, row) - m);
         v /= D;
         for (int i = 0; i < D; i++) {
             double ref = (in(i, row) - m) / std::sqrt(v + 1e-5) * gamma(i) + beta(i);
@@ -99,8 +104,10 @@ TEST(Reduction, RowWiseSoftmaxMatchesLoops) {
     Buffer<float> out = softmax.realize({D, Rows});
     for (int row = 0; row < Rows; row++) {
         double mx = -1e30, s = 0;
-        for (int i = 0; i < D; i++) mx = std::max(mx, double(in(i, row)));
-        for (int i = 0; i < D; i++) s += std::exp(in(i, row) - mx);
+        for (int i = 0; i < D; i++)
+            mx = std::max(mx, double(in(i, row)));
+        for (int i = 0; i < D; i++)
+            s += std::exp(in(i, row) - mx);
         double total = 0;
         for (int i = 0; i < D; i++) {
             double ref = std::exp(in(i, row) - mx) / s;
@@ -145,12 +152,14 @@ TEST(Reduction, ExplicitTupleUpdateKeepsMaxAndSum) {
     stats() = Tuple(-1e30f, 0.0f);
     Expr m = stats()[0], s = stats()[1];
     Expr new_m = max(m, in(k));
-    stats() = Tuple(new_m, s * exp(m - new_m) + exp(in(k) - new_m));
+    stats() = Tuple(new_m, s * exp(m - new_m) + exp(in(k)-new_m));
     Realization result = stats.realize(std::vector<int>{});
     Buffer<float> mx = result[0], sm = result[1];
     double ref_m = -1e30, ref_s = 0;
-    for (int i = 0; i < D; i++) ref_m = std::max(ref_m, double(in(i)));
-    for (int i = 0; i < D; i++) ref_s += std::exp(in(i) - ref_m);
+    for (int i = 0; i < D; i++)
+        ref_m = std::max(ref_m, double(in(i)));
+    for (int i = 0; i < D; i++)
+        ref_s += std::exp(in(i)-ref_m);
     EXPECT_EQ(mx(), float(ref_m));
     EXPECT_TRUE(close(sm(), ref_s, 1e-5, 0));
 }
@@ -166,8 +175,10 @@ TEST(Reduction, HistogramWithDataDependentIndex) {
     hist(cast<int>(in(r))) += 1;
     Buffer<int> out = hist.realize({256});
     std::vector<int> ref(256, 0);
-    for (int i = 0; i < N; i++) ref[in(i)]++;
-    for (int i = 0; i < 256; i++) EXPECT_EQ(out(i), ref[i]) << i;
+    for (int i = 0; i < N; i++)
+        ref[in(i)]++;
+    for (int i = 0; i < 256; i++)
+        EXPECT_EQ(out(i), ref[i]) << i;
 }
 
 TEST(Reduction, WhereRestrictsTheDomain) {

@@ -31,8 +31,8 @@
 #include "dsl/ir/IRVisitor.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cctype>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -76,7 +76,8 @@ uint64_t mix(uint64_t a, uint64_t b) {
 
 uint64_t hash_name(const std::string &s) {
     uint64_t h = 1469598103934665603ull;
-    for (char c : s) h = (h ^ uint8_t(c)) * 1099511628211ull;
+    for (char c : s)
+        h = (h ^ uint8_t(c)) * 1099511628211ull;
     return h;
 }
 
@@ -159,13 +160,20 @@ struct Epilogue {
         C(j, i) += A(k, i) * B(j, k);
         out(j, i) = C(j, i) * 0.5f + bias(j);
     }
-    static Buffer<float> A_input(unsigned seed) { return margin_input<float>("A", {K, Rows}, {0, kB}, -1.0, 1.0, seed); }
-    static Buffer<float> B_input(unsigned seed) { return margin_input<float>("B", {N, K}, {kB, 0}, -1.0, 1.0, seed); }
-    static Buffer<float> bias_input(unsigned seed) { return margin_input<float>("bias", {N}, {2 * kB}, -1.0, 1.0, seed); }
+    static Buffer<float> A_input(unsigned seed) {
+        return margin_input<float>("A", {K, Rows}, {0, kB}, -1.0, 1.0, seed);
+    }
+    static Buffer<float> B_input(unsigned seed) {
+        return margin_input<float>("B", {N, K}, {kB, 0}, -1.0, 1.0, seed);
+    }
+    static Buffer<float> bias_input(unsigned seed) {
+        return margin_input<float>("bias", {N}, {2 * kB}, -1.0, 1.0, seed);
+    }
 };
 
 Instance matmul_epilogue() {
-    static Buffer<float> A = Epilogue::A_input(105), B = Epilogue::B_input(106), bias = Epilogue::bias_input(107);
+    static Buffer<float> A = Epilogue::A_input(105), B = Epilogue::B_input(106),
+                         bias = Epilogue::bias_input(107);
     return {Epilogue(A, B, bias).out, {Epilogue::N, Epilogue::Rows}};
 }
 
@@ -284,13 +292,15 @@ std::vector<FuncInfo> discover(const Func &output) {
                 });
             }
         }
-        for (const ir::Function &g : to_visit) visit(g);
+        for (const ir::Function &g : to_visit)
+            visit(g);
         index[f.get()] = static_cast<int>(infos.size());
         FuncInfo info;
         info.f = Func(f);
         info.label = f.name();
         if (f.name() != output.name()) {
-            while (!info.label.empty() && std::isdigit(static_cast<unsigned char>(info.label.back())))
+            while (!info.label.empty() &&
+                   std::isdigit(static_cast<unsigned char>(info.label.back())))
                 info.label.pop_back();
         }
         infos.push_back(info);
@@ -298,7 +308,8 @@ std::vector<FuncInfo> discover(const Func &output) {
     };
     visit(output.function());
     for (size_t c = 0; c < infos.size(); c++) {
-        for (const auto &[callee, stage] : callees[c]) infos[index.at(callee)].uses.push_back({int(c), stage});
+        for (const auto &[callee, stage] : callees[c])
+            infos[index.at(callee)].uses.push_back({int(c), stage});
     }
     infos.back().is_output = true;
     return infos;
@@ -348,10 +359,14 @@ struct FuncModel {
 
 const char *tail_name(TailStrategy t) {
     switch (t) {
-    case TailStrategy::Auto: return "Auto";
-    case TailStrategy::RoundUp: return "RoundUp";
-    case TailStrategy::GuardWithIf: return "GuardWithIf";
-    case TailStrategy::ShiftInwards: return "ShiftInwards";
+    case TailStrategy::Auto:
+        return "Auto";
+    case TailStrategy::RoundUp:
+        return "RoundUp";
+    case TailStrategy::GuardWithIf:
+        return "GuardWithIf";
+    case TailStrategy::ShiftInwards:
+        return "ShiftInwards";
     }
     return "?";
 }
@@ -362,11 +377,11 @@ std::string shown(const std::string &loop) {
     return s;
 }
 
-
 class Generator {
 public:
     Generator(uint64_t seed, std::vector<FuncInfo> &infos, const std::vector<int> &sizes)
-        : rng(seed), prefetch_rng(seed ^ 0x9e3779b97f4a7c15ull), infos(infos), sizes(sizes), m(infos.size()) {}
+        : rng(seed), prefetch_rng(seed ^ 0x9e3779b97f4a7c15ull), infos(infos), sizes(sizes),
+          m(infos.size()) {}
 
     // Draws a schedule and applies it to the Funcs. Returns false (with `error`) if the
     // library refused a directive the model accepted.
@@ -376,8 +391,10 @@ public:
                 init_model(p);
                 if (!infos[p].is_output) place(p);
                 if (m[p].inlined) continue;
-                for (int s = 0; s < static_cast<int>(m[p].stages.size()); s++) schedule_stage(p, s);
-                for (int s = 0; s < static_cast<int>(m[p].stages.size()); s++) add_prefetch(p, s);
+                for (int s = 0; s < static_cast<int>(m[p].stages.size()); s++)
+                    schedule_stage(p, s);
+                for (int s = 0; s < static_cast<int>(m[p].stages.size()); s++)
+                    add_prefetch(p, s);
             }
         } catch (const CompileError &e) {
             error = std::string("CompileError while applying the schedule: ") + e.what();
@@ -388,7 +405,8 @@ public:
 
     std::string text() const {
         std::string s;
-        for (const std::string &l : log) s += (s.empty() ? "" : "; ") + l;
+        for (const std::string &l : log)
+            s += (s.empty() ? "" : "; ") + l;
         return s.empty() ? "(default schedule)" : s;
     }
 
@@ -407,13 +425,16 @@ private:
     // Sometimes, once a stage's loops are final, a prefetch of an input the stage reads: at a
     // loop that is not vectorized, looking ahead in it or in a loop around it.
     void add_prefetch(int p, int stage) {
-        auto draw = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(prefetch_rng); };
+        auto draw = [&](int lo, int hi) {
+            return std::uniform_int_distribution<int>(lo, hi)(prefetch_rng);
+        };
         if (draw(0, 3) != 0) return;
         const ir::Definition &d = infos[p].f.function().stage(stage);
         std::vector<std::shared_ptr<BufferStorage>> inputs;
         for (const ir::Expr &e : d.values) {
             ir::visit_each<ir::Call>(e, [&](const ir::Call *c) {
-                if (c->call_type == ir::Call::Image && c->param.buffer()) inputs.push_back(c->param.buffer());
+                if (c->call_type == ir::Call::Image && c->param.buffer())
+                    inputs.push_back(c->param.buffer());
             });
         }
         const std::vector<Loop> &dims = m[p].stages[size_t(stage)].dims;
@@ -431,15 +452,18 @@ private:
         int offset = offsets[draw(0, 3)];
         bool clamp = draw(0, 1) == 1;
         Stage target = stage == 0 ? Stage(infos[p].f.function(), 0) : infos[p].f.update(stage - 1);
-        target.prefetch(input, VarOrRVar(dims[at].name, dims[at].rvar), VarOrRVar(dims[from].name, dims[from].rvar),
-                        offset, clamp ? PrefetchBoundStrategy::Clamp : PrefetchBoundStrategy::GuardWithIf);
-        log.push_back(label(p) + (stage == 0 ? "." : ".update(" + std::to_string(stage - 1) + ").") + "prefetch(" +
-                      input.name() + ", " + shown(dims[at].name) + ", " + shown(dims[from].name) + ", " +
-                      std::to_string(offset) + (clamp ? ", Clamp)" : ")"));
+        target.prefetch(input, VarOrRVar(dims[at].name, dims[at].rvar),
+                        VarOrRVar(dims[from].name, dims[from].rvar), offset,
+                        clamp ? PrefetchBoundStrategy::Clamp : PrefetchBoundStrategy::GuardWithIf);
+        log.push_back(
+            label(p) + (stage == 0 ? "." : ".update(" + std::to_string(stage - 1) + ").") +
+            "prefetch(" + input.name() + ", " + shown(dims[at].name) + ", " +
+            shown(dims[from].name) + ", " + std::to_string(offset) + (clamp ? ", Clamp)" : ")"));
     }
     bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; }
-    template <typename T>
-    const T &pick(const std::vector<T> &v) { return v[size_t(uniform(0, int(v.size()) - 1))]; }
+    template <typename T> const T &pick(const std::vector<T> &v) {
+        return v[size_t(uniform(0, int(v.size()) - 1))];
+    }
 
     const std::string &label(int f) const { return infos[f].label; }
 
@@ -484,7 +508,8 @@ private:
     std::vector<LoopRef> use_path(int c, int stage) const {
         std::vector<LoopRef> path = m[c].path;
         const auto &dims = m[c].stages[stage].dims;
-        for (auto it = dims.rbegin(); it != dims.rend(); ++it) path.push_back({c, stage, it->name});
+        for (auto it = dims.rbegin(); it != dims.rend(); ++it)
+            path.push_back({c, stage, it->name});
         return path;
     }
 
@@ -506,7 +531,8 @@ private:
     std::string level_text(const LoopRef &r, LoopLevel &level) const {
         bool ambiguous = false;
         for (size_t s = size_t(r.stage) + 1; s < m[r.func].stages.size(); s++)
-            for (const Loop &l : m[r.func].stages[s].dims) ambiguous = ambiguous || l.name == r.name;
+            for (const Loop &l : m[r.func].stages[s].dims)
+                ambiguous = ambiguous || l.name == r.name;
         const std::string &fname = infos[r.func].f.name();
         if (ambiguous) {
             level = LoopLevel(fname, r.name, r.stage);
@@ -528,7 +554,8 @@ private:
         std::vector<LoopRef> common = sites.at(0);
         for (const auto &s : sites) {
             size_t n = 0;
-            while (n < common.size() && n < s.size() && common[n] == s[n]) n++;
+            while (n < common.size() && n < s.size() && common[n] == s[n])
+                n++;
             common.resize(n);
         }
         std::vector<int64_t> unroll_at;
@@ -564,7 +591,8 @@ private:
             fm.enclosing_unroll = unroll_at[k];
             fm.path.assign(common.begin(), common.begin() + long(k) + 1);
             LoopLevel compute_level;
-            std::string compute_text = label(p) + ".compute_at(" + level_text(common[k], compute_level) + ")";
+            std::string compute_text =
+                label(p) + ".compute_at(" + level_text(common[k], compute_level) + ")";
             // Storage at an outer level: only across serial (or unrolled) loops, so that no two
             // threads compute into one allocation.
             std::string store_text;
@@ -582,7 +610,8 @@ private:
             if (store == -1) {
                 store_text = label(p) + ".store_root()";
             } else if (store >= 0) {
-                store_text = label(p) + ".store_at(" + level_text(common[size_t(store)], store_level) + ")";
+                store_text =
+                    label(p) + ".store_at(" + level_text(common[size_t(store)], store_level) + ")";
             }
             bool store_first = chance(0.5);
             auto apply_store = [&] {
@@ -616,14 +645,16 @@ private:
             std::string n = base + std::to_string(fm.counter++);
             bool used = std::find(args.begin(), args.end(), n) != args.end();
             for (const auto &st : fm.stages)
-                for (const Loop &l : st.dims) used = used || l.name == n;
+                for (const Loop &l : st.dims)
+                    used = used || l.name == n;
             if (!used) return n;
         }
     }
 
     static std::string stem(const std::string &loop) {
         std::string s = loop.substr(0, loop.find('.'));
-        while (s.size() > 1 && std::isdigit(static_cast<unsigned char>(s.back()))) s.pop_back();
+        while (s.size() > 1 && std::isdigit(static_cast<unsigned char>(s.back())))
+            s.pop_back();
         return s;
     }
 
@@ -634,7 +665,8 @@ private:
     }
 
     // Can `name` be given to a new loop of this stage (the library's check_fresh)?
-    bool can_create(int p, int stage, const std::vector<Loop> &dims, const std::string &name) const {
+    bool can_create(int p, int stage, const std::vector<Loop> &dims,
+                    const std::string &name) const {
         if (find(dims, name) >= 0) return false;
         const auto &args = infos[p].f.function().args();
         return stage > 0 || std::find(args.begin(), args.end(), name) == args.end();
@@ -664,7 +696,8 @@ private:
         if (eff == TailStrategy::ShiftInwards) {
             over = l.extent >= 0 ? std::max<int64_t>(0, factor - l.extent) : factor - 1;
         } else if (eff == TailStrategy::RoundUp) {
-            over = l.extent >= 0 ? (l.extent + factor - 1) / factor * factor - l.extent : factor - 1;
+            over =
+                l.extent >= 0 ? (l.extent + factor - 1) / factor * factor - l.extent : factor - 1;
         }
         if (over > 0) {
             // Outputs may not compute outside their buffers, nor reductions outside their
@@ -696,13 +729,15 @@ private:
         std::vector<size_t> slots;
         for (const std::string &v : vars) {
             int i = find(dims, v);
-            if (i < 0 || std::find(slots.begin(), slots.end(), size_t(i)) != slots.end()) return false;
+            if (i < 0 || std::find(slots.begin(), slots.end(), size_t(i)) != slots.end())
+                return false;
             slots.push_back(size_t(i));
         }
         std::vector<size_t> sorted = slots;
         std::sort(sorted.begin(), sorted.end());
         std::vector<Loop> result = dims;
-        for (size_t k = 0; k < sorted.size(); k++) result[sorted[k]] = dims[slots[k]];
+        for (size_t k = 0; k < sorted.size(); k++)
+            result[sorted[k]] = dims[slots[k]];
         std::vector<std::string> before, after;
         for (const Loop &l : dims)
             if (l.rvar) before.push_back(l.name);
@@ -768,11 +803,14 @@ private:
             int factor = uniform(1, 9);
             TailStrategy tail = random_tail();
             std::string outer = chance(0.25) ? old : fresh(p, stage, stem(old) + "o");
-            std::string inner = outer != old && chance(0.1) ? old : fresh(p, stage, stem(old) + "i");
+            std::string inner =
+                outer != old && chance(0.1) ? old : fresh(p, stage, stem(old) + "i");
             if (!model_split(p, stage, st, budget, old, outer, inner, factor, tail)) return false;
             text = "split(" + shown(old) + ", " + shown(outer) + ", " + shown(inner) + ", " +
                    std::to_string(factor) + ", " + tail_name(tail) + ")";
-            apply = [=](Stage &s) { s.split(var(old, rv), var(outer, rv), var(inner, rv), factor, tail); };
+            apply = [=](Stage &s) {
+                s.split(var(old, rv), var(outer, rv), var(inner, rv), factor, tail);
+            };
             break;
         }
         case 3: { // tile
@@ -792,15 +830,16 @@ private:
             if (!model_split(p, stage, st, budget, y, yo, yi, fy, tail)) return false;
             if (!model_reorder(dims, {xi, yi, xo, yo})) return false;
             if (short_form) {
-                text = "tile(" + shown(old) + ", " + shown(y) + ", " + shown(xi) + ", " + shown(yi) +
-                       ", " + std::to_string(fx) + ", " + std::to_string(fy) + ", " + tail_name(tail) + ")";
+                text = "tile(" + shown(old) + ", " + shown(y) + ", " + shown(xi) + ", " +
+                       shown(yi) + ", " + std::to_string(fx) + ", " + std::to_string(fy) + ", " +
+                       tail_name(tail) + ")";
                 apply = [=](Stage &s) {
                     s.tile(var(old, rv), var(y, yrv), var(xi, rv), var(yi, yrv), fx, fy, tail);
                 };
             } else {
-                text = "tile(" + shown(old) + ", " + shown(y) + ", " + shown(xo) + ", " + shown(yo) +
-                       ", " + shown(xi) + ", " + shown(yi) + ", " + std::to_string(fx) + ", " +
-                       std::to_string(fy) + ", " + tail_name(tail) + ")";
+                text = "tile(" + shown(old) + ", " + shown(y) + ", " + shown(xo) + ", " +
+                       shown(yo) + ", " + shown(xi) + ", " + shown(yi) + ", " + std::to_string(fx) +
+                       ", " + std::to_string(fy) + ", " + tail_name(tail) + ")";
                 apply = [=](Stage &s) {
                     s.tile(var(old, rv), var(y, yrv), var(xo, rv), var(yo, yrv), var(xi, rv),
                            var(yi, yrv), fx, fy, tail);
@@ -813,7 +852,8 @@ private:
             if (dims.size() < 2) return false;
             int count = uniform(2, int(dims.size()));
             std::vector<size_t> idx(dims.size());
-            for (size_t i = 0; i < idx.size(); i++) idx[i] = i;
+            for (size_t i = 0; i < idx.size(); i++)
+                idx[i] = i;
             std::shuffle(idx.begin(), idx.end(), rng);
             idx.resize(size_t(count));
             // The chosen loops, innermost first after the reorder; the reduction loops among
@@ -835,11 +875,13 @@ private:
             }
             if (!model_reorder(dims, names)) return false;
             text = "reorder(";
-            for (size_t i = 0; i < names.size(); i++) text += (i ? ", " : "") + shown(names[i]);
+            for (size_t i = 0; i < names.size(); i++)
+                text += (i ? ", " : "") + shown(names[i]);
             text += ")";
             apply = [=](Stage &s) {
                 std::vector<VarOrRVar> vs;
-                for (size_t i = 0; i < names.size(); i++) vs.push_back(var(names[i], rvars[i]));
+                for (size_t i = 0; i < names.size(); i++)
+                    vs.push_back(var(names[i], rvars[i]));
                 s.reorder(vs);
             };
             break;
@@ -850,7 +892,8 @@ private:
             Loop in = dims[size_t(i)], out = dims[size_t(i) + 1];
             int r = uniform(0, 9);
             std::string fused = r == 0 ? in.name : r == 1 ? out.name : fresh(p, stage, "t");
-            if (fused != in.name && fused != out.name && !can_create(p, stage, dims, fused)) return false;
+            if (fused != in.name && fused != out.name && !can_create(p, stage, dims, fused))
+                return false;
             Loop f = in; // the fused loop keeps the inner loop's type
             f.name = fused;
             f.extent = in.extent >= 0 && out.extent >= 0 ? in.extent * out.extent : -1;
@@ -918,7 +961,8 @@ private:
             std::string inner = old + "_task";
             if (!model_split(p, stage, st, budget, old, old, inner, factor, tail)) return false;
             dims[size_t(find(dims, old))].type = ForType::Parallel;
-            text = "parallel(" + shown(old) + ", " + std::to_string(factor) + ", " + tail_name(tail) + ")";
+            text = "parallel(" + shown(old) + ", " + std::to_string(factor) + ", " +
+                   tail_name(tail) + ")";
             apply = [=](Stage &s) { s.parallel(var(old, rv), factor, tail); };
             break;
         }
@@ -926,7 +970,8 @@ private:
         if (!types_valid(p, dims)) return false;
         fm.stages[size_t(stage)] = st;
         fm.budget = budget;
-        std::string prefix = label(p) + (stage == 0 ? "." : ".update(" + std::to_string(stage - 1) + ").");
+        std::string prefix =
+            label(p) + (stage == 0 ? "." : ".update(" + std::to_string(stage - 1) + ").");
         log.push_back(prefix + text);
         Stage target = stage == 0 ? Stage(infos[p].f.function(), 0) : infos[p].f.update(stage - 1);
         apply(target);
@@ -961,9 +1006,11 @@ std::string difference(const Realization &a, const Realization &b) {
     if (a.size() != b.size()) return "different number of outputs";
     for (size_t k = 0; k < a.size(); k++) {
         const Buffer<> &x = a[k], &y = b[k];
-        if (x.type() != y.type() || x.dimensions() != y.dimensions()) return "different buffer shapes";
+        if (x.type() != y.type() || x.dimensions() != y.dimensions())
+            return "different buffer shapes";
         for (int d = 0; d < x.dimensions(); d++)
-            if (x.extent(d) != y.extent(d) || x.min(d) != y.min(d)) return "different buffer shapes";
+            if (x.extent(d) != y.extent(d) || x.min(d) != y.min(d))
+                return "different buffer shapes";
         int64_t n = x.number_of_elements(), bytes = x.type().bytes();
         const uint8_t *px = static_cast<const uint8_t *>(x.raw_data());
         const uint8_t *py = static_cast<const uint8_t *>(y.raw_data());
@@ -999,7 +1046,8 @@ std::string difference(const Realization &a, const Realization &b) {
 }
 
 // Draws `count` schedules for the pipeline and checks each against the default schedule.
-void check_random_schedules(const char *pipeline, const std::function<Instance()> &build, int count) {
+void check_random_schedules(const char *pipeline, const std::function<Instance()> &build,
+                            int count) {
     const uint64_t seed = schedule_seed();
     count = env_int("AICF_SCHEDULE_COUNT", count);
     const int only = env_int("AICF_SCHEDULE_CASE", -1);
@@ -1042,7 +1090,8 @@ void check_random_schedules(const char *pipeline, const std::function<Instance()
         }
         double case_secs =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - case_start).count();
-        if (verbose) std::printf("  %s %d (%.2f s): %s\n", pipeline, i, case_secs, gen.text().c_str());
+        if (verbose)
+            std::printf("  %s %d (%.2f s): %s\n", pipeline, i, case_secs, gen.text().c_str());
         if (case_secs > slowest) {
             slowest = case_secs;
             slowest_text = std::to_string(i) + ": " + gen.text();
@@ -1058,8 +1107,10 @@ void check_random_schedules(const char *pipeline, const std::function<Instance()
         ADD_FAILURE() << pipeline << " schedule " << i << ":\n  " << gen.text() << "\n"
                       << problem << "\nreproduce with AICF_SCHEDULE_SEED=" << seed
                       << " AICF_SCHEDULE_CASE=" << i
-                      << " ./tests/test_correctness --gtest_filter=ScheduleProperty." << pipeline << "\n"
-                      << "loop nest:\n" << nest;
+                      << " ./tests/test_correctness --gtest_filter=ScheduleProperty." << pipeline
+                      << "\n"
+                      << "loop nest:\n"
+                      << nest;
     }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("[ schedules ] %s: seed %" PRIu64 ", %d schedules tried, %d failed, %.1f s "
@@ -1069,14 +1120,30 @@ void check_random_schedules(const char *pipeline, const std::function<Instance()
 
 } // namespace
 
-TEST(ScheduleProperty, Pointwise) { check_random_schedules("Pointwise", pointwise, 100); }
-TEST(ScheduleProperty, Stencil) { check_random_schedules("Stencil", stencil, 100); }
-TEST(ScheduleProperty, MatMul) { check_random_schedules("MatMul", matmul, 100); }
-TEST(ScheduleProperty, MatMulEpilogue) { check_random_schedules("MatMulEpilogue", matmul_epilogue, 100); }
-TEST(ScheduleProperty, LayerNorm) { check_random_schedules("LayerNorm", layernorm, 100); }
-TEST(ScheduleProperty, Softmax) { check_random_schedules("Softmax", softmax, 100); }
-TEST(ScheduleProperty, Histogram) { check_random_schedules("Histogram", histogram, 100); }
-TEST(ScheduleProperty, TupleArgmax) { check_random_schedules("TupleArgmax", tuple_argmax, 100); }
+TEST(ScheduleProperty, Pointwise) {
+    check_random_schedules("Pointwise", pointwise, 100);
+}
+TEST(ScheduleProperty, Stencil) {
+    check_random_schedules("Stencil", stencil, 100);
+}
+TEST(ScheduleProperty, MatMul) {
+    check_random_schedules("MatMul", matmul, 100);
+}
+TEST(ScheduleProperty, MatMulEpilogue) {
+    check_random_schedules("MatMulEpilogue", matmul_epilogue, 100);
+}
+TEST(ScheduleProperty, LayerNorm) {
+    check_random_schedules("LayerNorm", layernorm, 100);
+}
+TEST(ScheduleProperty, Softmax) {
+    check_random_schedules("Softmax", softmax, 100);
+}
+TEST(ScheduleProperty, Histogram) {
+    check_random_schedules("Histogram", histogram, 100);
+}
+TEST(ScheduleProperty, TupleArgmax) {
+    check_random_schedules("TupleArgmax", tuple_argmax, 100);
+}
 TEST(ScheduleProperty, TupleOnlineSoftmax) {
     check_random_schedules("TupleOnlineSoftmax", tuple_online_softmax, 100);
 }
@@ -1095,7 +1162,8 @@ void expect_linear(const std::function<void(Func &, Var &)> &schedule, int n) {
     schedule(f, x);
     Buffer<int> out;
     ASSERT_NO_THROW(out = f.realize({n})) << f.loop_nest();
-    for (int i = 0; i < n; i++) ASSERT_EQ(out(i), 3 * i + 1) << "at " << i;
+    for (int i = 0; i < n; i++)
+        ASSERT_EQ(out(i), 3 * i + 1) << "at " << i;
 }
 
 // Realizes the pointwise chain's output c (37 x 29) and checks it against a plain loop.
@@ -1112,7 +1180,8 @@ void expect_pointwise(Func c, const Buffer<int> &in) {
 
 // The histogram pipeline over `in` (37 x 29 pixels, 61 bins) with `schedule` applied to its
 // per-pixel Func v and to hist; realizes hist and checks every bin against a plain count.
-void expect_histogram(const Buffer<uint8_t> &in, const std::function<void(Func &v, Func &hist, RDom &r, Var &y)> &schedule) {
+void expect_histogram(const Buffer<uint8_t> &in,
+                      const std::function<void(Func &v, Func &hist, RDom &r, Var &y)> &schedule) {
     const int W = 37, H = 29, Bins = 61;
     Var x("x"), y("y");
     RDom r(0, W, 0, H, "r");
@@ -1125,28 +1194,32 @@ void expect_histogram(const Buffer<uint8_t> &in, const std::function<void(Func &
     ASSERT_NO_THROW(result = hist.realize({Bins})) << hist.loop_nest();
     std::vector<int> want(Bins, 0);
     for (int j = 0; j < H; j++)
-        for (int i = 0; i < W; i++) want[int(in(i, j)) * 7 % Bins]++;
-    for (int b = 0; b < Bins; b++) ASSERT_EQ(result(b), want[b]) << "bin " << b;
+        for (int i = 0; i < W; i++)
+            want[int(in(i, j)) * 7 % Bins]++;
+    for (int b = 0; b < Bins; b++)
+        ASSERT_EQ(result(b), want[b]) << "bin " << b;
 }
 
 // Realizes the matmul epilogue's output and checks it against a double-precision loop.
-void expect_epilogue(Func out, const Buffer<float> &A, const Buffer<float> &B, const Buffer<float> &bias) {
+void expect_epilogue(Func out, const Buffer<float> &A, const Buffer<float> &B,
+                     const Buffer<float> &bias) {
     const int Rows = Epilogue::Rows, N = Epilogue::N, K = Epilogue::K;
     Buffer<float> result;
     ASSERT_NO_THROW(result = out.realize({N, Rows})) << out.loop_nest();
     for (int y = 0; y < Rows; y++)
         for (int x = 0; x < N; x++) {
             double c = double(bias(x)) * 0.25 - y;
-            for (int r = 0; r < K; r++) c += double(A(r, y)) * B(x, r);
+            for (int r = 0; r < K; r++)
+                c += double(A(r, y)) * B(x, r);
             ASSERT_NEAR(result(x, y), c * 0.5 + bias(x), 1e-4) << x << "," << y;
         }
 }
 
-template <typename T>
-void expect_same(const Buffer<T> &ref, const Buffer<T> &out) {
+template <typename T> void expect_same(const Buffer<T> &ref, const Buffer<T> &out) {
     ASSERT_TRUE(out.defined());
     for (int j = 0; j < ref.height(); j++)
-        for (int i = 0; i < ref.width(); i++) ASSERT_EQ(out(i, j), ref(i, j)) << i << "," << j;
+        for (int i = 0; i < ref.width(); i++)
+            ASSERT_EQ(out(i, j), ref(i, j)) << i << "," << j;
 }
 
 } // namespace
@@ -1162,13 +1235,14 @@ TEST(SchedulePropertyRepro, ComputeAtInsideASplitOverestimatesTheInput) {
         fill_random(in, -100, 100, 121);
         Var x("x");
         Func a("a"), c("c");
-        a(x) = in(x) * 2;
+        a(x) = in(x)*2;
         c(x) = a(x) + 1;
         schedule(a, c, x);
         Buffer<int> out;
         EXPECT_NO_THROW(out = c.realize({n}));
         if (!out.defined()) return;
-        for (int i = 0; i < n; i++) EXPECT_EQ(out(i), in(i) * 2 + 1) << "at " << i;
+        for (int i = 0; i < n; i++)
+            EXPECT_EQ(out(i), in(i)*2 + 1) << "at " << i;
     };
     Var xo("xo"), xi("xi"), xoo("xoo"), xoi("xoi");
     run(29, [&](Func &a, Func &c, Var &x) {
@@ -1202,7 +1276,8 @@ TEST(SchedulePropertyRepro, ExtentOfAGuardedTileIsBoundedByTheTile) {
     Buffer<int> out;
     ASSERT_NO_THROW(out = c.realize({37, 29}));
     for (int j = 0; j < 29; j++)
-        for (int i = 0; i < 37; i++) ASSERT_EQ(out(i, j), in(i, j) * 3 + 7 + (i - j)) << i << "," << j;
+        for (int i = 0; i < 37; i++)
+            ASSERT_EQ(out(i, j), in(i, j) * 3 + 7 + (i - j)) << i << "," << j;
 }
 
 // Fixed (a guard clamps a variable that is one point at both ends). A Func computed at the
@@ -1216,12 +1291,14 @@ TEST(SchedulePropertyRepro, GuardedTileIndexKeepsARegionOnePoint) {
     Func b("b"), c("c");
     b(x, y) = in(x, y) * 3 + 7;
     c(x, y) = b(x, y) + (x - y);
-    c.split(x, xo, xi, 8, TailStrategy::ShiftInwards).split(xo, xoo, xoi, 3, TailStrategy::GuardWithIf);
+    c.split(x, xo, xi, 8, TailStrategy::ShiftInwards)
+        .split(xo, xoo, xoi, 3, TailStrategy::GuardWithIf);
     b.compute_at(c, xi).parallel(x, 3, TailStrategy::RoundUp);
     Buffer<int> out;
     ASSERT_NO_THROW(out = c.realize({37, 29}));
     for (int j = 0; j < 29; j++)
-        for (int i = 0; i < 37; i++) ASSERT_EQ(out(i, j), in(i, j) * 3 + 7 + (i - j)) << i << "," << j;
+        for (int i = 0; i < 37; i++)
+            ASSERT_EQ(out(i, j), in(i, j) * 3 + 7 + (i - j)) << i << "," << j;
 }
 
 // Fixed (a let that a guard narrows is bounded with the other lets it uses expanded). A
@@ -1240,7 +1317,8 @@ TEST(SchedulePropertyRepro, GuardedFusedLoopKeepsTheRegionsMinAndExtentTogether)
     Buffer<int> out;
     ASSERT_NO_THROW(out = c.realize({29, 17}));
     for (int j = 0; j < 17; j++)
-        for (int i = 0; i < 29; i++) ASSERT_EQ(out(i, j), in(i, j) * 3 + 7 + (i - j)) << i << "," << j;
+        for (int i = 0; i < 29; i++)
+            ASSERT_EQ(out(i, j), in(i, j) * 3 + 7 + (i - j)) << i << "," << j;
 }
 
 // Fixed (a guard that holds for no value of a range narrows it to the guard's bound instead
@@ -1260,15 +1338,22 @@ TEST(SchedulePropertyRepro, EmptyTailIterationsDoNotStretchARootRegion) {
     total(r) += in(k, r);
     best(r) = total(r) * 2;
     out(c, r) = in(c, r) - best(r);
-    out.split(r, r, ri0, 8, TailStrategy::GuardWithIf).fuse(c, ri0, t1).split(r, r, ri2, 6, TailStrategy::GuardWithIf);
-    best.store_at(out, r).compute_at(out, ri2).split(r, ro0, r, 3, TailStrategy::RoundUp).split(ro0, ro0, roi1, 3);
+    out.split(r, r, ri0, 8, TailStrategy::GuardWithIf)
+        .fuse(c, ri0, t1)
+        .split(r, r, ri2, 6, TailStrategy::GuardWithIf);
+    best.store_at(out, r)
+        .compute_at(out, ri2)
+        .split(r, ro0, r, 3, TailStrategy::RoundUp)
+        .split(ro0, ro0, roi1, 3);
     total.compute_root();
     Buffer<int> result;
     ASSERT_NO_THROW(result = out.realize({D, R}));
     for (int j = 0; j < R; j++) {
         int sum = 0;
-        for (int i = 0; i < D; i++) sum += in(i, j);
-        for (int i = 0; i < D; i++) ASSERT_EQ(result(i, j), in(i, j) - 2 * sum) << i << "," << j;
+        for (int i = 0; i < D; i++)
+            sum += in(i, j);
+        for (int i = 0; i < D; i++)
+            ASSERT_EQ(result(i, j), in(i, j) - 2 * sum) << i << "," << j;
     }
 }
 
@@ -1298,7 +1383,8 @@ TEST(SchedulePropertyRepro, ClampedRegionKeepsItsExtentBounded) {
     Var yr("yr"), xo("xo"), xi("xi"), yo("yr_tasko"), yi("yr_taski");
     Func &a = p.a, &b = p.b, &c = p.c;
     c.rename(y, yr).parallel(yr, 9, TailStrategy::GuardWithIf);
-    c.tile(x, Var("yr_task"), xo, yo, xi, yi, 2, 9, TailStrategy::GuardWithIf).vectorize(yo, 7, TailStrategy::GuardWithIf);
+    c.tile(x, Var("yr_task"), xo, yo, xi, yi, 2, 9, TailStrategy::GuardWithIf)
+        .vectorize(yo, 7, TailStrategy::GuardWithIf);
     b.compute_at(c, yi);
     a.compute_at(c, Var("yr_tasko_vi"));
     expect_pointwise(c, in);
@@ -1315,7 +1401,9 @@ TEST(SchedulePropertyRepro, GuardThatSkipsNoIterationKeepsItsRange) {
     Var &x = p.x, &y = p.y;
     Var t0("t0"), to("to"), ti("ti");
     Func &a = p.a, &b = p.b, &c = p.c;
-    c.parallel(x, 3, TailStrategy::GuardWithIf).fuse(Var("x_task"), x, t0).split(t0, to, ti, 9, TailStrategy::ShiftInwards);
+    c.parallel(x, 3, TailStrategy::GuardWithIf)
+        .fuse(Var("x_task"), x, t0)
+        .split(t0, to, ti, 9, TailStrategy::ShiftInwards);
     b.compute_at(c, to);
     a.compute_at(c, y);
     expect_pointwise(c, in);
@@ -1339,7 +1427,8 @@ void expect_blur(int w, int h, const std::function<void(Func &, Func &, Var &, V
         for (int i = 0; i < w; i++) {
             int ref = 0;
             for (int dy = -1; dy <= 1; dy++)
-                for (int dx = -1; dx <= 1; dx++) ref += in(i + dx, j + dy);
+                for (int dx = -1; dx <= 1; dx++)
+                    ref += in(i + dx, j + dy);
             ASSERT_EQ(out(i, j), ref) << i << "," << j;
         }
 }
@@ -1361,7 +1450,9 @@ TEST(SchedulePropertyRepro, TiledStencilWithAGuardedTail) {
             bx.compute_at(by, xo).vectorize(x, 8);
         });
         expect_blur(w, h, [&](Func &bx, Func &by, Var &x, Var &y) {
-            by.tile(x, y, xo, yo, xi, yi, 32, 16, TailStrategy::GuardWithIf).fuse(xo, yo, t).parallel(t);
+            by.tile(x, y, xo, yo, xi, yi, 32, 16, TailStrategy::GuardWithIf)
+                .fuse(xo, yo, t)
+                .parallel(t);
             bx.compute_at(by, t).vectorize(x, 8);
         });
         expect_blur(w, h, [&](Func &bx, Func &by, Var &x, Var &y) {
@@ -1370,10 +1461,13 @@ TEST(SchedulePropertyRepro, TiledStencilWithAGuardedTail) {
         });
         // Stored for the whole image, computed per band of rows in pairs of rows (RoundUp):
         // the last band may compute one row more, which a two-row border covers.
-        expect_blur(w, h, [&](Func &bx, Func &by, Var &x, Var &y) {
-            by.split(y, yo, yi, 9, TailStrategy::GuardWithIf);
-            bx.store_root().compute_at(by, yo).split(y, yo, yi, 2, TailStrategy::RoundUp);
-        }, {1, 2});
+        expect_blur(w, h,
+                    [&](Func &bx, Func &by, Var &x, Var &y) {
+                        by.split(y, yo, yi, 9, TailStrategy::GuardWithIf);
+                        bx.store_root().compute_at(by, yo).split(y, yo, yi, 2,
+                                                                 TailStrategy::RoundUp);
+                    },
+                    {1, 2});
     }
 }
 
@@ -1391,8 +1485,10 @@ TEST(SchedulePropertyRepro, ReadPastTheInputNamesTheTilesRegion) {
         by.realize({100, 20});
         FAIL() << "the last tile reads in up to column 104";
     } catch (const RuntimeError &e) {
-        EXPECT_NE(std::string(e.what()).find("Buffer in is too small: dimension 0 must cover [95, 104], but it covers [-1, 100]"),
-                  std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("Buffer in is too small: dimension 0 must cover [95, "
+                                             "104], but it covers [-1, 100]"),
+                  std::string::npos)
+            << e.what();
     }
 }
 
@@ -1402,8 +1498,10 @@ void expect_softmax(Func &sm, const Buffer<float> &in, int D, int R) {
     ASSERT_NO_THROW(out = sm.realize({D, R}));
     for (int j = 0; j < R; j++) {
         double m = -1e300, s = 0;
-        for (int i = 0; i < D; i++) m = std::max(m, double(in(i, j)));
-        for (int i = 0; i < D; i++) s += std::exp(double(in(i, j)) - m);
+        for (int i = 0; i < D; i++)
+            m = std::max(m, double(in(i, j)));
+        for (int i = 0; i < D; i++)
+            s += std::exp(double(in(i, j)) - m);
         for (int i = 0; i < D; i++) {
             double ref = std::exp(double(in(i, j)) - m) / s;
             ASSERT_NEAR(out(i, j), ref, 1e-6) << i << "," << j;
@@ -1441,7 +1539,8 @@ TEST(SchedulePropertyRepro, FusedLoopOverARegionOfSymbolicWidth) {
 // different alias tags of their names let it delete the stores of the copied Func as never
 // read. Every output value was wrong, with one thread or two.
 TEST(SchedulePropertyRepro, StackCopyOfAStackFuncKeepsItsStores) {
-    Buffer<float> A = Epilogue::A_input(128), B = Epilogue::B_input(129), bias = Epilogue::bias_input(130);
+    Buffer<float> A = Epilogue::A_input(128), B = Epilogue::B_input(129),
+                  bias = Epilogue::bias_input(130);
     Epilogue e(A, B, bias);
     Var i = e.i, j = e.j, t0("t0"), jt("j_task"); // parallel(j, 9) names its inner loop j_task
     Func out = e.out, C = e.C, init = e.init;
@@ -1459,7 +1558,8 @@ TEST(SchedulePropertyRepro, StackCopyOfAStackFuncKeepsItsStores) {
 // over 81 columns where 29 are read: "Buffer bias is too small: dimension 0 must cover
 // [-25, 55], but it covers [-16, 44]".
 TEST(SchedulePropertyRepro, AccumulatorsLastColumnIsBoundedAsAWhole) {
-    Buffer<float> A = Epilogue::A_input(131), B = Epilogue::B_input(132), bias = Epilogue::bias_input(133);
+    Buffer<float> A = Epilogue::A_input(131), B = Epilogue::B_input(132),
+                  bias = Epilogue::bias_input(133);
     Epilogue e(A, B, bias);
     Var i = e.i, j = e.j, t0("t0"), t1("t1"), jr("jr"), it("i_task");
     Func out = e.out, C = e.C, init = e.init;
@@ -1475,13 +1575,19 @@ TEST(SchedulePropertyRepro, AccumulatorsLastColumnIsBoundedAsAWhole) {
 // guard, and the output bounds check failed: "Buffer f is too small: dimension 0 must cover
 // [0, 8], but it covers [0, 7]".
 TEST(SchedulePropertyRepro, GuardOnDerivedLoopIsNotUsedByBounds) {
-    expect_linear([](Func &f, Var &x) {
-        f.rename(x, Var("xr")).split(Var("xr"), Var("xo"), Var("xi"), 3, TailStrategy::GuardWithIf);
-    }, 8);
-    expect_linear([](Func &f, Var &x) {
-        Var xo("xo"), xi("xi"), xio("xio"), xii("xii");
-        f.split(x, xo, xi, 4, TailStrategy::ShiftInwards).split(xi, xio, xii, 3, TailStrategy::GuardWithIf);
-    }, 8);
+    expect_linear(
+        [](Func &f, Var &x) {
+            f.rename(x, Var("xr"))
+                .split(Var("xr"), Var("xo"), Var("xi"), 3, TailStrategy::GuardWithIf);
+        },
+        8);
+    expect_linear(
+        [](Func &f, Var &x) {
+            Var xo("xo"), xi("xi"), xio("xio"), xii("xii");
+            f.split(x, xo, xi, 4, TailStrategy::ShiftInwards)
+                .split(xi, xio, xii, 3, TailStrategy::GuardWithIf);
+        },
+        8);
 }
 
 // Fixed in c689a9c (the loop now stays serial). A Func computed where its region is one point,
@@ -1559,7 +1665,8 @@ TEST(SchedulePropertyRepro, RoundUpOnInnerLoopOfUpdateAppliesUpdatesTwice) {
     } catch (const CompileError &) {
         return; // refusing the schedule is a fix too
     }
-    for (int i = 0; i < 10; i++) EXPECT_EQ(out(i), i + 3) << "at " << i;
+    for (int i = 0; i < 10; i++)
+        EXPECT_EQ(out(i), i + 3) << "at " << i;
 }
 
 // Fixed before c689a9c, when the loop variables a stage's splits bind got versions: fuse and
@@ -1599,7 +1706,8 @@ TEST(SchedulePropertyRepro, GuardedSplitOfAReusedLoopName) {
         Func f("f");
         f(x, y) = x * 7 - y;
         if (scheduled) {
-            f.split(x, x, xi0, 9, TailStrategy::ShiftInwards).split(x, x, xi2, 6, TailStrategy::GuardWithIf);
+            f.split(x, x, xi0, 9, TailStrategy::ShiftInwards)
+                .split(x, x, xi2, 6, TailStrategy::GuardWithIf);
         }
         return Buffer<int>(f.realize({53, 3}));
     };
@@ -1676,7 +1784,10 @@ TEST(SchedulePropertyRepro, GuardedStepsRegionEndsAtItsMax) {
     Buffer<uint8_t> in = margin_input<uint8_t>("in", {37, 29}, {kB, kB}, 1, 250, 130);
     expect_histogram(in, [](Func &v, Func &hist, RDom &r, Var &) {
         RVar ro("ro"), ri("ri"), rii("rii");
-        hist.update(0).split(r.x, ro, ri, 9).unroll(ro, 8).split(ri, ri, rii, 4, TailStrategy::GuardWithIf);
+        hist.update(0)
+            .split(r.x, ro, ri, 9)
+            .unroll(ro, 8)
+            .split(ri, ri, rii, 4, TailStrategy::GuardWithIf);
         v.compute_at(hist, RVar("ro_ui"));
     });
 }
@@ -1709,7 +1820,8 @@ TEST(SchedulePropertyRepro, ClampedRoundedUpTileEndsWhereItsRegionEnds) {
 TEST(SchedulePropertyRepro, ShiftedTileIndexOfAnUnrolledRowStaysInItsTile) {
     const int D = 47, R = 13;
     Buffer<float> in = margin_input<float>("in", {D, R}, {kB, 5 * kB}, -8.0, 8.0, 133);
-    Var c("c"), r("r"), ro("ro"), ri("ri"), t("t"), rr("rr"), ruo("ruo"), rti("rti"), rui("rui"), roo("roo"), roi("roi");
+    Var c("c"), r("r"), ro("ro"), ri("ri"), t("t"), rr("rr"), ruo("ruo"), rti("rti"), rui("rui"),
+        roo("roo"), roi("roi");
     RDom k(0, D, "k");
     Func rmax("rmax"), mx("mx"), e("e"), dsum("dsum"), den("den"), sm("sm");
     rmax(r) = -std::numeric_limits<float>::infinity();
@@ -1725,7 +1837,8 @@ TEST(SchedulePropertyRepro, ShiftedTileIndexOfAnUnrolledRowStaysInItsTile) {
     dsum.compute_at(sm, c);
     e.compute_at(sm, t).unroll(r, 8, TailStrategy::GuardWithIf);
     mx.compute_at(e, r).unroll(r, 9, TailStrategy::ShiftInwards);
-    mx.tile(r, Var("r_ui"), ro, ruo, rti, rui, 8, 7, TailStrategy::GuardWithIf).split(ro, roo, roi, 1);
+    mx.tile(r, Var("r_ui"), ro, ruo, rti, rui, 8, 7, TailStrategy::GuardWithIf)
+        .split(ro, roo, roi, 1);
     expect_softmax(sm, in, D, R);
 }
 

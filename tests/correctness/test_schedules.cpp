@@ -18,7 +18,8 @@ using aicf_test::fill_random;
 namespace {
 
 // A two-stage integer stencil over an input with a margin, scheduled by `schedule`.
-Buffer<int> stencil(const std::function<void(Func &, Func &, Var &, Var &)> &schedule, int W, int H) {
+Buffer<int> stencil(const std::function<void(Func &, Func &, Var &, Var &)> &schedule, int W,
+                    int H) {
     static Buffer<int> in = [] {
         Buffer<int> b(70, 60);
         fill_random(b, -100, 100, 31);
@@ -37,7 +38,8 @@ void expect_same(const Buffer<int> &a, const Buffer<int> &b) {
     ASSERT_EQ(a.width(), b.width());
     ASSERT_EQ(a.height(), b.height());
     for (int j = 0; j < a.height(); j++)
-        for (int i = 0; i < a.width(); i++) ASSERT_EQ(a(i, j), b(i, j)) << i << "," << j;
+        for (int i = 0; i < a.width(); i++)
+            ASSERT_EQ(a(i, j), b(i, j)) << i << "," << j;
 }
 
 } // namespace
@@ -45,42 +47,51 @@ void expect_same(const Buffer<int> &a, const Buffer<int> &b) {
 TEST(Schedules, SplitsWithEveryTailStrategy) {
     const int W = 37, H = 29; // not multiples of the factors
     Buffer<int> ref = stencil([](Func &, Func &, Var &, Var &) {}, W, H);
-    for (TailStrategy tail : {TailStrategy::Auto, TailStrategy::GuardWithIf,
-                              TailStrategy::ShiftInwards}) {
-        expect_same(ref, stencil([&](Func &f, Func &g, Var &x, Var &y) {
-                        Var xo("xo"), xi("xi");
-                        g.split(x, xo, xi, 8, tail);
-                        f.compute_root().split(y, Var("yo"), Var("yi"), 5, tail);
-                    }, W, H));
+    for (TailStrategy tail :
+         {TailStrategy::Auto, TailStrategy::GuardWithIf, TailStrategy::ShiftInwards}) {
+        expect_same(ref, stencil(
+                             [&](Func &f, Func &g, Var &x, Var &y) {
+                                 Var xo("xo"), xi("xi");
+                                 g.split(x, xo, xi, 8, tail);
+                                 f.compute_root().split(y, Var("yo"), Var("yi"), 5, tail);
+                             },
+                             W, H));
     }
     // RoundUp on an intermediate computes more than needed; storage grows to match.
-    expect_same(ref, stencil([&](Func &f, Func &, Var &x, Var &) {
-                    f.compute_root().split(x, Var("xo"), Var("xi"), 16, TailStrategy::RoundUp);
-                }, W, H));
+    expect_same(ref, stencil(
+                         [&](Func &f, Func &, Var &x, Var &) {
+                             f.compute_root().split(x, Var("xo"), Var("xi"), 16,
+                                                    TailStrategy::RoundUp);
+                         },
+                         W, H));
 }
 
 TEST(Schedules, TileReorderFuseRename) {
     const int W = 41, H = 23;
     Buffer<int> ref = stencil([](Func &, Func &, Var &, Var &) {}, W, H);
-    expect_same(ref, stencil([](Func &f, Func &g, Var &x, Var &y) {
-                    Var xi("xi"), yi("yi"), t("t");
-                    g.tile(x, y, xi, yi, 8, 4).fuse(xi, yi, t);
-                    f.compute_root().reorder(y, x).rename(x, Var("col"));
-                }, W, H));
+    expect_same(ref, stencil(
+                         [](Func &f, Func &g, Var &x, Var &y) {
+                             Var xi("xi"), yi("yi"), t("t");
+                             g.tile(x, y, xi, yi, 8, 4).fuse(xi, yi, t);
+                             f.compute_root().reorder(y, x).rename(x, Var("col"));
+                         },
+                         W, H));
 }
 
 TEST(Schedules, ComputeAtAndStoreAt) {
     const int W = 33, H = 27;
     Buffer<int> ref = stencil([](Func &, Func &, Var &, Var &) {}, W, H);
     expect_same(ref, stencil([](Func &f, Func &g, Var &, Var &y) { f.compute_at(g, y); }, W, H));
-    expect_same(ref, stencil([](Func &f, Func &g, Var &x, Var &y) {
-                    Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
-                    g.tile(x, y, xo, yo, xi, yi, 8, 8);
-                    f.compute_at(g, xo);
-                }, W, H));
-    expect_same(ref, stencil([](Func &f, Func &g, Var &x, Var &y) {
-                    f.store_root().compute_at(g, y);
-                }, W, H));
+    expect_same(ref, stencil(
+                         [](Func &f, Func &g, Var &x, Var &y) {
+                             Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
+                             g.tile(x, y, xo, yo, xi, yi, 8, 8);
+                             f.compute_at(g, xo);
+                         },
+                         W, H));
+    expect_same(
+        ref,
+        stencil([](Func &f, Func &g, Var &x, Var &y) { f.store_root().compute_at(g, y); }, W, H));
 }
 
 TEST(Schedules, UpdateStagesCanBeSplitAndReordered) {
@@ -103,7 +114,8 @@ TEST(Schedules, UpdateStagesCanBeSplitAndReordered) {
     };
     Buffer<float> a = matmul(false), b = matmul(true);
     for (int r = 0; r < M; r++)
-        for (int c = 0; c < N; c++) ASSERT_EQ(a(c, r), b(c, r)) << r << "," << c;
+        for (int c = 0; c < N; c++)
+            ASSERT_EQ(a(c, r), b(c, r)) << r << "," << c;
 }
 
 // C = A * B with B copied into a panel, the algorithm of the CPU benchmark's matmul, for the
@@ -125,8 +137,10 @@ struct PanelMatmul {
         for (int i = 0; i < A.height(); i++) {
             for (int j = 0; j < B.width(); j++) {
                 double ref = 0;
-                for (int r = 0; r < A.width(); r++) ref += double(A(r, i)) * B(j, r);
-                ASSERT_TRUE(aicf_test::close(C(j, i), ref, 1e-5, 1e-5)) << j << "," << i << ": " << C(j, i) << " vs " << ref;
+                for (int r = 0; r < A.width(); r++)
+                    ref += double(A(r, i)) * B(j, r);
+                ASSERT_TRUE(aicf_test::close(C(j, i), ref, 1e-5, 1e-5))
+                    << j << "," << i << ": " << C(j, i) << " vs " << ref;
             }
         }
     }
@@ -144,11 +158,17 @@ TEST(Schedules, ComputeAtALoopOfAnUpdateStage) {
     Func &prod = m.prod, &out = m.out, &panel = m.panel;
     out.tile(x, y, xi, yi, 32, 16).fuse(x, y, t).parallel(t).vectorize(xi, 8);
     prod.compute_at(out, t).vectorize(x, 8);
-    prod.update().split(k, ko, ki, 16).split(y, yo, yi, 3).reorder(x, yi, ki, yo, ko)
-        .vectorize(x, 8).unroll(x).unroll(yi);
+    prod.update()
+        .split(k, ko, ki, 16)
+        .split(y, yo, yi, 3)
+        .reorder(x, yi, ki, yo, ko)
+        .vectorize(x, 8)
+        .unroll(x)
+        .unroll(yi);
     panel.compute_at(prod.update(), ko).vectorize(x, 8);
     std::string nest = out.loop_nest();
-    EXPECT_NE(nest.find("for prod.s1.ko in [0, 5):\n          store panel:"), std::string::npos) << nest;
+    EXPECT_NE(nest.find("for prod.s1.ko in [0, 5):\n          store panel:"), std::string::npos)
+        << nest;
     m.check(out.realize({N, M}));
 }
 
@@ -169,7 +189,8 @@ TEST(Schedules, ExactSplitOfAnUpdateHasNoGuard) {
     EXPECT_EQ(stmt.find("if ("), std::string::npos) << stmt;
     Buffer<int> out = g.realize({5, 70});
     for (int j = 0; j < 70; j++)
-        for (int i = 0; i < 5; i++) ASSERT_EQ(out(i, j), 120 * (i + j));
+        for (int i = 0; i < 5; i++)
+            ASSERT_EQ(out(i, j), 120 * (i + j));
 }
 
 TEST(Schedules, AssemblyShowsTheHostCode) {
@@ -179,8 +200,8 @@ TEST(Schedules, AssemblyShowsTheHostCode) {
     f(x) = in(x) + 1.0f;
     f.vectorize(x, 8);
     std::string text = f.assembly();
-    EXPECT_NE(text.find("aicf_f"), std::string::npos) << text;   // the pipeline's function
-    EXPECT_NE(text.find("addps"), std::string::npos) << text;    // vector adds (SSE or AVX)
+    EXPECT_NE(text.find("aicf_f"), std::string::npos) << text; // the pipeline's function
+    EXPECT_NE(text.find("addps"), std::string::npos) << text;  // vector adds (SSE or AVX)
     std::string path = ::testing::TempDir() + "aicf_assembly.s";
     f.compile_to_assembly(path);
     std::ifstream file(path);
@@ -229,7 +250,8 @@ TEST(Schedules, LongChainsOfStagesKeepTheirRegionsSmall) {
                     prev2 = prev;
                     prev = next;
                 }
-                ASSERT_NEAR(out(i, j), prev, 1e-4 * std::max(1.0, std::fabs(prev))) << i << "," << j;
+                ASSERT_NEAR(out(i, j), prev, 1e-4 * std::max(1.0, std::fabs(prev)))
+                    << i << "," << j;
             }
         }
     }
@@ -257,10 +279,12 @@ TEST(Schedules, DebugLevelOneReportsFallbacksOnceAndCompileTimes) {
     Buffer<int> out;
     std::string log = debug_output("1", g, {8, 6}, out);
     for (int j = 0; j < 6; j++)
-        for (int i = 0; i < 8; i++) ASSERT_EQ(out(i, j), (i * 3 + j) * 2);
+        for (int i = 0; i < 8; i++)
+            ASSERT_EQ(out(i, j), (i * 3 + j) * 2);
     auto count = [&](const std::string &s) {
         size_t n = 0;
-        for (size_t at = log.find(s); at != std::string::npos; at = log.find(s, at + 1)) n++;
+        for (size_t at = log.find(s); at != std::string::npos; at = log.find(s, at + 1))
+            n++;
         return n;
     };
     EXPECT_EQ(count("Cannot vectorize the loop xi of g"), 1u) << log;
@@ -287,7 +311,8 @@ TEST(Schedules, HostLoopsThatContainLoopsStayRolled) {
     Buffer<float> out;
     std::string log = debug_output("3", f, {6, 5}, out);
     for (int j = 0; j < 5; j++)
-        for (int i = 0; i < 6; i++) ASSERT_EQ(out(i, j), b(i, j) * 2.0f + b(i, j + 1));
+        for (int i = 0; i < 6; i++)
+            ASSERT_EQ(out(i, j), b(i, j) * 2.0f + b(i, j + 1));
     size_t ir = log.find("target datalayout");
     ASSERT_NE(ir, std::string::npos) << "no LLVM IR printed";
     std::string module = log.substr(ir);
@@ -310,9 +335,13 @@ TEST(Schedules, StackStorageIsAlignedForItsVectors) {
     std::string text = g.assembly();
     // Moves of whole vectors to or from the stack (calls' arguments are moved in 16-byte
     // pieces at any offset, so only the wider registers count against).
-    std::regex aligned(R"(v?movaps\s+[^\n]*\(%rsp[,)])"), unaligned(R"(vmovups\s+[^\n]*%[yz]mm\d+[^\n]*\(%rsp[,)]|vmovups\s+[^\n]*\(%rsp[^\n]*%[yz]mm)");
-    EXPECT_TRUE(std::regex_search(text, aligned)) << "no aligned vector access to the stack:\n" << text;
-    EXPECT_FALSE(std::regex_search(text, unaligned)) << "an unaligned vector access to the stack:\n" << text;
+    std::regex aligned(R"(v?movaps\s+[^\n]*\(%rsp[,)])"),
+        unaligned(
+            R"(vmovups\s+[^\n]*%[yz]mm\d+[^\n]*\(%rsp[,)]|vmovups\s+[^\n]*\(%rsp[^\n]*%[yz]mm)");
+    EXPECT_TRUE(std::regex_search(text, aligned)) << "no aligned vector access to the stack:\n"
+                                                  << text;
+    EXPECT_FALSE(std::regex_search(text, unaligned)) << "an unaligned vector access to the stack:\n"
+                                                     << text;
 }
 
 // A block of accumulators computed per group of rows of a tiled, fused, parallel loop, as in a
@@ -327,8 +356,14 @@ TEST(Schedules, RegisterBlocksAreIndexedByConstants) {
     Var &x = m.x, &y = m.y, xi("xi"), yi("yi"), yii("yii"), xy("xy");
     Func &prod = m.prod, &out = m.out, &panel = m.panel;
     out.bound(x, 0, W).bound(y, 0, H);
-    out.tile(x, y, xi, yi, 32, 20).fuse(x, y, xy).parallel(xy).split(yi, yi, yii, 6)
-        .reorder(xi, yii, yi).vectorize(xi, 8).unroll(xi).unroll(yii);
+    out.tile(x, y, xi, yi, 32, 20)
+        .fuse(x, y, xy)
+        .parallel(xy)
+        .split(yi, yi, yii, 6)
+        .reorder(xi, yii, yi)
+        .vectorize(xi, 8)
+        .unroll(xi)
+        .unroll(yii);
     panel.compute_at(out, xy).vectorize(x, 8);
     prod.compute_at(out, yi).vectorize(x, 8).unroll(x).unroll(y);
     prod.update().reorder(x, y, m.k).vectorize(x, 8).unroll(x).unroll(y);
@@ -338,16 +373,17 @@ TEST(Schedules, RegisterBlocksAreIndexedByConstants) {
     int accesses = 0;
     for (std::sregex_iterator it(stmt.begin(), stmt.end(), access), end; it != end; ++it) {
         if ((*it)[1].str().find("float32 *") == 0) continue; // the allocation
-        EXPECT_TRUE(std::regex_match((*it)[1].str(), constant)) << "prod[" << (*it)[1] << "] in:\n" << stmt;
+        EXPECT_TRUE(std::regex_match((*it)[1].str(), constant)) << "prod[" << (*it)[1] << "] in:\n"
+                                                                << stmt;
         accesses++;
     }
     EXPECT_GE(accesses, 3 * 6 * 4) << stmt; // the block's 6 x 4 vectors: zeroed, updated, read
 }
 
 // A packed layout read as P(x % 16, y, x / 16) under vectorize(x, 16): where the vectors start
-// at known multiples of 16 every lane has the same x / 16, and the load is one dense vector; a width
-// that is not a multiple shifts the last vector inwards, across a multiple, and that vector is
-// gathered. Both compute what a plain loop computes.
+// at known multiples of 16 every lane has the same x / 16, and the load is one dense vector; a
+// width that is not a multiple shifts the last vector inwards, across a multiple, and that vector
+// is gathered. Both compute what a plain loop computes.
 TEST(Schedules, PackedLayoutReadsWholeVectors) {
     for (int W : {80, 77}) {
         const int H = 5, S = (W + 15) / 16;
@@ -359,10 +395,14 @@ TEST(Schedules, PackedLayoutReadsWholeVectors) {
         f.bound(x, 0, W).split(x, xo, xi, 16).vectorize(xi);
         Buffer<int> out = f.realize({W, H});
         for (int j = 0; j < H; j++)
-            for (int i = 0; i < W; i++) ASSERT_EQ(out(i, j), packed(i % 16, j, i / 16) * 3 + i) << W << ": " << i << "," << j;
+            for (int i = 0; i < W; i++)
+                ASSERT_EQ(out(i, j), packed(i % 16, j, i / 16) * 3 + i)
+                    << W << ": " << i << "," << j;
         if (W == 80) {
             std::string stmt = f.lowered_stmt();
-            EXPECT_EQ(stmt.find("x16(16)"), std::string::npos) << "a division or remainder per lane:\n" << stmt;
+            EXPECT_EQ(stmt.find("x16(16)"), std::string::npos)
+                << "a division or remainder per lane:\n"
+                << stmt;
         }
     }
 }
@@ -379,13 +419,19 @@ TEST(Schedules, PackedLayoutReadsWholeVectorsFromATilesStart) {
     Func f("f"), g("g");
     f(x, y) = packed(x % 16, y, x / 16) * 3 + x;
     g(x, y) = f(x, y) - y;
-    g.bound(x, 0, W).bound(y, 0, H).tile(x, y, xo, yo, xi, yi, 64, 3).fuse(xo, yo, t).vectorize(xi, 16);
+    g.bound(x, 0, W)
+        .bound(y, 0, H)
+        .tile(x, y, xo, yo, xi, yi, 64, 3)
+        .fuse(xo, yo, t)
+        .vectorize(xi, 16);
     f.compute_at(g, t).vectorize(x, 16);
     Buffer<int> out = g.realize({W, H});
     for (int j = 0; j < H; j++)
-        for (int i = 0; i < W; i++) ASSERT_EQ(out(i, j), packed(i % 16, j, i / 16) * 3 + i - j) << i << "," << j;
+        for (int i = 0; i < W; i++)
+            ASSERT_EQ(out(i, j), packed(i % 16, j, i / 16) * 3 + i - j) << i << "," << j;
     std::string stmt = g.lowered_stmt();
-    EXPECT_EQ(stmt.find("x16(16)"), std::string::npos) << "a division or remainder per lane:\n" << stmt;
+    EXPECT_EQ(stmt.find("x16(16)"), std::string::npos) << "a division or remainder per lane:\n"
+                                                       << stmt;
 }
 
 // A producer stored outside a serial loop and computed inside it slides: each iteration
@@ -395,19 +441,21 @@ TEST(Schedules, SlidingWindowsComputeEachRowOnce) {
     const int W = 37, H = 29;
     Buffer<int> ref = stencil([](Func &, Func &, Var &, Var &) {}, W, H);
     // Storage for everything, computed row by row.
-    expect_same(ref, stencil([](Func &f, Func &g, Var &, Var &y) {
-                    f.store_root().compute_at(g, y);
-                }, W, H));
+    expect_same(
+        ref,
+        stencil([](Func &f, Func &g, Var &, Var &y) { f.store_root().compute_at(g, y); }, W, H));
     // Storage per strip of 8 rows (the last strip shifted inwards), vectorized along x.
-    expect_same(ref, stencil([](Func &f, Func &g, Var &x, Var &y) {
-                    Var yo("yo"), yi("yi");
-                    g.split(y, yo, yi, 8).vectorize(x, 4);
-                    f.store_at(g, yo).compute_at(g, yi).vectorize(x, 4);
-                }, W, H));
+    expect_same(ref, stencil(
+                         [](Func &f, Func &g, Var &x, Var &y) {
+                             Var yo("yo"), yi("yi");
+                             g.split(y, yo, yi, 8).vectorize(x, 4);
+                             f.store_at(g, yo).compute_at(g, yi).vectorize(x, 4);
+                         },
+                         W, H));
     // Sliding along x: the innermost loop of the consumer is x.
-    expect_same(ref, stencil([](Func &f, Func &g, Var &x, Var &) {
-                    f.store_root().compute_at(g, x);
-                }, W, H));
+    expect_same(
+        ref,
+        stencil([](Func &f, Func &g, Var &x, Var &) { f.store_root().compute_at(g, x); }, W, H));
     // The region the lowered code computes per row starts past the previous row's last one.
     Var x("x"), y("y");
     Func f("f"), g("g");
@@ -424,7 +472,8 @@ TEST(Schedules, SlidingWindowsComputeEachRowOnce) {
     EXPECT_NE(stmt.find(" % 4)"), std::string::npos) << stmt;
     Buffer<int> out = g.realize({6, 9});
     for (int j = 0; j < 9; j++)
-        for (int i = 0; i < 6; i++) ASSERT_EQ(out(i, j), (i + j - 1) + (i + j + 2));
+        for (int i = 0; i < 6; i++)
+            ASSERT_EQ(out(i, j), (i + j - 1) + (i + j + 2));
 }
 
 // Where the region does not move with the loop alone, nothing slides.
@@ -432,13 +481,14 @@ TEST(Schedules, SlidingWindowNeedsARegionThatMovesForward) {
     Var x("x"), y("y"), yo("yo"), yi("yi");
     Func f("f"), g("g");
     f(x, y) = x * 3 + y;
-    g(x, y) = f(x, 20 - y) + f(x, y);   // the rows needed move both ways as y grows
+    g(x, y) = f(x, 20 - y) + f(x, y); // the rows needed move both ways as y grows
     f.store_root().compute_at(g, y);
     std::string stmt = g.lowered_stmt();
     EXPECT_EQ(stmt.find("select("), std::string::npos) << stmt;
     Buffer<int> out = g.realize({5, 21});
     for (int j = 0; j < 21; j++)
-        for (int i = 0; i < 5; i++) ASSERT_EQ(out(i, j), (i * 3 + 20 - j) + (i * 3 + j));
+        for (int i = 0; i < 5; i++)
+            ASSERT_EQ(out(i, j), (i * 3 + 20 - j) + (i * 3 + j));
     // A parallel loop between the storage and the computation: each iteration computes its own.
     Func f2("f2"), g2("g2");
     f2(x, y) = x + 2 * y;
@@ -449,7 +499,8 @@ TEST(Schedules, SlidingWindowNeedsARegionThatMovesForward) {
     EXPECT_EQ(stmt.find("select("), std::string::npos) << stmt;
     Buffer<int> out2 = g2.realize({5, 18});
     for (int j = 0; j < 18; j++)
-        for (int i = 0; i < 5; i++) ASSERT_EQ(out2(i, j), (i + 2 * j) + (i + 2 * j + 2));
+        for (int i = 0; i < 5; i++)
+            ASSERT_EQ(out2(i, j), (i + 2 * j) + (i + 2 * j + 2));
 }
 
 // An empty output computes nothing and needs no input, even where a producer's split would
@@ -471,7 +522,8 @@ TEST(Schedules, EmptyOutputsNeedNoInput) {
     EXPECT_THROW(c.realize({3, 3}), RuntimeError);
     Buffer<int> ok = c.realize({8, 3});
     for (int j = 0; j < 3; j++)
-        for (int i = 0; i < 8; i++) ASSERT_EQ(ok(i, j), in(i, j) * 3 + 1);
+        for (int i = 0; i < 8; i++)
+            ASSERT_EQ(ok(i, j), in(i, j) * 3 + 1);
 }
 
 TEST(Schedules, LoopNestShowsTheSchedule) {
@@ -482,8 +534,10 @@ TEST(Schedules, LoopNestShowsTheSchedule) {
     g.split(x, xo, xi, 4);
     f.compute_at(g, xo);
     std::string nest = g.loop_nest();
-    EXPECT_NE(nest.find("produce g:\n  for g.s0.y:\n    for g.s0.xo:\n      store f:\n        produce f:"),
-              std::string::npos)
+    EXPECT_NE(
+        nest.find(
+            "produce g:\n  for g.s0.y:\n    for g.s0.xo:\n      store f:\n        produce f:"),
+        std::string::npos)
         << nest;
     EXPECT_NE(nest.find("for g.s0.xi in [0, 4):"), std::string::npos) << nest;
 }
@@ -500,7 +554,8 @@ TEST(Schedules, LoopLevelCanBeSetLater) {
     EXPECT_NE(nest.find("for g.s0.y:\n    store f:"), std::string::npos) << nest;
     Buffer<int> out = g.realize({5, 4});
     for (int j = 0; j < 4; j++)
-        for (int i = 0; i < 5; i++) EXPECT_EQ(out(i, j), (i * 2 + j) + (i * 2 + j + 1));
+        for (int i = 0; i < 5; i++)
+            EXPECT_EQ(out(i, j), (i * 2 + j) + (i * 2 + j + 1));
 }
 
 // Compilation runs on a thread of its own with a large stack, so a pipeline can be defined,
@@ -516,7 +571,8 @@ TEST(Pipelines, RealizeFromAThreadWithASmallStack) {
             Var x("x"), y("y");
             Func f("small_stack_f"), g("small_stack_g");
             Expr e = x;
-            for (int i = 0; i < 300; i++) e = max(e, y + i) * 3 - x;
+            for (int i = 0; i < 300; i++)
+                e = max(e, y + i) * 3 - x;
             f(x, y) = e;
             g(x, y) = f(x, y) + f(x + 1, y);
             g.vectorize(x, 8).parallel(y);
@@ -538,7 +594,8 @@ TEST(Pipelines, RealizeFromAThreadWithASmallStack) {
     // The same expression evaluated here.
     auto value = [](int x, int y) {
         int64_t e = x;
-        for (int i = 0; i < 300; i++) e = int32_t(uint32_t(std::max<int64_t>(e, y + i)) * 3u - uint32_t(x));
+        for (int i = 0; i < 300; i++)
+            e = int32_t(uint32_t(std::max<int64_t>(e, y + i)) * 3u - uint32_t(x));
         return int32_t(e);
     };
     EXPECT_EQ(result.value, int32_t(uint32_t(value(3, 2)) + uint32_t(value(4, 2))));
@@ -552,16 +609,19 @@ TEST(Pipelines, StepsThatUseTheStepBeforeTwice) {
     fill_random(table, -1, 1, 4);
     Var x("x");
     Expr t = cast<float>(x);
-    for (int i = 0; i < 300; i++) t = max(t * 1.5f, t + float(i % 7)) * 0.5f - 1.0f;
+    for (int i = 0; i < 300; i++)
+        t = max(t * 1.5f, t + float(i % 7)) * 0.5f - 1.0f;
     Func f("twice");
     f(x) = t + table(clamp(cast<int>(t), 0, 99));
     f.vectorize(x, 8);
     Buffer<float> out = f.realize({40});
     for (int i = 0; i < 40; i++) {
         float v = float(i);
-        for (int k = 0; k < 300; k++) v = std::max(v * 1.5f, v + float(k % 7)) * 0.5f - 1.0f;
+        for (int k = 0; k < 300; k++)
+            v = std::max(v * 1.5f, v + float(k % 7)) * 0.5f - 1.0f;
         float want = v + table(std::min(std::max(int(v), 0), 99));
-        EXPECT_TRUE(aicf_test::close(out(i), want, 1e-5, 1e-5)) << i << ": " << out(i) << " vs " << want;
+        EXPECT_TRUE(aicf_test::close(out(i), want, 1e-5, 1e-5))
+            << i << ": " << out(i) << " vs " << want;
     }
 }
 
@@ -569,11 +629,13 @@ namespace {
 
 // An integer that uses the step before twice at each of `steps` steps, and the same in C++.
 Expr twice_per_step(Expr t, int steps) {
-    for (int i = 0; i < steps; i++) t = (max(t * 3, t + i) % 97) + 1;
+    for (int i = 0; i < steps; i++)
+        t = (max(t * 3, t + i) % 97) + 1;
     return t;
 }
 int64_t twice_per_step_reference(int64_t t, int steps) {
-    for (int i = 0; i < steps; i++) t = std::max(t * 3, t + i) % 97 + 1;
+    for (int i = 0; i < steps; i++)
+        t = std::max(t * 3, t + i) % 97 + 1;
     return t;
 }
 
@@ -623,7 +685,8 @@ TEST(Pipelines, UpdatesThatUseTheStepBeforeTwice) {
         want_h[twice_per_step_reference(i, steps) % 16]++;
         want_t += int(twice_per_step_reference(i, steps));
     }
-    for (int i = 0; i < 16; i++) EXPECT_EQ(h(i), want_h[i]) << i;
+    for (int i = 0; i < 16; i++)
+        EXPECT_EQ(h(i), want_h[i]) << i;
     EXPECT_EQ(t(), want_t);
 }
 
@@ -646,18 +709,22 @@ TEST(Schedules, WrappersStageCopiesWhereScheduled) {
     const int W = 29, H = 21;
     Buffer<int> ref = stencil([](Func &, Func &, Var &, Var &) {}, W, H);
     // A copy of f that only g reads, computed per tile of g.
-    expect_same(ref, stencil([](Func &f, Func &g, Var &x, Var &y) {
-                    Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
-                    g.tile(x, y, xo, yo, xi, yi, 8, 8);
-                    f.compute_root();
-                    f.in(g).compute_at(g, xo).vectorize(x, 4);
-                }, W, H));
+    expect_same(ref, stencil(
+                         [](Func &f, Func &g, Var &x, Var &y) {
+                             Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
+                             g.tile(x, y, xo, yo, xi, yi, 8, 8);
+                             f.compute_root();
+                             f.in(g).compute_at(g, xo).vectorize(x, 4);
+                         },
+                         W, H));
     // A wrapper for every consumer, and a wrapper of that wrapper.
-    expect_same(ref, stencil([](Func &f, Func &g, Var &, Var &y) {
-                    Func staged = f.in();
-                    staged.compute_at(g, y);
-                    staged.in().compute_at(g, y);
-                }, W, H));
+    expect_same(ref, stencil(
+                         [](Func &f, Func &g, Var &, Var &y) {
+                             Func staged = f.in();
+                             staged.compute_at(g, y);
+                             staged.in().compute_at(g, y);
+                         },
+                         W, H));
 }
 
 // A reduction reads itself in its update; it is not a consumer of its own wrapper, and a
@@ -684,7 +751,8 @@ TEST(Schedules, WrappersAroundAReduction) {
         for (int j = 0; j < H; j++)
             for (int i = 0; i < W; i++) {
                 int want = 0;
-                for (int r = 0; r < K; r++) want += (in(i, r) * 2 + 1) * (j + 1);
+                for (int r = 0; r < K; r++)
+                    want += (in(i, r) * 2 + 1) * (j + 1);
                 ASSERT_EQ(out(i, j), want) << "variant " << variant << " at " << i << "," << j;
             }
     }
@@ -702,39 +770,46 @@ TEST(Schedules, WrapperAppearsInTheLoopNest) {
     g.split(x, xo, xi, 4);
     copy.compute_at(g, xo);
     std::string nest = g.loop_nest();
-    EXPECT_NE(nest.find("for g.s0.xo:\n          store f_in_g:\n            produce f_in_g:"), std::string::npos)
+    EXPECT_NE(nest.find("for g.s0.xo:\n          store f_in_g:\n            produce f_in_g:"),
+              std::string::npos)
         << nest;
     Buffer<int> out = g.realize({10, 3});
     for (int j = 0; j < 3; j++)
-        for (int i = 0; i < 10; i++) EXPECT_EQ(out(i, j), (i + j) * 2 + (i + 1 + j));
+        for (int i = 0; i < 10; i++)
+            EXPECT_EQ(out(i, j), (i + j) * 2 + (i + 1 + j));
 }
 
 TEST(Schedules, StorageLayoutAndRegionDirectives) {
     const int W = 31, H = 17;
     Buffer<int> ref = stencil([](Func &, Func &, Var &, Var &) {}, W, H);
-    expect_same(ref, stencil([](Func &f, Func &, Var &x, Var &y) {
-                    f.compute_root().reorder_storage(y, x).align_storage(y, 16);
-                }, W, H));
-    expect_same(ref, stencil([](Func &f, Func &, Var &x, Var &) {
-                    f.compute_root().align_bounds(x, 4, 3).align_storage(x, 32);
-                }, W, H));
+    expect_same(ref,
+                stencil([](Func &f, Func &, Var &x,
+                           Var &y) { f.compute_root().reorder_storage(y, x).align_storage(y, 16); },
+                        W, H));
+    expect_same(ref,
+                stencil([](Func &f, Func &, Var &x,
+                           Var &) { f.compute_root().align_bounds(x, 4, 3).align_storage(x, 32); },
+                        W, H));
     // A fixed region large enough for what g reads: [-1, W] x [-1, H].
-    expect_same(ref, stencil([&](Func &f, Func &, Var &x, Var &y) {
-                    f.compute_root().bound(x, -1, W + 2).bound(y, -1, H + 2);
-                }, W, H));
+    expect_same(ref,
+                stencil([&](Func &f, Func &, Var &x,
+                            Var &y) { f.compute_root().bound(x, -1, W + 2).bound(y, -1, H + 2); },
+                        W, H));
 }
 
 TEST(Schedules, BoundMakesAnExtentConstant) {
     Buffer<float> in(3, 10);
     for (int j = 0; j < 10; j++)
-        for (int c = 0; c < 3; c++) in(c, j) = float(c + 10 * j);
+        for (int c = 0; c < 3; c++)
+            in(c, j) = float(c + 10 * j);
     Var c("c"), x("x");
     Func f("f");
     f(c, x) = in(c, x) * 2.0f;
     f.bound(c, 0, 3).unroll(c).reorder(x, c);
     Buffer<float> out = f.realize({3, 10});
     for (int j = 0; j < 10; j++)
-        for (int k = 0; k < 3; k++) EXPECT_EQ(out(k, j), in(k, j) * 2.0f);
+        for (int k = 0; k < 3; k++)
+            EXPECT_EQ(out(k, j), in(k, j) * 2.0f);
 }
 
 TEST(RFactor, SumSplitIntoParallelPartialSums) {
@@ -755,7 +830,8 @@ TEST(RFactor, SumSplitIntoParallelPartialSums) {
         return Buffer<int>(total.realize({R}));
     };
     Buffer<int> a = build(false), b = build(true);
-    for (int j = 0; j < R; j++) EXPECT_EQ(a(j), b(j)) << j;
+    for (int j = 0; j < R; j++)
+        EXPECT_EQ(a(j), b(j)) << j;
 }
 
 TEST(RFactor, TwoDimensionalReductionKeepsOneDimension) {
@@ -805,7 +881,8 @@ TEST(RFactor, RefusesWhatItCannotProve) {
         f.update().rfactor(k.x, u);
         FAIL() << "expected a CompileError";
     } catch (const CompileError &e) {
-        EXPECT_NE(std::string(e.what()).find("cannot tell that this update is associative"), std::string::npos)
+        EXPECT_NE(std::string(e.what()).find("cannot tell that this update is associative"),
+                  std::string::npos)
             << e.what();
     }
 }
@@ -831,8 +908,10 @@ TEST(RFactor, StreamingSoftmaxPair) {
     Buffer<float> mx = result[0], sum = result[1];
     for (int row = 0; row < R; row++) {
         double ref_m = -1e30, ref_s = 0;
-        for (int i = 0; i < D; i++) ref_m = std::max(ref_m, double(in(i, row)));
-        for (int i = 0; i < D; i++) ref_s += std::exp(in(i, row) - ref_m);
+        for (int i = 0; i < D; i++)
+            ref_m = std::max(ref_m, double(in(i, row)));
+        for (int i = 0; i < D; i++)
+            ref_s += std::exp(in(i, row) - ref_m);
         EXPECT_EQ(mx(row), float(ref_m)) << row;
         EXPECT_NEAR(sum(row), ref_s, 1e-4 * ref_s) << row;
     }
@@ -858,14 +937,18 @@ TEST(RFactor, InnerLoopOfASplitBecomesVectorLanes) {
         // The intermediate keeps the user's reduction variable, so it schedules its update.
         part.update().reorder(u, ko).vectorize(u);
         std::string nest = sum.loop_nest();
-        EXPECT_NE(nest.find("for sum_intm.s1.ko in [0, " + std::to_string((D + 15) / 16) + "):\n"
+        EXPECT_NE(nest.find("for sum_intm.s1.ko in [0, " + std::to_string((D + 15) / 16) +
+                            "):\n"
                             "          vectorized for sum_intm.s1.u in [0, 16)"),
-                  std::string::npos) << nest;
+                  std::string::npos)
+            << nest;
         Buffer<float> out = sum.realize({R});
         for (int row = 0; row < R; row++) {
             double ref = 0;
-            for (int i = 0; i < D; i++) ref += double(in(i, row)) * in(i, row);
-            EXPECT_TRUE(aicf_test::close(out(row), ref, 1e-5, 1e-5)) << D << " " << row << ": " << out(row) << " vs " << ref;
+            for (int i = 0; i < D; i++)
+                ref += double(in(i, row)) * in(i, row);
+            EXPECT_TRUE(aicf_test::close(out(row), ref, 1e-5, 1e-5))
+                << D << " " << row << ": " << out(row) << " vs " << ref;
         }
     }
     // Preserving the outer loop of a split works the same way.
@@ -881,7 +964,8 @@ TEST(RFactor, InnerLoopOfASplitBecomesVectorLanes) {
     Buffer<int> out = total.realize({3});
     for (int row = 0; row < 3; row++) {
         int ref = 0;
-        for (int i = 0; i < 100; i++) ref += in(i, row);
+        for (int i = 0; i < 100; i++)
+            ref += in(i, row);
         EXPECT_EQ(out(row), ref);
     }
 }
@@ -912,13 +996,15 @@ TEST(RFactor, RandomSplitsOfIntegerReductionsAreExact) {
         }
         if (rows_parallel) total.update().parallel(r);
         std::string schedule = "D " + std::to_string(D) + " factor " + std::to_string(factor) +
-                               (keep_inner ? " inner" : " outer") + (vector_lanes ? " vector" : "") +
+                               (keep_inner ? " inner" : " outer") +
+                               (vector_lanes ? " vector" : "") +
                                (rows_parallel ? " parallel rows" : "");
         Buffer<int> out;
         ASSERT_NO_THROW(out = total.realize({R})) << schedule;
         for (int row = 0; row < R; row++) {
             int ref = 0;
-            for (int i = 0; i < D; i++) ref += in(i, row) * (row + 1);
+            for (int i = 0; i < D; i++)
+                ref += in(i, row) * (row + 1);
             ASSERT_EQ(out(row), ref) << schedule << " row " << row;
         }
     }
@@ -938,7 +1024,8 @@ TEST(Schedules, GuardedProducerInsideGuardedConsumerReadsOnlyWhatItNeeds) {
     a.store_root().compute_at(c, y).vectorize(y, 9, TailStrategy::GuardWithIf);
     Buffer<int> out = c.realize({37, 29});
     for (int j = 0; j < 29; j++)
-        for (int i = 0; i < 37; i++) ASSERT_EQ(out(i, j), in(i, j) * 3 + 8) << i << "," << j;
+        for (int i = 0; i < 37; i++)
+            ASSERT_EQ(out(i, j), in(i, j) * 3 + 8) << i << "," << j;
 }
 
 TEST(Schedules, FusedProducerInsideGuardedConsumerReadsOnlyWhatItNeeds) {
@@ -952,14 +1039,16 @@ TEST(Schedules, FusedProducerInsideGuardedConsumerReadsOnlyWhatItNeeds) {
     b.compute_at(c, y).fuse(x, y, t);
     Buffer<int> out = c.realize({37, 29});
     for (int j = 0; j < 29; j++)
-        for (int i = 0; i < 37; i++) ASSERT_EQ(out(i, j), (in(i, j) * 3 - j) * 2 + i) << i << "," << j;
+        for (int i = 0; i < 37; i++)
+            ASSERT_EQ(out(i, j), (in(i, j) * 3 - j) * 2 + i) << i << "," << j;
 }
 
 namespace {
 
 // A k-blocked integer matmul of a 23 x 19 input by a Func stored per column strip, with the
 // prefetches `schedule` asks for: every prefetch must leave every value as it was.
-Buffer<int> prefetched_matmul(const std::function<void(Func &, Func &, Func &, Buffer<int> &, RDom &)> &schedule) {
+Buffer<int> prefetched_matmul(
+    const std::function<void(Func &, Func &, Func &, Buffer<int> &, RDom &)> &schedule) {
     static Buffer<int> a = [] {
         Buffer<int> b({37, 23}, "a");
         fill_random(b, -50, 50, 7);
@@ -997,31 +1086,42 @@ TEST(Schedules, PrefetchChangesNoValue) {
         for (int j = 0; j < 23; j++)
             for (int i = 0; i < 29; i++) {
                 int s = 0;
-                for (int k = 0; k < 37; k++) s += a(k, j) * b(i, k) * 2;
+                for (int k = 0; k < 37; k++)
+                    s += a(k, j) * b(i, k) * 2;
                 expected(i, j) = s;
             }
     }
     expect_same(expected, ref);
     Var x("x"), y("y"), xo("xo"), xi("xi"), yo("yo"), yi("yi");
     RVar ko("ko"), ki("ki");
-    for (PrefetchBoundStrategy strategy : {PrefetchBoundStrategy::GuardWithIf, PrefetchBoundStrategy::Clamp}) {
+    for (PrefetchBoundStrategy strategy :
+         {PrefetchBoundStrategy::GuardWithIf, PrefetchBoundStrategy::Clamp}) {
         for (int offset : {0, 1, 3, 40}) {
-            SCOPED_TRACE(::testing::Message() << "offset " << offset << ", clamp " << (strategy == PrefetchBoundStrategy::Clamp));
+            SCOPED_TRACE(::testing::Message() << "offset " << offset << ", clamp "
+                                              << (strategy == PrefetchBoundStrategy::Clamp));
             // At the k loop, of the panel and of the input.
-            expect_same(expected, prefetched_matmul([&](Func &panel, Func &prod, Func &out, Buffer<int> &a, RDom &k) {
+            expect_same(expected, prefetched_matmul([&](Func &panel, Func &prod, Func &out,
+                                                        Buffer<int> &a, RDom &k) {
                             out.split(x, xo, xi, 16, TailStrategy::ShiftInwards).reorder(xi, y, xo);
                             panel.compute_at(out, xo).vectorize(x, 8);
                             prod.compute_at(out, y).vectorize(x, 8);
-                            prod.update().split(k, ko, ki, 4).reorder(x, ki, ko).vectorize(x, 8).unroll(ki)
+                            prod.update()
+                                .split(k, ko, ki, 4)
+                                .reorder(x, ki, ko)
+                                .vectorize(x, 8)
+                                .unroll(ki)
                                 .prefetch(panel, ko, ko, offset, strategy)
                                 .prefetch(a, ko, ko, offset, strategy);
                         }));
             // At an inner loop, looking ahead in an outer one (the next rows of the input),
             // with the panel stored transposed.
-            expect_same(expected, prefetched_matmul([&](Func &panel, Func &prod, Func &out, Buffer<int> &a, RDom &k) {
+            expect_same(expected, prefetched_matmul([&](Func &panel, Func &prod, Func &out,
+                                                        Buffer<int> &a, RDom &k) {
                             panel.compute_root().reorder_storage(y, x);
                             prod.compute_root();
-                            prod.update().split(y, yo, yi, 5).reorder(x, k, yi, yo)
+                            prod.update()
+                                .split(y, yo, yi, 5)
+                                .reorder(x, k, yi, yo)
                                 .prefetch(a, yi, yo, offset, strategy)
                                 .prefetch(panel, k, yi, offset, strategy);
                             out.prefetch(prod, y, y, offset, strategy);
@@ -1047,7 +1147,8 @@ TEST(Schedules, PrefetchIsInTheLoopNestAndTheCode) {
     EXPECT_NE(stmt.find("prefetch("), std::string::npos) << stmt;
     // The loop is partitioned where the look-ahead runs past its end: the first 48 iterations
     // prefetch without a test, the last 16 do not prefetch.
-    EXPECT_NE(stmt.find("serial for (f.s1.k.x, 0, 48) {\n      prefetch("), std::string::npos) << stmt;
+    EXPECT_NE(stmt.find("serial for (f.s1.k.x, 0, 48) {\n      prefetch("), std::string::npos)
+        << stmt;
     EXPECT_NE(stmt.find("serial for (f.s1.k.x, 48, 16) {\n      f["), std::string::npos) << stmt;
     std::string text = f.assembly();
     EXPECT_NE(text.find("prefetcht0"), std::string::npos) << text;
@@ -1055,7 +1156,8 @@ TEST(Schedules, PrefetchIsInTheLoopNestAndTheCode) {
         Buffer<float> out = g.realize({40});
         for (int j = 0; j < 40; j++) {
             float s = 0;
-            for (int i = 0; i < 64; i++) s += a(i, j);
+            for (int i = 0; i < 64; i++)
+                s += a(i, j);
             ASSERT_EQ(out(j), s) << j;
         }
     };
@@ -1088,7 +1190,8 @@ TEST(Schedules, PrefetchOfAGatherFetchesOneRow) {
     Buffer<float> table({D, R}, "table");
     Buffer<int> ids({N}, "ids");
     fill_random(table, -1, 1, 11);
-    for (int i = 0; i < N; i++) ids(i) = (i * 17 + 3) % R;
+    for (int i = 0; i < N; i++)
+        ids(i) = (i * 17 + 3) % R;
     Var x("x"), y("y");
     Func out("out");
     out(x, y) = table(x, clamp(ids(y), 0, R - 1)) * 2.0f;
@@ -1098,7 +1201,8 @@ TEST(Schedules, PrefetchOfAGatherFetchesOneRow) {
     EXPECT_NE(stmt.find("let table.prefetch.0.1 = max(min(ids["), std::string::npos) << stmt;
     Buffer<float> result = out.realize({D, N});
     for (int j = 0; j < N; j++)
-        for (int i = 0; i < D; i++) ASSERT_EQ(result(i, j), table(i, ids(j)) * 2.0f) << i << "," << j;
+        for (int i = 0; i < D; i++)
+            ASSERT_EQ(result(i, j), table(i, ids(j)) * 2.0f) << i << "," << j;
 }
 
 // A Tuple-valued Func stored around the loop: each element's storage is prefetched.
@@ -1116,5 +1220,6 @@ TEST(Schedules, PrefetchOfATupleFunc) {
     EXPECT_NE(stmt.find("prefetch(pair.1["), std::string::npos) << stmt;
     Buffer<int> result = out.realize({50, 20});
     for (int j = 0; j < 20; j++)
-        for (int i = 0; i < 50; i++) ASSERT_EQ(result(i, j), in(i, j) * 4) << i << "," << j;
+        for (int i = 0; i < 50; i++)
+            ASSERT_EQ(result(i, j), in(i, j) * 4) << i << "," << j;
 }

@@ -20,9 +20,8 @@ using namespace aicf::ir;
 
 namespace {
 
-
-const Type all_types[] = {UInt(8),  Int(8),    UInt(16),   Int(16),  Int(32),   UInt(32),
-                          Int(64),  UInt(64),  Float(16),  BFloat(16), Float(32), Float(64)};
+const Type all_types[] = {UInt(8), Int(8),   UInt(16),  Int(16),    Int(32),   UInt(32),
+                          Int(64), UInt(64), Float(16), BFloat(16), Float(32), Float(64)};
 constexpr int type_count = sizeof(all_types) / sizeof(all_types[0]);
 
 struct Generator {
@@ -41,18 +40,30 @@ struct Generator {
         if (depth == 0 || pick(4) == 0) return leaf(t);
         Expr a = expr(t, depth - 1), b = expr(t, depth - 1);
         switch (pick(t.is_float() ? 9 : 12)) {
-        case 0: return a + b;
-        case 1: return a - b;
-        case 2: return a * b;
-        case 3: return min(a, b);
-        case 4: return max(a, b);
-        case 5: return select(a < b, a, b + a);
-        case 6: return cast(t, cast(all_types[pick(type_count)], a));
-        case 7: return t.is_float() ? a / (b * b + cast(t, 1)) : a / b;
-        case 8: return t.is_float() ? abs(a) : a % b;
-        case 9: return a & b;
-        case 10: return a ^ (b | a);
-        default: return a >> cast(t, pick(5));
+        case 0:
+            return a + b;
+        case 1:
+            return a - b;
+        case 2:
+            return a * b;
+        case 3:
+            return min(a, b);
+        case 4:
+            return max(a, b);
+        case 5:
+            return select(a < b, a, b + a);
+        case 6:
+            return cast(t, cast(all_types[pick(type_count)], a));
+        case 7:
+            return t.is_float() ? a / (b * b + cast(t, 1)) : a / b;
+        case 8:
+            return t.is_float() ? abs(a) : a % b;
+        case 9:
+            return a & b;
+        case 10:
+            return a ^ (b | a);
+        default:
+            return a >> cast(t, pick(5));
         }
     }
 };
@@ -67,7 +78,8 @@ TEST(TypedExpressions, VectorsAndKernelsAgreeWithScalarCodeBitForBit) {
         std::mt19937 rng(seed * 7919u + unsigned(c));
         const int W = 70 + int(rng() % 60);
         Buffer<int> in({W + 8}, "in");
-        for (int i = 0; i < W + 8; i++) in(i) = int(rng() % 2001) - 1000;
+        for (int i = 0; i < W + 8; i++)
+            in(i) = int(rng() % 2001) - 1000;
         Generator gen{rng, in, Var("x")};
         Var x = gen.x, xo("xo"), xi("xi");
         Type t = all_types[gen.pick(type_count)], out_t = all_types[gen.pick(type_count)];
@@ -75,8 +87,9 @@ TEST(TypedExpressions, VectorsAndKernelsAgreeWithScalarCodeBitForBit) {
         const int width = widths[gen.pick(11)];
         TailStrategy tail = gen.pick(2) ? TailStrategy::GuardWithIf : TailStrategy::ShiftInwards;
         std::ostringstream what;
-        what << "expression " << c << ": " << to_string(t) << " -> " << to_string(out_t) << ", width "
-             << width << "\n" << e;
+        what << "expression " << c << ": " << to_string(t) << " -> " << to_string(out_t)
+             << ", width " << width << "\n"
+             << e;
 
         Func scalar("scalar"), vector("vector"), kernel("kernel");
         scalar(x) = cast(out_t, e);
@@ -88,7 +101,9 @@ TEST(TypedExpressions, VectorsAndKernelsAgreeWithScalarCodeBitForBit) {
         Buffer<> got_vector = vector.realize({W})[0];
         Buffer<> got_kernel = kernel.realize({W}, Target("host-cuda-sm_80"))[0];
         const size_t bytes = size_t(W) * size_t(out_t.bytes());
-        ASSERT_EQ(std::memcmp(want.raw_data(), got_vector.raw_data(), bytes), 0) << "vectorized\n" << what.str();
-        ASSERT_EQ(std::memcmp(want.raw_data(), got_kernel.raw_data(), bytes), 0) << "GPU kernel\n" << what.str();
+        ASSERT_EQ(std::memcmp(want.raw_data(), got_vector.raw_data(), bytes), 0) << "vectorized\n"
+                                                                                 << what.str();
+        ASSERT_EQ(std::memcmp(want.raw_data(), got_kernel.raw_data(), bytes), 0) << "GPU kernel\n"
+                                                                                 << what.str();
     }
 }

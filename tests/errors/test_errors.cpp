@@ -40,7 +40,8 @@ TEST(CompileErrors, UpdateTypeMismatch) {
     Func f("f");
     Var x("x");
     f(x) = 0.0f;
-    std::string msg = message_of<CompileError>([&] { f(x) = f(x) + cast<int>(x) * 2 + cast<double>(x); });
+    std::string msg =
+        message_of<CompileError>([&] { f(x) = f(x) + cast<int>(x) * 2 + cast<double>(x); });
     EXPECT_CONTAINS(msg, "update definition 0 of Func f");
     EXPECT_CONTAINS(msg, "has type float64 but the pure definition has type float32");
 }
@@ -87,18 +88,23 @@ TEST(CompileErrors, ExpressionTooDeep) {
     Var x("x");
     Func f("f");
     Expr e = x;
-    for (int i = 0; i < 50000; i++) e = e * 3 + i;
+    for (int i = 0; i < 50000; i++)
+        e = e * 3 + i;
     std::string msg = message_of<CompileError>([&] { f(x) = e; });
-    EXPECT_CONTAINS(msg, "The definition of Func f is an expression more than 8192 operations deep.");
-    EXPECT_CONTAINS(msg, "reduce over an RDom instead of building a long sum or product in a C++ loop");
+    EXPECT_CONTAINS(msg,
+                    "The definition of Func f is an expression more than 8192 operations deep.");
+    EXPECT_CONTAINS(msg,
+                    "reduce over an RDom instead of building a long sum or product in a C++ loop");
     // Just under the limit is fine.
     Func g("g");
     Expr ok = x;
-    for (int i = 0; i < 4000; i++) ok = ok * 3 + 1;
+    for (int i = 0; i < 4000; i++)
+        ok = ok * 3 + 1;
     g(x) = ok;
     Buffer<int> out = g.realize({2});
     uint32_t want = 0;
-    for (int i = 0; i < 4000; i++) want = want * 3 + 1;
+    for (int i = 0; i < 4000; i++)
+        want = want * 3 + 1;
     EXPECT_EQ(uint32_t(out(0)), want);
 }
 
@@ -122,7 +128,8 @@ TEST(RuntimeErrors, InputTooSmallNamesBufferAndDimension) {
     Buffer<float> small(10, 10);
     input.set(small);
     std::string msg = message_of<RuntimeError>([&] { f.realize({10, 10}); });
-    EXPECT_CONTAINS(msg, "Buffer input is too small: dimension 0 must cover [1, 10], but it covers [0, 9]");
+    EXPECT_CONTAINS(
+        msg, "Buffer input is too small: dimension 0 must cover [1, 10], but it covers [0, 9]");
     EXPECT_CONTAINS(msg, "It is read by Func f; its schedule decides how far");
 }
 
@@ -202,7 +209,8 @@ TEST(RuntimeErrors, NegativeRDomExtentFromAParam) {
     EXPECT_EQ(ok(1), 2 * (0 + 1 + 2 + 3));
     n.set(-5);
     std::string msg = message_of<RuntimeError>([&] { out.realize({4}); });
-    EXPECT_CONTAINS(msg, "The reduction variable r.x has a negative extent (-5); an RDom's extent must be at least 0.");
+    EXPECT_CONTAINS(msg, "The reduction variable r.x has a negative extent (-5); an RDom's extent "
+                         "must be at least 0.");
     out.gpu_tile(x, bx, tx, 8);
     h.compute_at(out, tx);
     msg = message_of<RuntimeError>([&] { out.realize({16}, Target("host-cuda-sm_80")); });
@@ -219,7 +227,8 @@ TEST(RuntimeErrors, CoordinatesNearTheTopOfTheInt32Range) {
     Func f("f");
     f(x) = in(x) + in(x + 5);
     Buffer<int> b({20}, "b");
-    for (int i = 0; i < 20; i++) b.data()[i] = i + 1;
+    for (int i = 0; i < 20; i++)
+        b.data()[i] = i + 1;
     b.set_min({top - 20}); // covers [top - 20, top - 1]
     in.set(b);
     auto run = [&](int extent) {
@@ -231,13 +240,16 @@ TEST(RuntimeErrors, CoordinatesNearTheTopOfTheInt32Range) {
     Buffer<int> o = run(15); // reads up to top - 20 + 14 + 5 = top - 1, the last element
     EXPECT_EQ(o(top - 6), 15 + 20);
     std::string msg = message_of<RuntimeError>([&] { run(18); });
-    EXPECT_CONTAINS(msg, "Buffer in is too small: dimension 0 must cover [2147483627, 2147483649], but it "
-                         "covers [2147483627, 2147483646].");
+    EXPECT_CONTAINS(
+        msg, "Buffer in is too small: dimension 0 must cover [2147483627, 2147483649], but it "
+             "covers [2147483627, 2147483646].");
     Buffer<int> past({10}, "past");
     past.set_min({top - 9});
     in.set(past);
     msg = message_of<RuntimeError>([&] { f.realize({1}); });
-    EXPECT_CONTAINS(msg, "Buffer in: dimension 0 starts at 2147483638 and has extent 10, so it ends past 2^31 - 2");
+    EXPECT_CONTAINS(
+        msg,
+        "Buffer in: dimension 0 starts at 2147483638 and has extent 10, so it ends past 2^31 - 2");
 }
 
 TEST(RuntimeErrors, BufferTooLargeForInt32Indexing) {
@@ -255,7 +267,8 @@ TEST(ScheduleErrors, ComputeAtAMissingLoopListsTheLoopsThatExist) {
     g.split(x, xo, xi, 4); // g has no loop x any more
     f.compute_at(g, x);
     std::string msg = message_of<CompileError>([&] { g.realize({8, 8}); });
-    EXPECT_CONTAINS(msg, "Func f is scheduled at loop x of g, but there is no such loop where f is used.");
+    EXPECT_CONTAINS(
+        msg, "Func f is scheduled at loop x of g, but there is no such loop where f is used.");
     EXPECT_CONTAINS(msg, "The loops that could hold it are:\n  y of g\n  xo of g\n  xi of g\n"
                          "  (or root, or inline)");
 }
@@ -268,7 +281,8 @@ TEST(ScheduleErrors, SplitOfAVariableTheStageDoesNotHaveNamesItsLoops) {
     EXPECT_CONTAINS(msg, "In the schedule of g, split names the loop z, but g has no such loop.");
     EXPECT_CONTAINS(msg, "Its loops are, outermost first: y, x.");
     msg = message_of<CompileError>([&] { g.never_partition(z); });
-    EXPECT_CONTAINS(msg, "In the schedule of g, never_partition names the loop z, but g has no such loop.");
+    EXPECT_CONTAINS(
+        msg, "In the schedule of g, never_partition names the loop z, but g has no such loop.");
 }
 
 TEST(ScheduleErrors, ParallelOverAReductionVariableIsRefused) {
@@ -278,8 +292,9 @@ TEST(ScheduleErrors, ParallelOverAReductionVariableIsRefused) {
     f(x) = 0;
     f(x) += r;
     std::string msg = message_of<CompileError>([&] { f.update().parallel(r); });
-    EXPECT_CONTAINS(msg, "In the schedule of f.update(0), parallel(r.x) would race: r.x is a reduction "
-                         "variable, so its iterations update the same points of f.");
+    EXPECT_CONTAINS(msg,
+                    "In the schedule of f.update(0), parallel(r.x) would race: r.x is a reduction "
+                    "variable, so its iterations update the same points of f.");
     EXPECT_CONTAINS(msg, "Reduce with rfactor first, then parallel the new pure variable.");
 }
 
@@ -290,7 +305,9 @@ TEST(ScheduleErrors, VectorizeOverAReductionVariableIsRefused) {
     f(x) = 0;
     f(x) += r.x + r.y;
     std::string msg = message_of<CompileError>([&] { f.update().vectorize(r.y); });
-    EXPECT_CONTAINS(msg, "In the schedule of f.update(0), vectorize(r.y) would race: r.y is a reduction variable");
+    EXPECT_CONTAINS(
+        msg,
+        "In the schedule of f.update(0), vectorize(r.y) would race: r.y is a reduction variable");
     EXPECT_CONTAINS(msg, "then vectorize the new pure variable.");
     // With a factor, the split happens first; the inner loop is still a reduction loop.
     Func g("g");
@@ -307,8 +324,9 @@ TEST(ScheduleErrors, ReorderThatChangesTheOrderOfReductionLoops) {
     f(x) = 0;
     f(x) += r.x * r.y;
     std::string msg = message_of<CompileError>([&] { f.update().reorder(r.y, r.x); });
-    EXPECT_CONTAINS(msg, "In the schedule of f.update(0), reorder would change the order of the "
-                         "reduction loops, which changes the order the reduction combines values in.");
+    EXPECT_CONTAINS(msg,
+                    "In the schedule of f.update(0), reorder would change the order of the "
+                    "reduction loops, which changes the order the reduction combines values in.");
     // Moving a pure loop across the reduction loops is fine.
     Func g("g");
     g(x) = 0;
@@ -339,9 +357,11 @@ TEST(ScheduleErrors, RefusedDirectivesLeaveTheScheduleAsItWas) {
     std::string msg = message_of<CompileError>([&] { f.update().vectorize(k.x, 1 << 30); });
     EXPECT_CONTAINS(msg, "would race");
     // tile: the first split succeeds, the second names a loop the stage does not have.
-    msg = message_of<CompileError>([&] { f.update().tile(x, Var("nope"), Var("xi"), Var("ni"), 4, 4); });
+    msg = message_of<CompileError>(
+        [&] { f.update().tile(x, Var("nope"), Var("xi"), Var("ni"), 4, 4); });
     EXPECT_CONTAINS(msg, "nope");
-    msg = message_of<CompileError>([&] { f.gpu_tile(x, y, Var("bx"), Var("by"), Var("tx"), Var("tx"), 8, 8); });
+    msg = message_of<CompileError>(
+        [&] { f.gpu_tile(x, y, Var("bx"), Var("by"), Var("tx"), Var("tx"), 8, 8); });
     EXPECT_EQ(f.loop_nest(), before);
     Buffer<int> out = f.realize({6, 3});
     EXPECT_EQ(out(2, 1), (0 + 1 + 2 + 3 + 4) * 3 + 5 * 1);
@@ -363,8 +383,9 @@ TEST(ScheduleErrors, FuseOfAPureAndAReductionLoop) {
     f(x) = 0;
     f(x) += r;
     std::string msg = message_of<CompileError>([&] { f.update().fuse(r, x, Var("t")); });
-    EXPECT_CONTAINS(msg, "In the schedule of f.update(0), fuse(r.x, x) mixes a reduction loop (r.x) "
-                         "with a pure one (x). Fuse two pure loops or two reduction loops.");
+    EXPECT_CONTAINS(msg,
+                    "In the schedule of f.update(0), fuse(r.x, x) mixes a reduction loop (r.x) "
+                    "with a pure one (x). Fuse two pure loops or two reduction loops.");
 }
 
 TEST(ScheduleErrors, ShiftInwardsOnAnUpdateStage) {
@@ -373,12 +394,12 @@ TEST(ScheduleErrors, ShiftInwardsOnAnUpdateStage) {
     Func f("f");
     f(x) = 0;
     f(x) += r;
-    std::string msg = message_of<CompileError>([&] {
-        f.update().split(x, Var("xo"), Var("xi"), 4, TailStrategy::ShiftInwards);
-    });
-    EXPECT_CONTAINS(msg, "In the schedule of f.update(0), ShiftInwards on x would apply some updates "
-                         "twice. Use GuardWithIf (or RoundUp on a loop that is not the inner "
-                         "loop of another split).");
+    std::string msg = message_of<CompileError>(
+        [&] { f.update().split(x, Var("xo"), Var("xi"), 4, TailStrategy::ShiftInwards); });
+    EXPECT_CONTAINS(msg,
+                    "In the schedule of f.update(0), ShiftInwards on x would apply some updates "
+                    "twice. Use GuardWithIf (or RoundUp on a loop that is not the inner "
+                    "loop of another split).");
 }
 
 TEST(ScheduleErrors, ReductionVariablesNeedGuardWithIf) {
@@ -388,11 +409,11 @@ TEST(ScheduleErrors, ReductionVariablesNeedGuardWithIf) {
     f(x) = 0;
     f(x) += r;
     for (TailStrategy tail : {TailStrategy::RoundUp, TailStrategy::ShiftInwards}) {
-        std::string msg = message_of<CompileError>([&] {
-            f.update().split(r, Var("ro"), Var("ri"), 3, tail);
-        });
-        EXPECT_CONTAINS(msg, "In the schedule of f.update(0), the reduction variable r.x is split with a "
-                             "tail strategy that would compute some points twice or past the end of the RDom.");
+        std::string msg =
+            message_of<CompileError>([&] { f.update().split(r, Var("ro"), Var("ri"), 3, tail); });
+        EXPECT_CONTAINS(
+            msg, "In the schedule of f.update(0), the reduction variable r.x is split with a "
+                 "tail strategy that would compute some points twice or past the end of the RDom.");
         EXPECT_CONTAINS(msg, "Reduction variables need TailStrategy::GuardWithIf.");
     }
 }
@@ -420,8 +441,9 @@ TEST(ScheduleErrors, ComputeAtOneStageOfAConsumerThatUsesItInTwo) {
     g(x) += f(x + r);
     f.compute_at(LoopLevel("g", "x", 1));
     std::string msg = message_of<CompileError>([&] { g.realize({8}); });
-    EXPECT_CONTAINS(msg, "Func f is computed inside the loop x of g.update(0), but f(x) uses it outside "
-                         "that loop.");
+    EXPECT_CONTAINS(msg,
+                    "Func f is computed inside the loop x of g.update(0), but f(x) uses it outside "
+                    "that loop.");
 }
 
 // An inlined Func has no loops or storage of its own; a directive on them is refused, not
@@ -438,7 +460,8 @@ TEST(ScheduleErrors, DirectivesOnAnInlinedFuncAreRefused) {
     std::string msg = refusal([](Func &f, Var &x, Var &) { f.vectorize(x, 4); });
     EXPECT_CONTAINS(msg, "Func f is computed inline (the default for a Func without update "
                          "definitions), so it has no loop x_vi for vectorize(x_vi) to act on.");
-    EXPECT_CONTAINS(msg, "Give it a place first, e.g. f.compute_root() or f.compute_at(consumer, var)");
+    EXPECT_CONTAINS(msg,
+                    "Give it a place first, e.g. f.compute_root() or f.compute_at(consumer, var)");
     msg = refusal([](Func &f, Var &, Var &y) { f.compute_inline().parallel(y); });
     EXPECT_CONTAINS(msg, "Func f is computed inline (compute_inline()), so it has no loop y for "
                          "parallel(y) to act on.");
@@ -493,7 +516,8 @@ TEST(ScheduleErrors, ComputeAtALoopThatMissesAUseThroughAnInlinedFunc) {
     // The loops that could hold f are those around every use, the inlined ones included.
     f.compute_at(h, Var("z"));
     msg = message_of<CompileError>([&] { h.realize({8, 4}); });
-    EXPECT_CONTAINS(msg, "The loops that could hold it are:\n  y of h\n  x of h\n  y of h.update(0)\n  x of h.update(0)\n");
+    EXPECT_CONTAINS(msg, "The loops that could hold it are:\n  y of h\n  x of h\n  y of "
+                         "h.update(0)\n  x of h.update(0)\n");
 }
 
 // Rounding a region or padding storage by an absurd multiple is a typed error, at compile time
@@ -501,7 +525,8 @@ TEST(ScheduleErrors, ComputeAtALoopThatMissesAUseThroughAnInlinedFunc) {
 TEST(ScheduleErrors, AbsurdAlignmentsAreRefused) {
     Buffer<int> in({20, 20}, "in");
     for (int j = 0; j < 20; j++)
-        for (int i = 0; i < 20; i++) in(i, j) = i + j + 1;
+        for (int i = 0; i < 20; i++)
+            in(i, j) = i + j + 1;
     auto pipeline = [&](const std::function<void(Func &, Func &, Var &, Var &)> &schedule) {
         Var x("x"), y("y");
         RDom k(0, 5, "k");
@@ -519,29 +544,37 @@ TEST(ScheduleErrors, AbsurdAlignmentsAreRefused) {
     copy(x, y) = g(x, y) + 1;
     g.compute_root().align_bounds(y, 2147483647, -5);
     std::string msg = message_of<CompileError>([&] { copy.realize({11, 5}); });
-    EXPECT_CONTAINS(msg, "AICF cannot bound the region of Func g that its stages write and its consumers read "
-                         "in dimension 1 (y): its schedule rounds regions out to multiples so large "
-                         "(align_bounds(y, 2147483647)) that they pass the range 32-bit indices address.");
+    EXPECT_CONTAINS(
+        msg, "AICF cannot bound the region of Func g that its stages write and its consumers read "
+             "in dimension 1 (y): its schedule rounds regions out to multiples so large "
+             "(align_bounds(y, 2147483647)) that they pass the range 32-bit indices address.");
     Func out = pipeline([](Func &f, Func &g, Var &, Var &y) {
         f.compute_at(g, y);
         g.compute_root().align_bounds(y, 2147483647, -5);
     });
     msg = message_of<RuntimeError>([&] { out.realize({11, 5}); });
-    EXPECT_CONTAINS(msg, "Func g would be computed over [-5, 2147483643] in dimension 1, more than 2^31 - 1 "
-                         "points, which 32-bit loops cannot count. Its align_bounds rounds that dimension "
-                         "out to a multiple of 2147483647; align to a smaller modulus.");
+    EXPECT_CONTAINS(
+        msg, "Func g would be computed over [-5, 2147483643] in dimension 1, more than 2^31 - 1 "
+             "points, which 32-bit loops cannot count. Its align_bounds rounds that dimension "
+             "out to a multiple of 2147483647; align to a smaller modulus.");
     // A bound() reaching the top of the int32 range: f, read one row further, would span 2^31
     // rows, an extent that wraps to nothing (the storage then held no rows, and g read past it).
-    out = pipeline([](Func &f, Func &g, Var &, Var &y) { f.compute_root(); g.bound(y, 0, 2147483647).compute_root(); });
+    out = pipeline([](Func &f, Func &g, Var &, Var &y) {
+        f.compute_root();
+        g.bound(y, 0, 2147483647).compute_root();
+    });
     msg = message_of<RuntimeError>([&] { out.realize({11, 5}); });
-    EXPECT_CONTAINS(msg, "Func f would be computed over [0, 2147483647] in dimension 1, more than 2^31 - 1 "
-                         "points, which 32-bit loops cannot count. A bound() or a consumer's reach makes it "
-                         "that large.");
+    EXPECT_CONTAINS(
+        msg, "Func f would be computed over [0, 2147483647] in dimension 1, more than 2^31 - 1 "
+             "points, which 32-bit loops cannot count. A bound() or a consumer's reach makes it "
+             "that large.");
     // Padding y of f's storage to a multiple of 2^31 - 1 rows: 11 columns of 2^31 - 1 rows.
-    out = pipeline([](Func &f, Func &, Var &, Var &y) { f.compute_root().align_storage(y, 2147483647); });
+    out = pipeline(
+        [](Func &f, Func &, Var &, Var &y) { f.compute_root().align_storage(y, 2147483647); });
     msg = message_of<RuntimeError>([&] { out.realize({11, 5}); });
-    EXPECT_CONTAINS(msg, "The storage of Func f would hold 23622320117 elements; pipelines address at most "
-                         "2^31 - 1 elements per Func.");
+    EXPECT_CONTAINS(
+        msg, "The storage of Func f would hold 23622320117 elements; pipelines address at most "
+             "2^31 - 1 elements per Func.");
 }
 
 // An output lives in the buffer realize() is given: placing it elsewhere is refused, not ignored.
@@ -556,8 +589,9 @@ TEST(ScheduleErrors, AnOutputCannotBePlaced) {
         return message_of<CompileError>([&] { out.realize({8, 8}); });
     };
     std::string msg = refusal([](Func &f, Func &out, Var &y) { out.compute_at(f, y); });
-    EXPECT_CONTAINS(msg, "Func out is an output of the pipeline, so it is computed at the root into the "
-                         "buffer realize() is given; it cannot be computed at loop y of f. Schedule its loops");
+    EXPECT_CONTAINS(
+        msg, "Func out is an output of the pipeline, so it is computed at the root into the "
+             "buffer realize() is given; it cannot be computed at loop y of f. Schedule its loops");
     msg = refusal([](Func &, Func &out, Var &) { out.compute_inline(); });
     EXPECT_CONTAINS(msg, "it cannot be computed inline.");
     msg = refusal([](Func &f, Func &out, Var &y) { out.store_at(f, y); });
@@ -573,8 +607,10 @@ TEST(ScheduleErrors, StoreLevelMustEncloseTheComputeLevel) {
     g(x, y) = f(x, y);
     f.compute_at(g, y).store_at(g, x);
     std::string msg = message_of<CompileError>([&] { g.realize({4, 4}); });
-    EXPECT_CONTAINS(msg, "Func f is stored at loop x of g and computed at loop y of g, but the store level must "
-                         "enclose the compute level.");
+    EXPECT_CONTAINS(
+        msg,
+        "Func f is stored at loop x of g and computed at loop y of g, but the store level must "
+        "enclose the compute level.");
 }
 
 TEST(ScheduleErrors, AFuncWithUpdatesCannotBeInlined) {
@@ -611,15 +647,18 @@ TEST(ScheduleErrors, RoundUpOnAnInnerLoopOfAnUpdateStage) {
     std::string msg = message_of<CompileError>([&] {
         f.update().split(x, xo, xi, 4).split(xi, Var("xio"), Var("xii"), 3, TailStrategy::RoundUp);
     });
-    EXPECT_CONTAINS(msg, "In the schedule of f.update(0), RoundUp on xi would apply some updates twice: xi "
-                         "is the inner loop of an earlier split");
+    EXPECT_CONTAINS(
+        msg, "In the schedule of f.update(0), RoundUp on xi would apply some updates twice: xi "
+             "is the inner loop of an earlier split");
     EXPECT_CONTAINS(msg, "Use GuardWithIf.");
     // The outer loop runs past the end instead, which is allowed.
     Func g("g");
     g(x) = 0;
     g(x) += r;
     EXPECT_EQ(message_of<CompileError>([&] {
-                  g.update().split(x, xo, xi, 4).split(xo, Var("xoo"), Var("xoi"), 3, TailStrategy::RoundUp);
+                  g.update()
+                      .split(x, xo, xi, 4)
+                      .split(xo, Var("xoo"), Var("xoi"), 3, TailStrategy::RoundUp);
               }),
               "no exception");
 }
@@ -666,13 +705,16 @@ TEST(RuntimeErrors, HugeSplitFactorFromAParam) {
     for (int v : {7, 10, 11, 1 << 30, 2147483647}) {
         factor.set(v);
         Buffer<int> out = f.realize({10});
-        for (int i = 0; i < 10; i++) ASSERT_EQ(out(i), 2 * i) << "factor " << v << ", x = " << i;
+        for (int i = 0; i < 10; i++)
+            ASSERT_EQ(out(i), 2 * i) << "factor " << v << ", x = " << i;
     }
     factor.set(2147483647);
     std::string msg = message_of<RuntimeError>([&] { g.realize({10}); });
-    EXPECT_CONTAINS(msg, "Buffer g is too small: dimension 0 must cover [-2147483637, 9], but it covers [0, 9]. "
-                         "The schedule of g writes whole tiles: a split with ShiftInwards needs an extent of "
-                         "at least its factor");
+    EXPECT_CONTAINS(
+        msg,
+        "Buffer g is too small: dimension 0 must cover [-2147483637, 9], but it covers [0, 9]. "
+        "The schedule of g writes whole tiles: a split with ShiftInwards needs an extent of "
+        "at least its factor");
 }
 
 TEST(RuntimeErrors, OutputsMustNotOverlapInputs) {
@@ -717,7 +759,8 @@ TEST(ScheduleErrors, PrefetchMistakes) {
 
     // A loop the stage does not have.
     std::string msg = message_of<CompileError>([&] { g.prefetch(a, z, z); });
-    EXPECT_CONTAINS(msg, "In the schedule of g, prefetch names the loop z, but g has no such loop.");
+    EXPECT_CONTAINS(msg,
+                    "In the schedule of g, prefetch names the loop z, but g has no such loop.");
     EXPECT_CONTAINS(msg, "Its loops are, outermost first: y, x.");
     // Looking ahead in a loop inside the one the prefetch is placed in.
     msg = message_of<CompileError>([&] { g.prefetch(a, y, x); });
@@ -725,7 +768,8 @@ TEST(ScheduleErrors, PrefetchMistakes) {
     EXPECT_CONTAINS(msg, "must be y itself or a loop around it");
     // Looking back.
     msg = message_of<CompileError>([&] { g.prefetch(a, x, y, -2); });
-    EXPECT_CONTAINS(msg, "looks -2 iterations of y ahead; a prefetch looks ahead (offset 0 or more)");
+    EXPECT_CONTAINS(msg,
+                    "looks -2 iterations of y ahead; a prefetch looks ahead (offset 0 or more)");
     msg = message_of<CompileError>([&] { g.prefetch(a, x, y, 1.5f); });
     EXPECT_CONTAINS(msg, "must be an integer number of iterations of y");
 }
@@ -742,12 +786,15 @@ TEST(ScheduleErrors, PrefetchMistakesFoundWhenLowering) {
         return message_of<CompileError>([&] { g.realize({16, 16}); });
     };
     // A later split replaced the loop.
-    std::string msg = pipeline([&](Func &, Func &g, Func &) { g.prefetch(a, x, y).split(x, xo, xi, 4); });
-    EXPECT_CONTAINS(msg, "In the schedule of g, the prefetch of a names the loop x, which a later directive "
-                         "replaced. The loops are, outermost first: y, xo, xi.");
+    std::string msg =
+        pipeline([&](Func &, Func &g, Func &) { g.prefetch(a, x, y).split(x, xo, xi, 4); });
+    EXPECT_CONTAINS(
+        msg, "In the schedule of g, the prefetch of a names the loop x, which a later directive "
+             "replaced. The loops are, outermost first: y, xo, xi.");
     // A vectorized loop.
     msg = pipeline([&](Func &, Func &g, Func &) { g.prefetch(a, x, x).vectorize(x); });
-    EXPECT_CONTAINS(msg, "In the schedule of g, the prefetch of a at loop x: that loop is vectorized.");
+    EXPECT_CONTAINS(msg,
+                    "In the schedule of g, the prefetch of a at loop x: that loop is vectorized.");
     EXPECT_CONTAINS(msg, "Prefetch at a serial, unrolled or parallel loop around it.");
     // An inlined Func has no storage.
     msg = pipeline([&](Func &f, Func &g, Func &) { g.prefetch(f, y, y); });
@@ -764,8 +811,9 @@ TEST(ScheduleErrors, PrefetchMistakesFoundWhenLowering) {
         h.compute_root();
         g.prefetch(h, y, y);
     });
-    EXPECT_CONTAINS(msg, "the prefetch of h at loop y: the loop does not read h, so there is nothing of it "
-                         "to prefetch.");
+    EXPECT_CONTAINS(
+        msg, "the prefetch of h at loop y: the loop does not read h, so there is nothing of it "
+             "to prefetch.");
 }
 
 // A prefetch whose region is bounded only by a clamp over a whole table (a gather's rows,
@@ -777,8 +825,11 @@ TEST(ScheduleErrors, PrefetchOfAWholeTableIsRefused) {
     Func g("g");
     g(x, y) = table(x, clamp(ids(y), 0, 99999));
     g.split(y, yo, yi, 64).prefetch(table, yo, yo, 1);
-    std::string msg = message_of<CompileError>([&] { g.compile_to_lowered_stmt(::testing::TempDir() + "g.stmt"); });
-    EXPECT_CONTAINS(msg, "the prefetch of table at loop yo: each iteration would fetch at least 100000 cache lines");
+    std::string msg = message_of<CompileError>(
+        [&] { g.compile_to_lowered_stmt(::testing::TempDir() + "g.stmt"); });
+    EXPECT_CONTAINS(
+        msg,
+        "the prefetch of table at loop yo: each iteration would fetch at least 100000 cache lines");
     EXPECT_CONTAINS(msg, "Prefetch at an inner loop");
     // At the inner loop each iteration reads one row, and the prefetch fetches that row.
     Func h("h");

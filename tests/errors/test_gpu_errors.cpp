@@ -107,10 +107,12 @@ TEST(GPUScheduleErrors, PrefetchIsForCPULoops) {
     Buffer<float> in({256}, "in");
     Var x("x"), bx("bx"), tx("tx");
     Func f("f");
-    f(x) = in(x) * 2.0f;
+    f(x) = in(x)*2.0f;
     f.gpu_tile(x, bx, tx, 32).prefetch(in, tx, bx);
     std::string msg = message_of<CompileError>([&] { f.realize({256}, gpu_target); });
-    EXPECT_CONTAINS(msg, "the prefetch of in at loop tx: the loop runs on a GPU, and prefetch is for CPU loops.");
+    EXPECT_CONTAINS(
+        msg,
+        "the prefetch of in at loop tx: the loop runs on a GPU, and prefetch is for CPU loops.");
     EXPECT_CONTAINS(msg, "in.in() computed at the block loop in shared memory");
 }
 
@@ -179,8 +181,9 @@ TEST(GPUScheduleErrors, SingleThreadAndMappedLoopsTogether) {
     f(x) = x * 2;
     f.gpu_tile(x, bx, tx, 8).gpu_single_thread();
     std::string msg = message_of<CompileError>([&] { f.realize({16}, gpu_target); });
-    EXPECT_CONTAINS(msg, "In the schedule of f, gpu_single_thread() runs the stage as one GPU thread, "
-                         "but its loop tx is also mapped onto the GPU (gpu_thread). Use one or the other.");
+    EXPECT_CONTAINS(
+        msg, "In the schedule of f, gpu_single_thread() runs the stage as one GPU thread, "
+             "but its loop tx is also mapped onto the GPU (gpu_thread). Use one or the other.");
 }
 
 TEST(GPUScheduleErrors, IntermediateUsedOnBothHostAndGPU) {
@@ -232,9 +235,10 @@ TEST(GPUDeviceErrors, CudaWithoutADriverSaysToUseTheSimulator) {
         std::fprintf(stderr, "%s\n", msg.c_str());
         std::exit(0);
     };
-    EXPECT_EXIT(check(), ::testing::ExitedWithCode(0),
-                "AICF_DEVICE=cuda, but the CUDA driver \\(libcuda-absent-for-aicf-tests.so.1\\) could not "
-                "be loaded.*AICF_DEVICE=sim");
+    EXPECT_EXIT(
+        check(), ::testing::ExitedWithCode(0),
+        "AICF_DEVICE=cuda, but the CUDA driver \\(libcuda-absent-for-aicf-tests.so.1\\) could not "
+        "be loaded.*AICF_DEVICE=sim");
 }
 
 TEST(GPUDeviceErrors, UnknownDevice) {

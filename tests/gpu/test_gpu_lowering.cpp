@@ -25,7 +25,8 @@ lowering::LoweredPipeline lower_gpu(const Func &out) {
 // "f g | " (| is a barrier; a barrier at the start of a producer comes after its name).
 std::string barrier_pattern(const lowering::LoweredKernel &k) {
     std::map<int64_t, std::string> func_at; // shared offset -> Func
-    for (const lowering::SharedAllocation &a : k.shared) func_at[a.offset] = a.func;
+    for (const lowering::SharedAllocation &a : k.shared)
+        func_at[a.offset] = a.func;
     std::string pattern;
     struct Walker : IRVisitor {
         std::string &out;
@@ -48,7 +49,8 @@ std::string barrier_pattern(const lowering::LoweredKernel &k) {
 // Where each shared Func lives in a kernel, by Func.
 std::map<std::string, lowering::SharedAllocation> shared_by_func(const lowering::LoweredKernel &k) {
     std::map<std::string, lowering::SharedAllocation> by_func;
-    for (const lowering::SharedAllocation &a : k.shared) by_func[a.func] = a;
+    for (const lowering::SharedAllocation &a : k.shared)
+        by_func[a.func] = a;
     return by_func;
 }
 
@@ -56,7 +58,7 @@ TEST(GPULowering, BarrierOnlyBetweenSharedProducerAndConsumer) {
     Buffer<float> in({64}, "in");
     Var x("x"), bx("bx"), tx("tx");
     Func f("f"), g("g"), out("out");
-    f(x) = in(x) * 2.0f;
+    f(x) = in(x)*2.0f;
     g(x) = in(x) + 1.0f;
     out(x) = f(x) + g(x) * g(x + 1);
     out.gpu_tile(x, bx, tx, 32);
@@ -75,7 +77,7 @@ TEST(GPULowering, NoBarrierWithoutSharedData) {
     Buffer<float> in({64}, "in");
     Var x("x"), bx("bx"), tx("tx");
     Func f("f"), out("out");
-    f(x) = in(x) * 2.0f;
+    f(x) = in(x)*2.0f;
     out(x) = f(x) + 1.0f;
     out.gpu_tile(x, bx, tx, 32);
     f.compute_at(out, tx); // in each thread's registers
@@ -119,7 +121,7 @@ TEST(GPULowering, SharedMemoryIsReusedByLifetime) {
     Buffer<float> in({256}, "in");
     Var x("x"), bx("bx"), tx("tx");
     Func f1("f1"), f2("f2"), f3("f3"), out("out");
-    f1(x) = in(x) * 2.0f;
+    f1(x) = in(x)*2.0f;
     f2(x) = f1(x) + f1(x + 1);
     f3(x) = f2(x) * f2(x + 1);
     out(x) = f3(x) - 1.0f;
@@ -149,12 +151,13 @@ TEST(GPULowering, SharedMemoryIsReusedOnlyAcrossABarrier) {
     // no barrier is added to make it so.
     const int n = 100;
     Buffer<float> in({n}, "in");
-    for (int i = 0; i < n; i++) in(i) = float(i % 17) * 0.25f + 1.0f;
+    for (int i = 0; i < n; i++)
+        in(i) = float(i % 17) * 0.25f + 1.0f;
     Var x("x"), bx("bx"), tx("tx");
     Func f1("f1"), f2("f2"), f3("f3"), out("out");
-    f1(x) = in(x) * 2.0f;
+    f1(x) = in(x)*2.0f;
     f2(x) = f1(x) + 1.0f;
-    f3(x) = in(x) * 3.0f;
+    f3(x) = in(x)*3.0f;
     out(x) = f2(x) * f3(x);
     out.gpu_tile(x, bx, tx, 32);
     f1.compute_at(out, bx).gpu_threads(x);
@@ -171,13 +174,14 @@ TEST(GPULowering, SharedMemoryIsReusedOnlyAcrossABarrier) {
             if (std::string(a) >= b) continue;
             const lowering::SharedAllocation &u = by_func[a], &v = by_func[b];
             EXPECT_TRUE(u.offset + u.bytes <= v.offset || v.offset + v.bytes <= u.offset)
-                << a << " and " << b << " share bytes\n" << lowering::describe_kernel(k);
+                << a << " and " << b << " share bytes\n"
+                << lowering::describe_kernel(k);
         }
     }
     // The simulator checks every shared access for races; the values against plain floats.
     Buffer<float> result = out.realize({n}, gpu_target);
     for (int i = 0; i < n; i++) {
-        float expected = (in(i) * 2.0f + 1.0f) * (in(i) * 3.0f);
+        float expected = (in(i)*2.0f + 1.0f) * (in(i)*3.0f);
         EXPECT_EQ(result(i), expected) << "at " << i;
     }
 }
@@ -205,7 +209,8 @@ TEST(GPULowering, LoopsStateTheirHardwareDimension) {
     EXPECT_EQ(p.kernels[0].thread_loops[0], "f.s0.ty");
     Buffer<int> out = f.realize({37, 10}, gpu_target);
     for (int yy = 0; yy < 10; yy++)
-        for (int xx = 0; xx < 37; xx++) EXPECT_EQ(out(xx, yy), xx * 3 + yy);
+        for (int xx = 0; xx < 37; xx++)
+            EXPECT_EQ(out(xx, yy), xx * 3 + yy);
 }
 
 TEST(GPULowering, LaunchShapeAndArguments) {
@@ -233,7 +238,8 @@ TEST(GPULowering, LaunchShapeAndArguments) {
     // The host code launches it once, with the grid from the loop extents.
     std::string host = to_string(p.body);
     EXPECT_NE(host.find("gpu_launch(0, ((f.extent.0 + 31) / 32), ((f.extent.1 + 7) / 8), 1"),
-              std::string::npos) << host;
+              std::string::npos)
+        << host;
 }
 
 } // namespace

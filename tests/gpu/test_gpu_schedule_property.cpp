@@ -30,7 +30,6 @@ namespace {
 
 const Target gpu_target = aicf_test::gpu_test_target();
 
-
 struct Drawn {
     std::mt19937 rng;
     std::ostringstream what;
@@ -53,7 +52,9 @@ struct Context {
 // uses of its own producers then sit.
 Context place(Drawn &d, Func producer, const std::vector<Var> &vars, const Context &at) {
     switch (d.pick(4)) {
-    case 0: d.what << producer.name() << ":inline "; return at;
+    case 0:
+        d.what << producer.name() << ":inline ";
+        return at;
     case 1: {
         producer.compute_at(at.block);
         if (vars.size() == 1) {
@@ -86,8 +87,9 @@ void expect_same(const Buffer<T> &gpu, const Buffer<T> &host, const std::string 
         T a = c.size() == 1 ? gpu(c[0]) : gpu(c[0], c[1]);
         T b = c.size() == 1 ? host(c[0]) : host(c[0], c[1]);
         if (std::memcmp(&a, &b, sizeof(T)) != 0 && bad++ == 0) {
-            ADD_FAILURE() << what << ": differs at (" << c[0] << (c.size() > 1 ? ", " + std::to_string(c[1]) : "")
-                          << "): " << a << " vs " << b;
+            ADD_FAILURE() << what << ": differs at (" << c[0]
+                          << (c.size() > 1 ? ", " + std::to_string(c[1]) : "") << "): " << a
+                          << " vs " << b;
         }
     });
 }
@@ -197,14 +199,17 @@ TEST(GPUScheduleProperty, RandomSchedulesMatchTheHost) {
             std::string msg = e.what();
             bool over_limit = msg.find("threads per block") != std::string::npos ||
                               msg.find("bytes of shared memory per block") != std::string::npos;
-            if (!over_limit) ADD_FAILURE() << "schedule " << i << " (" << d.what.str() << "): " << msg;
+            if (!over_limit)
+                ADD_FAILURE() << "schedule " << i << " (" << d.what.str() << "): " << msg;
         } catch (const Error &e) {
             ADD_FAILURE() << "schedule " << i << " (" << d.what.str() << "): " << e.what();
         }
         if (HasFailure()) {
-            std::cerr << "failed at schedule " << i << ": " << d.what.str() << "\nreproduce with AICF_GPU_SCHEDULE_SEED="
-                      << seed << " AICF_GPU_SCHEDULE_CASE=" << i
-                      << " ./tests/test_gpu --gtest_filter=GPUScheduleProperty.RandomSchedulesMatchTheHost\n";
+            std::cerr << "failed at schedule " << i << ": " << d.what.str()
+                      << "\nreproduce with AICF_GPU_SCHEDULE_SEED=" << seed
+                      << " AICF_GPU_SCHEDULE_CASE=" << i
+                      << " ./tests/test_gpu "
+                         "--gtest_filter=GPUScheduleProperty.RandomSchedulesMatchTheHost\n";
             return;
         }
     }

@@ -54,7 +54,8 @@ TEST(GPUSchedule, StencilFirstStageInSharedMemory) {
     auto fr = [&](int i, int j) { return double(in(i, j)) * in(i, j) + 0.5; };
     for (int j = 0; j < H; j++) {
         for (int i = 0; i < W; i++) {
-            double want = fr(i, j + 1) + fr(i + 2, j + 1) + fr(i + 1, j) + fr(i + 1, j + 2) - fr(i + 1, j + 1);
+            double want = fr(i, j + 1) + fr(i + 2, j + 1) + fr(i + 1, j) + fr(i + 1, j + 2) -
+                          fr(i + 1, j + 1);
             ASSERT_TRUE(close(out(i, j), want, 1e-5, 1e-5)) << i << "," << j;
         }
     }
@@ -86,7 +87,8 @@ TEST(GPUSchedule, MatmulWithSharedTiles) {
     for (int j = 0; j < M; j++) {
         for (int i = 0; i < N; i++) {
             double want = 0;
-            for (int kk = 0; kk < K; kk++) want += double(A(kk, j)) * B(i, kk);
+            for (int kk = 0; kk < K; kk++)
+                want += double(A(kk, j)) * B(i, kk);
             ASSERT_TRUE(close(C(i, j), want, 1e-4, 1e-4)) << i << "," << j;
         }
     }
@@ -116,7 +118,8 @@ TEST(GPUSchedule, WrapperStagesInputTileInSharedMemory) {
         for (int i = 0; i < W; i++) {
             double want = 0;
             for (int dy = 0; dy < 3; dy++)
-                for (int dx = 0; dx < 3; dx++) want += in(i + dx, j + dy);
+                for (int dx = 0; dx < 3; dx++)
+                    want += in(i + dx, j + dy);
             ASSERT_TRUE(close(out(i, j), want / 9, 1e-5, 1e-6)) << i << "," << j;
         }
     }
@@ -136,7 +139,8 @@ TEST(GPUSchedule, WrapperStagesIntoRegisters) {
     src.in().compute_at(f, tx).store_in(MemoryType::Register).unroll(x);
     Buffer<float> out = f.realize({W}, gpu_target);
     for (int i = 0; i < W; i++) {
-        double want = double(in(i)) * in(i + 3) + double(in(i + 1)) * in(i + 2) - double(in(i)) * in(i + 1);
+        double want =
+            double(in(i)) * in(i + 3) + double(in(i + 1)) * in(i + 2) - double(in(i)) * in(i + 1);
         ASSERT_TRUE(close(out(i), want, 1e-5, 1e-6)) << i;
     }
 }
@@ -152,14 +156,16 @@ TEST(GPUSchedule, SingleThreadStage) {
     Func total("total"), out("out");
     total() = 0;
     total() += in(r);
-    out(x) = in(x) - total();
+    out(x) = in(x)-total();
     total.compute_root().gpu_single_thread();
     total.update().gpu_single_thread();
     out.gpu_tile(x, bx, tx, 64);
     Buffer<int> result = out.realize({N}, gpu_target);
     int64_t sum = 0;
-    for (int i = 0; i < N; i++) sum += in(i);
-    for (int i = 0; i < N; i++) ASSERT_EQ(result(i), in(i) - sum) << i;
+    for (int i = 0; i < N; i++)
+        sum += in(i);
+    for (int i = 0; i < N; i++)
+        ASSERT_EQ(result(i), in(i)-sum) << i;
 }
 
 // 16-bit floats are stored as such and computed in float32 on the device, bit for bit as
@@ -181,7 +187,8 @@ TEST(GPUSchedule, HalfAndBFloatStorageMatchesTheHost) {
     };
     Buffer<float16_t> host = build(false).realize({W})[0];
     Buffer<float16_t> gpu = build(true).realize({W}, gpu_target)[0];
-    for (int i = 0; i < W; i++) ASSERT_EQ(gpu(i).bits, host(i).bits) << i;
+    for (int i = 0; i < W; i++)
+        ASSERT_EQ(gpu(i).bits, host(i).bits) << i;
 }
 
 // The pure stage of an output runs on the GPU, its update on the host: the host code gets
@@ -193,7 +200,8 @@ TEST(GPUSchedule, OutputUpdatedOnTheHostAfterTheGPU) {
     f(x) += 1;
     f.gpu_tile(x, bx, tx, 32);
     Buffer<int> out = f.realize({100}, gpu_target)[0];
-    for (int i = 0; i < 100; i++) ASSERT_EQ(out(i), 2 * i + 1) << i;
+    for (int i = 0; i < 100; i++)
+        ASSERT_EQ(out(i), 2 * i + 1) << i;
 }
 
 // Scalars of every width reach the kernel: bool, int8, int64, double.
@@ -211,7 +219,8 @@ TEST(GPUSchedule, ScalarParametersOfEveryWidth) {
     big.set(int64_t(1) << 40); // 2^40 % 1000 = 776
     scale.set(2.5);
     Buffer<int> out = f.realize({50}, gpu_target)[0];
-    for (int i = 0; i < 50; i++) ASSERT_EQ(out(i), -(-7 + 776 + int(2.5 * i))) << i;
+    for (int i = 0; i < 50; i++)
+        ASSERT_EQ(out(i), -(-7 + 776 + int(2.5 * i))) << i;
 }
 
 // An empty output launches nothing and fails nothing.
@@ -234,7 +243,8 @@ TEST(GPUSchedule, ThreeDimensionalTiles) {
     Buffer<int> out = f.realize({X, Y, Z}, gpu_target);
     for (int k = 0; k < Z; k++)
         for (int j = 0; j < Y; j++)
-            for (int i = 0; i < X; i++) ASSERT_EQ(out(i, j, k), i * 10000 + j * 100 + k);
+            for (int i = 0; i < X; i++)
+                ASSERT_EQ(out(i, j, k), i * 10000 + j * 100 + k);
 }
 
 // Register tiling: each thread accumulates a 4 x 4 tile of the product in its registers
@@ -246,7 +256,8 @@ TEST(GPUSchedule, MatmulWithRegisterTiles) {
     fill_random(A, -1, 1, 13);
     fill_random(B, -1, 1, 14);
     auto build = [&](bool gpu) {
-        Var x("x"), y("y"), bx("bx"), by("by"), xi("xi"), yi("yi"), tx("tx"), ty("ty"), xr("xr"), yr("yr");
+        Var x("x"), y("y"), bx("bx"), by("by"), xi("xi"), yi("yi"), tx("tx"), ty("ty"), xr("xr"),
+            yr("yr");
         VarOrRVar ko("ko", true), ki("ki", true);
         Func a("a"), b("b"), prod("prod"), out("out");
         RDom k(0, K, "k");
@@ -278,13 +289,15 @@ TEST(GPUSchedule, MatmulWithRegisterTiles) {
         for (int i = 0; i < N; i++) {
             ASSERT_EQ(C(i, j), host(i, j)) << i << "," << j;
             double want = 0;
-            for (int kk = 0; kk < K; kk++) want += double(A(kk, j)) * B(i, kk);
+            for (int kk = 0; kk < K; kk++)
+                want += double(A(kk, j)) * B(i, kk);
             ASSERT_TRUE(close(C(i, j), want, 1e-4, 1e-4)) << i << "," << j;
         }
     }
     // prod lives in registers: the kernel's shared memory holds only the tiles of A and B.
     std::string loops = gpu_out.loop_nest(gpu_target);
-    EXPECT_NE(loops.find("; 2048 bytes of shared memory (b 1024, a 1024)"), std::string::npos) << loops;
+    EXPECT_NE(loops.find("; 2048 bytes of shared memory (b 1024, a 1024)"), std::string::npos)
+        << loops;
 }
 
 // Three kernels: the intermediates between them live in device memory.
@@ -294,7 +307,7 @@ TEST(GPUSchedule, MultiKernelPipeline) {
     fill_random(in, -3, 3, 6);
     Var x("x"), bx("bx"), tx("tx");
     Func f("f"), g("g"), h("h");
-    f(x) = in(x) * 3.0f;
+    f(x) = in(x)*3.0f;
     g(x) = f(x) + f(x + 1);
     h(x) = g(x) * g(x + 2);
     f.compute_root().gpu_tile(x, bx, tx, 64);
@@ -314,7 +327,7 @@ TEST(GPUSchedule, StageInRegisters) {
     fill_random(in, -1, 1, 7);
     Var x("x"), bx("bx"), tx("tx"), xi("xi");
     Func f("f"), g("g");
-    f(x) = in(x) * 2.0f;
+    f(x) = in(x)*2.0f;
     g(x) = f(x) + f(x + 1) + f(x + 2) + f(x + 3);
     g.split(x, bx, x, 32).split(x, tx, xi, 4).reorder(xi, tx, bx).gpu_blocks(bx).gpu_threads(tx);
     f.compute_at(g, tx).unroll(x);
@@ -359,14 +372,19 @@ TEST(GPUSchedule, LayerNormOneBlockPerRow) {
     auto start = std::chrono::steady_clock::now();
     Buffer<float> result = p.realize({N, R}, gpu_target)[0];
     result.copy_to_host();
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    std::cout << "layernorm " << R << " x " << N << " on " << (getenv("AICF_DEVICE") ? getenv("AICF_DEVICE") : "sim")
-              << ", one block per row, first run (the copies and the kernel's loading included): " << ms << " ms\n";
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::cout << "layernorm " << R << " x " << N << " on "
+              << (getenv("AICF_DEVICE") ? getenv("AICF_DEVICE") : "sim")
+              << ", one block per row, first run (the copies and the kernel's loading included): "
+              << ms << " ms\n";
     for (int j = 0; j < R; j++) {
         double m = 0, v = 0;
-        for (int i = 0; i < N; i++) m += in(i, j);
+        for (int i = 0; i < N; i++)
+            m += in(i, j);
         m /= N;
-        for (int i = 0; i < N; i++) v += (in(i, j) - m) * (in(i, j) - m);
+        for (int i = 0; i < N; i++)
+            v += (in(i, j) - m) * (in(i, j) - m);
         v /= N;
         for (int i = 0; i < N; i++) {
             double want = (in(i, j) - m) / std::sqrt(v + 1e-5);
@@ -389,8 +407,10 @@ TEST(GPUSchedule, RegisterTiledMatmul) {
     for (int j = 0; j < M; j++)
         for (int i = 0; i < N; i++) {
             double want = 0;
-            for (int r = 0; r < K; r++) want += double(A(r, j)) * B(i, r);
-            ASSERT_TRUE(close(C(i, j), want, 1e-4, 1e-4)) << i << "," << j << ": " << C(i, j) << " vs " << want;
+            for (int r = 0; r < K; r++)
+                want += double(A(r, j)) * B(i, r);
+            ASSERT_TRUE(close(C(i, j), want, 1e-4, 1e-4))
+                << i << "," << j << ": " << C(i, j) << " vs " << want;
         }
 }
 

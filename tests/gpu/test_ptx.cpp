@@ -3,8 +3,8 @@
 
 #include "ErrorMessage.h"
 #include "MatmulGPU.h"
-#include "dsl/aicf.h"
 #include "backends/llvm/CodeGen_PTX.h"
+#include "dsl/aicf.h"
 
 #include <gtest/gtest.h>
 
@@ -49,7 +49,7 @@ TEST(PTX, VectorizedReadOnlyLoadIsOneWideLoad) {
     Buffer<float> in({1000}, "in");
     Var x("x"), xo("xo"), xv("xv"), bx("bx"), tx("tx");
     Func f("f");
-    f(x) = in(x) * 3.0f;
+    f(x) = in(x)*3.0f;
     f.split(x, xo, xv, 4).vectorize(xv).gpu_tile(xo, bx, tx, 64);
     std::string ptx = f.ptx(sm80);
     EXPECT_TRUE(contains(ptx, "ld.global.nc.v4.f32")) << ptx;
@@ -71,7 +71,8 @@ TEST(PTX, BufferTheKernelWritesIsNotReadThroughTheReadOnlyCache) {
 }
 
 TEST(PTX, MathComesFromLibdeviceAndIsInlined) {
-    if (!backends::libdevice_available()) GTEST_SKIP() << "no libdevice (the CUDA toolkit is not installed)";
+    if (!backends::libdevice_available())
+        GTEST_SKIP() << "no libdevice (the CUDA toolkit is not installed)";
     Buffer<float> in({256}, "in");
     Var x("x"), bx("bx"), tx("tx");
     Func f("f");
@@ -104,7 +105,8 @@ TEST(PTX, NeedsAGPUTarget) {
 }
 
 TEST(PTX, ResourceReportFromPtxas) {
-    if (!backends::ptxas_available()) GTEST_SKIP() << "no ptxas (the CUDA toolkit is not installed)";
+    if (!backends::ptxas_available())
+        GTEST_SKIP() << "no ptxas (the CUDA toolkit is not installed)";
     Buffer<float> in({100, 40}, "in");
     std::string report = staged_stencil(in).kernel_resources(sm80);
     EXPECT_TRUE(contains(report, "g_k0_g (sm_80): ")) << report;
@@ -123,7 +125,8 @@ TEST(PTX, RegisterTiledMatmulReadsFloat4AndDoesNotSpill) {
     std::string ptx = out.ptx(fma);
     auto count = [&](const std::string &what) {
         int c = 0;
-        for (size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1)) c++;
+        for (size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1))
+            c++;
         return c;
     };
     EXPECT_EQ(count("ld.local"), 0) << ptx;

@@ -188,8 +188,7 @@ TEST(SimCheck, MissingBarrierIsARaceOnTheTile) {
     EXPECT_TRUE(contains(
         msg, "shared-memory race in block (0, 0, 0) on tile[32] at byte 128 of shared memory"))
         << msg;
-    EXPECT_TRUE(contains(msg, "thread (0, 1, 0) stores it (store tile[...] in tile at x)"))
-        << msg;
+    EXPECT_TRUE(contains(msg, "thread (0, 1, 0) stores it (store tile[...] in tile at x)")) << msg;
     EXPECT_TRUE(contains(msg, "thread (1, 0, 0) loads it (load tile[...] in out at tx = 1)"))
         << msg;
     EXPECT_TRUE(contains(msg, "no barrier")) << msg;

@@ -11,8 +11,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <optional>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -85,9 +85,8 @@ public:
         }
         if (const Let *op = e.as<Let>()) {
             int64_t value = (*this)(op->value);
-            auto saved = vars.find(op->name) == vars.end()
-                             ? std::optional<int64_t>()
-                             : std::optional<int64_t>(vars[op->name]);
+            auto saved = vars.find(op->name) == vars.end() ? std::optional<int64_t>()
+                                                           : std::optional<int64_t>(vars[op->name]);
             vars[op->name] = value;
             int64_t r = (*this)(op->body);
             if (saved) {
@@ -153,14 +152,22 @@ public:
         if (depth <= 0 || pick(0, 9) < 2) return leaf();
         switch (pick(0, 11)) {
         case 0:
-        case 1: return Add::make(int_expr(depth - 1), int_expr(depth - 1));
-        case 2: return Sub::make(int_expr(depth - 1), int_expr(depth - 1));
-        case 3: return Mul::make(int_expr(depth - 1), small_const(-4, 4));
-        case 4: return Mul::make(int_expr(depth - 1), int_expr(depth - 2));
-        case 5: return Div::make(int_expr(depth - 1), nonzero_divisor());
-        case 6: return Mod::make(int_expr(depth - 1), nonzero_divisor());
-        case 7: return Min::make(int_expr(depth - 1), int_expr(depth - 1));
-        case 8: return Max::make(int_expr(depth - 1), int_expr(depth - 1));
+        case 1:
+            return Add::make(int_expr(depth - 1), int_expr(depth - 1));
+        case 2:
+            return Sub::make(int_expr(depth - 1), int_expr(depth - 1));
+        case 3:
+            return Mul::make(int_expr(depth - 1), small_const(-4, 4));
+        case 4:
+            return Mul::make(int_expr(depth - 1), int_expr(depth - 2));
+        case 5:
+            return Div::make(int_expr(depth - 1), nonzero_divisor());
+        case 6:
+            return Mod::make(int_expr(depth - 1), nonzero_divisor());
+        case 7:
+            return Min::make(int_expr(depth - 1), int_expr(depth - 1));
+        case 8:
+            return Max::make(int_expr(depth - 1), int_expr(depth - 1));
         case 9:
             return Select::make(bool_expr(depth - 1), int_expr(depth - 1), int_expr(depth - 1));
         case 10: {
@@ -171,7 +178,8 @@ public:
             vars.pop_back();
             return Let::make(name, value, body);
         }
-        default: return Add::make(int_expr(depth - 1), small_const(-6, 6));
+        default:
+            return Add::make(int_expr(depth - 1), small_const(-6, 6));
         }
     }
 
@@ -179,19 +187,28 @@ public:
         using namespace ir;
         if (depth > 1 && pick(0, 4) == 0) {
             switch (pick(0, 2)) {
-            case 0: return And::make(bool_expr(depth - 1), bool_expr(depth - 1));
-            case 1: return Or::make(bool_expr(depth - 1), bool_expr(depth - 1));
-            default: return Not::make(bool_expr(depth - 1));
+            case 0:
+                return And::make(bool_expr(depth - 1), bool_expr(depth - 1));
+            case 1:
+                return Or::make(bool_expr(depth - 1), bool_expr(depth - 1));
+            default:
+                return Not::make(bool_expr(depth - 1));
             }
         }
         Expr a = int_expr(depth - 1), b = int_expr(depth - 1);
         switch (pick(0, 5)) {
-        case 0: return LT::make(a, b);
-        case 1: return LE::make(a, b);
-        case 2: return GT::make(a, b);
-        case 3: return GE::make(a, b);
-        case 4: return EQ::make(a, b);
-        default: return NE::make(a, b);
+        case 0:
+            return LT::make(a, b);
+        case 1:
+            return LE::make(a, b);
+        case 2:
+            return GT::make(a, b);
+        case 3:
+            return GE::make(a, b);
+        case 4:
+            return EQ::make(a, b);
+        default:
+            return NE::make(a, b);
         }
     }
 

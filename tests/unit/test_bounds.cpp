@@ -16,7 +16,9 @@ using namespace aicf::ir;
 
 namespace {
 
-Expr var(const std::string &name, Type t = Int(32)) { return Variable::make(t, name); }
+Expr var(const std::string &name, Type t = Int(32)) {
+    return Variable::make(t, name);
+}
 
 ::testing::AssertionResult same_end(const char *which, const Expr &got, const Expr &expected) {
     if (!got.defined() && !expected.defined()) return ::testing::AssertionSuccess();
@@ -118,8 +120,8 @@ TEST_F(BoundsTest, MinMaxSelect) {
     EXPECT_TRUE(has_bounds(Min::make(x, y), scope, Expr(0), Expr(6)));
     EXPECT_TRUE(has_bounds(Max::make(x, y), scope, Expr(5), Expr(10)));
     EXPECT_TRUE(has_bounds(Min::make(x, n), scope, Min::make(n, 0), Min::make(n, 10)));
-    EXPECT_TRUE(has_bounds(Select::make(LT::make(n, 0), x, Add::make(y, 20)), scope, Expr(0),
-                           Expr(26)));
+    EXPECT_TRUE(
+        has_bounds(Select::make(LT::make(n, 0), x, Add::make(y, 20)), scope, Expr(0), Expr(26)));
     Scope<Interval> half;
     half.push("x", Interval(Expr(), Expr(4)));
     EXPECT_TRUE(has_bounds(Min::make(x, 7), half, Expr(), Expr(4)));
@@ -159,8 +161,8 @@ TEST_F(BoundsTest, Casts) {
     // Float to int32 of an unknown float: nothing is known.
     scope.push("g", Interval());
     EXPECT_TRUE(has_bounds(Cast::make(Int(32), var("g", Float(32))), scope, Expr(), Expr()));
-    EXPECT_TRUE(has_bounds(Cast::make(Int(16), var("g", Float(32))), scope,
-                           Expr(int16_t(-32768)), Expr(int16_t(32767))));
+    EXPECT_TRUE(has_bounds(Cast::make(Int(16), var("g", Float(32))), scope, Expr(int16_t(-32768)),
+                           Expr(int16_t(32767))));
 }
 
 TEST_F(BoundsTest, NarrowTypesAndWrapAround) {
@@ -173,8 +175,8 @@ TEST_F(BoundsTest, NarrowTypesAndWrapAround) {
     high.push("a", Interval(Expr(uint8_t(200)), Expr(uint8_t(255))));
     EXPECT_TRUE(
         has_bounds(Add::make(a, Expr(uint8_t(100))), high, Expr(uint8_t(0)), Expr(uint8_t(255))));
-    EXPECT_TRUE(has_bounds(Sub::make(a, Expr(uint8_t(100))), high, Expr(uint8_t(100)),
-                           Expr(uint8_t(155))));
+    EXPECT_TRUE(
+        has_bounds(Sub::make(a, Expr(uint8_t(100))), high, Expr(uint8_t(100)), Expr(uint8_t(155))));
     Expr i16 = var("i16", Int(16)), u32 = var("u32", UInt(32));
     s.push("i16", Interval());
     s.push("u32", Interval());
@@ -215,11 +217,11 @@ TEST_F(BoundsTest, RampsBroadcastsAndLets) {
     EXPECT_TRUE(has_bounds(Ramp::make(x, y, 3), scope, Expr(0), Expr(22)));
     EXPECT_TRUE(has_bounds(Broadcast::make(y, 8), scope, Expr(5), Expr(6)));
     Expr t = var("t");
-    EXPECT_TRUE(has_bounds(Let::make("t", Mul::make(x, 2), Add::make(t, 1)), scope, Expr(1),
-                           Expr(21)));
+    EXPECT_TRUE(
+        has_bounds(Let::make("t", Mul::make(x, 2), Add::make(t, 1)), scope, Expr(1), Expr(21)));
     // The let variable never escapes: it is replaced by its value's bounds.
-    EXPECT_TRUE(has_bounds(Let::make("t", n, Add::make(t, 1)), scope, Add::make(n, 1),
-                           Add::make(n, 1)));
+    EXPECT_TRUE(
+        has_bounds(Let::make("t", n, Add::make(t, 1)), scope, Add::make(n, 1), Add::make(n, 1)));
     // A let shadows a variable of the scope.
     EXPECT_TRUE(has_bounds(Let::make("x", Expr(100), x), scope, Expr(100), Expr(100)));
 }
@@ -321,21 +323,21 @@ TEST(RandomBoundsTest, BoundsContainEveryValue) {
         for (int k = 0; k < 8; k++) {
             aicf::test::Evaluator eval;
             for (const std::string &n : names) {
-                eval.vars[n] = std::uniform_int_distribution<int>(range[n].first,
-                                                                  range[n].second)(rng);
+                eval.vars[n] =
+                    std::uniform_int_distribution<int>(range[n].first, range[n].second)(rng);
             }
             int64_t v = eval(e);
             if (eval.overflow) continue;
             checked++;
             if (b.min.defined()) {
-                ASSERT_LE(*as_const_int(b.min), v) << e << " at x=" << eval.vars["x"]
-                                                   << " y=" << eval.vars["y"]
-                                                   << " z=" << eval.vars["z"];
+                ASSERT_LE(*as_const_int(b.min), v)
+                    << e << " at x=" << eval.vars["x"] << " y=" << eval.vars["y"]
+                    << " z=" << eval.vars["z"];
             }
             if (b.max.defined()) {
-                ASSERT_GE(*as_const_int(b.max), v) << e << " at x=" << eval.vars["x"]
-                                                   << " y=" << eval.vars["y"]
-                                                   << " z=" << eval.vars["z"];
+                ASSERT_GE(*as_const_int(b.max), v)
+                    << e << " at x=" << eval.vars["x"] << " y=" << eval.vars["y"]
+                    << " z=" << eval.vars["z"];
             }
         }
     }
@@ -349,7 +351,8 @@ TEST(RandomBoundsTest, VectorBoundsContainEveryLane) {
     aicf::test::ExprGenerator gen(99, names);
     std::mt19937 rng(12);
     Scope<Interval> scope;
-    for (const std::string &n : names) scope.push(n, Interval(Expr(-10), Expr(10)));
+    for (const std::string &n : names)
+        scope.push(n, Interval(Expr(-10), Expr(10)));
     int checked = 0;
     for (int i = 0; i < 1000; i++) {
         int stride = gen.pick(-3, 3), lanes = gen.pick(2, 6);
@@ -435,9 +438,12 @@ TEST(RandomBoundsTest, BoundsWithRemaindersContainEveryValue) {
             int k = std::uniform_int_distribution<int>(-2, 2)(rng);
             Expr q = Min::make(gen.int_expr(2), gen.int_expr(1));
             Expr p = gen.int_expr(2);
-            return Add::make(p, Mul::make(Div::make(Add::make(q, Sub::make(Expr(0), p)), c), (k ? k : 1) * c));
+            return Add::make(
+                p, Mul::make(Div::make(Add::make(q, Sub::make(Expr(0), p)), c), (k ? k : 1) * c));
         },
-        [](const Expr &e, const Scope<Interval> &s) { return bounds_of_expr_in_scope_with_remainders(e, s); });
+        [](const Expr &e, const Scope<Interval> &s) {
+            return bounds_of_expr_in_scope_with_remainders(e, s);
+        });
 }
 
 TEST_F(BoundsTest, MonotonicThroughSumsQuotientsMinsAndMaxes) {
@@ -447,7 +453,8 @@ TEST_F(BoundsTest, MonotonicThroughSumsQuotientsMinsAndMaxes) {
     Expr tile = Div::make(Min::make(Sub::make(Sub::make(n, Mul::make(x, 8)), 1), 7), 72);
     EXPECT_EQ(is_monotonic(tile, "x"), Monotonic::Decreasing);
     EXPECT_EQ(is_monotonic(Div::make(x, -3), "x"), Monotonic::Decreasing);
-    EXPECT_EQ(is_monotonic(Max::make(Mul::make(x, -2), Sub::make(y, x)), "x"), Monotonic::Decreasing);
+    EXPECT_EQ(is_monotonic(Max::make(Mul::make(x, -2), Sub::make(y, x)), "x"),
+              Monotonic::Decreasing);
     EXPECT_EQ(is_monotonic(Cast::make(Int(64), x), "x"), Monotonic::Increasing);
     // Mixed directions, products of the variable, remainders and narrowing casts are unknown.
     EXPECT_EQ(is_monotonic(Add::make(x, tile), "x"), Monotonic::Unknown);
@@ -477,8 +484,10 @@ TEST(RandomBoundsTest, MonotonicExpressionsMoveOneWay) {
             int64_t a = at(e), b = next(e);
             if (at.overflow || next.overflow) continue;
             checked++;
-            if (m == Monotonic::Increasing) ASSERT_LE(a, b) << e << " at x = " << xv << ", y = " << yv;
-            else ASSERT_GE(a, b) << e << " at x = " << xv << ", y = " << yv;
+            if (m == Monotonic::Increasing)
+                ASSERT_LE(a, b) << e << " at x = " << xv << ", y = " << yv;
+            else
+                ASSERT_GE(a, b) << e << " at x = " << xv << ", y = " << yv;
         }
     }
     EXPECT_GT(classified, 300);
@@ -501,7 +510,8 @@ TEST_F(BoundsTest, RoundedDownTileEndsWithTheRegion) {
     point.push("t", Interval::single_point(Expr(24)));
     point.push("e", Interval::single_point(Expr(28)));
     Interval p = bounds_of_expr_in_scope_with_remainders(end, point);
-    EXPECT_TRUE(equal(simplify(p.max), Expr(24)) && equal(simplify(p.min), Expr(24))) << p.min << " " << p.max;
+    EXPECT_TRUE(equal(simplify(p.max), Expr(24)) && equal(simplify(p.min), Expr(24)))
+        << p.min << " " << p.max;
     EXPECT_FALSE(quotients_as_remainders(Add::make(t, Mul::make(Div::make(e, 8), 4))).defined());
 }
 

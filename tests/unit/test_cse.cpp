@@ -13,7 +13,9 @@ using namespace aicf::ir;
 
 namespace {
 
-Expr var(const std::string &n) { return Variable::make(Int(32), n); }
+Expr var(const std::string &n) {
+    return Variable::make(Int(32), n);
+}
 
 int count_lets(const Expr &e) {
     int n = 0;
@@ -81,13 +83,15 @@ TEST(CSE, RandomExpressionsEvaluateTheSame) {
     for (int i = 0; i < 4000; i++) {
         // Random parts used more than once, inside a random expression of their own.
         Expr p = gen.int_expr(3), q = gen.int_expr(3);
-        Expr e = i % 2 ? Add::make(Mul::make(p, q), Sub::make(p, Mul::make(q, p)))
-                       : Select::make(LT::make(p, gen.int_expr(2)), Add::make(p, q), Sub::make(q, p));
+        Expr e = i % 2
+                     ? Add::make(Mul::make(p, q), Sub::make(p, Mul::make(q, p)))
+                     : Select::make(LT::make(p, gen.int_expr(2)), Add::make(p, q), Sub::make(q, p));
         Expr r = common_subexpression_elimination(e);
         changed += count_lets(r) > count_lets(e);
         for (int k = 0; k < 4; k++) {
             aicf::test::Evaluator eval;
-            for (const std::string &n : names) eval.vars[n] = value(rng);
+            for (const std::string &n : names)
+                eval.vars[n] = value(rng);
             int64_t expected = eval(e);
             if (eval.overflow) continue;
             ASSERT_EQ(eval(r), expected) << "\n  original " << e << "\n  after    " << r;

@@ -43,8 +43,9 @@ TEST(IR, PrinterShowsStructure) {
     Var x("x"), y("y");
     Expr e = select(x < y, x * 2, min(y, 7)) + cast<int>(cast<float>(x) * 0.5f);
     EXPECT_EQ(to_string(e), "(select((x < y), (x * 2), min(y, 7)) + int32((float32(x) * 0.5f)))");
-    Stmt s = For::make("i", 0, 10, ForType::Serial,
-                       Store::make("buf", Variable::make(Int(32), "i"), Variable::make(Int(32), "i"), Expr()));
+    Stmt s = For::make(
+        "i", 0, 10, ForType::Serial,
+        Store::make("buf", Variable::make(Int(32), "i"), Variable::make(Int(32), "i"), Expr()));
     EXPECT_EQ(to_string(s), "serial for (i, 0, 10) {\n  buf[i] = i\n}\n");
 }
 

@@ -30,12 +30,14 @@ TEST(Names, UsersReadStagesAndLoopsAsTheyWroteThem) {
     EXPECT_EQ(stage_for_users("f", 1), "f.update(0)");
     EXPECT_EQ(loop_for_users(loop_name("f", 0, "x")), "x of f");
     EXPECT_EQ(loop_for_users(loop_name("f", 2, var_version_name("yi", 4))), "yi of f.update(1)");
-    EXPECT_EQ(loop_for_users(loop_name("f", 0, single_thread_var(false))), "gpu_single_thread() of f");
+    EXPECT_EQ(loop_for_users(loop_name("f", 0, single_thread_var(false))),
+              "gpu_single_thread() of f");
     EXPECT_EQ(loop_for_users("not_a_loop"), "not_a_loop");
     // Printed IR: loop variables become the user's names; bounds and buffers stay as they are.
-    std::string text = "f((" + loop_name("g", 0, "x") + " + 1), " + loop_name("g", 1, "r.x") + ", in.stride.1, " +
-                       loop_min_name("g", 0, "x") + ")";
-    EXPECT_EQ(with_user_loop_names(text), "f((x + 1), r.x, in.stride.1, " + loop_min_name("g", 0, "x") + ")");
+    std::string text = "f((" + loop_name("g", 0, "x") + " + 1), " + loop_name("g", 1, "r.x") +
+                       ", in.stride.1, " + loop_min_name("g", 0, "x") + ")";
+    EXPECT_EQ(with_user_loop_names(text),
+              "f((x + 1), r.x, in.stride.1, " + loop_min_name("g", 0, "x") + ")");
 }
 
 TEST(Names, StorageNamesOfTupleElements) {

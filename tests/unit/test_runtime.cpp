@@ -37,10 +37,12 @@ TEST(Runtime, AllocationsFromManyThreadsAreFreedOnceEach) {
                 }
             });
         }
-        for (std::thread &th : threads) th.join();
+        for (std::thread &th : threads)
+            th.join();
         // Some freed on another thread than the one that made them.
         for (int t = 0; t < 4; t++) {
-            for (size_t i = 0; i < kept_by[t].size(); i += 3) aicf_free(&ctx, kept_by[t][i]);
+            for (size_t i = 0; i < kept_by[t].size(); i += 3)
+                aicf_free(&ctx, kept_by[t][i]);
         }
         // A large one, which takes the huge-page path.
         void *big = aicf_malloc(&ctx, "big", int64_t(3) << 20);
@@ -63,7 +65,8 @@ class OutOfMemoryDevice : public aicf::runtime::Device {
 public:
     const char *name() const override { return "out_of_memory"; }
     const aicf_device_interface_t *memory() const override { return nullptr; }
-    void launch(const aicf::runtime::CompiledKernel &, const std::array<int, 3> &, void *const *) override {
+    void launch(const aicf::runtime::CompiledKernel &, const std::array<int, 3> &,
+                void *const *) override {
         throw std::bad_alloc();
     }
 };
@@ -78,7 +81,8 @@ TEST(Runtime, AFailedAllocationInALaunchIsAnErrorOfTheRun) {
     ctx.kernels = &kernels;
     ctx.device = &device;
     EXPECT_NE(aicf_gpu_launch(&ctx, 0, 1, 1, 1, nullptr), 0);
-    EXPECT_NE(ctx.error.find("Out of memory while launching kernel p_k0_f"), std::string::npos) << ctx.error;
+    EXPECT_NE(ctx.error.find("Out of memory while launching kernel p_k0_f"), std::string::npos)
+        << ctx.error;
 }
 
 TEST(Runtime, AKernelsPTXIsMadeOnceOnFirstUseAndSharedByCopies) {
@@ -90,8 +94,10 @@ TEST(Runtime, AKernelsPTXIsMadeOnceOnFirstUseAndSharedByCopies) {
     EXPECT_EQ(made.load(), 0); // nothing until a GPU asks
     aicf::runtime::CompiledKernel copy = k;
     std::vector<std::thread> threads;
-    for (int t = 0; t < 4; t++) threads.emplace_back([&, t] { EXPECT_EQ((t % 2 ? k : copy).ptx(), ".entry k"); });
-    for (std::thread &t : threads) t.join();
+    for (int t = 0; t < 4; t++)
+        threads.emplace_back([&, t] { EXPECT_EQ((t % 2 ? k : copy).ptx(), ".entry k"); });
+    for (std::thread &t : threads)
+        t.join();
     EXPECT_EQ(made.load(), 1);
 }
 
@@ -104,8 +110,9 @@ TEST(LLVMErrors, AFatalErrorIsAnInternalErrorNamingWhatWasCompiled) {
         ADD_FAILURE() << "LLVM's fatal error returned";
     } catch (const aicf::InternalError &e) {
         std::string msg = e.what();
-        EXPECT_NE(msg.find("LLVM failed while compiling kernel blur_k0_blur for sm_80: forced failure"),
-                  std::string::npos)
+        EXPECT_NE(
+            msg.find("LLVM failed while compiling kernel blur_k0_blur for sm_80: forced failure"),
+            std::string::npos)
             << msg;
     }
     // The kernel's scope ended with the exception; the pipeline's is the innermost again.

@@ -18,11 +18,14 @@ using namespace aicf::ir;
 
 namespace {
 
-Expr var(const std::string &name, Type t = Int(32)) { return Variable::make(t, name); }
+Expr var(const std::string &name, Type t = Int(32)) {
+    return Variable::make(t, name);
+}
 
 Scope<Interval> ranges(const std::vector<std::tuple<std::string, int, int>> &vars) {
     Scope<Interval> s;
-    for (const auto &[name, lo, hi] : vars) s.push(name, Interval(Expr(lo), Expr(hi)));
+    for (const auto &[name, lo, hi] : vars)
+        s.push(name, Interval(Expr(lo), Expr(hi)));
     return s;
 }
 
@@ -30,8 +33,8 @@ Scope<Interval> ranges(const std::vector<std::tuple<std::string, int, int>> &var
                                          const Scope<Interval> &bounds = Scope<Interval>()) {
     Expr result = simplify(in, bounds);
     if (equal(result, expected)) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "simplify(" << in << ")\n  gave     " << result
-                                         << "\n  expected " << expected;
+    return ::testing::AssertionFailure()
+           << "simplify(" << in << ")\n  gave     " << result << "\n  expected " << expected;
 }
 
 ::testing::AssertionResult stmt_simplifies_to(const Stmt &in, const Stmt &expected) {
@@ -101,8 +104,8 @@ TEST_F(SimplifyTest, FoldingWrapsToTheTypeWidth) {
     // Unsigned division and comparison use the unsigned values.
     EXPECT_TRUE(simplifies_to(Div::make(Expr(uint32_t(4294967295u)), Expr(uint32_t(2))),
                               Expr(uint32_t(2147483647u))));
-    EXPECT_TRUE(simplifies_to(LT::make(Expr(uint32_t(1)), Expr(uint32_t(4294967295u))),
-                              const_true()));
+    EXPECT_TRUE(
+        simplifies_to(LT::make(Expr(uint32_t(1)), Expr(uint32_t(4294967295u))), const_true()));
     EXPECT_TRUE(simplifies_to(Min::make(Expr(uint64_t(1)), Expr(UINT64_MAX)), Expr(uint64_t(1))));
 }
 
@@ -218,8 +221,8 @@ TEST_F(SimplifyTest, CancelsInWrappingTypes) {
     Expr e = Sub::make(Add::make(u8, Expr(uint8_t(3))), Add::make(u8, Expr(uint8_t(1))));
     EXPECT_TRUE(simplifies_to(e, Expr(uint8_t(2))));
     Expr u = var("u", UInt(32));
-    EXPECT_TRUE(simplifies_to(Add::make(u, Expr(uint32_t(4294967295u))),
-                              Sub::make(u, Expr(uint32_t(1)))));
+    EXPECT_TRUE(
+        simplifies_to(Add::make(u, Expr(uint32_t(4294967295u))), Sub::make(u, Expr(uint32_t(1)))));
 }
 
 TEST_F(SimplifyTest, CombinesRampsAndBroadcasts) {
@@ -231,8 +234,8 @@ TEST_F(SimplifyTest, CombinesRampsAndBroadcasts) {
                               Ramp::make(Add::make(x, y), 3, 4)));
     EXPECT_TRUE(simplifies_to(Mul::make(Ramp::make(x, 1, 4), Broadcast::make(3, 4)),
                               Ramp::make(Mul::make(x, 3), 3, 4)));
-    EXPECT_TRUE(simplifies_to(Sub::make(Ramp::make(x, 2, 4), Ramp::make(x, 2, 4)),
-                              Broadcast::make(0, 4)));
+    EXPECT_TRUE(
+        simplifies_to(Sub::make(Ramp::make(x, 2, 4), Ramp::make(x, 2, 4)), Broadcast::make(0, 4)));
     EXPECT_TRUE(simplifies_to(Sub::make(Ramp::make(x, 1, 4), Ramp::make(y, 1, 4)),
                               Broadcast::make(Sub::make(x, y), 4)));
     EXPECT_TRUE(simplifies_to(Ramp::make(x, 0, 4), Broadcast::make(x, 4)));
@@ -243,8 +246,8 @@ TEST_F(SimplifyTest, CombinesRampsAndBroadcasts) {
 
 TEST_F(SimplifyTest, DividesOutMultiples) {
     EXPECT_TRUE(simplifies_to(Div::make(Mul::make(x, 4), 4), x));
-    EXPECT_TRUE(simplifies_to(Div::make(Add::make(Mul::make(x, 4), y), 4),
-                              Add::make(x, Div::make(y, 4))));
+    EXPECT_TRUE(
+        simplifies_to(Div::make(Add::make(Mul::make(x, 4), y), 4), Add::make(x, Div::make(y, 4))));
     EXPECT_TRUE(simplifies_to(Div::make(Mul::make(x, 6), 3), Mul::make(x, 2)));
     EXPECT_TRUE(simplifies_to(Mod::make(Mul::make(x, 4), 4), Expr(0)));
     EXPECT_TRUE(simplifies_to(Mod::make(Add::make(Mul::make(x, 4), y), 4), Mod::make(y, 4)));
@@ -252,8 +255,8 @@ TEST_F(SimplifyTest, DividesOutMultiples) {
     EXPECT_TRUE(simplifies_to(Mod::make(x, 1), Expr(0)));
     EXPECT_TRUE(simplifies_to(Div::make(Add::make(Mul::make(x, 2), 1), 2), x));
     EXPECT_TRUE(simplifies_to(Mod::make(Add::make(Mul::make(x, 2), 1), 2), Expr(1)));
-    EXPECT_TRUE(simplifies_to(Div::make(Add::make(Mul::make(x, 8), 13), 4),
-                              Add::make(Mul::make(x, 2), 3)));
+    EXPECT_TRUE(
+        simplifies_to(Div::make(Add::make(Mul::make(x, 8), 13), 4), Add::make(Mul::make(x, 2), 3)));
     EXPECT_TRUE(simplifies_to(Mod::make(Sub::make(Mul::make(x, 8), 3), 4), Expr(1)));
 }
 
@@ -263,9 +266,12 @@ TEST_F(SimplifyTest, SumsOfAQuotientAndItsNumeratorBecomeARemainder) {
     Expr n = Add::make(x, 34);
     EXPECT_TRUE(simplifies_to(Sub::make(n, Mul::make(Div::make(n, 35), 35)), Mod::make(n, 35)));
     // k copies, with other terms around: 2y + 2x - 8 * (x / 4) + 5 == 2y + 2 * (x % 4) + 5.
-    Expr e = Add::make(Sub::make(Add::make(Mul::make(y, 2), Mul::make(x, 2)), Mul::make(Div::make(x, 4), 8)), 5);
-    EXPECT_TRUE(simplifies_to(e, Add::make(Add::make(Mul::make(y, 2), Mul::make(Mod::make(x, 4), 2)), 5)));
-    Interval b = bounds_of_expr_in_scope(simplify(Sub::make(n, Mul::make(Div::make(n, 35), 35))), Scope<Interval>());
+    Expr e = Add::make(
+        Sub::make(Add::make(Mul::make(y, 2), Mul::make(x, 2)), Mul::make(Div::make(x, 4), 8)), 5);
+    EXPECT_TRUE(
+        simplifies_to(e, Add::make(Add::make(Mul::make(y, 2), Mul::make(Mod::make(x, 4), 2)), 5)));
+    Interval b = bounds_of_expr_in_scope(simplify(Sub::make(n, Mul::make(Div::make(n, 35), 35))),
+                                         Scope<Interval>());
     ASSERT_TRUE(b.has_lower_bound() && b.has_upper_bound());
     EXPECT_TRUE(is_const_zero(b.min)) << b.min;
     EXPECT_TRUE(equal(simplify(b.max), Expr(34))) << b.max;
@@ -279,17 +285,22 @@ TEST_F(SimplifyTest, SumsOfAQuotientAndItsNumeratorBecomeARemainder) {
 // so interval analysis bounds the extent of a region clamped at both ends by k.
 TEST_F(SimplifyTest, DifferencesOfMinsWithASharedOperandBecomeAClamp) {
     auto clamp = [](Expr e, int k) { return Min::make(Max::make(e, 0), k); };
-    EXPECT_TRUE(simplifies_to(Sub::make(Min::make(Add::make(x, 8), y), Min::make(x, y)), clamp(Sub::make(y, x), 8)));
-    EXPECT_TRUE(simplifies_to(Sub::make(Max::make(y, Add::make(x, 3)), Max::make(x, y)), clamp(Add::make(Sub::make(x, y), 3), 3)));
+    EXPECT_TRUE(simplifies_to(Sub::make(Min::make(Add::make(x, 8), y), Min::make(x, y)),
+                              clamp(Sub::make(y, x), 8)));
+    EXPECT_TRUE(simplifies_to(Sub::make(Max::make(y, Add::make(x, 3)), Max::make(x, y)),
+                              clamp(Add::make(Sub::make(x, y), 3), 3)));
     // The other way round, negated; other terms of the sum stay.
-    EXPECT_TRUE(simplifies_to(Add::make(Sub::make(Min::make(x, y), Min::make(y, Add::make(x, 5))), z),
-                              Sub::make(z, clamp(Sub::make(y, x), 5))));
+    EXPECT_TRUE(
+        simplifies_to(Add::make(Sub::make(Min::make(x, y), Min::make(y, Add::make(x, 5))), z),
+                      Sub::make(z, clamp(Sub::make(y, x), 5))));
     Scope<Interval> anything; // x and y unbounded
     anything.push("x", Interval::everything());
     anything.push("y", Interval::everything());
-    Interval b = bounds_of_expr_in_scope(simplify(Sub::make(Min::make(Add::make(x, 8), y), Min::make(x, y))), anything);
+    Interval b = bounds_of_expr_in_scope(
+        simplify(Sub::make(Min::make(Add::make(x, 8), y), Min::make(x, y))), anything);
     ASSERT_TRUE(b.has_lower_bound() && b.has_upper_bound());
-    EXPECT_TRUE(is_const_zero(simplify(b.min)) && equal(simplify(b.max), Expr(8))) << b.min << " " << b.max;
+    EXPECT_TRUE(is_const_zero(simplify(b.min)) && equal(simplify(b.max), Expr(8)))
+        << b.min << " " << b.max;
     // Every form agrees with the original at every point of a grid.
     std::vector<Expr> forms = {
         Sub::make(Min::make(Add::make(x, 8), y), Min::make(x, y)),
@@ -316,8 +327,9 @@ TEST_F(SimplifyTest, AStartPlusARoundedDownLengthBecomesTheEndLessARemainder) {
     // Nothing of (y + z) cancels against x: the quotient stays.
     EXPECT_TRUE(simplifies_to(Add::make(x, Mul::make(Div::make(Add::make(y, z), 4), 4)),
                               Add::make(x, Mul::make(Div::make(Add::make(y, z), 4), 4))));
-    std::vector<Expr> forms = {e, Add::make(Add::make(x, 3), Mul::make(Div::make(Sub::make(Add::make(y, 5), x), 3), 6)),
-                               Sub::make(z, Mul::make(Div::make(Sub::make(y, x), 4), 8))};
+    std::vector<Expr> forms = {
+        e, Add::make(Add::make(x, 3), Mul::make(Div::make(Sub::make(Add::make(y, 5), x), 3), 6)),
+        Sub::make(z, Mul::make(Div::make(Sub::make(y, x), 4), 8))};
     expect_same_on_grid(forms, {-13, 13, 2}, {-12, 12, 3});
 }
 
@@ -329,7 +341,8 @@ TEST_F(SimplifyTest, AClampedStartPlusItsExtentIsTheEnd) {
     EXPECT_TRUE(simplifies_to(Add::make(Min::make(y, q), Max::make(Sub::make(q, y), 0)), q));
     EXPECT_TRUE(simplifies_to(Sub::make(Min::make(x, y), Min::make(Sub::make(x, y), 0)), y));
     EXPECT_TRUE(simplifies_to(Add::make(Max::make(x, y), Min::make(Sub::make(x, y), 0)), x));
-    EXPECT_TRUE(simplifies_to(Add::make(Add::make(Min::make(x, y), Max::make(Sub::make(x, y), 0)), z), Add::make(x, z)));
+    EXPECT_TRUE(simplifies_to(
+        Add::make(Add::make(Min::make(x, y), Max::make(Sub::make(x, y), 0)), z), Add::make(x, z)));
     // The same operands under the same kind of min and max do not match.
     EXPECT_FALSE(simplifies_to(Add::make(Min::make(x, y), Min::make(Sub::make(x, y), 0)), x));
     std::vector<Expr> forms = {
@@ -344,8 +357,8 @@ TEST_F(SimplifyTest, AClampedStartPlusItsExtentIsTheEnd) {
 
 TEST_F(SimplifyTest, DivisionByCommonFactorsAndNesting) {
     EXPECT_TRUE(simplifies_to(Div::make(Div::make(x, 2), 3), Div::make(x, 6)));
-    EXPECT_TRUE(simplifies_to(Div::make(Add::make(Div::make(x, 2), 1), 3),
-                              Div::make(Add::make(x, 2), 6)));
+    EXPECT_TRUE(
+        simplifies_to(Div::make(Add::make(Div::make(x, 2), 1), 3), Div::make(Add::make(x, 2), 6)));
     EXPECT_TRUE(simplifies_to(Div::make(Add::make(Mul::make(x, 4), 2), 8), Div::make(x, 2)));
     EXPECT_TRUE(simplifies_to(Mod::make(Mod::make(x, 8), 4), Mod::make(x, 4)));
     EXPECT_TRUE(simplifies_to(Div::make(x, -1), Sub::make(0, x)));
@@ -374,8 +387,8 @@ TEST_F(SimplifyTest, WrappingTypesKeepTheirDivisions) {
     // (u8 * 4) / 4 != u8 when the product wraps.
     Expr e = Div::make(Mul::make(u8, Expr(uint8_t(4))), Expr(uint8_t(4)));
     EXPECT_TRUE(simplifies_to(e, e));
-    Expr m = Mod::make(Add::make(Mul::make(u8, Expr(uint8_t(3))), Expr(uint8_t(1))),
-                       Expr(uint8_t(3)));
+    Expr m =
+        Mod::make(Add::make(Mul::make(u8, Expr(uint8_t(3))), Expr(uint8_t(1))), Expr(uint8_t(3)));
     EXPECT_TRUE(simplifies_to(m, m));
     // Division itself never wraps.
     EXPECT_TRUE(simplifies_to(Div::make(Div::make(u8, Expr(uint8_t(2))), Expr(uint8_t(4))),
@@ -390,8 +403,8 @@ TEST_F(SimplifyTest, DividesVectors) {
                               Broadcast::make(0, 4)));
     EXPECT_TRUE(simplifies_to(Div::make(Ramp::make(0, 1, 4), Broadcast::make(8, 4)),
                               Broadcast::make(0, 4)));
-    EXPECT_TRUE(simplifies_to(Mod::make(Ramp::make(8, 1, 4), Broadcast::make(8, 4)),
-                              Ramp::make(0, 1, 4)));
+    EXPECT_TRUE(
+        simplifies_to(Mod::make(Ramp::make(8, 1, 4), Broadcast::make(8, 4)), Ramp::make(0, 1, 4)));
 }
 
 // A packed layout's (x / c, x % c) of a vectorized x: when every lane stays within one multiple
@@ -407,10 +420,12 @@ TEST_F(SimplifyTest, RampsWithinOneMultipleShareAQuotient) {
     EXPECT_TRUE(simplifies_to(Div::make(Ramp::make(down, -1, 16), Broadcast::make(64, 16)),
                               Broadcast::make(x, 16)));
     // The last lane of a ramp from 64x + 56 reaches 64x + 71: two quotients, left as they are.
-    Expr across = Div::make(Ramp::make(Add::make(Mul::make(x, 64), 56), 1, 16), Broadcast::make(64, 16));
+    Expr across =
+        Div::make(Ramp::make(Add::make(Mul::make(x, 64), 56), 1, 16), Broadcast::make(64, 16));
     EXPECT_TRUE(simplifies_to(across, across));
     // 64x - 1 is 63 past a multiple of 64, so the next lane crosses it.
-    Expr before = Mod::make(Ramp::make(Sub::make(Mul::make(x, 64), 1), 1, 4), Broadcast::make(64, 4));
+    Expr before =
+        Mod::make(Ramp::make(Sub::make(Mul::make(x, 64), 1), 1, 4), Broadcast::make(64, 4));
     EXPECT_NE(simplify(before).as<Mod>(), nullptr) << simplify(before);
     // A base that is not a known multiple plus a constant: x + 1 may be anywhere modulo 64.
     Expr unknown = Div::make(Ramp::make(Add::make(x, 1), 1, 4), Broadcast::make(64, 4));
@@ -473,7 +488,9 @@ TEST_F(SimplifyTest, SumsMoveIntoMinMaxWhereTermsCancel) {
     const Max *m = r.as<Max>();
     ASSERT_NE(m, nullptr) << r;
     Expr y_minus_x = simplify(Sub::make(y, x));
-    EXPECT_TRUE((equal(m->a, z) && equal(m->b, y_minus_x)) || (equal(m->b, z) && equal(m->a, y_minus_x))) << r;
+    EXPECT_TRUE((equal(m->a, z) && equal(m->b, y_minus_x)) ||
+                (equal(m->b, z) && equal(m->a, y_minus_x)))
+        << r;
     // Nothing cancels: the sum stays outside.
     Expr kept = simplify(Add::make(Min::make(x, y), z));
     EXPECT_NE(kept.as<Add>(), nullptr) << kept;
@@ -481,13 +498,16 @@ TEST_F(SimplifyTest, SumsMoveIntoMinMaxWhereTermsCancel) {
     // plus the last vector's offset within it, x*32 + min(min(z - x*32 - 1, 31) - 7, y*8),
     // becomes one where x*32 no longer appears with both signs.
     Expr tile = Mul::make(x, 32);
-    Expr nested = Add::make(tile, Min::make(Sub::make(Min::make(Sub::make(Sub::make(z, tile), 1), 31), 7), Mul::make(y, 8)));
+    Expr nested =
+        Add::make(tile, Min::make(Sub::make(Min::make(Sub::make(Sub::make(z, tile), 1), 31), 7),
+                                  Mul::make(y, 8)));
     Expr moved = simplify(nested);
     int uses_of_x = 0;
     visit_each<Variable>(moved, [&](const Variable *v) { uses_of_x += v->name == "x"; });
     EXPECT_EQ(uses_of_x, 2) << moved; // once per side of the outer min
     EXPECT_EQ(moved.as<Min>() != nullptr, true) << moved;
-    Interval i = bounds_of_expr_in_scope(moved, ranges({{"x", 0, 3}, {"y", 0, 3}, {"z", 100, 100}}));
+    Interval i =
+        bounds_of_expr_in_scope(moved, ranges({{"x", 0, 3}, {"y", 0, 3}, {"z", 100, 100}}));
     EXPECT_TRUE(equal(simplify(i.max), Expr(92))) << moved << " has max " << i.max;
 }
 
@@ -530,8 +550,8 @@ TEST_F(SimplifyTest, ComparisonsUseBounds) {
 }
 
 TEST_F(SimplifyTest, ComparisonsTakeACanonicalForm) {
-    EXPECT_TRUE(simplifies_to(LT::make(Add::make(x, 1), Add::make(y, 3)),
-                              LT::make(x, Add::make(y, 2))));
+    EXPECT_TRUE(
+        simplifies_to(LT::make(Add::make(x, 1), Add::make(y, 3)), LT::make(x, Add::make(y, 2))));
     EXPECT_TRUE(simplifies_to(GT::make(x, y), LT::make(y, x)));
     EXPECT_TRUE(simplifies_to(GE::make(x, y), LE::make(y, x)));
     EXPECT_TRUE(simplifies_to(LT::make(Sub::make(x, y), 0), LT::make(x, y)));
@@ -631,8 +651,8 @@ TEST_F(SimplifyTest, LetSubstitutionAvoidsCapture) {
 TEST_F(SimplifyTest, SimplifiesCasts) {
     EXPECT_TRUE(simplifies_to(Cast::make(Int(32), x), x));
     Expr i16 = var("i16", Int(16));
-    EXPECT_TRUE(simplifies_to(Cast::make(Int(64), Cast::make(Int(32), i16)),
-                              Cast::make(Int(64), i16)));
+    EXPECT_TRUE(
+        simplifies_to(Cast::make(Int(64), Cast::make(Int(32), i16)), Cast::make(Int(64), i16)));
     EXPECT_TRUE(simplifies_to(Cast::make(Int(16), Cast::make(Int(32), i16)), i16));
     Expr lossy = Cast::make(Int(32), Cast::make(UInt(8), x));
     EXPECT_TRUE(simplifies_to(lossy, lossy));
@@ -744,8 +764,8 @@ TEST_F(SimplifyStmtTest, NoOpsDisappear) {
     EXPECT_TRUE(stmt_simplifies_to(Evaluate::make(call), Evaluate::make(call)));
     EXPECT_FALSE(simplify(ProducerConsumer::make_produce("f", Evaluate::make(0))).defined());
     EXPECT_FALSE(simplify(Store::make("buf", x, x, const_false())).defined());
-    Stmt alloc = Allocate::make("tmp", Int(32), MemoryType::Stack, {Add::make(2, 3)},
-                                Evaluate::make(0));
+    Stmt alloc =
+        Allocate::make("tmp", Int(32), MemoryType::Stack, {Add::make(2, 3)}, Evaluate::make(0));
     EXPECT_FALSE(simplify(alloc).defined());
 }
 
@@ -756,9 +776,11 @@ TEST_F(SimplifyStmtTest, SimplifiesChildrenOfOtherStatements) {
     Stmt expected = Realize::make("f", {Int(32)}, MemoryType::Auto, {Range(0, 5)},
                                   Provide::make("f", {x}, {y}));
     EXPECT_TRUE(stmt_simplifies_to(r, expected));
-    Stmt used = Block::make(store("tmp", 1, 0), store("out", Load::make(Int(32), "tmp", 0, Expr()), x));
+    Stmt used =
+        Block::make(store("tmp", 1, 0), store("out", Load::make(Int(32), "tmp", 0, Expr()), x));
     Stmt alloc = Allocate::make("tmp", Int(32), MemoryType::Stack, {five}, used);
-    EXPECT_TRUE(stmt_simplifies_to(alloc, Allocate::make("tmp", Int(32), MemoryType::Stack, {Expr(5)}, used)));
+    EXPECT_TRUE(stmt_simplifies_to(
+        alloc, Allocate::make("tmp", Int(32), MemoryType::Stack, {Expr(5)}, used)));
     Expr load = Load::make(Int(32), "in", Add::make(x, Sub::make(y, y)), Expr());
     EXPECT_TRUE(simplifies_to(load, Load::make(Int(32), "in", x, Expr())));
 }
@@ -766,17 +788,25 @@ TEST_F(SimplifyStmtTest, SimplifiesChildrenOfOtherStatements) {
 // Storage that nothing reads goes, with its stores and what then does nothing (a producer
 // computed for a consumer that a failed guard removed); storage read anywhere stays.
 TEST_F(SimplifyStmtTest, StorageThatNothingReadsGoes) {
-    Stmt produce = ProducerConsumer::make_produce("tmp", For::make("i", 0, 8, ForType::Serial, store("tmp", Mul::make(x, var("i")), var("i"))));
+    Stmt produce = ProducerConsumer::make_produce(
+        "tmp",
+        For::make("i", 0, 8, ForType::Serial, store("tmp", Mul::make(x, var("i")), var("i"))));
     Stmt kept_store = store("out", y, x);
-    Stmt unread = Allocate::make("tmp", Int(32), MemoryType::Heap, {Expr(8)}, Block::make(produce, kept_store));
+    Stmt unread = Allocate::make("tmp", Int(32), MemoryType::Heap, {Expr(8)},
+                                 Block::make(produce, kept_store));
     EXPECT_TRUE(stmt_simplifies_to(unread, kept_store));
-    EXPECT_FALSE(simplify(Allocate::make("tmp", Int(32), MemoryType::Heap, {Expr(8)}, produce)).defined());
+    EXPECT_FALSE(
+        simplify(Allocate::make("tmp", Int(32), MemoryType::Heap, {Expr(8)}, produce)).defined());
     // Read by a load, by a store's value or index, through its address or its descriptor.
     Expr read = Load::make(Int(32), "tmp", 3, Expr());
-    for (Stmt reader : {store("out", read, x), store("tmp", read, 4), store("tmp", 1, read),
-                        Evaluate::make(Call::make(Int(32), Intrinsic::runtime_error, {Variable::make(Handle(), "tmp")}, Call::Intrinsic)),
-                        Evaluate::make(Call::make(Int(32), Intrinsic::runtime_error, {Variable::make(Handle(), "tmp.buffer")}, Call::Intrinsic))}) {
-        Stmt s = Allocate::make("tmp", Int(32), MemoryType::Heap, {Expr(8)}, Block::make(produce, reader));
+    for (Stmt reader :
+         {store("out", read, x), store("tmp", read, 4), store("tmp", 1, read),
+          Evaluate::make(Call::make(Int(32), Intrinsic::runtime_error,
+                                    {Variable::make(Handle(), "tmp")}, Call::Intrinsic)),
+          Evaluate::make(Call::make(Int(32), Intrinsic::runtime_error,
+                                    {Variable::make(Handle(), "tmp.buffer")}, Call::Intrinsic))}) {
+        Stmt s = Allocate::make("tmp", Int(32), MemoryType::Heap, {Expr(8)},
+                                Block::make(produce, reader));
         EXPECT_NE(simplify(s).as<Allocate>(), nullptr) << s;
     }
 }
@@ -804,16 +834,17 @@ TEST_F(RandomSimplifyTest, SimplifiedExpressionsEvaluateTheSame) {
         Expr s = simplify(e);
         for (int k = 0; k < 8; k++) {
             aicf::test::Evaluator eval;
-            for (const std::string &n : names) eval.vars[n] = value(rng);
+            for (const std::string &n : names)
+                eval.vars[n] = value(rng);
             int64_t expected = eval(e);
             if (eval.overflow) continue;
             eval.overflow = false;
             int64_t got = eval(s);
-            ASSERT_FALSE(eval.overflow) << "simplify introduced an overflow:\n  " << e << "\n  "
-                                        << s;
-            ASSERT_EQ(got, expected) << "x=" << eval.vars["x"] << " y=" << eval.vars["y"]
-                                     << " z=" << eval.vars["z"] << "\n  original   " << e
-                                     << "\n  simplified " << s;
+            ASSERT_FALSE(eval.overflow)
+                << "simplify introduced an overflow:\n  " << e << "\n  " << s;
+            ASSERT_EQ(got, expected)
+                << "x=" << eval.vars["x"] << " y=" << eval.vars["y"] << " z=" << eval.vars["z"]
+                << "\n  original   " << e << "\n  simplified " << s;
             checked++;
         }
     }
@@ -839,14 +870,14 @@ TEST_F(RandomSimplifyTest, SimplifyingWithBoundsIsExactInsideTheBounds) {
         for (int k = 0; k < 8; k++) {
             aicf::test::Evaluator eval;
             for (const std::string &n : names) {
-                eval.vars[n] = std::uniform_int_distribution<int>(range[n].first,
-                                                                  range[n].second)(rng);
+                eval.vars[n] =
+                    std::uniform_int_distribution<int>(range[n].first, range[n].second)(rng);
             }
             int64_t expected = eval(e);
             if (eval.overflow) continue;
-            ASSERT_EQ(eval(s), expected) << "x=" << eval.vars["x"] << " y=" << eval.vars["y"]
-                                         << " z=" << eval.vars["z"] << "\n  original   " << e
-                                         << "\n  simplified " << s;
+            ASSERT_EQ(eval(s), expected)
+                << "x=" << eval.vars["x"] << " y=" << eval.vars["y"] << " z=" << eval.vars["z"]
+                << "\n  original   " << e << "\n  simplified " << s;
             checked++;
         }
     }
@@ -877,9 +908,9 @@ TEST_F(RandomSimplifyTest, SymbolicBoundsAreExactInsideTheBounds) {
                          {"z", std::uniform_int_distribution<int>(-50, 50)(rng)}};
             int64_t expected = eval(e);
             if (eval.overflow) continue;
-            ASSERT_EQ(eval(s), expected) << "n=" << nv << " x=" << eval.vars["x"]
-                                         << " y=" << eval.vars["y"] << " z=" << eval.vars["z"]
-                                         << "\n  original   " << e << "\n  simplified " << s;
+            ASSERT_EQ(eval(s), expected)
+                << "n=" << nv << " x=" << eval.vars["x"] << " y=" << eval.vars["y"]
+                << " z=" << eval.vars["z"] << "\n  original   " << e << "\n  simplified " << s;
             checked++;
         }
     }
@@ -899,15 +930,16 @@ TEST_F(RandomSimplifyTest, VectorExpressionsEvaluateTheSame) {
         ASSERT_EQ(s.type(), e.type()) << e << "\n" << s;
         for (int k = 0; k < 4; k++) {
             aicf::test::Evaluator eval;
-            for (const std::string &n : names) eval.vars[n] = value(rng);
+            for (const std::string &n : names)
+                eval.vars[n] = value(rng);
             for (int lane = 0; lane < lanes; lane++) {
                 eval.lane = lane;
                 eval.overflow = false;
                 int64_t expected = eval(e);
                 if (eval.overflow) continue;
-                ASSERT_EQ(eval(s), expected) << "lane " << lane << " x=" << eval.vars["x"]
-                                             << " y=" << eval.vars["y"] << " z=" << eval.vars["z"]
-                                             << "\n  original   " << e << "\n  simplified " << s;
+                ASSERT_EQ(eval(s), expected)
+                    << "lane " << lane << " x=" << eval.vars["x"] << " y=" << eval.vars["y"]
+                    << " z=" << eval.vars["z"] << "\n  original   " << e << "\n  simplified " << s;
                 checked++;
             }
         }
@@ -933,7 +965,8 @@ TEST_F(RandomSimplifyTest, SimplifyIsIdempotent) {
 TEST(SimplifyPerformance, LargeTreesStayFast) {
     Expr x = var("x"), y = var("y");
     Expr sum = x;
-    for (int i = 0; i < 300; i++) sum = Add::make(sum, Mul::make(y, i % 7));
+    for (int i = 0; i < 300; i++)
+        sum = Add::make(sum, Mul::make(y, i % 7));
     Expr nested = x;
     for (int i = 0; i < 60; i++) {
         nested = Min::make(Max::make(nested, Add::make(y, i)), Add::make(x, 100 - i));
