@@ -107,16 +107,19 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     after("hoist_allocations", s);
     // GPU kernels: taken out of the host code, then lowered one pass at a time.
     ExtractedKernels gpu = extract_kernels(s, target, outputs[0].name());
-    timer.phase("extract_kernels");
+    auto log_kernels = [&](const char *pass) {
+        if (debug_level() < 2) return;
+        for (const LoweredKernel &k : gpu.kernels)
+            std::cerr << "---- after " << pass << ": " << k.name << " ----\n"
+                      << describe_kernel(k) << "\n";
+    };
+    after("extract_kernels (host)", gpu.host);
+    log_kernels("extract_kernels");
     auto after_kernel_pass = [&](const char *pass, void (*run)(LoweredKernel &)) {
         for (LoweredKernel &k : gpu.kernels)
             run(k);
         timer.phase(pass);
-        if (debug_level() >= 2) {
-            for (const LoweredKernel &k : gpu.kernels)
-                std::cerr << "---- after " << pass << ": " << k.name << " ----\n"
-                          << describe_kernel(k) << "\n";
-        }
+        log_kernels(pass);
         timer.skip();
     };
     after_kernel_pass("map_gpu_loops", map_gpu_loops);

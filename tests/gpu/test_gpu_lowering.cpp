@@ -2,6 +2,7 @@
 // shape. Checked on the kernel IR itself.
 
 #include "GPUTarget.h"
+#include "ScopedEnv.h"
 #include "dsl/aicf.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
@@ -211,6 +212,40 @@ TEST(GPULowering, LoopsStateTheirHardwareDimension) {
     for (int yy = 0; yy < 10; yy++)
         for (int xx = 0; xx < 37; xx++)
             EXPECT_EQ(out(xx, yy), xx * 3 + yy);
+}
+
+TEST(GPULowering, DebugLevelTwoPrintsEachKernelAfterEachGPUPass) {
+    Buffer<float> in({64}, "in");
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f"), out("out");
+    f(x) = in(x)*2.0f;
+    out(x) = f(x) + f(x + 1);
+    out.gpu_tile(x, bx, tx, 32);
+    f.compute_at(out, bx).gpu_threads(x);
+    std::string log;
+    {
+        aicf_test::ScopedEnv debug("AICF_DEBUG", "2");
+        ::testing::internal::CaptureStderr();
+        lower_gpu(out);
+        log = ::testing::internal::GetCapturedStderr();
+    }
+    size_t at = 0;
+    for (const char *pass :
+         {"extract_kernels", "map_gpu_loops", "inject_gpu_barriers", "pack_shared_memory",
+          "fuse_gpu_thread_loops", "size_register_allocations", "simplify", "kernel_closure",
+          "common_subexpression_elimination"}) {
+        std::string header =
+            std::string("---- after ") + pass + ": out_k0_out ----\nkernel out_k0_out";
+        size_t found = log.find(header, at);
+        EXPECT_NE(found, std::string::npos) << "no dump after " << pass << " (in order)";
+        if (found != std::string::npos) at = found + header.size();
+    }
+    // The kernel as each pass leaves it: thread loops until they are fused, then lets.
+    size_t fused = log.find("---- after fuse_gpu_thread_loops");
+    ASSERT_NE(fused, std::string::npos);
+    EXPECT_NE(log.rfind("gpu_thread.x for (out.s0.tx", fused), std::string::npos);
+    EXPECT_EQ(log.find("gpu_thread.x for", fused), std::string::npos);
+    EXPECT_NE(log.find("---- after launch_kernels ----"), std::string::npos);
 }
 
 TEST(GPULowering, LaunchShapeAndArguments) {
