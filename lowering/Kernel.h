@@ -5,6 +5,10 @@
 // block runs, its arguments, and its launch shape. The simulator executes the body directly;
 // the NVPTX code generator translates the same body.
 //
+// The GPU kernel passes (Lower.cpp lists them) bring a kernel to this form one step at a time,
+// from its block loop nest as extract_kernels takes it out of the host code; each pass's
+// header says what it expects of the body and which fields it fills in.
+//
 // What the body may contain:
 // - gpu_thread_index(d) and gpu_block_index(d) (Int(32), d in 0..2, x = 0): this thread's
 //   index in its block and this block's index in the grid.
