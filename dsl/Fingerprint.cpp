@@ -67,6 +67,23 @@ public:
     }
 };
 
+// FunctionContents holds a reference count besides what defines a Func, so it cannot be
+// visited as an aggregate: fingerprint() writes its fields by name. This mirror of its
+// layout makes adding a field there a compile error here, until the key writes it too.
+struct FunctionContentsAsWritten {
+    std::atomic<int> ref_count;
+    std::string name;
+    std::vector<std::string> args;
+    std::vector<Type> output_types;
+    Definition init;
+    std::vector<Definition> updates;
+    FuncSchedule schedule;
+    std::map<std::string, IntrusivePtr<FunctionContents>> wrappers;
+};
+static_assert(
+    sizeof(FunctionContents) == sizeof(FunctionContentsAsWritten),
+    "FunctionContents changed: write its new field into the fingerprint, then update this mirror");
+
 } // namespace
 
 std::string fingerprint(const std::vector<Function> &outputs, const std::vector<Argument> &args,
