@@ -382,17 +382,20 @@ private:
 // enough: a Func stored outside the loop it is computed in has storage around uses that run
 // before it is computed.
 void check_uses_enclosed(const Function &f, const std::set<std::string> &uses_of_f, const Stmt &s,
-                         const std::string &site) {
+                         const std::string &site, const std::map<std::string, Function> &env) {
     struct Checker : IRVisitor {
         const std::string &name;
         const std::set<std::string> &uses;
         int depth = 0;
-        std::string stray;
+        std::vector<std::string> producers; // the Funcs being computed around the current node
+        std::string stray, stray_in;
         Checker(const std::string &n, const std::set<std::string> &u) : name(n), uses(u) {}
         using IRVisitor::visit;
         void visit(const ProducerConsumer *op) override {
             depth += op->name == name;
+            if (op->is_producer) producers.push_back(op->name);
             IRVisitor::visit(op);
+            if (op->is_producer) producers.pop_back();
             depth -= op->name == name;
         }
         void visit(const Call *op) override {
@@ -400,15 +403,29 @@ void check_uses_enclosed(const Function &f, const std::set<std::string> &uses_of
                 stray.empty()) {
                 stray = with_user_loop_names(to_string(Expr(op)));
                 if (op->name != name) stray += " (inlined, it calls " + name + ")";
+                if (!producers.empty()) stray_in = producers.back();
             }
             IRVisitor::visit(op);
         }
     } checker(f.name(), uses_of_f);
     s.accept(&checker);
-    user_assert(checker.stray.empty())
-        << "Func " << f.name() << " is computed inside the loop " << loop_for_users(site)
-        << ", but " << checker.stray << " uses it outside that loop. Compute " << f.name()
-        << " at a loop that encloses all its uses, or compute_root() it.";
+    if (checker.stray.empty()) return;
+    // A use inside a Func that has update definitions and was given no place: it is computed
+    // at the root by default, outside the loop, and placing it there too is the usual fix.
+    std::string advice;
+    auto user = env.find(checker.stray_in);
+    if (user != env.end() && user->second.has_update_definition() &&
+        !user->second.schedule().compute_level_set) {
+        const std::string &u = checker.stray_in;
+        advice = " The use is in " + u +
+                 ", which has update definitions and no compute_at, so it is " +
+                 "computed at the root (the default for such a Func). Compute " + u +
+                 " inside that " + "loop too (" + u + ".compute_at(" + loop_stage_for_users(site) +
+                 ", " + loop_var_for_users(site) + ")), or compute_root() " + f.name() + ".";
+    }
+    user_error << "Func " << f.name() << " is computed inside the loop " << loop_for_users(site)
+               << ", but " << checker.stray << " uses it outside that loop. Compute " << f.name()
+               << " at a loop that encloses all its uses, or compute_root() it." << advice;
 }
 
 // An inlined Func has no loops and no storage of its own: a directive that would change them
@@ -586,7 +603,7 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
                                 << " and computed at " << compute.to_string()
                                 << ", but the store level must enclose the compute level.";
         }
-        check_uses_enclosed(f, uses_of_f, s, compute_loop.empty() ? "root" : compute_loop);
+        check_uses_enclosed(f, uses_of_f, s, compute_loop.empty() ? "root" : compute_loop, env);
     }
 
     for (auto it = order.rbegin(); it != order.rend(); ++it) {

@@ -432,6 +432,42 @@ TEST(ScheduleErrors, ComputeAtALoopThatDoesNotEncloseAllUses) {
     EXPECT_CONTAINS(msg, "Compute f at a loop that encloses all its uses, or compute_root() it.");
 }
 
+// A Func with update definitions and no placement is computed at the root; a producer placed
+// inside its consumer's loop is then used outside it, and the message says so and how to fix it.
+TEST(ScheduleErrors, AUseInAReductionComputedAtTheRootByDefault) {
+    auto build = [](bool place_the_reduction, Func &g) {
+        Var x("x"), y("y");
+        RDom r(0, 5, "r");
+        Func f("f"), red("red");
+        f(x, y) = x * 2 + y;
+        red(y) = 0;
+        red(y) += f(r, y);
+        g = Func("g");
+        g(x, y) = red(y) + x;
+        f.compute_at(g, y);
+        if (place_the_reduction) red.compute_at(g, y);
+    };
+    Func g;
+    build(false, g);
+    std::string msg = message_of<CompileError>([&] { g.realize({8, 4}); });
+    EXPECT_CONTAINS(
+        msg, "Func f is computed inside the loop y of g, but f(r.x, y) uses it outside that loop.");
+    EXPECT_CONTAINS(msg,
+                    "The use is in red, which has update definitions and no compute_at, so it is "
+                    "computed at the root (the default for such a Func). Compute red inside that "
+                    "loop too (red.compute_at(g, y)), or compute_root() f.");
+    // The advice works, and computes what a plain loop does.
+    build(true, g);
+    Buffer<int> out = g.realize({8, 4});
+    for (int y = 0; y < 4; y++) {
+        int row = 0;
+        for (int k = 0; k < 5; k++)
+            row += k * 2 + y;
+        for (int x = 0; x < 8; x++)
+            ASSERT_EQ(out(x, y), row + x) << x << ", " << y;
+    }
+}
+
 TEST(ScheduleErrors, ComputeAtOneStageOfAConsumerThatUsesItInTwo) {
     Var x("x");
     RDom r(0, 3, "r");
