@@ -22,7 +22,6 @@ public:
         write(uint64_t(s.size()));
         key += s;
     }
-    void write(const char *s) { write(std::string(s)); }
     void write(bool b) { key += b ? 'T' : 'F'; }
     template <typename T, std::enable_if_t<std::is_integral_v<T> || std::is_enum_v<T>, int> = 0>
     void write(T v) {

@@ -30,24 +30,6 @@ std::vector<std::string> funcs_produced(const Stmt &s) {
     return names;
 }
 
-// Names bound by the block loops of a kernel and the lets between them.
-std::set<std::string> names_bound_in_nest(const For *outer) {
-    std::set<std::string> names;
-    Stmt s = outer;
-    while (true) {
-        if (const LetStmt *l = s.as<LetStmt>()) {
-            names.insert(l->name);
-            s = l->body;
-            continue;
-        }
-        const For *f = s.as<For>();
-        if (!f || f->for_type != ForType::GPUBlock) break;
-        names.insert(f->name);
-        s = f->body;
-    }
-    return names;
-}
-
 // Replaces each kernel's loop nest in the host code by a launch.
 class Extractor : public IRMutator {
 public:
@@ -76,8 +58,8 @@ private:
         k.body = op;
 
         std::array<Expr, 3> grid = {make_one(Int(32)), make_one(Int(32)), make_one(Int(32))};
-        std::set<std::string> inner_names = names_bound_in_nest(op);
-        std::vector<const For *> nest = block_loop_nest(op);
+        std::set<std::string> inner_names; // bound inside the kernel, outside its body
+        std::vector<const For *> nest = block_loop_nest(op, &inner_names);
         for (size_t i = 0; i < nest.size(); i++) {
             const For *f = nest[i];
             int d = int(f->gpu_dim);

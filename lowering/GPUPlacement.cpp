@@ -4,6 +4,7 @@
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IRVisitor.h"
+#include "lowering/KernelAnalysis.h"
 
 #include <set>
 #include <vector>
@@ -14,12 +15,6 @@ namespace lowering {
 using namespace ir;
 
 namespace {
-
-bool contains_loop_type(const Stmt &s, ForType t) {
-    bool found = false;
-    visit_each<For>(s, [&](const For *op) { found = found || op->for_type == t; });
-    return found;
-}
 
 // The statement under a run of LetStmts.
 Stmt skip_lets(Stmt s) {

@@ -94,7 +94,8 @@ public:
     Stmt insert(const Stmt &s, Accesses &pending) {
         if (!s.defined()) return s;
         const For *loop = s.as<For>();
-        if (!contains_thread_loop(s) || (loop && loop->for_type == ForType::GPUThread))
+        if (!contains_loop_type(s, ForType::GPUThread) ||
+            (loop && loop->for_type == ForType::GPUThread))
             return with_barrier(order_after(accesses_of(s), pending), s);
         if (const Block *b = s.as<Block>()) {
             Stmt first = insert(b->first, pending);

@@ -133,22 +133,24 @@ std::string product_text(const std::vector<Expr> &extents) {
     return extents.empty() ? "1" : s.str();
 }
 
-bool contains_thread_loop(const Stmt &s) {
+bool contains_loop_type(const Stmt &s, ForType t) {
     bool found = false;
-    visit_each<For>(s, [&](const For *op) { found = found || op->for_type == ForType::GPUThread; });
+    visit_each<For>(s, [&](const For *op) { found = found || op->for_type == t; });
     return found;
 }
 
-std::vector<const For *> block_loop_nest(const For *outer) {
+std::vector<const For *> block_loop_nest(const For *outer, std::set<std::string> *bound) {
     std::vector<const For *> nest;
     Stmt s = outer;
     while (true) {
         if (const LetStmt *l = s.as<LetStmt>()) {
+            if (bound) bound->insert(l->name);
             s = l->body;
             continue;
         }
         const For *f = s.as<For>();
         if (!f || f->for_type != ForType::GPUBlock) break;
+        if (bound) bound->insert(f->name);
         nest.push_back(f);
         s = f->body;
     }

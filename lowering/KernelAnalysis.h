@@ -8,6 +8,7 @@
 #include "dsl/ir/IRVisitor.h"
 
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,12 +42,13 @@ struct LetTracker : ir::IRVisitor {
 // "a * b * c" for an allocation's extents, for messages.
 std::string product_text(const std::vector<ir::Expr> &extents);
 
-// Whether s contains a GPU thread loop.
-bool contains_thread_loop(const ir::Stmt &s);
+// Whether s contains a loop of type t.
+bool contains_loop_type(const ir::Stmt &s, ir::ForType t);
 
 // The GPU block loops of a kernel, outermost first: `outer` and the block loops directly
-// inside it (through lets).
-std::vector<const ir::For *> block_loop_nest(const ir::For *outer);
+// inside it (through lets). With `bound`, also the names those loops and lets bind.
+std::vector<const ir::For *> block_loop_nest(const ir::For *outer,
+                                             std::set<std::string> *bound = nullptr);
 
 } // namespace lowering
 } // namespace aicf
