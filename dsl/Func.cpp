@@ -485,6 +485,10 @@ Func &Func::gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar 
     Stage(func, 0).gpu_threads(x, y, z);
     return *this;
 }
+Func &Func::gpu_lanes(const VarOrRVar &x) {
+    Stage(func, 0).gpu_lanes(x);
+    return *this;
+}
 Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx,
                      const Expr &x_size, TailStrategy tail) {
     Stage(func, 0).gpu_tile(x, bx, tx, x_size, tail);

@@ -171,6 +171,7 @@ public:
     Func &gpu_threads(const VarOrRVar &x);
     Func &gpu_threads(const VarOrRVar &x, const VarOrRVar &y);
     Func &gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z);
+    Func &gpu_lanes(const VarOrRVar &x);
     Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx,
                    const ir::Expr &x_size, TailStrategy tail = TailStrategy::Auto);
     Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx, const VarOrRVar &by,

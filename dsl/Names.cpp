@@ -80,6 +80,12 @@ std::string steady_min_name(const std::string &loop) {
 std::string steady_end_name(const std::string &loop) {
     return loop + ".steady_end";
 }
+std::string thread_partial_name(const std::string &loop) {
+    return loop + ".partial";
+}
+std::string warp_partials_name(const std::string &loop) {
+    return loop + ".warp_partials";
+}
 
 LoopNameParts parse_loop_name(const std::string &loop) {
     LoopNameParts parts;

@@ -50,6 +50,10 @@ bool is_prefetch_loop(const std::string &loop, std::string *prefetched = nullptr
 // The first and last-plus-one iteration of a partitioned loop's steady state.
 std::string steady_min_name(const std::string &loop);
 std::string steady_end_name(const std::string &loop);
+// The storage of a cross-thread reduction over `loop`: each thread's partial result
+// ("f.s1.r.partial"), and the partial results of the warps ("f.s1.r.warp_partials").
+std::string thread_partial_name(const std::string &loop);
+std::string warp_partials_name(const std::string &loop);
 // The descriptor argument of a buffer: "b.buffer" (spelled in the IR layer, whose
 // simplifier needs it too).
 using ir::buffer_descriptor_name;

@@ -1,6 +1,7 @@
 // Stage::rfactor: splitting an associative reduction into a partial reduction over new
 // pure variables and a merge of the partial results.
 
+#include "dsl/Associative.h"
 #include "dsl/Func.h"
 #include "dsl/Stage.h"
 #include "dsl/base/Error.h"
@@ -19,177 +20,6 @@ namespace aicf {
 using namespace ir;
 
 namespace {
-
-// How the update combines the Func's current value (self) with a new one.
-struct Reduction {
-    enum Kind { Binary, Replace, RescaledSum } kind;
-    // Binary: values[i] = op_i(self_i, x[i]).
-    std::vector<IRNodeType> ops;
-    std::vector<Expr> x;
-    // Replace: values[i] = select(condition, x[i], self_i); the condition compares a
-    // candidate with self and is true when the candidate should win.
-    Expr condition;
-    // RescaledSum (a running max and a sum of exponentials relative to it, the state of a
-    // streaming softmax): values = {m' = max(m, x), s * exp(m - m') + exp(x - m')}.
-};
-
-// a + b or b + a (and the same for *), compared structurally.
-bool matches_commutative(const Expr &e, IRNodeType op, const Expr &a, const Expr &b) {
-    Expr l, r;
-    if (op == IRNodeType::Add && e.as<Add>())
-        l = e.as<Add>()->a, r = e.as<Add>()->b;
-    else if (op == IRNodeType::Mul && e.as<Mul>())
-        l = e.as<Mul>()->a, r = e.as<Mul>()->b;
-    else
-        return false;
-    return (equal(l, a) && equal(r, b)) || (equal(l, b) && equal(r, a));
-}
-
-bool is_exp_of(const Expr &e, const Expr &arg) {
-    const Call *c = e.as<Call>();
-    return c && c->is_intrinsic(Intrinsic::exp) && c->args.size() == 1 && equal(c->args[0], arg);
-}
-
-// Whether `s` is self1 * exp(self0 - m') + exp(x - m'), in either operand order.
-bool is_rescaled_sum(const Expr &s, const Expr &self0, const Expr &self1, const Expr &x,
-                     const Expr &new_max) {
-    const Add *add = s.as<Add>();
-    if (!add) return false;
-    for (int flip = 0; flip < 2; flip++) {
-        const Expr &scaled = flip ? add->b : add->a, &fresh = flip ? add->a : add->b;
-        const Mul *mul = scaled.as<Mul>();
-        if (!mul || !is_exp_of(fresh, Sub::make(x, new_max))) continue;
-        Expr e = Call::make(self0.type(), Intrinsic::exp, {Sub::make(self0, new_max)});
-        if (matches_commutative(scaled, IRNodeType::Mul, self1, e)) return true;
-    }
-    return false;
-}
-
-bool is_self(const Expr &e, const Function &f, const std::vector<Expr> &args, int index) {
-    const Call *c = e.as<Call>();
-    if (!c || c->call_type != Call::Func || c->name != f.name() || c->value_index != index)
-        return false;
-    for (size_t i = 0; i < args.size(); i++)
-        if (!equal(c->args[i], args[i])) return false;
-    return true;
-}
-
-bool mentions(const Expr &e, const Function &f) {
-    bool found = false;
-    visit_each_distinct<Call>(e, [&](const Call *c) { found = found || c->name == f.name(); });
-    return found;
-}
-
-// The element-wise pattern op(self_i, x) or op(x, self_i).
-bool match_binary(const Expr &v, const Function &f, const std::vector<Expr> &args, int i,
-                  IRNodeType &op, Expr &x) {
-    Expr a, b;
-    op = v.node_type();
-    switch (op) {
-    case IRNodeType::Add:
-        a = v.as<Add>()->a, b = v.as<Add>()->b;
-        break;
-    case IRNodeType::Mul:
-        a = v.as<Mul>()->a, b = v.as<Mul>()->b;
-        break;
-    case IRNodeType::Min:
-        a = v.as<Min>()->a, b = v.as<Min>()->b;
-        break;
-    case IRNodeType::Max:
-        a = v.as<Max>()->a, b = v.as<Max>()->b;
-        break;
-    default:
-        return false;
-    }
-    if (is_self(a, f, args, i) && !mentions(b, f))
-        x = b;
-    else if (is_self(b, f, args, i) && !mentions(a, f))
-        x = a;
-    else
-        return false;
-    return true;
-}
-
-Expr combine(IRNodeType op, const Expr &a, const Expr &b) {
-    switch (op) {
-    case IRNodeType::Add:
-        return Add::make(a, b);
-    case IRNodeType::Mul:
-        return Mul::make(a, b);
-    case IRNodeType::Min:
-        return Min::make(a, b);
-    default:
-        return Max::make(a, b);
-    }
-}
-
-Expr identity(IRNodeType op, Type t) {
-    switch (op) {
-    case IRNodeType::Add:
-        return make_zero(t);
-    case IRNodeType::Mul:
-        return make_one(t);
-    case IRNodeType::Min:
-        return type_max(t);
-    default:
-        return type_min(t);
-    }
-}
-
-bool analyze(const Definition &d, const Function &f, Reduction &r) {
-    const std::vector<Expr> &v = d.values;
-    r.kind = Reduction::Binary;
-    bool binary = true;
-    for (size_t i = 0; i < v.size() && binary; i++) {
-        IRNodeType op;
-        Expr x;
-        binary = match_binary(v[i], f, d.args, int(i), op, x);
-        r.ops.push_back(op);
-        r.x.push_back(x);
-    }
-    if (binary) return true;
-    // The streaming softmax pair.
-    if (v.size() == 2 && v[0].type().is_float() && v[0].type() == v[1].type()) {
-        IRNodeType op;
-        Expr x;
-        Expr self0 = f.call(d.args, 0), self1 = f.call(d.args, 1);
-        if (match_binary(v[0], f, d.args, 0, op, x) && op == IRNodeType::Max) {
-            // (Calls compare equal whether they hold the Func weakly or strongly.)
-            if (is_rescaled_sum(v[1], self0, self1, x, v[0])) {
-                r = Reduction();
-                r.kind = Reduction::RescaledSum;
-                r.x = {x};
-                return true;
-            }
-        }
-    }
-    // Replacement: every value is select(c, x_i, self_i) with one condition c that compares
-    // some candidate x_j strictly with self_j.
-    r = Reduction();
-    r.kind = Reduction::Replace;
-    for (size_t i = 0; i < v.size(); i++) {
-        const Select *s = v[i].as<Select>();
-        if (!s || !is_self(s->false_value, f, d.args, int(i)) || mentions(s->true_value, f))
-            return false;
-        if (i == 0) r.condition = s->condition;
-        if (!equal(s->condition, r.condition)) return false;
-        r.x.push_back(s->true_value);
-    }
-    const Expr &c = r.condition;
-    Expr lhs, rhs;
-    if (const LT *lt = c.as<LT>())
-        lhs = lt->a, rhs = lt->b;
-    else if (const GT *gt = c.as<GT>())
-        lhs = gt->a, rhs = gt->b;
-    else
-        return false;
-    for (size_t j = 0; j < v.size(); j++) {
-        bool forward = equal(lhs, r.x[j]) && is_self(rhs, f, d.args, int(j));
-        bool backward = equal(rhs, r.x[j]) && is_self(lhs, f, d.args, int(j));
-        if (forward || backward) return true;
-    }
-    return false;
-}
 
 // Replaces calls to the Func itself (element i at `args`) with `replacement[i]`.
 Expr replace_self(const Expr &e, const Function &f, const std::vector<Expr> &args,
@@ -288,12 +118,9 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
             << "its pure variables, such as " << func.name() << "(x) = " << func.name()
             << "(x) + g(r, x).";
     }
-    Reduction red;
-    user_assert(analyze(d, func, red))
-        << where << ": AICF cannot tell that this update is associative. rfactor recognizes "
-        << func.name() << " = " << func.name() << " op x for op in +, *, min, max (element-wise "
-        << "on Tuples), Tuples updated by select(better, candidate, current) such as argmax, "
-        << "and the streaming softmax pair {m' = max(m, x), s * exp(m - m') + exp(x - m')}.";
+    std::optional<AssociativeUpdate> red = find_associative_update(func.name(), d.args, d.values);
+    user_assert(red.has_value()) << where << ": AICF cannot tell that this update is associative. "
+                                 << "rfactor recognizes " << associative_forms(func.name()) << ".";
 
     // The reduction variables that stay reductions in the intermediate, and those that
     // become pure variables there.
@@ -360,21 +187,10 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     for (const std::string &a : intm_args)
         intm_arg_exprs.push_back(Variable::make(Int(32), a));
     Function intm(intm_name);
-    std::vector<Expr> init;
-    for (size_t i = 0; i < d.values.size(); i++) {
-        Type t = d.values[i].type();
-        if (red.kind == Reduction::Binary) {
-            init.push_back(identity(red.ops[i], t));
-        } else if (red.kind == Reduction::RescaledSum) {
-            // No elements yet: the max of nothing, and an empty sum.
-            init.push_back(i == 0 ? type_min(t) : make_zero(t));
-        } else {
-            // The candidate that loses every comparison: the worst value where the condition
-            // compares, anything elsewhere.
-            bool greater = red.condition.as<GT>() != nullptr;
-            init.push_back(greater ? type_min(t) : type_max(t));
-        }
-    }
+    std::vector<Type> types;
+    for (const Expr &v : d.values)
+        types.push_back(v.type());
+    std::vector<Expr> init = red->identity(types);
     intm.define(intm_args, init);
     std::vector<Expr> intm_self;
     for (size_t i = 0; i < d.values.size(); i++)
@@ -401,38 +217,7 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
         partial.push_back(intm.call(at_partial, int(i)));
         self.push_back(func.call(d.args, int(i)));
     }
-    if (red.kind == Reduction::Binary) {
-        for (size_t i = 0; i < d.values.size(); i++)
-            values.push_back(combine(red.ops[i], self[i], partial[i]));
-    } else if (red.kind == Reduction::RescaledSum) {
-        // Both sums rescaled to the larger of the two maxima.
-        Type t = self[0].type();
-        Expr m = Max::make(self[0], partial[0]);
-        auto rescale = [&](const Expr &sum, const Expr &max) {
-            return Mul::make(sum, Call::make(t, Intrinsic::exp, {Sub::make(max, m)}));
-        };
-        values.push_back(m);
-        values.push_back(Add::make(rescale(self[1], self[0]), rescale(partial[1], partial[0])));
-    } else {
-        // The same comparison, of the partial result's element against the current one.
-        Expr cond;
-        const LT *lt = red.condition.as<LT>();
-        const GT *gt = red.condition.as<GT>();
-        Expr lhs = lt ? lt->a : gt->a, rhs = lt ? lt->b : gt->b;
-        for (size_t j = 0; j < red.x.size() && !cond.defined(); j++) {
-            Expr a, b;
-            if (equal(lhs, red.x[j]) && is_self(rhs, func, d.args, int(j)))
-                a = partial[j], b = self[j];
-            else if (equal(rhs, red.x[j]) && is_self(lhs, func, d.args, int(j)))
-                a = self[j], b = partial[j];
-            else
-                continue;
-            cond = lt ? LT::make(a, b) : GT::make(a, b);
-        }
-        internal_assert(cond.defined()) << "rfactor: no compared element";
-        for (size_t i = 0; i < d.values.size(); i++)
-            values.push_back(Select::make(cond, partial[i], self[i]));
-    }
+    values = red->merge(self, partial);
     Definition merge;
     merge.args = d.args;
     merge.rdom = merged_dom;

@@ -184,16 +184,21 @@ Stage &Stage::reorder(const std::vector<VarOrRVar> &vars) {
     for (size_t k = 0; k < sorted.size(); k++)
         result[sorted[k]] = picked[k];
     // Reduction loops keep their relative order: changing it changes the order in which the
-    // reduction combines values.
+    // reduction combines values, which only a cross-thread reduction may (lowering checks).
     std::vector<std::string> before, after;
     for (const Dim &d : dims)
         if (d.is_rvar) before.push_back(d.var);
     for (const Dim &d : result)
         if (d.is_rvar) after.push_back(d.var);
-    user_assert(before == after)
-        << "In the schedule of " << name() << ", reorder would change the order of the "
-        << "reduction loops, which changes the order the reduction combines values in. Keep "
-        << "reduction variables in their order (use rfactor to reassociate a reduction).";
+    if (before != after && schedule().reduction_reorder.empty()) {
+        auto text = [](const std::vector<std::string> &v) {
+            std::string r;
+            for (auto it = v.rbegin(); it != v.rend(); ++it)
+                r += (r.empty() ? "" : ", ") + *it;
+            return r;
+        };
+        schedule().reduction_reorder = text(before) + " to " + text(after);
+    }
     dims = result;
     return *this;
 }
@@ -239,8 +244,8 @@ Stage &Stage::all_or_nothing(const std::function<void()> &steps) {
 Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive) {
     size_t i = find_dim(v, directive);
     Dim &d = schedule().dims[i];
-    if (d.is_rvar && (t == ForType::Parallel || t == ForType::Vectorized ||
-                      t == ForType::GPUBlock || t == ForType::GPUThread)) {
+    if (d.is_rvar &&
+        (t == ForType::Parallel || t == ForType::Vectorized || t == ForType::GPUBlock)) {
         user_error << "In the schedule of " << name() << ", " << directive << "(" << v.name()
                    << ") would race: " << v.name() << " is a reduction variable, so its "
                    << "iterations update the same points of " << func.name()
@@ -306,6 +311,9 @@ Stage &Stage::gpu_blocks(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar
 }
 Stage &Stage::gpu_threads(const VarOrRVar &x) {
     return set_loop_type(x, ForType::GPUThread, "gpu_threads");
+}
+Stage &Stage::gpu_lanes(const VarOrRVar &x) {
+    return set_loop_type(x, ForType::GPULane, "gpu_lanes");
 }
 Stage &Stage::gpu_threads(const VarOrRVar &x, const VarOrRVar &y) {
     return all_or_nothing([&] { gpu_threads(x).gpu_threads(y); });

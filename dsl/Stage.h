@@ -91,6 +91,12 @@ public:
     Stage &gpu_threads(const VarOrRVar &x);
     Stage &gpu_threads(const VarOrRVar &x, const VarOrRVar &y);
     Stage &gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z);
+    // The lanes of one warp: x must have a constant extent of at most 32, and runs along x of
+    // the block, inside the stage's thread loops. A reduction variable (or a split of one) on
+    // lanes or threads makes the update a cross-thread reduction: each thread reduces its
+    // share, then the threads combine their partial results by warp shuffles (and, across
+    // warps, through shared memory), and every one of them ends up with the result.
+    Stage &gpu_lanes(const VarOrRVar &x);
     // Splits x by `x_size` into a block loop bx and a thread loop tx (and likewise y, z).
     Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx,
                     const ir::Expr &x_size, TailStrategy tail = TailStrategy::Auto);

@@ -4,6 +4,7 @@
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IRVisitor.h"
+#include "lowering/CrossThreadReductions.h"
 #include "lowering/KernelAnalysis.h"
 
 #include <set>
@@ -47,7 +48,8 @@ private:
     std::string kernel;               // the outermost block loop of the enclosing kernel
     std::vector<std::string> blocks;  // the enclosing block loops
     std::vector<std::string> threads; // the enclosing thread loops
-    std::string parallel;             // an enclosing parallel loop outside kernels
+    std::vector<const For *> thread_loops;
+    std::string parallel; // an enclosing parallel loop outside kernels
 
     using IRMutator::visit;
 
@@ -66,7 +68,14 @@ private:
                 << " is not inside any GPU block loop. Map an outer loop onto blocks "
                 << "(gpu_blocks, gpu_tile), compute " << func_of_loop(op->name)
                 << " inside a block loop of its consumer, or use gpu_single_thread().";
-            user_assert(threads.empty() || stage_of_loop(threads.back()) == stage_of_loop(op->name))
+            // A cross-thread reduction may run inside another Func's thread loops, along a
+            // dimension they leave free: all its threads end up with the whole result.
+            bool free_dim = true;
+            for (const For *t : thread_loops)
+                free_dim = free_dim && t->gpu_dim != op->gpu_dim;
+            bool nested_reduction = free_dim && is_cross_thread_reduction(op);
+            user_assert(threads.empty() || nested_reduction ||
+                        stage_of_loop(threads.back()) == stage_of_loop(op->name))
                 << "The loop " << loop_for_users(op->name) << " is mapped "
                 << "onto GPU threads, but " << func_of_loop(op->name) << " is computed inside the "
                 << "GPU thread loop " << loop_for_users(threads.back())
@@ -75,8 +84,10 @@ private:
                 << " (each thread then computes what it needs), or compute it at the block loop "
                 << loop_for_users(blocks.back()) << " to share it through shared memory.";
             threads.push_back(op->name);
+            thread_loops.push_back(op);
             Stmt s = IRMutator::visit(op);
             threads.pop_back();
+            thread_loops.pop_back();
             return s;
         }
         if (op->for_type == ForType::Parallel && !kernel.empty()) {

@@ -7,6 +7,7 @@
 #include "dsl/ir/Simplify.h"
 #include "lowering/AddImageChecks.h"
 #include "lowering/BoundsInference.h"
+#include "lowering/CrossThreadReductions.h"
 #include "lowering/ExtractKernels.h"
 #include "lowering/FuseGPUThreadLoops.h"
 #include "lowering/GPUPlacement.h"
@@ -85,10 +86,14 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     after("simplify", s);
     std::string loop_nest = print_loop_nest(s);
     timer.phase("print_loop_nest");
+    s = make_room_for_lanes(s);
+    after("make_room_for_lanes", s);
     s = place_gpu_storage(s, target);
     after("place_gpu_storage", s);
     s = register_tiles(s);
     after("register_tiles", s);
+    s = lower_cross_thread_reductions(s);
+    after("lower_cross_thread_reductions", s);
     s = add_image_checks(s, args);
     after("add_image_checks", s);
     s = storage_flattening(s, args, env);

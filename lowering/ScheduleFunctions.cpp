@@ -8,6 +8,7 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
 #include "lowering/Inline.h"
 
@@ -218,10 +219,42 @@ Stmt build_stage(const Function &f, int stage) {
     // Each GPU loop's hardware dimension: within a stage, the innermost block loop runs along
     // x of the grid, the next along y, then z; the same for thread loops in the block.
     int gpu_dims_used[2] = {0, 0}; // block loops, thread loops
-    auto gpu_dim_of = [&](const Dim &dim) {
+    if (!d.schedule.reduction_reorder.empty()) {
+        bool across_threads = false;
+        for (const Dim &dim : d.schedule.dims)
+            across_threads =
+                across_threads || (dim.is_rvar && (dim.for_type == ForType::GPUThread ||
+                                                   dim.for_type == ForType::GPULane));
+        user_assert(across_threads)
+            << "In the schedule of " << stage_for_users(f.name(), stage)
+            << ", reorder changes the order of the reduction loops (outermost first) from "
+            << d.schedule.reduction_reorder
+            << ", which changes the order the reduction combines values in. Keep reduction "
+            << "variables in their order, use rfactor to reassociate the reduction, or map a "
+            << "reduction loop onto gpu_threads or gpu_lanes (a cross-thread reduction, which "
+            << "reassociates it).";
+    }
+    // A lane loop is the x thread loop of its warp: the innermost of the stage's thread loops,
+    // over a constant number of lanes.
+    auto gpu_dim_of = [&](const Dim &dim, const Expr &extent) {
         if (!is_gpu_loop(dim.for_type)) return GPUDim::None;
-        int &used = gpu_dims_used[dim.for_type == ForType::GPUThread];
-        const char *kind = dim.for_type == ForType::GPUThread ? "thread" : "block";
+        const bool threads = dim.for_type != ForType::GPUBlock;
+        int &used = gpu_dims_used[threads];
+        const char *kind = threads ? "thread" : "block";
+        if (dim.for_type == ForType::GPULane) {
+            user_assert(used == 0)
+                << "In the schedule of " << stage_for_users(f.name(), stage) << ", gpu_lanes("
+                << dim.var << ") is inside another GPU thread loop of the stage. The lanes of a "
+                << "warp are the innermost threads: make " << dim.var
+                << " the innermost GPU loop (reorder), or map it with gpu_threads.";
+            auto lanes = as_const_int(simplify(extent));
+            user_assert(lanes && *lanes >= 1 && *lanes <= 32)
+                << "In the schedule of " << stage_for_users(f.name(), stage) << ", gpu_lanes("
+                << dim.var << ") needs a constant extent from 1 to 32 (the lanes of one warp), "
+                << "but the loop runs over " << simplify(extent)
+                << " iterations. Split it first, e.g. split(" << dim.var << ", " << dim.var << "o, "
+                << dim.var << "i, 32) and gpu_lanes(" << dim.var << "i).";
+        }
         user_assert(used < 3)
             << "In the schedule of " << stage_for_users(f.name(), stage) << ", the loop " << dim.var
             << " is the fourth loop mapped onto GPU " << kind << "s; a GPU " << kind
@@ -247,7 +280,9 @@ Stmt build_stage(const Function &f, int stage) {
             body = Block::make(requests);
         }
         body = For::make(loop_name(f.name(), stage, versions.name(id)), bounds.at(id).min,
-                         bounds.at(id).extent, dim.for_type, gpu_dim_of(dim), body);
+                         bounds.at(id).extent,
+                         dim.for_type == ForType::GPULane ? ForType::GPUThread : dim.for_type,
+                         gpu_dim_of(dim, bounds.at(id).extent), body);
     }
     if (d.schedule.single_gpu_thread) {
         for (const Dim &dim : d.schedule.dims) {
@@ -446,6 +481,7 @@ void check_inlined_schedule(const Function &f) {
                                 : d.for_type == ForType::Vectorized ? "vectorize"
                                 : d.for_type == ForType::Unrolled   ? "unroll"
                                 : d.for_type == ForType::GPUBlock   ? "gpu_blocks"
+                                : d.for_type == ForType::GPULane    ? "gpu_lanes"
                                                                     : "gpu_threads";
         user_error << "Func " << name << " " << how << ", so it has no loop " << d.var << " for "
                    << directive << "(" << d.var << ") to act on. " << remedy;

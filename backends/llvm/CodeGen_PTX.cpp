@@ -178,6 +178,10 @@ private:
         case Intrinsic::gpu_barrier:
             builder.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
             return builder.getInt32(0);
+        case Intrinsic::gpu_lane_index:
+            return builder.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_laneid, {}, {});
+        case Intrinsic::gpu_shuffle_xor:
+            return shuffle_xor(op);
         case Intrinsic::gpu_launch:
         case Intrinsic::device_malloc:
         case Intrinsic::device_free:
@@ -188,6 +192,34 @@ private:
         default:
             return nullptr;
         }
+    }
+
+    // shfl.sync.bfly moves 32 bits: narrower values travel zero-extended in one word, 64-bit
+    // ones as two words.
+    llvm::Value *shuffle_xor(const Call *op) {
+        const Type t = op->type;
+        internal_assert(t.is_scalar() && t.bits <= 64) << "shuffle of " << to_string(t);
+        llvm::Value *value = codegen(op->args[0]);
+        llvm::Value *offset = codegen(op->args[1]);
+        llvm::Value *mask = codegen(op->args[2]);
+        llvm::Type *i32 = builder.getInt32Ty();
+        auto word = [&](llvm::Value *w) {
+            return builder.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
+                                           {mask, w, offset, builder.getInt32(31)});
+        };
+        const int bits = t.bits;
+        llvm::Type *as_int = builder.getIntNTy(unsigned(bits));
+        llvm::Value *x = t.is_bool() ? value : builder.CreateBitCast(value, as_int);
+        llvm::Value *r;
+        if (bits <= 32) {
+            r = builder.CreateTrunc(word(builder.CreateZExt(x, i32)), as_int);
+        } else {
+            llvm::Value *lo = word(builder.CreateTrunc(x, i32));
+            llvm::Value *hi = word(builder.CreateTrunc(builder.CreateLShr(x, 32), i32));
+            r = builder.CreateOr(builder.CreateZExt(lo, as_int),
+                                 builder.CreateShl(builder.CreateZExt(hi, as_int), 32));
+        }
+        return t.is_bool() ? r : builder.CreateBitCast(r, llvm_type_of(t));
     }
 
     // Dense vector loads and stores become one wide access (up to 16 bytes: ld.v4.f32) when

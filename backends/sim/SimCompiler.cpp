@@ -605,6 +605,18 @@ private:
             if (m.threads[*d] == 1) return constant(ir::Int(32), word_u(0));
             return make_thread_index_code(n, int(*d));
         }
+        case Intrinsic::gpu_lane_index:
+            return make_lane_index_code(n);
+        case Intrinsic::gpu_shuffle_xor: {
+            std::optional<int64_t> offset = ir::as_const_int(op->args.at(1));
+            internal_assert(offset && *offset > 0 && *offset < 32)
+                << "simulator: shuffle by a lane offset that is not a constant from 1 to 31";
+            ExprPtr value = arg(0), mask = arg(2);
+            ExprPtr code = make_shuffle_xor_code(t, n, std::move(value), int(*offset),
+                                                 std::move(mask), site(Site::Shuffle, nullptr));
+            code->set_cost(OpClass::Other, 0);
+            return code;
+        }
         case Intrinsic::likely:
             return arg(0);
         case Intrinsic::abs:

@@ -1,6 +1,6 @@
 // The simulator's expression nodes other than element operations (see SimExprCode.h):
-// constants, variables, thread and block indices, reinterpretation, Select, Ramp, Broadcast,
-// Let and Load, and the factories that make them.
+// constants, variables, thread, lane and block indices, warp shuffles, reinterpretation, Select,
+// Ramp, Broadcast, Let and Load, and the factories that make them.
 
 #include "backends/sim/SimExprCode.h"
 
@@ -55,6 +55,44 @@ public:
 
 private:
     int dim;
+};
+
+// The thread's lane in its warp: threads are numbered x fastest, 32 to a warp.
+class LaneIndexCode : public ExprCode {
+public:
+    explicit LaneIndexCode(int threads) : ExprCode(ir::Int(32), threads) {
+        for (int t = 0; t < threads; t++)
+            buf[size_t(t)] = word_u(uint64_t(t & 31));
+    }
+    Col compute(Machine &m) override {
+        if (m.mask->count != 1) return {buf.data(), false};
+        return {buf.data() + m.mask->first, true};
+    }
+};
+
+// shfl.sync.bfly: each active thread takes the value of the lane (its own xor offset).
+class ShuffleXorCode : public ExprCode {
+public:
+    ShuffleXorCode(ir::Type t, int threads, ExprPtr value, int offset, ExprPtr mask, Site *site)
+        : ExprCode(t, threads), value(std::move(value)), offset(offset), mask(std::move(mask)),
+          site(site) {
+        internal_assert(t.lanes == 1) << "simulator: shuffle of a vector";
+    }
+    Col compute(Machine &m) override {
+        Col v = value->eval(m);
+        Col members = mask->eval(m);
+        const std::vector<int> &sources = m.shuffle_sources(members, offset, *site);
+        if (v.uniform) return v;
+        for (int t = 0; t < m.n; t++)
+            buf[size_t(t)] = sources[size_t(t)] >= 0 ? v.p[sources[size_t(t)]] : word_u(0);
+        return {buf.data(), false};
+    }
+
+private:
+    ExprPtr value;
+    int offset;
+    ExprPtr mask;
+    Site *site;
 };
 
 class BlockIndexCode : public ExprCode {
@@ -220,6 +258,16 @@ ExprPtr make_var_code(ir::Type t, int threads, int slot) {
 
 ExprPtr make_thread_index_code(int threads, int dim) {
     return std::make_unique<ThreadIndexCode>(threads, dim);
+}
+
+ExprPtr make_lane_index_code(int threads) {
+    return std::make_unique<LaneIndexCode>(threads);
+}
+
+ExprPtr make_shuffle_xor_code(ir::Type t, int threads, ExprPtr value, int offset, ExprPtr mask,
+                              Site *site) {
+    return std::make_unique<ShuffleXorCode>(t, threads, std::move(value), offset, std::move(mask),
+                                            site);
 }
 
 ExprPtr make_block_index_code(int dim) {

@@ -187,6 +187,12 @@ ExprPtr make_var_code(ir::Type t, int threads, int slot);
 ExprPtr make_thread_index_code(int threads, int dim);
 ExprPtr make_block_index_code(int dim);
 
+// The thread's lane in its warp, and a butterfly shuffle of `value` (shfl.sync.bfly) among
+// the lanes of `mask`, checked by Machine::shuffle_sources.
+ExprPtr make_lane_index_code(int threads);
+ExprPtr make_shuffle_xor_code(ir::Type t, int threads, ExprPtr value, int offset, ExprPtr mask,
+                              Site *site);
+
 // The bits of `a` seen as type t.
 ExprPtr make_reinterpret_code(ir::Type t, int threads, ExprPtr a);
 

@@ -79,24 +79,50 @@ void Machine::start_block(const std::array<int, 3> &b) {
     if (checks) shadow.start_block();
 }
 
-void Machine::check_shuffle_sources(Col source_lane, const Site &site) const {
-    for (int t = 0; t < n; t++) {
-        if (!mask->on[t]) continue;
-        const int64_t lane = lane_ptr(source_lane, t, 1)->i;
-        const int64_t source = int64_t(t & ~31) + lane;
-        if (lane >= 0 && lane < 32 && source < n && mask->on[size_t(source)]) continue;
+const std::vector<int> &Machine::shuffle_sources(Col member_mask, int offset, const Site &site) {
+    sources.assign(size_t(n), -1);
+    auto fail = [&](int t, const std::string &what) {
         std::ostringstream os;
         os << "kernel " << kernel.name << ": thread " << describe_thread(t) << " of block "
-           << describe_block() << " shuffles from lane " << lane << " of its warp, ";
-        if (lane < 0 || lane >= 32 || source >= n) {
-            os << "which does not exist";
-        } else {
-            os << "whose thread " << describe_thread(int(source))
-               << " is inactive there (its value is undefined)";
-        }
-        os << context(site, t);
+           << describe_block() << " " << what << context(site, t);
         throw RuntimeError(os.str());
+    };
+    for (int t = 0; t < n; t++) {
+        if (!mask->on[size_t(t)]) continue;
+        const uint32_t members = uint32_t(lane_ptr(member_mask, t, 1)->u);
+        const int warp = t & ~31, lane = t & 31;
+        if (!(members >> lane & 1u)) {
+            std::ostringstream os;
+            os << "executes a shuffle whose member mask 0x" << std::hex << members
+               << " does not hold its own lane " << std::dec << lane;
+            fail(t, os.str());
+        }
+        for (int l = 0; l < 32; l++) {
+            if (!(members >> l & 1u)) continue;
+            const int other = warp + l;
+            const bool there = other < n && mask->on[size_t(other)] &&
+                               uint32_t(lane_ptr(member_mask, other, 1)->u) == members;
+            if (there) continue;
+            std::ostringstream os;
+            os << "executes a shuffle with member mask 0x" << std::hex << members << std::dec
+               << ", but lane " << l << " of its warp ";
+            if (other >= n)
+                os << "does not exist (the block has " << n << " threads)";
+            else if (!mask->on[size_t(other)])
+                os << "(thread " << describe_thread(other) << ") does not execute it";
+            else
+                os << "executes it with another mask";
+            os << "; every lane of the mask must execute the shuffle together";
+            fail(t, os.str());
+        }
+        const int source_lane = lane ^ offset;
+        if (source_lane >= 32 || !(members >> source_lane & 1u)) {
+            fail(t, "shuffles from lane " + std::to_string(source_lane) +
+                        " of its warp, which is outside the member mask (its value is undefined)");
+        }
+        sources[size_t(t)] = warp + source_lane;
     }
+    return sources;
 }
 
 std::string Machine::label(const Site &s, const std::string &memory, int thread) const {

@@ -140,10 +140,12 @@ public:
 
     void start_block(const std::array<int, 3> &b);
 
-    // The check of a warp shuffle, for the node that will run one (the IR has no shuffle
-    // yet): each active thread reads the value of lane `source_lane` (its column, one word
-    // per thread) of its own warp, which must be an active thread of the block.
-    void check_shuffle_sources(Col source_lane, const Site &site) const;
+    // A warp shuffle (shfl.sync.bfly) of the active threads: thread t reads the value of
+    // lane (t's lane xor `offset`) of its warp. Checks that each active thread is in its own
+    // member mask (one word per thread in `member_mask`), that every lane of that mask is an
+    // active thread executing the shuffle with the same mask, and that the lane it reads is
+    // one of them. Returns the thread each active thread reads.
+    const std::vector<int> &shuffle_sources(Col member_mask, int offset, const Site &site);
 
     // "load in[...] in f at f.s0.x": what an instruction is, for messages and profiles.
     // `memory` names what a shared access touches before its first request has; with a
@@ -242,6 +244,7 @@ private:
                                           int32_t owner) const;
 
     std::vector<int64_t> keys; // the sectors or words of one warp's request
+    std::vector<int> sources;  // shuffle_sources' result
 };
 
 } // namespace sim

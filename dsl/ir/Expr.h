@@ -155,6 +155,9 @@ enum class ForType : uint8_t {
     Unrolled,
     GPUBlock,
     GPUThread,
+    // The lanes of one warp (at most 32, a constant), in a schedule: lowering makes such a
+    // loop the x thread loop of its warp, so no IR For has this type.
+    GPULane,
 };
 
 // The hardware dimension of a GPU loop: x, y or z of the grid (GPUBlock) or of the block
@@ -177,7 +180,7 @@ enum class MemoryType : uint8_t {
 
 // Whether a loop runs across GPU blocks or threads (it defines a launch's shape).
 inline bool is_gpu_loop(ForType t) {
-    return t == ForType::GPUBlock || t == ForType::GPUThread;
+    return t == ForType::GPUBlock || t == ForType::GPUThread || t == ForType::GPULane;
 }
 
 const char *to_string(ForType t);

@@ -57,6 +57,8 @@ const char *to_string(ForType t) {
         return "gpu_block";
     case ForType::GPUThread:
         return "gpu_thread";
+    case ForType::GPULane:
+        return "gpu_lane";
     }
     return "?";
 }
@@ -404,6 +406,8 @@ Stmt For::make(const std::string &name, Expr min, Expr extent, ForType for_type,
     internal_assert(is_gpu_loop(for_type) == (gpu_dim != GPUDim::None))
         << "For " << name << ": a " << to_string(for_type) << " loop with hardware dimension '"
         << to_string(gpu_dim) << "'; GPU loops have one, other loops none";
+    internal_assert(for_type != ForType::GPULane)
+        << "For " << name << ": lane loops become thread loops when loop nests are built";
     auto *n = new For;
     n->name = name;
     n->min = std::move(min);

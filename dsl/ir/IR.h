@@ -141,6 +141,9 @@ struct Broadcast : ExprNode<Broadcast> {
 };
 
 // Operations that have no node of their own. Pure ones may be reordered or removed.
+// Warp operations, in kernels: gpu_lane_index() is the thread's lane in its warp (PTX
+// %laneid); gpu_shuffle_xor(value, offset, member_mask) is `value` as the lane (own lane xor
+// offset) holds it, executed together by every lane of member_mask (shfl.sync.bfly).
 #define AICF_FOR_EACH_INTRINSIC(X)                                                                 \
     X(abs)                                                                                         \
     X(bitwise_and)                                                                                 \
@@ -177,6 +180,8 @@ struct Broadcast : ExprNode<Broadcast> {
     X(gpu_thread_index)                                                                            \
     X(gpu_block_index)                                                                             \
     X(gpu_barrier)                                                                                 \
+    X(gpu_lane_index)                                                                              \
+    X(gpu_shuffle_xor)                                                                             \
     X(gpu_launch)                                                                                  \
     X(device_malloc)                                                                               \
     X(device_free)                                                                                 \

@@ -323,10 +323,12 @@ TEST(ScheduleErrors, ReorderThatChangesTheOrderOfReductionLoops) {
     Func f("f");
     f(x) = 0;
     f(x) += r.x * r.y;
-    std::string msg = message_of<CompileError>([&] { f.update().reorder(r.y, r.x); });
-    EXPECT_CONTAINS(msg,
-                    "In the schedule of f.update(0), reorder would change the order of the "
-                    "reduction loops, which changes the order the reduction combines values in.");
+    f.update().reorder(r.y, r.x);
+    std::string msg = message_of<CompileError>([&] { f.realize({4}); });
+    EXPECT_CONTAINS(msg, "In the schedule of f.update(0), reorder changes the order of the "
+                         "reduction loops (outermost first) from r.y, r.x to r.x, r.y, which "
+                         "changes the order the reduction combines values in.");
+    EXPECT_CONTAINS(msg, "map a reduction loop onto gpu_threads or gpu_lanes");
     // Moving a pure loop across the reduction loops is fine.
     Func g("g");
     g(x) = 0;

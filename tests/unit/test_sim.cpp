@@ -648,8 +648,10 @@ TEST(SimChecks, StoreOutsideTheFuncBeingComputed) {
         << msg;
 }
 
-TEST(SimChecks, ShuffleFromAnInactiveLane) {
-    // The hook a shuffle node will call: thread 4 reads lane 5 of its warp, which is off.
+TEST(SimChecks, ShuffleWithAnInactiveLaneInItsMask) {
+    // Threads 0..47 except 5 execute a butterfly shuffle (xor 1): the first warp's full mask
+    // holds lane 5, which does not execute it; with a mask of its active half-warp (lanes
+    // 16..31) the same warp is fine, and thread 17 reads thread 16.
     LoweredKernel k = make_kernel("shuffle", {64, 1, 1}, {}, Evaluate::make(0));
     backends::sim::Machine m(k, true);
     backends::sim::Mask mask;
@@ -664,24 +666,40 @@ TEST(SimChecks, ShuffleFromAnInactiveLane) {
     backends::sim::Site site;
     site.op = backends::sim::Site::Shuffle;
     site.func = "f";
-    std::vector<backends::sim::Word> lanes(64);
-    for (int t = 0; t < 64; t++)
-        lanes[t] = backends::sim::word_u(uint64_t(t == 4 ? 5 : (t + 1) % 32 == 5 ? 6 : 0));
+    std::vector<backends::sim::Word> masks(64, backends::sim::word_u(0xffffffffu));
     try {
-        m.check_shuffle_sources({lanes.data(), false}, site);
+        m.shuffle_sources({masks.data(), false}, 1, site);
         ADD_FAILURE() << "no error";
     } catch (const RuntimeError &e) {
         std::string msg = e.what();
-        EXPECT_NE(msg.find("kernel shuffle: thread (4, 0, 0) of block (0, 0, 0) shuffles from "
-                           "lane 5 of its warp, whose thread (5, 0, 0) is inactive there"),
+        EXPECT_NE(msg.find("kernel shuffle: thread (0, 0, 0) of block (0, 0, 0) executes a "
+                           "shuffle with member mask 0xffffffff, but lane 5 of its warp (thread "
+                           "(5, 0, 0)) does not execute it"),
                   std::string::npos)
             << msg;
         EXPECT_NE(msg.find("while computing f"), std::string::npos) << msg;
     }
-    // Reading lane 0 of its own warp: thread 32 for the second warp, active.
-    for (int t = 0; t < 64; t++)
-        lanes[t] = backends::sim::word_u(0);
-    m.check_shuffle_sources({lanes.data(), false}, site);
+    for (int t = 0; t < 64; t++) {
+        mask.on[t] = (t >= 16 && t < 32) || (t >= 32 && t < 48);
+        masks[t] = backends::sim::word_u(t < 32 ? 0xffff0000u : 0x0000ffffu);
+    }
+    mask.recount();
+    const std::vector<int> &sources = m.shuffle_sources({masks.data(), false}, 1, site);
+    EXPECT_EQ(sources[17], 16);
+    EXPECT_EQ(sources[32], 33);
+    EXPECT_EQ(sources[3], -1);
+    // Lane 20 names another mask than its group does.
+    masks[20] = backends::sim::word_u(0xffffu);
+    std::string msg;
+    try {
+        m.shuffle_sources({masks.data(), false}, 1, site);
+    } catch (const RuntimeError &e) {
+        msg = e.what();
+    }
+    EXPECT_NE(msg.find("thread (16, 0, 0) of block (0, 0, 0) executes a shuffle with member "
+                       "mask 0xffff0000, but lane 20 of its warp executes it with another mask"),
+              std::string::npos)
+        << msg;
 }
 
 // ---- Profiles ----

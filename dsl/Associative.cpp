@@ -1,0 +1,274 @@
+#include "dsl/Associative.h"
+
+#include "dsl/base/Error.h"
+#include "dsl/ir/IREquality.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRVisitor.h"
+
+namespace aicf {
+
+using namespace ir;
+
+namespace {
+
+// a + b or b + a (and the same for *), compared structurally.
+bool matches_commutative(const Expr &e, IRNodeType op, const Expr &a, const Expr &b) {
+    Expr l, r;
+    if (op == IRNodeType::Add && e.as<Add>())
+        l = e.as<Add>()->a, r = e.as<Add>()->b;
+    else if (op == IRNodeType::Mul && e.as<Mul>())
+        l = e.as<Mul>()->a, r = e.as<Mul>()->b;
+    else
+        return false;
+    return (equal(l, a) && equal(r, b)) || (equal(l, b) && equal(r, a));
+}
+
+bool is_exp_of(const Expr &e, const Expr &arg) {
+    const Call *c = e.as<Call>();
+    return c && c->is_intrinsic(Intrinsic::exp) && c->args.size() == 1 && equal(c->args[0], arg);
+}
+
+// Whether `s` is self1 * exp(self0 - m') + exp(x - m'), in either operand order.
+bool is_rescaled_sum(const Expr &s, const Expr &self0, const Expr &self1, const Expr &x,
+                     const Expr &new_max) {
+    const Add *add = s.as<Add>();
+    if (!add) return false;
+    for (int flip = 0; flip < 2; flip++) {
+        const Expr &scaled = flip ? add->b : add->a, &fresh = flip ? add->a : add->b;
+        const Mul *mul = scaled.as<Mul>();
+        if (!mul || !is_exp_of(fresh, Sub::make(x, new_max))) continue;
+        Expr e = Call::make(self0.type(), Intrinsic::exp, {Sub::make(self0, new_max)});
+        if (matches_commutative(scaled, IRNodeType::Mul, self1, e)) return true;
+    }
+    return false;
+}
+
+struct Self {
+    const std::string &func;
+    const std::vector<Expr> &args;
+
+    bool is(const Expr &e, int index) const {
+        const Call *c = e.as<Call>();
+        if (!c || c->call_type != Call::Func || c->name != func || c->value_index != index)
+            return false;
+        for (size_t i = 0; i < args.size(); i++)
+            if (!equal(c->args[i], args[i])) return false;
+        return true;
+    }
+
+    bool mentioned_in(const Expr &e) const {
+        bool found = false;
+        visit_each_distinct<Call>(e, [&](const Call *c) {
+            found = found || (c->call_type == Call::Func && c->name == func);
+        });
+        return found;
+    }
+
+    // The element-wise pattern op(self_i, x) or op(x, self_i).
+    bool match_binary(const Expr &v, int i, IRNodeType &op, Expr &x) const {
+        Expr a, b;
+        op = v.node_type();
+        switch (op) {
+        case IRNodeType::Add:
+            a = v.as<Add>()->a, b = v.as<Add>()->b;
+            break;
+        case IRNodeType::Mul:
+            a = v.as<Mul>()->a, b = v.as<Mul>()->b;
+            break;
+        case IRNodeType::Min:
+            a = v.as<Min>()->a, b = v.as<Min>()->b;
+            break;
+        case IRNodeType::Max:
+            a = v.as<Max>()->a, b = v.as<Max>()->b;
+            break;
+        default:
+            return false;
+        }
+        if (is(a, i) && !mentioned_in(b))
+            x = b;
+        else if (is(b, i) && !mentioned_in(a))
+            x = a;
+        else
+            return false;
+        return true;
+    }
+
+    // The self call at element i, as it appears in `v` (a Call node that compares equal).
+    Expr call(const std::vector<Expr> &values, int i) const {
+        Expr found;
+        for (const Expr &v : values) {
+            visit_each_distinct<Call>(v, [&](const Call *c) {
+                if (!found.defined() && is(Expr(c), i)) found = Expr(c);
+            });
+        }
+        return found;
+    }
+};
+
+Expr combine(IRNodeType op, const Expr &a, const Expr &b) {
+    switch (op) {
+    case IRNodeType::Add:
+        return Add::make(a, b);
+    case IRNodeType::Mul:
+        return Mul::make(a, b);
+    case IRNodeType::Min:
+        return Min::make(a, b);
+    default:
+        return Max::make(a, b);
+    }
+}
+
+Expr identity_of(IRNodeType op, Type t) {
+    switch (op) {
+    case IRNodeType::Add:
+        return make_zero(t);
+    case IRNodeType::Mul:
+        return make_one(t);
+    case IRNodeType::Min:
+        return type_max(t);
+    default:
+        return type_min(t);
+    }
+}
+
+} // namespace
+
+std::vector<Expr> AssociativeUpdate::identity(const std::vector<Type> &types) const {
+    std::vector<Expr> init;
+    for (size_t i = 0; i < types.size(); i++) {
+        Type t = types[i];
+        if (kind == Binary) {
+            init.push_back(identity_of(ops[i], t));
+        } else if (kind == RescaledSum) {
+            // No elements yet: the max of nothing, and an empty sum.
+            init.push_back(i == 0 ? type_min(t) : make_zero(t));
+        } else {
+            // The candidate that loses every comparison: the worst value where the condition
+            // compares, anything elsewhere.
+            // (candidate > current, or current < candidate: the larger value wins.)
+            bool larger_wins = (condition.as<GT>() != nullptr) == candidate_first;
+            init.push_back(larger_wins ? type_min(t) : type_max(t));
+        }
+    }
+    return init;
+}
+
+std::vector<Expr> AssociativeUpdate::merge(const std::vector<Expr> &current,
+                                           const std::vector<Expr> &incoming) const {
+    internal_assert(current.size() == incoming.size()) << "merge of Tuples of different sizes";
+    std::vector<Expr> values;
+    if (kind == Binary) {
+        for (size_t i = 0; i < current.size(); i++)
+            values.push_back(combine(ops[i], current[i], incoming[i]));
+    } else if (kind == RescaledSum) {
+        // Both sums rescaled to the larger of the two maxima.
+        Type t = current[0].type();
+        Expr m = Max::make(current[0], incoming[0]);
+        // (A sum already at the larger maximum stays as it is: two empty states, whose
+        // maxima are both -inf, merge to an empty state rather than to exp(-inf + inf).)
+        auto rescale = [&](const Expr &sum, const Expr &max) {
+            return Select::make(EQ::make(max, m), sum,
+                                Mul::make(sum, Call::make(t, Intrinsic::exp, {Sub::make(max, m)})));
+        };
+        values.push_back(m);
+        values.push_back(
+            Add::make(rescale(current[1], current[0]), rescale(incoming[1], incoming[0])));
+    } else {
+        // The same comparison, of the incoming element against the current one.
+        const Expr &c = incoming[size_t(compared)], &s = current[size_t(compared)];
+        Expr a = candidate_first ? c : s, b = candidate_first ? s : c;
+        Expr cond = condition.as<LT>() ? LT::make(a, b) : GT::make(a, b);
+        for (size_t i = 0; i < current.size(); i++)
+            values.push_back(Select::make(cond, incoming[i], current[i]));
+    }
+    return values;
+}
+
+std::string AssociativeUpdate::describe() const {
+    switch (kind) {
+    case Binary: {
+        std::string r;
+        for (IRNodeType op : ops) {
+            const char *name = op == IRNodeType::Add   ? "+"
+                               : op == IRNodeType::Mul ? "*"
+                               : op == IRNodeType::Min ? "min"
+                                                       : "max";
+            r += (r.empty() ? "" : ", ") + std::string(name);
+        }
+        return ops.size() > 1 ? "(" + r + ")" : r;
+    }
+    case Replace:
+        return "select(better, candidate, current)";
+    default:
+        return "the streaming softmax pair";
+    }
+}
+
+std::optional<AssociativeUpdate> find_associative_update(const std::string &func,
+                                                         const std::vector<Expr> &args,
+                                                         const std::vector<Expr> &v) {
+    const Self self{func, args};
+    AssociativeUpdate r;
+    r.kind = AssociativeUpdate::Binary;
+    bool binary = true;
+    for (size_t i = 0; i < v.size() && binary; i++) {
+        IRNodeType op;
+        Expr x;
+        binary = self.match_binary(v[i], int(i), op, x);
+        r.ops.push_back(op);
+        r.x.push_back(x);
+    }
+    if (binary) return r;
+    // The streaming softmax pair.
+    if (v.size() == 2 && v[0].type().is_float() && v[0].type() == v[1].type()) {
+        IRNodeType op;
+        Expr x;
+        Expr self0 = self.call(v, 0), self1 = self.call(v, 1);
+        if (self0.defined() && self1.defined() && self.match_binary(v[0], 0, op, x) &&
+            op == IRNodeType::Max && is_rescaled_sum(v[1], self0, self1, x, v[0])) {
+            r = AssociativeUpdate();
+            r.kind = AssociativeUpdate::RescaledSum;
+            r.x = {x};
+            return r;
+        }
+    }
+    // Replacement: every value is select(c, x_i, self_i) with one condition c that compares
+    // some candidate x_j strictly with self_j.
+    r = AssociativeUpdate();
+    r.kind = AssociativeUpdate::Replace;
+    for (size_t i = 0; i < v.size(); i++) {
+        const Select *s = v[i].as<Select>();
+        if (!s || !self.is(s->false_value, int(i)) || self.mentioned_in(s->true_value))
+            return std::nullopt;
+        if (i == 0) r.condition = s->condition;
+        if (!equal(s->condition, r.condition)) return std::nullopt;
+        r.x.push_back(s->true_value);
+    }
+    const Expr &c = r.condition;
+    Expr lhs, rhs;
+    if (const LT *lt = c.as<LT>())
+        lhs = lt->a, rhs = lt->b;
+    else if (const GT *gt = c.as<GT>())
+        lhs = gt->a, rhs = gt->b;
+    else
+        return std::nullopt;
+    for (size_t j = 0; j < v.size(); j++) {
+        bool forward = equal(lhs, r.x[j]) && self.is(rhs, int(j));
+        bool backward = equal(rhs, r.x[j]) && self.is(lhs, int(j));
+        if (forward || backward) {
+            r.compared = int(j);
+            r.candidate_first = forward;
+            return r;
+        }
+    }
+    return std::nullopt;
+}
+
+std::string associative_forms(const std::string &func) {
+    return func + " = " + func +
+           " op x for op in +, *, min, max (element-wise on Tuples), Tuples updated by "
+           "select(better, candidate, current) such as argmax, and the streaming softmax pair "
+           "{m' = max(m, x), s * exp(m - m') + exp(x - m')}";
+}
+
+} // namespace aicf

@@ -1,0 +1,55 @@
+#ifndef AICF_DSL_ASSOCIATIVE_H
+#define AICF_DSL_ASSOCIATIVE_H
+
+// Recognizing updates that combine a Func's current value with new ones associatively, so
+// that the new values may be reduced in pieces and the pieces merged: rfactor and the
+// cross-thread reductions of GPU schedules rest on it.
+
+#include "dsl/ir/Expr.h"
+#include "dsl/ir/IR.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace aicf {
+
+struct AssociativeUpdate {
+    enum Kind {
+        Binary,      // values[i] = op_i(self_i, x[i]), op_i in +, *, min, max
+        Replace,     // values[i] = select(condition, x[i], self_i), the condition comparing a
+                     // candidate x[j] strictly with self_j (argmax, argmin)
+        RescaledSum, // {m' = max(m, x), s * exp(m - m') + exp(x - m')}: a streaming softmax
+    } kind = Binary;
+    std::vector<ir::IRNodeType> ops; // Binary
+    std::vector<ir::Expr> x;         // the new values (RescaledSum: one)
+    ir::Expr condition;              // Replace
+    int compared = 0;                // Replace: the element the condition compares...
+    bool candidate_first = true;     // ...and whether the candidate is its left operand
+
+    // The value of each element before any new value arrives.
+    std::vector<ir::Expr> identity(const std::vector<ir::Type> &types) const;
+
+    // The result of reducing the values `current` summarizes and then those `incoming` does.
+    std::vector<ir::Expr> merge(const std::vector<ir::Expr> &current,
+                                const std::vector<ir::Expr> &incoming) const;
+
+    // Whether merge(a, b) equals merge(b, a) bit for bit. Replace keeps `current` on a tie.
+    bool commutative() const { return kind != Replace; }
+
+    // "+", "max", "argmax-style select", ...: the operator, for messages.
+    std::string describe() const;
+};
+
+// The update `func(args) = values`, where calls to `func` at `args` read the current value,
+// as an associative combination, or nothing when it is not one of the forms above.
+std::optional<AssociativeUpdate> find_associative_update(const std::string &func,
+                                                         const std::vector<ir::Expr> &args,
+                                                         const std::vector<ir::Expr> &values);
+
+// The forms find_associative_update recognizes, for error messages about `func`.
+std::string associative_forms(const std::string &func);
+
+} // namespace aicf
+
+#endif

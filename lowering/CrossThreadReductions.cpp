@@ -1,0 +1,467 @@
+#include "lowering/CrossThreadReductions.h"
+
+#include "dsl/Associative.h"
+#include "dsl/Names.h"
+#include "dsl/base/Error.h"
+#include "dsl/ir/IREquality.h"
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Scope.h"
+#include "dsl/ir/Simplify.h"
+#include "dsl/ir/Substitute.h"
+#include "lowering/KernelAnalysis.h"
+
+#include <map>
+#include <set>
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+namespace {
+
+constexpr int kWarpSize = 32;
+
+// The update of the loop's stage inside a thread loop, when it writes a point that does not
+// depend on the loop: the threads of the loop share that point.
+class FindSharedUpdate : public IRVisitor {
+public:
+    FindSharedUpdate(const std::string &func, const std::string &loop) : func(func), loop(loop) {}
+
+    const Provide *update = nullptr;
+    int updates = 0;
+    std::vector<Expr> point; // its arguments, in terms of variables bound outside the loop
+    std::string varying;     // an inner loop the point depends on, if any
+
+private:
+    const std::string &func, &loop;
+    std::vector<std::pair<std::string, Expr>> lets;
+    std::vector<std::string> inner_loops;
+
+    using IRVisitor::visit;
+
+    void visit(const LetStmt *op) override {
+        op->value.accept(this);
+        lets.emplace_back(op->name, op->value);
+        op->body.accept(this);
+        lets.pop_back();
+    }
+
+    void visit(const For *op) override {
+        inner_loops.push_back(op->name);
+        IRVisitor::visit(op);
+        inner_loops.pop_back();
+    }
+
+    void visit(const Provide *op) override {
+        IRVisitor::visit(op);
+        if (op->name != func) return;
+        std::vector<Expr> args;
+        for (const Expr &a : op->args)
+            args.push_back(simplify(substitute_lets(lets, a)));
+        for (const Expr &a : args)
+            if (uses_var(a, loop)) return; // each thread writes its own point
+        updates++;
+        update = op;
+        point = args;
+        for (const std::string &l : inner_loops)
+            for (const Expr &a : args)
+                if (varying.empty() && uses_var(a, l)) varying = l;
+    }
+};
+
+Expr lane_index() {
+    return Call::make(Int(32), Intrinsic::gpu_lane_index, {}, Call::Intrinsic);
+}
+
+Expr shuffle_xor(const Expr &value, int offset, const Expr &mask) {
+    return Call::make(value.type(), Intrinsic::gpu_shuffle_xor,
+                      {value, make_const(Int(32), int64_t(offset)), mask}, Call::Intrinsic);
+}
+
+int next_power_of_two(int64_t n) {
+    int p = 1;
+    while (p < n)
+        p *= 2;
+    return p;
+}
+
+// A cross-thread reduction, as it is being lowered.
+struct Reduction {
+    const For *loop = nullptr;
+    const Provide *update = nullptr;
+    std::vector<Expr> point;
+    AssociativeUpdate op;
+    std::vector<Type> types;
+    FunctionPtr self; // the Func, as the update's reads of its current value hold it
+    std::string partial, warp_partials;
+    bool per_thread_result = false; // the Func lives in registers: every thread writes its copy
+    int threads = 1;                // the loop's extent rounded to whole lane groups or warps
+
+    Expr loop_var() const { return Variable::make(Int(32), loop->name); }
+    Expr position() const { return Sub::make(loop_var(), loop->min); }
+
+    std::string storage(const std::string &name, size_t k) const {
+        return storage_name(name, int(k), int(types.size()));
+    }
+    std::vector<Expr> load(const std::string &name, const Expr &index) const {
+        std::vector<Expr> r;
+        for (size_t k = 0; k < types.size(); k++)
+            r.push_back(Load::make(types[k], storage(name, k), index, Expr()));
+        return r;
+    }
+    // Every value computed before the first store (a Tuple's elements may read each other).
+    Stmt store(const std::string &name, const std::vector<Expr> &values, const Expr &index) const {
+        if (values.size() == 1) return Store::make(storage(name, 0), values[0], index, Expr());
+        std::vector<Stmt> stores;
+        for (size_t k = 0; k < values.size(); k++) {
+            Expr v = Variable::make(values[k].type(), storage(name, k) + "_value");
+            stores.push_back(Store::make(storage(name, k), v, index, Expr()));
+        }
+        Stmt s = Block::make(stores);
+        for (size_t k = values.size(); k-- > 0;)
+            s = LetStmt::make(storage(name, k) + "_value", values[k], s);
+        return s;
+    }
+    Stmt allocate(const std::string &name, MemoryType where, int64_t count, Stmt body) const {
+        for (size_t k = types.size(); k-- > 0;)
+            body = Allocate::make(storage(name, k), types[k], where, {make_const(Int(32), count)},
+                                  body);
+        return body;
+    }
+
+    // Combines the partials of lanes that differ in `offset` within the lanes of `mask`.
+    // Both partners merge the lower lane's partial first, so they agree bit for bit even
+    // when the merge is not commutative.
+    Stmt butterfly_step(int offset, const Expr &mask) const {
+        Expr zero = make_zero(Int(32));
+        // Each shuffle once, bound to a name: the merge may read a value several times.
+        std::vector<Expr> own = load(partial, zero), other;
+        std::vector<std::pair<std::string, Expr>> shuffles;
+        for (size_t k = 0; k < own.size(); k++) {
+            std::string name = storage(partial, k) + "_lane_xor_" + std::to_string(offset);
+            shuffles.emplace_back(name, shuffle_xor(own[k], offset, mask));
+            other.push_back(Variable::make(types[k], name));
+        }
+        Stmt s;
+        if (op.commutative()) {
+            s = store(partial, op.merge(own, other), zero);
+        } else {
+            Expr lower = EQ::make(Call::make(Int(32), Intrinsic::bitwise_and,
+                                             {position(), make_const(Int(32), int64_t(offset))}),
+                                  zero);
+            std::vector<Expr> first, second;
+            for (size_t k = 0; k < own.size(); k++) {
+                first.push_back(Select::make(lower, own[k], other[k]));
+                second.push_back(Select::make(lower, other[k], own[k]));
+            }
+            s = store(partial, op.merge(first, second), zero);
+        }
+        for (auto it = shuffles.rbegin(); it != shuffles.rend(); ++it)
+            s = LetStmt::make(it->first, it->second, s);
+        return s;
+    }
+
+    // Butterfly steps over groups of `lanes` lanes (a power of two).
+    Stmt butterfly(int lanes, const Expr &mask) const {
+        std::vector<Stmt> steps;
+        for (int offset = lanes / 2; offset >= 1; offset /= 2)
+            steps.push_back(butterfly_step(offset, mask));
+        return Block::make(steps);
+    }
+
+    // The update of the Func by the combined partial, by every thread of the loop when each
+    // holds its own copy of the Func, else by the first.
+    Stmt merge_into_func() const {
+        std::vector<Expr> current;
+        for (size_t k = 0; k < types.size(); k++)
+            current.push_back(Call::make_func(types[k], update->name, point, self, int(k)));
+        Stmt s = Provide::make(update->name, op.merge(current, load(partial, make_zero(Int(32)))),
+                               point);
+        if (per_thread_result) return s;
+        return IfThenElse::make(EQ::make(position(), make_zero(Int(32))), s);
+    }
+
+    // The loop's body with the update accumulating into the thread's partial instead,
+    // starting from the identity, on the loop's real iterations only.
+    Stmt accumulate(const Stmt &body) const {
+        Expr zero = make_zero(Int(32));
+        std::vector<Expr> partial_now = load(partial, zero);
+        // Reads of the Func's current value read the partial instead.
+        struct IntoPartial : IRMutator {
+            const Provide *target;
+            const std::vector<Expr> &partial_now;
+            IntoPartial(const Provide *t, const std::vector<Expr> &p) : target(t), partial_now(p) {}
+            using IRMutator::visit;
+            Expr visit(const Call *c) override {
+                if (c->call_type != Call::Func || c->name != target->name)
+                    return IRMutator::visit(c);
+                bool same = c->args.size() == target->args.size();
+                for (size_t i = 0; same && i < c->args.size(); i++)
+                    same = equal(c->args[i], target->args[i]);
+                internal_assert(same)
+                    << "cross-thread update of " << target->name << " reads another point of it";
+                return partial_now.at(size_t(c->value_index));
+            }
+        };
+        // Replace the Provide by stores into the partial.
+        struct Replace : IRMutator {
+            const Reduction &r;
+            const std::vector<Expr> &partial_now;
+            explicit Replace(const Reduction &r, const std::vector<Expr> &p)
+                : r(r), partial_now(p) {}
+            using IRMutator::visit;
+            Stmt visit(const Provide *p) override {
+                if (p != r.update) return IRMutator::visit(p);
+                IntoPartial into(p, partial_now);
+                std::vector<Expr> values;
+                for (const Expr &e : p->values)
+                    values.push_back(into.mutate(e));
+                return r.store(r.partial, values, make_zero(Int(32)));
+            }
+        };
+        Stmt s = Replace(*this, partial_now).mutate(body);
+        if (!is_const(simplify(EQ::make(loop->extent, make_const(Int(32), int64_t(threads)))), 1)) {
+            s = IfThenElse::make(LT::make(position(), loop->extent), s);
+        }
+        return Block::make(store(partial, op.identity(types), zero), s);
+    }
+
+    Stmt thread_loop(const Stmt &body) const {
+        return For::make(loop->name, loop->min, make_const(Int(32), int64_t(threads)),
+                         ForType::GPUThread, loop->gpu_dim, body);
+    }
+
+    // The loop within one warp: lanes in aligned groups of `threads` (a power of two).
+    Stmt within_warp(const Stmt &body) const {
+        Expr mask;
+        if (threads == kWarpSize) {
+            mask = make_const(UInt(32), int64_t(0xffffffffu));
+        } else {
+            // The group of this lane: `threads` lanes from the lane rounded down.
+            Expr group =
+                Call::make(Int(32), Intrinsic::bitwise_and,
+                           {lane_index(), make_const(Int(32), int64_t(kWarpSize - threads))});
+            mask = Call::make(UInt(32), Intrinsic::shift_left,
+                              {make_const(UInt(32), int64_t((uint64_t(1) << threads) - 1)),
+                               Cast::make(UInt(32), group)});
+        }
+        Stmt s = Block::make({accumulate(body), butterfly(threads, mask), merge_into_func()});
+        return thread_loop(allocate(partial, MemoryType::Register, 1, s));
+    }
+
+    // The loop over several warps: each warp reduces its lanes and leaves its partial in
+    // shared memory; after a barrier every warp reads all of them and reduces them again.
+    Stmt across_warps(const Stmt &body) const {
+        const int warps = threads / kWarpSize;
+        Expr zero = make_zero(Int(32)), full = make_const(UInt(32), int64_t(0xffffffffu));
+        Expr lane = Mod::make(position(), make_const(Int(32), int64_t(kWarpSize)));
+        Expr warp = Div::make(position(), make_const(Int(32), int64_t(kWarpSize)));
+        Stmt first =
+            Block::make({accumulate(body), butterfly(kWarpSize, full),
+                         IfThenElse::make(
+                             EQ::make(lane, zero),
+                             ProducerConsumer::make_produce(
+                                 warp_partials, store(warp_partials, load(partial, zero), warp)))});
+        first = thread_loop(allocate(partial, MemoryType::Register, 1, first));
+        // The second loop: lane w of every warp reads warp w's partial (the identity past the
+        // last warp), then the warp reduces them.
+        std::vector<Expr> identity = op.identity(types), read;
+        Expr slot = Min::make(lane, make_const(Int(32), int64_t(warps - 1)));
+        Expr present = LT::make(lane, make_const(Int(32), int64_t(warps)));
+        std::vector<Expr> stored = load(warp_partials, slot);
+        for (size_t k = 0; k < types.size(); k++)
+            read.push_back(Select::make(present, stored[k], identity[k]));
+        Stmt second = Block::make({store(partial, read, zero),
+                                   butterfly(next_power_of_two(warps), full), merge_into_func()});
+        second = thread_loop(allocate(partial, MemoryType::Register, 1, second));
+        return allocate(warp_partials, MemoryType::GPUShared, warps, Block::make(first, second));
+    }
+};
+
+class CrossThreadReductions : public IRMutator {
+    Scope<MemoryType> storage; // the Funcs realized around the node
+    int block_loops = 0;       // GPU block loops around the node
+    int thread_loops = 0;      // GPU thread loops around the node
+    struct Lowered {
+        std::string func, loop;
+        int threads;
+    };
+    std::vector<Lowered> lowered; // in the current kernel
+
+    using IRMutator::visit;
+
+    Stmt visit(const Realize *op) override {
+        ScopedBinding<MemoryType> bind(storage, op->name, op->memory_type);
+        return IRMutator::visit(op);
+    }
+
+    Stmt visit(const For *op) override {
+        if (op->for_type == ForType::GPUBlock) {
+            block_loops++;
+            Stmt s = IRMutator::visit(op);
+            if (--block_loops == 0) {
+                check_warps(s);
+                lowered.clear();
+            }
+            return s;
+        }
+        if (op->for_type != ForType::GPUThread) return IRMutator::visit(op);
+        LoopNameParts parts = parse_loop_name(op->name);
+        if (!parts.func.empty() && !is_const(op->extent, 1)) {
+            FindSharedUpdate find(parts.func, op->name);
+            op->body.accept(&find);
+            if (find.update) return lower(op, find);
+        }
+        thread_loops++;
+        Stmt s = IRMutator::visit(op);
+        thread_loops--;
+        return s;
+    }
+
+    Stmt lower(const For *op, const FindSharedUpdate &find) {
+        const std::string &f = find.update->name;
+        const std::string where = "The update " + loop_stage_for_users(op->name) +
+                                  " runs its reduction loop " + loop_var_for_users(op->name) +
+                                  " on GPU threads, so the threads of that loop update the same " +
+                                  "points of " + f;
+        user_assert(op->gpu_dim == GPUDim::X)
+            << where << ", which are combined by warp shuffles, so they must be consecutive "
+            << "lanes: the loop must run along x of the block (be the innermost GPU loop of the "
+            << "stage), but it runs along " << to_string(op->gpu_dim) << ".";
+        user_assert(find.updates == 1)
+            << where << ", in " << find.updates << " places. Map a single reduction loop onto "
+            << "threads.";
+        user_assert(find.varying.empty())
+            << where << ", but which point depends on the inner loop "
+            << loop_for_users(find.varying) << ". Put the pure loops of "
+            << loop_stage_for_users(op->name) << " outside " << loop_var_for_users(op->name)
+            << " (reorder), so that the threads share one point at a time.";
+        std::optional<AssociativeUpdate> op_found =
+            find_associative_update(f, find.update->args, find.update->values);
+        user_assert(op_found.has_value())
+            << where << ", and they combine their partial results, but AICF cannot tell that "
+            << "the update " << with_user_loop_names(to_string(Stmt(find.update)))
+            << " is associative. Cross-thread reductions recognize " << associative_forms(f)
+            << ". Write the update in one of these forms, or keep the reduction loop serial.";
+        auto extent = constant_upper_bound(op->extent);
+        user_assert(extent.has_value() && *extent >= 1 && *extent <= 1024)
+            << where << ", which needs a constant number of threads from 1 to 1024, but the "
+            << "loop runs over " << with_user_loop_names(to_string(op->extent))
+            << ". Split the reduction loop by a constant and map the inner loop onto threads.";
+        Reduction r;
+        r.loop = op;
+        r.update = find.update;
+        r.point = find.point;
+        r.op = *op_found;
+        for (const Expr &v : find.update->values) {
+            visit_each_distinct<Call>(v, [&](const Call *c) {
+                if (c->call_type == Call::Func && c->name == f) r.self = c->func;
+            });
+        }
+        for (const Expr &v : find.update->values)
+            r.types.push_back(v.type());
+        for (const Type &t : r.types) {
+            user_assert(t.is_scalar() && t.bits <= 64)
+                << where << ", which is reduced by warp shuffles of scalars of up to 64 bits, "
+                << "but its values are " << to_string(t) << ".";
+        }
+        r.partial = thread_partial_name(op->name);
+        r.warp_partials = warp_partials_name(op->name);
+        const MemoryType *mt = storage.find(f);
+        r.per_thread_result = mt && *mt == MemoryType::Register;
+        Stmt body = mutate(op->body);
+        if (*extent <= kWarpSize) {
+            r.threads = next_power_of_two(*extent);
+            lowered.push_back({f, op->name, r.threads});
+            return r.within_warp(body);
+        }
+        r.threads = int((*extent + kWarpSize - 1) / kWarpSize * kWarpSize);
+        user_assert(thread_loops == 0)
+            << where << " across " << r.threads / kWarpSize << " warps, which exchange their "
+            << "partial results through shared memory with a barrier of the whole block; the "
+            << "loop is inside another GPU thread loop, where a barrier would not be reached "
+            << "by every thread. Map at most 32 iterations onto lanes here (gpu_lanes), or make "
+            << loop_var_for_users(op->name) << " the outermost thread loop.";
+        lowered.push_back({f, op->name, r.threads});
+        return r.across_warps(body);
+    }
+
+    // Each cross-thread loop must cover whole aligned lane groups: the block's x extent
+    // (the largest of its x thread loops) must be a multiple of the group.
+    void check_warps(const Stmt &kernel) const {
+        int64_t x = 1;
+        visit_each<For>(kernel, [&](const For *f) {
+            if (f->for_type == ForType::GPUThread && f->gpu_dim == GPUDim::X) {
+                if (auto e = constant_upper_bound(f->extent)) x = std::max(x, *e);
+            }
+        });
+        for (const Lowered &l : lowered) {
+            int group = std::min(l.threads, kWarpSize);
+            user_assert(x % group == 0)
+                << "The update " << loop_stage_for_users(l.loop) << " reduces across " << l.threads
+                << " threads of its loop " << loop_var_for_users(l.loop)
+                << " by warp shuffles, which need those threads to fill aligned groups of " << group
+                << " lanes, but the kernel's blocks are " << x
+                << " threads wide in x. Give the other x thread loops of the kernel a multiple "
+                << "of " << group << " threads.";
+        }
+    }
+};
+
+} // namespace
+
+bool is_cross_thread_reduction(const For *loop) {
+    if (loop->for_type != ForType::GPUThread) return false;
+    LoopNameParts parts = parse_loop_name(loop->name);
+    // (One thread, as gpu_single_thread() runs a stage on, shares nothing.)
+    if (parts.func.empty() || is_const(loop->extent, 1)) return false;
+    FindSharedUpdate find(parts.func, loop->name);
+    loop->body.accept(&find);
+    return find.update != nullptr;
+}
+
+Stmt make_room_for_lanes(const Stmt &s) {
+    // The stages whose thread loops enclose a cross-thread reduction along x of another stage.
+    std::map<std::string, std::string> to_move; // stage -> the reduction loop inside
+    visit_each<For>(s, [&](const For *outer) {
+        if (outer->for_type != ForType::GPUThread || to_move.count(stage_of_loop(outer->name)))
+            return;
+        visit_each<For>(outer->body, [&](const For *inner) {
+            if (inner->gpu_dim == GPUDim::X && inner->for_type == ForType::GPUThread &&
+                stage_of_loop(inner->name) != stage_of_loop(outer->name) &&
+                !to_move.count(stage_of_loop(outer->name)) && is_cross_thread_reduction(inner))
+                to_move[stage_of_loop(outer->name)] = inner->name;
+        });
+    });
+    if (to_move.empty()) return s;
+    struct Move : IRMutator {
+        const std::map<std::string, std::string> &to_move;
+        explicit Move(const std::map<std::string, std::string> &m) : to_move(m) {}
+        using IRMutator::visit;
+        Stmt visit(const For *op) override {
+            auto it = to_move.find(stage_of_loop(op->name));
+            if (op->for_type != ForType::GPUThread || it == to_move.end())
+                return IRMutator::visit(op);
+            user_assert(op->gpu_dim != GPUDim::Z)
+                << "The GPU thread loop " << loop_for_users(op->name) << " runs along z, and "
+                << "the cross-thread reduction over " << loop_for_users(it->second)
+                << " inside it needs x: " << loop_stage_for_users(op->name)
+                << " would need a fourth thread dimension. Fuse its thread loops.";
+            Stmt body = mutate(op->body);
+            return For::make(op->name, op->min, op->extent, op->for_type,
+                             GPUDim(int(op->gpu_dim) + 1), body);
+        }
+    };
+    return Move(to_move).mutate(s);
+}
+
+Stmt lower_cross_thread_reductions(const Stmt &s) {
+    return CrossThreadReductions().mutate(s);
+}
+
+} // namespace lowering
+} // namespace aicf

@@ -1,0 +1,225 @@
+// Cross-thread reductions: a reduction loop on GPU lanes or threads, reduced by warp shuffles
+// (and across warps through shared memory), checked against plain loops in double precision
+// at widths that fill no warp evenly.
+
+#include "ErrorMessage.h"
+#include "GPUTarget.h"
+#include "Reference.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace aicf;
+using aicf_test::close;
+using aicf_test::fill_random;
+using aicf_test::message_of;
+
+namespace {
+
+const Target gpu_target = aicf_test::gpu_test_target();
+
+// Where the reduction of a row runs.
+enum class RowMapping {
+    WarpPerRow,  // the row's reduction on the 32 lanes of a warp, 4 rows (warps) per block
+    BlockPerRow, // the row's reduction on the 256 threads of a block
+};
+
+const char *to_string(RowMapping m) {
+    return m == RowMapping::WarpPerRow ? "warp per row" : "block per row";
+}
+
+// out(y) = red(y) * 2 + 1 with red a reduction over the row y of width `width`; `define`
+// gives red its update. Rows are split four to a block (warp per row), or one to a block.
+template <typename Define>
+Func row_reduction(RowMapping mapping, int width, Func red, Define define) {
+    Var y("y"), yo("yo"), yi("yi");
+    RDom r(0, width, "r");
+    RVar ro("ro"), lane("lane");
+    define(red, r, y);
+    Func out("out");
+    out(y) = red(y);
+    if (mapping == RowMapping::WarpPerRow) {
+        out.split(y, yo, yi, 4).gpu_blocks(yo).gpu_threads(yi);
+        red.compute_at(out, yi);
+        red.update().split(r.x, ro, lane, 32).reorder(ro, lane).gpu_lanes(lane);
+    } else {
+        out.gpu_blocks(y);
+        red.compute_at(out, y);
+        red.update().split(r.x, ro, lane, 256).reorder(ro, lane).gpu_threads(lane);
+    }
+    return out;
+}
+
+const int kRows = 7; // not a multiple of the rows per block
+
+TEST(GPUCrossThreadReduction, SumOfEachRowAtWidthsThatFillNoWarp) {
+    for (RowMapping mapping : {RowMapping::WarpPerRow, RowMapping::BlockPerRow}) {
+        for (int width : {1, 31, 33, 1000, 1024, 4095}) {
+            SCOPED_TRACE(std::string(to_string(mapping)) + ", width " + std::to_string(width));
+            Buffer<float> in({width, kRows}, "in");
+            fill_random(in, -1, 1, unsigned(width));
+            Func sum("sum");
+            Func out = row_reduction(mapping, width, sum, [&](Func f, RDom r, Var y) {
+                f(y) = 0.0f;
+                f(y) += in(r.x, y);
+            });
+            Buffer<float> o = out.realize({kRows}, gpu_target);
+            for (int j = 0; j < kRows; j++) {
+                double want = 0;
+                for (int i = 0; i < width; i++)
+                    want += in(i, j);
+                EXPECT_TRUE(close(o(j), want, 1e-5, 1e-5)) << j << ": " << o(j) << " vs " << want;
+            }
+        }
+    }
+}
+
+// max, min and * have identities other than 0: lanes past the row must not contribute 0.
+TEST(GPUCrossThreadReduction, MaxMinAndProductOfNegativeRows) {
+    for (RowMapping mapping : {RowMapping::WarpPerRow, RowMapping::BlockPerRow}) {
+        const int width = 37;
+        SCOPED_TRACE(to_string(mapping));
+        Buffer<float> in({width, kRows}, "in");
+        fill_random(in, -3, -1, 7);
+        Func mx("mx"), mn("mn"), prod("prod");
+        Func out_max = row_reduction(mapping, width, mx, [&](Func f, RDom r, Var y) {
+            f(y) = std::numeric_limits<float>::lowest();
+            f(y) = max(f(y), in(r.x, y));
+        });
+        Func out_min = row_reduction(mapping, width, mn, [&](Func f, RDom r, Var y) {
+            f(y) = std::numeric_limits<float>::max();
+            f(y) = min(in(r.x, y), f(y));
+        });
+        Func out_prod = row_reduction(mapping, width, prod, [&](Func f, RDom r, Var y) {
+            f(y) = 1.0f;
+            f(y) = f(y) * (in(r.x, y) * -0.5f);
+        });
+        Buffer<float> a = out_max.realize({kRows}, gpu_target);
+        Buffer<float> b = out_min.realize({kRows}, gpu_target);
+        Buffer<float> c = out_prod.realize({kRows}, gpu_target);
+        for (int j = 0; j < kRows; j++) {
+            double hi = -1e30, lo = 1e30, p = 1;
+            for (int i = 0; i < width; i++) {
+                hi = std::max(hi, double(in(i, j)));
+                lo = std::min(lo, double(in(i, j)));
+                p *= in(i, j) * -0.5;
+            }
+            EXPECT_EQ(a(j), float(hi)) << j;
+            EXPECT_EQ(b(j), float(lo)) << j;
+            EXPECT_TRUE(close(c(j), p, 1e-5, 0)) << j << ": " << c(j) << " vs " << p;
+        }
+    }
+}
+
+// Values of 8, 16 and 64 bits travel through 32-bit shuffles, widened or in two halves.
+TEST(GPUCrossThreadReduction, ValuesOfEveryWidthShuffleExactly) {
+    for (RowMapping mapping : {RowMapping::WarpPerRow, RowMapping::BlockPerRow}) {
+        const int width = 45;
+        SCOPED_TRACE(to_string(mapping));
+        Buffer<int32_t> in({width, kRows}, "in");
+        fill_random(in, -1000, 1000, 11);
+        Func s64("s64"), f64("f64"), m8("m8"), m16("m16"), h16("h16");
+        Func o64 = row_reduction(mapping, width, s64, [&](Func f, RDom r, Var y) {
+            // Beyond 32 bits: the high half must travel too.
+            f(y) = cast<int64_t>(0);
+            f(y) += cast<int64_t>(in(r.x, y)) * cast<int64_t>(1) << 40;
+        });
+        Func od = row_reduction(mapping, width, f64, [&](Func f, RDom r, Var y) {
+            f(y) = 0.0;
+            f(y) += cast<double>(in(r.x, y)) / 3.0;
+        });
+        Func o8 = row_reduction(mapping, width, m8, [&](Func f, RDom r, Var y) {
+            f(y) = cast<uint8_t>(0);
+            f(y) = max(f(y), cast<uint8_t>(in(r.x, y) & 255));
+        });
+        Func o16 = row_reduction(mapping, width, m16, [&](Func f, RDom r, Var y) {
+            f(y) = cast<int16_t>(32767);
+            f(y) = min(f(y), cast<int16_t>(in(r.x, y) * 20));
+        });
+        Func oh = row_reduction(mapping, width, h16, [&](Func f, RDom r, Var y) {
+            f(y) = cast<bfloat16_t>(-1000.0f);
+            f(y) = max(f(y), cast<bfloat16_t>(in(r.x, y)));
+        });
+        Buffer<int64_t> a = o64.realize({kRows}, gpu_target);
+        Buffer<double> b = od.realize({kRows}, gpu_target);
+        Buffer<uint8_t> c = o8.realize({kRows}, gpu_target);
+        Buffer<int16_t> d = o16.realize({kRows}, gpu_target);
+        Buffer<bfloat16_t> e = oh.realize({kRows}, gpu_target);
+        for (int j = 0; j < kRows; j++) {
+            int64_t sum = 0;
+            double third = 0;
+            int m8_want = 0, m16_want = 32767;
+            float hmax = -1000;
+            for (int i = 0; i < width; i++) {
+                sum += int64_t(in(i, j)) << 40;
+                third += double(in(i, j)) / 3.0;
+                m8_want = std::max(m8_want, in(i, j) & 255);
+                m16_want = std::min(m16_want, in(i, j) * 20);
+                hmax = std::max(hmax, float(bfloat16_t(float(in(i, j)))));
+            }
+            EXPECT_EQ(a(j), sum) << j;
+            EXPECT_TRUE(close(b(j), third, 1e-12, 1e-12)) << j;
+            EXPECT_EQ(int(c(j)), m8_want) << j;
+            EXPECT_EQ(int(d(j)), m16_want) << j;
+            EXPECT_EQ(float(e(j)), hmax) << j;
+        }
+    }
+}
+
+// Tuple reductions: the streaming softmax pair (max, sum of exponentials relative to it) and
+// argmax, each lane's partial merged with its partner's.
+TEST(GPUCrossThreadReduction, SoftmaxPairAndArgmax) {
+    for (RowMapping mapping : {RowMapping::WarpPerRow, RowMapping::BlockPerRow}) {
+        for (int width : {33, 1000}) {
+            SCOPED_TRACE(std::string(to_string(mapping)) + ", width " + std::to_string(width));
+            Buffer<float> in({width, kRows}, "in");
+            fill_random(in, -4, 4, unsigned(width) + 3);
+            Func pair("pair"), arg("arg");
+            Var y("y"), yo("yo"), yi("yi");
+            RDom r(0, width, "r");
+            RVar ro("ro"), lane("lane");
+            Expr v = in(r.x, y);
+            pair(y) = Tuple(Expr(-std::numeric_limits<float>::infinity()), Expr(0.0f));
+            Expr m = max(pair(y)[0], v);
+            pair(y) = Tuple(m, pair(y)[1] * exp(pair(y)[0] - m) + exp(v - m));
+            arg(y) = Tuple(Expr(-std::numeric_limits<float>::infinity()), Expr(-1));
+            Expr better = v > arg(y)[0];
+            arg(y) = Tuple(select(better, v, arg(y)[0]), select(better, r.x, arg(y)[1]));
+            Func out("out");
+            out(y) = Tuple(pair(y)[0] + log(pair(y)[1]), arg(y)[1]);
+            const int threads = mapping == RowMapping::WarpPerRow ? 32 : 256;
+            if (mapping == RowMapping::WarpPerRow) {
+                out.split(y, yo, yi, 4).gpu_blocks(yo).gpu_threads(yi);
+            } else {
+                out.gpu_blocks(y);
+            }
+            for (Func f : {pair, arg}) {
+                f.compute_at(out, mapping == RowMapping::WarpPerRow ? yi : y);
+                f.update().split(r.x, ro, lane, threads).reorder(ro, lane);
+                if (mapping == RowMapping::WarpPerRow) {
+                    f.update().gpu_lanes(lane);
+                } else {
+                    f.update().gpu_threads(lane);
+                }
+            }
+            Realization res = out.realize({kRows}, gpu_target);
+            Buffer<float> lse(res[0]);
+            Buffer<int32_t> index(res[1]);
+            for (int j = 0; j < kRows; j++) {
+                double hi = -1e30, s = 0;
+                int at = -1;
+                for (int i = 0; i < width; i++) {
+                    if (in(i, j) > hi) hi = in(i, j), at = i;
+                }
+                for (int i = 0; i < width; i++)
+                    s += std::exp(double(in(i, j)) - hi);
+                EXPECT_TRUE(close(lse(j), hi + std::log(s), 1e-5, 1e-5)) << j;
+                EXPECT_EQ(index(j), at) << j;
+            }
+        }
+    }
+}
+
+} // namespace
