@@ -344,8 +344,8 @@ class CrossThreadReductions : public IRMutator {
             find_associative_update(f, find.update->args, find.update->values);
         user_assert(op_found.has_value())
             << where << ", and they combine their partial results, but AICF cannot tell that "
-            << "the update " << with_user_loop_names(to_string(Stmt(find.update)))
-            << " is associative. Cross-thread reductions recognize " << associative_forms(f)
+            << "the update is associative. Cross-thread reductions recognize "
+            << associative_forms(f)
             << ". Write the update in one of these forms, or keep the reduction loop serial.";
         auto extent = constant_upper_bound(op->extent);
         user_assert(extent.has_value() && *extent >= 1 && *extent <= 1024)

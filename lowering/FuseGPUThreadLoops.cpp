@@ -22,6 +22,7 @@ public:
 private:
     LoweredKernel &kernel;
     int depth = 0;
+    std::set<std::string> registers; // the register allocations around
 
     using IRMutator::visit;
 
@@ -47,8 +48,18 @@ private:
         return body;
     }
 
+    Stmt visit(const Allocate *op) override {
+        if (op->memory_type != MemoryType::Register) return IRMutator::visit(op);
+        registers.insert(op->name);
+        Stmt s = IRMutator::visit(op);
+        registers.erase(op->name);
+        return s;
+    }
+
+    // A store outside thread loops runs on one thread, unless it is to registers: each thread
+    // keeps its own copy of a Func held whole in registers.
     Stmt visit(const Store *op) override {
-        if (depth > 0) return IRMutator::visit(op);
+        if (depth > 0 || registers.count(op->name)) return IRMutator::visit(op);
         return on_thread_zero_of_unused({}, Stmt(op));
     }
 

@@ -10,6 +10,7 @@
 #include "dsl/ir/Scope.h"
 #include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
+#include "lowering/CrossThreadReductions.h"
 
 #include <map>
 #include <sstream>
@@ -29,6 +30,7 @@ std::string thread_symbol(int d) {
 
 struct Access {
     bool write = false;
+    bool of_one_value = false; // a write every thread of the loops around makes alike
     std::vector<Interval> box; // per dimension, in terms of the thread-index symbols
     std::string text;
 };
@@ -39,6 +41,10 @@ public:
     explicit Accesses(const std::string &func) : func(func) {}
     std::vector<Access> accesses;
     std::string outside_threads; // an access made outside thread loops, if any
+    // Whether every access, inside thread loops or not, touches points that do not depend on
+    // the thread, and every write inside thread loops is the result of a cross-thread
+    // reduction (which all its threads hold): then each thread can hold the whole Func.
+    bool thread_invariant = true;
 
 private:
     const std::string &func;
@@ -46,6 +52,7 @@ private:
     std::map<std::string, Expr> thread_vars;              // thread loop variable -> min + symbol
     std::vector<std::pair<std::string, Expr>> block_lets; // lets outside thread loops
     int depth = 0;
+    int reductions = 0; // cross-thread reduction loops around
 
     using IRVisitor::visit;
 
@@ -57,8 +64,11 @@ private:
         if (op->for_type == ForType::GPUThread) {
             thread_vars[op->name] = Add::make(
                 in_thread_terms(op->min), Variable::make(Int(32), thread_symbol(int(op->gpu_dim))));
+            const bool reduction = is_cross_thread_reduction(op);
             depth++;
+            reductions += reduction;
             op->body.accept(this);
+            reductions -= reduction;
             depth--;
             thread_vars.erase(op->name);
             return;
@@ -86,7 +96,16 @@ private:
         op->body.accept(this);
     }
 
+    bool uses_thread(const Expr &e) const {
+        for (int d = 0; d < 3; d++)
+            if (uses_var(e, thread_symbol(d))) return true;
+        return false;
+    }
+
     void record(bool write, const std::vector<Expr> &args, const std::string &text) {
+        for (const Expr &arg : args)
+            thread_invariant = thread_invariant && !uses_thread(in_thread_terms(arg));
+        if (write && depth > 0 && reductions == 0) thread_invariant = false;
         if (depth == 0) {
             if (outside_threads.empty()) outside_threads = text;
             return;
@@ -159,6 +178,9 @@ class RegisterTiles : public IRMutator {
         const std::string &f = op->name;
         Accesses a(f);
         op->body.accept(&a);
+        // Small and the same in every thread (a row's statistics after a cross-thread
+        // reduction): each thread holds all of it.
+        if (a.thread_invariant) return IRMutator::visit(op);
         user_assert(a.outside_threads.empty())
             << "Func " << f << " is stored in registers at the GPU block loop "
             << loop_for_users(block_loop) << ", so each thread holds the part it computes, but "

@@ -249,3 +249,120 @@ TEST(GPUDeviceErrors, UnknownDevice) {
 }
 
 } // namespace
+
+namespace {
+
+// A row sum whose reduction loop the test maps onto GPU threads or lanes; `out` has one block
+// per four rows and a thread loop over them.
+struct RowSum {
+    Buffer<float> in{{100, 8}, "in"};
+    Var y{"y"}, yo{"yo"}, yi{"yi"};
+    RDom r{0, 100, "r"};
+    RVar ro{"ro"}, lane{"lane"};
+    Func sum{"sum"}, out{"out"};
+    RowSum() {
+        sum(y) = 0.0f;
+        sum(y) += in(r, y);
+        out(y) = sum(y);
+        out.split(y, yo, yi, 4).gpu_blocks(yo).gpu_threads(yi);
+        sum.compute_at(out, yi);
+    }
+};
+
+TEST(GPUScheduleErrors, LanesOfMoreThanAWarpOrOfNoConstantCount) {
+    RowSum a;
+    a.sum.update().split(a.r.x, a.ro, a.lane, 64).reorder(a.ro, a.lane).gpu_lanes(a.lane);
+    std::string msg = message_of<CompileError>([&] { a.out.realize({8}, gpu_target); });
+    EXPECT_CONTAINS(msg, "In the schedule of sum.update(0), gpu_lanes(lane) needs a constant "
+                         "extent from 1 to 32 (the lanes of one warp), but the loop runs over 64 "
+                         "iterations.");
+    Param<int> n("n");
+    Func g("g");
+    Var x("x"), bx("bx");
+    g(x) = x;
+    g.split(x, bx, x, n).gpu_blocks(bx).gpu_lanes(x);
+    msg = message_of<CompileError>([&] {
+        n.set(16);
+        g.realize({64}, gpu_target);
+    });
+    EXPECT_CONTAINS(msg, "gpu_lanes(x) needs a constant extent from 1 to 32");
+    EXPECT_CONTAINS(msg, "split(x, xo, xi, 32) and gpu_lanes(xi)");
+}
+
+TEST(GPUScheduleErrors, LaneLoopInsideAnotherThreadLoopOfItsStage) {
+    Func f("f");
+    Var x("x"), y("y"), bx("bx"), tx("tx");
+    f(x, y) = x + y;
+    f.split(x, bx, tx, 32).reorder(tx, y, bx).gpu_blocks(bx).gpu_threads(tx).gpu_lanes(y);
+    std::string msg = message_of<CompileError>([&] { f.realize({64, 4}, gpu_target); });
+    EXPECT_CONTAINS(msg, "In the schedule of f, gpu_lanes(y) is inside another GPU thread loop "
+                         "of the stage. The lanes of a warp are the innermost threads");
+}
+
+TEST(GPUScheduleErrors, CrossThreadUpdateThatIsNotAssociative) {
+    Buffer<float> in({100, 8}, "in");
+    Func s("s"), out("out");
+    Var y("y"), yo("yo"), yi("yi");
+    RDom r(0, 100, "r");
+    RVar ro("ro"), lane("lane");
+    s(y) = 0.0f;
+    s(y) = s(y) * 0.5f + in(r, y);
+    out(y) = s(y);
+    out.split(y, yo, yi, 4).gpu_blocks(yo).gpu_threads(yi);
+    s.compute_at(out, yi);
+    s.update().split(r.x, ro, lane, 32).reorder(ro, lane).gpu_lanes(lane);
+    std::string msg = message_of<CompileError>([&] { out.realize({8}, gpu_target); });
+    EXPECT_CONTAINS(msg, "The update s.update(0) runs its reduction loop lane on GPU threads, so "
+                         "the threads of that loop update the same points of s, and they combine "
+                         "their partial results, but AICF cannot tell that the update is "
+                         "associative.");
+    EXPECT_CONTAINS(msg, "Cross-thread reductions recognize s = s op x for op in "
+                         "+, *, min, max");
+}
+
+TEST(GPUScheduleErrors, ReductionAcrossWarpsInsideAnotherThreadLoop) {
+    RowSum a;
+    a.sum.update().split(a.r.x, a.ro, a.lane, 64).reorder(a.ro, a.lane).gpu_threads(a.lane);
+    std::string msg = message_of<CompileError>([&] { a.out.realize({8}, gpu_target); });
+    EXPECT_CONTAINS(msg, "The update sum.update(0) runs its reduction loop lane on GPU threads");
+    EXPECT_CONTAINS(msg, "across 2 warps, which exchange their partial results through shared "
+                         "memory with a barrier of the whole block; the loop is inside another GPU "
+                         "thread loop");
+}
+
+TEST(GPUScheduleErrors, LaneGroupsThatDoNotTileTheBlock) {
+    // 16 lanes reduce each row while another stage of the kernel runs 24 threads along x:
+    // the groups of 16 lanes would straddle rows of the block.
+    Buffer<float> in({100, 8}, "in");
+    Func s("s"), out("out");
+    Var x("x"), y("y"), xo("xo"), xi("xi");
+    RDom r(0, 100, "r");
+    RVar ro("ro"), lane("lane");
+    s(y) = 0.0f;
+    s(y) += in(r, y);
+    out(x, y) = s(y) + x;
+    out.split(x, xo, xi, 24).gpu_blocks(y).gpu_threads(xi);
+    s.compute_at(out, y);
+    s.update().split(r.x, ro, lane, 16).reorder(ro, lane).gpu_lanes(lane);
+    std::string msg = message_of<CompileError>([&] { out.realize({48, 8}, gpu_target); });
+    EXPECT_CONTAINS(msg, "The update s.update(0) reduces across 16 threads of its loop lane by "
+                         "warp shuffles, which need those threads to fill aligned groups of 16 "
+                         "lanes, but the kernel's blocks are 24 threads wide in x.");
+}
+
+TEST(GPUScheduleErrors, CrossThreadReductionAlongY) {
+    Buffer<float> in({64, 8}, "in");
+    Func s("s"), out("out");
+    Var y("y");
+    RDom r(0, 64, 0, 4, "r");
+    s(y) = 0.0f;
+    s(y) += in(r.x + 16 * r.y, y);
+    out(y) = s(y);
+    out.gpu_blocks(y);
+    s.compute_at(out, y);
+    s.update().gpu_threads(r.x, r.y);
+    std::string msg = message_of<CompileError>([&] { out.realize({8}, gpu_target); });
+    EXPECT_CONTAINS(msg, "must run along x of the block");
+}
+
+} // namespace

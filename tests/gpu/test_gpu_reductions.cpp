@@ -23,11 +23,17 @@ const Target gpu_target = aicf_test::gpu_test_target();
 // Where the reduction of a row runs.
 enum class RowMapping {
     WarpPerRow,  // the row's reduction on the 32 lanes of a warp, 4 rows (warps) per block
-    BlockPerRow, // the row's reduction on the 256 threads of a block
+    BlockPerRow, // the row's reduction on the 256 threads of a block, the result in shared memory
+    BlockPerRowInRegisters, // the same, each thread holding the result in a register
 };
 
+const RowMapping kMappings[] = {RowMapping::WarpPerRow, RowMapping::BlockPerRow,
+                                RowMapping::BlockPerRowInRegisters};
+
 const char *to_string(RowMapping m) {
-    return m == RowMapping::WarpPerRow ? "warp per row" : "block per row";
+    return m == RowMapping::WarpPerRow    ? "warp per row"
+           : m == RowMapping::BlockPerRow ? "block per row"
+                                          : "block per row, in registers";
 }
 
 // out(y) = red(y) * 2 + 1 with red a reduction over the row y of width `width`; `define`
@@ -47,6 +53,7 @@ Func row_reduction(RowMapping mapping, int width, Func red, Define define) {
     } else {
         out.gpu_blocks(y);
         red.compute_at(out, y);
+        if (mapping == RowMapping::BlockPerRowInRegisters) red.store_in(MemoryType::Register);
         red.update().split(r.x, ro, lane, 256).reorder(ro, lane).gpu_threads(lane);
     }
     return out;
@@ -55,7 +62,7 @@ Func row_reduction(RowMapping mapping, int width, Func red, Define define) {
 const int kRows = 7; // not a multiple of the rows per block
 
 TEST(GPUCrossThreadReduction, SumOfEachRowAtWidthsThatFillNoWarp) {
-    for (RowMapping mapping : {RowMapping::WarpPerRow, RowMapping::BlockPerRow}) {
+    for (RowMapping mapping : kMappings) {
         for (int width : {1, 31, 33, 1000, 1024, 4095}) {
             SCOPED_TRACE(std::string(to_string(mapping)) + ", width " + std::to_string(width));
             Buffer<float> in({width, kRows}, "in");
@@ -78,7 +85,7 @@ TEST(GPUCrossThreadReduction, SumOfEachRowAtWidthsThatFillNoWarp) {
 
 // max, min and * have identities other than 0: lanes past the row must not contribute 0.
 TEST(GPUCrossThreadReduction, MaxMinAndProductOfNegativeRows) {
-    for (RowMapping mapping : {RowMapping::WarpPerRow, RowMapping::BlockPerRow}) {
+    for (RowMapping mapping : kMappings) {
         const int width = 37;
         SCOPED_TRACE(to_string(mapping));
         Buffer<float> in({width, kRows}, "in");
@@ -115,7 +122,7 @@ TEST(GPUCrossThreadReduction, MaxMinAndProductOfNegativeRows) {
 
 // Values of 8, 16 and 64 bits travel through 32-bit shuffles, widened or in two halves.
 TEST(GPUCrossThreadReduction, ValuesOfEveryWidthShuffleExactly) {
-    for (RowMapping mapping : {RowMapping::WarpPerRow, RowMapping::BlockPerRow}) {
+    for (RowMapping mapping : kMappings) {
         const int width = 45;
         SCOPED_TRACE(to_string(mapping));
         Buffer<int32_t> in({width, kRows}, "in");
@@ -171,7 +178,7 @@ TEST(GPUCrossThreadReduction, ValuesOfEveryWidthShuffleExactly) {
 // Tuple reductions: the streaming softmax pair (max, sum of exponentials relative to it) and
 // argmax, each lane's partial merged with its partner's.
 TEST(GPUCrossThreadReduction, SoftmaxPairAndArgmax) {
-    for (RowMapping mapping : {RowMapping::WarpPerRow, RowMapping::BlockPerRow}) {
+    for (RowMapping mapping : kMappings) {
         for (int width : {33, 1000}) {
             SCOPED_TRACE(std::string(to_string(mapping)) + ", width " + std::to_string(width));
             Buffer<float> in({width, kRows}, "in");
@@ -197,6 +204,7 @@ TEST(GPUCrossThreadReduction, SoftmaxPairAndArgmax) {
             }
             for (Func f : {pair, arg}) {
                 f.compute_at(out, mapping == RowMapping::WarpPerRow ? yi : y);
+                if (mapping == RowMapping::BlockPerRowInRegisters) f.store_in(MemoryType::Register);
                 f.update().split(r.x, ro, lane, threads).reorder(ro, lane);
                 if (mapping == RowMapping::WarpPerRow) {
                     f.update().gpu_lanes(lane);

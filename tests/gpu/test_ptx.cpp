@@ -140,3 +140,63 @@ TEST(PTX, RegisterTiledMatmulReadsFloat4AndDoesNotSpill) {
 }
 
 } // namespace
+
+namespace {
+
+// A row sum on the lanes of a warp (4 rows to a block) or on 256 threads (one row a block).
+Func row_sum(const Buffer<float> &in, int width, bool block_per_row) {
+    Var y("y"), yo("yo"), yi("yi");
+    RDom r(0, width, "r");
+    RVar ro("ro"), lane("lane");
+    Func sum("sum"), out("out");
+    sum(y) = 0.0f;
+    sum(y) += in(r, y);
+    out(y) = sum(y) * 2.0f;
+    if (block_per_row) {
+        out.gpu_blocks(y);
+        // Every thread holds the sum in a register: no shared copy, no second barrier.
+        sum.compute_at(out, y).store_in(MemoryType::Register);
+        sum.update().split(r.x, ro, lane, 256).reorder(ro, lane).gpu_threads(lane);
+    } else {
+        out.split(y, yo, yi, 4).gpu_blocks(yo).gpu_threads(yi);
+        sum.compute_at(out, yi);
+        sum.update().split(r.x, ro, lane, 32).reorder(ro, lane).gpu_lanes(lane);
+    }
+    return out;
+}
+
+int occurrences(const std::string &text, const std::string &what) {
+    int c = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        c++;
+    return c;
+}
+
+} // namespace
+
+// A warp's reduction is five butterfly shuffles over the full warp, in registers: no shared
+// memory, no barrier, no local memory.
+TEST(PTX, WarpReductionIsFiveButterflyShuffles) {
+    Buffer<float> in({1000, 64}, "in");
+    std::string ptx = row_sum(in, 1000, false).ptx(sm80);
+    EXPECT_EQ(occurrences(ptx, "shfl.sync.bfly.b32"), 5) << ptx;
+    EXPECT_TRUE(contains(ptx, ", 16, 31, -1;")) << ptx; // lane xor 16, over the whole warp
+    EXPECT_FALSE(contains(ptx, "bar.sync")) << ptx;
+    EXPECT_FALSE(contains(ptx, ".shared")) << ptx;
+    EXPECT_EQ(occurrences(ptx, "ld.local") + occurrences(ptx, "st.local"), 0) << ptx;
+}
+
+// Across the 8 warps of a block: five shuffles in each warp, one shared slot per warp, one
+// barrier, then three shuffles over the warps' partials; every thread then holds the sum.
+TEST(PTX, BlockReductionHasOneBarrierAndEightShuffles) {
+    Buffer<float> in({5000, 16}, "in");
+    std::string ptx = row_sum(in, 5000, true).ptx(sm80);
+    EXPECT_EQ(occurrences(ptx, "shfl.sync.bfly.b32"), 8) << ptx;
+    EXPECT_EQ(occurrences(ptx, "bar.sync"), 1) << ptx;
+    EXPECT_EQ(occurrences(ptx, "ld.local") + occurrences(ptx, "st.local"), 0) << ptx;
+    if (backends::ptxas_available()) {
+        std::string report = row_sum(in, 5000, true).kernel_resources(sm80);
+        EXPECT_TRUE(contains(report, " 0 bytes stack frame")) << report;
+        EXPECT_TRUE(contains(report, " 0 bytes spill stores, 0 bytes spill loads")) << report;
+    }
+}
