@@ -311,7 +311,7 @@ class CrossThreadReductions : public IRMutator {
         }
         if (op->for_type != ForType::GPUThread) return IRMutator::visit(op);
         LoopNameParts parts = parse_loop_name(op->name);
-        if (!parts.func.empty() && !is_const(op->extent, 1)) {
+        if (parts.stage > 0 && !is_const(op->extent, 1)) {
             FindSharedUpdate find(parts.func, op->name);
             op->body.accept(&find);
             if (find.update) return lower(op, find);
@@ -418,17 +418,20 @@ bool is_cross_thread_reduction(const For *loop) {
     if (loop->for_type != ForType::GPUThread) return false;
     LoopNameParts parts = parse_loop_name(loop->name);
     // (One thread, as gpu_single_thread() runs a stage on, shares nothing.)
-    if (parts.func.empty() || is_const(loop->extent, 1)) return false;
+    // (Only updates reduce; a pure definition's points may be laid out across threads.)
+    if (parts.stage < 1 || is_const(loop->extent, 1)) return false;
     FindSharedUpdate find(parts.func, loop->name);
     loop->body.accept(&find);
     return find.update != nullptr;
 }
 
 Stmt make_room_for_lanes(const Stmt &s) {
-    // The stages whose thread loops enclose a cross-thread reduction along x of another stage.
+    // The stages whose x thread loops enclose a cross-thread reduction along x of another
+    // stage.
     std::map<std::string, std::string> to_move; // stage -> the reduction loop inside
     visit_each<For>(s, [&](const For *outer) {
-        if (outer->for_type != ForType::GPUThread || to_move.count(stage_of_loop(outer->name)))
+        if (outer->for_type != ForType::GPUThread || outer->gpu_dim != GPUDim::X ||
+            to_move.count(stage_of_loop(outer->name)))
             return;
         visit_each<For>(outer->body, [&](const For *inner) {
             if (inner->gpu_dim == GPUDim::X && inner->for_type == ForType::GPUThread &&

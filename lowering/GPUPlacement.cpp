@@ -49,7 +49,8 @@ private:
     std::vector<std::string> blocks;  // the enclosing block loops
     std::vector<std::string> threads; // the enclosing thread loops
     std::vector<const For *> thread_loops;
-    std::string parallel; // an enclosing parallel loop outside kernels
+    std::set<std::string> realized_in_thread; // Funcs realized inside the innermost thread loop
+    std::string parallel;                     // an enclosing parallel loop outside kernels
 
     using IRMutator::visit;
 
@@ -74,7 +75,11 @@ private:
             for (const For *t : thread_loops)
                 free_dim = free_dim && t->gpu_dim != op->gpu_dim;
             bool nested_reduction = free_dim && is_cross_thread_reduction(op);
-            user_assert(threads.empty() || nested_reduction ||
+            // So may a Func held in registers inside the thread loop, striped across the
+            // threads of its own loop (stripe_register_funcs checks every access).
+            bool striped = free_dim && !thread_loops.empty() &&
+                           realized_in_thread.count(func_of_loop(op->name));
+            user_assert(threads.empty() || nested_reduction || striped ||
                         stage_of_loop(threads.back()) == stage_of_loop(op->name))
                 << "The loop " << loop_for_users(op->name) << " is mapped "
                 << "onto GPU threads, but " << func_of_loop(op->name) << " is computed inside the "
@@ -85,7 +90,10 @@ private:
                 << loop_for_users(blocks.back()) << " to share it through shared memory.";
             threads.push_back(op->name);
             thread_loops.push_back(op);
+            std::set<std::string> saved;
+            std::swap(saved, realized_in_thread);
             Stmt s = IRMutator::visit(op);
+            std::swap(saved, realized_in_thread);
             threads.pop_back();
             thread_loops.pop_back();
             return s;
@@ -164,6 +172,7 @@ private:
         MemoryType mt = op->memory_type;
         const char *type_name = to_string(mt);
         if (!threads.empty()) {
+            realized_in_thread.insert(op->name);
             user_assert(mt == MemoryType::Auto || mt == MemoryType::Register ||
                         mt == MemoryType::Stack)
                 << "Func " << op->name << " is computed inside the GPU thread loop "

@@ -26,6 +26,7 @@
 #include "lowering/SizeRegisterAllocations.h"
 #include "lowering/SlidingWindow.h"
 #include "lowering/StorageFlattening.h"
+#include "lowering/StripedRegisters.h"
 #include "lowering/UnrollLoops.h"
 #include "lowering/VectorizeLoops.h"
 #include "lowering/Wrappers.h"
@@ -90,6 +91,8 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     after("make_room_for_lanes", s);
     s = place_gpu_storage(s, target);
     after("place_gpu_storage", s);
+    s = stripe_register_funcs(s);
+    after("stripe_register_funcs", s);
     s = register_tiles(s);
     after("register_tiles", s);
     s = lower_cross_thread_reductions(s);
