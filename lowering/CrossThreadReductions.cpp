@@ -267,16 +267,19 @@ struct Reduction {
                              ProducerConsumer::make_produce(
                                  warp_partials, store(warp_partials, load(partial, zero), warp)))});
         first = thread_loop(allocate(partial, MemoryType::Register, 1, first));
-        // The second loop: lane w of every warp reads warp w's partial (the identity past the
-        // last warp), then the warp reduces them.
+        // The second loop: in each group of `group` lanes (the warps rounded up to a power of
+        // two), lane w reads warp w's partial (the identity past the last warp), then each
+        // group reduces them, so that every lane ends up with the result.
+        const int group = next_power_of_two(warps);
         std::vector<Expr> identity = op.identity(types), read;
-        Expr slot = Min::make(lane, make_const(Int(32), int64_t(warps - 1)));
-        Expr present = LT::make(lane, make_const(Int(32), int64_t(warps)));
+        Expr w = Mod::make(lane, make_const(Int(32), int64_t(group)));
+        Expr slot = Min::make(w, make_const(Int(32), int64_t(warps - 1)));
+        Expr present = LT::make(w, make_const(Int(32), int64_t(warps)));
         std::vector<Expr> stored = load(warp_partials, slot);
         for (size_t k = 0; k < types.size(); k++)
             read.push_back(Select::make(present, stored[k], identity[k]));
-        Stmt second = Block::make({store(partial, read, zero),
-                                   butterfly(next_power_of_two(warps), full), merge_into_func()});
+        Stmt second =
+            Block::make({store(partial, read, zero), butterfly(group, full), merge_into_func()});
         second = thread_loop(allocate(partial, MemoryType::Register, 1, second));
         return allocate(warp_partials, MemoryType::GPUShared, warps, Block::make(first, second));
     }

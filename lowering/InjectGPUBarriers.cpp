@@ -1,11 +1,13 @@
 #include "lowering/InjectGPUBarriers.h"
 
+#include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IREquality.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
+#include "dsl/ir/Substitute.h"
 #include "lowering/KernelAnalysis.h"
 
 #include <algorithm>
@@ -24,6 +26,9 @@ namespace {
 struct Access {
     std::string storage;
     Expr index; // undefined when not known to be one-to-one in the thread index
+    // A write of a pure definition to a buffer: it gives each point the one value the Func
+    // has there, so two such writes never need ordering (recomputed points agree).
+    bool pure_write = false;
     bool same_element_in_each_thread(const Access &o) const {
         return index.defined() && o.index.defined() && equal(index, o.index);
     }
@@ -45,17 +50,16 @@ struct Accesses {
                     if (x.storage == y.storage && !x.same_element_in_each_thread(y)) return true;
             return false;
         };
-        return any(writes, later.reads) || any(writes, later.writes) || any(reads, later.writes);
-    }
-    // The same accesses with no claim about which thread touches which element (for
-    // accesses made in another iteration of a loop).
-    Accesses without_indices() const {
-        Accesses a = *this;
-        for (Access &r : a.reads)
-            r.index = Expr();
-        for (Access &r : a.writes)
-            r.index = Expr();
-        return a;
+        auto any_unordered_writes = [](const std::vector<Access> &a, const std::vector<Access> &b) {
+            for (const Access &x : a)
+                for (const Access &y : b)
+                    if (x.storage == y.storage && !x.same_element_in_each_thread(y) &&
+                        !(x.pure_write && y.pure_write))
+                        return true;
+            return false;
+        };
+        return any(writes, later.reads) || any_unordered_writes(writes, later.writes) ||
+               any(reads, later.writes);
     }
 };
 
@@ -132,7 +136,7 @@ public:
         bool wait = order_after(bounds, pending);
         Accesses entry = pending;
         Accesses inside = pending;
-        inside.add(accesses_of(loop->body).without_indices());
+        inside.add(accesses_of(loop->body, loop));
         Stmt body = insert(loop->body, inside);
         pending = inside;
         pending.add(entry); // the loop may run no iterations
@@ -147,40 +151,78 @@ private:
 
     // Whether e (an element index) is a one-to-one function of the thread index over the
     // block: a linear function of the thread indices whose coefficients separate them.
-    bool one_to_one_in_threads(const Expr &e) const {
+    // With `loop`, one-to-one in the thread index and the loop's iteration together: then
+    // two iterations never touch one element, whichever threads run them.
+    bool one_to_one_in_threads(const Expr &index, const For *loop = nullptr) const {
+        // A dense vector of elements: its first element, and the span of the others.
+        Expr e = index;
+        int64_t reach = 0; // the largest offset the smaller terms can make
+        if (const Ramp *r = index.as<Ramp>()) {
+            auto stride = as_const_int(r->stride);
+            if (!stride) return false;
+            e = r->base;
+            reach = std::abs(*stride) * (r->lanes - 1);
+        }
         if (!e.type().is_scalar() || !e.type().is_int()) return false;
-        Expr at_zero = simplify(ReplaceThreadIndex({0, 0, 0}).mutate(e));
+        auto at = [&](std::array<int64_t, 3> t, int64_t i) {
+            Expr r = ReplaceThreadIndex(t).mutate(e);
+            if (loop) r = substitute(loop->name, Add::make(loop->min, make_const(Int(32), i)), r);
+            return simplify(r);
+        };
+        Expr at_zero = at({0, 0, 0}, 0);
         Expr linear = at_zero;
-        std::vector<std::pair<int64_t, int>> coefficients; // |c|, dimension
+        std::vector<std::pair<int64_t, int64_t>> coefficients; // |c|, positions - 1
         for (int d = 0; d < 3; d++) {
             if (kernel.threads[d] == 1) continue;
             std::array<int64_t, 3> unit = {0, 0, 0};
             unit[size_t(d)] = 1;
-            auto c = as_const_int(simplify(Sub::make(ReplaceThreadIndex(unit).mutate(e), at_zero)));
+            auto c = as_const_int(simplify(Sub::make(at(unit, 0), at_zero)));
             if (!c || *c == 0) return false;
-            coefficients.emplace_back(std::abs(*c), d);
+            coefficients.emplace_back(std::abs(*c), kernel.threads[d] - 1);
             linear =
                 Add::make(linear, Mul::make(make_const(e.type(), *c), gpu_thread_index(GPUDim(d))));
         }
+        if (loop) {
+            auto c = as_const_int(simplify(Sub::make(at({0, 0, 0}, 1), at_zero)));
+            auto extent = constant_upper_bound(loop->extent);
+            if (!c || *c == 0 || !extent) return false;
+            coefficients.emplace_back(std::abs(*c), *extent - 1);
+            linear = Add::make(
+                linear, Mul::make(make_const(e.type(), *c),
+                                  Sub::make(Variable::make(Int(32), loop->name), loop->min)));
+        }
         if (!is_const_zero(simplify(Sub::make(e, linear)))) return false;
         std::sort(coefficients.begin(), coefficients.end());
-        int64_t reach = 0; // the largest offset the smaller terms can make
-        for (const auto &[c, d] : coefficients) {
+        for (const auto &[c, positions] : coefficients) {
             if (c <= reach) return false;
-            reach += c * (kernel.threads[d] - 1);
+            reach += c * positions;
         }
         return true;
     }
 
     // The accesses of a part of the body, with each element index written in terms of the
     // thread index where the block-level lets (`context`) and the thread loops allow.
-    template <typename IRHandle> Accesses accesses_of(const IRHandle &ir) const {
+    // With `iterations`, the accesses of the body of that loop as seen from another
+    // iteration: an index is kept only when it is one-to-one in the thread index and the
+    // iteration together (no element is touched in two iterations).
+    template <typename IRHandle>
+    Accesses accesses_of(const IRHandle &ir, const For *iterations = nullptr) const {
         struct Walker : LetTracker {
             const InjectBarriers &ib;
+            const For *iterations;
             Accesses acc;
-            explicit Walker(const InjectBarriers &b) : ib(b) { lets = b.context; }
+            Walker(const InjectBarriers &b, const For *l) : ib(b), iterations(l) {
+                lets = b.context;
+            }
             using LetTracker::visit;
+            std::vector<std::string> loops; // the enclosing loops of Funcs' stages
             void visit(const For *op) override {
+                const bool named = !parse_loop_name(op->name).func.empty();
+                if (named) loops.push_back(op->name);
+                visit_loop(op);
+                if (named) loops.pop_back();
+            }
+            void visit_loop(const For *op) {
                 if (op->for_type != ForType::GPUThread) {
                     IRVisitor::visit(op);
                     return;
@@ -197,7 +239,7 @@ private:
                 if (!ib.shared.count(name) && !ib.written_globals.count(name)) return false;
                 a.storage = name;
                 Expr e = simplify(expand(index));
-                a.index = ib.one_to_one_in_threads(e) ? e : Expr();
+                a.index = ib.one_to_one_in_threads(e, iterations) ? e : Expr();
                 return true;
             }
             void visit(const Load *op) override {
@@ -208,9 +250,15 @@ private:
             void visit(const Store *op) override {
                 IRVisitor::visit(op);
                 Access a;
-                if (access(op->name, op->index, a)) acc.writes.push_back(a);
+                if (!access(op->name, op->index, a)) return;
+                if (!loops.empty() && !ib.shared.count(op->name)) {
+                    LoopNameParts stage = parse_loop_name(loops.back());
+                    a.pure_write =
+                        stage.stage == 0 && parse_storage_name(op->name).func == stage.func;
+                }
+                acc.writes.push_back(a);
             }
-        } walker(*this);
+        } walker(*this, iterations);
         ir.accept(&walker);
         return walker.acc;
     }

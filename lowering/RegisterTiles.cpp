@@ -28,6 +28,12 @@ std::string thread_symbol(int d) {
     return std::string("__thread_index.") + "xyz"[d];
 }
 
+bool uses_thread(const Expr &e) {
+    for (int d = 0; d < 3; d++)
+        if (e.defined() && uses_var(e, thread_symbol(d))) return true;
+    return false;
+}
+
 struct Access {
     bool write = false;
     bool of_one_value = false; // a write every thread of the loops around makes alike
@@ -94,12 +100,6 @@ private:
         Interval i = bounds_of_expr_in_scope(in_thread_terms(op->value), scope);
         ScopedBinding<Interval> bind(scope, op->name, i);
         op->body.accept(this);
-    }
-
-    bool uses_thread(const Expr &e) const {
-        for (int d = 0; d < 3; d++)
-            if (uses_var(e, thread_symbol(d))) return true;
-        return false;
     }
 
     void record(bool write, const std::vector<Expr> &args, const std::string &text) {
@@ -195,8 +195,16 @@ class RegisterTiles : public IRMutator {
             }
         internal_assert(write) << "register tile " << f << " is never written";
         Region region;
+        // Dimensions along which the thread does not choose its part: each thread holds the
+        // whole region there, as allocated.
+        std::vector<bool> whole(write->box.size());
         for (size_t d = 0; d < write->box.size(); d++) {
             const Interval &w = write->box[d];
+            if (w.is_bounded() && !uses_thread(w.min) && !uses_thread(w.max)) {
+                whole[d] = true;
+                region.push_back(op->bounds[d]);
+                continue;
+            }
             auto extent =
                 w.is_bounded() ? as_const_int(simplify(Sub::make(w.max, w.min))) : std::nullopt;
             user_assert(extent.has_value())
@@ -210,6 +218,7 @@ class RegisterTiles : public IRMutator {
         }
         for (const Access &x : a.accesses) {
             for (size_t d = 0; d < x.box.size(); d++) {
+                if (whole[d]) continue;
                 const Interval &w = write->box[d], &r = x.box[d];
                 auto below = r.is_bounded()
                                  ? as_const_int(simplify(expanded(Sub::make(r.min, w.min))))

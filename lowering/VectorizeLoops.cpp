@@ -20,6 +20,22 @@ using namespace ir;
 
 namespace {
 
+void split_conjunction(const Expr &e, std::vector<Expr> &out) {
+    if (const And *a = e.as<And>()) {
+        split_conjunction(a->a, out);
+        split_conjunction(a->b, out);
+    } else {
+        out.push_back(e);
+    }
+}
+
+Expr conjunction(const std::vector<Expr> &terms) {
+    Expr r = terms[0];
+    for (size_t i = 1; i < terms.size(); i++)
+        r = And::make(r, terms[i]);
+    return r;
+}
+
 const int64_t max_lanes = 64;
 
 Expr widen(const Expr &e, int lanes) {
@@ -187,7 +203,22 @@ private:
                 return op;
             return IfThenElse::make(c, t, e);
         }
-        // Lanes disagree: run both sides with their lanes as predicates.
+        // Lanes disagree. Conditions that hold or fail for all lanes together (a row guard
+        // around a vector of columns) stay a branch, so that the scalar loads under them
+        // (which predicates do not cover) run only where they are valid.
+        if (!op->else_case.defined()) {
+            std::vector<Expr> conjuncts, uniform, varying;
+            split_conjunction(op->condition, conjuncts);
+            for (const Expr &k : conjuncts) {
+                Expr m = simplify(mutate(k));
+                (m.type().is_vector() ? varying : uniform).push_back(m.type().is_vector() ? k : m);
+            }
+            if (!uniform.empty() && !varying.empty()) {
+                Stmt inner = mutate(IfThenElse::make(conjunction(varying), op->then_case));
+                return IfThenElse::make(conjunction(uniform), inner);
+            }
+        }
+        // Run both sides with their lanes as predicates.
         Expr outer = predicate;
         predicate = outer.defined() ? And::make(outer, c) : c;
         Stmt t = mutate(op->then_case);
