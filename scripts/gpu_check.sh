@@ -18,10 +18,11 @@ if [ -f "$root/.gpu_bundle/aicf-gpu.tar.xz" ]; then
   [ -f "$dir/lib/libdevice.10.bc" ] && export AICF_LIBDEVICE="$dir/lib/libdevice.10.bc"
 else
   run=()
-  "$root/scripts/build.sh" test_gpu lesson_05_gpu bench_gpu || exit 1
+  "$root/scripts/build.sh" test_gpu lesson_05_gpu bench_gpu bench_norms || exit 1
   build="${AICF_BUILD_DIR:-$root/build}"
   mkdir -p "$build/gpu_bin"
-  ln -sf "$build/tests/test_gpu" "$build/tutorials/lesson_05_gpu" "$build/apps/bench_gpu/bench_gpu" "$build/gpu_bin/"
+  ln -sf "$build/tests/test_gpu" "$build/tutorials/lesson_05_gpu" "$build/apps/bench_gpu/bench_gpu" \
+    "$build/apps/bench_norms/bench_norms" "$build/gpu_bin/"
   bin="$build/gpu_bin"
 fi
 export AICF_DEVICE=cuda AICF_TEST_GPU_TARGET=host-cuda-sm_90
@@ -35,6 +36,36 @@ timeout 60 "${run[@]}" "$bin/lesson_05_gpu" > "$logs/lesson_05_gpu.log" 2>&1
 lesson_rc=$?
 timeout 180 "${run[@]}" "$bin/bench_gpu" > "$logs/bench_gpu.log" 2>&1
 bench_rc=$?
+timeout 240 "${run[@]}" "$bin/bench_norms" > "$logs/bench_norms.log" 2>&1
+norms_rc=$?
+# The peers for the norms: PyTorch's own kernels on the same shapes, in GB/s of the same
+# compulsory bytes.
+timeout 120 python3 - > "$logs/torch_norms.log" 2>&1 <<'PY'
+import torch
+import torch.nn.functional as F
+def median_ms(f):
+    for _ in range(3): f()
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    t = []
+    for _ in range(20):
+        s.record(); f(); e.record(); torch.cuda.synchronize(); t.append(s.elapsed_time(e))
+    return sorted(t)[len(t) // 2]
+print("| torch op | rows x cols | type | median ms | GB/s |")
+for rows, cols in [(16384, 1024), (4096, 8192), (1024, 65536)]:
+    for dtype, name in [(torch.float32, "f32"), (torch.bfloat16, "bf16")]:
+        x = torch.randn(rows, cols, device="cuda", dtype=dtype)
+        w = torch.rand(cols, device="cuda", dtype=dtype) + 0.5
+        b = torch.randn(cols, device="cuda", dtype=dtype)
+        ops = [("layernorm", lambda: F.layer_norm(x, (cols,), w, b, 1e-5), 2),
+               ("softmax", lambda: torch.softmax(x, -1), 0)]
+        if hasattr(F, "rms_norm"):
+            ops.insert(1, ("rmsnorm", lambda: F.rms_norm(x, (cols,), w, 1e-5), 1))
+        for op, f, params in ops:
+            ms = median_ms(f)
+            size = x.element_size() * cols * (2 * rows + params)
+            print(f"| {op} | {rows} x {cols} | {name} | {ms:.3f} | {size / ms / 1e6:.1f} |")
+PY
 # The peer for matmul: PyTorch's float32 matrix product (TF32 off) on the same GPU.
 timeout 90 python3 - > "$logs/torch_peer.log" 2>&1 <<'PY'
 import torch
@@ -90,9 +121,13 @@ echo "== lesson 5: exit $lesson_rc"
 echo "== benchmarks: exit $bench_rc"
 tail -n 12 "$logs/bench_gpu.log"
 cat "$logs/torch_peer.log" | tail -n 3
+echo "== norm benchmarks: exit $norms_rc"
+grep -E "^\| |copy peer" "$logs/bench_norms.log"
+grep -E "^\| " "$logs/torch_norms.log" || tail -n 3 "$logs/torch_norms.log"
 if [ -n "${AICF_GPU_SWEEP:-}" ]; then
   echo "== GPU schedule sweep, $AICF_GPU_SCHEDULE_COUNT schedules per seed, ${sweep_seconds} s:"
   sort -n -k2 "$logs/sweep.txt" | tr '\n' ';'; echo
   grep -A3 -E "^=== seed|failed at schedule" "$logs/sweep_failures.log" | head -40
 fi
-[ $tests_rc -eq 0 ] && [ $lesson_rc -eq 0 ] && [ $bench_rc -eq 0 ] && [ $sweep_rc -eq 0 ]
+[ $tests_rc -eq 0 ] && [ $lesson_rc -eq 0 ] && [ $bench_rc -eq 0 ] && [ $norms_rc -eq 0 ] &&
+  [ $sweep_rc -eq 0 ]

@@ -1,0 +1,158 @@
+// Benchmarks of the row-wise operators of apps/common/ModelOps.h under the schedules of
+// apps/common/NormSchedules.h: layernorm, RMSNorm and softmax at (rows, cols) = (16384, 1024),
+// (4096, 8192) and (1024, 65536), float and bfloat16 storage, on the device AICF_DEVICE names.
+// Not a test: it prints a table, one row per operator, shape, type and schedule, with the
+// median time, GB/s of compulsory bytes (input read once, output written once, parameters
+// read once per row) and that rate against the device's own copy bandwidth (cuMemcpyDtoD)
+// measured in the same run. PyTorch's kernels are timed by scripts/gpu_check.sh in the same
+// call. Each result is checked against double precision on a sample of rows.
+//
+// `bench_norms --small` runs small shapes (for the simulator).
+
+#include "NormSchedules.h"
+#include "Timing.h"
+#include "backends/cuda/CudaDevice.h"
+#include "dsl/aicf.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+
+using namespace aicf;
+using aicf_apps::NormSchedule;
+using aicf_apps::RowwiseOp;
+
+namespace {
+
+int failures = 0;
+
+Target device_target() {
+    int sm = 80;
+    try {
+        std::string d = backends::cuda::cuda_device_description();
+        size_t at = d.rfind("sm_");
+        if (at != std::string::npos) sm = std::atoi(d.c_str() + at + 3);
+    } catch (const RuntimeError &) {
+    }
+    return Target(sm >= 90 ? "host-cuda-sm_90-fma" : "host-cuda-sm_80-fma");
+}
+
+const Target &target() {
+    static const Target t = device_target();
+    return t;
+}
+
+template <typename T> void fill(const Buffer<T> &b, unsigned seed, float lo, float hi) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> d(lo, hi);
+    T *p = b.data();
+    for (int64_t i = 0; i < b.number_of_elements(); i++)
+        p[i] = T(d(rng));
+}
+
+enum class Op { LayerNorm, RMSNorm, Softmax };
+const char *to_string(Op op) {
+    return op == Op::LayerNorm ? "layernorm" : op == Op::RMSNorm ? "rmsnorm" : "softmax";
+}
+
+template <typename T>
+void bench(Op op, int rows, int cols, NormSchedule schedule, int runs, double peer_gbs) {
+    Buffer<T> in({cols, rows}, "in"), weight({cols}, "weight"), bias({cols}, "bias");
+    fill(in, 1, -3, 3);
+    fill(weight, 2, 0.5f, 1.5f);
+    fill(bias, 3, -1, 1);
+    RowwiseOp a = op == Op::LayerNorm ? aicf_apps::layer_norm(in, weight, bias, cols, 1e-5f, "op")
+                  : op == Op::RMSNorm ? aicf_apps::rms_norm(in, weight, cols, 1e-5f, "op")
+                                      : aicf_apps::softmax(in, cols, "op");
+    aicf_apps::schedule<T>(a, schedule);
+    Buffer<T> out({cols, rows}, "out");
+    double ms = aicf_apps::median_ms([&] { a.out.realize(Realization(out), target()); }, runs);
+    // A sample of rows against double precision.
+    bool ok = true;
+    for (int j = 0; j < rows; j += rows / 5 + 1) {
+        double m = 0, sq = 0, hi = -1e300, total = 0;
+        for (int i = 0; i < cols; i++) {
+            double v = float(in(i, j));
+            m += v;
+            hi = std::max(hi, v);
+        }
+        m /= cols;
+        for (int i = 0; i < cols; i++) {
+            double v = float(in(i, j));
+            sq += op == Op::LayerNorm ? (v - m) * (v - m) : v * v;
+            total += std::exp(v - hi);
+        }
+        for (int i = 0; i < cols; i += cols / 61 + 1) {
+            double v = float(in(i, j)), w = float(weight(i)), want;
+            if (op == Op::LayerNorm)
+                want = (v - m) / std::sqrt(sq / cols + 1e-5) * w + float(bias(i));
+            else if (op == Op::RMSNorm)
+                want = v / std::sqrt(sq / cols + 1e-5) * w;
+            else
+                want = std::exp(v - hi) / total;
+            const double tol = sizeof(T) == 4 ? 1e-4 : 1.0 / 64;
+            ok = ok && std::fabs(float(out(i, j)) - want) <= tol * (1 + std::fabs(want));
+        }
+    }
+    const int params = op == Op::LayerNorm ? 2 : op == Op::RMSNorm ? 1 : 0;
+    double bytes = double(sizeof(T)) * cols * (2.0 * rows + params);
+    double gbs = bytes / (ms * 1e6);
+    std::printf("| %-9s | %5d x %-5d | %-4s | %-13s | %9.3f | %8.1f | %6s | %s |\n", to_string(op),
+                rows, cols, sizeof(T) == 4 ? "f32" : "bf16", aicf_apps::to_string(schedule), ms,
+                gbs,
+                peer_gbs > 0 ? (std::to_string(int(100 * gbs / peer_gbs)) + "%").c_str() : "n/a",
+                ok ? "ok" : "WRONG");
+    failures += !ok;
+}
+
+int run(int argc, char **argv) {
+    const bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
+    const char *device = std::getenv("AICF_DEVICE");
+    std::printf("AICF norm benchmarks on %s", device && *device ? device : "the default device");
+    try {
+        std::printf(" (%s)", backends::cuda::cuda_device_description().c_str());
+    } catch (const RuntimeError &) {
+        std::printf(" (no CUDA GPU: the simulator)");
+    }
+    std::printf(", target %s\n\n", target().to_string().c_str());
+    const int runs = small ? 2 : 20;
+    const int64_t copy_bytes = int64_t(1) << 28;
+    double peer_ms = -1;
+    try {
+        peer_ms = backends::cuda::cuda_copy_ms(copy_bytes, runs);
+    } catch (const RuntimeError &) {
+    }
+    double peer_gbs = peer_ms > 0 ? 2.0 * copy_bytes / (peer_ms * 1e6) : -1;
+    if (peer_gbs > 0) std::printf("copy peer (cuMemcpyDtoD, 256 MiB): %.1f GB/s\n\n", peer_gbs);
+    std::printf("| op        | rows x cols   | type | schedule      | median ms | GB/s     | of "
+                "copy | check |\n|---|---|---|---|---|---|---|---|\n");
+    const int shapes[3][2] = {{16384, 1024}, {4096, 8192}, {1024, 65536}};
+    for (Op op : {Op::LayerNorm, Op::RMSNorm, Op::Softmax}) {
+        for (const auto &shape : shapes) {
+            const int rows = small ? 3 : shape[0], cols = small ? shape[1] / 8 : shape[1];
+            for (NormSchedule s :
+                 {NormSchedule::WarpPerRow, NormSchedule::BlockPerRow, NormSchedule::SharedTree}) {
+                if (s == NormSchedule::WarpPerRow && cols > 4096) continue;
+                bench<float>(op, rows, cols, s, runs, peer_gbs);
+                bench<bfloat16_t>(op, rows, cols, s, runs, peer_gbs);
+            }
+        }
+    }
+    std::printf("\nGB/s counts compulsory bytes: the input read once, the output written once and "
+                "the parameters read once.\n");
+    return failures == 0 ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    try {
+        return run(argc, argv);
+    } catch (const aicf::Error &e) {
+        std::fprintf(stderr, "bench_norms: %s\n", e.what());
+        return 1;
+    }
+}
