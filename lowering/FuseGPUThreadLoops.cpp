@@ -23,6 +23,8 @@ private:
     LoweredKernel &kernel;
     int depth = 0;
     std::set<std::string> registers; // the register allocations around
+    std::set<int> nest_dims;         // the dimensions of the current thread loop nest
+    std::vector<int> enclosing_dims; // those of the thread loops around the node
 
     using IRMutator::visit;
 
@@ -30,21 +32,23 @@ private:
         if (op->for_type != ForType::GPUThread) return IRMutator::visit(op);
         int d = int(op->gpu_dim);
         kernel.loop_vars.push_back(op->name);
+        if (depth == 0) {
+            nest_dims.clear();
+            visit_each<For>(Stmt(op), [&](const For *f) {
+                if (f->for_type == ForType::GPUThread) nest_dims.insert(int(f->gpu_dim));
+            });
+        }
         depth++;
+        enclosing_dims.push_back(d);
         Stmt body = mutate(op->body);
+        enclosing_dims.pop_back();
         depth--;
         auto extent = as_const_int(simplify(op->extent));
         if (!extent || *extent != kernel.threads[d]) {
             body = IfThenElse::make(LT::make(gpu_thread_index(op->gpu_dim), op->extent), body);
         }
         body = LetStmt::make(op->name, Add::make(op->min, gpu_thread_index(op->gpu_dim)), body);
-        if (depth == 0) {
-            std::set<int> used;
-            visit_each<For>(Stmt(op), [&](const For *f) {
-                if (f->for_type == ForType::GPUThread) used.insert(int(f->gpu_dim));
-            });
-            body = on_thread_zero_of_unused(used, body);
-        }
+        if (depth == 0) body = on_thread_zero_of_unused(nest_dims, body);
         return body;
     }
 
@@ -57,10 +61,22 @@ private:
     }
 
     // A store outside thread loops runs on one thread, unless it is to registers: each thread
-    // keeps its own copy of a Func held whole in registers.
+    // keeps its own copy of a Func held whole in registers. So does a store inside some of
+    // a nest's thread loops but outside its loops along other dimensions (a row's result
+    // stored after its lanes reduced it): those threads would all store the same value.
     Stmt visit(const Store *op) override {
-        if (depth > 0 || registers.count(op->name)) return IRMutator::visit(op);
-        return on_thread_zero_of_unused({}, Stmt(op));
+        if (registers.count(op->name)) return IRMutator::visit(op);
+        std::set<int> enclosing(enclosing_dims.begin(), enclosing_dims.end());
+        std::set<int> run_on_zero;
+        if (depth > 0) {
+            for (int d : nest_dims)
+                if (!enclosing.count(d)) run_on_zero.insert(d);
+            if (run_on_zero.empty()) return IRMutator::visit(op);
+        }
+        std::set<int> others;
+        for (int d = 0; d < 3; d++)
+            if (depth > 0 && !run_on_zero.count(d)) others.insert(d);
+        return on_thread_zero_of_unused(others, Stmt(op));
     }
 
     Stmt on_thread_zero_of_unused(const std::set<int> &used, const Stmt &body) const {

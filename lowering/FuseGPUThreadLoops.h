@@ -11,7 +11,8 @@ namespace lowering {
 // Guarantees: each thread loop becomes a let of its min plus gpu_thread_index along its
 // hardware dimension, guarded where the loop is shorter than the block; thread dimensions a
 // loop nest does not use run it on their thread 0 only; stores outside thread loops run on
-// thread 0, except stores to register allocations, which every thread makes to its own copy.
+// thread 0, except stores to register allocations, which every thread makes to its own copy;
+// a store inside some thread loops of a nest runs on thread 0 of the nest's other dimensions.
 // No GPU loop remains; loop_vars names the lets that replaced them.
 void fuse_gpu_thread_loops(LoweredKernel &kernel);
 
