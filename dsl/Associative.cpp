@@ -143,10 +143,8 @@ std::vector<Expr> AssociativeUpdate::identity(const std::vector<Type> &types) co
             // No elements yet: the max of nothing, and an empty sum.
             init.push_back(i == 0 ? type_min(t) : make_zero(t));
         } else {
-            // The candidate that loses every comparison: the worst value where the condition
-            // compares, anything elsewhere.
-            // (candidate > current, or current < candidate: the larger value wins.)
-            bool larger_wins = (condition.as<GT>() != nullptr) == candidate_first;
+            // The candidate that loses every comparison (or ties, where the later candidate
+            // wins a tie): the worst value where the condition compares, anything elsewhere.
             init.push_back(larger_wins ? type_min(t) : type_max(t));
         }
     }
@@ -176,8 +174,8 @@ std::vector<Expr> AssociativeUpdate::merge(const std::vector<Expr> &current,
     } else {
         // The same comparison, of the incoming element against the current one.
         const Expr &c = incoming[size_t(compared)], &s = current[size_t(compared)];
-        Expr a = candidate_first ? c : s, b = candidate_first ? s : c;
-        Expr cond = condition.as<LT>() ? LT::make(a, b) : GT::make(a, b);
+        Expr cond = larger_wins ? (ties_to_candidate ? GE::make(c, s) : GT::make(c, s))
+                                : (ties_to_candidate ? LE::make(c, s) : LT::make(c, s));
         for (size_t i = 0; i < current.size(); i++)
             values.push_back(Select::make(cond, incoming[i], current[i]));
     }
@@ -232,34 +230,71 @@ std::optional<AssociativeUpdate> find_associative_update(const std::string &func
             return r;
         }
     }
-    // Replacement: every value is select(c, x_i, self_i) with one condition c that compares
-    // some candidate x_j strictly with self_j.
+    // Replacement: the candidate x replaces the current value where it compares better with
+    // element j (argmax, argmin): every other value is select(c, x_i, self_i) or
+    // select(c, self_i, x_i) with one comparison c of x_j and self_j, and element j is that
+    // select too, or max(self_j, x_j) / min(self_j, x_j).
     r = AssociativeUpdate();
     r.kind = AssociativeUpdate::Replace;
+    r.x.resize(v.size());
+    Expr c;           // the comparison
+    bool c_keeps;     // whether c true keeps the current values
+    int extreme = -1; // the element that is max(self, x) or min(self, x), if any
+    IRNodeType extreme_op = IRNodeType::Max;
     for (size_t i = 0; i < v.size(); i++) {
-        const Select *s = v[i].as<Select>();
-        if (!s || !self.is(s->false_value, int(i)) || self.mentioned_in(s->true_value))
+        if (const Select *sel = v[i].as<Select>()) {
+            bool keeps = self.is(sel->true_value, int(i));
+            const Expr &other = keeps ? sel->false_value : sel->true_value;
+            if (!(keeps ? true : self.is(sel->false_value, int(i))) || self.mentioned_in(other))
+                return std::nullopt;
+            if (!c.defined()) {
+                c = sel->condition;
+                c_keeps = keeps;
+            } else if (!equal(c, sel->condition) || keeps != c_keeps) {
+                return std::nullopt;
+            }
+            r.x[i] = other;
+            continue;
+        }
+        IRNodeType op;
+        Expr x;
+        if (extreme >= 0 || !self.match_binary(v[i], int(i), op, x) ||
+            (op != IRNodeType::Max && op != IRNodeType::Min))
             return std::nullopt;
-        if (i == 0) r.condition = s->condition;
-        if (!equal(s->condition, r.condition)) return std::nullopt;
-        r.x.push_back(s->true_value);
+        extreme = int(i);
+        extreme_op = op;
+        r.x[i] = x;
     }
-    const Expr &c = r.condition;
+    if (!c.defined()) return std::nullopt;
+    // c as a comparison of the candidate with the current value of some element j.
     Expr lhs, rhs;
-    if (const LT *lt = c.as<LT>())
-        lhs = lt->a, rhs = lt->b;
-    else if (const GT *gt = c.as<GT>())
-        lhs = gt->a, rhs = gt->b;
+    bool less = false, strict = false;
+    if (const LT *o = c.as<LT>())
+        lhs = o->a, rhs = o->b, less = true, strict = true;
+    else if (const LE *o = c.as<LE>())
+        lhs = o->a, rhs = o->b, less = true;
+    else if (const GT *o = c.as<GT>())
+        lhs = o->a, rhs = o->b, strict = true;
+    else if (const GE *o = c.as<GE>())
+        lhs = o->a, rhs = o->b;
     else
         return std::nullopt;
     for (size_t j = 0; j < v.size(); j++) {
+        if (!r.x[j].defined()) continue;
         bool forward = equal(lhs, r.x[j]) && self.is(rhs, int(j));
         bool backward = equal(rhs, r.x[j]) && self.is(lhs, int(j));
-        if (forward || backward) {
-            r.compared = int(j);
-            r.candidate_first = forward;
-            return r;
-        }
+        if (!forward && !backward) continue;
+        // "candidate < current" etc., with the candidate on the left.
+        bool cand_less = forward ? less : !less;
+        // The relation under which the candidate replaces the current values.
+        bool wins_less = c_keeps ? !cand_less : cand_less;
+        bool wins_strict = c_keeps ? !strict : strict;
+        if (extreme >= 0 && (extreme != int(j) || (extreme_op == IRNodeType::Max) == wins_less))
+            return std::nullopt; // max(self, x) with a candidate that wins by being smaller
+        r.compared = int(j);
+        r.larger_wins = !wins_less;
+        r.ties_to_candidate = !wins_strict;
+        return r;
     }
     return std::nullopt;
 }
@@ -267,7 +302,8 @@ std::optional<AssociativeUpdate> find_associative_update(const std::string &func
 std::string associative_forms(const std::string &func) {
     return func + " = " + func +
            " op x for op in +, *, min, max (element-wise on Tuples), Tuples updated by "
-           "select(better, candidate, current) such as argmax, and the streaming softmax pair "
+           "select(better, candidate, current) such as argmax (or {max(a, v), select(v < a, i, "
+           "k)}), and the streaming softmax pair "
            "{m' = max(m, x), s * exp(m - m') + exp(x - m')}";
 }
 

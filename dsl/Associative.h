@@ -17,15 +17,17 @@ namespace aicf {
 struct AssociativeUpdate {
     enum Kind {
         Binary,      // values[i] = op_i(self_i, x[i]), op_i in +, *, min, max
-        Replace,     // values[i] = select(condition, x[i], self_i), the condition comparing a
-                     // candidate x[j] strictly with self_j (argmax, argmin)
+        Replace,     // the candidate x replaces every value where it compares better with
+                     // element `compared` (argmax, argmin): values[i] = select(c, x[i], self_i)
+                     // or select(c, self_i, x[i]) with one comparison c of x_j and self_j;
+                     // element j may also be max(self_j, x_j) or min(self_j, x_j)
         RescaledSum, // {m' = max(m, x), s * exp(m - m') + exp(x - m')}: a streaming softmax
     } kind = Binary;
     std::vector<ir::IRNodeType> ops; // Binary
     std::vector<ir::Expr> x;         // the new values (RescaledSum: one)
-    ir::Expr condition;              // Replace
-    int compared = 0;                // Replace: the element the condition compares...
-    bool candidate_first = true;     // ...and whether the candidate is its left operand
+    int compared = 0;                // Replace: the element compared,
+    bool larger_wins = true;         // whether the larger candidate wins,
+    bool ties_to_candidate = false;  // and whether it wins a tie (the later one wins)
 
     // The value of each element before any new value arrives.
     std::vector<ir::Expr> identity(const std::vector<ir::Type> &types) const;
@@ -34,7 +36,8 @@ struct AssociativeUpdate {
     std::vector<ir::Expr> merge(const std::vector<ir::Expr> &current,
                                 const std::vector<ir::Expr> &incoming) const;
 
-    // Whether merge(a, b) equals merge(b, a) bit for bit. Replace keeps `current` on a tie.
+    // Whether merge(a, b) equals merge(b, a) bit for bit. Replace chooses between equal
+    // candidates by their order.
     bool commutative() const { return kind != Replace; }
 
     // "+", "max", "argmax-style select", ...: the operator, for messages.

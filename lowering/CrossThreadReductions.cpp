@@ -13,6 +13,8 @@
 #include "dsl/ir/Substitute.h"
 #include "lowering/KernelAnalysis.h"
 
+#include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
@@ -166,10 +168,13 @@ struct Reduction {
     }
 
     // Butterfly steps over groups of `lanes` lanes (a power of two).
+    // A merge that depends on order (ties between candidates) goes from neighbouring lanes
+    // outward, so that each step merges two runs of consecutive lanes in their order.
     Stmt butterfly(int lanes, const Expr &mask) const {
         std::vector<Stmt> steps;
         for (int offset = lanes / 2; offset >= 1; offset /= 2)
             steps.push_back(butterfly_step(offset, mask));
+        if (!op.commutative()) std::reverse(steps.begin(), steps.end());
         return Block::make(steps);
     }
 
@@ -285,10 +290,20 @@ struct Reduction {
     }
 };
 
+// A loop's extent padded to whole lane groups: a power of two up to a warp, whole warps above.
+int64_t whole_lanes(int64_t n) {
+    return n <= kWarpSize ? next_power_of_two(n) : (n + kWarpSize - 1) / kWarpSize * kWarpSize;
+}
+
 class CrossThreadReductions : public IRMutator {
-    Scope<MemoryType> storage; // the Funcs realized around the node
-    int block_loops = 0;       // GPU block loops around the node
-    int thread_loops = 0;      // GPU thread loops around the node
+    struct Storage {
+        MemoryType memory;
+        int thread_loops; // around its Realize
+    };
+    Scope<Storage> storage;                // the Funcs realized around the node
+    int block_loops = 0;                   // GPU block loops around the node
+    int thread_loops = 0;                  // GPU thread loops around the node
+    std::array<int64_t, 3> block{1, 1, 1}; // the kernel's threads per block before padding
     struct Lowered {
         std::string func, loop;
         int threads;
@@ -298,12 +313,20 @@ class CrossThreadReductions : public IRMutator {
     using IRMutator::visit;
 
     Stmt visit(const Realize *op) override {
-        ScopedBinding<MemoryType> bind(storage, op->name, op->memory_type);
+        ScopedBinding<Storage> bind(storage, op->name, {op->memory_type, thread_loops});
         return IRMutator::visit(op);
     }
 
     Stmt visit(const For *op) override {
         if (op->for_type == ForType::GPUBlock) {
+            if (block_loops == 0) {
+                block = {1, 1, 1};
+                visit_each<For>(Stmt(op), [&](const For *f) {
+                    if (f->for_type != ForType::GPUThread) return;
+                    if (auto e = constant_upper_bound(f->extent))
+                        block[size_t(f->gpu_dim)] = std::max(block[size_t(f->gpu_dim)], *e);
+                });
+            }
             block_loops++;
             Stmt s = IRMutator::visit(op);
             if (--block_loops == 0) {
@@ -314,7 +337,7 @@ class CrossThreadReductions : public IRMutator {
         }
         if (op->for_type != ForType::GPUThread) return IRMutator::visit(op);
         LoopNameParts parts = parse_loop_name(op->name);
-        if (parts.stage > 0 && !is_const(op->extent, 1)) {
+        if (parts.stage > 0 && parts.var != single_thread_var(false)) {
             FindSharedUpdate find(parts.func, op->name);
             op->body.accept(&find);
             if (find.update) return lower(op, find);
@@ -374,15 +397,27 @@ class CrossThreadReductions : public IRMutator {
         }
         r.partial = thread_partial_name(op->name);
         r.warp_partials = warp_partials_name(op->name);
-        const MemoryType *mt = storage.find(f);
-        r.per_thread_result = mt && *mt == MemoryType::Register;
+        const Storage *where_f = storage.find(f);
+        r.per_thread_result = where_f && where_f->memory == MemoryType::Register;
+        // Each thread keeps its own copy of the result: every thread along x must take part
+        // (the threads past the loop with the identity), and a copy held at the block level
+        // needs the block to be one row of threads.
+        int64_t threads = whole_lanes(*extent);
+        if (r.per_thread_result) {
+            threads = whole_lanes(block[0]);
+            user_assert(where_f->thread_loops > 0 || (block[1] == 1 && block[2] == 1))
+                << where << ", whose result each thread of the block keeps in its registers, but "
+                << "the kernel's blocks also have threads along y or z (" << block[0] << " x "
+                << block[1] << " x " << block[2] << "), which do not take part in the "
+                << "reduction. Store " << f << " in GPUShared, or map the kernel's other loops "
+                << "along x.";
+        }
         Stmt body = mutate(op->body);
-        if (*extent <= kWarpSize) {
-            r.threads = next_power_of_two(*extent);
+        r.threads = int(threads);
+        if (threads <= kWarpSize) {
             lowered.push_back({f, op->name, r.threads});
             return r.within_warp(body);
         }
-        r.threads = int((*extent + kWarpSize - 1) / kWarpSize * kWarpSize);
         user_assert(thread_loops == 0)
             << where << " across " << r.threads / kWarpSize << " warps, which exchange their "
             << "partial results through shared memory with a barrier of the whole block; the "
@@ -420,9 +455,9 @@ class CrossThreadReductions : public IRMutator {
 bool is_cross_thread_reduction(const For *loop) {
     if (loop->for_type != ForType::GPUThread) return false;
     LoopNameParts parts = parse_loop_name(loop->name);
-    // (One thread, as gpu_single_thread() runs a stage on, shares nothing.)
-    // (Only updates reduce; a pure definition's points may be laid out across threads.)
-    if (parts.stage < 1 || is_const(loop->extent, 1)) return false;
+    // (Only updates reduce, and gpu_single_thread() runs a stage on one thread, which shares
+    // nothing.)
+    if (parts.stage < 1 || parts.var == single_thread_var(false)) return false;
     FindSharedUpdate find(parts.func, loop->name);
     loop->body.accept(&find);
     return find.update != nullptr;

@@ -74,7 +74,8 @@ private:
             bool free_dim = true;
             for (const For *t : thread_loops)
                 free_dim = free_dim && t->gpu_dim != op->gpu_dim;
-            bool nested_reduction = free_dim && is_cross_thread_reduction(op);
+            bool nested_reduction =
+                free_dim && (is_cross_thread_reduction(op) || is_const(op->extent, 1));
             // So may a Func held in registers inside the thread loop, striped across the
             // threads of its own loop (stripe_register_funcs checks every access).
             bool striped = free_dim && !thread_loops.empty() &&

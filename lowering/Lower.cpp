@@ -95,10 +95,11 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     after("stripe_register_funcs", s);
     s = register_tiles(s);
     after("register_tiles", s);
-    s = lower_cross_thread_reductions(s);
-    after("lower_cross_thread_reductions", s);
     s = add_image_checks(s, args);
     after("add_image_checks", s);
+    // (After the image checks: the threads it adds past a reduction loop read nothing.)
+    s = lower_cross_thread_reductions(s);
+    after("lower_cross_thread_reductions", s);
     s = storage_flattening(s, args, env);
     after("storage_flattening", s);
     s = simplify(s);

@@ -870,6 +870,33 @@ TEST(RFactor, ArgmaxTuple) {
     EXPECT_EQ(index(), expect);
 }
 
+// Argmax written with max for the value and a select that keeps the current index only
+// where the new value is smaller: the later index wins a tie. The rfactor of it keeps that:
+// each chunk's partial keeps its latest maximum, and the merge prefers later chunks on ties.
+TEST(RFactor, ArgmaxWithMaxAndTheLaterIndexOnTies) {
+    const int N = 1000;
+    Buffer<float> in(N);
+    for (int i = 0; i < N; i++)
+        in(i) = float((i * 37) % 101); // each value appears about ten times
+    RDom k(0, N, "k");
+    Var u("u");
+    RVar ko("ko"), ki("ki");
+    Func best("best");
+    best() = Tuple(-std::numeric_limits<float>::infinity(), 0);
+    Expr v = in(k);
+    best() = Tuple(max(best()[0], v), select(v < best()[0], best()[1], k.x));
+    Func intm = best.update().split(k.x, ko, ki, 64).rfactor(ko, u);
+    intm.compute_root().parallel(u);
+    Realization r = best.realize(std::vector<int>{});
+    Buffer<float> value = r[0];
+    Buffer<int> index = r[1];
+    int expect = 0;
+    for (int i = 1; i < N; i++)
+        if (in(i) >= in(expect)) expect = i;
+    EXPECT_EQ(value(), in(expect));
+    EXPECT_EQ(index(), expect);
+}
+
 TEST(RFactor, RefusesWhatItCannotProve) {
     RDom k(0, 10, "k");
     Var u("u");

@@ -175,6 +175,52 @@ TEST(GPUCrossThreadReduction, ValuesOfEveryWidthShuffleExactly) {
     }
 }
 
+// Argmax as {max(a, v), select(v < a, i, k)}: on ties the later index wins, lanes merging in
+// the order of their chunks of the row.
+TEST(GPUCrossThreadReduction, ArgmaxWithTheLaterIndexOnTies) {
+    for (RowMapping mapping : kMappings) {
+        const int width = 1000;
+        SCOPED_TRACE(to_string(mapping));
+        Buffer<float> in({width, kRows}, "in");
+        for (int j = 0; j < kRows; j++)
+            for (int i = 0; i < width; i++)
+                in(i, j) = float((i * 37 + j) % 101);
+        Func best("best");
+        Var y("y"), yo("yo"), yi("yi");
+        RDom r(0, width, "r");
+        RVar ro("ro"), lane("lane");
+        best(y) = Tuple(Expr(-std::numeric_limits<float>::infinity()), Expr(0));
+        Expr v = in(r.x, y);
+        best(y) = Tuple(max(best(y)[0], v), select(v < best(y)[0], best(y)[1], r.x));
+        Func out("out");
+        out(y) = best(y)[1];
+        const bool warp = mapping == RowMapping::WarpPerRow;
+        // Each lane takes a contiguous chunk of the row (ro inside), so merging lanes in
+        // their order keeps the serial tie rule.
+        const int threads = warp ? 32 : 256, chunk = (width + threads - 1) / threads;
+        if (warp) {
+            out.split(y, yo, yi, 4).gpu_blocks(yo).gpu_threads(yi);
+        } else {
+            out.gpu_blocks(y);
+        }
+        best.compute_at(out, warp ? yi : y);
+        if (mapping == RowMapping::BlockPerRowInRegisters) best.store_in(MemoryType::Register);
+        best.update().split(r.x, lane, ro, chunk).reorder(ro, lane);
+        if (warp) {
+            best.update().gpu_lanes(lane);
+        } else {
+            best.update().gpu_threads(lane);
+        }
+        Buffer<int32_t> o = out.realize({kRows}, gpu_target)[0];
+        for (int j = 0; j < kRows; j++) {
+            int at = 0;
+            for (int i = 1; i < width; i++)
+                if (in(i, j) >= in(at, j)) at = i;
+            EXPECT_EQ(o(j), at) << j;
+        }
+    }
+}
+
 // Tuple reductions: the streaming softmax pair (max, sum of exponentials relative to it) and
 // argmax, each lane's partial merged with its partner's.
 TEST(GPUCrossThreadReduction, SoftmaxPairAndArgmax) {

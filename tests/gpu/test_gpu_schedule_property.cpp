@@ -1,14 +1,14 @@
 // Random GPU schedules compute what the host computes, bit for bit.
 //
-// For a few pipelines (a pointwise chain, a two-stage stencil, a matmul with an epilogue),
-// draw GPU schedules: tile sizes that do not divide the sizes, producers inlined, in shared
-// memory (at the block loop, with their own thread mapping), in registers (inside the
-// thread loops) or in device memory (their own kernel). Sizes are at least the largest
-// tile: a tile shifted inwards (the default tail) over a smaller extent would start before
-// the inputs. Each result is compared with the
-// same algorithm run on the host with the default schedule. The seed is fixed;
-// AICF_GPU_SCHEDULE_SEED and AICF_GPU_SCHEDULE_COUNT change it and the count, and
-// AICF_GPU_SCHEDULE_CASE runs one schedule alone (each is drawn from the seed and its index).
+// For a few pipelines (a pointwise chain, a two-stage stencil, a matmul with an epilogue, a
+// reduction of each row across GPU lanes or threads), draw GPU schedules: tile sizes that do not
+// divide the sizes, producers inlined, in shared memory (at the block loop, with their own thread
+// mapping), in registers (inside the thread loops) or in device memory (their own kernel). Sizes
+// are at least the largest tile: a tile shifted inwards (the default tail) over a smaller extent
+// would start before the inputs. Each result is compared with the same algorithm run on the host
+// with the default schedule. The seed is fixed; AICF_GPU_SCHEDULE_SEED and AICF_GPU_SCHEDULE_COUNT
+// change it and the count, and AICF_GPU_SCHEDULE_CASE runs one schedule alone (each is drawn from
+// the seed and its index).
 
 #include "GPUTarget.h"
 #include "Reference.h"
@@ -181,16 +181,113 @@ void matmul(Drawn &d) {
     expect_same(gpu, host, "matmul " + d.what.str());
 }
 
+// A reduction over each row, across GPU threads or lanes: drawn operator and type (exact in
+// any order: integer sums, products that wrap, min and max, and argmax over distinct
+// floats), width, lane or thread count, rows per block, and where the result lives.
+void row_reduction(Drawn &d) {
+    const int W = 1 + d.pick(300), H = 1 + d.pick(12);
+    Buffer<int32_t> in({W, H}, "in");
+    fill_random(in, -50, 50, unsigned(W * 5 + H));
+    Buffer<float> distinct({W, H}, "distinct");
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++)
+            distinct(i, j) = float((i * 7919 + j * 104729) % 100003) + 0.5f * float(i % 2);
+    const int op = d.pick(6);
+    static const char *const ops[] = {"int32 +",   "uint32 *", "uint8 max",
+                                      "int16 min", "int64 +",  "argmax"};
+    d.what << ops[op] << " over " << W << " ";
+    auto build = [&](bool gpu) {
+        Var x("x"), y("y"), yo("yo"), yi("yi");
+        RDom r(0, W, "r");
+        RVar ro("ro"), ri("ri");
+        Func red("red"), out("out");
+        Expr v = in(r, y);
+        switch (op) {
+        case 0:
+            red(y) = 0;
+            red(y) += v;
+            break;
+        case 1:
+            red(y) = cast<uint32_t>(1);
+            red(y) *= cast<uint32_t>(v * 2 + 1);
+            break;
+        case 2:
+            red(y) = cast<uint8_t>(0);
+            red(y) = max(red(y), cast<uint8_t>(v + 50));
+            break;
+        case 3:
+            red(y) = cast<int16_t>(1000);
+            red(y) = min(red(y), cast<int16_t>(v));
+            break;
+        case 4:
+            red(y) = cast<int64_t>(0);
+            red(y) += cast<int64_t>(v) << 35;
+            break;
+        default: {
+            Expr f = distinct(r, y);
+            red(y) = Tuple(Expr(-1.0f), Expr(-1));
+            Expr better = f > red(y)[0];
+            red(y) = Tuple(select(better, f, red(y)[0]), select(better, r.x, red(y)[1]));
+        }
+        }
+        if (op == 5) {
+            out(x, y) = red(y)[1] + x;
+        } else {
+            out(x, y) = cast<int64_t>(red(y)) + x;
+        }
+        if (!gpu) return out;
+        const bool lanes = d.pick(2) == 0;
+        static const int lane_counts[] = {1, 2, 3, 5, 8, 16, 31, 32};
+        static const int thread_counts[] = {32, 64, 96, 128, 256};
+        const int threads = lanes ? lane_counts[d.pick(8)] : thread_counts[d.pick(5)];
+        const int rows = lanes ? 1 + d.pick(4) : 1;
+        const int consumers = 1 + d.pick(8);
+        Var xo("xo"), xi("xi");
+        out.split(x, xo, xi, consumers, TailStrategy::GuardWithIf).reorder(xi, xo, y);
+        red.update().split(r.x, ro, ri, threads).reorder(ro, ri);
+        if (lanes) {
+            // A warp per row (rows per block on y), the result in each lane's registers.
+            out.split(y, yo, yi, rows, TailStrategy::GuardWithIf).gpu_blocks(yo).gpu_threads(yi);
+            red.compute_at(out, yi);
+            red.update().gpu_lanes(ri);
+            d.what << "lanes " << threads << " rows " << rows;
+        } else {
+            // A block per row; the result in shared memory or in every thread's registers,
+            // read by `consumers` threads.
+            out.gpu_blocks(y).gpu_threads(xi);
+            red.compute_at(out, y);
+            if (d.pick(2)) {
+                red.store_in(MemoryType::Register);
+                d.what << "registers ";
+            }
+            red.update().gpu_threads(ri);
+            d.what << "threads " << threads << " consumers " << consumers;
+        }
+        return out;
+    };
+    const int outs = 3;
+    if (op == 5) {
+        Buffer<int32_t> host = build(false).realize({outs, H})[0];
+        Buffer<int32_t> gpu = build(true).realize({outs, H}, gpu_target)[0];
+        expect_same(gpu, host, "reduction " + d.what.str());
+    } else {
+        Buffer<int64_t> host = build(false).realize({outs, H})[0];
+        Buffer<int64_t> gpu = build(true).realize({outs, H}, gpu_target)[0];
+        expect_same(gpu, host, "reduction " + d.what.str());
+    }
+}
+
 TEST(GPUScheduleProperty, RandomSchedulesMatchTheHost) {
     unsigned seed = unsigned(env_int("AICF_GPU_SCHEDULE_SEED", 1));
     int count = env_int("AICF_GPU_SCHEDULE_COUNT", 120);
     const int only = env_int("AICF_GPU_SCHEDULE_CASE", -1);
     count = std::max(count, only + 1);
-    const std::function<void(Drawn &)> pipelines[] = {pointwise_chain, stencil, matmul};
+    const std::function<void(Drawn &)> pipelines[] = {pointwise_chain, stencil, matmul,
+                                                      row_reduction};
     for (int i = 0; i < count; i++) {
         if (only >= 0 && i != only) continue;
         Drawn d(seed * 1000003u + unsigned(i));
-        const auto &pipeline = pipelines[i % 3];
+        const auto &pipeline = pipelines[i % 4];
         try {
             pipeline(d);
         } catch (const CompileError &e) {
