@@ -296,8 +296,9 @@ void Function::define_update(const std::vector<Expr> &args, const std::vector<Ex
             << to_string(contents->output_types[i]) << ", ...).";
     }
 
-    // Pure variables may only appear as bare arguments, in the position they have in the
-    // pure definition.
+    // Pure variables appear as bare arguments, in the position they have in the pure
+    // definition; an argument computed from one (a partial histogram's bin, computed from
+    // the data of its chunk u: h(in(r, u), u)) needs it bare in its own position too.
     std::set<std::string> bare_pure;
     for (size_t i = 0; i < args.size(); i++) {
         const Variable *v = args[i].as<Variable>();
@@ -308,15 +309,19 @@ void Function::define_update(const std::vector<Expr> &args, const std::vector<Ex
                 << i << " of " << signature(name, contents->args) << " is " << contents->args[i]
                 << ". A pure variable must stay in its position in every update.";
             bare_pure.insert(v->name);
-            continue;
         }
+    }
+    for (size_t i = 0; i < args.size(); i++) {
+        if (const Variable *v = args[i].as<Variable>(); v && bare_pure.count(v->name)) continue;
         VarUses uses;
         args[i].accept(&uses);
-        user_assert(uses.pure.empty())
-            << "In update definition " << stage << " of Func " << signature(name, args)
-            << ", argument " << i << " (" << to_string(args[i]) << ") uses the pure variable "
-            << *uses.pure.begin()
-            << ". A pure variable may only appear alone, in its own position.";
+        for (const std::string &p : uses.pure) {
+            user_assert(bare_pure.count(p))
+                << "In update definition " << stage << " of Func " << signature(name, args)
+                << ", argument " << i << " (" << to_string(args[i]) << ") uses the pure variable "
+                << p << ". A pure variable may appear in an argument only where it is also the "
+                << "argument in its own position.";
+        }
     }
 
     VarUses uses;

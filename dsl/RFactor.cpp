@@ -110,14 +110,6 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
                            << " is the pure definition.";
     Definition &d = func.stage(stage);
     user_assert(d.rdom.defined()) << where << ": this update has no reduction variables.";
-    for (size_t i = 0; i < d.args.size(); i++) {
-        const Variable *a = d.args[i].as<Variable>();
-        user_assert(a && a->name == func.args()[i])
-            << where << ": the update writes " << func.name() << " at " << d.args[i]
-            << " in dimension " << i << ". rfactor needs an update that writes each point at "
-            << "its pure variables, such as " << func.name() << "(x) = " << func.name()
-            << "(x) + g(r, x).";
-    }
     std::optional<AssociativeUpdate> red = find_associative_update(func.name(), d.args, d.values);
     user_assert(red.has_value()) << where << ": AICF cannot tell that this update is associative. "
                                  << "rfactor recognizes " << associative_forms(func.name()) << ".";
@@ -192,9 +184,16 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
         types.push_back(v.type());
     std::vector<Expr> init = red->identity(types);
     intm.define(intm_args, init);
+    // Where the update writes: its own point (the pure variables, or a point computed from
+    // the data, as a histogram's bin is), in the partial of its preserved variables.
+    std::vector<Expr> intm_update_args;
+    for (const Expr &a : d.args)
+        intm_update_args.push_back(substitute(intm_subs, a));
+    for (const auto &p : preserved)
+        intm_update_args.push_back(Variable::make(Int(32), p.second.name()));
     std::vector<Expr> intm_self;
     for (size_t i = 0; i < d.values.size(); i++)
-        intm_self.push_back(intm.call(intm_arg_exprs, int(i)));
+        intm_self.push_back(intm.call(intm_update_args, int(i)));
     std::vector<Expr> intm_values;
     for (size_t i = 0; i < d.values.size(); i++) {
         Expr v = replace_self(d.values[i], func, d.args, intm_self);
@@ -206,20 +205,24 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
         for (size_t i = 0; i < intm_values.size(); i++)
             intm_values[i] = Select::make(p, intm_values[i], intm_self[i]);
     }
-    intm.define_update(intm_arg_exprs, intm_values);
+    intm.define_update(intm_update_args, intm_values);
 
-    // This stage now merges the partial results over the preserved variables.
-    std::vector<Expr> at_partial = d.args;
+    // This stage now merges the partial results over the preserved variables, at every
+    // point of the Func.
+    std::vector<Expr> pure_args;
+    for (const std::string &a : func.args())
+        pure_args.push_back(Variable::make(Int(32), a));
+    std::vector<Expr> at_partial = pure_args;
     for (const ReductionVariable &m : merged)
         at_partial.push_back(Variable::make(Int(32), m.var, merged_dom));
     std::vector<Expr> partial, self, values;
     for (size_t i = 0; i < d.values.size(); i++) {
         partial.push_back(intm.call(at_partial, int(i)));
-        self.push_back(func.call(d.args, int(i)));
+        self.push_back(func.call(pure_args, int(i)));
     }
     values = red->merge(self, partial);
     Definition merge;
-    merge.args = d.args;
+    merge.args = pure_args;
     merge.rdom = merged_dom;
     for (const Expr &v : values)
         merge.values.push_back(weaken_calls_to(v, func.get()));

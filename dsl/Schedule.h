@@ -86,6 +86,7 @@ struct StageSchedule {
     std::vector<Prefetch> prefetches;
     bool single_gpu_thread = false;   // gpu_single_thread(): one block of one thread
     bool never_partition_all = false; // never_partition_all(): no loop of the stage is partitioned
+    bool atomic = false;              // atomic(): the update's read-modify-writes are atomic
     // A reorder that changed the order of the reduction loops (their names before and
     // after), which reassociates the reduction: allowed only in a cross-thread reduction.
     std::string reduction_reorder;

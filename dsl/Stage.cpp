@@ -244,13 +244,14 @@ Stage &Stage::all_or_nothing(const std::function<void()> &steps) {
 Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive) {
     size_t i = find_dim(v, directive);
     Dim &d = schedule().dims[i];
-    if (d.is_rvar &&
+    const bool atomic_allows = schedule().atomic && t != ForType::Vectorized;
+    if (d.is_rvar && !atomic_allows &&
         (t == ForType::Parallel || t == ForType::Vectorized || t == ForType::GPUBlock)) {
         user_error << "In the schedule of " << name() << ", " << directive << "(" << v.name()
                    << ") would race: " << v.name() << " is a reduction variable, so its "
                    << "iterations update the same points of " << func.name()
-                   << ". Reduce with rfactor first, then " << directive
-                   << " the new pure variable.";
+                   << ". Reduce with rfactor first, then " << directive << " the new pure variable"
+                   << (t == ForType::Vectorized ? "." : ", or make the update atomic() first.");
     }
     d.for_type = t;
     return *this;
@@ -311,6 +312,12 @@ Stage &Stage::gpu_blocks(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar
 }
 Stage &Stage::gpu_threads(const VarOrRVar &x) {
     return set_loop_type(x, ForType::GPUThread, "gpu_threads");
+}
+Stage &Stage::atomic() {
+    user_assert(stage > 0) << "In the schedule of " << name() << ", atomic() applies to updates; "
+                           << name() << " is the pure definition, which writes each point once.";
+    schedule().atomic = true;
+    return *this;
 }
 Stage &Stage::gpu_lanes(const VarOrRVar &x) {
     return set_loop_type(x, ForType::GPULane, "gpu_lanes");

@@ -97,6 +97,13 @@ public:
     // share, then the threads combine their partial results by warp shuffles (and, across
     // warps, through shared memory), and every one of them ends up with the result.
     Stage &gpu_lanes(const VarOrRVar &x);
+    // The update's read-modify-write of each point is one atomic operation (atom.global or
+    // atom.shared on a GPU, an atomic instruction on the host), so that its reduction
+    // variables may run on GPU blocks and threads or parallel loops: a histogram, a sum over
+    // blocks. The update must be f(p) = f(p) op x for op in +, *, min, max on one 32- or
+    // 64-bit value; the order of the updates is then irrelevant (up to float rounding).
+    // Call it before mapping reduction variables onto blocks, threads or parallel loops.
+    Stage &atomic();
     // Splits x by `x_size` into a block loop bx and a thread loop tx (and likewise y, z).
     Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx,
                     const ir::Expr &x_size, TailStrategy tail = TailStrategy::Auto);

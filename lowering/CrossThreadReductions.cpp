@@ -61,6 +61,9 @@ private:
     void visit(const Provide *op) override {
         IRVisitor::visit(op);
         if (op->name != func) return;
+        // An atomic() update's threads need no combining.
+        const Call *c = op->values[0].as<Call>();
+        if (c && c->is_intrinsic(Intrinsic::atomic_update)) return;
         std::vector<Expr> args;
         for (const Expr &a : op->args)
             args.push_back(simplify(substitute_lets(lets, a)));

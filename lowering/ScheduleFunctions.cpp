@@ -2,6 +2,7 @@
 
 #include "dsl/ir/CSE.h"
 
+#include "dsl/Associative.h"
 #include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
@@ -77,6 +78,9 @@ private:
 // The loops of one stage around its Provide. Each split, fuse or rename defines the
 // variables it replaces with a LetStmt inside all the loops, so the Provide is written in the
 // original variables.
+std::vector<Expr> atomic_values(const Function &f, int stage, const std::vector<Expr> &args,
+                                const std::vector<Expr> &values);
+
 Stmt build_stage(const Function &f, int stage) {
     const Definition &d = f.stage(stage);
     VarVersions versions(f, d);
@@ -176,6 +180,7 @@ Stmt build_stage(const Function &f, int stage) {
         values.push_back(substitute(loop_vars, share_repeated_subexpressions(v)));
     for (const Expr &a : d.args)
         args.push_back(substitute(loop_vars, share_repeated_subexpressions(a)));
+    if (d.schedule.atomic) values = atomic_values(f, stage, args, values);
     Stmt body = Provide::make(f.name(), values, args);
     Expr condition;
     for (const Expr &g : guards)
@@ -299,6 +304,40 @@ Stmt build_stage(const Function &f, int stage) {
                          ForType::GPUBlock, GPUDim::X, body);
     }
     return Block::make(Block::make(checks), body);
+}
+
+// The values of an atomic() update: op(current, x) as one atomic_update.
+std::vector<Expr> atomic_values(const Function &f, int stage, const std::vector<Expr> &args,
+                                const std::vector<Expr> &values) {
+    const std::string where = "In the schedule of " + stage_for_users(f.name(), stage);
+    std::optional<AssociativeUpdate> red = find_associative_update(f.name(), args, values);
+    user_assert(red && red->kind == AssociativeUpdate::Binary && values.size() == 1)
+        << where << ", atomic() makes each read-modify-write of " << f.name()
+        << " one atomic operation, which exists for " << f.name() << "(p) = " << f.name()
+        << "(p) op x with op in +, *, min, max on a single value"
+        << (red && values.size() > 1 ? "; a Tuple has no atomic form. " : ". ")
+        << "This update is not of that form: keep its reduction loops serial, or use rfactor.";
+    Type t = values[0].type();
+    user_assert(t.is_scalar() && (t.bits == 32 || t.bits == 64) &&
+                (t.is_int() || t.is_uint() || t.code == TypeCode::Float))
+        << where << ", atomic() updates " << f.name() << " of type " << to_string(t)
+        << ", but atomic operations exist for 32- and 64-bit integers and floats only. "
+        << "Accumulate in int32, uint32, float or double.";
+    for (const Dim &dim : f.stage(stage).schedule.dims) {
+        user_assert(dim.for_type != ForType::Vectorized)
+            << where << ", atomic() updates one point at a time, but the loop " << dim.var
+            << " is vectorized. Remove vectorize from this update.";
+    }
+    Expr self;
+    visit_each_distinct<Call>(values[0], [&](const Call *c) {
+        if (!self.defined() && c->call_type == Call::Func && c->name == f.name()) self = Expr(c);
+    });
+    AtomicOp op = red->ops[0] == IRNodeType::Add   ? AtomicOp::Add
+                  : red->ops[0] == IRNodeType::Mul ? AtomicOp::Mul
+                  : red->ops[0] == IRNodeType::Min ? AtomicOp::Min
+                                                   : AtomicOp::Max;
+    return {Call::make(t, Intrinsic::atomic_update,
+                       {make_const(Int(32), int64_t(op)), red->x[0], self}, Call::Intrinsic)};
 }
 
 Stmt build_produce(const Function &f) {

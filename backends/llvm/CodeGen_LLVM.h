@@ -126,6 +126,7 @@ private:
                                  llvm::CmpInst::Predicate fp);
     llvm::Value *codegen_cast(ir::Type to, const ir::Expr &from);
     llvm::Value *codegen_intrinsic(const ir::Call *op);
+    void store_atomic(const ir::Store *op, const ir::Call *update);
     llvm::Value *codegen_buffer_field(const ir::Call *op);
     std::map<std::string, llvm::Value *> allocation_types; // name -> element type marker
     llvm::MDNode *storage_tbaa_tag(const std::string &name);

@@ -153,7 +153,59 @@ void CodeGen_LLVM::visit(const Load *op) {
     value = result;
 }
 
+// The store of atomic_update(op, x, current): an atomicrmw where LLVM has the operation
+// (integer add, min, max; float add), else a compare-and-swap loop on the value's bits.
+void CodeGen_LLVM::store_atomic(const Store *op, const Call *update) {
+    Type t = op->value.type();
+    internal_assert(t.is_scalar() && is_true(op->predicate)) << "atomic store to " << op->name;
+    auto code = as_const_int(update->args[0]);
+    internal_assert(code) << "atomic_update without a constant operation";
+    const AtomicOp kind = AtomicOp(*code);
+    llvm::Value *x = codegen(update->args[1]);
+    llvm::Value *ptr = address_of(op->name, op->index, t);
+    const llvm::Align align(t.bytes());
+    const auto order = llvm::AtomicOrdering::Monotonic;
+    using RMW = llvm::AtomicRMWInst;
+    std::optional<RMW::BinOp> rmw;
+    if (kind == AtomicOp::Add) rmw = t.is_float() ? RMW::FAdd : RMW::Add;
+    if (kind == AtomicOp::Min && !t.is_float()) rmw = t.is_int() ? RMW::Min : RMW::UMin;
+    if (kind == AtomicOp::Max && !t.is_float()) rmw = t.is_int() ? RMW::Max : RMW::UMax;
+    if (rmw) {
+        tag_access(builder.CreateAtomicRMW(*rmw, ptr, x, align, order), op->name);
+        return;
+    }
+    // Compare and swap until no other thread changed the value in between.
+    llvm::Type *bits = builder.getIntNTy(unsigned(t.bits));
+    llvm::Value *first = builder.CreateAlignedLoad(bits, ptr, align);
+    llvm::BasicBlock *before = builder.GetInsertBlock();
+    llvm::BasicBlock *loop = llvm::BasicBlock::Create(context, "atomic_cas", function);
+    llvm::BasicBlock *after = llvm::BasicBlock::Create(context, "atomic_done", function);
+    builder.CreateBr(loop);
+    builder.SetInsertPoint(loop);
+    llvm::PHINode *old_bits = builder.CreatePHI(bits, 2);
+    old_bits->addIncoming(first, before);
+    llvm::Value *old = builder.CreateBitCast(old_bits, llvm_type_of(t));
+    llvm::Value *updated;
+    if (kind == AtomicOp::Mul) {
+        updated = t.is_float() ? builder.CreateFMul(old, x) : builder.CreateMul(old, x);
+    } else {
+        // Floats: the IR's min and max (the other operand where a comparison is false).
+        llvm::Value *better =
+            kind == AtomicOp::Min ? builder.CreateFCmpOLT(x, old) : builder.CreateFCmpOGT(x, old);
+        updated = builder.CreateSelect(better, x, old);
+    }
+    llvm::Value *pair = builder.CreateAtomicCmpXchg(
+        ptr, old_bits, builder.CreateBitCast(updated, bits), align, order, order);
+    old_bits->addIncoming(builder.CreateExtractValue(pair, 0), loop);
+    builder.CreateCondBr(builder.CreateExtractValue(pair, 1), after, loop);
+    builder.SetInsertPoint(after);
+}
+
 void CodeGen_LLVM::visit(const Store *op) {
+    if (const Call *c = op->value.as<Call>(); c && c->is_intrinsic(Intrinsic::atomic_update)) {
+        store_atomic(op, c);
+        return;
+    }
     Type t = op->value.type();
     llvm::Value *v = codegen(op->value);
     llvm::Align align(t.element_of().bytes());

@@ -310,6 +310,16 @@ public:
             return for_loop(s.as<ir::For>());
         case ir::IRNodeType::Store: {
             const ir::Store *op = s.as<ir::Store>();
+            if (const ir::Call *c = op->value.as<ir::Call>();
+                c && c->is_intrinsic(Intrinsic::atomic_update)) {
+                auto code = ir::as_const_int(c->args[0]);
+                internal_assert(code) << "atomic_update without a constant operation";
+                ExprPtr x = expr(c->args[1]), index = expr(op->index);
+                AccessShape load = shape(op->name, op->value.type(), Site::Load);
+                AccessShape store = shape(op->name, op->value.type(), Site::Store);
+                return make_atomic_store_code(load, store, ir::AtomicOp(*code), std::move(x),
+                                              std::move(index));
+            }
             // The operands first: their loads come before the store in the profile.
             ExprPtr value = expr(op->value), index = expr(op->index);
             ExprPtr pred = is_true(op->predicate) ? nullptr : expr(op->predicate);

@@ -52,7 +52,7 @@ bool Machine::access(const Access &a) {
     counters.count(op_class(a), mask->warps);
     const bool same_address =
         s.place != Storage::Private && a.index.uniform && (!a.has_predicate || a.predicate.uniform);
-    const bool shadowed = checks && s.place == Storage::Shared;
+    const bool shadowed = checks && s.place == Storage::Shared && !a.atomic;
     if (mask->count == 1 || same_address) {
         // Stores from several threads to one address: the highest thread's value wins.
         const int t = a.is_store ? mask->last : mask->first;
@@ -180,7 +180,7 @@ void Machine::run_threads(const Access &a, int begin, int end, bool uniform) {
     const int L = a.lanes;
     const Storage &s = *a.storage;
     const bool priv = s.place == Storage::Private;
-    const bool shadowed = checks && s.place == Storage::Shared;
+    const bool shadowed = checks && s.place == Storage::Shared && !a.atomic;
     const int64_t limit = s.bytes / a.elem_bytes;
     for (int t = begin; t < end; t++) {
         Word *out = a.is_store ? nullptr : a.out + (uniform ? 0 : size_t(t) * L);

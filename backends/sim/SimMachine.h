@@ -118,8 +118,9 @@ struct Access {
     Kind kind = Kind::Int;
     int bits = 0, elem_bytes = 0, lanes = 1;
     bool is_store = false;
-    Col index;     // in elements of the accessed type
-    Col predicate; // lanes that access memory, when has_predicate
+    bool atomic = false; // part of an atomic read-modify-write: no race checks
+    Col index;           // in elements of the accessed type
+    Col predicate;       // lanes that access memory, when has_predicate
     bool has_predicate = false;
     Col value;           // stores: the values
     Word *out = nullptr; // loads: threads * lanes words, or lanes words for a uniform result

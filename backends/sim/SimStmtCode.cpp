@@ -180,6 +180,78 @@ private:
     ExprPtr value, index, predicate;
 };
 
+class AtomicStoreCode : public StmtCode {
+public:
+    AtomicStoreCode(AccessShape load, AccessShape store, ir::AtomicOp op, ExprPtr x, ExprPtr index)
+        : load(load), store(store), op(op), x(std::move(x)), index(std::move(index)) {}
+    void exec(Machine &m) override {
+        Col xs = this->x->eval(m);
+        Col at = index->eval(m);
+        const Mask *all = m.mask;
+        one.resize(m.n);
+        // One thread at a time: a load and a store of its own, which the race checks of
+        // shared memory leave alone (atomics do not race with each other).
+        for (int t = 0; t < m.n; t++) {
+            if (!all->on[size_t(t)]) continue;
+            one.on[size_t(t)] = 1;
+            one.recount();
+            m.mask = &one;
+            Word current, updated;
+            Access a = load.make(false);
+            a.index = at;
+            a.atomic = true;
+            a.out = &current;
+            m.access(a);
+            updated = combine(current, *lane_ptr(xs, t, 1));
+            Access b = store.make(true);
+            b.index = at;
+            b.atomic = true;
+            b.value = {&updated, true};
+            m.access(b);
+            one.on[size_t(t)] = 0;
+        }
+        m.mask = all;
+    }
+
+private:
+    Word combine(Word a, Word b) const {
+        const Kind k = load.kind;
+        const int shift = wrap_shift(load.bits);
+        auto pick = [&](bool b_wins) { return b_wins ? b : a; };
+        if (k == Kind::F32 || k == Kind::F64) {
+            const double da = k == Kind::F32 ? double(a.f) : a.d;
+            const double db = k == Kind::F32 ? double(b.f) : b.d;
+            switch (op) {
+            case ir::AtomicOp::Add:
+                return k == Kind::F32 ? word_f(a.f + b.f) : word_d(a.d + b.d);
+            case ir::AtomicOp::Mul:
+                return k == Kind::F32 ? word_f(a.f * b.f) : word_d(a.d * b.d);
+            case ir::AtomicOp::Min:
+                return pick(db < da);
+            default:
+                return pick(db > da);
+            }
+        }
+        internal_assert(k == Kind::Int || k == Kind::UInt) << "simulator: atomic of a 16-bit float";
+        const bool s = k == Kind::Int;
+        switch (op) {
+        case ir::AtomicOp::Add:
+            return s ? wrap<true>(a.u + b.u, shift) : wrap<false>(a.u + b.u, shift);
+        case ir::AtomicOp::Mul:
+            return s ? wrap<true>(a.u * b.u, shift) : wrap<false>(a.u * b.u, shift);
+        case ir::AtomicOp::Min:
+            return pick(s ? b.i < a.i : b.u < a.u);
+        default:
+            return pick(s ? b.i > a.i : b.u > a.u);
+        }
+    }
+
+    AccessShape load, store;
+    ir::AtomicOp op;
+    ExprPtr x, index;
+    Mask one;
+};
+
 // Private storage: every thread's copy starts as garbage, so that reading an element before
 // writing it does not silently give 0.
 class AllocateCode : public StmtCode {
@@ -284,6 +356,11 @@ StmtPtr make_for_code(int threads, int slot, ir::Type t, ExprPtr min, ExprPtr ex
                       StmtPtr body) {
     return std::make_unique<ForCode>(threads, slot, t, std::move(min), std::move(extent),
                                      std::move(body));
+}
+
+StmtPtr make_atomic_store_code(AccessShape load, AccessShape store, ir::AtomicOp op, ExprPtr x,
+                               ExprPtr index) {
+    return std::make_unique<AtomicStoreCode>(load, store, op, std::move(x), std::move(index));
 }
 
 StmtPtr make_store_code(AccessShape shape, ExprPtr value, ExprPtr index, ExprPtr predicate) {

@@ -37,6 +37,11 @@ StmtPtr make_for_code(int threads, int slot, ir::Type t, ExprPtr min, ExprPtr ex
 // A store of `value` at `index` (where `predicate`, if not null, is true).
 StmtPtr make_store_code(AccessShape shape, ExprPtr value, ExprPtr index, ExprPtr predicate);
 
+// An atomic read-modify-write (atomic_update): the active threads update the element at their
+// index one after another, in thread order, each with op(current, x).
+StmtPtr make_atomic_store_code(AccessShape load, AccessShape store, ir::AtomicOp op, ExprPtr x,
+                               ExprPtr index);
+
 // `body` with `storage`, private to each thread, allocated.
 StmtPtr make_allocate_code(Storage *storage, StmtPtr body);
 

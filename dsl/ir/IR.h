@@ -144,6 +144,10 @@ struct Broadcast : ExprNode<Broadcast> {
 // Warp operations, in kernels: gpu_lane_index() is the thread's lane in its warp (PTX
 // %laneid); gpu_shuffle_xor(value, offset, member_mask) is `value` as the lane (own lane xor
 // offset) holds it, executed together by every lane of member_mask (shfl.sync.bfly).
+// atomic_update(op, x, current) is the value op(current, x) a Provide or Store writes, with
+// `current` the read of the point it writes: the read, the combination and the write are one
+// atomic operation (op: an AtomicOp).
+enum class AtomicOp : int { Add, Mul, Min, Max };
 #define AICF_FOR_EACH_INTRINSIC(X)                                                                 \
     X(abs)                                                                                         \
     X(bitwise_and)                                                                                 \
@@ -182,6 +186,7 @@ struct Broadcast : ExprNode<Broadcast> {
     X(gpu_barrier)                                                                                 \
     X(gpu_lane_index)                                                                              \
     X(gpu_shuffle_xor)                                                                             \
+    X(atomic_update)                                                                               \
     X(gpu_launch)                                                                                  \
     X(device_malloc)                                                                               \
     X(device_free)                                                                                 \

@@ -897,6 +897,36 @@ TEST(RFactor, ArgmaxWithMaxAndTheLaterIndexOnTies) {
     EXPECT_EQ(index(), expect);
 }
 
+// A histogram, whose update writes a point computed from the data: atomic() lets its
+// reduction loop run in parallel; rfactor splits it into a partial histogram per chunk of
+// the input (in parallel), then adds the partials.
+TEST(RFactor, HistogramAtomicallyAndInPartials) {
+    const int N = 20011;
+    Buffer<int> in(N);
+    for (int i = 0; i < N; i++)
+        in(i) = (i * 7919) % 300 - 20;
+    std::vector<int> want(64, 0);
+    for (int i = 0; i < N; i++)
+        want[size_t(std::min(std::max(in(i) / 4, 0), 63))]++;
+    for (int way = 0; way < 2; way++) {
+        Func hist("hist");
+        Var b("b"), u("u");
+        RDom r(0, N, "r");
+        RVar ro("ro"), ri("ri");
+        hist(b) = 0;
+        hist(clamp(in(r) / 4, 0, 63)) += 1;
+        if (way == 0) {
+            hist.update().atomic().split(r.x, ro, ri, 1000).parallel(ro);
+        } else {
+            Func partial = hist.update().split(r.x, ro, ri, 1000).rfactor(ro, u);
+            partial.compute_root().update().parallel(u);
+        }
+        Buffer<int> h = hist.realize({64})[0];
+        for (int i = 0; i < 64; i++)
+            EXPECT_EQ(h(i), want[size_t(i)]) << (way ? "rfactor" : "atomic") << ", bin " << i;
+    }
+}
+
 TEST(RFactor, RefusesWhatItCannotProve) {
     RDom k(0, 10, "k");
     Var u("u");

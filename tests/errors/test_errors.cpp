@@ -295,7 +295,8 @@ TEST(ScheduleErrors, ParallelOverAReductionVariableIsRefused) {
     EXPECT_CONTAINS(msg,
                     "In the schedule of f.update(0), parallel(r.x) would race: r.x is a reduction "
                     "variable, so its iterations update the same points of f.");
-    EXPECT_CONTAINS(msg, "Reduce with rfactor first, then parallel the new pure variable.");
+    EXPECT_CONTAINS(msg, "Reduce with rfactor first, then parallel the new pure variable, or "
+                         "make the update atomic() first.");
 }
 
 TEST(ScheduleErrors, VectorizeOverAReductionVariableIsRefused) {

@@ -365,4 +365,47 @@ TEST(GPUScheduleErrors, CrossThreadReductionAlongY) {
     EXPECT_CONTAINS(msg, "must run along x of the block");
 }
 
+TEST(ScheduleErrors, AtomicNeedsAnAtomicForm) {
+    Buffer<float> in({100}, "in");
+    RDom r(0, 100, "r");
+    RVar rb("rb"), rt("rt");
+    // Not associative.
+    Func f("f");
+    f() = 1.0f;
+    f() = f() * 0.5f + in(r);
+    f.update().atomic().split(r.x, rb, rt, 32).gpu_blocks(rb).gpu_threads(rt);
+    std::string msg = message_of<CompileError>([&] { f.realize(std::vector<int>{}, gpu_target); });
+    EXPECT_CONTAINS(msg, "In the schedule of f.update(0), atomic() makes each read-modify-write "
+                         "of f one atomic operation, which exists for f(p) = f(p) op x with op in "
+                         "+, *, min, max on a single value.");
+    // A Tuple.
+    Func g("g");
+    g() = Tuple(0.0f, 0.0f);
+    g() = Tuple(g()[0] + in(r), g()[1] + in(r)*in(r));
+    g.update().atomic().split(r.x, rb, rt, 32).gpu_blocks(rb).gpu_threads(rt);
+    msg = message_of<CompileError>([&] { g.realize(std::vector<int>{}, gpu_target); });
+    EXPECT_CONTAINS(msg, "a Tuple has no atomic form");
+    // 16 bits.
+    Func h("h");
+    h() = cast<int16_t>(0);
+    h() += cast<int16_t>(in(r));
+    h.update().atomic().split(r.x, rb, rt, 32).gpu_blocks(rb).gpu_threads(rt);
+    msg = message_of<CompileError>([&] { h.realize(std::vector<int>{}, gpu_target); });
+    EXPECT_CONTAINS(msg, "atomic() updates h of type int16, but atomic operations exist for 32- "
+                         "and 64-bit integers and floats only");
+    // On a pure definition.
+    Func p("p");
+    Var x("x");
+    p(x) = x;
+    msg = message_of<CompileError>([&] { Stage(p.function(), 0).atomic(); });
+    EXPECT_CONTAINS(msg, "atomic() applies to updates");
+    // Blocks over a reduction variable without atomic().
+    Func q("q");
+    q() = 0.0f;
+    q() += in(r);
+    msg = message_of<CompileError>([&] { q.update().gpu_blocks(r.x); });
+    EXPECT_CONTAINS(msg, "gpu_blocks(r.x) would race");
+    EXPECT_CONTAINS(msg, "or make the update atomic() first.");
+}
+
 } // namespace

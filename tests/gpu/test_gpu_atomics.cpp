@@ -1,0 +1,133 @@
+// Atomic updates on the GPU: histograms (a point computed from the data) and reductions
+// across blocks, through atom.global and atom.shared, checked against plain loops.
+
+#include "GPUTarget.h"
+#include "Reference.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+using namespace aicf;
+using aicf_test::close;
+using aicf_test::fill_random;
+
+namespace {
+
+const Target gpu_target = aicf_test::gpu_test_target();
+
+const int N = 10007;
+
+Buffer<int> histogram_input() {
+    Buffer<int> in({N}, "in");
+    for (int i = 0; i < N; i++)
+        in(i) = (i * 7919) % 300 - 20; // some below the first bin, some past the last
+    return in;
+}
+
+std::vector<int> histogram_reference(const Buffer<int> &in) {
+    std::vector<int> want(64, 0);
+    for (int i = 0; i < N; i++)
+        want[size_t(std::min(std::max(in(i) / 4, 0), 63))]++;
+    return want;
+}
+
+// Every element's bin incremented by one atomic add in device memory, 256 elements a block.
+TEST(GPUAtomics, HistogramInDeviceMemory) {
+    Buffer<int> in = histogram_input();
+    Func hist("hist");
+    Var b("b");
+    RDom r(0, N, "r");
+    RVar rb("rb"), rt("rt");
+    hist(b) = 0;
+    hist(clamp(in(r) / 4, 0, 63)) += 1;
+    hist.update().atomic().split(r.x, rb, rt, 256).gpu_blocks(rb).gpu_threads(rt);
+    Buffer<int> h = hist.realize({64}, gpu_target)[0];
+    std::vector<int> want = histogram_reference(in);
+    for (int i = 0; i < 64; i++)
+        EXPECT_EQ(h(i), want[size_t(i)]) << i;
+    std::string ptx = hist.ptx(Target("host-cuda-sm_80"));
+    EXPECT_NE(ptx.find("atom.global.add.u32"), std::string::npos) << ptx;
+}
+
+// The histogram as Halide's rfactor tutorial splits it: a partial histogram per chunk of the
+// input (rfactor of an update that writes a point computed from the data), each in a block's
+// shared memory (atom.shared), then added into the output (atom.global).
+TEST(GPUAtomics, PartialHistogramsInSharedMemory) {
+    Buffer<int> in = histogram_input();
+    Func hist("hist");
+    Var b("b"), u("u");
+    RDom r(0, N, "r");
+    RVar ro("ro"), ri("ri"), rs("rs"), rt("rt");
+    hist(b) = 0;
+    hist(clamp(in(r) / 4, 0, 63)) += 1;
+    hist.bound(b, 0, 64);
+    Func partial = hist.update().split(r.x, ro, ri, 1024).rfactor(ro, u);
+    hist.update().atomic().reorder(b, u).gpu_blocks(u).gpu_threads(b);
+    partial.compute_at(hist, u).gpu_threads(b);
+    partial.update().atomic().split(ri, rs, rt, 256).gpu_threads(rt);
+    Buffer<int> h = hist.realize({64}, gpu_target)[0];
+    std::vector<int> want = histogram_reference(in);
+    for (int i = 0; i < 64; i++)
+        EXPECT_EQ(h(i), want[size_t(i)]) << i;
+    std::string ptx = hist.ptx(Target("host-cuda-sm_80"));
+    EXPECT_NE(ptx.find("atom.shared.add.u32"), std::string::npos) << ptx;
+    EXPECT_NE(ptx.find("atom.global.add.u32"), std::string::npos) << ptx;
+}
+
+// A reduction over all the blocks: each thread adds its elements with atomics, in float,
+// double and int64 (exact), and min, max and product by compare-and-swap where no atomic
+// instruction exists (float min and max, products).
+TEST(GPUAtomics, ReductionsAcrossBlocks) {
+    Buffer<float> f({N}, "f");
+    fill_random(f, -1, 1, 9);
+    RDom r(0, N, "r");
+    RVar rb("rb"), rt("rt");
+    auto across_blocks = [&](Func g) {
+        g.update().atomic().split(r.x, rb, rt, 128).gpu_blocks(rb).gpu_threads(rt);
+        return g;
+    };
+    Func sum("sum"), dsum("dsum"), isum("isum"), hi("hi"), lo("lo"), prod("prod");
+    sum() = 0.0f;
+    sum() += f(r);
+    dsum() = 0.0;
+    dsum() += cast<double>(f(r));
+    isum() = cast<int64_t>(0);
+    isum() += cast<int64_t>(f(r) * 1e6f) << 20;
+    hi() = -2.0f;
+    hi() = max(hi(), f(r));
+    lo() = 2.0f;
+    lo() = min(lo(), f(r));
+    prod() = cast<uint32_t>(1);
+    prod() = prod() * cast<uint32_t>(cast<int>(f(r) * 100.0f) * 2 + 1);
+    double s = 0, hs = -2, ls = 2;
+    int64_t is = 0;
+    uint32_t ps = 1;
+    for (int i = 0; i < N; i++) {
+        s += f(i);
+        is += int64_t(int32_t(f(i) * 1e6f)) << 20;
+        hs = std::max(hs, double(f(i)));
+        ls = std::min(ls, double(f(i)));
+        ps *= uint32_t(int(f(i) * 100.0f) * 2 + 1);
+    }
+    const std::vector<int> scalar;
+    Buffer<float> a = across_blocks(sum).realize(scalar, gpu_target)[0];
+    Buffer<double> b = across_blocks(dsum).realize(scalar, gpu_target)[0];
+    Buffer<int64_t> c = across_blocks(isum).realize(scalar, gpu_target)[0];
+    Buffer<float> d = across_blocks(hi).realize(scalar, gpu_target)[0];
+    Buffer<float> e = across_blocks(lo).realize(scalar, gpu_target)[0];
+    Buffer<uint32_t> p = across_blocks(prod).realize(scalar, gpu_target)[0];
+    EXPECT_TRUE(close(a(), s, 1e-4, 1e-3)) << a() << " vs " << s;
+    EXPECT_TRUE(close(b(), s, 1e-9, 1e-9)) << b() << " vs " << s;
+    EXPECT_EQ(c(), is);
+    EXPECT_EQ(d(), float(hs));
+    EXPECT_EQ(e(), float(ls));
+    EXPECT_EQ(p(), ps);
+    const Target sm80("host-cuda-sm_80");
+    EXPECT_NE(sum.ptx(sm80).find("atom.global.add.f32"), std::string::npos);
+    EXPECT_NE(hi.ptx(sm80).find("atom.global.cas.b32"), std::string::npos);
+    EXPECT_NE(dsum.ptx(sm80).find("atom.global.add.f64"), std::string::npos);
+}
+
+} // namespace
