@@ -5,6 +5,7 @@
 
 #include "backends/sim/SimOps.h"
 #include "dsl/base/Error.h"
+#include "dsl/ir/IREquality.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
@@ -323,8 +324,20 @@ public:
             // The operands first: their loads come before the store in the profile.
             ExprPtr value = expr(op->value), index = expr(op->index);
             ExprPtr pred = is_true(op->predicate) ? nullptr : expr(op->predicate);
-            return make_store_code(shape(op->name, op->value.type(), Site::Store), std::move(value),
-                                   std::move(index), std::move(pred));
+            AccessShape target = shape(op->name, op->value.type(), Site::Store);
+            // A read-modify-write of device memory (the value reads the element it
+            // replaces): checked for other threads doing the same to the same element.
+            bool rmw = false;
+            if (target.storage->place == Storage::Global && op->value.type().is_scalar()) {
+                ir::visit_each_distinct<ir::Load>(op->value, [&](const ir::Load *l) {
+                    rmw = rmw || (l->name == op->name && ir::equal(l->index, op->index));
+                });
+            }
+            if (rmw) {
+                return make_read_modify_write_code(target, std::move(value), std::move(index),
+                                                   std::move(pred));
+            }
+            return make_store_code(target, std::move(value), std::move(index), std::move(pred));
         }
         case ir::IRNodeType::Allocate:
             return allocate(s.as<ir::Allocate>());

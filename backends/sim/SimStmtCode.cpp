@@ -6,7 +6,9 @@
 #include "dsl/ir/IRPrinter.h"
 
 #include <algorithm>
+#include <array>
 #include <sstream>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -178,6 +180,64 @@ public:
 private:
     AccessShape shape;
     ExprPtr value, index, predicate;
+};
+
+class ReadModifyWriteCode : public StmtCode {
+public:
+    ReadModifyWriteCode(AccessShape shape, ExprPtr value, ExprPtr index, ExprPtr predicate)
+        : shape(shape), value(std::move(value)), index(std::move(index)),
+          predicate(std::move(predicate)) {}
+    void exec(Machine &m) override {
+        Access a = shape.make(true);
+        a.value = value->eval(m);
+        a.index = index->eval(m);
+        if (predicate) {
+            a.predicate = predicate->eval(m);
+            a.has_predicate = true;
+        }
+        if (m.checks) check(m, a);
+        m.access(a);
+    }
+
+private:
+    struct Owner {
+        std::array<int, 3> block;
+        int thread;
+        int64_t epoch; // barriers the block had passed
+    };
+
+    void check(Machine &m, const Access &a) {
+        const int64_t epoch = m.counters.barriers;
+        for (int t = 0; t < m.n; t++) {
+            if (!m.mask->on[size_t(t)]) continue;
+            if (a.has_predicate && !lane_ptr(a.predicate, t, 1)->u) continue;
+            const int64_t i = lane_ptr(a.index, t, 1)->i;
+            auto [it, fresh] = owners.try_emplace(i, Owner{m.block, t, epoch});
+            if (fresh) continue;
+            const Owner &o = it->second;
+            const bool same_block = o.block == m.block;
+            if (same_block && (o.thread == t || o.epoch != epoch)) {
+                it->second = Owner{m.block, t, epoch};
+                continue;
+            }
+            std::ostringstream os;
+            os << "kernel " << m.kernel.name << ": thread " << m.describe_thread(t) << " of block "
+               << m.describe_block() << " reads, modifies and writes " << shape.storage->name << "["
+               << i << "], which thread " << m.describe_thread(o.thread) << " of "
+               << (same_block
+                       ? "the same block"
+                       : "block (" + std::to_string(o.block[0]) + ", " +
+                             std::to_string(o.block[1]) + ", " + std::to_string(o.block[2]) + ")")
+               << " also updates, with no ordering between them: one of the updates is lost. "
+               << "Make the update atomic(), or give each element to one thread"
+               << m.context(*shape.site, t);
+            throw RuntimeError(os.str());
+        }
+    }
+
+    AccessShape shape;
+    ExprPtr value, index, predicate;
+    std::unordered_map<int64_t, Owner> owners; // over the launch
 };
 
 class AtomicStoreCode : public StmtCode {
@@ -356,6 +416,12 @@ StmtPtr make_for_code(int threads, int slot, ir::Type t, ExprPtr min, ExprPtr ex
                       StmtPtr body) {
     return std::make_unique<ForCode>(threads, slot, t, std::move(min), std::move(extent),
                                      std::move(body));
+}
+
+StmtPtr make_read_modify_write_code(AccessShape shape, ExprPtr value, ExprPtr index,
+                                    ExprPtr predicate) {
+    return std::make_unique<ReadModifyWriteCode>(shape, std::move(value), std::move(index),
+                                                 std::move(predicate));
 }
 
 StmtPtr make_atomic_store_code(AccessShape load, AccessShape store, ir::AtomicOp op, ExprPtr x,

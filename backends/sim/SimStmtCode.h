@@ -37,6 +37,12 @@ StmtPtr make_for_code(int threads, int slot, ir::Type t, ExprPtr min, ExprPtr ex
 // A store of `value` at `index` (where `predicate`, if not null, is true).
 StmtPtr make_store_code(AccessShape shape, ExprPtr value, ExprPtr index, ExprPtr predicate);
 
+// A store of a value computed from the element it replaces, in device memory: as
+// make_store_code, and a RuntimeError when another thread (of this block since the last
+// barrier, or of another block) has read-modified-written the same element without atomic().
+StmtPtr make_read_modify_write_code(AccessShape shape, ExprPtr value, ExprPtr index,
+                                    ExprPtr predicate);
+
 // An atomic read-modify-write (atomic_update): the active threads update the element at their
 // index one after another, in thread order, each with op(current, x).
 StmtPtr make_atomic_store_code(AccessShape load, AccessShape store, ir::AtomicOp op, ExprPtr x,

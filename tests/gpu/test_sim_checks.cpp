@@ -295,6 +295,47 @@ TEST(SimCheck, ExpensiveChecksCanBeTurnedOff) {
     t.expect_transposed();
 }
 
+// A histogram per channel whose threads update the bins without atomic(): lockstep execution
+// would lose updates silently (each thread of a warp writes its old count plus one); the
+// simulator names the two threads and the element.
+TEST(SimCheck, ReadModifyWriteOfDeviceMemoryWithoutAtomic) {
+    if (std::getenv("AICF_DEVICE") && std::string(std::getenv("AICF_DEVICE")) == "cuda")
+        GTEST_SKIP() << "a check of the simulator";
+    const int N = 500, C = 3;
+    Buffer<int> in({N, C}, "in");
+    for (int c = 0; c < C; c++)
+        for (int i = 0; i < N; i++)
+            in(i, c) = (i * 7919 + c) % 300;
+    auto histogram = [&](bool atomic) {
+        Func hist("hist");
+        Var b("b"), c("c");
+        RDom r(0, N, "r");
+        RVar ro("ro"), rt("rt");
+        hist(b, c) = 0;
+        hist(clamp(in(r, c) / 4, 0, 63), c) += 1;
+        if (atomic) hist.update().atomic();
+        hist.update().split(r.x, ro, rt, 64).reorder(ro, rt, c).gpu_blocks(c).gpu_threads(rt);
+        return hist;
+    };
+    std::string msg;
+    try {
+        histogram(false).realize({64, C}, Target("host-cuda-sm_80"));
+    } catch (const RuntimeError &e) {
+        msg = e.what();
+    }
+    EXPECT_TRUE(contains(msg, "of block (0, 0, 0) reads, modifies and writes hist[")) << msg;
+    EXPECT_TRUE(contains(msg, "of the same block also updates, with no ordering between them: "
+                              "one of the updates is lost. Make the update atomic()"))
+        << msg;
+    Buffer<int> h = histogram(true).realize({64, C}, Target("host-cuda-sm_80"))[0];
+    for (int c = 0; c < C; c++) {
+        int total = 0;
+        for (int b = 0; b < 64; b++)
+            total += h(b, c);
+        EXPECT_EQ(total, N);
+    }
+}
+
 // ---- Profiles ----
 
 TEST(SimProfile, TransposeThroughSharedMemoryHas32WayBankConflicts) {
