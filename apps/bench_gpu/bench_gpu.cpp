@@ -13,10 +13,10 @@
 // `bench_gpu --small` runs small sizes (for the simulator); results are checked against
 // double-precision loops on a sample of points either way.
 
+#include "GPUDevice.h"
 #include "LayerNormGPU.h"
 #include "MatmulGPU.h"
 #include "Timing.h"
-#include "backends/cuda/CudaDevice.h"
 #include "dsl/aicf.h"
 
 #include <cmath>
@@ -27,33 +27,15 @@
 #include <string>
 
 using namespace aicf;
+using aicf_apps::copy_peer_ms;
 using aicf_apps::median_ms;
 
 namespace {
 
 int failures = 0;
 
-// host-cuda-sm_XX-fma for the GPU this process sees (its compute capability as the driver
-// reports it, "NVIDIA H200, sm_90"), capped at sm_90, the newest LLVM 19 targets; sm_80 when
-// there is no GPU (the simulator).
-Target device_target() {
-    int sm = 80;
-    try {
-        std::string d = backends::cuda::cuda_device_description();
-        size_t at = d.rfind("sm_");
-        if (at != std::string::npos) sm = std::atoi(d.c_str() + at + 3);
-    } catch (const RuntimeError &) {
-    }
-    const int known[] = {80, 86, 89, 90};
-    int chosen = 80;
-    for (int k : known)
-        if (k <= sm) chosen = k;
-    return Target("host-cuda-sm_" + std::to_string(chosen) + "-fma");
-}
-
 const Target &target() {
-    static const Target t = device_target();
-    return t;
+    return aicf_apps::device_target();
 }
 
 void fill(const Buffer<float> &b, unsigned seed) {
@@ -62,15 +44,6 @@ void fill(const Buffer<float> &b, unsigned seed) {
     float *p = b.data();
     for (int64_t i = 0; i < b.number_of_elements(); i++)
         p[i] = d(rng);
-}
-
-// The copy peer: the driver's device-to-device copy, when the device is a GPU.
-double copy_peer_ms(int64_t bytes, int runs) {
-    try {
-        return backends::cuda::cuda_copy_ms(bytes, runs);
-    } catch (const RuntimeError &) {
-        return -1;
-    }
 }
 
 void row(const char *name, const std::string &size, double ms, double gbs, double peer_gbs,
@@ -151,11 +124,7 @@ int run(int argc, char **argv) {
     bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
     const char *device = std::getenv("AICF_DEVICE");
     std::printf("AICF GPU benchmarks on %s", device && *device ? device : "the default device");
-    try {
-        std::printf(" (%s)", backends::cuda::cuda_device_description().c_str());
-    } catch (const RuntimeError &) {
-        std::printf(" (no CUDA GPU: the simulator)");
-    }
+    std::printf("%s", aicf_apps::device_description().c_str());
     std::printf(", target %s\n\n", target().to_string().c_str());
 
     int64_t copy_n = small ? 1 << 16 : int64_t(1) << 26;

@@ -9,9 +9,9 @@
 //
 // `bench_norms --small` runs small shapes (for the simulator).
 
+#include "GPUDevice.h"
 #include "NormSchedules.h"
 #include "Timing.h"
-#include "backends/cuda/CudaDevice.h"
 #include "dsl/aicf.h"
 
 #include <cmath>
@@ -29,20 +29,8 @@ namespace {
 
 int failures = 0;
 
-Target device_target() {
-    int sm = 80;
-    try {
-        std::string d = backends::cuda::cuda_device_description();
-        size_t at = d.rfind("sm_");
-        if (at != std::string::npos) sm = std::atoi(d.c_str() + at + 3);
-    } catch (const RuntimeError &) {
-    }
-    return Target(sm >= 90 ? "host-cuda-sm_90-fma" : "host-cuda-sm_80-fma");
-}
-
 const Target &target() {
-    static const Target t = device_target();
-    return t;
+    return aicf_apps::device_target();
 }
 
 template <typename T> void fill(const Buffer<T> &b, unsigned seed, float lo, float hi) {
@@ -112,19 +100,11 @@ int run(int argc, char **argv) {
     const bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
     const char *device = std::getenv("AICF_DEVICE");
     std::printf("AICF norm benchmarks on %s", device && *device ? device : "the default device");
-    try {
-        std::printf(" (%s)", backends::cuda::cuda_device_description().c_str());
-    } catch (const RuntimeError &) {
-        std::printf(" (no CUDA GPU: the simulator)");
-    }
+    std::printf("%s", aicf_apps::device_description().c_str());
     std::printf(", target %s\n\n", target().to_string().c_str());
     const int runs = small ? 2 : 20;
     const int64_t copy_bytes = int64_t(1) << 28;
-    double peer_ms = -1;
-    try {
-        peer_ms = backends::cuda::cuda_copy_ms(copy_bytes, runs);
-    } catch (const RuntimeError &) {
-    }
+    const double peer_ms = aicf_apps::copy_peer_ms(copy_bytes, runs);
     double peer_gbs = peer_ms > 0 ? 2.0 * copy_bytes / (peer_ms * 1e6) : -1;
     if (peer_gbs > 0) std::printf("copy peer (cuMemcpyDtoD, 256 MiB): %.1f GB/s\n\n", peer_gbs);
     std::printf("| op        | rows x cols   | type | schedule      | median ms | GB/s     | of "

@@ -174,30 +174,21 @@ public:
             a.predicate = predicate->eval(m);
             a.has_predicate = true;
         }
+        if (m.checks) check(m, a);
         m.access(a);
     }
 
-private:
+protected:
+    // A check of the store before it runs (with the expensive checks on).
+    virtual void check(Machine &, const Access &) {}
+
     AccessShape shape;
     ExprPtr value, index, predicate;
 };
 
-class ReadModifyWriteCode : public StmtCode {
+class ReadModifyWriteCode : public StoreCode {
 public:
-    ReadModifyWriteCode(AccessShape shape, ExprPtr value, ExprPtr index, ExprPtr predicate)
-        : shape(shape), value(std::move(value)), index(std::move(index)),
-          predicate(std::move(predicate)) {}
-    void exec(Machine &m) override {
-        Access a = shape.make(true);
-        a.value = value->eval(m);
-        a.index = index->eval(m);
-        if (predicate) {
-            a.predicate = predicate->eval(m);
-            a.has_predicate = true;
-        }
-        if (m.checks) check(m, a);
-        m.access(a);
-    }
+    using StoreCode::StoreCode;
 
 private:
     struct Owner {
@@ -206,7 +197,7 @@ private:
         int64_t epoch; // barriers the block had passed
     };
 
-    void check(Machine &m, const Access &a) {
+    void check(Machine &m, const Access &a) override {
         const int64_t epoch = m.counters.barriers;
         for (int t = 0; t < m.n; t++) {
             if (!m.mask->on[size_t(t)]) continue;
@@ -235,8 +226,6 @@ private:
         }
     }
 
-    AccessShape shape;
-    ExprPtr value, index, predicate;
     std::unordered_map<int64_t, Owner> owners; // over the launch
 };
 
