@@ -46,9 +46,8 @@ private:
 
     Stmt visit(const For *op) override {
         if (op->for_type != ForType::GPUBlock) return IRMutator::visit(op);
-        static std::atomic<uint64_t> next_id{1};
         LoweredKernel k;
-        k.id = next_id++;
+        k.id = new_kernel_id();
         k.target = target;
         std::string main_func = func_of_loop(op->name);
         k.name = pipeline + "_k" + std::to_string(kernels.size()) + "_" + main_func;

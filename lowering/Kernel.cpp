@@ -2,10 +2,16 @@
 
 #include "dsl/ir/IRPrinter.h"
 
+#include <atomic>
 #include <sstream>
 
 namespace aicf {
 namespace lowering {
+
+uint64_t new_kernel_id() {
+    static std::atomic<uint64_t> next_id{1};
+    return next_id++;
+}
 
 std::string describe_kernel(const LoweredKernel &k) {
     std::ostringstream s;

@@ -58,9 +58,17 @@ struct LoweredKernel {
     int64_t shared_bytes = 0;             // dynamic shared memory per block
     std::vector<SharedAllocation> shared; // where each shared Func lives
     ir::Stmt body;
+    // Where launch_condition (in terms of the launch's arguments) is false, the host launches
+    // the kernel `fallback` (an index in the pipeline's kernels) instead: the same computation
+    // with its wide accesses made lane by lane (version_wide_accesses).
+    ir::Expr launch_condition;
+    int fallback = -1;
 
     int thread_count() const { return threads[0] * threads[1] * threads[2]; }
 };
+
+// A new kernel identity, unique in the process.
+uint64_t new_kernel_id();
 
 // A readable summary: name, block shape, shared memory, arguments, then the body.
 std::string describe_kernel(const LoweredKernel &k);

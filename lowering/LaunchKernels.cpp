@@ -45,8 +45,19 @@ private:
         auto index = as_const_int(launch->args[0]);
         internal_assert(index && *index >= 0 && size_t(*index) < kernels.size())
             << "launch_kernels: kernel index";
-        std::vector<Expr> args = launch->args;
-        for (const KernelArgument &a : kernels[size_t(*index)].args) {
+        const LoweredKernel &k = kernels[size_t(*index)];
+        Stmt s = launch_of(launch->args, k);
+        if (k.fallback < 0) return s;
+        // The kernel whose wide accesses need the launch's values to be aligned, or its copy
+        // that accesses them lane by lane.
+        std::vector<Expr> fallback_args = launch->args;
+        fallback_args[0] = make_const(Int(32), int64_t(k.fallback));
+        return IfThenElse::make(k.launch_condition, s,
+                                launch_of(fallback_args, kernels[size_t(k.fallback)]));
+    }
+
+    static Stmt launch_of(std::vector<Expr> args, const LoweredKernel &k) {
+        for (const KernelArgument &a : k.args) {
             if (a.is_buffer) {
                 args.push_back(Variable::make(Handle(), buffer_descriptor_name(a.name)));
             } else {

@@ -29,6 +29,7 @@
 #include "lowering/StripedRegisters.h"
 #include "lowering/UnrollLoops.h"
 #include "lowering/VectorizeLoops.h"
+#include "lowering/VersionWideAccesses.h"
 #include "lowering/Wrappers.h"
 
 #include <iostream>
@@ -137,6 +138,10 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     after_kernel_pass("fuse_gpu_thread_loops", fuse_gpu_thread_loops);
     after_kernel_pass("size_register_allocations", size_register_allocations);
     after_kernel_pass("simplify", [](LoweredKernel &k) { k.body = simplify(k.body); });
+    version_wide_accesses(gpu.kernels);
+    timer.phase("version_wide_accesses");
+    log_kernels("version_wide_accesses");
+    timer.skip();
     after_kernel_pass("kernel_closure", kernel_closure);
     after_kernel_pass("common_subexpression_elimination",
                       [](LoweredKernel &k) { k.body = common_subexpression_elimination(k.body); });

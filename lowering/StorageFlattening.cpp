@@ -26,17 +26,21 @@ const int64_t stack_limit_bytes = 16 * 1024;
 struct Layout {
     std::vector<Expr> mins, strides;
     Parameter param; // set for pipeline buffers
+    // Dimensions of one point in a register allocation: every valid access is at its min, so
+    // the index leaves them out (a row held in registers, read at a row index the simplifier
+    // cannot prove equal to the realized one, stays a register array with constant indices).
+    std::vector<bool> single;
 };
 
 Expr flat_index(const Layout &layout, const std::vector<Expr> &args) {
     internal_assert(args.size() == layout.mins.size()) << "flat_index rank mismatch";
-    if (args.empty()) return make_zero(Int(32));
     Expr index;
     for (size_t d = 0; d < args.size(); d++) {
+        if (d < layout.single.size() && layout.single[d]) continue;
         Expr term = Mul::make(Sub::make(args[d], layout.mins[d]), layout.strides[d]);
         index = index.defined() ? Add::make(index, term) : term;
     }
-    return index;
+    return index.defined() ? index : make_zero(Int(32));
 }
 
 Layout buffer_layout(const std::string &buffer, int dims, const Parameter &param) {
@@ -111,6 +115,11 @@ private:
             stride = Mul::make(var(sname), extent);
             total = Mul::make(total, extent);
             extents.push_back(extent);
+        }
+        if (op->memory_type == MemoryType::Register) {
+            layout.single.resize(op->bounds.size());
+            for (size_t d = 0; d < op->bounds.size(); d++)
+                layout.single[d] = is_const(simplify(op->bounds[d].extent), 1);
         }
         total = simplify(total);
         for (int k = 0; k < n; k++)

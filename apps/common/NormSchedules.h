@@ -72,12 +72,12 @@ void stripe_columns(S &&s, const aicf::VarOrRVar &x, int threads, int vec, bool 
 } // namespace detail
 
 // The warp-per-row schedule: `rows` rows a block (a warp), each held in registers. When the
-// parameters would not fit in registers beside the row (more than 96 floats a lane in all),
+// parameters would not fit in registers beside the row (more than 64 floats a lane in all),
 // each block runs one row and reads the parameters as it goes, still once per block.
 template <typename T> void schedule_warp_per_row(RowwiseOp &op, int rows) {
     using namespace aicf;
     const int vec = vector_of_16_bytes<T>();
-    const bool params_in_registers = int64_t(1 + op.params.size()) * op.width <= 32 * 96;
+    const bool params_in_registers = int64_t(1 + op.params.size()) * op.width <= 32 * 64;
     if (!params_in_registers) rows = 1;
     Var yo("yo"), yi("yi");
     op.out.bound(op.x, 0, op.width);

@@ -239,6 +239,13 @@ public:
         for (size_t i = 0; i < k.params.size(); i++) {
             if (k.params[i].is_buffer) {
                 pointers[i] = CUdeviceptr(static_cast<aicf_buffer_t *>(args[i])->device);
+                // Kernels access a thread's 16 consecutive bytes as one aligned vector where
+                // the launch's mins and strides allow: buffers start on 16-byte boundaries.
+                if (pointers[i] % 16 != 0) {
+                    throw RuntimeError("kernel " + k.name + ": buffer " + k.params[i].name +
+                                       " starts at a device address that is not a multiple of "
+                                       "16 bytes; device buffers must be 16-byte aligned");
+                }
                 params[i] = &pointers[i];
             } else {
                 params[i] = args[i];

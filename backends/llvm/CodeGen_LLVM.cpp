@@ -419,6 +419,7 @@ llvm::Value *CodeGen_LLVM::codegen_intrinsic(const Call *op) {
     case Intrinsic::buffer_get_type_bits:
         return codegen_buffer_field(op);
     case Intrinsic::likely:
+    case Intrinsic::alignment_hint:
         return codegen(op->args[0]);
     case Intrinsic::bitwise_and:
         return builder.CreateAnd(codegen(op->args[0]), codegen(op->args[1]));

@@ -269,19 +269,41 @@ private:
         }
     }
 
+    // The alignment version_wide_accesses decided for a dense access (in bytes; 1: lane by
+    // lane), or 0 where it is to be checked here.
+    static int hinted_alignment(const Expr &index, Type t, Expr &base) {
+        const Ramp *r = index.as<Ramp>();
+        base = r->base;
+        const Call *hint = r->base.as<Call>();
+        if (!hint || !hint->is_intrinsic(Intrinsic::alignment_hint)) return 0;
+        base = hint->args[0];
+        auto n = as_const_int(hint->args[1]);
+        internal_assert(n) << "alignment_hint without a constant";
+        return *n > 0 ? int(*n) * t.bytes() : 1;
+    }
+    template <typename F> void with_alignment(llvm::Value *ptr, int hinted, int wide, F &&access) {
+        if (hinted == 0) {
+            if_aligned(ptr, wide, access);
+        } else {
+            value = access(llvm::Align(hinted));
+        }
+    }
+
     void visit(const Load *op) override {
         Type t = op->type;
         if (!is_dense(op->index, op->predicate, t)) {
             CodeGen_LLVM::visit(op);
             return;
         }
-        llvm::Value *ptr = address_of(op->name, op->index.as<Ramp>()->base, t);
+        Expr base;
+        const int hinted = hinted_alignment(op->index, t, base);
+        llvm::Value *ptr = address_of(op->name, base, t);
         llvm::Type *elem = llvm_type_of(t.element_of());
         if (in_kernel_array(ptr)) {
             value = builder.CreateAlignedLoad(llvm_type_of(t), ptr, llvm::Align(t.bytes()));
             return;
         }
-        if_aligned(ptr, wide_alignment(t), [&](llvm::Align a) -> llvm::Value * {
+        with_alignment(ptr, hinted, wide_alignment(t), [&](llvm::Align a) -> llvm::Value * {
             if (a.value() > 1) return builder.CreateAlignedLoad(llvm_type_of(t), ptr, a);
             // Lane by lane (a different instruction, so LLVM does not merge the two paths).
             llvm::Value *v = llvm::UndefValue::get(llvm_type_of(t));
@@ -301,13 +323,15 @@ private:
             return;
         }
         llvm::Value *v = codegen(op->value);
-        llvm::Value *ptr = address_of(op->name, op->index.as<Ramp>()->base, t);
+        Expr base;
+        const int hinted = hinted_alignment(op->index, t, base);
+        llvm::Value *ptr = address_of(op->name, base, t);
         llvm::Type *elem = llvm_type_of(t.element_of());
         if (in_kernel_array(ptr)) {
             builder.CreateAlignedStore(v, ptr, llvm::Align(t.bytes()));
             return;
         }
-        if_aligned(ptr, wide_alignment(t), [&](llvm::Align a) -> llvm::Value * {
+        with_alignment(ptr, hinted, wide_alignment(t), [&](llvm::Align a) -> llvm::Value * {
             if (a.value() > 1) {
                 builder.CreateAlignedStore(v, ptr, a);
                 return nullptr;

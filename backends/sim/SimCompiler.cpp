@@ -642,6 +642,12 @@ private:
         }
         case Intrinsic::likely:
             return arg(0);
+        case Intrinsic::alignment_hint: {
+            auto elements = ir::as_const_int(op->args.at(1));
+            internal_assert(elements) << "alignment_hint without a constant";
+            if (*elements <= 1) return arg(0);
+            return make_alignment_check_code(n, arg(0), *elements);
+        }
         case Intrinsic::abs:
             if (t.is_float()) return float_unary<FAbs>(t, t, n, arg(0));
             return int_unary<IAbs>(t, n, arg(0));

@@ -270,6 +270,30 @@ ExprPtr make_shuffle_xor_code(ir::Type t, int threads, ExprPtr value, int offset
                                             site);
 }
 
+ExprPtr make_alignment_check_code(int threads, ExprPtr index, int64_t elements) {
+    class AlignmentCheck : public ExprCode {
+    public:
+        AlignmentCheck(int threads, ExprPtr index, int64_t elements)
+            : ExprCode(index->type, threads), index(std::move(index)), elements(elements) {}
+        Col compute(Machine &m) override {
+            Col c = index->eval(m);
+            for (int t = 0; t < (c.uniform ? 1 : m.n); t++) {
+                if (!c.uniform && !m.mask->on[size_t(t)]) continue;
+                const int64_t i = lane_ptr(c, t, 1)->i;
+                internal_assert(i % elements == 0)
+                    << "kernel " << m.kernel.name << ": a wide access at element " << i
+                    << " was proven to be a multiple of " << elements << " elements";
+            }
+            return c;
+        }
+
+    private:
+        ExprPtr index;
+        int64_t elements;
+    };
+    return std::make_unique<AlignmentCheck>(threads, std::move(index), elements);
+}
+
 ExprPtr make_block_index_code(int dim) {
     return std::make_unique<BlockIndexCode>(dim);
 }

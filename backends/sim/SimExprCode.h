@@ -196,6 +196,10 @@ ExprPtr make_shuffle_xor_code(ir::Type t, int threads, ExprPtr value, int offset
 // The bits of `a` seen as type t.
 ExprPtr make_reinterpret_code(ir::Type t, int threads, ExprPtr a);
 
+// `index`, checked to be a multiple of `elements` in every active thread (the alignment
+// version_wide_accesses proved for a wide access).
+ExprPtr make_alignment_check_code(int threads, ExprPtr index, int64_t elements);
+
 // The IR's Select (both values evaluated), Ramp and Broadcast.
 ExprPtr make_select_code(ir::Type t, int threads, ExprPtr c, ExprPtr a, ExprPtr b);
 ExprPtr make_ramp_code(ir::Type t, int threads, ExprPtr base, ExprPtr stride);

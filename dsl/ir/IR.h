@@ -148,6 +148,8 @@ struct Broadcast : ExprNode<Broadcast> {
 // `current` the read of the point it writes: the read, the combination and the write are one
 // atomic operation (op: an AtomicOp).
 enum class AtomicOp : int { Add, Mul, Min, Max };
+// alignment_hint(base, n), as the base of a dense vector access's Ramp: base is a multiple of
+// n elements, so the access is one aligned wide access; n = 0: access it lane by lane.
 #define AICF_FOR_EACH_INTRINSIC(X)                                                                 \
     X(abs)                                                                                         \
     X(bitwise_and)                                                                                 \
@@ -187,6 +189,7 @@ enum class AtomicOp : int { Add, Mul, Min, Max };
     X(gpu_lane_index)                                                                              \
     X(gpu_shuffle_xor)                                                                             \
     X(atomic_update)                                                                               \
+    X(alignment_hint)                                                                              \
     X(gpu_launch)                                                                                  \
     X(device_malloc)                                                                               \
     X(device_free)                                                                                 \

@@ -195,4 +195,47 @@ TEST(NormCounters, RowReadOnceWrittenOnceCoalescedWithoutConflicts) {
     }
 }
 
+// Rows 1001 floats apart: the row stride is no multiple of 4, so the kernel whose 16-byte
+// accesses assume it cannot run; the host launches its copy that reads lane by lane, decided
+// once per launch. Rows 1004 apart take the wide kernel.
+TEST(NormCounters, AlignmentIsDecidedOncePerLaunch) {
+    const int width = 1000, rows = 5;
+    for (int pitch : {1001, 1004}) {
+        SCOPED_TRACE("rows " + std::to_string(pitch) + " floats apart");
+        Buffer<float> in({pitch, rows}, "in"), weight({width}, "weight"), bias({width}, "bias");
+        fill_random(in, -3, 3, 1);
+        fill_random(weight, 0.5, 1.5, 2);
+        fill_random(bias, -1, 1, 3);
+        RowwiseOp a = aicf_apps::layer_norm(in, weight, bias, width, 1e-5f, "norm");
+        aicf_apps::schedule<float>(a, NormSchedule::WarpPerRow);
+        backends::sim::ProfileRecorder recorder;
+        Buffer<float> out = a.out.realize({width, rows}, gpu_target)[0];
+        ASSERT_EQ(recorder.launches().size(), 1u);
+        const std::string &kernel = recorder.launches()[0].kernel;
+        EXPECT_EQ(kernel.find("_unaligned") != std::string::npos, pitch % 4 != 0) << kernel;
+        for (int j = 0; j < rows; j++) {
+            double m = 0, sq = 0;
+            for (int i = 0; i < width; i++)
+                m += in(i, j);
+            m /= width;
+            for (int i = 0; i < width; i++)
+                sq += (in(i, j) - m) * (in(i, j) - m);
+            for (int i = 0; i < width; i += 37) {
+                double want = (in(i, j) - m) / std::sqrt(sq / width + 1e-5) * weight(i) + bias(i);
+                ASSERT_NEAR(out(i, j), want, 2e-5 * (1 + std::fabs(want))) << i << ", " << j;
+            }
+        }
+    }
+    // The PTX: aligned 16-byte loads and stores with no check of their addresses, and the copy
+    // that reads lane by lane.
+    Buffer<float> in({1000, 4}, "in"), weight({1000}, "weight"), bias({1000}, "bias");
+    RowwiseOp a = aicf_apps::layer_norm(in, weight, bias, 1000, 1e-5f, "norm");
+    aicf_apps::schedule<float>(a, NormSchedule::WarpPerRow);
+    std::string ptx = a.out.ptx(Target("host-cuda-sm_80"));
+    EXPECT_NE(ptx.find("ld.global.nc.v4.f32"), std::string::npos);
+    EXPECT_NE(ptx.find("st.global.v4.f32"), std::string::npos);
+    EXPECT_NE(ptx.find(".entry norm_k0_norm_unaligned("), std::string::npos);
+    EXPECT_EQ(ptx.find("and.b64"), std::string::npos) << "an address checked at an access";
+}
+
 } // namespace
