@@ -181,9 +181,10 @@ void matmul(Drawn &d) {
     expect_same(gpu, host, "matmul " + d.what.str());
 }
 
-// A reduction over each row, across GPU threads or lanes: drawn operator and type (exact in
-// any order: integer sums, products that wrap, min and max, and argmax over distinct
-// floats), width, lane or thread count, rows per block, and where the result lives.
+// A reduction over each row, across GPU threads or lanes, or atomically across blocks: drawn
+// operator and type (exact in any order: integer sums, products that wrap, min and max, and
+// argmax over distinct floats), width, lane or thread count, rows per block, and where the
+// result lives.
 void row_reduction(Drawn &d) {
     const int W = 1 + d.pick(300), H = 1 + d.pick(12);
     Buffer<int32_t> in({W, H}, "in");
@@ -236,6 +237,22 @@ void row_reduction(Drawn &d) {
             out(x, y) = cast<int64_t>(red(y)) + x;
         }
         if (!gpu) return out;
+        // Updates of one 32- or 64-bit value may instead run atomically over blocks.
+        if ((op == 0 || op == 1 || op == 4) && d.pick(3) == 0) {
+            static const int chunks[] = {1, 7, 32, 100};
+            const int chunk = chunks[d.pick(4)];
+            Var yb("yb"), yt("yt"), bx("bx"), tx("tx");
+            out.gpu_tile(x, bx, tx, 4, TailStrategy::GuardWithIf).gpu_blocks(y);
+            red.compute_root().gpu_tile(y, yb, yt, 4, TailStrategy::GuardWithIf);
+            red.update()
+                .atomic()
+                .split(r.x, ro, ri, chunk)
+                .reorder(ri, ro, y)
+                .gpu_blocks(ro, y)
+                .gpu_threads(ri);
+            d.what << "atomic chunks of " << chunk;
+            return out;
+        }
         const bool lanes = d.pick(2) == 0;
         static const int lane_counts[] = {1, 2, 3, 5, 8, 16, 31, 32};
         static const int thread_counts[] = {32, 64, 96, 128, 256};
