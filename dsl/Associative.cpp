@@ -139,6 +139,8 @@ std::vector<Expr> AssociativeUpdate::identity(const std::vector<Type> &types) co
         Type t = types[i];
         if (kind == Binary) {
             init.push_back(identity_of(ops[i], t));
+        } else if (kind == Welford) {
+            init.push_back(make_zero(t)); // no elements: count, mean and squares all 0
         } else if (kind == RescaledSum) {
             // No elements yet: the max of nothing, and an empty sum.
             init.push_back(i == 0 ? type_min(t) : make_zero(t));
@@ -158,6 +160,21 @@ std::vector<Expr> AssociativeUpdate::merge(const std::vector<Expr> &current,
     if (kind == Binary) {
         for (size_t i = 0; i < current.size(); i++)
             values.push_back(combine(ops[i], current[i], incoming[i]));
+    } else if (kind == Welford) {
+        // Chan et al.'s merge of two summaries; an empty side leaves the other as it is (no
+        // 0 / 0).
+        const Expr &na = current[0], &ma = current[1], &sa = current[2];
+        const Expr &nb = incoming[0], &mb = incoming[1], &sb = incoming[2];
+        Type t = na.type();
+        Expr n = Add::make(na, nb), d = Sub::make(mb, ma);
+        Expr m = Add::make(ma, Div::make(Mul::make(d, nb), n));
+        Expr s = Add::make(Add::make(sa, sb),
+                           Div::make(Mul::make(Mul::make(d, d), Mul::make(na, nb)), n));
+        Expr a_empty = EQ::make(na, make_zero(t)), b_empty = EQ::make(nb, make_zero(t));
+        std::vector<Expr> merged = {n, m, s};
+        for (size_t i = 0; i < 3; i++)
+            values.push_back(
+                Select::make(b_empty, current[i], Select::make(a_empty, incoming[i], merged[i])));
     } else if (kind == RescaledSum) {
         // Both sums rescaled to the larger of the two maxima.
         Type t = current[0].type();
@@ -197,6 +214,8 @@ std::string AssociativeUpdate::describe() const {
     }
     case Replace:
         return "select(better, candidate, current)";
+    case Welford:
+        return "Welford's (count, mean, squares)";
     default:
         return "the streaming softmax pair";
     }
@@ -228,6 +247,40 @@ std::optional<AssociativeUpdate> find_associative_update(const std::string &func
             r.kind = AssociativeUpdate::RescaledSum;
             r.x = {x};
             return r;
+        }
+    }
+    // Welford's step, in either operand order: n' = n + 1, m' = m + (x - m) / n',
+    // M' = M + (x - m) * (x - m').
+    if (v.size() == 3 && v[0].type().is_float() && v[1].type() == v[0].type() &&
+        v[2].type() == v[0].type()) {
+        Expr n = self.call(v, 0), m = self.call(v, 1), s = self.call(v, 2);
+        auto sides = [](const Expr &e, const Expr &known, Expr &other) {
+            const Add *a = e.as<Add>();
+            if (!a) return false;
+            if (equal(a->a, known))
+                other = a->b;
+            else if (equal(a->b, known))
+                other = a->a;
+            else
+                return false;
+            return true;
+        };
+        Expr one, step, product;
+        if (n.defined() && m.defined() && s.defined() && sides(v[0], n, one) && is_const(one, 1) &&
+            sides(v[1], m, step) && sides(v[2], s, product)) {
+            const Div *div = step.as<Div>();
+            const Sub *dx = div ? div->a.as<Sub>() : nullptr;
+            const Mul *mul = product.as<Mul>();
+            if (dx && equal(dx->b, m) && equal(div->b, v[0]) && !self.mentioned_in(dx->a) && mul) {
+                const Expr &x = dx->a;
+                Expr before = Sub::make(x, m), after = Sub::make(x, v[1]);
+                if (matches_commutative(product, IRNodeType::Mul, before, after)) {
+                    r = AssociativeUpdate();
+                    r.kind = AssociativeUpdate::Welford;
+                    r.x = {x};
+                    return r;
+                }
+            }
         }
     }
     // Replacement: the candidate x replaces the current value where it compares better with
@@ -303,8 +356,8 @@ std::string associative_forms(const std::string &func) {
     return func + " = " + func +
            " op x for op in +, *, min, max (element-wise on Tuples), Tuples updated by "
            "select(better, candidate, current) such as argmax (or {max(a, v), select(v < a, i, "
-           "k)}), and the streaming softmax pair "
-           "{m' = max(m, x), s * exp(m - m') + exp(x - m')}";
+           "k)}), the streaming softmax pair {m' = max(m, x), s * exp(m - m') + exp(x - m')}, "
+           "and Welford's {n + 1, m + (x - m) / (n + 1), M + (x - m) * (x - m')}";
 }
 
 } // namespace aicf

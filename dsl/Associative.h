@@ -22,6 +22,8 @@ struct AssociativeUpdate {
                      // or select(c, self_i, x[i]) with one comparison c of x_j and self_j;
                      // element j may also be max(self_j, x_j) or min(self_j, x_j)
         RescaledSum, // {m' = max(m, x), s * exp(m - m') + exp(x - m')}: a streaming softmax
+        Welford,     // {n' = n + 1, m' = m + (x - m) / n', M' = M + (x - m) * (x - m')}: the
+                     // count, mean and sum of squared deviations (Welford's algorithm)
     } kind = Binary;
     std::vector<ir::IRNodeType> ops; // Binary
     std::vector<ir::Expr> x;         // the new values (RescaledSum: one)
@@ -38,7 +40,7 @@ struct AssociativeUpdate {
 
     // Whether merge(a, b) equals merge(b, a) bit for bit. Replace chooses between equal
     // candidates by their order.
-    bool commutative() const { return kind != Replace; }
+    bool commutative() const { return kind != Replace && kind != Welford; }
 
     // "+", "max", "argmax-style select", ...: the operator, for messages.
     std::string describe() const;
