@@ -29,7 +29,7 @@ constexpr int kWarpSize = 32;
 
 // The update of the loop's stage inside a thread loop, when it writes a point that does not
 // depend on the loop: the threads of the loop share that point.
-class FindSharedUpdate : public IRVisitor {
+class FindSharedUpdate : public LetTracker {
 public:
     FindSharedUpdate(const std::string &func, const std::string &loop) : func(func), loop(loop) {}
 
@@ -40,17 +40,9 @@ public:
 
 private:
     const std::string &func, &loop;
-    std::vector<std::pair<std::string, Expr>> lets;
     std::vector<std::string> inner_loops;
 
-    using IRVisitor::visit;
-
-    void visit(const LetStmt *op) override {
-        op->value.accept(this);
-        lets.emplace_back(op->name, op->value);
-        op->body.accept(this);
-        lets.pop_back();
-    }
+    using LetTracker::visit;
 
     void visit(const For *op) override {
         inner_loops.push_back(op->name);
@@ -66,7 +58,7 @@ private:
         if (c && c->is_intrinsic(Intrinsic::atomic_update)) return;
         std::vector<Expr> args;
         for (const Expr &a : op->args)
-            args.push_back(simplify(substitute_lets(lets, a)));
+            args.push_back(simplify(expand(a)));
         for (const Expr &a : args)
             if (uses_var(a, loop)) return; // each thread writes its own point
         updates++;

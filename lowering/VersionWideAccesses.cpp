@@ -6,6 +6,7 @@
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
+#include "lowering/KernelAnalysis.h"
 
 #include <map>
 #include <set>
@@ -49,7 +50,7 @@ private:
 
 // Finds the dense vector accesses to device memory whose alignment depends only on the launch,
 // and the condition for it.
-class FindWideAccesses : public IRVisitor {
+class FindWideAccesses : public LetTracker {
 public:
     explicit FindWideAccesses(std::set<std::string> local) : local(std::move(local)) {}
     std::set<const IRNode *> provable;
@@ -57,17 +58,10 @@ public:
 
 private:
     std::set<std::string> local; // allocations of the kernel, and shared memory
-    std::vector<std::pair<std::string, Expr>> lets;
     std::set<std::string> loops;
 
-    using IRVisitor::visit;
+    using LetTracker::visit;
 
-    void visit(const LetStmt *op) override {
-        op->value.accept(this);
-        lets.emplace_back(op->name, op->value);
-        op->body.accept(this);
-        lets.pop_back();
-    }
     void visit(const Let *op) override {
         op->value.accept(this);
         lets.emplace_back(op->name, op->value);
@@ -98,7 +92,7 @@ private:
             n == 0)
             return;
         IndexSymbols symbols;
-        Expr base = simplify(symbols.mutate(substitute_lets(lets, ramp->base)));
+        Expr base = simplify(symbols.mutate(expand(ramp->base)));
         std::set<std::string> vars = symbols.names;
         vars.insert(loops.begin(), loops.end());
         std::vector<Expr> launch_values; // must be multiples of n
