@@ -199,28 +199,6 @@ std::vector<Expr> AssociativeUpdate::merge(const std::vector<Expr> &current,
     return values;
 }
 
-std::string AssociativeUpdate::describe() const {
-    switch (kind) {
-    case Binary: {
-        std::string r;
-        for (IRNodeType op : ops) {
-            const char *name = op == IRNodeType::Add   ? "+"
-                               : op == IRNodeType::Mul ? "*"
-                               : op == IRNodeType::Min ? "min"
-                                                       : "max";
-            r += (r.empty() ? "" : ", ") + std::string(name);
-        }
-        return ops.size() > 1 ? "(" + r + ")" : r;
-    }
-    case Replace:
-        return "select(better, candidate, current)";
-    case Welford:
-        return "Welford's (count, mean, squares)";
-    default:
-        return "the streaming softmax pair";
-    }
-}
-
 std::optional<AssociativeUpdate> find_associative_update(const std::string &func,
                                                          const std::vector<Expr> &args,
                                                          const std::vector<Expr> &v) {

@@ -41,9 +41,6 @@ struct AssociativeUpdate {
     // Whether merge(a, b) equals merge(b, a) bit for bit. Replace chooses between equal
     // candidates by their order.
     bool commutative() const { return kind != Replace && kind != Welford; }
-
-    // "+", "max", "argmax-style select", ...: the operator, for messages.
-    std::string describe() const;
 };
 
 // The update `func(args) = values`, where calls to `func` at `args` read the current value,

@@ -300,7 +300,7 @@ class CrossThreadReductions : public IRMutator {
     int thread_loops = 0;                  // GPU thread loops around the node
     std::array<int64_t, 3> block{1, 1, 1}; // the kernel's threads per block before padding
     struct Lowered {
-        std::string func, loop;
+        std::string loop;
         int threads;
     };
     std::vector<Lowered> lowered; // in the current kernel
@@ -410,7 +410,7 @@ class CrossThreadReductions : public IRMutator {
         Stmt body = mutate(op->body);
         r.threads = int(threads);
         if (threads <= kWarpSize) {
-            lowered.push_back({f, op->name, r.threads});
+            lowered.push_back({op->name, r.threads});
             return r.within_warp(body);
         }
         user_assert(thread_loops == 0)
@@ -419,7 +419,7 @@ class CrossThreadReductions : public IRMutator {
             << "loop is inside another GPU thread loop, where a barrier would not be reached "
             << "by every thread. Map at most 32 iterations onto lanes here (gpu_lanes), or make "
             << loop_var_for_users(op->name) << " the outermost thread loop.";
-        lowered.push_back({f, op->name, r.threads});
+        lowered.push_back({op->name, r.threads});
         return r.across_warps(body);
     }
 

@@ -10,7 +10,6 @@
 #include "lowering/KernelAnalysis.h"
 
 #include <algorithm>
-#include <atomic>
 #include <set>
 
 namespace aicf {

@@ -66,17 +66,13 @@ private:
     // stored after its lanes reduced it): those threads would all store the same value.
     Stmt visit(const Store *op) override {
         if (registers.count(op->name)) return IRMutator::visit(op);
-        std::set<int> enclosing(enclosing_dims.begin(), enclosing_dims.end());
-        std::set<int> run_on_zero;
-        if (depth > 0) {
-            for (int d : nest_dims)
-                if (!enclosing.count(d)) run_on_zero.insert(d);
-            if (run_on_zero.empty()) return IRMutator::visit(op);
-        }
-        std::set<int> others;
+        if (depth == 0) return on_thread_zero_of_unused({}, Stmt(op));
+        // Inside a nest: the nest's dimensions with no loop around the store run it on their
+        // thread 0 (dimensions outside the nest already do, around the whole nest).
+        std::set<int> used(enclosing_dims.begin(), enclosing_dims.end());
         for (int d = 0; d < 3; d++)
-            if (depth > 0 && !run_on_zero.count(d)) others.insert(d);
-        return on_thread_zero_of_unused(others, Stmt(op));
+            if (!nest_dims.count(d)) used.insert(d);
+        return on_thread_zero_of_unused(used, Stmt(op));
     }
 
     Stmt on_thread_zero_of_unused(const std::set<int> &used, const Stmt &body) const {

@@ -85,7 +85,7 @@ struct Layout {
         Expr ts = make_const(Int(32), threads * stride), s = make_const(Int(32), stride);
         return Add::make(Mul::make(Div::make(offset(x), ts), s), Mod::make(offset(x), s));
     }
-    std::string describe(const std::string &f) const {
+    std::string describe() const {
         std::ostringstream os;
         os << "element x of dimension " << dim << " lives in thread ((x - "
            << with_user_loop_names(to_string(simplify(base))) << ") / " << stride << ") % "
@@ -145,7 +145,7 @@ private:
     Expr position(const Expr &x, const std::string &access) {
         user_assert(x_loops > 0)
             << "Func " << func << " is held in registers striped across the threads of "
-            << loop_for_users(producer) << " (" << layout.describe(func) << "), but "
+            << loop_for_users(producer) << " (" << layout.describe() << "), but "
             << with_user_loop_names(access) << " reads it outside any GPU thread loop along x, "
             << "where no thread holds all of it. Read it inside a loop mapped like "
             << loop_var_for_users(producer) << ".";
@@ -156,7 +156,7 @@ private:
         Expr owner = simplify(layout.owner(at), with_thread);
         user_assert(can_prove(EQ::make(owner, Variable::make(Int(32), kThreadX)), with_thread))
             << "Func " << func << " is held in registers striped across the threads of "
-            << loop_for_users(producer) << " (" << layout.describe(func) << "), but "
+            << loop_for_users(producer) << " (" << layout.describe() << "), but "
             << with_user_loop_names(access) << " may read an element another thread holds: "
             << "it reads x = " << with_user_loop_names(to_string(simplify(at, with_thread)))
             << ", held by thread " << with_user_loop_names(to_string(owner))

@@ -6,6 +6,7 @@
 #include "GPUTarget.h"
 #include "NormSchedules.h"
 #include "Reference.h"
+#include "ScopedEnv.h"
 #include "backends/sim/Profile.h"
 
 #include <gtest/gtest.h>
@@ -22,11 +23,6 @@ using aicf_test::fill_random;
 namespace {
 
 const Target gpu_target = aicf_test::gpu_test_target();
-
-bool on_simulator() {
-    const char *d = std::getenv("AICF_DEVICE");
-    return !d || !*d || std::string(d) == "sim";
-}
 
 enum class Op { LayerNorm, RMSNorm, Softmax };
 
@@ -177,8 +173,9 @@ template <typename T> void check_counters(Op op, NormSchedule s, int width, int 
     EXPECT_NEAR(double(k.global_bytes_loaded()), double(loads), 0.01 * loads) << k.to_string();
     EXPECT_NEAR(double(k.global_bytes_stored()), double(stores), 0.01 * stores) << k.to_string();
     EXPECT_GE(k.global_efficiency(), 0.99) << k.to_string();
-    if (const backends::sim::MemoryInstructionProfile *worst = k.worst_shared_instruction())
+    if (const backends::sim::MemoryInstructionProfile *worst = k.worst_shared_instruction()) {
         EXPECT_LE(worst->wavefronts_per_request(), 1.0) << k.to_string();
+    }
     if (s == NormSchedule::WarpPerRow) {
         EXPECT_EQ(k.barriers, 0) << k.to_string();
         EXPECT_EQ(k.shared_requests(), 0) << k.to_string();
@@ -186,7 +183,7 @@ template <typename T> void check_counters(Op op, NormSchedule s, int width, int 
 }
 
 TEST(NormCounters, RowReadOnceWrittenOnceCoalescedWithoutConflicts) {
-    if (!on_simulator()) GTEST_SKIP() << "counters come from the simulator";
+    aicf_test::ScopedEnv sim("AICF_DEVICE", "sim"); // counters come from the simulator
     for (Op op : {Op::LayerNorm, Op::RMSNorm, Op::Softmax}) {
         check_counters<float>(op, NormSchedule::WarpPerRow, 1024, 16);
         check_counters<bfloat16_t>(op, NormSchedule::WarpPerRow, 4096, 8);
@@ -199,6 +196,7 @@ TEST(NormCounters, RowReadOnceWrittenOnceCoalescedWithoutConflicts) {
 // accesses assume it cannot run; the host launches its copy that reads lane by lane, decided
 // once per launch. Rows 1004 apart take the wide kernel.
 TEST(NormCounters, AlignmentIsDecidedOncePerLaunch) {
+    aicf_test::ScopedEnv sim("AICF_DEVICE", "sim"); // which kernel ran: the simulator's profile
     const int width = 1000, rows = 5;
     for (int pitch : {1001, 1004}) {
         SCOPED_TRACE("rows " + std::to_string(pitch) + " floats apart");

@@ -299,8 +299,7 @@ TEST(SimCheck, ExpensiveChecksCanBeTurnedOff) {
 // would lose updates silently (each thread of a warp writes its old count plus one); the
 // simulator names the two threads and the element.
 TEST(SimCheck, ReadModifyWriteOfDeviceMemoryWithoutAtomic) {
-    if (std::getenv("AICF_DEVICE") && std::string(std::getenv("AICF_DEVICE")) == "cuda")
-        GTEST_SKIP() << "a check of the simulator";
+    aicf_test::ScopedEnv sim("AICF_DEVICE", "sim"); // a check of the simulator
     const int N = 500, C = 3;
     Buffer<int> in({N, C}, "in");
     for (int c = 0; c < C; c++)
