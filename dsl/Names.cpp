@@ -86,6 +86,12 @@ std::string thread_partial_name(const std::string &loop) {
 std::string warp_partials_name(const std::string &loop) {
     return loop + ".warp_partials";
 }
+std::string loaded_value_name(const std::string &buffer, int n) {
+    return buffer + ".loaded." + std::to_string(n);
+}
+std::string kept_value_name(const std::string &buffer, int n) {
+    return buffer + ".kept." + std::to_string(n);
+}
 
 LoopNameParts parse_loop_name(const std::string &loop) {
     LoopNameParts parts;

@@ -54,6 +54,11 @@ std::string steady_end_name(const std::string &loop);
 // ("f.s1.r.partial"), and the partial results of the warps ("f.s1.r.warp_partials").
 std::string thread_partial_name(const std::string &loop);
 std::string warp_partials_name(const std::string &loop);
+// A value a kernel loads from `buffer` once and uses where the kernel read it again
+// ("in.loaded.3"), and the register that holds an element of `buffer` through a loop that
+// reads and writes it ("f.kept.0"; keep_values_in_registers).
+std::string loaded_value_name(const std::string &buffer, int n);
+std::string kept_value_name(const std::string &buffer, int n);
 // The descriptor argument of a buffer: "b.buffer" (spelled in the IR layer, whose
 // simplifier needs it too).
 using ir::buffer_descriptor_name;

@@ -14,6 +14,7 @@
 #include "lowering/HoistAllocations.h"
 #include "lowering/InjectGPUBarriers.h"
 #include "lowering/InjectPrefetches.h"
+#include "lowering/KeepValuesInRegisters.h"
 #include "lowering/KernelClosure.h"
 #include "lowering/LaunchKernels.h"
 #include "lowering/MapGPULoops.h"
@@ -142,6 +143,7 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     timer.phase("version_wide_accesses");
     log_kernels("version_wide_accesses");
     timer.skip();
+    after_kernel_pass("keep_values_in_registers", keep_values_in_registers);
     after_kernel_pass("kernel_closure", kernel_closure);
     after_kernel_pass("common_subexpression_elimination",
                       [](LoweredKernel &k) { k.body = common_subexpression_elimination(k.body); });

@@ -1,0 +1,220 @@
+// The simulator's counters describe the kernel the GPU runs: the kernel IR it counts makes the
+// device-memory accesses the PTX makes. Where the IR would read an element again with
+// nothing in between that may change it (the copies of an unrolled loop, a producer and its
+// consumer in one thread), or read and write one element at every step of a loop (an update
+// over a serial reduction loop), lowering keeps the value in a register, as LLVM would. Each
+// kernel here is checked three ways: its results against a plain loop in double precision,
+// the simulator's bytes against the accesses the schedule implies, and the global loads and
+// stores of its PTX against those of its IR.
+
+#include "GPUTarget.h"
+#include "Reference.h"
+#include "ScopedEnv.h"
+
+#include "backends/sim/Profile.h"
+#include "dsl/aicf.h"
+#include "dsl/ir/IRVisitor.h"
+#include "lowering/Lower.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
+
+using namespace aicf;
+using namespace aicf::ir;
+using aicf::backends::sim::KernelProfile;
+
+namespace {
+
+const Target gpu_target = aicf_test::gpu_test_target();
+
+struct AccessCounts {
+    int loads = 0, stores = 0;
+};
+
+// Global loads and stores written in the kernels' IR (each node once).
+AccessCounts ir_accesses(const Func &out) {
+    std::vector<Function> outputs = {out.function()};
+    lowering::LoweredPipeline p =
+        lowering::lower(outputs, detail::infer_arguments(outputs), gpu_target);
+    AccessCounts n;
+    for (const lowering::LoweredKernel &k : p.kernels) {
+        std::set<std::string> buffers;
+        for (const lowering::KernelArgument &a : k.args)
+            if (a.is_buffer) buffers.insert(a.name);
+        visit_each<Load>(k.body, [&](const Load *op) { n.loads += buffers.count(op->name); });
+        visit_each<Store>(k.body, [&](const Store *op) { n.stores += buffers.count(op->name); });
+    }
+    return n;
+}
+
+// Global loads and stores in the PTX LLVM makes of the same kernels.
+AccessCounts ptx_accesses(const Func &out) {
+    const std::string ptx = out.ptx(gpu_target);
+    AccessCounts n;
+    const std::regex ld("\\bld\\.global\\."), st("\\bst\\.global\\.");
+    n.loads = int(std::distance(std::sregex_iterator(ptx.begin(), ptx.end(), ld), {}));
+    n.stores = int(std::distance(std::sregex_iterator(ptx.begin(), ptx.end(), st), {}));
+    return n;
+}
+
+void expect_ptx_matches_ir(const Func &out, int loads, int stores) {
+    AccessCounts ir = ir_accesses(out), ptx = ptx_accesses(out);
+    EXPECT_EQ(ir.loads, loads) << out.lowered_stmt(gpu_target);
+    EXPECT_EQ(ir.stores, stores) << out.lowered_stmt(gpu_target);
+    EXPECT_EQ(ptx.loads, ir.loads) << out.ptx(gpu_target);
+    EXPECT_EQ(ptx.stores, ir.stores) << out.ptx(gpu_target);
+}
+
+// Runs `out` on the simulator; its one launch's profile.
+template <typename T>
+KernelProfile run_one_launch(Func out, const std::vector<int> &sizes, Buffer<T> *result) {
+    aicf_test::ScopedEnv sim("AICF_DEVICE", "sim"); // the counters come from the simulator
+    backends::sim::ProfileRecorder recorder;
+    *result = Buffer<T>(sizes);
+    out.realize(*result, gpu_target);
+    EXPECT_FALSE(recorder.launches().empty());
+    return recorder.launches().back();
+}
+
+int64_t bytes_loaded(const KernelProfile &k, const std::string &buffer) {
+    const backends::sim::BufferTraffic *b = k.find_buffer(buffer);
+    return b ? b->bytes_loaded : 0;
+}
+int64_t bytes_stored(const KernelProfile &k, const std::string &buffer) {
+    const backends::sim::BufferTraffic *b = k.find_buffer(buffer);
+    return b ? b->bytes_stored : 0;
+}
+
+// Three neighbours, four outputs per thread in an unrolled loop: the six elements a thread
+// needs are each loaded once, though the unrolled copies name twelve.
+TEST(KernelAccesses, UnrolledCopiesLoadEachElementOnce) {
+    const int W = 1003;
+    Buffer<float> in({W + 2}, "in");
+    aicf_test::fill_random(in, -1.0, 1.0, 1);
+    Var x("x"), xo("xo"), xi("xi"), bx("bx"), tx("tx");
+    Func f("f");
+    f(x) = in(x) + in(x + 1) * 2.0f + in(x + 2);
+    f.split(x, xo, xi, 4).unroll(xi).gpu_tile(xo, bx, tx, 64);
+    expect_ptx_matches_ir(f, 6, 4);
+
+    Buffer<float> out;
+    KernelProfile k = run_one_launch(f, {W}, &out);
+    for (int i = 0; i < W; i++) {
+        double want = double(in(i)) + 2.0 * double(in(i + 1)) + double(in(i + 2));
+        ASSERT_NEAR(out(i), want, 1e-5) << "at " << i;
+    }
+    const int64_t threads = k.blocks() * 64;
+    EXPECT_EQ(bytes_loaded(k, "in"), threads * 6 * 4) << k.to_string();
+    EXPECT_EQ(bytes_stored(k, "f"), threads * 4 * 4) << k.to_string();
+}
+
+// A producer computed by each thread for its own point, and a consumer that reads the same
+// input element again: one load.
+TEST(KernelAccesses, ProducerAndConsumerInOneThreadShareTheirLoad) {
+    const int W = 777;
+    Buffer<float> in({W}, "in");
+    aicf_test::fill_random(in, 0.5, 2.0, 2);
+    Var x("x"), bx("bx"), tx("tx");
+    Func g("g"), f("f");
+    g(x) = sqrt(in(x)) * 3.0f;
+    f(x) = g(x) + g(x) * in(x);
+    f.gpu_tile(x, bx, tx, 128);
+    g.compute_at(f, tx);
+    expect_ptx_matches_ir(f, 1, 1);
+
+    Buffer<float> out;
+    KernelProfile k = run_one_launch(f, {W}, &out);
+    for (int i = 0; i < W; i++) {
+        double v = double(in(i)), gv = std::sqrt(v) * 3.0;
+        ASSERT_NEAR(out(i), gv + gv * v, 1e-4 * std::fabs(gv + gv * v)) << "at " << i;
+    }
+    EXPECT_EQ(bytes_loaded(k, "in"), k.blocks() * 128 * 4) << k.to_string();
+}
+
+// An update over an unrolled reduction: the point is loaded once, accumulated in a register
+// and stored once; the guard of the tail threads is tested once.
+TEST(KernelAccesses, UnrolledUpdateKeepsItsPointInARegister) {
+    const int W = 1000, R = 5;
+    Buffer<float> in({W + R}, "in"), w({R}, "w");
+    aicf_test::fill_random(in, -1.0, 1.0, 3);
+    aicf_test::fill_random(w, -1.0, 1.0, 4);
+    Var x("x"), bx("bx"), tx("tx");
+    RDom r(0, R);
+    Func f("f");
+    f(x) = 0.5f;
+    f(x) += in(x + r) * w(r);
+    f.gpu_tile(x, bx, tx, 64);
+    f.update().gpu_tile(x, bx, tx, 64).unroll(r);
+    // The initialization stores once; the update loads f, R inputs and R weights, stores f.
+    expect_ptx_matches_ir(f, 1 + 2 * R, 2);
+
+    Buffer<float> out;
+    KernelProfile k = run_one_launch(f, {W}, &out);
+    for (int i = 0; i < W; i++) {
+        double want = 0.5;
+        for (int j = 0; j < R; j++)
+            want += double(in(i + j)) * double(w(j));
+        ASSERT_NEAR(out(i), want, 1e-5) << "at " << i;
+    }
+    EXPECT_EQ(bytes_loaded(k, "f"), int64_t(W) * 4) << k.to_string();
+    EXPECT_EQ(bytes_stored(k, "f"), int64_t(W) * 4) << k.to_string();
+    EXPECT_EQ(bytes_loaded(k, "in"), int64_t(W) * R * 4) << k.to_string();
+}
+
+// A matrix product as a new user writes it first: each thread owns a point of C and runs the
+// serial reduction loop over k. C(i, j) is read and written at every k in the IR as written;
+// the kernel loads it once and stores it once, and so does the IR the simulator counts.
+TEST(KernelAccesses, SerialReductionLoopKeepsItsPointInARegister) {
+    const int M = 37, N = 45, K = 29;
+    Buffer<float> A({K, M}, "A"), B({N, K}, "B");
+    aicf_test::fill_random(A, -1.0, 1.0, 5);
+    aicf_test::fill_random(B, -1.0, 1.0, 6);
+    Var j("j"), i("i"), bj("bj"), bi("bi"), tj("tj"), ti("ti");
+    RDom k(0, K);
+    Func C("C");
+    C(j, i) = 0.0f;
+    C(j, i) += A(k, i) * B(j, k);
+    C.gpu_tile(j, i, bj, bi, tj, ti, 16, 8);
+    C.update().gpu_tile(j, i, bj, bi, tj, ti, 16, 8);
+
+    Buffer<float> out;
+    KernelProfile prof = run_one_launch(C, {N, M}, &out);
+    for (int r = 0; r < M; r++) {
+        for (int c = 0; c < N; c++) {
+            double want = 0;
+            for (int q = 0; q < K; q++)
+                want += double(A(q, r)) * double(B(c, q));
+            ASSERT_NEAR(out(c, r), want, 1e-4) << "at " << c << ", " << r;
+        }
+    }
+    // The update's launch: every point read once and written once (its threads past the
+    // edge are guarded off), A and B K times per point.
+    EXPECT_EQ(bytes_loaded(prof, "C"), int64_t(M) * N * 4) << prof.to_string();
+    EXPECT_EQ(bytes_stored(prof, "C"), int64_t(M) * N * 4) << prof.to_string();
+    EXPECT_EQ(bytes_loaded(prof, "A"), int64_t(M) * N * K * 4) << prof.to_string();
+    EXPECT_EQ(bytes_loaded(prof, "B"), int64_t(M) * N * K * 4) << prof.to_string();
+}
+
+// What must stay two loads: a read after a store to the same buffer, and a read after a
+// barrier that publishes another thread's write.
+TEST(KernelAccesses, ReadsAfterAWriteOrABarrierAreLoadsAgain) {
+    const int W = 300;
+    Buffer<float> in({W + 1}, "in");
+    aicf_test::fill_random(in, -1.0, 1.0, 7);
+    Var x("x"), bx("bx"), tx("tx");
+    Func s("s"), g("g");
+    s(x) = in(x)*2.0f;
+    g(x) = s(x) + s(x + 1);
+    g.gpu_tile(x, bx, tx, 64);
+    s.compute_at(g, bx).gpu_threads(x); // staged in shared memory: a barrier between
+    Buffer<float> out;
+    KernelProfile k = run_one_launch(g, {W}, &out);
+    for (int i = 0; i < W; i++)
+        ASSERT_NEAR(out(i), 2.0 * (double(in(i)) + double(in(i + 1))), 1e-5) << "at " << i;
+    // Two shared loads per thread, after the barrier: neither is served by the other.
+    EXPECT_EQ(k.shared_requests(), k.blocks() * (64 / 32) * 2 + k.blocks() * 3) << k.to_string();
+}
+
+} // namespace
