@@ -318,11 +318,10 @@ std::vector<Expr> atomic_values(const Function &f, int stage, const std::vector<
         << (red && values.size() > 1 ? "; a Tuple has no atomic form. " : ". ")
         << "This update is not of that form: keep its reduction loops serial, or use rfactor.";
     Type t = values[0].type();
-    user_assert(t.is_scalar() && (t.bits == 32 || t.bits == 64) &&
-                (t.is_int() || t.is_uint() || t.code == TypeCode::Float))
+    user_assert(t.is_scalar() && (((t.is_int() || t.is_uint()) && t.bits >= 8) || t.is_float()))
         << where << ", atomic() updates " << f.name() << " of type " << to_string(t)
-        << ", but atomic operations exist for 32- and 64-bit integers and floats only. "
-        << "Accumulate in int32, uint32, float or double.";
+        << ", but atomic operations exist for integers of 8 to 64 bits and for floats. "
+        << "Accumulate in an integer or float type.";
     for (const Dim &dim : f.stage(stage).schedule.dims) {
         user_assert(dim.for_type != ForType::Vectorized)
             << where << ", atomic() updates one point at a time, but the loop " << dim.var

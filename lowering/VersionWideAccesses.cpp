@@ -48,8 +48,8 @@ private:
     }
 };
 
-// Finds the dense vector accesses to device memory whose alignment depends only on the launch,
-// and the condition for it.
+// Finds the dense vector accesses to device or shared memory whose alignment depends only on
+// the launch, and the condition for it.
 class FindWideAccesses : public LetTracker {
 public:
     explicit FindWideAccesses(std::set<std::string> local) : local(std::move(local)) {}
@@ -57,7 +57,7 @@ public:
     std::vector<Expr> conditions;
 
 private:
-    std::set<std::string> local; // allocations of the kernel, and shared memory
+    std::set<std::string> local; // the kernel's own arrays (registers)
     std::set<std::string> loops;
 
     using LetTracker::visit;
@@ -174,7 +174,7 @@ private:
 void version_wide_accesses(std::vector<LoweredKernel> &kernels) {
     const size_t count = kernels.size();
     for (size_t i = 0; i < count; i++) {
-        std::set<std::string> local = {kSharedMemoryName};
+        std::set<std::string> local;
         visit_each<Allocate>(kernels[i].body, [&](const Allocate *op) { local.insert(op->name); });
         FindWideAccesses find(local);
         kernels[i].body.accept(&find);

@@ -166,8 +166,11 @@ void CodeGen_LLVM::store_atomic(const Store *op, const Call *update) {
     const llvm::Align align(t.bytes());
     const auto order = llvm::AtomicOrdering::Monotonic;
     using RMW = llvm::AtomicRMWInst;
+    // 16-bit floats are 16-bit integers here, and their arithmetic is float's, rounded: they
+    // take the compare-and-swap loop below.
+    const bool half = t.is_float() && t.bits == 16;
     std::optional<RMW::BinOp> rmw;
-    if (kind == AtomicOp::Add) rmw = t.is_float() ? RMW::FAdd : RMW::Add;
+    if (kind == AtomicOp::Add && !half) rmw = t.is_float() ? RMW::FAdd : RMW::Add;
     if (kind == AtomicOp::Min && !t.is_float()) rmw = t.is_int() ? RMW::Min : RMW::UMin;
     if (kind == AtomicOp::Max && !t.is_float()) rmw = t.is_int() ? RMW::Max : RMW::UMax;
     if (rmw) {
@@ -184,9 +187,13 @@ void CodeGen_LLVM::store_atomic(const Store *op, const Call *update) {
     builder.SetInsertPoint(loop);
     llvm::PHINode *old_bits = builder.CreatePHI(bits, 2);
     old_bits->addIncoming(first, before);
-    llvm::Value *old = builder.CreateBitCast(old_bits, llvm_type_of(t));
+    llvm::Value *old = half ? half_to_float(old_bits, t.is_bfloat())
+                            : builder.CreateBitCast(old_bits, llvm_type_of(t));
+    if (half) x = half_to_float(x, t.is_bfloat());
     llvm::Value *updated;
-    if (kind == AtomicOp::Mul) {
+    if (kind == AtomicOp::Add && half) {
+        updated = builder.CreateFAdd(old, x);
+    } else if (kind == AtomicOp::Mul) {
         updated = t.is_float() ? builder.CreateFMul(old, x) : builder.CreateMul(old, x);
     } else {
         // Floats: the IR's min and max (the other operand where a comparison is false).
@@ -194,8 +201,8 @@ void CodeGen_LLVM::store_atomic(const Store *op, const Call *update) {
             kind == AtomicOp::Min ? builder.CreateFCmpOLT(x, old) : builder.CreateFCmpOGT(x, old);
         updated = builder.CreateSelect(better, x, old);
     }
-    llvm::Value *pair = builder.CreateAtomicCmpXchg(
-        ptr, old_bits, builder.CreateBitCast(updated, bits), align, order, order);
+    updated = half ? float_to_half(updated, t.is_bfloat()) : builder.CreateBitCast(updated, bits);
+    llvm::Value *pair = builder.CreateAtomicCmpXchg(ptr, old_bits, updated, align, order, order);
     old_bits->addIncoming(builder.CreateExtractValue(pair, 0), loop);
     builder.CreateCondBr(builder.CreateExtractValue(pair, 1), after, loop);
     builder.SetInsertPoint(after);

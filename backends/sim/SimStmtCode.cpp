@@ -267,21 +267,22 @@ private:
         const Kind k = load.kind;
         const int shift = wrap_shift(load.bits);
         auto pick = [&](bool b_wins) { return b_wins ? b : a; };
-        if (k == Kind::F32 || k == Kind::F64) {
-            const double da = k == Kind::F32 ? double(a.f) : a.d;
-            const double db = k == Kind::F32 ? double(b.f) : b.d;
+        if (is_float_kind(k)) {
+            // 16-bit floats are held as floats: float arithmetic, rounded to their format.
+            const bool wide = k == Kind::F64;
+            const double da = wide ? a.d : double(a.f);
+            const double db = wide ? b.d : double(b.f);
             switch (op) {
             case ir::AtomicOp::Add:
-                return k == Kind::F32 ? word_f(a.f + b.f) : word_d(a.d + b.d);
+                return wide ? word_d(a.d + b.d) : word_f(narrow(a.f + b.f, k));
             case ir::AtomicOp::Mul:
-                return k == Kind::F32 ? word_f(a.f * b.f) : word_d(a.d * b.d);
+                return wide ? word_d(a.d * b.d) : word_f(narrow(a.f * b.f, k));
             case ir::AtomicOp::Min:
                 return pick(db < da);
             default:
                 return pick(db > da);
             }
         }
-        internal_assert(k == Kind::Int || k == Kind::UInt) << "simulator: atomic of a 16-bit float";
         const bool s = k == Kind::Int;
         switch (op) {
         case ir::AtomicOp::Add:

@@ -385,14 +385,15 @@ TEST(ScheduleErrors, AtomicNeedsAnAtomicForm) {
     g.update().atomic().split(r.x, rb, rt, 32).gpu_blocks(rb).gpu_threads(rt);
     msg = message_of<CompileError>([&] { g.realize(std::vector<int>{}, gpu_target); });
     EXPECT_CONTAINS(msg, "a Tuple has no atomic form");
-    // 16 bits.
+    // A bool.
     Func h("h");
-    h() = cast<int16_t>(0);
-    h() += cast<int16_t>(in(r));
+    h() = cast<bool>(false);
+    h() = max(h(), in(r) > 0.5f);
     h.update().atomic().split(r.x, rb, rt, 32).gpu_blocks(rb).gpu_threads(rt);
     msg = message_of<CompileError>([&] { h.realize(std::vector<int>{}, gpu_target); });
-    EXPECT_CONTAINS(msg, "atomic() updates h of type int16, but atomic operations exist for 32- "
-                         "and 64-bit integers and floats only");
+    EXPECT_CONTAINS(msg, "atomic() updates h of type bool, but atomic operations exist for "
+                         "integers of 8 to 64 bits and for floats. Accumulate in an integer or "
+                         "float type.");
     // On a pure definition.
     Func p("p");
     Var x("x");

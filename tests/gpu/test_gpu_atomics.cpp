@@ -130,4 +130,64 @@ TEST(GPUAtomics, ReductionsAcrossBlocks) {
     EXPECT_NE(dsum.ptx(sm80).find("atom.global.add.f64"), std::string::npos);
 }
 
+// 8- and 16-bit values across blocks: integer sums wrap as the type does (so the result does
+// not depend on the order), min and max; float16_t and bfloat16_t sums of small integers,
+// which are exact in any order. In device memory and in a block's shared memory.
+TEST(GPUAtomics, NarrowTypes) {
+    const int M = 80; // bfloat16 holds every integer up to 256 exactly
+    Buffer<int> in({N}, "in");
+    for (int i = 0; i < N; i++)
+        in(i) = (i * 7919) % 201 - 100;
+    RDom r(0, N, "r"), s(0, M, "s");
+    RVar rb("rb"), rt("rt");
+    Func i16("i16"), u8("u8"), i8("i8"), h16("h16"), b16("b16");
+    i16() = cast<int16_t>(7);
+    i16() += cast<int16_t>(in(r)*37);
+    u8() = cast<uint8_t>(3);
+    u8() = max(u8(), cast<uint8_t>(in(r) + 100));
+    i8() = cast<int8_t>(5);
+    i8() = min(i8(), cast<int8_t>(in(r)));
+    h16() = cast<float16_t>(0.5f);
+    h16() += cast<float16_t>(in(s) % 3 + 1);
+    b16() = cast<bfloat16_t>(1.0f);
+    b16() += cast<bfloat16_t>(in(s) % 3 + 2);
+    for (Func *f : {&i16, &u8, &i8})
+        f->update().atomic().split(r.x, rb, rt, 128).gpu_blocks(rb).gpu_threads(rt);
+    for (Func *f : {&h16, &b16})
+        f->update().atomic().split(s.x, rb, rt, 32).gpu_blocks(rb).gpu_threads(rt);
+    int16_t want_i16 = 7;
+    uint8_t want_u8 = 3;
+    int8_t want_i8 = 5;
+    float want_h16 = 0.5f, want_b16 = 1.0f;
+    for (int i = 0; i < N; i++) {
+        want_i16 = int16_t(want_i16 + int16_t(in(i)*37));
+        want_u8 = std::max(want_u8, uint8_t(in(i) + 100));
+        want_i8 = std::min(want_i8, int8_t(in(i)));
+    }
+    for (int i = 0; i < M; i++) {
+        const int m = (in(i) % 3 + 3) % 3; // AICF's % rounds down, C++'s toward zero
+        want_h16 += float(m + 1);
+        want_b16 += float(m + 2);
+    }
+    const std::vector<int> scalar;
+    EXPECT_EQ(Buffer<int16_t>(i16.realize(scalar, gpu_target)[0])(), want_i16);
+    EXPECT_EQ(Buffer<uint8_t>(u8.realize(scalar, gpu_target)[0])(), want_u8);
+    EXPECT_EQ(Buffer<int8_t>(i8.realize(scalar, gpu_target)[0])(), want_i8);
+    EXPECT_EQ(float(Buffer<float16_t>(h16.realize(scalar, gpu_target)[0])()), want_h16);
+    EXPECT_EQ(float(Buffer<bfloat16_t>(b16.realize(scalar, gpu_target)[0])()), want_b16);
+    // The same 16-bit sum in each block's shared memory, then added into the output.
+    Func part("part"), total("total");
+    Var u("u");
+    total() = cast<int16_t>(0);
+    total() += cast<int16_t>(in(r)*37);
+    RVar ro("ro"), ri("ri"), rs("rs"), rq("rq");
+    part = total.update().split(r.x, ro, ri, 1024).rfactor(ro, u);
+    total.update().atomic().gpu_blocks(u);
+    part.compute_at(total, u);
+    part.update().atomic().split(ri, rs, rq, 256).gpu_threads(rq);
+    EXPECT_EQ(Buffer<int16_t>(total.realize(scalar, gpu_target)[0])(), int16_t(want_i16 - 7));
+    const Target sm80("host-cuda-sm_80");
+    EXPECT_NE(b16.ptx(sm80).find("atom.global.cas.b32"), std::string::npos) << b16.ptx(sm80);
+}
+
 } // namespace

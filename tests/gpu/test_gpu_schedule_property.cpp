@@ -237,8 +237,8 @@ void row_reduction(Drawn &d) {
             out(x, y) = cast<int64_t>(red(y)) + x;
         }
         if (!gpu) return out;
-        // Updates of one 32- or 64-bit value may instead run atomically over blocks.
-        if ((op == 0 || op == 1 || op == 4) && d.pick(3) == 0) {
+        // Updates of one value (8 to 64 bits) may instead run atomically over blocks.
+        if (op != 5 && d.pick(3) == 0) {
             static const int chunks[] = {1, 7, 32, 100};
             const int chunk = chunks[d.pick(4)];
             Var yb("yb"), yt("yt"), bx("bx"), tx("tx");
