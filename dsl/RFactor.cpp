@@ -12,6 +12,7 @@
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Substitute.h"
 
+#include <functional>
 #include <map>
 #include <set>
 
@@ -123,17 +124,27 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
                 if (rv.var == p.first.name()) return true;
             return false;
         };
-        if (!in_domain()) {
-            // A loop made by splitting a reduction variable: make it one of the domain.
-            for (size_t i = 0; i < d.schedule.splits.size(); i++) {
+        // A loop made by splitting a reduction variable (or by splitting such a loop again):
+        // make the splits that lead to it, outermost first, variables of the domain.
+        std::function<bool(const std::string &)> leads_to = [&](const std::string &var) {
+            if (var == p.first.name()) return true;
+            for (const Split &sp : d.schedule.splits)
+                if (sp.kind == Split::SplitVar && sp.old_var == var &&
+                    (leads_to(sp.inner) || leads_to(sp.outer)))
+                    return true;
+            return false;
+        };
+        bool progressed = true;
+        while (!in_domain() && progressed) {
+            progressed = false;
+            for (size_t i = 0; i < d.schedule.splits.size() && !progressed; i++) {
                 const Split &sp = d.schedule.splits[i];
                 bool of_domain = false;
                 for (const ReductionVariable &rv : d.rdom.domain())
                     of_domain = of_domain || rv.var == sp.old_var;
-                if (sp.kind == Split::SplitVar && of_domain &&
-                    (sp.inner == p.first.name() || sp.outer == p.first.name())) {
+                if (sp.kind == Split::SplitVar && of_domain && leads_to(sp.old_var)) {
                     split_into_domain(d, i, where);
-                    break;
+                    progressed = true;
                 }
             }
         }
@@ -212,9 +223,9 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     std::vector<Expr> pure_args;
     for (const std::string &a : func.args())
         pure_args.push_back(Variable::make(Int(32), a));
-    std::vector<Expr> at_partial = pure_args;
-    for (const ReductionVariable &m : merged)
-        at_partial.push_back(Variable::make(Int(32), m.var, merged_dom));
+    std::vector<Expr> at_partial = pure_args; // the intermediate's arguments, in its order
+    for (const auto &p : preserved)
+        at_partial.push_back(Variable::make(Int(32), p.second.name(), merged_dom));
     std::vector<Expr> partial, self, values;
     for (size_t i = 0; i < d.values.size(); i++) {
         partial.push_back(intm.call(at_partial, int(i)));

@@ -1058,6 +1058,36 @@ TEST(RFactor, InnerLoopOfASplitBecomesVectorLanes) {
     }
 }
 
+// Two loops preserved from a split of a split (r = (ro * 128 + lane) * 4 + v): the
+// intermediate's variables come in the order rfactor names them, whatever the order of the
+// loops in the domain, and the merge reads each partial where it was written.
+TEST(RFactor, LoopsOfNestedSplitsPreservedInAnyOrder) {
+    const int W = 1000, H = 3;
+    Buffer<float> in(W, H);
+    fill_random(in, -1.0, 1.0, 47);
+    for (bool lane_first : {true, false}) {
+        Var y("y"), u("u"), v("v");
+        RDom r(0, W, "r");
+        RVar ro("ro"), ri("ri"), rl("rl"), rv("rv");
+        Func sum("sum");
+        sum(y) = 0.0f;
+        sum(y) += in(r, y) + cast<float>(r.x % 7);
+        sum.update().split(r.x, ro, ri, 128).split(ri, rl, rv, 4);
+        Func part = lane_first ? sum.update().rfactor({{rl, u}, {rv, v}})
+                               : sum.update().rfactor({{rv, v}, {rl, u}});
+        part.compute_root();
+        Buffer<float> out = sum.realize({H});
+        for (int row = 0; row < H; row++) {
+            double ref = 0;
+            for (int i = 0; i < W; i++)
+                ref += double(in(i, row)) + double(i % 7);
+            EXPECT_TRUE(aicf_test::close(out(row), ref, 1e-5, 1e-4))
+                << (lane_first ? "lane first, row " : "v first, row ") << row << ": " << out(row)
+                << " vs " << ref;
+        }
+    }
+}
+
 // Random splits of an integer reduction, preserving either loop, with the partial results
 // vectorized or in parallel: integer sums do not depend on the order, so every schedule must
 // give exactly the plain sum, whatever the extent and the factor.

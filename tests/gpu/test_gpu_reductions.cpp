@@ -311,4 +311,44 @@ TEST(GPUCrossThreadReduction, SoftmaxPairAndArgmax) {
     }
 }
 
+// rfactor and lanes together: each lane sums its 4 consecutive floats of every 128 with one
+// 16-byte load, into a vector of partials in registers (r = (ro * 32 + lane) * 4 + v, both
+// inner loops preserved); the lanes' partials are then added by shuffles. Rows of 1024 take
+// every load whole; rows of 1000 end in a partial vector.
+TEST(GPUCrossThreadReduction, RFactorVectorPartialsThenLanes) {
+    for (int W : {1024, 1000}) {
+        const int H = 6;
+        Buffer<float> in({W, H}, "in");
+        fill_random(in, -1.0, 2.0, 21);
+        Var y("y"), u("u"), v("v"), yo("yo"), yi("yi");
+        RDom r(0, W, "r");
+        RVar ro("ro"), ri("ri"), rl("rl"), rv("rv");
+        Func sum("sum"), out("out");
+        sum(y) = 0.0f;
+        sum(y) += in(r, y);
+        out(y) = sum(y) * 2.0f;
+        sum.update().split(r.x, ro, ri, 128).split(ri, rl, rv, 4);
+        Func partial = sum.update().rfactor({{rl, u}, {rv, v}});
+        out.split(y, yo, yi, 4).gpu_blocks(yo).gpu_threads(yi);
+        sum.compute_at(out, yi);
+        sum.update().gpu_lanes(RVar("u"));
+        partial.compute_at(sum, RVar("u")).store_in(MemoryType::Register).vectorize(v);
+        partial.update().vectorize(v);
+        Buffer<float> result = out.realize({H}, gpu_target)[0];
+        result.copy_to_host();
+        for (int j = 0; j < H; j++) {
+            double want = 0;
+            for (int i = 0; i < W; i++)
+                want += 2.0 * double(in(i, j));
+            EXPECT_TRUE(close(result(j), want, 1e-5, 1e-4)) << W << ", row " << j;
+        }
+        if (W == 1024) {
+            std::string ptx = out.ptx(Target("host-cuda-sm_80"));
+            EXPECT_NE(ptx.find("ld.global.nc.v4.f32"), std::string::npos) << ptx;
+            EXPECT_NE(ptx.find("shfl.sync.bfly"), std::string::npos) << ptx;
+            EXPECT_EQ(ptx.find("bar.sync"), std::string::npos) << ptx;
+        }
+    }
+}
+
 } // namespace
