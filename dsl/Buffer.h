@@ -99,7 +99,9 @@ protected:
     void check_type(ir::Type expected) const;
 };
 
-template <typename T = void> class Buffer : public BufferBase {
+// Buffer<T> holds elements of type T (Buffer<> or Buffer<void>: any type); Buffer<T, D> also
+// states its rank, as a generator's Input<Buffer<float, 2>> does.
+template <typename T = void, int Dims = -1> class Buffer : public BufferBase {
     static constexpr bool typed = !std::is_void<T>::value;
     using Elem = std::conditional_t<typed, T, uint8_t>;
 
@@ -130,9 +132,11 @@ public:
         : BufferBase(std::make_shared<BufferStorage>(element_type(), data, dims, name)) {}
 
     // Conversion between typed and untyped views of the same storage (checked).
-    template <typename U> Buffer(const Buffer<U> &other) : BufferBase(other.storage()) {
+    template <typename U, int D> Buffer(const Buffer<U, D> &other) : BufferBase(other.storage()) {
         if (typed && defined()) check_type(element_type());
     }
+
+    static constexpr int static_dimensions() { return Dims; }
 
     static ir::Type element_type() {
         if constexpr (typed) {

@@ -27,6 +27,17 @@ struct Argument {
     ir::Parameter param; // inputs: the Parameter the algorithm refers to
 };
 
+// The files a pipeline compiled ahead of time is written to; an empty path writes nothing.
+// (backends/runtime/AOTABI.h describes the C functions the object and header hold.)
+struct OutputFiles {
+    std::string object;         // an object file
+    std::string static_library; // an archive holding that object
+    std::string c_header;       // the declarations of the pipeline's C functions
+    std::string ptx;            // its GPU kernels, as one PTX module
+    std::string stmt;           // the lowered IR
+    std::string assembly;       // the host code, as assembly
+};
+
 // A pipeline compiled to machine code.
 class CompiledPipeline {
 public:
@@ -51,6 +62,9 @@ struct PipelineCompiler {
     virtual std::string lower_to_text(const std::vector<ir::Function> &outputs,
                                       const std::vector<Argument> &args, const Target &target,
                                       LoweredText what) = 0;
+    virtual void compile_to_files(const std::vector<ir::Function> &outputs,
+                                  const std::vector<Argument> &args, const Target &target,
+                                  const std::string &function_name, const OutputFiles &files) = 0;
 };
 
 // How many pipelines have been compiled in this process (each distinct algorithm and
@@ -94,6 +108,16 @@ public:
     // Compiles now (realize compiles on first use otherwise).
     void compile_jit(const Target &target = get_target_from_environment());
 
+    // Compiles ahead of time into `files`, with the C functions function_name,
+    // function_name_argv and function_name_metadata taking `args` in that order (each of the
+    // pipeline's inputs, then its outputs, as detail::infer_arguments lists them; an input
+    // the pipeline does not read may be among them).
+    void compile_to_files(const std::string &function_name, const std::vector<Argument> &args,
+                          const OutputFiles &files, const Target &target) const;
+    // The same with the arguments infer_arguments gives (inputs sorted by name, then outputs).
+    void compile_to_files(const std::string &function_name, const OutputFiles &files,
+                          const Target &target) const;
+
 private:
     // The pipeline lowered for `target`, as the text a detail::LoweredText names.
     std::string lower_to_text(const Target &target, detail::LoweredText what) const;
@@ -101,6 +125,9 @@ private:
     std::shared_ptr<CompiledPipeline> compiled_;
     std::string compiled_key_;
     std::vector<Argument> args_;
+
+public:
+    const std::vector<ir::Function> &output_functions() const { return outputs_; }
 };
 
 } // namespace aicf

@@ -5,6 +5,7 @@
 
 #include "dsl/Buffer.h"
 #include "dsl/Func.h"
+#include "dsl/Generator.h"
 #include "dsl/InlineReductions.h"
 #include "dsl/Operators.h"
 #include "dsl/Param.h"

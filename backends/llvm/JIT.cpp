@@ -1,5 +1,6 @@
 #include "backends/llvm/JIT.h"
 
+#include "backends/llvm/AOT.h"
 #include "backends/llvm/CodeGen_Host.h"
 #include "backends/llvm/CodeGen_PTX.h"
 #include "backends/llvm/LLVMErrors.h"
@@ -292,6 +293,13 @@ public:
         for (const lowering::LoweredKernel &k : p.kernels)
             text += "\n" + lowering::describe_kernel(k);
         return text;
+    }
+    void compile_to_files(const std::vector<ir::Function> &outputs,
+                          const std::vector<Argument> &args, const Target &target,
+                          const std::string &function_name, const OutputFiles &files) override {
+        lowering::LoweredPipeline p = lowering::lower(outputs, args, target);
+        check_with_ptxas(p);
+        backends::compile_to_files(p, function_name, files);
     }
 };
 

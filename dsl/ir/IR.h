@@ -236,6 +236,11 @@ enum class RuntimeErrorKind : int32_t {
     FuncStorageTooLarge,
     // A Func region spanning more than 2^31 - 1 points in one dimension.
     FuncRegionSpan,
+    // Arguments of pipelines compiled ahead of time (AOTABI.h), checked by the runtime with
+    // their own messages: memory of a device the pipeline does not take, and data or an
+    // offset not aligned to the elements.
+    BufferDevice,
+    BufferMisaligned,
 };
 
 struct Call : ExprNode<Call> {

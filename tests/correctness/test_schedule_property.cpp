@@ -377,9 +377,9 @@ std::string shown(const std::string &loop) {
     return s;
 }
 
-class Generator {
+class ScheduleGenerator {
 public:
-    Generator(uint64_t seed, std::vector<FuncInfo> &infos, const std::vector<int> &sizes)
+    ScheduleGenerator(uint64_t seed, std::vector<FuncInfo> &infos, const std::vector<int> &sizes)
         : rng(seed), prefetch_rng(seed ^ 0x9e3779b97f4a7c15ull), infos(infos), sizes(sizes),
           m(infos.size()) {}
 
@@ -1067,7 +1067,7 @@ void check_random_schedules(const char *pipeline, const std::function<Instance()
         auto case_start = std::chrono::steady_clock::now();
         Instance inst = build();
         std::vector<FuncInfo> infos = discover(inst.output);
-        Generator gen(mix(mix(seed, hash_name(pipeline)), uint64_t(i)), infos, inst.sizes);
+        ScheduleGenerator gen(mix(mix(seed, hash_name(pipeline)), uint64_t(i)), infos, inst.sizes);
         std::string error;
         bool applied = gen.run(error);
         tried++;

@@ -24,7 +24,7 @@ const Type all_types[] = {UInt(8), Int(8),   UInt(16),  Int(16),    Int(32),   U
                           Int(64), UInt(64), Float(16), BFloat(16), Float(32), Float(64)};
 constexpr int type_count = sizeof(all_types) / sizeof(all_types[0]);
 
-struct Generator {
+struct ExprGenerator {
     std::mt19937 rng;
     const Buffer<int> &in;
     Var x;
@@ -80,7 +80,7 @@ TEST(TypedExpressions, VectorsAndKernelsAgreeWithScalarCodeBitForBit) {
         Buffer<int> in({W + 8}, "in");
         for (int i = 0; i < W + 8; i++)
             in(i) = int(rng() % 2001) - 1000;
-        Generator gen{rng, in, Var("x")};
+        ExprGenerator gen{rng, in, Var("x")};
         Var x = gen.x, xo("xo"), xi("xi");
         Type t = all_types[gen.pick(type_count)], out_t = all_types[gen.pick(type_count)];
         Expr e = gen.expr(t, 4);

@@ -1,0 +1,366 @@
+#include "backends/llvm/AOT.h"
+
+#include "backends/llvm/CodeGen_Host.h"
+#include "backends/llvm/CodeGen_PTX.h"
+#include "backends/llvm/LLVMErrors.h"
+#include "backends/llvm/Optimize.h"
+#include "dsl/base/Error.h"
+#include "dsl/ir/IRPrinter.h"
+#include "lowering/KernelSerialization.h"
+
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Object/ArchiveWriter.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+namespace aicf {
+namespace backends {
+
+using namespace ir;
+
+namespace {
+
+std::string take_error(llvm::Error e) {
+    std::string s;
+    llvm::handleAllErrors(std::move(e),
+                          [&](const llvm::ErrorInfoBase &info) { s += info.message(); });
+    return s;
+}
+
+bool is_c_identifier(const std::string &s) {
+    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+    for (char c : s)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+    return true;
+}
+
+void write_file(const std::string &path, const std::string &bytes) {
+    std::ofstream out(path, std::ios::binary);
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+    out.close();
+    if (!out.good()) runtime_error_report << "Cannot write " << path << ".";
+}
+
+// This CPU, for code that becomes part of programs and shared libraries (position-independent).
+std::unique_ptr<llvm::TargetMachine> host_target_machine() {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!builder)
+        internal_error << "cannot detect the host CPU: " << take_error(builder.takeError());
+    builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    builder->setRelocationModel(llvm::Reloc::PIC_);
+    auto tm = builder->createTargetMachine();
+    if (!tm)
+        internal_error << "cannot create a host target machine: " << take_error(tm.takeError());
+    return std::move(*tm);
+}
+
+int32_t argument_kind(const Argument &a) {
+    return !a.is_buffer ? 0 : a.is_output ? 2 : 1; // AICF_ARGUMENT_SCALAR, _INPUT, _OUTPUT
+}
+
+// The constant tables of AOTABI.h, as LLVM globals of the same layout.
+class Tables {
+public:
+    Tables(llvm::Module &m, const std::string &prefix)
+        : m(m), c(m.getContext()), prefix(prefix), ptr(llvm::PointerType::get(c, 0)),
+          i8(llvm::Type::getInt8Ty(c)), i16(llvm::Type::getInt16Ty(c)),
+          i32(llvm::Type::getInt32Ty(c)), i64(llvm::Type::getInt64Ty(c)) {
+        type_t = llvm::StructType::get(c, {i8, i8, i16});
+        argument_t = llvm::StructType::get(c, {ptr, i32, type_t, i32});
+        parameter_t = llvm::StructType::get(c, {ptr, i32, i32, i32});
+        kernel_t = llvm::StructType::get(
+            c, {ptr, llvm::ArrayType::get(i32, 3), i64, i32, i32, ptr, ptr, ptr, i64});
+        pipeline_t = llvm::StructType::get(c, {ptr, ptr, i32, ptr, i32, ptr, ptr});
+    }
+
+    llvm::Constant *string(const std::string &s) {
+        return global(llvm::ConstantDataArray::getString(c, s, true));
+    }
+    llvm::Constant *bytes(const std::vector<uint8_t> &data) {
+        return global(llvm::ConstantDataArray::get(c, llvm::ArrayRef<uint8_t>(data)));
+    }
+    llvm::Constant *type(Type t) {
+        return llvm::ConstantStruct::get(type_t, {llvm::ConstantInt::get(i8, uint64_t(t.code)),
+                                                  llvm::ConstantInt::get(i8, uint64_t(t.bits)),
+                                                  llvm::ConstantInt::get(i16, uint64_t(t.lanes))});
+    }
+    llvm::Constant *array(llvm::StructType *elem, const std::vector<llvm::Constant *> &items) {
+        if (items.empty()) return llvm::ConstantPointerNull::get(ptr);
+        return global(llvm::ConstantArray::get(llvm::ArrayType::get(elem, items.size()), items));
+    }
+
+    llvm::Constant *arguments(const std::vector<Argument> &args) {
+        std::vector<llvm::Constant *> items;
+        for (const Argument &a : args) {
+            items.push_back(llvm::ConstantStruct::get(
+                argument_t, {string(a.name), llvm::ConstantInt::get(i32, argument_kind(a)),
+                             type(a.type), llvm::ConstantInt::get(i32, a.dimensions)}));
+        }
+        return array(argument_t, items);
+    }
+
+    llvm::Constant *kernels(const lowering::LoweredPipeline &p) {
+        std::vector<llvm::Constant *> items;
+        for (const lowering::LoweredKernel &k : p.kernels) {
+            std::vector<llvm::Constant *> params;
+            for (const lowering::KernelArgument &a : k.args) {
+                const int bytes = a.is_buffer ? 0 : a.type.is_bool() ? 1 : a.type.bytes();
+                params.push_back(llvm::ConstantStruct::get(
+                    parameter_t,
+                    {string(a.name), llvm::ConstantInt::get(i32, a.is_buffer),
+                     llvm::ConstantInt::get(i32, bytes), llvm::ConstantInt::get(i32, a.written)}));
+            }
+            std::vector<llvm::Constant *> threads;
+            for (int t : k.threads)
+                threads.push_back(llvm::ConstantInt::get(i32, t));
+            std::vector<uint8_t> ir = lowering::serialize_kernel(k);
+            items.push_back(llvm::ConstantStruct::get(
+                kernel_t,
+                {string(k.name), llvm::ConstantArray::get(llvm::ArrayType::get(i32, 3), threads),
+                 llvm::ConstantInt::get(i64, uint64_t(k.shared_bytes)),
+                 llvm::ConstantInt::get(i32, p.target.cuda_capability()),
+                 llvm::ConstantInt::get(i32, k.args.size()), array(parameter_t, params),
+                 ptx_of(k, p.target), bytes(ir), llvm::ConstantInt::get(i64, ir.size())}));
+        }
+        return array(kernel_t, items);
+    }
+
+    llvm::GlobalVariable *pipeline(const lowering::LoweredPipeline &p, const std::string &name,
+                                   llvm::Function *entry) {
+        llvm::Constant *value = llvm::ConstantStruct::get(
+            pipeline_t,
+            {string(name), string(p.target.to_string()), llvm::ConstantInt::get(i32, p.args.size()),
+             arguments(p.args), llvm::ConstantInt::get(i32, p.kernels.size()), kernels(p), entry});
+        return new llvm::GlobalVariable(m, pipeline_t, true, llvm::GlobalValue::InternalLinkage,
+                                        value, prefix + ".pipeline");
+    }
+
+private:
+    llvm::Module &m;
+    llvm::LLVMContext &c;
+    std::string prefix;
+    int count = 0;
+
+public:
+    llvm::PointerType *ptr;
+    llvm::Type *i8, *i16, *i32, *i64;
+    llvm::StructType *type_t, *argument_t, *parameter_t, *kernel_t, *pipeline_t;
+
+private:
+    llvm::Constant *global(llvm::Constant *init) {
+        auto *g =
+            new llvm::GlobalVariable(m, init->getType(), true, llvm::GlobalValue::PrivateLinkage,
+                                     init, prefix + ".data." + std::to_string(count++));
+        g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+        return g;
+    }
+    // The kernel's PTX; none where it cannot be made here (no libdevice for its math): a GPU
+    // then refuses it, the simulator runs it all the same.
+    llvm::Constant *ptx_of(const lowering::LoweredKernel &k, const Target &target) {
+        std::string text;
+        try {
+            text = compile_kernels_to_ptx({k}, target);
+        } catch (const CompileError &) {
+            return llvm::ConstantPointerNull::get(ptr);
+        }
+        return string(text);
+    }
+};
+
+// The LLVM type a scalar argument has in the C functions (bool: i1, passed zero-extended).
+llvm::Type *c_scalar_type(llvm::LLVMContext &c, Type t) {
+    if (t.is_bool()) return llvm::Type::getInt1Ty(c);
+    if (t.is_float() && t.bits == 32) return llvm::Type::getFloatTy(c);
+    if (t.is_float() && t.bits == 64) return llvm::Type::getDoubleTy(c);
+    return llvm::Type::getIntNTy(c, unsigned(t.bits)); // integers; 16-bit floats as their bits
+}
+
+// name(DLTensor *..., scalars..., DLTensor *...), name_argv(void **), name_metadata().
+void add_c_functions(llvm::Module &m, const lowering::LoweredPipeline &p, const std::string &name,
+                     llvm::GlobalVariable *pipeline) {
+    llvm::LLVMContext &c = m.getContext();
+    llvm::IRBuilder<> b(c);
+    llvm::Type *i32 = b.getInt32Ty();
+    llvm::PointerType *ptr = b.getPtrTy();
+    llvm::FunctionCallee run =
+        m.getOrInsertFunction("aicf_run_pipeline", llvm::FunctionType::get(i32, {ptr, ptr}, false));
+
+    std::vector<llvm::Type *> params;
+    for (const Argument &a : p.args)
+        params.push_back(a.is_buffer ? ptr : c_scalar_type(c, a.type));
+    llvm::Function *f = llvm::Function::Create(llvm::FunctionType::get(i32, params, false),
+                                               llvm::GlobalValue::ExternalLinkage, name, m);
+    b.SetInsertPoint(llvm::BasicBlock::Create(c, "entry", f));
+    llvm::Value *slots = b.CreateAlloca(ptr, b.getInt32(int(p.args.size())), "args");
+    for (size_t i = 0; i < p.args.size(); i++) {
+        const Argument &a = p.args[i];
+        llvm::Argument *arg = f->getArg(unsigned(i));
+        arg->setName(a.name);
+        llvm::Value *value = arg;
+        if (!a.is_buffer) {
+            if (a.type.is_bool() || (a.type.bits < 32 && !a.type.is_float())) {
+                f->addParamAttr(unsigned(i),
+                                a.type.is_int() ? llvm::Attribute::SExt : llvm::Attribute::ZExt);
+            }
+            llvm::Value *stored = a.type.is_bool() ? b.CreateZExt(arg, b.getInt8Ty()) : arg;
+            value = b.CreateAlloca(stored->getType(), nullptr, a.name + ".value");
+            b.CreateStore(stored, value);
+        }
+        b.CreateStore(value, b.CreateConstInBoundsGEP1_64(ptr, slots, i));
+    }
+    b.CreateRet(b.CreateCall(run, {pipeline, slots}));
+
+    llvm::Function *argv =
+        llvm::Function::Create(llvm::FunctionType::get(i32, {ptr}, false),
+                               llvm::GlobalValue::ExternalLinkage, name + "_argv", m);
+    b.SetInsertPoint(llvm::BasicBlock::Create(c, "entry", argv));
+    b.CreateRet(b.CreateCall(run, {pipeline, argv->getArg(0)}));
+
+    llvm::Function *meta =
+        llvm::Function::Create(llvm::FunctionType::get(ptr, {}, false),
+                               llvm::GlobalValue::ExternalLinkage, name + "_metadata", m);
+    b.SetInsertPoint(llvm::BasicBlock::Create(c, "entry", meta));
+    b.CreateRet(pipeline);
+}
+
+std::string c_header(const lowering::LoweredPipeline &p, const std::string &name) {
+    std::ostringstream h;
+    std::string guard = "AICF_GENERATED_" + name + "_H";
+    for (char &ch : guard)
+        ch = char(std::toupper(static_cast<unsigned char>(ch)));
+    h << "/* " << name << ": compiled ahead of time by AICF for " << p.target.to_string()
+      << ".\n * Link it with libaicf_runtime. See backends/runtime/AOTABI.h for the calling "
+      << "convention. */\n"
+      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
+      << "#include <stdbool.h>\n#include <stdint.h>\n\n"
+      << "#include \"backends/runtime/AOTABI.h\"\n\n"
+      << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+    h << "/* Arguments, in order:\n";
+    for (const Argument &a : p.args) {
+        h << " *   " << a.name << ": ";
+        if (!a.is_buffer) {
+            h << "scalar " << (a.type.is_bool() ? "bool" : to_string(a.type));
+            if (a.type.is_float() && a.type.bits == 16) h << " (its bits)";
+        } else {
+            h << (a.is_output ? "output" : "input") << " buffer of "
+              << (a.type.is_bool() ? "bool" : to_string(a.type)) << ", " << a.dimensions
+              << " dimension" << (a.dimensions == 1 ? "" : "s");
+        }
+        h << "\n";
+    }
+    h << " * Returns 0, or a nonzero code with the message in aicf_last_error(). */\n";
+    h << "int " << name << "(";
+    for (size_t i = 0; i < p.args.size(); i++) {
+        const Argument &a = p.args[i];
+        h << (i ? ", " : "") << (a.is_buffer ? "DLTensor *" : c_type_of(a.type) + " ") << a.name;
+    }
+    if (p.args.empty()) h << "void";
+    h << ");\n"
+      << "int " << name << "_argv(void **args);\n"
+      << "const aicf_pipeline_metadata_t *" << name << "_metadata(void);\n\n"
+      << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
+    return h.str();
+}
+
+std::string emit(llvm::TargetMachine &tm, llvm::Module &m, llvm::CodeGenFileType kind) {
+    llvm::SmallString<0> bytes;
+    llvm::raw_svector_ostream out(bytes);
+    llvm::legacy::PassManager passes;
+    bool unsupported = tm.addPassesToEmitFile(passes, out, nullptr, kind);
+    internal_assert(!unsupported) << "the host target machine cannot emit this file type";
+    passes.run(m);
+    return std::string(bytes.str());
+}
+
+} // namespace
+
+std::string c_type_of(Type t) {
+    if (t.is_bool()) return "bool";
+    if (t.is_float() && t.bits == 32) return "float";
+    if (t.is_float() && t.bits == 64) return "double";
+    if (t.is_float()) return "uint16_t";
+    return std::string(t.is_int() ? "int" : "uint") + std::to_string(t.bits) + "_t";
+}
+
+void compile_to_files(const lowering::LoweredPipeline &p, const std::string &name,
+                      const OutputFiles &files) {
+    user_assert(is_c_identifier(name))
+        << "The function name \"" << name << "\" is not a C identifier (letters, digits and _, "
+        << "not starting with a digit).";
+    for (const Argument &a : p.args) {
+        user_assert(is_c_identifier(a.name))
+            << "The argument \"" << a.name << "\" of " << name << " is not a C identifier, so "
+            << "the generated header cannot name it. Name its Param or ImageParam like a C "
+            << "variable.";
+    }
+    if (!files.stmt.empty()) {
+        std::string text = to_string(p.body);
+        for (const lowering::LoweredKernel &k : p.kernels)
+            text += "\n" + lowering::describe_kernel(k);
+        write_file(files.stmt, text);
+    }
+    if (!files.ptx.empty()) {
+        user_assert(!p.kernels.empty())
+            << name << " has no GPU kernels to write as PTX (its target is " << p.target.to_string()
+            << ").";
+        write_file(files.ptx, compile_kernels_to_ptx(p.kernels, p.target));
+    }
+    if (!files.c_header.empty()) write_file(files.c_header, c_header(p, name));
+    if (files.object.empty() && files.static_library.empty() && files.assembly.empty()) return;
+
+    LLVMErrorScope scope("the ahead-of-time code of " + name);
+    std::unique_ptr<llvm::TargetMachine> tm = host_target_machine();
+    llvm::LLVMContext context;
+    const std::string entry_name = "aicf." + name + ".entry";
+    std::unique_ptr<llvm::Module> m = compile_host_module(p, entry_name, context);
+    m->setDataLayout(tm->createDataLayout());
+    m->setTargetTriple(tm->getTargetTriple().str());
+    llvm::Function *entry = m->getFunction(entry_name);
+    internal_assert(entry) << "AOT: no host function " << entry_name;
+    entry->setLinkage(llvm::GlobalValue::InternalLinkage);
+    Tables tables(*m, "aicf." + name);
+    llvm::GlobalVariable *pipeline = tables.pipeline(p, name, entry);
+    add_c_functions(*m, p, name, pipeline);
+    std::string errors;
+    llvm::raw_string_ostream os(errors);
+    if (llvm::verifyModule(*m, &os)) internal_error << "AOT module does not verify:\n" << os.str();
+    optimize_module(*m, *tm);
+
+    if (!files.assembly.empty()) {
+        std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*m);
+        write_file(files.assembly, emit(*tm, *copy, llvm::CodeGenFileType::AssemblyFile));
+    }
+    if (files.object.empty() && files.static_library.empty()) return;
+    std::string object = emit(*tm, *m, llvm::CodeGenFileType::ObjectFile);
+    if (!files.object.empty()) write_file(files.object, object);
+    if (!files.static_library.empty()) {
+        std::unique_ptr<llvm::MemoryBuffer> buffer =
+            llvm::MemoryBuffer::getMemBuffer(object, name + ".o", false);
+        std::vector<llvm::NewArchiveMember> members;
+        members.emplace_back(buffer->getMemBufferRef());
+        if (llvm::Error err = llvm::writeArchive(files.static_library, members,
+                                                 llvm::SymtabWritingMode::NormalSymtab,
+                                                 llvm::object::Archive::K_GNU, true, false)) {
+            runtime_error_report << "Cannot write " << files.static_library << ": "
+                                 << take_error(std::move(err));
+        }
+    }
+}
+
+} // namespace backends
+} // namespace aicf

@@ -1,0 +1,264 @@
+// The runtime side of pipelines compiled ahead of time: DLTensors checked and turned into the
+// buffers compiled code reads, the pipeline's kernels made ready for the devices once per
+// process, and errors kept per thread for aicf_last_error().
+
+#include "backends/runtime/AOTABI.h"
+#include "backends/runtime/Runtime.h"
+#include "dsl/base/Error.h"
+#include "dsl/ir/IR.h"
+#include "lowering/Kernel.h"
+#include "lowering/KernelSerialization.h"
+
+#include <climits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace aicf {
+namespace runtime {
+namespace {
+
+thread_local std::string last_error;
+
+std::string type_text(aicf_type_t t) {
+    if (t.code > 3) return "an unknown type";
+    ir::Type type(static_cast<ir::TypeCode>(t.code), t.bits, t.lanes ? t.lanes : 1);
+    return type.is_bool() ? "bool" : ir::to_string(type);
+}
+
+std::string dl_type_text(DLDataType t) {
+    std::ostringstream s;
+    static const char *const codes[] = {"int",           "uint",   "float",
+                                        "opaque handle", "bfloat", "complex"};
+    s << (t.code <= 5 ? codes[t.code] : "unknown type code " + std::to_string(t.code))
+      << int(t.bits);
+    if (t.lanes != 1) s << "x" << t.lanes;
+    return s.str();
+}
+
+// Whether a DLPack element type is AICF's `t` (bool: DLPack's uint1 or uint8 with one byte
+// per element).
+bool same_type(DLDataType d, aicf_type_t t) {
+    if (d.lanes != 1) return false;
+    const ir::Type type(static_cast<ir::TypeCode>(t.code), t.bits, 1);
+    if (type.is_bool()) return d.code == kDLUInt && (d.bits == 1 || d.bits == 8);
+    const int code = d.code == kDLBfloat  ? int(ir::TypeCode::BFloat)
+                     : d.code <= kDLFloat ? int(d.code)
+                                          : -1;
+    return code == t.code && d.bits == t.bits;
+}
+
+int element_bytes(aicf_type_t t) {
+    return t.bits == 1 ? 1 : (t.bits + 7) / 8;
+}
+
+// A DLTensor as the buffer compiled code reads, once checked.
+struct TensorBuffer {
+    aicf_buffer_t buffer{};
+    std::vector<aicf_dim_t> dims;
+};
+
+class ArgumentError : public std::exception {
+public:
+    ArgumentError(ir::RuntimeErrorKind kind, std::string message)
+        : code(-int32_t(kind)), message(std::move(message)) {}
+    const char *what() const noexcept override { return message.c_str(); }
+    int32_t code;
+    std::string message;
+};
+
+void check_tensor(const aicf_pipeline_metadata_t &p, int index, const DLTensor *t,
+                  bool gpu_pipeline, TensorBuffer &out) {
+    const aicf_argument_metadata_t &a = p.arguments[index];
+    const std::string where =
+        std::string(p.name) + ": buffer " + a.name + " (argument " + std::to_string(index) + ")";
+    using K = ir::RuntimeErrorKind;
+    if (!t) throw ArgumentError(K::BufferNull, where + " is a null DLTensor pointer.");
+    const bool on_cpu = t->device.device_type == kDLCPU;
+    if (!on_cpu) {
+        std::string device = t->device.device_type == kDLCUDA
+                                 ? "a CUDA device"
+                                 : "device type " + std::to_string(int(t->device.device_type));
+        throw ArgumentError(K::BufferDevice,
+                            where + " is in the memory of " + device + ", but " +
+                                (gpu_pipeline ? "this build of the pipeline takes CPU memory "
+                                                "(its kernels copy to the GPU and back)."
+                                              : "the pipeline runs on the CPU: pass a kDLCPU "
+                                                "tensor."));
+    }
+    if (!same_type(t->dtype, a.type)) {
+        throw ArgumentError(K::BufferType, where + " holds " + dl_type_text(t->dtype) +
+                                               " elements, but the pipeline expects " +
+                                               type_text(a.type) + ".");
+    }
+    if (t->ndim != a.dimensions) {
+        throw ArgumentError(K::BufferDimensions, where + " has " + std::to_string(t->ndim) +
+                                                     " dimension" + (t->ndim == 1 ? "" : "s") +
+                                                     ", but the pipeline expects " +
+                                                     std::to_string(a.dimensions) + ".");
+    }
+    if (t->ndim > 0 && !t->shape)
+        throw ArgumentError(K::BufferNull, where + " has a null shape array.");
+    const int bytes = element_bytes(a.type);
+    if (t->byte_offset % uint64_t(bytes) != 0) {
+        throw ArgumentError(K::BufferMisaligned, where + " starts at byte offset " +
+                                                     std::to_string(t->byte_offset) +
+                                                     ", which is not a multiple of its " +
+                                                     std::to_string(bytes) + "-byte elements.");
+    }
+    out.dims.resize(size_t(t->ndim));
+    int64_t compact = 1, elements = 1;
+    for (int axis = t->ndim - 1; axis >= 0; axis--) {
+        const int d = t->ndim - 1 - axis; // AICF's dimension: 0 is the innermost
+        const std::string dim =
+            "dimension " + std::to_string(d) + " (DLPack axis " + std::to_string(axis) + ")";
+        const int64_t extent = t->shape[axis];
+        if (extent < 0) {
+            throw ArgumentError(K::BufferExtentNegative, where + ": " + dim +
+                                                             " has a negative extent (" +
+                                                             std::to_string(extent) + ").");
+        }
+        if (extent > INT32_MAX) {
+            throw ArgumentError(K::BufferTooLarge, where + ": " + dim + " has extent " +
+                                                       std::to_string(extent) +
+                                                       "; pipelines address at most 2^31 - 1.");
+        }
+        const int64_t stride = t->strides ? t->strides[axis] : compact;
+        if (stride < 0 || stride > INT32_MAX) {
+            throw ArgumentError(K::BufferStride,
+                                where + ": " + dim + " has stride " + std::to_string(stride) +
+                                    "; pipelines take strides from 0 to 2^31 - 1 elements.");
+        }
+        out.dims[size_t(d)] = aicf_dim_t{0, int32_t(extent), int32_t(stride), 0};
+        compact *= extent;
+        elements *= extent;
+    }
+    if (!t->data && elements > 0) throw ArgumentError(K::BufferNull, where + " has null data.");
+    if (t->data && reinterpret_cast<uintptr_t>(t->data) % uintptr_t(bytes) != 0) {
+        throw ArgumentError(K::BufferMisaligned, where + "'s data is not aligned to its " +
+                                                     std::to_string(bytes) + "-byte elements.");
+    }
+    out.buffer.host = static_cast<uint8_t *>(t->data) + t->byte_offset;
+    out.buffer.type = a.type;
+    out.buffer.dimensions = t->ndim;
+    out.buffer.dim = out.dims.data();
+}
+
+// The pipeline's kernels as the devices take them: made once per process.
+const std::vector<CompiledKernel> &kernels_of(const aicf_pipeline_metadata_t &p) {
+    static std::mutex lock;
+    static std::map<const aicf_pipeline_metadata_t *, std::unique_ptr<std::vector<CompiledKernel>>>
+        made;
+    std::lock_guard<std::mutex> guard(lock);
+    auto &kernels = made[&p];
+    if (kernels) return *kernels;
+    auto list = std::make_unique<std::vector<CompiledKernel>>();
+    for (int i = 0; i < p.kernel_count; i++) {
+        const aicf_kernel_metadata_t &k = p.kernels[i];
+        std::shared_ptr<const lowering::LoweredKernel> ir =
+            lowering::deserialize_kernel(k.kernel_ir, size_t(k.kernel_ir_size));
+        const bool has_ptx = k.ptx != nullptr;
+        std::string ptx = has_ptx ? k.ptx : "", name = k.name;
+        CompiledKernel c(ir, [has_ptx, ptx, name] {
+            if (!has_ptx) {
+                runtime_error_report << "Kernel " << name << " was compiled without PTX (the "
+                                     << "CUDA toolkit's libdevice, which its math needs, was not "
+                                     << "found when it was generated), so it runs on the "
+                                     << "simulator only.";
+            }
+            return ptx;
+        });
+        c.name = k.name;
+        c.id = lowering::new_kernel_id();
+        c.funcs = ir->funcs;
+        c.threads = {k.threads[0], k.threads[1], k.threads[2]};
+        c.shared_bytes = k.shared_bytes;
+        c.min_compute_capability = k.min_compute_capability;
+        for (int j = 0; j < k.parameter_count; j++) {
+            KernelParameter param;
+            param.name = k.parameters[j].name;
+            param.is_buffer = k.parameters[j].is_buffer != 0;
+            param.scalar_bytes = k.parameters[j].scalar_bytes;
+            param.written = k.parameters[j].written != 0;
+            c.params.push_back(param);
+        }
+        list->push_back(std::move(c));
+    }
+    kernels = std::move(list);
+    return *kernels;
+}
+
+int32_t run(const aicf_pipeline_metadata_t &p, void *const *args) {
+    const int n = p.argument_count;
+    std::vector<TensorBuffer> tensors(static_cast<size_t>(n));
+    std::vector<void *> pointers(size_t(n), nullptr);
+    for (int i = 0; i < n; i++) {
+        if (p.arguments[i].kind == AICF_ARGUMENT_SCALAR) {
+            if (!args[i]) {
+                throw ArgumentError(ir::RuntimeErrorKind::BufferNull,
+                                    std::string(p.name) + ": scalar " + p.arguments[i].name +
+                                        " (argument " + std::to_string(i) + ") is a null pointer.");
+            }
+            pointers[size_t(i)] = args[i];
+            continue;
+        }
+        check_tensor(p, i, static_cast<const DLTensor *>(args[i]), p.kernel_count > 0,
+                     tensors[size_t(i)]);
+        pointers[size_t(i)] = &tensors[size_t(i)].buffer;
+    }
+    RunContext ctx;
+    ctx.kernels = p.kernel_count > 0 ? &kernels_of(p) : nullptr;
+    int32_t code = p.entry(&ctx, pointers.data());
+    // Outputs computed on a device come back to the caller's memory; the device copies the
+    // run made of the caller's buffers go (the DLTensors have no place to keep them).
+    for (int i = 0; i < n && code == 0; i++) {
+        if (p.arguments[i].kind == AICF_ARGUMENT_OUTPUT)
+            code = aicf_buffer_copy_to_host(&ctx, &tensors[size_t(i)].buffer, 0);
+    }
+    for (TensorBuffer &t : tensors) {
+        auto *memory = static_cast<const aicf_device_interface_t *>(t.buffer.device_interface);
+        if (t.buffer.device && memory) memory->device_free(&t.buffer);
+    }
+    if (code != 0) {
+        last_error = ctx.error.empty()
+                         ? std::string(p.name) + " failed with code " + std::to_string(code) + "."
+                         : ctx.error;
+    }
+    return code;
+}
+
+} // namespace
+} // namespace runtime
+} // namespace aicf
+
+extern "C" {
+
+int aicf_run_pipeline(const aicf_pipeline_metadata_t *pipeline, void *const *args) {
+    using namespace aicf::runtime;
+    last_error.clear();
+    try {
+        if (!pipeline || (!args && pipeline->argument_count > 0)) {
+            last_error = "aicf_run_pipeline: null pipeline or argument array.";
+            return -int32_t(aicf::ir::RuntimeErrorKind::BufferNull);
+        }
+        return run(*pipeline, args);
+    } catch (const ArgumentError &e) {
+        last_error = e.message;
+        return e.code;
+    } catch (const aicf::Error &e) {
+        last_error = e.what();
+    } catch (const std::bad_alloc &) {
+        last_error = std::string(pipeline->name) + ": out of memory.";
+    } catch (const std::exception &e) {
+        last_error = std::string(pipeline->name) + ": " + e.what();
+    }
+    return -int32_t(aicf::ir::RuntimeErrorKind::DeviceError);
+}
+
+const char *aicf_last_error(void) {
+    return aicf::runtime::last_error.c_str();
+}
+}

@@ -1,0 +1,372 @@
+#include "dsl/Generator.h"
+
+#include "dsl/base/Error.h"
+#include "dsl/ir/IROperator.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+
+namespace aicf {
+
+namespace {
+
+// The generator whose members are being constructed on this thread.
+thread_local GeneratorBase *building = nullptr;
+
+std::string join(const std::vector<std::string> &items) {
+    std::string s;
+    for (size_t i = 0; i < items.size(); i++)
+        s += (i ? ", " : "") + items[i];
+    return s;
+}
+
+} // namespace
+
+namespace detail {
+
+GeneratorBase *generator_being_built() {
+    return building;
+}
+
+int64_t parse_int(const std::string &text, int64_t lo, int64_t hi, const std::string &where) {
+    errno = 0;
+    char *end = nullptr;
+    long long v = std::strtoll(text.c_str(), &end, 0);
+    user_assert(!text.empty() && end && *end == '\0' && errno == 0)
+        << where << " is an integer, not \"" << text << "\".";
+    user_assert(v >= lo && v <= hi)
+        << where << " must be an integer from " << lo << " to " << hi << ", not " << text << ".";
+    return v;
+}
+
+double parse_float(const std::string &text, const std::string &where) {
+    errno = 0;
+    char *end = nullptr;
+    double v = std::strtod(text.c_str(), &end);
+    user_assert(!text.empty() && end && *end == '\0' && errno == 0 && std::isfinite(v))
+        << where << " is a finite number, not \"" << text << "\".";
+    return v;
+}
+
+bool parse_bool(const std::string &text, const std::string &where) {
+    if (text == "true" || text == "1") return true;
+    if (text == "false" || text == "0") return false;
+    user_error << where << " is true or false, not \"" << text << "\".";
+    return false;
+}
+
+ir::Type parse_type(const std::string &text, const std::string &where) {
+    static const std::pair<const char *, ir::Type> types[] = {
+        {"bool", ir::Bool()},       {"int8", ir::Int(8)},         {"int16", ir::Int(16)},
+        {"int32", ir::Int(32)},     {"int64", ir::Int(64)},       {"uint8", ir::UInt(8)},
+        {"uint16", ir::UInt(16)},   {"uint32", ir::UInt(32)},     {"uint64", ir::UInt(64)},
+        {"float16", ir::Float(16)}, {"bfloat16", ir::BFloat(16)}, {"float32", ir::Float(32)},
+        {"float64", ir::Float(64)}, {"float", ir::Float(32)},     {"double", ir::Float(64)},
+    };
+    for (const auto &t : types)
+        if (text == t.first) return t.second;
+    user_error << where << " is a type (bool, int8, int16, int32, int64, uint8, uint16, uint32, "
+               << "uint64, float16, bfloat16, float32, float64), not \"" << text << "\".";
+    return ir::Type();
+}
+
+std::string type_text(ir::Type t) {
+    return t.is_bool() ? "bool" : ir::to_string(t);
+}
+
+Target parse_target(const std::string &text, const std::string &where) {
+    try {
+        return Target(text);
+    } catch (const CompileError &e) {
+        user_error << where << ": " << e.what();
+    }
+    return Target();
+}
+
+ir::Expr int_constant(ir::Type t, int64_t v) {
+    return ir::make_const(t, v);
+}
+
+ir::Expr float_constant(ir::Type t, double v) {
+    return ir::make_const(t, v);
+}
+
+std::string format_float(double v) {
+    std::ostringstream s;
+    s.precision(17);
+    s << v;
+    return s.str();
+}
+
+void out_of_range(const std::string &text, const std::string &kind, const std::string &where) {
+    user_error << where << " must be " << kind << ", not " << text << ".";
+    std::abort(); // not reached: user_error throws
+}
+
+void bad_enum_value(const std::string &text, const std::vector<std::string> &names,
+                    const std::string &where) {
+    user_error << where << " is one of " << join(names) << ", not \"" << text << "\".";
+    std::abort(); // not reached: user_error throws
+}
+
+} // namespace detail
+
+GeneratorParamBase::GeneratorParamBase(std::string name) : name_(std::move(name)) {
+    if (building) building->add(this);
+}
+
+std::string GeneratorParamBase::where() const {
+    return "GeneratorParam " + name_ + (owner ? " of " + owner->generator_name() : "");
+}
+
+GeneratorIOBase::GeneratorIOBase(std::string name, bool buffer, bool output,
+                                 std::optional<ir::Type> type, int dimensions)
+    : name_(std::move(name)), buffer_(buffer), output_(output), fixed_type_(type),
+      fixed_dimensions_(dimensions) {
+    if (!fixed_type_)
+        type_param_ = std::make_unique<GeneratorParam<ir::Type>>(name_ + ".type", ir::Float(32));
+    if (fixed_dimensions_ < 0)
+        dim_param_ = std::make_unique<GeneratorParam<int>>(name_ + ".dim", 0, 0, 16);
+    if (building) building->add(this);
+}
+
+ir::Type GeneratorIOBase::type() const {
+    return fixed_type_ ? *fixed_type_ : type_param_->value();
+}
+
+int GeneratorIOBase::dimensions() const {
+    return fixed_dimensions_ >= 0 ? fixed_dimensions_ : dim_param_->value();
+}
+
+std::string GeneratorIOBase::where() const {
+    return std::string(output_ ? "Output " : "Input ") + name_ +
+           (owner ? " of " + owner->generator_name() : "");
+}
+
+GeneratorBase::GeneratorBase() {
+    building = this;
+    add(&target);
+}
+
+GeneratorBase::~GeneratorBase() {
+    if (building == this) building = nullptr;
+}
+
+void GeneratorBase::add(GeneratorParamBase *p) {
+    for (const GeneratorParamBase *q : params_) {
+        user_assert(q->name() != p->name())
+            << "Generator " << (name_.empty() ? "being constructed" : name_)
+            << " has two parameters named " << p->name() << ".";
+    }
+    p->owner = this;
+    params_.push_back(p);
+}
+
+void GeneratorBase::add(GeneratorIOBase *io) {
+    for (const GeneratorIOBase *q : io_) {
+        user_assert(q->name() != io->name())
+            << "Generator " << (name_.empty() ? "being constructed" : name_)
+            << " has two inputs or outputs named " << io->name() << ".";
+    }
+    io->owner = this;
+    io_.push_back(io);
+}
+
+void GeneratorBase::set_param(const std::string &name, const std::string &value) {
+    for (GeneratorParamBase *p : params_) {
+        if (p->name() == name) {
+            p->set_from_text(value);
+            return;
+        }
+    }
+    std::vector<std::string> names;
+    for (const GeneratorParamBase *p : params_)
+        names.push_back(p->name());
+    user_error << "Generator " << name_ << " has no parameter " << name
+               << ". Its parameters are: " << join(names) << ".";
+}
+
+Pipeline GeneratorBase::build() {
+    if (building == this) building = nullptr;
+    if (pipeline_) return *pipeline_;
+    const std::string gen = "Generator " + name_;
+    for (GeneratorIOBase *io : io_) {
+        if (io->type_param_) {
+            user_assert(io->type_param_->was_set())
+                << gen << ": the type of " << (io->is_output() ? "Output " : "Input ") << io->name()
+                << " is a parameter, and it is unset. Set " << io->name() << ".type (for example "
+                << io->name() << ".type=float32).";
+        }
+        if (io->dim_param_) {
+            user_assert(io->dim_param_->was_set())
+                << gen << ": the rank of " << (io->is_output() ? "Output " : "Input ") << io->name()
+                << " is a parameter, and it is unset. Set " << io->name() << ".dim (for example "
+                << io->name() << ".dim=2).";
+        }
+        io->create();
+    }
+    generate();
+    std::vector<Func> outputs;
+    for (GeneratorIOBase *io : io_) {
+        if (!io->is_output()) continue;
+        Func &f = dynamic_cast<Func &>(*io);
+        user_assert(f.defined()) << gen << " never defines its Output " << io->name()
+                                 << ": generate() must give it a definition, as " << io->name()
+                                 << "(x, y) = ....";
+        user_assert(f.dimensions() == io->dimensions())
+            << gen << ": Output " << io->name() << " is declared with " << io->dimensions()
+            << " dimensions, but generate() defines it with " << f.dimensions() << ".";
+        for (const ir::Type &t : f.types()) {
+            user_assert(t == io->type())
+                << gen << ": Output " << io->name() << " is declared "
+                << detail::type_text(io->type()) << ", but generate() defines it as "
+                << detail::type_text(t) << ". Cast its value, or declare it Output<Buffer<"
+                << detail::type_text(t) << ">>.";
+        }
+        outputs.push_back(f);
+    }
+    user_assert(!outputs.empty()) << gen << " has no Output: declare at least one, as "
+                                  << "Output<Buffer<float, 2>> out{\"out\"};.";
+    schedule();
+    pipeline_ = Pipeline(outputs);
+    return *pipeline_;
+}
+
+std::vector<Argument> GeneratorBase::pipeline_arguments() {
+    Pipeline p = build();
+    std::vector<Argument> args;
+    for (const GeneratorIOBase *io : io_) {
+        if (io->is_output()) continue;
+        Argument a;
+        a.name = io->name();
+        a.is_buffer = io->is_buffer();
+        a.type = io->type();
+        a.dimensions = io->dimensions();
+        args.push_back(a);
+    }
+    for (const Argument &needed : detail::infer_arguments(p.output_functions())) {
+        if (needed.is_output) {
+            args.push_back(needed);
+            continue;
+        }
+        bool declared = false;
+        for (Argument &a : args) {
+            if (a.name == needed.name) {
+                a.param = needed.param;
+                declared = true;
+            }
+        }
+        user_assert(declared && !needed.param.is_concrete_buffer())
+            << "Generator " << name_ << " reads " << (needed.is_buffer ? "the buffer " : "")
+            << needed.name << ", which is not one of its Inputs. A program that calls the "
+            << "compiled pipeline passes it every buffer it reads: declare it as an Input "
+            << "(Input<Buffer<" << detail::type_text(needed.type) << ", " << needed.dimensions
+            << ">> " << needed.name << "{\"" << needed.name << "\"};).";
+    }
+    return args;
+}
+
+GeneratorIOBase *GeneratorBase::find_argument(const std::string &name, bool output) {
+    build();
+    std::vector<std::string> names;
+    for (GeneratorIOBase *io : io_) {
+        if (io->is_output() != output) continue;
+        if (io->name() == name) return io;
+        names.push_back(io->name());
+    }
+    user_error << "Generator " << name_ << " has no " << (output ? "Output " : "Input ") << name
+               << ". Its " << (output ? "outputs" : "inputs") << " are: " << join(names) << ".";
+    return nullptr;
+}
+
+void GeneratorBase::set_input(const std::string &name, const BufferBase &buffer) {
+    auto *input = dynamic_cast<GeneratorBufferInput *>(find_argument(name, false));
+    user_assert(input) << "Generator " << name_ << ": Input " << name << " is a scalar, not a "
+                       << "buffer.";
+    input->set(buffer);
+}
+
+void GeneratorBase::compile_to_files(const std::string &function_name, const OutputFiles &files) {
+    std::vector<Argument> args = pipeline_arguments();
+    build().compile_to_files(function_name, args, files, target.value());
+}
+
+namespace {
+
+struct Registered {
+    GeneratorRegistry::Factory factory;
+    std::vector<GeneratorPreset> presets;
+};
+
+std::map<std::string, Registered> &registry() {
+    static std::map<std::string, Registered> r;
+    return r;
+}
+
+} // namespace
+
+void GeneratorRegistry::add(const std::string &name, Factory factory,
+                            const std::vector<GeneratorPreset> &presets) {
+    registry()[name] = Registered{std::move(factory), presets};
+}
+
+std::unique_ptr<GeneratorBase> GeneratorRegistry::create(const std::string &name) {
+    auto it = registry().find(name);
+    if (it != registry().end()) return it->second.factory();
+    for (const auto &kv : registry()) {
+        for (const GeneratorPreset &p : kv.second.presets) {
+            if (p.name != name) continue;
+            std::unique_ptr<GeneratorBase> g = kv.second.factory();
+            for (const auto &v : p.values)
+                g->set_param(v.first, v.second);
+            return g;
+        }
+    }
+    std::vector<std::string> names = generators();
+    for (const auto &p : presets())
+        names.push_back(p.second.name);
+    user_error << "No generator or preset is named " << name << ". "
+               << (names.empty() ? "None is registered in this program."
+                                 : "Registered: " + join(names) + ".");
+    return nullptr;
+}
+
+std::vector<std::string> GeneratorRegistry::generators() {
+    std::vector<std::string> names;
+    for (const auto &kv : registry())
+        names.push_back(kv.first);
+    return names;
+}
+
+std::vector<std::pair<std::string, GeneratorPreset>> GeneratorRegistry::presets() {
+    std::vector<std::pair<std::string, GeneratorPreset>> all;
+    for (const auto &kv : registry())
+        for (const GeneratorPreset &p : kv.second.presets)
+            all.push_back({kv.first, p});
+    return all;
+}
+
+namespace detail {
+
+GeneratorRegistration::GeneratorRegistration(const char *name, GeneratorRegistry::Factory factory,
+                                             std::vector<GeneratorPreset> presets) {
+    GeneratorRegistry::add(name, std::move(factory), presets);
+}
+
+void begin_building_generator() {
+    building = nullptr;
+}
+
+void end_building_generator(GeneratorBase *g, const std::string &name) {
+    building = nullptr;
+    if (g) g->name_ = name;
+}
+
+} // namespace detail
+
+} // namespace aicf

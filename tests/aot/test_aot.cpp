@@ -1,0 +1,337 @@
+// Pipelines compiled ahead of time by tests/aot/Generators.cpp at build time, called through
+// their C functions with DLTensors, against the same generators run by the JIT (bit for bit)
+// and against plain loops; and every argument check of the C interface, by code and message.
+
+#include "ScopedEnv.h"
+#include "dsl/aicf.h"
+
+#include "aot_blur.h"
+#include "aot_blur_tiled.h"
+#include "aot_column_sum.h"
+#include "aot_rms_norm.h"
+#include "aot_scale_offset.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace aicf;
+
+namespace {
+
+template <typename T> DLDataType dl_type() {
+    if constexpr (std::is_same_v<T, float>) return {kDLFloat, 32, 1};
+    if constexpr (std::is_same_v<T, uint16_t>) return {kDLUInt, 16, 1};
+    if constexpr (std::is_same_v<T, uint8_t>) return {kDLUInt, 8, 1};
+    if constexpr (std::is_same_v<T, uint32_t>) return {kDLUInt, 32, 1};
+    return {kDLInt, 32, 1};
+}
+
+// A DLTensor over an AICF buffer (which counts dimensions from the innermost).
+struct Tensor {
+    std::vector<int64_t> shape, strides;
+    DLTensor t{};
+    template <typename T> explicit Tensor(const Buffer<T> &b) {
+        const int n = b.dimensions();
+        for (int axis = 0; axis < n; axis++) {
+            shape.push_back(b.extent(n - 1 - axis));
+            strides.push_back(b.stride(n - 1 - axis));
+        }
+        t.data = b.data();
+        t.device = {kDLCPU, 0};
+        t.ndim = n;
+        t.dtype = dl_type<T>();
+        t.shape = shape.data();
+        t.strides = strides.data();
+    }
+    DLTensor *operator&() { return &t; }
+};
+
+template <typename T>
+Buffer<T> random_buffer(const std::vector<int> &extents, unsigned seed, double lo, double hi) {
+    Buffer<T> b(extents);
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> d(lo, hi);
+    b.for_each_element([&](const std::vector<int> &c) {
+        double v = 0;
+        while (v == 0)
+            v = d(rng);
+        int64_t off = 0;
+        for (size_t i = 0; i < c.size(); i++)
+            off += int64_t(c[i]) * b.stride(int(i));
+        b.data()[off] = T(v);
+    });
+    return b;
+}
+
+template <typename T> void expect_same_bits(const Buffer<T> &a, const Buffer<T> &b) {
+    ASSERT_EQ(a.dimensions(), b.dimensions());
+    bool same = true;
+    a.for_each_element([&](const std::vector<int> &c) {
+        int64_t oa = 0, ob = 0;
+        for (size_t i = 0; i < c.size(); i++) {
+            oa += int64_t(c[i] - a.min(int(i))) * a.stride(int(i));
+            ob += int64_t(c[i] - b.min(int(i))) * b.stride(int(i));
+        }
+        if (std::memcmp(a.data() + oa, b.data() + ob, sizeof(T)) != 0) same = false;
+    });
+    EXPECT_TRUE(same) << "the ahead-of-time and JIT results differ";
+}
+
+TEST(AOT, ScaleOffsetMatchesTheJITAndAPlainLoop) {
+    const int W = 203, H = 37;
+    Buffer<float> in = random_buffer<float>({W, H}, 1, -2, 2);
+    Buffer<float> aot({W, H});
+    Tensor tin(in), tout(aot);
+    ASSERT_EQ(aot_scale_offset(&tin, 1.5f, -3, &tout), 0) << aicf_last_error();
+    EXPECT_STREQ(aicf_last_error(), "");
+
+    std::unique_ptr<GeneratorBase> g = GeneratorRegistry::create("scale_offset");
+    Pipeline p = g->build();
+    g->set_input("in", in);
+    g->set_input<float>("scale", 1.5f);
+    g->set_input<int32_t>("offset", -3);
+    Buffer<float> jit = p.realize({W, H}, Target("host"))[0];
+    expect_same_bits(aot, jit);
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            ASSERT_EQ(aot(x, y), in(x, y) * 1.5f + float(-3)) << x << ", " << y;
+}
+
+TEST(AOT, ArgvFormAndMetadata) {
+    const int W = 16, H = 3;
+    Buffer<float> in = random_buffer<float>({W, H}, 2, -1, 1);
+    Buffer<float> out({W, H});
+    Tensor tin(in), tout(out);
+    float scale = 2.0f;
+    int32_t offset = 5;
+    void *args[] = {&tin, &scale, &offset, &tout};
+    ASSERT_EQ(aot_scale_offset_argv(args), 0) << aicf_last_error();
+    EXPECT_EQ(out(3, 2), in(3, 2) * 2.0f + 5.0f);
+
+    const aicf_pipeline_metadata_t *m = aot_scale_offset_metadata();
+    EXPECT_STREQ(m->target, "host");
+    ASSERT_EQ(m->argument_count, 4);
+    const char *names[] = {"in", "scale", "offset", "out"};
+    const int kinds[] = {AICF_ARGUMENT_INPUT, AICF_ARGUMENT_SCALAR, AICF_ARGUMENT_SCALAR,
+                         AICF_ARGUMENT_OUTPUT};
+    for (int i = 0; i < 4; i++) {
+        EXPECT_STREQ(m->arguments[i].name, names[i]);
+        EXPECT_EQ(m->arguments[i].kind, kinds[i]);
+    }
+    EXPECT_EQ(m->arguments[0].dimensions, 2);
+    EXPECT_EQ(m->arguments[2].type.code, 0); // int32
+    EXPECT_EQ(m->arguments[2].type.bits, 32);
+    EXPECT_EQ(m->kernel_count, 0);
+}
+
+// Two stages, root and tiled (a preset): the same as the JIT, and as a plain loop.
+TEST(AOT, BlurRootAndTiledPresetMatchTheJIT) {
+    const int W = 157, H = 61;
+    Buffer<uint16_t> in = random_buffer<uint16_t>({W + 2, H + 2}, 3, 1, 65535);
+    for (const char *preset : {"blur", "blur_tiled"}) {
+        SCOPED_TRACE(preset);
+        Buffer<uint16_t> aot({W, H});
+        Tensor tin(in), tout(aot);
+        int code =
+            std::string(preset) == "blur" ? aot_blur(&tin, &tout) : aot_blur_tiled(&tin, &tout);
+        ASSERT_EQ(code, 0) << aicf_last_error();
+        std::unique_ptr<GeneratorBase> g = GeneratorRegistry::create(preset);
+        Pipeline p = g->build();
+        g->set_input("in", in);
+        Buffer<uint16_t> jit = p.realize({W, H}, Target("host"))[0];
+        expect_same_bits(aot, jit);
+        for (int y = 0; y < H; y++) {
+            for (int x = 0; x < W; x++) {
+                uint32_t s = 0;
+                for (int j = 0; j < 3; j++)
+                    for (int i = 0; i < 3; i++)
+                        s += in(x + i, y + j);
+                ASSERT_EQ(aot(x, y), uint16_t(s / 9)) << x << ", " << y;
+            }
+        }
+    }
+}
+
+// Types and rank set on the command line (in.type=uint8 in.dim=2 out.type=uint32 out.dim=1).
+TEST(AOT, TypesAndRanksFromParameters) {
+    const int W = 45, H = 300;
+    Buffer<uint8_t> in = random_buffer<uint8_t>({W, H}, 4, 1, 255);
+    Buffer<uint32_t> aot({W});
+    Tensor tin(in), tout(aot);
+    ASSERT_EQ(aot_column_sum(&tin, &tout), 0) << aicf_last_error();
+    std::unique_ptr<GeneratorBase> g = GeneratorRegistry::create("column_sum");
+    for (auto [k, v] :
+         {std::pair{"in.type", "uint8"}, {"in.dim", "2"}, {"out.type", "uint32"}, {"out.dim", "1"}})
+        g->set_param(k, v);
+    Pipeline p = g->build();
+    g->set_input("in", in);
+    Buffer<uint32_t> jit = p.realize({W}, Target("host"))[0];
+    expect_same_bits(aot, jit);
+    for (int x = 0; x < W; x++) {
+        uint32_t s = 0;
+        for (int y = 0; y < H; y++)
+            s += in(x, y);
+        ASSERT_EQ(aot(x), s) << x;
+    }
+}
+
+// A GPU pipeline: its kernels ride in the object (PTX, and the kernel IR the simulator runs
+// where there is no GPU). The same as the JIT on the same device, and close to a plain loop.
+TEST(AOT, GPUKernelsRunFromTheObject) {
+    aicf_test::ScopedEnv sim("AICF_DEVICE", "sim");
+    const int W = 250, H = 7;
+    Buffer<float> in = random_buffer<float>({W, H}, 5, -2, 2);
+    Buffer<float> weight = random_buffer<float>({W}, 6, 0.5, 1.5);
+    Buffer<float> aot({W, H});
+    Tensor tin(in), tw(weight), tout(aot);
+    ASSERT_EQ(aot_rms_norm(&tin, &tw, 1e-5f, &tout), 0) << aicf_last_error();
+    const aicf_pipeline_metadata_t *m = aot_rms_norm_metadata();
+    ASSERT_EQ(m->kernel_count, 1);
+    EXPECT_NE(std::string(m->kernels[0].ptx).find("shfl.sync.bfly"), std::string::npos);
+    EXPECT_GT(m->kernels[0].kernel_ir_size, 0);
+
+    std::unique_ptr<GeneratorBase> g = GeneratorRegistry::create("rms_norm_gpu");
+    g->set_param("target", "host-cuda-sm_80");
+    g->set_param("threads", "96");
+    Pipeline p = g->build();
+    g->set_input("in", in);
+    g->set_input("weight", weight);
+    g->set_input<float>("epsilon", 1e-5f);
+    Buffer<float> jit = p.realize({W, H}, Target("host-cuda-sm_80"))[0];
+    jit.copy_to_host();
+    expect_same_bits(aot, jit);
+    for (int y = 0; y < H; y++) {
+        double ss = 0;
+        for (int x = 0; x < W; x++)
+            ss += double(in(x, y)) * in(x, y);
+        const double scale = 1.0 / std::sqrt(ss / W + 1e-5);
+        for (int x = 0; x < W; x++)
+            ASSERT_NEAR(aot(x, y), in(x, y) * scale * weight(x), 1e-4) << x << ", " << y;
+    }
+}
+
+// Strides as DLPack gives them: a view of every other row of a larger array.
+TEST(AOT, StridedInput) {
+    const int W = 40, H = 9;
+    Buffer<float> big = random_buffer<float>({W + 8, 2 * H}, 7, -1, 1);
+    Buffer<float> out({W, H});
+    std::vector<int64_t> shape = {H, W}, strides = {2 * (W + 8), 1};
+    DLTensor view{};
+    view.data = big.data();
+    view.device = {kDLCPU, 0};
+    view.ndim = 2;
+    view.dtype = {kDLFloat, 32, 1};
+    view.shape = shape.data();
+    view.strides = strides.data();
+    Tensor tout(out);
+    ASSERT_EQ(aot_scale_offset(&view, 1.0f, 1, &tout), 0) << aicf_last_error();
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            ASSERT_EQ(out(x, y), big(x, 2 * y) + 1.0f);
+}
+
+// Every argument check: the code returned and the message, with nothing run.
+TEST(AOTErrors, EachArgumentCheckReturnsItsCodeAndMessage) {
+    const int W = 16, H = 4;
+    Buffer<float> in = random_buffer<float>({W, H}, 8, -1, 1);
+    Buffer<float> out({W, H});
+    out.fill(42.0f);
+    auto call = [&](DLTensor *a, DLTensor *b) { return aot_scale_offset(a, 1.0f, 0, b); };
+    auto expect = [&](int code, int want, const std::string &text) {
+        EXPECT_EQ(code, want) << aicf_last_error();
+        EXPECT_NE(std::string(aicf_last_error()).find(text), std::string::npos)
+            << "message: " << aicf_last_error() << "\nexpected to contain: " << text;
+        EXPECT_EQ(out(0, 0), 42.0f) << "the pipeline ran";
+    };
+    using K = ir::RuntimeErrorKind;
+    Tensor tout(out);
+    {
+        expect(call(nullptr, &tout), -int(K::BufferNull),
+               "aot_scale_offset: buffer in (argument 0) is a null DLTensor pointer.");
+    }
+    {
+        Tensor t(in);
+        t.t.dtype = {kDLInt, 32, 1};
+        expect(call(&t, &tout), -int(K::BufferType),
+               "buffer in (argument 0) holds int32 elements, but the pipeline expects float32.");
+    }
+    {
+        Tensor t(in);
+        t.t.ndim = 3;
+        expect(call(&t, &tout), -int(K::BufferDimensions),
+               "buffer in (argument 0) has 3 dimensions, but the pipeline expects 2.");
+    }
+    {
+        Tensor t(in);
+        t.strides[0] = -W;
+        expect(call(&t, &tout), -int(K::BufferStride),
+               "buffer in (argument 0): dimension 1 (DLPack axis 0) has stride -16; pipelines "
+               "take strides from 0 to 2^31 - 1 elements.");
+    }
+    {
+        Tensor t(in);
+        t.strides[1] = 2;
+        expect(call(&t, &tout), -int(K::BufferStride),
+               "Buffer in has stride 2 in dimension 0; pipelines expect dimension 0 to be dense");
+    }
+    {
+        Tensor t(in);
+        t.shape[0] = -1;
+        expect(call(&t, &tout), -int(K::BufferExtentNegative),
+               "dimension 1 (DLPack axis 0) has a negative extent (-1).");
+    }
+    {
+        Tensor t(in);
+        t.shape[1] = int64_t(1) << 33;
+        expect(call(&t, &tout), -int(K::BufferTooLarge),
+               "dimension 0 (DLPack axis 1) has extent 8589934592; pipelines address at most "
+               "2^31 - 1.");
+    }
+    {
+        Tensor t(in);
+        t.t.device = {kDLCUDA, 0};
+        expect(call(&t, &tout), -int(K::BufferDevice),
+               "buffer in (argument 0) is in the memory of a CUDA device, but the pipeline runs "
+               "on the CPU: pass a kDLCPU tensor.");
+    }
+    {
+        Tensor t(in);
+        t.t.byte_offset = 2;
+        expect(call(&t, &tout), -int(K::BufferMisaligned),
+               "starts at byte offset 2, which is not a multiple of its 4-byte elements.");
+    }
+    {
+        Tensor t(in);
+        t.t.data = nullptr;
+        expect(call(&t, &tout), -int(K::BufferNull), "buffer in (argument 0) has null data.");
+    }
+    {
+        Tensor t(in);
+        t.t.shape = nullptr;
+        expect(call(&t, &tout), -int(K::BufferNull), "has a null shape array.");
+    }
+    {
+        // Smaller than the output: the pipeline's own bounds check, before it computes.
+        Buffer<float> small({W - 1, H});
+        Tensor t(small);
+        expect(call(&t, &tout), -int(K::InputTooSmall),
+               "Buffer in is too small: dimension 0 must cover [0, 15], but it covers [0, 14].");
+    }
+    {
+        Tensor t(in);
+        void *args[] = {&t, nullptr, nullptr, &tout};
+        expect(aot_scale_offset_argv(args), -int(K::BufferNull),
+               "aot_scale_offset: scalar scale (argument 1) is a null pointer.");
+    }
+    // A good call afterwards succeeds and clears the message.
+    Tensor t(in);
+    EXPECT_EQ(call(&t, &tout), 0);
+    EXPECT_STREQ(aicf_last_error(), "");
+}
+
+} // namespace
