@@ -251,6 +251,34 @@ private:
     }
 };
 
+// A parameter in an expression is its value: gain * in(x), tile / 2, mode == Mode::Fast.
+// (Without these, a parameter that is both a number and an Expr would make gain * e
+// ambiguous.)
+#define AICF_GENERATOR_PARAM_OPERATOR_(OP)                                                         \
+    template <typename T, typename U>                                                              \
+    auto operator OP(const GeneratorParam<T> &a, const U &b)->decltype(a.value() OP b) {           \
+        return a.value() OP b;                                                                     \
+    }                                                                                              \
+    template <typename U, typename T,                                                              \
+              typename = std::enable_if_t<!std::is_base_of_v<GeneratorParamBase, U>>>              \
+    auto operator OP(const U &a, const GeneratorParam<T> &b)->decltype(a OP b.value()) {           \
+        return a OP b.value();                                                                     \
+    }
+AICF_GENERATOR_PARAM_OPERATOR_(+)
+AICF_GENERATOR_PARAM_OPERATOR_(-)
+AICF_GENERATOR_PARAM_OPERATOR_(*)
+AICF_GENERATOR_PARAM_OPERATOR_(/)
+AICF_GENERATOR_PARAM_OPERATOR_(%)
+AICF_GENERATOR_PARAM_OPERATOR_(<)
+AICF_GENERATOR_PARAM_OPERATOR_(<=)
+AICF_GENERATOR_PARAM_OPERATOR_(>)
+AICF_GENERATOR_PARAM_OPERATOR_(>=)
+AICF_GENERATOR_PARAM_OPERATOR_(==)
+AICF_GENERATOR_PARAM_OPERATOR_(!=)
+AICF_GENERATOR_PARAM_OPERATOR_(&&)
+AICF_GENERATOR_PARAM_OPERATOR_(||)
+#undef AICF_GENERATOR_PARAM_OPERATOR_
+
 // An input or output of a generator: a pipeline argument.
 class GeneratorIOBase {
 public:

@@ -1,0 +1,206 @@
+// Mistakes in generators and on the generator command line: each a CompileError (or, from the
+// driver, exit code 1 and a message) that names what is wrong and lists what is valid.
+
+#include "ErrorMessage.h"
+#include "dsl/aicf.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+using namespace aicf;
+using aicf_test::message_of;
+
+namespace {
+
+enum class Mode { Fast, Exact };
+
+class Typed : public Generator<Typed> {
+public:
+    GeneratorParam<int> factor{"factor", 2, 1, 16};
+    GeneratorParam<float> gain{"gain", 1.0f};
+    GeneratorParam<bool> fused{"fused", false};
+    GeneratorParam<Mode> mode{"mode", Mode::Fast, {{"fast", Mode::Fast}, {"exact", Mode::Exact}}};
+    Input<Buffer<>> in{"in"};
+    Output<Buffer<float, 1>> out{"out"};
+    void generate() { out(x) = cast<float>(in(x)) * gain; }
+
+private:
+    Var x{"x"};
+};
+
+class NoDefinition : public Generator<NoDefinition> {
+public:
+    Input<Buffer<float, 1>> in{"in"};
+    Output<Buffer<float, 1>> out{"out"};
+    Output<Buffer<float, 1>> extra{"extra"};
+    void generate() { out(x) = in(x); }
+
+private:
+    Var x{"x"};
+};
+
+class WrongType : public Generator<WrongType> {
+public:
+    Input<Buffer<float, 1>> in{"in"};
+    Output<Buffer<int32_t, 1>> out{"out"};
+    void generate() { out(x) = in(x); }
+
+private:
+    Var x{"x"};
+};
+
+class WrongRank : public Generator<WrongRank> {
+public:
+    Input<Buffer<float, 2>> in{"in"};
+    Output<Buffer<float, 1>> out{"out"};
+    void generate() { out(x, y) = in(x, y); }
+
+private:
+    Var x{"x"}, y{"y"};
+};
+
+// Reads a buffer that is not one of its inputs: a program calling it could not pass it.
+class Captured : public Generator<Captured> {
+public:
+    Input<Buffer<float, 1>> in{"in"};
+    Output<Buffer<float, 1>> out{"out"};
+    void generate() { out(x) = in(x) + table(x); }
+
+private:
+    Var x{"x"};
+    Buffer<float> table{std::vector<int>{16}, "table"};
+};
+
+} // namespace
+
+AICF_REGISTER_GENERATOR(Typed, typed, (typed_exact, (mode, exact)(factor, 4)))
+AICF_REGISTER_GENERATOR(NoDefinition, no_definition)
+AICF_REGISTER_GENERATOR(WrongType, wrong_type)
+AICF_REGISTER_GENERATOR(WrongRank, wrong_rank)
+AICF_REGISTER_GENERATOR(Captured, captured)
+
+namespace {
+
+TEST(GeneratorErrors, UnknownGeneratorListsTheRegisteredOnes) {
+    std::string msg = message_of<CompileError>([] { GeneratorRegistry::create("blurr"); });
+    EXPECT_CONTAINS(msg, "No generator or preset is named blurr. Registered: ");
+    EXPECT_CONTAINS(msg, "typed");
+    EXPECT_CONTAINS(msg, "typed_exact");
+}
+
+TEST(GeneratorErrors, ParametersByNameAndKind) {
+    auto g = GeneratorRegistry::create("typed");
+    std::string msg = message_of<CompileError>([&] { g->set_param("factr", "3"); });
+    EXPECT_CONTAINS(msg, "Generator typed has no parameter factr. Its parameters are: target, "
+                         "factor, gain, fused, mode, in.type, in.dim.");
+    msg = message_of<CompileError>([&] { g->set_param("factor", "three"); });
+    EXPECT_CONTAINS(msg, "GeneratorParam factor of typed is an integer, not \"three\".");
+    msg = message_of<CompileError>([&] { g->set_param("factor", "17"); });
+    EXPECT_CONTAINS(msg, "GeneratorParam factor of typed must be an integer from 1 to 16, not 17.");
+    msg = message_of<CompileError>([&] { g->set_param("gain", "1.5x"); });
+    EXPECT_CONTAINS(msg, "GeneratorParam gain of typed is a finite number, not \"1.5x\".");
+    msg = message_of<CompileError>([&] { g->set_param("fused", "yes"); });
+    EXPECT_CONTAINS(msg, "GeneratorParam fused of typed is true or false, not \"yes\".");
+    msg = message_of<CompileError>([&] { g->set_param("mode", "slow"); });
+    EXPECT_CONTAINS(msg, "GeneratorParam mode of typed is one of exact, fast, not \"slow\".");
+    msg = message_of<CompileError>([&] { g->set_param("in.type", "float31"); });
+    EXPECT_CONTAINS(msg, "GeneratorParam in.type of typed is a type (bool, int8, int16, int32, "
+                         "int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, "
+                         "float64), not \"float31\".");
+    msg = message_of<CompileError>([&] { g->set_param("target", "host-cuda-sm_99x"); });
+    EXPECT_CONTAINS(msg, "GeneratorParam target of typed: ");
+    // A preset sets its values.
+    auto exact = GeneratorRegistry::create("typed_exact");
+    for (const GeneratorParamBase *p : exact->params()) {
+        if (p->name() == "mode") EXPECT_EQ(p->value_text(), "exact");
+        if (p->name() == "factor") EXPECT_EQ(p->value_text(), "4");
+    }
+}
+
+TEST(GeneratorErrors, InputsLeftUnsetAndOutputsNotAsDeclared) {
+    auto g = GeneratorRegistry::create("typed");
+    std::string msg = message_of<CompileError>([&] { g->build(); });
+    EXPECT_CONTAINS(msg, "Generator typed: the type of Input in is a parameter, and it is unset. "
+                         "Set in.type (for example in.type=float32).");
+    g->set_param("in.type", "uint8");
+    msg = message_of<CompileError>([&] { g->build(); });
+    EXPECT_CONTAINS(msg, "the rank of Input in is a parameter, and it is unset. Set in.dim");
+    g->set_param("in.dim", "1");
+    g->build();
+
+    msg = message_of<CompileError>([] { GeneratorRegistry::create("no_definition")->build(); });
+    EXPECT_CONTAINS(msg, "Generator no_definition never defines its Output extra: generate() "
+                         "must give it a definition");
+    msg = message_of<CompileError>([] { GeneratorRegistry::create("wrong_type")->build(); });
+    EXPECT_CONTAINS(msg, "Generator wrong_type: Output out is declared int32, but generate() "
+                         "defines it as float32.");
+    msg = message_of<CompileError>([] { GeneratorRegistry::create("wrong_rank")->build(); });
+    EXPECT_CONTAINS(msg, "Generator wrong_rank: Output out is declared with 1 dimensions, but "
+                         "generate() defines it with 2.");
+    msg = message_of<CompileError>(
+        [] { GeneratorRegistry::create("captured")->compile_to_files("captured", {}); });
+    EXPECT_CONTAINS(msg, "Generator captured reads the buffer table, which is not one of its "
+                         "Inputs.");
+    msg = message_of<CompileError>([] {
+        auto t = GeneratorRegistry::create("typed");
+        t->set_param("in.type", "uint8");
+        t->set_param("in.dim", "1");
+        t->compile_to_files("not a name", {});
+    });
+    EXPECT_CONTAINS(msg, "The function name \"not a name\" is not a C identifier");
+}
+
+std::string run_main(std::vector<std::string> args, int *code) {
+    std::vector<char *> argv;
+    args.insert(args.begin(), "gen");
+    for (std::string &a : args)
+        argv.push_back(a.data());
+    std::ostringstream captured;
+    std::streambuf *out = std::cout.rdbuf(captured.rdbuf());
+    std::streambuf *err = std::cerr.rdbuf(captured.rdbuf());
+    *code = generator_main(int(argv.size()), argv.data());
+    std::cout.rdbuf(out);
+    std::cerr.rdbuf(err);
+    return captured.str();
+}
+
+TEST(GeneratorDriver, HelpListAndErrors) {
+    int code = -1;
+    std::string text = run_main({"--help"}, &code);
+    EXPECT_EQ(code, 0);
+    EXPECT_CONTAINS(text, "usage: gen -g NAME [-o DIR] [-e KINDS] [-f FUNCTION] [PARAM=VALUE ...]");
+    text = run_main({"-l"}, &code);
+    EXPECT_EQ(code, 0);
+    EXPECT_CONTAINS(text, "typed\n  target = host  (a target");
+    EXPECT_CONTAINS(text, "  factor = 2  (an integer from 1 to 16)");
+    EXPECT_CONTAINS(text, "typed_exact (preset of typed: mode=exact factor=4)");
+    text = run_main({"-g", "typed", "-e", "object,pdf"}, &code);
+    EXPECT_EQ(code, 1);
+    EXPECT_CONTAINS(text, "-e: unknown kind pdf; the kinds are static_library, object, c_header, "
+                          "ptx, stmt, assembly");
+    text = run_main({"-g", "nope"}, &code);
+    EXPECT_EQ(code, 1);
+    EXPECT_CONTAINS(text, "No generator or preset is named nope.");
+    text = run_main({"-g", "typed", "in.type=uint8", "in.dim=1", "factor=0"}, &code);
+    EXPECT_EQ(code, 1);
+    EXPECT_CONTAINS(text, "GeneratorParam factor of typed must be an integer from 1 to 16, not 0.");
+    text = run_main({"typed"}, &code);
+    EXPECT_EQ(code, 1);
+    EXPECT_CONTAINS(text, "unknown argument typed");
+    // A good run writes the header it was asked for.
+    const std::string dir = testing::TempDir();
+    text = run_main(
+        {"-g", "typed", "-o", dir, "-e", "c_header", "-f", "typed_fn", "in.type=uint8", "in.dim=1"},
+        &code);
+    EXPECT_EQ(code, 0) << text;
+    std::ifstream header(dir + "/typed_fn.h");
+    std::stringstream contents;
+    contents << header.rdbuf();
+    EXPECT_CONTAINS(contents.str(), "int typed_fn(DLTensor *in, DLTensor *out);");
+    EXPECT_CONTAINS(contents.str(), " *   in: input buffer of uint8, 1 dimension\n");
+}
+
+} // namespace
