@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 using namespace aicf;
@@ -114,10 +115,11 @@ TEST(GeneratorErrors, ParametersByNameAndKind) {
     EXPECT_CONTAINS(msg, "GeneratorParam target of typed: ");
     // A preset sets its values.
     auto exact = GeneratorRegistry::create("typed_exact");
-    for (const GeneratorParamBase *p : exact->params()) {
-        if (p->name() == "mode") EXPECT_EQ(p->value_text(), "exact");
-        if (p->name() == "factor") EXPECT_EQ(p->value_text(), "4");
-    }
+    std::map<std::string, std::string> values;
+    for (const GeneratorParamBase *p : exact->params())
+        values[p->name()] = p->value_text();
+    EXPECT_EQ(values["mode"], "exact");
+    EXPECT_EQ(values["factor"], "4");
 }
 
 TEST(GeneratorErrors, InputsLeftUnsetAndOutputsNotAsDeclared) {
