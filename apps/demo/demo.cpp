@@ -16,14 +16,17 @@
 // AICF_DEVICE names (the simulator without a GPU), which counts the bytes each kernel moves
 // through device memory; the demo prints them against the compulsory bytes.
 
+#include "DemoBlock.h"
 #include "Timing.h"
 #include "backends/sim/Profile.h"
 #include "dsl/aicf.h"
+#include "layernorm_softmax_aot.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -43,66 +46,15 @@ int main(int argc, char **argv) {
         beta(c) = 0.1f * dist(rng);
     }
 
-    // The algorithm, written once.
-    struct Block {
-        Var c{"c"}, r{"r"};
-        Func input{"input"}, mean{"mean"}, variance{"variance"}, normalized{"normalized"};
-        Func logit{"logit"}, row_max{"row_max"}, e{"e"}, denom{"denom"}, scores{"scores"};
-        RDom k;
-        Block(const Buffer<float> &x, const Buffer<float> &gamma, const Buffer<float> &beta,
-              int dim)
-            : k(0, dim, "k") {
-            input(c, r) = x(c, r);
-            mean(r) = 0.0f;
-            mean(r) += input(k, r) / float(dim);
-            variance(r) = 0.0f;
-            variance(r) += (input(k, r) - mean(r)) * (input(k, r) - mean(r)) / float(dim);
-            normalized(c, r) =
-                (input(c, r) - mean(r)) * rsqrt(variance(r) + 1e-5f) * gamma(c) + beta(c);
-            logit(c, r) = normalized(c, r) / std::sqrt(float(dim));
-            row_max(r) = -std::numeric_limits<float>::infinity();
-            row_max(r) = max(row_max(r), logit(k, r));
-            e(c, r) = exp(logit(c, r) - row_max(r));
-            denom(r) = 0.0f;
-            denom(r) += e(k, r);
-            scores(c, r) = e(c, r) / denom(r);
-        }
-    };
-
-    // Both CPU schedules give every stage the same loops: rows in parallel, elementwise stages
-    // vectorized along the row, and each row reduction split so that the 16 lanes of a vector
-    // keep 16 partial results (rfactor). They differ only in where the stages are computed.
-    // The output's row length is declared (bound): a row's intermediates then have a constant
-    // size, and the fused schedule keeps them in arrays on the stack.
-    auto schedule = [dim](Block &b, bool region) {
-        Var u("u");
-        RVar ko("ko"), ki("ki");
-        for (Func *f : {&b.mean, &b.variance, &b.row_max, &b.denom}) {
-            Func partial = f->update().split(b.k, ko, ki, 16).rfactor(ki, u);
-            partial.compute_at(*f, b.r).vectorize(u).update().reorder(u, ko).vectorize(u);
-            if (region) {
-                f->compute_at(b.scores, b.r);
-            } else {
-                f->compute_root().parallel(b.r);
-            }
-        }
-        b.scores.parallel(b.r).vectorize(b.c, 16).bound(b.c, 0, dim);
-        for (Func *f : {&b.normalized, &b.e}) {
-            if (region) {
-                f->compute_at(b.scores, b.r).vectorize(b.c, 16);
-            } else {
-                f->compute_root().parallel(b.r).vectorize(b.c, 16);
-            }
-        }
-    };
+    using Block = aicf_apps::DemoBlock;
     // Operator by operator: each stage computed over the whole tensor and stored, as a
     // framework running one kernel per operator does.
     Block staged(x, gamma, beta, dim);
-    schedule(staged, false);
+    staged.schedule_cpu(false);
     // One dataflow region: every stage of a row computed inside the loop over rows, so
     // intermediates never leave the cache.
     Block fused(x, gamma, beta, dim);
-    schedule(fused, true);
+    fused.schedule_cpu(true);
     Func &scores = fused.scores;
 
     std::printf("AICF demo: layernorm + softmax over a %d x %d float32 activation\n\n", rows, dim);
@@ -157,6 +109,36 @@ int main(int argc, char **argv) {
     std::printf("largest difference between the two schedules: %g\n", diff);
     std::printf("largest relative error against float64: %.2e\n", max_err);
     bool ok = max_err < 1e-4;
+
+    // The same fused pipeline compiled ahead of time (apps/demo/demo_generators.cpp, built
+    // into a library by CMake), called through its C function with DLPack tensors.
+    {
+        Buffer<float> aot({dim, rows});
+        int64_t shape2[2] = {rows, dim}, shape1[1] = {dim};
+        auto tensor = [](const Buffer<float> &b, int64_t *shape, int ndim) {
+            DLTensor t{};
+            t.data = b.data();
+            t.device = {kDLCPU, 0};
+            t.ndim = ndim;
+            t.dtype = {kDLFloat, 32, 1};
+            t.shape = shape;
+            return t;
+        };
+        DLTensor tx = tensor(x, shape2, 2), tg = tensor(gamma, shape1, 1),
+                 tb = tensor(beta, shape1, 1), ts = tensor(aot, shape2, 2);
+        int code = layernorm_softmax_aot(&tx, &tg, &tb, &ts);
+        auto [aot_ms, jit_ms] = aicf_apps::median_ms_alternating(
+            [&] { layernorm_softmax_aot(&tx, &tg, &tb, &ts); }, [&] { scores.realize(out); }, 11);
+        bool same =
+            code == 0 && std::memcmp(aot.data(), out.data(), sizeof(float) * dim * rows) == 0;
+        std::printf("ahead of time (layernorm_softmax_aot.a, %s): %.3f ms against the JIT's %.3f "
+                    "ms; %s\n",
+                    layernorm_softmax_aot_metadata()->target, aot_ms, jit_ms,
+                    code != 0 ? aicf_last_error()
+                    : same    ? "the same bits as the JIT"
+                              : "DIFFERENT FROM THE JIT");
+        ok = ok && same;
+    }
 
     // ---- The same algorithm on a GPU ----
     const Target gpu("host-cuda-sm_80");
