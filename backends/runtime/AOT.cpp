@@ -3,6 +3,7 @@
 // process, and errors kept per thread for aicf_last_error().
 
 #include "backends/runtime/AOTABI.h"
+#include "backends/runtime/Device.h"
 #include "backends/runtime/Runtime.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IR.h"
@@ -59,6 +60,7 @@ int element_bytes(aicf_type_t t) {
 struct TensorBuffer {
     aicf_buffer_t buffer{};
     std::vector<aicf_dim_t> dims;
+    bool in_cuda_memory = false; // the caller's device memory: used in place, never freed
 };
 
 class ArgumentError : public std::exception {
@@ -78,16 +80,20 @@ void check_tensor(const aicf_pipeline_metadata_t &p, int index, const DLTensor *
     using K = ir::RuntimeErrorKind;
     if (!t) throw ArgumentError(K::BufferNull, where + " is a null DLTensor pointer.");
     const bool on_cpu = t->device.device_type == kDLCPU;
-    if (!on_cpu) {
-        std::string device = t->device.device_type == kDLCUDA
-                                 ? "a CUDA device"
-                                 : "device type " + std::to_string(int(t->device.device_type));
+    const bool on_cuda = t->device.device_type == kDLCUDA;
+    if (!on_cpu && !(on_cuda && gpu_pipeline)) {
+        std::string device =
+            on_cuda ? "a CUDA device" : "device type " + std::to_string(int(t->device.device_type));
         throw ArgumentError(K::BufferDevice,
                             where + " is in the memory of " + device + ", but " +
-                                (gpu_pipeline ? "this build of the pipeline takes CPU memory "
-                                                "(its kernels copy to the GPU and back)."
+                                (gpu_pipeline ? "the pipeline takes kDLCPU or kDLCUDA tensors."
                                               : "the pipeline runs on the CPU: pass a kDLCPU "
                                                 "tensor."));
+    }
+    if (on_cuda && t->device.device_id != 0) {
+        throw ArgumentError(K::BufferDevice, where + " is on CUDA device " +
+                                                 std::to_string(t->device.device_id) +
+                                                 "; AICF runs kernels on CUDA device 0.");
     }
     if (!same_type(t->dtype, a.type)) {
         throw ArgumentError(K::BufferType, where + " holds " + dl_type_text(t->dtype) +
@@ -141,7 +147,13 @@ void check_tensor(const aicf_pipeline_metadata_t &p, int index, const DLTensor *
         throw ArgumentError(K::BufferMisaligned, where + "'s data is not aligned to its " +
                                                      std::to_string(bytes) + "-byte elements.");
     }
-    out.buffer.host = static_cast<uint8_t *>(t->data) + t->byte_offset;
+    if (on_cuda) {
+        // Used where it is: the kernels read and write it, nothing is copied.
+        out.in_cuda_memory = true;
+        out.buffer.device = reinterpret_cast<uint64_t>(t->data) + t->byte_offset;
+    } else {
+        out.buffer.host = static_cast<uint8_t *>(t->data) + t->byte_offset;
+    }
     out.buffer.type = a.type;
     out.buffer.dimensions = t->ndim;
     out.buffer.dim = out.dims.data();
@@ -211,16 +223,31 @@ int32_t run(const aicf_pipeline_metadata_t &p, void *const *args) {
     }
     RunContext ctx;
     ctx.kernels = p.kernel_count > 0 ? &kernels_of(p) : nullptr;
+    for (int i = 0; i < n; i++) {
+        TensorBuffer &t = tensors[size_t(i)];
+        if (!t.in_cuda_memory) continue;
+        if (!ctx.device) ctx.device = &device_from_environment();
+        if (std::string(ctx.device->name()) != "cuda") {
+            throw ArgumentError(ir::RuntimeErrorKind::BufferDevice,
+                                std::string(p.name) + ": buffer " + p.arguments[i].name +
+                                    " (argument " + std::to_string(i) +
+                                    ") is in CUDA memory, but this process runs kernels on the " +
+                                    ctx.device->name() +
+                                    " device (no GPU here, or AICF_DEVICE says so): pass kDLCPU "
+                                    "tensors.");
+        }
+        t.buffer.device_interface = const_cast<aicf_device_interface_t *>(ctx.device->memory());
+    }
     int32_t code = p.entry(&ctx, pointers.data());
-    // Outputs computed on a device come back to the caller's memory; the device copies the
-    // run made of the caller's buffers go (the DLTensors have no place to keep them).
+    // Outputs computed on a device come back to the caller's CPU memory; the device copies the
+    // run made of the caller's CPU buffers go (the DLTensors have no place to keep them).
     for (int i = 0; i < n && code == 0; i++) {
-        if (p.arguments[i].kind == AICF_ARGUMENT_OUTPUT)
+        if (p.arguments[i].kind == AICF_ARGUMENT_OUTPUT && !tensors[size_t(i)].in_cuda_memory)
             code = aicf_buffer_copy_to_host(&ctx, &tensors[size_t(i)].buffer, 0);
     }
     for (TensorBuffer &t : tensors) {
         auto *memory = static_cast<const aicf_device_interface_t *>(t.buffer.device_interface);
-        if (t.buffer.device && memory) memory->device_free(&t.buffer);
+        if (t.buffer.device && memory && !t.in_cuda_memory) memory->device_free(&t.buffer);
     }
     if (code != 0) {
         last_error = ctx.error.empty()

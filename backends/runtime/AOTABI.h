@@ -16,7 +16,8 @@
  * the region the pipeline reads or writes.
  *
  * Buffers are DLTensors (DLPack): row-major shapes, strides in elements (NULL: compact), the
- * data at `data + byte_offset`. AICF counts dimensions the other way round: its dimension 0
+ * data at `data + byte_offset`, in CPU memory (kDLCPU) or, for pipelines with GPU kernels, in
+ * the memory of CUDA device 0 (kDLCUDA; used in place). AICF counts dimensions the other way round: its dimension 0
  * is the innermost, DLPack's last axis; messages name both. */
 
 #include <dlpack/dlpack.h>

@@ -215,6 +215,24 @@ TEST(AOT, GPUKernelsRunFromTheObject) {
     }
 }
 
+// Tensors in CUDA memory are used in place where the kernels run on a GPU; where they run on
+// the simulator, they are refused before anything runs.
+TEST(AOT, CUDATensorsNeedAGPU) {
+    aicf_test::ScopedEnv sim("AICF_DEVICE", "sim");
+    Buffer<float> in({8, 2}), weight({8}), out({8, 2});
+    Tensor tin(in), tw(weight), tout(out);
+    tin.t.device = {kDLCUDA, 0};
+    EXPECT_EQ(aot_rms_norm(&tin, &tw, 1e-5f, &tout), -int(ir::RuntimeErrorKind::BufferDevice));
+    EXPECT_STREQ(aicf_last_error(),
+                 "aot_rms_norm: buffer in (argument 0) is in CUDA memory, but this process runs "
+                 "kernels on the sim device (no GPU here, or AICF_DEVICE says so): pass kDLCPU "
+                 "tensors.");
+    tin.t.device = {kDLCUDA, 1};
+    EXPECT_EQ(aot_rms_norm(&tin, &tw, 1e-5f, &tout), -int(ir::RuntimeErrorKind::BufferDevice));
+    EXPECT_STREQ(aicf_last_error(), "aot_rms_norm: buffer in (argument 0) is on CUDA device 1; "
+                                    "AICF runs kernels on CUDA device 0.");
+}
+
 // Strides as DLPack gives them: a view of every other row of a larger array.
 TEST(AOT, StridedInput) {
     const int W = 40, H = 9;
