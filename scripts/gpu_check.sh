@@ -18,7 +18,7 @@ if [ -f "$root/.gpu_bundle/aicf-gpu.tar.xz" ]; then
   [ -f "$dir/lib/libdevice.10.bc" ] && export AICF_LIBDEVICE="$dir/lib/libdevice.10.bc"
 else
   run=()
-  "$root/scripts/build.sh" test_gpu lesson_05_gpu bench_gpu bench_norms || exit 1
+  "$root/scripts/build.sh" test_gpu lesson_05_gpu bench_gpu bench_norms aot_rms_norm_shared || exit 1
   build="${AICF_BUILD_DIR:-$root/build}"
   mkdir -p "$build/gpu_bin"
   ln -sf "$build/tests/test_gpu" "$build/tutorials/lesson_05_gpu" "$build/apps/bench_gpu/bench_gpu" \
@@ -38,6 +38,16 @@ timeout 180 "${run[@]}" "$bin/bench_gpu" > "$logs/bench_gpu.log" 2>&1
 bench_rc=$?
 timeout 240 "${run[@]}" "$bin/bench_norms" > "$logs/bench_norms.log" 2>&1
 norms_rc=$?
+# A pipeline compiled ahead of time, called from PyTorch through DLPack (CUDA tensors in
+# place, CPU tensors copied), against PyTorch's own result. Needs the build tree.
+aot_rc=0
+if [ -z "${dir:-}" ]; then
+  timeout 120 python3 "$root/scripts/torch_aot_check.py" "${AICF_BUILD_DIR:-$root/build}" \
+    > "$logs/torch_aot.log" 2>&1
+  aot_rc=$?
+else
+  echo "(the bundle carries no build tree: skipped)" > "$logs/torch_aot.log"
+fi
 # The peers for the norms: PyTorch's own kernels on the same shapes, in GB/s of the same
 # compulsory bytes.
 timeout 120 python3 - > "$logs/torch_norms.log" 2>&1 <<'PY'
@@ -124,10 +134,12 @@ cat "$logs/torch_peer.log" | tail -n 3
 echo "== norm benchmarks: exit $norms_rc"
 grep -E "^\| |copy peer" "$logs/bench_norms.log"
 grep -E "^\| " "$logs/torch_norms.log" || tail -n 3 "$logs/torch_norms.log"
+echo "== a pipeline compiled ahead of time, called from PyTorch: exit $aot_rc"
+grep -E "^\| " "$logs/torch_aot.log" || tail -n 5 "$logs/torch_aot.log"
 if [ -n "${AICF_GPU_SWEEP:-}" ]; then
   echo "== GPU schedule sweep, $AICF_GPU_SCHEDULE_COUNT schedules per seed, ${sweep_seconds} s:"
   sort -n -k2 "$logs/sweep.txt" | tr '\n' ';'; echo
   grep -A3 -E "^=== seed|failed at schedule" "$logs/sweep_failures.log" | head -40
 fi
 [ $tests_rc -eq 0 ] && [ $lesson_rc -eq 0 ] && [ $bench_rc -eq 0 ] && [ $norms_rc -eq 0 ] &&
-  [ $sweep_rc -eq 0 ]
+  [ $sweep_rc -eq 0 ] && [ $aot_rc -eq 0 ]
