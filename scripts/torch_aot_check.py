@@ -33,18 +33,26 @@ def main():
     lib.aot_rms_norm.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_float,
                                  ctypes.c_void_p]
     lib.aicf_last_error.restype = ctypes.c_char_p
+    lib.aicf_set_cuda_stream.argtypes = [ctypes.c_void_p]
     ok = True
     print("| AOT from PyTorch | rows x cols | tensors | max abs error vs torch | result |")
     print("|---|---|---|---|---|")
     for rows, cols in [(7, 250), (64, 4096)]:
-        for device in ["cuda", "cpu"]:
-            x = torch.randn(rows, cols, device=device)
-            w = torch.rand(cols, device=device) + 0.5
+        for device in ["cuda", "cuda, own stream", "cpu"]:
+            stream = torch.cuda.Stream() if device == "cuda, own stream" else None
+            if stream is not None:
+                torch.cuda.synchronize()  # the inputs below are made on the default stream
+                lib.aicf_set_cuda_stream(ctypes.c_void_p(stream.cuda_stream))
+            device_name = device.split(",")[0]
+            x = torch.randn(rows, cols, device=device_name)
+            w = torch.rand(cols, device=device_name) + 0.5
             out = torch.empty_like(x)
             keep = []
             code = lib.aot_rms_norm(dltensor_pointer(x, keep), dltensor_pointer(w, keep), 1e-5,
                                     dltensor_pointer(out, keep))
-            if device == "cuda":
+            if stream is not None:
+                lib.aicf_set_cuda_stream(None)
+            if device_name == "cuda":
                 torch.cuda.synchronize()
             want = x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-5) * w
             err = (out - want).abs().max().item() if code == 0 else float("nan")

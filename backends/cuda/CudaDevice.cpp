@@ -251,10 +251,10 @@ public:
                 params[i] = args[i];
             }
         }
-        CUresult r =
-            d.cuLaunchKernel(f, unsigned(grid[0]), unsigned(grid[1]), unsigned(grid[2]),
-                             unsigned(k.threads[0]), unsigned(k.threads[1]), unsigned(k.threads[2]),
-                             unsigned(k.shared_bytes), nullptr, params.data(), nullptr);
+        CUresult r = d.cuLaunchKernel(
+            f, unsigned(grid[0]), unsigned(grid[1]), unsigned(grid[2]), unsigned(k.threads[0]),
+            unsigned(k.threads[1]), unsigned(k.threads[2]), unsigned(k.shared_bytes),
+            static_cast<CUstream>(runtime::cuda_stream_of_this_thread()), params.data(), nullptr);
         // Waiting for each kernel lets an error name the kernel that caused it.
         if (r == CUDA_SUCCESS) r = d.cuCtxSynchronize();
         if (r != CUDA_SUCCESS) {

@@ -288,4 +288,8 @@ int aicf_run_pipeline(const aicf_pipeline_metadata_t *pipeline, void *const *arg
 const char *aicf_last_error(void) {
     return aicf::runtime::last_error.c_str();
 }
+
+void aicf_set_cuda_stream(void *stream) {
+    aicf::runtime::set_cuda_stream_of_this_thread(stream);
+}
 }

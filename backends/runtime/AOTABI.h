@@ -17,8 +17,8 @@
  *
  * Buffers are DLTensors (DLPack): row-major shapes, strides in elements (NULL: compact), the
  * data at `data + byte_offset`, in CPU memory (kDLCPU) or, for pipelines with GPU kernels, in
- * the memory of CUDA device 0 (kDLCUDA; used in place). AICF counts dimensions the other way round: its dimension 0
- * is the innermost, DLPack's last axis; messages name both. */
+ * the memory of CUDA device 0 (kDLCUDA; used in place). AICF counts dimensions the other way round:
+ * its dimension 0 is the innermost, DLPack's last axis; messages name both. */
 
 #include <dlpack/dlpack.h>
 #include <stddef.h>
@@ -81,6 +81,11 @@ int aicf_run_pipeline(const aicf_pipeline_metadata_t *pipeline, void *const *arg
 
 /* The message of the last failed call on this thread ("" after a call that succeeded). */
 const char *aicf_last_error(void);
+
+/* The CUDA stream (a CUstream of the primary context of device 0) that the kernels of the
+ * calls made on this thread run on, as a framework's current stream; NULL (the default) is
+ * the default stream. Each call returns when its kernels have finished. */
+void aicf_set_cuda_stream(void *stream);
 
 #ifdef __cplusplus
 }

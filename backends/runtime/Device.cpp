@@ -25,6 +25,18 @@ Device &device_from_environment() {
     }
 }
 
+namespace {
+thread_local void *cuda_stream = nullptr;
+} // namespace
+
+void *cuda_stream_of_this_thread() {
+    return cuda_stream;
+}
+
+void set_cuda_stream_of_this_thread(void *stream) {
+    cuda_stream = stream;
+}
+
 void prepare_on_device(Device &device, aicf_buffer_t *b, const char *name) {
     const aicf_device_interface_t *mem = device.memory();
     char error[512] = {0};

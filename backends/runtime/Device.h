@@ -30,6 +30,11 @@ public:
 // device that is not available here, and CompileError for a name that is not a device.
 Device &device_from_environment();
 
+// The CUDA stream (a CUstream) the kernels this thread launches run on, as the caller of a
+// compiled pipeline set it (aicf_set_cuda_stream); null: the default stream.
+void *cuda_stream_of_this_thread();
+void set_cuda_stream_of_this_thread(void *stream);
+
 // Makes `b`'s data current on `device` (allocating there and copying from the host when
 // needed). Raises RuntimeError when the device fails or the buffer cannot live there.
 void prepare_on_device(Device &device, aicf_buffer_t *b, const char *name);

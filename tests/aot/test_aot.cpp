@@ -189,6 +189,7 @@ TEST(AOT, GPUKernelsRunFromTheObject) {
     Buffer<float> weight = random_buffer<float>({W}, 6, 0.5, 1.5);
     Buffer<float> aot({W, H});
     Tensor tin(in), tw(weight), tout(aot);
+    aicf_set_cuda_stream(nullptr); // the default stream (the simulator has no others)
     ASSERT_EQ(aot_rms_norm(&tin, &tw, 1e-5f, &tout), 0) << aicf_last_error();
     const aicf_pipeline_metadata_t *m = aot_rms_norm_metadata();
     ASSERT_EQ(m->kernel_count, 1);
