@@ -151,6 +151,7 @@ std::string GeneratorIOBase::where() const {
 GeneratorBase::GeneratorBase() {
     building = this;
     add(&target);
+    add(&cubins);
 }
 
 GeneratorBase::~GeneratorBase() {
@@ -293,7 +294,11 @@ void GeneratorBase::set_input(const std::string &name, const BufferBase &buffer)
 
 void GeneratorBase::compile_to_files(const std::string &function_name, const OutputFiles &files) {
     std::vector<Argument> args = pipeline_arguments();
-    build().compile_to_files(function_name, args, files, target.value());
+    OutputFiles with_cubins = files;
+    std::stringstream list(cubins.value());
+    for (std::string arch; std::getline(list, arch, ',');)
+        if (!arch.empty()) with_cubins.cubins.push_back(arch);
+    build().compile_to_files(function_name, args, with_cubins, target.value());
 }
 
 namespace {

@@ -445,6 +445,9 @@ protected:
     virtual void schedule() {}
 
     GeneratorParam<Target> target{"target", Target("host")};
+    // GPU architectures to assemble the kernels for ahead of time, comma-separated
+    // ("sm_80,sm_90"; needs the CUDA toolkit's ptxas when generating).
+    GeneratorParam<std::string> cubins{"cubins", ""};
 
 private:
     std::string name_;

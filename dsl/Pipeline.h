@@ -36,6 +36,9 @@ struct OutputFiles {
     std::string ptx;            // its GPU kernels, as one PTX module
     std::string stmt;           // the lowered IR
     std::string assembly;       // the host code, as assembly
+    // GPU architectures ("sm_90") the object also carries each kernel assembled for (by the
+    // CUDA toolkit's ptxas), beside its PTX.
+    std::vector<std::string> cubins;
 };
 
 // A pipeline compiled to machine code.

@@ -280,12 +280,15 @@ private:
                                  << ") has compute capability " << d.capability / 10 << "."
                                  << d.capability % 10 << ".";
         }
-        const std::string &ptx = k.ptx();
+        const std::string *image = nullptr; // a cubin for this GPU, else the PTX
+        for (const auto &cubin : k.cubins)
+            if (cubin.first == d.capability) image = &cubin.second;
+        if (!image) image = &k.ptx();
         char log[8192] = {0};
         int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
         void *values[] = {log, reinterpret_cast<void *>(uintptr_t(sizeof log))};
         CUmodule module = nullptr;
-        CUresult r = d.cuModuleLoadDataEx(&module, ptx.c_str(), 2, options, values);
+        CUresult r = d.cuModuleLoadDataEx(&module, image->c_str(), 2, options, values);
         if (r != CUDA_SUCCESS) {
             runtime_error_report << "Loading kernel " << k.name << " on " << d.name
                                  << " failed: " << d.describe(r) << "\n"

@@ -24,6 +24,8 @@
 
 #include <cctype>
 #include <fstream>
+#include <optional>
+#include <regex>
 #include <sstream>
 
 namespace aicf {
@@ -84,7 +86,8 @@ public:
         argument_t = llvm::StructType::get(c, {ptr, i32, type_t, i32});
         parameter_t = llvm::StructType::get(c, {ptr, i32, i32, i32});
         kernel_t = llvm::StructType::get(
-            c, {ptr, llvm::ArrayType::get(i32, 3), i64, i32, i32, ptr, ptr, ptr, i64});
+            c, {ptr, llvm::ArrayType::get(i32, 3), i64, i32, i32, ptr, ptr, ptr, i64, i32, ptr});
+        cubin_t = llvm::StructType::get(c, {i32, i64, ptr});
         pipeline_t = llvm::StructType::get(c, {ptr, ptr, i32, ptr, i32, ptr, ptr});
     }
 
@@ -114,9 +117,22 @@ public:
         return array(argument_t, items);
     }
 
-    llvm::Constant *kernels(const lowering::LoweredPipeline &p) {
+    llvm::Constant *kernels(const lowering::LoweredPipeline &p,
+                            const std::vector<std::string> &cubin_archs) {
         std::vector<llvm::Constant *> items;
         for (const lowering::LoweredKernel &k : p.kernels) {
+            std::optional<std::string> ptx = ptx_of(k, p.target);
+            std::vector<llvm::Constant *> cubins;
+            for (const std::string &arch : cubin_archs) {
+                user_assert(ptx) << "Kernel " << k.name << " cannot be assembled for " << arch
+                                 << ": its PTX needs libdevice (the CUDA toolkit's math), which "
+                                 << "was not found.";
+                std::string cubin = ptx_to_cubin(*ptx, arch);
+                std::vector<uint8_t> bytes_of(cubin.begin(), cubin.end());
+                cubins.push_back(llvm::ConstantStruct::get(
+                    cubin_t, {llvm::ConstantInt::get(i32, std::stoi(arch.substr(3, 3))),
+                              llvm::ConstantInt::get(i64, bytes_of.size()), bytes(bytes_of)}));
+            }
             std::vector<llvm::Constant *> params;
             for (const lowering::KernelArgument &a : k.args) {
                 const int bytes = a.is_buffer ? 0 : a.type.is_bool() ? 1 : a.type.bytes();
@@ -135,17 +151,21 @@ public:
                  llvm::ConstantInt::get(i64, uint64_t(k.shared_bytes)),
                  llvm::ConstantInt::get(i32, p.target.cuda_capability()),
                  llvm::ConstantInt::get(i32, k.args.size()), array(parameter_t, params),
-                 ptx_of(k, p.target), bytes(ir), llvm::ConstantInt::get(i64, ir.size())}));
+                 ptx ? string(*ptx) : llvm::ConstantPointerNull::get(ptr), bytes(ir),
+                 llvm::ConstantInt::get(i64, ir.size()), llvm::ConstantInt::get(i32, cubins.size()),
+                 array(cubin_t, cubins)}));
         }
         return array(kernel_t, items);
     }
 
     llvm::GlobalVariable *pipeline(const lowering::LoweredPipeline &p, const std::string &name,
+                                   const std::vector<std::string> &cubin_archs,
                                    llvm::Function *entry) {
         llvm::Constant *value = llvm::ConstantStruct::get(
             pipeline_t,
             {string(name), string(p.target.to_string()), llvm::ConstantInt::get(i32, p.args.size()),
-             arguments(p.args), llvm::ConstantInt::get(i32, p.kernels.size()), kernels(p), entry});
+             arguments(p.args), llvm::ConstantInt::get(i32, p.kernels.size()),
+             kernels(p, cubin_archs), entry});
         return new llvm::GlobalVariable(m, pipeline_t, true, llvm::GlobalValue::InternalLinkage,
                                         value, prefix + ".pipeline");
     }
@@ -159,7 +179,7 @@ private:
 public:
     llvm::PointerType *ptr;
     llvm::Type *i8, *i16, *i32, *i64;
-    llvm::StructType *type_t, *argument_t, *parameter_t, *kernel_t, *pipeline_t;
+    llvm::StructType *type_t, *argument_t, *parameter_t, *kernel_t, *pipeline_t, *cubin_t;
 
 private:
     llvm::Constant *global(llvm::Constant *init) {
@@ -171,14 +191,13 @@ private:
     }
     // The kernel's PTX; none where it cannot be made here (no libdevice for its math): a GPU
     // then refuses it, the simulator runs it all the same.
-    llvm::Constant *ptx_of(const lowering::LoweredKernel &k, const Target &target) {
-        std::string text;
+    static std::optional<std::string> ptx_of(const lowering::LoweredKernel &k,
+                                             const Target &target) {
         try {
-            text = compile_kernels_to_ptx({k}, target);
+            return compile_kernels_to_ptx({k}, target);
         } catch (const CompileError &) {
-            return llvm::ConstantPointerNull::get(ptr);
+            return std::nullopt;
         }
-        return string(text);
     }
 };
 
@@ -308,6 +327,18 @@ void compile_to_files(const lowering::LoweredPipeline &p, const std::string &nam
             << "the generated header cannot name it. Name its Param or ImageParam like a C "
             << "variable.";
     }
+    for (const std::string &arch : files.cubins) {
+        user_assert(std::regex_match(arch, std::regex("sm_[0-9]{2,3}a?")))
+            << "\"" << arch << "\" is not a GPU architecture to assemble kernels for (sm_80, "
+            << "sm_90, sm_90a, ...).";
+        user_assert(p.target.has_cuda())
+            << name << " is compiled for " << p.target.to_string() << ", which has no GPU "
+            << "kernels to assemble for " << arch << ". Give a target with a GPU "
+            << "(host-cuda-sm_80).";
+        user_assert(std::stoi(arch.substr(3, 3)) >= p.target.cuda_capability())
+            << "The kernels of " << name << " are compiled for sm_" << p.target.cuda_capability()
+            << " and cannot be assembled for " << arch << ", an older GPU.";
+    }
     if (!files.stmt.empty()) {
         std::string text = to_string(p.body);
         for (const lowering::LoweredKernel &k : p.kernels)
@@ -334,7 +365,7 @@ void compile_to_files(const lowering::LoweredPipeline &p, const std::string &nam
     internal_assert(entry) << "AOT: no host function " << entry_name;
     entry->setLinkage(llvm::GlobalValue::InternalLinkage);
     Tables tables(*m, "aicf." + name);
-    llvm::GlobalVariable *pipeline = tables.pipeline(p, name, entry);
+    llvm::GlobalVariable *pipeline = tables.pipeline(p, name, files.cubins, entry);
     add_c_functions(*m, p, name, pipeline);
     std::string errors;
     llvm::raw_string_ostream os(errors);

@@ -504,7 +504,10 @@ bool libdevice_available() {
     return file_exists(find_libdevice());
 }
 
-std::vector<KernelResources> assemble_ptx(const std::string &ptx, const std::string &arch) {
+namespace {
+
+// Runs ptxas on `ptx` for `arch`: the cubin, and what ptxas -v printed.
+std::string run_ptxas(const std::string &ptx, const std::string &arch, std::string &text) {
     std::string ptxas = find_ptxas();
     user_assert(!ptxas.empty())
         << "ptxas was not found: install the CUDA toolkit, or set AICF_PTXAS.";
@@ -518,12 +521,28 @@ std::vector<KernelResources> assemble_ptx(const std::string &ptx, const std::str
                           "' > '" + log + "' 2>&1";
     int status = std::system(command.c_str());
     std::ifstream in(log);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    text.assign((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ifstream cubin_file(output, std::ios::binary);
+    std::string cubin((std::istreambuf_iterator<char>(cubin_file)),
+                      std::istreambuf_iterator<char>());
     std::remove(input.c_str());
     std::remove(output.c_str());
     std::remove(log.c_str());
     rmdir(dir);
     user_assert(status == 0) << "ptxas rejected the kernels for " << arch << ":\n" << text;
+    return cubin;
+}
+
+} // namespace
+
+std::string ptx_to_cubin(const std::string &ptx, const std::string &arch) {
+    std::string text;
+    return run_ptxas(ptx, arch, text);
+}
+
+std::vector<KernelResources> assemble_ptx(const std::string &ptx, const std::string &arch) {
+    std::string text;
+    run_ptxas(ptx, arch, text);
 
     // ptxas -v: "Compiling entry function 'k' for 'sm_80'", then "N bytes stack frame, N bytes
     // spill stores, N bytes spill loads" and "Used N registers, ... N bytes smem ...".

@@ -43,6 +43,9 @@ bool libdevice_available();
 // Assembles `ptx` for `arch` with ptxas -v; raises CompileError with ptxas's message when it
 // rejects the module.
 std::vector<KernelResources> assemble_ptx(const std::string &ptx, const std::string &arch);
+// The cubin ptxas makes of `ptx` for `arch` ("sm_90"); CompileError when ptxas is missing or
+// rejects it.
+std::string ptx_to_cubin(const std::string &ptx, const std::string &arch);
 
 } // namespace backends
 } // namespace aicf

@@ -189,6 +189,12 @@ const std::vector<CompiledKernel> &kernels_of(const aicf_pipeline_metadata_t &p)
         c.threads = {k.threads[0], k.threads[1], k.threads[2]};
         c.shared_bytes = k.shared_bytes;
         c.min_compute_capability = k.min_compute_capability;
+        for (int j = 0; j < k.cubin_count; j++) {
+            const aicf_cubin_t &cubin = k.cubins[j];
+            c.cubins.push_back(
+                {cubin.compute_capability,
+                 std::string(reinterpret_cast<const char *>(cubin.data), size_t(cubin.size))});
+        }
         for (int j = 0; j < k.parameter_count; j++) {
             KernelParameter param;
             param.name = k.parameters[j].name;

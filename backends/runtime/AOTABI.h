@@ -50,6 +50,13 @@ typedef struct aicf_kernel_parameter_t {
     int32_t written;      /* buffers: the kernel stores to it */
 } aicf_kernel_parameter_t;
 
+/* A kernel assembled for one GPU architecture. */
+typedef struct aicf_cubin_t {
+    int32_t compute_capability; /* 10 * major + minor: the GPUs that load it */
+    int64_t size;
+    const uint8_t *data;
+} aicf_cubin_t;
+
 /* One GPU kernel, as the object file carries it. */
 typedef struct aicf_kernel_metadata_t {
     const char *name;
@@ -61,6 +68,8 @@ typedef struct aicf_kernel_metadata_t {
     const char *ptx;          /* the kernel in PTX, NUL-terminated */
     const uint8_t *kernel_ir; /* the kernel for the simulator (serialized IR) */
     int64_t kernel_ir_size;
+    int32_t cubin_count; /* assembled ahead of time, loaded instead of the PTX where they fit */
+    const aicf_cubin_t *cubins;
 } aicf_kernel_metadata_t;
 
 typedef struct aicf_pipeline_metadata_t {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace aicf {
@@ -41,6 +42,9 @@ public:
     int64_t shared_bytes = 0;              // dynamic shared memory per block
     int min_compute_capability = 0;        // of the GPU it was compiled for (10 * major + minor)
     std::vector<KernelParameter> params;
+    // The kernel assembled ahead of time, by compute capability; a GPU loads the one for its
+    // own capability where there is one, else the PTX.
+    std::vector<std::pair<int, std::string>> cubins;
 
     // The kernel in PTX (compiled once, on the first call; thread-safe).
     const std::string &ptx() const;

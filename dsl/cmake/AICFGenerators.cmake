@@ -2,7 +2,11 @@
 #
 #   aicf_add_generator(my_gen SOURCES my_generators.cpp)
 #   aicf_add_library(scale GENERATOR my_gen [GENERATOR_NAME scale] [FUNCTION_NAME scale]
-#                    [TARGET host-cuda-sm_80] [PARAMS tile=32 in.type=float32])
+#                    [TARGET host-cuda-sm_80] [CUBINS sm_80 sm_90]
+#                    [PARAMS tile=32 in.type=float32])
+#
+# CUBINS: GPU architectures the library also carries its kernels assembled for (by ptxas, at
+# build time); a GPU of one of them loads that cubin, any other the PTX.
 #   target_link_libraries(my_program PRIVATE scale)   # scale.h, and the runtime
 #
 # aicf_add_library runs the generator program at build time (again when it changes) and
@@ -21,7 +25,8 @@ endfunction()
 
 # A pipeline compiled ahead of time by a generator program, as a library target.
 function(aicf_add_library name)
-  cmake_parse_arguments(LIB "" "GENERATOR;GENERATOR_NAME;FUNCTION_NAME;TARGET" "PARAMS" ${ARGN})
+  cmake_parse_arguments(LIB "" "GENERATOR;GENERATOR_NAME;FUNCTION_NAME;TARGET" "PARAMS;CUBINS"
+                        ${ARGN})
   if(NOT LIB_GENERATOR)
     message(FATAL_ERROR "aicf_add_library(${name}): GENERATOR (a generator program) is missing")
   endif()
@@ -33,6 +38,10 @@ function(aicf_add_library name)
   endif()
   if(NOT LIB_TARGET)
     set(LIB_TARGET host)
+  endif()
+  if(LIB_CUBINS)
+    list(JOIN LIB_CUBINS "," cubins)
+    list(APPEND LIB_PARAMS "cubins=${cubins}")
   endif()
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/${name}.aicf)
   set(archive ${dir}/${LIB_FUNCTION_NAME}.a)

@@ -195,6 +195,20 @@ TEST(AOT, GPUKernelsRunFromTheObject) {
     ASSERT_EQ(m->kernel_count, 1);
     EXPECT_NE(std::string(m->kernels[0].ptx).find("shfl.sync.bfly"), std::string::npos);
     EXPECT_GT(m->kernels[0].kernel_ir_size, 0);
+#ifdef AOT_HAS_CUBINS
+    // Assembled at build time for sm_80 and sm_90 (ELF images), loaded on those GPUs.
+    ASSERT_EQ(m->kernels[0].cubin_count, 2);
+    EXPECT_EQ(m->kernels[0].cubins[0].compute_capability, 80);
+    EXPECT_EQ(m->kernels[0].cubins[1].compute_capability, 90);
+    for (int i = 0; i < 2; i++) {
+        ASSERT_GT(m->kernels[0].cubins[i].size, 4);
+        EXPECT_EQ(std::memcmp(m->kernels[0].cubins[i].data,
+                              "\x7f"
+                              "ELF",
+                              4),
+                  0);
+    }
+#endif
 
     std::unique_ptr<GeneratorBase> g = GeneratorRegistry::create("rms_norm_gpu");
     g->set_param("target", "host-cuda-sm_80");

@@ -96,7 +96,7 @@ TEST(GeneratorErrors, ParametersByNameAndKind) {
     auto g = GeneratorRegistry::create("typed");
     std::string msg = message_of<CompileError>([&] { g->set_param("factr", "3"); });
     EXPECT_CONTAINS(msg, "Generator typed has no parameter factr. Its parameters are: target, "
-                         "factor, gain, fused, mode, in.type, in.dim.");
+                         "cubins, factor, gain, fused, mode, in.type, in.dim.");
     msg = message_of<CompileError>([&] { g->set_param("factor", "three"); });
     EXPECT_CONTAINS(msg, "GeneratorParam factor of typed is an integer, not \"three\".");
     msg = message_of<CompileError>([&] { g->set_param("factor", "17"); });
@@ -153,6 +153,23 @@ TEST(GeneratorErrors, InputsLeftUnsetAndOutputsNotAsDeclared) {
         t->compile_to_files("not a name", {});
     });
     EXPECT_CONTAINS(msg, "The function name \"not a name\" is not a C identifier");
+    msg = message_of<CompileError>([] {
+        auto t = GeneratorRegistry::create("typed");
+        t->set_param("in.type", "uint8");
+        t->set_param("in.dim", "1");
+        t->set_param("cubins", "sm_80");
+        t->compile_to_files("typed", {});
+    });
+    EXPECT_CONTAINS(msg, "typed is compiled for host, which has no GPU kernels to assemble for "
+                         "sm_80. Give a target with a GPU (host-cuda-sm_80).");
+    msg = message_of<CompileError>([] {
+        auto t = GeneratorRegistry::create("typed");
+        t->set_param("in.type", "uint8");
+        t->set_param("in.dim", "1");
+        t->set_param("cubins", "ampere");
+        t->compile_to_files("typed", {});
+    });
+    EXPECT_CONTAINS(msg, "\"ampere\" is not a GPU architecture to assemble kernels for");
 }
 
 std::string run_main(std::vector<std::string> args, int *code) {
