@@ -407,6 +407,55 @@ private:
     }
 };
 
+// A walk over the sequences of statements of a kernel, with the lets in scope: each sequence
+// (a Block's statements, or the one statement a loop, branch or let holds) goes to
+// sequence(), which recurses into its statements through mutate().
+class SequenceMutator : public IRMutator {
+public:
+    explicit SequenceMutator(const Stmt &body) {
+        visit_each<Store>(body, [&](const Store *op) { written.insert(op->name); });
+    }
+    using IRMutator::visit;
+    virtual Stmt sequence(const Stmt &s) = 0;
+
+protected:
+    LetValues lets;
+    std::set<std::string> written; // buffers the kernel stores to (any thread)
+
+    // Whether a statement may change what a read of `buffer` gives: it writes the buffer, or
+    // waits at a barrier after which other threads' writes to it are seen.
+    bool kills(const std::string &buffer, const StmtSummary &s) const {
+        return s.writes.count(buffer) || (s.barrier && written.count(buffer));
+    }
+
+    Stmt visit(const Block *op) override { return sequence(op); }
+    Stmt visit(const LetStmt *op) override {
+        bind(lets, op->name, op->value);
+        Stmt body = sequence(op->body);
+        lets.pop(op->name);
+        return body.same_as(op->body) ? Stmt(op) : LetStmt::make(op->name, op->value, body);
+    }
+    Stmt visit(const For *op) override {
+        lets.push(op->name, Expr());
+        Stmt body = sequence(op->body);
+        lets.pop(op->name);
+        return body.same_as(op->body)
+                   ? Stmt(op)
+                   : For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, body);
+    }
+    Stmt visit(const IfThenElse *op) override {
+        Stmt then_case = sequence(op->then_case);
+        Stmt else_case = op->else_case.defined() ? sequence(op->else_case) : Stmt();
+        return IfThenElse::make(op->condition, then_case, else_case);
+    }
+    Stmt visit(const Allocate *op) override {
+        return Allocate::make(op->name, op->type, op->memory_type, op->extents, sequence(op->body));
+    }
+    Stmt visit(const ProducerConsumer *op) override {
+        return ProducerConsumer::make(op->name, op->is_producer, sequence(op->body));
+    }
+};
+
 // What the statements of a sequence do to one buffer.
 struct BufferUse {
     const ElementKey *element = nullptr; // the one element they access, if one
@@ -420,17 +469,15 @@ struct BufferUse {
 // Elements that a sequence of statements (or a loop, at every iteration) reads and writes at
 // one index and nowhere else, held in a register through them: loaded before them (if they
 // read it), stored once after them.
-class KeepElements : public IRMutator {
+class KeepElements : public SequenceMutator {
 public:
-    explicit KeepElements(const Stmt &body) {
+    explicit KeepElements(const Stmt &body) : SequenceMutator(body) {
         visit_each<Allocate>(body, [&](const Allocate *op) {
             if (op->memory_type == MemoryType::Register) registers.insert(op->name);
         });
-        visit_each<Store>(body, [&](const Store *op) { written.insert(op->name); });
     }
-    using IRMutator::visit;
 
-    Stmt keep(const Stmt &s) {
+    Stmt sequence(const Stmt &s) override {
         std::vector<Stmt> stmts;
         flatten(s, stmts);
         for (Stmt &st : stmts)
@@ -484,8 +531,7 @@ public:
     }
 
 private:
-    LetValues lets;
-    std::set<std::string> registers, written;
+    std::set<std::string> registers;
     int count = 0;
 
     // Whether statement `st` can join a run in which `buffer` is one element kept in a
@@ -547,43 +593,15 @@ private:
                               {make_const(Int(32), int64_t(t.lanes))},
                               Block::make({before, body, after}));
     }
-
-    Stmt visit(const Block *op) override { return keep(op); }
-    Stmt visit(const LetStmt *op) override {
-        bind(lets, op->name, op->value);
-        Stmt body = keep(op->body);
-        lets.pop(op->name);
-        return body.same_as(op->body) ? Stmt(op) : LetStmt::make(op->name, op->value, body);
-    }
-    Stmt visit(const For *op) override {
-        lets.push(op->name, Expr());
-        Stmt body = keep(op->body);
-        lets.pop(op->name);
-        return For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, body);
-    }
-    Stmt visit(const IfThenElse *op) override {
-        Stmt then_case = keep(op->then_case);
-        Stmt else_case = op->else_case.defined() ? keep(op->else_case) : Stmt();
-        return IfThenElse::make(op->condition, then_case, else_case);
-    }
-    Stmt visit(const Allocate *op) override {
-        return Allocate::make(op->name, op->type, op->memory_type, op->extents, keep(op->body));
-    }
-    Stmt visit(const ProducerConsumer *op) override {
-        return ProducerConsumer::make(op->name, op->is_producer, keep(op->body));
-    }
 };
 
-class ShareLoads : public IRMutator {
+class ShareLoads : public SequenceMutator {
 public:
-    explicit ShareLoads(const Stmt &body) {
-        visit_each<Store>(body, [&](const Store *op) { written.insert(op->name); });
-    }
-    using IRMutator::visit;
+    using SequenceMutator::SequenceMutator;
 
     // Each sequence of statements: the reads that several of its statements make (or one
     // makes in a loop) become one, bound before the first.
-    Stmt share(const Stmt &s) {
+    Stmt sequence(const Stmt &s) override {
         std::vector<Stmt> stmts;
         flatten(s, stmts);
         const size_t n = stmts.size();
@@ -644,42 +662,7 @@ public:
     }
 
 private:
-    std::set<std::string> written; // buffers the kernel stores to (any thread)
-    LetValues lets;
     int count = 0;
-
-    // Whether a statement may change what a read of `buffer` gives: it writes the buffer, or
-    // waits at a barrier after which other threads' writes to it are seen.
-    bool kills(const std::string &buffer, const StmtSummary &s) const {
-        return s.writes.count(buffer) || (s.barrier && written.count(buffer));
-    }
-
-    Stmt visit(const Block *op) override { return share(op); }
-    Stmt visit(const LetStmt *op) override {
-        bind(lets, op->name, op->value);
-        Stmt body = share(op->body);
-        lets.pop(op->name);
-        return body.same_as(op->body) ? Stmt(op) : LetStmt::make(op->name, op->value, body);
-    }
-    Stmt visit(const For *op) override {
-        lets.push(op->name, Expr());
-        Stmt body = share(op->body);
-        lets.pop(op->name);
-        return body.same_as(op->body)
-                   ? Stmt(op)
-                   : For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, body);
-    }
-    Stmt visit(const IfThenElse *op) override {
-        Stmt then_case = share(op->then_case);
-        Stmt else_case = op->else_case.defined() ? share(op->else_case) : Stmt();
-        return IfThenElse::make(op->condition, then_case, else_case);
-    }
-    Stmt visit(const Allocate *op) override {
-        return Allocate::make(op->name, op->type, op->memory_type, op->extents, share(op->body));
-    }
-    Stmt visit(const ProducerConsumer *op) override {
-        return ProducerConsumer::make(op->name, op->is_producer, share(op->body));
-    }
 };
 
 } // namespace
@@ -687,9 +670,9 @@ private:
 void keep_values_in_registers(LoweredKernel &kernel) {
     kernel.body = HoistInvariantGuards().mutate(kernel.body);
     KeepElements keep(kernel.body);
-    kernel.body = keep.keep(kernel.body);
+    kernel.body = keep.sequence(kernel.body);
     ShareLoads share(kernel.body);
-    kernel.body = share.share(kernel.body);
+    kernel.body = share.sequence(kernel.body);
 }
 
 } // namespace lowering

@@ -35,13 +35,6 @@ using namespace ir;
 
 namespace {
 
-std::string take_error(llvm::Error e) {
-    std::string s;
-    llvm::handleAllErrors(std::move(e),
-                          [&](const llvm::ErrorInfoBase &info) { s += info.message(); });
-    return s;
-}
-
 bool is_c_identifier(const std::string &s) {
     if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
     for (char c : s)

@@ -32,13 +32,6 @@ namespace backends {
 
 namespace {
 
-std::string take_error(llvm::Error e) {
-    std::string s;
-    llvm::handleAllErrors(std::move(e),
-                          [&](const llvm::ErrorInfoBase &info) { s += info.message(); });
-    return s;
-}
-
 // One JIT per process, created on first use.
 class HostJIT {
 public:

@@ -2,6 +2,7 @@
 
 #include "dsl/base/Error.h"
 
+#include <llvm/Support/Error.h>
 #include <llvm/Support/ErrorHandling.h>
 
 #include <mutex>
@@ -41,6 +42,13 @@ LLVMErrorScope::LLVMErrorScope(std::string w) : what(std::move(w)), outer(innerm
 
 LLVMErrorScope::~LLVMErrorScope() {
     innermost = outer;
+}
+
+std::string take_error(llvm::Error e) {
+    std::string s;
+    llvm::handleAllErrors(std::move(e),
+                          [&](const llvm::ErrorInfoBase &info) { s += info.message(); });
+    return s;
 }
 
 std::string describe_llvm_work() {

@@ -8,6 +8,10 @@
 
 #include <string>
 
+namespace llvm {
+class Error;
+}
+
 namespace aicf {
 namespace backends {
 
@@ -31,6 +35,9 @@ private:
 
 // What the innermost scope of this thread names ("LLVM work" outside any).
 std::string describe_llvm_work();
+
+// The messages of a recoverable llvm::Error (which this consumes).
+std::string take_error(llvm::Error e);
 
 } // namespace backends
 } // namespace aicf

@@ -2,6 +2,7 @@
 // their C functions with DLTensors, against the same generators run by the JIT (bit for bit)
 // and against plain loops; and every argument check of the C interface, by code and message.
 
+#include "Reference.h"
 #include "ScopedEnv.h"
 #include "dsl/aicf.h"
 
@@ -15,7 +16,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -54,17 +54,7 @@ struct Tensor {
 template <typename T>
 Buffer<T> random_buffer(const std::vector<int> &extents, unsigned seed, double lo, double hi) {
     Buffer<T> b(extents);
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<double> d(lo, hi);
-    b.for_each_element([&](const std::vector<int> &c) {
-        double v = 0;
-        while (v == 0)
-            v = d(rng);
-        int64_t off = 0;
-        for (size_t i = 0; i < c.size(); i++)
-            off += int64_t(c[i]) * b.stride(int(i));
-        b.data()[off] = T(v);
-    });
+    aicf_test::fill_random(b, lo, hi, seed);
     return b;
 }
 
