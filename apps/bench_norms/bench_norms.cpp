@@ -13,6 +13,9 @@
 #include "NormSchedules.h"
 #include "Timing.h"
 #include "dsl/aicf.h"
+#include "layernorm_f32_warp_aot.h"
+#include "rmsnorm_bf16_block_aot.h"
+#include "softmax_f32_block_aot.h"
 
 #include <cmath>
 #include <cstdio>
@@ -52,9 +55,10 @@ void bench(Op op, int rows, int cols, NormSchedule schedule, int runs, double pe
     fill(in, 1, -3, 3);
     fill(weight, 2, 0.5f, 1.5f);
     fill(bias, 3, -1, 1);
-    RowwiseOp a = op == Op::LayerNorm ? aicf_apps::layer_norm(in, weight, bias, cols, 1e-5f, "op")
-                  : op == Op::RMSNorm ? aicf_apps::rms_norm(in, weight, cols, 1e-5f, "op")
-                                      : aicf_apps::softmax(in, cols, "op");
+    RowwiseOp a = op == Op::LayerNorm
+                      ? aicf_apps::layer_norm<T>(in, weight, bias, cols, 1e-5f, "op")
+                  : op == Op::RMSNorm ? aicf_apps::rms_norm<T>(in, weight, cols, 1e-5f, "op")
+                                      : aicf_apps::softmax<T>(in, cols, "op");
     aicf_apps::schedule<T>(a, schedule);
     Buffer<T> out({cols, rows}, "out");
     double ms = aicf_apps::median_ms([&] { a.out.realize(Realization(out), target()); }, runs);
@@ -96,6 +100,48 @@ void bench(Op op, int rows, int cols, NormSchedule schedule, int runs, double pe
     failures += !ok;
 }
 
+// The kernels compiled ahead of time (norm_generators.cpp): each run through its C function
+// on DLPack tensors and by the JIT with the same algorithm and schedule, on the same device;
+// the results must agree bit for bit.
+template <typename T, typename F>
+void check_aot(const char *name, F &&aot, Op op, NormSchedule schedule, int rows, int cols,
+               int runs) {
+    Buffer<T> in({cols, rows}, "in"), weight({cols}, "weight"), bias({cols}, "bias");
+    fill(in, 4, -3, 3);
+    fill(weight, 5, 0.5f, 1.5f);
+    fill(bias, 6, -1, 1);
+    Buffer<T> out({cols, rows}, "out"), jit({cols, rows}, "jit");
+    int64_t shape2[2] = {rows, cols}, shape1[1] = {cols};
+    auto tensor = [](const Buffer<T> &b, int64_t *shape, int ndim) {
+        DLTensor t{};
+        t.data = b.data();
+        t.device = {kDLCPU, 0};
+        t.ndim = ndim;
+        t.dtype = {uint8_t(std::is_same_v<T, float> ? kDLFloat : kDLBfloat), uint8_t(8 * sizeof(T)),
+                   1};
+        t.shape = shape;
+        return t;
+    };
+    DLTensor ti = tensor(in, shape2, 2), tw = tensor(weight, shape1, 1),
+             tb = tensor(bias, shape1, 1), to = tensor(out, shape2, 2);
+    int code = aot(&ti, &tw, &tb, &to);
+    double ms = aicf_apps::median_ms([&] { aot(&ti, &tw, &tb, &to); }, runs);
+    RowwiseOp a = op == Op::LayerNorm
+                      ? aicf_apps::layer_norm<T>(in, weight, bias, cols, 1e-5f, "norm")
+                  : op == Op::RMSNorm ? aicf_apps::rms_norm<T>(in, weight, cols, 1e-5f, "norm")
+                                      : aicf_apps::softmax<T>(in, cols, "norm");
+    aicf_apps::schedule<T>(a, schedule);
+    a.out.realize(Realization(jit), target());
+    jit.copy_to_host();
+    const bool same = code == 0 && std::memcmp(out.data(), jit.data(),
+                                               sizeof(T) * size_t(rows) * size_t(cols)) == 0;
+    std::printf("| %-22s | %5d x %-5d | %9.3f | %s |\n", name, rows, cols, ms,
+                code != 0 ? aicf_last_error()
+                : same    ? "same bits as the JIT"
+                          : "DIFFERENT");
+    failures += !same;
+}
+
 int run(int argc, char **argv) {
     const bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
     const char *device = std::getenv("AICF_DEVICE");
@@ -123,6 +169,17 @@ int run(int argc, char **argv) {
     }
     std::printf("\nGB/s counts compulsory bytes: the input read once, the output written once and "
                 "the parameters read once.\n");
+    std::printf(
+        "\nCompiled ahead of time (norm_generators.cpp; C functions, DLPack tensors in "
+        "host memory, copied to the device and back):\n\n"
+        "| library                | rows x cols   | median ms | check |\n|---|---|---|---|\n");
+    const int aot_rows = small ? 3 : 4096;
+    check_aot<float>("layernorm_f32_warp_aot", layernorm_f32_warp_aot, Op::LayerNorm,
+                     NormSchedule::WarpPerRow, aot_rows, 1024, runs);
+    check_aot<bfloat16_t>("rmsnorm_bf16_block_aot", rmsnorm_bf16_block_aot, Op::RMSNorm,
+                          NormSchedule::BlockPerRow, aot_rows, 8192, runs);
+    check_aot<float>("softmax_f32_block_aot", softmax_f32_block_aot, Op::Softmax,
+                     NormSchedule::BlockPerRow, aot_rows, 1024, runs);
     return failures == 0 ? 0 : 1;
 }
 

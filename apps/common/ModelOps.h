@@ -11,6 +11,7 @@
 #include "dsl/aicf.h"
 
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,20 +31,21 @@ struct RowwiseOp {
 
 namespace detail {
 
-template <typename T>
-RowwiseOp rowwise_start(const aicf::Buffer<T> &in, int width, const std::string &name) {
+template <typename Src>
+RowwiseOp rowwise_start(const Src &in, int width, const std::string &name,
+                        const std::optional<aicf::Func> &out) {
     using namespace aicf;
     RowwiseOp op;
     op.width = width;
     op.r = RDom(0, width, name + "_r");
     op.row = Func(name + "_row");
     op.row(op.x, op.y) = cast<float>(in(op.x, op.y));
-    op.out = Func(name);
+    op.out = out ? *out : Func(name);
     return op;
 }
 
-template <typename T>
-aicf::Func column_param(const aicf::Buffer<T> &p, const aicf::Var &x, const std::string &name) {
+template <typename Src>
+aicf::Func column_param(const Src &p, const aicf::Var &x, const std::string &name) {
     aicf::Func f(name);
     f(x) = aicf::cast<float>(p(x));
     return f;
@@ -53,11 +55,11 @@ aicf::Func column_param(const aicf::Buffer<T> &p, const aicf::Var &x, const std:
 
 // out = (in - mean) / sqrt(variance + eps) * weight + bias, per row; the variance about the
 // mean (two reductions, the second over the row's deviations).
-template <typename T>
-RowwiseOp layer_norm(const aicf::Buffer<T> &in, const aicf::Buffer<T> &weight,
-                     const aicf::Buffer<T> &bias, int width, float eps, const std::string &name) {
+template <typename T, typename Src>
+RowwiseOp layer_norm(const Src &in, const Src &weight, const Src &bias, int width, float eps,
+                     const std::string &name, const std::optional<aicf::Func> &out = {}) {
     using namespace aicf;
-    RowwiseOp op = detail::rowwise_start(in, width, name);
+    RowwiseOp op = detail::rowwise_start(in, width, name, out);
     const Var &x = op.x, &y = op.y;
     const RDom &r = op.r;
     Func w = detail::column_param(weight, x, name + "_weight");
@@ -77,11 +79,11 @@ RowwiseOp layer_norm(const aicf::Buffer<T> &in, const aicf::Buffer<T> &weight,
 }
 
 // out = in / sqrt(mean(in^2) + eps) * weight, per row.
-template <typename T>
-RowwiseOp rms_norm(const aicf::Buffer<T> &in, const aicf::Buffer<T> &weight, int width, float eps,
-                   const std::string &name) {
+template <typename T, typename Src>
+RowwiseOp rms_norm(const Src &in, const Src &weight, int width, float eps, const std::string &name,
+                   const std::optional<aicf::Func> &out = {}) {
     using namespace aicf;
-    RowwiseOp op = detail::rowwise_start(in, width, name);
+    RowwiseOp op = detail::rowwise_start(in, width, name, out);
     const Var &x = op.x, &y = op.y;
     Func w = detail::column_param(weight, x, name + "_weight");
     Func squares(name + "_squares");
@@ -94,10 +96,11 @@ RowwiseOp rms_norm(const aicf::Buffer<T> &in, const aicf::Buffer<T> &weight, int
 }
 
 // out = exp(in - max) / sum(exp(in - max)), per row.
-template <typename T>
-RowwiseOp softmax(const aicf::Buffer<T> &in, int width, const std::string &name) {
+template <typename T, typename Src>
+RowwiseOp softmax(const Src &in, int width, const std::string &name,
+                  const std::optional<aicf::Func> &out = {}) {
     using namespace aicf;
-    RowwiseOp op = detail::rowwise_start(in, width, name);
+    RowwiseOp op = detail::rowwise_start(in, width, name, out);
     const Var &x = op.x, &y = op.y;
     Func hi(name + "_max"), total(name + "_total");
     hi(y) = -std::numeric_limits<float>::infinity();

@@ -47,11 +47,11 @@ template <typename T> struct Problem {
     RowwiseOp algorithm() const {
         switch (op) {
         case Op::LayerNorm:
-            return aicf_apps::layer_norm(in, weight, bias, width, 1e-5f, "norm");
+            return aicf_apps::layer_norm<T>(in, weight, bias, width, 1e-5f, "norm");
         case Op::RMSNorm:
-            return aicf_apps::rms_norm(in, weight, width, 1e-5f, "norm");
+            return aicf_apps::rms_norm<T>(in, weight, width, 1e-5f, "norm");
         default:
-            return aicf_apps::softmax(in, width, "norm");
+            return aicf_apps::softmax<T>(in, width, "norm");
         }
     }
 
@@ -204,7 +204,7 @@ TEST(NormCounters, AlignmentIsDecidedOncePerLaunch) {
         fill_random(in, -3, 3, 1);
         fill_random(weight, 0.5, 1.5, 2);
         fill_random(bias, -1, 1, 3);
-        RowwiseOp a = aicf_apps::layer_norm(in, weight, bias, width, 1e-5f, "norm");
+        RowwiseOp a = aicf_apps::layer_norm<float>(in, weight, bias, width, 1e-5f, "norm");
         aicf_apps::schedule<float>(a, NormSchedule::WarpPerRow);
         backends::sim::ProfileRecorder recorder;
         Buffer<float> out = a.out.realize({width, rows}, gpu_target)[0];
@@ -227,7 +227,7 @@ TEST(NormCounters, AlignmentIsDecidedOncePerLaunch) {
     // The PTX: aligned 16-byte loads and stores with no check of their addresses, and the copy
     // that reads lane by lane.
     Buffer<float> in({1000, 4}, "in"), weight({1000}, "weight"), bias({1000}, "bias");
-    RowwiseOp a = aicf_apps::layer_norm(in, weight, bias, 1000, 1e-5f, "norm");
+    RowwiseOp a = aicf_apps::layer_norm<float>(in, weight, bias, 1000, 1e-5f, "norm");
     aicf_apps::schedule<float>(a, NormSchedule::WarpPerRow);
     std::string ptx = a.out.ptx(Target("host-cuda-sm_80"));
     EXPECT_NE(ptx.find("ld.global.nc.v4.f32"), std::string::npos);
