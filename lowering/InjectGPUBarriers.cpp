@@ -134,9 +134,17 @@ public:
         Accesses bounds =
             accesses_of(Block::make(Evaluate::make(loop->min), Evaluate::make(loop->extent)));
         bool wait = order_after(bounds, pending);
+        // A body whose iterations never conflict with one another but that must wait for what
+        // ran before the loop waits once, before it: inside, the barrier would run at every
+        // iteration though only the first needs it.
+        const Accesses iteration = accesses_of(loop->body), others = accesses_of(loop->body, loop);
+        if (pending.conflicts_with(iteration) && !others.conflicts_with(iteration)) {
+            wait = true;
+            pending = bounds;
+        }
         Accesses entry = pending;
         Accesses inside = pending;
-        inside.add(accesses_of(loop->body, loop));
+        inside.add(others);
         Stmt body = insert(loop->body, inside);
         pending = inside;
         pending.add(entry); // the loop may run no iterations
