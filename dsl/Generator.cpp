@@ -104,14 +104,12 @@ std::string format_float(double v) {
 }
 
 void out_of_range(const std::string &text, const std::string &kind, const std::string &where) {
-    user_error << where << " must be " << kind << ", not " << text << ".";
-    std::abort(); // not reached: user_error throws
+    throw CompileError(where + " must be " + kind + ", not " + text + ".");
 }
 
 void bad_enum_value(const std::string &text, const std::vector<std::string> &names,
                     const std::string &where) {
-    user_error << where << " is one of " << join(names) << ", not \"" << text << "\".";
-    std::abort(); // not reached: user_error throws
+    throw CompileError(where + " is one of " + join(names) + ", not \"" + text + "\".");
 }
 
 } // namespace detail
