@@ -314,6 +314,12 @@ private:
     }
 };
 
+// Where a register holding one element of type t is accessed: element 0, or all its lanes.
+Expr register_index(Type t) {
+    return t.lanes == 1 ? make_zero(Int(32))
+                        : Ramp::make(make_zero(Int(32)), make_one(Int(32)), t.lanes);
+}
+
 // Accesses of one element, made to a register instead.
 class UseRegister : public ScopedMutator {
 public:
@@ -325,18 +331,13 @@ private:
     const ElementKey &element;
     const std::string &reg;
 
-    Expr register_index() const {
-        const int lanes = element.type.lanes;
-        return lanes == 1 ? make_zero(Int(32))
-                          : Ramp::make(make_zero(Int(32)), make_one(Int(32)), lanes);
-    }
     Expr visit(const Load *op) override {
         if (!key_of(op, lets).same(element)) return ScopedMutator::visit(op);
-        return Load::make(op->type, reg, register_index(), const_true(op->type.lanes));
+        return Load::make(op->type, reg, register_index(element.type), const_true(op->type.lanes));
     }
     Stmt visit(const Store *op) override {
         if (!key_of(op, lets).same(element)) return ScopedMutator::visit(op);
-        return Store::make(reg, mutate(op->value), register_index(),
+        return Store::make(reg, mutate(op->value), register_index(element.type),
                            const_true(op->value.type().lanes));
     }
 };
@@ -576,8 +577,7 @@ private:
         const std::string reg = kept_value_name(element.buffer, count++);
         registers.insert(reg);
         const Type t = element.type;
-        Expr reg_index = t.lanes == 1 ? make_zero(Int(32))
-                                      : Ramp::make(make_zero(Int(32)), make_one(Int(32)), t.lanes);
+        Expr reg_index = register_index(t);
         Expr index = element.written_index.defined() ? element.written_index : element.index;
         Expr predicate = const_true(t.lanes);
         Stmt body = UseRegister(lets, element, reg).mutate(run);

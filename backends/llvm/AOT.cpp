@@ -4,6 +4,7 @@
 #include "backends/llvm/CodeGen_PTX.h"
 #include "backends/llvm/LLVMErrors.h"
 #include "backends/llvm/Optimize.h"
+#include "backends/runtime/AOTABI.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRPrinter.h"
 #include "lowering/KernelSerialization.h"
@@ -65,7 +66,9 @@ std::unique_ptr<llvm::TargetMachine> host_target_machine() {
 }
 
 int32_t argument_kind(const Argument &a) {
-    return !a.is_buffer ? 0 : a.is_output ? 2 : 1; // AICF_ARGUMENT_SCALAR, _INPUT, _OUTPUT
+    return !a.is_buffer  ? AICF_ARGUMENT_SCALAR
+           : a.is_output ? AICF_ARGUMENT_OUTPUT
+                         : AICF_ARGUMENT_INPUT;
 }
 
 // The constant tables of AOTABI.h, as LLVM globals of the same layout.
