@@ -290,13 +290,55 @@ void GeneratorBase::set_input(const std::string &name, const BufferBase &buffer)
     input->set(buffer);
 }
 
+std::vector<std::string> GeneratorBase::cubin_list() const {
+    std::vector<std::string> archs;
+    std::stringstream list(cubins.value());
+    for (std::string arch; std::getline(list, arch, ',');)
+        if (!arch.empty()) archs.push_back(arch);
+    return archs;
+}
+
 void GeneratorBase::compile_to_files(const std::string &function_name, const OutputFiles &files) {
     std::vector<Argument> args = pipeline_arguments();
     OutputFiles with_cubins = files;
-    std::stringstream list(cubins.value());
-    for (std::string arch; std::getline(list, arch, ',');)
-        if (!arch.empty()) with_cubins.cubins.push_back(arch);
+    with_cubins.cubins = cubin_list();
     build().compile_to_files(function_name, args, with_cubins, target.value());
+}
+
+void GeneratorRegistry::compile_to_files(
+    const std::string &name, const std::vector<std::pair<std::string, std::string>> &params,
+    const std::string &function_name, const OutputFiles &files) {
+    std::vector<std::string> targets;
+    for (const auto &p : params) {
+        if (p.first != "target") continue;
+        targets.clear();
+        std::stringstream list(p.second);
+        for (std::string t; std::getline(list, t, ',');)
+            targets.push_back(t);
+    }
+    if (targets.size() <= 1) {
+        std::unique_ptr<GeneratorBase> g = create(name);
+        for (const auto &p : params)
+            g->set_param(p.first, p.second);
+        g->compile_to_files(function_name, files);
+        return;
+    }
+    // One generator per target: generate() and schedule() may look at the target.
+    std::vector<std::unique_ptr<GeneratorBase>> generators;
+    std::vector<Pipeline> pipelines;
+    pipelines.reserve(targets.size());
+    std::vector<Pipeline::TargetBuild> builds;
+    for (const std::string &t : targets) {
+        std::unique_ptr<GeneratorBase> g = create(name);
+        for (const auto &p : params)
+            g->set_param(p.first, p.first == "target" ? t : p.second);
+        pipelines.push_back(g->build());
+        builds.push_back({pipelines.back(), g->pipeline_arguments(), g->get_target()});
+        generators.push_back(std::move(g));
+    }
+    OutputFiles with_cubins = files;
+    with_cubins.cubins = generators[0]->cubin_list();
+    Pipeline::compile_multitarget_to_files(function_name, builds, with_cubins);
 }
 
 namespace {

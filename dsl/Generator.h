@@ -461,6 +461,8 @@ private:
     void add(GeneratorParamBase *p);
     void add(GeneratorIOBase *io);
     GeneratorIOBase *find_argument(const std::string &name, bool output);
+    // The "cubins" parameter, as a list of architectures.
+    std::vector<std::string> cubin_list() const;
 };
 
 // The base class user generators derive from (as Halide's Generator<T>).
@@ -488,6 +490,14 @@ struct GeneratorRegistry {
     // Registered generators, and presets with the generator each uses, sorted.
     static std::vector<std::string> generators();
     static std::vector<std::pair<std::string, GeneratorPreset>> presets();
+    // Compiles the generator (or preset) `name` with `params` (name and value text, in order)
+    // into `files`, its C function named function_name. A "target" that lists several
+    // targets, comma-separated and most preferred first ("x86-64-v4,x86-64-v3,x86-64"),
+    // builds the generator once per target, each with its own schedule, into one library that
+    // runs the first build this machine runs (Pipeline::compile_multitarget_to_files).
+    static void compile_to_files(const std::string &name,
+                                 const std::vector<std::pair<std::string, std::string>> &params,
+                                 const std::string &function_name, const OutputFiles &files);
 };
 
 namespace detail {

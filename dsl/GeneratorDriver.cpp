@@ -27,7 +27,10 @@ const char *const kUsage =
     "  -f FUNCTION  the name of the C function (default: NAME)\n"
     "  -l           lists the generators and presets of this program, with their parameters\n"
     "  PARAM=VALUE  sets a parameter of the generator; target=host-cuda-sm_80 compiles GPU\n"
-    "               kernels for that architecture (default: target=host)\n"
+    "               kernels for that architecture (default: target=host, the CPU compiling).\n"
+    "               Several targets, comma-separated and most preferred first\n"
+    "               (target=x86-64-v3-cuda-sm_80,x86-64-v3,x86-64), make one library that runs\n"
+    "               the first this machine runs; stmt and ptx files are then one per target\n"
     "The C functions are FUNCTION, FUNCTION_argv and FUNCTION_metadata; link the library with\n"
     "libaicf_runtime.\n";
 
@@ -124,10 +127,7 @@ int generator_main(int argc, char **argv) {
             }
             files.*(it->second) = dir + "/" + function + extension[kind];
         }
-        std::unique_ptr<GeneratorBase> g = GeneratorRegistry::create(name);
-        for (const auto &p : params)
-            g->set_param(p.first, p.second);
-        g->compile_to_files(function, files);
+        GeneratorRegistry::compile_to_files(name, params, function, files);
         return 0;
     } catch (const Error &e) {
         std::cerr << program << ": " << e.what() << "\n";

@@ -264,24 +264,38 @@ void write_text_file(const std::string &filename, const std::string &text, const
 
 void Pipeline::compile_to_files(const std::string &function_name, const std::vector<Argument> &args,
                                 const OutputFiles &files, const Target &target) const {
-    // Every input the pipeline reads must be one of the arguments.
-    for (const Argument &needed : detail::infer_arguments(outputs_)) {
-        bool found = false;
-        for (const Argument &a : args)
-            found = found || (a.name == needed.name && a.is_output == needed.is_output);
-        user_assert(found) << "compile_to_files of " << function_name << ": the pipeline "
-                           << (needed.is_output ? "computes " : "reads ")
-                           << (needed.is_buffer ? "the buffer " : "the scalar ") << needed.name
-                           << ", which is not among its arguments.";
-    }
-    detail::on_large_stack([&] {
-        detail::get_compiler().compile_to_files(outputs_, args, target, function_name, files);
-    });
+    compile_multitarget_to_files(function_name, {{*this, args, target}}, files);
 }
 
 void Pipeline::compile_to_files(const std::string &function_name, const OutputFiles &files,
                                 const Target &target) const {
     compile_to_files(function_name, detail::infer_arguments(outputs_), files, target);
+}
+
+void Pipeline::compile_multitarget_to_files(const std::string &function_name,
+                                            const std::vector<TargetBuild> &builds,
+                                            const OutputFiles &files) {
+    user_assert(!builds.empty()) << "compile_multitarget_to_files of " << function_name
+                                 << ": no builds to compile.";
+    std::vector<detail::PipelineCompiler::Build> lowered;
+    for (const TargetBuild &b : builds) {
+        const std::vector<ir::Function> &outputs = b.pipeline.outputs_;
+        std::vector<Argument> args = b.args.empty() ? detail::infer_arguments(outputs) : b.args;
+        // Every input the pipeline reads must be one of the arguments.
+        for (const Argument &needed : detail::infer_arguments(outputs)) {
+            bool found = false;
+            for (const Argument &a : args)
+                found = found || (a.name == needed.name && a.is_output == needed.is_output);
+            user_assert(found) << "compile_to_files of " << function_name << " for "
+                               << b.target.to_string() << ": the pipeline "
+                               << (needed.is_output ? "computes " : "reads ")
+                               << (needed.is_buffer ? "the buffer " : "the scalar ") << needed.name
+                               << ", which is not among its arguments.";
+        }
+        lowered.push_back({outputs, args, b.target});
+    }
+    detail::on_large_stack(
+        [&] { detail::get_compiler().compile_to_files(lowered, function_name, files); });
 }
 
 std::string Pipeline::lowered_stmt(const Target &target) const {

@@ -65,8 +65,13 @@ struct PipelineCompiler {
     virtual std::string lower_to_text(const std::vector<ir::Function> &outputs,
                                       const std::vector<Argument> &args, const Target &target,
                                       LoweredText what) = 0;
-    virtual void compile_to_files(const std::vector<ir::Function> &outputs,
-                                  const std::vector<Argument> &args, const Target &target,
+    // One build per target (one for most libraries), most preferred first.
+    struct Build {
+        std::vector<ir::Function> outputs;
+        std::vector<Argument> args;
+        Target target;
+    };
+    virtual void compile_to_files(const std::vector<Build> &builds,
                                   const std::string &function_name, const OutputFiles &files) = 0;
 };
 
@@ -120,6 +125,28 @@ public:
     // The same with the arguments infer_arguments gives (inputs sorted by name, then outputs).
     void compile_to_files(const std::string &function_name, const OutputFiles &files,
                           const Target &target) const;
+
+    // One build of a library compiled for several targets: the pipeline (its schedule may
+    // differ from target to target), its arguments (empty: those infer_arguments gives) and
+    // its target.
+    struct TargetBuild {
+        const Pipeline &pipeline;
+        std::vector<Argument> args;
+        Target target;
+    };
+    // Compiles several builds of one algorithm into one library (`files`), most preferred
+    // first. They must take the same arguments. Its C function runs the first build that
+    // this machine runs, chosen at the first call:
+    //   - its CPU has the features of the build's CPU level (x86-64-v4: AVX-512, ...);
+    //   - a build with GPU kernels needs a CUDA GPU that runs them (the architecture it was
+    //     compiled for or a newer one), or AICF_DEVICE=sim, which asks for the simulator.
+    // When no build qualifies, the last one whose CPU features are present runs (its kernels
+    // on the simulator, where there is no GPU). The stmt, ptx and assembly files are written
+    // once per build, with the target before the extension (f.x86-64-v3.s). OutputFiles::
+    // cubins go to every build whose GPU they run.
+    static void compile_multitarget_to_files(const std::string &function_name,
+                                             const std::vector<TargetBuild> &builds,
+                                             const OutputFiles &files);
 
 private:
     // The pipeline lowered for `target`, as the text a detail::LoweredText names.

@@ -10,9 +10,12 @@ namespace aicf {
 
 namespace {
 
-const char *valid_forms = "Valid targets: host, followed by any of -fma and "
-                          "-cuda-sm_80, -cuda-sm_86, -cuda-sm_89, -cuda-sm_90, -cuda-sm_90a "
-                          "(e.g. host-cuda-sm_90-fma).";
+const char *valid_forms = "Valid targets: a CPU (host, the one compiling, or x86-64, x86-64-v2, "
+                          "x86-64-v3, x86-64-v4), followed by any of -fma and -cuda-sm_80, "
+                          "-cuda-sm_86, -cuda-sm_89, -cuda-sm_90, -cuda-sm_90a (e.g. "
+                          "host-cuda-sm_90-fma, x86-64-v3-cuda-sm_80).";
+
+const char *const cpu_names[] = {"", "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"};
 
 } // namespace
 
@@ -22,9 +25,23 @@ Target::Target(const std::string &s) {
     std::string part;
     while (std::getline(in, part, '-'))
         parts.push_back(part);
-    user_assert(!parts.empty() && parts[0] == "host")
-        << "Unknown target \"" << s << "\": it must start with \"host\". " << valid_forms;
-    for (size_t i = 1; i < parts.size(); i++) {
+    size_t first = 1;
+    if (parts.size() >= 2 && parts[0] == "x86" && parts[1] == "64") {
+        arch_ = X86_64;
+        first = 2;
+        if (parts.size() > 2 && parts[2].size() == 2 && parts[2][0] == 'v') {
+            const char level = parts[2][1];
+            user_assert(level >= '2' && level <= '4')
+                << "Unknown x86-64 level \"" << parts[2] << "\" in target \"" << s << "\". "
+                << valid_forms;
+            arch_ = Arch(X86_64 + (level - '1'));
+            first = 3;
+        }
+    } else {
+        user_assert(!parts.empty() && parts[0] == "host")
+            << "Unknown target \"" << s << "\": it must start with a CPU. " << valid_forms;
+    }
+    for (size_t i = first; i < parts.size(); i++) {
         const std::string &p = parts[i];
         if (p == "fma") {
             features_ |= FMA;
@@ -50,6 +67,61 @@ Target::Target(const std::string &s) {
     }
 }
 
+Target Target::with_arch(Arch a) const {
+    Target t = *this;
+    t.arch_ = a;
+    return t;
+}
+
+std::string Target::cpu_name() const {
+    return cpu_names[arch_];
+}
+
+std::string Target::missing_cpu_features() const {
+    std::string missing;
+#if defined(__x86_64__) && defined(__GNUC__)
+    // What each level adds to the one below it (the x86-64 psABI), as the compiler's CPU
+    // detection names the features (it also checks that the OS saves the AVX registers).
+    struct CPUFeature {
+        Arch level;
+        const char *name;
+        bool present;
+    };
+    __builtin_cpu_init();
+#define AICF_CPU_FEATURE(level, name)                                                              \
+    { level, name, __builtin_cpu_supports(name) != 0 }
+    static const CPUFeature features[] = {
+        AICF_CPU_FEATURE(X86_64_v2, "sse3"),     AICF_CPU_FEATURE(X86_64_v2, "ssse3"),
+        AICF_CPU_FEATURE(X86_64_v2, "sse4.1"),   AICF_CPU_FEATURE(X86_64_v2, "sse4.2"),
+        AICF_CPU_FEATURE(X86_64_v2, "popcnt"),   AICF_CPU_FEATURE(X86_64_v3, "avx"),
+        AICF_CPU_FEATURE(X86_64_v3, "avx2"),     AICF_CPU_FEATURE(X86_64_v3, "bmi"),
+        AICF_CPU_FEATURE(X86_64_v3, "bmi2"),     AICF_CPU_FEATURE(X86_64_v3, "f16c"),
+        AICF_CPU_FEATURE(X86_64_v3, "fma"),      AICF_CPU_FEATURE(X86_64_v3, "lzcnt"),
+        AICF_CPU_FEATURE(X86_64_v3, "movbe"),    AICF_CPU_FEATURE(X86_64_v4, "avx512f"),
+        AICF_CPU_FEATURE(X86_64_v4, "avx512bw"), AICF_CPU_FEATURE(X86_64_v4, "avx512cd"),
+        AICF_CPU_FEATURE(X86_64_v4, "avx512dq"), AICF_CPU_FEATURE(X86_64_v4, "avx512vl"),
+    };
+#undef AICF_CPU_FEATURE
+    // AICF_CPU_LEVEL caps the level this CPU counts as running, to try a library's builds for
+    // lesser machines on this one.
+    Arch cap = X86_64_v4;
+    if (const char *env = std::getenv("AICF_CPU_LEVEL"); env && *env) {
+        Target level(env);
+        user_assert(level.arch() != Host && !level.has_cuda() && level.features_ == 0)
+            << "AICF_CPU_LEVEL=" << env << " is not an x86-64 level (x86-64, x86-64-v2, "
+            << "x86-64-v3, x86-64-v4).";
+        cap = level.arch();
+    }
+    for (const CPUFeature &f : features) {
+        if (f.level <= arch_ && (!f.present || f.level > cap))
+            missing += std::string(missing.empty() ? "" : ", ") + f.name;
+    }
+#else
+    if (arch_ != Host) missing = "an x86-64 CPU";
+#endif
+    return missing;
+}
+
 Target Target::with_feature(Feature f) const {
     Target t = *this;
     t.features_ |= f;
@@ -71,7 +143,7 @@ int64_t Target::max_shared_memory_per_block() const {
 }
 
 std::string Target::to_string() const {
-    std::string s = "host";
+    std::string s = arch_ == Host ? "host" : cpu_name();
     if (has_cuda()) s += "-cuda-sm_" + std::to_string(cuda_sm_) + (arch_specific_ ? "a" : "");
     if (has_feature(FMA)) s += "-fma";
     return s;

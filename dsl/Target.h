@@ -1,11 +1,12 @@
 #ifndef AICF_TARGET_H
 #define AICF_TARGET_H
 
-// What to compile for: the host CPU, optionally with a CUDA GPU ("host-cuda-sm_90"), and
-// optional features ("host-fma"). Lowering asks the target what it can do (threads per
-// block, shared memory, tensor-core instructions) and refuses what it cannot, with a
-// CompileError, before any code is generated. (Until GPU lowering lands, a pipeline compiled
-// for a target with a GPU still runs entirely on the host.)
+// What to compile for: a CPU, optionally with a CUDA GPU ("host-cuda-sm_90"), and optional
+// features ("host-fma"). The CPU is "host", the one compiling, or a level of the x86-64 psABI
+// ("x86-64", "x86-64-v2", "x86-64-v3": AVX2 and FMA, "x86-64-v4": AVX-512) for code compiled
+// ahead of time that must run on other machines. Lowering asks the target what it can do (threads
+// per block, shared memory, tensor-core instructions) and refuses what it cannot, with a
+// CompileError, before any code is generated.
 
 #include <cstdint>
 #include <string>
@@ -14,7 +15,9 @@ namespace aicf {
 
 class Target {
 public:
-    enum Arch { Host };
+    // The CPU: the one compiling (Host), or an x86-64 level, which any CPU that has its
+    // features runs.
+    enum Arch { Host, X86_64, X86_64_v2, X86_64_v3, X86_64_v4 };
     enum Feature {
         // Let floating-point a * b + c become one fused multiply-add (one rounding instead
         // of two), as CUDA does by default. Results may then differ in the last bits between
@@ -23,11 +26,18 @@ public:
     };
 
     Target() = default;
-    // Parses "host", then any of "-fma" and "-cuda-sm_<NN>" (NN in 80, 86, 89, 90, 90a), e.g.
-    // "host-cuda-sm_90a-fma". Raises CompileError naming the valid forms otherwise.
+    // Parses a CPU ("host", "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"), then any of
+    // "-fma" and "-cuda-sm_<NN>" (NN in 80, 86, 89, 90, 90a), e.g. "host-cuda-sm_90a-fma".
+    // Raises CompileError naming the valid forms otherwise.
     explicit Target(const std::string &s);
 
     Arch arch() const { return arch_; }
+    Target with_arch(Arch a) const;
+    // LLVM's name of the CPU ("x86-64-v3"); empty for Host, whose CPU is detected.
+    std::string cpu_name() const;
+    // The features of this target's CPU that the CPU running this call lacks, comma-separated
+    // ("avx512f, avx512bw"); empty when it runs code compiled for the target (always for Host).
+    std::string missing_cpu_features() const;
     bool has_feature(Feature f) const { return (features_ & f) != 0; }
     Target with_feature(Feature f) const;
     std::string to_string() const;

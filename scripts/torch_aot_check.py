@@ -2,7 +2,7 @@
 
     python3 scripts/torch_aot_check.py BUILD_DIR
 
-loads BUILD_DIR/tests/libaot_rms_norm_shared.so (the generator rms_norm_gpu of
+loads BUILD_DIR/tests/libaot_rms_norm_shared.so (the generator rms_norm of
 tests/aot/Generators.cpp, compiled for host-cuda-sm_80), runs it on CUDA tensors (used in
 place) and on CPU tensors (copied to the GPU and back), and compares both with the same
 normalization computed by PyTorch. Prints one table row per case; exits non-zero on a

@@ -319,6 +319,10 @@ std::string cuda_device_description() {
     return d.name + ", sm_" + std::to_string(d.capability);
 }
 
+int cuda_compute_capability() {
+    return usable_driver().capability;
+}
+
 double cuda_copy_ms(int64_t bytes, int runs) {
     Driver &d = usable_driver();
     ContextScope scope(d);

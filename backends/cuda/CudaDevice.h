@@ -19,6 +19,8 @@ runtime::Device &cuda_device();
 
 // The GPU's name and compute capability ("NVIDIA H200, sm_90"); RuntimeError without one.
 std::string cuda_device_description();
+// Its compute capability as 10 * major + minor (90 for sm_90); RuntimeError without one.
+int cuda_compute_capability();
 
 // The median time of a device-to-device copy of `bytes` by the driver (cuMemcpyDtoD), in
 // milliseconds: the bandwidth peer for GPU benchmarks.

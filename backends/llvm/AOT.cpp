@@ -21,8 +21,11 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/Triple.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <optional>
@@ -50,8 +53,18 @@ void write_file(const std::string &path, const std::string &bytes) {
     if (!out.good()) runtime_error_report << "Cannot write " << path << ".";
 }
 
-// This CPU, for code that becomes part of programs and shared libraries (position-independent).
-std::unique_ptr<llvm::TargetMachine> host_target_machine() {
+// The highest x86-64 level this machine's CPU runs: what "host" means in code compiled ahead
+// of time, so that the library runs, and says it cannot, on other machines.
+Target::Arch host_level() {
+    for (int a = Target::X86_64_v4; a > Target::X86_64; a--)
+        if (Target().with_arch(Target::Arch(a)).missing_cpu_features().empty())
+            return Target::Arch(a);
+    return Target::X86_64;
+}
+
+// Code that becomes part of programs and shared libraries (position-independent), for the
+// baseline of this machine's architecture: each build's functions name their own CPU.
+std::unique_ptr<llvm::TargetMachine> aot_target_machine() {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
@@ -59,6 +72,10 @@ std::unique_ptr<llvm::TargetMachine> host_target_machine() {
         internal_error << "cannot detect the host CPU: " << take_error(builder.takeError());
     builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
     builder->setRelocationModel(llvm::Reloc::PIC_);
+    if (builder->getTargetTriple().getArch() == llvm::Triple::x86_64) {
+        builder->setCPU("x86-64");
+        builder->getFeatures() = llvm::SubtargetFeatures();
+    }
     auto tm = builder->createTargetMachine();
     if (!tm)
         internal_error << "cannot create a host target machine: " << take_error(tm.takeError());
@@ -205,25 +222,41 @@ llvm::Type *c_scalar_type(llvm::LLVMContext &c, Type t) {
     return llvm::Type::getIntNTy(c, unsigned(t.bits)); // integers; 16-bit floats as their bits
 }
 
+// How the C functions reach the pipeline: its one build, or the build the runtime chooses.
+struct Dispatch {
+    llvm::GlobalVariable *pipeline = nullptr; // one build
+    llvm::GlobalVariable *builds = nullptr;   // several: the array of their tables,
+    llvm::GlobalVariable *chosen = nullptr;   // and where the runtime keeps its choice
+    int count = 0;
+};
+
 // name(DLTensor *..., scalars..., DLTensor *...), name_argv(void **), name_metadata().
-void add_c_functions(llvm::Module &m, const lowering::LoweredPipeline &p, const std::string &name,
-                     llvm::GlobalVariable *pipeline) {
+void add_c_functions(llvm::Module &m, const std::vector<Argument> &args, const std::string &name,
+                     const Dispatch &d) {
     llvm::LLVMContext &c = m.getContext();
     llvm::IRBuilder<> b(c);
     llvm::Type *i32 = b.getInt32Ty();
     llvm::PointerType *ptr = b.getPtrTy();
-    llvm::FunctionCallee run =
-        m.getOrInsertFunction("aicf_run_pipeline", llvm::FunctionType::get(i32, {ptr, ptr}, false));
+    auto run = [&](llvm::Value *slots) -> llvm::Value * {
+        if (d.pipeline) {
+            llvm::FunctionCallee f = m.getOrInsertFunction(
+                "aicf_run_pipeline", llvm::FunctionType::get(i32, {ptr, ptr}, false));
+            return b.CreateCall(f, {d.pipeline, slots});
+        }
+        llvm::FunctionCallee f = m.getOrInsertFunction(
+            "aicf_run_chosen_pipeline", llvm::FunctionType::get(i32, {ptr, i32, ptr, ptr}, false));
+        return b.CreateCall(f, {d.builds, b.getInt32(d.count), d.chosen, slots});
+    };
 
     std::vector<llvm::Type *> params;
-    for (const Argument &a : p.args)
+    for (const Argument &a : args)
         params.push_back(a.is_buffer ? ptr : c_scalar_type(c, a.type));
     llvm::Function *f = llvm::Function::Create(llvm::FunctionType::get(i32, params, false),
                                                llvm::GlobalValue::ExternalLinkage, name, m);
     b.SetInsertPoint(llvm::BasicBlock::Create(c, "entry", f));
-    llvm::Value *slots = b.CreateAlloca(ptr, b.getInt32(int(p.args.size())), "args");
-    for (size_t i = 0; i < p.args.size(); i++) {
-        const Argument &a = p.args[i];
+    llvm::Value *slots = b.CreateAlloca(ptr, b.getInt32(int(args.size())), "args");
+    for (size_t i = 0; i < args.size(); i++) {
+        const Argument &a = args[i];
         llvm::Argument *arg = f->getArg(unsigned(i));
         arg->setName(a.name);
         llvm::Value *value = arg;
@@ -238,35 +271,49 @@ void add_c_functions(llvm::Module &m, const lowering::LoweredPipeline &p, const 
         }
         b.CreateStore(value, b.CreateConstInBoundsGEP1_64(ptr, slots, i));
     }
-    b.CreateRet(b.CreateCall(run, {pipeline, slots}));
+    b.CreateRet(run(slots));
 
     llvm::Function *argv =
         llvm::Function::Create(llvm::FunctionType::get(i32, {ptr}, false),
                                llvm::GlobalValue::ExternalLinkage, name + "_argv", m);
     b.SetInsertPoint(llvm::BasicBlock::Create(c, "entry", argv));
-    b.CreateRet(b.CreateCall(run, {pipeline, argv->getArg(0)}));
+    b.CreateRet(run(argv->getArg(0)));
 
     llvm::Function *meta =
         llvm::Function::Create(llvm::FunctionType::get(ptr, {}, false),
                                llvm::GlobalValue::ExternalLinkage, name + "_metadata", m);
     b.SetInsertPoint(llvm::BasicBlock::Create(c, "entry", meta));
-    b.CreateRet(pipeline);
+    if (d.pipeline) {
+        b.CreateRet(d.pipeline);
+    } else {
+        llvm::FunctionCallee choose = m.getOrInsertFunction(
+            "aicf_choose_pipeline", llvm::FunctionType::get(ptr, {ptr, i32, ptr}, false));
+        b.CreateRet(b.CreateCall(choose, {d.builds, b.getInt32(d.count), d.chosen}));
+    }
 }
 
-std::string c_header(const lowering::LoweredPipeline &p, const std::string &name) {
+std::string c_header(const std::vector<lowering::LoweredPipeline> &builds,
+                     const std::string &name) {
+    const std::vector<Argument> &args = builds[0].args;
     std::ostringstream h;
     std::string guard = "AICF_GENERATED_" + name + "_H";
     for (char &ch : guard)
         ch = char(std::toupper(static_cast<unsigned char>(ch)));
-    h << "/* " << name << ": compiled ahead of time by AICF for " << p.target.to_string()
-      << ".\n * Link it with libaicf_runtime. See backends/runtime/AOTABI.h for the calling "
+    h << "/* " << name << ": compiled ahead of time by AICF for ";
+    for (size_t i = 0; i < builds.size(); i++)
+        h << (i == 0                   ? ""
+              : i + 1 == builds.size() ? " and "
+                                       : ", ")
+          << builds[i].target.to_string();
+    if (builds.size() > 1) h << "\n * (the first of these targets that this machine runs)";
+    h << ".\n * Link it with libaicf_runtime. See backends/runtime/AOTABI.h for the calling "
       << "convention. */\n"
       << "#ifndef " << guard << "\n#define " << guard << "\n\n"
       << "#include <stdbool.h>\n#include <stdint.h>\n\n"
       << "#include \"backends/runtime/AOTABI.h\"\n\n"
       << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
     h << "/* Arguments, in order:\n";
-    for (const Argument &a : p.args) {
+    for (const Argument &a : args) {
         h << " *   " << a.name << ": ";
         if (!a.is_buffer) {
             h << "scalar " << (a.type.is_bool() ? "bool" : to_string(a.type));
@@ -280,11 +327,11 @@ std::string c_header(const lowering::LoweredPipeline &p, const std::string &name
     }
     h << " * Returns 0, or a nonzero code with the message in aicf_last_error(). */\n";
     h << "int " << name << "(";
-    for (size_t i = 0; i < p.args.size(); i++) {
-        const Argument &a = p.args[i];
+    for (size_t i = 0; i < args.size(); i++) {
+        const Argument &a = args[i];
         h << (i ? ", " : "") << (a.is_buffer ? "DLTensor *" : c_type_of(a.type) + " ") << a.name;
     }
-    if (p.args.empty()) h << "void";
+    if (args.empty()) h << "void";
     h << ");\n"
       << "int " << name << "_argv(void **args);\n"
       << "const aicf_pipeline_metadata_t *" << name << "_metadata(void);\n\n"
@@ -312,57 +359,171 @@ std::string c_type_of(Type t) {
     return std::string(t.is_int() ? "int" : "uint") + std::to_string(t.bits) + "_t";
 }
 
-void compile_to_files(const lowering::LoweredPipeline &p, const std::string &name,
+namespace {
+
+// `path` with ".tag" before its extension: one file per build ("f.s" -> "f.x86-64-v3.s").
+std::string with_tag(const std::string &path, const std::string &tag) {
+    const size_t slash = path.find_last_of('/');
+    const size_t dot = path.find_last_of('.');
+    if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+        return path + "." + tag;
+    return path.substr(0, dot) + "." + tag + path.substr(dot);
+}
+
+bool same_argument(const Argument &a, const Argument &b) {
+    return a.name == b.name && a.is_buffer == b.is_buffer && a.is_output == b.is_output &&
+           a.type == b.type && a.dimensions == b.dimensions;
+}
+
+std::string describe_argument(const Argument &a) {
+    if (!a.is_buffer) return "scalar " + a.name + " of " + to_string(a.type);
+    return std::string(a.is_output ? "output " : "input ") + a.name + " (" + to_string(a.type) +
+           ", " + std::to_string(a.dimensions) + " dimensions)";
+}
+
+// The builds as one library: the same arguments, distinct targets; "host" in code compiled
+// ahead of time is the highest x86-64 level this machine runs.
+std::vector<lowering::LoweredPipeline> checked_builds(std::vector<lowering::LoweredPipeline> builds,
+                                                      const std::string &name) {
+    internal_assert(!builds.empty()) << "AOT: no builds of " << name;
+    const bool x86 = llvm::Triple(llvm::sys::getProcessTriple()).getArch() == llvm::Triple::x86_64;
+    for (lowering::LoweredPipeline &p : builds) {
+        if (p.target.arch() == Target::Host && x86) p.target = p.target.with_arch(host_level());
+        user_assert(x86 || p.target.arch() == Target::Host)
+            << name << ": the target " << p.target.to_string() << " names an x86-64 CPU, but this "
+            << "machine compiles for another architecture. Use host.";
+    }
+    const lowering::LoweredPipeline &first = builds[0];
+    for (size_t i = 1; i < builds.size(); i++) {
+        const lowering::LoweredPipeline &p = builds[i];
+        for (size_t j = 0; j < i; j++) {
+            user_assert(!(builds[j].target == p.target))
+                << name << " is built twice for " << p.target.to_string()
+                << " (host is the highest x86-64 level of this machine). Give each target once.";
+        }
+        const size_t n = std::max(first.args.size(), p.args.size());
+        for (size_t k = 0; k < n; k++) {
+            const bool both = k < first.args.size() && k < p.args.size();
+            if (both && same_argument(first.args[k], p.args[k])) continue;
+            user_error << "The builds of " << name << " for " << first.target.to_string() << " and "
+                       << p.target.to_string() << " take different arguments: "
+                       << "argument " << k << " is "
+                       << (k < first.args.size() ? describe_argument(first.args[k]) : "missing")
+                       << " in one and "
+                       << (k < p.args.size() ? describe_argument(p.args[k]) : "missing")
+                       << " in the other. One library calls every build with the same arguments.";
+        }
+    }
+    return builds;
+}
+
+// The architectures each build's kernels are also assembled for.
+std::vector<std::vector<std::string>>
+cubins_of(const std::vector<lowering::LoweredPipeline> &builds, const std::string &name,
+          const std::vector<std::string> &archs) {
+    std::vector<std::vector<std::string>> cubins(builds.size());
+    for (const std::string &arch : archs) {
+        user_assert(std::regex_match(arch, std::regex("sm_[0-9]{2,3}a?")))
+            << "\"" << arch << "\" is not a GPU architecture to assemble kernels for (sm_80, "
+            << "sm_90, sm_90a, ...).";
+        const int capability = std::stoi(arch.substr(3, 3));
+        std::string gpus;
+        for (size_t i = 0; i < builds.size(); i++) {
+            const Target &t = builds[i].target;
+            if (!t.has_cuda()) continue;
+            gpus +=
+                std::string(gpus.empty() ? "" : ", ") + "sm_" + std::to_string(t.cuda_capability());
+            if (capability >= t.cuda_capability()) cubins[i].push_back(arch);
+        }
+        user_assert(!gpus.empty())
+            << name << " is compiled for " << builds[0].target.to_string()
+            << (builds.size() > 1 ? " and others" : "") << ", which "
+            << (builds.size() > 1 ? "have" : "has") << " no GPU kernels to assemble for " << arch
+            << ". Give a target with a GPU (host-cuda-sm_80).";
+        bool used = false;
+        for (const std::vector<std::string> &c : cubins)
+            used = used || std::find(c.begin(), c.end(), arch) != c.end();
+        user_assert(used) << "The kernels of " << name << " are compiled for " << gpus
+                          << " and cannot be assembled for " << arch << ", an older GPU.";
+    }
+    return cubins;
+}
+
+} // namespace
+
+void compile_to_files(const std::vector<lowering::LoweredPipeline> &given, const std::string &name,
                       const OutputFiles &files) {
     user_assert(is_c_identifier(name))
         << "The function name \"" << name << "\" is not a C identifier (letters, digits and _, "
         << "not starting with a digit).";
-    for (const Argument &a : p.args) {
+    internal_assert(!given.empty()) << "AOT: no builds of " << name;
+    for (const Argument &a : given[0].args) {
         user_assert(is_c_identifier(a.name))
             << "The argument \"" << a.name << "\" of " << name << " is not a C identifier, so "
             << "the generated header cannot name it. Name its Param or ImageParam like a C "
             << "variable.";
     }
-    for (const std::string &arch : files.cubins) {
-        user_assert(std::regex_match(arch, std::regex("sm_[0-9]{2,3}a?")))
-            << "\"" << arch << "\" is not a GPU architecture to assemble kernels for (sm_80, "
-            << "sm_90, sm_90a, ...).";
-        user_assert(p.target.has_cuda())
-            << name << " is compiled for " << p.target.to_string() << ", which has no GPU "
-            << "kernels to assemble for " << arch << ". Give a target with a GPU "
-            << "(host-cuda-sm_80).";
-        user_assert(std::stoi(arch.substr(3, 3)) >= p.target.cuda_capability())
-            << "The kernels of " << name << " are compiled for sm_" << p.target.cuda_capability()
-            << " and cannot be assembled for " << arch << ", an older GPU.";
-    }
+    const std::vector<std::vector<std::string>> cubins = cubins_of(given, name, files.cubins);
+    const std::vector<lowering::LoweredPipeline> builds = checked_builds(given, name);
+    const bool several = builds.size() > 1;
+    auto file_of = [&](const std::string &path, const lowering::LoweredPipeline &p) {
+        return several ? with_tag(path, p.target.to_string()) : path;
+    };
     if (!files.stmt.empty()) {
-        std::string text = to_string(p.body);
-        for (const lowering::LoweredKernel &k : p.kernels)
-            text += "\n" + lowering::describe_kernel(k);
-        write_file(files.stmt, text);
+        for (const lowering::LoweredPipeline &p : builds) {
+            std::string text = to_string(p.body);
+            for (const lowering::LoweredKernel &k : p.kernels)
+                text += "\n" + lowering::describe_kernel(k);
+            write_file(file_of(files.stmt, p), text);
+        }
     }
     if (!files.ptx.empty()) {
-        user_assert(!p.kernels.empty())
-            << name << " has no GPU kernels to write as PTX (its target is " << p.target.to_string()
-            << ").";
-        write_file(files.ptx, compile_kernels_to_ptx(p.kernels, p.target));
+        bool any = false;
+        for (const lowering::LoweredPipeline &p : builds) {
+            if (p.kernels.empty()) continue;
+            any = true;
+            write_file(file_of(files.ptx, p), compile_kernels_to_ptx(p.kernels, p.target));
+        }
+        user_assert(any) << name << " has no GPU kernels to write as PTX (its target is "
+                         << builds[0].target.to_string() << (several ? " and the others" : "")
+                         << ").";
     }
-    if (!files.c_header.empty()) write_file(files.c_header, c_header(p, name));
+    if (!files.c_header.empty()) write_file(files.c_header, c_header(builds, name));
     if (files.object.empty() && files.static_library.empty() && files.assembly.empty()) return;
 
     LLVMErrorScope scope("the ahead-of-time code of " + name);
-    std::unique_ptr<llvm::TargetMachine> tm = host_target_machine();
+    std::unique_ptr<llvm::TargetMachine> tm = aot_target_machine();
     llvm::LLVMContext context;
-    const std::string entry_name = "aicf." + name + ".entry";
-    std::unique_ptr<llvm::Module> m = compile_host_module(p, entry_name, context);
+    auto m = std::make_unique<llvm::Module>(name, context);
     m->setDataLayout(tm->createDataLayout());
     m->setTargetTriple(tm->getTargetTriple().str());
-    llvm::Function *entry = m->getFunction(entry_name);
-    internal_assert(entry) << "AOT: no host function " << entry_name;
-    entry->setLinkage(llvm::GlobalValue::InternalLinkage);
-    Tables tables(*m, "aicf." + name);
-    llvm::GlobalVariable *pipeline = tables.pipeline(p, name, files.cubins, entry);
-    add_c_functions(*m, p, name, pipeline);
+    std::vector<llvm::GlobalVariable *> tables;
+    for (size_t i = 0; i < builds.size(); i++) {
+        const std::string prefix = "aicf." + name + (several ? "." + std::to_string(i) : "");
+        const std::string entry_name = prefix + ".entry";
+        compile_host_function(builds[i], entry_name, *m);
+        llvm::Function *entry = m->getFunction(entry_name);
+        internal_assert(entry) << "AOT: no host function " << entry_name;
+        entry->setLinkage(llvm::GlobalValue::InternalLinkage);
+        Tables t(*m, prefix);
+        tables.push_back(t.pipeline(builds[i], name, cubins[i], entry));
+    }
+    Dispatch dispatch;
+    if (!several) {
+        dispatch.pipeline = tables[0];
+    } else {
+        llvm::PointerType *ptr = llvm::PointerType::get(context, 0);
+        auto *array_t = llvm::ArrayType::get(ptr, tables.size());
+        std::vector<llvm::Constant *> items(tables.begin(), tables.end());
+        dispatch.builds = new llvm::GlobalVariable(
+            *m, array_t, true, llvm::GlobalValue::InternalLinkage,
+            llvm::ConstantArray::get(array_t, items), "aicf." + name + ".builds");
+        dispatch.chosen = new llvm::GlobalVariable(
+            *m, ptr, false, llvm::GlobalValue::InternalLinkage, llvm::ConstantPointerNull::get(ptr),
+            "aicf." + name + ".chosen");
+        dispatch.count = int(tables.size());
+    }
+    add_c_functions(*m, builds[0].args, name, dispatch);
     std::string errors;
     llvm::raw_string_ostream os(errors);
     if (llvm::verifyModule(*m, &os)) internal_error << "AOT module does not verify:\n" << os.str();

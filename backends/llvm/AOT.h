@@ -13,11 +13,15 @@
 namespace aicf {
 namespace backends {
 
-// Writes `files` for the lowered pipeline `p`, whose C functions are named `function_name`
-// (a C identifier), `function_name`_argv and `function_name`_metadata. Raises CompileError
-// for a name that is not a C identifier and RuntimeError for a file it cannot write.
-void compile_to_files(const lowering::LoweredPipeline &p, const std::string &function_name,
-                      const OutputFiles &files);
+// Writes `files` for the builds of one pipeline (lowered for their targets, with the same
+// arguments, most preferred first; Pipeline::compile_multitarget_to_files says how one is
+// chosen when there are several), whose C functions are named `function_name` (a C
+// identifier), `function_name`_argv and `function_name`_metadata. A build for "host" is
+// compiled for the highest x86-64 level this machine runs. Raises CompileError for a name that
+// is not a C identifier or builds that do not make one library, and RuntimeError for a file it
+// cannot write.
+void compile_to_files(const std::vector<lowering::LoweredPipeline> &builds,
+                      const std::string &function_name, const OutputFiles &files);
 
 // The C type a scalar argument of type t takes in the generated functions ("float",
 // "int32_t", "uint16_t" for the 16-bit float types, whose bits it carries).

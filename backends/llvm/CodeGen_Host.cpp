@@ -12,6 +12,8 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
 
+#include <algorithm>
+
 namespace aicf {
 namespace backends {
 
@@ -29,6 +31,7 @@ public:
     }
 
     void compile(const lowering::LoweredPipeline &p, const std::string &name) {
+        target = p.target;
         llvm::Type *ptr = llvm::PointerType::get(context, 0);
         llvm::Type *i32 = llvm::Type::getInt32Ty(context);
         auto *fn_type = llvm::FunctionType::get(i32, {ptr, ptr}, false);
@@ -66,6 +69,7 @@ public:
 
 private:
     llvm::Value *ctx = nullptr;
+    Target target;
 
     // A parallel loop's body becomes a function of (ctx, index, closure); the closure holds
     // every value the body uses from outside, and the runtime calls it on its threads.
@@ -327,17 +331,14 @@ private:
         }
         if (!t.is_float() || (t.bits != 32 && t.bits != 64) || !vector_math_library_loaded())
             return nullptr;
-        static const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+        // The widest variant the target's CPU runs: SSE ('b'), AVX2 ('d') or AVX-512 ('e').
+        static const llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+        const bool host_cpu = target.arch() == Target::Host;
+        const bool avx512 = host_cpu ? host.lookup("avx512f") : target.arch() >= Target::X86_64_v4;
+        const bool avx2 = host_cpu ? host.lookup("avx2") : target.arch() >= Target::X86_64_v3;
         const int bytes = t.bits / 8;
-        char isa = 'b';
-        int width = 16 / bytes;
-        if (features.lookup("avx512f")) {
-            isa = 'e';
-            width = 64 / bytes;
-        } else if (features.lookup("avx2")) {
-            isa = 'd';
-            width = 32 / bytes;
-        }
+        const char isa = avx512 ? 'e' : avx2 ? 'd' : 'b';
+        const int width = (avx512 ? 64 : avx2 ? 32 : 16) / bytes;
         std::string name = std::string("_ZGV") + isa + "N" + std::to_string(width) +
                            std::string(args.size(), 'v') + "_" + base + (t.bits == 32 ? "f" : "");
         llvm::Type *elem = llvm_type_of(t.element_of());
@@ -378,17 +379,36 @@ private:
 
 } // namespace
 
+void compile_host_function(const lowering::LoweredPipeline &p, const std::string &function_name,
+                           llvm::Module &module) {
+    std::vector<llvm::Function *> before;
+    for (llvm::Function &f : module)
+        before.push_back(&f);
+    CodeGen_Host cg(module.getContext(), module);
+    cg.compile(p, function_name);
+    // An x86-64 level: what this call defined is compiled for that CPU (tuned for the one
+    // compiling), whatever machine compiles it.
+    if (p.target.arch() != Target::Host) {
+        for (llvm::Function &f : module) {
+            if (f.isDeclaration() || std::find(before.begin(), before.end(), &f) != before.end())
+                continue;
+            f.addFnAttr("target-cpu", p.target.cpu_name());
+            f.addFnAttr("target-features", "");
+            f.addFnAttr("tune-cpu", llvm::sys::getHostCPUName());
+        }
+    }
+    std::string errors;
+    llvm::raw_string_ostream os(errors);
+    if (llvm::verifyModule(module, &os)) {
+        internal_error << "generated host code does not verify:\n" << os.str();
+    }
+}
+
 std::unique_ptr<llvm::Module> compile_host_module(const lowering::LoweredPipeline &p,
                                                   const std::string &function_name,
                                                   llvm::LLVMContext &context) {
     auto module = std::make_unique<llvm::Module>(function_name, context);
-    CodeGen_Host cg(context, *module);
-    cg.compile(p, function_name);
-    std::string errors;
-    llvm::raw_string_ostream os(errors);
-    if (llvm::verifyModule(*module, &os)) {
-        internal_error << "generated host code does not verify:\n" << os.str();
-    }
+    compile_host_function(p, function_name, *module);
     return module;
 }
 

@@ -19,9 +19,15 @@ class Module;
 namespace aicf {
 namespace backends {
 
+// A target with an x86-64 level compiles the functions for that CPU (target-cpu), whatever
+// machine compiles them; Host uses the target machine's CPU.
 std::unique_ptr<llvm::Module> compile_host_module(const lowering::LoweredPipeline &pipeline,
                                                   const std::string &function_name,
                                                   llvm::LLVMContext &context);
+// The same function added to an existing module (several builds of one pipeline in one
+// library).
+void compile_host_function(const lowering::LoweredPipeline &pipeline,
+                           const std::string &function_name, llvm::Module &module);
 
 } // namespace backends
 } // namespace aicf

@@ -265,6 +265,13 @@ public:
     std::shared_ptr<CompiledPipeline> compile(const std::vector<ir::Function> &outputs,
                                               const std::vector<Argument> &args,
                                               const Target &target) override {
+        const std::string missing = target.missing_cpu_features();
+        user_assert(missing.empty())
+            << "Cannot compile " << (outputs.empty() ? "the pipeline" : outputs[0].name())
+            << " for " << target.to_string() << " here: this CPU lacks " << missing
+            << ", so it cannot run that code. Compile it ahead of time (Pipeline::"
+            << "compile_to_files) for machines that have them, or name a lower level ("
+            << target.with_arch(Target::Arch(target.arch() - 1)).to_string() << ") or host.";
         lowering::LoweredPipeline p = lowering::lower(outputs, args, target);
         check_with_ptxas(p);
         return jit_compile(p);
@@ -287,12 +294,14 @@ public:
             text += "\n" + lowering::describe_kernel(k);
         return text;
     }
-    void compile_to_files(const std::vector<ir::Function> &outputs,
-                          const std::vector<Argument> &args, const Target &target,
-                          const std::string &function_name, const OutputFiles &files) override {
-        lowering::LoweredPipeline p = lowering::lower(outputs, args, target);
-        check_with_ptxas(p);
-        backends::compile_to_files(p, function_name, files);
+    void compile_to_files(const std::vector<Build> &builds, const std::string &function_name,
+                          const OutputFiles &files) override {
+        std::vector<lowering::LoweredPipeline> lowered;
+        for (const Build &b : builds) {
+            lowered.push_back(lowering::lower(b.outputs, b.args, b.target));
+            check_with_ptxas(lowered.back());
+        }
+        backends::compile_to_files(lowered, function_name, files);
     }
 };
 

@@ -2,15 +2,18 @@
 // buffers compiled code reads, the pipeline's kernels made ready for the devices once per
 // process, and errors kept per thread for aicf_last_error().
 
+#include "backends/cuda/CudaDevice.h"
 #include "backends/runtime/AOTABI.h"
 #include "backends/runtime/Device.h"
 #include "backends/runtime/Runtime.h"
+#include "dsl/Target.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IR.h"
 #include "lowering/Kernel.h"
 #include "lowering/KernelSerialization.h"
 
 #include <climits>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -159,15 +162,22 @@ void check_tensor(const aicf_pipeline_metadata_t &p, int index, const DLTensor *
     out.buffer.dim = out.dims.data();
 }
 
-// The pipeline's kernels as the devices take them: made once per process.
-const std::vector<CompiledKernel> &kernels_of(const aicf_pipeline_metadata_t &p) {
+// What a compiled pipeline needs from this process, made at its first call.
+struct PipelineState {
+    Target target;
+    // Its kernels as the devices take them.
+    std::vector<CompiledKernel> kernels;
+};
+
+const PipelineState &state_of(const aicf_pipeline_metadata_t &p) {
     static std::mutex lock;
-    static std::map<const aicf_pipeline_metadata_t *, std::unique_ptr<std::vector<CompiledKernel>>>
-        made;
+    static std::map<const aicf_pipeline_metadata_t *, std::unique_ptr<PipelineState>> made;
     std::lock_guard<std::mutex> guard(lock);
-    auto &kernels = made[&p];
-    if (kernels) return *kernels;
-    auto list = std::make_unique<std::vector<CompiledKernel>>();
+    auto &state = made[&p];
+    if (state) return *state;
+    auto made_now = std::make_unique<PipelineState>();
+    made_now->target = Target(p.target);
+    std::vector<CompiledKernel> *list = &made_now->kernels;
     for (int i = 0; i < p.kernel_count; i++) {
         const aicf_kernel_metadata_t &k = p.kernels[i];
         std::shared_ptr<const lowering::LoweredKernel> ir =
@@ -205,11 +215,65 @@ const std::vector<CompiledKernel> &kernels_of(const aicf_pipeline_metadata_t &p)
         }
         list->push_back(std::move(c));
     }
-    kernels = std::move(list);
-    return *kernels;
+    state = std::move(made_now);
+    return *state;
+}
+
+// Why the GPU kernels of `p` do not run here, or "" when they do (AOTABI.h's rule).
+std::string gpu_refusal(const PipelineState &p) {
+    const char *env = std::getenv("AICF_DEVICE");
+    if (env && std::string(env) == "sim") return "";
+    int capability = 0;
+    try {
+        capability = backends::cuda::cuda_compute_capability();
+    } catch (const RuntimeError &) {
+        return "no CUDA GPU here";
+    }
+    const int needed = p.target.cuda_capability();
+    if (capability < needed || (p.target.is_arch_specific() && capability != needed)) {
+        return "the GPU has compute capability " + std::to_string(capability / 10) + "." +
+               std::to_string(capability % 10);
+    }
+    return "";
+}
+
+const aicf_pipeline_metadata_t *choose(const aicf_pipeline_metadata_t *const *builds, int count,
+                                       const aicf_pipeline_metadata_t **chosen) {
+    if (const aicf_pipeline_metadata_t *c = __atomic_load_n(chosen, __ATOMIC_ACQUIRE)) return c;
+    const aicf_pipeline_metadata_t *result = nullptr, *fallback = nullptr;
+    std::string reasons;
+    for (int i = 0; i < count && !result; i++) {
+        const aicf_pipeline_metadata_t *b = builds[i];
+        const PipelineState &state = state_of(*b);
+        const std::string missing = state.target.missing_cpu_features();
+        std::string why = missing.empty() ? "" : "the CPU lacks " + missing;
+        if (why.empty()) {
+            fallback = b;
+            if (b->kernel_count > 0) why = gpu_refusal(state);
+        }
+        if (why.empty()) result = b;
+        reasons += std::string(reasons.empty() ? "" : "; ") + b->target + ": " + why;
+    }
+    if (!result) result = fallback;
+    if (!result) {
+        throw ArgumentError(ir::RuntimeErrorKind::TargetUnsupported,
+                            std::string(count > 0 ? builds[0]->name : "a pipeline") +
+                                ": none of its builds runs on this machine (" + reasons + ").");
+    }
+    __atomic_store_n(chosen, result, __ATOMIC_RELEASE);
+    return result;
 }
 
 int32_t run(const aicf_pipeline_metadata_t &p, void *const *args) {
+    const PipelineState &state = state_of(p);
+    // Checked at every call (a few instructions): AICF_CPU_LEVEL may change between calls.
+    const std::string missing = state.target.missing_cpu_features();
+    if (!missing.empty()) {
+        throw ArgumentError(ir::RuntimeErrorKind::TargetUnsupported,
+                            std::string(p.name) + " was compiled for " + p.target +
+                                ", but this machine's CPU lacks " + missing +
+                                ". Build it for a lower x86-64 level, or with several targets.");
+    }
     const int n = p.argument_count;
     std::vector<TensorBuffer> tensors(static_cast<size_t>(n));
     std::vector<void *> pointers(size_t(n), nullptr);
@@ -228,7 +292,7 @@ int32_t run(const aicf_pipeline_metadata_t &p, void *const *args) {
         pointers[size_t(i)] = &tensors[size_t(i)].buffer;
     }
     RunContext ctx;
-    ctx.kernels = p.kernel_count > 0 ? &kernels_of(p) : nullptr;
+    ctx.kernels = p.kernel_count > 0 ? &state.kernels : nullptr;
     for (int i = 0; i < n; i++) {
         TensorBuffer &t = tensors[size_t(i)];
         if (!t.in_cuda_memory) continue;
@@ -270,25 +334,53 @@ int32_t run(const aicf_pipeline_metadata_t &p, void *const *args) {
 extern "C" {
 
 int aicf_run_pipeline(const aicf_pipeline_metadata_t *pipeline, void *const *args) {
+    return aicf_run_chosen_pipeline(&pipeline, 1, nullptr, args);
+}
+
+int aicf_run_chosen_pipeline(const aicf_pipeline_metadata_t *const *builds, int32_t count,
+                             const aicf_pipeline_metadata_t **chosen, void *const *args) {
     using namespace aicf::runtime;
     last_error.clear();
+    const char *name = builds && count > 0 && builds[0] ? builds[0]->name : "aicf_run_pipeline";
     try {
-        if (!pipeline || (!args && pipeline->argument_count > 0)) {
-            last_error = "aicf_run_pipeline: null pipeline or argument array.";
+        if (!builds || count <= 0 || !builds[0]) {
+            last_error = "aicf_run_pipeline: null pipeline.";
             return -int32_t(aicf::ir::RuntimeErrorKind::BufferNull);
         }
-        return run(*pipeline, args);
+        const aicf_pipeline_metadata_t *p = chosen ? choose(builds, count, chosen) : builds[0];
+        if (!args && p->argument_count > 0) {
+            last_error = std::string(name) + ": null argument array.";
+            return -int32_t(aicf::ir::RuntimeErrorKind::BufferNull);
+        }
+        return run(*p, args);
     } catch (const ArgumentError &e) {
         last_error = e.message;
         return e.code;
     } catch (const aicf::Error &e) {
         last_error = e.what();
     } catch (const std::bad_alloc &) {
-        last_error = std::string(pipeline->name) + ": out of memory.";
+        last_error = std::string(name) + ": out of memory.";
     } catch (const std::exception &e) {
-        last_error = std::string(pipeline->name) + ": " + e.what();
+        last_error = std::string(name) + ": " + e.what();
     }
     return -int32_t(aicf::ir::RuntimeErrorKind::DeviceError);
+}
+
+const aicf_pipeline_metadata_t *aicf_choose_pipeline(const aicf_pipeline_metadata_t *const *builds,
+                                                     int32_t count,
+                                                     const aicf_pipeline_metadata_t **chosen) {
+    using namespace aicf::runtime;
+    last_error.clear();
+    try {
+        if (!builds || count <= 0 || !chosen) {
+            last_error = "aicf_choose_pipeline: no builds to choose from.";
+            return nullptr;
+        }
+        return choose(builds, count, chosen);
+    } catch (const std::exception &e) {
+        last_error = e.what();
+    }
+    return nullptr;
 }
 
 const char *aicf_last_error(void) {

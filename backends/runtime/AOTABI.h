@@ -88,6 +88,23 @@ typedef struct aicf_pipeline_metadata_t {
  * value for scalars. What name() and name_argv() call. */
 int aicf_run_pipeline(const aicf_pipeline_metadata_t *pipeline, void *const *args);
 
+/* A library compiled for several targets holds one build of the pipeline per target, most
+ * preferred first; its functions run the first build this machine runs:
+ *   - its CPU has the features of the build's CPU level (x86-64-v3: AVX2 and FMA, ...);
+ *   - for a build with GPU kernels, this process runs kernels on a CUDA GPU of the build's
+ *     architecture or a newer one (device 0), or AICF_DEVICE=sim asks for the simulator.
+ * Where none does, the last build whose CPU features are present (its kernels then run on the
+ * device the process uses, the simulator without a GPU). The choice is made at the first call
+ * and kept in *chosen. Returns NULL, with the reasons in aicf_last_error(), when no build's
+ * CPU features are present. */
+const aicf_pipeline_metadata_t *aicf_choose_pipeline(const aicf_pipeline_metadata_t *const *builds,
+                                                     int32_t count,
+                                                     const aicf_pipeline_metadata_t **chosen);
+
+/* aicf_choose_pipeline, then aicf_run_pipeline with the build it chose. */
+int aicf_run_chosen_pipeline(const aicf_pipeline_metadata_t *const *builds, int32_t count,
+                             const aicf_pipeline_metadata_t **chosen, void *const *args);
+
 /* The message of the last failed call on this thread ("" after a call that succeeded). */
 const char *aicf_last_error(void);
 

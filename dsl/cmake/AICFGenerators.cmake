@@ -2,9 +2,12 @@
 #
 #   aicf_add_generator(my_gen SOURCES my_generators.cpp)
 #   aicf_add_library(scale GENERATOR my_gen [GENERATOR_NAME scale] [FUNCTION_NAME scale]
-#                    [TARGET host-cuda-sm_80] [CUBINS sm_80 sm_90]
+#                    [TARGETS x86-64-v3-cuda-sm_80 x86-64-v3 x86-64] [CUBINS sm_80 sm_90]
 #                    [PARAMS tile=32 in.type=float32])
 #
+# TARGETS (or TARGET, for one): what to compile for (default: host, the CPU building it). With
+# several, most preferred first, the generator runs once per target and the library runs the
+# first build the machine it runs on can (CPU features; a GPU for a target with one).
 # CUBINS: GPU architectures the library also carries its kernels assembled for (by ptxas, at
 # build time); a GPU of one of them loads that cubin, any other the PTX.
 #   target_link_libraries(my_program PRIVATE scale)   # scale.h, and the runtime
@@ -25,8 +28,8 @@ endfunction()
 
 # A pipeline compiled ahead of time by a generator program, as a library target.
 function(aicf_add_library name)
-  cmake_parse_arguments(LIB "" "GENERATOR;GENERATOR_NAME;FUNCTION_NAME;TARGET" "PARAMS;CUBINS"
-                        ${ARGN})
+  cmake_parse_arguments(LIB "" "GENERATOR;GENERATOR_NAME;FUNCTION_NAME;TARGET"
+                        "PARAMS;CUBINS;TARGETS" ${ARGN})
   if(NOT LIB_GENERATOR)
     message(FATAL_ERROR "aicf_add_library(${name}): GENERATOR (a generator program) is missing")
   endif()
@@ -36,7 +39,12 @@ function(aicf_add_library name)
   if(NOT LIB_FUNCTION_NAME)
     set(LIB_FUNCTION_NAME ${name})
   endif()
-  if(NOT LIB_TARGET)
+  if(LIB_TARGET AND LIB_TARGETS)
+    message(FATAL_ERROR "aicf_add_library(${name}): give TARGET or TARGETS, not both")
+  endif()
+  if(LIB_TARGETS)
+    list(JOIN LIB_TARGETS "," LIB_TARGET)
+  elseif(NOT LIB_TARGET)
     set(LIB_TARGET host)
   endif()
   if(LIB_CUBINS)

@@ -241,6 +241,9 @@ enum class RuntimeErrorKind : int32_t {
     // offset not aligned to the elements.
     BufferDevice,
     BufferMisaligned,
+    // A pipeline compiled ahead of time for a CPU whose features this machine lacks, or a
+    // library none of whose builds runs here.
+    TargetUnsupported,
 };
 
 struct Call : ExprNode<Call> {

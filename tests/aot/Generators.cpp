@@ -74,10 +74,10 @@ private:
     ir::Type out_type() const { return out.type(); }
 };
 
-// Root mean square normalization of each row on the GPU: a block per row, the row's sum of
-// squares reduced across the block's threads (warp shuffles, then across warps), each thread
-// holding it in a register.
-class RMSNormGPU : public Generator<RMSNormGPU> {
+// Root mean square normalization of each row. For a target with a GPU: a block per row, the
+// row's sum of squares reduced across the block's threads (warp shuffles, then across warps),
+// each thread holding it in a register. For a CPU: rows in parallel, vectorized.
+class RMSNorm : public Generator<RMSNorm> {
 public:
     GeneratorParam<int> threads{"threads", 64, 32, 1024};
     Input<Buffer<float, 2>> in{"in"};
@@ -93,6 +93,11 @@ public:
         out(x, y) = in(x, y) * scale * weight(x);
     }
     void schedule() {
+        if (!get_target().has_cuda()) {
+            out.parallel(y).vectorize(x, 8);
+            sumsq.compute_at(out, y);
+            return;
+        }
         Var xo("xo"), tx("tx");
         RVar ro("ro"), rt("rt");
         out.split(x, xo, tx, threads, TailStrategy::GuardWithIf)
@@ -117,4 +122,4 @@ private:
 AICF_REGISTER_GENERATOR(ScaleOffset, scale_offset)
 AICF_REGISTER_GENERATOR(Blur, blur, (blur_tiled, (schedule, tiled)(tile, 16)))
 AICF_REGISTER_GENERATOR(ColumnSum, column_sum)
-AICF_REGISTER_GENERATOR(RMSNormGPU, rms_norm_gpu)
+AICF_REGISTER_GENERATOR(RMSNorm, rms_norm)

@@ -1,7 +1,8 @@
 #ifndef AICF_TESTS_SCOPED_ENV_H
 #define AICF_TESTS_SCOPED_ENV_H
 
-// Sets an environment variable for the scope (AICF reads AICF_DEVICE at each run).
+// Sets an environment variable for the scope, or unsets it (a null value); AICF reads
+// AICF_DEVICE at each run.
 
 #include <cstdlib>
 #include <string>
@@ -14,7 +15,11 @@ public:
         const char *old = std::getenv(name);
         had = old != nullptr;
         if (had) saved = old;
-        setenv(name, value, 1);
+        if (value) {
+            setenv(name, value, 1);
+        } else {
+            unsetenv(name);
+        }
     }
     ~ScopedEnv() {
         if (had) {

@@ -705,9 +705,10 @@ TEST(ScheduleErrors, RoundUpOnAnInnerLoopOfAnUpdateStage) {
 TEST(CompileErrors, UnknownTargetFeature) {
     std::string msg = message_of<CompileError>([&] { Target t("host-avx9000"); });
     EXPECT_CONTAINS(msg, "Unknown feature \"avx9000\" in target \"host-avx9000\".");
-    EXPECT_CONTAINS(msg, "Valid targets: host, followed by any of -fma and -cuda-sm_80");
+    EXPECT_CONTAINS(msg, "Valid targets: a CPU (host, the one compiling, or x86-64, x86-64-v2, "
+                         "x86-64-v3, x86-64-v4), followed by any of -fma and -cuda-sm_80");
     msg = message_of<CompileError>([&] { Target t("gpu"); });
-    EXPECT_CONTAINS(msg, "Unknown target \"gpu\": it must start with \"host\".");
+    EXPECT_CONTAINS(msg, "Unknown target \"gpu\": it must start with a CPU.");
     msg = message_of<CompileError>([&] { Target t("host-cuda-sm_70"); });
     EXPECT_CONTAINS(msg, "Unknown CUDA architecture \"sm_70\" in target \"host-cuda-sm_70\".");
     msg = message_of<CompileError>([&] { Target t("host-cuda-sm_80a"); });
