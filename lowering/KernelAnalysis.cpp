@@ -89,6 +89,16 @@ std::optional<int64_t> upper_bound_of(const Expr &e) {
         if (a && b) return std::max(*a, *b);
         return std::nullopt;
     }
+    // A bounded term plus one, or less a constant: max(min(n - k * 8 - 1, 7), 0) + 1, the
+    // extent of the last step of a reduction over a size known only at run time, is at most 8.
+    if (const Add *a = e.as<Add>()) {
+        auto x = upper_bound_of(a->a), y = upper_bound_of(a->b);
+        if (x && y) return *x + *y;
+    }
+    if (const Sub *s = e.as<Sub>()) {
+        auto x = upper_bound_of(s->a), c = as_const_int(s->b);
+        if (x && c) return *x - *c;
+    }
     Interval i = bounds_of_expr_in_scope(e, Scope<Interval>());
     if (i.has_upper_bound()) {
         if (auto c = as_const_int(simplify(i.max))) return *c;

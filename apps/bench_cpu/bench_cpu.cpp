@@ -5,7 +5,10 @@
 //   matmul 1024^3 float32     against Eigen's GEMM on the same number of threads, built for this
 //                             CPU (-march=native) and for baseline x86-64, and (on AVX-512
 //                             machines) against the schedule's loop nest written by hand with
-//                             intrinsics; and the schedule of Halide's own sgemm against Eigen
+//                             intrinsics; and the schedule of Halide's own sgemm against Eigen;
+//                             and compiled ahead of time per x86-64 level (apps/common/
+//                             MatmulCPU.h, cpu_generators.cpp), the baseline build against
+//                             Eigen's baseline build
 //   3x3 blur 2048^2 float32   against a copy of the same bytes on the same threads (the
 //                             memory bandwidth bound)
 //   layernorm 4096 x 1024     fused by rows against the same algorithm and per-stage schedule
@@ -18,8 +21,13 @@
 //                             vectors, the last one masked) against never_partition_all()
 //                             (every vector masked)
 
+#include "MatmulCPU.h"
 #include "Timing.h"
 #include "dsl/aicf.h"
+
+#include "matmul_cpu_aot.h"
+#include "matmul_cpu_v3.h"
+#include "matmul_cpu_x86_64.h"
 
 #include <Eigen/Dense>
 #include <immintrin.h>
@@ -211,50 +219,70 @@ Func halide_style_matmul(const Buffer<float> &A, const Buffer<float> &B) {
     return out;
 }
 
+// A DLTensor over a 2-D float buffer's host data.
+struct Tensor {
+    int64_t shape[2];
+    DLTensor t{};
+    explicit Tensor(const Buffer<float> &b) {
+        shape[0] = b.extent(1);
+        shape[1] = b.extent(0);
+        t.data = b.data();
+        t.device = {kDLCPU, 0};
+        t.ndim = 2;
+        t.dtype = {kDLFloat, 32, 1};
+        t.shape = shape;
+    }
+};
+
+// The same product compiled ahead of time (cpu_generators.cpp): the library with a build per
+// x86-64 level (its choice here must equal the JIT's result bit for bit), then the AVX2 and the
+// baseline builds on their own, the latter against Eigen built for the same baseline.
+void aot_matmul(const Buffer<float> &A, const Buffer<float> &B, const Buffer<float> &jit,
+                const float *eigen, double eigen_generic_ms) {
+    const int N = A.width();
+    const double gflop = 2.0 * N * N * double(N) / 1e9;
+    Buffer<float> C({N, N}, "C");
+    Tensor ta(A), tb(B), tc(C);
+    auto report = [&](const char *what, int (*call)(DLTensor *, DLTensor *, DLTensor *),
+                      bool bits) {
+        if (call(&ta.t, &tb.t, &tc.t) != 0) {
+            std::printf("%-28s %s\n", what, aicf_last_error());
+            return -1.0;
+        }
+        const double ms = median_ms([&] { call(&ta.t, &tb.t, &tc.t); }, 9);
+        const bool same = std::memcmp(C.data(), jit.data(), sizeof(float) * size_t(N) * N) == 0;
+        std::printf("%-28s %8.2f ms %8.1f GFLOP/s | max rel err vs Eigen %.1e%s\n", what, ms,
+                    gflop / ms * 1e3, max_rel_error(C.data(), eigen, int64_t(N) * N),
+                    bits ? (same ? " | same bits as the JIT" : " | NOT the JIT's bits") : "");
+        return ms;
+    };
+    std::string chosen = std::string("  AOT, chose ") + matmul_cpu_aot_metadata()->target;
+    report(chosen.c_str(), matmul_cpu_aot,
+           std::string(matmul_cpu_aot_metadata()->target) == "x86-64-v4-fma");
+    report("  AOT, x86-64-v3-fma build", matmul_cpu_v3, false);
+    const double base_ms = report("  AOT, x86-64 build", matmul_cpu_x86_64, false);
+    if (base_ms > 0) {
+        std::printf("%-28s %8s    %8s         | vs Eigen's baseline x86-64 build (%.2f ms): "
+                    "%4.2fx its speed\n",
+                    "", "", "", eigen_generic_ms, eigen_generic_ms / base_ms);
+    }
+}
+
 void matmul(int threads) {
     const int N = 1024;
     Buffer<float> A({N, N}, "A"), B({N, N}, "B"), C({N, N}, "C");
     fill(A, 1);
     fill(B, 2);
 
-    Var x("x"), y("y"), xi("xi"), yi("yi"), yii("yii"), xy("xy");
-    RDom k(0, N, "k");
-    Func prod("prod"), out("out"), panel("panel");
-    panel(x, y) = B(x, y);
-    prod(x, y) = 0.0f;
-    prod(x, y) += A(k, y) * panel(x, k);
-    out(x, y) = prod(x, y);
-    // Each task computes a 64-column strip of the whole height, so the strip's columns of B
-    // are packed once. Within it, for each group of 6 rows, a 6 x 64 block of accumulators
-    // (24 vector registers) stays in registers while k runs over a row of A and the packed
-    // strip, which streams contiguously from the second-level cache.
-    out.tile(x, y, xi, yi, 64, N)
-        .fuse(x, y, xy)
-        .parallel(xy)
-        .split(yi, yi, yii, 6)
-        .reorder(xi, yii, yi)
-        .vectorize(xi, 16)
-        .unroll(xi)
-        .unroll(yii);
-    // The 64 columns of B a task needs, copied once per task into contiguous memory.
-    panel.compute_at(out, xy).vectorize(x, 16);
-    prod.compute_at(out, yi).vectorize(x, 16).unroll(x).unroll(y);
-    // k unrolled by two: the split divides k's extent, so it needs no guard.
-    RVar ko("ko"), ki("ki");
-    prod.update()
-        .split(k, ko, ki, 2)
-        .reorder(x, y, ki, ko)
-        .vectorize(x, 16)
-        .unroll(x)
-        .unroll(y)
-        .unroll(ki);
+    // Fused multiply-adds, as Eigen uses; the register block for this CPU's vectors
+    // (apps/common/MatmulCPU.h).
+    Target fma = Target("host-fma");
+    Func out = aicf_apps::matmul_cpu(A, B, N, aicf_apps::cpu_matmul_block(fma), "out");
 
     Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> a(A.data(), N,
                                                                                         N),
         b(B.data(), N, N);
     Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> c(N, N);
-    // Fused multiply-adds, as Eigen uses.
-    Target fma = Target("host-fma");
     Realization c_out(std::vector<Buffer<>>{C});
     auto [aicf_ms, eigen_ms] =
         median_ms_alternating([&] { out.realize(c_out, fma); }, [&] { c.noalias() = a * b; }, 15);
@@ -291,6 +319,7 @@ void matmul(int threads) {
                     "", "", "", h_ms, gflop / h_ms * 1e3, e_ms, e_ms / h_ms,
                     max_rel_error(c4.data(), c.data(), int64_t(N) * N));
     }
+    aot_matmul(A, B, C, c.data(), generic_ms);
     if (double peak = fma_peak_gflops(); peak > 0)
         std::printf("%-28s %8s    %8s         | FMA peak, measured: %8.1f GFLOP/s: AICF at "
                     "%3.0f%%, Eigen at %3.0f%%\n",

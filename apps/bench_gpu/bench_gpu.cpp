@@ -9,7 +9,10 @@
 //                (apps/common/MatmulGPU.h)
 //
 // Kernels are compiled for the GPU's own architecture (sm_80 on the simulator) with fused
-// multiply-adds, as CUDA compilers compile by default and as the cuBLAS peer computes.
+// multiply-adds, as CUDA compilers compile by default and as the cuBLAS peer computes. The
+// layernorm and matmul kernels also run as compiled ahead of time (gpu_generators.cpp, for
+// sm_80 with cubins for sm_80 and sm_90) through their C functions: the "AOT" rows, whose
+// results must equal the JIT's bit for bit.
 // `bench_gpu --small` runs small sizes (for the simulator); results are checked against
 // double-precision loops on a sample of points either way.
 
@@ -19,12 +22,16 @@
 #include "Timing.h"
 #include "dsl/aicf.h"
 
+#include "layernorm_block_aot.h"
+#include "matmul_simt_aot.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
+#include <vector>
 
 using namespace aicf;
 using aicf_apps::copy_peer_ms;
@@ -53,6 +60,65 @@ void row(const char *name, const std::string &size, double ms, double gbs, doubl
                 peer_gbs > 0 ? (std::to_string(int(100 * gbs / peer_gbs)) + "%").c_str() : "n/a",
                 extra.c_str(), ok ? "ok" : "WRONG");
     failures += !ok;
+}
+
+// Whether kernels run on a CUDA GPU (not the simulator).
+bool on_gpu() {
+    const char *device = std::getenv("AICF_DEVICE");
+    if (device && std::string(device) == "sim") return false;
+    try {
+        aicf::backends::cuda::cuda_device_description();
+        return true;
+    } catch (const RuntimeError &) {
+        return false;
+    }
+}
+
+// A DLTensor over a 2-D buffer: its host data, or (in_place) its device copy, where a JIT run
+// on a GPU left it.
+struct Tensor {
+    int64_t shape[2];
+    DLTensor t{};
+    Tensor(const Buffer<float> &b, bool in_place) {
+        shape[0] = b.extent(1);
+        shape[1] = b.extent(0);
+        t.device = {in_place ? kDLCUDA : kDLCPU, 0};
+        t.data = in_place ? reinterpret_cast<void *>(b.raw_buffer()->device) : b.data();
+        t.ndim = 2;
+        t.dtype = {kDLFloat, 32, 1};
+        t.shape = shape;
+    }
+};
+
+// A kernel compiled ahead of time, called as call(tensors): first on CPU tensors (copied to
+// the device and back) to compare with the JIT's `jit` output bit for bit, then timed on the
+// buffers where the JIT left them (on a GPU, kDLCUDA tensors used in place; the output is the
+// JIT's, written again with the same values). Returns the median time and whether it agreed.
+template <typename F>
+std::pair<double, bool> run_aot(const std::vector<const Buffer<float> *> &inputs,
+                                const Buffer<float> &jit, F &&call, int runs) {
+    Buffer<float> out({jit.extent(0), jit.extent(1)}, "aot");
+    auto tensors = [&](const Buffer<float> &result, bool in_place) {
+        std::vector<Tensor> t;
+        t.reserve(inputs.size() + 1); // each DLTensor points at its own shape
+        for (const Buffer<float> *b : inputs)
+            t.emplace_back(*b, in_place);
+        t.emplace_back(result, in_place);
+        return t;
+    };
+    std::vector<Tensor> host = tensors(out, false);
+    if (call(host) != 0) {
+        std::printf("AOT call failed: %s\n", aicf_last_error());
+        return {0, false};
+    }
+    const bool same =
+        std::memcmp(out.data(), jit.data(), sizeof(float) * size_t(jit.number_of_elements())) == 0;
+    bool in_place = on_gpu() && jit.raw_buffer()->device != 0;
+    for (const Buffer<float> *b : inputs)
+        in_place = in_place && b->raw_buffer()->device != 0;
+    std::vector<Tensor> timed = in_place ? tensors(jit, true) : host;
+    const double ms = median_ms([&] { call(timed); }, runs);
+    return {ms, same};
 }
 
 void copy(int64_t n, int runs, double peer_gbs) {
@@ -94,28 +160,47 @@ void layernorm(int rows, int runs, double peer_gbs) {
     }
     double gbs = 2.0 * N * rows * 4 / (ms * 1e6);
     row("layernorm", std::to_string(rows) + " x 4096", ms, gbs, peer_gbs, "one block per row", ok);
+
+    auto [aot_ms, same] = run_aot(
+        {&in}, result, [](std::vector<Tensor> &t) { return layernorm_block_aot(&t[0].t, &t[1].t); },
+        runs);
+    row("layernorm", std::to_string(rows) + " x 4096", aot_ms, 2.0 * N * rows * 4 / (aot_ms * 1e6),
+        peer_gbs, same ? "AOT, same bits as JIT" : "AOT, NOT the JIT's bits", ok && same);
 }
 
-void matmul(int n, int runs) {
-    Buffer<float> A({n, n}, "A"), B({n, n}, "B");
+// C (w x h) = A (K x h) * B (w x K); every point checked against a double-precision loop where
+// the product is small, a sample of them otherwise.
+void matmul(int w, int h, int K, int runs) {
+    Buffer<float> A({K, h}, "A"), B({w, K}, "B");
     fill(A, 3);
     fill(B, 4);
-    Func out = aicf_apps::matmul_register_tiled(A, B, n, "matmul");
-    Buffer<float> C({n, n}, "C");
+    Func out = aicf_apps::matmul_register_tiled(A, B, K, "matmul");
+    Buffer<float> C({w, h}, "C");
     double ms = median_ms([&] { out.realize(C, target()); }, runs);
     bool ok = true;
-    for (int j = 0; j < n; j += n / 5 + 1) {
-        for (int i = 0; i < n; i += n / 7 + 1) {
+    const int sy = h > 256 ? h / 5 + 1 : 1, sx = w > 256 ? w / 7 + 1 : 1;
+    for (int j = 0; j < h; j += sy) {
+        for (int i = 0; i < w; i += sx) {
             double want = 0;
-            for (int kk = 0; kk < n; kk++)
+            for (int kk = 0; kk < K; kk++)
                 want += double(A(kk, j)) * B(i, kk);
             ok = ok && std::fabs(C(i, j) - want) <= 1e-3 * (1 + std::fabs(want));
         }
     }
-    double tflops = 2.0 * n * n * double(n) / (ms * 1e9);
+    const double flops = 2.0 * w * h * double(K);
+    const std::string size = w == h && h == K ? std::to_string(w) + "^3 f32"
+                                              : std::to_string(w) + "x" + std::to_string(h) + "x" +
+                                                    std::to_string(K) + " f32";
     char rate[64];
-    std::snprintf(rate, sizeof rate, "%.1f GFLOP/s", tflops * 1000);
-    row("matmul", std::to_string(n) + "^3 f32", ms, 0, -1, rate, ok);
+    std::snprintf(rate, sizeof rate, "%.1f GFLOP/s", flops / (ms * 1e6));
+    row("matmul", size, ms, 0, -1, rate, ok);
+
+    auto [aot_ms, same] = run_aot(
+        {&A, &B}, C,
+        [](std::vector<Tensor> &t) { return matmul_simt_aot(&t[0].t, &t[1].t, &t[2].t); }, runs);
+    std::snprintf(rate, sizeof rate, same ? "AOT %.1f GFLOP/s, same" : "AOT %.1f GFLOP/s, DIFFERS",
+                  flops / (aot_ms * 1e6));
+    row("matmul", size, aot_ms, 0, -1, rate, ok && same);
 }
 
 } // namespace
@@ -136,7 +221,13 @@ int run(int argc, char **argv) {
     std::printf("|---|---|---|---|---|---|---|---|\n");
     copy(copy_n, runs, peer_gbs);
     layernorm(small ? 16 : 8192, runs, peer_gbs);
-    matmul(small ? 256 : 2048, small ? 1 : 10);
+    if (small) {
+        matmul(256, 256, 256, 1);
+        // Tiles that do not divide C, and a reduction that 8 does not divide.
+        matmul(157, 131, 21, 1);
+    } else {
+        matmul(2048, 2048, 2048, 10);
+    }
     std::printf(
         "\nGB/s counts the compulsory bytes (each input read once, each output written once).\n"
         "The copy peer is the driver's device-to-device copy of the copy workload's bytes.\n");

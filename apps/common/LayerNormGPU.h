@@ -3,22 +3,25 @@
 
 // Layernorm of each row of `in` (N columns) as one GPU block per row: T threads each sum N / T
 // elements of the row into shared memory (rfactor), one thread adds the partial sums, then
-// every thread normalizes N / T elements. The GPU benchmark measures this schedule and the
-// GPU tests check it.
+// every thread normalizes N / T elements. The GPU benchmark measures this schedule, the GPU
+// tests check it, and apps/bench_gpu/gpu_generators.cpp compiles it ahead of time. `in` is a
+// Buffer or an ImageParam; `out`, when given, is the Func to define.
 
 #include "dsl/aicf.h"
 
+#include <optional>
 #include <string>
 
 namespace aicf_apps {
 
-inline aicf::Func layernorm_one_block_per_row(const aicf::Buffer<float> &in, int N, int T,
-                                              const std::string &name) {
+template <typename Src>
+aicf::Func layernorm_one_block_per_row(const Src &in, int N, int T, const std::string &name,
+                                       const std::optional<aicf::Func> &result = {}) {
     using namespace aicf;
     Var x("x"), y("y"), u("u"), xo("xo"), tx("tx");
     RDom k(0, T, 0, N / T, "k");
     Expr element = in(k.x + T * k.y, y);
-    Func sum1("sum1"), sum2("sum2"), mean("mean"), out(name);
+    Func sum1("sum1"), sum2("sum2"), mean("mean"), out = result ? *result : Func(name);
     sum1(y) = 0.0f;
     sum1(y) += element;
     mean(y) = sum1(y) / float(N);

@@ -8,23 +8,28 @@
 // reduction reads four float4 per thread from shared memory for 64 fused multiply-adds.
 // The tiles need not divide the size of C (of at least 128 x 128): the last ones shift inwards;
 // nor need 8 divide K: the last step stages and reads fewer rows. The GPU benchmark measures
-// this schedule and the GPU tests check it.
+// this schedule and the GPU tests check it, and apps/bench_gpu/gpu_generators.cpp compiles it
+// ahead of time. A and B are Buffers or ImageParams; K is their shared extent; `out`, when
+// given, is the Func to define (a generator's Output).
 
 #include "dsl/aicf.h"
 
+#include <optional>
 #include <string>
 
 namespace aicf_apps {
 
-inline aicf::Func matmul_register_tiled(const aicf::Buffer<float> &A, const aicf::Buffer<float> &B,
-                                        int K, const std::string &name) {
+template <typename Src>
+aicf::Func matmul_register_tiled(const Src &A, const Src &B, const aicf::Expr &K,
+                                 const std::string &name,
+                                 const std::optional<aicf::Func> &result = {}) {
     using namespace aicf;
     Var x("x"), y("y"), bx("bx"), by("by"), xi("xi"), yi("yi"), tx("tx"), ty("ty"), xr("xr"),
         yr("yr");
     Var t("t"), lo("lo"), hi("hi"), xo("xo"), xv("xv"), rounds("rounds");
     RVar ko("ko"), ki("ki");
     RDom k(0, K, "k");
-    Func a("a"), b("b"), prod("prod"), out(name);
+    Func a("a"), b("b"), prod("prod"), out = result ? *result : Func(name);
     a(x, y) = A(x, y);
     b(x, y) = B(x, y);
     prod(x, y) = 0.0f;
