@@ -332,7 +332,7 @@ public:
             Type t = type();
             uint8_t op = raw<uint8_t>();
             uint8_t call_type = raw<uint8_t>();
-            check(op > 0 && op <= uint8_t(Intrinsic::prefetch) &&
+            check(op > 0 && op <= kIntrinsicCount &&
                       (call_type == Call::Intrinsic || call_type == Call::PureIntrinsic),
                   "an intrinsic");
             uint32_t n = raw<uint32_t>();

@@ -7,6 +7,7 @@
 #include "dsl/base/Error.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
+#include "lowering/TensorCores.h"
 
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/Bitcode/BitcodeReader.h>
@@ -182,6 +183,10 @@ private:
             return builder.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_laneid, {}, {});
         case Intrinsic::gpu_shuffle_xor:
             return shuffle_xor(op);
+        case Intrinsic::gpu_mma:
+            return mma(op);
+        case Intrinsic::gpu_ldmatrix:
+            return ldmatrix(op);
         case Intrinsic::gpu_launch:
         case Intrinsic::device_malloc:
         case Intrinsic::device_free:
@@ -192,6 +197,85 @@ private:
         default:
             return nullptr;
         }
+    }
+
+    // The 32-bit registers a fragment travels in: pairs of 16-bit values (as i32, or <2 x half>
+    // for f16), or float32 values rounded to TF32 (cvt.rna.tf32.f32).
+    std::vector<llvm::Value *> fragment_registers(const Expr &e, bool tf32) {
+        const Type t = e.type();
+        llvm::Value *v = codegen(e);
+        std::vector<llvm::Value *> regs;
+        if (tf32) {
+            for (int i = 0; i < t.lanes; i++) {
+                llvm::Value *x = builder.CreateExtractElement(v, uint64_t(i));
+                regs.push_back(builder.CreateIntrinsic(llvm::Intrinsic::nvvm_f2tf32_rna, {}, {x}));
+            }
+            return regs;
+        }
+        const int words = t.lanes / 2;
+        llvm::Value *w =
+            builder.CreateBitCast(v, llvm::FixedVectorType::get(builder.getInt32Ty(), words));
+        llvm::Type *half2 = llvm::FixedVectorType::get(builder.getHalfTy(), 2);
+        for (int i = 0; i < words; i++) {
+            llvm::Value *r = builder.CreateExtractElement(w, uint64_t(i));
+            regs.push_back(t.is_bfloat() ? r : builder.CreateBitCast(r, half2));
+        }
+        return regs;
+    }
+
+    // mma.sync.aligned: A's registers, B's, then C's four floats; D comes back as a struct.
+    llvm::Value *mma(const Call *op) {
+        std::optional<lowering::MMAShape> shape =
+            lowering::mma_shape(op->args[0].type(), op->args[1].type(), op->args[2].type());
+        internal_assert(shape) << "gpu_mma of unsupported operand types";
+        internal_assert(target.cuda_capability() >= 80)
+            << "kernel " << kernel_name << " uses " << shape->ptx_name() << ", which needs sm_80";
+        const llvm::Intrinsic::ID id = shape->tf32 ? llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32
+                                       : shape->a.is_bfloat()
+                                           ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
+                                           : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
+        std::vector<llvm::Value *> args = fragment_registers(op->args[0], shape->tf32);
+        for (llvm::Value *r : fragment_registers(op->args[1], shape->tf32))
+            args.push_back(r);
+        llvm::Value *c = codegen(op->args[2]);
+        for (int i = 0; i < 4; i++)
+            args.push_back(builder.CreateExtractElement(c, uint64_t(i)));
+        llvm::Value *d = builder.CreateIntrinsic(id, {}, args);
+        llvm::Value *result = llvm::UndefValue::get(llvm_type_of(op->type));
+        for (unsigned i = 0; i < 4; i++)
+            result = builder.CreateInsertElement(result, builder.CreateExtractValue(d, {i}),
+                                                 uint64_t(i));
+        return result;
+    }
+
+    // ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16: each lane's row address; the
+    // registers come back as a struct of i32, two 16-bit elements each.
+    llvm::Value *ldmatrix(const Call *op) {
+        const lowering::LdmatrixCall call = lowering::ldmatrix_parts(op);
+        internal_assert(call.buffer == lowering::kSharedMemoryName)
+            << "kernel " << kernel_name << ": ldmatrix from " << call.buffer
+            << ", not shared memory";
+        using ID = llvm::Intrinsic::ID;
+        static const ID plain[] = {llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x1_b16,
+                                   llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_b16,
+                                   llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16};
+        static const ID trans[] = {llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x1_trans_b16,
+                                   llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16,
+                                   llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16};
+        const int which = call.matrices == 1 ? 0 : call.matrices == 2 ? 1 : 2;
+        llvm::Value *address =
+            address_of(call.buffer, call.index, op->type.element_of(), /*inbounds=*/true);
+        llvm::Value *loaded = builder.CreateIntrinsic((call.transpose ? trans : plain)[which],
+                                                      {address->getType()}, {address});
+        llvm::Value *words = llvm::UndefValue::get(
+            llvm::FixedVectorType::get(builder.getInt32Ty(), unsigned(call.matrices)));
+        for (unsigned i = 0; i < unsigned(call.matrices); i++) {
+            llvm::Value *w = call.matrices == 1 && loaded->getType()->isIntegerTy()
+                                 ? loaded
+                                 : builder.CreateExtractValue(loaded, {i});
+            words = builder.CreateInsertElement(words, w, uint64_t(i));
+        }
+        return builder.CreateBitCast(words, llvm_type_of(op->type));
     }
 
     // shfl.sync.bfly moves 32 bits: narrower values travel zero-extended in one word, 64-bit

@@ -52,7 +52,8 @@ double MemoryInstructionProfile::efficiency() const {
 }
 
 int64_t InstructionCounts::total() const {
-    return integer + floating + global_load + global_store + shared_load + shared_store + other;
+    return integer + floating + global_load + global_store + shared_load + shared_store +
+           tensor_core + other;
 }
 
 int64_t KernelProfile::blocks() const {
@@ -128,9 +129,12 @@ std::string KernelProfile::to_string() const {
     const InstructionCounts &c = instructions;
     os << "  warp instructions: " << c.total() << " (" << c.integer << " integer, " << c.floating
        << " float, " << c.global_load << " global load, " << c.global_store << " global store, "
-       << c.shared_load << " shared load, " << c.shared_store << " shared store, " << c.other
-       << " other)\n";
-    os << "  flops: " << flops << ", barriers: " << barriers;
+       << c.shared_load << " shared load, " << c.shared_store << " shared store, ";
+    if (c.tensor_core > 0) os << c.tensor_core << " tensor core, ";
+    os << c.other << " other)\n";
+    os << "  flops: " << flops;
+    if (tensor_flops > 0) os << ", on tensor cores: " << tensor_flops;
+    os << ", barriers: " << barriers;
     if (blocks() > 0) os << " (" << fixed1(ratio(barriers, blocks())) << " per block)";
     os << "\n";
 

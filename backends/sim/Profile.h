@@ -56,7 +56,8 @@ struct InstructionCounts {
     int64_t integer = 0, floating = 0;
     int64_t global_load = 0, global_store = 0;
     int64_t shared_load = 0, shared_store = 0;
-    int64_t other = 0; // conversions, selects, vector shuffling, register arrays
+    int64_t tensor_core = 0; // mma.sync, once per warp
+    int64_t other = 0;       // conversions, selects, vector shuffling, register arrays
 
     int64_t total() const;
 };
@@ -67,8 +68,9 @@ struct KernelProfile {
     std::vector<BufferTraffic> buffers;                        // in argument order
     std::vector<MemoryInstructionProfile> memory_instructions; // in program order
     InstructionCounts instructions;
-    int64_t flops = 0;    // per active lane: add, sub, mul, div, mod, min, max, math calls 1; fma 2
-    int64_t barriers = 0; // barriers executed, summed over blocks
+    int64_t flops = 0; // per active lane: add, sub, mul, div, mod, min, max, math calls 1; fma 2
+    int64_t tensor_flops = 0; // on tensor cores: 2 m n k per warp-level mma
+    int64_t barriers = 0;     // barriers executed, summed over blocks
 
     int64_t blocks() const;
     int64_t global_bytes_loaded() const;

@@ -640,6 +640,22 @@ private:
             code->set_cost(OpClass::Other, 0);
             return code;
         }
+        case Intrinsic::gpu_mma: {
+            std::optional<lowering::MMAShape> shape =
+                lowering::mma_shape(op->args[0].type(), op->args[1].type(), op->args[2].type());
+            internal_assert(shape) << "simulator: gpu_mma of unsupported operand types";
+            ExprPtr a = arg(0), b = arg(1), c = arg(2);
+            return make_mma_code(*shape, n, std::move(a), std::move(b), std::move(c),
+                                 site(Site::Shuffle, nullptr));
+        }
+        case Intrinsic::gpu_ldmatrix: {
+            const lowering::LdmatrixCall call = lowering::ldmatrix_parts(op);
+            internal_assert(call.buffer == lowering::kSharedMemoryName)
+                << "simulator: ldmatrix from " << call.buffer << ", not shared memory";
+            ExprPtr index = expr(call.index);
+            return make_ldmatrix_code(t, n, shape(call.buffer, t.element_of(), Site::Load),
+                                      std::move(index), call.matrices, call.transpose);
+        }
         case Intrinsic::likely:
             return arg(0);
         case Intrinsic::alignment_hint: {

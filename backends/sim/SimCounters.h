@@ -24,6 +24,7 @@ enum class OpClass : uint8_t {
     GlobalStore,
     SharedLoad,
     SharedStore,
+    TensorCore, // mma.sync, once per warp
     Other,
     Count
 };
@@ -31,6 +32,7 @@ enum class OpClass : uint8_t {
 struct Counters {
     std::array<int64_t, size_t(OpClass::Count)> instructions{};
     int64_t flops = 0;
+    int64_t tensor_flops = 0; // 2 m n k per warp-level mma
     int64_t barriers = 0;
 
     void count(OpClass c, int64_t warp_instructions) {

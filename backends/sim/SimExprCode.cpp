@@ -6,6 +6,8 @@
 
 #include "dsl/base/Error.h"
 
+#include <cmath>
+#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -246,7 +248,129 @@ private:
     ExprPtr index, predicate;
 };
 
+// A float rounded to TF32 as cvt.rna.tf32.f32 does: 10 bits of mantissa, to nearest with
+// ties away from zero.
+float round_to_tf32(float x) {
+    if (!std::isfinite(x)) return x;
+    uint32_t bits = float_bits(x);
+    bits = (bits + 0x1000u) & ~0x1fffu;
+    float r;
+    std::memcpy(&r, &bits, sizeof r);
+    return r;
+}
+
+class MMACode : public ExprCode {
+public:
+    MMACode(const lowering::MMAShape &shape, int threads, ExprPtr a, ExprPtr b, ExprPtr c,
+            Site *site)
+        : ExprCode(ir::Float(32, 4), threads), shape(shape), a(std::move(a)), b(std::move(b)),
+          c(std::move(c)), site(site) {}
+    Col compute(Machine &m) override {
+        Col x = a->eval(m), y = b->eval(m), z = c->eval(m);
+        m.require_whole_warps(*site, shape.ptx_name().c_str());
+        const int M = shape.m, N = shape.n, K = shape.k;
+        const int la = shape.a.lanes, lb = shape.b.lanes;
+        std::vector<double> A(size_t(M * K)), B(size_t(K * N)), C(size_t(M * N));
+        auto in = [&](Word w) { return double(shape.tf32 ? round_to_tf32(w.f) : w.f); };
+        for (int w = 0; w < m.n; w += 32) {
+            if (!m.mask->on[size_t(w)]) continue; // whole warps: one lane tells
+            for (int lane = 0; lane < 32; lane++) {
+                const int t = w + lane;
+                const Word *pa = lane_ptr(x, t, la), *pb = lane_ptr(y, t, lb),
+                           *pc = lane_ptr(z, t, 4);
+                for (int i = 0; i < la; i++) {
+                    auto [r, col] = lowering::mma_a_element(shape, lane, i);
+                    A[size_t(r * K + col)] = in(pa[i]);
+                }
+                for (int i = 0; i < lb; i++) {
+                    auto [r, col] = lowering::mma_b_element(shape, lane, i);
+                    B[size_t(r * N + col)] = in(pb[i]);
+                }
+                for (int i = 0; i < 4; i++) {
+                    auto [r, col] = lowering::mma_c_element(shape, lane, i);
+                    C[size_t(r * N + col)] = pc[i].f;
+                }
+            }
+            for (int lane = 0; lane < 32; lane++) {
+                Word *out = buf.data() + size_t(w + lane) * 4;
+                for (int i = 0; i < 4; i++) {
+                    auto [r, col] = lowering::mma_c_element(shape, lane, i);
+                    double sum = C[size_t(r * N + col)];
+                    for (int k = 0; k < K; k++)
+                        sum += A[size_t(r * K + k)] * B[size_t(k * N + col)];
+                    out[i] = word_f(float(sum));
+                }
+            }
+            m.counters.count(OpClass::TensorCore, 1);
+            m.counters.tensor_flops += 2 * int64_t(M) * N * K;
+        }
+        return {buf.data(), false};
+    }
+
+private:
+    lowering::MMAShape shape;
+    ExprPtr a, b, c;
+    Site *site;
+};
+
+class LdmatrixCode : public ExprCode {
+public:
+    LdmatrixCode(ir::Type t, int threads, AccessShape shape, ExprPtr index, int matrices,
+                 bool transpose)
+        : ExprCode(t, threads), shape(shape), index(std::move(index)), matrices(matrices),
+          transpose(transpose), gathered(size_t(threads)), loaded(size_t(threads)) {}
+    Col compute(Machine &m) override {
+        Col rows = index->eval(m);
+        m.require_whole_warps(*shape.site, "ldmatrix");
+        for (int t = 0; t < m.n; t++) {
+            const int lane = t & 31;
+            if (!m.mask->on[size_t(t)] || lane >= 8 * matrices) continue;
+            const int64_t at = lane_ptr(rows, t, 1)->i;
+            if ((at * shape.elem_bytes) % 16 == 0) continue;
+            throw RuntimeError(
+                "kernel " + m.kernel.name + ": thread " + m.describe_thread(t) + " of block " +
+                m.describe_block() + " supplies an ldmatrix row at element " + std::to_string(at) +
+                " of shared memory, which is not 16-byte aligned" + m.context(*shape.site, t));
+        }
+        for (int j = 0; j < matrices; j++) {
+            for (int e = 0; e < 2; e++) {
+                for (int t = 0; t < m.n; t++) {
+                    const int lane = t & 31;
+                    auto [r, col] = lowering::ldmatrix_element(lane, e, transpose);
+                    const int supplier = (t & ~31) + 8 * j + r;
+                    gathered[size_t(t)].i = lane_ptr(rows, supplier, 1)->i + col;
+                }
+                Access a = shape.make(false);
+                a.index = {gathered.data(), false};
+                a.out = loaded.data();
+                const bool uniform = m.access(a);
+                for (int t = 0; t < m.n; t++)
+                    buf[size_t(t) * lanes + size_t(2 * j + e)] = loaded[uniform ? 0 : size_t(t)];
+            }
+        }
+        return {buf.data(), false};
+    }
+
+private:
+    AccessShape shape;
+    ExprPtr index;
+    int matrices;
+    bool transpose;
+    std::vector<Word> gathered, loaded;
+};
+
 } // namespace
+
+ExprPtr make_mma_code(const lowering::MMAShape &shape, int threads, ExprPtr a, ExprPtr b, ExprPtr c,
+                      Site *site) {
+    return std::make_unique<MMACode>(shape, threads, std::move(a), std::move(b), std::move(c),
+                                     site);
+}
+
+ExprPtr make_ldmatrix_code(ir::Type t, int threads, AccessShape shape, ExprPtr index, int matrices,
+                           bool transpose) {
+    return std::make_unique<LdmatrixCode>(t, threads, shape, std::move(index), matrices, transpose);
+}
 
 ExprPtr make_const_code(ir::Type t, Word value) {
     return std::make_unique<ConstCode>(t, value);

@@ -11,6 +11,7 @@
 
 #include "backends/sim/SimMachine.h"
 #include "dsl/ir/Expr.h"
+#include "lowering/TensorCores.h"
 
 #include <memory>
 #include <vector>
@@ -209,6 +210,19 @@ ExprPtr make_broadcast_code(ir::Type t, int threads, ExprPtr value);
 ExprPtr make_let_code(ir::Type t, int slot, ExprPtr value, ExprPtr body);
 
 // A load of the elements at `index` (where `predicate`, if not null, is true).
+// mma.sync on each warp's fragments (a, b, c as gpu_mma takes them), computed exactly in
+// double precision from the (TF32-rounded) inputs and rounded once to float32; the PTX ISA
+// leaves the order and rounding of the accumulation unspecified, so results may differ from a
+// GPU's in the last bits. Requires whole warps; counts one tensor-core instruction per warp.
+ExprPtr make_mma_code(const lowering::MMAShape &shape, int threads, ExprPtr a, ExprPtr b, ExprPtr c,
+                      Site *site);
+
+// ldmatrix: each lane's elements, gathered from the rows the lanes of its warp supply, through
+// 16-bit shared loads (`shape`: the shared array, so bounds and race checks apply); row
+// addresses must be 16-byte aligned. Requires whole warps.
+ExprPtr make_ldmatrix_code(ir::Type t, int threads, AccessShape shape, ExprPtr index, int matrices,
+                           bool transpose);
+
 ExprPtr make_load_code(ir::Type t, int threads, AccessShape shape, ExprPtr index,
                        ExprPtr predicate);
 

@@ -68,6 +68,29 @@ bool Machine::access(const Access &a) {
     return false;
 }
 
+void Machine::require_whole_warps(const Site &site, const char *instruction) const {
+    for (int w = 0; w < n; w += 32) {
+        int active = -1;
+        for (int t = w; t < std::min(n, w + 32) && active < 0; t++)
+            if (mask->on[size_t(t)]) active = t;
+        if (active < 0) continue;
+        for (int l = 0; l < 32; l++) {
+            const int t = w + l;
+            if (t < n && mask->on[size_t(t)]) continue;
+            std::ostringstream os;
+            os << "kernel " << kernel.name << ": thread " << describe_thread(active) << " of block "
+               << describe_block() << " executes " << instruction << context(site, active)
+               << ", but lane " << l << " of its warp ";
+            if (t >= n)
+                os << "does not exist (the block has " << n << " threads)";
+            else
+                os << "(thread " << describe_thread(t) << ") does not";
+            os << "; all 32 lanes of a warp execute it together";
+            throw RuntimeError(os.str());
+        }
+    }
+}
+
 void Machine::barrier() {
     counters.barriers++;
     if (checks) shadow.barrier();

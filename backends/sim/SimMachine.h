@@ -148,6 +148,11 @@ public:
     // one of them. Returns the thread each active thread reads.
     const std::vector<int> &shuffle_sources(Col member_mask, int offset, const Site &site);
 
+    // Checks that every warp with an active thread executes `instruction` (a warp-collective
+    // one: mma.sync, ldmatrix) with all 32 lanes: a RuntimeError names the first lane that
+    // does not.
+    void require_whole_warps(const Site &site, const char *instruction) const;
+
     // "load in[...] in f at f.s0.x": what an instruction is, for messages and profiles.
     // `memory` names what a shared access touches before its first request has; with a
     // thread, the loop's value in that thread follows ("at x = 3").

@@ -57,8 +57,10 @@ KernelProfile make_profile(const Machine &m, const std::array<int, 3> &grid) {
     p.instructions.global_store = count(OpClass::GlobalStore);
     p.instructions.shared_load = count(OpClass::SharedLoad);
     p.instructions.shared_store = count(OpClass::SharedStore);
+    p.instructions.tensor_core = count(OpClass::TensorCore);
     p.instructions.other = count(OpClass::Other);
     p.flops = m.counters.flops;
+    p.tensor_flops = m.counters.tensor_flops;
     p.barriers = m.counters.barriers;
     return p;
 }

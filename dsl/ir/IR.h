@@ -150,6 +150,17 @@ struct Broadcast : ExprNode<Broadcast> {
 enum class AtomicOp : int { Add, Mul, Min, Max };
 // alignment_hint(base, n), as the base of a dense vector access's Ramp: base is a multiple of
 // n elements, so the access is one aligned wide access; n = 0: access it lane by lane.
+// Tensor cores, in kernels (lowering/TensorCores.h has the fragment layouts), each executed
+// together by all 32 lanes of a warp:
+// gpu_mma(a, b, c) is d = a * b + c on one warp's fragments (mma.sync.aligned ... .row.col),
+// the shape and types given by the operands' types: a bfloat16x8 or float16x8, b of the same
+// type x4, c float32x4 (m16n8k16); or a float32x4, b float32x2, c float32x4 (m16n8k8, inputs
+// rounded to TF32). The result is float32x4.
+// gpu_ldmatrix(buffer, index, matrices, transpose) loads 1, 2 or 4 8x8 matrices of 16-bit
+// elements from shared memory (ldmatrix.sync.aligned.m8n8): `buffer` (a StringImm) names it,
+// `index` is the element where the row this lane supplies starts (lanes 8j..8j+7 give the rows
+// of matrix j), `transpose` (a constant bool) selects .trans. The result (a 16-bit type with
+// 2 * matrices lanes) holds, in lanes 2j and 2j + 1, this lane's two elements of matrix j.
 #define AICF_FOR_EACH_INTRINSIC(X)                                                                 \
     X(abs)                                                                                         \
     X(bitwise_and)                                                                                 \
@@ -195,7 +206,9 @@ enum class AtomicOp : int { Add, Mul, Min, Max };
     X(device_free)                                                                                 \
     X(buffer_copy_to_host)                                                                         \
     X(prefetch_request)                                                                            \
-    X(prefetch)
+    X(prefetch)                                                                                    \
+    X(gpu_mma)                                                                                     \
+    X(gpu_ldmatrix)
 
 enum class Intrinsic : uint8_t {
     none,
@@ -204,6 +217,10 @@ enum class Intrinsic : uint8_t {
 #undef AICF_INTRINSIC_ENTRY
 };
 const char *to_string(Intrinsic i);
+#define AICF_COUNT_INTRINSIC(N) +1
+// The number of intrinsics (the last one's value).
+constexpr int kIntrinsicCount = 0 AICF_FOR_EACH_INTRINSIC(AICF_COUNT_INTRINSIC);
+#undef AICF_COUNT_INTRINSIC
 
 // The runtime errors generated code can raise. Each is reported with the Call's arguments.
 enum class RuntimeErrorKind : int32_t {
