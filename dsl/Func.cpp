@@ -390,6 +390,22 @@ Func &Func::reorder_storage(const std::vector<Var> &vars) {
     return *this;
 }
 
+Func &Func::gpu_launch_bounds(int min_blocks_per_sm) {
+    user_assert(min_blocks_per_sm >= 1 && min_blocks_per_sm <= 32)
+        << "gpu_launch_bounds(" << min_blocks_per_sm << ") on Func " << name()
+        << ": a multiprocessor holds 1 to 32 blocks at once. Give a count in that range.";
+    func.schedule().launch_bounds.min_blocks_per_sm = min_blocks_per_sm;
+    return *this;
+}
+
+Func &Func::gpu_max_registers(int registers) {
+    user_assert(registers >= 16 && registers <= 255)
+        << "gpu_max_registers(" << registers << ") on Func " << name()
+        << ": a thread may be limited to 16 to 255 registers. Give a count in that range.";
+    func.schedule().launch_bounds.max_registers = registers;
+    return *this;
+}
+
 Func &Func::align_storage(const Var &var, const Expr &alignment) {
     check_pure_arg(func, var, "align_storage");
     check_positive_int(alignment, "alignment in align_storage", func);

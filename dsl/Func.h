@@ -199,6 +199,15 @@ public:
     // root; on the host, the stack when small and constant, the heap otherwise.
     Func &store_in(ir::MemoryType t);
 
+    // Occupancy of the GPU kernel this Func's block loops make (PTX launch bounds): at least
+    // `min_blocks_per_sm` of its blocks resident on each multiprocessor at once (1 to 32;
+    // .minnctapersm: ptxas then limits the registers per thread to fit them), or at most
+    // `registers` registers per thread (16 to 255; .maxnreg). Values the kernel's block shape
+    // cannot meet on the target (more threads or registers than a multiprocessor has) are a
+    // CompileError when it is compiled.
+    Func &gpu_launch_bounds(int min_blocks_per_sm);
+    Func &gpu_max_registers(int registers);
+
     // The Func is computed over exactly [min, min + extent) in `var` (a run-time error if its
     // consumers need more); a constant extent lets that loop be unrolled or vectorized.
     Func &bound(const Var &var, const ir::Expr &min, const ir::Expr &extent);

@@ -107,6 +107,13 @@ struct StorageAlignment {
     Expr alignment;
 };
 
+// Occupancy asked of the kernel whose GPU block loops are the Func's: gpu_launch_bounds()
+// and gpu_max_registers(); 0 leaves it to ptxas.
+struct GPULaunchBounds {
+    int min_blocks_per_sm = 0; // .minnctapersm
+    int max_registers = 0;     // .maxnreg, per thread
+};
+
 struct FuncSchedule {
     std::vector<RegionConstraint> region_constraints;
     std::vector<std::string> storage_order; // innermost first; empty: the argument order
@@ -116,6 +123,7 @@ struct FuncSchedule {
     MemoryType memory_type = MemoryType::Auto;
     bool compute_level_set = false; // false: the default placement decides
     bool store_level_set = false;   // false: storage goes where the Func is computed
+    GPULaunchBounds launch_bounds;
 };
 
 } // namespace ir

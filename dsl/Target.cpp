@@ -128,6 +128,11 @@ Target Target::with_feature(Feature f) const {
     return t;
 }
 
+int Target::max_threads_per_multiprocessor() const {
+    if (!has_cuda()) return 0;
+    return cuda_sm_ == 86 || cuda_sm_ == 89 ? 1536 : 2048;
+}
+
 int64_t Target::max_shared_memory_per_block() const {
     switch (cuda_sm_) {
     case 80:

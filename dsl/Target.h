@@ -56,6 +56,9 @@ public:
     // What the GPU allows per thread block.
     int max_threads_per_block() const { return has_cuda() ? 1024 : 0; }
     int warp_size() const { return has_cuda() ? 32 : 0; }
+    // Threads resident on one multiprocessor at most (2048 on sm_80 and sm_90, 1536 on sm_86
+    // and sm_89).
+    int max_threads_per_multiprocessor() const;
     // Shared memory a block may use once the kernel opts in above the 48 KiB default.
     int64_t max_shared_memory_per_block() const;
 

@@ -19,7 +19,12 @@ std::string describe_kernel(const LoweredKernel &k) {
     for (const std::string &f : k.funcs)
         s << " " << f;
     s << ")\n  block: " << k.threads[0] << " x " << k.threads[1] << " x " << k.threads[2] << " = "
-      << k.thread_count() << " threads\n  shared memory: " << k.shared_bytes << " bytes";
+      << k.thread_count() << " threads";
+    if (k.launch_bounds.min_blocks_per_sm > 0)
+        s << ", at least " << k.launch_bounds.min_blocks_per_sm << " blocks per multiprocessor";
+    if (k.launch_bounds.max_registers > 0)
+        s << ", at most " << k.launch_bounds.max_registers << " registers per thread";
+    s << "\n  shared memory: " << k.shared_bytes << " bytes";
     for (const SharedAllocation &a : k.shared)
         s << "\n    " << a.func << ": " << a.bytes << " bytes at " << a.offset;
     s << "\n  arguments:";

@@ -19,6 +19,7 @@
 // - Evaluate(gpu_barrier()): a block-wide barrier (bar.sync 0) that all threads must reach.
 // - For loops of type Serial only; IfThenElse, LetStmt, Block, ProducerConsumer, AssertStmt.
 
+#include "dsl/Schedule.h"
 #include "dsl/Target.h"
 #include "dsl/ir/IR.h"
 
@@ -56,6 +57,7 @@ struct LoweredKernel {
     std::array<std::string, 3> thread_loops;
     std::vector<std::string> loop_vars;   // the lets that replaced block and thread loops
     int64_t shared_bytes = 0;             // dynamic shared memory per block
+    ir::GPULaunchBounds launch_bounds;    // from the schedule of the Func of its block loops
     std::vector<SharedAllocation> shared; // where each shared Func lives
     ir::Stmt body;
     // Where launch_condition (in terms of the launch's arguments) is false, the host launches

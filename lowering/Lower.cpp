@@ -49,6 +49,49 @@ void log_pass(const char *pass, const Stmt &s) {
 }
 
 // The loops never_partition() and never_partition_all() name.
+// Each kernel takes the launch bounds of the Func whose block loops make it; bounds on a Func
+// that makes no kernel are a mistake in the schedule.
+void apply_launch_bounds(std::vector<LoweredKernel> &kernels,
+                         const std::map<std::string, Function> &env) {
+    std::set<std::string> kernel_funcs;
+    for (LoweredKernel &k : kernels) {
+        const For *outer = k.body.as<For>();
+        internal_assert(outer) << "kernel " << k.name << " does not start with its block loop";
+        const std::string func = func_of_loop(outer->name);
+        auto it = env.find(func);
+        if (it == env.end()) continue;
+        k.launch_bounds = it->second.schedule().launch_bounds;
+        kernel_funcs.insert(func);
+    }
+    for (const auto &[name, f] : env) {
+        const GPULaunchBounds &b = f.schedule().launch_bounds;
+        user_assert((b.min_blocks_per_sm == 0 && b.max_registers == 0) || kernel_funcs.count(name))
+            << "Func " << name << " sets " << (b.min_blocks_per_sm ? "gpu_launch_bounds" : "")
+            << (b.min_blocks_per_sm && b.max_registers ? " and " : "")
+            << (b.max_registers ? "gpu_max_registers" : "")
+            << ", but none of its loops is a GPU block loop. Launch bounds belong to the Func "
+            << "whose gpu_blocks loops make the kernel.";
+    }
+}
+
+// Launch bounds the block shape cannot meet on the target.
+void check_launch_bounds(LoweredKernel &k) {
+    const GPULaunchBounds &b = k.launch_bounds;
+    const int threads = k.thread_count();
+    const std::string func = k.funcs.empty() ? k.name : k.funcs[0];
+    user_assert(b.min_blocks_per_sm * threads <= k.target.max_threads_per_multiprocessor())
+        << "gpu_launch_bounds(" << b.min_blocks_per_sm << ") on Func " << func << " asks for "
+        << b.min_blocks_per_sm << " blocks of " << threads << " threads on each multiprocessor, "
+        << "but one holds at most " << k.target.max_threads_per_multiprocessor() << " threads on "
+        << k.target.to_string() << ". Ask for at most "
+        << k.target.max_threads_per_multiprocessor() / threads << ".";
+    user_assert(int64_t(b.max_registers) * threads <= 65536)
+        << "gpu_max_registers(" << b.max_registers << ") on Func " << func << " would let its "
+        << threads << " threads use " << int64_t(b.max_registers) * threads
+        << " registers, more than a multiprocessor's 65536, so no block could start. Allow at "
+        << "most " << 65536 / threads << ".";
+}
+
 std::set<std::string> loops_never_partitioned(const std::map<std::string, Function> &env) {
     std::set<std::string> never;
     for (const auto &[name, f] : env) {
@@ -118,6 +161,7 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     after("hoist_allocations", s);
     // GPU kernels: taken out of the host code, then lowered one pass at a time.
     ExtractedKernels gpu = extract_kernels(s, target, outputs[0].name());
+    apply_launch_bounds(gpu.kernels, env);
     auto log_kernels = [&](const char *pass) {
         if (debug_level() < 2) return;
         for (const LoweredKernel &k : gpu.kernels)
@@ -134,6 +178,8 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
         timer.skip();
     };
     after_kernel_pass("map_gpu_loops", map_gpu_loops);
+    for (LoweredKernel &k : gpu.kernels)
+        check_launch_bounds(k);
     after_kernel_pass("inject_gpu_barriers", inject_gpu_barriers);
     after_kernel_pass("pack_shared_memory", pack_shared_memory);
     after_kernel_pass("fuse_gpu_thread_loops", fuse_gpu_thread_loops);

@@ -140,6 +140,10 @@ public:
         annotate("maxntidx", k.threads[0]);
         annotate("maxntidy", k.threads[1]);
         annotate("maxntidz", k.threads[2]);
+        // Launch bounds from the schedule: .minnctapersm and .maxnreg.
+        if (k.launch_bounds.min_blocks_per_sm > 0)
+            annotate("minctasm", k.launch_bounds.min_blocks_per_sm);
+        if (k.launch_bounds.max_registers > 0) annotate("maxnreg", k.launch_bounds.max_registers);
     }
 
 private:

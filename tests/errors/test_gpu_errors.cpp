@@ -35,6 +35,44 @@ TEST(GPUScheduleErrors, SharedMemoryOverTheTargetLimit) {
     EXPECT_CONTAINS(msg, "host-cuda-sm_80");
 }
 
+// Launch bounds: out of range when given, on a Func that makes no kernel, or more than a
+// multiprocessor holds for the block shape.
+TEST(GPUScheduleErrors, LaunchBounds) {
+    Var x("x"), y("y"), bx("bx"), tx("tx");
+    Func f("f");
+    f(x) = x * 2;
+    std::string msg = message_of<CompileError>([&] { f.gpu_launch_bounds(0); });
+    EXPECT_CONTAINS(msg, "gpu_launch_bounds(0) on Func f: a multiprocessor holds 1 to 32 blocks "
+                         "at once. Give a count in that range.");
+    msg = message_of<CompileError>([&] { f.gpu_max_registers(300); });
+    EXPECT_CONTAINS(msg, "gpu_max_registers(300) on Func f: a thread may be limited to 16 to 255 "
+                         "registers. Give a count in that range.");
+
+    Func g("g"), h("h");
+    g(x) = x * 3;
+    h(x) = g(x) + 1;
+    g.compute_root().gpu_launch_bounds(2);
+    h.gpu_tile(x, bx, tx, 64);
+    msg = message_of<CompileError>([&] { h.realize({256}, gpu_target); });
+    EXPECT_CONTAINS(msg, "Func g sets gpu_launch_bounds, but none of its loops is a GPU block "
+                         "loop. Launch bounds belong to the Func whose gpu_blocks loops make the "
+                         "kernel.");
+
+    Func big("big");
+    big(x) = x;
+    big.gpu_tile(x, bx, tx, 1024).gpu_launch_bounds(3);
+    msg = message_of<CompileError>([&] { big.realize({4096}, gpu_target); });
+    EXPECT_CONTAINS(msg, "gpu_launch_bounds(3) on Func big asks for 3 blocks of 1024 threads on "
+                         "each multiprocessor, but one holds at most");
+    Func regs("regs");
+    regs(x) = x;
+    regs.gpu_tile(x, bx, tx, 512).gpu_max_registers(255);
+    msg = message_of<CompileError>([&] { regs.realize({4096}, gpu_target); });
+    EXPECT_CONTAINS(msg, "gpu_max_registers(255) on Func regs would let its 512 threads use "
+                         "130560 registers, more than a multiprocessor's 65536, so no block could "
+                         "start. Allow at most 128.");
+}
+
 TEST(GPUScheduleErrors, MoreThan1024ThreadsPerBlock) {
     Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
     Func f("f");

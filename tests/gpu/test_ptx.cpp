@@ -45,6 +45,28 @@ TEST(PTX, SharedStageUsesSharedMemoryAndABarrier) {
     EXPECT_TRUE(contains(ptx, "ld.global.nc.f32")) << ptx; // the input is read-only
 }
 
+// Launch bounds from the schedule become the kernel's PTX directives, and ptxas keeps to the
+// register limit; the block shape stays its .maxntid.
+TEST(PTX, LaunchBoundsFromTheSchedule) {
+    Buffer<float> in({100, 40}, "in");
+    Func g = staged_stencil(in);
+    g.gpu_launch_bounds(4).gpu_max_registers(32);
+    std::string ptx = g.ptx(sm80);
+    EXPECT_TRUE(contains(ptx, ".maxntid 33, 8, 1")) << ptx;
+    EXPECT_TRUE(contains(ptx, ".minnctapersm 4")) << ptx;
+    EXPECT_TRUE(contains(ptx, ".maxnreg 32")) << ptx;
+    EXPECT_TRUE(contains(g.lowered_stmt(sm80), "at least 4 blocks per multiprocessor, at most 32 "
+                                               "registers per thread"));
+    if (backends::ptxas_available()) {
+        for (const backends::KernelResources &r : backends::assemble_ptx(ptx, "sm_90"))
+            EXPECT_LE(r.registers, 32) << r.to_string();
+    }
+    // Without them, neither directive.
+    std::string plain = staged_stencil(in).ptx(sm80);
+    EXPECT_FALSE(contains(plain, ".minnctapersm")) << plain;
+    EXPECT_FALSE(contains(plain, ".maxnreg")) << plain;
+}
+
 TEST(PTX, VectorizedReadOnlyLoadIsOneWideLoad) {
     Buffer<float> in({1000}, "in");
     Var x("x"), xo("xo"), xv("xv"), bx("bx"), tx("tx");
