@@ -7,6 +7,7 @@
 #include "dsl/base/Error.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
+#include "lowering/AsyncCopy.h"
 #include "lowering/TensorCores.h"
 
 #include <llvm/Analysis/ValueTracking.h>
@@ -189,6 +190,15 @@ private:
             return shuffle_xor(op);
         case Intrinsic::gpu_mma:
             return mma(op);
+        case Intrinsic::gpu_cp_async:
+            return cp_async(op);
+        case Intrinsic::gpu_cp_async_commit:
+            builder.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
+            return builder.getInt32(0);
+        case Intrinsic::gpu_cp_async_wait:
+            builder.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {},
+                                    {builder.getInt32(lowering::async_wait_groups(op))});
+            return builder.getInt32(0);
         case Intrinsic::gpu_ldmatrix:
             return ldmatrix(op);
         case Intrinsic::gpu_launch:
@@ -225,6 +235,29 @@ private:
             regs.push_back(t.is_bfloat() ? r : builder.CreateBitCast(r, half2));
         }
         return regs;
+    }
+
+    // cp.async.{cg (16 bytes), ca (4, 8)}.shared.global [dst], [src], size, src-size: the
+    // bytes past src-size are zeros.
+    llvm::Value *cp_async(const Call *op) {
+        const lowering::AsyncCopyCall c = lowering::async_copy_parts(op);
+        internal_assert(c.dst == lowering::kSharedMemoryName)
+            << "kernel " << kernel_name << ": cp.async into " << c.dst << ", not shared memory";
+        internal_assert(target.cuda_capability() >= 80)
+            << "kernel " << kernel_name << " uses cp.async, which needs sm_80";
+        const Type elem = c.type.element_of();
+        llvm::Value *dst = address_of(c.dst, c.dst_index, elem);
+        llvm::Value *src = address_of(c.src, c.src_index, elem);
+        // The intrinsics take the source in the global address space.
+        src = builder.CreateAddrSpaceCast(src, llvm::PointerType::get(context, 1));
+        llvm::Value *src_bytes =
+            builder.CreateMul(codegen(c.valid), builder.getInt32(elem.bytes()));
+        const llvm::Intrinsic::ID id =
+            c.bytes() == 16  ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
+            : c.bytes() == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
+                             : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
+        builder.CreateIntrinsic(id, {}, {dst, src, src_bytes});
+        return builder.getInt32(0);
     }
 
     // mma.sync.aligned: A's registers, B's, then C's four floats; D comes back as a struct.

@@ -10,6 +10,7 @@
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Scope.h"
+#include "lowering/AsyncCopy.h"
 
 #include <algorithm>
 #include <cstring>
@@ -367,6 +368,24 @@ public:
             const ir::Call *call = op->value.as<ir::Call>();
             if (call && call->intrinsic == Intrinsic::gpu_barrier) {
                 return make_barrier_code(site(Site::Barrier, nullptr));
+            }
+            if (call && call->intrinsic == Intrinsic::gpu_cp_async) {
+                const lowering::AsyncCopyCall c = lowering::async_copy_parts(call);
+                internal_assert(c.dst == lowering::kSharedMemoryName)
+                    << "simulator: cp.async into " << c.dst << ", not shared memory";
+                AccessShape src = shape(c.src, c.type, Site::Load);
+                AccessShape dst = shape(c.dst, c.type, Site::Store);
+                ExprPtr dst_index = expr(c.dst_index), src_index = expr(c.src_index),
+                        valid = expr(c.valid);
+                return make_async_copy_code(n, src, dst, std::move(dst_index), std::move(src_index),
+                                            std::move(valid));
+            }
+            if (call && call->intrinsic == Intrinsic::gpu_cp_async_commit) {
+                return make_async_commit_code();
+            }
+            if (call && call->intrinsic == Intrinsic::gpu_cp_async_wait) {
+                return make_async_wait_code(lowering::async_wait_groups(call),
+                                            site(Site::Barrier, nullptr));
             }
             return make_evaluate_code(expr(op->value));
         }

@@ -49,6 +49,7 @@ Machine::Machine(const lowering::LoweredKernel &k, bool checks)
 
 bool Machine::access(const Access &a) {
     const Storage &s = *a.storage;
+    if (pending_bytes > 0 && s.place == Storage::Shared) check_not_pending(a);
     counters.count(op_class(a), mask->warps);
     const bool same_address =
         s.place != Storage::Private && a.index.uniform && (!a.has_predicate || a.predicate.uniform);
@@ -96,7 +97,140 @@ void Machine::barrier() {
     if (checks) shadow.barrier();
 }
 
+void Machine::check_not_pending(const Access &a) const {
+    const bool uniform = a.index.uniform && (!a.has_predicate || a.predicate.uniform);
+    for (int t = 0; t < n; t++) {
+        if (!mask->on[size_t(t)]) continue;
+        const Word *index = lane_ptr(a.index, t, a.lanes);
+        const Word *pred = a.has_predicate ? lane_ptr(a.predicate, t, a.lanes) : nullptr;
+        for (int l = 0; l < a.lanes; l++) {
+            if (pred && !pred[l].u) continue;
+            const int64_t first = index[l].i * a.elem_bytes;
+            for (int64_t byte = first; byte < first + a.elem_bytes; byte++) {
+                if (byte < 0 || byte >= int64_t(pending_byte_owner.size()) ||
+                    pending_byte_owner[size_t(byte)] == 0)
+                    continue;
+                const int issuer = pending_byte_owner[size_t(byte)] - 1;
+                std::ostringstream os;
+                os << "kernel " << kernel.name << ": thread " << describe_thread(t) << " of block "
+                   << describe_block() << (a.is_store ? " stores to" : " reads")
+                   << " shared memory at byte " << byte << nearest_shared_func(byte) << ", which a "
+                   << "cp.async of "
+                   << (issuer == t ? "its own" : "thread " + describe_thread(issuer))
+                   << " is still copying to: a thread may touch a copy's destination only after "
+                   << "its cp.async.wait_group covers the copy (other threads: after a barrier "
+                   << "that follows the wait)" << context(*a.site, t);
+                throw RuntimeError(os.str());
+            }
+        }
+        if (uniform) break;
+    }
+}
+
+void Machine::async_copy(const Access &shape, Col dst, Col values) {
+    if (pending_copies.empty()) {
+        pending_copies.resize(size_t(n));
+        committed_groups.assign(size_t(n), 0);
+        pending_byte_owner.assign(shared.size(), 0);
+    }
+    const int64_t bytes = int64_t(shape.lanes) * shape.elem_bytes;
+    for (int t = 0; t < n; t++) {
+        if (!mask->on[size_t(t)]) continue;
+        const int64_t dst_index = lane_ptr(dst, t, 1)->i, first = dst_index * shape.elem_bytes;
+        auto fail = [&](const std::string &what) {
+            throw RuntimeError("kernel " + kernel.name + ": thread " + describe_thread(t) +
+                               " of block " + describe_block() + " starts a cp.async of " +
+                               std::to_string(bytes) + " bytes into shared memory at byte " +
+                               std::to_string(first) + ", " + what + context(*shape.site, t));
+        };
+        if (first < 0 || first + bytes > int64_t(shared.size()))
+            fail("outside its " + std::to_string(shared.size()) + " bytes");
+        if (first % bytes != 0) fail("which is not a multiple of the copy's size");
+        for (int64_t b = first; b < first + bytes; b++) {
+            if (pending_byte_owner[size_t(b)] != 0) {
+                fail("where a cp.async of thread " +
+                     describe_thread(pending_byte_owner[size_t(b)] - 1) +
+                     " is still copying (two copies to one place race)");
+            }
+        }
+        for (int64_t b = first; b < first + bytes; b++)
+            pending_byte_owner[size_t(b)] = t + 1;
+        pending_bytes += bytes;
+        PendingCopy c;
+        c.dst = dst_index;
+        c.shape = shape;
+        const Word *v = lane_ptr(values, t, shape.lanes);
+        c.values.assign(v, v + shape.lanes);
+        pending_copies[size_t(t)].push_back(std::move(c));
+    }
+}
+
+void Machine::async_commit() {
+    if (pending_copies.empty()) {
+        pending_copies.resize(size_t(n));
+        committed_groups.assign(size_t(n), 0);
+        pending_byte_owner.assign(shared.size(), 0);
+    }
+    for (int t = 0; t < n; t++) {
+        if (!mask->on[size_t(t)]) continue;
+        // An empty group counts too: it is complete at once.
+        const int64_t group = ++committed_groups[size_t(t)];
+        for (PendingCopy &c : pending_copies[size_t(t)])
+            if (c.group < 0) c.group = group;
+    }
+}
+
+void Machine::async_wait(int keep, const Site &site) {
+    if (pending_copies.empty()) return;
+    std::vector<Word> index;
+    for (int t = 0; t < n; t++) {
+        if (!mask->on[size_t(t)]) continue;
+        std::vector<PendingCopy> &copies = pending_copies[size_t(t)];
+        for (const PendingCopy &c : copies) {
+            if (c.group >= 0) continue;
+            throw RuntimeError("kernel " + kernel.name + ": thread " + describe_thread(t) +
+                               " of block " + describe_block() + " waits (cp.async.wait_group " +
+                               std::to_string(keep) +
+                               ") with a cp.async it has not committed, "
+                               "which no wait covers: commit it first" +
+                               context(site, t));
+        }
+        const int64_t last_complete = committed_groups[size_t(t)] - keep;
+        size_t kept = 0;
+        for (size_t i = 0; i < copies.size(); i++) {
+            PendingCopy &c = copies[i];
+            if (c.group > last_complete) {
+                if (kept != i) copies[kept] = std::move(c);
+                kept++;
+                continue;
+            }
+            const int64_t first = c.dst * c.shape.elem_bytes,
+                          bytes = int64_t(c.shape.lanes) * c.shape.elem_bytes;
+            for (int64_t b = first; b < first + bytes; b++)
+                pending_byte_owner[size_t(b)] = 0;
+            pending_bytes -= bytes;
+            // The thread's own store, now: what the race checks see of the copy.
+            index.resize(size_t(c.shape.lanes));
+            for (int l = 0; l < c.shape.lanes; l++)
+                index[size_t(l)].i = c.dst + l;
+            Access store = c.shape;
+            store.is_store = true;
+            store.index = {index.data(), true};
+            store.value = {c.values.data(), true};
+            run_threads(store, t, t + 1, true);
+        }
+        copies.resize(kept);
+    }
+}
+
 void Machine::start_block(const std::array<int, 3> &b) {
+    if (!pending_copies.empty()) {
+        for (std::vector<PendingCopy> &c : pending_copies)
+            c.clear();
+        std::fill(committed_groups.begin(), committed_groups.end(), 0);
+        std::fill(pending_byte_owner.begin(), pending_byte_owner.end(), 0);
+        pending_bytes = 0;
+    }
     block = b;
     std::fill(shared.begin(), shared.end(), kGarbageByte);
     if (checks) shadow.start_block();

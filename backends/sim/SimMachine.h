@@ -148,6 +148,18 @@ public:
     // one of them. Returns the thread each active thread reads.
     const std::vector<int> &shuffle_sources(Col member_mask, int offset, const Site &site);
 
+    // cp.async. async_copy starts, for each active thread, the copy of `values` (what the
+    // copy reads from device memory, loaded at once: lanes past the valid ones are zeros)
+    // into shared memory at `dst` (elements of `shape`'s type): its bytes stay pending, and
+    // any access to them raises a RuntimeError, until the thread's async_wait covers its
+    // group, which writes them (as the thread's own store, for the race checks).
+    // async_commit closes each active thread's open group. async_wait(n) completes the
+    // groups of each active thread older than its n most recent; a wait with copies not yet
+    // committed is reported (no wait would ever cover them).
+    void async_copy(const Access &shape, Col dst, Col values);
+    void async_commit();
+    void async_wait(int n, const Site &site);
+
     // Checks that every warp with an active thread executes `instruction` (a warp-collective
     // one: mma.sync, ldmatrix) with all 32 lanes: a RuntimeError names the first lane that
     // does not.
@@ -186,6 +198,18 @@ public:
     std::vector<std::unique_ptr<Site>> sites;       // in program order
     SharedShadow shadow;
     Counters counters;
+
+    // Copies a thread has started and not completed.
+    struct PendingCopy {
+        int64_t dst = 0;    // element of the destination
+        int64_t group = -1; // -1 until committed
+        Access shape;       // the store that completes it (lanes, type, site)
+        std::vector<Word> values;
+    };
+    std::vector<std::vector<PendingCopy>> pending_copies; // per thread
+    std::vector<int64_t> committed_groups;                // per thread
+    std::vector<int32_t> pending_byte_owner;              // per shared byte: thread + 1, or 0
+    int64_t pending_bytes = 0;
 
 private:
     // The steps of access(), defined in SimMachine.cpp, the one file that calls them. They
@@ -240,6 +264,8 @@ private:
                        int64_t first_byte);
 
     [[noreturn]] inline void fault(const Access &a, int t, int64_t index, int64_t limit) const;
+    // A RuntimeError when an access touches bytes a cp.async is still copying to.
+    void check_not_pending(const Access &a) const;
 
     // For an access outside shared memory: the Func whose range ends or starts nearest to it.
     inline std::string nearest_shared_func(int64_t byte) const;

@@ -346,6 +346,75 @@ private:
 };
 
 // A block-wide barrier: every thread of the block must reach it.
+// cp.async: the source read now (a predicated vector load: lanes past `valid` read nothing
+// and are zeros), the write into shared memory left pending in the machine until a wait.
+class AsyncCopyCode : public StmtCode {
+public:
+    AsyncCopyCode(int threads, AccessShape src, AccessShape dst, ExprPtr dst_index,
+                  ExprPtr src_index, ExprPtr valid)
+        : src(src), dst(dst), dst_index(std::move(dst_index)), src_index(std::move(src_index)),
+          valid(std::move(valid)), index(size_t(threads) * src.lanes),
+          predicate(size_t(threads) * src.lanes), values(size_t(threads) * src.lanes) {}
+    void exec(Machine &m) override {
+        Col d = dst_index->eval(m), s = src_index->eval(m), v = valid->eval(m);
+        const int L = src.lanes;
+        const int64_t bytes = int64_t(L) * src.elem_bytes;
+        for (int t = 0; t < m.n; t++) {
+            const int64_t at = lane_ptr(s, t, 1)->i, count = lane_ptr(v, t, 1)->i;
+            if (m.mask->on[size_t(t)]) {
+                const uintptr_t address =
+                    reinterpret_cast<uintptr_t>(src.storage->base) + uintptr_t(at * src.elem_bytes);
+                auto fail = [&](const std::string &what) {
+                    throw RuntimeError("kernel " + m.kernel.name + ": thread " +
+                                       m.describe_thread(t) + " of block " + m.describe_block() +
+                                       " starts a cp.async of " + std::to_string(bytes) +
+                                       " bytes from " + src.storage->name + " at index " +
+                                       std::to_string(at) + what + m.context(*src.site, t));
+                };
+                if (count < 0 || count > L) {
+                    fail(" with " + std::to_string(count) + " elements to copy, outside 0 to " +
+                         std::to_string(L));
+                }
+                if (address % uintptr_t(bytes) != 0) {
+                    fail(", an address that is not a multiple of the copy's size");
+                }
+            }
+            for (int l = 0; l < L; l++) {
+                index[size_t(t * L + l)].i = at + l;
+                predicate[size_t(t * L + l)].u = l < count;
+            }
+        }
+        Access load = src.make(false);
+        load.index = {index.data(), false};
+        load.predicate = {predicate.data(), false};
+        load.has_predicate = true;
+        load.out = values.data();
+        const bool uniform = m.access(load);
+        Access shape = dst.make(true);
+        m.async_copy(shape, d, {values.data(), uniform});
+    }
+
+private:
+    AccessShape src, dst;
+    ExprPtr dst_index, src_index, valid;
+    std::vector<Word> index, predicate, values;
+};
+
+class AsyncCommitCode : public StmtCode {
+public:
+    void exec(Machine &m) override { m.async_commit(); }
+};
+
+class AsyncWaitCode : public StmtCode {
+public:
+    AsyncWaitCode(int groups, const Site *site) : groups(groups), site(site) {}
+    void exec(Machine &m) override { m.async_wait(groups, *site); }
+
+private:
+    int groups;
+    const Site *site;
+};
+
 class BarrierCode : public StmtCode {
 public:
     explicit BarrierCode(const Site *site) : site(site) {}
@@ -430,6 +499,20 @@ StmtPtr make_allocate_code(Storage *storage, StmtPtr body) {
 
 StmtPtr make_assert_code(ExprPtr cond, ir::Expr condition) {
     return std::make_unique<AssertCode>(std::move(cond), std::move(condition));
+}
+
+StmtPtr make_async_copy_code(int threads, AccessShape src, AccessShape dst, ExprPtr dst_index,
+                             ExprPtr src_index, ExprPtr valid) {
+    return std::make_unique<AsyncCopyCode>(threads, src, dst, std::move(dst_index),
+                                           std::move(src_index), std::move(valid));
+}
+
+StmtPtr make_async_commit_code() {
+    return std::make_unique<AsyncCommitCode>();
+}
+
+StmtPtr make_async_wait_code(int groups, const Site *site) {
+    return std::make_unique<AsyncWaitCode>(groups, site);
 }
 
 StmtPtr make_barrier_code(const Site *site) {

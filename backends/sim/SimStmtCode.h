@@ -22,6 +22,13 @@ public:
 
 using StmtPtr = std::unique_ptr<StmtCode>;
 
+// cp.async (lowering/AsyncCopy.h): `src` and `dst` shape the source buffer's and shared
+// memory's accesses (the copy's type and lanes); the commit and the wait.
+StmtPtr make_async_copy_code(int threads, AccessShape src, AccessShape dst, ExprPtr dst_index,
+                             ExprPtr src_index, ExprPtr valid);
+StmtPtr make_async_commit_code();
+StmtPtr make_async_wait_code(int groups, const Site *site);
+
 // The statements of `stmts` in order.
 StmtPtr make_block_code(std::vector<StmtPtr> stmts);
 

@@ -161,6 +161,12 @@ enum class AtomicOp : int { Add, Mul, Min, Max };
 // `index` is the element where the row this lane supplies starts (lanes 8j..8j+7 give the rows
 // of matrix j), `transpose` (a constant bool) selects .trans. The result (a 16-bit type with
 // 2 * matrices lanes) holds, in lanes 2j and 2j + 1, this lane's two elements of matrix j.
+// Asynchronous copies (cp.async, lowering/AsyncCopy.h), statements in kernels:
+// gpu_cp_async(dst, dst_index, src, src_index, valid), of a type T x L of 4, 8 or 16 bytes,
+// starts copying L elements of T from the device buffer `src` (a StringImm) at src_index to
+// shared memory `dst` at dst_index: the first `valid` (0 to L) come from src, the rest are
+// zeros. The thread may read the destination only once gpu_cp_async_wait(n) (a constant)
+// finds at most n of its groups pending; gpu_cp_async_commit() closes its group of copies.
 #define AICF_FOR_EACH_INTRINSIC(X)                                                                 \
     X(abs)                                                                                         \
     X(bitwise_and)                                                                                 \
@@ -208,7 +214,10 @@ enum class AtomicOp : int { Add, Mul, Min, Max };
     X(prefetch_request)                                                                            \
     X(prefetch)                                                                                    \
     X(gpu_mma)                                                                                     \
-    X(gpu_ldmatrix)
+    X(gpu_ldmatrix)                                                                                \
+    X(gpu_cp_async)                                                                                \
+    X(gpu_cp_async_commit)                                                                         \
+    X(gpu_cp_async_wait)
 
 enum class Intrinsic : uint8_t {
     none,

@@ -6,6 +6,7 @@
 // double-precision product of the same (rounded) inputs.
 
 #include "ErrorMessage.h"
+#include "KernelRunner.h"
 #include "backends/llvm/CodeGen_PTX.h"
 #include "backends/runtime/CompiledKernel.h"
 #include "backends/runtime/Device.h"
@@ -33,10 +34,6 @@ namespace {
 
 const Target sm80("host-cuda-sm_80");
 
-Expr lane() {
-    return Call::make(Int(32), Intrinsic::gpu_thread_index, {Expr(0)}, Call::PureIntrinsic);
-}
-
 // Element offsets, from the ISA's fragment tables: row r and column c of a matrix whose rows
 // are `row` elements apart, relative to the lane's base (row g or 2t, column 2t, t or g).
 std::vector<int> offsets(const std::vector<std::pair<int, int>> &table, int row) {
@@ -55,82 +52,11 @@ const std::vector<std::pair<int, int>> kC = {{0, 0}, {0, 1}, {8, 0}, {8, 1}};
 const std::vector<std::pair<int, int>> kA8 = {{0, 0}, {8, 0}, {0, 4}, {8, 4}};
 const std::vector<std::pair<int, int>> kB8 = {{0, 0}, {4, 0}};
 
-KernelArgument buffer_arg(const std::string &name, Type elem, bool written) {
-    KernelArgument a;
-    a.name = name;
-    a.is_buffer = true;
-    a.type = elem;
-    a.read = true;
-    a.written = written;
-    return a;
-}
-
 // A gather of `lanes` elements of `name` at base + table[i]; the table is an argument of the
 // kernel (`name`_off), so the offsets are the literal ones above.
 Expr gather(Type t, const std::string &name, Expr base, int lanes) {
     Expr table = Load::make(Int(32, lanes), name + "_off", Ramp::make(0, 1, lanes), Expr());
     return Load::make(t.with_lanes(lanes), name, Broadcast::make(base, lanes) + table, Expr());
-}
-
-struct HostBuffer {
-    std::string name;
-    std::vector<uint8_t> bytes;
-    bool written = false;
-    template <typename T> static HostBuffer of(const std::string &name, const std::vector<T> &v) {
-        HostBuffer b;
-        b.name = name;
-        b.bytes.resize(v.size() * sizeof(T));
-        std::memcpy(b.bytes.data(), v.data(), b.bytes.size());
-        return b;
-    }
-    template <typename T> std::vector<T> as() const {
-        std::vector<T> v(bytes.size() / sizeof(T));
-        std::memcpy(v.data(), bytes.data(), bytes.size());
-        return v;
-    }
-};
-
-// Runs `k` (one block) on the device AICF_DEVICE names, with `buffers` (in k.args order)
-// copied there and the written ones back.
-void run(const LoweredKernel &k, std::vector<HostBuffer> &buffers) {
-    runtime::Device &device = runtime::device_from_environment();
-    auto ir = std::make_shared<LoweredKernel>(k);
-    runtime::CompiledKernel c(ir, [ir] { return backends::compile_kernels_to_ptx({*ir}, sm80); });
-    c.name = k.name;
-    c.id = lowering::new_kernel_id();
-    c.threads = k.threads;
-    c.shared_bytes = k.shared_bytes;
-    c.min_compute_capability = 80;
-    std::vector<aicf_buffer_t> raw(buffers.size());
-    std::vector<aicf_dim_t> dims(buffers.size());
-    std::vector<void *> args;
-    for (size_t i = 0; i < buffers.size(); i++) {
-        runtime::KernelParameter p;
-        p.name = k.args[i].name;
-        p.is_buffer = true;
-        p.written = k.args[i].written;
-        c.params.push_back(p);
-        dims[i] = aicf_dim_t{0, int32_t(buffers[i].bytes.size()), 1, 0};
-        raw[i].host = buffers[i].bytes.data();
-        raw[i].type = aicf_type_t{uint8_t(TypeCode::UInt), 8, 1};
-        raw[i].dimensions = 1;
-        raw[i].dim = &dims[i];
-        raw[i].flags = AICF_BUFFER_HOST_DIRTY;
-        runtime::prepare_on_device(device, &raw[i], buffers[i].name.c_str());
-        args.push_back(&raw[i]);
-    }
-    device.launch(c, {1, 1, 1}, args.data());
-    char error[256] = "";
-    for (size_t i = 0; i < buffers.size(); i++) {
-        auto *memory = static_cast<const aicf_device_interface_t *>(raw[i].device_interface);
-        if (k.args[i].written) {
-            ASSERT_EQ(memory->copy_to_host(&raw[i], int64_t(buffers[i].bytes.size()), error,
-                                           sizeof error),
-                      0)
-                << error;
-        }
-        memory->device_free(&raw[i]);
-    }
 }
 
 std::vector<float> random_values(size_t n, uint32_t seed) {
@@ -185,7 +111,7 @@ void expect_product(const std::vector<double> &a, const std::vector<double> &b,
 // mma and stores its fragment of D by C's table.
 LoweredKernel mma_kernel(Type in, bool tf32) {
     const int K = tf32 ? 8 : 16;
-    Expr g = lane() / 4, t = lane() % 4;
+    Expr g = aicf_test::lane() / 4, t = aicf_test::lane() % 4;
     Expr a = gather(in, "A", tf32 ? g * K + t : g * K + 2 * t, tf32 ? 4 : 8);
     Expr b = gather(in, "B", tf32 ? t * 8 + g : 2 * t * 8 + g, tf32 ? 2 : 4);
     Expr c = gather(Float(32), "C", g * 8 + 2 * t, 4);
@@ -195,10 +121,13 @@ LoweredKernel mma_kernel(Type in, bool tf32) {
     LoweredKernel k;
     k.name = tf32 ? "mma_tf32" : in.is_bfloat() ? "mma_bf16" : "mma_f16";
     k.threads = {32, 1, 1};
-    k.args = {buffer_arg("A", in, false),        buffer_arg("A_off", Int(32), false),
-              buffer_arg("B", in, false),        buffer_arg("B_off", Int(32), false),
-              buffer_arg("C", Float(32), false), buffer_arg("C_off", Int(32), false),
-              buffer_arg("D", Float(32), true)};
+    k.args = {aicf_test::buffer_arg("A", in, false),
+              aicf_test::buffer_arg("A_off", Int(32), false),
+              aicf_test::buffer_arg("B", in, false),
+              aicf_test::buffer_arg("B_off", Int(32), false),
+              aicf_test::buffer_arg("C", Float(32), false),
+              aicf_test::buffer_arg("C_off", Int(32), false),
+              aicf_test::buffer_arg("D", Float(32), true)};
     k.body = Store::make("D", d, d_index, Expr());
     return k;
 }
@@ -218,15 +147,16 @@ TEST(TensorCores, MMABFloat16MatchesTheISALayouts) {
         b16.push_back(to_bf16(x));
         b.push_back(from_bf16(b16.back()));
     }
-    std::vector<HostBuffer> buffers = {HostBuffer::of("A", a16),
-                                       HostBuffer::of("A_off", offsets(kA16, 16)),
-                                       HostBuffer::of("B", b16),
-                                       HostBuffer::of("B_off", offsets(kB16, 8)),
-                                       HostBuffer::of("C", c),
-                                       HostBuffer::of("C_off", offsets(kC, 8)),
-                                       HostBuffer::of("D", std::vector<float>(16 * 8, -1.0f))};
+    std::vector<aicf_test::HostBuffer> buffers = {
+        aicf_test::HostBuffer::of("A", a16),
+        aicf_test::HostBuffer::of("A_off", offsets(kA16, 16)),
+        aicf_test::HostBuffer::of("B", b16),
+        aicf_test::HostBuffer::of("B_off", offsets(kB16, 8)),
+        aicf_test::HostBuffer::of("C", c),
+        aicf_test::HostBuffer::of("C_off", offsets(kC, 8)),
+        aicf_test::HostBuffer::of("D", std::vector<float>(16 * 8, -1.0f))};
     backends::sim::ProfileRecorder recorder;
-    run(mma_kernel(BFloat(16), false), buffers);
+    aicf_test::run_kernel(mma_kernel(BFloat(16), false), buffers);
     expect_product(a, b, c, buffers[6].as<float>(), 16, 8, 16);
     if (!recorder.launches().empty()) {
         // One warp-level tensor-core instruction, 2 * 16 * 8 * 16 flops, none on the FMA pipes.
@@ -245,14 +175,15 @@ TEST(TensorCores, MMATF32RoundsItsInputs) {
         a.push_back(to_tf32(x));
     for (float x : bf)
         b.push_back(to_tf32(x));
-    std::vector<HostBuffer> buffers = {HostBuffer::of("A", af),
-                                       HostBuffer::of("A_off", offsets(kA8, 8)),
-                                       HostBuffer::of("B", bf),
-                                       HostBuffer::of("B_off", offsets(kB8, 8)),
-                                       HostBuffer::of("C", c),
-                                       HostBuffer::of("C_off", offsets(kC, 8)),
-                                       HostBuffer::of("D", std::vector<float>(16 * 8, -1.0f))};
-    run(mma_kernel(Float(32), true), buffers);
+    std::vector<aicf_test::HostBuffer> buffers = {
+        aicf_test::HostBuffer::of("A", af),
+        aicf_test::HostBuffer::of("A_off", offsets(kA8, 8)),
+        aicf_test::HostBuffer::of("B", bf),
+        aicf_test::HostBuffer::of("B_off", offsets(kB8, 8)),
+        aicf_test::HostBuffer::of("C", c),
+        aicf_test::HostBuffer::of("C_off", offsets(kC, 8)),
+        aicf_test::HostBuffer::of("D", std::vector<float>(16 * 8, -1.0f))};
+    aicf_test::run_kernel(mma_kernel(Float(32), true), buffers);
     expect_product(a, b, c, buffers[6].as<float>(), 16, 8, 8);
 }
 
@@ -286,7 +217,7 @@ Stmt barrier() {
 // fragments as they arrived, and their product.
 LoweredKernel ldmatrix_kernel(int misalign = 0) {
     const std::string sh = lowering::kSharedMemoryName;
-    Expr l = lane();
+    Expr l = aicf_test::lane();
     Type bf = BFloat(16);
     Stmt stage = Block::make(
         {Store::make(sh, Load::make(bf.with_lanes(8), "A", Ramp::make(l * 8, 1, 8), Expr()),
@@ -317,15 +248,14 @@ LoweredKernel ldmatrix_kernel(int misalign = 0) {
     k.name = "ldmatrix_mma";
     k.threads = {32, 1, 1};
     k.shared_bytes = (256 + 128) * 2;
-    k.args = {buffer_arg("A", bf, false),          buffer_arg("B", bf, false),
-              buffer_arg("C_off", Int(32), false), buffer_arg("FA", bf, true),
-              buffer_arg("FB", bf, true),          buffer_arg("D", Float(32), true)};
+    k.args = {aicf_test::buffer_arg("A", bf, false),
+              aicf_test::buffer_arg("B", bf, false),
+              aicf_test::buffer_arg("C_off", Int(32), false),
+              aicf_test::buffer_arg("FA", bf, true),
+              aicf_test::buffer_arg("FB", bf, true),
+              aicf_test::buffer_arg("D", Float(32), true)};
     k.body = Block::make(stage, use);
     return k;
-}
-
-bool on_simulator() {
-    return std::string(runtime::device_from_environment().name()) == "sim";
 }
 
 } // namespace
@@ -342,13 +272,14 @@ TEST(TensorCores, LdmatrixFeedsTheMMAFragments) {
         b16.push_back(to_bf16(x));
         b.push_back(from_bf16(b16.back()));
     }
-    std::vector<HostBuffer> buffers = {HostBuffer::of("A", a16),
-                                       HostBuffer::of("B", b16),
-                                       HostBuffer::of("C_off", offsets(kC, 8)),
-                                       HostBuffer::of("FA", std::vector<uint16_t>(32 * 8)),
-                                       HostBuffer::of("FB", std::vector<uint16_t>(32 * 4)),
-                                       HostBuffer::of("D", std::vector<float>(16 * 8, -1.0f))};
-    run(ldmatrix_kernel(), buffers);
+    std::vector<aicf_test::HostBuffer> buffers = {
+        aicf_test::HostBuffer::of("A", a16),
+        aicf_test::HostBuffer::of("B", b16),
+        aicf_test::HostBuffer::of("C_off", offsets(kC, 8)),
+        aicf_test::HostBuffer::of("FA", std::vector<uint16_t>(32 * 8)),
+        aicf_test::HostBuffer::of("FB", std::vector<uint16_t>(32 * 4)),
+        aicf_test::HostBuffer::of("D", std::vector<float>(16 * 8, -1.0f))};
+    aicf_test::run_kernel(ldmatrix_kernel(), buffers);
     // Each lane holds exactly the mma fragments of the ISA's tables.
     const std::vector<uint16_t> fa = buffers[3].as<uint16_t>(), fb = buffers[4].as<uint16_t>();
     for (int l = 0; l < 32; l++) {
@@ -378,28 +309,32 @@ TEST(TensorCores, LdmatrixFeedsTheMMAFragments) {
 // What the simulator refuses: a row address that is not 16-byte aligned, and a warp-collective
 // instruction that part of a warp executes.
 TEST(TensorCores, SimulatorChecksAlignmentAndWholeWarps) {
-    if (!on_simulator()) GTEST_SKIP() << "the checks are the simulator's";
-    std::vector<HostBuffer> buffers = {HostBuffer::of("A", std::vector<uint16_t>(256)),
-                                       HostBuffer::of("B", std::vector<uint16_t>(128)),
-                                       HostBuffer::of("C_off", offsets(kC, 8)),
-                                       HostBuffer::of("FA", std::vector<uint16_t>(32 * 8)),
-                                       HostBuffer::of("FB", std::vector<uint16_t>(32 * 4)),
-                                       HostBuffer::of("D", std::vector<float>(16 * 8))};
-    std::string msg =
-        aicf_test::message_of<RuntimeError>([&] { run(ldmatrix_kernel(1), buffers); });
+    if (!aicf_test::on_simulator()) GTEST_SKIP() << "the checks are the simulator's";
+    std::vector<aicf_test::HostBuffer> buffers = {
+        aicf_test::HostBuffer::of("A", std::vector<uint16_t>(256)),
+        aicf_test::HostBuffer::of("B", std::vector<uint16_t>(128)),
+        aicf_test::HostBuffer::of("C_off", offsets(kC, 8)),
+        aicf_test::HostBuffer::of("FA", std::vector<uint16_t>(32 * 8)),
+        aicf_test::HostBuffer::of("FB", std::vector<uint16_t>(32 * 4)),
+        aicf_test::HostBuffer::of("D", std::vector<float>(16 * 8))};
+    std::string msg = aicf_test::message_of<RuntimeError>(
+        [&] { aicf_test::run_kernel(ldmatrix_kernel(1), buffers); });
     EXPECT_NE(msg.find("kernel ldmatrix_mma: thread (0, 0, 0) of block (0, 0, 0) supplies an "
                        "ldmatrix row at element 1 of shared memory, which is not 16-byte aligned"),
               std::string::npos)
         << msg;
 
     LoweredKernel half = mma_kernel(BFloat(16), false);
-    half.body = IfThenElse::make(lane() < 16, half.body, Stmt());
-    std::vector<HostBuffer> operands = {
-        HostBuffer::of("A", std::vector<uint16_t>(256)), HostBuffer::of("A_off", offsets(kA16, 16)),
-        HostBuffer::of("B", std::vector<uint16_t>(128)), HostBuffer::of("B_off", offsets(kB16, 8)),
-        HostBuffer::of("C", std::vector<float>(128)),    HostBuffer::of("C_off", offsets(kC, 8)),
-        HostBuffer::of("D", std::vector<float>(128))};
-    msg = aicf_test::message_of<RuntimeError>([&] { run(half, operands); });
+    half.body = IfThenElse::make(aicf_test::lane() < 16, half.body, Stmt());
+    std::vector<aicf_test::HostBuffer> operands = {
+        aicf_test::HostBuffer::of("A", std::vector<uint16_t>(256)),
+        aicf_test::HostBuffer::of("A_off", offsets(kA16, 16)),
+        aicf_test::HostBuffer::of("B", std::vector<uint16_t>(128)),
+        aicf_test::HostBuffer::of("B_off", offsets(kB16, 8)),
+        aicf_test::HostBuffer::of("C", std::vector<float>(128)),
+        aicf_test::HostBuffer::of("C_off", offsets(kC, 8)),
+        aicf_test::HostBuffer::of("D", std::vector<float>(128))};
+    msg = aicf_test::message_of<RuntimeError>([&] { aicf_test::run_kernel(half, operands); });
     EXPECT_NE(msg.find("kernel mma_bf16: thread (0, 0, 0) of block (0, 0, 0) executes "
                        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
               std::string::npos)
