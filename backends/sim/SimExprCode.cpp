@@ -343,11 +343,13 @@ public:
                 Access a = shape.make(false);
                 a.index = {gathered.data(), false};
                 a.out = loaded.data();
+                a.profiled = false; // counted once below, as the one instruction it is
                 const bool uniform = m.access(a);
                 for (int t = 0; t < m.n; t++)
                     buf[size_t(t) * lanes + size_t(2 * j + e)] = loaded[uniform ? 0 : size_t(t)];
             }
         }
+        m.profile_ldmatrix(shape.make(false), rows, matrices);
         return {buf.data(), false};
     }
 

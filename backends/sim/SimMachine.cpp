@@ -50,7 +50,7 @@ Machine::Machine(const lowering::LoweredKernel &k, bool checks)
 bool Machine::access(const Access &a) {
     const Storage &s = *a.storage;
     if (pending_bytes > 0 && s.place == Storage::Shared) check_not_pending(a);
-    counters.count(op_class(a), mask->warps);
+    if (a.profiled) counters.count(op_class(a), mask->warps);
     const bool same_address =
         s.place != Storage::Private && a.index.uniform && (!a.has_predicate || a.predicate.uniform);
     const bool shadowed = checks && s.place == Storage::Shared && !a.atomic;
@@ -61,11 +61,11 @@ bool Machine::access(const Access &a) {
         run_threads(a, t, t + 1, true);
         // The other readers count for races too; one more is all the shadow keeps.
         if (shadowed && !a.is_store && mask->count > 1) shadow_thread(a, mask->last);
-        if (s.place != Storage::Private) profile_uniform(a, t);
+        if (s.place != Storage::Private && a.profiled) profile_uniform(a, t);
         return true;
     }
     run_threads(a, 0, n, false);
-    if (s.place != Storage::Private) profile_warps(a);
+    if (s.place != Storage::Private && a.profiled) profile_warps(a);
     return false;
 }
 
@@ -124,6 +124,29 @@ void Machine::check_not_pending(const Access &a) const {
             }
         }
         if (uniform) break;
+    }
+}
+
+void Machine::profile_ldmatrix(const Access &shape, Col rows, int matrices) {
+    for (int w = 0; w < n; w += 32) {
+        if (!mask->on[size_t(w)]) continue; // whole warps: one lane tells
+        int64_t wavefronts = 0;
+        for (int j = 0; j < matrices; j++) {
+            std::array<std::vector<int64_t>, 8> chunks; // by bank group: distinct 16-byte rows
+            for (int r = 0; r < 8; r++) {
+                const int64_t chunk = lane_ptr(rows, w + 8 * j + r, 1)->i * shape.elem_bytes / 16;
+                std::vector<int64_t> &group = chunks[size_t(chunk & 7)];
+                if (std::find(group.begin(), group.end(), chunk) == group.end())
+                    group.push_back(chunk);
+            }
+            size_t most = 0;
+            for (const std::vector<int64_t> &g : chunks)
+                most = std::max(most, g.size());
+            wavefronts += int64_t(most);
+        }
+        counters.count(OpClass::SharedLoad, 1);
+        record(shape, 128 * int64_t(matrices), 1, wavefronts,
+               lane_ptr(rows, w, 1)->i * shape.elem_bytes);
     }
 }
 

@@ -118,9 +118,10 @@ struct Access {
     Kind kind = Kind::Int;
     int bits = 0, elem_bytes = 0, lanes = 1;
     bool is_store = false;
-    bool atomic = false; // part of an atomic read-modify-write: no race checks
-    Col index;           // in elements of the accessed type
-    Col predicate;       // lanes that access memory, when has_predicate
+    bool atomic = false;  // part of an atomic read-modify-write: no race checks
+    bool profiled = true; // counted as an instruction and in the profile (false: the caller does)
+    Col index;            // in elements of the accessed type
+    Col predicate;        // lanes that access memory, when has_predicate
     bool has_predicate = false;
     Col value;           // stores: the values
     Word *out = nullptr; // loads: threads * lanes words, or lanes words for a uniform result
@@ -157,6 +158,12 @@ public:
     // groups of each active thread older than its n most recent; a wait with copies not yet
     // committed is reported (no wait would ever cover them).
     void async_copy(const Access &shape, Col dst, Col values);
+
+    // Counts one ldmatrix of `matrices` 8x8 matrices of 16-bit elements per active warp, whose
+    // row addresses (elements of `shape`'s type) are in `rows`: one shared request moving
+    // 128 bytes a matrix, in as many wavefronts as the most of a matrix's eight 16-byte rows
+    // that fall in one group of four banks (the model ldmatrix's swizzles are built for).
+    void profile_ldmatrix(const Access &shape, Col rows, int matrices);
     void async_commit();
     void async_wait(int n, const Site &site);
 

@@ -215,17 +215,21 @@ Stmt barrier() {
 // loads A's fragment with ldmatrix.x4 and B's with ldmatrix.x2.trans (lane l supplying row
 // l % 16 of A at column 8 (l / 16), and row l % 16 of B: the CUTLASS mapping), stores both
 // fragments as they arrived, and their product.
-LoweredKernel ldmatrix_kernel(int misalign = 0) {
+// With `swizzle`, A's 16-byte chunk c of row r is stored at chunk c ^ ((r / 4) % 2) of the
+// row, so that a matrix's eight rows fall in eight different groups of banks.
+LoweredKernel ldmatrix_kernel(int misalign = 0, bool swizzle = false) {
     const std::string sh = lowering::kSharedMemoryName;
     Expr l = aicf_test::lane();
     Type bf = BFloat(16);
+    // Element (row r, chunk c) of A in shared memory.
+    auto a_at = [&](Expr r, Expr c) { return r * 16 + (swizzle ? (c ^ ((r / 4) % 2)) : c) * 8; };
     Stmt stage = Block::make(
         {Store::make(sh, Load::make(bf.with_lanes(8), "A", Ramp::make(l * 8, 1, 8), Expr()),
-                     Ramp::make(l * 8, 1, 8), Expr()),
+                     Ramp::make(a_at(l / 2, l % 2), 1, 8), Expr()),
          Store::make(sh, Load::make(bf.with_lanes(4), "B", Ramp::make(l * 4, 1, 4), Expr()),
                      Ramp::make(256 + l * 4, 1, 4), Expr()),
          barrier()});
-    Expr a = lowering::gpu_ldmatrix(bf, sh, (l % 16) * 16 + 8 * (l / 16) + misalign, 4, false);
+    Expr a = lowering::gpu_ldmatrix(bf, sh, a_at(l % 16, l / 16) + misalign, 4, false);
     Expr b = lowering::gpu_ldmatrix(bf, sh, 256 + (l % 16) * 8, 2, true);
     Expr g = l / 4, t = l % 4;
     Expr d_index = Broadcast::make(g * 8 + 2 * t, 4) +
@@ -261,42 +265,59 @@ LoweredKernel ldmatrix_kernel(int misalign = 0) {
 } // namespace
 
 TEST(TensorCores, LdmatrixFeedsTheMMAFragments) {
-    std::vector<float> af = random_values(16 * 16, 7), bf = random_values(16 * 8, 8);
-    std::vector<uint16_t> a16, b16;
-    std::vector<double> a, b;
-    for (float x : af) {
-        a16.push_back(to_bf16(x));
-        a.push_back(from_bf16(a16.back()));
-    }
-    for (float x : bf) {
-        b16.push_back(to_bf16(x));
-        b.push_back(from_bf16(b16.back()));
-    }
-    std::vector<aicf_test::HostBuffer> buffers = {
-        aicf_test::HostBuffer::of("A", a16),
-        aicf_test::HostBuffer::of("B", b16),
-        aicf_test::HostBuffer::of("C_off", offsets(kC, 8)),
-        aicf_test::HostBuffer::of("FA", std::vector<uint16_t>(32 * 8)),
-        aicf_test::HostBuffer::of("FB", std::vector<uint16_t>(32 * 4)),
-        aicf_test::HostBuffer::of("D", std::vector<float>(16 * 8, -1.0f))};
-    aicf_test::run_kernel(ldmatrix_kernel(), buffers);
-    // Each lane holds exactly the mma fragments of the ISA's tables.
-    const std::vector<uint16_t> fa = buffers[3].as<uint16_t>(), fb = buffers[4].as<uint16_t>();
-    for (int l = 0; l < 32; l++) {
-        const int g = l / 4, t = l % 4;
-        for (int i = 0; i < 8; i++) {
-            ASSERT_EQ(
-                fa[size_t(l * 8 + i)],
-                a16[size_t((g + kA16[size_t(i)].first) * 16 + 2 * t + kA16[size_t(i)].second)])
-                << "lane " << l << ", A element " << i;
+    for (bool swizzle : {false, true}) {
+        SCOPED_TRACE(swizzle ? "swizzled" : "plain");
+        std::vector<float> af = random_values(16 * 16, 7), bf = random_values(16 * 8, 8);
+        std::vector<uint16_t> a16, b16;
+        std::vector<double> a, b;
+        for (float x : af) {
+            a16.push_back(to_bf16(x));
+            a.push_back(from_bf16(a16.back()));
         }
-        for (int i = 0; i < 4; i++) {
-            ASSERT_EQ(fb[size_t(l * 4 + i)],
-                      b16[size_t((2 * t + kB16[size_t(i)].first) * 8 + g + kB16[size_t(i)].second)])
-                << "lane " << l << ", B element " << i;
+        for (float x : bf) {
+            b16.push_back(to_bf16(x));
+            b.push_back(from_bf16(b16.back()));
         }
+        std::vector<aicf_test::HostBuffer> buffers = {
+            aicf_test::HostBuffer::of("A", a16),
+            aicf_test::HostBuffer::of("B", b16),
+            aicf_test::HostBuffer::of("C_off", offsets(kC, 8)),
+            aicf_test::HostBuffer::of("FA", std::vector<uint16_t>(32 * 8)),
+            aicf_test::HostBuffer::of("FB", std::vector<uint16_t>(32 * 4)),
+            aicf_test::HostBuffer::of("D", std::vector<float>(16 * 8, -1.0f))};
+        backends::sim::ProfileRecorder recorder;
+        aicf_test::run_kernel(ldmatrix_kernel(0, swizzle), buffers);
+        if (!recorder.launches().empty()) {
+            // Each ldmatrix is one shared request of 128 bytes a matrix. A's 32-byte rows put two
+            // of a matrix's eight rows in each group of four banks: two wavefronts a matrix, 8
+            // for the x4; swizzled, one. B's 16-byte rows fall in eight different groups.
+            std::vector<std::pair<int64_t, int64_t>> seen; // (bytes, wavefronts) per request
+            for (const backends::sim::MemoryInstructionProfile &i :
+                 recorder.launches().back().memory_instructions) {
+                if (i.shared && !i.store) seen.push_back({i.bytes, i.wavefronts});
+            }
+            EXPECT_EQ(seen,
+                      (std::vector<std::pair<int64_t, int64_t>>{{512, swizzle ? 4 : 8}, {256, 2}}));
+        }
+        // Each lane holds exactly the mma fragments of the ISA's tables.
+        const std::vector<uint16_t> fa = buffers[3].as<uint16_t>(), fb = buffers[4].as<uint16_t>();
+        for (int l = 0; l < 32; l++) {
+            const int g = l / 4, t = l % 4;
+            for (int i = 0; i < 8; i++) {
+                ASSERT_EQ(
+                    fa[size_t(l * 8 + i)],
+                    a16[size_t((g + kA16[size_t(i)].first) * 16 + 2 * t + kA16[size_t(i)].second)])
+                    << "lane " << l << ", A element " << i;
+            }
+            for (int i = 0; i < 4; i++) {
+                ASSERT_EQ(
+                    fb[size_t(l * 4 + i)],
+                    b16[size_t((2 * t + kB16[size_t(i)].first) * 8 + g + kB16[size_t(i)].second)])
+                    << "lane " << l << ", B element " << i;
+            }
+        }
+        expect_product(a, b, std::vector<float>(16 * 8, 0.0f), buffers[5].as<float>(), 16, 8, 16);
     }
-    expect_product(a, b, std::vector<float>(16 * 8, 0.0f), buffers[5].as<float>(), 16, 8, 16);
     const std::string ptx = backends::compile_kernels_to_ptx({ldmatrix_kernel()}, sm80);
     EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), std::string::npos) << ptx;
     EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"), std::string::npos) << ptx;
