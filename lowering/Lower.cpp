@@ -136,15 +136,16 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     after("make_room_for_lanes", s);
     s = place_gpu_storage(s, target);
     after("place_gpu_storage", s);
+    s = add_image_checks(s, args);
+    after("add_image_checks", s);
+    // (After the image checks: the threads it adds past a reduction loop read nothing. Before
+    // striping: a striped Func's accesses no longer name the thread that holds the element.)
+    s = lower_cross_thread_reductions(s);
+    after("lower_cross_thread_reductions", s);
     s = stripe_register_funcs(s);
     after("stripe_register_funcs", s);
     s = register_tiles(s);
     after("register_tiles", s);
-    s = add_image_checks(s, args);
-    after("add_image_checks", s);
-    // (After the image checks: the threads it adds past a reduction loop read nothing.)
-    s = lower_cross_thread_reductions(s);
-    after("lower_cross_thread_reductions", s);
     s = storage_flattening(s, args, env);
     after("storage_flattening", s);
     s = simplify(s);

@@ -98,8 +98,10 @@ struct Layout {
 // proving that the thread holds the element.
 class StripeAccesses : public IRMutator {
 public:
-    StripeAccesses(const std::string &func, const Layout &layout, const std::string &producer)
-        : func(func), layout(layout), producer(producer) {}
+    // `outer_lets`: the lets around the Realize (its bounds, the consumer's loop mins).
+    StripeAccesses(const std::string &func, const Layout &layout, const std::string &producer,
+                   const std::vector<std::pair<std::string, Expr>> &outer_lets)
+        : func(func), layout(layout), producer(producer), lets(outer_lets) {}
 
 private:
     const std::string &func;
@@ -153,7 +155,11 @@ private:
         with_thread.push(kThreadX,
                          Interval(make_zero(Int(32)), make_const(Int(32), layout.threads - 1)));
         Expr at = in_thread_terms(x);
-        Expr owner = simplify(layout.owner(at), with_thread);
+        // The base through the same lets, so that a consumer's index and the Func's realized
+        // min meet in the same terms.
+        Layout known = layout;
+        known.base = in_thread_terms(layout.base);
+        Expr owner = simplify(known.owner(at), with_thread);
         user_assert(can_prove(EQ::make(owner, Variable::make(Int(32), kThreadX)), with_thread))
             << "Func " << func << " is held in registers striped across the threads of "
             << loop_for_users(producer) << " (" << layout.describe() << "), but "
@@ -164,7 +170,7 @@ private:
             << "'s is split, with the same loop on threads, or store " << func
             << " in shared memory.";
         // In terms of the loop variables again, for the code.
-        Expr pos = simplify(layout.position(at), with_thread);
+        Expr pos = simplify(known.position(at), with_thread);
         std::map<std::string, Expr> back;
         for (const auto &[name, value] : thread_vars) {
             Expr min = value.as<Add>()->a;
@@ -194,8 +200,17 @@ private:
 
 class StripeRegisterFuncs : public IRMutator {
     int thread_loops = 0;
+    std::vector<std::pair<std::string, Expr>> lets; // around the node being visited
 
     using IRMutator::visit;
+
+    Stmt visit(const LetStmt *op) override {
+        Expr value = mutate(op->value);
+        lets.emplace_back(op->name, op->value);
+        Stmt body = mutate(op->body);
+        lets.pop_back();
+        return LetStmt::make(op->name, value, body);
+    }
 
     Stmt visit(const For *op) override {
         const bool thread = op->for_type == ForType::GPUThread;
@@ -220,7 +235,7 @@ class StripeRegisterFuncs : public IRMutator {
         std::optional<Layout> layout = find_layout(op, find, lanes, inside_threads);
         if (!layout) return IRMutator::visit(op); // a register tile: register_tiles sizes it
         Stmt body = mutate(op->body);
-        body = StripeAccesses(f, *layout, lanes->name).mutate(body);
+        body = StripeAccesses(f, *layout, lanes->name, lets).mutate(body);
         Region bounds = op->bounds;
         bounds[size_t(layout->dim)] =
             Range(make_zero(Int(32)), make_const(Int(32), layout->extent));

@@ -2,10 +2,12 @@
 #define AICF_APPS_MATMUL_GPU_H
 
 // C = A * B in float32 (C(x, y) = sum over k of A(k, y) * B(x, k)) as the classic register-
-// tiled GPU kernel: a 128 x 128 tile of C per block of 16 x 16 threads, an 8 x 8 tile per
-// thread accumulated in registers; for each step of 8 along k the block stages 8 x 128 of A
-// and 128 x 8 of B in shared memory (A with its rows innermost), so that each step of the
-// reduction reads four float4 per thread from shared memory for 64 fused multiply-adds.
+// tiled GPU kernel: a 128 x 128 tile of C per block of 16 x 16 threads, 8 x 8 points per
+// thread accumulated in registers (8 rows; two runs of 4 columns, 64 apart, so that a row of
+// threads reads B and writes C in consecutive 16-byte pieces, without bank conflicts); for
+// each step of 8 along k the block stages 8 x 128 of A and 128 x 8 of B in shared memory (A
+// with its rows innermost), so that each step of the reduction reads four float4 per thread
+// from shared memory for 64 fused multiply-adds.
 // The tiles need not divide the size of C (of at least 128 x 128): the last ones shift inwards;
 // nor need 8 divide K: the last step stages and reads fewer rows. The GPU benchmark measures
 // this schedule and the GPU tests check it, and apps/bench_gpu/gpu_generators.cpp compiles it
@@ -24,8 +26,8 @@ aicf::Func matmul_register_tiled(const Src &A, const Src &B, const aicf::Expr &K
                                  const std::string &name,
                                  const std::optional<aicf::Func> &result = {}) {
     using namespace aicf;
-    Var x("x"), y("y"), bx("bx"), by("by"), xi("xi"), yi("yi"), tx("tx"), ty("ty"), xr("xr"),
-        yr("yr");
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), xr("xr"), yr("yr"), xh("xh"),
+        xl("xl");
     Var t("t"), lo("lo"), hi("hi"), xo("xo"), xv("xv"), rounds("rounds");
     RVar ko("ko"), ki("ki");
     RDom k(0, K, "k");
@@ -36,27 +38,23 @@ aicf::Func matmul_register_tiled(const Src &A, const Src &B, const aicf::Expr &K
     prod(x, y) += a(k, y) * b(x, k);
     out(x, y) = prod(x, y);
 
-    out.tile(x, y, bx, by, xi, yi, 128, 128).gpu_blocks(bx, by);
-    out.tile(xi, yi, tx, ty, xr, yr, 8, 8)
-        .gpu_threads(tx, ty)
-        .vectorize(xr, 4)
-        .unroll(xr)
-        .unroll(yr);
+    // A thread's 8 columns are two runs of 4, 64 apart (x = xh * 64 + tx * 4 + xr): the 16
+    // threads of a row read B's staged tile, and write C, in consecutive 16-byte pieces.
+    auto thread_tile = [&](Stage s) {
+        s.split(x, xh, xl, 64)
+            .split(xl, tx, xr, 4)
+            .split(y, ty, yr, 8)
+            .gpu_threads(tx, ty)
+            .vectorize(xr)
+            .unroll(xh)
+            .unroll(yr);
+        return s;
+    };
+    out.tile(x, y, bx, by, x, y, 128, 128).gpu_blocks(bx, by);
+    thread_tile(Stage(out.function(), 0)).reorder(xr, xh, yr, tx, ty, bx, by);
     prod.compute_at(out, bx).store_in(MemoryType::Register);
-    prod.tile(x, y, tx, ty, xr, yr, 8, 8)
-        .gpu_threads(tx, ty)
-        .vectorize(xr, 4)
-        .unroll(xr)
-        .unroll(yr);
-    prod.update()
-        .split(k, ko, ki, 8)
-        .tile(x, y, tx, ty, xr, yr, 8, 8)
-        .reorder(xr, yr, ki, tx, ty, ko)
-        .gpu_threads(tx, ty)
-        .vectorize(xr, 4)
-        .unroll(xr)
-        .unroll(yr)
-        .unroll(ki);
+    thread_tile(Stage(prod.function(), 0)).reorder(xr, xh, yr, tx, ty);
+    thread_tile(prod.update().split(k, ko, ki, 8)).reorder(xr, xh, yr, ki, tx, ty, ko).unroll(ki);
     // 128 x 8 of B: one float4 per thread.
     b.compute_at(prod, ko)
         .split(x, xo, xv, 4)

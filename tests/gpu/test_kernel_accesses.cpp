@@ -8,6 +8,7 @@
 // stores of its PTX against those of its IR.
 
 #include "GPUTarget.h"
+#include "MatmulGPU.h"
 #include "Reference.h"
 #include "ScopedEnv.h"
 
@@ -195,6 +196,34 @@ TEST(KernelAccesses, SerialReductionLoopKeepsItsPointInARegister) {
     EXPECT_EQ(bytes_stored(prof, "C"), int64_t(M) * N * 4) << prof.to_string();
     EXPECT_EQ(bytes_loaded(prof, "A"), int64_t(M) * N * K * 4) << prof.to_string();
     EXPECT_EQ(bytes_loaded(prof, "B"), int64_t(M) * N * K * 4) << prof.to_string();
+}
+
+// The SIMT matmul (apps/common/MatmulGPU.h) reads its staged B tile at the fewest
+// wavefronts a warp can: the 16 threads of a row read 16 consecutive float4 (two wavefronts
+// for a warp's two rows of threads, which read the same ones), and writes C in whole sectors.
+TEST(KernelAccesses, MatmulReadsBWithoutBankConflicts) {
+    const int n = 256;
+    Buffer<float> A({n, n}, "A"), B({n, n}, "B");
+    aicf_test::fill_random(A, -1.0, 1.0, 21);
+    aicf_test::fill_random(B, -1.0, 1.0, 22);
+    Buffer<float> C;
+    KernelProfile k = run_one_launch(aicf_apps::matmul_register_tiled(A, B, n, "C"), {n, n}, &C);
+    for (int j = 0; j < n; j += 37)
+        for (int i = 0; i < n; i += 29) {
+            double want = 0;
+            for (int r = 0; r < n; r++)
+                want += double(A(r, j)) * B(i, r);
+            ASSERT_NEAR(C(i, j), want, 1e-3) << i << ", " << j;
+        }
+    int b_reads = 0;
+    for (const backends::sim::MemoryInstructionProfile &i : k.memory_instructions) {
+        if (!i.shared || i.store || i.memory != "b") continue;
+        b_reads++;
+        EXPECT_EQ(i.wavefronts_per_request(), 2.0) << i.label << "\n" << k.to_string();
+    }
+    EXPECT_EQ(b_reads, 16) << k.to_string(); // two float4 per k step, 8 steps unrolled
+    EXPECT_EQ(k.find_buffer("C")->store_sectors * 32, k.find_buffer("C")->bytes_stored)
+        << k.to_string();
 }
 
 // What must stay two loads: a read after a store to the same buffer, and a read after a
