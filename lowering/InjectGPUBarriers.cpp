@@ -11,6 +11,8 @@
 #include "lowering/KernelAnalysis.h"
 
 #include <algorithm>
+#include <functional>
+#include <optional>
 #include <set>
 
 namespace aicf {
@@ -78,6 +80,51 @@ private:
         return make_const(op->type, values[size_t(*d)]);
     }
 };
+
+// The value of an integer expression of the thread indices and one other variable, or none
+// when it holds anything else.
+std::optional<int64_t> evaluate(const Expr &e, const std::array<int64_t, 3> &thread,
+                                const std::string &var, int64_t value) {
+    if (auto c = as_const_int(e)) return *c;
+    if (const Variable *v = e.as<Variable>()) {
+        if (v->name == var) return value;
+        return std::nullopt;
+    }
+    if (const Call *c = e.as<Call>()) {
+        if (!c->is_intrinsic(Intrinsic::gpu_thread_index)) return std::nullopt;
+        auto d = as_const_int(c->args[0]);
+        if (!d || *d < 0 || *d > 2) return std::nullopt;
+        return thread[size_t(*d)];
+    }
+    if (const Cast *c = e.as<Cast>()) {
+        if (!c->type.is_int() || c->type.bits < 32 || !c->value.type().is_int_or_uint())
+            return std::nullopt;
+        return evaluate(c->value, thread, var, value);
+    }
+    auto binary = [&](const Expr &a, const Expr &b, auto f) -> std::optional<int64_t> {
+        auto x = evaluate(a, thread, var, value), y = evaluate(b, thread, var, value);
+        if (!x || !y) return std::nullopt;
+        return f(*x, *y);
+    };
+    if (const Add *o = e.as<Add>()) return binary(o->a, o->b, std::plus<int64_t>());
+    if (const Sub *o = e.as<Sub>()) return binary(o->a, o->b, std::minus<int64_t>());
+    if (const Mul *o = e.as<Mul>()) return binary(o->a, o->b, std::multiplies<int64_t>());
+    if (const Min *o = e.as<Min>())
+        return binary(o->a, o->b, [](int64_t x, int64_t y) { return std::min(x, y); });
+    if (const Max *o = e.as<Max>())
+        return binary(o->a, o->b, [](int64_t x, int64_t y) { return std::max(x, y); });
+    if (const Div *o = e.as<Div>()) {
+        auto d = as_const_int(o->b);
+        if (!d || *d == 0) return std::nullopt;
+        return binary(o->a, o->b, div_euclid);
+    }
+    if (const Mod *o = e.as<Mod>()) {
+        auto d = as_const_int(o->b);
+        if (!d || *d == 0) return std::nullopt;
+        return binary(o->a, o->b, mod_euclid);
+    }
+    return std::nullopt;
+}
 
 class InjectBarriers {
 public:
@@ -199,12 +246,49 @@ private:
                 linear, Mul::make(make_const(e.type(), *c),
                                   Sub::make(Variable::make(Int(32), loop->name), loop->min)));
         }
-        if (!is_const_zero(simplify(Sub::make(e, linear)))) return false;
+        if (!is_const_zero(simplify(Sub::make(e, linear))))
+            return one_to_one_by_count(e, reach, loop);
         std::sort(coefficients.begin(), coefficients.end());
         for (const auto &[c, positions] : coefficients) {
             if (c <= reach) return false;
             reach += c * positions;
         }
+        return true;
+    }
+
+    // The same for an index that is not linear in the thread index (digits of it: t / 8 and
+    // t % 8 of a fused loop), where what depends on the threads and the iteration is a
+    // function of them alone: its value at every thread and iteration, which must all be
+    // further apart than `reach`.
+    bool one_to_one_by_count(const Expr &e, int64_t reach, const For *loop) const {
+        const std::string iteration = "__iteration";
+        int64_t iterations = 1;
+        Expr f = e;
+        if (loop) {
+            auto extent = constant_upper_bound(loop->extent);
+            if (!extent) return false;
+            iterations = std::max<int64_t>(*extent, 1);
+            f = substitute(loop->name, Add::make(loop->min, Variable::make(Int(32), iteration)), e);
+        }
+        const int64_t threads = int64_t(kernel.threads[0]) * kernel.threads[1] * kernel.threads[2];
+        if (threads * iterations > (int64_t(1) << 16)) return false;
+        Expr first = simplify(
+            substitute(iteration, make_zero(Int(32)), ReplaceThreadIndex({0, 0, 0}).mutate(f)));
+        Expr delta = simplify(Sub::make(f, first));
+        std::vector<int64_t> values;
+        values.reserve(size_t(threads * iterations));
+        std::array<int64_t, 3> t{};
+        for (int64_t i = 0; i < iterations; i++)
+            for (t[2] = 0; t[2] < kernel.threads[2]; t[2]++)
+                for (t[1] = 0; t[1] < kernel.threads[1]; t[1]++)
+                    for (t[0] = 0; t[0] < kernel.threads[0]; t[0]++) {
+                        auto v = evaluate(delta, t, iteration, i);
+                        if (!v) return false;
+                        values.push_back(*v);
+                    }
+        std::sort(values.begin(), values.end());
+        for (size_t k = 1; k < values.size(); k++)
+            if (values[k] - values[k - 1] <= reach) return false;
         return true;
     }
 

@@ -16,7 +16,9 @@ namespace lowering {
 // nests and the statements outside thread loops; barriers stand only outside thread loops,
 // where control flow depends on block-level values only, so every thread reaches them. Two
 // accesses to the same element in each thread (an index that is a one-to-one function of
-// the thread index, the same in both) need no barrier; across iterations of a loop, neither
+// the thread index, the same in both: linear in it, or, for small blocks and loops, any
+// function of it whose values at all threads differ, such as the digits t / 8 and t % 8 of a
+// fused loop) need no barrier; across iterations of a loop, neither
 // do accesses whose index is one-to-one in the thread index and the iteration together (no
 // element is touched twice), nor two writes of a pure definition to a buffer (each point
 // gets the one value the Func has there). Distinct Funcs are distinct memory
