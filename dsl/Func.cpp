@@ -398,6 +398,17 @@ Func &Func::gpu_launch_bounds(int min_blocks_per_sm) {
     return *this;
 }
 
+Func &Func::gpu_pipeline(int stages) {
+    user_assert(stages == 1 || stages == 2)
+        << "gpu_pipeline(" << stages << ") on Func " << name() << ": "
+        << (stages < 1 ? "a pipeline has at least one stage"
+                       : "more than 2 stages need asynchronous copies (cp.async), which "
+                         "lowering does not place yet")
+        << ". Give 2 (the next iteration's loads through registers) or 1 (none).";
+    func.schedule().gpu_pipeline_stages = stages;
+    return *this;
+}
+
 Func &Func::gpu_max_registers(int registers) {
     user_assert(registers >= 16 && registers <= 255)
         << "gpu_max_registers(" << registers << ") on Func " << name()

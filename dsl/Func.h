@@ -206,6 +206,15 @@ public:
     // cannot meet on the target (more threads or registers than a multiprocessor has) are a
     // CompileError when it is compiled.
     Func &gpu_launch_bounds(int min_blocks_per_sm);
+
+    // Software pipelining of a Func staged in GPU shared memory at a serial loop inside the
+    // thread loops' block (a tile refilled at each step of a reduction): with 2 stages, each
+    // thread loads the next iteration's values from device memory into registers before the
+    // current iteration's consumers run, and stores them into shared memory at the next
+    // iteration's start, so the loads' latency hides behind the computation. Its loops inside
+    // that loop are unrolled (at most 16 iterations each). 1 turns it off; more stages need
+    // asynchronous copies, which are not lowered yet.
+    Func &gpu_pipeline(int stages);
     Func &gpu_max_registers(int registers);
 
     // The Func is computed over exactly [min, min + extent) in `var` (a run-time error if its

@@ -124,6 +124,7 @@ struct FuncSchedule {
     bool compute_level_set = false; // false: the default placement decides
     bool store_level_set = false;   // false: storage goes where the Func is computed
     GPULaunchBounds launch_bounds;
+    int gpu_pipeline_stages = 0; // gpu_pipeline(): 2 loads one iteration ahead; 0 or 1: none
 };
 
 } // namespace ir

@@ -99,6 +99,15 @@ std::optional<int64_t> upper_bound_of(const Expr &e) {
         auto x = upper_bound_of(s->a), c = as_const_int(s->b);
         if (x && c) return *x - *c;
     }
+    // A bounded term divided or multiplied by a positive constant: min(n - k * 8, 7) / 2.
+    if (const Div *d = e.as<Div>()) {
+        auto x = upper_bound_of(d->a), c = as_const_int(d->b);
+        if (x && c && *c > 0) return div_euclid(*x, *c);
+    }
+    if (const Mul *m = e.as<Mul>()) {
+        auto x = upper_bound_of(m->a), c = as_const_int(m->b);
+        if (x && c && *c > 0) return *x * *c;
+    }
     Interval i = bounds_of_expr_in_scope(e, Scope<Interval>());
     if (i.has_upper_bound()) {
         if (auto c = as_const_int(simplify(i.max))) return *c;

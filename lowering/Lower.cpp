@@ -20,6 +20,7 @@
 #include "lowering/MapGPULoops.h"
 #include "lowering/PackSharedMemory.h"
 #include "lowering/PartitionLoops.h"
+#include "lowering/PipelineStaging.h"
 #include "lowering/PrintLoopNest.h"
 #include "lowering/RealizationOrder.h"
 #include "lowering/RegisterTiles.h"
@@ -184,6 +185,25 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     after_kernel_pass("inject_gpu_barriers", inject_gpu_barriers);
     after_kernel_pass("pack_shared_memory", pack_shared_memory);
     after_kernel_pass("fuse_gpu_thread_loops", fuse_gpu_thread_loops);
+    {
+        std::set<std::string> pipelined;
+        for (const auto &[name, f] : env)
+            if (f.schedule().gpu_pipeline_stages >= 2) pipelined.insert(name);
+        std::set<std::string> in_kernels;
+        for (LoweredKernel &k : gpu.kernels) {
+            pipeline_staged_loads(k, pipelined);
+            in_kernels.insert(k.funcs.begin(), k.funcs.end());
+        }
+        for (const std::string &f : pipelined) {
+            user_assert(in_kernels.count(f))
+                << "gpu_pipeline on Func " << f << ": " << f << " is not computed in a GPU "
+                << "kernel. Pipelining refills a tile staged in shared memory at a serial loop "
+                << "inside a kernel's block loops.";
+        }
+        timer.phase("pipeline_staged_loads");
+        log_kernels("pipeline_staged_loads");
+        timer.skip();
+    }
     after_kernel_pass("size_register_allocations", size_register_allocations);
     after_kernel_pass("simplify", [](LoweredKernel &k) { k.body = simplify(k.body); });
     version_wide_accesses(gpu.kernels);

@@ -73,6 +73,32 @@ TEST(GPUScheduleErrors, LaunchBounds) {
                          "start. Allow at most 128.");
 }
 
+// gpu_pipeline: a stage count other than 1 or 2, and a Func that is not a tile staged at a
+// serial loop of a kernel.
+TEST(GPUScheduleErrors, Pipeline) {
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f");
+    f(x) = x * 2;
+    std::string msg = message_of<CompileError>([&] { f.gpu_pipeline(3); });
+    EXPECT_CONTAINS(msg, "gpu_pipeline(3) on Func f: more than 2 stages need asynchronous copies "
+                         "(cp.async), which lowering does not place yet. Give 2 (the next "
+                         "iteration's loads through registers) or 1 (none).");
+    Func g("g"), h("h");
+    g(x) = x * 3;
+    h(x) = g(x) + 1;
+    g.compute_root().gpu_pipeline(2);
+    h.gpu_tile(x, bx, tx, 64);
+    msg = message_of<CompileError>([&] { h.realize({256}, gpu_target); });
+    EXPECT_CONTAINS(msg, "gpu_pipeline on Func g: g is not computed in a GPU kernel.");
+    Func s("s"), t("t");
+    s(x) = x * 5;
+    t(x) = s(x) + s(x + 1);
+    t.gpu_tile(x, bx, tx, 64);
+    s.compute_at(t, bx).gpu_threads(x).gpu_pipeline(2);
+    msg = message_of<CompileError>([&] { t.realize({256}, gpu_target); });
+    EXPECT_CONTAINS(msg, "gpu_pipeline on Func s: s is not staged at a serial loop of kernel");
+}
+
 TEST(GPUScheduleErrors, MoreThan1024ThreadsPerBlock) {
     Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
     Func f("f");

@@ -380,3 +380,36 @@ TEST(GPULowering, MatmulStepWaitsTwice) {
         }
     }
 }
+
+// gpu_pipeline(2) on the matmul's staged tiles: each thread keeps the next step's values of A
+// and B in registers (loaded before the loop for its first step, and for step ko + 1 before
+// step ko's product), and a step stores them into shared memory; the staging loops are
+// unrolled. The results stay those of a plain loop (GPUSchedule.RegisterTiledMatmul).
+TEST(GPULowering, PipelinedStagingLoadsTheNextStepIntoRegisters) {
+    const int n = 256;
+    Buffer<float> A({n, n}, "A"), B({n, n}, "B");
+    lowering::LoweredPipeline p = lower_gpu(aicf_apps::matmul_register_tiled(A, B, n, "matmul"));
+    ASSERT_EQ(p.kernels.size(), 1u);
+    const lowering::LoweredKernel &k = p.kernels[0];
+    std::map<std::string, int64_t> registers;
+    visit_each<Allocate>(k.body, [&](const Allocate *op) {
+        if (op->memory_type == MemoryType::Register)
+            registers[op->name] = *as_const_int(op->extents[0]);
+    });
+    EXPECT_EQ(registers["a.pipelined"], 4) << lowering::describe_kernel(k); // 4 rounds of 1
+    EXPECT_EQ(registers["b.pipelined"], 4) << lowering::describe_kernel(k); // one float4
+    // Global loads of A and B happen only into the registers: twice in the code (before the
+    // loop, and for the next step), never straight into shared memory.
+    int into_registers = 0, into_shared = 0;
+    visit_each<Store>(k.body, [&](const Store *op) {
+        bool global = false;
+        visit_each<Load>(op->value,
+                         [&](const Load *l) { global |= l->name == "A" || l->name == "B"; });
+        if (!global) return;
+        (op->name == lowering::kSharedMemoryName ? into_shared : into_registers)++;
+    });
+    EXPECT_EQ(into_shared, 0) << lowering::describe_kernel(k);
+    EXPECT_EQ(into_registers, 2 * (4 + 1)) << lowering::describe_kernel(k);
+    const std::string text = lowering::describe_kernel(k);
+    EXPECT_NE(text.find("if ((prod.s1.ko < 31))"), std::string::npos) << text;
+}

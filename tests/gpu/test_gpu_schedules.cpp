@@ -397,21 +397,24 @@ TEST(GPUSchedule, LayerNormOneBlockPerRow) {
 // in registers, vectorized by 4, at sizes the tiles do not divide (the last tiles shift
 // inwards; the last step of k stages 3 rows of the 8 with as many threads as a whole step).
 TEST(GPUSchedule, RegisterTiledMatmul) {
-    const int N = 200, M = 150, K = 203;
-    Buffer<float> A({K, M}, "A"), B({N, K}, "B");
-    fill_random(A, -1, 1, 10);
-    fill_random(B, -1, 1, 11);
-    Func out = aicf_apps::matmul_register_tiled(A, B, K, "out");
-    Buffer<float> C = out.realize({N, M}, gpu_target);
-    C.copy_to_host();
-    for (int j = 0; j < M; j++)
-        for (int i = 0; i < N; i++) {
-            double want = 0;
-            for (int r = 0; r < K; r++)
-                want += double(A(r, j)) * B(i, r);
-            ASSERT_TRUE(close(C(i, j), want, 1e-4, 1e-4))
-                << i << "," << j << ": " << C(i, j) << " vs " << want;
-        }
+    // K = 129: the last step stages one row of A, with threads to spare in its round.
+    for (const int K : {203, 129}) {
+        const int N = 200, M = 150;
+        Buffer<float> A({K, M}, "A"), B({N, K}, "B");
+        fill_random(A, -1, 1, 10);
+        fill_random(B, -1, 1, 11);
+        Func out = aicf_apps::matmul_register_tiled(A, B, K, "out");
+        Buffer<float> C = out.realize({N, M}, gpu_target);
+        C.copy_to_host();
+        for (int j = 0; j < M; j++)
+            for (int i = 0; i < N; i++) {
+                double want = 0;
+                for (int r = 0; r < K; r++)
+                    want += double(A(r, j)) * B(i, r);
+                ASSERT_TRUE(close(C(i, j), want, 1e-4, 1e-4))
+                    << i << "," << j << ": " << C(i, j) << " vs " << want;
+            }
+    }
 }
 
 } // namespace

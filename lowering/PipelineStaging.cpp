@@ -1,0 +1,240 @@
+#include "lowering/PipelineStaging.h"
+
+#include "dsl/Names.h"
+#include "dsl/base/Error.h"
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Simplify.h"
+#include "dsl/ir/Substitute.h"
+#include "lowering/KernelAnalysis.h"
+
+#include <map>
+#include <vector>
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+namespace {
+
+const int kMaxUnrolled = 16;
+
+std::string register_name(const std::string &func) {
+    return func + ".pipelined";
+}
+
+// The staging's loops, unrolled to their constant bounds, each copy guarded where the
+// loop may run fewer iterations.
+class UnrollStaging : public IRMutator {
+public:
+    explicit UnrollStaging(const std::string &func) : func(func) {}
+
+private:
+    const std::string &func;
+    using IRMutator::visit;
+
+    Stmt visit(const For *op) override {
+        Stmt body = mutate(op->body);
+        auto bound = constant_upper_bound(op->extent);
+        user_assert(bound && *bound <= kMaxUnrolled)
+            << "gpu_pipeline on Func " << func << ": its loop " << loop_for_users(op->name)
+            << " inside the loop it is staged at has "
+            << (bound ? std::to_string(*bound) + " iterations" : "no constant bound")
+            << ", but a pipelined staging keeps every value it loads in registers, so its loops "
+            << "are unrolled: at most " << kMaxUnrolled << " iterations each.";
+        std::vector<Stmt> copies;
+        const bool exact = is_const(simplify(op->extent));
+        for (int64_t i = 0; i < *bound; i++) {
+            Expr at = simplify(Add::make(op->min, make_const(Int(32), i)));
+            Stmt copy = substitute(op->name, at, body);
+            if (!exact)
+                copy = IfThenElse::make(LT::make(make_const(Int(32), i), op->extent), copy, Stmt());
+            copies.push_back(copy);
+        }
+        if (copies.empty()) return Evaluate::make(make_zero(Int(32)));
+        return Block::make(copies);
+    }
+};
+
+// The two halves of a staging: `prefetch` stores what each of its stores would write into
+// the register array instead (and drops its barriers); otherwise each store writes shared
+// memory from the register array. Both walk the stores in the same order, so each store
+// has the same slots in both.
+class SplitStaging : public IRMutator {
+public:
+    // `kept`: what the kernel writes or allocates (shared memory, registers, its outputs).
+    SplitStaging(const std::string &func, bool prefetch, const std::set<std::string> &kept)
+        : func(func), prefetch(prefetch), kept(kept) {}
+    int64_t slots = 0; // elements of the register array
+
+private:
+    const std::string &func;
+    bool prefetch;
+    const std::set<std::string> &kept;
+    using IRMutator::visit;
+
+    Stmt visit(const Store *op) override {
+        user_assert(op->name == kSharedMemoryName)
+            << "gpu_pipeline on Func " << func << ": " << func << " is not stored in GPU shared "
+            << "memory (it writes " << op->name << "). Pipelining refills a tile staged in "
+            << "shared memory: store_in(MemoryType::GPUShared), or compute it at the block's "
+            << "loops.";
+        visit_each<Load>(op->value, [&](const Load *l) {
+            user_assert(!kept.count(l->name))
+                << "gpu_pipeline on Func " << func << ": its definition reads " << l->name
+                << ", which the kernel writes or keeps on chip, so its next values cannot be "
+                << "loaded an iteration ahead. Pipeline Funcs that copy device buffers the "
+                << "kernel only reads.";
+        });
+        const Type t = op->value.type();
+        Expr slot = t.lanes == 1
+                        ? make_const(Int(32), slots)
+                        : Ramp::make(make_const(Int(32), slots), make_one(Int(32)), t.lanes);
+        slots += t.lanes;
+        if (prefetch) return Store::make(register_name(func), op->value, slot, Expr());
+        return Store::make(op->name, Load::make(t, register_name(func), slot, Expr()), op->index,
+                           op->predicate);
+    }
+
+    Stmt visit(const Evaluate *op) override {
+        const Call *c = op->value.as<Call>();
+        if (prefetch && c && c->is_intrinsic(Intrinsic::gpu_barrier))
+            return Evaluate::make(make_zero(Int(32)));
+        return IRMutator::visit(op);
+    }
+};
+
+class Pipeline : public IRMutator {
+public:
+    Pipeline(const std::set<std::string> &funcs, const std::set<std::string> &kept)
+        : funcs(funcs), kept(kept) {}
+    std::set<std::string> done;
+
+private:
+    const std::set<std::string> &funcs, &kept;
+    using IRMutator::visit;
+
+    // The pipelined Funcs produced in s outside any loop, in program order.
+    std::vector<std::string> staged_here(const Stmt &s) const {
+        std::vector<std::string> found;
+        struct Find : IRVisitor {
+            const std::set<std::string> &funcs;
+            std::vector<std::string> &found;
+            Find(const std::set<std::string> &f, std::vector<std::string> &o)
+                : funcs(f), found(o) {}
+            using IRVisitor::visit;
+            void visit(const For *) override {}
+            void visit(const ProducerConsumer *op) override {
+                if (op->is_producer && funcs.count(op->name)) found.push_back(op->name);
+                IRVisitor::visit(op);
+            }
+        } find(funcs, found);
+        s.accept(&find);
+        return found;
+    }
+
+    Stmt visit(const For *op) override {
+        std::vector<std::string> staged = staged_here(op->body);
+        if (op->for_type != ForType::Serial || staged.empty()) return IRMutator::visit(op);
+        struct Halves {
+            Stmt consume, prefetch;
+            int64_t slots = 0;
+            Type type;
+        };
+        std::map<std::string, Halves> halves;
+        // Each staging split in two, and its producer given the half that stores.
+        class Rewrite : public IRMutator {
+        public:
+            Rewrite(Pipeline &p, std::map<std::string, Halves> &h) : p(p), h(h) {}
+            std::string last;
+
+        private:
+            Pipeline &p;
+            std::map<std::string, Halves> &h;
+            using IRMutator::visit;
+            Stmt visit(const For *op) override { return op; }
+            Stmt visit(const ProducerConsumer *op) override {
+                if (!p.funcs.count(op->name)) return IRMutator::visit(op);
+                if (!op->is_producer) return IRMutator::visit(op);
+                Stmt unrolled = UnrollStaging(op->name).mutate(op->body);
+                SplitStaging store(op->name, false, p.kept), load(op->name, true, p.kept);
+                Halves &halves = h[op->name];
+                halves.consume = store.mutate(unrolled);
+                halves.prefetch = load.mutate(unrolled);
+                halves.slots = load.slots;
+                visit_each<Store>(halves.prefetch, [&](const Store *s) {
+                    halves.type = s->value.type().element_of();
+                });
+                last = op->name;
+                return ProducerConsumer::make(op->name, true, halves.consume);
+            }
+        } rewrite(*this, halves);
+        Stmt body = rewrite.mutate(op->body);
+        std::vector<Stmt> prefetches;
+        for (const std::string &f : staged)
+            prefetches.push_back(halves[f].prefetch);
+        Stmt prefetch = Block::make(prefetches);
+        const Expr var = Variable::make(op->min.type(), op->name);
+        const Expr end = Add::make(op->min, op->extent);
+        // The next iteration's loads, at the start of the last staged Func's consumers.
+        Stmt next = IfThenElse::make(
+            LT::make(Add::make(var, make_one(var.type())), end),
+            substitute(op->name, Add::make(var, make_one(var.type())), prefetch), Stmt());
+        class Prepend : public IRMutator {
+        public:
+            Prepend(const std::string &f, const Stmt &s) : f(f), s(s) {}
+
+        private:
+            const std::string &f;
+            const Stmt &s;
+            using IRMutator::visit;
+            Stmt visit(const For *op) override { return op; }
+            Stmt visit(const ProducerConsumer *op) override {
+                if (op->is_producer || op->name != f) return IRMutator::visit(op);
+                return ProducerConsumer::make(op->name, false, Block::make(s, op->body));
+            }
+        } prepend(rewrite.last, next);
+        body = prepend.mutate(body);
+        // The first iteration's loads, before the loop.
+        Stmt first = IfThenElse::make(GT::make(op->extent, make_zero(op->extent.type())),
+                                      substitute(op->name, op->min, prefetch), Stmt());
+        Stmt result = Block::make(
+            first, For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, body));
+        for (const std::string &f : staged) {
+            const Halves &h = halves[f];
+            result = Allocate::make(register_name(f), h.type, MemoryType::Register,
+                                    {make_const(Int(32), h.slots)}, result);
+            done.insert(f);
+        }
+        return result;
+    }
+};
+
+} // namespace
+
+void pipeline_staged_loads(LoweredKernel &kernel, const std::set<std::string> &funcs) {
+    std::set<std::string> here;
+    for (const std::string &f : kernel.funcs)
+        if (funcs.count(f)) here.insert(f);
+    if (here.empty()) return;
+    // What the kernel writes or allocates: anything else it loads is a device buffer it only
+    // reads, whose values do not change while it runs.
+    std::set<std::string> kept = {kSharedMemoryName};
+    visit_each<Store>(kernel.body, [&](const Store *s) { kept.insert(s->name); });
+    visit_each<Allocate>(kernel.body, [&](const Allocate *a) { kept.insert(a->name); });
+    Pipeline p(here, kept);
+    kernel.body = p.mutate(kernel.body);
+    for (const std::string &f : here) {
+        user_assert(p.done.count(f))
+            << "gpu_pipeline on Func " << f << ": " << f << " is not staged at a serial loop "
+            << "of kernel " << kernel.name << ", so there is no next iteration to load ahead. "
+            << "compute_at it inside the block's loops, at a serial loop of its consumer (the "
+            << "reduction loop of a matrix product).";
+    }
+}
+
+} // namespace lowering
+} // namespace aicf

@@ -1,0 +1,30 @@
+#ifndef AICF_LOWERING_PIPELINE_STAGING_H
+#define AICF_LOWERING_PIPELINE_STAGING_H
+
+#include "lowering/Kernel.h"
+
+#include <set>
+#include <string>
+
+namespace aicf {
+namespace lowering {
+
+// Software pipelining of Funcs staged in shared memory at a serial loop (gpu_pipeline(2)):
+// the loads of iteration i + 1 are issued into registers before iteration i's consumers run,
+// and iteration i + 1 starts by storing them into shared memory.
+// Expects: a kernel after fuse_gpu_thread_loops (one SPMD body, barriers placed, shared
+// memory packed into kSharedMemoryName), and the Funcs to pipeline.
+// Guarantees: for each such Func F, the serial loop that holds `produce F` runs, per thread,
+// loads into a register array "F.pipelined" (the loads for the loop's first iteration before
+// it; those for iteration i + 1 at the start of F's consumers in iteration i, when there is
+// one), and F's stores write shared memory from that array; F's loops inside the serial loop
+// are unrolled to their constant bounds, each copy guarded. Raises CompileError naming F when
+// it is not staged at a serial loop of the kernel, when its stores read anything but device
+// buffers the kernel does not write, or when a loop of its staging has no constant bound of
+// at most 16 iterations.
+void pipeline_staged_loads(LoweredKernel &kernel, const std::set<std::string> &funcs);
+
+} // namespace lowering
+} // namespace aicf
+
+#endif
