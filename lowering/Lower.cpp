@@ -186,15 +186,16 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     after_kernel_pass("pack_shared_memory", pack_shared_memory);
     after_kernel_pass("fuse_gpu_thread_loops", fuse_gpu_thread_loops);
     {
-        std::set<std::string> pipelined;
+        std::map<std::string, LoopLevel> pipelined; // and where each is computed
         for (const auto &[name, f] : env)
-            if (f.schedule().gpu_pipeline_stages >= 2) pipelined.insert(name);
+            if (f.schedule().gpu_pipeline_stages >= 2)
+                pipelined.emplace(name, f.schedule().compute_level);
         std::set<std::string> in_kernels;
         for (LoweredKernel &k : gpu.kernels) {
             pipeline_staged_loads(k, pipelined);
             in_kernels.insert(k.funcs.begin(), k.funcs.end());
         }
-        for (const std::string &f : pipelined) {
+        for (const auto &[f, at] : pipelined) {
             user_assert(in_kernels.count(f))
                 << "gpu_pipeline on Func " << f << ": " << f << " is not computed in a GPU "
                 << "kernel. Pipelining refills a tile staged in shared memory at a serial loop "

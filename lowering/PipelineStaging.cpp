@@ -215,7 +215,7 @@ private:
 
 } // namespace
 
-void pipeline_staged_loads(LoweredKernel &kernel, const std::set<std::string> &funcs) {
+void pipeline_staged_loads(LoweredKernel &kernel, const std::map<std::string, LoopLevel> &funcs) {
     std::set<std::string> here;
     for (const std::string &f : kernel.funcs)
         if (funcs.count(f)) here.insert(f);
@@ -228,7 +228,15 @@ void pipeline_staged_loads(LoweredKernel &kernel, const std::set<std::string> &f
     Pipeline p(here, kept);
     kernel.body = p.mutate(kernel.body);
     for (const std::string &f : here) {
-        user_assert(p.done.count(f))
+        if (p.done.count(f)) continue;
+        // Computed at a serial loop that runs once (and is gone): nothing to load ahead.
+        const LoopLevel &at = funcs.at(f);
+        bool at_gpu_loop = at.is_root() || at.is_inlined();
+        for (const std::string &v : kernel.loop_vars) {
+            const LoopNameParts parts = parse_loop_name(v);
+            at_gpu_loop = at_gpu_loop || (parts.func == at.func() && parts.var == at.var());
+        }
+        user_assert(!at_gpu_loop)
             << "gpu_pipeline on Func " << f << ": " << f << " is not staged at a serial loop "
             << "of kernel " << kernel.name << ", so there is no next iteration to load ahead. "
             << "compute_at it inside the block's loops, at a serial loop of its consumer (the "

@@ -148,15 +148,35 @@ void matmul(Drawn &d) {
     auto build = [&](bool gpu) {
         Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
         RDom k(0, K, "k");
-        Func prod("prod"), out("out");
+        Func a("a"), b("b"), prod("prod"), out("out");
+        a(x, y) = A(x, y); // inlined unless staged
+        b(x, y) = B(x, y);
         prod(x, y) = 0.0f;
-        prod(x, y) += A(k, y) * B(x, k);
+        prod(x, y) += a(k, y) * b(x, k);
         out(x, y) = prod(x, y) * 0.5f + 1.0f;
         if (gpu) {
             int tw = d.tile(), th = d.tile();
             d.what << "out.gpu_tile(" << tw << "," << th << ") ";
             out.gpu_tile(x, y, bx, by, tx, ty, tw, th);
-            switch (d.pick(3)) {
+            switch (d.pick(4)) {
+            case 3: {
+                // Tiles of A and B staged in shared memory at each step of k, pipelined or
+                // not: the next step's loads in registers during this one.
+                const int ks = 2 << d.pick(3);
+                const bool pipelined = d.pick(2) == 1;
+                RVar ko("ko"), ki("ki");
+                prod.compute_at(out, bx).gpu_threads(x, y);
+                prod.update().split(k, ko, ki, ks).reorder(ki, x, y, ko).gpu_threads(x, y);
+                a.compute_at(prod, ko).gpu_threads(x, y);
+                b.compute_at(prod, ko).gpu_threads(x, y);
+                if (pipelined) {
+                    a.gpu_pipeline(2);
+                    b.gpu_pipeline(2);
+                }
+                d.what << "prod:shared, a and b staged every " << ks << " of k"
+                       << (pipelined ? ", pipelined" : "");
+                break;
+            }
             case 0:
                 prod.compute_at(out, tx);
                 d.what << "prod:registers";
