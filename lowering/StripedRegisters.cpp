@@ -94,25 +94,40 @@ struct Layout {
     }
 };
 
+// A mutator that knows the lets around the node it visits.
+class LetStackMutator : public IRMutator {
+protected:
+    std::vector<std::pair<std::string, Expr>> lets;
+    using IRMutator::visit;
+    Stmt visit(const LetStmt *op) override {
+        Expr value = mutate(op->value);
+        lets.emplace_back(op->name, op->value);
+        Stmt body = mutate(op->body);
+        lets.pop_back();
+        return LetStmt::make(op->name, value, body);
+    }
+};
+
 // Rewrites every access to a striped Func into a position in its thread's registers,
 // proving that the thread holds the element.
-class StripeAccesses : public IRMutator {
+class StripeAccesses : public LetStackMutator {
 public:
     // `outer_lets`: the lets around the Realize (its bounds, the consumer's loop mins).
     StripeAccesses(const std::string &func, const Layout &layout, const std::string &producer,
                    const std::vector<std::pair<std::string, Expr>> &outer_lets)
-        : func(func), layout(layout), producer(producer), lets(outer_lets) {}
+        : func(func), layout(layout), producer(producer) {
+        lets = outer_lets;
+    }
 
 private:
     const std::string &func;
     const Layout &layout;
     const std::string &producer; // the producer's thread loop, for messages
     Scope<Interval> bounds;
-    std::vector<std::pair<std::string, Expr>> lets;
     std::map<std::string, Expr> thread_vars; // x thread loop variable -> min + thread symbol
     int x_loops = 0;
 
-    using IRMutator::visit;
+    using LetStackMutator::visit;
 
     Expr in_thread_terms(const Expr &e) const {
         return substitute(thread_vars, substitute_lets(lets, e));
@@ -133,14 +148,6 @@ private:
             simplify(Sub::make(Add::make(min, in_thread_terms(op->extent)), make_one(Int(32))));
         ScopedBinding<Interval> bind(bounds, op->name, Interval(min, max));
         return IRMutator::visit(op);
-    }
-
-    Stmt visit(const LetStmt *op) override {
-        Expr value = mutate(op->value);
-        lets.emplace_back(op->name, op->value);
-        Stmt body = mutate(op->body);
-        lets.pop_back();
-        return LetStmt::make(op->name, value, body);
     }
 
     // The argument in dimension d as a position, after proving the thread holds it.
@@ -198,19 +205,10 @@ private:
     }
 };
 
-class StripeRegisterFuncs : public IRMutator {
+class StripeRegisterFuncs : public LetStackMutator {
     int thread_loops = 0;
-    std::vector<std::pair<std::string, Expr>> lets; // around the node being visited
 
-    using IRMutator::visit;
-
-    Stmt visit(const LetStmt *op) override {
-        Expr value = mutate(op->value);
-        lets.emplace_back(op->name, op->value);
-        Stmt body = mutate(op->body);
-        lets.pop_back();
-        return LetStmt::make(op->name, value, body);
-    }
+    using LetStackMutator::visit;
 
     Stmt visit(const For *op) override {
         const bool thread = op->for_type == ForType::GPUThread;

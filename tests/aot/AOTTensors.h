@@ -10,6 +10,7 @@
 #include <dlpack/dlpack.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -64,6 +65,21 @@ template <typename T> void expect_same_bits(const Buffer<T> &a, const Buffer<T> 
         if (std::memcmp(a.data() + oa, b.data() + ob, sizeof(T)) != 0) same = false;
     });
     EXPECT_TRUE(same) << "the ahead-of-time and JIT results differ";
+}
+
+// The RMS norm of each row of `in` scaled by `weight` (epsilon 1e-5), against a loop in
+// double precision.
+inline void expect_rms_norm(const Buffer<float> &out, const Buffer<float> &in,
+                            const Buffer<float> &weight) {
+    const int W = in.width(), H = in.height();
+    for (int y = 0; y < H; y++) {
+        double ss = 0;
+        for (int x = 0; x < W; x++)
+            ss += double(in(x, y)) * in(x, y);
+        const double scale = 1.0 / std::sqrt(ss / W + 1e-5);
+        for (int x = 0; x < W; x++)
+            ASSERT_NEAR(out(x, y), in(x, y) * scale * weight(x), 1e-4) << x << ", " << y;
+    }
 }
 
 } // namespace aicf_test

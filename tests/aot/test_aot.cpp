@@ -170,14 +170,7 @@ TEST(AOT, GPUKernelsRunFromTheObject) {
     Buffer<float> jit = p.realize({W, H}, Target("host-cuda-sm_80"))[0];
     jit.copy_to_host();
     expect_same_bits(aot, jit);
-    for (int y = 0; y < H; y++) {
-        double ss = 0;
-        for (int x = 0; x < W; x++)
-            ss += double(in(x, y)) * in(x, y);
-        const double scale = 1.0 / std::sqrt(ss / W + 1e-5);
-        for (int x = 0; x < W; x++)
-            ASSERT_NEAR(aot(x, y), in(x, y) * scale * weight(x), 1e-4) << x << ", " << y;
-    }
+    aicf_test::expect_rms_norm(aot, in, weight);
 }
 
 // Tensors in CUDA memory are used in place where the kernels run on a GPU; where they run on

@@ -82,6 +82,20 @@ float from_bf16(uint16_t b) {
     return x;
 }
 
+// Random bfloat16 inputs: their bits, and their values.
+struct BF16Values {
+    std::vector<uint16_t> bits;
+    std::vector<double> values;
+};
+BF16Values random_bf16(size_t n, uint32_t seed) {
+    BF16Values r;
+    for (float x : random_values(n, seed)) {
+        r.bits.push_back(to_bf16(x));
+        r.values.push_back(from_bf16(r.bits.back()));
+    }
+    return r;
+}
+
 // float32 rounded to TF32 (10 mantissa bits), to nearest with ties away from zero.
 float to_tf32(float x) {
     uint32_t u;
@@ -135,18 +149,10 @@ LoweredKernel mma_kernel(Type in, bool tf32) {
 } // namespace
 
 TEST(TensorCores, MMABFloat16MatchesTheISALayouts) {
-    std::vector<float> af = random_values(16 * 16, 1), bf = random_values(16 * 8, 2);
+    const BF16Values A = random_bf16(16 * 16, 1), B = random_bf16(16 * 8, 2);
+    const std::vector<uint16_t> &a16 = A.bits, &b16 = B.bits;
+    const std::vector<double> &a = A.values, &b = B.values;
     std::vector<float> c = random_values(16 * 8, 3);
-    std::vector<uint16_t> a16, b16;
-    std::vector<double> a, b;
-    for (float x : af) {
-        a16.push_back(to_bf16(x));
-        a.push_back(from_bf16(a16.back()));
-    }
-    for (float x : bf) {
-        b16.push_back(to_bf16(x));
-        b.push_back(from_bf16(b16.back()));
-    }
     std::vector<aicf_test::HostBuffer> buffers = {
         aicf_test::HostBuffer::of("A", a16),
         aicf_test::HostBuffer::of("A_off", offsets(kA16, 16)),
@@ -267,17 +273,9 @@ LoweredKernel ldmatrix_kernel(int misalign = 0, bool swizzle = false) {
 TEST(TensorCores, LdmatrixFeedsTheMMAFragments) {
     for (bool swizzle : {false, true}) {
         SCOPED_TRACE(swizzle ? "swizzled" : "plain");
-        std::vector<float> af = random_values(16 * 16, 7), bf = random_values(16 * 8, 8);
-        std::vector<uint16_t> a16, b16;
-        std::vector<double> a, b;
-        for (float x : af) {
-            a16.push_back(to_bf16(x));
-            a.push_back(from_bf16(a16.back()));
-        }
-        for (float x : bf) {
-            b16.push_back(to_bf16(x));
-            b.push_back(from_bf16(b16.back()));
-        }
+        const BF16Values A = random_bf16(16 * 16, 7), B = random_bf16(16 * 8, 8);
+        const std::vector<uint16_t> &a16 = A.bits, &b16 = B.bits;
+        const std::vector<double> &a = A.values, &b = B.values;
         std::vector<aicf_test::HostBuffer> buffers = {
             aicf_test::HostBuffer::of("A", a16),
             aicf_test::HostBuffer::of("B", b16),
