@@ -122,6 +122,12 @@ std::string Target::missing_cpu_features() const {
     return missing;
 }
 
+Target::Arch Target::highest_level_here() {
+    for (int a = X86_64_v4; a > X86_64; a--)
+        if (Target().with_arch(Arch(a)).missing_cpu_features().empty()) return Arch(a);
+    return X86_64;
+}
+
 Target Target::with_feature(Feature f) const {
     Target t = *this;
     t.features_ |= f;

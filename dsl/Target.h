@@ -38,6 +38,9 @@ public:
     // The features of this target's CPU that the CPU running this call lacks, comma-separated
     // ("avx512f, avx512bw"); empty when it runs code compiled for the target (always for Host).
     std::string missing_cpu_features() const;
+    // The highest x86-64 level the CPU running this call runs (under AICF_CPU_LEVEL's cap):
+    // what "host" means in code compiled ahead of time.
+    static Arch highest_level_here();
     bool has_feature(Feature f) const { return (features_ & f) != 0; }
     Target with_feature(Feature f) const;
     std::string to_string() const;

@@ -49,7 +49,6 @@ void log_pass(const char *pass, const Stmt &s) {
     std::cerr << "---- after " << pass << " ----\n" << s << "\n";
 }
 
-// The loops never_partition() and never_partition_all() name.
 // Each kernel takes the launch bounds of the Func whose block loops make it; bounds on a Func
 // that makes no kernel are a mistake in the schedule.
 void apply_launch_bounds(std::vector<LoweredKernel> &kernels,
@@ -75,24 +74,7 @@ void apply_launch_bounds(std::vector<LoweredKernel> &kernels,
     }
 }
 
-// Launch bounds the block shape cannot meet on the target.
-void check_launch_bounds(LoweredKernel &k) {
-    const GPULaunchBounds &b = k.launch_bounds;
-    const int threads = k.thread_count();
-    const std::string func = k.funcs.empty() ? k.name : k.funcs[0];
-    user_assert(b.min_blocks_per_sm * threads <= k.target.max_threads_per_multiprocessor())
-        << "gpu_launch_bounds(" << b.min_blocks_per_sm << ") on Func " << func << " asks for "
-        << b.min_blocks_per_sm << " blocks of " << threads << " threads on each multiprocessor, "
-        << "but one holds at most " << k.target.max_threads_per_multiprocessor() << " threads on "
-        << k.target.to_string() << ". Ask for at most "
-        << k.target.max_threads_per_multiprocessor() / threads << ".";
-    user_assert(int64_t(b.max_registers) * threads <= 65536)
-        << "gpu_max_registers(" << b.max_registers << ") on Func " << func << " would let its "
-        << threads << " threads use " << int64_t(b.max_registers) * threads
-        << " registers, more than a multiprocessor's 65536, so no block could start. Allow at "
-        << "most " << 65536 / threads << ".";
-}
-
+// The loops never_partition() and never_partition_all() name.
 std::set<std::string> loops_never_partitioned(const std::map<std::string, Function> &env) {
     std::set<std::string> never;
     for (const auto &[name, f] : env) {
@@ -180,31 +162,13 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
         timer.skip();
     };
     after_kernel_pass("map_gpu_loops", map_gpu_loops);
-    for (LoweredKernel &k : gpu.kernels)
-        check_launch_bounds(k);
     after_kernel_pass("inject_gpu_barriers", inject_gpu_barriers);
     after_kernel_pass("pack_shared_memory", pack_shared_memory);
     after_kernel_pass("fuse_gpu_thread_loops", fuse_gpu_thread_loops);
-    {
-        std::map<std::string, LoopLevel> pipelined; // and where each is computed
-        for (const auto &[name, f] : env)
-            if (f.schedule().gpu_pipeline_stages >= 2)
-                pipelined.emplace(name, f.schedule().compute_level);
-        std::set<std::string> in_kernels;
-        for (LoweredKernel &k : gpu.kernels) {
-            pipeline_staged_loads(k, pipelined);
-            in_kernels.insert(k.funcs.begin(), k.funcs.end());
-        }
-        for (const auto &[f, at] : pipelined) {
-            user_assert(in_kernels.count(f))
-                << "gpu_pipeline on Func " << f << ": " << f << " is not computed in a GPU "
-                << "kernel. Pipelining refills a tile staged in shared memory at a serial loop "
-                << "inside a kernel's block loops.";
-        }
-        timer.phase("pipeline_staged_loads");
-        log_kernels("pipeline_staged_loads");
-        timer.skip();
-    }
+    pipeline_staged_loads(gpu.kernels, env);
+    timer.phase("pipeline_staged_loads");
+    log_kernels("pipeline_staged_loads");
+    timer.skip();
     after_kernel_pass("size_register_allocations", size_register_allocations);
     after_kernel_pass("simplify", [](LoweredKernel &k) { k.body = simplify(k.body); });
     version_wide_accesses(gpu.kernels);

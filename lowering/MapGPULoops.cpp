@@ -78,6 +78,20 @@ void check_block_shape(const LoweredKernel &kernel) {
             << loop_for_users(kernel.thread_loops[d]) << "), but a block allows at most "
             << limits[d] << " there.";
     }
+    // Launch bounds from the schedule that the block shape cannot meet.
+    const GPULaunchBounds &b = kernel.launch_bounds;
+    const std::string func = kernel.funcs.empty() ? kernel.name : kernel.funcs[0];
+    const int per_sm = target.max_threads_per_multiprocessor();
+    user_assert(b.min_blocks_per_sm * total <= per_sm)
+        << "gpu_launch_bounds(" << b.min_blocks_per_sm << ") on Func " << func << " asks for "
+        << b.min_blocks_per_sm << " blocks of " << total << " threads on each multiprocessor, "
+        << "but one holds at most " << per_sm << " threads on " << target.to_string()
+        << ". Ask for at most " << per_sm / total << ".";
+    user_assert(int64_t(b.max_registers) * total <= 65536)
+        << "gpu_max_registers(" << b.max_registers << ") on Func " << func << " would let its "
+        << total << " threads use " << int64_t(b.max_registers) * total
+        << " registers, more than a multiprocessor's 65536, so no block could start. Allow at "
+        << "most " << 65536 / total << ".";
 }
 
 } // namespace

@@ -11,8 +11,8 @@ namespace lowering {
 // Guarantees: each block loop becomes a let of its min plus gpu_block_index along the loop's
 // hardware dimension (block_loops and loop_vars name them). Thread loops stay loops; each
 // dimension of the block (threads, thread_loops) is the largest constant bound of the thread
-// loops along it, and the block fits the target, or a CompileError names the Func, the loops
-// and the limit.
+// loops along it, and the block fits the target (with the launch bounds the schedule set,
+// launch_bounds), or a CompileError names the Func, the loops and the limit.
 void map_gpu_loops(LoweredKernel &kernel);
 
 } // namespace lowering

@@ -69,6 +69,7 @@ public:
     SplitStaging(const std::string &func, bool prefetch, const std::set<std::string> &kept)
         : func(func), prefetch(prefetch), kept(kept) {}
     int64_t slots = 0; // elements of the register array
+    Type type;         // their type: the Func's
 
 private:
     const std::string &func;
@@ -90,6 +91,7 @@ private:
                 << "kernel only reads.";
         });
         const Type t = op->value.type();
+        type = t.element_of();
         Expr slot = t.lanes == 1
                         ? make_const(Int(32), slots)
                         : Ramp::make(make_const(Int(32), slots), make_one(Int(32)), t.lanes);
@@ -165,9 +167,7 @@ private:
                 halves.consume = store.mutate(unrolled);
                 halves.prefetch = load.mutate(unrolled);
                 halves.slots = load.slots;
-                visit_each<Store>(halves.prefetch, [&](const Store *s) {
-                    halves.type = s->value.type().element_of();
-                });
+                halves.type = load.type;
                 last = op->name;
                 return ProducerConsumer::make(op->name, true, halves.consume);
             }
@@ -205,17 +205,16 @@ private:
             first, For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, body));
         for (const std::string &f : staged) {
             const Halves &h = halves[f];
+            done.insert(f);
+            if (h.slots == 0) continue; // a staging that stores nothing
             result = Allocate::make(register_name(f), h.type, MemoryType::Register,
                                     {make_const(Int(32), h.slots)}, result);
-            done.insert(f);
         }
         return result;
     }
 };
 
-} // namespace
-
-void pipeline_staged_loads(LoweredKernel &kernel, const std::map<std::string, LoopLevel> &funcs) {
+void pipeline_kernel(LoweredKernel &kernel, const std::map<std::string, LoopLevel> &funcs) {
     std::set<std::string> here;
     for (const std::string &f : kernel.funcs)
         if (funcs.count(f)) here.insert(f);
@@ -241,6 +240,28 @@ void pipeline_staged_loads(LoweredKernel &kernel, const std::map<std::string, Lo
             << "of kernel " << kernel.name << ", so there is no next iteration to load ahead. "
             << "compute_at it inside the block's loops, at a serial loop of its consumer (the "
             << "reduction loop of a matrix product).";
+    }
+}
+
+} // namespace
+
+void pipeline_staged_loads(std::vector<LoweredKernel> &kernels,
+                           const std::map<std::string, Function> &env) {
+    std::map<std::string, LoopLevel> pipelined; // and where each is computed
+    for (const auto &[name, f] : env)
+        if (f.schedule().gpu_pipeline_stages >= 2)
+            pipelined.emplace(name, f.schedule().compute_level);
+    if (pipelined.empty()) return;
+    std::set<std::string> in_kernels;
+    for (LoweredKernel &k : kernels) {
+        pipeline_kernel(k, pipelined);
+        in_kernels.insert(k.funcs.begin(), k.funcs.end());
+    }
+    for (const auto &[f, at] : pipelined) {
+        user_assert(in_kernels.count(f))
+            << "gpu_pipeline on Func " << f << ": " << f << " is not computed in a GPU kernel. "
+            << "Pipelining refills a tile staged in shared memory at a serial loop inside a "
+            << "kernel's block loops.";
     }
 }
 

@@ -1,11 +1,12 @@
 #ifndef AICF_LOWERING_PIPELINE_STAGING_H
 #define AICF_LOWERING_PIPELINE_STAGING_H
 
-#include "dsl/Schedule.h"
+#include "dsl/Function.h"
 #include "lowering/Kernel.h"
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace aicf {
 namespace lowering {
@@ -22,10 +23,10 @@ namespace lowering {
 // are unrolled to their constant bounds, each copy guarded. Raises CompileError naming F when
 // it is not staged at a serial loop of the kernel, when its stores read anything but device
 // buffers the kernel does not write, or when a loop of its staging has no constant bound of
-// at most 16 iterations. `funcs` maps each Func to pipeline to where it is computed; one
-// computed at a serial loop of one iteration (which lowering removes) has nothing to load
-// ahead and stays as it is.
-void pipeline_staged_loads(LoweredKernel &kernel, const std::map<std::string, LoopLevel> &funcs);
+// at most 16 iterations, or when it is computed in no kernel. One computed at a serial loop of
+// one iteration (which lowering removes) has nothing to load ahead and stays as it is.
+void pipeline_staged_loads(std::vector<LoweredKernel> &kernels,
+                           const std::map<std::string, ir::Function> &env);
 
 } // namespace lowering
 } // namespace aicf

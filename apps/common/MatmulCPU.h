@@ -31,16 +31,8 @@ struct CPUMatmulBlock {
 
 // The block for a target's CPU ("host": this machine's widest vectors).
 inline CPUMatmulBlock cpu_matmul_block(const aicf::Target &t) {
-    aicf::Target::Arch level = t.arch();
-    if (level == aicf::Target::Host) {
-        level = aicf::Target::X86_64;
-        for (int a = aicf::Target::X86_64_v4; a > aicf::Target::X86_64; a--) {
-            if (t.with_arch(aicf::Target::Arch(a)).missing_cpu_features().empty()) {
-                level = aicf::Target::Arch(a);
-                break;
-            }
-        }
-    }
+    const aicf::Target::Arch level =
+        t.arch() == aicf::Target::Host ? aicf::Target::highest_level_here() : t.arch();
     if (level >= aicf::Target::X86_64_v4) return {16, 64, 6};
     if (level >= aicf::Target::X86_64_v3) return {8, 16, 6};
     return {4, 16, 2};

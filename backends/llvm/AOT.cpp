@@ -53,15 +53,6 @@ void write_file(const std::string &path, const std::string &bytes) {
     if (!out.good()) runtime_error_report << "Cannot write " << path << ".";
 }
 
-// The highest x86-64 level this machine's CPU runs: what "host" means in code compiled ahead
-// of time, so that the library runs, and says it cannot, on other machines.
-Target::Arch host_level() {
-    for (int a = Target::X86_64_v4; a > Target::X86_64; a--)
-        if (Target().with_arch(Target::Arch(a)).missing_cpu_features().empty())
-            return Target::Arch(a);
-    return Target::X86_64;
-}
-
 // Code that becomes part of programs and shared libraries (position-independent), for the
 // baseline of this machine's architecture: each build's functions name their own CPU.
 std::unique_ptr<llvm::TargetMachine> aot_target_machine() {
@@ -388,7 +379,8 @@ std::vector<lowering::LoweredPipeline> checked_builds(std::vector<lowering::Lowe
     internal_assert(!builds.empty()) << "AOT: no builds of " << name;
     const bool x86 = llvm::Triple(llvm::sys::getProcessTriple()).getArch() == llvm::Triple::x86_64;
     for (lowering::LoweredPipeline &p : builds) {
-        if (p.target.arch() == Target::Host && x86) p.target = p.target.with_arch(host_level());
+        if (p.target.arch() == Target::Host && x86)
+            p.target = p.target.with_arch(Target::highest_level_here());
         user_assert(x86 || p.target.arch() == Target::Host)
             << name << ": the target " << p.target.to_string() << " names an x86-64 CPU, but this "
             << "machine compiles for another architecture. Use host.";

@@ -170,11 +170,19 @@ struct PipelineState {
 };
 
 const PipelineState &state_of(const aicf_pipeline_metadata_t &p) {
+    // Every call asks: each thread remembers what it found, so that calls after the first take
+    // no lock (states live as long as the process).
+    thread_local std::map<const aicf_pipeline_metadata_t *, const PipelineState *> seen;
+    auto known = seen.find(&p);
+    if (known != seen.end()) return *known->second;
     static std::mutex lock;
     static std::map<const aicf_pipeline_metadata_t *, std::unique_ptr<PipelineState>> made;
     std::lock_guard<std::mutex> guard(lock);
     auto &state = made[&p];
-    if (state) return *state;
+    if (state) {
+        seen[&p] = state.get();
+        return *state;
+    }
     auto made_now = std::make_unique<PipelineState>();
     made_now->target = Target(p.target);
     std::vector<CompiledKernel> *list = &made_now->kernels;
@@ -216,6 +224,7 @@ const PipelineState &state_of(const aicf_pipeline_metadata_t &p) {
         list->push_back(std::move(c));
     }
     state = std::move(made_now);
+    seen[&p] = state.get();
     return *state;
 }
 

@@ -150,12 +150,15 @@ void Machine::profile_ldmatrix(const Access &shape, Col rows, int matrices) {
     }
 }
 
+void Machine::track_async_copies() {
+    if (!pending_copies.empty()) return;
+    pending_copies.resize(size_t(n));
+    committed_groups.assign(size_t(n), 0);
+    pending_byte_owner.assign(shared.size(), 0);
+}
+
 void Machine::async_copy(const Access &shape, Col dst, Col values) {
-    if (pending_copies.empty()) {
-        pending_copies.resize(size_t(n));
-        committed_groups.assign(size_t(n), 0);
-        pending_byte_owner.assign(shared.size(), 0);
-    }
+    track_async_copies();
     const int64_t bytes = int64_t(shape.lanes) * shape.elem_bytes;
     for (int t = 0; t < n; t++) {
         if (!mask->on[size_t(t)]) continue;
@@ -189,11 +192,7 @@ void Machine::async_copy(const Access &shape, Col dst, Col values) {
 }
 
 void Machine::async_commit() {
-    if (pending_copies.empty()) {
-        pending_copies.resize(size_t(n));
-        committed_groups.assign(size_t(n), 0);
-        pending_byte_owner.assign(shared.size(), 0);
-    }
+    track_async_copies();
     for (int t = 0; t < n; t++) {
         if (!mask->on[size_t(t)]) continue;
         // An empty group counts too: it is complete at once.

@@ -273,6 +273,8 @@ private:
     [[noreturn]] inline void fault(const Access &a, int t, int64_t index, int64_t limit) const;
     // A RuntimeError when an access touches bytes a cp.async is still copying to.
     void check_not_pending(const Access &a) const;
+    // The per-thread state of cp.async, made when a kernel first uses it.
+    void track_async_copies();
 
     // For an access outside shared memory: the Func whose range ends or starts nearest to it.
     inline std::string nearest_shared_func(int64_t byte) const;

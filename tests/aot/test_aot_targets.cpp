@@ -70,11 +70,7 @@ bool has_gpu() {
 
 // The highest x86-64 level this machine runs, as a target ("host" ahead of time).
 Target host_level() {
-    for (int a = Target::X86_64_v4; a > Target::X86_64; a--) {
-        Target t = Target().with_arch(Target::Arch(a));
-        if (t.missing_cpu_features().empty()) return t;
-    }
-    return Target("x86-64");
+    return Target().with_arch(Target::highest_level_here());
 }
 
 } // namespace
