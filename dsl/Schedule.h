@@ -90,6 +90,9 @@ struct StageSchedule {
     // A reorder that changed the order of the reduction loops (their names before and
     // after), which reassociates the reduction: allowed only in a cross-thread reduction.
     std::string reduction_reorder;
+    // gpu_mma(): the loops over the columns, rows and reduction of one matrix instruction
+    // (n, m, k; their names), which one warp executes together. Empty: none.
+    std::vector<std::string> mma_loops;
 };
 
 // A constraint on the region of a pure dimension: fixed by bound() (min and extent), or

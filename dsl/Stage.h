@@ -104,6 +104,17 @@ public:
     // 64-bit value; the order of the updates is then irrelevant (up to float rounding).
     // Call it before mapping reduction variables onto blocks, threads or parallel loops.
     Stage &atomic();
+    // Tensor cores (sm_80 and later): the innermost loops n (along the columns of the
+    // result, extent 8), m (its rows, 16) and k (the reduction, 16 for bf16 or f16 inputs, 8
+    // for float inputs, which are rounded to TF32) of an update f(n, m) += a(k, m) * b(n, k),
+    // with f float and a, b of one of those types (converted to float), run as one warp's
+    // mma.sync. The warp is the x and y threads of the block, 4 x 8 of them, added by this
+    // directive inside the stage's own thread loop (which moves to z): the block must be 4 x
+    // 8 x warps. Each lane holds the points of f it owns in the instruction's fragment layout,
+    // column 2 * thread.x + {0, 1} and row thread.y + {0, 8} of each 16 x 8 tile, so f's pure
+    // definition and its consumers are split the same way (x into outer, thread.x (4) and
+    // inner (2); y into outer (2) and thread.y (8)) with f in registers.
+    Stage &gpu_mma(const VarOrRVar &n, const VarOrRVar &m, const VarOrRVar &k);
     // Splits x by `x_size` into a block loop bx and a thread loop tx (and likewise y, z).
     Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx,
                     const ir::Expr &x_size, TailStrategy tail = TailStrategy::Auto);

@@ -32,6 +32,7 @@
 #include "lowering/UnrollLoops.h"
 #include "lowering/VectorizeLoops.h"
 #include "lowering/VersionWideAccesses.h"
+#include "lowering/WarpMatrixUpdates.h"
 #include "lowering/Wrappers.h"
 
 #include <iostream>
@@ -115,6 +116,8 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     after("simplify", s);
     std::string loop_nest = print_loop_nest(s);
     timer.phase("print_loop_nest");
+    s = lower_warp_matrix_updates(s, env, target);
+    after("lower_warp_matrix_updates", s);
     s = make_room_for_lanes(s);
     after("make_room_for_lanes", s);
     s = place_gpu_storage(s, target);

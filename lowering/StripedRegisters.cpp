@@ -11,6 +11,7 @@
 #include "dsl/ir/Substitute.h"
 #include "lowering/KernelAnalysis.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace aicf {
@@ -20,8 +21,10 @@ using namespace ir;
 
 namespace {
 
-// Stands for the index of the thread along x while accesses are checked.
-const char *const kThreadX = "__thread_index.x";
+// Stand for the index of the thread along x, y and z while accesses are checked.
+std::string thread_symbol(GPUDim d) {
+    return std::string("__thread_index.") + "xyz"[int(d)];
+}
 
 // The loops and lets from a Realize down to the write of its pure definition.
 class FindPureWrite : public IRVisitor {
@@ -69,30 +72,48 @@ std::optional<int64_t> step_of(const Expr &e, const std::string &var) {
     return as_const_int(simplify(Sub::make(next, e)));
 }
 
-struct Layout {
+// A thread loop that moves along a striped dimension: element x belongs to thread
+// ((x - base) / stride) % threads of that loop's GPU dimension.
+struct ThreadDigit {
+    GPUDim dim = GPUDim::X;
+    int64_t stride = 1;
+    int64_t threads = 1;
+};
+
+// One striped dimension of a Func: its offsets from `base` written in mixed radix, the thread
+// digits (ascending strides) taken out; what remains is the position in a thread's registers.
+struct DimLayout {
     int dim = -1;
     Expr base;
-    int64_t stride = 1;  // S: the step of the thread loop
-    int64_t threads = 1; // T
-    int64_t extent = 1;  // positions per thread
+    std::vector<ThreadDigit> digits;
+    int64_t extent = 1; // positions per thread
 
     Expr offset(const Expr &x) const { return Sub::make(x, base); }
-    Expr owner(const Expr &x) const {
-        return Mod::make(Div::make(offset(x), make_const(Int(32), stride)),
-                         make_const(Int(32), threads));
+    Expr owner(const Expr &x, const ThreadDigit &d) const {
+        return Mod::make(Div::make(offset(x), make_const(Int(32), d.stride)),
+                         make_const(Int(32), d.threads));
     }
     Expr position(const Expr &x) const {
-        Expr ts = make_const(Int(32), threads * stride), s = make_const(Int(32), stride);
-        return Add::make(Mul::make(Div::make(offset(x), ts), s), Mod::make(offset(x), s));
+        Expr o = offset(x);
+        for (size_t j = digits.size(); j-- > 0;) {
+            Expr s = make_const(Int(32), digits[j].stride);
+            Expr ts = make_const(Int(32), digits[j].stride * digits[j].threads);
+            o = Add::make(Mul::make(Div::make(o, ts), s), Mod::make(o, s));
+        }
+        return o;
     }
     std::string describe() const {
         std::ostringstream os;
-        os << "element x of dimension " << dim << " lives in thread ((x - "
-           << with_user_loop_names(to_string(simplify(base))) << ") / " << stride << ") % "
-           << threads;
+        os << "element x of dimension " << dim << " lives in thread";
+        for (size_t j = 0; j < digits.size(); j++)
+            os << (j ? " and" : "") << " " << to_string(digits[j].dim) << " = ((x - "
+               << with_user_loop_names(to_string(simplify(base))) << ") / " << digits[j].stride
+               << ") % " << digits[j].threads;
         return os.str();
     }
 };
+
+using Layout = std::vector<DimLayout>;
 
 // A mutator that knows the lets around the node it visits.
 class LetStackMutator : public IRMutator {
@@ -124,8 +145,9 @@ private:
     const Layout &layout;
     const std::string &producer; // the producer's thread loop, for messages
     Scope<Interval> bounds;
-    std::map<std::string, Expr> thread_vars; // x thread loop variable -> min + thread symbol
-    int x_loops = 0;
+    std::map<std::string, Expr> thread_vars; // thread loop variable -> min + thread symbol
+    std::map<std::string, GPUDim> thread_dims;
+    int loops_on[3] = {0, 0, 0}; // thread loops around, per GPU dimension
 
     using LetStackMutator::visit;
 
@@ -134,14 +156,21 @@ private:
     }
 
     Stmt visit(const For *op) override {
-        const bool x_thread = op->for_type == ForType::GPUThread && op->gpu_dim == GPUDim::X;
         Expr min = in_thread_terms(op->min);
-        if (x_thread) {
-            thread_vars[op->name] = Add::make(op->min, Variable::make(Int(32), kThreadX));
-            x_loops++;
+        if (op->for_type == ForType::GPUThread) {
+            const int d = int(op->gpu_dim);
+            thread_vars[op->name] =
+                Add::make(op->min, Variable::make(Int(32), thread_symbol(op->gpu_dim)));
+            thread_dims[op->name] = op->gpu_dim;
+            loops_on[d]++;
+            std::optional<int64_t> count = constant_upper_bound(op->extent);
+            ScopedBinding<Interval> bind(
+                bounds, thread_symbol(op->gpu_dim),
+                Interval(make_zero(Int(32)), count ? make_const(Int(32), *count - 1) : Expr()));
             Stmt s = IRMutator::visit(op);
-            x_loops--;
+            loops_on[d]--;
             thread_vars.erase(op->name);
+            thread_dims.erase(op->name);
             return s;
         }
         Expr max =
@@ -150,58 +179,69 @@ private:
         return IRMutator::visit(op);
     }
 
-    // The argument in dimension d as a position, after proving the thread holds it.
-    Expr position(const Expr &x, const std::string &access) {
-        user_assert(x_loops > 0)
-            << "Func " << func << " is held in registers striped across the threads of "
-            << loop_for_users(producer) << " (" << layout.describe() << "), but "
-            << with_user_loop_names(access) << " reads it outside any GPU thread loop along x, "
-            << "where no thread holds all of it. Read it inside a loop mapped like "
-            << loop_var_for_users(producer) << ".";
+    // The argument x of striped dimension l as a position, after proving the thread holds it.
+    Expr position(const DimLayout &l, const Expr &x, const std::string &access) {
         Scope<Interval> with_thread = bounds;
-        with_thread.push(kThreadX,
-                         Interval(make_zero(Int(32)), make_const(Int(32), layout.threads - 1)));
+        for (const ThreadDigit &d : l.digits) {
+            user_assert(loops_on[int(d.dim)] > 0)
+                << "Func " << func << " is held in registers striped across the threads of "
+                << loop_for_users(producer) << " (" << l.describe() << "), but "
+                << with_user_loop_names(access) << " reads it outside any GPU thread loop along "
+                << to_string(d.dim) << ", where no thread holds all of it. Read it inside loops "
+                << "mapped like " << func << "'s.";
+            with_thread.push(thread_symbol(d.dim),
+                             Interval(make_zero(Int(32)), make_const(Int(32), d.threads - 1)));
+        }
         Expr at = in_thread_terms(x);
         // The base through the same lets, so that a consumer's index and the Func's realized
         // min meet in the same terms.
-        Layout known = layout;
-        known.base = in_thread_terms(layout.base);
-        Expr owner = simplify(known.owner(at), with_thread);
-        user_assert(can_prove(EQ::make(owner, Variable::make(Int(32), kThreadX)), with_thread))
-            << "Func " << func << " is held in registers striped across the threads of "
-            << loop_for_users(producer) << " (" << layout.describe() << "), but "
-            << with_user_loop_names(access) << " may read an element another thread holds: "
-            << "it reads x = " << with_user_loop_names(to_string(simplify(at, with_thread)))
-            << ", held by thread " << with_user_loop_names(to_string(owner))
-            << ". Split the consumer's loop over x as " << func
-            << "'s is split, with the same loop on threads, or store " << func
-            << " in shared memory.";
+        DimLayout known = l;
+        known.base = in_thread_terms(l.base);
+        for (const ThreadDigit &d : l.digits) {
+            Expr owner = simplify(known.owner(at, d), with_thread);
+            user_assert(can_prove(EQ::make(owner, Variable::make(Int(32), thread_symbol(d.dim))),
+                                  with_thread))
+                << "Func " << func << " is held in registers striped across the threads of "
+                << loop_for_users(producer) << " (" << l.describe() << "), but "
+                << with_user_loop_names(access) << " may read an element another thread holds: "
+                << "it reads x = " << with_user_loop_names(to_string(simplify(at, with_thread)))
+                << ", held by thread " << to_string(d.dim) << " = "
+                << with_user_loop_names(to_string(owner)) << ". Split the consumer's loop over "
+                << "that dimension as " << func << "'s is split, with the same loops on threads, "
+                << "or store " << func << " in shared memory.";
+        }
         // In terms of the loop variables again, for the code.
         Expr pos = simplify(known.position(at), with_thread);
         std::map<std::string, Expr> back;
         for (const auto &[name, value] : thread_vars) {
             Expr min = value.as<Add>()->a;
-            back[kThreadX] = Sub::make(Variable::make(Int(32), name), min);
+            back[thread_symbol(thread_dims.at(name))] =
+                Sub::make(Variable::make(Int(32), name), min);
         }
         return simplify(substitute(back, pos));
+    }
+
+    std::vector<Expr> positions(const std::vector<Expr> &args, const std::vector<Expr> &mutated,
+                                const std::string &access) {
+        std::vector<Expr> out = mutated;
+        for (const DimLayout &l : layout)
+            out[size_t(l.dim)] = position(l, args[size_t(l.dim)], access);
+        return out;
     }
 
     Stmt visit(const Provide *op) override {
         Stmt s = IRMutator::visit(op);
         if (op->name != func) return s;
         const Provide *p = s.as<Provide>();
-        std::vector<Expr> args = p->args;
-        args[size_t(layout.dim)] = position(op->args[size_t(layout.dim)], to_string(Stmt(op)));
-        return Provide::make(p->name, p->values, args);
+        return Provide::make(p->name, p->values, positions(op->args, p->args, to_string(Stmt(op))));
     }
 
     Expr visit(const Call *op) override {
         Expr e = IRMutator::visit(op);
         if (op->call_type != Call::Func || op->name != func) return e;
         const Call *c = e.as<Call>();
-        std::vector<Expr> args = c->args;
-        args[size_t(layout.dim)] = position(op->args[size_t(layout.dim)], to_string(Expr(op)));
-        return Call::make_func(c->type, c->name, args, c->func, c->value_index);
+        return Call::make_func(c->type, c->name, positions(op->args, c->args, to_string(Expr(op))),
+                               c->func, c->value_index);
     }
 };
 
@@ -223,94 +263,140 @@ class StripeRegisterFuncs : public LetStackMutator {
         const std::string &f = op->name;
         FindPureWrite find(f);
         op->body.accept(&find);
-        const For *lanes = nullptr;
+        std::vector<const For *> threads;
         for (const For *l : find.loops) {
             LoopNameParts parts = parse_loop_name(l->name);
-            if (l->for_type == ForType::GPUThread && parts.func == f && parts.stage == 0) lanes = l;
+            if (l->for_type == ForType::GPUThread && parts.func == f && parts.stage == 0)
+                threads.push_back(l);
         }
-        if (!lanes) return IRMutator::visit(op);
+        if (threads.empty()) return IRMutator::visit(op);
         const bool inside_threads = thread_loops > 0;
-        std::optional<Layout> layout = find_layout(op, find, lanes, inside_threads);
+        std::optional<Layout> layout = find_layout(op, find, threads, inside_threads);
         if (!layout) return IRMutator::visit(op); // a register tile: register_tiles sizes it
         Stmt body = mutate(op->body);
-        body = StripeAccesses(f, *layout, lanes->name, lets).mutate(body);
+        body = StripeAccesses(f, *layout, threads.back()->name, lets).mutate(body);
         Region bounds = op->bounds;
-        bounds[size_t(layout->dim)] =
-            Range(make_zero(Int(32)), make_const(Int(32), layout->extent));
+        for (const DimLayout &l : *layout)
+            bounds[size_t(l.dim)] = Range(make_zero(Int(32)), make_const(Int(32), l.extent));
         return Realize::make(f, op->types, op->memory_type, bounds, body);
     }
 
-    // The striping of the Func the Realize holds, if it is striped.
+    // The striping of the Func the Realize holds, if it is striped: the dimensions its thread
+    // loops move along in more than one contiguous part per thread.
     std::optional<Layout> find_layout(const Realize *op, const FindPureWrite &find,
-                                      const For *lanes, bool required) {
+                                      const std::vector<const For *> &threads, bool required) {
         const std::string &f = op->name;
+        const For *lanes = threads.back();
         auto fail = [&](const std::string &why) -> std::optional<Layout> {
             user_assert(!required)
                 << "Func " << f << " is computed inside a GPU thread loop and held in registers, "
                 << "with its loop " << loop_var_for_users(lanes->name)
                 << " on threads, so its elements are spread over those threads, but " << why
-                << ". Split one dimension of " << f << " as x = (outer * threads + thread) * "
+                << ". Split each dimension of " << f << " as x = (outer * threads + thread) * "
                 << "inner + inner index, with the thread loop over the middle part.";
             return std::nullopt;
         };
-        if (lanes->gpu_dim != GPUDim::X)
-            return fail("the thread loop runs along " + std::string(to_string(lanes->gpu_dim)) +
-                        ", not x");
-        auto threads = as_const_int(simplify(lanes->extent));
-        if (!threads) return fail("the thread loop has no constant extent");
-        Layout layout;
-        layout.threads = *threads;
         std::vector<Expr> args;
         for (const Expr &a : find.write->args)
             args.push_back(simplify(substitute_lets(find.lets, a)));
-        for (size_t d = 0; d < args.size(); d++) {
-            auto s = step_of(args[d], lanes->name);
-            if (!s)
-                return fail("dimension " + std::to_string(d) + " of " + f +
-                            " is not an affine function of the thread loop");
-            if (*s == 0) continue;
-            if (layout.dim >= 0 || *s < 0)
-                return fail("the thread loop moves along several dimensions, or backwards");
-            layout.dim = int(d);
-            layout.stride = *s;
+        Layout layout(args.size());
+        for (size_t d = 0; d < args.size(); d++)
+            layout[d].dim = int(d);
+        for (const For *t : threads) {
+            auto count = as_const_int(simplify(t->extent));
+            if (!count)
+                return fail("the thread loop " + loop_for_users(t->name) +
+                            " has no constant extent");
+            int moved = -1;
+            for (size_t d = 0; d < args.size(); d++) {
+                auto s = step_of(args[d], t->name);
+                if (!s)
+                    return fail("dimension " + std::to_string(d) + " of " + f +
+                                " is not an affine function of the thread loop " +
+                                loop_for_users(t->name));
+                if (*s == 0) continue;
+                if (moved >= 0 || *s < 0)
+                    return fail("the thread loop " + loop_for_users(t->name) +
+                                " moves along several dimensions, or backwards");
+                moved = int(d);
+                layout[d].digits.push_back({t->gpu_dim, *s, *count});
+            }
+            if (moved < 0)
+                return fail("the thread loop " + loop_for_users(t->name) +
+                            " does not move along any dimension");
         }
-        if (layout.dim < 0) return fail("the thread loop does not move along any dimension");
-        const Expr &x = args[size_t(layout.dim)];
-        int64_t inner = 0, outer = 0;
         std::map<std::string, Expr> at_min;
-        // The loops of the Realize's body around the write (outer loops of the consumer are
-        // fixed while the Func is computed).
+        std::vector<const For *> serial; // the loops of the Func, other than its thread loops
         bool inside = false;
         for (const For *l : find.loops) {
             inside = inside || parse_loop_name(l->name).func == f;
             if (!inside) continue;
             at_min[l->name] = l->min;
-            if (l == lanes) continue;
-            auto s = step_of(x, l->name);
-            auto e = constant_upper_bound(l->extent);
-            if (!s || !e) {
-                return fail("the loop " + loop_for_users(l->name) +
-                            " has no constant step or extent along the striped dimension (a "
-                            "register array has a constant size: bound() the consumer's "
-                            "dimension to a constant extent)");
-            }
-            if (*s == 0 || *e <= 1) continue;
-            if (*s > 0 && *s % (layout.threads * layout.stride) == 0) {
-                outer += *s * (*e - 1);
-            } else if (*s > 0 && inner + *s * (*e - 1) < layout.stride) {
-                inner += *s * (*e - 1);
-            } else {
-                return fail("the loop " + loop_for_users(l->name) + " steps by " +
-                            std::to_string(*s) + ", neither within one thread's " +
-                            std::to_string(layout.stride) + " consecutive elements nor by a " +
-                            "multiple of the threads' " +
-                            std::to_string(layout.threads * layout.stride));
-            }
+            if (l->for_type != ForType::GPUThread ||
+                std::find(threads.begin(), threads.end(), l) == threads.end())
+                serial.push_back(l);
         }
-        if (!required && outer == 0) return std::nullopt; // one contiguous part per thread
-        layout.base = simplify(substitute(at_min, x));
-        layout.extent = (outer / (layout.threads * layout.stride) + 1) * layout.stride;
-        return layout;
+        Layout striped;
+        for (DimLayout &dl : layout) {
+            if (dl.digits.empty()) continue;
+            std::sort(
+                dl.digits.begin(), dl.digits.end(),
+                [](const ThreadDigit &a, const ThreadDigit &b) { return a.stride < b.stride; });
+            for (size_t j = 1; j < dl.digits.size(); j++) {
+                const ThreadDigit &lo = dl.digits[j - 1], &hi = dl.digits[j];
+                if (hi.stride % (lo.stride * lo.threads) != 0)
+                    return fail("two thread loops along dimension " + std::to_string(dl.dim) +
+                                " overlap (steps " + std::to_string(lo.stride) + " over " +
+                                std::to_string(lo.threads) + " threads, and " +
+                                std::to_string(hi.stride) + ")");
+            }
+            // The gaps between thread digits: gap j holds multiples of low(j) below high(j).
+            const size_t gaps = dl.digits.size() + 1;
+            auto low = [&](size_t j) {
+                return j == 0 ? int64_t(1) : dl.digits[j - 1].stride * dl.digits[j - 1].threads;
+            };
+            std::vector<int64_t> filled(gaps, 0);
+            const Expr &x = args[size_t(dl.dim)];
+            for (const For *l : serial) {
+                auto s = step_of(x, l->name);
+                auto e = constant_upper_bound(l->extent);
+                if (!s || !e) {
+                    return fail("the loop " + loop_for_users(l->name) +
+                                " has no constant step or extent along the striped dimension (a "
+                                "register array has a constant size: bound() the consumer's "
+                                "dimension to a constant extent)");
+                }
+                if (*s == 0 || *e <= 1) continue;
+                size_t j = gaps;
+                while (j-- > 0)
+                    if (*s > 0 && *s % low(j) == 0) break;
+                const bool fits =
+                    j < gaps && (j + 1 == gaps || filled[j] + *s * (*e - 1) < dl.digits[j].stride);
+                if (!fits) {
+                    return fail("the loop " + loop_for_users(l->name) + " steps by " +
+                                std::to_string(*s) + " along dimension " + std::to_string(dl.dim) +
+                                ", which its thread loops split at " + "steps " +
+                                std::to_string(dl.digits[0].stride) +
+                                " (each thread's consecutive elements) and up");
+                }
+                filled[j] += *s * (*e - 1);
+            }
+            bool spread = dl.digits.size() > 1;
+            for (size_t j = 1; j < gaps; j++)
+                spread = spread || filled[j] > 0;
+            if (!required && !spread) continue; // one contiguous part per thread
+            dl.base = simplify(substitute(at_min, x));
+            // The last position: every serial loop at its end, the thread digits at 0.
+            int64_t end = 0, scale = 1;
+            for (size_t j = 0; j < gaps; j++) {
+                end += filled[j] / low(j) * scale;
+                if (j + 1 < gaps) scale *= dl.digits[j].stride / low(j);
+            }
+            dl.extent = end + 1;
+            striped.push_back(dl);
+        }
+        if (striped.empty()) return std::nullopt;
+        return striped;
     }
 };
 

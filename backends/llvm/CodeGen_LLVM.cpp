@@ -410,6 +410,17 @@ llvm::Value *CodeGen_LLVM::codegen_buffer_field(const Call *op) {
 llvm::Value *CodeGen_LLVM::codegen_intrinsic(const Call *op) {
     Type t = op->type;
     switch (op->intrinsic) {
+    case Intrinsic::make_vector: {
+        llvm::Value *v = llvm::PoisonValue::get(llvm_type_of(t));
+        for (size_t i = 0; i < op->args.size(); i++)
+            v = builder.CreateInsertElement(v, codegen(op->args[i]), builder.getInt32(i));
+        return v;
+    }
+    case Intrinsic::extract_element: {
+        auto lane = as_const_int(op->args[1]);
+        internal_assert(lane) << "extract_element of a lane that is not a constant";
+        return builder.CreateExtractElement(codegen(op->args[0]), builder.getInt32(*lane));
+    }
     case Intrinsic::buffer_get_host:
     case Intrinsic::buffer_get_min:
     case Intrinsic::buffer_get_extent:

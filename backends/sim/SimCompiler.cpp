@@ -675,6 +675,17 @@ private:
             return make_ldmatrix_code(t, n, shape(call.buffer, t.element_of(), Site::Load),
                                       std::move(index), call.matrices, call.transpose);
         }
+        case Intrinsic::make_vector: {
+            std::vector<ExprPtr> scalars;
+            for (size_t i = 0; i < op->args.size(); i++)
+                scalars.push_back(arg(i));
+            return make_vector_code(t, n, std::move(scalars));
+        }
+        case Intrinsic::extract_element: {
+            std::optional<int64_t> lane = ir::as_const_int(op->args.at(1));
+            internal_assert(lane) << "simulator: extract_element of a lane that is not a constant";
+            return make_extract_element_code(t, n, arg(0), int(*lane));
+        }
         case Intrinsic::likely:
             return arg(0);
         case Intrinsic::alignment_hint: {

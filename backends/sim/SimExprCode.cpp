@@ -213,6 +213,47 @@ private:
     ExprPtr value;
 };
 
+class MakeVectorCode : public ExprCode {
+public:
+    MakeVectorCode(ir::Type t, int threads, std::vector<ExprPtr> scalars)
+        : ExprCode(t, threads), scalars(std::move(scalars)) {}
+    Col compute(Machine &m) override {
+        std::vector<Col> cols;
+        bool uniform = true;
+        for (ExprPtr &x : scalars) {
+            cols.push_back(x->eval(m));
+            uniform = uniform && cols.back().uniform;
+        }
+        const int threads = uniform ? 1 : m.n, L = lanes;
+        for (int t = 0; t < threads; t++) {
+            Word *o = buf.data() + size_t(t) * L;
+            for (int l = 0; l < L; l++)
+                o[l] = *lane_ptr(cols[size_t(l)], t, 1);
+        }
+        return {buf.data(), uniform};
+    }
+
+private:
+    std::vector<ExprPtr> scalars;
+};
+
+class ExtractElementCode : public ExprCode {
+public:
+    ExtractElementCode(ir::Type t, int threads, ExprPtr vector, int lane)
+        : ExprCode(t, threads), vector(std::move(vector)), lane(lane) {}
+    Col compute(Machine &m) override {
+        Col v = vector->eval(m);
+        const int from = vector->lanes, threads = v.uniform ? 1 : m.n;
+        for (int t = 0; t < threads; t++)
+            buf[size_t(t)] = lane_ptr(v, t, from)[lane];
+        return {buf.data(), v.uniform};
+    }
+
+private:
+    ExprPtr vector;
+    int lane;
+};
+
 class LetCode : public ExprCode {
 public:
     LetCode(ir::Type t, int slot, ExprPtr value, ExprPtr body)
@@ -438,6 +479,14 @@ ExprPtr make_ramp_code(ir::Type t, int threads, ExprPtr base, ExprPtr stride) {
 
 ExprPtr make_broadcast_code(ir::Type t, int threads, ExprPtr value) {
     return std::make_unique<BroadcastCode>(t, threads, std::move(value));
+}
+
+ExprPtr make_vector_code(ir::Type t, int threads, std::vector<ExprPtr> scalars) {
+    return std::make_unique<MakeVectorCode>(t, threads, std::move(scalars));
+}
+
+ExprPtr make_extract_element_code(ir::Type t, int threads, ExprPtr vector, int lane) {
+    return std::make_unique<ExtractElementCode>(t, threads, std::move(vector), lane);
 }
 
 ExprPtr make_let_code(ir::Type t, int slot, ExprPtr value, ExprPtr body) {

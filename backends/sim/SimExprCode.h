@@ -206,6 +206,10 @@ ExprPtr make_select_code(ir::Type t, int threads, ExprPtr c, ExprPtr a, ExprPtr 
 ExprPtr make_ramp_code(ir::Type t, int threads, ExprPtr base, ExprPtr stride);
 ExprPtr make_broadcast_code(ir::Type t, int threads, ExprPtr value);
 
+// The vector of scalars (make_vector), and lane i of a vector (extract_element).
+ExprPtr make_vector_code(ir::Type t, int threads, std::vector<ExprPtr> scalars);
+ExprPtr make_extract_element_code(ir::Type t, int threads, ExprPtr vector, int lane);
+
 // `body` with `value` bound to `slot`.
 ExprPtr make_let_code(ir::Type t, int slot, ExprPtr value, ExprPtr body);
 

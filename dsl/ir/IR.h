@@ -167,6 +167,8 @@ enum class AtomicOp : int { Add, Mul, Min, Max };
 // shared memory `dst` at dst_index: the first `valid` (0 to L) come from src, the rest are
 // zeros. The thread may read the destination only once gpu_cp_async_wait(n) (a constant)
 // finds at most n of its groups pending; gpu_cp_async_commit() closes its group of copies.
+// Vectors from scalars and back (pure): make_vector(x0, ..., xn-1) is the vector of the n
+// scalars (one type); extract_element(v, i) is lane i (a constant) of v.
 #define AICF_FOR_EACH_INTRINSIC(X)                                                                 \
     X(abs)                                                                                         \
     X(bitwise_and)                                                                                 \
@@ -217,7 +219,9 @@ enum class AtomicOp : int { Add, Mul, Min, Max };
     X(gpu_ldmatrix)                                                                                \
     X(gpu_cp_async)                                                                                \
     X(gpu_cp_async_commit)                                                                         \
-    X(gpu_cp_async_wait)
+    X(gpu_cp_async_wait)                                                                           \
+    X(make_vector)                                                                                 \
+    X(extract_element)
 
 enum class Intrinsic : uint8_t {
     none,

@@ -109,6 +109,27 @@ Expr broadcast(Expr e, int lanes) {
     return Broadcast::make(std::move(e), lanes);
 }
 
+Expr make_vector(const std::vector<Expr> &scalars) {
+    internal_assert(!scalars.empty()) << "make_vector of no scalars";
+    if (scalars.size() == 1) return scalars[0];
+    const Type t = scalars[0].type();
+    for (const Expr &x : scalars)
+        internal_assert(x.type() == t && t.is_scalar())
+            << "make_vector of " << to_string(x.type()) << " with " << to_string(t);
+    return Call::make(t.with_lanes(int(scalars.size())), Intrinsic::make_vector, scalars,
+                      Call::PureIntrinsic);
+}
+
+Expr extract_element(const Expr &v, int i) {
+    internal_assert(i >= 0 && i < v.type().lanes)
+        << "lane " << i << " of a " << to_string(v.type());
+    if (v.type().is_scalar()) return v;
+    if (const Call *c = v.as<Call>(); c && c->is_intrinsic(Intrinsic::make_vector))
+        return c->args[size_t(i)];
+    return Call::make(v.type().element_of(), Intrinsic::extract_element, {v, Expr(i)},
+                      Call::PureIntrinsic);
+}
+
 Expr cast(Type t, Expr e) {
     internal_assert(e.defined()) << "cast of undefined Expr";
     if (e.type() == t) return e;

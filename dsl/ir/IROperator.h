@@ -37,6 +37,10 @@ bool is_negative_const(const Expr &e);
 Expr cast(Type t, Expr e);
 // Broadcasts a scalar to `lanes` lanes (identity when lanes == 1).
 Expr broadcast(Expr e, int lanes);
+// The vector of scalars of one type (the make_vector intrinsic; the scalar itself for one),
+// and lane i of a vector (extract_element; lane i of a make_vector folds to its argument).
+Expr make_vector(const std::vector<Expr> &scalars);
+Expr extract_element(const Expr &v, int i);
 
 // A scalar int32 expression evaluated in int64: its additions, subtractions, products, mins,
 // maxes, divisions and remainders are redone wide, so that a bound such as x + 5 near the top

@@ -1,0 +1,115 @@
+#ifndef AICF_APPS_GEMM_GPU_H
+#define AICF_APPS_GEMM_GPU_H
+
+// C = A * B on tensor cores (C(x, y) = sum over k of A(k, y) * B(x, k), accumulated in
+// float32): A and B in bfloat16, float16, or float32 (rounded to TF32 by the instruction),
+// with an epilogue applied to the accumulators in registers before the one store of each
+// point: a bias along x, GELU, a residual, and conversion to the output type.
+//
+// The schedule: a 128 x 64 tile of C per block of 4 warps (4 x 8 x 4 threads), each warp a
+// 32 x 64 part of it as 4 x 4 tiles of the instruction (16 rows x 8 columns), accumulated in
+// the lanes' registers in the instruction's fragment layout; for each step of 32 along k the
+// block stages 64 x 32 of A and 32 x 128 of B in shared memory, in 16-byte pieces. The tiles
+// need not divide C (of at least 128 x 64): the last ones shift inwards; nor need 32 divide
+// K: A and B read as zeros past its end. The GPU tests check this schedule on the simulator,
+// and the GPU benchmark measures it.
+
+#include "dsl/aicf.h"
+
+#include <optional>
+#include <string>
+
+namespace aicf_apps {
+
+struct GemmEpilogue {
+    std::optional<aicf::Func> bias;     // bias(x), added to the product
+    bool gelu = false;                  // then GELU (the erf form)
+    std::optional<aicf::Func> residual; // then residual(x, y) added
+    aicf::Type out_type = aicf::Float(32);
+};
+
+// The tile sizes of the schedule above.
+struct GemmTiles {
+    static constexpr int block_x = 128, block_y = 64, warp_x = 32, k_step = 32;
+};
+
+template <typename Src>
+aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
+                             const std::string &name, const GemmEpilogue &epilogue = {},
+                             const std::optional<aicf::Func> &result = {}) {
+    using namespace aicf;
+    const Type in = A.type();
+    const bool tf32 = in == Float(32);
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), xl("xl"), yh("yh"), xt("xt"),
+        yt("yt"), wz("wz"), xm("xm"), ym("ym"), t("t"), tz("tz"), r("r"), xv("xv"), xo("xo");
+    RVar ko("ko"), ki("ki"), kk("kk");
+    // The reduction in whole steps of k; A and B are zero past K.
+    const int step = GemmTiles::k_step;
+    Expr k_padded = (K + (step - 1)) / step * step;
+    const ir::IntImm *k_const = K.as<ir::IntImm>();
+    const bool pad = !k_const || k_const->value % step != 0;
+    RDom k(0, k_padded, "k");
+    Func a("a"), b("b"), prod("prod"), out = result ? *result : Func(name);
+    Expr zero = cast(in, 0.0f);
+    a(x, y) = pad ? select(x < K, A(min(x, K - 1), y), zero) : A(x, y);
+    b(x, y) = pad ? select(y < K, B(x, min(y, K - 1)), zero) : B(x, y);
+    prod(x, y) = 0.0f;
+    prod(x, y) += cast<float>(a(k, y)) * cast<float>(b(x, k));
+    Expr v = prod(x, y);
+    if (epilogue.bias) v = v + cast<float>((*epilogue.bias)(x));
+    if (epilogue.gelu) v = 0.5f * v * (1.0f + erf(v * 0.70710678f));
+    if (epilogue.residual) v = v + cast<float>((*epilogue.residual)(x, y));
+    out(x, y) = cast(epilogue.out_type, v);
+
+    // Points in the accumulators' layout: column 2 * tx + xl and row ty + 8 * yh of each
+    // 16 x 8 tile of a warp's 32 x 64.
+    auto fragments = [&](Stage s) {
+        s.split(x, wz, x, GemmTiles::warp_x)
+            .split(x, xt, x, 8)
+            .split(x, tx, xl, 2)
+            .split(y, yt, y, 16)
+            .split(y, yh, ty, 8)
+            .reorder(xl, yh, xt, yt, tx, ty, wz)
+            .gpu_threads(tx, ty, wz)
+            .unroll(xt)
+            .unroll(yt)
+            .unroll(yh)
+            .vectorize(xl);
+    };
+    out.tile(x, y, bx, by, x, y, GemmTiles::block_x, GemmTiles::block_y).gpu_blocks(bx, by);
+    fragments(Stage(out.function(), 0));
+    prod.compute_at(out, bx).store_in(MemoryType::Register);
+    fragments(Stage(prod.function(), 0));
+    const int mma_k = tf32 ? 8 : 16;
+    prod.update()
+        .split(x, wz, x, GemmTiles::warp_x)
+        .split(x, xt, xm, 8)
+        .split(y, yt, ym, 16)
+        .split(k, ko, ki, step)
+        .split(ki, kk, ki, mma_k)
+        .reorder(xm, ym, ki, xt, yt, kk, wz, ko)
+        .gpu_threads(wz)
+        .unroll(xt)
+        .unroll(yt)
+        .unroll(kk)
+        .gpu_mma(xm, ym, ki);
+    // The staged tiles in 16-byte pieces, by all 128 threads in rounds.
+    const int piece = 16 / in.bytes();
+    auto stage = [&](Func f) {
+        f.compute_at(prod, ko)
+            .split(x, xo, xv, piece)
+            .vectorize(xv)
+            .fuse(xo, y, t)
+            .split(t, r, t, 128)
+            .split(t, tz, t, 32)
+            .split(t, ty, tx, 4)
+            .gpu_threads(tx, ty, tz);
+    };
+    stage(a);
+    stage(b);
+    return out;
+}
+
+} // namespace aicf_apps
+
+#endif

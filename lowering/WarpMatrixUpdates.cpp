@@ -1,0 +1,340 @@
+#include "lowering/WarpMatrixUpdates.h"
+
+#include "dsl/Names.h"
+#include "dsl/base/Error.h"
+#include "dsl/ir/IREquality.h"
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Simplify.h"
+#include "dsl/ir/Substitute.h"
+#include "lowering/KernelAnalysis.h"
+#include "lowering/TensorCores.h"
+
+#include <sstream>
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+namespace {
+
+// A lane's thread loops: t = lane % 4 along x, g = lane / 4 along y.
+constexpr int kLaneThreadsX = 4, kLaneThreadsY = 8;
+
+struct MMAStage {
+    std::string func;
+    int stage = 0;
+    std::string n, m, k; // loop names
+    std::string user_name;
+
+    std::string loops_for_users() const {
+        return "(" + loop_var_for_users(n) + ", " + loop_var_for_users(m) + ", " +
+               loop_var_for_users(k) + ")";
+    }
+};
+
+// Where element i of a fragment lies for lane t + 4 g: row and column affine in (g, t), read
+// off the PTX ISA's maps and checked against them at every lane.
+template <typename Map>
+std::pair<Expr, Expr> element_at(const MMAShape &shape, Map map, int i, const Expr &g,
+                                 const Expr &t) {
+    auto [r0, c0] = map(shape, 0, i);
+    auto [r1, c1] = map(shape, 1, i);
+    auto [r4, c4] = map(shape, 4, i);
+    for (int lane = 0; lane < 32; lane++) {
+        auto [r, c] = map(shape, lane, i);
+        internal_assert(r == r0 + (r4 - r0) * (lane / 4) + (r1 - r0) * (lane % 4) &&
+                        c == c0 + (c4 - c0) * (lane / 4) + (c1 - c0) * (lane % 4))
+            << "fragment element " << i << " of " << shape.ptx_name()
+            << " is not affine in the lane's (g, t)";
+    }
+    auto affine = [&](int base, int per_g, int per_t) {
+        return simplify(Add::make(make_const(Int(32), int64_t(base)),
+                                  Add::make(Mul::make(g, make_const(Int(32), int64_t(per_g))),
+                                            Mul::make(t, make_const(Int(32), int64_t(per_t))))));
+    };
+    return {affine(r0, r4 - r0, r1 - r0), affine(c0, c4 - c0, c1 - c0)};
+}
+
+std::optional<int64_t> step_along(const Expr &e, const std::string &var) {
+    Expr next = substitute(var, Add::make(Variable::make(Int(32), var), make_one(Int(32))), e);
+    return as_const_int(simplify(Sub::make(next, e)));
+}
+
+class LowerUpdates : public IRMutator {
+public:
+    LowerUpdates(std::map<std::string, MMAStage> stages) : stages(std::move(stages)) {}
+
+private:
+    std::map<std::string, MMAStage> stages; // by stage ("f.s1")
+    const For *warp = nullptr;              // the thread loop of the stage being rewritten
+    bool found = false;                     // its gpu_mma loops were met
+    bool kernel_has_mma = false;
+    int block_loops = 0;
+    int results = 0;
+
+    using IRMutator::visit;
+
+    Stmt visit(const For *op) override {
+        if (op->for_type == ForType::GPUBlock && block_loops == 0) {
+            kernel_has_mma = false;
+            block_loops++;
+            Stmt s = IRMutator::visit(op);
+            block_loops--;
+            if (kernel_has_mma) check_warps_whole(s);
+            return s;
+        }
+        if (op->for_type == ForType::GPUBlock) {
+            block_loops++;
+            Stmt s = IRMutator::visit(op);
+            block_loops--;
+            return s;
+        }
+        auto it = stages.find(stage_of_loop(op->name));
+        if (it == stages.end()) return IRMutator::visit(op);
+        const MMAStage &ms = it->second;
+        if (op->for_type == ForType::GPUThread) {
+            user_assert(!warp)
+                << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
+                << ", which takes the x and y threads of the block for the lanes of each warp, "
+                << "but it has two thread loops, " << loop_var_for_users(warp->name) << " and "
+                << loop_var_for_users(op->name) << ". Give it one thread loop, over its warps "
+                << "(it runs along z); fuse the others into it.";
+            warp = op;
+            found = false;
+            Stmt body = mutate(op->body);
+            user_assert(found) << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
+                               << ", but those loops "
+                               << "lie outside its thread loop " << loop_var_for_users(op->name)
+                               << ". Order them innermost, inside the thread loop over warps.";
+            warp = nullptr;
+            kernel_has_mma = true;
+            const std::string t = loop_name(ms.func, ms.stage, "mma_t"),
+                              g = loop_name(ms.func, ms.stage, "mma_g");
+            body = For::make(t, 0, kLaneThreadsX, ForType::GPUThread, GPUDim::X, body);
+            body = For::make(g, 0, kLaneThreadsY, ForType::GPUThread, GPUDim::Y, body);
+            return For::make(op->name, op->min, op->extent, op->for_type, GPUDim::Z, body);
+        }
+        if (op->name != ms.n && op->name != ms.m && op->name != ms.k) return IRMutator::visit(op);
+        user_assert(block_loops > 0 && warp)
+            << ms.user_name << " runs gpu_mma" << ms.loops_for_users() << ", which one warp of "
+            << "a GPU block executes, but "
+            << (block_loops ? "no GPU thread loop of the stage " : "no GPU block loop ")
+            << "encloses those loops. Map a loop outside them onto "
+            << (block_loops ? "gpu_threads (the block's warps)" : "gpu_blocks") << ".";
+        found = true;
+        return rewrite(ms, op);
+    }
+
+    // The three loops of the instruction, perfectly nested around the update.
+    Stmt rewrite(const MMAStage &ms, const For *outer) {
+        std::map<std::string, const For *> nest;
+        std::vector<std::pair<std::string, Expr>> lets;
+        Stmt body = outer;
+        while (true) {
+            if (const For *f = body.as<For>()) {
+                const bool ours = f->name == ms.n || f->name == ms.m || f->name == ms.k;
+                user_assert(ours && nest.size() < 3)
+                    << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
+                    << ", which must be its innermost three loops, but the loop "
+                    << loop_var_for_users(f->name) << " lies inside them. Reorder the stage.";
+                nest[f->name] = f;
+                body = f->body;
+            } else if (const LetStmt *l = body.as<LetStmt>()) {
+                lets.emplace_back(l->name, l->value);
+                body = l->body;
+            } else {
+                break;
+            }
+        }
+        user_assert(nest.size() == 3 && !body.as<IfThenElse>())
+            << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
+            << ", which must be its innermost three loops, nested directly around the update, "
+            << "but "
+            << (body.as<IfThenElse>()
+                    ? "a bounds test of a split guards the update (the tiles do not divide the "
+                      "Func): split n and m with TailStrategy::ShiftInwards, and give the "
+                      "reduction a multiple of the instruction's k, the inputs read past their end "
+                      "as zeros (a(k, y) = select(k < K, A(min(k, K - 1), y), 0))"
+                    : "other statements lie between them")
+            << ".";
+        const Provide *p = body.as<Provide>();
+        user_assert(p && p->values.size() == 1 && p->values[0].type() == Float(32))
+            << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
+            << ": the update must write one float32 value (the accumulator), but it is "
+            << to_string(body);
+        const For *n = nest.at(ms.n), *m = nest.at(ms.m), *k = nest.at(ms.k);
+
+        std::vector<Expr> args;
+        for (const Expr &a : p->args)
+            args.push_back(simplify(substitute_lets(lets, a)));
+        const Expr value = substitute_lets(lets, p->values[0]);
+        const std::string shape_text = "it must be " + ms.func + "(.., n, .., m, ..) = " + ms.func +
+                                       "(same point) + a(m, k) * b(k, n), with a and b both "
+                                       "bfloat16, float16 (converted to float32) or float32";
+        auto refuse = [&](const std::string &why) {
+            user_error << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
+                       << ", but its update " << with_user_loop_names(to_string(Stmt(p))) << " "
+                       << why << ": " << shape_text << ".";
+        };
+        // The accumulator read and the product.
+        Expr product;
+        if (const Add *add = value.as<Add>()) {
+            for (auto [acc, other] : {std::pair{add->a, add->b}, std::pair{add->b, add->a}}) {
+                const Call *c = acc.as<Call>();
+                if (!c || c->call_type != Call::Func || c->name != ms.func || product.defined())
+                    continue;
+                bool same = c->args.size() == args.size();
+                for (size_t i = 0; same && i < args.size(); i++)
+                    same = equal(simplify(c->args[i]), args[i]);
+                if (same) product = other;
+            }
+        }
+        if (!product.defined()) refuse("does not add to the point it writes");
+        const Mul *mul = product.as<Mul>();
+        if (!mul) refuse("does not add a product");
+        auto operand = [&](const Expr &e) -> Expr {
+            if (const Cast *c = e.as<Cast>()) {
+                const Type from = c->value.type();
+                if (from.is_float() && from.bits == 16) return c->value;
+            }
+            return e;
+        };
+        Expr x = operand(mul->a), y = operand(mul->b);
+        Expr a, b;
+        if (!uses_var(x, n->name) && !uses_var(y, m->name)) {
+            a = x;
+            b = y;
+        } else if (!uses_var(y, n->name) && !uses_var(x, m->name)) {
+            a = y;
+            b = x;
+        } else {
+            refuse("multiplies factors that depend on both " + loop_var_for_users(n->name) +
+                   " and " + loop_var_for_users(m->name));
+        }
+        if (a.type() != b.type() || !(a.type() == Float(32) || a.type().bits == 16) ||
+            !a.type().is_float())
+            refuse("multiplies a " + to_string(a.type()) + " by a " + to_string(b.type()));
+        const bool tf32 = a.type() == Float(32);
+        std::optional<MMAShape> shape = mma_shape(a.type().with_lanes(tf32 ? 4 : 8),
+                                                  b.type().with_lanes(tf32 ? 2 : 4), Float(32, 4));
+        internal_assert(shape) << "no mma for " << to_string(a.type());
+
+        // The loops' extents are the instruction's.
+        for (auto [loop, want, what] :
+             {std::tuple{n, shape->n, "n (columns)"}, std::tuple{m, shape->m, "m (rows)"},
+              std::tuple{k, shape->k, "k (the reduction)"}}) {
+            auto e = as_const_int(simplify(loop->extent));
+            user_assert(e && *e == want)
+                << ms.user_name << " runs gpu_mma" << ms.loops_for_users() << " on "
+                << to_string(a.type()) << " inputs, " << shape->ptx_name() << ", whose " << what
+                << " loop " << loop_var_for_users(loop->name) << " must have extent " << want
+                << ", but it has " << with_user_loop_names(to_string(simplify(loop->extent)))
+                << ". Split it by " << want << ".";
+        }
+        // The update's point moves along one dimension with n and another with m, not with k.
+        int n_dim = -1, m_dim = -1;
+        for (size_t d = 0; d < args.size(); d++) {
+            if (uses_var(args[d], k->name))
+                refuse("writes a point that depends on the reduction loop " +
+                       loop_var_for_users(k->name));
+            auto sn = step_along(args[d], n->name), sm = step_along(args[d], m->name);
+            if (!sn || !sm) refuse("writes at a point that is not affine in n and m");
+            if (*sn != 0 && *sm != 0) refuse("moves along one dimension with both n and m");
+            if (*sn != 0) n_dim = n_dim < 0 ? int(d) : -2;
+            if (*sm != 0) m_dim = m_dim < 0 ? int(d) : -2;
+        }
+        if (n_dim < 0 || m_dim < 0) refuse("does not write a distinct point for each n and m");
+
+        const Expr g = Variable::make(Int(32), loop_name(ms.func, ms.stage, "mma_g"));
+        const Expr t = Variable::make(Int(32), loop_name(ms.func, ms.stage, "mma_t"));
+        auto at = [&](const Expr &e, const For *rows, const Expr &row, const For *cols,
+                      const Expr &col) {
+            std::map<std::string, Expr> values = {
+                {rows->name, simplify(Add::make(rows->min, row))},
+                {cols->name, simplify(Add::make(cols->min, col))}};
+            return substitute(values, e);
+        };
+        std::vector<Expr> a_parts, b_parts, c_parts;
+        std::vector<std::vector<Expr>> points;
+        const int a_count = shape->a.lanes, b_count = shape->b.lanes;
+        for (int i = 0; i < a_count; i++) {
+            auto [row, col] = element_at(*shape, mma_a_element, i, g, t);
+            a_parts.push_back(at(a, m, row, k, col));
+        }
+        for (int i = 0; i < b_count; i++) {
+            auto [row, col] = element_at(*shape, mma_b_element, i, g, t);
+            b_parts.push_back(at(b, k, row, n, col));
+        }
+        const Call *acc = nullptr;
+        visit_each<Call>(value, [&](const Call *c) {
+            if (c->name == ms.func && !acc) acc = c;
+        });
+        for (int i = 0; i < 4; i++) {
+            auto [row, col] = element_at(*shape, mma_c_element, i, g, t);
+            std::vector<Expr> point;
+            for (const Expr &arg : args)
+                point.push_back(simplify(at(arg, m, row, n, col)));
+            points.push_back(point);
+            c_parts.push_back(Call::make_func(Float(32), ms.func, point, acc->func, 0));
+        }
+        const std::string d = loop_name(ms.func, ms.stage, "mma_d" + std::to_string(results++));
+        const Expr dv = Variable::make(Float(32, 4), d);
+        std::vector<Stmt> writes;
+        for (int i = 0; i < 4; i++)
+            writes.push_back(Provide::make(ms.func, {extract_element(dv, i)}, points[size_t(i)]));
+        return LetStmt::make(
+            d, gpu_mma(make_vector(a_parts), make_vector(b_parts), make_vector(c_parts)),
+            Block::make(writes));
+    }
+
+    // The lanes of a warp must be one instruction's: no thread loop of the kernel may widen
+    // the block past 4 along x or 8 along y.
+    void check_warps_whole(const Stmt &kernel) {
+        visit_each<For>(kernel, [&](const For *f) {
+            if (f->for_type != ForType::GPUThread || f->gpu_dim == GPUDim::Z) return;
+            const int64_t limit = f->gpu_dim == GPUDim::X ? kLaneThreadsX : kLaneThreadsY;
+            std::optional<int64_t> e = constant_upper_bound(f->extent);
+            user_assert(e && *e <= limit)
+                << "A GPU kernel runs gpu_mma, whose warps are the block's x and y threads (4 x "
+                << "8), but the loop " << loop_for_users(f->name) << " of "
+                << loop_stage_for_users(f->name) << " runs "
+                << (e ? std::to_string(*e) : "a variable number of") << " threads along "
+                << to_string(f->gpu_dim) << " (at most " << limit << " fit). Split its threads "
+                << "as 4 along x, 8 along y and the rest along z.";
+        });
+    }
+};
+
+} // namespace
+
+Stmt lower_warp_matrix_updates(const Stmt &s, const std::map<std::string, Function> &env,
+                               const Target &target) {
+    std::map<std::string, MMAStage> stages;
+    for (const auto &[name, f] : env) {
+        for (int i = 1; i < f.stages(); i++) {
+            const std::vector<std::string> &loops = f.stage(i).schedule.mma_loops;
+            if (loops.empty()) continue;
+            MMAStage ms;
+            ms.func = name;
+            ms.stage = i;
+            ms.n = loop_name(name, i, loops[0]);
+            ms.m = loop_name(name, i, loops[1]);
+            ms.k = loop_name(name, i, loops[2]);
+            ms.user_name = stage_for_users(name, i);
+            user_assert(target.cuda_capability() >= 80)
+                << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
+                << " on tensor cores, which need a CUDA target of sm_80 or later, but the target "
+                << "is " << target.to_string() << ". Add cuda-sm_80 (or later) to the target.";
+            stages[stage_of_loop(ms.n)] = ms;
+        }
+    }
+    if (stages.empty()) return s;
+    return LowerUpdates(std::move(stages)).mutate(s);
+}
+
+} // namespace lowering
+} // namespace aicf

@@ -1,0 +1,37 @@
+#ifndef AICF_LOWERING_WARP_MATRIX_UPDATES_H
+#define AICF_LOWERING_WARP_MATRIX_UPDATES_H
+
+#include "dsl/Function.h"
+#include "dsl/Target.h"
+#include "dsl/ir/IR.h"
+
+#include <map>
+#include <string>
+
+namespace aicf {
+namespace lowering {
+
+// Updates scheduled with gpu_mma(n, m, k): their three innermost loops, a multiply-accumulate
+// f(.., n, .., m, ..) += a(m, k) * b(k, n) over 8 x 16 x 16 points (8 x 16 x 8 for float
+// inputs), become one warp's gpu_mma. The stage's own thread loop (its warps) moves to z and
+// two thread loops take its place, over the lane's t = lane % 4 (x, 4 threads) and
+// g = lane / 4 (y, 8): each lane gathers its elements of the A and B fragments (the
+// operands evaluated at the rows and columns lowering/TensorCores.h gives its lane), reads its
+// four points of f, and writes back the instruction's result there.
+//
+// Expects: the loop nests of schedule_functions, before make_room_for_lanes and the passes
+// that place and size storage (f's points then live where the lanes hold them, which
+// stripe_register_funcs proves for each access).
+// Guarantees: every gpu_mma lies inside thread loops x (4) and y (8) and no other thread loop
+// of its kernel is wider along x or y, so the lanes of each warp are those of one
+// instruction; its loops' extents, its operand types and the update's shape are the
+// instruction's. Raises CompileError naming the Func and loops otherwise, and for a target
+// without tensor cores.
+ir::Stmt lower_warp_matrix_updates(const ir::Stmt &s,
+                                   const std::map<std::string, ir::Function> &env,
+                                   const Target &target);
+
+} // namespace lowering
+} // namespace aicf
+
+#endif

@@ -1,0 +1,129 @@
+// Matrix products on tensor cores through the schedule (gpu_mma, apps/common/GemmGPU.h), run
+// on the device AICF_DEVICE names (the simulator by default), checked against a
+// double-precision product of the same inputs (rounded to TF32 for float inputs, within the
+// rounding's bound), at sizes no tile divides and at aligned ones; and the PTX they become.
+
+#include "GPUTarget.h"
+#include "GemmGPU.h"
+#include "Reference.h"
+#include "backends/llvm/CodeGen_PTX.h"
+#include "dsl/aicf.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+using namespace aicf;
+using aicf_test::fill_random;
+
+namespace {
+
+const Target gpu_target = aicf_test::gpu_test_target();
+
+struct Problem {
+    int M, N, K;
+};
+
+// f applied after the product's accumulation in double: the epilogue's reference.
+template <typename T, typename Epilogue>
+void check_gemm(Problem p, const aicf_apps::GemmEpilogue &epilogue, Epilogue reference,
+                unsigned seed) {
+    Buffer<T> A({p.K, p.M}, "A"), B({p.N, p.K}, "B");
+    fill_random(A, -1, 1, seed);
+    fill_random(B, -1, 1, seed + 1);
+    Func out = aicf_apps::gemm_tensor_cores(A, B, p.K, "gemm", epilogue);
+    Buffer<> C(epilogue.out_type, {p.N, p.M}, "C");
+    out.realize(C, gpu_target);
+    C.copy_to_host();
+    const bool tf32 = std::is_same_v<T, float>;
+    const bool bf16_out = epilogue.out_type == BFloat(16);
+    for (int j = 0; j < p.M; j++) {
+        for (int i = 0; i < p.N; i++) {
+            double want = 0, magnitude = 0;
+            for (int k = 0; k < p.K; k++) {
+                const double a = double(float(A(k, j))), b = double(float(B(i, k)));
+                want += a * b;
+                magnitude += std::abs(a * b);
+            }
+            want = reference(want, i, j);
+            const double got = bf16_out ? double(float(Buffer<bfloat16_t>(C)(i, j)))
+                                        : double(Buffer<float>(C)(i, j));
+            // float32 accumulation; TF32 keeps 10 bits of each input; a bf16 result 8 bits.
+            double tolerance = 1e-5 * (1 + magnitude);
+            if (tf32) tolerance += 2 * std::ldexp(magnitude, -11);
+            if (bf16_out) tolerance += std::ldexp(std::abs(want), -8);
+            ASSERT_NEAR(got, want, tolerance)
+                << "at x = " << i << ", y = " << j << " of " << p.M << " x " << p.N << " x " << p.K;
+        }
+    }
+}
+
+template <typename T> void check_plain(Problem p, unsigned seed) {
+    check_gemm<T>(
+        p, {}, [](double v, int, int) { return v; }, seed);
+}
+
+TEST(GemmTensorCores, Bfloat16AtSizesNoTileDivides) {
+    check_plain<bfloat16_t>({200, 136, 72}, 1);
+}
+
+TEST(GemmTensorCores, Float16) {
+    check_plain<float16_t>({72, 130, 40}, 3);
+}
+
+TEST(GemmTensorCores, Float32ThroughTF32) {
+    check_plain<float>({136, 200, 72}, 5);
+}
+
+TEST(GemmTensorCores, AlignedSizes) {
+    check_plain<bfloat16_t>({128, 256, 96}, 7);
+}
+
+// Bias, GELU and a residual applied to the accumulators, then one bf16 store per point.
+TEST(GemmTensorCores, FusedEpilogue) {
+    const Problem p{136, 200, 72};
+    Buffer<float> bias({p.N}, "bias");
+    Buffer<bfloat16_t> residual({p.N, p.M}, "residual");
+    fill_random(bias, -1, 1, 9);
+    fill_random(residual, -1, 1, 10);
+    Var x("x"), y("y");
+    Func b("bias_f"), r("residual_f");
+    b(x) = bias(x);
+    r(x, y) = residual(x, y);
+    aicf_apps::GemmEpilogue e;
+    e.bias = b;
+    e.gelu = true;
+    e.residual = r;
+    e.out_type = BFloat(16);
+    check_gemm<bfloat16_t>(
+        p, e,
+        [&](double v, int i, int j) {
+            v += bias(i);
+            v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+            return v + double(float(residual(i, j)));
+        },
+        11);
+}
+
+// The kernel is mma.sync fed from shared memory, without local memory, and ptxas keeps it in
+// registers on sm_80 and sm_90.
+TEST(GemmTensorCores, PTXIsMmaSyncWithoutSpills) {
+    Buffer<bfloat16_t> A({256, 256}, "A"), B({256, 256}, "B");
+    Func out = aicf_apps::gemm_tensor_cores(A, B, 256, "gemm");
+    for (const char *arch : {"sm_80", "sm_90"}) {
+        const Target t(std::string("host-cuda-") + arch);
+        const std::string ptx = out.ptx(t);
+        EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
+                  std::string::npos)
+            << ptx;
+        EXPECT_EQ(ptx.find("ld.local"), std::string::npos) << ptx;
+        if (backends::ptxas_available()) {
+            const std::string report = out.kernel_resources(t);
+            EXPECT_NE(report.find(" 0 bytes spill stores, 0 bytes spill loads"), std::string::npos)
+                << arch << ": " << report;
+        }
+    }
+}
+
+} // namespace
