@@ -167,6 +167,7 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     after_kernel_pass("map_gpu_loops", map_gpu_loops);
     after_kernel_pass("inject_gpu_barriers", inject_gpu_barriers);
     after_kernel_pass("pack_shared_memory", pack_shared_memory);
+    after_kernel_pass("load_mma_operands_with_ldmatrix", load_mma_operands_with_ldmatrix);
     after_kernel_pass("fuse_gpu_thread_loops", fuse_gpu_thread_loops);
     pipeline_staged_loads(gpu.kernels, env);
     timer.phase("pipeline_staged_loads");

@@ -300,8 +300,7 @@ private:
             std::optional<int64_t> e = constant_upper_bound(f->extent);
             user_assert(e && *e <= limit)
                 << "A GPU kernel runs gpu_mma, whose warps are the block's x and y threads (4 x "
-                << "8), but the loop " << loop_for_users(f->name) << " of "
-                << loop_stage_for_users(f->name) << " runs "
+                << "8), but the loop " << loop_for_users(f->name) << " runs "
                 << (e ? std::to_string(*e) : "a variable number of") << " threads along "
                 << to_string(f->gpu_dim) << " (at most " << limit << " fit). Split its threads "
                 << "as 4 along x, 8 along y and the rest along z.";
@@ -309,7 +308,97 @@ private:
     }
 };
 
+// Replaces gathered mma operands by ldmatrix where the proof holds.
+class UseLdmatrix : public IRMutator {
+    Expr g, t; // the lane loops around
+
+    using IRMutator::visit;
+
+    Stmt visit(const For *op) override {
+        const std::string var = parse_loop_name(op->name).var;
+        if (op->for_type != ForType::GPUThread || (var != "mma_g" && var != "mma_t"))
+            return IRMutator::visit(op);
+        Expr &lane = var == "mma_g" ? g : t;
+        Expr saved = lane;
+        lane = Variable::make(Int(32), op->name);
+        Stmt s = IRMutator::visit(op);
+        lane = saved;
+        return s;
+    }
+
+    Expr visit(const Call *op) override {
+        if (!op->is_intrinsic(Intrinsic::gpu_mma) || !g.defined() || !t.defined())
+            return IRMutator::visit(op);
+        std::vector<Expr> args = {mutate(op->args[0]), mutate(op->args[1]), mutate(op->args[2])};
+        std::optional<MMAShape> shape = mma_shape(args[0].type(), args[1].type(), args[2].type());
+        if (!shape || shape->tf32) return gpu_mma(args[0], args[1], args[2]);
+        for (int operand = 0; operand < 2; operand++)
+            if (Expr l = by_ldmatrix(args[size_t(operand)], operand == 1); l.defined())
+                args[size_t(operand)] = l;
+        return gpu_mma(args[0], args[1], args[2]);
+    }
+
+    // The operand as one ldmatrix, if its elements lie as one: A as four 8 x 8 matrices (rows
+    // m, 8 consecutive k each; lane 8j + r supplies row r of matrix j, matrices j = (rows
+    // 0-7, k 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15)); B as two stored with rows k (8
+    // consecutive n each), read transposed.
+    Expr by_ldmatrix(const Expr &operand, bool transpose) const {
+        const Call *v = operand.as<Call>();
+        if (!v || !v->is_intrinsic(Intrinsic::make_vector)) return Expr();
+        std::vector<Expr> index;
+        for (const Expr &e : v->args) {
+            const Load *l = e.as<Load>();
+            if (!l || l->name != kSharedMemoryName || !is_const_one(l->predicate) ||
+                !l->index.type().is_scalar())
+                return Expr();
+            index.push_back(l->index);
+        }
+        const Type element = v->args[0].type();
+        auto at_lane0 = [&](const Expr &e, int g_value) {
+            std::map<std::string, Expr> lane0 = {{var_name(g), Expr(g_value)},
+                                                 {var_name(t), Expr(0)}};
+            return simplify(substitute(lane0, e));
+        };
+        // Element 0 is (row 0, column 0) at lane 0; the next stored row is element 0 at g = 1
+        // for A (rows g), element 1 at lane 0 for B (rows 2t + 1).
+        const Expr base = at_lane0(index[0], 0);
+        const Expr next_row = transpose ? at_lane0(index[1], 0) : at_lane0(index[0], 1);
+        std::optional<int64_t> stride = as_const_int(simplify(Sub::make(next_row, base)));
+        if (!stride || *stride % 8 != 0 || !can_prove(EQ::make(Mod::make(base, 8), 0)))
+            return Expr();
+
+        const Expr rs = make_const(Int(32), *stride);
+        // Where register j, element e of this lane's ldmatrix result lies, against the load
+        // it replaces.
+        for (size_t i = 0; i < index.size(); i++) {
+            const int j = int(i) / 2, e = int(i) % 2;
+            Expr row, column;
+            if (transpose) {
+                row = Add::make(Expr(8 * j + e), Mul::make(t, 2));
+                column = g;
+            } else {
+                row = Add::make(g, Expr(8 * (j & 1)));
+                column = Add::make(Mul::make(t, 2), Expr(8 * (j >> 1) + e));
+            }
+            Expr at = Add::make(base, Add::make(Mul::make(row, rs), column));
+            if (!can_prove(EQ::make(simplify(Sub::make(index[i], at)), 0))) return Expr();
+        }
+        // Lane l = t + 4 g supplies row l % 16 (and for A, columns 8 (l / 16)).
+        Expr supplied_row = Add::make(t, Mul::make(Mod::make(g, 4), 4));
+        Expr supplied = Add::make(base, Mul::make(supplied_row, rs));
+        if (!transpose) supplied = Add::make(supplied, Mul::make(Div::make(g, 4), 8));
+        return gpu_ldmatrix(element, kSharedMemoryName, simplify(supplied), int(index.size()) / 2,
+                            transpose);
+    }
+
+    static std::string var_name(const Expr &e) { return e.as<Variable>()->name; }
+};
+
 } // namespace
+
+void load_mma_operands_with_ldmatrix(LoweredKernel &kernel) {
+    kernel.body = UseLdmatrix().mutate(kernel.body);
+}
 
 Stmt lower_warp_matrix_updates(const Stmt &s, const std::map<std::string, Function> &env,
                                const Target &target) {

@@ -4,6 +4,7 @@
 #include "dsl/Function.h"
 #include "dsl/Target.h"
 #include "dsl/ir/IR.h"
+#include "lowering/Kernel.h"
 
 #include <map>
 #include <string>
@@ -30,6 +31,15 @@ namespace lowering {
 ir::Stmt lower_warp_matrix_updates(const ir::Stmt &s,
                                    const std::map<std::string, ir::Function> &env,
                                    const Target &target);
+
+// The 16-bit operands of each gpu_mma that lower_warp_matrix_updates gathered element by
+// element from shared memory become one ldmatrix each (A: .x4; B: .x2.trans), where the
+// elements lie as the instruction's fragments: rows of 8 consecutive elements at a constant
+// stride, each starting 16 bytes aligned (all proved from the load indices; operands that
+// are not are left as loads).
+// Expects: shared memory packed (pack_shared_memory), the lanes' thread loops not yet fused.
+// Guarantees: each ldmatrix reads exactly the elements the loads it replaces read.
+void load_mma_operands_with_ldmatrix(LoweredKernel &kernel);
 
 } // namespace lowering
 } // namespace aicf

@@ -105,8 +105,12 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
             .split(t, ty, tx, 4)
             .gpu_threads(tx, ty, tz);
     };
+    // Rows padded so that the eight rows an ldmatrix (or a fragment's loads) reads at once
+    // fall in different banks: A's by 16 bytes, B's by 8 elements.
     stage(a);
+    a.align_storage(x, step + 16 / in.bytes());
     stage(b);
+    b.align_storage(x, GemmTiles::block_x + 8);
     return out;
 }
 

@@ -474,3 +474,96 @@ TEST(ScheduleErrors, AtomicNeedsAnAtomicForm) {
 }
 
 } // namespace
+
+namespace {
+
+// A product on tensor cores as apps/common/GemmGPU.h schedules it, with one thing changed.
+struct MMASchedule {
+    int n_split = 8;           // the extent of the mma's n loop
+    int k_total = 64;          // the reduction's extent
+    int staging_threads_x = 4; // the staged tile's threads along x
+    bool add_one = false;      // the update adds a(k, y) * b(x, k) + 1
+    Type input_b = BFloat(16); // A is bfloat16
+};
+
+Func mma_pipeline(const MMASchedule &s) {
+    Buffer<> A(BFloat(16), {s.k_total, 64}, "A"), B(s.input_b, {128, s.k_total}, "B");
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), xl("xl"), yh("yh"), xt("xt"),
+        yt("yt"), wz("wz"), xm("xm"), ym("ym"), t("t"), tz("tz"), xv("xv"), xo("xo");
+    RVar ko("ko"), ki("ki");
+    RDom k(0, s.k_total, "k");
+    Func a("a"), b("b"), prod("prod"), out("out");
+    a(x, y) = A(x, y);
+    b(x, y) = B(x, y);
+    prod(x, y) = 0.0f;
+    Expr term = cast<float>(a(k, y)) * cast<float>(b(x, k));
+    prod(x, y) += s.add_one ? term + 1.0f : term;
+    out(x, y) = prod(x, y);
+    auto fragments = [&](Stage st) {
+        st.split(x, wz, x, 32).split(x, xt, x, 8).split(x, tx, xl, 2).split(y, yt, y, 16);
+        st.split(y, yh, ty, 8).reorder(xl, yh, xt, yt, tx, ty, wz).gpu_threads(tx, ty, wz);
+    };
+    out.tile(x, y, bx, by, x, y, 128, 64).gpu_blocks(bx, by);
+    fragments(Stage(out.function(), 0));
+    prod.compute_at(out, bx).store_in(MemoryType::Register);
+    fragments(Stage(prod.function(), 0));
+    prod.update()
+        .split(x, wz, x, 32)
+        .split(x, xt, xm, s.n_split)
+        .split(y, yt, ym, 16)
+        .split(k, ko, ki, 16)
+        .reorder(xm, ym, ki, xt, yt, wz, ko)
+        .gpu_threads(wz)
+        .gpu_mma(xm, ym, ki);
+    for (Func f : {a, b})
+        f.compute_at(prod, ko).split(x, xo, xv, 8).fuse(xo, y, t).split(t, tz, t, 32);
+    a.split(t, ty, tx, s.staging_threads_x).gpu_threads(tx, ty, tz);
+    b.split(t, ty, tx, 4).gpu_threads(tx, ty, tz);
+    return out;
+}
+
+std::string mma_error(const MMASchedule &s, const Target &target = gpu_target) {
+    return message_of<CompileError>([&] { mma_pipeline(s).realize({128, 64}, target); });
+}
+
+} // namespace
+
+// gpu_mma refuses what the instruction cannot do, naming the stage, the loops and the fix.
+TEST(GPUScheduleErrors, TensorCores) {
+    std::string msg = mma_error({}, Target("host"));
+    EXPECT_CONTAINS(msg, "prod.update(0) runs gpu_mma(xm, ym, ki)");
+    EXPECT_CONTAINS(msg, "sm_80 or later");
+
+    MMASchedule wide;
+    wide.n_split = 16;
+    msg = mma_error(wide);
+    EXPECT_CONTAINS(msg, "n (columns) loop xm must have extent 8, but it has 16");
+
+    MMASchedule ragged;
+    ragged.k_total = 72;
+    msg = mma_error(ragged);
+    EXPECT_CONTAINS(msg, "a bounds test of a split guards the update");
+    EXPECT_CONTAINS(msg, "select(k < K, A(min(k, K - 1), y), 0)");
+
+    MMASchedule affine;
+    affine.add_one = true;
+    msg = mma_error(affine);
+    EXPECT_CONTAINS(msg, "does not add a product");
+
+    MMASchedule mixed_types;
+    mixed_types.input_b = Float(16);
+    msg = mma_error(mixed_types);
+    EXPECT_CONTAINS(msg, "multiplies a bfloat16 by a float16");
+
+    MMASchedule mixed_warps;
+    mixed_warps.staging_threads_x = 8;
+    msg = mma_error(mixed_warps);
+    EXPECT_CONTAINS(msg, "runs 8 threads along x (at most 4 fit)");
+    EXPECT_CONTAINS(msg, "the loop tx of a runs");
+
+    Func f("f");
+    Var x("x");
+    f(x) = 0.0f;
+    msg = message_of<CompileError>([&] { Stage(f.function(), 0).gpu_mma(x, x, x); });
+    EXPECT_CONTAINS(msg, "gpu_mma() applies to an update");
+}

@@ -6,7 +6,9 @@
 #include "GPUTarget.h"
 #include "GemmGPU.h"
 #include "Reference.h"
+#include "ScopedEnv.h"
 #include "backends/llvm/CodeGen_PTX.h"
+#include "backends/sim/Profile.h"
 #include "dsl/aicf.h"
 
 #include <gtest/gtest.h>
@@ -106,6 +108,38 @@ TEST(GemmTensorCores, FusedEpilogue) {
         11);
 }
 
+// On the simulator's counters: the tiles are stored in 16-byte pieces and read by ldmatrix
+// (16-bit inputs) or by the fragments' own loads (float), every request at the fewest
+// wavefronts its bytes need, the padded rows putting the eight rows a request touches in
+// different banks; and the tensor cores do the product's flops exactly once.
+template <typename T> void check_shared_accesses(int minimum_a_read, int minimum_b_read) {
+    const int M = 64, N = 128, K = 64;
+    Buffer<T> A({K, M}, "A"), B({N, K}, "B");
+    fill_random(A, -1, 1, 13);
+    fill_random(B, -1, 1, 14);
+    aicf_test::ScopedEnv sim("AICF_DEVICE", "sim");
+    backends::sim::ProfileRecorder recorder;
+    aicf_apps::gemm_tensor_cores(A, B, K, "gemm").realize({N, M}, gpu_target);
+    ASSERT_EQ(recorder.launches().size(), 1u);
+    const backends::sim::KernelProfile &k = recorder.launches().back();
+    EXPECT_EQ(k.tensor_flops, int64_t(2) * M * N * K);
+    int reads = 0;
+    for (const backends::sim::MemoryInstructionProfile &i : k.memory_instructions) {
+        if (!i.shared) continue;
+        const double minimum = i.store ? 4 : i.memory == "a" ? minimum_a_read : minimum_b_read;
+        EXPECT_EQ(i.wavefronts_per_request(), minimum) << i.label << "\n" << k.to_string();
+        reads += !i.store;
+    }
+    EXPECT_GT(reads, 0) << k.to_string();
+}
+
+TEST(GemmTensorCores, SharedAccessesWithoutBankConflicts) {
+    // ldmatrix .x4 of A moves 512 bytes (4 wavefronts), .x2.trans of B 256 (2).
+    check_shared_accesses<bfloat16_t>(4, 2);
+    // A float fragment element is one 4-byte load per lane: one wavefront.
+    check_shared_accesses<float>(1, 1);
+}
+
 // The kernel is mma.sync fed from shared memory, without local memory, and ptxas keeps it in
 // registers on sm_80 and sm_90.
 TEST(GemmTensorCores, PTXIsMmaSyncWithoutSpills) {
@@ -118,6 +152,9 @@ TEST(GemmTensorCores, PTXIsMmaSyncWithoutSpills) {
                   std::string::npos)
             << ptx;
         EXPECT_EQ(ptx.find("ld.local"), std::string::npos) << ptx;
+        EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), std::string::npos) << ptx;
+        EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"), std::string::npos)
+            << ptx;
         if (backends::ptxas_available()) {
             const std::string report = out.kernel_resources(t);
             EXPECT_NE(report.find(" 0 bytes spill stores, 0 bytes spill loads"), std::string::npos)
