@@ -91,6 +91,18 @@ for _ in range(20):
     times.append(start.elapsed_time(end))
 ms = sorted(times)[len(times) // 2]
 print(f"| torch matmul | {n}^3 f32 (cuBLAS, TF32 off) | {ms:.3f} ms | {2 * n**3 / ms / 1e9:.2f} TFLOP/s |")
+# The peer for the tensor-core gemm: bf16 inputs (M x K times K x N), as bench_gpu's rows.
+for m, n_, k in [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 4096, 16384)]:
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(k, n_, device="cuda", dtype=torch.bfloat16)
+    for _ in range(3): a @ b
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(10):
+        start.record(); a @ b; end.record(); torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    ms = sorted(times)[len(times) // 2]
+    print(f"| torch matmul | {m}x{n_}x{k} bf16 (cuBLAS) | {ms:.3f} ms | {2 * m * n_ * k / ms / 1e9:.1f} TFLOP/s |")
 PY
 
 # Optional: more random GPU schedules on the GPU itself, one seed per process, as many at
@@ -129,8 +141,8 @@ grep -B2 -A8 -E "Failure|RuntimeError|CompileError|InternalError" "$logs/test_gp
 echo "== lesson 5: exit $lesson_rc"
 [ $lesson_rc -ne 0 ] && tail -n 15 "$logs/lesson_05_gpu.log"
 echo "== benchmarks: exit $bench_rc"
-tail -n 12 "$logs/bench_gpu.log"
-cat "$logs/torch_peer.log" | tail -n 3
+tail -n 16 "$logs/bench_gpu.log"
+cat "$logs/torch_peer.log" | tail -n 5
 echo "== norm benchmarks: exit $norms_rc"
 grep -E "^\| |copy peer" "$logs/bench_norms.log"
 grep -E "^\| " "$logs/torch_norms.log" || tail -n 3 "$logs/torch_norms.log"

@@ -7,6 +7,9 @@
 //   matmul       n^3 float32: 128 x 128 tiles per block, 8 x 8 per thread in registers, tiles
 //                of A and B staged in shared memory for each step of the reduction
 //                (apps/common/MatmulGPU.h)
+//   gemm         bfloat16 inputs, float32 accumulation and result, on tensor cores (mma.sync
+//                fed by ldmatrix from padded shared tiles; apps/common/GemmGPU.h), at the
+//                sizes the GPU check script also times torch.matmul on
 //
 // Kernels are compiled for the GPU's own architecture (sm_80 on the simulator) with fused
 // multiply-adds, as CUDA compilers compile by default and as the cuBLAS peer computes. The
@@ -17,6 +20,7 @@
 // double-precision loops on a sample of points either way.
 
 #include "GPUDevice.h"
+#include "GemmGPU.h"
 #include "LayerNormGPU.h"
 #include "MatmulGPU.h"
 #include "Timing.h"
@@ -213,6 +217,40 @@ void matmul(int w, int h, int K, int runs) {
     row("matmul", size, bounded_ms, 0, -1, rate, ok && same_bounded);
 }
 
+// C (N x M) = A (K x M) * B (N x K) in bfloat16 on tensor cores, float32 result; a sample of
+// points checked against a double-precision product of the same bfloat16 values.
+void gemm(int M, int N, int K, int runs) {
+    Buffer<bfloat16_t> A({K, M}, "A"), B({N, K}, "B");
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+    for (const Buffer<bfloat16_t> *b : {&A, &B}) {
+        bfloat16_t *p = b->data();
+        for (int64_t i = 0; i < b->number_of_elements(); i++)
+            p[i] = bfloat16_t(d(rng));
+    }
+    Func out = aicf_apps::gemm_tensor_cores(A, B, K, "gemm");
+    Buffer<float> C({N, M}, "C");
+    const double ms = median_ms([&] { out.realize(C, target()); }, runs);
+    C.copy_to_host();
+    bool ok = true;
+    const int sy = M > 256 ? M / 5 + 1 : 1, sx = N > 256 ? N / 7 + 1 : 1;
+    for (int j = 0; j < M; j += sy) {
+        for (int i = 0; i < N; i += sx) {
+            double want = 0, magnitude = 0;
+            for (int k = 0; k < K; k++) {
+                const double term = double(float(A(k, j))) * double(float(B(i, k)));
+                want += term;
+                magnitude += std::fabs(term);
+            }
+            ok = ok && std::fabs(C(i, j) - want) <= 1e-5 * (1 + magnitude);
+        }
+    }
+    char size[48], rate[64];
+    std::snprintf(size, sizeof size, "%dx%dx%d", M, N, K);
+    std::snprintf(rate, sizeof rate, "%.1f TFLOP/s bf16", 2.0 * M * N * double(K) / (ms * 1e9));
+    row("gemm", size, ms, 0, -1, rate, ok);
+}
+
 } // namespace
 
 int run(int argc, char **argv) {
@@ -235,8 +273,13 @@ int run(int argc, char **argv) {
         matmul(256, 256, 256, 1);
         // Tiles that do not divide C, and a reduction that 8 does not divide.
         matmul(157, 131, 21, 1);
+        gemm(256, 256, 256, 1);
+        gemm(200, 136, 72, 1);
     } else {
         matmul(2048, 2048, 2048, 10);
+        gemm(4096, 4096, 4096, 10);
+        gemm(8192, 8192, 8192, 5);
+        gemm(8192, 4096, 16384, 5);
     }
     std::printf(
         "\nGB/s counts the compulsory bytes (each input read once, each output written once).\n"
