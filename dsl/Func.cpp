@@ -398,14 +398,20 @@ Func &Func::gpu_launch_bounds(int min_blocks_per_sm) {
     return *this;
 }
 
-Func &Func::gpu_pipeline(int stages) {
-    user_assert(stages == 1 || stages == 2)
-        << "gpu_pipeline(" << stages << ") on Func " << name() << ": "
+Func &Func::gpu_pipeline(int stages, PipelineCopy copy) {
+    const bool async = copy == PipelineCopy::Async;
+    const int most = async ? 4 : 2;
+    user_assert(stages >= 1 && stages <= most)
+        << "gpu_pipeline(" << stages << ", PipelineCopy::" << (async ? "Async" : "Registers")
+        << ") on Func " << name() << ": "
         << (stages < 1 ? "a pipeline has at least one stage"
-                       : "more than 2 stages need asynchronous copies (cp.async), which "
-                         "lowering does not place yet")
-        << ". Give 2 (the next iteration's loads through registers) or 1 (none).";
-    func.schedule().gpu_pipeline_stages = stages;
+            : async    ? "more than 4 shared buffers of one tile cost more shared memory "
+                         "than further stages can hide"
+                       : "through registers, a pipeline holds one iteration ahead")
+        << ". Give 1 (none) to " << most
+        << (async ? "." : ", or PipelineCopy::Async for up to 4 stages in shared memory.");
+    func.schedule().gpu_pipeline.stages = stages;
+    func.schedule().gpu_pipeline.copy = copy;
     return *this;
 }
 

@@ -208,13 +208,18 @@ public:
     Func &gpu_launch_bounds(int min_blocks_per_sm);
 
     // Software pipelining of a Func staged in GPU shared memory at a serial loop inside the
-    // thread loops' block (a tile refilled at each step of a reduction): with 2 stages, each
-    // thread loads the next iteration's values from device memory into registers before the
-    // current iteration's consumers run, and stores them into shared memory at the next
-    // iteration's start, so the loads' latency hides behind the computation. Its loops inside
-    // that loop are unrolled (at most 16 iterations each). 1 turns it off; more stages need
-    // asynchronous copies, which are not lowered yet.
-    Func &gpu_pipeline(int stages);
+    // thread loops' block (a tile refilled at each step of a reduction), so that the loads'
+    // latency hides behind the computation. 1 turns it off.
+    // - PipelineCopy::Registers (2 stages): each thread loads the next iteration's values from
+    //   device memory into registers before the current iteration's consumers run, and stores
+    //   them into shared memory at the next iteration's start. Its loops inside that loop are
+    //   unrolled (at most 16 iterations each).
+    // - PipelineCopy::Async (2 to 4 stages): the Func gets `stages` shared buffers, used in
+    //   turn; iteration i's tile is copied `stages - 1` iterations ahead (cp.async, 4 to 16
+    //   bytes a copy, on sm_80 and later; plain loads and stores where a copy's alignment is
+    //   not met), and each iteration starts by waiting for its own copies and one barrier.
+    //   Every Func staged at that loop must be pipelined so, with the same stages.
+    Func &gpu_pipeline(int stages, PipelineCopy copy = PipelineCopy::Registers);
     Func &gpu_max_registers(int registers);
 
     // The Func is computed over exactly [min, min + extent) in `var` (a run-time error if its

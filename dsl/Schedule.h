@@ -22,6 +22,12 @@ enum class TailStrategy {
     ShiftInwards // shift the last tile back inside (recomputes some points)
 };
 
+// How gpu_pipeline() refills a tile staged in shared memory ahead of its use.
+enum class PipelineCopy {
+    Registers, // loads into registers one iteration ahead, stored at the next iteration
+    Async      // cp.async copies straight into one of `stages` shared buffers
+};
+
 // What prefetch() does when the iteration it fetches for lies past the end of its loop.
 enum class PrefetchBoundStrategy {
     GuardWithIf, // skip the prefetch
@@ -117,6 +123,13 @@ struct GPULaunchBounds {
     int max_registers = 0;     // .maxnreg, per thread
 };
 
+// gpu_pipeline(): how many iterations of a staged tile are in flight (2 or more loads
+// ahead; 0 or 1: none), and how they are copied.
+struct GPUPipeline {
+    int stages = 0;
+    PipelineCopy copy = PipelineCopy::Registers;
+};
+
 struct FuncSchedule {
     std::vector<RegionConstraint> region_constraints;
     std::vector<std::string> storage_order; // innermost first; empty: the argument order
@@ -127,7 +140,7 @@ struct FuncSchedule {
     bool compute_level_set = false; // false: the default placement decides
     bool store_level_set = false;   // false: storage goes where the Func is computed
     GPULaunchBounds launch_bounds;
-    int gpu_pipeline_stages = 0; // gpu_pipeline(): 2 loads one iteration ahead; 0 or 1: none
+    GPUPipeline gpu_pipeline;
 };
 
 } // namespace ir

@@ -3,6 +3,7 @@
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Substitute.h"
+#include "lowering/AsyncCopy.h"
 
 #include <map>
 #include <set>
@@ -32,6 +33,12 @@ void kernel_closure(LoweredKernel &kernel) {
     });
     visit_each<Store>(kernel.body, [&](const Store *op) {
         if (is_buffer(op->name)) buffer(op->name, op->value.type()).written = true;
+    });
+    // Asynchronous copies read their source buffer.
+    visit_each<Call>(kernel.body, [&](const Call *op) {
+        if (!op->is_intrinsic(Intrinsic::gpu_cp_async)) return;
+        const AsyncCopyCall copy = async_copy_parts(op);
+        if (is_buffer(copy.src)) buffer(copy.src, copy.type).read = true;
     });
     std::map<std::string, Type> var_types;
     visit_each<Variable>(kernel.body, [&](const Variable *op) { var_types[op->name] = op->type; });

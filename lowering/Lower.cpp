@@ -18,6 +18,7 @@
 #include "lowering/KernelClosure.h"
 #include "lowering/LaunchKernels.h"
 #include "lowering/MapGPULoops.h"
+#include "lowering/MultiStageStaging.h"
 #include "lowering/PackSharedMemory.h"
 #include "lowering/PartitionLoops.h"
 #include "lowering/PipelineStaging.h"
@@ -166,6 +167,10 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     };
     after_kernel_pass("map_gpu_loops", map_gpu_loops);
     after_kernel_pass("inject_gpu_barriers", inject_gpu_barriers);
+    multi_buffer_async_stages(gpu.kernels, env);
+    timer.phase("multi_buffer_async_stages");
+    log_kernels("multi_buffer_async_stages");
+    timer.skip();
     after_kernel_pass("pack_shared_memory", pack_shared_memory);
     after_kernel_pass("load_mma_operands_with_ldmatrix", load_mma_operands_with_ldmatrix);
     after_kernel_pass("fuse_gpu_thread_loops", fuse_gpu_thread_loops);
@@ -178,6 +183,10 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     version_wide_accesses(gpu.kernels);
     timer.phase("version_wide_accesses");
     log_kernels("version_wide_accesses");
+    timer.skip();
+    copy_stages_asynchronously(gpu.kernels, env);
+    timer.phase("copy_stages_asynchronously");
+    log_kernels("copy_stages_asynchronously");
     timer.skip();
     after_kernel_pass("keep_values_in_registers", keep_values_in_registers);
     after_kernel_pass("kernel_closure", kernel_closure);

@@ -249,7 +249,8 @@ void pipeline_staged_loads(std::vector<LoweredKernel> &kernels,
                            const std::map<std::string, Function> &env) {
     std::map<std::string, LoopLevel> pipelined; // and where each is computed
     for (const auto &[name, f] : env)
-        if (f.schedule().gpu_pipeline_stages >= 2)
+        if (f.schedule().gpu_pipeline.stages >= 2 &&
+            f.schedule().gpu_pipeline.copy == PipelineCopy::Registers)
             pipelined.emplace(name, f.schedule().compute_level);
     if (pipelined.empty()) return;
     std::set<std::string> in_kernels;

@@ -54,6 +54,7 @@ class FindWideAccesses : public LetTracker {
 public:
     explicit FindWideAccesses(std::set<std::string> local) : local(std::move(local)) {}
     std::set<const IRNode *> provable;
+    std::set<const IRNode *> conditional; // those aligned only under the launch condition
     std::vector<Expr> conditions;
 
 private:
@@ -101,7 +102,9 @@ private:
         for (const Expr &m : launch_values) {
             Expr c = simplify(
                 EQ::make(Mod::make(m, make_const(Int(32), int64_t(n))), make_zero(Int(32))));
-            bool known = is_const(c, 1);
+            if (is_const(c, 1)) continue;
+            conditional.insert(node);
+            bool known = false;
             for (const Expr &k : conditions)
                 known = known || equal(k, c);
             if (!known) conditions.push_back(c);
@@ -110,7 +113,8 @@ private:
 
     // Whether e is a multiple of n wherever the loops and threads are, given that the values
     // of the launch in `launch_values` are (a sum of terms, each a multiple: a constant
-    // multiple of n, a value of the launch, or a product with one).
+    // multiple of n, a value of the launch, or a product with one; or the min or max of two
+    // multiples).
     static bool multiple_of(const Expr &e, int64_t n, const std::set<std::string> &vars,
                             std::vector<Expr> &launch_values) {
         if (auto c = as_const_int(e)) return *c % n == 0;
@@ -120,6 +124,13 @@ private:
         if (const Sub *d = e.as<Sub>())
             return multiple_of(d->a, n, vars, launch_values) &&
                    multiple_of(d->b, n, vars, launch_values);
+        // The lesser or greater of two multiples (a tile shifted inwards at the end).
+        if (const Min *m = e.as<Min>())
+            return multiple_of(m->a, n, vars, launch_values) &&
+                   multiple_of(m->b, n, vars, launch_values);
+        if (const Max *m = e.as<Max>())
+            return multiple_of(m->a, n, vars, launch_values) &&
+                   multiple_of(m->b, n, vars, launch_values);
         if (const Mul *m = e.as<Mul>()) {
             std::vector<Expr> saved = launch_values;
             if (multiple_of(m->a, n, vars, launch_values)) return true;
@@ -136,17 +147,19 @@ private:
 // The body with the provable accesses marked aligned (or lane by lane).
 class Mark : public IRMutator {
 public:
-    Mark(const std::set<const IRNode *> &provable, bool aligned)
-        : provable(provable), aligned(aligned) {}
+    // `lane_by_lane`: the accesses made element by element instead (none, or those aligned
+    // only under the launch condition, in its fallback).
+    Mark(const std::set<const IRNode *> &provable, const std::set<const IRNode *> &lane_by_lane)
+        : provable(provable), lane_by_lane(lane_by_lane) {}
 
 private:
-    const std::set<const IRNode *> &provable;
-    bool aligned;
+    const std::set<const IRNode *> &provable, &lane_by_lane;
 
     using IRMutator::visit;
 
-    Expr hinted(const Expr &index, Type t) {
+    Expr hinted(const IRNode *access, const Expr &index, Type t) {
         const Ramp *r = index.as<Ramp>();
+        const bool aligned = !lane_by_lane.count(access);
         Expr base =
             Call::make(r->base.type(), Intrinsic::alignment_hint,
                        {r->base, make_const(Int(32), int64_t(aligned ? wide_elements(t) : 0))},
@@ -158,14 +171,14 @@ private:
         Expr e = IRMutator::visit(op);
         if (!provable.count(op)) return e;
         const Load *l = e.as<Load>();
-        return Load::make(l->type, l->name, hinted(l->index, l->type), l->predicate, l->param);
+        return Load::make(l->type, l->name, hinted(op, l->index, l->type), l->predicate, l->param);
     }
     Stmt visit(const Store *op) override {
         Stmt s = IRMutator::visit(op);
         if (!provable.count(op)) return s;
         const Store *st = s.as<Store>();
-        return Store::make(st->name, st->value, hinted(st->index, st->value.type()), st->predicate,
-                           st->param);
+        return Store::make(st->name, st->value, hinted(op, st->index, st->value.type()),
+                           st->predicate, st->param);
     }
 };
 
@@ -179,12 +192,12 @@ void version_wide_accesses(std::vector<LoweredKernel> &kernels) {
         FindWideAccesses find(local);
         kernels[i].body.accept(&find);
         if (find.provable.empty()) continue;
-        Stmt wide = Mark(find.provable, true).mutate(kernels[i].body);
+        Stmt wide = Mark(find.provable, {}).mutate(kernels[i].body);
         if (!find.conditions.empty()) {
             LoweredKernel narrow = kernels[i];
             narrow.id = new_kernel_id();
             narrow.name += "_unaligned";
-            narrow.body = Mark(find.provable, false).mutate(kernels[i].body);
+            narrow.body = Mark(find.provable, find.conditional).mutate(kernels[i].body);
             Expr all = find.conditions[0];
             for (size_t k = 1; k < find.conditions.size(); k++)
                 all = And::make(all, find.conditions[k]);

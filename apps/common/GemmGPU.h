@@ -9,7 +9,8 @@
 // The schedule: a 128 x 64 tile of C per block of 4 warps (4 x 8 x 4 threads), each warp a
 // 32 x 64 part of it as 4 x 4 tiles of the instruction (16 rows x 8 columns), accumulated in
 // the lanes' registers in the instruction's fragment layout; for each step of 32 along k the
-// block stages 64 x 32 of A and 32 x 128 of B in shared memory, in 16-byte pieces. The tiles
+// block stages 64 x 32 of A and 32 x 128 of B in shared memory, in 16-byte pieces copied
+// asynchronously (cp.async) `stages` - 1 steps ahead into as many buffers (1: none). The tiles
 // need not divide C (of at least 128 x 64): the last ones shift inwards; nor need 32 divide
 // K: A and B read as zeros past its end. The GPU tests check this schedule on the simulator,
 // and the GPU benchmark measures it.
@@ -28,23 +29,35 @@ struct GemmEpilogue {
     aicf::Type out_type = aicf::Float(32);
 };
 
-// The tile sizes of the schedule above.
-struct GemmTiles {
-    static constexpr int block_x = 128, block_y = 64, warp_x = 32, k_step = 32;
+// The schedule's choices. The defaults are the schedule above; lesson 11 of the tutorial
+// compares them, and the GPU property test draws them.
+struct GemmSchedule {
+    int warps = 4;           // along x, each warp_x() = 8 n_tiles columns wide
+    int n_tiles = 4;         // instruction tiles (8 columns) per warp along x
+    int m_tiles = 4;         // instruction tiles (16 rows) per warp, and block, along y
+    int k_tiles = 2;         // instruction steps (16 of k; 8 for float) per staged step of k
+    bool padded_rows = true; // staged rows padded against bank conflicts
+    int stages = 3; // cp.async stages; 1: copies by plain loads and stores, two barriers a step
+
+    int warp_x() const { return 8 * n_tiles; }
+    int block_x() const { return warps * warp_x(); }
+    int block_y() const { return 16 * m_tiles; }
+    int mma_k(aicf::Type in) const { return in == aicf::Float(32) ? 8 : 16; }
+    int k_step(aicf::Type in) const { return mma_k(in) * k_tiles; }
 };
 
 template <typename Src>
 aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
                              const std::string &name, const GemmEpilogue &epilogue = {},
-                             const std::optional<aicf::Func> &result = {}) {
+                             const std::optional<aicf::Func> &result = {},
+                             const GemmSchedule &schedule = {}) {
     using namespace aicf;
     const Type in = A.type();
-    const bool tf32 = in == Float(32);
     Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), xl("xl"), yh("yh"), xt("xt"),
         yt("yt"), wz("wz"), xm("xm"), ym("ym"), t("t"), tz("tz"), r("r"), xv("xv"), xo("xo");
     RVar ko("ko"), ki("ki"), kk("kk");
     // The reduction in whole steps of k; A and B are zero past K.
-    const int step = GemmTiles::k_step;
+    const int step = schedule.k_step(in);
     Expr k_padded = (K + (step - 1)) / step * step;
     const ir::IntImm *k_const = K.as<ir::IntImm>();
     const bool pad = !k_const || k_const->value % step != 0;
@@ -64,7 +77,7 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
     // Points in the accumulators' layout: column 2 * tx + xl and row ty + 8 * yh of each
     // 16 x 8 tile of a warp's 32 x 64.
     auto fragments = [&](Stage s) {
-        s.split(x, wz, x, GemmTiles::warp_x)
+        s.split(x, wz, x, schedule.warp_x())
             .split(x, xt, x, 8)
             .split(x, tx, xl, 2)
             .split(y, yt, y, 16)
@@ -76,13 +89,13 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
             .unroll(yh)
             .vectorize(xl);
     };
-    out.tile(x, y, bx, by, x, y, GemmTiles::block_x, GemmTiles::block_y).gpu_blocks(bx, by);
+    out.tile(x, y, bx, by, x, y, schedule.block_x(), schedule.block_y()).gpu_blocks(bx, by);
     fragments(Stage(out.function(), 0));
     prod.compute_at(out, bx).store_in(MemoryType::Register);
     fragments(Stage(prod.function(), 0));
-    const int mma_k = tf32 ? 8 : 16;
+    const int mma_k = schedule.mma_k(in);
     prod.update()
-        .split(x, wz, x, GemmTiles::warp_x)
+        .split(x, wz, x, schedule.warp_x())
         .split(x, xt, xm, 8)
         .split(y, yt, ym, 16)
         .split(k, ko, ki, step)
@@ -93,14 +106,15 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
         .unroll(yt)
         .unroll(kk)
         .gpu_mma(xm, ym, ki);
-    // The staged tiles in 16-byte pieces, by all 128 threads in rounds.
+    // The staged tiles in 16-byte pieces, by all the block's threads in rounds.
     const int piece = 16 / in.bytes();
     auto stage = [&](Func f) {
         f.compute_at(prod, ko)
+            .gpu_pipeline(schedule.stages, PipelineCopy::Async)
             .split(x, xo, xv, piece)
             .vectorize(xv)
             .fuse(xo, y, t)
-            .split(t, r, t, 128)
+            .split(t, r, t, 32 * schedule.warps, TailStrategy::GuardWithIf)
             .split(t, tz, t, 32)
             .split(t, ty, tx, 4)
             .gpu_threads(tx, ty, tz);
@@ -108,9 +122,11 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
     // Rows padded so that the eight rows an ldmatrix (or a fragment's loads) reads at once
     // fall in different banks: A's by 16 bytes, B's by 8 elements.
     stage(a);
-    a.align_storage(x, step + 16 / in.bytes());
     stage(b);
-    b.align_storage(x, GemmTiles::block_x + 8);
+    if (schedule.padded_rows) {
+        a.align_storage(x, step + 16 / in.bytes());
+        b.align_storage(x, schedule.block_x() + 8);
+    }
     return out;
 }
 

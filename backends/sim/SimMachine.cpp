@@ -189,6 +189,21 @@ void Machine::async_copy(const Access &shape, Col dst, Col values) {
         c.values.assign(v, v + shape.lanes);
         pending_copies[size_t(t)].push_back(std::move(c));
     }
+    // The shared side in the profile, as a store request of each warp: the banks its bytes
+    // fall in.
+    for (int w = 0; w < n; w += 32) {
+        keys.clear();
+        int64_t warp_bytes = 0, first_byte = 0;
+        for (int t = w; t < std::min(n, w + 32); t++) {
+            if (!mask->on[size_t(t)]) continue;
+            const int64_t first = lane_ptr(dst, t, 1)->i * shape.elem_bytes;
+            if (warp_bytes == 0) first_byte = first;
+            for (int64_t word = first >> 2; word <= (first + bytes - 1) >> 2; word++)
+                keys.push_back(word);
+            warp_bytes += bytes;
+        }
+        if (warp_bytes > 0) record(shape, warp_bytes, 1, bank_wavefronts(keys), first_byte);
+    }
 }
 
 void Machine::async_commit() {

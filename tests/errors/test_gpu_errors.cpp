@@ -73,16 +73,21 @@ TEST(GPUScheduleErrors, LaunchBounds) {
                          "start. Allow at most 128.");
 }
 
-// gpu_pipeline: a stage count other than 1 or 2, and a Func that is not a tile staged at a
-// serial loop of a kernel.
+// gpu_pipeline: a stage count out of range for its kind of copy, and a Func that is not a tile
+// staged at a serial loop of a kernel.
 TEST(GPUScheduleErrors, Pipeline) {
     Var x("x"), bx("bx"), tx("tx");
     Func f("f");
     f(x) = x * 2;
     std::string msg = message_of<CompileError>([&] { f.gpu_pipeline(3); });
-    EXPECT_CONTAINS(msg, "gpu_pipeline(3) on Func f: more than 2 stages need asynchronous copies "
-                         "(cp.async), which lowering does not place yet. Give 2 (the next "
-                         "iteration's loads through registers) or 1 (none).");
+    EXPECT_CONTAINS(msg, "gpu_pipeline(3, PipelineCopy::Registers) on Func f: through registers, "
+                         "a pipeline holds one iteration ahead. Give 1 (none) to 2, or "
+                         "PipelineCopy::Async for up to 4 stages in shared memory.");
+    msg = message_of<CompileError>([&] { f.gpu_pipeline(5, PipelineCopy::Async); });
+    EXPECT_CONTAINS(msg, "gpu_pipeline(5, PipelineCopy::Async) on Func f: more than 4 shared "
+                         "buffers");
+    msg = message_of<CompileError>([&] { f.gpu_pipeline(0, PipelineCopy::Async); });
+    EXPECT_CONTAINS(msg, "a pipeline has at least one stage. Give 1 (none) to 4.");
     Func g("g"), h("h");
     g(x) = x * 3;
     h(x) = g(x) + 1;

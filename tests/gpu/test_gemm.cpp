@@ -123,6 +123,8 @@ template <typename T> void check_shared_accesses(int minimum_a_read, int minimum
     ASSERT_EQ(recorder.launches().size(), 1u);
     const backends::sim::KernelProfile &k = recorder.launches().back();
     EXPECT_EQ(k.tensor_flops, int64_t(2) * M * N * K);
+    // One barrier per step of k: each step waits for its own copies, then one barrier.
+    EXPECT_EQ(k.barriers, K / aicf_apps::GemmSchedule{}.k_step(type_of<T>())) << k.to_string();
     int reads = 0;
     for (const backends::sim::MemoryInstructionProfile &i : k.memory_instructions) {
         if (!i.shared) continue;
@@ -140,8 +142,8 @@ TEST(GemmTensorCores, SharedAccessesWithoutBankConflicts) {
     check_shared_accesses<float>(1, 1);
 }
 
-// The kernel is mma.sync fed from shared memory, without local memory, and ptxas keeps it in
-// registers on sm_80 and sm_90.
+// The kernel is mma.sync fed by ldmatrix from shared memory that cp.async fills, with one
+// barrier per step, without local memory, and ptxas keeps it in registers on sm_80 and sm_90.
 TEST(GemmTensorCores, PTXIsMmaSyncWithoutSpills) {
     Buffer<bfloat16_t> A({256, 256}, "A"), B({256, 256}, "B");
     Func out = aicf_apps::gemm_tensor_cores(A, B, 256, "gemm");
@@ -153,6 +155,14 @@ TEST(GemmTensorCores, PTXIsMmaSyncWithoutSpills) {
             << ptx;
         EXPECT_EQ(ptx.find("ld.local"), std::string::npos) << ptx;
         EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), std::string::npos) << ptx;
+        EXPECT_NE(ptx.find("cp.async.cg.shared.global"), std::string::npos) << ptx;
+        EXPECT_NE(ptx.find("cp.async.wait_group 1"), std::string::npos) << ptx;
+        // One barrier in the loop over k of each version of the kernel (aligned or not).
+        size_t barriers = 0;
+        for (size_t at = ptx.find("bar.sync"); at != std::string::npos;
+             at = ptx.find("bar.sync", at + 1))
+            barriers++;
+        EXPECT_EQ(barriers, 2u) << ptx;
         EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"), std::string::npos)
             << ptx;
         if (backends::ptxas_available()) {

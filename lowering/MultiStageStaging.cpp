@@ -1,0 +1,305 @@
+#include "lowering/MultiStageStaging.h"
+
+#include "dsl/Names.h"
+#include "dsl/base/Error.h"
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Simplify.h"
+#include "dsl/ir/Substitute.h"
+#include "lowering/AsyncCopy.h"
+#include "lowering/KernelAnalysis.h"
+
+#include <map>
+#include <set>
+#include <vector>
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+namespace {
+
+std::map<std::string, int> async_funcs(const std::map<std::string, Function> &env) {
+    std::map<std::string, int> stages;
+    for (const auto &[name, f] : env)
+        if (f.schedule().gpu_pipeline.stages >= 2 &&
+            f.schedule().gpu_pipeline.copy == PipelineCopy::Async)
+            stages[name] = f.schedule().gpu_pipeline.stages;
+    return stages;
+}
+
+Stmt no_op() {
+    return Evaluate::make(make_zero(Int(32)));
+}
+
+// Accesses to `func` moved to buffer `stage` of its `size` elements.
+class SelectBuffer : public IRMutator {
+public:
+    SelectBuffer(const std::string &func, const Expr &offset) : func(func), offset(offset) {}
+
+private:
+    const std::string &func;
+    const Expr &offset; // stage * size
+    using IRMutator::visit;
+    Expr shifted(const Expr &index) const {
+        return Add::make(index, broadcast(offset, index.type().lanes));
+    }
+    Expr visit(const Load *op) override {
+        Expr e = IRMutator::visit(op);
+        if (op->name != func) return e;
+        const Load *l = e.as<Load>();
+        return Load::make(l->type, l->name, shifted(l->index), l->predicate, l->param);
+    }
+    Stmt visit(const Store *op) override {
+        Stmt s = IRMutator::visit(op);
+        if (op->name != func) return s;
+        const Store *st = s.as<Store>();
+        return Store::make(st->name, st->value, shifted(st->index), st->predicate);
+    }
+};
+
+struct Staging {
+    std::string func;
+    Type type;
+    std::vector<Expr> extents;
+    int64_t size = 0;
+    Stmt produce; // `produce func {...}`, its barriers gone, under the lets around it
+};
+
+// Takes the pipelined stagings (and their allocations and the barriers) out of the top of a
+// loop's body.
+class TakeStagings : public IRMutator {
+public:
+    TakeStagings(const std::map<std::string, int> &async, const std::string &loop)
+        : async(async), loop(loop) {}
+    std::vector<Staging> stagings;
+    std::vector<std::string> other_shared; // shared Funcs allocated here, not pipelined
+
+private:
+    const std::map<std::string, int> &async;
+    const std::string &loop;
+    std::vector<std::pair<std::string, Expr>> lets;
+    using IRMutator::visit;
+
+    Stmt visit(const For *op) override { return op; }
+    Stmt visit(const IfThenElse *op) override { return op; }
+    Stmt visit(const LetStmt *op) override {
+        lets.emplace_back(op->name, op->value);
+        Stmt body = mutate(op->body);
+        lets.pop_back();
+        return LetStmt::make(op->name, op->value, body);
+    }
+    Stmt visit(const Evaluate *op) override {
+        if (is_gpu_barrier(Stmt(op))) return no_op();
+        return op;
+    }
+    Stmt visit(const Allocate *op) override {
+        if (op->memory_type != MemoryType::GPUShared) return IRMutator::visit(op);
+        if (!async.count(op->name)) {
+            other_shared.push_back(op->name);
+            return IRMutator::visit(op);
+        }
+        Staging s;
+        s.func = op->name;
+        s.type = op->type;
+        s.extents = op->extents;
+        auto size = constant_upper_bound(simplify(product(op->extents)));
+        user_assert(size && *size > 0)
+            << "gpu_pipeline on Func " << op->name << ": its tile at " << loop_for_users(loop)
+            << " has no constant size, but each of its buffers is "
+            << "allocated once. Compute it over a region of constant size.";
+        s.size = *size;
+        stagings.push_back(s);
+        return mutate(op->body);
+    }
+    Stmt visit(const ProducerConsumer *op) override {
+        if (!op->is_producer || !async.count(op->name)) return IRMutator::visit(op);
+        for (Staging &s : stagings) {
+            if (s.func != op->name) continue;
+            Stmt produce = ProducerConsumer::make(op->name, true, drop_barriers(op->body));
+            for (size_t i = lets.size(); i-- > 0;)
+                if (uses_var(produce, lets[i].first))
+                    produce = LetStmt::make(lets[i].first, lets[i].second, produce);
+            s.produce = produce;
+        }
+        return no_op();
+    }
+
+    static Expr product(const std::vector<Expr> &e) {
+        Expr p = make_one(Int(32));
+        for (const Expr &x : e)
+            p = Mul::make(p, x);
+        return p;
+    }
+
+    // The barriers at the top of a staging (its loops keep theirs).
+    static Stmt drop_barriers(const Stmt &s) {
+        if (is_gpu_barrier(s)) return no_op();
+        if (const Block *b = s.as<Block>())
+            return Block::make(drop_barriers(b->first), drop_barriers(b->rest));
+        return s;
+    }
+};
+
+class MultiBuffer : public IRMutator {
+public:
+    explicit MultiBuffer(const std::map<std::string, int> &async) : async(async) {}
+    std::set<std::string> done;
+
+private:
+    const std::map<std::string, int> &async;
+    using IRMutator::visit;
+
+    Stmt visit(const For *op) override {
+        Stmt body = mutate(op->body);
+        if (op->for_type != ForType::Serial)
+            return For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, body);
+        TakeStagings take(async, op->name);
+        Stmt rest = take.mutate(body);
+        if (take.stagings.empty())
+            return For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, body);
+        const int stages = async.at(take.stagings[0].func);
+        for (const Staging &s : take.stagings) {
+            user_assert(s.produce.defined())
+                << "gpu_pipeline on Func " << s.func << ": " << s.func << " is allocated at "
+                << loop_for_users(op->name) << " but computed inside a loop or branch within "
+                << "it; a pipelined tile is computed directly at the loop it is staged at.";
+            user_assert(async.at(s.func) == stages)
+                << "gpu_pipeline on Funcs " << take.stagings[0].func << " and " << s.func
+                << ": both are staged at " << loop_for_users(op->name) << " with "
+                << "asynchronous copies, in " << stages << " and " << async.at(s.func)
+                << " stages; the loop has one barrier per iteration for all of them, so give "
+                << "them the same number of stages.";
+        }
+        user_assert(take.other_shared.empty())
+            << "gpu_pipeline on Func " << take.stagings[0].func << ": " << take.other_shared[0]
+            << " is also staged in shared memory at " << loop_for_users(op->name)
+            << ", without asynchronous copies; the pipelined loop has one barrier per "
+            << "iteration, placed for the pipelined tiles. Pipeline " << take.other_shared[0]
+            << " the same way (gpu_pipeline(" << stages << ", PipelineCopy::Async)).";
+
+        const Expr var = Variable::make(Int(32), op->name);
+        const Expr n = Expr(stages);
+        // The staging of iteration `at` (an expression of the loop variable), into its buffer.
+        auto stagings_of = [&](const Expr &at) {
+            std::vector<Stmt> copies;
+            const Expr stage = simplify(Mod::make(Sub::make(at, op->min), n));
+            for (const Staging &s : take.stagings) {
+                Expr offset = simplify(Mul::make(stage, make_const(Int(32), s.size)));
+                copies.push_back(
+                    SelectBuffer(s.func, offset).mutate(substitute(op->name, at, s.produce)));
+            }
+            return Block::make(copies);
+        };
+        // This iteration reads its own buffer.
+        const Expr stage = simplify(Mod::make(Sub::make(var, op->min), n));
+        for (const Staging &s : take.stagings)
+            rest = SelectBuffer(s.func, simplify(Mul::make(stage, make_const(Int(32), s.size))))
+                       .mutate(rest);
+        const Expr ahead = Add::make(var, Expr(stages - 1));
+        Stmt loop_body =
+            Block::make({gpu_cp_async_wait(stages - 2), gpu_barrier(),
+                         IfThenElse::make(LT::make(ahead, Add::make(op->min, op->extent)),
+                                          stagings_of(ahead), Stmt()),
+                         gpu_cp_async_commit(), rest});
+        std::vector<Stmt> whole;
+        for (int i = 0; i + 1 < stages; i++) {
+            whole.push_back(IfThenElse::make(LT::make(Expr(i), op->extent),
+                                             stagings_of(simplify(Add::make(op->min, Expr(i)))),
+                                             Stmt()));
+            whole.push_back(gpu_cp_async_commit());
+        }
+        whole.push_back(
+            For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, loop_body));
+        whole.push_back(gpu_cp_async_wait(0));
+        Stmt result = Block::make(whole);
+        for (const Staging &s : take.stagings) {
+            std::vector<Expr> extents = s.extents;
+            extents.push_back(n);
+            result = Allocate::make(s.func, s.type, MemoryType::GPUShared, extents, result);
+            done.insert(s.func);
+        }
+        return result;
+    }
+};
+
+// Stores of device-buffer elements into shared memory, in pipelined stagings, as cp.async.
+class AsyncCopies : public IRMutator {
+public:
+    explicit AsyncCopies(const std::map<std::string, int> &async) : async(async) {}
+
+private:
+    const std::map<std::string, int> &async;
+    int inside = 0;
+    using IRMutator::visit;
+
+    Stmt visit(const ProducerConsumer *op) override {
+        const bool ours = op->is_producer && async.count(op->name);
+        inside += ours;
+        Stmt s = IRMutator::visit(op);
+        inside -= ours;
+        return s;
+    }
+
+    // The Ramp base of an aligned dense access (alignment_hint(base, lanes)), or the index of
+    // a scalar one.
+    static Expr aligned_base(const Expr &index, int lanes) {
+        if (lanes == 1) return index;
+        const Ramp *r = index.as<Ramp>();
+        if (!r || !is_const_one(r->stride)) return Expr();
+        const Call *hint = r->base.as<Call>();
+        if (!hint || !hint->is_intrinsic(Intrinsic::alignment_hint)) return Expr();
+        auto elements = as_const_int(hint->args[1]);
+        if (!elements || *elements != lanes) return Expr();
+        return r->base;
+    }
+
+    Stmt visit(const Store *op) override {
+        if (!inside || op->name != kSharedMemoryName || !is_const_one(op->predicate)) return op;
+        const Load *l = op->value.as<Load>();
+        const Type t = op->value.type();
+        const int bytes = t.bytes() * t.lanes;
+        if (!l || l->name == kSharedMemoryName || !is_const_one(l->predicate) ||
+            (bytes != 4 && bytes != 8 && bytes != 16))
+            return op;
+        Expr dst = aligned_base(op->index, t.lanes), src = aligned_base(l->index, t.lanes);
+        if (!dst.defined() || !src.defined()) return op;
+        return gpu_cp_async(t.element_of(), t.lanes, kSharedMemoryName, dst, l->name, src,
+                            Expr(int(t.lanes)));
+    }
+};
+
+} // namespace
+
+void multi_buffer_async_stages(std::vector<LoweredKernel> &kernels,
+                               const std::map<std::string, Function> &env) {
+    const std::map<std::string, int> async = async_funcs(env);
+    if (async.empty()) return;
+    std::set<std::string> done;
+    for (LoweredKernel &k : kernels) {
+        MultiBuffer m(async);
+        k.body = m.mutate(k.body);
+        done.insert(m.done.begin(), m.done.end());
+    }
+    for (const auto &[f, stages] : async) {
+        user_assert(done.count(f))
+            << "gpu_pipeline(" << stages << ", PipelineCopy::Async) on Func " << f << ": " << f
+            << " is not a tile staged in shared memory at a serial loop of a GPU kernel. "
+            << "compute_at it at a serial loop inside the block's loops (the reduction loop of a "
+            << "matrix product), in shared memory.";
+    }
+}
+
+void copy_stages_asynchronously(std::vector<LoweredKernel> &kernels,
+                                const std::map<std::string, Function> &env) {
+    const std::map<std::string, int> async = async_funcs(env);
+    if (async.empty()) return;
+    for (LoweredKernel &k : kernels)
+        k.body = AsyncCopies(async).mutate(k.body);
+}
+
+} // namespace lowering
+} // namespace aicf
