@@ -283,6 +283,17 @@ void multi_buffer_async_stages(std::vector<LoweredKernel> &kernels,
         MultiBuffer m(async);
         k.body = m.mutate(k.body);
         done.insert(m.done.begin(), m.done.end());
+        for (const std::string &f : k.funcs) {
+            if (!async.count(f) || m.done.count(f)) continue;
+            // Computed at a serial loop that runs once (and is gone): nothing to copy ahead.
+            const LoopLevel &at = env.at(f).schedule().compute_level;
+            bool at_gpu_loop = at.is_root() || at.is_inlined();
+            for (const std::string &v : k.loop_vars) {
+                const LoopNameParts parts = parse_loop_name(v);
+                at_gpu_loop = at_gpu_loop || (parts.func == at.func() && parts.var == at.var());
+            }
+            if (!at_gpu_loop) done.insert(f);
+        }
     }
     for (const auto &[f, stages] : async) {
         user_assert(done.count(f))

@@ -63,8 +63,9 @@ TEST(AOT, ArgvFormAndMetadata) {
     const Target built(m->target);
     EXPECT_NE(built.arch(), Target::Host);
     EXPECT_EQ(built.missing_cpu_features(), "");
-    if (built.arch() < Target::X86_64_v4)
+    if (built.arch() < Target::X86_64_v4) {
         EXPECT_NE(built.with_arch(Target::Arch(built.arch() + 1)).missing_cpu_features(), "");
+    }
     ASSERT_EQ(m->argument_count, 4);
     const char *names[] = {"in", "scale", "offset", "out"};
     const int kinds[] = {AICF_ARGUMENT_INPUT, AICF_ARGUMENT_SCALAR, AICF_ARGUMENT_SCALAR,

@@ -1,7 +1,8 @@
 // Random GPU schedules compute what the host computes, bit for bit.
 //
 // For a few pipelines (a pointwise chain, a two-stage stencil, a matmul with an epilogue, a
-// reduction of each row across GPU lanes or threads), draw GPU schedules: tile sizes that do not
+// reduction of each row across GPU lanes or threads, and a product on tensor cores, checked
+// against a double-precision loop instead), draw GPU schedules: tile sizes that do not
 // divide the sizes, producers inlined, in shared memory (at the block loop, with their own thread
 // mapping), in registers (inside the thread loops) or in device memory (their own kernel). Sizes
 // are at least the largest tile: a tile shifted inwards (the default tail) over a smaller extent
@@ -11,6 +12,7 @@
 // the seed and its index).
 
 #include "GPUTarget.h"
+#include "GemmGPU.h"
 #include "Reference.h"
 
 #include <gtest/gtest.h>
@@ -314,17 +316,87 @@ void row_reduction(Drawn &d) {
     }
 }
 
+// A matrix product on tensor cores (apps/common/GemmGPU.h) with drawn warps, warp tiles,
+// steps of k, input type, padded or plain staged rows, cp.async stages and epilogue, at
+// drawn sizes of at least one block's tile. The instruction's sums round differently from a
+// loop's, so the result is checked against a double-precision product of the same inputs,
+// within float32's (or TF32's) rounding, rather than bit for bit against the host.
+void tensor_core_gemm(Drawn &d) {
+    aicf_apps::GemmSchedule s;
+    static const int counts[] = {1, 2, 4};
+    s.warps = counts[d.pick(3)];
+    s.n_tiles = counts[d.pick(3)];
+    s.m_tiles = counts[d.pick(3)];
+    s.k_tiles = 1 + d.pick(2);
+    s.padded_rows = d.pick(2) == 1;
+    s.stages = 1 + d.pick(4);
+    static const Type types[] = {BFloat(16), Float(16), Float(32)};
+    const Type in = types[d.pick(3)];
+    const bool gelu = d.pick(2) == 1;
+    const int M = s.block_y() + d.pick(40), N = s.block_x() + d.pick(60), K = 1 + d.pick(100);
+    d.what << "gemm " << M << "x" << N << "x" << K << " " << in << " warps " << s.warps << " tiles "
+           << s.n_tiles << "x" << s.m_tiles << " k_tiles " << s.k_tiles
+           << (s.padded_rows ? " padded" : "") << " stages " << s.stages << (gelu ? " gelu" : "");
+    Buffer<> A(in, {K, M}, "A"), B(in, {N, K}, "B");
+    std::vector<double> a(size_t(K) * M), b(size_t(N) * K);
+    std::mt19937 rng(unsigned(M * 7 + N * 11 + K));
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    // Values every input type holds exactly (multiples of 1/64 in [-1, 1]).
+    auto fill = [&](const Buffer<> &buf, std::vector<double> &v, int w, int h) {
+        for (int j = 0; j < h; j++) {
+            for (int i = 0; i < w; i++) {
+                const float x = std::round(dist(rng) * 64.0f) / 64.0f;
+                v[size_t(j) * w + i] = x;
+                if (in == Float(32)) {
+                    Buffer<float> f(buf);
+                    f(i, j) = x;
+                } else if (in == Float(16)) {
+                    Buffer<float16_t> h(buf);
+                    h(i, j) = float16_t(x);
+                } else {
+                    Buffer<bfloat16_t> h(buf);
+                    h(i, j) = bfloat16_t(x);
+                }
+            }
+        }
+    };
+    fill(A, a, K, M);
+    fill(B, b, N, K);
+    aicf_apps::GemmEpilogue e;
+    e.gelu = gelu;
+    Buffer<float> C =
+        aicf_apps::gemm_tensor_cores(A, B, K, "gemm", e, {}, s).realize({N, M}, gpu_target)[0];
+    C.copy_to_host();
+    int bad = 0;
+    for (int j = 0; j < M && bad == 0; j++) {
+        for (int i = 0; i < N; i++) {
+            double want = 0, magnitude = 0;
+            for (int k = 0; k < K; k++) {
+                want += a[size_t(j) * K + k] * b[size_t(k) * N + i];
+                magnitude += std::abs(a[size_t(j) * K + k] * b[size_t(k) * N + i]);
+            }
+            if (gelu) want = 0.5 * want * (1 + std::erf(want / std::sqrt(2.0)));
+            // Inputs of 7 bits are exact in TF32 too: only the float32 sums round.
+            if (std::abs(C(i, j) - want) > 1e-5 * (1 + magnitude) && bad++ == 0) {
+                ADD_FAILURE() << d.what.str() << ": at (" << i << ", " << j << ") " << C(i, j)
+                              << ", want " << want;
+                break;
+            }
+        }
+    }
+}
+
 TEST(GPUScheduleProperty, RandomSchedulesMatchTheHost) {
     unsigned seed = unsigned(env_int("AICF_GPU_SCHEDULE_SEED", 1));
     int count = env_int("AICF_GPU_SCHEDULE_COUNT", 120);
     const int only = env_int("AICF_GPU_SCHEDULE_CASE", -1);
     count = std::max(count, only + 1);
     const std::function<void(Drawn &)> pipelines[] = {pointwise_chain, stencil, matmul,
-                                                      row_reduction};
+                                                      row_reduction, tensor_core_gemm};
     for (int i = 0; i < count; i++) {
         if (only >= 0 && i != only) continue;
         Drawn d(seed * 1000003u + unsigned(i));
-        const auto &pipeline = pipelines[i % 4];
+        const auto &pipeline = pipelines[i % 5];
         try {
             pipeline(d);
         } catch (const CompileError &e) {

@@ -200,7 +200,9 @@ TEST(TensorCores, PTXHoldsTheInstructionsAndPtxasTakesThem) {
           std::tuple{Float(32), true, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"}}) {
         const std::string ptx = backends::compile_kernels_to_ptx({mma_kernel(type, tf32)}, sm80);
         EXPECT_NE(ptx.find(instruction), std::string::npos) << ptx;
-        if (tf32) EXPECT_NE(ptx.find("cvt.rna.tf32.f32"), std::string::npos) << ptx;
+        if (tf32) {
+            EXPECT_NE(ptx.find("cvt.rna.tf32.f32"), std::string::npos) << ptx;
+        }
         if (!backends::ptxas_available()) continue;
         for (const char *arch : {"sm_80", "sm_90"}) {
             for (const backends::KernelResources &r : backends::assemble_ptx(ptx, arch)) {
