@@ -259,16 +259,24 @@ private:
 
     Stmt visit(const Store *op) override {
         if (!inside || op->name != kSharedMemoryName || !is_const_one(op->predicate)) return op;
-        const Load *l = op->value.as<Load>();
         const Type t = op->value.type();
+        Expr valid = Expr(int(t.lanes));
+        // A piece past the end of the input (a condition on the whole piece) is zero-filled:
+        // select(c, load, 0) copies select(c, all, none) of its elements.
+        Expr value = op->value;
+        if (const Select *sel = value.as<Select>()) {
+            if (!sel->condition.type().is_scalar() || !is_const_zero(sel->false_value)) return op;
+            valid = Select::make(sel->condition, valid, Expr(0));
+            value = sel->true_value;
+        }
+        const Load *l = value.as<Load>();
         const int bytes = t.bytes() * t.lanes;
         if (!l || l->name == kSharedMemoryName || !is_const_one(l->predicate) ||
             (bytes != 4 && bytes != 8 && bytes != 16))
             return op;
         Expr dst = aligned_base(op->index, t.lanes), src = aligned_base(l->index, t.lanes);
         if (!dst.defined() || !src.defined()) return op;
-        return gpu_cp_async(t.element_of(), t.lanes, kSharedMemoryName, dst, l->name, src,
-                            Expr(int(t.lanes)));
+        return gpu_cp_async(t.element_of(), t.lanes, kSharedMemoryName, dst, l->name, src, valid);
     }
 };
 

@@ -18,11 +18,11 @@ if [ -f "$root/.gpu_bundle/aicf-gpu.tar.xz" ]; then
   [ -f "$dir/lib/libdevice.10.bc" ] && export AICF_LIBDEVICE="$dir/lib/libdevice.10.bc"
 else
   run=()
-  "$root/scripts/build.sh" test_gpu lesson_05_gpu bench_gpu bench_norms aot_rms_norm_shared || exit 1
+  "$root/scripts/build.sh" test_gpu lesson_05_gpu bench_gpu bench_norms gemm aot_rms_norm_shared || exit 1
   build="${AICF_BUILD_DIR:-$root/build}"
   mkdir -p "$build/gpu_bin"
   ln -sf "$build/tests/test_gpu" "$build/tutorials/lesson_05_gpu" "$build/apps/bench_gpu/bench_gpu" \
-    "$build/apps/bench_norms/bench_norms" "$build/gpu_bin/"
+    "$build/apps/bench_norms/bench_norms" "$build/apps/gemm/gemm" "$build/gpu_bin/"
   bin="$build/gpu_bin"
 fi
 export AICF_DEVICE=cuda AICF_TEST_GPU_TARGET=host-cuda-sm_90
@@ -38,6 +38,9 @@ timeout 180 "${run[@]}" "$bin/bench_gpu" > "$logs/bench_gpu.log" 2>&1
 bench_rc=$?
 timeout 240 "${run[@]}" "$bin/bench_norms" > "$logs/bench_norms.log" 2>&1
 norms_rc=$?
+# The tensor-core GEMM's variants (types, fused epilogues; JIT and AOT) at 4096^3.
+timeout 180 "${run[@]}" "$bin/gemm" > "$logs/gemm.log" 2>&1
+gemm_rc=$?
 # A pipeline compiled ahead of time, called from PyTorch through DLPack (CUDA tensors in
 # place, CPU tensors copied), against PyTorch's own result. Needs the build tree.
 aot_rc=0
@@ -143,6 +146,8 @@ echo "== lesson 5: exit $lesson_rc"
 echo "== benchmarks: exit $bench_rc"
 tail -n 16 "$logs/bench_gpu.log"
 cat "$logs/torch_peer.log" | tail -n 5
+echo "== tensor-core GEMM variants: exit $gemm_rc"
+grep -E "^\| " "$logs/gemm.log" || tail -n 5 "$logs/gemm.log"
 echo "== norm benchmarks: exit $norms_rc"
 grep -E "^\| |copy peer" "$logs/bench_norms.log"
 grep -E "^\| " "$logs/torch_norms.log" || tail -n 3 "$logs/torch_norms.log"
@@ -154,4 +159,5 @@ if [ -n "${AICF_GPU_SWEEP:-}" ]; then
   grep -A3 -E "^=== seed|failed at schedule" "$logs/sweep_failures.log" | head -40
 fi
 [ $tests_rc -eq 0 ] && [ $lesson_rc -eq 0 ] && [ $bench_rc -eq 0 ] && [ $norms_rc -eq 0 ] &&
+  [ $gemm_rc -eq 0 ] &&
   [ $sweep_rc -eq 0 ] && [ $aot_rc -eq 0 ]

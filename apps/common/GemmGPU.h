@@ -55,19 +55,20 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
     const Type in = A.type();
     Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), xl("xl"), yh("yh"), xt("xt"),
         yt("yt"), wz("wz"), xm("xm"), ym("ym"), t("t"), tz("tz"), r("r"), xv("xv"), xo("xo");
-    RVar ko("ko"), ki("ki"), kk("kk");
-    // The reduction in whole steps of k; A and B are zero past K.
+    RVar ki("ki"), kk("kk");
+    // The reduction in whole steps of k (k.y steps of k.x), so that no step is partial even
+    // when K is known only when the pipeline runs; A and B are zero past K.
     const int step = schedule.k_step(in);
-    Expr k_padded = (K + (step - 1)) / step * step;
     const ir::IntImm *k_const = K.as<ir::IntImm>();
     const bool pad = !k_const || k_const->value % step != 0;
-    RDom k(0, k_padded, "k");
+    RDom k(0, step, 0, (K + (step - 1)) / step, "k");
+    Expr kk_at = k.y * step + k.x;
     Func a("a"), b("b"), prod("prod"), out = result ? *result : Func(name);
     Expr zero = cast(in, 0.0f);
     a(x, y) = pad ? select(x < K, A(min(x, K - 1), y), zero) : A(x, y);
     b(x, y) = pad ? select(y < K, B(x, min(y, K - 1)), zero) : B(x, y);
     prod(x, y) = 0.0f;
-    prod(x, y) += cast<float>(a(k, y)) * cast<float>(b(x, k));
+    prod(x, y) += cast<float>(a(kk_at, y)) * cast<float>(b(x, kk_at));
     Expr v = prod(x, y);
     if (epilogue.bias) v = v + cast<float>((*epilogue.bias)(x));
     if (epilogue.gelu) v = 0.5f * v * (1.0f + erf(v * 0.70710678f));
@@ -98,9 +99,8 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
         .split(x, wz, x, schedule.warp_x())
         .split(x, xt, xm, 8)
         .split(y, yt, ym, 16)
-        .split(k, ko, ki, step)
-        .split(ki, kk, ki, mma_k)
-        .reorder(xm, ym, ki, xt, yt, kk, wz, ko)
+        .split(k.x, kk, ki, mma_k)
+        .reorder(xm, ym, ki, xt, yt, kk, wz, k.y)
         .gpu_threads(wz)
         .unroll(xt)
         .unroll(yt)
@@ -109,7 +109,7 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
     // The staged tiles in 16-byte pieces, by all the block's threads in rounds.
     const int piece = 16 / in.bytes();
     auto stage = [&](Func f) {
-        f.compute_at(prod, ko)
+        f.compute_at(prod, k.y)
             .gpu_pipeline(schedule.stages, PipelineCopy::Async)
             .split(x, xo, xv, piece)
             .vectorize(xv)

@@ -1,0 +1,84 @@
+// The tensor-core matrix product (apps/common/GemmGPU.h) as generators, compiled ahead of time
+// into the libraries apps/gemm/CMakeLists.txt lists:
+//
+//   gemm                      C = A B                      A, B of A.type (bfloat16, float16
+//                                                          or float32, through TF32), C float32
+//   gemm_bias_gelu            C = GELU(A B + bias)         bias float32 along x
+//   gemm_bias_gelu_residual   C = GELU(A B + bias) + R     R and C bfloat16
+//
+// with C(x, y) = sum over k of A(k, y) B(x, k), K = A's extent along its first dimension.
+
+#include "GemmGPU.h"
+
+#include <string>
+
+using namespace aicf;
+
+namespace {
+
+// What the three share: inputs A and B of one type, the schedule's stages.
+template <typename Self> class GemmBase : public Generator<Self> {
+public:
+    GeneratorParam<int> stages{"stages", 3, 1, 4};
+    Input<Buffer<void, 2>> A{"A"};
+    Input<Buffer<void, 2>> B{"B"};
+
+protected:
+    Func product(const aicf_apps::GemmEpilogue &epilogue, const Func &out) {
+        if (A.type() != B.type()) {
+            throw CompileError("gemm: A is " + detail::type_text(A.type()) + " and B is " +
+                               detail::type_text(B.type()) +
+                               "; set A.type and B.type to one of bfloat16, float16, float32.");
+        }
+        aicf_apps::GemmSchedule s;
+        s.stages = stages;
+        return aicf_apps::gemm_tensor_cores(A.image(), B.image(), A.dim(0).extent(), "C", epilogue,
+                                            out, s);
+    }
+};
+
+class Gemm : public GemmBase<Gemm> {
+public:
+    Output<Buffer<float, 2>> C{"C"};
+    void generate() { product({}, Func(C)); }
+};
+
+class GemmBiasGelu : public GemmBase<GemmBiasGelu> {
+public:
+    Input<Buffer<float, 1>> bias{"bias"};
+    Output<Buffer<float, 2>> C{"C"};
+    void generate() {
+        Var x("x");
+        Func b("bias_f");
+        b(x) = bias(x);
+        aicf_apps::GemmEpilogue e;
+        e.bias = b;
+        e.gelu = true;
+        product(e, Func(C));
+    }
+};
+
+class GemmBiasGeluResidual : public GemmBase<GemmBiasGeluResidual> {
+public:
+    Input<Buffer<float, 1>> bias{"bias"};
+    Input<Buffer<bfloat16_t, 2>> residual{"residual"};
+    Output<Buffer<bfloat16_t, 2>> C{"C"};
+    void generate() {
+        Var x("x"), y("y");
+        Func b("bias_f"), r("residual_f");
+        b(x) = bias(x);
+        r(x, y) = residual(x, y);
+        aicf_apps::GemmEpilogue e;
+        e.bias = b;
+        e.gelu = true;
+        e.residual = r;
+        e.out_type = BFloat(16);
+        product(e, Func(C));
+    }
+};
+
+} // namespace
+
+AICF_REGISTER_GENERATOR(Gemm, gemm)
+AICF_REGISTER_GENERATOR(GemmBiasGelu, gemm_bias_gelu)
+AICF_REGISTER_GENERATOR(GemmBiasGeluResidual, gemm_bias_gelu_residual)
