@@ -144,7 +144,7 @@ grep -B2 -A8 -E "Failure|RuntimeError|CompileError|InternalError" "$logs/test_gp
 echo "== lesson 5: exit $lesson_rc"
 [ $lesson_rc -ne 0 ] && tail -n 15 "$logs/lesson_05_gpu.log"
 echo "== benchmarks: exit $bench_rc"
-tail -n 16 "$logs/bench_gpu.log"
+tail -n 19 "$logs/bench_gpu.log"
 cat "$logs/torch_peer.log" | tail -n 5
 echo "== tensor-core GEMM variants: exit $gemm_rc"
 grep -E "^\| " "$logs/gemm.log" || tail -n 5 "$logs/gemm.log"

@@ -8,8 +8,9 @@
 //                of A and B staged in shared memory for each step of the reduction
 //                (apps/common/MatmulGPU.h)
 //   gemm         bfloat16 inputs, float32 accumulation and result, on tensor cores (mma.sync
-//                fed by ldmatrix from padded shared tiles; apps/common/GemmGPU.h), at the
-//                sizes the GPU check script also times torch.matmul on
+//                fed by ldmatrix from padded shared tiles that cp.async fills in 3 stages;
+//                apps/common/GemmGPU.h), at the sizes the GPU check script also times
+//                torch.matmul on, and with other tiles and stages at 4096^3
 //
 // Kernels are compiled for the GPU's own architecture (sm_80 on the simulator) with fused
 // multiply-adds, as CUDA compilers compile by default and as the cuBLAS peer computes. The
@@ -219,7 +220,7 @@ void matmul(int w, int h, int K, int runs) {
 
 // C (N x M) = A (K x M) * B (N x K) in bfloat16 on tensor cores, float32 result; a sample of
 // points checked against a double-precision product of the same bfloat16 values.
-void gemm(int M, int N, int K, int runs) {
+void gemm(int M, int N, int K, int runs, const aicf_apps::GemmSchedule &schedule = {}) {
     Buffer<bfloat16_t> A({K, M}, "A"), B({N, K}, "B");
     std::mt19937 rng(5);
     std::uniform_real_distribution<float> d(-1.0f, 1.0f);
@@ -228,7 +229,7 @@ void gemm(int M, int N, int K, int runs) {
         for (int64_t i = 0; i < b->number_of_elements(); i++)
             p[i] = bfloat16_t(d(rng));
     }
-    Func out = aicf_apps::gemm_tensor_cores(A, B, K, "gemm");
+    Func out = aicf_apps::gemm_tensor_cores(A, B, K, "gemm", {}, {}, schedule);
     Buffer<float> C({N, M}, "C");
     const double ms = median_ms([&] { out.realize(C, target()); }, runs);
     C.copy_to_host();
@@ -247,7 +248,9 @@ void gemm(int M, int N, int K, int runs) {
     }
     char size[48], rate[64];
     std::snprintf(size, sizeof size, "%dx%dx%d", M, N, K);
-    std::snprintf(rate, sizeof rate, "%.1f TFLOP/s bf16", 2.0 * M * N * double(K) / (ms * 1e9));
+    std::snprintf(rate, sizeof rate, "%.1f TFLOP/s, %dx%d w%d s%d",
+                  2.0 * M * N * double(K) / (ms * 1e9), schedule.block_x(), schedule.block_y(),
+                  schedule.warps, schedule.stages);
     row("gemm", size, ms, 0, -1, rate, ok);
 }
 
@@ -277,7 +280,14 @@ int run(int argc, char **argv) {
         gemm(200, 136, 72, 1);
     } else {
         matmul(2048, 2048, 2048, 10);
-        gemm(4096, 4096, 4096, 10);
+        // The default schedule (128 x 64 tiles of 4 warps, 3 stages), then larger tiles and
+        // more stages at 4096^3, for choosing among them on the GPU at hand.
+        aicf_apps::GemmSchedule wide, wide_warps, deep;
+        wide.n_tiles = 8;     // 256 x 64, warps of 64 x 64
+        wide_warps.warps = 8; // 256 x 64, 8 warps of 32 x 64
+        deep.stages = 4;
+        for (const aicf_apps::GemmSchedule &s : {aicf_apps::GemmSchedule{}, wide, wide_warps, deep})
+            gemm(4096, 4096, 4096, 10, s);
         gemm(8192, 8192, 8192, 5);
         gemm(8192, 4096, 16384, 5);
     }

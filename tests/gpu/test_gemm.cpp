@@ -142,6 +142,22 @@ TEST(GemmTensorCores, SharedAccessesWithoutBankConflicts) {
     check_shared_accesses<float>(1, 1);
 }
 
+// Every version of the kernel (aligned buffers or not) without spills or a stack frame.
+void expect_no_spills(const Func &f, const Target &t) {
+    if (!backends::ptxas_available()) return;
+    const std::string report = f.kernel_resources(t);
+    auto count = [&](const std::string &what) {
+        int n = 0;
+        for (size_t at = report.find(what); at != std::string::npos; at = report.find(what, at + 1))
+            n++;
+        return n;
+    };
+    EXPECT_GT(count(" registers,"), 0) << report;
+    EXPECT_EQ(count(" 0 bytes spill stores, 0 bytes spill loads, 0 bytes stack frame"),
+              count(" registers,"))
+        << t.to_string() << ": " << report;
+}
+
 // The kernel is mma.sync fed by ldmatrix from shared memory that cp.async fills, with one
 // barrier per step, without local memory, and ptxas keeps it in registers on sm_80 and sm_90.
 TEST(GemmTensorCores, PTXIsMmaSyncWithoutSpills) {
@@ -165,11 +181,31 @@ TEST(GemmTensorCores, PTXIsMmaSyncWithoutSpills) {
         EXPECT_EQ(barriers, 2u) << ptx;
         EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"), std::string::npos)
             << ptx;
-        if (backends::ptxas_available()) {
-            const std::string report = out.kernel_resources(t);
-            EXPECT_NE(report.find(" 0 bytes spill stores, 0 bytes spill loads"), std::string::npos)
-                << arch << ": " << report;
-        }
+        expect_no_spills(out, t);
+    }
+}
+
+// The float (TF32) and fused-epilogue variants also fit in registers.
+TEST(GemmTensorCores, VariantsWithoutSpills) {
+    Buffer<float> A({256, 256}, "A"), B({256, 256}, "B");
+    Buffer<bfloat16_t> Ab({256, 256}, "Ab"), Bb({256, 256}, "Bb");
+    Var x("x"), y("y");
+    Func bias("bias"), residual("residual");
+    bias(x) = A(x, 0);
+    residual(x, y) = Ab(x, y);
+    aicf_apps::GemmEpilogue e;
+    e.bias = bias;
+    e.gelu = true;
+    e.residual = residual;
+    e.out_type = BFloat(16);
+    const Func tf32 = aicf_apps::gemm_tensor_cores(A, B, 256, "tf32");
+    const Func fused = aicf_apps::gemm_tensor_cores(Ab, Bb, 256, "fused", e);
+    for (const char *arch : {"sm_80", "sm_90"}) {
+        const Target t(std::string("host-cuda-") + arch);
+        EXPECT_NE(tf32.ptx(t).find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
+                  std::string::npos);
+        expect_no_spills(tf32, t);
+        expect_no_spills(fused, t);
     }
 }
 
