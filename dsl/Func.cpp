@@ -430,6 +430,15 @@ Func &Func::align_storage(const Var &var, const Expr &alignment) {
     return *this;
 }
 
+Func &Func::swizzle_storage() {
+    user_assert(func.args().size() >= 2)
+        << "swizzle_storage on Func " << name() << ": the swizzle permutes the 16-byte pieces of "
+        << "each row by the row's index, but " << name() << " has one dimension. Swizzle a "
+        << "tile of two or more.";
+    func.schedule().swizzled_storage = true;
+    return *this;
+}
+
 namespace {
 
 Func make_wrapper(const Function &f, const std::string &consumer) {

@@ -237,6 +237,13 @@ public:
     // Pads the stored extent of `var` to a multiple of `alignment` elements (e.g. to keep
     // rows aligned, or to shift rows across memory banks).
     Func &align_storage(const Var &var, const ir::Expr &alignment);
+    // An XOR swizzle of the storage, for tiles in GPU shared memory: the 16-byte pieces of
+    // each row (the innermost stored dimension) are permuted by the row's index (the next
+    // stored dimension), so that 8 consecutive rows read at one column (an ldmatrix, or a
+    // column of 16-byte pieces) fall in 8 different groups of banks, as padding the rows by
+    // 16 bytes would, without the padding. Rows must be 32, 64 or a multiple of 128 bytes
+    // long (a constant); each 16-byte piece stays whole, so accesses within one stay dense.
+    Func &swizzle_storage();
 
     // A wrapper: a new Func equal to this one that `consumer` reads instead of it, to be
     // scheduled on its own (the Halide way to stage a copy, e.g. a tile in shared memory).

@@ -141,6 +141,7 @@ struct FuncSchedule {
     bool store_level_set = false;   // false: storage goes where the Func is computed
     GPULaunchBounds launch_bounds;
     GPUPipeline gpu_pipeline;
+    bool swizzled_storage = false; // swizzle_storage(): 16-byte pieces XOR-permuted by row
 };
 
 } // namespace ir

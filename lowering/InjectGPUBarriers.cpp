@@ -91,6 +91,17 @@ std::optional<int64_t> evaluate(const Expr &e, const std::array<int64_t, 3> &thr
         return std::nullopt;
     }
     if (const Call *c = e.as<Call>()) {
+        // Bit operations: a swizzled layout's index (swizzle_storage).
+        if ((c->is_intrinsic(Intrinsic::bitwise_xor) || c->is_intrinsic(Intrinsic::bitwise_and) ||
+             c->is_intrinsic(Intrinsic::bitwise_or)) &&
+            c->args.size() == 2) {
+            auto x = evaluate(c->args[0], thread, var, value);
+            auto y = evaluate(c->args[1], thread, var, value);
+            if (!x || !y) return std::nullopt;
+            if (c->is_intrinsic(Intrinsic::bitwise_xor)) return *x ^ *y;
+            if (c->is_intrinsic(Intrinsic::bitwise_and)) return *x & *y;
+            return *x | *y;
+        }
         if (!c->is_intrinsic(Intrinsic::gpu_thread_index)) return std::nullopt;
         auto d = as_const_int(c->args[0]);
         if (!d || *d < 0 || *d > 2) return std::nullopt;

@@ -24,6 +24,7 @@
 #include "dsl/ir/IR.h"
 
 #include <array>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,9 @@ struct LoweredKernel {
     // with its wide accesses made lane by lane (version_wide_accesses).
     ir::Expr launch_condition;
     int fallback = -1;
+    // The Funcs whose stagings multi_buffer_async_stages laid out in stages, which
+    // copy_stages_asynchronously may then copy with cp.async (lowering only).
+    std::set<std::string> async_staged;
 
     int thread_count() const { return threads[0] * threads[1] * threads[2]; }
 };

@@ -290,6 +290,7 @@ void multi_buffer_async_stages(std::vector<LoweredKernel> &kernels,
     for (LoweredKernel &k : kernels) {
         MultiBuffer m(async);
         k.body = m.mutate(k.body);
+        k.async_staged = m.done;
         done.insert(m.done.begin(), m.done.end());
         for (const std::string &f : k.funcs) {
             if (!async.count(f) || m.done.count(f)) continue;
@@ -316,8 +317,14 @@ void copy_stages_asynchronously(std::vector<LoweredKernel> &kernels,
                                 const std::map<std::string, Function> &env) {
     const std::map<std::string, int> async = async_funcs(env);
     if (async.empty()) return;
-    for (LoweredKernel &k : kernels)
-        k.body = AsyncCopies(async).mutate(k.body);
+    for (LoweredKernel &k : kernels) {
+        // Only where the stagings wait for their copies (a loop of one iteration is gone,
+        // and its staging with it: plain stores there).
+        std::map<std::string, int> here;
+        for (const std::string &f : k.async_staged)
+            here[f] = async.at(f);
+        if (!here.empty()) k.body = AsyncCopies(here).mutate(k.body);
+    }
 }
 
 } // namespace lowering

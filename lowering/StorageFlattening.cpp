@@ -30,6 +30,13 @@ struct Layout {
     // the index leaves them out (a row held in registers, read at a row index the simplifier
     // cannot prove equal to the realized one, stays a register array with constant indices).
     std::vector<bool> single;
+    // swizzle_storage(): the 16-byte piece (`elements` long) of dimension `inner` that an
+    // element falls in is XORed with (row index / rows_per_key) % keys, the row index being
+    // its offset in dimension `row`.
+    struct Swizzle {
+        int inner = -1, row = -1;
+        int64_t elements = 0, keys = 0, rows_per_key = 1;
+    } swizzle;
 };
 
 Expr flat_index(const Layout &layout, const std::vector<Expr> &args) {
@@ -37,7 +44,18 @@ Expr flat_index(const Layout &layout, const std::vector<Expr> &args) {
     Expr index;
     for (size_t d = 0; d < args.size(); d++) {
         if (d < layout.single.size() && layout.single[d]) continue;
-        Expr term = Mul::make(Sub::make(args[d], layout.mins[d]), layout.strides[d]);
+        Expr offset = Sub::make(args[d], layout.mins[d]);
+        const Layout::Swizzle &sw = layout.swizzle;
+        if (int(d) == sw.inner) {
+            Expr row = Sub::make(args[size_t(sw.row)], layout.mins[size_t(sw.row)]);
+            Expr key = Mod::make(Div::make(row, make_const(Int(32), sw.rows_per_key)),
+                                 make_const(Int(32), sw.keys));
+            Expr e = make_const(Int(32), sw.elements);
+            Expr piece = Call::make(Int(32), Intrinsic::bitwise_xor, {Div::make(offset, e), key},
+                                    Call::PureIntrinsic);
+            offset = Add::make(Mul::make(piece, e), Mod::make(offset, e));
+        }
+        Expr term = Mul::make(offset, layout.strides[d]);
         index = index.defined() ? Add::make(index, term) : term;
     }
     return index.defined() ? index : make_zero(Int(32));
@@ -51,6 +69,41 @@ Layout buffer_layout(const std::string &buffer, int dims, const Parameter &param
     }
     l.param = param;
     return l;
+}
+
+// The swizzle of a Func in shared memory whose rows (its innermost stored dimension, of
+// `extents[0]` elements) are 2, 4 or a multiple of 8 pieces of 16 bytes.
+Layout::Swizzle swizzle_of(const Function &f, const std::vector<std::string> &order,
+                           const std::vector<Expr> &extents, const std::vector<Type> &types) {
+    Layout::Swizzle sw;
+    user_assert(order.size() >= 2)
+        << "swizzle_storage on Func " << f.name() << ": it has one dimension, so no rows.";
+    const int64_t bytes = types[0].bytes();
+    for (const Type &t : types)
+        user_assert(t.bytes() == bytes)
+            << "swizzle_storage on Func " << f.name() << ": its Tuple elements differ in size ("
+            << to_string(types[0]) << " and " << to_string(t) << "), so one permutation of "
+            << "16-byte pieces cannot serve them all.";
+    auto extent = as_const_int(simplify(extents[0]));
+    const int64_t row_bytes = extent ? *extent * bytes : 0;
+    const int64_t pieces = row_bytes / 16;
+    user_assert(extent && row_bytes % 16 == 0 && (pieces == 2 || pieces == 4 || pieces % 8 == 0))
+        << "swizzle_storage on Func " << f.name() << ": its rows (dimension " << order[0]
+        << ", stored innermost) are "
+        << (extent ? std::to_string(row_bytes) + " bytes long"
+                   : "of a length known only at run time")
+        << ", but the swizzle permutes the 16-byte pieces of rows of 32, 64 or a multiple of "
+        << "128 bytes. Compute it over a region of such a constant size along " << order[0]
+        << ", or pad it (align_storage).";
+    auto index_of = [&](const std::string &v) {
+        return int(std::find(f.args().begin(), f.args().end(), v) - f.args().begin());
+    };
+    sw.inner = index_of(order[0]);
+    sw.row = index_of(order[1]);
+    sw.elements = 16 / bytes;
+    sw.keys = std::min<int64_t>(pieces, 8);
+    sw.rows_per_key = 8 / sw.keys;
+    return sw;
 }
 
 class FlattenStorage : public IRMutator {
@@ -116,6 +169,8 @@ private:
             total = Mul::make(total, extent);
             extents.push_back(extent);
         }
+        if (sched.swizzled_storage && op->memory_type == MemoryType::GPUShared)
+            layout.swizzle = swizzle_of(f, order, extents, op->types);
         if (op->memory_type == MemoryType::Register) {
             layout.single.resize(op->bounds.size());
             for (size_t d = 0; d < op->bounds.size(); d++)

@@ -354,19 +354,29 @@ class UseLdmatrix : public IRMutator {
             index.push_back(l->index);
         }
         const Type element = v->args[0].type();
-        auto at_lane0 = [&](const Expr &e, int g_value) {
-            std::map<std::string, Expr> lane0 = {{var_name(g), Expr(g_value)},
-                                                 {var_name(t), Expr(0)}};
-            return simplify(substitute(lane0, e));
-        };
+        const int matrices = int(index.size()) / 2;
+        Expr supplied = affine_rows(index, transpose);
+        if (!supplied.defined()) supplied = permuted_rows(index, transpose);
+        if (!supplied.defined()) return Expr();
+        return gpu_ldmatrix(element, kSharedMemoryName, simplify(supplied), matrices, transpose);
+    }
+
+    Expr at(const Expr &e, const Expr &g_value, const Expr &t_value) const {
+        std::map<std::string, Expr> lane = {{var_name(g), g_value}, {var_name(t), t_value}};
+        return simplify(substitute(lane, e));
+    }
+
+    // Rows at a constant stride (the tile as its loops lay it out, padded or not): the row
+    // address lane l supplies is affine in l.
+    Expr affine_rows(const std::vector<Expr> &index, bool transpose) const {
         // Element 0 is (row 0, column 0) at lane 0; the next stored row is element 0 at g = 1
         // for A (rows g), element 1 at lane 0 for B (rows 2t + 1).
-        const Expr base = at_lane0(index[0], 0);
-        const Expr next_row = transpose ? at_lane0(index[1], 0) : at_lane0(index[0], 1);
+        const Expr base = at(index[0], Expr(0), Expr(0));
+        const Expr next_row =
+            transpose ? at(index[1], Expr(0), Expr(0)) : at(index[0], Expr(1), Expr(0));
         std::optional<int64_t> stride = as_const_int(simplify(Sub::make(next_row, base)));
         if (!stride || *stride % 8 != 0 || !can_prove(EQ::make(Mod::make(base, 8), 0)))
             return Expr();
-
         const Expr rs = make_const(Int(32), *stride);
         // Where register j, element e of this lane's ldmatrix result lies, against the load
         // it replaces.
@@ -387,8 +397,54 @@ class UseLdmatrix : public IRMutator {
         Expr supplied_row = Add::make(t, Mul::make(Mod::make(g, 4), 4));
         Expr supplied = Add::make(base, Mul::make(supplied_row, rs));
         if (!transpose) supplied = Add::make(supplied, Mul::make(Div::make(g, 4), 8));
-        return gpu_ldmatrix(element, kSharedMemoryName, simplify(supplied), int(index.size()) / 2,
-                            transpose);
+        return supplied;
+    }
+
+    // Rows whose 16-byte pieces are permuted (swizzle_storage): each 8-element row of each
+    // matrix is still one aligned piece, but where it starts is not affine in the lane, so each
+    // lane selects its row's start among the loads' own addresses.
+    Expr permuted_rows(const std::vector<Expr> &index, bool transpose) const {
+        Scope<Interval> lanes;
+        lanes.push(var_name(g), Interval(Expr(0), Expr(7)));
+        lanes.push(var_name(t), Interval(Expr(0), Expr(3)));
+        auto proved = [&](const Expr &e) { return can_prove(simplify(e, lanes), lanes); };
+        auto aligned = [&](const Expr &e) { return proved(EQ::make(Mod::make(e, 8), 0)); };
+        const Expr zero(0);
+        // Lane l = t + 4 g supplies row r = l % 8 of matrix l / 8.
+        const Expr r = Add::make(Mul::make(Mod::make(g, 2), 4), t);
+        if (!transpose) {
+            // Register j, element e of lane (g, t) is row g, column 2t + e of matrix j: the
+            // load of element 2j + e must be 2t + e past the start of that row, which the
+            // load of element 2j makes at t = 0.
+            for (size_t i = 0; i < index.size(); i++) {
+                const Expr start = at(index[i & ~size_t(1)], g, zero);
+                if (!aligned(start) ||
+                    !proved(EQ::make(
+                        index[i], Add::make(start, Add::make(Mul::make(t, 2), Expr(int(i) % 2))))))
+                    return Expr();
+            }
+            // Row r of matrix j starts where element 2j's load is at lane (r, 0).
+            Expr supplied = at(index[6], r, zero);
+            for (int j = 2; j >= 0; j--)
+                supplied = Select::make(EQ::make(Div::make(g, 2), Expr(j)),
+                                        at(index[size_t(2 * j)], r, zero), supplied);
+            return supplied;
+        }
+        // Transposed: register j, element e of lane (g, t) is stored row 2t + e, column g of
+        // matrix j: the load of element 2j + e must be g past where it is at g = 0.
+        for (size_t i = 0; i < index.size(); i++) {
+            const Expr start = at(index[i], zero, t);
+            if (!aligned(start) || !proved(EQ::make(index[i], Add::make(start, g)))) return Expr();
+        }
+        // Stored row r of matrix j (rows 8j + r of B) is element 2j + r % 2 at lane (0, r / 2).
+        auto row_start = [&](int j) {
+            const Expr half = Div::make(r, 2);
+            return Select::make(EQ::make(Mod::make(r, 2), zero),
+                                at(index[size_t(2 * j)], zero, half),
+                                at(index[size_t(2 * j + 1)], zero, half));
+        };
+        return Select::make(EQ::make(Mod::make(Div::make(g, 2), 2), zero), row_start(0),
+                            row_start(1));
     }
 
     static std::string var_name(const Expr &e) { return e.as<Variable>()->name; }

@@ -17,7 +17,8 @@
 //      elements, 16-byte aligned) and loads each fragment with one ldmatrix.
 //   2. Bank conflicts: the staged rows of B are 128 elements (256 bytes) long, so the 8 rows
 //      an ldmatrix reads all start in the same banks: 8 wavefronts where 1 would do.
-//      Padding the rows (align_storage) by 16 bytes shifts each row by 4 banks.
+//      Padding the rows (align_storage) by 16 bytes shifts each row by 4 banks; swizzling
+//      their 16-byte pieces (swizzle_storage) does the same without the padding.
 //   3. Stages: each step of k waits twice (the tiles are written, then read) and the loads
 //      from device memory are exposed. gpu_pipeline(3, PipelineCopy::Async) gives each tile
 //      3 buffers filled by cp.async 2 steps ahead; each step waits for its own copies and
@@ -131,7 +132,7 @@ int run() {
     Buffer<bfloat16_t> A = random_matrix<bfloat16_t>(K, M, 1, "A");
     Buffer<bfloat16_t> B = random_matrix<bfloat16_t>(N, K, 2, "B");
     aicf_apps::GemmSchedule plain;
-    plain.padded_rows = false;
+    plain.rows = aicf_apps::GemmSchedule::Rows::Plain;
     plain.stages = 1;
     Step warps = run("tensor cores: mma.sync on warp tiles, fragments by ldmatrix",
                      aicf_apps::gemm_tensor_cores(A, B, K, "warps", {}, {}, plain), A, B, sm80);
@@ -143,7 +144,7 @@ int run() {
 
     // 2. Rows padded by 16 bytes: each ldmatrix at its fewest wavefronts.
     aicf_apps::GemmSchedule padded = plain;
-    padded.padded_rows = true;
+    padded.rows = aicf_apps::GemmSchedule::Rows::Padded;
     Step pad = run("padded rows: no bank conflicts",
                    aicf_apps::gemm_tensor_cores(A, B, K, "padded", {}, {}, padded), A, B, sm80);
     b_read = pad.profile.find_instruction("load b[...]");
@@ -151,6 +152,20 @@ int run() {
            "ldmatrix of B: 2 wavefronts (256 bytes)");
     expect(pad.profile.shared_wavefronts() * 2 < warps.profile.shared_wavefronts(),
            "less than half the shared-memory wavefronts in all");
+
+    // 2b. Or the rows' 16-byte pieces swizzled (swizzle_storage): piece p of row r is stored
+    //     at p ^ (r % 8), so the 8 rows an ldmatrix reads start in 8 different groups of
+    //     banks, with no padding. Lowering still proves each row of 8 elements one aligned
+    //     piece, and each lane gives ldmatrix its row's start.
+    aicf_apps::GemmSchedule swizzled = plain;
+    swizzled.rows = aicf_apps::GemmSchedule::Rows::Swizzled;
+    Step swz = run("swizzled rows: no bank conflicts, no padding",
+                   aicf_apps::gemm_tensor_cores(A, B, K, "swizzled", {}, {}, swizzled), A, B, sm80);
+    b_read = swz.profile.find_instruction("load b[...]");
+    expect(b_read && b_read->wavefronts_per_request() == 2.0,
+           "ldmatrix of B: 2 wavefronts, as with padding");
+    expect(count(swz.ptx, "ldmatrix") == count(pad.ptx, "ldmatrix"),
+           "every fragment still one ldmatrix");
 
     // 3. Three stages of cp.async: one barrier per step of k instead of two.
     Step staged =

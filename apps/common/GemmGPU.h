@@ -32,11 +32,13 @@ struct GemmEpilogue {
 // The schedule's choices. The defaults are the schedule above; lesson 11 of the tutorial
 // compares them, and the GPU property test draws them.
 struct GemmSchedule {
-    int warps = 4;           // along x, each warp_x() = 8 n_tiles columns wide
-    int n_tiles = 4;         // instruction tiles (8 columns) per warp along x
-    int m_tiles = 4;         // instruction tiles (16 rows) per warp, and block, along y
-    int k_tiles = 2;         // instruction steps (16 of k; 8 for float) per staged step of k
-    bool padded_rows = true; // staged rows padded against bank conflicts
+    int warps = 4;   // along x, each warp_x() = 8 n_tiles columns wide
+    int n_tiles = 4; // instruction tiles (8 columns) per warp along x
+    int m_tiles = 4; // instruction tiles (16 rows) per warp, and block, along y
+    int k_tiles = 2; // instruction steps (16 of k; 8 for float) per staged step of k
+    // How the staged tiles' rows are stored: as they come (an ldmatrix of 8 rows may fall in
+    // one group of banks), padded by 16 bytes, or with their 16-byte pieces swizzled.
+    enum class Rows { Plain, Padded, Swizzled } rows = Rows::Padded;
     int stages = 3; // cp.async stages; 1: copies by plain loads and stores, two barriers a step
 
     int warp_x() const { return 8 * n_tiles; }
@@ -119,13 +121,28 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
             .split(t, ty, tx, 4)
             .gpu_threads(tx, ty, tz);
     };
-    // Rows padded so that the eight rows an ldmatrix (or a fragment's loads) reads at once
-    // fall in different banks: A's by 16 bytes, B's by 8 elements.
+    // Rows padded or swizzled so that the eight rows an ldmatrix (or a fragment's loads)
+    // reads at once fall in different banks: A's padded by 16 bytes, B's by 8 elements.
     stage(a);
     stage(b);
-    if (schedule.padded_rows) {
+    if (schedule.rows == GemmSchedule::Rows::Padded) {
         a.align_storage(x, step + 16 / in.bytes());
         b.align_storage(x, schedule.block_x() + 8);
+    } else if (schedule.rows == GemmSchedule::Rows::Swizzled) {
+        // A swizzle permutes the 16-byte pieces of rows of 32, 64 or 128k bytes; a shorter
+        // row (B's, 8 elements wide) is padded instead.
+        auto swizzles = [](int bytes) {
+            const int pieces = bytes / 16;
+            return bytes % 16 == 0 && (pieces == 2 || pieces == 4 || pieces % 8 == 0);
+        };
+        if (swizzles(step * in.bytes()))
+            a.swizzle_storage();
+        else
+            a.align_storage(x, step + 16 / in.bytes());
+        if (swizzles(schedule.block_x() * in.bytes()))
+            b.swizzle_storage();
+        else
+            b.align_storage(x, schedule.block_x() + 8);
     }
     return out;
 }

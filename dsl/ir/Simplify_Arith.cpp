@@ -661,6 +661,36 @@ Expr Simplify::visit(const Load *op) {
     return Load::make(op->type, op->name, index, predicate, op->param);
 }
 
+// The pure intrinsics computed lane by lane.
+static bool elementwise(Intrinsic i) {
+    switch (i) {
+    case Intrinsic::abs:
+    case Intrinsic::bitwise_and:
+    case Intrinsic::bitwise_or:
+    case Intrinsic::bitwise_xor:
+    case Intrinsic::bitwise_not:
+    case Intrinsic::shift_left:
+    case Intrinsic::shift_right:
+    case Intrinsic::sqrt:
+    case Intrinsic::rsqrt:
+    case Intrinsic::exp:
+    case Intrinsic::log:
+    case Intrinsic::tanh:
+    case Intrinsic::erf:
+    case Intrinsic::pow:
+    case Intrinsic::fma:
+    case Intrinsic::floor:
+    case Intrinsic::ceil:
+    case Intrinsic::round:
+    case Intrinsic::trunc:
+    case Intrinsic::is_nan:
+    case Intrinsic::is_inf:
+        return true;
+    default:
+        return false;
+    }
+}
+
 Expr Simplify::fold_call(const Call *op, const std::vector<Expr> &args) {
     Type t = op->type;
     if (op->call_type != Call::PureIntrinsic || args.empty()) return Expr();
@@ -734,6 +764,22 @@ Expr Simplify::visit(const Call *op) {
     std::vector<Expr> args;
     bool changed = mutate_exprs(op->args, args);
     if (Expr folded = fold_call(op, args); folded.defined()) return folded;
+    // An element-wise operation of broadcasts is the broadcast of the scalar operation, so
+    // that an index built of them (a swizzled layout's) stays a dense ramp.
+    if (op->call_type == Call::PureIntrinsic && op->type.lanes > 1 && elementwise(op->intrinsic)) {
+        std::vector<Expr> scalars;
+        for (const Expr &a : args) {
+            const Broadcast *b = a.as<Broadcast>();
+            if (!b || b->lanes != op->type.lanes) break;
+            scalars.push_back(b->value);
+        }
+        if (scalars.size() == args.size()) {
+            auto *n = new Call(*op);
+            n->type = op->type.element_of();
+            n->args = std::move(scalars);
+            return Broadcast::make(mutate(Expr(n)), op->type.lanes);
+        }
+    }
     if (!changed) return op;
     auto *n = new Call(*op);
     n->args = std::move(args);

@@ -572,3 +572,23 @@ TEST(GPUScheduleErrors, TensorCores) {
     msg = message_of<CompileError>([&] { Stage(f.function(), 0).gpu_mma(x, x, x); });
     EXPECT_CONTAINS(msg, "gpu_mma() applies to an update");
 }
+
+// swizzle_storage: a Func of one dimension, and rows the swizzle cannot permute.
+TEST(GPUScheduleErrors, SwizzledStorage) {
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func line("line");
+    line(x) = x;
+    std::string msg = message_of<CompileError>([&] { line.swizzle_storage(); });
+    EXPECT_CONTAINS(msg, "swizzle_storage on Func line: the swizzle permutes the 16-byte pieces "
+                         "of each row by the row's index, but line has one dimension.");
+    Buffer<float> in({48, 48}, "in");
+    Func tile("tile"), out("out");
+    tile(x, y) = in(x, y);
+    out(x, y) = tile(x, y) * 2.0f;
+    out.gpu_tile(x, y, bx, by, tx, ty, 12, 8);
+    tile.compute_at(out, bx).store_in(MemoryType::GPUShared).gpu_threads(x, y).swizzle_storage();
+    msg = message_of<CompileError>([&] { out.realize({48, 48}, gpu_target); });
+    EXPECT_CONTAINS(msg, "swizzle_storage on Func tile: its rows (dimension x, stored innermost) "
+                         "are 48 bytes long, but the swizzle permutes the 16-byte pieces of rows "
+                         "of 32, 64 or a multiple of 128 bytes.");
+}

@@ -112,14 +112,19 @@ TEST(GemmTensorCores, FusedEpilogue) {
 // (16-bit inputs) or by the fragments' own loads (float), every request at the fewest
 // wavefronts its bytes need, the padded rows putting the eight rows a request touches in
 // different banks; and the tensor cores do the product's flops exactly once.
-template <typename T> void check_shared_accesses(int minimum_a_read, int minimum_b_read) {
+template <typename T>
+void check_shared_accesses(
+    int minimum_a_read, int minimum_b_read,
+    aicf_apps::GemmSchedule::Rows rows = aicf_apps::GemmSchedule::Rows::Padded) {
     const int M = 64, N = 128, K = 64;
     Buffer<T> A({K, M}, "A"), B({N, K}, "B");
     fill_random(A, -1, 1, 13);
     fill_random(B, -1, 1, 14);
     aicf_test::ScopedEnv sim("AICF_DEVICE", "sim");
     backends::sim::ProfileRecorder recorder;
-    aicf_apps::gemm_tensor_cores(A, B, K, "gemm").realize({N, M}, gpu_target);
+    aicf_apps::GemmSchedule schedule;
+    schedule.rows = rows;
+    aicf_apps::gemm_tensor_cores(A, B, K, "gemm", {}, {}, schedule).realize({N, M}, gpu_target);
     ASSERT_EQ(recorder.launches().size(), 1u);
     const backends::sim::KernelProfile &k = recorder.launches().back();
     EXPECT_EQ(k.tensor_flops, int64_t(2) * M * N * K);
@@ -140,6 +145,8 @@ TEST(GemmTensorCores, SharedAccessesWithoutBankConflicts) {
     check_shared_accesses<bfloat16_t>(4, 2);
     // A float fragment element is one 4-byte load per lane: one wavefront.
     check_shared_accesses<float>(1, 1);
+    // The same with the rows' 16-byte pieces swizzled instead of padded.
+    check_shared_accesses<bfloat16_t>(4, 2, aicf_apps::GemmSchedule::Rows::Swizzled);
 }
 
 // Every version of the kernel (aligned buffers or not) without spills or a stack frame.

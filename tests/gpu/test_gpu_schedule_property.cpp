@@ -328,15 +328,15 @@ void tensor_core_gemm(Drawn &d) {
     s.n_tiles = counts[d.pick(3)];
     s.m_tiles = counts[d.pick(3)];
     s.k_tiles = 1 + d.pick(2);
-    s.padded_rows = d.pick(2) == 1;
+    s.rows = aicf_apps::GemmSchedule::Rows(d.pick(3));
     s.stages = 1 + d.pick(4);
     static const Type types[] = {BFloat(16), Float(16), Float(32)};
     const Type in = types[d.pick(3)];
     const bool gelu = d.pick(2) == 1;
     const int M = s.block_y() + d.pick(40), N = s.block_x() + d.pick(60), K = 1 + d.pick(100);
     d.what << "gemm " << M << "x" << N << "x" << K << " " << in << " warps " << s.warps << " tiles "
-           << s.n_tiles << "x" << s.m_tiles << " k_tiles " << s.k_tiles
-           << (s.padded_rows ? " padded" : "") << " stages " << s.stages << (gelu ? " gelu" : "");
+           << s.n_tiles << "x" << s.m_tiles << " k_tiles " << s.k_tiles << " rows " << int(s.rows)
+           << " stages " << s.stages << (gelu ? " gelu" : "");
     Buffer<> A(in, {K, M}, "A"), B(in, {N, K}, "B");
     std::vector<double> a(size_t(K) * M), b(size_t(N) * K);
     std::mt19937 rng(unsigned(M * 7 + N * 11 + K));
