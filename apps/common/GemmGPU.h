@@ -67,7 +67,18 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
     Expr kk_at = k.y * step + k.x;
     Func a("a"), b("b"), prod("prod"), out = result ? *result : Func(name);
     Expr zero = cast(in, 0.0f);
-    a(x, y) = pad ? select(x < K, A(min(x, K - 1), y), zero) : A(x, y);
+    // A is staged in 16-byte pieces along k: where K is a known multiple of a piece, each
+    // piece is wholly inside or past K, and the test is made per piece (a piece past the end is
+    // then a cp.async that zero-fills it); otherwise element by element.
+    const int piece = 16 / in.bytes();
+    if (!pad) {
+        a(x, y) = A(x, y);
+    } else if (k_const && k_const->value % piece == 0) {
+        Expr p = x / piece, last = int(k_const->value / piece) - 1;
+        a(x, y) = select(p <= last, A(min(p, last) * piece + x % piece, y), zero);
+    } else {
+        a(x, y) = select(x < K, A(min(x, K - 1), y), zero);
+    }
     b(x, y) = pad ? select(y < K, B(x, min(y, K - 1)), zero) : B(x, y);
     prod(x, y) = 0.0f;
     prod(x, y) += cast<float>(a(kk_at, y)) * cast<float>(b(x, kk_at));
@@ -109,7 +120,6 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
         .unroll(kk)
         .gpu_mma(xm, ym, ki);
     // The staged tiles in 16-byte pieces, by all the block's threads in rounds.
-    const int piece = 16 / in.bytes();
     auto stage = [&](Func f) {
         f.compute_at(prod, k.y)
             .gpu_pipeline(schedule.stages, PipelineCopy::Async)
