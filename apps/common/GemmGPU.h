@@ -40,6 +40,12 @@ struct GemmSchedule {
     // one group of banks), padded by 16 bytes, or with their 16-byte pieces swizzled.
     enum class Rows { Plain, Padded, Swizzled } rows = Rows::Padded;
     int stages = 3; // cp.async stages; 1: copies by plain loads and stores, two barriers a step
+    // Where K is known only at run time: read A in whole 16-byte pieces along k, so that every
+    // piece (the last one zero-filled past K) is one cp.async. K must then be a multiple of a
+    // piece (8 elements of 16 bits, 4 of 32): otherwise A reads past its end, which the
+    // pipeline refuses when it runs (a RuntimeError naming A). Where false, any K is taken,
+    // and A's pieces are read element by element.
+    bool k_in_pieces = false;
 
     int warp_x() const { return 8 * n_tiles; }
     int block_x() const { return warps * warp_x(); }
@@ -73,8 +79,8 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
     const int piece = 16 / in.bytes();
     if (!pad) {
         a(x, y) = A(x, y);
-    } else if (k_const && k_const->value % piece == 0) {
-        Expr p = x / piece, last = int(k_const->value / piece) - 1;
+    } else if ((k_const && k_const->value % piece == 0) || (!k_const && schedule.k_in_pieces)) {
+        Expr p = x / piece, last = (K + (piece - 1)) / piece - 1;
         a(x, y) = select(p <= last, A(min(p, last) * piece + x % piece, y), zero);
     } else {
         a(x, y) = select(x < K, A(min(x, K - 1), y), zero);

@@ -12,6 +12,7 @@
 #include "dsl/aicf.h"
 
 #include "gemm_bfloat16.h"
+#include "gemm_bfloat16_k8.h"
 #include "gemm_bias_gelu_bfloat16.h"
 #include "gemm_bias_gelu_residual_bfloat16.h"
 #include "gemm_float16.h"
@@ -76,7 +77,8 @@ Buffer<> random_matrix(Type t, int w, int h, unsigned seed, const char *name) {
     return b;
 }
 
-enum class Epilogue { None, BiasGelu, BiasGeluResidual };
+// The last: the plain product through the library built for a K in 16-byte pieces.
+enum class Epilogue { None, BiasGelu, BiasGeluResidual, NoneKInPieces };
 
 void run(Type in, Epilogue epilogue, int M, int N, int K, int runs) {
     Buffer<> A = random_matrix(in, K, M, 1, "A"), B = random_matrix(in, N, K, 2, "B");
@@ -90,7 +92,8 @@ void run(Type in, Epilogue epilogue, int M, int N, int K, int runs) {
     fb(x) = bias1(x);
     fr(x, y) = Buffer<bfloat16_t>(residual)(x, y);
     aicf_apps::GemmEpilogue e;
-    if (epilogue != Epilogue::None) {
+    const bool plain = epilogue == Epilogue::None || epilogue == Epilogue::NoneKInPieces;
+    if (!plain) {
         e.bias = fb;
         e.gelu = true;
     }
@@ -113,6 +116,8 @@ void run(Type in, Epilogue epilogue, int M, int N, int K, int runs) {
         rc = gemm_bias_gelu_residual_bfloat16(&a.t, &b.t, &bt.t, &rt.t, &c.t);
     } else if (epilogue == Epilogue::BiasGelu) {
         rc = gemm_bias_gelu_bfloat16(&a.t, &b.t, &bt.t, &c.t);
+    } else if (epilogue == Epilogue::NoneKInPieces) {
+        rc = gemm_bfloat16_k8(&a.t, &b.t, &c.t);
     } else if (in == BFloat(16)) {
         rc = gemm_bfloat16(&a.t, &b.t, &c.t);
     } else if (in == Float(16)) {
@@ -136,7 +141,7 @@ void run(Type in, Epilogue epilogue, int M, int N, int K, int runs) {
                 want += term;
                 magnitude += std::fabs(term);
             }
-            if (epilogue != Epilogue::None) {
+            if (!plain) {
                 want += value(bias, i, 0);
                 want = 0.5 * want * (1 + std::erf(want / std::sqrt(2.0)));
             }
@@ -147,7 +152,8 @@ void run(Type in, Epilogue epilogue, int M, int N, int K, int runs) {
             ok = ok && std::fabs(value(C, i, j) - want) <= tolerance;
         }
     }
-    static const char *const names[] = {"C = A B", "GELU(A B + bias)", "GELU(A B + bias) + R"};
+    static const char *const names[] = {"C = A B", "GELU(A B + bias)", "GELU(A B + bias) + R",
+                                        "C = A B, K%8 = 0"};
     const std::string type = in == Float(32) ? "tf32" : in == Float(16) ? "f16" : "bf16";
     char size[40];
     std::snprintf(size, sizeof size, "%dx%dx%d", M, N, K);
@@ -184,6 +190,20 @@ int main(int argc, char **argv) {
                 run(t, Epilogue::None, M, N, K, runs);
             run(BFloat(16), Epilogue::BiasGelu, M, N, K, runs);
             run(BFloat(16), Epilogue::BiasGeluResidual, M, N, K, runs);
+            if (K % 8 == 0) run(BFloat(16), Epilogue::NoneKInPieces, M, N, K, runs);
+        }
+        // The library for a K in 16-byte pieces refuses another K, naming A.
+        {
+            Buffer<> A = random_matrix(BFloat(16), 70, 64, 5, "A");
+            Buffer<> B = random_matrix(BFloat(16), 128, 70, 6, "B");
+            Buffer<> C(Float(32), {128, 64}, "C");
+            Tensor a(A), b(B), c(C);
+            const int rc = gemm_bfloat16_k8(&a.t, &b.t, &c.t);
+            const std::string error = rc != 0 ? aicf_last_error() : "";
+            const bool refused = rc != 0 && error.find("A") != std::string::npos;
+            std::printf("\nK = 70 through the K%%8 = 0 library: %s (%s)\n",
+                        refused ? "refused" : "NOT refused", error.c_str());
+            failures += !refused;
         }
         std::printf(
             "\nAOT: the library compiled ahead of time gives the JIT's bits (same) or not.\n"

@@ -7,6 +7,8 @@
 //   gemm_bias_gelu_residual   C = GELU(A B + bias) + R     R and C bfloat16
 //
 // with C(x, y) = sum over k of A(k, y) B(x, k), K = A's extent along its first dimension.
+// k_in_pieces=true builds take only a K that is a multiple of 16 bytes of elements, and copy
+// all of A asynchronously.
 
 #include "GemmGPU.h"
 
@@ -20,6 +22,8 @@ namespace {
 template <typename Self> class GemmBase : public Generator<Self> {
 public:
     GeneratorParam<int> stages{"stages", 3, 1, 4};
+    // K a multiple of 16 bytes of elements (GemmSchedule::k_in_pieces), checked when it runs.
+    GeneratorParam<bool> k_in_pieces{"k_in_pieces", false};
     Input<Buffer<void, 2>> A{"A"};
     Input<Buffer<void, 2>> B{"B"};
 
@@ -32,6 +36,7 @@ protected:
         }
         aicf_apps::GemmSchedule s;
         s.stages = stages;
+        s.k_in_pieces = k_in_pieces;
         return aicf_apps::gemm_tensor_cores(A.image(), B.image(), A.dim(0).extent(), "C", epilogue,
                                             out, s);
     }
