@@ -301,6 +301,17 @@ void multi_buffer_async_stages(std::vector<LoweredKernel> &kernels,
                 const LoopNameParts parts = parse_loop_name(v);
                 at_gpu_loop = at_gpu_loop || (parts.func == at.func() && parts.var == at.var());
             }
+            // Still there: the Func is not a tile in shared memory.
+            bool loop_remains = false;
+            visit_each<For>(k.body, [&](const For *l) {
+                const LoopNameParts parts = parse_loop_name(l->name);
+                loop_remains = loop_remains || (parts.func == at.func() && parts.var == at.var());
+            });
+            user_assert(at_gpu_loop || !loop_remains)
+                << "gpu_pipeline(" << async.at(f) << ", PipelineCopy::Async) on Func " << f << ": "
+                << f << " is computed at " << at.func() << "'s loop " << at.var()
+                << " but not stored in GPU shared memory, where its copies would go. "
+                << "store_in(MemoryType::GPUShared).";
             if (!at_gpu_loop) done.insert(f);
         }
     }

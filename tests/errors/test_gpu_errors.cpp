@@ -592,3 +592,35 @@ TEST(GPUScheduleErrors, SwizzledStorage) {
                          "are 48 bytes long, but the swizzle permutes the 16-byte pieces of rows "
                          "of 32, 64 or a multiple of 128 bytes.");
 }
+
+// gpu_pipeline with asynchronous copies: two tiles at one loop with different stages, or one
+// of them without.
+TEST(GPUScheduleErrors, AsyncPipeline) {
+    Buffer<float> A({64, 64}, "A"), B({64, 64}, "B");
+    auto product = [&](int a_stages, int b_stages) {
+        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+        RDom k(0, 64, "k");
+        RVar ko("ko"), ki("ki");
+        Func a("a"), b("b"), prod("prod"), out("out");
+        a(x, y) = A(x, y);
+        b(x, y) = B(x, y);
+        prod(x, y) = 0.0f;
+        prod(x, y) += a(k, y) * b(x, k);
+        out(x, y) = prod(x, y);
+        out.gpu_tile(x, y, bx, by, tx, ty, 16, 16);
+        prod.compute_at(out, bx).gpu_threads(x, y);
+        prod.update().split(k, ko, ki, 8).reorder(ki, x, y, ko).gpu_threads(x, y);
+        a.compute_at(prod, ko).gpu_threads(x, y).gpu_pipeline(a_stages, PipelineCopy::Async);
+        b.compute_at(prod, ko).gpu_threads(x, y);
+        if (b_stages > 1) b.gpu_pipeline(b_stages, PipelineCopy::Async);
+        return out;
+    };
+    std::string msg = message_of<CompileError>([&] {
+        product(3, 2).realize({64, 64}, gpu_target);
+    });
+    EXPECT_CONTAINS(msg, "both are staged at ko of prod.update(0) with asynchronous copies, in 3 "
+                         "and 2 stages");
+    msg = message_of<CompileError>([&] { product(3, 1).realize({64, 64}, gpu_target); });
+    EXPECT_CONTAINS(msg, "b is also staged in shared memory at ko of prod.update(0), without "
+                         "asynchronous copies");
+}
