@@ -332,9 +332,14 @@ class UseLdmatrix : public IRMutator {
         std::vector<Expr> args = {mutate(op->args[0]), mutate(op->args[1]), mutate(op->args[2])};
         std::optional<MMAShape> shape = mma_shape(args[0].type(), args[1].type(), args[2].type());
         if (!shape || shape->tf32) return gpu_mma(args[0], args[1], args[2]);
-        for (int operand = 0; operand < 2; operand++)
-            if (Expr l = by_ldmatrix(args[size_t(operand)], operand == 1); l.defined())
-                args[size_t(operand)] = l;
+        // A is read as stored (rows m, consecutive k) or transposed (rows k); B transposed
+        // (rows k, consecutive n) or as stored (rows n).
+        for (int operand = 0; operand < 2; operand++) {
+            const bool b = operand == 1;
+            Expr l = by_ldmatrix(args[size_t(operand)], b, b);
+            if (!l.defined()) l = by_ldmatrix(args[size_t(operand)], b, !b);
+            if (l.defined()) args[size_t(operand)] = l;
+        }
         return gpu_mma(args[0], args[1], args[2]);
     }
 
@@ -342,7 +347,7 @@ class UseLdmatrix : public IRMutator {
     // m, 8 consecutive k each; lane 8j + r supplies row r of matrix j, matrices j = (rows
     // 0-7, k 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15)); B as two stored with rows k (8
     // consecutive n each), read transposed.
-    Expr by_ldmatrix(const Expr &operand, bool transpose) const {
+    Expr by_ldmatrix(const Expr &operand, bool b_operand, bool transpose) const {
         const Call *v = operand.as<Call>();
         if (!v || !v->is_intrinsic(Intrinsic::make_vector)) return Expr();
         std::vector<Expr> index;
@@ -355,7 +360,7 @@ class UseLdmatrix : public IRMutator {
         }
         const Type element = v->args[0].type();
         const int matrices = int(index.size()) / 2;
-        Expr supplied = affine_rows(index, transpose);
+        Expr supplied = transpose == b_operand ? affine_rows(index, transpose) : Expr();
         if (!supplied.defined()) supplied = permuted_rows(index, transpose);
         if (!supplied.defined()) return Expr();
         return gpu_ldmatrix(element, kSharedMemoryName, simplify(supplied), matrices, transpose);
@@ -404,6 +409,7 @@ class UseLdmatrix : public IRMutator {
     // matrix is still one aligned piece, but where it starts is not affine in the lane, so each
     // lane selects its row's start among the loads' own addresses.
     Expr permuted_rows(const std::vector<Expr> &index, bool transpose) const {
+        const int matrices = int(index.size()) / 2;
         Scope<Interval> lanes;
         lanes.push(var_name(g), Interval(Expr(0), Expr(7)));
         lanes.push(var_name(t), Interval(Expr(0), Expr(3)));
@@ -424,11 +430,8 @@ class UseLdmatrix : public IRMutator {
                     return Expr();
             }
             // Row r of matrix j starts where element 2j's load is at lane (r, 0).
-            Expr supplied = at(index[6], r, zero);
-            for (int j = 2; j >= 0; j--)
-                supplied = Select::make(EQ::make(Div::make(g, 2), Expr(j)),
-                                        at(index[size_t(2 * j)], r, zero), supplied);
-            return supplied;
+            return select_matrix([&](int j) { return at(index[size_t(2 * j)], r, zero); },
+                                 matrices);
         }
         // Transposed: register j, element e of lane (g, t) is stored row 2t + e, column g of
         // matrix j: the load of element 2j + e must be g past where it is at g = 0.
@@ -436,15 +439,24 @@ class UseLdmatrix : public IRMutator {
             const Expr start = at(index[i], zero, t);
             if (!aligned(start) || !proved(EQ::make(index[i], Add::make(start, g)))) return Expr();
         }
-        // Stored row r of matrix j (rows 8j + r of B) is element 2j + r % 2 at lane (0, r / 2).
+        // Stored row r of matrix j is element 2j + r % 2 at lane (0, r / 2).
         auto row_start = [&](int j) {
             const Expr half = Div::make(r, 2);
             return Select::make(EQ::make(Mod::make(r, 2), zero),
                                 at(index[size_t(2 * j)], zero, half),
                                 at(index[size_t(2 * j + 1)], zero, half));
         };
-        return Select::make(EQ::make(Mod::make(Div::make(g, 2), 2), zero), row_start(0),
-                            row_start(1));
+        return select_matrix(row_start, matrices);
+    }
+
+    // The row address lane t + 4 g supplies: that of matrix (g / 2) % matrices (lanes past the
+    // last matrix, whose addresses ldmatrix ignores, repeat the first ones).
+    template <typename F> Expr select_matrix(F &&row_of_matrix, int matrices) const {
+        const Expr j = Mod::make(Div::make(g, 2), matrices);
+        Expr supplied = row_of_matrix(matrices - 1);
+        for (int m = matrices - 2; m >= 0; m--)
+            supplied = Select::make(EQ::make(j, Expr(m)), row_of_matrix(m), supplied);
+        return supplied;
     }
 
     static std::string var_name(const Expr &e) { return e.as<Variable>()->name; }

@@ -33,10 +33,12 @@ ir::Stmt lower_warp_matrix_updates(const ir::Stmt &s,
                                    const Target &target);
 
 // The 16-bit operands of each gpu_mma that lower_warp_matrix_updates gathered element by
-// element from shared memory become one ldmatrix each (A: .x4; B: .x2.trans), where the
-// elements lie as the instruction's fragments: rows of 8 consecutive elements at a constant
-// stride, each starting 16 bytes aligned (all proved from the load indices; operands that
-// are not are left as loads).
+// element from shared memory become one ldmatrix each (A: .x4, B: .x2): as stored where the
+// tile's 16-byte rows hold consecutive k, with .trans where they hold consecutive m (A) or n
+// (B). The elements must lie as the instruction's fragments: rows of 8 consecutive
+// elements, each starting 16 bytes aligned, at a constant stride or permuted
+// (swizzle_storage), all proved from the load indices; operands that do not are left as
+// loads.
 // Expects: shared memory packed (pack_shared_memory), the lanes' thread loops not yet fused.
 // Guarantees: each ldmatrix reads exactly the elements the loads it replaces read.
 void load_mma_operands_with_ldmatrix(LoweredKernel &kernel);

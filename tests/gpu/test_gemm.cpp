@@ -149,6 +149,58 @@ TEST(GemmTensorCores, SharedAccessesWithoutBankConflicts) {
     check_shared_accesses<bfloat16_t>(4, 2, aicf_apps::GemmSchedule::Rows::Swizzled);
 }
 
+// Operands staged the other way round, batched: A's tile stored with m innermost (read by
+// ldmatrix .x4.trans) and B's with k innermost (.x2 as stored), 2 warps, tiles that do not
+// divide the sizes.
+TEST(GemmTensorCores, TransposedOperandsAndBatches) {
+    const int M = 48, N = 40, K = 32, Z = 3;
+    Buffer<bfloat16_t> At({M, K, Z}, "At"), Bt({K, N, Z}, "Bt");
+    fill_random(At, -1, 1, 15);
+    fill_random(Bt, -1, 1, 16);
+    Var x("x"), y("y"), z("z"), bx("bx"), by("by"), tx("tx"), ty("ty"), xl("xl"), yh("yh"),
+        yt("yt"), wz("wz"), xm("xm"), ym("ym"), t("t"), tz("tz");
+    RVar ko("ko"), ki("ki");
+    RDom k(0, K, "k");
+    Func a("a"), b("b"), prod("prod"), out("out");
+    a(x, y, z) = At(y, x, z); // a(k, m)
+    b(x, y, z) = Bt(y, x, z); // b(n, k)
+    prod(x, y, z) = 0.0f;
+    prod(x, y, z) += cast<float>(a(k, y, z)) * cast<float>(b(x, k, z));
+    out(x, y, z) = prod(x, y, z) * 2.0f;
+    out.tile(x, y, bx, by, x, y, 16, 16).gpu_blocks(bx, by, z);
+    auto fragments = [&](Stage s) {
+        s.split(x, wz, x, 8).split(x, tx, xl, 2).split(y, yh, ty, 8);
+        s.reorder(xl, yh, tx, ty, wz).gpu_threads(tx, ty, wz).unroll(yh);
+    };
+    fragments(Stage(out.function(), 0));
+    prod.compute_at(out, bx).store_in(MemoryType::Register);
+    fragments(Stage(prod.function(), 0));
+    prod.update()
+        .split(x, wz, xm, 8)
+        .split(y, yt, ym, 16)
+        .split(k, ko, ki, 16)
+        .reorder(xm, ym, ki, yt, wz, ko)
+        .gpu_threads(wz)
+        .gpu_mma(xm, ym, ki);
+    for (Func f : {a, b}) {
+        f.compute_at(prod, ko).reorder_storage(y, x, z).fuse(x, y, t);
+        f.split(t, tz, t, 32).split(t, ty, tx, 4).gpu_threads(tx, ty, tz);
+    }
+    Buffer<float> C = out.realize({N, M, Z}, gpu_target)[0];
+    C.copy_to_host();
+    for (int q = 0; q < Z; q++)
+        for (int j = 0; j < M; j++)
+            for (int i = 0; i < N; i++) {
+                double want = 0;
+                for (int r = 0; r < K; r++)
+                    want += double(float(At(j, r, q))) * double(float(Bt(r, i, q)));
+                ASSERT_NEAR(C(i, j, q), 2 * want, 1e-4) << i << ", " << j << ", " << q;
+            }
+    const std::string ptx = out.ptx(gpu_target);
+    EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), std::string::npos) << ptx;
+    EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x2.shared.b16"), std::string::npos) << ptx;
+}
+
 // Every version of the kernel (aligned buffers or not) without spills or a stack frame.
 void expect_no_spills(const Func &f, const Target &t) {
     if (!backends::ptxas_available()) return;
