@@ -138,7 +138,7 @@ int run() {
                      aicf_apps::gemm_tensor_cores(A, B, K, "warps", {}, {}, plain), A, B, sm80);
     expect(warps.profile.tensor_flops == int64_t(2) * M * N * K,
            "every multiply-add on the tensor cores");
-    const MemoryInstructionProfile *b_read = warps.profile.find_instruction("load b[...]");
+    const MemoryInstructionProfile *b_read = warps.profile.find_instruction("load warps_b[...]");
     expect(b_read && b_read->wavefronts_per_request() == 16.0,
            "ldmatrix of B's 256-byte rows: 16 wavefronts where 2 would do (8-way conflict)");
 
@@ -147,7 +147,7 @@ int run() {
     padded.rows = aicf_apps::GemmSchedule::Rows::Padded;
     Step pad = run("padded rows: no bank conflicts",
                    aicf_apps::gemm_tensor_cores(A, B, K, "padded", {}, {}, padded), A, B, sm80);
-    b_read = pad.profile.find_instruction("load b[...]");
+    b_read = pad.profile.find_instruction("load padded_b[...]");
     expect(b_read && b_read->wavefronts_per_request() == 2.0,
            "ldmatrix of B: 2 wavefronts (256 bytes)");
     expect(pad.profile.shared_wavefronts() * 2 < warps.profile.shared_wavefronts(),
@@ -161,7 +161,7 @@ int run() {
     swizzled.rows = aicf_apps::GemmSchedule::Rows::Swizzled;
     Step swz = run("swizzled rows: no bank conflicts, no padding",
                    aicf_apps::gemm_tensor_cores(A, B, K, "swizzled", {}, {}, swizzled), A, B, sm80);
-    b_read = swz.profile.find_instruction("load b[...]");
+    b_read = swz.profile.find_instruction("load swizzled_b[...]");
     expect(b_read && b_read->wavefronts_per_request() == 2.0,
            "ldmatrix of B: 2 wavefronts, as with padding");
     expect(count(swz.ptx, "ldmatrix") == count(pad.ptx, "ldmatrix"),

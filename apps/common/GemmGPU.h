@@ -71,7 +71,8 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
     const bool pad = !k_const || k_const->value % step != 0;
     RDom k(0, step, 0, (K + (step - 1)) / step, "k");
     Expr kk_at = k.y * step + k.x;
-    Func a("a"), b("b"), prod("prod"), out = result ? *result : Func(name);
+    // The staged tiles and the accumulator, named after the product (several in a pipeline).
+    Func a(name + "_a"), b(name + "_b"), prod(name + "_prod"), out = result ? *result : Func(name);
     Expr zero = cast(in, 0.0f);
     // A is staged in 16-byte pieces along k: where K is a known multiple of a piece, each
     // piece is wholly inside or past K, and the test is made per piece (a piece past the end is

@@ -133,7 +133,7 @@ void check_shared_accesses(
     int reads = 0;
     for (const backends::sim::MemoryInstructionProfile &i : k.memory_instructions) {
         if (!i.shared) continue;
-        const double minimum = i.store ? 4 : i.memory == "a" ? minimum_a_read : minimum_b_read;
+        const double minimum = i.store ? 4 : i.memory == "gemm_a" ? minimum_a_read : minimum_b_read;
         EXPECT_EQ(i.wavefronts_per_request(), minimum) << i.label << "\n" << k.to_string();
         reads += !i.store;
     }
