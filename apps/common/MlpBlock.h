@@ -6,10 +6,11 @@
 // bfloat16, sums in float32. Tensors are row-major: x(col, token), W1(h, col) (d rows of
 // hidden: the transpose of a PyTorch Linear's weight), W2(col, h) (hidden rows of d).
 //
-// Written once from the operators of ModelOps.h and the tensor-core product of GemmGPU.h;
+// Written once from the operators of ModelOps.h and the tensor-core product of GemmGPU.h.
 // mlp_block_by_operator schedules it as frameworks run it, one kernel per operator with every
 // intermediate in device memory: LayerNorm (one block per row), the product, the bias, GELU,
-// the second product, its bias and the residual add, each its own kernel.
+// the second product, its bias and the residual add, each its own kernel;
+// mlp_block_fused_epilogues in three kernels.
 
 #include "GemmGPU.h"
 #include "ModelOps.h"
@@ -63,6 +64,38 @@ aicf::Func mlp_block_by_operator(const Src &x, const MlpWeights &w, int d, int h
     schedule_pointwise_kernel(bias2);
     schedule_pointwise_kernel(out);
     return out;
+}
+
+// The same block in three kernels, the element-wise operators fused into the products'
+// epilogues: LayerNorm; the first product with its bias and GELU applied to the accumulators
+// (the hidden activations stored once, in bfloat16); the second product with its bias and the
+// residual. (LayerNorm in the first product's prologue is the next step.)
+template <typename Src>
+aicf::Func mlp_block_fused_epilogues(const Src &x, const MlpWeights &w, int d, int hidden,
+                                     const std::string &name) {
+    using namespace aicf;
+    Var c("c"), t("t");
+    RowwiseOp ln = layer_norm<bfloat16_t>(x, w.ln_weight, w.ln_bias, d, 1e-5f, name + "_ln");
+    schedule_block_per_row<bfloat16_t>(ln, 128);
+    ln.out.compute_root();
+    Func w1(name + "_w1"), w2(name + "_w2"), b1(name + "_b1"), b2(name + "_b2"),
+        residual(name + "_residual");
+    w1(c, t) = w.w1(c, t);
+    w2(c, t) = w.w2(c, t);
+    b1(c) = w.b1(c);
+    b2(c) = w.b2(c);
+    residual(c, t) = x(c, t);
+    GemmEpilogue first;
+    first.bias = b1;
+    first.gelu = true;
+    first.out_type = BFloat(16);
+    Func h = gemm_tensor_cores(ln.out, w1, d, name + "_mm1", first);
+    h.compute_root();
+    GemmEpilogue second;
+    second.bias = b2;
+    second.residual = residual;
+    second.out_type = BFloat(16);
+    return gemm_tensor_cores(h, w2, hidden, name, second);
 }
 
 } // namespace aicf_apps

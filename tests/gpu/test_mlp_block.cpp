@@ -24,7 +24,8 @@ double bf16(double v) {
     return double(float(bfloat16_t(float(v))));
 }
 
-TEST(MlpBlock, OperatorByOperatorMatchesDoublePrecision) {
+// Runs the block as `schedule` builds it, checks it, and counts its kernels.
+template <typename Schedule> void check_mlp(Schedule schedule, int expected_kernels) {
     const int tokens = 80, d = 136, hidden = 264;
     Buffer<bfloat16_t> x({d, tokens}, "x");
     aicf_apps::MlpWeights w{
@@ -38,7 +39,7 @@ TEST(MlpBlock, OperatorByOperatorMatchesDoublePrecision) {
     fill_random(w.b1, -0.5, 0.5, 5);
     fill_random(w.w2, -0.1, 0.1, 6);
     fill_random(w.b2, -0.5, 0.5, 7);
-    Func mlp = aicf_apps::mlp_block_by_operator(x, w, d, hidden, "mlp");
+    Func mlp = schedule(x, w, d, hidden);
     Buffer<bfloat16_t> y({d, tokens}, "y");
     mlp.realize(y, gpu_target);
     y.copy_to_host();
@@ -77,13 +78,28 @@ TEST(MlpBlock, OperatorByOperatorMatchesDoublePrecision) {
         }
     }
     EXPECT_EQ(bad, 0);
-    // One kernel per operator: LayerNorm, the two products, the two biases, GELU and the
-    // residual (the PTX also holds fallback versions for unaligned buffers).
+    // The PTX also holds fallback versions of some kernels, for unaligned buffers.
     const std::string ptx = mlp.ptx(gpu_target);
     int kernels = 0;
     for (size_t at = ptx.find(".entry "); at != std::string::npos; at = ptx.find(".entry ", at + 1))
         kernels += ptx.compare(ptx.find('(', at) - 10, 10, "_unaligned") != 0;
-    EXPECT_EQ(kernels, 7) << ptx.substr(0, 4000);
+    EXPECT_EQ(kernels, expected_kernels) << ptx.substr(0, 4000);
+}
+
+// One kernel per operator: LayerNorm, the two products, the two biases, GELU and the residual.
+TEST(MlpBlock, OperatorByOperatorMatchesDoublePrecision) {
+    check_mlp([](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d,
+                 int hidden) { return aicf_apps::mlp_block_by_operator(x, w, d, hidden, "mlp"); },
+              7);
+}
+
+// Three kernels: LayerNorm, and each product with its element-wise operators in its epilogue.
+TEST(MlpBlock, FusedEpiloguesMatchDoublePrecision) {
+    check_mlp(
+        [](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d, int hidden) {
+            return aicf_apps::mlp_block_fused_epilogues(x, w, d, hidden, "mlp");
+        },
+        3);
 }
 
 } // namespace
