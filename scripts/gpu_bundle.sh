@@ -7,12 +7,13 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="${AICF_BUILD_DIR:-$root/build}"
-"$root/scripts/build.sh" test_gpu lesson_05_gpu bench_gpu bench_norms gemm
+"$root/scripts/build.sh" test_gpu lesson_05_gpu bench_gpu bench_norms gemm mlp_block
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
 cp "$build/tests/test_gpu" "$build/tutorials/lesson_05_gpu" "$build/apps/bench_gpu/bench_gpu" \
-  "$build/apps/bench_norms/bench_norms" "$build/apps/gemm/gemm" "$stage/bin/"
+  "$build/apps/bench_norms/bench_norms" "$build/apps/gemm/gemm" \
+  "$build/apps/mlp_block/mlp_block" "$stage/bin/"
 cp -L "$build/libaicf.so" "$stage/lib/"
 # Every library they load, the C library and its loader included: gpu_check.sh starts the
 # programs through this loader, so they do not depend on the GPU machine's C library

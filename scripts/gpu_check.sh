@@ -18,11 +18,12 @@ if [ -f "$root/.gpu_bundle/aicf-gpu.tar.xz" ]; then
   [ -f "$dir/lib/libdevice.10.bc" ] && export AICF_LIBDEVICE="$dir/lib/libdevice.10.bc"
 else
   run=()
-  "$root/scripts/build.sh" test_gpu lesson_05_gpu bench_gpu bench_norms gemm aot_rms_norm_shared || exit 1
+  "$root/scripts/build.sh" test_gpu lesson_05_gpu bench_gpu bench_norms gemm mlp_block aot_rms_norm_shared || exit 1
   build="${AICF_BUILD_DIR:-$root/build}"
   mkdir -p "$build/gpu_bin"
   ln -sf "$build/tests/test_gpu" "$build/tutorials/lesson_05_gpu" "$build/apps/bench_gpu/bench_gpu" \
-    "$build/apps/bench_norms/bench_norms" "$build/apps/gemm/gemm" "$build/gpu_bin/"
+    "$build/apps/bench_norms/bench_norms" "$build/apps/gemm/gemm" "$build/apps/mlp_block/mlp_block" \
+    "$build/gpu_bin/"
   bin="$build/gpu_bin"
 fi
 export AICF_DEVICE=cuda AICF_TEST_GPU_TARGET=host-cuda-sm_90
@@ -41,6 +42,40 @@ norms_rc=$?
 # The tensor-core GEMM's variants (types, fused epilogues; JIT and AOT) at 4096^3.
 timeout 180 "${run[@]}" "$bin/gemm" > "$logs/gemm.log" 2>&1
 gemm_rc=$?
+# The transformer MLP block (2048 x 4096 x 16384), one kernel per operator and with fused
+# epilogues; PyTorch eager and torch.compile on the same block below.
+timeout 180 "${run[@]}" "$bin/mlp_block" > "$logs/mlp_block.log" 2>&1
+mlp_rc=$?
+timeout 240 python3 - > "$logs/torch_mlp.log" 2>&1 <<'PY'
+import torch
+import torch.nn.functional as F
+def median_ms(f):
+    for _ in range(3): f()
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    t = []
+    for _ in range(10):
+        s.record(); f(); e.record(); torch.cuda.synchronize(); t.append(s.elapsed_time(e))
+    return sorted(t)[len(t) // 2]
+tokens, d, hidden = 2048, 4096, 16384
+bf = torch.bfloat16
+x = torch.randn(tokens, d, device="cuda", dtype=bf)
+ln = torch.nn.LayerNorm(d, device="cuda", dtype=bf)
+l1 = torch.nn.Linear(d, hidden, device="cuda", dtype=bf)
+l2 = torch.nn.Linear(hidden, d, device="cuda", dtype=bf)
+def mlp(x):
+    return x + l2(F.gelu(l1(ln(x))))
+flops = 4 * tokens * d * hidden
+with torch.no_grad():
+    ms = median_ms(lambda: mlp(x))
+    print(f"| torch eager MLP | {tokens} x {d} x {hidden} | {ms:.3f} ms | {flops / ms / 1e9:.1f} TFLOP/s |")
+    try:
+        compiled = torch.compile(mlp)
+        ms = median_ms(lambda: compiled(x))
+        print(f"| torch.compile MLP | {tokens} x {d} x {hidden} | {ms:.3f} ms | {flops / ms / 1e9:.1f} TFLOP/s |")
+    except Exception as e:
+        print(f"torch.compile failed: {type(e).__name__}: {str(e)[:200]}")
+PY
 # A pipeline compiled ahead of time, called from PyTorch through DLPack (CUDA tensors in
 # place, CPU tensors copied), against PyTorch's own result. Needs the build tree.
 aot_rc=0
@@ -148,6 +183,9 @@ tail -n 19 "$logs/bench_gpu.log"
 cat "$logs/torch_peer.log" | tail -n 5
 echo "== tensor-core GEMM variants: exit $gemm_rc"
 grep -E "^\| " "$logs/gemm.log" || tail -n 5 "$logs/gemm.log"
+echo "== transformer MLP block: exit $mlp_rc"
+grep -E "^\| " "$logs/mlp_block.log" || tail -n 5 "$logs/mlp_block.log"
+grep -E "^\| |failed" "$logs/torch_mlp.log" || tail -n 3 "$logs/torch_mlp.log"
 echo "== norm benchmarks: exit $norms_rc"
 grep -E "^\| |copy peer" "$logs/bench_norms.log"
 grep -E "^\| " "$logs/torch_norms.log" || tail -n 3 "$logs/torch_norms.log"
@@ -159,5 +197,5 @@ if [ -n "${AICF_GPU_SWEEP:-}" ]; then
   grep -A3 -E "^=== seed|failed at schedule" "$logs/sweep_failures.log" | head -40
 fi
 [ $tests_rc -eq 0 ] && [ $lesson_rc -eq 0 ] && [ $bench_rc -eq 0 ] && [ $norms_rc -eq 0 ] &&
-  [ $gemm_rc -eq 0 ] &&
+  [ $gemm_rc -eq 0 ] && [ $mlp_rc -eq 0 ] &&
   [ $sweep_rc -eq 0 ] && [ $aot_rc -eq 0 ]
