@@ -29,6 +29,28 @@ struct GemmEpilogue {
     aicf::Type out_type = aicf::Float(32);
 };
 
+// A transformer's epilogues over inputs (Buffers or ImageParams): bias(x) and GELU, stored as
+// float32; and the same plus residual(x, y), stored as bfloat16.
+template <typename Bias> GemmEpilogue bias_gelu_epilogue(const Bias &bias) {
+    aicf::Var x("x");
+    aicf::Func b("bias_f");
+    b(x) = bias(x);
+    GemmEpilogue e;
+    e.bias = b;
+    e.gelu = true;
+    return e;
+}
+template <typename Bias, typename Residual>
+GemmEpilogue bias_gelu_residual_epilogue(const Bias &bias, const Residual &residual) {
+    aicf::Var x("x"), y("y");
+    aicf::Func r("residual_f");
+    r(x, y) = residual(x, y);
+    GemmEpilogue e = bias_gelu_epilogue(bias);
+    e.residual = r;
+    e.out_type = aicf::BFloat(16);
+    return e;
+}
+
 // The schedule's choices. The defaults are the schedule above; lesson 11 of the tutorial
 // compares them, and the GPU property test draws them.
 struct GemmSchedule {

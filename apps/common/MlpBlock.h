@@ -16,7 +16,10 @@
 #include "ModelOps.h"
 #include "NormSchedules.h"
 
+#include <cmath>
+#include <random>
 #include <string>
+#include <vector>
 
 namespace aicf_apps {
 
@@ -26,6 +29,71 @@ struct MlpWeights {
     aicf::Buffer<aicf::bfloat16_t> w2, b2;             // d x hidden, d
 };
 
+// Weights of random values (LayerNorm's weight near 1; W1 and W2 scaled by 1 / sqrt(fan-in)).
+inline MlpWeights random_mlp_weights(int d, int hidden, unsigned seed) {
+    using aicf::bfloat16_t;
+    using aicf::Buffer;
+    MlpWeights w{Buffer<bfloat16_t>({d}, "ln_weight"),  Buffer<bfloat16_t>({d}, "ln_bias"),
+                 Buffer<bfloat16_t>({hidden, d}, "w1"), Buffer<bfloat16_t>({hidden}, "b1"),
+                 Buffer<bfloat16_t>({d, hidden}, "w2"), Buffer<bfloat16_t>({d}, "b2")};
+    std::mt19937 rng(seed);
+    auto fill = [&](const Buffer<bfloat16_t> &b, float lo, float hi) {
+        std::uniform_real_distribution<float> dist(lo, hi);
+        bfloat16_t *p = b.data();
+        for (int64_t i = 0; i < b.number_of_elements(); i++)
+            p[i] = bfloat16_t(dist(rng));
+    };
+    const float s1 = 1.5f / std::sqrt(float(d)), s2 = 1.5f / std::sqrt(float(hidden));
+    fill(w.ln_weight, 0.5f, 1.5f);
+    fill(w.ln_bias, -0.5f, 0.5f);
+    fill(w.w1, -s1, s1);
+    fill(w.b1, -0.5f, 0.5f);
+    fill(w.w2, -s2, s2);
+    fill(w.b2, -0.5f, 0.5f);
+    return w;
+}
+
+// Row t of the block in double precision, rounded where the pipelines store bfloat16
+// (LayerNorm's output and GELU's); the result before its own rounding. A plain loop, for
+// checking the pipelines. `magnitude`, if given, receives each output's sum of the absolute
+// values of its terms (the scale of its rounding errors).
+inline std::vector<double> mlp_reference_row(const aicf::Buffer<aicf::bfloat16_t> &x,
+                                             const MlpWeights &w, int t, int d, int hidden,
+                                             std::vector<double> *magnitude = nullptr) {
+    using aicf::bfloat16_t;
+    auto f = [](bfloat16_t v) { return double(float(v)); };
+    auto bf16 = [&](double v) { return f(bfloat16_t(float(v))); };
+    double mean = 0, var = 0;
+    for (int c = 0; c < d; c++)
+        mean += f(x(c, t));
+    mean /= d;
+    for (int c = 0; c < d; c++)
+        var += (f(x(c, t)) - mean) * (f(x(c, t)) - mean);
+    var /= d;
+    std::vector<double> ln(static_cast<size_t>(d)), h(static_cast<size_t>(hidden)),
+        y(static_cast<size_t>(d));
+    for (int c = 0; c < d; c++)
+        ln[size_t(c)] =
+            bf16((f(x(c, t)) - mean) / std::sqrt(var + 1e-5) * f(w.ln_weight(c)) + f(w.ln_bias(c)));
+    for (int j = 0; j < hidden; j++) {
+        double v = f(w.b1(j));
+        for (int c = 0; c < d; c++)
+            v += ln[size_t(c)] * f(w.w1(j, c));
+        h[size_t(j)] = bf16(0.5 * v * (1 + std::erf(v / std::sqrt(2.0))));
+    }
+    if (magnitude) magnitude->assign(size_t(d), 0.0);
+    for (int c = 0; c < d; c++) {
+        double v = f(w.b2(c)) + f(x(c, t)), sum = std::abs(v);
+        for (int j = 0; j < hidden; j++) {
+            v += h[size_t(j)] * f(w.w2(c, j));
+            sum += std::abs(h[size_t(j)] * f(w.w2(c, j)));
+        }
+        y[size_t(c)] = v;
+        if (magnitude) (*magnitude)[size_t(c)] = sum;
+    }
+    return y;
+}
+
 // The element-wise operators' schedule when each is its own kernel: 32 x 8 threads per block
 // over 64 x 8 points, two consecutive points (4 bytes of bfloat16) per thread.
 inline void schedule_pointwise_kernel(aicf::Func f) {
@@ -34,20 +102,38 @@ inline void schedule_pointwise_kernel(aicf::Func f) {
     f.compute_root().gpu_tile(x, y, bx, by, tx, ty, 64, 8).split(tx, tx, xv, 2).vectorize(xv);
 }
 
+namespace detail {
+
+// What both schedules share: LayerNorm as its own kernel (one block of 128 threads per row,
+// stored in bfloat16), and the weights as Funcs the products read.
+struct MlpStart {
+    RowwiseOp ln;
+    aicf::Func w1, w2;
+};
+
+template <typename Src>
+MlpStart mlp_start(const Src &x, const MlpWeights &w, int d, const std::string &name) {
+    using namespace aicf;
+    Var c("c"), t("t");
+    MlpStart s{layer_norm<bfloat16_t>(x, w.ln_weight, w.ln_bias, d, 1e-5f, name + "_ln"),
+               Func(name + "_w1"), Func(name + "_w2")};
+    schedule_block_per_row<bfloat16_t>(s.ln, 128);
+    s.ln.out.compute_root();
+    s.w1(c, t) = w.w1(c, t);
+    s.w2(c, t) = w.w2(c, t);
+    return s;
+}
+
+} // namespace detail
+
 template <typename Src>
 aicf::Func mlp_block_by_operator(const Src &x, const MlpWeights &w, int d, int hidden,
                                  const std::string &name) {
     using namespace aicf;
     Var c("c"), t("t");
-    // LayerNorm, stored in bfloat16 (one block of 128 threads per row).
-    RowwiseOp ln = layer_norm<bfloat16_t>(x, w.ln_weight, w.ln_bias, d, 1e-5f, name + "_ln");
-    schedule_block_per_row<bfloat16_t>(ln, 128);
-    ln.out.compute_root();
+    detail::MlpStart s = detail::mlp_start(x, w, d, name);
     // The first product, in float32; its bias; GELU, stored in bfloat16.
-    Func w1(name + "_w1"), w2(name + "_w2");
-    w1(c, t) = w.w1(c, t);
-    w2(c, t) = w.w2(c, t);
-    Func mm1 = gemm_tensor_cores(ln.out, w1, d, name + "_mm1");
+    Func mm1 = gemm_tensor_cores(s.ln.out, s.w1, d, name + "_mm1");
     mm1.compute_root();
     Func bias1(name + "_bias1"), gelu(name + "_gelu");
     bias1(c, t) = mm1(c, t) + cast<float>(w.b1(c));
@@ -56,7 +142,7 @@ aicf::Func mlp_block_by_operator(const Src &x, const MlpWeights &w, int d, int h
     schedule_pointwise_kernel(bias1);
     schedule_pointwise_kernel(gelu);
     // The second product, its bias, and the residual, stored in bfloat16.
-    Func mm2 = gemm_tensor_cores(gelu, w2, hidden, name + "_mm2");
+    Func mm2 = gemm_tensor_cores(gelu, s.w2, hidden, name + "_mm2");
     mm2.compute_root();
     Func bias2(name + "_bias2"), out(name);
     bias2(c, t) = mm2(c, t) + cast<float>(w.b2(c));
@@ -75,13 +161,8 @@ aicf::Func mlp_block_fused_epilogues(const Src &x, const MlpWeights &w, int d, i
                                      const std::string &name) {
     using namespace aicf;
     Var c("c"), t("t");
-    RowwiseOp ln = layer_norm<bfloat16_t>(x, w.ln_weight, w.ln_bias, d, 1e-5f, name + "_ln");
-    schedule_block_per_row<bfloat16_t>(ln, 128);
-    ln.out.compute_root();
-    Func w1(name + "_w1"), w2(name + "_w2"), b1(name + "_b1"), b2(name + "_b2"),
-        residual(name + "_residual");
-    w1(c, t) = w.w1(c, t);
-    w2(c, t) = w.w2(c, t);
+    detail::MlpStart s = detail::mlp_start(x, w, d, name);
+    Func b1(name + "_b1"), b2(name + "_b2"), residual(name + "_residual");
     b1(c) = w.b1(c);
     b2(c) = w.b2(c);
     residual(c, t) = x(c, t);
@@ -89,13 +170,13 @@ aicf::Func mlp_block_fused_epilogues(const Src &x, const MlpWeights &w, int d, i
     first.bias = b1;
     first.gelu = true;
     first.out_type = BFloat(16);
-    Func h = gemm_tensor_cores(ln.out, w1, d, name + "_mm1", first);
+    Func h = gemm_tensor_cores(s.ln.out, s.w1, d, name + "_mm1", first);
     h.compute_root();
     GemmEpilogue second;
     second.bias = b2;
     second.residual = residual;
     second.out_type = BFloat(16);
-    return gemm_tensor_cores(h, w2, hidden, name, second);
+    return gemm_tensor_cores(h, s.w2, hidden, name, second);
 }
 
 } // namespace aicf_apps

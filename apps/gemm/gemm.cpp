@@ -87,20 +87,13 @@ void run(Type in, Epilogue epilogue, int M, int N, int K, int runs) {
     Buffer<float> bias1({N}, "bias1");
     for (int i = 0; i < N; i++)
         bias1(i) = float(value(bias, i, 0));
-    Var x("x"), y("y");
-    Func fb("bias_f"), fr("residual_f");
-    fb(x) = bias1(x);
-    fr(x, y) = Buffer<bfloat16_t>(residual)(x, y);
-    aicf_apps::GemmEpilogue e;
+    const Buffer<bfloat16_t> residual_bf16(residual);
     const bool plain = epilogue == Epilogue::None || epilogue == Epilogue::NoneKInPieces;
-    if (!plain) {
-        e.bias = fb;
-        e.gelu = true;
-    }
-    if (epilogue == Epilogue::BiasGeluResidual) {
-        e.residual = fr;
-        e.out_type = BFloat(16);
-    }
+    const aicf_apps::GemmEpilogue e =
+        plain ? aicf_apps::GemmEpilogue{}
+        : epilogue == Epilogue::BiasGelu
+            ? aicf_apps::bias_gelu_epilogue(bias1)
+            : aicf_apps::bias_gelu_residual_epilogue(bias1, residual_bf16);
     Func out = aicf_apps::gemm_tensor_cores(A, B, K, "gemm", e);
     Buffer<> C(e.out_type, {N, M}, "C");
     const Target &target = aicf_apps::device_target();

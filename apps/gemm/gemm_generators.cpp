@@ -52,15 +52,7 @@ class GemmBiasGelu : public GemmBase<GemmBiasGelu> {
 public:
     Input<Buffer<float, 1>> bias{"bias"};
     Output<Buffer<float, 2>> C{"C"};
-    void generate() {
-        Var x("x");
-        Func b("bias_f");
-        b(x) = bias(x);
-        aicf_apps::GemmEpilogue e;
-        e.bias = b;
-        e.gelu = true;
-        product(e, Func(C));
-    }
+    void generate() { product(aicf_apps::bias_gelu_epilogue(bias), Func(C)); }
 };
 
 class GemmBiasGeluResidual : public GemmBase<GemmBiasGeluResidual> {
@@ -68,18 +60,7 @@ public:
     Input<Buffer<float, 1>> bias{"bias"};
     Input<Buffer<bfloat16_t, 2>> residual{"residual"};
     Output<Buffer<bfloat16_t, 2>> C{"C"};
-    void generate() {
-        Var x("x"), y("y");
-        Func b("bias_f"), r("residual_f");
-        b(x) = bias(x);
-        r(x, y) = residual(x, y);
-        aicf_apps::GemmEpilogue e;
-        e.bias = b;
-        e.gelu = true;
-        e.residual = r;
-        e.out_type = BFloat(16);
-        product(e, Func(C));
-    }
+    void generate() { product(aicf_apps::bias_gelu_residual_epilogue(bias, residual), Func(C)); }
 };
 
 } // namespace

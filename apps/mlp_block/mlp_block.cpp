@@ -25,50 +25,8 @@ namespace {
 
 int failures = 0;
 
-void fill(const Buffer<bfloat16_t> &b, float lo, float hi, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> d(lo, hi);
-    bfloat16_t *p = b.data();
-    for (int64_t i = 0; i < b.number_of_elements(); i++)
-        p[i] = bfloat16_t(d(rng));
-}
-
 double f(bfloat16_t v) {
     return double(float(v));
-}
-
-double bf16(double v) {
-    return f(bfloat16_t(float(v)));
-}
-
-// Row t of the block in double precision.
-std::vector<double> reference_row(const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w,
-                                  int t, int d, int hidden) {
-    double mean = 0, var = 0;
-    for (int c = 0; c < d; c++)
-        mean += f(x(c, t));
-    mean /= d;
-    for (int c = 0; c < d; c++)
-        var += (f(x(c, t)) - mean) * (f(x(c, t)) - mean);
-    var /= d;
-    std::vector<double> ln(static_cast<size_t>(d)), h(static_cast<size_t>(hidden)),
-        y(static_cast<size_t>(d));
-    for (int c = 0; c < d; c++)
-        ln[size_t(c)] =
-            bf16((f(x(c, t)) - mean) / std::sqrt(var + 1e-5) * f(w.ln_weight(c)) + f(w.ln_bias(c)));
-    for (int j = 0; j < hidden; j++) {
-        double v = f(w.b1(j));
-        for (int c = 0; c < d; c++)
-            v += ln[size_t(c)] * f(w.w1(j, c));
-        h[size_t(j)] = bf16(0.5 * v * (1 + std::erf(v / std::sqrt(2.0))));
-    }
-    for (int c = 0; c < d; c++) {
-        double v = f(w.b2(c)) + f(x(c, t));
-        for (int j = 0; j < hidden; j++)
-            v += h[size_t(j)] * f(w.w2(c, j));
-        y[size_t(c)] = v;
-    }
-    return y;
 }
 
 void run(const char *name, int kernels,
@@ -83,7 +41,7 @@ void run(const char *name, int kernels,
     y.copy_to_host();
     bool ok = true;
     for (int t = 0; t<tokens; t += tokens> 64 ? tokens / 3 : 1) {
-        const std::vector<double> want = reference_row(x, w, t, d, hidden);
+        const std::vector<double> want = aicf_apps::mlp_reference_row(x, w, t, d, hidden);
         for (int c = 0; c < d; c++)
             ok = ok && std::fabs(f(y(c, t)) - want[size_t(c)]) <=
                            std::ldexp(std::fabs(want[size_t(c)]), -7) + 0.02;
@@ -114,17 +72,11 @@ int main(int argc, char **argv) {
                     aicf_apps::device_description().c_str(),
                     aicf_apps::device_target().to_string().c_str());
         Buffer<bfloat16_t> x({d, tokens}, "x");
-        aicf_apps::MlpWeights w{
-            Buffer<bfloat16_t>({d}, "ln_weight"),  Buffer<bfloat16_t>({d}, "ln_bias"),
-            Buffer<bfloat16_t>({hidden, d}, "w1"), Buffer<bfloat16_t>({hidden}, "b1"),
-            Buffer<bfloat16_t>({d, hidden}, "w2"), Buffer<bfloat16_t>({d}, "b2")};
-        fill(x, -2, 2, 1);
-        fill(w.ln_weight, 0.5f, 1.5f, 2);
-        fill(w.ln_bias, -0.5f, 0.5f, 3);
-        fill(w.w1, -1.5f / std::sqrt(float(d)), 1.5f / std::sqrt(float(d)), 4);
-        fill(w.b1, -0.5f, 0.5f, 5);
-        fill(w.w2, -1.5f / std::sqrt(float(hidden)), 1.5f / std::sqrt(float(hidden)), 6);
-        fill(w.b2, -0.5f, 0.5f, 7);
+        std::mt19937 rng(1);
+        std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+        for (int64_t i = 0; i < x.number_of_elements(); i++)
+            x.data()[i] = bfloat16_t(dist(rng));
+        const aicf_apps::MlpWeights w = aicf_apps::random_mlp_weights(d, hidden, 2);
         std::printf("| schedule                | kernels | tokens x     d x hidden | median ms | "
                     "TFLOP/s  | check |\n|---|---|---|---|---|---|\n");
         run(

@@ -89,17 +89,8 @@ TEST(GemmTensorCores, FusedEpilogue) {
     Buffer<bfloat16_t> residual({p.N, p.M}, "residual");
     fill_random(bias, -1, 1, 9);
     fill_random(residual, -1, 1, 10);
-    Var x("x"), y("y");
-    Func b("bias_f"), r("residual_f");
-    b(x) = bias(x);
-    r(x, y) = residual(x, y);
-    aicf_apps::GemmEpilogue e;
-    e.bias = b;
-    e.gelu = true;
-    e.residual = r;
-    e.out_type = BFloat(16);
     check_gemm<bfloat16_t>(
-        p, e,
+        p, aicf_apps::bias_gelu_residual_epilogue(bias, residual),
         [&](double v, int i, int j) {
             v += bias(i);
             v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
