@@ -10,7 +10,7 @@
 // mlp_block_by_operator schedules it as frameworks run it, one kernel per operator with every
 // intermediate in device memory: LayerNorm (one block per row), the product, the bias, GELU,
 // the second product, its bias and the residual add, each its own kernel;
-// mlp_block_fused_epilogues in three kernels.
+// mlp_block_fused_epilogues in three kernels; mlp_block_dataflow in two.
 
 #include "GemmGPU.h"
 #include "ModelOps.h"
@@ -177,6 +177,62 @@ aicf::Func mlp_block_fused_epilogues(const Src &x, const MlpWeights &w, int d, i
     second.residual = residual;
     second.out_type = BFloat(16);
     return gemm_tensor_cores(h, s.w2, hidden, name, second);
+}
+
+// The block as two dataflow regions, in two kernels. The first computes LayerNorm in the
+// first product's prologue: each block computes its 64 rows' statistics (4 lanes along each
+// row, rows on the y and z threads) into shared memory, and normalizes A's tiles on their way
+// into shared memory, so the normalized rows never go to device memory; bias and GELU are
+// applied to its accumulators, and the hidden activations stored once in bfloat16. The second
+// product adds its bias and the residual in its epilogue. The first product's tiles are
+// computed, not copied, so its staging is plain loads (one stage).
+template <typename Src>
+aicf::Func mlp_block_dataflow(const Src &x, const MlpWeights &w, int d, int hidden,
+                              const std::string &name) {
+    using namespace aicf;
+    Var c("c"), t("t");
+    RowwiseOp ln = layer_norm<bfloat16_t>(x, w.ln_weight, w.ln_bias, d, 1e-5f, name + "_ln");
+    Func w1(name + "_w1"), w2(name + "_w2"), b1(name + "_b1"), b2(name + "_b2"),
+        residual(name + "_residual");
+    w1(c, t) = w.w1(c, t);
+    w2(c, t) = w.w2(c, t);
+    b1(c) = w.b1(c);
+    b2(c) = w.b2(c);
+    residual(c, t) = x(c, t);
+    GemmEpilogue first;
+    first.bias = b1;
+    first.gelu = true;
+    first.out_type = BFloat(16);
+    GemmSchedule computed_tiles;
+    computed_tiles.stages = 1;
+    Func h = gemm_tensor_cores(ln.out, w1, d, name + "_mm1", first, {}, computed_tiles);
+    h.compute_root();
+    // The statistics at the first product's block loop: rows split 32 at a time over the
+    // block's 8 x 4 threads along y and z (x of extent 1 in the pure stage), each row reduced
+    // by the 4 lanes along x.
+    Var yo("yo"), yi("yi"), ty("ty"), tz("tz"), one("one");
+    RVar ro("ro"), lane("lane");
+    for (Func st : ln.stats) {
+        const Var y(st.args()[0]);
+        st.compute_at(h, Var("bx"));
+        st.split(y, yo, yi, 32)
+            .split(yi, tz, ty, 8)
+            .split(ty, ty, one, 1)
+            .reorder(one, ty, tz, yo)
+            .gpu_threads(one, ty, tz);
+        st.update()
+            .split(ln.r.x, ro, lane, 4)
+            .split(y, yo, yi, 32)
+            .split(yi, tz, ty, 8)
+            .reorder(ro, lane, ty, tz, yo)
+            .gpu_lanes(lane)
+            .gpu_threads(ty, tz);
+    }
+    GemmEpilogue second;
+    second.bias = b2;
+    second.residual = residual;
+    second.out_type = BFloat(16);
+    return gemm_tensor_cores(h, w2, hidden, name, second);
 }
 
 } // namespace aicf_apps

@@ -1,6 +1,7 @@
 // The transformer MLP block, y = x + W2 GELU(W1 LayerNorm(x) + b1) + b2 (apps/common/
 // MlpBlock.h), in bfloat16 with float32 sums, under each of its schedules: one kernel per
-// operator, and the element-wise operators fused into the products' epilogues. Each runs on
+// operator, the element-wise operators fused into the products' epilogues, and LayerNorm in
+// the first product's prologue as well. Each runs on
 // the device AICF_DEVICE names, is checked against a double-precision evaluation on sampled
 // rows (rounding where the pipeline stores bfloat16), and is timed. Prints a table;
 // `mlp_block --small` runs a small size (for the simulator), `mlp_block T D H` one size.
@@ -47,7 +48,7 @@ void run(const char *name, int kernels,
                            std::ldexp(std::fabs(want[size_t(c)]), -7) + 0.02;
     }
     const double flops = 4.0 * tokens * double(d) * hidden;
-    std::printf("| %-23s | %7d | %5d x %5d x %5d | %9.3f | %8.1f | %s |\n", name, kernels, tokens,
+    std::printf("| %-25s | %7d | %5d x %5d x %5d | %9.3f | %8.1f | %s |\n", name, kernels, tokens,
                 d, hidden, ms, flops / (ms * 1e9), ok ? "ok" : "WRONG");
     failures += !ok;
 }
@@ -77,7 +78,7 @@ int main(int argc, char **argv) {
         for (int64_t i = 0; i < x.number_of_elements(); i++)
             x.data()[i] = bfloat16_t(dist(rng));
         const aicf_apps::MlpWeights w = aicf_apps::random_mlp_weights(d, hidden, 2);
-        std::printf("| schedule                | kernels | tokens x     d x hidden | median ms | "
+        std::printf("| schedule                  | kernels | tokens x     d x hidden | median ms | "
                     "TFLOP/s  | check |\n|---|---|---|---|---|---|\n");
         run(
             "one kernel per operator", 7,
@@ -89,6 +90,12 @@ int main(int argc, char **argv) {
             "fused epilogues", 3,
             [](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d, int hidden) {
                 return aicf_apps::mlp_block_fused_epilogues(x, w, d, hidden, "mlp");
+            },
+            x, w, tokens, d, hidden, runs);
+        run(
+            "dataflow (LN in prologue)", 2,
+            [](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d, int hidden) {
+                return aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp");
             },
             x, w, tokens, d, hidden, runs);
         std::printf("\nTFLOP/s counts the two products (4 tokens d hidden flops). check: sampled "

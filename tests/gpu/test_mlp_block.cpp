@@ -70,4 +70,13 @@ TEST(MlpBlock, FusedEpiloguesMatchDoublePrecision) {
         3);
 }
 
+// Two kernels: LayerNorm in the first product's prologue (its statistics per block of rows,
+// the normalized tiles made on their way into shared memory), bias and GELU in its epilogue;
+// bias and the residual in the second product's.
+TEST(MlpBlock, DataflowMatchesDoublePrecision) {
+    check_mlp([](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d,
+                 int hidden) { return aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp"); },
+              2);
+}
+
 } // namespace
