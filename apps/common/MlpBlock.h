@@ -104,24 +104,51 @@ inline void schedule_pointwise_kernel(aicf::Func f) {
 
 namespace detail {
 
-// What both schedules share: LayerNorm as its own kernel (one block of 128 threads per row,
-// stored in bfloat16), and the weights as Funcs the products read.
+// What the schedules share: LayerNorm (as its own kernel when `ln_kernel`: one block of 128
+// threads per row, stored in bfloat16), and the weights as Funcs the products read.
 struct MlpStart {
     RowwiseOp ln;
     aicf::Func w1, w2;
 };
 
 template <typename Src>
-MlpStart mlp_start(const Src &x, const MlpWeights &w, int d, const std::string &name) {
+MlpStart mlp_start(const Src &x, const MlpWeights &w, int d, const std::string &name,
+                   bool ln_kernel = true) {
     using namespace aicf;
     Var c("c"), t("t");
     MlpStart s{layer_norm<bfloat16_t>(x, w.ln_weight, w.ln_bias, d, 1e-5f, name + "_ln"),
                Func(name + "_w1"), Func(name + "_w2")};
-    schedule_block_per_row<bfloat16_t>(s.ln, 128);
-    s.ln.out.compute_root();
+    if (ln_kernel) {
+        schedule_block_per_row<bfloat16_t>(s.ln, 128);
+        s.ln.out.compute_root();
+    }
     s.w1(c, t) = w.w1(c, t);
     s.w2(c, t) = w.w2(c, t);
     return s;
+}
+
+// The products' epilogues when fused: bias and GELU after the first, bias and the residual
+// after the second, both stored in bfloat16.
+struct MlpEpilogues {
+    GemmEpilogue first, second;
+};
+
+template <typename Src>
+MlpEpilogues mlp_epilogues(const Src &x, const MlpWeights &w, const std::string &name) {
+    using namespace aicf;
+    Var c("c"), t("t");
+    Func b1(name + "_b1"), b2(name + "_b2"), residual(name + "_residual");
+    b1(c) = w.b1(c);
+    b2(c) = w.b2(c);
+    residual(c, t) = x(c, t);
+    MlpEpilogues e;
+    e.first.bias = b1;
+    e.first.gelu = true;
+    e.first.out_type = BFloat(16);
+    e.second.bias = b2;
+    e.second.residual = residual;
+    e.second.out_type = BFloat(16);
+    return e;
 }
 
 } // namespace detail
@@ -155,28 +182,16 @@ aicf::Func mlp_block_by_operator(const Src &x, const MlpWeights &w, int d, int h
 // The same block in three kernels, the element-wise operators fused into the products'
 // epilogues: LayerNorm; the first product with its bias and GELU applied to the accumulators
 // (the hidden activations stored once, in bfloat16); the second product with its bias and the
-// residual. (LayerNorm in the first product's prologue is the next step.)
+// residual.
 template <typename Src>
 aicf::Func mlp_block_fused_epilogues(const Src &x, const MlpWeights &w, int d, int hidden,
                                      const std::string &name) {
     using namespace aicf;
-    Var c("c"), t("t");
     detail::MlpStart s = detail::mlp_start(x, w, d, name);
-    Func b1(name + "_b1"), b2(name + "_b2"), residual(name + "_residual");
-    b1(c) = w.b1(c);
-    b2(c) = w.b2(c);
-    residual(c, t) = x(c, t);
-    GemmEpilogue first;
-    first.bias = b1;
-    first.gelu = true;
-    first.out_type = BFloat(16);
-    Func h = gemm_tensor_cores(s.ln.out, s.w1, d, name + "_mm1", first);
+    detail::MlpEpilogues e = detail::mlp_epilogues(x, w, name);
+    Func h = gemm_tensor_cores(s.ln.out, s.w1, d, name + "_mm1", e.first);
     h.compute_root();
-    GemmEpilogue second;
-    second.bias = b2;
-    second.residual = residual;
-    second.out_type = BFloat(16);
-    return gemm_tensor_cores(h, s.w2, hidden, name, second);
+    return gemm_tensor_cores(h, s.w2, hidden, name, e.second);
 }
 
 // The block as two dataflow regions, in two kernels. The first computes LayerNorm in the
@@ -190,22 +205,12 @@ template <typename Src>
 aicf::Func mlp_block_dataflow(const Src &x, const MlpWeights &w, int d, int hidden,
                               const std::string &name) {
     using namespace aicf;
-    Var c("c"), t("t");
-    RowwiseOp ln = layer_norm<bfloat16_t>(x, w.ln_weight, w.ln_bias, d, 1e-5f, name + "_ln");
-    Func w1(name + "_w1"), w2(name + "_w2"), b1(name + "_b1"), b2(name + "_b2"),
-        residual(name + "_residual");
-    w1(c, t) = w.w1(c, t);
-    w2(c, t) = w.w2(c, t);
-    b1(c) = w.b1(c);
-    b2(c) = w.b2(c);
-    residual(c, t) = x(c, t);
-    GemmEpilogue first;
-    first.bias = b1;
-    first.gelu = true;
-    first.out_type = BFloat(16);
+    detail::MlpStart s = detail::mlp_start(x, w, d, name, false);
+    detail::MlpEpilogues e = detail::mlp_epilogues(x, w, name);
+    RowwiseOp &ln = s.ln;
     GemmSchedule computed_tiles;
     computed_tiles.stages = 1;
-    Func h = gemm_tensor_cores(ln.out, w1, d, name + "_mm1", first, {}, computed_tiles);
+    Func h = gemm_tensor_cores(ln.out, s.w1, d, name + "_mm1", e.first, {}, computed_tiles);
     h.compute_root();
     // The statistics at the first product's block loop: rows split 32 at a time over the
     // block's 8 x 4 threads along y and z (x of extent 1 in the pure stage), each row reduced
@@ -228,11 +233,7 @@ aicf::Func mlp_block_dataflow(const Src &x, const MlpWeights &w, int d, int hidd
             .gpu_lanes(lane)
             .gpu_threads(ty, tz);
     }
-    GemmEpilogue second;
-    second.bias = b2;
-    second.residual = residual;
-    second.out_type = BFloat(16);
-    return gemm_tensor_cores(h, w2, hidden, name, second);
+    return gemm_tensor_cores(h, s.w2, hidden, name, e.second);
 }
 
 } // namespace aicf_apps
