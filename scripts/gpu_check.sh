@@ -27,6 +27,8 @@ else
   bin="$build/gpu_bin"
 fi
 export AICF_DEVICE=cuda AICF_TEST_GPU_TARGET=host-cuda-sm_90
+# The PyTorch peers below share scripts/torch_timing.py.
+export PYTHONPATH="$root/scripts${PYTHONPATH:+:$PYTHONPATH}"
 
 # Each step has its own time limit (exit 124 when it runs out), so that a hung kernel costs
 # one step, not the whole device call.
@@ -49,14 +51,7 @@ mlp_rc=$?
 timeout 240 python3 - > "$logs/torch_mlp.log" 2>&1 <<'PY'
 import torch
 import torch.nn.functional as F
-def median_ms(f):
-    for _ in range(3): f()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    t = []
-    for _ in range(10):
-        s.record(); f(); e.record(); torch.cuda.synchronize(); t.append(s.elapsed_time(e))
-    return sorted(t)[len(t) // 2]
+from torch_timing import median_ms
 tokens, d, hidden = 2048, 4096, 16384
 bf = torch.bfloat16
 x = torch.randn(tokens, d, device="cuda", dtype=bf)
@@ -67,11 +62,11 @@ def mlp(x):
     return x + l2(F.gelu(l1(ln(x))))
 flops = 4 * tokens * d * hidden
 with torch.no_grad():
-    ms = median_ms(lambda: mlp(x))
+    ms = median_ms(lambda: mlp(x), 10)
     print(f"| torch eager MLP | {tokens} x {d} x {hidden} | {ms:.3f} ms | {flops / ms / 1e9:.1f} TFLOP/s |")
     try:
         compiled = torch.compile(mlp)
-        ms = median_ms(lambda: compiled(x))
+        ms = median_ms(lambda: compiled(x), 10)
         print(f"| torch.compile MLP | {tokens} x {d} x {hidden} | {ms:.3f} ms | {flops / ms / 1e9:.1f} TFLOP/s |")
     except Exception as e:
         print(f"torch.compile failed: {type(e).__name__}: {str(e)[:200]}")
@@ -91,14 +86,7 @@ fi
 timeout 120 python3 - > "$logs/torch_norms.log" 2>&1 <<'PY'
 import torch
 import torch.nn.functional as F
-def median_ms(f):
-    for _ in range(3): f()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    t = []
-    for _ in range(20):
-        s.record(); f(); e.record(); torch.cuda.synchronize(); t.append(s.elapsed_time(e))
-    return sorted(t)[len(t) // 2]
+from torch_timing import median_ms
 print("| torch op | rows x cols | type | median ms | GB/s |")
 for rows, cols in [(16384, 1024), (4096, 8192), (1024, 65536)]:
     for dtype, name in [(torch.float32, "f32"), (torch.bfloat16, "bf16")]:
@@ -117,29 +105,17 @@ PY
 # The peer for matmul: PyTorch's float32 matrix product (TF32 off) on the same GPU.
 timeout 90 python3 - > "$logs/torch_peer.log" 2>&1 <<'PY'
 import torch
+from torch_timing import median_ms
 torch.backends.cuda.matmul.allow_tf32 = False
 n = 2048
 a = torch.randn(n, n, device="cuda"); b = torch.randn(n, n, device="cuda")
-for _ in range(3): a @ b
-torch.cuda.synchronize()
-start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-times = []
-for _ in range(20):
-    start.record(); a @ b; end.record(); torch.cuda.synchronize()
-    times.append(start.elapsed_time(end))
-ms = sorted(times)[len(times) // 2]
+ms = median_ms(lambda: a @ b)
 print(f"| torch matmul | {n}^3 f32 (cuBLAS, TF32 off) | {ms:.3f} ms | {2 * n**3 / ms / 1e9:.2f} TFLOP/s |")
 # The peer for the tensor-core gemm: bf16 inputs (M x K times K x N), as bench_gpu's rows.
 for m, n_, k in [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 4096, 16384)]:
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(k, n_, device="cuda", dtype=torch.bfloat16)
-    for _ in range(3): a @ b
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(10):
-        start.record(); a @ b; end.record(); torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    ms = sorted(times)[len(times) // 2]
+    ms = median_ms(lambda: a @ b, 10)
     print(f"| torch matmul | {m}x{n_}x{k} bf16 (cuBLAS) | {ms:.3f} ms | {2 * m * n_ * k / ms / 1e9:.1f} TFLOP/s |")
 PY
 
