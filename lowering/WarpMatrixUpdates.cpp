@@ -12,7 +12,10 @@
 #include "lowering/KernelAnalysis.h"
 #include "lowering/TensorCores.h"
 
-#include <sstream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace aicf {
 namespace lowering {

@@ -76,6 +76,22 @@ struct GemmSchedule {
     int k_step(aicf::Type in) const { return mma_k(in) * k_tiles; }
 };
 
+// The reference the GEMM's checks share: point (x, y) of A * B in double precision from
+// A's and B's own values (K = A's extent along its first dimension), and the sum of its
+// terms' magnitudes (the scale of float rounding errors). A plain loop.
+template <typename T>
+double gemm_reference_point(const aicf::Buffer<T> &A, const aicf::Buffer<T> &B, int x, int y,
+                            double *magnitude = nullptr) {
+    double sum = 0, size = 0;
+    for (int k = 0; k < A.extent(0); k++) {
+        const double term = double(float(A(k, y))) * double(float(B(x, k)));
+        sum += term;
+        size += term < 0 ? -term : term;
+    }
+    if (magnitude) *magnitude = size;
+    return sum;
+}
+
 template <typename Src>
 aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
                              const std::string &name, const GemmEpilogue &epilogue = {},

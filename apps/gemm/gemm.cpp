@@ -128,12 +128,15 @@ void run(Type in, Epilogue epilogue, int M, int N, int K, int runs) {
     const int sy = M > 256 ? M / 5 + 1 : 1, sx = N > 256 ? N / 7 + 1 : 1;
     for (int j = 0; j < M; j += sy) {
         for (int i = 0; i < N; i += sx) {
-            double want = 0, magnitude = 0;
-            for (int k = 0; k < K; k++) {
-                const double term = value(A, k, j) * value(B, i, k);
-                want += term;
-                magnitude += std::fabs(term);
-            }
+            double magnitude = 0;
+            double want =
+                in == Float(32) ? aicf_apps::gemm_reference_point(
+                                      Buffer<float>(A), Buffer<float>(B), i, j, &magnitude)
+                : in == Float(16)
+                    ? aicf_apps::gemm_reference_point(Buffer<float16_t>(A), Buffer<float16_t>(B), i,
+                                                      j, &magnitude)
+                    : aicf_apps::gemm_reference_point(Buffer<bfloat16_t>(A), Buffer<bfloat16_t>(B),
+                                                      i, j, &magnitude);
             if (!plain) {
                 want += value(bias, i, 0);
                 want = 0.5 * want * (1 + std::erf(want / std::sqrt(2.0)));

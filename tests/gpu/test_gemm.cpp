@@ -42,13 +42,9 @@ void check_gemm(Problem p, const aicf_apps::GemmEpilogue &epilogue, Epilogue ref
     const bool bf16_out = epilogue.out_type == BFloat(16);
     for (int j = 0; j < p.M; j++) {
         for (int i = 0; i < p.N; i++) {
-            double want = 0, magnitude = 0;
-            for (int k = 0; k < p.K; k++) {
-                const double a = double(float(A(k, j))), b = double(float(B(i, k)));
-                want += a * b;
-                magnitude += std::abs(a * b);
-            }
-            want = reference(want, i, j);
+            double magnitude = 0;
+            const double want =
+                reference(aicf_apps::gemm_reference_point(A, B, i, j, &magnitude), i, j);
             const double got = bf16_out ? double(float(Buffer<bfloat16_t>(C)(i, j)))
                                         : double(Buffer<float>(C)(i, j));
             // float32 accumulation; TF32 keeps 10 bits of each input; a bf16 result 8 bits.
