@@ -248,6 +248,10 @@ void Func::compile_to_assembly(const std::string &filename, const Target &t) con
 std::string Func::kernel_resources(const Target &t) const {
     return Pipeline(*this).kernel_resources(t);
 }
+DataflowReport Func::report(const std::vector<int> &sizes, const Target &t,
+                            const ReportArguments &args, bool baseline) const {
+    return Pipeline(*this).report(sizes, t, args, baseline);
+}
 std::string Func::loop_nest(const Target &t) const {
     return Pipeline(*this).loop_nest(t);
 }

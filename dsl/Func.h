@@ -8,6 +8,7 @@
 #include "dsl/Buffer.h"
 #include "dsl/Function.h"
 #include "dsl/RDom.h"
+#include "dsl/Report.h"
 #include "dsl/Stage.h"
 #include "dsl/Tuple.h"
 #include "dsl/Var.h"
@@ -118,6 +119,10 @@ public:
     std::string ptx(const Target &target) const;
     void compile_to_ptx(const std::string &filename, const Target &target) const;
     std::string kernel_resources(const Target &target) const;
+    // The dataflow report at output sizes `sizes` (Pipeline::report).
+    DataflowReport report(const std::vector<int> &sizes, const Target &target,
+                          const ReportArguments &args = ReportArguments(),
+                          bool baseline = true) const;
     // The host code as assembly for this CPU (what the JIT runs).
     std::string assembly() const;
     std::string assembly(const Target &target) const;

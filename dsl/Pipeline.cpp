@@ -318,6 +318,16 @@ void Pipeline::compile_to_assembly(const std::string &filename, const Target &ta
     write_text_file(filename, assembly(target), "compile_to_assembly");
 }
 
+DataflowReport Pipeline::report(const std::vector<int> &sizes, const Target &target,
+                                const ReportArguments &args, bool baseline) const {
+    DataflowReport r;
+    detail::on_large_stack([&] {
+        r = detail::get_compiler().report(outputs_, detail::infer_arguments(outputs_), target,
+                                          sizes, args, baseline);
+    });
+    return r;
+}
+
 std::string Pipeline::kernel_resources(const Target &target) const {
     return lower_to_text(target, detail::LoweredText::KernelResources);
 }

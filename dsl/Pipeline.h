@@ -8,6 +8,7 @@
 // when the AICF library loads.
 
 #include "dsl/Func.h"
+#include "dsl/Report.h"
 #include "dsl/Target.h"
 
 #include <map>
@@ -73,6 +74,10 @@ struct PipelineCompiler {
     };
     virtual void compile_to_files(const std::vector<Build> &builds,
                                   const std::string &function_name, const OutputFiles &files) = 0;
+    virtual DataflowReport report(const std::vector<ir::Function> &outputs,
+                                  const std::vector<Argument> &args, const Target &target,
+                                  const std::vector<int> &sizes, const ReportArguments &given,
+                                  bool baseline) = 0;
 };
 
 // How many pipelines have been compiled in this process (each distinct algorithm and
@@ -112,6 +117,16 @@ public:
     std::string assembly(const Target &target = get_target_from_environment()) const;
     void compile_to_assembly(const std::string &filename,
                              const Target &target = get_target_from_environment()) const;
+
+    // The dataflow report (dsl/Report.h) of the pipeline for a GPU target with outputs of
+    // `sizes`, counted from its kernels without running them. `args` gives the extents of
+    // ImageParams and the values of Params. With `baseline`, the report also lowers the same
+    // algorithm one operator per kernel (every Func its own kernel, a plain GPU schedule)
+    // and compares. Raises CompileError for a target without a GPU, a missing size, or sizes
+    // the pipeline rejects (the message says which check).
+    DataflowReport report(const std::vector<int> &sizes, const Target &target,
+                          const ReportArguments &args = ReportArguments(),
+                          bool baseline = true) const;
 
     // Compiles now (realize compiles on first use otherwise).
     void compile_jit(const Target &target = get_target_from_environment());

@@ -53,5 +53,36 @@ std::string kernel_launch_shape(const LoweredKernel &k) {
     return s.str() + "\n";
 }
 
+int flops_per_lane(const ir::Expr &node) {
+    const bool is_float = node.type().is_float() || node.type().is_bfloat();
+    switch (node.node_type()) {
+    case ir::IRNodeType::Add:
+    case ir::IRNodeType::Sub:
+    case ir::IRNodeType::Mul:
+    case ir::IRNodeType::Div:
+    case ir::IRNodeType::Mod:
+    case ir::IRNodeType::Min:
+    case ir::IRNodeType::Max:
+        return is_float ? 1 : 0;
+    case ir::IRNodeType::Call:
+        switch (node.as<ir::Call>()->intrinsic) {
+        case ir::Intrinsic::sqrt:
+        case ir::Intrinsic::rsqrt:
+        case ir::Intrinsic::exp:
+        case ir::Intrinsic::log:
+        case ir::Intrinsic::tanh:
+        case ir::Intrinsic::erf:
+        case ir::Intrinsic::pow:
+            return 1;
+        case ir::Intrinsic::fma:
+            return 2;
+        default:
+            return 0;
+        }
+    default:
+        return 0;
+    }
+}
+
 } // namespace lowering
 } // namespace aicf

@@ -76,6 +76,11 @@ struct LoweredKernel {
 // A new kernel identity, unique in the process.
 uint64_t new_kernel_id();
 
+// The floating-point operations one lane of `node` performs by itself (not its operands):
+// 1 for a float add, subtract, multiply, divide, modulo, min, max and math function; 2 for
+// fma; 0 otherwise. The simulator's profiles and the static counts (KernelCost.h) use it.
+int flops_per_lane(const ir::Expr &node);
+
 // A readable summary: name, block shape, shared memory, arguments, then the body.
 std::string describe_kernel(const LoweredKernel &k);
 // One line: the name, the loops mapped onto blocks, threads per block, shared memory.

@@ -23,11 +23,34 @@
 
 namespace aicf_apps {
 
-struct MlpWeights {
-    aicf::Buffer<aicf::bfloat16_t> ln_weight, ln_bias; // d
-    aicf::Buffer<aicf::bfloat16_t> w1, b1;             // hidden x d, hidden
-    aicf::Buffer<aicf::bfloat16_t> w2, b2;             // d x hidden, d
+// The block's weights: Buffers of values, or ImageParams (sizes known only when it runs, as
+// for the dataflow report at sizes too large to allocate here).
+template <typename Src> struct MlpWeightsOf {
+    Src ln_weight, ln_bias; // d
+    Src w1, b1;             // hidden x d, hidden
+    Src w2, b2;             // d x hidden, d
 };
+using MlpWeights = MlpWeightsOf<aicf::Buffer<aicf::bfloat16_t>>;
+
+// The weights as ImageParams, and the activations' ImageParam x.
+inline MlpWeightsOf<aicf::ImageParam> mlp_weight_params() {
+    using aicf::ImageParam;
+    const aicf::Type bf16 = aicf::BFloat(16);
+    return {ImageParam(bf16, 1, "ln_weight"), ImageParam(bf16, 1, "ln_bias"),
+            ImageParam(bf16, 2, "w1"),        ImageParam(bf16, 1, "b1"),
+            ImageParam(bf16, 2, "w2"),        ImageParam(bf16, 1, "b2")};
+}
+inline aicf::ImageParam mlp_input_param() {
+    return aicf::ImageParam(aicf::BFloat(16), 2, "x");
+}
+
+// The extents of those ImageParams for the dataflow report of a block of these sizes.
+inline aicf::ReportArguments mlp_report_arguments(int tokens, int d, int hidden) {
+    aicf::ReportArguments a;
+    a.buffers = {{"x", {d, tokens}}, {"ln_weight", {d}},  {"ln_bias", {d}}, {"w1", {hidden, d}},
+                 {"b1", {hidden}},   {"w2", {d, hidden}}, {"b2", {d}}};
+    return a;
+}
 
 // Weights of random values (LayerNorm's weight near 1; W1 and W2 scaled by 1 / sqrt(fan-in)).
 inline MlpWeights random_mlp_weights(int d, int hidden, unsigned seed) {
@@ -112,7 +135,7 @@ struct MlpStart {
 };
 
 template <typename Src>
-MlpStart mlp_start(const Src &x, const MlpWeights &w, int d, const std::string &name,
+MlpStart mlp_start(const Src &x, const MlpWeightsOf<Src> &w, int d, const std::string &name,
                    bool ln_kernel = true) {
     using namespace aicf;
     Var c("c"), t("t");
@@ -134,7 +157,7 @@ struct MlpEpilogues {
 };
 
 template <typename Src>
-MlpEpilogues mlp_epilogues(const Src &x, const MlpWeights &w, const std::string &name) {
+MlpEpilogues mlp_epilogues(const Src &x, const MlpWeightsOf<Src> &w, const std::string &name) {
     using namespace aicf;
     Var c("c"), t("t");
     Func b1(name + "_b1"), b2(name + "_b2"), residual(name + "_residual");
@@ -154,7 +177,7 @@ MlpEpilogues mlp_epilogues(const Src &x, const MlpWeights &w, const std::string 
 } // namespace detail
 
 template <typename Src>
-aicf::Func mlp_block_by_operator(const Src &x, const MlpWeights &w, int d, int hidden,
+aicf::Func mlp_block_by_operator(const Src &x, const MlpWeightsOf<Src> &w, int d, int hidden,
                                  const std::string &name) {
     using namespace aicf;
     Var c("c"), t("t");
@@ -184,7 +207,7 @@ aicf::Func mlp_block_by_operator(const Src &x, const MlpWeights &w, int d, int h
 // (the hidden activations stored once, in bfloat16); the second product with its bias and the
 // residual.
 template <typename Src>
-aicf::Func mlp_block_fused_epilogues(const Src &x, const MlpWeights &w, int d, int hidden,
+aicf::Func mlp_block_fused_epilogues(const Src &x, const MlpWeightsOf<Src> &w, int d, int hidden,
                                      const std::string &name) {
     using namespace aicf;
     detail::MlpStart s = detail::mlp_start(x, w, d, name);
@@ -202,7 +225,7 @@ aicf::Func mlp_block_fused_epilogues(const Src &x, const MlpWeights &w, int d, i
 // product adds its bias and the residual in its epilogue. The first product's tiles are
 // computed, not copied, so its staging is plain loads (one stage).
 template <typename Src>
-aicf::Func mlp_block_dataflow(const Src &x, const MlpWeights &w, int d, int hidden,
+aicf::Func mlp_block_dataflow(const Src &x, const MlpWeightsOf<Src> &w, int d, int hidden,
                               const std::string &name) {
     using namespace aicf;
     detail::MlpStart s = detail::mlp_start(x, w, d, name, false);

@@ -3,6 +3,7 @@
 #include "backends/llvm/AOT.h"
 #include "backends/llvm/CodeGen_Host.h"
 #include "backends/llvm/CodeGen_PTX.h"
+#include "backends/llvm/DataflowReport.h"
 #include "backends/llvm/LLVMErrors.h"
 #include "backends/llvm/Optimize.h"
 #include "backends/runtime/Runtime.h"
@@ -302,6 +303,12 @@ public:
             check_with_ptxas(lowered.back());
         }
         backends::compile_to_files(lowered, function_name, files);
+    }
+    DataflowReport report(const std::vector<ir::Function> &outputs,
+                          const std::vector<Argument> &args, const Target &target,
+                          const std::vector<int> &sizes, const ReportArguments &given,
+                          bool baseline) override {
+        return dataflow_report(outputs, args, target, sizes, given, baseline);
     }
 };
 

@@ -205,6 +205,11 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
 }
 
 } // namespace
+
+std::string describe_runtime_error(int32_t kind, const char *name, const int64_t *details) {
+    return describe(kind, name, details);
+}
+
 } // namespace runtime
 } // namespace aicf
 

@@ -46,6 +46,10 @@ private:
     std::vector<std::unique_ptr<Allocations>> allocations;
 };
 
+// The message of a runtime error of the given kind (ir::RuntimeErrorKind) about `name`, with
+// its six details, as a pipeline reports it.
+std::string describe_runtime_error(int32_t kind, const char *name, const int64_t *details);
+
 } // namespace runtime
 } // namespace aicf
 

@@ -11,6 +11,7 @@
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Scope.h"
 #include "lowering/AsyncCopy.h"
+#include "lowering/Kernel.h"
 
 #include <algorithm>
 #include <cstring>
@@ -138,22 +139,16 @@ struct BoolNot {
 
 // ---- What each node costs ----
 
-struct Cost {
-    OpClass op_class = OpClass::None;
-    int flops = 0;
-};
-
-// Arithmetic on operands of type t: `flops` per lane when they are floats.
-Cost arithmetic(Type t, int flops) {
-    if (t.is_float() || t.is_bfloat()) return {OpClass::Float, flops};
-    return {OpClass::Integer, 0};
+// The class of instruction a node counts in (its flops: lowering::flops_per_lane).
+OpClass arithmetic(Type t) {
+    return t.is_float() || t.is_bfloat() ? OpClass::Float : OpClass::Integer;
 }
 
 template <class Node> Type operand_type(const Expr &e) {
     return e.as<Node>()->a.type();
 }
 
-Cost intrinsic_cost(const ir::Call *op) {
+OpClass intrinsic_class(const ir::Call *op) {
     const Type t = op->args.empty() ? op->type : op->args[0].type();
     switch (op->intrinsic) {
     case Intrinsic::sqrt:
@@ -163,9 +158,8 @@ Cost intrinsic_cost(const ir::Call *op) {
     case Intrinsic::tanh:
     case Intrinsic::erf:
     case Intrinsic::pow:
-        return {OpClass::Float, 1};
     case Intrinsic::fma:
-        return {OpClass::Float, 2};
+        return OpClass::Float;
     case Intrinsic::abs:
     case Intrinsic::floor:
     case Intrinsic::ceil:
@@ -173,21 +167,21 @@ Cost intrinsic_cost(const ir::Call *op) {
     case Intrinsic::trunc:
     case Intrinsic::is_nan:
     case Intrinsic::is_inf:
-        return arithmetic(t, 0);
+        return arithmetic(t);
     case Intrinsic::bitwise_and:
     case Intrinsic::bitwise_or:
     case Intrinsic::bitwise_xor:
     case Intrinsic::bitwise_not:
     case Intrinsic::shift_left:
     case Intrinsic::shift_right:
-        return {OpClass::Integer, 0};
+        return OpClass::Integer;
     default:
         break;
     }
-    return {};
+    return OpClass::None;
 }
 
-Cost cost_of(const Expr &e) {
+OpClass class_of(const Expr &e) {
     switch (e.node_type()) {
     case ir::IRNodeType::Add:
     case ir::IRNodeType::Sub:
@@ -196,35 +190,35 @@ Cost cost_of(const Expr &e) {
     case ir::IRNodeType::Mod:
     case ir::IRNodeType::Min:
     case ir::IRNodeType::Max:
-        return arithmetic(e.type(), 1);
+        return arithmetic(e.type());
     case ir::IRNodeType::EQ:
-        return arithmetic(operand_type<ir::EQ>(e), 0);
+        return arithmetic(operand_type<ir::EQ>(e));
     case ir::IRNodeType::NE:
-        return arithmetic(operand_type<ir::NE>(e), 0);
+        return arithmetic(operand_type<ir::NE>(e));
     case ir::IRNodeType::LT:
-        return arithmetic(operand_type<ir::LT>(e), 0);
+        return arithmetic(operand_type<ir::LT>(e));
     case ir::IRNodeType::LE:
-        return arithmetic(operand_type<ir::LE>(e), 0);
+        return arithmetic(operand_type<ir::LE>(e));
     case ir::IRNodeType::GT:
-        return arithmetic(operand_type<ir::GT>(e), 0);
+        return arithmetic(operand_type<ir::GT>(e));
     case ir::IRNodeType::GE:
-        return arithmetic(operand_type<ir::GE>(e), 0);
+        return arithmetic(operand_type<ir::GE>(e));
     case ir::IRNodeType::And:
     case ir::IRNodeType::Or:
     case ir::IRNodeType::Not:
-        return {OpClass::Integer, 0};
+        return OpClass::Integer;
     case ir::IRNodeType::Cast:
     case ir::IRNodeType::Reinterpret:
     case ir::IRNodeType::Select:
     case ir::IRNodeType::Ramp:
     case ir::IRNodeType::Broadcast:
-        return {OpClass::Other, 0};
+        return OpClass::Other;
     case ir::IRNodeType::Call:
-        return intrinsic_cost(e.as<ir::Call>());
+        return intrinsic_class(e.as<ir::Call>());
     default:
         break;
     }
-    return {};
+    return OpClass::None;
 }
 
 // ---- The compiler from IR to nodes ----
@@ -277,8 +271,7 @@ public:
         ExprPtr node = build(e);
         const ir::Call *call = e.as<ir::Call>();
         if (call && call->is_intrinsic(Intrinsic::likely)) return node; // its argument's node
-        const Cost c = cost_of(e);
-        node->set_cost(c.op_class, c.flops);
+        node->set_cost(class_of(e), lowering::flops_per_lane(e));
         return node;
     }
 

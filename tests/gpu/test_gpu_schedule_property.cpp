@@ -14,6 +14,7 @@
 #include "GPUTarget.h"
 #include "GemmGPU.h"
 #include "Reference.h"
+#include "ReportCheck.h"
 
 #include <gtest/gtest.h>
 
@@ -27,6 +28,7 @@
 using namespace aicf;
 using aicf_test::env_int;
 using aicf_test::fill_random;
+using aicf_test::realize_checking_report;
 
 namespace {
 
@@ -116,7 +118,7 @@ void pointwise_chain(Drawn &d) {
         return h;
     };
     Buffer<float> host = build(false).realize({W, H})[0];
-    Buffer<float> gpu = build(true).realize({W, H}, gpu_target)[0];
+    Buffer<float> gpu = realize_checking_report(build(true), {W, H}, gpu_target)[0];
     expect_same(gpu, host, "pointwise " + d.what.str());
 }
 
@@ -138,7 +140,7 @@ void stencil(Drawn &d) {
         return b;
     };
     Buffer<float> host = build(false).realize({W, H})[0];
-    Buffer<float> gpu = build(true).realize({W, H}, gpu_target)[0];
+    Buffer<float> gpu = realize_checking_report(build(true), {W, H}, gpu_target)[0];
     expect_same(gpu, host, "stencil " + d.what.str());
 }
 
@@ -199,7 +201,7 @@ void matmul(Drawn &d) {
         return out;
     };
     Buffer<float> host = build(false).realize({N, M})[0];
-    Buffer<float> gpu = build(true).realize({N, M}, gpu_target)[0];
+    Buffer<float> gpu = realize_checking_report(build(true), {N, M}, gpu_target)[0];
     expect_same(gpu, host, "matmul " + d.what.str());
 }
 
@@ -307,11 +309,11 @@ void row_reduction(Drawn &d) {
     const int outs = 3;
     if (op == 5) {
         Buffer<int32_t> host = build(false).realize({outs, H})[0];
-        Buffer<int32_t> gpu = build(true).realize({outs, H}, gpu_target)[0];
+        Buffer<int32_t> gpu = realize_checking_report(build(true), {outs, H}, gpu_target)[0];
         expect_same(gpu, host, "reduction " + d.what.str());
     } else {
         Buffer<int64_t> host = build(false).realize({outs, H})[0];
-        Buffer<int64_t> gpu = build(true).realize({outs, H}, gpu_target)[0];
+        Buffer<int64_t> gpu = realize_checking_report(build(true), {outs, H}, gpu_target)[0];
         expect_same(gpu, host, "reduction " + d.what.str());
     }
 }
@@ -364,8 +366,8 @@ void tensor_core_gemm(Drawn &d) {
     fill(B, b, N, K);
     aicf_apps::GemmEpilogue e;
     e.gelu = gelu;
-    Buffer<float> C =
-        aicf_apps::gemm_tensor_cores(A, B, K, "gemm", e, {}, s).realize({N, M}, gpu_target)[0];
+    Buffer<float> C = realize_checking_report(
+        aicf_apps::gemm_tensor_cores(A, B, K, "gemm", e, {}, s), {N, M}, gpu_target)[0];
     C.copy_to_host();
     int bad = 0;
     for (int j = 0; j < M && bad == 0; j++) {

@@ -1,0 +1,304 @@
+#include "backends/llvm/DataflowReport.h"
+
+#include "backends/llvm/CodeGen_PTX.h"
+#include "backends/runtime/Runtime.h"
+#include "dsl/base/Error.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRVisitor.h"
+#include "lowering/KernelCost.h"
+#include "lowering/Lower.h"
+#include "lowering/OperatorBaseline.h"
+#include "lowering/TensorCores.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+namespace aicf {
+namespace backends {
+
+namespace {
+
+using lowering::ConcreteArguments;
+
+// The bytes a buffer of this shape spans.
+int64_t span_bytes(const ConcreteArguments::Shape &s) {
+    int64_t last = 0;
+    for (const aicf_dim_t &d : s.dims) {
+        if (d.extent <= 0) return 0;
+        last += int64_t(d.extent - 1) * std::abs(int64_t(d.stride));
+    }
+    return (last + 1) * s.type.bytes();
+}
+
+// A dense shape of these extents.
+ConcreteArguments::Shape dense(ir::Type t, const std::vector<int> &extents) {
+    ConcreteArguments::Shape s;
+    s.type = t;
+    int64_t stride = 1;
+    for (int e : extents) {
+        s.dims.push_back(aicf_dim_t{0, e, int32_t(stride), 0});
+        stride *= std::max(e, 1);
+        user_assert(stride <= INT32_MAX)
+            << "The report's sizes give a buffer of more than 2^31 elements per dimension "
+               "stride; AICF indexes buffers with 32-bit strides.";
+    }
+    return s;
+}
+
+ir::Expr scalar_from_bits(ir::Type t, uint64_t bits) {
+    if (t.is_float() && t.bits == 32) {
+        float f;
+        uint32_t b = uint32_t(bits);
+        std::memcpy(&f, &b, sizeof(f));
+        return ir::make_const(t, double(f));
+    }
+    if (t.is_float() && t.bits == 64) {
+        double d;
+        std::memcpy(&d, &bits, sizeof(d));
+        return ir::make_const(t, d);
+    }
+    if (t.is_int() && t.bits < 64) {
+        const int shift = 64 - t.bits;
+        return ir::make_const(t, int64_t(bits << shift) >> shift);
+    }
+    return ir::make_const(t, int64_t(bits));
+}
+
+ConcreteArguments concrete_arguments(const std::vector<Argument> &args,
+                                     const std::vector<int> &sizes, const ReportArguments &given,
+                                     const std::string &pipeline) {
+    ConcreteArguments c;
+    std::set<std::string> known;
+    for (const Argument &a : args) {
+        known.insert(a.name);
+        if (a.is_buffer && a.is_output) {
+            user_assert(int(sizes.size()) == a.dimensions)
+                << "The report of " << pipeline << " has " << sizes.size() << " size"
+                << (sizes.size() == 1 ? "" : "s") << ", but its output " << a.name << " has "
+                << a.dimensions << " dimension" << (a.dimensions == 1 ? "" : "s") << ".";
+            for (size_t i = 0; i < sizes.size(); i++)
+                user_assert(sizes[i] > 0)
+                    << "The report of " << pipeline << ": size " << i << " of output " << a.name
+                    << " is " << sizes[i] << "; sizes must be positive.";
+            c.buffers[a.name] = dense(a.type, sizes);
+            continue;
+        }
+        if (a.is_buffer) {
+            auto it = given.buffers.find(a.name);
+            if (it != given.buffers.end()) {
+                user_assert(int(it->second.size()) == a.dimensions)
+                    << "The report of " << pipeline << " gives " << it->second.size()
+                    << " extents for input " << a.name << ", which has " << a.dimensions
+                    << " dimension" << (a.dimensions == 1 ? "" : "s") << ".";
+                for (int e : it->second)
+                    user_assert(e >= 0) << "The report of " << pipeline << " gives input " << a.name
+                                        << " a negative extent (" << e << ").";
+                c.buffers[a.name] = dense(a.type, it->second);
+                continue;
+            }
+            const auto &b = a.param.defined() ? a.param.buffer() : nullptr;
+            user_assert(b != nullptr)
+                << "The report of " << pipeline << " needs the extents of input " << a.name
+                << ": give them in ReportArguments::buffers[\"" << a.name << "\"] (" << a.dimensions
+                << " extents, innermost first).";
+            ConcreteArguments::Shape s;
+            s.type = a.type;
+            const aicf_buffer_t *raw = b->raw();
+            for (int d = 0; d < raw->dimensions; d++)
+                s.dims.push_back(raw->dim[d]);
+            c.buffers[a.name] = s;
+            continue;
+        }
+        auto it = given.scalars.find(a.name);
+        if (it != given.scalars.end()) {
+            c.scalars[a.name] = a.type.is_float() ? ir::make_const(a.type, it->second)
+                                                  : ir::make_const(a.type, int64_t(it->second));
+            continue;
+        }
+        user_assert(a.param.defined() && a.param.scalar_set())
+            << "The report of " << pipeline << " needs the value of Param " << a.name
+            << ": give it in ReportArguments::scalars[\"" << a.name << "\"].";
+        c.scalars[a.name] = scalar_from_bits(a.type, a.param.scalar_bits());
+    }
+    for (const auto &kv : given.buffers)
+        user_assert(known.count(kv.first))
+            << "The report of " << pipeline << " is given the extents of " << kv.first
+            << ", which is not an input of the pipeline.";
+    for (const auto &kv : given.scalars)
+        user_assert(known.count(kv.first))
+            << "The report of " << pipeline << " is given a value for " << kv.first
+            << ", which is not a Param of the pipeline.";
+    return c;
+}
+
+// Whether a kernel's mma take float (TF32) inputs.
+bool uses_tf32(const lowering::LoweredKernel &k) {
+    bool tf32 = false;
+    ir::visit_each<ir::Call>(k.body, [&](const ir::Call *op) {
+        if (!op->is_intrinsic(ir::Intrinsic::gpu_mma)) return;
+        auto s = lowering::mma_shape(op->args[0].type(), op->args[1].type(), op->args[2].type());
+        tf32 = tf32 || (s && s->tf32);
+    });
+    return tf32;
+}
+
+std::vector<RooflineBound> roofline(int64_t moved, int64_t flops, int64_t tensor, bool tf32) {
+    std::vector<RooflineBound> bounds;
+    for (const GPUPeaks &g : report_gpus()) {
+        RooflineBound b;
+        b.gpu = g.name;
+        b.memory_seconds = double(moved) / g.memory_bytes_per_s;
+        b.compute_seconds = double(flops) / g.fp32_flops_per_s +
+                            double(tensor) / (tf32 ? g.tf32_flops_per_s : g.tensor_flops_per_s);
+        b.seconds = std::max(b.memory_seconds, b.compute_seconds);
+        bounds.push_back(b);
+    }
+    return bounds;
+}
+
+// The bytes of [lo, hi] elements, at most `limit`.
+int64_t span(int64_t lo, int64_t hi, int element_bytes, int64_t limit) {
+    if (hi < lo) return 0;
+    const double bytes = (double(hi) - double(lo) + 1) * element_bytes;
+    return bytes >= double(limit) ? limit : int64_t(bytes);
+}
+
+} // namespace
+
+DataflowReport dataflow_report(const std::vector<ir::Function> &outputs,
+                               const std::vector<Argument> &args, const Target &target,
+                               const std::vector<int> &sizes, const ReportArguments &given,
+                               bool baseline) {
+    const std::string name = outputs.empty() ? "the pipeline" : outputs[0].name();
+    user_assert(target.has_cuda())
+        << "The dataflow report of " << name << " counts GPU kernels; " << target.to_string()
+        << " has no GPU. Name a target with one, such as host-cuda-sm_90.";
+    const ConcreteArguments concrete = concrete_arguments(args, sizes, given, name);
+    const lowering::LoweredPipeline p = lowering::lower(outputs, args, target);
+    const lowering::StaticRun run = lowering::static_launches(p, concrete);
+    if (run.failed) {
+        const std::string why = runtime::describe_runtime_error(
+            run.failed->kind, run.failed->name.c_str(), run.failed->details.data());
+        user_error << "The dataflow report of " << name << " cannot use these sizes: " << why;
+    }
+
+    std::map<std::string, KernelResources> resources;
+    if (ptxas_available() && !p.kernels.empty()) {
+        const std::string arch = "sm_" + std::to_string(target.cuda_capability()) +
+                                 (target.is_arch_specific() ? "a" : "");
+        for (const KernelResources &r :
+             assemble_ptx(compile_kernels_to_ptx(p.kernels, target), arch))
+            resources[r.kernel] = r;
+    }
+
+    DataflowReport r;
+    r.pipeline = name;
+    r.target = target.to_string();
+    r.sizes = sizes;
+    std::map<std::string, BufferReport::Role> roles;
+    std::map<std::string, int64_t> buffer_bytes;
+    for (const Argument &a : args) {
+        if (!a.is_buffer) continue;
+        roles[a.name] = a.is_output ? BufferReport::Output : BufferReport::Input;
+        buffer_bytes[a.name] = span_bytes(concrete.buffers.at(a.name));
+        if (!a.is_output) r.inputs.push_back(a.name);
+    }
+    for (const auto &kv : run.scratch)
+        buffer_bytes.emplace(kv.first, kv.second);
+    // The elements of each input and output any kernel reaches (for the compulsory bytes).
+    std::map<std::string, std::pair<int64_t, int64_t>> reached;
+    for (const lowering::StaticLaunch &launch : run.launches) {
+        const lowering::LoweredKernel &k = p.kernels[size_t(launch.kernel)];
+        const lowering::KernelCost cost = lowering::static_kernel_cost(k, launch);
+        KernelReport kr;
+        kr.name = k.name;
+        kr.funcs = k.funcs;
+        kr.grid = launch.grid;
+        kr.block = k.threads;
+        kr.shared_bytes = k.shared_bytes;
+        auto res = resources.find(k.name);
+        if (res != resources.end()) {
+            kr.registers = res->second.registers;
+            kr.spill_bytes = res->second.spill_store_bytes + res->second.spill_load_bytes;
+        }
+        kr.flops = cost.flops;
+        kr.tensor_flops = cost.tensor_flops;
+        kr.tf32 = uses_tf32(k);
+        kr.exact = cost.exact;
+        for (const lowering::BufferCost &c : cost.buffers) {
+            BufferReport b;
+            b.name = c.name;
+            auto role = roles.find(c.name);
+            b.role = role == roles.end() ? BufferReport::Intermediate : role->second;
+            auto size = buffer_bytes.find(c.name);
+            b.bytes = size == buffer_bytes.end() ? 0 : size->second;
+            const int64_t limit = b.bytes > 0 ? b.bytes : INT64_MAX;
+            b.requested_read = c.bytes_loaded;
+            b.requested_written = c.bytes_stored;
+            b.moved_read =
+                std::min(c.bytes_loaded, span(c.load_lo, c.load_hi, c.element_bytes, limit));
+            b.moved_written =
+                std::min(c.bytes_stored, span(c.store_lo, c.store_hi, c.element_bytes, limit));
+            if (b.role != BufferReport::Intermediate) {
+                for (auto [lo, hi] : {std::make_pair(c.load_lo, c.load_hi),
+                                      std::make_pair(c.store_lo, c.store_hi)}) {
+                    if (hi < lo) continue;
+                    auto it = reached.find(c.name);
+                    if (it == reached.end()) {
+                        reached[c.name] = {lo, hi};
+                    } else {
+                        it->second = {std::min(it->second.first, lo),
+                                      std::max(it->second.second, hi)};
+                    }
+                }
+            }
+            kr.buffers.push_back(b);
+        }
+        kr.roofline = roofline(kr.moved_bytes(), kr.flops, kr.tensor_flops, kr.tf32);
+        r.kernels.push_back(std::move(kr));
+    }
+    for (const auto &kv : reached) {
+        const ConcreteArguments::Shape &s = concrete.buffers.at(kv.first);
+        r.compulsory_bytes +=
+            span(kv.second.first, kv.second.second, s.type.bytes(), buffer_bytes.at(kv.first));
+    }
+    for (size_t g = 0; g < report_gpus().size(); g++) {
+        RooflineBound total;
+        total.gpu = report_gpus()[g].name;
+        for (const KernelReport &k : r.kernels) {
+            total.seconds += k.roofline[g].seconds;
+            total.memory_seconds += k.roofline[g].memory_seconds;
+            total.compute_seconds += k.roofline[g].compute_seconds;
+        }
+        r.roofline.push_back(total);
+    }
+    for (const auto &kv : detail::find_transitive_calls(outputs)) {
+        std::vector<std::string> &callees = r.calls[kv.first];
+        for (const ir::Function &g : ir::direct_callees(kv.second))
+            callees.push_back(g.name());
+        for (int s = 0; s < kv.second.stages(); s++) {
+            const ir::Definition &d = kv.second.stage(s);
+            auto images = [&](const ir::Expr &e) {
+                ir::visit_each<ir::Call>(e, [&](const ir::Call *c) {
+                    if (c->call_type == ir::Call::Image &&
+                        std::find(callees.begin(), callees.end(), c->name) == callees.end())
+                        callees.push_back(c->name);
+                });
+            };
+            for (const ir::Expr &e : d.values)
+                images(e);
+            for (const ir::Expr &e : d.args)
+                images(e);
+        }
+    }
+    if (baseline) {
+        const std::vector<ir::Function> plain = lowering::operator_by_operator(outputs);
+        r.baseline = std::make_shared<DataflowReport>(
+            dataflow_report(plain, detail::infer_arguments(plain), target, sizes, given, false));
+    }
+    return r;
+}
+
+} // namespace backends
+} // namespace aicf

@@ -1,0 +1,479 @@
+#include "dsl/Report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+namespace aicf {
+
+const std::vector<GPUPeaks> &report_gpus() {
+    // Dense rates (the datasheets' tensor-core figures with sparsity are twice these).
+    static const std::vector<GPUPeaks> gpus = {
+        {"A100", 2.039e12, 19.5e12, 312e12, 156e12,
+         "NVIDIA A100 Tensor Core GPU datasheet, A100 80GB SXM: HBM2e 2,039 GB/s, FP32 19.5 "
+         "TFLOPS, BF16/FP16 Tensor Core 312 TFLOPS, TF32 Tensor Core 156 TFLOPS"},
+        {"H100", 3.35e12, 67e12, 989.5e12, 494.7e12,
+         "NVIDIA H100 Tensor Core GPU datasheet, H100 SXM: 3.35 TB/s, FP32 67 TFLOPS, "
+         "BF16/FP16 Tensor Core 1,979 TFLOPS and TF32 989 TFLOPS with sparsity (half dense)"},
+        {"H200", 4.8e12, 67e12, 989.5e12, 494.7e12,
+         "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM: HBM3e 4.8 TB/s, FP32 67 TFLOPS, "
+         "BF16/FP16 Tensor Core 1,979 TFLOPS and TF32 989 TFLOPS with sparsity (half dense)"},
+    };
+    return gpus;
+}
+
+int64_t KernelReport::requested_bytes() const {
+    int64_t total = 0;
+    for (const BufferReport &b : buffers)
+        total += b.requested_read + b.requested_written;
+    return total;
+}
+
+int64_t KernelReport::moved_bytes() const {
+    int64_t total = 0;
+    for (const BufferReport &b : buffers)
+        total += b.moved_read + b.moved_written;
+    return total;
+}
+
+int64_t KernelReport::compulsory_bytes() const {
+    int64_t total = 0;
+    for (const BufferReport &b : buffers) {
+        if (b.role != BufferReport::Intermediate) total += b.moved_read + b.moved_written;
+    }
+    return total;
+}
+
+double KernelReport::intensity() const {
+    const int64_t moved = moved_bytes();
+    return moved > 0 ? double(flops + tensor_flops) / double(moved) : 0.0;
+}
+
+int64_t DataflowReport::requested_bytes() const {
+    int64_t total = 0;
+    for (const KernelReport &k : kernels)
+        total += k.requested_bytes();
+    return total;
+}
+
+int64_t DataflowReport::moved_bytes() const {
+    int64_t total = 0;
+    for (const KernelReport &k : kernels)
+        total += k.moved_bytes();
+    return total;
+}
+
+int64_t DataflowReport::flops() const {
+    int64_t total = 0;
+    for (const KernelReport &k : kernels)
+        total += k.flops;
+    return total;
+}
+
+int64_t DataflowReport::tensor_flops() const {
+    int64_t total = 0;
+    for (const KernelReport &k : kernels)
+        total += k.tensor_flops;
+    return total;
+}
+
+namespace {
+
+std::string format(const char *fmt, double v) {
+    char text[64];
+    std::snprintf(text, sizeof(text), fmt, v);
+    return text;
+}
+
+// Bytes in decimal units, as bandwidths are quoted.
+std::string bytes_text(int64_t bytes) {
+    const double b = double(bytes);
+    if (b >= 1e12) return format("%.2f TB", b / 1e12);
+    if (b >= 1e9) return format("%.2f GB", b / 1e9);
+    if (b >= 1e6) return format("%.2f MB", b / 1e6);
+    if (b >= 1e3) return format("%.2f kB", b / 1e3);
+    return format("%.0f B", b);
+}
+
+std::string flops_text(int64_t flops) {
+    const double f = double(flops);
+    if (f >= 1e12) return format("%.2f T", f / 1e12);
+    if (f >= 1e9) return format("%.2f G", f / 1e9);
+    if (f >= 1e6) return format("%.2f M", f / 1e6);
+    if (f >= 1e3) return format("%.2f k", f / 1e3);
+    return format("%.0f", f);
+}
+
+std::string seconds_text(double s) {
+    if (s >= 1) return format("%.2f s", s);
+    if (s >= 1e-3) return format("%.2f ms", s * 1e3);
+    return format("%.1f us", s * 1e6);
+}
+
+std::string bound_text(const RooflineBound &b) {
+    return seconds_text(b.seconds) + (b.memory_bound() ? " mem" : " math");
+}
+
+std::string plural(size_t n, const char *word) {
+    return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+const char *role_name(BufferReport::Role r) {
+    switch (r) {
+    case BufferReport::Input:
+        return "input";
+    case BufferReport::Output:
+        return "output";
+    default:
+        return "intermediate";
+    }
+}
+
+std::string join(const std::vector<std::string> &v, const std::string &sep) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); i++)
+        s += (i ? sep : "") + v[i];
+    return s;
+}
+
+// A table with columns padded to their widest cell.
+class Table {
+public:
+    void row(std::vector<std::string> cells) { rows.push_back(std::move(cells)); }
+    std::string to_string() const {
+        std::vector<size_t> width;
+        for (const auto &r : rows) {
+            width.resize(std::max(width.size(), r.size()));
+            for (size_t i = 0; i < r.size(); i++)
+                width[i] = std::max(width[i], r[i].size());
+        }
+        std::string s;
+        for (size_t n = 0; n < rows.size(); n++) {
+            s += "|";
+            for (size_t i = 0; i < width.size(); i++) {
+                const std::string cell = i < rows[n].size() ? rows[n][i] : "";
+                s += " " + cell + std::string(width[i] - cell.size(), ' ') + " |";
+            }
+            s += "\n";
+            if (n == 0) {
+                s += "|";
+                for (size_t w : width)
+                    s += std::string(w + 2, '-') + "|";
+                s += "\n";
+            }
+        }
+        return s;
+    }
+
+private:
+    std::vector<std::vector<std::string>> rows;
+};
+
+std::string shape_text(const std::array<int64_t, 3> &g) {
+    return std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" + std::to_string(g[2]);
+}
+
+std::string json_string(const std::string &s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            char esc[8];
+            std::snprintf(esc, sizeof(esc), "\\u%04x", c);
+            out += esc;
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+std::string json_number(double v) {
+    if (!std::isfinite(v)) return "null";
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.17g", v);
+    return text;
+}
+
+std::string json_roofline(const std::vector<RooflineBound> &bounds) {
+    std::string s = "[";
+    for (size_t i = 0; i < bounds.size(); i++) {
+        const RooflineBound &b = bounds[i];
+        s += std::string(i ? ", " : "") + "{\"gpu\": " + json_string(b.gpu) +
+             ", \"seconds\": " + json_number(b.seconds) +
+             ", \"memory_seconds\": " + json_number(b.memory_seconds) +
+             ", \"compute_seconds\": " + json_number(b.compute_seconds) +
+             ", \"bound\": " + (b.memory_bound() ? "\"memory\"" : "\"compute\"") + "}";
+    }
+    return s + "]";
+}
+
+template <typename T, typename F> std::string json_list(const std::vector<T> &v, F item) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); i++)
+        s += (i ? ", " : "") + item(v[i]);
+    return s + "]";
+}
+
+std::string json_report(const DataflowReport &r, const std::string &indent) {
+    std::ostringstream s;
+    const std::string in = indent + "  ";
+    s << "{\n";
+    s << in << "\"pipeline\": " << json_string(r.pipeline) << ",\n";
+    s << in << "\"target\": " << json_string(r.target) << ",\n";
+    s << in << "\"sizes\": " << json_list(r.sizes, [](int v) { return std::to_string(v); })
+      << ",\n";
+    s << in << "\"kernels\": [";
+    for (size_t i = 0; i < r.kernels.size(); i++) {
+        const KernelReport &k = r.kernels[i];
+        s << (i ? "," : "") << "\n"
+          << in << "  {\"name\": " << json_string(k.name)
+          << ", \"funcs\": " << json_list(k.funcs, json_string) << ", \"grid\": "
+          << json_list(std::vector<int64_t>(k.grid.begin(), k.grid.end()),
+                       [](int64_t v) { return std::to_string(v); })
+          << ", \"block\": "
+          << json_list(std::vector<int>(k.block.begin(), k.block.end()),
+                       [](int v) { return std::to_string(v); })
+          << ", \"shared_bytes\": " << k.shared_bytes
+          << ", \"registers\": " << (k.registers < 0 ? "null" : std::to_string(k.registers))
+          << ", \"spill_bytes\": " << (k.spill_bytes < 0 ? "null" : std::to_string(k.spill_bytes))
+          << ", \"flops\": " << k.flops << ", \"tensor_flops\": " << k.tensor_flops
+          << ", \"tf32\": " << (k.tf32 ? "true" : "false")
+          << ", \"exact\": " << (k.exact ? "true" : "false")
+          << ", \"requested_bytes\": " << k.requested_bytes()
+          << ", \"moved_bytes\": " << k.moved_bytes()
+          << ", \"compulsory_bytes\": " << k.compulsory_bytes()
+          << ", \"intensity\": " << json_number(k.intensity()) << ", \"buffers\": "
+          << json_list(k.buffers,
+                       [](const BufferReport &b) {
+                           return "{\"name\": " + json_string(b.name) +
+                                  ", \"role\": " + json_string(role_name(b.role)) +
+                                  ", \"bytes\": " + std::to_string(b.bytes) +
+                                  ", \"requested_read\": " + std::to_string(b.requested_read) +
+                                  ", \"requested_written\": " +
+                                  std::to_string(b.requested_written) +
+                                  ", \"moved_read\": " + std::to_string(b.moved_read) +
+                                  ", \"moved_written\": " + std::to_string(b.moved_written) + "}";
+                       })
+          << ", \"roofline\": " << json_roofline(k.roofline) << "}";
+    }
+    s << "\n" << in << "],\n";
+    s << in << "\"totals\": {\"kernels\": " << r.kernels.size()
+      << ", \"requested_bytes\": " << r.requested_bytes()
+      << ", \"moved_bytes\": " << r.moved_bytes()
+      << ", \"compulsory_bytes\": " << r.compulsory_bytes << ", \"flops\": " << r.flops()
+      << ", \"tensor_flops\": " << r.tensor_flops()
+      << ", \"roofline\": " << json_roofline(r.roofline) << "},\n";
+    s << in << "\"baseline\": " << (r.baseline ? json_report(*r.baseline, in) : "null") << ",\n";
+    s << in << "\"summary\": " << json_string(r.summary()) << "\n";
+    s << indent << "}";
+    return s.str();
+}
+
+} // namespace
+
+std::string DataflowReport::summary() const {
+    const std::string self =
+        plural(kernels.size(), "kernel") + " moving " + bytes_text(moved_bytes());
+    if (!baseline) return self;
+    const int64_t before = baseline->moved_bytes(), after = moved_bytes();
+    std::string ratio;
+    if (after > 0 && before >= after) {
+        ratio = format("%.1fx less", double(before) / double(after));
+    } else if (before > 0) {
+        ratio = format("%.1fx more", double(after) / double(before));
+    }
+    return plural(baseline->kernels.size(), "kernel") + " moving " + bytes_text(before) + " -> " +
+           self + (ratio.empty() ? "" : " (" + ratio + ")");
+}
+
+std::string DataflowReport::to_text() const {
+    std::ostringstream s;
+    std::string size_text;
+    for (size_t i = 0; i < sizes.size(); i++)
+        size_text += (i ? " x " : "") + std::to_string(sizes[i]);
+    s << "Dataflow report: " << pipeline << " at " << size_text << " for " << target << "\n\n";
+    Table t;
+    std::vector<std::string> head = {"kernel", "grid",     "block", "shared", "regs",  "requested",
+                                     "moved",  "compuls.", "flops", "tensor", "flop/B"};
+    for (const GPUPeaks &g : report_gpus())
+        head.push_back(g.name);
+    t.row(head);
+    for (const KernelReport &k : kernels) {
+        std::vector<std::string> r = {
+            k.name + (k.exact ? "" : " (bound)"),
+            shape_text(k.grid),
+            std::to_string(k.block[0]) + "x" + std::to_string(k.block[1]) + "x" +
+                std::to_string(k.block[2]),
+            bytes_text(k.shared_bytes),
+            k.registers < 0
+                ? "-"
+                : std::to_string(k.registers) +
+                      (k.spill_bytes > 0 ? " +" + bytes_text(k.spill_bytes) + " spill" : ""),
+            bytes_text(k.requested_bytes()),
+            bytes_text(k.moved_bytes()),
+            bytes_text(k.compulsory_bytes()),
+            flops_text(k.flops),
+            flops_text(k.tensor_flops) + (k.tf32 && k.tensor_flops ? " tf32" : ""),
+            format("%.1f", k.intensity())};
+        for (const RooflineBound &b : k.roofline)
+            r.push_back(bound_text(b));
+        t.row(r);
+    }
+    std::vector<std::string> total = {"total",
+                                      "",
+                                      "",
+                                      "",
+                                      "",
+                                      bytes_text(requested_bytes()),
+                                      bytes_text(moved_bytes()),
+                                      bytes_text(compulsory_bytes),
+                                      flops_text(flops()),
+                                      flops_text(tensor_flops()),
+                                      ""};
+    for (const RooflineBound &b : roofline)
+        total.push_back(bound_text(b));
+    t.row(total);
+    s << t.to_string() << "\n";
+
+    Table b;
+    b.row({"kernel", "buffer", "role", "size", "requested read", "requested written", "moved read",
+           "moved written"});
+    for (const KernelReport &k : kernels) {
+        for (const BufferReport &buf : k.buffers) {
+            b.row({k.name, buf.name, role_name(buf.role), bytes_text(buf.bytes),
+                   bytes_text(buf.requested_read), bytes_text(buf.requested_written),
+                   bytes_text(buf.moved_read), bytes_text(buf.moved_written)});
+        }
+    }
+    s << b.to_string() << "\n";
+    s << "requested: bytes the loads and stores ask for (L2 traffic); moved: the span each "
+         "kernel reaches in each buffer (device-memory traffic when caches keep the reuse);\n"
+         "compulsory: the pipeline's inputs read once and outputs written once ("
+      << bytes_text(compulsory_bytes) << "). Roofline: moved bytes and flops at each GPU's "
+      << "datasheet peaks.\n";
+    if (baseline) {
+        s << "\nOperator by operator (every Func its own kernel, a plain GPU schedule): "
+          << plural(baseline->kernels.size(), "kernel") << ", requested "
+          << bytes_text(baseline->requested_bytes()) << ", moved "
+          << bytes_text(baseline->moved_bytes());
+        for (const RooflineBound &r : baseline->roofline)
+            s << ", " << r.gpu << " " << bound_text(r);
+        s << "\n";
+    }
+    s << "\n" << summary() << "\n";
+    return s.str();
+}
+
+std::string DataflowReport::to_json() const {
+    return json_report(*this, "") + "\n";
+}
+
+std::string DataflowReport::to_dot() const {
+    std::map<std::string, size_t> kernel_of; // the first kernel that computes each Func
+    for (size_t i = 0; i < kernels.size(); i++) {
+        for (const std::string &f : kernels[i].funcs)
+            kernel_of.emplace(f, i);
+    }
+    const std::set<std::string> input_set(inputs.begin(), inputs.end());
+    auto id = [](const std::string &kind, const std::string &name) {
+        return json_string(kind + ":" + name);
+    };
+    // The Funcs and inputs a Func reads, through the Funcs inlined into it.
+    std::function<void(const std::string &, std::set<std::string> &, std::set<std::string> &)>
+        sources =
+            [&](const std::string &f, std::set<std::string> &out, std::set<std::string> &seen) {
+                auto it = calls.find(f);
+                if (it == calls.end()) return;
+                for (const std::string &g : it->second) {
+                    if (!seen.insert(g).second) continue;
+                    if (g == f) continue;
+                    if (kernel_of.count(g) || input_set.count(g)) {
+                        out.insert(g);
+                    } else {
+                        sources(g, out, seen);
+                    }
+                }
+            };
+    auto buffer_in = [&](size_t k, const std::string &name) -> const BufferReport * {
+        for (const BufferReport &b : kernels[k].buffers)
+            if (b.name == name) return &b;
+        return nullptr;
+    };
+    std::ostringstream s;
+    s << "digraph dataflow {\n  rankdir=LR;\n  node [shape=box, fontname=\"Helvetica\"];\n"
+      << "  edge [fontname=\"Helvetica\", fontsize=10];\n"
+      << "  label=" << json_string(pipeline + ": " + summary()) << ";\n";
+    for (const std::string &in : inputs) {
+        int64_t bytes = 0;
+        for (const KernelReport &k : kernels)
+            for (const BufferReport &b : k.buffers)
+                if (b.name == in) bytes = b.bytes;
+        s << "  " << id("in", in)
+          << " [shape=cylinder, label=" << json_string(in + "\n" + bytes_text(bytes)) << "];\n";
+    }
+    for (size_t i = 0; i < kernels.size(); i++) {
+        const KernelReport &k = kernels[i];
+        s << "  subgraph " << json_string("cluster_" + std::to_string(i))
+          << " {\n    label=" << json_string(k.name + "\nmoves " + bytes_text(k.moved_bytes()))
+          << ";\n";
+        for (const std::string &f : k.funcs) {
+            if (kernel_of.at(f) == i)
+                s << "    " << id("func", f) << " [label=" << json_string(f) << "];\n";
+        }
+        s << "  }\n";
+    }
+    for (size_t i = 0; i < kernels.size(); i++) {
+        for (const std::string &f : kernels[i].funcs) {
+            if (kernel_of.at(f) != i) continue;
+            std::set<std::string> from, seen;
+            sources(f, from, seen);
+            for (const std::string &g : from) {
+                const bool on_chip = kernel_of.count(g) && kernel_of.at(g) == i;
+                const std::string source = input_set.count(g) ? id("in", g) : id("func", g);
+                if (on_chip) {
+                    s << "  " << source << " -> " << id("func", f)
+                      << " [label=\"on chip\", color=\"darkgreen\", style=dashed];\n";
+                    continue;
+                }
+                const BufferReport *b = buffer_in(i, g);
+                s << "  " << source << " -> " << id("func", f)
+                  << " [label=" << json_string(b ? bytes_text(b->moved_read) : "") << ", color=\""
+                  << (input_set.count(g) ? "black" : "red") << "\"];\n";
+            }
+        }
+        for (const BufferReport &b : kernels[i].buffers) {
+            if (b.role != BufferReport::Output || !b.moved_written) continue;
+            s << "  " << id("out", b.name)
+              << " [shape=cylinder, label=" << json_string(b.name + "\n" + bytes_text(b.bytes))
+              << "];\n";
+            s << "  " << id("func", b.name) << " -> " << id("out", b.name)
+              << " [label=" << json_string(bytes_text(b.moved_written)) << "];\n";
+        }
+    }
+    s << "}\n";
+    return s.str();
+}
+
+bool write_report_picture(const DataflowReport &report, const std::string &path,
+                          const std::string &svg_path) {
+    {
+        std::ofstream out(path);
+        out << report.to_dot();
+        if (!out) return false;
+    }
+    if (path.find('\'') != std::string::npos || svg_path.find('\'') != std::string::npos)
+        return false;
+    if (std::system("command -v dot > /dev/null 2>&1") != 0) return false;
+    const std::string command = "dot -Tsvg '" + path + "' -o '" + svg_path + "' 2> /dev/null";
+    return std::system(command.c_str()) == 0;
+}
+
+} // namespace aicf

@@ -1,0 +1,143 @@
+#include "lowering/OperatorBaseline.h"
+
+#include "dsl/Func.h"
+#include "dsl/Pipeline.h"
+#include "dsl/base/Error.h"
+#include "dsl/ir/IRMutator.h"
+#include "dsl/ir/Substitute.h"
+
+#include <map>
+#include <set>
+
+namespace aicf {
+namespace lowering {
+
+using namespace ir;
+
+namespace {
+
+// Calls to the Funcs of the algorithm, pointed at their copies (weakly within a Func's own
+// definitions, as Function::define does).
+class PointAtCopies : public IRMutator {
+public:
+    PointAtCopies(const std::map<std::string, Function> &copies, const std::string &self)
+        : copies(copies), self(self) {}
+
+private:
+    using IRMutator::visit;
+    const std::map<std::string, Function> &copies;
+    const std::string &self;
+
+    Expr visit(const Call *op) override {
+        Expr e = IRMutator::visit(op);
+        const Call *c = e.as<Call>();
+        if (c->call_type != Call::Func) return e;
+        auto it = copies.find(c->name);
+        internal_assert(it != copies.end()) << "baseline: no copy of " << c->name;
+        FunctionPtr target(it->second.get());
+        if (c->name == self) target = target.as_weak();
+        return Call::make_func(c->type, c->name, c->args, target, c->value_index);
+    }
+};
+
+// Whether f only renames another Func or an input: f(x, y, ...) = g(x, y, ...).
+bool is_rename(const Function &f) {
+    if (f.has_update_definition() || f.outputs() != 1) return false;
+    const Call *c = f.definition().values[0].as<Call>();
+    if (!c || (c->call_type != Call::Func && c->call_type != Call::Image)) return false;
+    if (c->type != f.output_types()[0] || c->args.size() != f.args().size()) return false;
+    for (size_t i = 0; i < c->args.size(); i++) {
+        const Variable *v = c->args[i].as<Variable>();
+        if (!v || v->name != f.args()[i]) return false;
+    }
+    return true;
+}
+
+// The loops a stage has before any schedule: its reduction variables (innermost first),
+// then the pure variables it writes at their own coordinate.
+std::vector<Dim> unscheduled_dims(const Function &f, const Definition &d, bool pure) {
+    std::vector<Dim> dims;
+    if (pure) {
+        for (const std::string &a : f.args())
+            dims.push_back(Dim{a});
+        return dims;
+    }
+    if (d.rdom.defined()) {
+        for (const ReductionVariable &rv : d.rdom.domain()) {
+            bool used = false;
+            for (const Expr &e : d.args)
+                used = used || uses_var(e, rv.var);
+            for (const Expr &e : d.values)
+                used = used || uses_var(e, rv.var);
+            if (used) dims.push_back(Dim{rv.var, ForType::Serial, true});
+        }
+    }
+    for (size_t i = 0; i < d.args.size(); i++) {
+        const Variable *v = d.args[i].as<Variable>();
+        if (v && v->name == f.args()[i]) dims.push_back(Dim{f.args()[i]});
+    }
+    return dims;
+}
+
+// One kernel per stage: blocks of 16 x 16 threads over its first two pure loops, the
+// threads past the end idle (any size is valid).
+template <typename Stage> void schedule_stage(Stage stage, const std::vector<Dim> &dims) {
+    std::vector<Var> pure;
+    for (const Dim &d : dims) {
+        if (!d.is_rvar) pure.push_back(Var(d.var));
+    }
+    Var bx("bx"), by("by"), tx("tx"), ty("ty");
+    if (pure.size() >= 2) {
+        stage.gpu_tile(pure[0], pure[1], bx, by, tx, ty, 16, 16, TailStrategy::GuardWithIf);
+    } else if (pure.size() == 1) {
+        stage.gpu_tile(pure[0], bx, tx, 256, TailStrategy::GuardWithIf);
+    } else {
+        stage.gpu_single_thread();
+    }
+}
+
+} // namespace
+
+std::vector<Function> operator_by_operator(const std::vector<Function> &outputs) {
+    const std::map<std::string, Function> env = detail::find_transitive_calls(outputs);
+    std::set<std::string> output_names;
+    for (const Function &o : outputs)
+        output_names.insert(o.name());
+    std::map<std::string, Function> copies;
+    for (const auto &kv : env) {
+        Function copy = kv.second.copy();
+        copy.get()->wrappers.clear();
+        FuncSchedule plain;
+        plain.region_constraints = kv.second.schedule().region_constraints;
+        copy.schedule() = plain;
+        for (int s = 0; s < copy.stages(); s++) {
+            Definition &d = copy.stage(s);
+            d.schedule = StageSchedule();
+            d.schedule.dims = unscheduled_dims(copy, d, s == 0);
+        }
+        copies[kv.first] = copy;
+    }
+    for (auto &kv : copies) {
+        PointAtCopies point(copies, kv.first);
+        for (int s = 0; s < kv.second.stages(); s++) {
+            Definition &d = kv.second.stage(s);
+            for (Expr &e : d.args)
+                e = point.mutate(e);
+            for (Expr &e : d.values)
+                e = point.mutate(e);
+        }
+        if (is_rename(kv.second) && !output_names.count(kv.first)) continue;
+        Func f(kv.second);
+        f.compute_root();
+        schedule_stage(f, kv.second.stage(0).schedule.dims);
+        for (int u = 0; u + 1 < kv.second.stages(); u++)
+            schedule_stage(f.update(u), kv.second.stage(u + 1).schedule.dims);
+    }
+    std::vector<Function> result;
+    for (const Function &o : outputs)
+        result.push_back(copies.at(o.name()));
+    return result;
+}
+
+} // namespace lowering
+} // namespace aicf

@@ -1,0 +1,312 @@
+// The dataflow report (dsl/Report.h): its static counts against the simulator's counters on
+// every family of kernels (guarded tails, reductions across lanes, staged and pipelined tiles,
+// tensor cores, atomics, data-dependent conditions), its bytes against sizes worked out by
+// hand, the operator-by-operator baseline, its outputs (text, JSON, Graphviz) and its errors.
+
+#include "ErrorMessage.h"
+#include "GPUTarget.h"
+#include "GemmGPU.h"
+#include "MatmulGPU.h"
+#include "MlpBlock.h"
+#include "NormSchedules.h"
+#include "Reference.h"
+#include "ReportCheck.h"
+#include "dsl/aicf.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+using namespace aicf;
+using aicf_test::fill_random;
+using aicf_test::realize_checking_report;
+
+namespace {
+
+const Target gpu_target = aicf_test::gpu_test_target();
+
+TEST(ReportCounts, GuardedTilesMatchTheSimulator) {
+    const int W = 37, H = 23;
+    Buffer<float> in({W, H}, "in");
+    fill_random(in, -1, 1, 3);
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func f("f"), g("g");
+    f(x, y) = in(x, y) * 2.0f + 1.0f;
+    g(x, y) = f(x, y) * f(x, y) - in(x, y);
+    g.gpu_tile(x, y, bx, by, tx, ty, 16, 8, TailStrategy::GuardWithIf);
+    f.compute_root().gpu_tile(x, y, bx, by, tx, ty, 8, 8, TailStrategy::GuardWithIf);
+    realize_checking_report(g, {W, H}, gpu_target);
+}
+
+TEST(ReportCounts, RowReductionsMatchTheSimulator) {
+    const int width = 200, rows = 19;
+    Buffer<float> in({width, rows}, "in"), weight({width}, "weight"), bias({width}, "bias");
+    fill_random(in, -2, 2, 4);
+    fill_random(weight, 0.5, 1.5, 5);
+    fill_random(bias, -0.5, 0.5, 6);
+    for (aicf_apps::NormSchedule s :
+         {aicf_apps::NormSchedule::WarpPerRow, aicf_apps::NormSchedule::BlockPerRow,
+          aicf_apps::NormSchedule::SharedTree}) {
+        SCOPED_TRACE(aicf_apps::to_string(s));
+        aicf_apps::RowwiseOp op =
+            aicf_apps::layer_norm<float>(in, weight, bias, width, 1e-5f, "ln");
+        aicf_apps::schedule<float>(op, s);
+        realize_checking_report(op.out, {width, rows}, gpu_target);
+    }
+}
+
+TEST(ReportCounts, StagedMatmulMatchesTheSimulator) {
+    const int M = 150, N = 200, K = 129;
+    Buffer<float> A({K, M}, "A"), B({N, K}, "B");
+    fill_random(A, -1, 1, 7);
+    fill_random(B, -1, 1, 8);
+    realize_checking_report(aicf_apps::matmul_register_tiled(A, B, K, "mm"), {N, M}, gpu_target);
+}
+
+TEST(ReportCounts, TensorCoreGemmsMatchTheSimulator) {
+    const int M = 150, N = 136, K = 88;
+    Buffer<bfloat16_t> A({K, M}, "A"), B({N, K}, "B");
+    fill_random(A, -1, 1, 9);
+    fill_random(B, -1, 1, 10);
+    aicf_apps::GemmSchedule swizzled;
+    swizzled.rows = aicf_apps::GemmSchedule::Rows::Swizzled;
+    for (const aicf_apps::GemmSchedule &s : {aicf_apps::GemmSchedule(), swizzled}) {
+        realize_checking_report(aicf_apps::gemm_tensor_cores(A, B, K, "gemm", {}, {}, s), {N, M},
+                                gpu_target);
+    }
+}
+
+TEST(ReportCounts, MlpBlockMatchesTheSimulator) {
+    const int tokens = 80, d = 136, hidden = 264;
+    Buffer<bfloat16_t> x({d, tokens}, "x");
+    fill_random(x, -2, 2, 1);
+    const aicf_apps::MlpWeights w = aicf_apps::random_mlp_weights(d, hidden, 2);
+    realize_checking_report(aicf_apps::mlp_block_by_operator(x, w, d, hidden, "mlp"), {d, tokens},
+                            gpu_target);
+    realize_checking_report(aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp"), {d, tokens},
+                            gpu_target);
+}
+
+// Atomic updates at data-dependent indices: the bytes are exact, the span is the buffer.
+TEST(ReportCounts, AtomicHistogramMatchesTheSimulator) {
+    const int n = 3000;
+    Buffer<int> in({n}, "in");
+    for (int i = 0; i < n; i++)
+        in(i) = (i * 37) % 251;
+    Func hist("hist");
+    Var b("b");
+    RDom r(0, n, "r");
+    RVar rb("rb"), rt("rt");
+    hist(b) = 0;
+    hist(clamp(in(r) / 4, 0, 63)) += 1;
+    hist.update().atomic().split(r.x, rb, rt, 256).gpu_blocks(rb).gpu_threads(rt);
+    hist.gpu_tile(b, Var("bo"), Var("bi"), 64);
+    realize_checking_report(hist, {64}, gpu_target);
+    const DataflowReport report = hist.report({64}, gpu_target, {}, false);
+    ASSERT_EQ(report.kernels.size(), 2u);
+    const BufferReport *counts = nullptr;
+    for (const BufferReport &b : report.kernels[1].buffers)
+        if (b.name == "hist") counts = &b;
+    ASSERT_NE(counts, nullptr);
+    EXPECT_EQ(counts->requested_written, int64_t(n) * 4);
+    EXPECT_EQ(counts->moved_written, 64 * 4); // the whole buffer: the indices are data
+}
+
+// A reduction that skips points on a loaded value: the counts are an upper bound.
+TEST(ReportCounts, DataDependentConditionsGiveBounds) {
+    const int n = 1000, rows = 8;
+    Buffer<float> in({n, rows}, "in");
+    fill_random(in, -1, 1, 11);
+    Func pos("pos");
+    Var y("y"), by("by"), ty("ty");
+    RDom r(0, n, "r");
+    r.where(in(r, y) > 0.0f);
+    pos(y) = 0.0f;
+    pos(y) += in(r, y);
+    pos.gpu_tile(y, by, ty, 4, TailStrategy::GuardWithIf);
+    pos.update().gpu_tile(y, by, ty, 4, TailStrategy::GuardWithIf);
+    realize_checking_report(pos, {rows}, gpu_target);
+    const DataflowReport report = pos.report({rows}, gpu_target, {}, false);
+    ASSERT_EQ(report.kernels.size(), 2u);
+    EXPECT_FALSE(report.kernels[1].exact);
+    EXPECT_NE(report.to_text().find("(bound)"), std::string::npos);
+}
+
+// ---- Bytes worked out by hand ----
+
+// The two-stage pipeline g(f(in)), fused into one kernel or not.
+Func two_stages(const ImageParam &in, bool fused) {
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func f("f"), g("g");
+    f(x, y) = in(x, y) * 3.0f;
+    g(x, y) = f(x, y) + 1.0f;
+    g.gpu_tile(x, y, bx, by, tx, ty, 32, 8);
+    if (fused) {
+        f.compute_at(g, tx);
+    } else {
+        f.compute_root().gpu_tile(x, y, bx, by, tx, ty, 32, 8);
+    }
+    return g;
+}
+
+TEST(ReportBytes, PointwiseStagesMoveWhatTheyTouch) {
+    ImageParam in(Float(32), 2, "in");
+    const int W = 256, H = 64;
+    ReportArguments args;
+    args.buffers["in"] = {W, H};
+    const int64_t plane = int64_t(W) * H * 4;
+
+    const DataflowReport fused = two_stages(in, true).report({W, H}, gpu_target, args);
+    ASSERT_EQ(fused.kernels.size(), 1u);
+    EXPECT_EQ(fused.kernels[0].requested_bytes(), 2 * plane);
+    EXPECT_EQ(fused.moved_bytes(), 2 * plane);
+    EXPECT_EQ(fused.compulsory_bytes, 2 * plane);
+    EXPECT_EQ(fused.kernels[0].compulsory_bytes(), 2 * plane);
+    EXPECT_EQ(fused.flops(), int64_t(W) * H * 2);
+    EXPECT_EQ(fused.kernels[0].grid, (std::array<int64_t, 3>{{W / 32, H / 8, 1}}));
+
+    const DataflowReport split = two_stages(in, false).report({W, H}, gpu_target, args);
+    ASSERT_EQ(split.kernels.size(), 2u);
+    EXPECT_EQ(split.moved_bytes(), 4 * plane);
+    EXPECT_EQ(split.compulsory_bytes, 2 * plane);
+    EXPECT_EQ(split.kernels[0].compulsory_bytes(), plane); // f's result is an intermediate
+
+    // The baseline of either is the split pipeline.
+    ASSERT_TRUE(fused.baseline);
+    EXPECT_EQ(fused.baseline->kernels.size(), 2u);
+    EXPECT_EQ(fused.baseline->moved_bytes(), 4 * plane);
+    EXPECT_EQ(fused.summary(), "2 kernels moving 262.14 kB -> 1 kernel moving 131.07 kB "
+                               "(2.0x less)");
+
+    // The roofline: memory-bound on every GPU, at the datasheet bandwidth.
+    ASSERT_EQ(fused.kernels[0].roofline.size(), report_gpus().size());
+    for (size_t i = 0; i < report_gpus().size(); i++) {
+        const RooflineBound &b = fused.kernels[0].roofline[i];
+        EXPECT_EQ(b.gpu, report_gpus()[i].name);
+        EXPECT_TRUE(b.memory_bound());
+        EXPECT_DOUBLE_EQ(b.memory_seconds, double(2 * plane) / report_gpus()[i].memory_bytes_per_s);
+        EXPECT_DOUBLE_EQ(b.seconds, b.memory_seconds);
+    }
+}
+
+TEST(ReportBytes, TheMlpBlockAtFullSize) {
+    // The sizes of a transformer layer, counted without allocating them.
+    const int tokens = 2048, d = 4096, hidden = 16384;
+    const ImageParam x = aicf_apps::mlp_input_param();
+    const auto w = aicf_apps::mlp_weight_params();
+    const ReportArguments args = aicf_apps::mlp_report_arguments(tokens, d, hidden);
+    const DataflowReport ops = aicf_apps::mlp_block_by_operator(x, w, d, hidden, "mlp")
+                                   .report({d, tokens}, gpu_target, args, false);
+    const DataflowReport flow = aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp")
+                                    .report({d, tokens}, gpu_target, args, false);
+    ASSERT_EQ(ops.kernels.size(), 7u);
+    ASSERT_EQ(flow.kernels.size(), 2u);
+    // Inputs read once, the output written once (all bfloat16).
+    const int64_t compulsory =
+        2 * (int64_t(d) * tokens * 2 + 2 * int64_t(d) * hidden + hidden + d + 2 * int64_t(d));
+    EXPECT_EQ(ops.compulsory_bytes, compulsory);
+    EXPECT_EQ(flow.compulsory_bytes, compulsory);
+    // The dataflow schedule writes and reads the hidden activations once, in bfloat16.
+    EXPECT_EQ(flow.moved_bytes(), compulsory + 2 * 2 * int64_t(hidden) * tokens + 2 * d * tokens);
+    EXPECT_LT(flow.moved_bytes(), ops.moved_bytes());
+    // Both products on tensor cores: 2 tokens d hidden multiply-adds each.
+    EXPECT_EQ(flow.tensor_flops(), 4 * int64_t(tokens) * d * hidden);
+    EXPECT_EQ(ops.tensor_flops(), 4 * int64_t(tokens) * d * hidden);
+    for (const KernelReport &k : flow.kernels)
+        EXPECT_TRUE(k.exact) << k.name;
+}
+
+// ---- Outputs ----
+
+TEST(ReportOutput, JsonTextAndPicture) {
+    ImageParam in(Float(32), 2, "in");
+    ReportArguments args;
+    args.buffers["in"] = {64, 16};
+    const DataflowReport r = two_stages(in, true).report({64, 16}, gpu_target, args);
+
+    const std::string json = r.to_json();
+    for (const char *key :
+         {"\"pipeline\": \"g\"", "\"kernels\": [", "\"requested_bytes\"", "\"moved_bytes\"",
+          "\"compulsory_bytes\"", "\"roofline\"", "\"bound\": \"memory\"", "\"baseline\": {",
+          "\"summary\": \"2 kernels moving"})
+        EXPECT_NE(json.find(key), std::string::npos) << key;
+    // Python's parser accepts it, where Python is installed.
+    if (std::system("command -v python3 > /dev/null 2>&1") == 0) {
+        FILE *p = popen("python3 -c 'import json, sys; json.load(sys.stdin)'", "w");
+        ASSERT_NE(p, nullptr);
+        std::fputs(json.c_str(), p);
+        EXPECT_EQ(pclose(p), 0) << json;
+    }
+
+    const std::string text = r.to_text();
+    for (const char *part : {"Dataflow report: g at 64 x 16", "| kernel", "A100", "H100", "H200",
+                             "Operator by operator", "2 kernels moving"})
+        EXPECT_NE(text.find(part), std::string::npos) << part << "\n" << text;
+
+    const std::string dot = r.to_dot();
+    EXPECT_NE(dot.find("digraph dataflow"), std::string::npos);
+    EXPECT_NE(dot.find("cluster_0"), std::string::npos);
+    EXPECT_NE(dot.find("\"func:f\" -> \"func:g\" [label=\"on chip\""), std::string::npos) << dot;
+    EXPECT_NE(dot.find("\"in:in\" -> \"func:f\""), std::string::npos) << dot;
+    const std::string base = r.baseline->to_dot();
+    EXPECT_NE(base.find("\"func:f\" -> \"func:g\" [label=\"4.10 kB\""), std::string::npos) << base;
+
+    const std::string dir = ::testing::TempDir();
+    const bool svg = write_report_picture(r, dir + "report.dot", dir + "report.svg");
+    EXPECT_EQ(svg, std::system("command -v dot > /dev/null 2>&1") == 0);
+}
+
+// ---- Errors ----
+
+TEST(ReportErrors, SizesTargetsAndArguments) {
+    ImageParam in(Float(32), 2, "in");
+    Func g = two_stages(in, true);
+    ReportArguments args;
+    args.buffers["in"] = {64, 16};
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
+                        g.report({64, 16}, Target("host"), args);
+                    }),
+                    "has no GPU");
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
+                        g.report({64, 16}, gpu_target);
+                    }),
+                    "needs the extents of input in");
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] { g.report({64}, gpu_target, args); }),
+                    "has 1 size, but its output g has 2");
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
+                        g.report({64, 0}, gpu_target, args);
+                    }),
+                    "sizes must be positive");
+    ReportArguments small = args;
+    small.buffers["in"] = {32, 16};
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
+                        g.report({64, 16}, gpu_target, small);
+                    }),
+                    "cannot use these sizes: Buffer in is too small");
+    ReportArguments extra = args;
+    extra.buffers["nothing"] = {1};
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
+                        g.report({64, 16}, gpu_target, extra);
+                    }),
+                    "not an input of the pipeline");
+    ReportArguments wrong_rank;
+    wrong_rank.buffers["in"] = {64};
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
+                        g.report({64, 16}, gpu_target, wrong_rank);
+                    }),
+                    "which has 2 dimensions");
+
+    Param<int> offset("offset");
+    Var x("x"), bx("bx"), tx("tx");
+    Func h("h");
+    h(x) = in(x, 0) + cast<float>(offset);
+    h.gpu_tile(x, bx, tx, 64);
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] { h.report({64}, gpu_target, args); }),
+                    "needs the value of Param offset");
+    ReportArguments with_offset = args;
+    with_offset.scalars["offset"] = 3;
+    EXPECT_EQ(h.report({64}, gpu_target, with_offset, false).kernels.size(), 1u);
+}
+
+} // namespace
