@@ -39,9 +39,9 @@ struct GPUPeaks {
 // A100 (SXM, 80 GB), H100 (SXM5) and H200 (SXM).
 const std::vector<GPUPeaks> &report_gpus();
 
-// The time bound of a kernel on one GPU: the larger of its moved bytes over the memory
-// bandwidth and its flops over the arithmetic rates (tensor-core flops at the tensor-core
-// rate, others at the float rate).
+// The time bound of a kernel on one GPU (no schedule of it runs faster): the largest of its
+// moved bytes over the memory bandwidth, its tensor-core flops over the tensor-core rate, and
+// its other flops over the float rate. A pipeline's bound is its kernels' bounds summed.
 struct RooflineBound {
     std::string gpu;
     double seconds = 0;

@@ -3,7 +3,7 @@
 # missing, and runs `apt-get update` at most once.
 set -euo pipefail
 
-packages=(llvm-19-dev libeigen3-dev libgtest-dev libboost-dev cmake ninja-build g++ ccache zlib1g-dev libzstd-dev clang-format-14 libdlpack-dev)
+packages=(llvm-19-dev libeigen3-dev libgtest-dev libboost-dev cmake ninja-build g++ ccache zlib1g-dev libzstd-dev clang-format-14 libdlpack-dev graphviz)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,13 +1,16 @@
 // The transformer MLP block, y = x + W2 GELU(W1 LayerNorm(x) + b1) + b2 (apps/common/
 // MlpBlock.h), in bfloat16 with float32 sums, under each of its schedules: one kernel per
 // operator, the element-wise operators fused into the products' epilogues, and LayerNorm in
-// the first product's prologue as well. Each runs on
-// the device AICF_DEVICE names, is checked against a double-precision evaluation on sampled
-// rows (rounding where the pipeline stores bfloat16), and is timed. Prints a table;
-// `mlp_block --small` runs a small size (for the simulator), `mlp_block T D H` one size.
+// the first product's prologue as well. Each runs on the device AICF_DEVICE names, is checked
+// against a double-precision evaluation on sampled rows (rounding where the pipeline stores
+// bfloat16), and is timed against the dataflow report's roofline bound. Prints a table;
+// `mlp_block --small` runs a small size (for the simulator), `mlp_block T D H` one size, and
+// `mlp_block --report` prints the schedules' dataflow reports at (2048 and 8192) x 4096 x 16384
+// without running them, and writes the dataflow schedule's picture (mlp_block.dot, .svg).
 
 #include "GPUDevice.h"
 #include "MlpBlock.h"
+#include "MlpReport.h"
 #include "Timing.h"
 #include "dsl/aicf.h"
 
@@ -25,6 +28,19 @@ using namespace aicf;
 namespace {
 
 int failures = 0;
+
+// The roofline bound the report gives this device's GPU (by name), if it is one it knows.
+std::string roofline_share(const DataflowReport &r, double ms) {
+    const std::string device = aicf_apps::device_description();
+    for (size_t i = 0; i < report_gpus().size(); i++) {
+        if (device.find(report_gpus()[i].name) == std::string::npos) continue;
+        char text[64];
+        std::snprintf(text, sizeof(text), "%.0f%% (%.3f ms)",
+                      100 * r.roofline[i].seconds * 1e3 / ms, r.roofline[i].seconds * 1e3);
+        return text;
+    }
+    return "-";
+}
 
 double f(bfloat16_t v) {
     return double(float(v));
@@ -48,8 +64,10 @@ void run(const char *name, int kernels,
                            std::ldexp(std::fabs(want[size_t(c)]), -7) + 0.02;
     }
     const double flops = 4.0 * tokens * double(d) * hidden;
-    std::printf("| %-25s | %7d | %5d x %5d x %5d | %9.3f | %8.1f | %s |\n", name, kernels, tokens,
-                d, hidden, ms, flops / (ms * 1e9), ok ? "ok" : "WRONG");
+    const DataflowReport report = mlp.report({d, tokens}, target, {}, false);
+    std::printf("| %-25s | %7d | %5d x %5d x %5d | %9.3f | %8.1f | %s | %s |\n", name, kernels,
+                tokens, d, hidden, ms, flops / (ms * 1e9), roofline_share(report, ms).c_str(),
+                ok ? "ok" : "WRONG");
     failures += !ok;
 }
 
@@ -57,6 +75,22 @@ void run(const char *name, int kernels,
 
 int main(int argc, char **argv) {
     try {
+        if (argc > 1 && std::strcmp(argv[1], "--report") == 0) {
+            // Counted from the kernels, no GPU and no allocation needed.
+            const Target target("host-cuda-sm_90");
+            std::vector<aicf_apps::MlpReports> sizes;
+            for (int tokens : {2048, 8192})
+                sizes.push_back(
+                    aicf_apps::mlp_reports(tokens, 4096, 16384, target, tokens == 2048));
+            std::printf("The transformer MLP block's dataflow reports, %s\n\n%s\n%s",
+                        target.to_string().c_str(), aicf_apps::mlp_report_table(sizes).c_str(),
+                        sizes[0].dataflow.to_text().c_str());
+            const bool svg =
+                write_report_picture(sizes[0].dataflow, "mlp_block.dot", "mlp_block.svg");
+            std::printf("\nThe dataflow regions' picture: mlp_block.dot%s\n",
+                        svg ? ", mlp_block.svg" : " (install Graphviz for the SVG)");
+            return 0;
+        }
         const bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
         int tokens = 2048, d = 4096, hidden = 16384;
         if (argc == 4) {
@@ -79,7 +113,7 @@ int main(int argc, char **argv) {
             x.data()[i] = bfloat16_t(dist(rng));
         const aicf_apps::MlpWeights w = aicf_apps::random_mlp_weights(d, hidden, 2);
         std::printf("| schedule                  | kernels | tokens x     d x hidden | median ms | "
-                    "TFLOP/s  | check |\n|---|---|---|---|---|---|\n");
+                    "TFLOP/s  | roofline bound / time | check |\n|---|---|---|---|---|---|---|\n");
         run(
             "one kernel per operator", 7,
             [](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d, int hidden) {
@@ -98,8 +132,9 @@ int main(int argc, char **argv) {
                 return aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp");
             },
             x, w, tokens, d, hidden, runs);
-        std::printf("\nTFLOP/s counts the two products (4 tokens d hidden flops). check: sampled "
-                    "rows against double precision.\n");
+        std::printf("\nTFLOP/s counts the two products (4 tokens d hidden flops). Roofline bound: "
+                    "the dataflow report's time bound on this GPU (its datasheet peaks) over the "
+                    "time measured. check: sampled rows against double precision.\n");
         return failures == 0 ? 0 : 1;
     } catch (const Error &e) {
         std::printf("%s\n", e.what());

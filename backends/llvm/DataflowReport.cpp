@@ -149,8 +149,10 @@ std::vector<RooflineBound> roofline(int64_t moved, int64_t flops, int64_t tensor
         RooflineBound b;
         b.gpu = g.name;
         b.memory_seconds = double(moved) / g.memory_bytes_per_s;
-        b.compute_seconds = double(flops) / g.fp32_flops_per_s +
-                            double(tensor) / (tf32 ? g.tf32_flops_per_s : g.tensor_flops_per_s);
+        // The tensor cores and the CUDA cores run at once: each bounds the time alone.
+        b.compute_seconds =
+            std::max(double(flops) / g.fp32_flops_per_s,
+                     double(tensor) / (tf32 ? g.tf32_flops_per_s : g.tensor_flops_per_s));
         b.seconds = std::max(b.memory_seconds, b.compute_seconds);
         bounds.push_back(b);
     }
