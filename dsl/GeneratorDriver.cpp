@@ -3,6 +3,9 @@
 #include "dsl/Generator.h"
 #include "dsl/base/Error.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -12,7 +15,7 @@ namespace aicf {
 namespace {
 
 const char *const kUsage =
-    "usage: %s -g NAME [-o DIR] [-e KINDS] [-f FUNCTION] [PARAM=VALUE ...]\n"
+    "usage: %s -g NAME [-o DIR] [-e KINDS] [-f FUNCTION] [-s ARG=SIZE ...] [PARAM=VALUE ...]\n"
     "       %s -l\n"
     "Compiles a generator of this program ahead of time.\n"
     "  -g NAME      the generator, or a preset of one, to compile\n"
@@ -24,7 +27,13 @@ const char *const kUsage =
     "                 ptx             FUNCTION.ptx, its GPU kernels\n"
     "                 stmt            FUNCTION.stmt, the lowered IR\n"
     "                 assembly        FUNCTION.s, the host code\n"
+    "                 report          FUNCTION.report.txt, .json and .dot (and .svg where\n"
+    "                                 Graphviz is installed): the dataflow report of a GPU\n"
+    "                                 target at the sizes -s gives, counted without running\n"
     "  -f FUNCTION  the name of the C function (default: NAME)\n"
+    "  -s ARG=SIZE  for the report: the extents of an input or output buffer, innermost first\n"
+    "               (-s out=4096x2048; the outputs take the first output's), or the value of\n"
+    "               a scalar input (-s alpha=0.5)\n"
     "  -l           lists the generators and presets of this program, with their parameters\n"
     "  PARAM=VALUE  sets a parameter of the generator; target=host-cuda-sm_80 compiles GPU\n"
     "               kernels for that architecture (default: target=host, the CPU compiling).\n"
@@ -62,12 +71,81 @@ void list(std::ostream &out) {
     }
 }
 
+// "4096x2048" as extents; empty when it is not one.
+std::vector<int> extents_of(const std::string &text) {
+    std::vector<int> extents;
+    std::stringstream list(text);
+    for (std::string e; std::getline(list, e, 'x');) {
+        if (e.empty() || e.find_first_not_of("0123456789") != std::string::npos || e.size() > 9)
+            return {};
+        extents.push_back(std::stoi(e));
+    }
+    return extents;
+}
+
+// Writes the dataflow report of generator `name` at `sizes` as FUNCTION.report.*.
+void write_report(const std::string &name,
+                  const std::vector<std::pair<std::string, std::string>> &params,
+                  const std::vector<std::pair<std::string, std::string>> &sizes,
+                  const std::string &path) {
+    std::vector<std::pair<std::string, std::string>> first_target = params;
+    for (auto &p : first_target)
+        if (p.first == "target") p.second = p.second.substr(0, p.second.find(','));
+    std::unique_ptr<GeneratorBase> g = GeneratorRegistry::create(name);
+    for (const auto &p : first_target)
+        g->set_param(p.first, p.second);
+    Pipeline pipeline = g->build();
+    std::vector<int> output_sizes;
+    ReportArguments args;
+    std::string outputs;
+    for (const GeneratorIOBase *io : g->arguments()) {
+        auto it = std::find_if(sizes.begin(), sizes.end(),
+                               [&](const auto &s) { return s.first == io->name(); });
+        if (io->is_output()) {
+            outputs += (outputs.empty() ? "" : ", ") + io->name();
+            if (it != sizes.end() && output_sizes.empty()) output_sizes = extents_of(it->second);
+            continue;
+        }
+        if (it == sizes.end()) continue;
+        if (io->is_buffer()) {
+            args.buffers[io->name()] = extents_of(it->second);
+            user_assert(!args.buffers[io->name()].empty())
+                << "-s " << it->first << "=" << it->second << ": the extents of a buffer are "
+                << "positive integers joined by x (4096x2048).";
+        } else {
+            char *end = nullptr;
+            args.scalars[io->name()] = std::strtod(it->second.c_str(), &end);
+            user_assert(end && *end == 0 && !it->second.empty())
+                << "-s " << it->first << "=" << it->second << ": the value of scalar input "
+                << io->name() << " must be a number.";
+        }
+    }
+    for (const auto &s : sizes) {
+        bool known = false;
+        for (const GeneratorIOBase *io : g->arguments())
+            known = known || io->name() == s.first;
+        user_assert(known) << "-s " << s.first << ": generator " << name << " has no input or "
+                           << "output " << s.first << ".";
+    }
+    user_assert(!output_sizes.empty())
+        << "The report of generator " << name << " needs the size of its output: -s "
+        << outputs.substr(0, outputs.find(',')) << "=4096x2048 (extents, innermost first).";
+    const DataflowReport report = pipeline.report(output_sizes, g->get_target(), args);
+    for (auto [extension, text] : {std::make_pair(".report.txt", report.to_text()),
+                                   std::make_pair(".report.json", report.to_json())}) {
+        std::ofstream out(path + extension);
+        user_assert(out.good()) << "report: cannot open " << path << extension << " for writing.";
+        out << text;
+    }
+    write_report_picture(report, path + ".report.dot", path + ".report.svg");
+}
+
 } // namespace
 
 int generator_main(int argc, char **argv) {
     const char *program = argc > 0 ? argv[0] : "aicf_generator";
     std::string name, dir = ".", kinds = "static_library,c_header", function;
-    std::vector<std::pair<std::string, std::string>> params;
+    std::vector<std::pair<std::string, std::string>> params, sizes;
     bool listing = false;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
@@ -87,6 +165,13 @@ int generator_main(int argc, char **argv) {
             std::string v = value(a.c_str());
             if (v.empty()) return 1;
             (a == "-g" ? name : a == "-o" ? dir : a == "-e" ? kinds : function) = v;
+        } else if (a == "-s") {
+            std::string v = value("-s");
+            if (v.find('=') == std::string::npos) {
+                std::cerr << program << ": -s takes ARG=SIZE (-s out=4096x2048)\n";
+                return 1;
+            }
+            sizes.push_back({v.substr(0, v.find('=')), v.substr(v.find('=') + 1)});
         } else if (a.find('=') != std::string::npos && a[0] != '-') {
             params.push_back({a.substr(0, a.find('=')), a.substr(a.find('=') + 1)});
         } else {
@@ -117,17 +202,24 @@ int generator_main(int argc, char **argv) {
             {"static_library", ".a"}, {"object", ".o"},  {"c_header", ".h"},
             {"ptx", ".ptx"},          {"stmt", ".stmt"}, {"assembly", ".s"}};
         OutputFiles files;
+        bool report = false, compile = false;
         std::stringstream list(kinds);
         for (std::string kind; std::getline(list, kind, ',');) {
+            if (kind == "report") {
+                report = true;
+                continue;
+            }
+            compile = true;
             auto it = kind_of.find(kind);
             if (it == kind_of.end()) {
                 std::cerr << program << ": -e: unknown kind " << kind << "; the kinds are "
-                          << "static_library, object, c_header, ptx, stmt, assembly\n";
+                          << "static_library, object, c_header, ptx, stmt, assembly, report\n";
                 return 1;
             }
             files.*(it->second) = dir + "/" + function + extension[kind];
         }
-        GeneratorRegistry::compile_to_files(name, params, function, files);
+        if (compile) GeneratorRegistry::compile_to_files(name, params, function, files);
+        if (report) write_report(name, params, sizes, dir + "/" + function);
         return 0;
     } catch (const Error &e) {
         std::cerr << program << ": " << e.what() << "\n";

@@ -118,7 +118,8 @@ ConcreteArguments concrete_arguments(const std::vector<Argument> &args,
         }
         user_assert(a.param.defined() && a.param.scalar_set())
             << "The report of " << pipeline << " needs the value of Param " << a.name
-            << ": give it in ReportArguments::scalars[\"" << a.name << "\"].";
+            << ": give it in ReportArguments::scalars[\"" << a.name << "\"], or to a "
+            << "generator with -s " << a.name << "=VALUE.";
         c.scalars[a.name] = scalar_from_bits(a.type, a.param.scalar_bits());
     }
     for (const auto &kv : given.buffers)
