@@ -284,10 +284,10 @@ std::string DataflowReport::summary() const {
         plural(kernels.size(), "kernel") + " moving " + bytes_text(moved_bytes());
     if (!baseline) return self;
     const int64_t before = baseline->moved_bytes(), after = moved_bytes();
-    std::string ratio;
-    if (after > 0 && before >= after) {
+    std::string ratio = "the same";
+    if (after > 0 && double(before) >= 1.05 * double(after)) {
         ratio = format("%.1fx less", double(before) / double(after));
-    } else if (before > 0) {
+    } else if (before > 0 && double(after) >= 1.05 * double(before)) {
         ratio = format("%.1fx more", double(after) / double(before));
     }
     return plural(baseline->kernels.size(), "kernel") + " moving " + bytes_text(before) + " -> " +
