@@ -74,6 +74,7 @@ void list(std::ostream &out) {
 // "4096x2048" as extents; empty when it is not one.
 std::vector<int> extents_of(const std::string &text) {
     std::vector<int> extents;
+    if (text.empty() || text.back() == 'x') return {};
     std::stringstream list(text);
     for (std::string e; std::getline(list, e, 'x');) {
         if (e.empty() || e.find_first_not_of("0123456789") != std::string::npos || e.size() > 9)

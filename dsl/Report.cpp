@@ -90,23 +90,23 @@ std::string format(const char *fmt, double v) {
     return text;
 }
 
-// Bytes in decimal units, as bandwidths are quoted.
+// A count in decimal units (k, M, G, T), as bandwidths and rates are quoted.
+std::string scaled(int64_t count, const char *unit) {
+    const double v = double(count);
+    const std::string u = unit;
+    if (v >= 1e12) return format("%.2f T", v / 1e12) + u;
+    if (v >= 1e9) return format("%.2f G", v / 1e9) + u;
+    if (v >= 1e6) return format("%.2f M", v / 1e6) + u;
+    if (v >= 1e3) return format("%.2f k", v / 1e3) + u;
+    return format("%.0f", v) + (u.empty() ? "" : " " + u);
+}
+
 std::string bytes_text(int64_t bytes) {
-    const double b = double(bytes);
-    if (b >= 1e12) return format("%.2f TB", b / 1e12);
-    if (b >= 1e9) return format("%.2f GB", b / 1e9);
-    if (b >= 1e6) return format("%.2f MB", b / 1e6);
-    if (b >= 1e3) return format("%.2f kB", b / 1e3);
-    return format("%.0f B", b);
+    return scaled(bytes, "B");
 }
 
 std::string flops_text(int64_t flops) {
-    const double f = double(flops);
-    if (f >= 1e12) return format("%.2f T", f / 1e12);
-    if (f >= 1e9) return format("%.2f G", f / 1e9);
-    if (f >= 1e6) return format("%.2f M", f / 1e6);
-    if (f >= 1e3) return format("%.2f k", f / 1e3);
-    return format("%.0f", f);
+    return scaled(flops, "");
 }
 
 std::string seconds_text(double s) {
@@ -280,6 +280,7 @@ std::string json_report(const DataflowReport &r, const std::string &indent) {
 } // namespace
 
 std::string DataflowReport::summary() const {
+    if (kernels.empty()) return "no GPU kernels: the schedule computes every Func on the host";
     const std::string self =
         plural(kernels.size(), "kernel") + " moving " + bytes_text(moved_bytes());
     if (!baseline) return self;

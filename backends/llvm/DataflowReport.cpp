@@ -31,17 +31,19 @@ int64_t span_bytes(const ConcreteArguments::Shape &s) {
     return (last + 1) * s.type.bytes();
 }
 
-// A dense shape of these extents.
-ConcreteArguments::Shape dense(ir::Type t, const std::vector<int> &extents) {
+// A dense shape of these extents for buffer `name`.
+ConcreteArguments::Shape dense(ir::Type t, const std::vector<int> &extents,
+                               const std::string &name) {
     ConcreteArguments::Shape s;
     s.type = t;
     int64_t stride = 1;
-    for (int e : extents) {
-        s.dims.push_back(aicf_dim_t{0, e, int32_t(stride), 0});
-        stride *= std::max(e, 1);
+    for (size_t d = 0; d < extents.size(); d++) {
         user_assert(stride <= INT32_MAX)
-            << "The report's sizes give a buffer of more than 2^31 elements per dimension "
-               "stride; AICF indexes buffers with 32-bit strides.";
+            << "The report's sizes make buffer " << name << " too large: dimension " << d
+            << " would have a stride of " << stride << " elements, and AICF indexes buffers "
+            << "with 32-bit strides.";
+        s.dims.push_back(aicf_dim_t{0, extents[d], int32_t(stride), 0});
+        stride *= std::max(extents[d], 1);
     }
     return s;
 }
@@ -81,7 +83,7 @@ ConcreteArguments concrete_arguments(const std::vector<Argument> &args,
                 user_assert(sizes[i] > 0)
                     << "The report of " << pipeline << ": size " << i << " of output " << a.name
                     << " is " << sizes[i] << "; sizes must be positive.";
-            c.buffers[a.name] = dense(a.type, sizes);
+            c.buffers[a.name] = dense(a.type, sizes, a.name);
             continue;
         }
         if (a.is_buffer) {
@@ -94,7 +96,7 @@ ConcreteArguments concrete_arguments(const std::vector<Argument> &args,
                 for (int e : it->second)
                     user_assert(e >= 0) << "The report of " << pipeline << " gives input " << a.name
                                         << " a negative extent (" << e << ").";
-                c.buffers[a.name] = dense(a.type, it->second);
+                c.buffers[a.name] = dense(a.type, it->second, a.name);
                 continue;
             }
             const auto &b = a.param.defined() ? a.param.buffer() : nullptr;

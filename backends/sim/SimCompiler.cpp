@@ -149,17 +149,9 @@ template <class Node> Type operand_type(const Expr &e) {
 }
 
 OpClass intrinsic_class(const ir::Call *op) {
+    if (lowering::flops_per_lane(op) > 0) return OpClass::Float; // math functions, fma
     const Type t = op->args.empty() ? op->type : op->args[0].type();
     switch (op->intrinsic) {
-    case Intrinsic::sqrt:
-    case Intrinsic::rsqrt:
-    case Intrinsic::exp:
-    case Intrinsic::log:
-    case Intrinsic::tanh:
-    case Intrinsic::erf:
-    case Intrinsic::pow:
-    case Intrinsic::fma:
-        return OpClass::Float;
     case Intrinsic::abs:
     case Intrinsic::floor:
     case Intrinsic::ceil:

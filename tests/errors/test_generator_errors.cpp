@@ -190,7 +190,8 @@ TEST(GeneratorDriver, HelpListAndErrors) {
     int code = -1;
     std::string text = run_main({"--help"}, &code);
     EXPECT_EQ(code, 0);
-    EXPECT_CONTAINS(text, "usage: gen -g NAME [-o DIR] [-e KINDS] [-f FUNCTION] [PARAM=VALUE ...]");
+    EXPECT_CONTAINS(text, "usage: gen -g NAME [-o DIR] [-e KINDS] [-f FUNCTION] [-s ARG=SIZE ...] "
+                          "[PARAM=VALUE ...]");
     text = run_main({"-l"}, &code);
     EXPECT_EQ(code, 0);
     EXPECT_CONTAINS(text, "typed\n  target = host  (a target");
@@ -199,7 +200,25 @@ TEST(GeneratorDriver, HelpListAndErrors) {
     text = run_main({"-g", "typed", "-e", "object,pdf"}, &code);
     EXPECT_EQ(code, 1);
     EXPECT_CONTAINS(text, "-e: unknown kind pdf; the kinds are static_library, object, c_header, "
-                          "ptx, stmt, assembly");
+                          "ptx, stmt, assembly, report");
+    // The report needs a GPU target and the sizes of the output and of each input buffer.
+    text = run_main({"-g", "typed", "-e", "report", "in.type=uint8", "in.dim=1", "-s", "out=64"},
+                    &code);
+    EXPECT_EQ(code, 1);
+    EXPECT_CONTAINS(text, "has no GPU");
+    text = run_main(
+        {"-g", "typed", "-e", "report", "in.type=uint8", "in.dim=1", "target=host-cuda-sm_80"},
+        &code);
+    EXPECT_EQ(code, 1);
+    EXPECT_CONTAINS(text, "needs the size of its output: -s out=4096x2048");
+    text = run_main({"-g", "typed", "-e", "report", "in.type=uint8", "in.dim=1",
+                     "target=host-cuda-sm_80", "-s", "out=64", "-s", "in=6x"},
+                    &code);
+    EXPECT_EQ(code, 1);
+    EXPECT_CONTAINS(text, "-s in=6x: the extents of a buffer are positive integers");
+    text = run_main({"-g", "typed", "-e", "report", "-s", "nothing"}, &code);
+    EXPECT_EQ(code, 1);
+    EXPECT_CONTAINS(text, "-s takes ARG=SIZE");
     text = run_main({"-g", "nope"}, &code);
     EXPECT_EQ(code, 1);
     EXPECT_CONTAINS(text, "No generator or preset is named nope.");
