@@ -29,17 +29,29 @@ namespace {
 
 int failures = 0;
 
-// The roofline bound the report gives this device's GPU (by name), if it is one it knows.
-std::string roofline_share(const DataflowReport &r, double ms) {
+// The GPU of report_gpus() this device is (by name), or -1.
+int device_gpu() {
     const std::string device = aicf_apps::device_description();
-    for (size_t i = 0; i < report_gpus().size(); i++) {
-        if (device.find(report_gpus()[i].name) == std::string::npos) continue;
-        char text[64];
-        std::snprintf(text, sizeof(text), "%.0f%% (%.3f ms)",
-                      100 * r.roofline[i].seconds * 1e3 / ms, r.roofline[i].seconds * 1e3);
-        return text;
-    }
-    return "-";
+    for (size_t i = 0; i < report_gpus().size(); i++)
+        if (device.find(report_gpus()[i].name) != std::string::npos) return int(i);
+    return -1;
+}
+
+// The report's time bound of a schedule on this device's GPU, against the time measured.
+std::string roofline_share(const DataflowReport &r, double ms) {
+    const int gpu = device_gpu();
+    if (gpu < 0) return "-";
+    char text[64];
+    const double bound_ms = r.roofline[size_t(gpu)].seconds * 1e3;
+    std::snprintf(text, sizeof(text), "%.0f%% (%.3f ms)", 100 * bound_ms / ms, bound_ms);
+    return text;
+}
+
+// The least time any schedule of the block can take on a GPU: its compulsory bytes at the
+// memory bandwidth, or its products' flops at the bf16 tensor-core rate.
+double ideal_ms(const DataflowReport &r, const GPUPeaks &g) {
+    return 1e3 * std::max(double(r.compulsory_bytes) / g.memory_bytes_per_s,
+                          double(r.tensor_flops()) / g.tensor_flops_per_s);
 }
 
 double f(bfloat16_t v) {
@@ -132,6 +144,16 @@ int main(int argc, char **argv) {
                 return aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp");
             },
             x, w, tokens, d, hidden, runs);
+        {
+            // Any schedule's: the same algorithm, so the same compulsory bytes and products.
+            const DataflowReport r =
+                aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp")
+                    .report({d, tokens}, aicf_apps::device_target(), {}, false);
+            const GPUPeaks &g = report_gpus()[size_t(device_gpu() < 0 ? 2 : device_gpu())];
+            std::printf("\nideal bound on %s: %.3f ms (the compulsory %.1f MB at its bandwidth, or "
+                        "the products' flops at its bf16 tensor-core rate)\n",
+                        g.name.c_str(), ideal_ms(r, g), r.compulsory_bytes / 1e6);
+        }
         std::printf("\nTFLOP/s counts the two products (4 tokens d hidden flops). Roofline bound: "
                     "the dataflow report's time bound on this GPU (its datasheet peaks) over the "
                     "time measured. check: sampled rows against double precision.\n");
