@@ -68,6 +68,10 @@ struct GemmSchedule {
     // pipeline refuses when it runs (a RuntimeError naming A). Where false, any K is taken,
     // and A's pieces are read element by element.
     bool k_in_pieces = false;
+    // Column tiles (block_x() wide) one block computes one after another: what the product's
+    // prologue computes at the block loop (bx), such as LayerNorm's statistics of the block's
+    // rows, is then shared by that many tiles. 1: one tile per block.
+    int column_tiles = 1;
 
     int warp_x() const { return 8 * n_tiles; }
     int block_x() const { return warps * warp_x(); }
@@ -148,9 +152,17 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
             .unroll(yh)
             .vectorize(xl);
     };
-    out.tile(x, y, bx, by, x, y, schedule.block_x(), schedule.block_y()).gpu_blocks(bx, by);
+    out.tile(x, y, bx, by, x, y, schedule.block_x(), schedule.block_y());
+    Var tile = bx;
+    if (schedule.column_tiles > 1) {
+        // The block's tiles in a serial loop inside the block loop (those past the end
+        // skipped).
+        tile = Var("bxi");
+        out.split(bx, bx, tile, schedule.column_tiles, TailStrategy::GuardWithIf);
+    }
+    out.gpu_blocks(bx, by);
     fragments(Stage(out.function(), 0));
-    prod.compute_at(out, bx).store_in(MemoryType::Register);
+    prod.compute_at(out, tile).store_in(MemoryType::Register);
     fragments(Stage(prod.function(), 0));
     const int mma_k = schedule.mma_k(in);
     prod.update()

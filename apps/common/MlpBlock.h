@@ -218,9 +218,10 @@ aicf::Func mlp_block_fused_epilogues(const Src &x, const MlpWeightsOf<Src> &w, i
 }
 
 // The block as two dataflow regions, in two kernels. The first computes LayerNorm in the
-// first product's prologue: each block computes its 64 rows' statistics (4 lanes along each
-// row, rows on the y and z threads) into shared memory, and normalizes A's tiles on their way
-// into shared memory, so the normalized rows never go to device memory; bias and GELU are
+// first product's prologue: each block computes its 64 rows' statistics once (4 lanes along
+// each row, rows on the y and z threads) into shared memory, for the 8 column tiles it then
+// computes one after another, and normalizes A's tiles on their way into shared memory, so
+// the normalized rows never go to device memory; bias and GELU are
 // applied to its accumulators, and the hidden activations stored once in bfloat16. The second
 // product adds its bias and the residual in its epilogue. The first product's tiles are
 // computed, not copied, so its staging is plain loads (one stage).
@@ -233,6 +234,7 @@ aicf::Func mlp_block_dataflow(const Src &x, const MlpWeightsOf<Src> &w, int d, i
     RowwiseOp &ln = s.ln;
     GemmSchedule computed_tiles;
     computed_tiles.stages = 1;
+    computed_tiles.column_tiles = 8;
     Func h = gemm_tensor_cores(ln.out, s.w1, d, name + "_mm1", e.first, {}, computed_tiles);
     h.compute_root();
     // The statistics at the first product's block loop: rows split 32 at a time over the

@@ -576,6 +576,15 @@ Expr Simplify::min_or_max(const Expr &a, const Expr &b, bool is_min) {
     if (is_const(b) && operands(a, is_min, x, y) && is_const(y)) {
         return min_or_max(x, min_or_max(y, b, is_min), is_min);
     }
+    // min(min(x, c1) * c2, c3) == min(x * c2, min(c1 * c2, c3)) for c2 > 0 (a clamped tile
+    // index times the tile size, clamped again), where the products cannot wrap.
+    if (const Mul *m = a.as<Mul>(); m && is_const(b) && no_overflow(t) && t.is_scalar()) {
+        const auto c2 = const_bits(m->b);
+        if (c2 && *c2 > 0 && operands(m->a, is_min, x, y) && is_const(y)) {
+            return min_or_max(build_mul(x, m->b), min_or_max(build_mul(y, m->b), b, is_min),
+                              is_min);
+        }
+    }
     // min(a, min(a, y)) == min(a, y), and min(a, max(a, y)) == a.
     if (operands(b, is_min, x, y) && (equal(x, a) || equal(y, a))) return b;
     if (operands(a, is_min, x, y) && (equal(x, b) || equal(y, b))) return a;

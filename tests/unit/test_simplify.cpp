@@ -312,6 +312,26 @@ TEST_F(SimplifyTest, DifferencesOfMinsWithASharedOperandBecomeAClamp) {
     expect_same_on_grid(forms, {-12, 12, 3}, {-12, 12, 2});
 }
 
+// A clamped tile index times the tile size, clamped again: min(min(x, c1) * c2, c3) is
+// min(x * c2, c3) where c1 * c2 >= c3 (and max alike), as a guarded loop of tiles inside a
+// block writes the start of its last tile.
+TEST_F(SimplifyTest, AClampedIndexTimesAPositiveSizeClampedAgain) {
+    EXPECT_TRUE(simplifies_to(Min::make(Mul::make(Min::make(x, 2), 128), 136),
+                              Min::make(Mul::make(x, 128), 136)));
+    EXPECT_TRUE(simplifies_to(Max::make(Mul::make(Max::make(x, -1), 8), -4),
+                              Max::make(Mul::make(x, 8), -4)));
+    // Where c1 * c2 is the tighter clamp, the outer one goes.
+    EXPECT_TRUE(simplifies_to(Min::make(Mul::make(Min::make(x, 1), 128), 136),
+                              Mul::make(Min::make(x, 1), 128)));
+    // Every form (a negative size too, which the rule leaves) agrees on a grid.
+    expect_same_on_grid({Min::make(Mul::make(Min::make(Add::make(x, y), 2), 128), 136),
+                         Max::make(Mul::make(Max::make(Sub::make(x, y), -1), 8), -4),
+                         Min::make(Mul::make(Min::make(x, 1), 128), 136),
+                         Min::make(Mul::make(Min::make(x, 2), -3), 5),
+                         Max::make(Mul::make(Min::make(x, 2), 4), 5)},
+                        {-12, 12, 1}, {-6, 6, 1});
+}
+
 // a + ((b - a) / c) * c is b - (b - a) % c: the last point of a tile rounded up from a to b
 // is bounded by b, not by a's and b's ranges added. Only where a term of the numerator
 // cancels; every form agrees with the original on a grid.
