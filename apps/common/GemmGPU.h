@@ -70,7 +70,9 @@ struct GemmSchedule {
     bool k_in_pieces = false;
     // Column tiles (block_x() wide) one block computes one after another: what the product's
     // prologue computes at the block loop (bx), such as LayerNorm's statistics of the block's
-    // rows, is then shared by that many tiles. 1: one tile per block.
+    // rows, is then shared by that many tiles. 1: one tile per block. More than 1 needs
+    // stages = 1: the tiles past the end are skipped by a guard, and a tile staged in
+    // stages of cp.async cannot be computed under one (gpu_pipeline refuses it).
     int column_tiles = 1;
 
     int warp_x() const { return 8 * n_tiles; }

@@ -576,13 +576,21 @@ Expr Simplify::min_or_max(const Expr &a, const Expr &b, bool is_min) {
     if (is_const(b) && operands(a, is_min, x, y) && is_const(y)) {
         return min_or_max(x, min_or_max(y, b, is_min), is_min);
     }
-    // min(min(x, c1) * c2, c3) == min(x * c2, min(c1 * c2, c3)) for c2 > 0 (a clamped tile
-    // index times the tile size, clamped again), where the products cannot wrap.
-    if (const Mul *m = a.as<Mul>(); m && is_const(b) && no_overflow(t) && t.is_scalar()) {
-        const auto c2 = const_bits(m->b);
-        if (c2 && *c2 > 0 && operands(m->a, is_min, x, y) && is_const(y)) {
-            return min_or_max(build_mul(x, m->b), min_or_max(build_mul(y, m->b), b, is_min),
-                              is_min);
+    // min(min(x, y) * c, z) == min(x * c, z) for a constant c > 0 where y * c >= z (a clamped
+    // tile index times the tile size, clamped again to the last tile's start: the first clamp
+    // is then idle), and max alike; where the products cannot wrap.
+    if (no_overflow(t) && t.is_scalar()) {
+        for (int order = 0; order < 2; order++) {
+            const Expr &p = order == 0 ? a : b, &z = order == 0 ? b : a;
+            const Mul *m = p.as<Mul>();
+            const auto c = m ? const_bits(m->b) : std::nullopt;
+            if (!c || *c <= 0 || !operands(m->a, is_min, x, y)) continue;
+            for (int side = 0; side < 2; side++) {
+                const Expr &kept = side == 0 ? x : y, &clamp = side == 0 ? y : x;
+                const ConstBounds d = bounds_of(build_sub(build_mul(clamp, m->b), z));
+                if (is_min ? (d.has_min && d.min >= 0) : (d.has_max && d.max <= 0))
+                    return min_or_max(build_mul(kept, m->b), z, is_min);
+            }
         }
     }
     // min(a, min(a, y)) == min(a, y), and min(a, max(a, y)) == a.

@@ -336,9 +336,11 @@ void tensor_core_gemm(Drawn &d) {
     const Type in = types[d.pick(3)];
     const bool gelu = d.pick(2) == 1;
     const int M = s.block_y() + d.pick(40), N = s.block_x() + d.pick(60), K = 1 + d.pick(100);
+    s.column_tiles = 1 + d.pick(3);
+    if (s.column_tiles > 1) s.stages = 1; // a guarded tile loop takes no cp.async stages
     d.what << "gemm " << M << "x" << N << "x" << K << " " << in << " warps " << s.warps << " tiles "
            << s.n_tiles << "x" << s.m_tiles << " k_tiles " << s.k_tiles << " rows " << int(s.rows)
-           << " stages " << s.stages << (gelu ? " gelu" : "");
+           << " stages " << s.stages << " column_tiles " << s.column_tiles << (gelu ? " gelu" : "");
     Buffer<> A(in, {K, M}, "A"), B(in, {N, K}, "B");
     std::vector<double> a(size_t(K) * M), b(size_t(N) * K);
     std::mt19937 rng(unsigned(M * 7 + N * 11 + K));

@@ -320,6 +320,11 @@ TEST_F(SimplifyTest, AClampedIndexTimesAPositiveSizeClampedAgain) {
                               Min::make(Mul::make(x, 128), 136)));
     EXPECT_TRUE(simplifies_to(Max::make(Mul::make(Max::make(x, -1), 8), -4),
                               Max::make(Mul::make(x, 8), -4)));
+    // With a size known only at run time: the last tile's index (e + 127) / 128 - 1 times 128
+    // is at least the last tile's start e - 128.
+    const Expr last = Sub::make(Div::make(Add::make(y, 127), 128), 1);
+    EXPECT_TRUE(simplifies_to(Min::make(Mul::make(Min::make(x, last), 128), Sub::make(y, 128)),
+                              Min::make(Sub::make(y, 128), Mul::make(x, 128))));
     // Where c1 * c2 is the tighter clamp, the outer one goes.
     EXPECT_TRUE(simplifies_to(Min::make(Mul::make(Min::make(x, 1), 128), 136),
                               Mul::make(Min::make(x, 1), 128)));
@@ -328,7 +333,8 @@ TEST_F(SimplifyTest, AClampedIndexTimesAPositiveSizeClampedAgain) {
                          Max::make(Mul::make(Max::make(Sub::make(x, y), -1), 8), -4),
                          Min::make(Mul::make(Min::make(x, 1), 128), 136),
                          Min::make(Mul::make(Min::make(x, 2), -3), 5),
-                         Max::make(Mul::make(Min::make(x, 2), 4), 5)},
+                         Max::make(Mul::make(Min::make(x, 2), 4), 5),
+                         Min::make(Mul::make(Min::make(x, last), 128), Sub::make(y, 128))},
                         {-12, 12, 1}, {-6, 6, 1});
 }
 
