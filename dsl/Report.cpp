@@ -195,6 +195,22 @@ std::string json_string(const std::string &s) {
     return out + "\"";
 }
 
+// A Graphviz string: quoted, with line breaks as \n.
+std::string dot_string(const std::string &s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (c == '\n') {
+            out += "\\n";
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
 std::string json_number(double v) {
     if (!std::isfinite(v)) return "null";
     char text[64];
@@ -385,7 +401,7 @@ std::string DataflowReport::to_dot() const {
     }
     const std::set<std::string> input_set(inputs.begin(), inputs.end());
     auto id = [](const std::string &kind, const std::string &name) {
-        return json_string(kind + ":" + name);
+        return dot_string(kind + ":" + name);
     };
     // The Funcs and inputs a Func reads, through the Funcs inlined into it.
     std::function<void(const std::string &, std::set<std::string> &, std::set<std::string> &)>
@@ -411,31 +427,33 @@ std::string DataflowReport::to_dot() const {
     std::ostringstream s;
     s << "digraph dataflow {\n  rankdir=LR;\n  node [shape=box, fontname=\"Helvetica\"];\n"
       << "  edge [fontname=\"Helvetica\", fontsize=10];\n"
-      << "  label=" << json_string(pipeline + ": " + summary()) << ";\n";
+      << "  label=" << dot_string(pipeline + ": " + summary()) << ";\n";
     for (const std::string &in : inputs) {
         int64_t bytes = 0;
         for (const KernelReport &k : kernels)
             for (const BufferReport &b : k.buffers)
                 if (b.name == in) bytes = b.bytes;
         s << "  " << id("in", in)
-          << " [shape=cylinder, label=" << json_string(in + "\n" + bytes_text(bytes)) << "];\n";
+          << " [shape=cylinder, label=" << dot_string(in + "\n" + bytes_text(bytes)) << "];\n";
     }
     for (size_t i = 0; i < kernels.size(); i++) {
         const KernelReport &k = kernels[i];
-        s << "  subgraph " << json_string("cluster_" + std::to_string(i))
-          << " {\n    label=" << json_string(k.name + "\nmoves " + bytes_text(k.moved_bytes()))
+        s << "  subgraph " << dot_string("cluster_" + std::to_string(i))
+          << " {\n    label=" << dot_string(k.name + "\nmoves " + bytes_text(k.moved_bytes()))
           << ";\n";
         for (const std::string &f : k.funcs) {
             if (kernel_of.at(f) == i)
-                s << "    " << id("func", f) << " [label=" << json_string(f) << "];\n";
+                s << "    " << id("func", f) << " [label=" << dot_string(f) << "];\n";
         }
         s << "  }\n";
     }
     for (size_t i = 0; i < kernels.size(); i++) {
+        std::set<std::string> labelled;
         for (const std::string &f : kernels[i].funcs) {
             if (kernel_of.at(f) != i) continue;
             std::set<std::string> from, seen;
             sources(f, from, seen);
+            // A buffer read by several Funcs of the kernel: its bytes on the first edge.
             for (const std::string &g : from) {
                 const bool on_chip = kernel_of.count(g) && kernel_of.at(g) == i;
                 const std::string source = input_set.count(g) ? id("in", g) : id("func", g);
@@ -445,18 +463,19 @@ std::string DataflowReport::to_dot() const {
                     continue;
                 }
                 const BufferReport *b = buffer_in(i, g);
+                const bool first = labelled.insert(g).second;
                 s << "  " << source << " -> " << id("func", f)
-                  << " [label=" << json_string(b ? bytes_text(b->moved_read) : "") << ", color=\""
-                  << (input_set.count(g) ? "black" : "red") << "\"];\n";
+                  << " [label=" << dot_string(b && first ? bytes_text(b->moved_read) : "")
+                  << ", color=\"" << (input_set.count(g) ? "black" : "red") << "\"];\n";
             }
         }
         for (const BufferReport &b : kernels[i].buffers) {
             if (b.role != BufferReport::Output || !b.moved_written) continue;
             s << "  " << id("out", b.name)
-              << " [shape=cylinder, label=" << json_string(b.name + "\n" + bytes_text(b.bytes))
+              << " [shape=cylinder, label=" << dot_string(b.name + "\n" + bytes_text(b.bytes))
               << "];\n";
             s << "  " << id("func", b.name) << " -> " << id("out", b.name)
-              << " [label=" << json_string(bytes_text(b.moved_written)) << "];\n";
+              << " [label=" << dot_string(bytes_text(b.moved_written)) << "];\n";
         }
     }
     s << "}\n";
