@@ -368,7 +368,7 @@ public:
             if (!m.mask->on[size_t(t)] || lane >= 8 * matrices) continue;
             const int64_t at = lane_ptr(rows, t, 1)->i;
             if ((at * shape.elem_bytes) % 16 == 0) continue;
-            throw RuntimeError(
+            throw KernelFault(
                 "kernel " + m.kernel.name + ": thread " + m.describe_thread(t) + " of block " +
                 m.describe_block() + " supplies an ldmatrix row at element " + std::to_string(at) +
                 " of shared memory, which is not 16-byte aligned" + m.context(*shape.site, t));

@@ -87,7 +87,7 @@ void Machine::require_whole_warps(const Site &site, const char *instruction) con
             else
                 os << "(thread " << describe_thread(t) << ") does not";
             os << "; all 32 lanes of a warp execute it together";
-            throw RuntimeError(os.str());
+            throw KernelFault(os.str());
         }
     }
 }
@@ -120,7 +120,7 @@ void Machine::check_not_pending(const Access &a) const {
                    << " is still copying to: a thread may touch a copy's destination only after "
                    << "its cp.async.wait_group covers the copy (other threads: after a barrier "
                    << "that follows the wait)" << context(*a.site, t);
-                throw RuntimeError(os.str());
+                throw KernelFault(os.str());
             }
         }
         if (uniform) break;
@@ -164,10 +164,10 @@ void Machine::async_copy(const Access &shape, Col dst, Col values) {
         if (!mask->on[size_t(t)]) continue;
         const int64_t dst_index = lane_ptr(dst, t, 1)->i, first = dst_index * shape.elem_bytes;
         auto fail = [&](const std::string &what) {
-            throw RuntimeError("kernel " + kernel.name + ": thread " + describe_thread(t) +
-                               " of block " + describe_block() + " starts a cp.async of " +
-                               std::to_string(bytes) + " bytes into shared memory at byte " +
-                               std::to_string(first) + ", " + what + context(*shape.site, t));
+            throw KernelFault("kernel " + kernel.name + ": thread " + describe_thread(t) +
+                              " of block " + describe_block() + " starts a cp.async of " +
+                              std::to_string(bytes) + " bytes into shared memory at byte " +
+                              std::to_string(first) + ", " + what + context(*shape.site, t));
         };
         if (first < 0 || first + bytes > int64_t(shared.size()))
             fail("outside its " + std::to_string(shared.size()) + " bytes");
@@ -225,12 +225,12 @@ void Machine::async_wait(int keep, const Site &site) {
         std::vector<PendingCopy> &copies = pending_copies[size_t(t)];
         for (const PendingCopy &c : copies) {
             if (c.group >= 0) continue;
-            throw RuntimeError("kernel " + kernel.name + ": thread " + describe_thread(t) +
-                               " of block " + describe_block() + " waits (cp.async.wait_group " +
-                               std::to_string(keep) +
-                               ") with a cp.async it has not committed, "
-                               "which no wait covers: commit it first" +
-                               context(site, t));
+            throw KernelFault("kernel " + kernel.name + ": thread " + describe_thread(t) +
+                              " of block " + describe_block() + " waits (cp.async.wait_group " +
+                              std::to_string(keep) +
+                              ") with a cp.async it has not committed, "
+                              "which no wait covers: commit it first" +
+                              context(site, t));
         }
         const int64_t last_complete = committed_groups[size_t(t)] - keep;
         size_t kept = 0;
@@ -279,7 +279,7 @@ const std::vector<int> &Machine::shuffle_sources(Col member_mask, int offset, co
         std::ostringstream os;
         os << "kernel " << kernel.name << ": thread " << describe_thread(t) << " of block "
            << describe_block() << " " << what << context(site, t);
-        throw RuntimeError(os.str());
+        throw KernelFault(os.str());
     };
     for (int t = 0; t < n; t++) {
         if (!mask->on[size_t(t)]) continue;
@@ -599,7 +599,7 @@ void Machine::fault(const Access &a, int t, int64_t index, int64_t limit) const 
        << (s.place == Storage::Private ? " per thread" : "") << ")";
     if (s.place == Storage::Shared) os << nearest_shared_func(index * a.elem_bytes);
     os << context(*a.site, t);
-    throw RuntimeError(os.str());
+    throw KernelFault(os.str());
 }
 
 std::string Machine::nearest_shared_func(int64_t byte) const {
@@ -630,7 +630,7 @@ void Machine::outside_own_allocation(const Access &a, int t, int64_t byte) const
     const std::string other = shared_func(byte, -1);
     if (!other.empty()) os << ": it overwrites " << other;
     os << context(*a.site, t);
-    throw RuntimeError(os.str());
+    throw KernelFault(os.str());
 }
 
 void Machine::shared_fault(const Access &a, int t, int64_t byte, const Conflict &c,
@@ -644,7 +644,7 @@ void Machine::shared_fault(const Access &a, int t, int64_t byte, const Conflict 
            << describe_shared(byte, owner, a.elem_bytes)
            << ", which no thread of the block has written since the kernel started ("
            << label(site, func, t) << ")";
-        throw RuntimeError(os.str());
+        throw KernelFault(os.str());
     }
     const bool other_stored = c.hazard != Hazard::WriteAfterRead;
     os << "shared-memory race in block " << describe_block() << " on "
@@ -655,7 +655,7 @@ void Machine::shared_fault(const Access &a, int t, int64_t byte, const Conflict 
        << label(site, func, t)
        << ") with no barrier between them. A barrier must separate a thread's access from "
        << "another thread's write of the same shared memory.";
-    throw RuntimeError(os.str());
+    throw KernelFault(os.str());
 }
 
 } // namespace sim

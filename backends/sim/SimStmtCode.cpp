@@ -222,7 +222,7 @@ private:
                << " also updates, with no ordering between them: one of the updates is lost. "
                << "Make the update atomic(), or give each element to one thread"
                << m.context(*shape.site, t);
-            throw RuntimeError(os.str());
+            throw KernelFault(os.str());
         }
     }
 
@@ -338,7 +338,7 @@ private:
         std::ostringstream os;
         os << "kernel " << m.kernel.name << ": an assertion failed in thread "
            << m.describe_thread(thread) << " of block " << m.describe_block() << ": " << condition;
-        throw RuntimeError(os.str());
+        throw KernelFault(os.str());
     }
 
     ExprPtr cond;
@@ -365,11 +365,11 @@ public:
                 const uintptr_t address =
                     reinterpret_cast<uintptr_t>(src.storage->base) + uintptr_t(at * src.elem_bytes);
                 auto fail = [&](const std::string &what) {
-                    throw RuntimeError("kernel " + m.kernel.name + ": thread " +
-                                       m.describe_thread(t) + " of block " + m.describe_block() +
-                                       " starts a cp.async of " + std::to_string(bytes) +
-                                       " bytes from " + src.storage->name + " at index " +
-                                       std::to_string(at) + what + m.context(*src.site, t));
+                    throw KernelFault("kernel " + m.kernel.name + ": thread " +
+                                      m.describe_thread(t) + " of block " + m.describe_block() +
+                                      " starts a cp.async of " + std::to_string(bytes) +
+                                      " bytes from " + src.storage->name + " at index " +
+                                      std::to_string(at) + what + m.context(*src.site, t));
                 };
                 if (count < 0 || count > L) {
                     fail(" with " + std::to_string(count) + " elements to copy, outside 0 to " +
@@ -435,7 +435,7 @@ public:
            << m.describe_thread(missing)
            << " does not). Every thread of a block must reach each barrier, so a barrier "
            << "cannot depend on the thread index.";
-        throw RuntimeError(os.str());
+        throw KernelFault(os.str());
     }
 
 private:

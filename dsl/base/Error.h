@@ -5,6 +5,10 @@
 //
 //   CompileError  a mistake in an algorithm or a schedule: names the Func and the loop
 //   RuntimeError  a bad buffer or a device failure when a pipeline runs
+//   KernelFault   (a RuntimeError) a kernel broke a rule of the GPU on the simulator: an access
+//                 outside a buffer or shared memory, a race, a barrier under divergence. With
+//                 indices that come from data, the algorithm's own fault; otherwise the
+//                 compiler accepted a schedule it should have refused (a bug)
 //   InternalError a broken invariant inside AICF (a bug), with the file and line
 
 #include <sstream>
@@ -26,6 +30,11 @@ public:
 class RuntimeError : public Error {
 public:
     explicit RuntimeError(const std::string &msg) : Error(msg) {}
+};
+
+class KernelFault : public RuntimeError {
+public:
+    explicit KernelFault(const std::string &msg) : RuntimeError(msg) {}
 };
 
 class InternalError : public Error {

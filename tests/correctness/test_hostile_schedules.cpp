@@ -1,9 +1,10 @@
 // Hostile schedules: random directives with random arguments, most of them invalid (names the
 // stage does not have, zero, negative and enormous factors, placements at loops that do not
 // exist, GPU mappings on host stages, wrappers of a Func for itself). Every schedule must be
-// either refused with a CompileError or RuntimeError, or compute exactly what the default
-// schedule computes. An InternalError, any other exception, a crash or a different result
-// fails the test.
+// either refused with a CompileError or a RuntimeError of the pipeline's own checks, or compute
+// exactly what the default schedule computes. A KernelFault (the simulator catching an accepted
+// schedule's kernel reading outside a buffer, racing, ...), an InternalError, any other
+// exception, a crash or a different result fails the test.
 //
 // The pipelines are small integer stencils feeding a pointwise output, a reduction and an
 // update; half the cases compile for a GPU target (run on the device AICF_DEVICE names, the
@@ -403,6 +404,9 @@ TEST(HostileSchedules, AreRefusedOrComputeTheSameValues) {
                 for (int i = 0; i < W; i++)
                     ASSERT_EQ(got(i, j), want(i, j)) << "at " << i << "," << j << "\n"
                                                      << d.log.str();
+        } catch (const KernelFault &e) {
+            // The compiler accepted the schedule and its kernel misbehaved: never a refusal.
+            FAIL() << "an accepted schedule's kernel faulted: " << e.what() << "\n" << d.log.str();
         } catch (const Error &e) {
             if (dynamic_cast<const InternalError *>(&e)) throw;
             refused++;
