@@ -134,13 +134,6 @@ const char *role_name(BufferReport::Role r) {
     }
 }
 
-std::string join(const std::vector<std::string> &v, const std::string &sep) {
-    std::string s;
-    for (size_t i = 0; i < v.size(); i++)
-        s += (i ? sep : "") + v[i];
-    return s;
-}
-
 // A table with columns padded to their widest cell.
 class Table {
 public:

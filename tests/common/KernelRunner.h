@@ -72,6 +72,16 @@ inline void run_kernel(const lowering::LoweredKernel &k, std::vector<HostBuffer>
     std::vector<aicf_buffer_t> raw(buffers.size());
     std::vector<aicf_dim_t> dims(buffers.size());
     std::vector<void *> args;
+    // The device copies are freed however the launch ends (the checks raise KernelFault).
+    struct FreeDeviceCopies {
+        std::vector<aicf_buffer_t> &raw;
+        ~FreeDeviceCopies() {
+            for (aicf_buffer_t &b : raw) {
+                if (!b.device) continue;
+                static_cast<const aicf_device_interface_t *>(b.device_interface)->device_free(&b);
+            }
+        }
+    } free_device_copies{raw};
     for (size_t i = 0; i < buffers.size(); i++) {
         runtime::KernelParameter p;
         p.name = k.args[i].name;
@@ -97,7 +107,6 @@ inline void run_kernel(const lowering::LoweredKernel &k, std::vector<HostBuffer>
                       0)
                 << error;
         }
-        memory->device_free(&raw[i]);
     }
 }
 

@@ -106,7 +106,7 @@ TEST(GPUAtomics, ReductionsAcrossBlocks) {
     uint32_t ps = 1;
     for (int i = 0; i < N; i++) {
         s += f(i);
-        is += int64_t(int32_t(f(i) * 1e6f)) << 20;
+        is += int64_t(int32_t(f(i) * 1e6f)) * (int64_t(1) << 20);
         hs = std::max(hs, double(f(i)));
         ls = std::min(ls, double(f(i)));
         ps *= uint32_t(int(f(i) * 100.0f) * 2 + 1);

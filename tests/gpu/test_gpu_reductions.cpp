@@ -160,7 +160,7 @@ TEST(GPUCrossThreadReduction, ValuesOfEveryWidthShuffleExactly) {
             int m8_want = 0, m16_want = 32767;
             float hmax = -1000;
             for (int i = 0; i < width; i++) {
-                sum += int64_t(in(i, j)) << 40;
+                sum += int64_t(in(i, j)) * (int64_t(1) << 40);
                 third += double(in(i, j)) / 3.0;
                 m8_want = std::max(m8_want, in(i, j) & 255);
                 m16_want = std::min(m16_want, in(i, j) * 20);

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds AICF and its tests with sanitizers and runs the fast labels under them; any report
+# fails the run (the sanitizers abort on the first).
+#   scripts/sanitize.sh           AddressSanitizer and UndefinedBehaviorSanitizer, in
+#                                 build-sanitize/: the unit, errors and gpu labels, and the
+#                                 test that realizes from eight threads at once
+#   scripts/sanitize.sh thread    ThreadSanitizer, in build-tsan/: the eight-thread test
+# Both build at -O1 (quicker to compile, and the sanitizers' reports keep their frames).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/install_deps.sh"
+jobs=$(nproc 2>/dev/null || echo 2)
+
+kind=${1:-address}
+if [ "$kind" = thread ]; then
+  build="${AICF_TSAN_BUILD_DIR:-$root/build-tsan}"
+  sanitizers=thread
+  targets=(test_correctness)
+  labels=''
+else
+  build="${AICF_SANITIZE_BUILD_DIR:-$root/build-sanitize}"
+  sanitizers=address,undefined
+  targets=(test_unit test_errors test_gpu test_correctness)
+  labels='^(unit|errors|gpu)$'
+fi
+
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" "-DCMAKE_C_FLAGS_RELEASE=-O1 -DNDEBUG" \
+    -DAICF_SANITIZE=$sanitizers
+fi
+cmake --build "$build" -j "$jobs" --target "${targets[@]}"
+
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
+cd "$build"
+if [ -n "$labels" ]; then
+  ctest --output-on-failure -j "$jobs" -L "$labels"
+fi
+ctest --output-on-failure -R '^Threads\.'
