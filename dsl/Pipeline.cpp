@@ -223,16 +223,23 @@ Pipeline::Pipeline(const std::vector<Func> &outputs) {
 }
 
 void Pipeline::compile_jit(const Target &target) {
+    compiled_for(target);
+}
+
+Pipeline::Compiled Pipeline::compiled_for(const Target &target) {
+    // One thread at a time per Pipeline: a second thread realizing it waits for the first's
+    // compilation instead of compiling again.
+    std::lock_guard<std::mutex> own(*lock_);
     args_ = detail::infer_arguments(outputs_);
     std::string key = detail::fingerprint(outputs_, args_, target);
-    if (compiled_ && key == compiled_key_) return;
+    if (compiled_ && key == compiled_key_) return {compiled_, args_};
     {
         std::lock_guard<std::mutex> guard(detail::cache_lock);
         auto it = detail::cache().find(key);
         if (it != detail::cache().end()) {
             compiled_ = it->second;
             compiled_key_ = key;
-            return;
+            return {compiled_, args_};
         }
     }
     std::shared_ptr<CompiledPipeline> c;
@@ -241,6 +248,7 @@ void Pipeline::compile_jit(const Target &target) {
     detail::cache()[key] = c;
     compiled_ = c;
     compiled_key_ = key;
+    return {compiled_, args_};
 }
 
 std::string Pipeline::lower_to_text(const Target &target, detail::LoweredText what) const {
@@ -404,10 +412,11 @@ void check_outputs_do_not_overlap(const std::vector<Argument> &args,
 } // namespace
 
 void Pipeline::realize(const Realization &outputs, const Target &target) {
-    compile_jit(target);
+    const Compiled compiled = compiled_for(target);
+    const std::vector<Argument> &args = compiled.args;
     std::vector<void *> pointers;
     size_t next_output = 0;
-    for (const Argument &a : args_) {
+    for (const Argument &a : args) {
         if (a.is_output) {
             user_assert(next_output < outputs.size())
                 << "realize was given " << outputs.size() << " output buffer"
@@ -432,8 +441,8 @@ void Pipeline::realize(const Realization &outputs, const Target &target) {
     user_assert(next_output == outputs.size())
         << "realize was given " << outputs.size() << " output buffers, but the pipeline has "
         << next_output << ".";
-    check_outputs_do_not_overlap(args_, pointers);
-    compiled_->run(pointers.data());
+    check_outputs_do_not_overlap(args, pointers);
+    compiled.code->run(pointers.data());
 }
 
 } // namespace aicf

@@ -13,6 +13,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,8 @@ std::vector<Argument> infer_arguments(const std::vector<ir::Function> &outputs);
 
 } // namespace detail
 
+// Pipelines may be realized from several threads at once, one Pipeline object included
+// (the README's "Threads" says what else is shared).
 class Pipeline {
 public:
     explicit Pipeline(const Func &output);
@@ -167,9 +170,16 @@ private:
     // The pipeline lowered for `target`, as the text a detail::LoweredText names.
     std::string lower_to_text(const Target &target, detail::LoweredText what) const;
     std::vector<ir::Function> outputs_;
+    // The compiled code for the last target, and the arguments it takes (under lock_).
+    struct Compiled {
+        std::shared_ptr<CompiledPipeline> code;
+        std::vector<Argument> args;
+    };
+    Compiled compiled_for(const Target &target);
     std::shared_ptr<CompiledPipeline> compiled_;
     std::string compiled_key_;
     std::vector<Argument> args_;
+    std::shared_ptr<std::mutex> lock_ = std::make_shared<std::mutex>();
 
 public:
     const std::vector<ir::Function> &output_functions() const { return outputs_; }

@@ -1,6 +1,6 @@
 // Realizing from several threads at once. Eight threads, each for several rounds:
-//   - realize one Func that every thread shares (the same pipeline: one compilation, found in
-//     the cache by the others, its compiled code run concurrently);
+//   - realize one Func that every thread shares, and one Pipeline object (the same pipeline:
+//     one compilation, found in the cache by the others, its compiled code run concurrently);
 //   - build and realize a pipeline of its own (different pipelines compiled at the same time:
 //     the compilation cache and the JIT under concurrent use);
 //   - realize a GPU pipeline on the simulator with its own buffers (the same compiled kernels
@@ -56,6 +56,8 @@ TEST(Threads, EightThreadsRealizeSharedAndOwnPipelines) {
     shared.vectorize(x, 8);
     shared_sum.compute_at(shared, y).vectorize(x, 8);
 
+    Pipeline shared_pipeline(shared); // one object, realized by every thread too
+
     std::atomic<int> failures{0};
     std::vector<std::string> errors(kThreads);
     std::vector<std::thread> pool;
@@ -63,10 +65,13 @@ TEST(Threads, EightThreadsRealizeSharedAndOwnPipelines) {
         pool.emplace_back([&, t] {
             try {
                 for (int round = 0; round < kRounds; round++) {
-                    Buffer<float> a = shared.realize({W, H});
-                    failures += mismatches(a, [&](int i, int j) {
+                    auto average = [&](int i, int j) {
                         return (at(i, j) + at(i + 1, j) + at(i + 2, j)) / 3.0;
-                    });
+                    };
+                    Buffer<float> a = shared.realize({W, H});
+                    failures += mismatches(a, average);
+                    Buffer<float> a2 = shared_pipeline.realize({W, H})[0];
+                    failures += mismatches(a2, average);
 
                     // A pipeline of this thread's own (its constant makes it another
                     // compilation), with a reduction along the row.
