@@ -243,7 +243,14 @@ Pipeline::Compiled Pipeline::compiled_for(const Target &target) {
         }
     }
     std::shared_ptr<CompiledPipeline> c;
-    detail::on_large_stack([&] { c = detail::get_compiler().compile(outputs_, args_, target); });
+    try {
+        detail::on_large_stack(
+            [&] { c = detail::get_compiler().compile(outputs_, args_, target); });
+    } catch (const std::bad_alloc &) {
+        user_error << "Out of memory while compiling pipeline " << outputs_[0].name() << " for "
+                   << target.to_string() << ". Free memory, or split the pipeline (fewer "
+                   << "unrolled or vectorized loops make smaller code).";
+    }
     std::lock_guard<std::mutex> guard(detail::cache_lock);
     detail::cache()[key] = c;
     compiled_ = c;
