@@ -50,8 +50,8 @@ struct StringImm : ExprNode<StringImm> {
     static const IRNodeType static_node_type = IRNodeType::StringImm;
 };
 
-// A value converted to another type (numeric conversion, saturating nothing: integer
-// narrowing wraps, float to int truncates toward zero).
+// A value converted to another type: integer narrowing wraps; float to int truncates toward
+// zero and saturates at the type's limits, NaN to 0 (as CUDA's cvt.rzi.sat).
 struct Cast : ExprNode<Cast> {
     Expr value;
     static Expr make(Type t, Expr value);

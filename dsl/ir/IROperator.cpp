@@ -148,8 +148,17 @@ Expr cast(Type t, Expr e) {
             if (auto i = as_const_int(e)) return make_const(t, *i);
             if (auto u = as_const_uint(e)) return make_const(t, static_cast<int64_t>(*u));
             if (auto f = as_const_float(e)) {
-                if (std::isfinite(*f) && std::fabs(*f) < 9e18)
-                    return make_const(t, static_cast<int64_t>(std::trunc(*f)));
+                // As the code generators and the simulator convert: toward zero, saturating
+                // at the type's limits, NaN to 0.
+                if (std::isnan(*f)) return make_const(t, int64_t(0));
+                const double v = std::trunc(*f);
+                if (t.bits <= 32) {
+                    const double lo = t.is_uint() ? 0.0 : double(t.min_int());
+                    const double hi = t.is_uint() ? double(t.max_uint()) : double(t.max_int());
+                    return make_const(t, static_cast<int64_t>(std::min(std::max(v, lo), hi)));
+                }
+                if (t.is_uint() && v <= 0) return make_const(t, int64_t(0));
+                if (std::fabs(v) < 9e18) return make_const(t, static_cast<int64_t>(v));
             }
         } else if (t.is_float()) {
             if (auto i = as_const_int(e)) return make_const(t, static_cast<double>(*i));

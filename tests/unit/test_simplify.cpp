@@ -146,6 +146,15 @@ TEST_F(SimplifyTest, FoldsCasts) {
     EXPECT_TRUE(simplifies_to(Cast::make(Int(32), Expr(uint8_t(200))), Expr(200)));
     EXPECT_TRUE(simplifies_to(Cast::make(Int(32, 4), Broadcast::make(Expr(2.5f), 4)),
                               Broadcast::make(Expr(2), 4)));
+    // Float to int saturates at the type's limits and takes NaN to 0, as generated code does
+    // (integer narrowing still wraps, above).
+    EXPECT_TRUE(simplifies_to(Cast::make(Int(8), Expr(300.0f)), Expr(int8_t(127))));
+    EXPECT_TRUE(simplifies_to(Cast::make(Int(8), Expr(-300.0f)), Expr(int8_t(-128))));
+    EXPECT_TRUE(simplifies_to(Cast::make(UInt(8), Expr(-3.0f)), Expr(uint8_t(0))));
+    EXPECT_TRUE(simplifies_to(Cast::make(UInt(16), Expr(1e9f)), Expr(uint16_t(65535))));
+    EXPECT_TRUE(simplifies_to(Cast::make(Int(32), Expr(3e10)), Expr(2147483647)));
+    EXPECT_TRUE(simplifies_to(Cast::make(Int(32), Expr(std::nanf(""))), Expr(0)));
+    EXPECT_TRUE(simplifies_to(Cast::make(UInt(64), Expr(-1.0)), make_const(UInt(64), int64_t(0))));
 }
 
 TEST_F(SimplifyTest, FoldsVectorConstants) {
