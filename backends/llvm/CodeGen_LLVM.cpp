@@ -134,6 +134,56 @@ llvm::Value *CodeGen_LLVM::float_to_half(llvm::Value *f, bool is_bfloat) {
     return builder.CreateTrunc(r, i16t);
 }
 
+llvm::Value *CodeGen_LLVM::to_float_round_to_odd(llvm::Value *v, Type from) {
+    Type u32 = UInt(32, from.lanes);
+    llvm::Type *f32 = llvm_type_of(Float(32, from.lanes));
+    if (from.is_float()) {
+        llvm::Value *r = builder.CreateFPTrunc(v, f32);
+        llvm::Value *back = builder.CreateFPExt(r, v->getType());
+        llvm::Value *inexact = builder.CreateFCmpONE(back, v); // false for NaN
+        llvm::Value *away =
+            builder.CreateFCmpOGT(builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, back),
+                                  builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v));
+        // Float bit patterns order by magnitude: one less is the next value toward zero.
+        llvm::Value *bits = builder.CreateBitCast(r, llvm_type_of(u32));
+        bits = builder.CreateSub(bits, builder.CreateZExt(away, llvm_type_of(u32)));
+        bits = builder.CreateOr(bits, builder.CreateZExt(inexact, llvm_type_of(u32)));
+        return builder.CreateBitCast(bits, f32);
+    }
+    // An integer: its magnitude's top 24 significant bits, the rest folded into the last one.
+    Type ut = UInt(from.bits, from.lanes);
+    llvm::Type *it = llvm_type_of(ut);
+    llvm::Value *negative = nullptr, *a = v;
+    if (from.is_int()) {
+        negative = builder.CreateICmpSLT(v, llvm::Constant::getNullValue(it));
+        a = builder.CreateSelect(negative, builder.CreateNeg(v), v); // MIN stays 2^(bits-1)
+    }
+    if (from.bits <= 24) {
+        llvm::Value *r = builder.CreateUIToFP(a, f32);
+        return negative ? builder.CreateSelect(negative, builder.CreateFNeg(r), r) : r;
+    }
+    llvm::Value *leading =
+        builder.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, a, builder.getFalse());
+    llvm::Value *length = builder.CreateSub(const_int(ut, from.bits), leading);
+    llvm::Value *over = builder.CreateSub(length, const_int(ut, 24));
+    llvm::Value *shift =
+        builder.CreateSelect(builder.CreateICmpSGT(over, llvm::Constant::getNullValue(it)), over,
+                             llvm::Constant::getNullValue(it));
+    llvm::Value *kept = builder.CreateLShr(a, shift);
+    llvm::Value *lost_mask =
+        builder.CreateSub(builder.CreateShl(const_int(ut, 1), shift), const_int(ut, 1));
+    llvm::Value *lost =
+        builder.CreateICmpNE(builder.CreateAnd(a, lost_mask), llvm::Constant::getNullValue(it));
+    kept = builder.CreateOr(kept, builder.CreateZExt(lost, it));
+    llvm::Value *r = builder.CreateUIToFP(kept, f32); // exact: fewer than 2^24
+    // Times 2^shift, built as a float's exponent field.
+    llvm::Value *exponent = builder.CreateShl(
+        builder.CreateAdd(builder.CreateZExtOrTrunc(shift, llvm_type_of(u32)), const_int(u32, 127)),
+        const_int(u32, 23));
+    r = builder.CreateFMul(r, builder.CreateBitCast(exponent, f32));
+    return negative ? builder.CreateSelect(negative, builder.CreateFNeg(r), r) : r;
+}
+
 llvm::Value *CodeGen_LLVM::codegen_widened(const Expr &e) {
     llvm::Value *v = codegen(e);
     Type t = e.type();
@@ -175,6 +225,11 @@ llvm::Value *CodeGen_LLVM::codegen_cast(Type to, const Expr &from_e) {
     if (from.is_float() && from.bits == 16 && to.is_float() && to.bits == 16) {
         llvm::Value *f = half_to_float(codegen(from_e), from.is_bfloat());
         return float_to_half(f, to.is_bfloat());
+    }
+    // Into a 16-bit float from a wider float or an integer: through float32 rounded to odd, so
+    // that the value is rounded once (not to float32 first, then again).
+    if (to.is_float() && to.bits == 16 && (from.bits > 32 || !from.is_float()) && !from.is_bool()) {
+        return float_to_half(to_float_round_to_odd(codegen(from_e), from), to.is_bfloat());
     }
     llvm::Value *v = codegen_widened(from_e);
     if (from.is_float() && from.bits == 16) from = Float(32, from.lanes);

@@ -61,6 +61,10 @@ protected:
     // Conversions between the 16-bit float encodings (i16) and float32.
     llvm::Value *half_to_float(llvm::Value *bits, bool is_bfloat);
     llvm::Value *float_to_half(llvm::Value *f, bool is_bfloat);
+    // A float64 or an integer (of type `from`) as the float32 rounded to odd: truncated to
+    // float32's precision, with the last bit set when anything was lost. Rounding that to a
+    // 16-bit float then rounds the original value once.
+    llvm::Value *to_float_round_to_odd(llvm::Value *v, ir::Type from);
     // The value of e converted to float32 when e is a 16-bit float, as is otherwise.
     llvm::Value *codegen_widened(const ir::Expr &e);
     llvm::Value *narrow_if_half(llvm::Value *v, ir::Type t);

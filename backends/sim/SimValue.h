@@ -133,6 +133,29 @@ inline float round_to_bfloat(float f) {
     return bfloat_to_float(float_to_bfloat(f));
 }
 
+// A float64 as the float32 rounded to odd (truncated, the last bit set when anything was lost),
+// as CodeGen_LLVM::to_float_round_to_odd: narrowing that to 16 bits rounds the value once.
+inline float to_float_round_to_odd(double v) {
+    float r = float(v);
+    double back = double(r);
+    if (std::isnan(v) || back == v) return r;
+    uint32_t bits = float_bits(r);
+    if (std::fabs(back) > std::fabs(v)) bits -= 1;
+    return bits_float(bits | 1u);
+}
+
+// An integer (its magnitude and sign) as the float32 rounded to odd.
+inline float to_float_round_to_odd(uint64_t magnitude, bool negative) {
+    int length = 0;
+    while (length < 64 && (magnitude >> length) != 0)
+        length++;
+    int shift = length > 24 ? length - 24 : 0;
+    uint64_t kept = magnitude >> shift;
+    if (shift && (magnitude & ((uint64_t(1) << shift) - 1))) kept |= 1;
+    float r = std::ldexp(float(kept), shift);
+    return negative ? -r : r;
+}
+
 // A float32 result narrowed to the 16-bit format of `k` (identity for float32).
 inline float narrow(float f, Kind k) {
     if (k == Kind::F16) return round_to_half(f);
@@ -245,11 +268,18 @@ struct Conversion {
         if (!from_float) {
             bool s = from == Kind::Int;
             if (to == Kind::F64) return word_d(s ? double(w.i) : double(w.u));
-            return word_f(narrow(s ? float(w.i) : float(w.u), to));
+            if (to == Kind::F32) return word_f(s ? float(w.i) : float(w.u));
+            // Into 16 bits: rounded once (see to_float_round_to_odd).
+            bool negative = s && w.i < 0;
+            uint64_t magnitude = negative ? uint64_t(0) - w.u : w.u;
+            return word_f(narrow(to_float_round_to_odd(magnitude, negative), to));
         }
         if (to_float) {
             if (to == Kind::F64) return word_d(from == Kind::F64 ? w.d : double(w.f));
-            return word_f(narrow(from == Kind::F64 ? float(w.d) : w.f, to));
+            if (from == Kind::F64)
+                return word_f(
+                    narrow(to == Kind::F32 ? float(w.d) : to_float_round_to_odd(w.d), to));
+            return word_f(narrow(w.f, to));
         }
         double v = from == Kind::F64 ? w.d : double(w.f);
         if (std::isnan(v)) return word_u(0);

@@ -5,6 +5,7 @@
 #include "dsl/ir/IRVisitor.h"
 
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 
 namespace aicf {
@@ -130,6 +131,26 @@ Expr extract_element(const Expr &v, int i) {
                       Call::PureIntrinsic);
 }
 
+namespace {
+
+// An integer (exact in a long double) as the double that a float constant of type t made from it
+// must hold: rounded once to t. Into a 16-bit float it goes through a double rounded to odd
+// (truncated, the last bit set when anything was lost), which FloatImm then rounds to nearest.
+double integer_as_float(Type t, long double x) {
+    if (t.bits == 64) return static_cast<double>(x);
+    if (t.bits == 32 && !t.is_bfloat()) return static_cast<float>(x);
+    double d = static_cast<double>(x);
+    if (static_cast<long double>(d) == x) return d;
+    uint64_t bits;
+    std::memcpy(&bits, &d, sizeof bits);
+    if (std::fabs(static_cast<long double>(d)) > std::fabs(x)) bits -= 1;
+    bits |= 1;
+    std::memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+} // namespace
+
 Expr cast(Type t, Expr e) {
     internal_assert(e.defined()) << "cast of undefined Expr";
     if (e.type() == t) return e;
@@ -161,8 +182,8 @@ Expr cast(Type t, Expr e) {
                 if (std::fabs(v) < 9e18) return make_const(t, static_cast<int64_t>(v));
             }
         } else if (t.is_float()) {
-            if (auto i = as_const_int(e)) return make_const(t, static_cast<double>(*i));
-            if (auto u = as_const_uint(e)) return make_const(t, static_cast<double>(*u));
+            if (auto i = as_const_int(e)) return make_const(t, integer_as_float(t, *i));
+            if (auto u = as_const_uint(e)) return make_const(t, integer_as_float(t, *u));
             if (auto f = as_const_float(e)) return make_const(t, *f);
         }
     }

@@ -637,9 +637,15 @@ Expr Simplify::build_cast(Type t, const Expr &v) {
     if (const Broadcast *b = v.as<Broadcast>()) {
         return Broadcast::make(build_cast(t.element_of(), b->value), t.lanes);
     }
-    // A cast through a type that holds every value of the source loses nothing.
+    // A cast through a type that holds every value of the source loses nothing, unless it turns
+    // an integer into a float that the outer cast then saturates where the integer would wrap
+    // (uint16(float64(x)) is 0 for a negative int x, uint16(x) is not).
     if (const Cast *inner = v.as<Cast>()) {
-        if (inner->type.can_represent(inner->value.type())) return build_cast(t, inner->value);
+        Type source = inner->value.type();
+        bool saturates_instead = inner->type.is_float() && !source.is_float() &&
+                                 t.is_int_or_uint() && !t.is_bool() && !t.can_represent(source);
+        if (inner->type.can_represent(source) && !saturates_instead)
+            return build_cast(t, inner->value);
     }
     return Cast::make(t, v);
 }
