@@ -1,4 +1,6 @@
-// Property test: random valid schedules compute exactly what the default schedule computes.
+// Property test: random valid schedules compute exactly what the default schedule computes,
+// and the default schedule computes what the algorithm says (the reference interpreter of
+// tests/common/Interpreter.h evaluates it point by point, with no AICF code path).
 //
 // For each pipeline below, a generator draws schedules that are valid by construction: it
 // keeps its own model of every stage's loops (names, pure or reduction, extents it knows,
@@ -24,6 +26,7 @@
 //
 // The reproducers of bugs this test found are at the end of the file.
 
+#include "Interpreter.h"
 #include "Reference.h"
 #include "ScopedEnv.h"
 
@@ -1045,7 +1048,12 @@ std::string difference(const Realization &a, const Realization &b) {
     return "";
 }
 
-// Draws `count` schedules for the pipeline and checks each against the default schedule.
+bool verbose_reference() {
+    return env_int("AICF_SCHEDULE_VERBOSE", 0) != 0;
+}
+
+// Checks the default schedule against the reference interpreter, then draws `count` schedules
+// for the pipeline and checks each against the default schedule.
 void check_random_schedules(const char *pipeline, const std::function<Instance()> &build,
                             int count) {
     const uint64_t seed = schedule_seed();
@@ -1057,6 +1065,23 @@ void check_random_schedules(const char *pipeline, const std::function<Instance()
 
     Instance ref_instance = build();
     Realization expected = ref_instance.output.realize(ref_instance.sizes);
+    // The default schedule itself, against the algorithm evaluated point by point by the
+    // reference interpreter (bit for bit but for exp and rsqrt, which the C library computes).
+    {
+        auto reference_start = std::chrono::steady_clock::now();
+        aicf_test::Interpreter reference;
+        std::string problem = aicf_test::compare_with_reference(
+            expected.buffers(), reference.realize(ref_instance.output, ref_instance.sizes), 2e-6,
+            1e-7);
+        ASSERT_TRUE(problem.empty())
+            << pipeline
+            << ": the default schedule differs from the reference interpreter: " << problem;
+        if (verbose_reference())
+            std::printf(
+                "  %s: reference checked in %.2f s\n", pipeline,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - reference_start)
+                    .count());
+    }
 
     const bool verbose = env_int("AICF_SCHEDULE_VERBOSE", 0) != 0;
     int tried = 0, failures = 0;

@@ -1,14 +1,19 @@
 // Random expressions over every scalar type (8- to 64-bit integers, float16, bfloat16, float32,
-// float64), with casts between them, computed three ways: scalar on the host, vectorized at an
-// odd or even width on the host, and as a GPU kernel (on the device AICF_DEVICE names, the
-// simulator without a GPU). The three must agree bit for bit: vector code and kernels change
-// where values are computed, never what. The seed is fixed; AICF_TYPED_SEED and
-// AICF_TYPED_COUNT change it and the number of expressions.
+// float64), with casts between them, computed four ways: by the reference interpreter
+// (tests/common/Interpreter.h: each type's arithmetic and rounding written out in plain C++,
+// no AICF code path), scalar on the host, vectorized at an odd or even width on the host, and
+// as a GPU kernel (on the device AICF_DEVICE names, the simulator without a GPU). Scalar code
+// must give the reference's value wherever that value is defined (a signed 32- or 64-bit
+// overflow leaves it undefined), and vector code and kernels must agree with scalar code bit
+// for bit: they change where values are computed, never what. The seed is fixed;
+// AICF_TYPED_SEED and AICF_TYPED_COUNT change it and the number of expressions.
 
+#include "Interpreter.h"
 #include "Reference.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -70,10 +75,11 @@ struct ExprGenerator {
 
 } // namespace
 
-TEST(TypedExpressions, VectorsAndKernelsAgreeWithScalarCodeBitForBit) {
+TEST(TypedExpressions, ScalarCodeMatchesTheReferenceAndVectorsAndKernelsMatchIt) {
     const unsigned seed = unsigned(env_int("AICF_TYPED_SEED", 1));
     const int count = env_int("AICF_TYPED_COUNT", 120);
     static const int widths[] = {2, 3, 4, 5, 7, 8, 16, 17, 32, 33, 64};
+    int64_t compared = 0, undefined = 0;
     for (int c = 0; c < count; c++) {
         std::mt19937 rng(seed * 7919u + unsigned(c));
         const int W = 70 + int(rng() % 60);
@@ -100,10 +106,119 @@ TEST(TypedExpressions, VectorsAndKernelsAgreeWithScalarCodeBitForBit) {
         Buffer<> want = scalar.realize({W})[0];
         Buffer<> got_vector = vector.realize({W})[0];
         Buffer<> got_kernel = kernel.realize({W}, Target("host-cuda-sm_80"))[0];
+        aicf_test::Interpreter reference;
+        const uint8_t *scalar_data = static_cast<const uint8_t *>(want.raw_data());
+        for (int i = 0; i < W; i++) {
+            aicf_test::Value expected =
+                reference.evaluate(cast(out_t, e), {{"x", aicf_test::make_int(Int(32), i)}});
+            if (!expected.defined) {
+                undefined++;
+                continue;
+            }
+            compared++;
+            aicf_test::Value got = aicf_test::load_value(out_t, scalar_data + i * out_t.bytes());
+            ASSERT_TRUE(aicf_test::same_value(got, expected))
+                << "scalar code at x = " << i << ": " << got.to_string() << ", the reference "
+                << expected.to_string() << "\n"
+                << what.str();
+        }
         const size_t bytes = size_t(W) * size_t(out_t.bytes());
         ASSERT_EQ(std::memcmp(want.raw_data(), got_vector.raw_data(), bytes), 0) << "vectorized\n"
                                                                                  << what.str();
         ASSERT_EQ(std::memcmp(want.raw_data(), got_kernel.raw_data(), bytes), 0) << "GPU kernel\n"
                                                                                  << what.str();
+    }
+    // Most values are defined: the reference really checked the expressions.
+    std::printf("[ reference ] %lld values compared, %lld left undefined by a signed overflow\n",
+                (long long)compared, (long long)undefined);
+    EXPECT_GT(compared, 3 * undefined);
+}
+
+namespace {
+
+// Values a conversion into a 16-bit float can round twice: just beside the midpoints between
+// neighbouring float16 or bfloat16 values, closer than float32 resolves, and past float32's
+// range.
+std::vector<double> hard_doubles() {
+    std::vector<double> v;
+    for (double mid : {1.0 + 0x1p-11, 1.0 + 0x1p-8, 501.0, 3.0 * 0x1p-25, 65520.0, 0x1.01p+24}) {
+        for (double tiny : {0x1p-40, 0x1p-30, 0.0}) {
+            for (double sign : {1.0, -1.0}) {
+                v.push_back(sign * (mid + mid * tiny));
+                v.push_back(sign * (mid - mid * tiny));
+            }
+        }
+    }
+    v.push_back(0x1p-140);  // below float32's subnormals' half: rounds to 0 or the least
+    v.push_back(-0x1p-150); // exactly half of float32's least subnormal
+    v.push_back(1e300);
+    v.push_back(NAN);
+    v.push_back(-INFINITY);
+    return v;
+}
+
+std::vector<int64_t> hard_integers() {
+    std::vector<int64_t> v;
+    for (int64_t mid : {int64_t(1) << 24 | int64_t(1) << 16, int64_t(1) << 40 | int64_t(1) << 32,
+                        int64_t(1) << 62 | int64_t(1) << 54, int64_t(65520)}) {
+        for (int64_t tiny : {int64_t(1), int64_t(0), int64_t(-1)}) {
+            v.push_back(mid + tiny);
+            v.push_back(-(mid + tiny));
+        }
+    }
+    v.push_back(INT64_MIN);
+    v.push_back(INT64_MAX);
+    return v;
+}
+
+// Converts every element of `in` to `to` as scalar code, vector code, a GPU kernel and a folded
+// constant, and checks each against the reference's one rounding.
+template <typename T> void expect_converted_once(const std::vector<T> &values, Type to) {
+    const int n = int(values.size());
+    Buffer<T> in({n}, "in");
+    for (int i = 0; i < n; i++)
+        in(i) = values[size_t(i)];
+    Var x("x"), xo("xo"), xi("xi");
+    Func scalar("scalar"), vector("vector"), kernel("kernel");
+    scalar(x) = cast(to, in(x));
+    vector(x) = cast(to, in(x));
+    kernel(x) = cast(to, in(x));
+    vector.vectorize(x, 8, TailStrategy::GuardWithIf);
+    kernel.gpu_tile(x, xo, xi, 16, TailStrategy::GuardWithIf);
+    Buffer<> results[] = {scalar.realize({n})[0], vector.realize({n})[0],
+                          kernel.realize({n}, Target("host-cuda-sm_80"))[0]};
+    const char *how[] = {"scalar code", "vector code", "a GPU kernel"};
+    for (int i = 0; i < n; i++) {
+        aicf_test::Value want =
+            aicf_test::convert(to, aicf_test::load_value(type_of<T>(), &values[size_t(i)]));
+        for (int k = 0; k < 3; k++) {
+            const uint8_t *p = static_cast<const uint8_t *>(results[k].raw_data());
+            aicf_test::Value got = aicf_test::load_value(to, p + i * to.bytes());
+            EXPECT_TRUE(aicf_test::same_value(got, want))
+                << how[k] << " converts " << values[size_t(i)] << " to " << got.to_string()
+                << "; rounded once it is " << want.to_string();
+        }
+        Expr folded = cast(to, Expr(values[size_t(i)]));
+        const FloatImm *c = folded.as<FloatImm>();
+        if (c && !std::isnan(c->value)) {
+            EXPECT_EQ(c->value, want.f)
+                << "the constant " << values[size_t(i)] << " folded to " << to_string(to);
+        }
+    }
+}
+
+} // namespace
+
+TEST(TypedExpressions, ConversionsIntoSixteenBitFloatsRoundOnce) {
+    for (Type to : {Float(16), BFloat(16), Float(32)}) {
+        expect_converted_once(hard_doubles(), to);
+        expect_converted_once(hard_integers(), to);
+        std::vector<int32_t> narrow;
+        for (int64_t v : hard_integers())
+            if (v == int64_t(int32_t(v))) narrow.push_back(int32_t(v));
+        narrow.push_back(INT32_MIN);
+        expect_converted_once(narrow, to);
+        std::vector<uint64_t> wide = {~uint64_t(0), uint64_t(1) << 63 | uint64_t(1) << 55 | 1};
+        expect_converted_once(wide, to);
     }
 }

@@ -7,12 +7,14 @@
 // mapping), in registers (inside the thread loops) or in device memory (their own kernel). Sizes
 // are at least the largest tile: a tile shifted inwards (the default tail) over a smaller extent
 // would start before the inputs. Each result is compared with the same algorithm run on the host
-// with the default schedule. The seed is fixed; AICF_GPU_SCHEDULE_SEED and AICF_GPU_SCHEDULE_COUNT
+// with the default schedule, and that with the reference interpreter's direct evaluation of the
+// algorithm. The seed is fixed; AICF_GPU_SCHEDULE_SEED and AICF_GPU_SCHEDULE_COUNT
 // change it and the count, and AICF_GPU_SCHEDULE_CASE runs one schedule alone (each is drawn from
 // the seed and its index).
 
 #include "GPUTarget.h"
 #include "GemmGPU.h"
+#include "Interpreter.h"
 #include "Reference.h"
 #include "ReportCheck.h"
 
@@ -98,6 +100,20 @@ void expect_same(const Buffer<T> &gpu, const Buffer<T> &host, const std::string 
     });
 }
 
+// The host's default schedule against the reference interpreter (tests/common/Interpreter.h,
+// the algorithm evaluated point by point with no AICF code path), so that agreeing with the
+// host means computing what the algorithm says.
+template <typename T>
+void expect_host_matches_reference(const Func &f, const std::vector<int> &sizes,
+                                   const Buffer<T> &host, const std::string &what) {
+    aicf_test::Interpreter reference;
+    std::string problem = aicf_test::compare_with_reference(
+        {Buffer<>(host)}, reference.realize(f, sizes), 2e-6, 1e-7);
+    if (!problem.empty())
+        ADD_FAILURE() << what << ": the host's default schedule differs from the reference "
+                      << "interpreter: " << problem;
+}
+
 void pointwise_chain(Drawn &d) {
     const int W = 37 + d.pick(40), H = 33 + d.pick(20);
     Buffer<float> in({W, H}, "in");
@@ -117,7 +133,9 @@ void pointwise_chain(Drawn &d) {
         }
         return h;
     };
-    Buffer<float> host = build(false).realize({W, H})[0];
+    Func algorithm = build(false);
+    Buffer<float> host = algorithm.realize({W, H})[0];
+    expect_host_matches_reference(algorithm, {W, H}, host, "pointwise");
     Buffer<float> gpu = realize_checking_report(build(true), {W, H}, gpu_target)[0];
     expect_same(gpu, host, "pointwise " + d.what.str());
 }
@@ -139,7 +157,9 @@ void stencil(Drawn &d) {
         }
         return b;
     };
-    Buffer<float> host = build(false).realize({W, H})[0];
+    Func algorithm = build(false);
+    Buffer<float> host = algorithm.realize({W, H})[0];
+    expect_host_matches_reference(algorithm, {W, H}, host, "stencil");
     Buffer<float> gpu = realize_checking_report(build(true), {W, H}, gpu_target)[0];
     expect_same(gpu, host, "stencil " + d.what.str());
 }
@@ -200,7 +220,9 @@ void matmul(Drawn &d) {
         }
         return out;
     };
-    Buffer<float> host = build(false).realize({N, M})[0];
+    Func algorithm = build(false);
+    Buffer<float> host = algorithm.realize({N, M})[0];
+    expect_host_matches_reference(algorithm, {N, M}, host, "matmul");
     Buffer<float> gpu = realize_checking_report(build(true), {N, M}, gpu_target)[0];
     expect_same(gpu, host, "matmul " + d.what.str());
 }
@@ -308,11 +330,15 @@ void row_reduction(Drawn &d) {
     };
     const int outs = 3;
     if (op == 5) {
-        Buffer<int32_t> host = build(false).realize({outs, H})[0];
+        Func algorithm = build(false);
+        Buffer<int32_t> host = algorithm.realize({outs, H})[0];
+        expect_host_matches_reference(algorithm, {outs, H}, host, "reduction " + d.what.str());
         Buffer<int32_t> gpu = realize_checking_report(build(true), {outs, H}, gpu_target)[0];
         expect_same(gpu, host, "reduction " + d.what.str());
     } else {
-        Buffer<int64_t> host = build(false).realize({outs, H})[0];
+        Func algorithm = build(false);
+        Buffer<int64_t> host = algorithm.realize({outs, H})[0];
+        expect_host_matches_reference(algorithm, {outs, H}, host, "reduction " + d.what.str());
         Buffer<int64_t> gpu = realize_checking_report(build(true), {outs, H}, gpu_target)[0];
         expect_same(gpu, host, "reduction " + d.what.str());
     }

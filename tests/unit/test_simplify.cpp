@@ -157,6 +157,22 @@ TEST_F(SimplifyTest, FoldsCasts) {
     EXPECT_TRUE(simplifies_to(Cast::make(UInt(64), Expr(-1.0)), make_const(UInt(64), int64_t(0))));
 }
 
+TEST_F(SimplifyTest, DropsOnlyCastsThatChangeNothing) {
+    // Through a wider integer, or an integer through a float that holds it exactly into a
+    // float: the inner cast goes.
+    EXPECT_TRUE(simplifies_to(Cast::make(Int(8), Cast::make(Int(64), x)), Cast::make(Int(8), x)));
+    EXPECT_TRUE(
+        simplifies_to(Cast::make(Float(32), Cast::make(Float(64), x)), Cast::make(Float(32), x)));
+    // An integer through a float into a narrower integer saturates; without the float it would
+    // wrap: uint16(float64(-5)) is 0, uint16(-5) is 65531.
+    Expr through_float = Cast::make(UInt(16), Cast::make(Float(64), x));
+    EXPECT_TRUE(simplifies_to(through_float, through_float));
+    EXPECT_TRUE(simplifies_to(substitute({{"x", Expr(-5)}}, through_float), Expr(uint16_t(0))));
+    // Into an integer type that holds every value of the source, nothing saturates.
+    EXPECT_TRUE(
+        simplifies_to(Cast::make(Int(64), Cast::make(Float(64), x)), Cast::make(Int(64), x)));
+}
+
 TEST_F(SimplifyTest, FoldsVectorConstants) {
     Expr three = Broadcast::make(3, 4), four = Broadcast::make(4, 4);
     EXPECT_TRUE(simplifies_to(Add::make(three, four), Broadcast::make(7, 4)));
