@@ -448,14 +448,17 @@ Value Interpreter::eval_call(const Call *op) {
         bool found = false;
         for (auto it = running.rbegin(); it != running.rend(); ++it) {
             if (it->func != op->func.get()) continue;
-            if (*it->point != point) {
-                std::ostringstream s;
-                s << "an update of " << f.name()
-                  << " reads it at another point than the one it writes (a scan); the "
-                     "interpreter evaluates only updates that read the point they write";
-                fail(s.str());
+            if (*it->point == point) {
+                r = (*it->values)[size_t(op->value_index)];
+            } else {
+                // Another point, as the updates so far left it.
+                PartialKey key{{op->func.get(), point}, it->stage, it->iteration};
+                auto m = partial_memo.find(key);
+                if (m == partial_memo.end())
+                    m = partial_memo.emplace(key, compute(f, point, it->stage, it->iteration))
+                            .first;
+                r = m->second[size_t(op->value_index)];
             }
-            r = (*it->values)[size_t(op->value_index)];
             found = true;
             break;
         }
@@ -575,7 +578,8 @@ Value Interpreter::at(const Function &f, const std::vector<int64_t> &point, int 
     return it->second.at(size_t(value_index));
 }
 
-std::vector<Value> Interpreter::compute(const Function &f, const std::vector<int64_t> &point) {
+std::vector<Value> Interpreter::compute(const Function &f, const std::vector<int64_t> &point,
+                                        int stop_stage, int64_t stop_iteration) {
     const std::vector<std::string> &args = f.args();
     if (point.size() != args.size())
         fail(f.name() + " called with " + std::to_string(point.size()) + " coordinates");
@@ -587,8 +591,10 @@ std::vector<Value> Interpreter::compute(const Function &f, const std::vector<int
     std::vector<Value> values;
     for (const Expr &v : f.stage(0).values)
         values.push_back(eval(v));
-    running.push_back({f.get(), &point, &values});
-    for (int s = 1; s < f.stages(); s++) {
+    running.push_back({f.get(), &point, &values, 0, 0});
+    const int last_stage = stop_stage < 0 ? f.stages() - 1 : stop_stage;
+    for (int s = 1; s <= last_stage; s++) {
+        running.back().stage = s;
         const Definition &def = f.stage(s);
         // The update's RDom, innermost variable first; none: a single point.
         std::vector<ReductionVariable> dom;
@@ -604,7 +610,9 @@ std::vector<Value> Interpreter::compute(const Function &f, const std::vector<int
             empty = empty || n <= 0;
         if (empty) continue;
         std::vector<int64_t> r(dom.size(), 0);
-        while (true) {
+        for (int64_t iteration = 0;; iteration++) {
+            if (s == stop_stage && iteration == stop_iteration) break;
+            running.back().iteration = iteration;
             for (size_t k = 0; k < dom.size(); k++)
                 scope[dom[k].var] = make_int(Int(32), mins[k] + r[k]);
             bool take = true;

@@ -17,7 +17,9 @@
 // - float to integer conversions truncate and saturate, NaN giving 0;
 // - min(a, b) is a < b ? a : b and max(a, b) is a > b ? a : b, so for NaN they give b;
 // - exp, log, tanh, erf, pow and the like are the C library's in double, rounded to the type
-//   (within an ulp of AICF's own: compare them with a tolerance).
+//   (within an ulp of AICF's own: compare them with a tolerance);
+// - an update applies at each point of its RDom in order, the innermost variable fastest, and
+//   reads its own Func as the points before it left it (scans included).
 
 #include "dsl/aicf.h"
 
@@ -76,16 +78,34 @@ private:
     };
     std::map<Key, std::vector<Value>> memo;
     std::map<std::string, Value> scope;
-    // While an update of a Func at a point is evaluated: the point and its running values,
-    // which the update's calls of that Func read.
+    // While an update of a Func at a point is evaluated: the point, its running values (which
+    // the update's calls of that point read), and how far the updates have gone: stage `stage`
+    // at its `iteration`-th point of the RDom (calls of other points, as a scan makes, read
+    // them as they were then).
     struct Running {
         const void *func;
         const std::vector<int64_t> *point;
         std::vector<Value> *values;
+        int stage;
+        int64_t iteration;
     };
     std::vector<Running> running;
+    // The values of points as they were part-way through the updates, by (stage, iteration).
+    struct PartialKey {
+        Key key;
+        int stage;
+        int64_t iteration;
+        bool operator<(const PartialKey &o) const {
+            if (key < o.key || o.key < key) return key < o.key;
+            return stage != o.stage ? stage < o.stage : iteration < o.iteration;
+        }
+    };
+    std::map<PartialKey, std::vector<Value>> partial_memo;
 
-    std::vector<Value> compute(const aicf::ir::Function &f, const std::vector<int64_t> &point);
+    // The values of f at a point after its updates before `stop_stage` and the first
+    // `stop_iteration` points of that stage's RDom (stop_stage -1: after all of them).
+    std::vector<Value> compute(const aicf::ir::Function &f, const std::vector<int64_t> &point,
+                               int stop_stage = -1, int64_t stop_iteration = 0);
     Value eval(const aicf::ir::Expr &e);
     Value eval_call(const aicf::ir::Call *op);
     Value eval_intrinsic(const aicf::ir::Call *op);

@@ -2,7 +2,8 @@
 // stage does not have, zero, negative and enormous factors, placements at loops that do not
 // exist, GPU mappings on host stages, wrappers of a Func for itself). Every schedule must be
 // either refused with a CompileError or a RuntimeError of the pipeline's own checks, or compute
-// exactly what the default schedule computes. A KernelFault (the simulator catching an accepted
+// exactly what the default schedule computes (itself checked against the reference
+// interpreter, tests/common/Interpreter.h). A KernelFault (the simulator catching an accepted
 // schedule's kernel reading outside a buffer, racing, ...), an InternalError, any other
 // exception, a crash or a different result fails the test.
 //
@@ -12,6 +13,7 @@
 // the seed and the number of cases, AICF_HOSTILE_FIRST the first case; AICF_HOSTILE_PRINT=1
 // prints each schedule before it runs (to find one that hangs or crashes).
 
+#include "Interpreter.h"
 #include "Reference.h"
 
 #include <gtest/gtest.h>
@@ -384,6 +386,10 @@ TEST(HostileSchedules, AreRefusedOrComputeTheSameValues) {
         Stencils reference;
         define(reference, in, shape, H);
         Buffer<int> want = reference.out.realize({W, H});
+        // The default schedule computes what the algorithm says.
+        const std::string wrong_default = aicf_test::compare_with_reference(
+            {Buffer<>(want)}, aicf_test::Interpreter().realize(reference.out, {W, H}), 0, 0);
+        ASSERT_EQ(wrong_default, "") << "the default schedule\n" << d.log.str();
 
         Stencils p;
         define(p, in, shape, H);
