@@ -2,6 +2,7 @@
 
 #include "dsl/Operators.h"
 #include "dsl/Pipeline.h"
+#include "dsl/base/Changes.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
@@ -202,17 +203,25 @@ Tuple Func::values() const {
     return Tuple(func.definition().values);
 }
 
+std::shared_ptr<Pipeline> Func::realize_pipeline() {
+    std::shared_ptr<Pipeline> p = std::atomic_load(&pipeline_);
+    if (p && p->output_functions()[0].same_as(func)) return p;
+    p = std::make_shared<Pipeline>(*this);
+    std::atomic_store(&pipeline_, p);
+    return p;
+}
+
 Realization Func::realize(const std::vector<int> &sizes) {
-    return Pipeline(*this).realize(sizes);
+    return realize_pipeline()->realize(sizes);
 }
 Realization Func::realize(const std::vector<int> &sizes, const Target &target) {
-    return Pipeline(*this).realize(sizes, target);
+    return realize_pipeline()->realize(sizes, target);
 }
 void Func::realize(const Realization &outputs) {
-    Pipeline(*this).realize(outputs);
+    realize_pipeline()->realize(outputs);
 }
 void Func::realize(const Realization &outputs, const Target &target) {
-    Pipeline(*this).realize(outputs, target);
+    realize_pipeline()->realize(outputs, target);
 }
 
 std::string Func::lowered_stmt() const {
@@ -461,6 +470,7 @@ Func make_wrapper(const Function &f, const std::string &consumer) {
     for (int i = 0; i < f.outputs(); i++)
         values.push_back(weaken_calls_to(f.call(args, i), f.get()));
     w.define(f.args(), values);
+    detail::note_definition_change();
     wrappers[consumer] = w.get();
     return Func(w);
 }

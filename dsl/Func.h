@@ -13,6 +13,7 @@
 #include "dsl/Tuple.h"
 #include "dsl/Var.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ namespace aicf {
 using MemoryType = ir::MemoryType;
 
 class Func;
+class Pipeline;
 class Target;
 
 // The buffers a realize produces: one per Tuple element.
@@ -275,6 +277,10 @@ public:
 
 private:
     ir::Function func;
+    // The Pipeline that realize uses, kept so that realizing again finds the compiled code
+    // without walking the definition (shared by copies; set atomically).
+    std::shared_ptr<Pipeline> pipeline_;
+    std::shared_ptr<Pipeline> realize_pipeline();
 };
 
 } // namespace aicf

@@ -1,5 +1,6 @@
 #include "dsl/Function.h"
 
+#include "dsl/base/Changes.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
@@ -196,15 +197,18 @@ const Definition &Function::definition() const {
     return contents->init;
 }
 Definition &Function::definition() {
+    detail::note_definition_change();
     return contents->init;
 }
 const std::vector<Definition> &Function::updates() const {
     return contents->updates;
 }
 Definition &Function::update(int i) {
+    detail::note_definition_change();
     return contents->updates.at(i);
 }
 Definition &Function::stage(int s) {
+    detail::note_definition_change();
     return s == 0 ? contents->init : contents->updates.at(s - 1);
 }
 const Definition &Function::stage(int s) const {
@@ -214,6 +218,7 @@ int Function::stages() const {
     return 1 + static_cast<int>(contents->updates.size());
 }
 FuncSchedule &Function::schedule() {
+    detail::note_definition_change();
     return contents->schedule;
 }
 const FuncSchedule &Function::schedule() const {
@@ -221,6 +226,7 @@ const FuncSchedule &Function::schedule() const {
 }
 
 void Function::define(const std::vector<std::string> &args, const std::vector<Expr> &values) {
+    detail::note_definition_change();
     const std::string &name = contents->name;
     user_assert(!has_pure_definition())
         << "Func " << name << " already has a pure definition. To change its values, add an "
@@ -272,6 +278,7 @@ void Function::define(const std::vector<std::string> &args, const std::vector<Ex
 }
 
 void Function::define_update(const std::vector<Expr> &args, const std::vector<Expr> &values) {
+    detail::note_definition_change();
     const std::string &name = contents->name;
     int stage = static_cast<int>(contents->updates.size());
     user_assert(has_pure_definition())

@@ -2,6 +2,7 @@
 
 #include "dsl/Fingerprint.h"
 #include "dsl/Names.h"
+#include "dsl/base/Changes.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
@@ -230,15 +231,25 @@ Pipeline::Compiled Pipeline::compiled_for(const Target &target) {
     // One thread at a time per Pipeline: a second thread realizing it waits for the first's
     // compilation instead of compiling again.
     std::lock_guard<std::mutex> own(*lock_);
+    // Nothing changed since the last lookup: the same code (the common case of realizing a
+    // pipeline over and over costs no walk of its definition).
+    const uint64_t changes = detail::definition_changes();
+    if (compiled_ && compiled_changes_ == changes && compiled_target_ == target)
+        return {compiled_, args_};
     args_ = detail::infer_arguments(outputs_);
     std::string key = detail::fingerprint(outputs_, args_, target);
-    if (compiled_ && key == compiled_key_) return {compiled_, args_};
+    compiled_target_ = target;
+    if (compiled_ && key == compiled_key_) {
+        compiled_changes_ = changes;
+        return {compiled_, args_};
+    }
     {
         std::lock_guard<std::mutex> guard(detail::cache_lock);
         auto it = detail::cache().find(key);
         if (it != detail::cache().end()) {
             compiled_ = it->second;
             compiled_key_ = key;
+            compiled_changes_ = changes;
             return {compiled_, args_};
         }
     }
@@ -255,7 +266,19 @@ Pipeline::Compiled Pipeline::compiled_for(const Target &target) {
     detail::cache()[key] = c;
     compiled_ = c;
     compiled_key_ = key;
+    // Compiling changes nothing the user wrote, but lowering works on copies of the Funcs and
+    // counts their changes: the count from before compiling would never be seen again.
+    compiled_changes_ = detail::definition_changes();
     return {compiled_, args_};
+}
+
+Callable Pipeline::compile_to_callable(const Target &target) {
+    const Compiled compiled = compiled_for(target);
+    Callable c;
+    c.name_ = outputs_[0].name();
+    c.code_ = compiled.code;
+    c.args_ = compiled.args;
+    return c;
 }
 
 std::string Pipeline::lower_to_text(const Target &target, detail::LoweredText what) const {
@@ -450,6 +473,47 @@ void Pipeline::realize(const Realization &outputs, const Target &target) {
         << next_output << ".";
     check_outputs_do_not_overlap(args, pointers);
     compiled.code->run(pointers.data());
+}
+
+void Callable::call(const CallArgument *given, size_t count) const {
+    user_assert(code_ != nullptr) << "Call of an undefined Callable: make it with "
+                                  << "Pipeline::compile_to_callable.";
+    auto listed = [&] {
+        std::string names;
+        for (const Argument &a : args_)
+            names += (names.empty() ? "" : ", ") + a.name;
+        return names;
+    };
+    user_assert(count == args_.size())
+        << "The Callable of pipeline " << name_ << " takes " << args_.size() << " argument"
+        << (args_.size() == 1 ? "" : "s") << " (" << listed() << "), but was called with " << count
+        << ".";
+    std::vector<void *> pointers(count);
+    for (size_t i = 0; i < count; i++) {
+        const Argument &a = args_[i];
+        const CallArgument &g = given[i];
+        if (a.is_buffer || a.is_output) {
+            user_assert(g.buffer != nullptr)
+                << "Argument " << i << " (" << a.name << ") of the Callable of pipeline " << name_
+                << " is " << (a.is_output ? "an output" : "an input") << " buffer of "
+                << to_string(a.type) << ", but a scalar was passed.";
+            user_assert(g.buffer->defined())
+                << "Argument " << i << " (" << a.name << ") of the Callable of pipeline " << name_
+                << " is an undefined Buffer.";
+            pointers[i] = g.buffer->raw_buffer();
+            continue;
+        }
+        user_assert(g.buffer == nullptr)
+            << "Argument " << i << " (" << a.name << ") of the Callable of pipeline " << name_
+            << " is a " << to_string(a.type) << " scalar, but a buffer was passed.";
+        user_assert(g.type == a.type)
+            << "Argument " << i << " (" << a.name << ") of the Callable of pipeline " << name_
+            << " is a " << to_string(a.type) << " scalar, but a " << to_string(g.type)
+            << " was passed. Pass a value of exactly that type (a cast is explicit).";
+        pointers[i] = const_cast<uint64_t *>(&g.bits);
+    }
+    check_outputs_do_not_overlap(args_, pointers);
+    code_->run(pointers.data());
 }
 
 } // namespace aicf

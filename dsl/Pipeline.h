@@ -11,10 +11,13 @@
 #include "dsl/Report.h"
 #include "dsl/Target.h"
 
+#include <array>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace aicf {
@@ -97,6 +100,47 @@ std::vector<Argument> infer_arguments(const std::vector<ir::Function> &outputs);
 
 } // namespace detail
 
+// A pipeline compiled once, called with its arguments in order: Buffers (of any element type
+// and rank: the compiled code checks them) for the ImageParams, concrete input Buffers and
+// outputs, and C++ scalars of exactly the Params' types (float for Param<float>, and so on).
+// Each call checks the arguments' number and kinds and raises CompileError naming the first
+// wrong one; a buffer the pipeline cannot use raises RuntimeError, as realize does. Copies share
+// the compiled code; calls may come from several threads at once.
+//
+//   Callable blur = Pipeline(out).compile_to_callable();
+//   blur(input, 0.5f, output); // arguments() order: in, weight, out
+class Callable {
+public:
+    Callable() = default;
+    const std::vector<Argument> &arguments() const { return args_; }
+    bool defined() const { return code_ != nullptr; }
+
+    template <typename... Args> void operator()(const Args &...args) const {
+        const std::array<CallArgument, sizeof...(Args)> list = {CallArgument(args)...};
+        call(list.data(), list.size());
+    }
+
+    // One argument of a call: a buffer, or a scalar's type and bits.
+    struct CallArgument {
+        const BufferBase *buffer = nullptr;
+        ir::Type type;
+        uint64_t bits = 0;
+        CallArgument(const BufferBase &b) : buffer(&b) {}
+        template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+        CallArgument(T v) : type(ir::type_of<T>()) {
+            static_assert(sizeof(T) <= sizeof(uint64_t), "a scalar of at most 64 bits");
+            std::memcpy(&bits, &v, sizeof(T));
+        }
+    };
+    void call(const CallArgument *args, size_t count) const;
+
+private:
+    friend class Pipeline;
+    std::string name_;
+    std::shared_ptr<CompiledPipeline> code_;
+    std::vector<Argument> args_;
+};
+
 // Pipelines may be realized from several threads at once, one Pipeline object included
 // (the README's "Threads" says what else is shared).
 class Pipeline {
@@ -133,6 +177,13 @@ public:
 
     // Compiles now (realize compiles on first use otherwise).
     void compile_jit(const Target &target = get_target_from_environment());
+
+    // The pipeline compiled for `target`, as an object that runs it with its arguments given
+    // directly (Halide's compile_to_callable): no lookup of the compiled code, no output
+    // buffers made. Its arguments are those `arguments()` lists (the inputs the pipeline reads
+    // sorted by name, then its outputs). Later changes to the algorithm or the schedule do not
+    // change it.
+    Callable compile_to_callable(const Target &target = get_target_from_environment());
 
     // Compiles ahead of time into `files`, with the C functions function_name,
     // function_name_argv and function_name_metadata taking `args` in that order (each of the
@@ -179,6 +230,11 @@ private:
     std::shared_ptr<CompiledPipeline> compiled_;
     std::string compiled_key_;
     std::vector<Argument> args_;
+    // What compiled_ was compiled or found for: the target, and detail::definition_changes()
+    // when it was looked up. While no algorithm or schedule has changed since, compiled_ is
+    // still this pipeline's code, and realize skips the fingerprint.
+    Target compiled_target_;
+    uint64_t compiled_changes_ = ~uint64_t(0);
     std::shared_ptr<std::mutex> lock_ = std::make_shared<std::mutex>();
 
 public:

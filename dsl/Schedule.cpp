@@ -2,6 +2,7 @@
 
 #include "dsl/Names.h"
 
+#include "dsl/base/Changes.h"
 #include "dsl/base/Error.h"
 
 namespace aicf {
@@ -35,6 +36,7 @@ LoopLevel::LoopLevel(const std::string &func, const std::string &var, int stage)
 }
 
 void LoopLevel::set(const LoopLevel &other) {
+    detail::note_definition_change();
     *contents = *other.contents;
 }
 bool LoopLevel::is_inlined() const {

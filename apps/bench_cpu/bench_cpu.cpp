@@ -20,6 +20,8 @@
 //                             vectorized by 16 with a GuardWithIf tail: partitioned (whole
 //                             vectors, the last one masked) against never_partition_all()
 //                             (every vector masked)
+//   call overhead             a 1-element pipeline: the time of realize beyond its loops, of a
+//                             Callable, and of a new Pipeline per call (fingerprinted each time)
 
 #include "MatmulCPU.h"
 #include "Timing.h"
@@ -452,6 +454,40 @@ void guarded_tail() {
                 max_rel_error(out.data(), out2.data(), W));
 }
 
+// What a call costs beyond its loops: a 1-element pipeline run 2000 times per measurement,
+// realized through its Func (the compiled code found again without walking the definition),
+// through a Callable, and through a new Pipeline each time (which fingerprints the definition
+// to find the code).
+void call_overhead() {
+    Buffer<float> in({1}, "one_in"), out({1}, "one_out");
+    in(0) = 1.0f;
+    Var x("x");
+    Func f("one");
+    f(x) = in(x)*2.0f + 1.0f;
+    Callable call = Pipeline(f).compile_to_callable();
+    const int calls = 2000;
+    auto [realize_ms, callable_ms] = median_ms_alternating(
+        [&] {
+            for (int i = 0; i < calls; i++)
+                f.realize(out);
+        },
+        [&] {
+            for (int i = 0; i < calls; i++)
+                call(in, out);
+        },
+        9);
+    const double fresh_ms = median_ms(
+        [&] {
+            for (int i = 0; i < calls; i++)
+                Pipeline(f).realize(Realization(Buffer<>(out)));
+        },
+        9);
+    const double us = 1000.0 / calls;
+    std::printf("%-28s %8.2f us (realize)        | Callable %6.2f us             | new Pipeline "
+                "per call %6.2f us\n",
+                "call overhead, 1 element", realize_ms * us, callable_ms * us, fresh_ms * us);
+}
+
 } // namespace
 
 int main() {
@@ -463,5 +499,6 @@ int main() {
     layernorm();
     gather();
     guarded_tail();
+    call_overhead();
     return 0;
 }

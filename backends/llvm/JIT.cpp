@@ -1,5 +1,7 @@
 #include "backends/llvm/JIT.h"
 
+#include "dsl/HostMemory.h"
+
 #include "backends/llvm/AOT.h"
 #include "backends/llvm/CodeGen_Host.h"
 #include "backends/llvm/CodeGen_PTX.h"
@@ -8,6 +10,7 @@
 #include "backends/llvm/Optimize.h"
 #include "backends/runtime/Runtime.h"
 #include "dsl/Debug.h"
+#include "dsl/HostMemory.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRPrinter.h"
 
@@ -103,6 +106,7 @@ public:
     void run(void *const *args) const override {
         runtime::RunContext ctx;
         ctx.kernels = &kernels;
+        ctx.pool = &pool;
         int32_t code = entry(&ctx, args);
         if (code != 0) {
             runtime_error_report << (ctx.error.empty() ? "The pipeline failed with code " +
@@ -115,6 +119,8 @@ private:
     Entry entry;
     llvm::orc::ResourceTrackerSP tracker;
     std::vector<runtime::CompiledKernel> kernels;
+    // The intermediates' large blocks, kept from one run to the next.
+    mutable HostMemoryPool pool;
 };
 
 } // namespace

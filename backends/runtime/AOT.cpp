@@ -6,6 +6,7 @@
 #include "backends/runtime/AOTABI.h"
 #include "backends/runtime/Device.h"
 #include "backends/runtime/Runtime.h"
+#include "dsl/HostMemory.h"
 #include "dsl/Target.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IR.h"
@@ -167,6 +168,8 @@ struct PipelineState {
     Target target;
     // Its kernels as the devices take them.
     std::vector<CompiledKernel> kernels;
+    // The intermediates' large blocks, kept from one call to the next.
+    mutable HostMemoryPool pool;
 };
 
 const PipelineState &state_of(const aicf_pipeline_metadata_t &p) {
@@ -302,6 +305,7 @@ int32_t run(const aicf_pipeline_metadata_t &p, void *const *args) {
     }
     RunContext ctx;
     ctx.kernels = p.kernel_count > 0 ? &state.kernels : nullptr;
+    ctx.pool = &state.pool;
     for (int i = 0; i < n; i++) {
         TensorBuffer &t = tensors[size_t(i)];
         if (!t.in_cuda_memory) continue;

@@ -56,7 +56,7 @@ void RunContext::forget(void *p) {
 RunContext::~RunContext() {
     for (auto &list : allocations)
         for (void *p : list->live)
-            host_free(p);
+            if (!pool || !pool->release(p)) host_free(p);
     for (void *p : live_device_buffers) {
         auto *b = static_cast<aicf_buffer_t *>(p);
         auto *mem = static_cast<const aicf_device_interface_t *>(b->device_interface);
@@ -229,8 +229,11 @@ int32_t aicf_runtime_error(void *ctx, int32_t kind, const char *name, int64_t a,
 void *aicf_malloc(void *ctx, const char *name, int64_t bytes) {
     auto *rc = static_cast<aicf::runtime::RunContext *>(ctx);
     void *p = nullptr;
-    if (bytes >= 0 && static_cast<uint64_t>(bytes) < (uint64_t(1) << 46))
-        p = aicf::host_allocate(size_t(bytes));
+    if (bytes >= 0 && static_cast<uint64_t>(bytes) < (uint64_t(1) << 46)) {
+        p = rc && rc->pool && size_t(bytes) >= aicf::pooled_allocation_threshold
+                ? rc->pool->allocate(size_t(bytes))
+                : aicf::host_allocate(size_t(bytes));
+    }
     if (!p) {
         aicf_runtime_error(ctx, int32_t(aicf::ir::RuntimeErrorKind::OutOfMemory), name, bytes, 0, 0,
                            0, 0, 0);
@@ -241,7 +244,7 @@ void *aicf_malloc(void *ctx, const char *name, int64_t bytes) {
         return 0;
     });
     if (kept != 0) {
-        aicf::host_free(p);
+        if (!rc || !rc->pool || !rc->pool->release(p)) aicf::host_free(p);
         return nullptr;
     }
     return p;
@@ -250,6 +253,7 @@ void *aicf_malloc(void *ctx, const char *name, int64_t bytes) {
 void aicf_free(void *ctx, void *p) {
     auto *rc = static_cast<aicf::runtime::RunContext *>(ctx);
     if (rc) rc->forget(p);
+    if (rc && rc->pool && rc->pool->release(p)) return;
     aicf::host_free(p);
 }
 

@@ -13,6 +13,9 @@
 #include <vector>
 
 namespace aicf {
+
+class HostMemoryPool;
+
 namespace runtime {
 
 // State of one pipeline run: the first error raised, and the heap allocations still live
@@ -37,6 +40,9 @@ struct RunContext {
     // GPU pipelines: the kernels gpu_launch refers to by index, the device they run on
     // (chosen at the first launch), and the device intermediates still live.
     const std::vector<CompiledKernel> *kernels = nullptr;
+    // Where large host allocations come from and go back to (the compiled pipeline's pool),
+    // or nullptr: the heap.
+    HostMemoryPool *pool = nullptr;
     Device *device = nullptr;
     std::vector<void *> live_device_buffers;
     ~RunContext();

@@ -1,5 +1,6 @@
 #include "dsl/ir/IR.h"
 
+#include "dsl/base/Changes.h"
 #include "dsl/base/Error.h"
 #include "dsl/base/Float16.h"
 #include "dsl/ir/IRMutator.h"
@@ -578,6 +579,7 @@ Expr ReductionDomain::predicate() const {
     return contents->predicate;
 }
 void ReductionDomain::where(Expr p) {
+    detail::note_definition_change();
     // The predicate's reduction variables refer to this domain by name only: a reference
     // back to the domain from inside it would keep it alive forever.
     struct StripDomain : IRGraphMutator {

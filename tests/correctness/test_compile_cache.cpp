@@ -200,3 +200,51 @@ TEST(CompileCache, EachGPUDirectiveCompilesAnewAndAnIdenticalPipelineDoesNot) {
 }
 
 } // namespace
+
+// Realizing the same Func again finds its compiled code without fingerprinting it, so every
+// way of changing an algorithm or a schedule after a realize must still reach the next one.
+TEST(CompileCache, AChangeAfterARealizeReachesTheNextRealize) {
+    // A scale no other test uses: every variant below is new to the compiled-code cache.
+    const float scale = 3.0f;
+    Buffer<float> in = make_input();
+    CachePipeline c(in, scale);
+    check_values(in, c.out.realize({W, H}), scale, "first");
+    size_t before = detail::compiled_pipeline_count();
+    for (int i = 0; i < 3; i++)
+        check_values(in, c.out.realize({W, H}), scale, "again");
+    EXPECT_EQ(detail::compiled_pipeline_count(), before) << "realizing again compiled again";
+
+    auto expect_recompiled = [&](const std::string &what) {
+        size_t n = detail::compiled_pipeline_count();
+        check_values(in, c.out.realize({W, H}), scale, what);
+        EXPECT_EQ(detail::compiled_pipeline_count(), n + 1) << what << " was not seen";
+    };
+    c.p.compute_at(c.out, c.y);
+    expect_recompiled("compute_at after a realize");
+    c.out.vectorize(c.x, 4);
+    expect_recompiled("vectorize after a realize");
+    // At the root already: the same pipeline, no new code.
+    LoopLevel where = LoopLevel::root();
+    c.s.compute_at(where);
+    size_t same = detail::compiled_pipeline_count();
+    check_values(in, c.out.realize({W, H}), scale, "compute_at the root LoopLevel");
+    EXPECT_EQ(detail::compiled_pipeline_count(), same);
+    where.set(LoopLevel(c.out.name(), c.y.name()));
+    expect_recompiled("setting that LoopLevel to a loop");
+    Func copy = c.out; // a copy of the handle sees the same change
+    c.p.compute_root();
+    size_t n = detail::compiled_pipeline_count();
+    check_values(in, copy.realize({W, H}), scale, "through a copy");
+    EXPECT_EQ(detail::compiled_pipeline_count(), n + 1);
+
+    // A new update definition changes the values (with s at the root: out is then computed
+    // there too).
+    where.set(LoopLevel::root());
+    c.out(c.x, c.y) += 1.0f;
+    Buffer<float> plus_one = c.out.realize({W, H});
+    Buffer<float> shifted({W, H});
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            shifted(x, y) = plus_one(x, y) - 1.0f;
+    check_values(in, shifted, scale, "an update added after a realize");
+}
