@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs the Debian packages AICF builds against. Idempotent: it asks apt only for what is
-# missing, and runs `apt-get update` at most once.
+# Installs the Debian packages AICF builds against, and any packages given as arguments (the
+# benchmarks' peers). Idempotent: it asks apt only for what is missing, and runs
+# `apt-get update` at most once.
 set -euo pipefail
 
-packages=(llvm-19-dev libeigen3-dev libgtest-dev libboost-dev cmake ninja-build g++ ccache zlib1g-dev libzstd-dev clang-format-14 libdlpack-dev graphviz)
+packages=(llvm-19-dev libeigen3-dev libgtest-dev libboost-dev cmake ninja-build g++ ccache zlib1g-dev libzstd-dev clang-format-14 libdlpack-dev graphviz "$@")
 
 missing=()
 for p in "${packages[@]}"; do

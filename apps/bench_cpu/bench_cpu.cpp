@@ -20,12 +20,17 @@
 //                             vectorized by 16 with a GuardWithIf tail: partitioned (whole
 //                             vectors, the last one masked) against never_partition_all()
 //                             (every vector masked)
+//   Halide 14                 blur (root, tiled, sliding window), layernorm and softmax (one
+//                             operator at a time, fused by rows) and Halide's sgemm schedule,
+//                             each written once for both libraries (halide_peers.cpp), where
+//                             Halide is installed
 //   call overhead             a 1-element pipeline: the time of realize beyond its loops, of a
 //                             Callable, and of a new Pipeline per call (fingerprinted each time)
 
 #include "MatmulCPU.h"
 #include "Timing.h"
 #include "dsl/aicf.h"
+#include "halide_peers.h"
 
 #include "matmul_cpu_aot.h"
 #include "matmul_cpu_v3.h"
@@ -500,5 +505,6 @@ int main() {
     gather();
     guarded_tail();
     call_overhead();
+    halide_peers::compare_with_halide(threads);
     return 0;
 }
