@@ -319,6 +319,14 @@ Expr tanh(Expr e) {
 Expr erf(Expr e) {
     return float_call(Intrinsic::erf, {to_float(e, "erf")});
 }
+Expr sigmoid(Expr e) {
+    // With t = exp(-|x|), which never overflows: 1 / (1 + t) for x >= 0, t / (1 + t) below
+    // (where exp(-x) would overflow while the result is still a subnormal).
+    Expr x = to_float(e, "sigmoid");
+    Expr one = make_one(x.type());
+    Expr t = exp(-abs(x));
+    return select(x >= make_zero(x.type()), one, t) / (one + t);
+}
 Expr floor(Expr e) {
     if (e.defined() && e.type().is_int_or_uint()) return e;
     return float_call(Intrinsic::floor, {to_float(e, "floor")});

@@ -90,6 +90,9 @@ Expr exp(Expr e);
 Expr log(Expr e);
 Expr tanh(Expr e);
 Expr erf(Expr e);
+// The logistic function 1 / (1 + exp(-e)), accurate over the whole range (subnormal results
+// included): 0 at -inf, 1 at inf.
+Expr sigmoid(Expr e);
 Expr pow(Expr base, Expr exponent);
 Expr fma(Expr a, Expr b, Expr c);
 Expr floor(Expr e);

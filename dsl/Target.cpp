@@ -11,7 +11,7 @@ namespace aicf {
 namespace {
 
 const char *valid_forms = "Valid targets: a CPU (host, the one compiling, or x86-64, x86-64-v2, "
-                          "x86-64-v3, x86-64-v4), followed by any of -fma and -cuda-sm_80, "
+                          "x86-64-v3, x86-64-v4), followed by any of -fma, -libm and -cuda-sm_80, "
                           "-cuda-sm_86, -cuda-sm_89, -cuda-sm_90, -cuda-sm_90a (e.g. "
                           "host-cuda-sm_90-fma, x86-64-v3-cuda-sm_80).";
 
@@ -45,6 +45,10 @@ Target::Target(const std::string &s) {
         const std::string &p = parts[i];
         if (p == "fma") {
             features_ |= FMA;
+            continue;
+        }
+        if (p == "libm") {
+            features_ |= LibraryMath;
             continue;
         }
         if (p == "cuda") {
@@ -157,6 +161,7 @@ std::string Target::to_string() const {
     std::string s = arch_ == Host ? "host" : cpu_name();
     if (has_cuda()) s += "-cuda-sm_" + std::to_string(cuda_sm_) + (arch_specific_ ? "a" : "");
     if (has_feature(FMA)) s += "-fma";
+    if (has_feature(LibraryMath)) s += "-libm";
     return s;
 }
 

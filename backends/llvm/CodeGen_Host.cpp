@@ -1,6 +1,7 @@
 #include "backends/llvm/CodeGen_Host.h"
 
 #include "backends/llvm/CodeGen_LLVM.h"
+#include "backends/llvm/InlineMath.h"
 #include "backends/llvm/JIT.h"
 #include "dsl/Names.h"
 #include "dsl/base/Error.h"
@@ -272,8 +273,25 @@ private:
                            {ctx, p});
     }
 
+    // float32 exp, log and tanh inline (InlineMath.h), unless the target asks for the library.
+    llvm::Value *emit_inline_math(Intrinsic op, Type t, const std::vector<llvm::Value *> &args) {
+        if (target.has_feature(Target::LibraryMath) || t.bits != 32 || t.code != TypeCode::Float)
+            return nullptr;
+        switch (op) {
+        case Intrinsic::exp:
+            return inline_exp_f32(builder, args[0]);
+        case Intrinsic::log:
+            return inline_log_f32(builder, args[0]);
+        case Intrinsic::tanh:
+            return inline_tanh_f32(builder, args[0]);
+        default:
+            return nullptr;
+        }
+    }
+
     llvm::Value *emit_math_call(Intrinsic op, Type t,
                                 const std::vector<llvm::Value *> &args) override {
+        if (llvm::Value *v = emit_inline_math(op, t, args)) return v;
         if (llvm::Value *v = emit_vector_math_call(op, t, args)) return v;
         bool f32 = t.bits == 32;
         const char *name = nullptr;
@@ -309,6 +327,7 @@ private:
     // same result bits however the loop around it is vectorized.
     llvm::Value *emit_vector_math_call(Intrinsic op, Type t,
                                        const std::vector<llvm::Value *> &args) override {
+        if (llvm::Value *v = emit_inline_math(op, t, args)) return v;
         const char *base = nullptr;
         switch (op) {
         case Intrinsic::exp:

@@ -1,0 +1,120 @@
+#include "backends/llvm/InlineMath.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+#include <cmath>
+#include <initializer_list>
+
+namespace aicf {
+namespace backends {
+
+namespace {
+
+// Constants of x's type: a float or a splat of one.
+struct Consts {
+    llvm::IRBuilder<> &b;
+    llvm::Type *ft, *it;
+    Consts(llvm::IRBuilder<> &b, llvm::Value *x) : b(b), ft(x->getType()) {
+        it = b.getInt32Ty();
+        if (auto *v = llvm::dyn_cast<llvm::VectorType>(ft))
+            it = llvm::VectorType::get(it, v->getElementCount());
+    }
+    llvm::Value *f(double v) const { return llvm::ConstantFP::get(ft, v); }
+    llvm::Value *i(int32_t v) const { return llvm::ConstantInt::get(it, uint64_t(uint32_t(v))); }
+    llvm::Value *bits(llvm::Value *x) const { return b.CreateBitCast(x, it); }
+    llvm::Value *from_bits(llvm::Value *x) const { return b.CreateBitCast(x, ft); }
+    // c[0] + x * (c[1] + x * (c[2] + ...)), by Horner's rule.
+    llvm::Value *poly(llvm::Value *x, std::initializer_list<double> c) const {
+        const double *first = c.begin(), *last = c.end() - 1;
+        llvm::Value *acc = f(*last);
+        for (const double *p = last; p != first;) {
+            --p;
+            acc = b.CreateFAdd(b.CreateFMul(acc, x), f(*p));
+        }
+        return acc;
+    }
+};
+
+// ln 2 split in two: the high part has few enough bits that n * ln2_hi is exact for every
+// exponent n a float32 needs.
+constexpr double ln2_hi = 0.693359375;
+constexpr double ln2_lo = -2.12194440054690583e-4;
+
+} // namespace
+
+llvm::Value *inline_exp_f32(llvm::IRBuilder<> &b, llvm::Value *x) {
+    Consts c(b, x);
+    // exp(x) = 2^n * exp(r), n = round(x / ln 2), |r| <= ln 2 / 2. Past [-104, 89] the
+    // result is 0 or infinity whatever x is, so x is clamped there first (infinities too).
+    llvm::Value *clamped = b.CreateSelect(b.CreateFCmpOLT(x, c.f(-104.0)), c.f(-104.0), x);
+    clamped = b.CreateSelect(b.CreateFCmpOGT(clamped, c.f(89.0)), c.f(89.0), clamped);
+    llvm::Value *n = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
+                                            b.CreateFMul(clamped, c.f(1.44269504088896341)));
+    llvm::Value *r = b.CreateFSub(clamped, b.CreateFMul(n, c.f(ln2_hi)));
+    r = b.CreateFSub(r, b.CreateFMul(n, c.f(ln2_lo)));
+    // exp(r) = 1 + r + r^2 P(r), P fitted on [-0.35, 0.35] (relative error 2.4e-10).
+    llvm::Value *p =
+        c.poly(r, {0.500000001427659, 0.16666666682523656, 0.04166645690406264,
+                   0.008333310034706868, 0.001393453165508802, 0.00019891969905683137});
+    llvm::Value *er = b.CreateFAdd(b.CreateFAdd(b.CreateFMul(b.CreateFMul(r, r), p), r), c.f(1.0));
+    // Times 2^n as two factors 2^(n/2) and 2^(n - n/2), each a normal float for n in
+    // [-151, 128]: the first product is exact, the second rounds once (into the subnormals,
+    // or to infinity).
+    llvm::Value *ni = b.CreateFPToSI(n, c.it);
+    llvm::Value *n1 = b.CreateAShr(ni, c.i(1));
+    llvm::Value *n2 = b.CreateSub(ni, n1);
+    auto two_to = [&](llvm::Value *k) {
+        return c.from_bits(b.CreateShl(b.CreateAdd(k, c.i(127)), c.i(23)));
+    };
+    llvm::Value *result = b.CreateFMul(b.CreateFMul(er, two_to(n1)), two_to(n2));
+    return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
+}
+
+llvm::Value *inline_log_f32(llvm::IRBuilder<> &b, llvm::Value *x) {
+    Consts c(b, x);
+    // Subnormal inputs are scaled by 2^23 into the normal range first.
+    llvm::Value *subnormal = b.CreateFCmpOLT(x, c.f(0x1p-126));
+    llvm::Value *scaled = b.CreateSelect(subnormal, b.CreateFMul(x, c.f(0x1p23)), x);
+    llvm::Value *bits = c.bits(scaled);
+    // x = m * 2^e with m in [sqrt(1/2), sqrt(2)).
+    llvm::Value *e = b.CreateSub(b.CreateAnd(b.CreateLShr(bits, c.i(23)), c.i(0xff)),
+                                 b.CreateSelect(subnormal, c.i(127 + 23), c.i(127)));
+    llvm::Value *m = c.from_bits(b.CreateOr(b.CreateAnd(bits, c.i(0x7fffff)), c.i(0x3f800000)));
+    llvm::Value *above = b.CreateFCmpOGT(m, c.f(1.41421356237309505));
+    m = b.CreateSelect(above, b.CreateFMul(m, c.f(0.5)), m);
+    e = b.CreateAdd(e, b.CreateZExt(above, c.it));
+    // log(1 + f) = f - f^2 / 2 + f^3 Q(f), Q fitted on [sqrt(1/2) - 1, sqrt(2) - 1].
+    llvm::Value *f = b.CreateFSub(m, c.f(1.0)); // exact
+    llvm::Value *f2 = b.CreateFMul(f, f);
+    llvm::Value *q = c.poly(f, {0.33333331180030046, -0.24999996957950882, 0.200007157488921,
+                                -0.16667802319501254, 0.1424905764569748, -0.12425687331451106,
+                                0.1168541992348674, -0.11479733846637635, 0.06971611471451178});
+    llvm::Value *ef = b.CreateSIToFP(e, c.ft);
+    llvm::Value *low =
+        b.CreateFAdd(b.CreateFMul(b.CreateFMul(f2, f), q), b.CreateFMul(ef, c.f(ln2_lo)));
+    low = b.CreateFSub(low, b.CreateFMul(f2, c.f(0.5)));
+    llvm::Value *result = b.CreateFAdd(b.CreateFAdd(low, f), b.CreateFMul(ef, c.f(ln2_hi)));
+    // log(+-0) = -inf, log(inf) = inf, log of a negative number is NaN, and of NaN NaN.
+    result = b.CreateSelect(b.CreateFCmpOEQ(x, c.f(0.0)), c.f(-INFINITY), result);
+    result = b.CreateSelect(b.CreateFCmpOEQ(x, c.f(INFINITY)), x, result);
+    result = b.CreateSelect(b.CreateFCmpOLT(x, c.f(0.0)), c.f(NAN), result);
+    return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
+}
+
+llvm::Value *inline_tanh_f32(llvm::IRBuilder<> &b, llvm::Value *x) {
+    Consts c(b, x);
+    llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    // Near 0: tanh(x) = x + x^3 T(x^2), T fitted on [0, 0.625^2].
+    llvm::Value *y = b.CreateFMul(x, x);
+    llvm::Value *t = c.poly(y, {-0.3333333317214036, 0.1333330355691574, -0.053959259577204544,
+                                0.02176891865102821, -0.008343945515839153, 0.002292744816178142});
+    llvm::Value *small = b.CreateFAdd(x, b.CreateFMul(b.CreateFMul(x, y), t));
+    // Elsewhere: 1 - 2 / (exp(2|x|) + 1), which is 1 once exp overflows; the sign of x.
+    llvm::Value *e = inline_exp_f32(b, b.CreateFMul(a, c.f(2.0)));
+    llvm::Value *large = b.CreateFSub(c.f(1.0), b.CreateFDiv(c.f(2.0), b.CreateFAdd(e, c.f(1.0))));
+    large = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, large, x);
+    return b.CreateSelect(b.CreateFCmpOLT(a, c.f(0.625)), small, large);
+}
+
+} // namespace backends
+} // namespace aicf

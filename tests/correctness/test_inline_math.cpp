@@ -1,0 +1,179 @@
+// float32 exp, log and tanh, which host code computes inline (backends/llvm/InlineMath.h), and
+// sigmoid built on exp, against the C library's double-precision functions rounded to float:
+// the error in ulps of the correctly rounded result, over float32 inputs spread across the
+// whole range (every stride-th bit pattern of both signs: subnormals, normals, the overflow
+// and underflow edges) and the special values (zeros, infinities, NaN). Vector code must give
+// scalar code's bits. The target -libm keeps the library calls instead.
+//
+// AICF_MATH_STRIDE sets the stride (default 4099; 1 runs all 2^32 inputs, about a minute
+// per function on two cores).
+
+#include "Reference.h"
+
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace aicf;
+using aicf_test::env_int;
+
+namespace {
+
+float from_bits(uint32_t b) {
+    float f;
+    std::memcpy(&f, &b, 4);
+    return f;
+}
+
+// The spacing of float32 values at the float nearest v (the least subnormal below 2^-126).
+double ulp_at(double v) {
+    const double a = std::fabs(v);
+    if (a < 0x1p-126) return 0x1p-149;
+    return std::ldexp(1.0, std::ilogb(a) - 23);
+}
+
+struct MathFunction {
+    const char *name;
+    std::function<Expr(Expr)> aicf;
+    double (*reference)(double);
+    double bound_ulps; // what the README and InlineMath.h promise
+};
+
+double sigmoid_reference(double x) {
+    return 1.0 / (1.0 + std::exp(-x));
+}
+
+const MathFunction functions[] = {
+    {"exp", [](Expr e) { return exp(e); }, [](double x) { return std::exp(x); }, 1.0},
+    {"log", [](Expr e) { return log(e); }, [](double x) { return std::log(x); }, 1.0},
+    {"tanh", [](Expr e) { return tanh(e); }, [](double x) { return std::tanh(x); }, 2.0},
+    {"sigmoid", [](Expr e) { return sigmoid(e); }, sigmoid_reference, 3.0},
+};
+
+struct Worst {
+    double ulps = 0;
+    float input = 0;
+    float got = 0;
+    std::string problem; // a special value handled wrongly
+};
+
+// Checks `got` against the reference at x; records the largest error.
+void check(const MathFunction &f, float x, float got, Worst &worst) {
+    const double want = f.reference(double(x));
+    if (std::isnan(want)) {
+        if (!std::isnan(got) && worst.problem.empty())
+            worst.problem = std::string(f.name) + "(" + std::to_string(x) + ") gave " +
+                            std::to_string(got) + ", not NaN";
+        return;
+    }
+    const float rounded = float(want);
+    if (std::isinf(rounded) || std::isinf(got)) {
+        // Overflow: infinity, or the largest float where the exact value is within an ulp.
+        const bool fine = got == rounded || (std::isinf(rounded) && std::fabs(got) == FLT_MAX &&
+                                             std::signbit(got) == std::signbit(rounded));
+        if (!fine && worst.problem.empty())
+            worst.problem = std::string(f.name) + "(" + std::to_string(x) + ") gave " +
+                            std::to_string(got) + ", want " + std::to_string(rounded);
+        return;
+    }
+    const double ulps = std::fabs(double(got) - want) / ulp_at(rounded);
+    if (ulps > worst.ulps) {
+        worst.ulps = ulps;
+        worst.input = x;
+        worst.got = got;
+    }
+}
+
+std::vector<float> special_values() {
+    return {0.0f,     -0.0f,      INFINITY,   -INFINITY,  NAN,     FLT_MIN,  -FLT_MIN, FLT_MAX,
+            -FLT_MAX, 0x1p-149f,  -0x1p-149f, 0x1p-140f,  88.72f,  88.7228f, 88.73f,   89.0f,
+            -87.33f,  -103.9f,    -103.97f,   -104.0f,    -150.0f, 1.0f,     -1.0f,    0.625f,
+            -0.625f,  0.62499f,   9.0f,       -9.0f,      44.0f,   1e-30f,   -1e-30f,  0.5f,
+            2.0f,     0.6931472f, 1.0000001f, 0.99999994f};
+}
+
+// The largest error of f's inline code over the inputs and the special values, and whether
+// vector and scalar code gave the same bits.
+Worst measure(const MathFunction &f, uint32_t stride, const Target &target) {
+    ImageParam in(Float(32), 1, "math_in");
+    Var x("x");
+    Func scalar("math_scalar"), vector("math_vector");
+    scalar(x) = f.aicf(in(x));
+    vector(x) = f.aicf(in(x));
+    vector.vectorize(x, 16, TailStrategy::GuardWithIf);
+    Callable run_scalar = Pipeline(scalar).compile_to_callable(target);
+    Callable run_vector = Pipeline(vector).compile_to_callable(target);
+    Worst worst;
+    const int chunk = 1 << 20;
+    Buffer<float> input({chunk}), got({chunk}), got_scalar({chunk});
+    int n = 0;
+    auto flush = [&] {
+        if (n == 0) return;
+        Buffer<float> part_in(input.data(), std::vector<int>{n}),
+            part_out(got.data(), std::vector<int>{n}),
+            part_scalar(got_scalar.data(), std::vector<int>{n});
+        run_vector(part_in, part_out);
+        run_scalar(part_in, part_scalar);
+        for (int i = 0; i < n; i++) {
+            if (std::memcmp(&got(i), &got_scalar(i), 4) != 0 && worst.problem.empty())
+                worst.problem = std::string(f.name) + "(" + std::to_string(input(i)) +
+                                "): vector code gave other bits than scalar code";
+            check(f, input(i), got(i), worst);
+        }
+        n = 0;
+    };
+    auto add = [&](float v) {
+        input(n++) = v;
+        if (n == chunk) flush();
+    };
+    for (float v : special_values())
+        add(v);
+    for (uint64_t b = 0; b <= 0xffffffffull; b += stride)
+        add(from_bits(uint32_t(b)));
+    flush();
+    return worst;
+}
+
+} // namespace
+
+TEST(InlineMath, WithinTheirBoundsOverTheWholeRange) {
+    const uint32_t stride = uint32_t(std::max(1, env_int("AICF_MATH_STRIDE", 4099)));
+    for (const MathFunction &f : functions) {
+        Worst worst = measure(f, stride, Target("host"));
+        EXPECT_EQ(worst.problem, "") << f.name;
+        EXPECT_LE(worst.ulps, f.bound_ulps) << f.name << "(" << worst.input << ") = " << worst.got
+                                            << " is " << worst.ulps << " ulp off";
+        std::printf("[ math ] %-8s max error %.3f ulp (at %.9g), inputs every %u-th float\n",
+                    f.name, worst.ulps, double(worst.input), stride);
+    }
+}
+
+TEST(InlineMath, FusedMultiplyAddsKeepTheBounds) {
+    for (const MathFunction &f : functions) {
+        Worst worst = measure(f, 65537, Target("host-fma"));
+        EXPECT_EQ(worst.problem, "") << f.name;
+        EXPECT_LE(worst.ulps, f.bound_ulps) << f.name << "(" << worst.input << ") with -fma";
+    }
+}
+
+TEST(InlineMath, TheLibraryStaysAnOption) {
+    ImageParam in(Float(32), 1, "libm_in");
+    Var x("x");
+    Func f("libm_exp");
+    f(x) = exp(in(x)) + tanh(in(x));
+    f.vectorize(x, 8);
+    const std::string inline_code = f.assembly(Target("host"));
+    const std::string library_code = f.assembly(Target("host-libm"));
+    EXPECT_EQ(inline_code.find("expf"), std::string::npos);
+    EXPECT_NE(library_code.find("expf"), std::string::npos) << "no call to the library";
+    EXPECT_EQ(Target("host-fma-libm").to_string(), "host-fma-libm");
+    // Both within the library's 4 ulp of each other's reference.
+    Worst inline_worst = measure(functions[0], 1 << 16, Target("host-libm"));
+    EXPECT_EQ(inline_worst.problem, "");
+    EXPECT_LE(inline_worst.ulps, 4.0);
+}
