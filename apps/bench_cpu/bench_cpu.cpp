@@ -21,7 +21,8 @@
 //                             vectors, the last one masked) against never_partition_all()
 //                             (every vector masked)
 //   Halide 14                 blur (root, tiled, sliding window), layernorm and softmax (one
-//                             operator at a time, fused by rows) and Halide's sgemm schedule,
+//                             operator at a time, fused by rows), the MLP block (one operator
+//                             at a time, fused by blocks of 8 tokens) and Halide's sgemm schedule,
 //                             each written once for both libraries (halide_peers.cpp), where
 //                             Halide is installed
 //   call overhead             a 1-element pipeline: the time of realize beyond its loops, of a
