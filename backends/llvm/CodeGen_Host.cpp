@@ -273,7 +273,7 @@ private:
                            {ctx, p});
     }
 
-    // float32 exp, log and tanh inline (InlineMath.h), unless the target asks for the library.
+    // float32 exp, log, tanh and erf inline (InlineMath.h), unless the target asks for the library.
     llvm::Value *emit_inline_math(Intrinsic op, Type t, const std::vector<llvm::Value *> &args) {
         if (target.has_feature(Target::LibraryMath) || t.bits != 32 || t.code != TypeCode::Float)
             return nullptr;
@@ -284,6 +284,8 @@ private:
             return inline_log_f32(builder, args[0]);
         case Intrinsic::tanh:
             return inline_tanh_f32(builder, args[0]);
+        case Intrinsic::erf:
+            return inline_erf_f32(builder, args[0]);
         default:
             return nullptr;
         }

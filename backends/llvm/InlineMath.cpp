@@ -116,5 +116,45 @@ llvm::Value *inline_tanh_f32(llvm::IRBuilder<> &b, llvm::Value *x) {
     return b.CreateSelect(b.CreateFCmpOLT(a, c.f(0.625)), small, large);
 }
 
+llvm::Value *inline_erf_f32(llvm::IRBuilder<> &b, llvm::Value *x) {
+    Consts c(b, x);
+    llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    // |x| < 1: erf(x) = x P(x^2), P fitted on [0, 1] (relative error 1.3e-9), computed as
+    // x + x (P - 1) so that the last rounding is of the result, not of P near 1.
+    llvm::Value *p1 =
+        c.poly(b.CreateFMul(x, x), {0.1283791658483509, -0.37612626666720334, 0.11283594715160218,
+                                    -0.026854212010626412, 0.005189087423433974,
+                                    -0.000801686428716587, 7.875875062685488e-05});
+    llvm::Value *small = b.CreateFAdd(x, b.CreateFMul(x, p1));
+    // 1 <= |x| < 4: erf(x) = 1 - exp(-x^2) R(|x|) with R(a) = erfc(a) exp(a^2), fitted on
+    // [1, 2] and [2, 4] in z = (a - middle) / half-width (relative errors 2e-9 and 3.2e-8).
+    llvm::Value *low_half = b.CreateFCmpOLT(a, c.f(2.0));
+    const double r12[] = {0.3215854164543175,    -0.0818114535989387,    0.019037759137726196,
+                          -0.004116433268003488, 0.0008360948062360633,  -0.00016056001378013873,
+                          2.943144984303648e-05, -5.502442403275622e-06, 9.242911338435261e-07};
+    const double r24[] = {0.17900115118138996,   -0.05437221097160281,   0.015884359715075888,
+                          -0.004480082207895328, 0.0012231910620997975,  -0.00032180661537294255,
+                          8.301259540876768e-05, -2.400379347830881e-05, 5.8510736220249926e-06};
+    llvm::Value *z = b.CreateSelect(low_half, b.CreateFMul(b.CreateFSub(a, c.f(1.5)), c.f(2.0)),
+                                    b.CreateFSub(a, c.f(3.0)));
+    llvm::Value *r = nullptr;
+    for (int i = 8; i >= 0; i--) {
+        llvm::Value *coefficient = b.CreateSelect(low_half, c.f(r12[i]), c.f(r24[i]));
+        r = r ? b.CreateFAdd(b.CreateFMul(r, z), coefficient) : coefficient;
+    }
+    // exp(-a^2) without the rounding of a^2 (which would cost up to 16 ulp of it): a = hi + lo
+    // with hi of 12 significant bits, so a^2 = hi^2 (exact) + t, t = lo (2 hi + lo) small:
+    // exp(-a^2) = exp(-hi^2) (1 - t + t^2 / 2 - t^3 / 6).
+    llvm::Value *hi = c.from_bits(b.CreateAnd(c.bits(a), c.i(int32_t(0xfffff000u))));
+    llvm::Value *lo = b.CreateFSub(a, hi);
+    llvm::Value *t = b.CreateFMul(lo, b.CreateFAdd(b.CreateFMul(hi, c.f(2.0)), lo));
+    llvm::Value *e = inline_exp_f32(b, b.CreateFNeg(b.CreateFMul(hi, hi)));
+    e = b.CreateFMul(e, c.poly(t, {1.0, -1.0, 0.5, -1.0 / 6}));
+    llvm::Value *large = b.CreateFSub(c.f(1.0), b.CreateFMul(e, r));
+    large = b.CreateSelect(b.CreateFCmpOGE(a, c.f(4.0)), c.f(1.0), large);
+    large = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, large, x);
+    return b.CreateSelect(b.CreateFCmpOLT(a, c.f(1.0)), small, large);
+}
+
 } // namespace backends
 } // namespace aicf

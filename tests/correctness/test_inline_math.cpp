@@ -1,4 +1,4 @@
-// float32 exp, log and tanh, which host code computes inline (backends/llvm/InlineMath.h), and
+// float32 exp, log, tanh and erf, which host code computes inline (backends/llvm/InlineMath.h), and
 // sigmoid built on exp, against the C library's double-precision functions rounded to float:
 // the error in ulps of the correctly rounded result, over float32 inputs spread across the
 // whole range (every stride-th bit pattern of both signs: subnormals, normals, the overflow
@@ -52,6 +52,7 @@ const MathFunction functions[] = {
     {"exp", [](Expr e) { return exp(e); }, [](double x) { return std::exp(x); }, 1.0},
     {"log", [](Expr e) { return log(e); }, [](double x) { return std::log(x); }, 1.0},
     {"tanh", [](Expr e) { return tanh(e); }, [](double x) { return std::tanh(x); }, 2.0},
+    {"erf", [](Expr e) { return erf(e); }, [](double x) { return std::erf(x); }, 2.0},
     {"sigmoid", [](Expr e) { return sigmoid(e); }, sigmoid_reference, 3.0},
 };
 
