@@ -2,9 +2,12 @@
 # Builds AICF and its tests with sanitizers and runs the fast labels under them; any report
 # fails the run (the sanitizers abort on the first).
 #   scripts/sanitize.sh           AddressSanitizer and UndefinedBehaviorSanitizer, in
-#                                 build-sanitize/: the unit, errors and gpu labels, and the
-#                                 test that realizes from eight threads at once
-#   scripts/sanitize.sh thread    ThreadSanitizer, in build-tsan/: the eight-thread test
+#                                 build-sanitize/: the unit, errors and gpu labels, the test
+#                                 that realizes from eight threads at once, and the quick
+#                                 correctness tests (the reference interpreter, typed
+#                                 expressions, inline math, the host runtime, the cache)
+#   scripts/sanitize.sh thread    ThreadSanitizer, in build-tsan/: the eight-thread test and
+#                                 two threads sharing a pipeline's memory pool
 # Both build at -O1 (quicker to compile, and the sanitizers' reports keep their frames).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,11 +20,13 @@ if [ "$kind" = thread ]; then
   sanitizers=thread
   targets=(test_correctness)
   labels=''
+  correctness='^(Threads\.|HostMemoryPool\.TwoThreads)'
 else
   build="${AICF_SANITIZE_BUILD_DIR:-$root/build-sanitize}"
   sanitizers=address,undefined
   targets=(test_unit test_errors test_gpu test_correctness)
   labels='^(unit|errors|gpu)$'
+  correctness='^(Threads|ReferenceInterpreter|TypedExpressions|InlineMath|HostMemoryPool|Callable|CompileCache)\.'
 fi
 
 if [ ! -f "$build/build.ninja" ]; then
@@ -38,4 +43,5 @@ cd "$build"
 if [ -n "$labels" ]; then
   ctest --output-on-failure -j "$jobs" -L "$labels"
 fi
-ctest --output-on-failure -R '^Threads\.'
+# Fewer random expressions than the plain run: each compiles three pipelines.
+AICF_TYPED_COUNT=${AICF_TYPED_COUNT:-40} ctest --output-on-failure -j "$jobs" -R "$correctness"

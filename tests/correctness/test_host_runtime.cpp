@@ -20,6 +20,12 @@ using aicf_test::fill_random;
 
 namespace {
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 long minor_faults() {
     rusage u{};
     getrusage(RUSAGE_SELF, &u);
@@ -93,8 +99,10 @@ TEST(HostMemoryPool, RealizingAgainTouchesNoNewPages) {
     const long faults = minor_faults() - before;
     expect_root_stages(in, out);
     // Two 8 MiB intermediates fresh from the system would fault at least once per 2 MiB
-    // (huge pages) and usually per 4 KiB, on each of the 20 realizes.
-    EXPECT_EQ(faults, 0) << "page faults over 20 realizes after the first";
+    // (huge pages) and usually per 4 KiB, on each of the 20 realizes: 160 faults at the
+    // least. Under a sanitizer, whose allocator holds freed memory back and hands out fresh
+    // memory for the small allocations of each run, a few faults remain.
+    EXPECT_LE(faults, kSanitized ? 20 : 0) << "page faults over 20 realizes after the first";
 }
 
 TEST(HostMemoryPool, TwoThreadsRealizingOnePipelineEachGetTheirOwnBlocks) {
