@@ -23,6 +23,7 @@ void compare_with_halide(int) {
 #else
 
 #include "Halide.h"
+#include "MatmulCPU.h"
 #include "dsl/aicf.h"
 
 #include <algorithm>
@@ -374,6 +375,12 @@ void compare_with_halide(int threads) {
         const int N = 1024;
         Shared A(N, N, 0, 13), B(N, N, 0, 14);
         row("matmul 1024^3, Halide sgemm", matmul<AicfLib>(A.aicf, B.aicf, N),
+            matmul<HalideLib>(A.halide, B.halide, N), N, N, 9);
+        // Each library's best schedule: AICF's own (apps/common/MatmulCPU.h) against
+        // Halide's sgemm schedule in Halide.
+        row("matmul 1024^3, AICF's own",
+            aicf_apps::matmul_cpu(A.aicf, B.aicf, N,
+                                  aicf_apps::cpu_matmul_block(aicf::Target("host-fma")), "out"),
             matmul<HalideLib>(A.halide, B.halide, N), N, N, 9);
     }
 }
