@@ -32,6 +32,7 @@
 #include "Timing.h"
 #include "dsl/aicf.h"
 #include "halide_peers.h"
+#include "peer_pipelines.h"
 
 #include "matmul_cpu_aot.h"
 #include "matmul_cpu_v3.h"
@@ -188,45 +189,6 @@ void handwritten_matmul(const float *a, const float *b, float *c, int n) {
 }
 #endif
 
-// The same algorithm under the schedule of Halide's own matrix multiply (its linear algebra
-// app's sgemm, translated to row-major): B packed at the root into 32-column strips, 64 x 64
-// output tiles as parallel tasks, and within a tile 4 x 32 blocks whose 8 vector sums stay
-// in registers while k runs. A peer for what a schedule in that style reaches here.
-Func halide_style_matmul(const Buffer<float> &A, const Buffer<float> &B) {
-    const int N = A.width();
-    Var x("x"), y("y"), xt("xt"), yt("yt"), t("t"), xb("xb"), yb("yb"), k("k"), s("s");
-    RDom r(0, N, "r");
-    Func strips("strips"), prod("prod"), out("out");
-    strips(x, k, s) = B(s * 32 + x, k);
-    prod(x, y) = 0.0f;
-    prod(x, y) += A(r, y) * strips(x % 32, r, x / 32);
-    out(x, y) = prod(x, y);
-    out.bound(x, 0, N).bound(y, 0, N);
-    out.tile(x, y, xt, yt, x, y, 64, 64)
-        .fuse(xt, yt, t)
-        .parallel(t)
-        .tile(x, y, xb, yb, x, y, 32, 4)
-        .vectorize(x, 16)
-        .unroll(x)
-        .unroll(y);
-    strips.compute_root()
-        .bound(s, 0, N / 32)
-        .bound(x, 0, 32)
-        .reorder(x, k, s)
-        .parallel(s)
-        .vectorize(x, 16);
-    prod.compute_at(out, xb).vectorize(x, 16).unroll(x).unroll(y);
-    RVar ro("ro"), ri("ri");
-    prod.update()
-        .split(r, ro, ri, 2)
-        .reorder(x, y, ri, ro)
-        .vectorize(x, 16)
-        .unroll(x)
-        .unroll(y)
-        .unroll(ri);
-    return out;
-}
-
 // A DLTensor over a 2-D float buffer's host data.
 struct Tensor {
     int64_t shape[2];
@@ -317,7 +279,8 @@ void matmul(int threads) {
                 max_rel_error(c3.data(), c.data(), int64_t(N) * N));
 #endif
     {
-        Func halide_style = halide_style_matmul(A, B);
+        // The schedule of Halide's own sgemm (peer_pipelines.h).
+        Func halide_style = peer_pipelines::matmul<peer_pipelines::AicfLib>(A, B, N);
         Buffer<float> c4({N, N}, "C");
         Realization c4_out(std::vector<Buffer<>>{c4});
         auto [h_ms, e_ms] = median_ms_alternating([&] { halide_style.realize(c4_out, fma); },
@@ -340,12 +303,8 @@ void blur() {
     Buffer<float> in({W + 2, H + 2}, "in"), out({W, H}, "out"), copy({W + 2, H + 2}, "copy");
     fill(in, 3);
     in.set_min({-1, -1});
-    Var x("x"), y("y"), xi("xi"), yi("yi");
-    Func bx("blur_x"), by("blur_y");
-    bx(x, y) = (in(x - 1, y) + in(x, y) + in(x + 1, y)) * (1.0f / 3);
-    by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) * (1.0f / 3);
-    by.split(y, y, yi, 32).parallel(y).vectorize(x, 16);
-    bx.store_at(by, y).compute_at(by, yi).vectorize(x, 16);
+    Func by = peer_pipelines::blur<peer_pipelines::AicfLib>(
+        in, peer_pipelines::BlurSchedule::SlidingWindow);
     size_t bytes = size_t(W + 2) * (H + 2) * sizeof(float);
     auto [ms, copy_ms] = median_ms_alternating(
         [&] { by.realize(out); }, [&] { parallel_copy(copy.data(), in.data(), bytes); }, 9);
@@ -363,28 +322,9 @@ void layernorm() {
     // Both versions give each stage the same schedule: rows in parallel, normalization
     // vectorized, and each reduction split so that the 16 lanes of a vector keep 16 partial
     // sums (rfactor). They differ only in where mean and variance are computed: per row, just
-    // before the row is normalized, or each over all rows first.
+    // before the row is normalized, or each over all rows first (peer_pipelines.h).
     auto build = [&](bool fused) {
-        Var c("c"), r("r"), u("u");
-        RDom k(0, D, "k");
-        RVar ko("ko"), ki("ki");
-        Func mean("mean"), var("var"), norm("norm");
-        mean(r) = 0.0f;
-        mean(r) += in(k, r);
-        var(r) = 0.0f;
-        var(r) += (in(k, r) - mean(r) / float(D)) * (in(k, r) - mean(r) / float(D));
-        norm(c, r) = (in(c, r) - mean(r) / float(D)) * rsqrt(var(r) / float(D) + 1e-5f);
-        norm.parallel(r).vectorize(c, 16);
-        for (Func *f : {&mean, &var}) {
-            Func partial = f->update().split(k, ko, ki, 16).rfactor(ki, u);
-            partial.compute_at(*f, r).vectorize(u).update().reorder(u, ko).vectorize(u);
-            if (fused) {
-                f->compute_at(norm, r);
-            } else {
-                f->compute_root().parallel(r);
-            }
-        }
-        return norm;
+        return peer_pipelines::layernorm<peer_pipelines::AicfLib>(in, D, fused);
     };
     Func fused = build(true), staged = build(false);
     auto [fused_ms, staged_ms] =

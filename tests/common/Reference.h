@@ -35,6 +35,14 @@ void fill_random(const aicf::Buffer<T> &b, double lo, double hi, unsigned seed) 
     });
 }
 
+// Built with AddressSanitizer or ThreadSanitizer (whose allocators and address-space use
+// differ from the system's).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 // An integer from the environment (a seed or a count for a property test), or the fallback.
 inline int env_int(const char *name, int fallback) {
     const char *v = std::getenv(name);

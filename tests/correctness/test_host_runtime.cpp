@@ -20,11 +20,7 @@ using aicf_test::fill_random;
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
+using aicf_test::kSanitized;
 
 long minor_faults() {
     rusage u{};

@@ -3,6 +3,7 @@
 // the limit ends with it; the child's exit code says what it caught. (Not in the sanitizer
 // builds: their shadow memory needs more address space than any such limit leaves.)
 
+#include "Reference.h"
 #include "dsl/aicf.h"
 
 #include <gtest/gtest.h>
@@ -19,11 +20,7 @@ using namespace aicf;
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
+using aicf_test::kSanitized;
 
 // The exit code of `body` run in a child process (100 + the signal if one killed it).
 int in_child(const std::function<int()> &body) {

@@ -1,0 +1,204 @@
+#ifndef AICF_APPS_BENCH_CPU_PEER_PIPELINES_H
+#define AICF_APPS_BENCH_CPU_PEER_PIPELINES_H
+
+// The CPU benchmarks' pipelines, each an algorithm and its schedule written once as a template
+// over the library (`Lib`): AicfLib here, HalideLib in halide_peers.cpp. AICF's and Halide's
+// languages share their spelling, so the same text compiled against either runs exactly the
+// same algorithm under exactly the same schedule.
+
+#include "dsl/aicf.h"
+
+#include <cmath>
+
+namespace peer_pipelines {
+
+struct AicfLib {
+    using Func = aicf::Func;
+    using Var = aicf::Var;
+    using RDom = aicf::RDom;
+    using RVar = aicf::RVar;
+    using Expr = aicf::Expr;
+    using Buffer = aicf::Buffer<float>;
+    static Expr exp(const Expr &e) { return aicf::exp(e); }
+    static Expr tanh(const Expr &e) { return aicf::tanh(e); }
+    static Expr rsqrt(const Expr &e) { return aicf::rsqrt(e); }
+    static Expr max(const Expr &a, const Expr &b) { return aicf::max(a, b); }
+    static Expr lowest() { return aicf::Expr(-INFINITY); }
+};
+
+enum class BlurSchedule { Root, Tiled, SlidingWindow };
+
+// A 3x3 box blur of an input with a one-point border (mins at -1).
+template <typename Lib>
+typename Lib::Func blur(const typename Lib::Buffer &in, BlurSchedule schedule) {
+    typename Lib::Var x("x"), y("y"), xi("xi"), yi("yi");
+    typename Lib::Func bx("blur_x"), by("blur_y");
+    bx(x, y) = (in(x - 1, y) + in(x, y) + in(x + 1, y)) * (1.0f / 3);
+    by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) * (1.0f / 3);
+    switch (schedule) {
+    case BlurSchedule::Root:
+        bx.compute_root().parallel(y).vectorize(x, 16);
+        by.parallel(y).vectorize(x, 16);
+        break;
+    case BlurSchedule::Tiled:
+        by.tile(x, y, xi, yi, 256, 32).parallel(y).vectorize(xi, 16);
+        bx.compute_at(by, x).vectorize(x, 16);
+        break;
+    case BlurSchedule::SlidingWindow:
+        by.split(y, y, yi, 32).parallel(y).vectorize(x, 16);
+        bx.store_at(by, y).compute_at(by, yi).vectorize(x, 16);
+        break;
+    }
+    return by;
+}
+
+// Splits reduction `f` (an update over k of extent D) so that 16 vector lanes keep 16 partial
+// results, computed per row r of its consumer.
+template <typename Lib>
+void vectorize_reduction(typename Lib::Func &f, typename Lib::RDom &k, typename Lib::Var &r) {
+    typename Lib::RVar ko("ko"), ki("ki");
+    typename Lib::Var u("u");
+    typename Lib::Func partial = f.update().split(k, ko, ki, 16).rfactor(ki, u);
+    partial.compute_at(f, r).vectorize(u).update().reorder(u, ko).vectorize(u);
+}
+
+// Row-wise layernorm over rows of D: each reduction vectorized by 16 lanes; fused by rows
+// (statistics per row, just before the row is normalized) or one operator at a time (each
+// statistic over all rows first).
+template <typename Lib>
+typename Lib::Func layernorm(const typename Lib::Buffer &in, int D, bool fused) {
+    typename Lib::Var c("c"), r("r");
+    typename Lib::RDom k(0, D, "k");
+    typename Lib::Func mean("mean"), var("var"), norm("norm");
+    mean(r) = 0.0f;
+    mean(r) += in(k, r);
+    var(r) = 0.0f;
+    var(r) += (in(k, r) - mean(r) / float(D)) * (in(k, r) - mean(r) / float(D));
+    norm(c, r) = (in(c, r) - mean(r) / float(D)) * Lib::rsqrt(var(r) / float(D) + 1e-5f);
+    norm.parallel(r).vectorize(c, 16);
+    for (typename Lib::Func *f : {&mean, &var}) {
+        vectorize_reduction<Lib>(*f, k, r);
+        if (fused) {
+            f->compute_at(norm, r);
+        } else {
+            f->compute_root().parallel(r);
+        }
+    }
+    return norm;
+}
+
+// Row-wise softmax: the maximum, exp, the sum, the quotient; fused by rows or one operator at
+// a time.
+template <typename Lib>
+typename Lib::Func softmax(const typename Lib::Buffer &in, int D, bool fused) {
+    typename Lib::Var c("c"), r("r");
+    typename Lib::RDom k(0, D, "k");
+    typename Lib::Func mx("mx"), e("e"), den("den"), sm("sm");
+    mx(r) = Lib::lowest();
+    mx(r) = Lib::max(mx(r), in(k, r));
+    e(c, r) = Lib::exp(in(c, r) - mx(r));
+    den(r) = 0.0f;
+    den(r) += e(k, r);
+    sm(c, r) = e(c, r) / den(r);
+    sm.parallel(r).vectorize(c, 16);
+    vectorize_reduction<Lib>(mx, k, r);
+    vectorize_reduction<Lib>(den, k, r);
+    if (fused) {
+        mx.compute_at(sm, r);
+        e.compute_at(sm, r).vectorize(c, 16);
+        den.compute_at(sm, r);
+    } else {
+        mx.compute_root().parallel(r);
+        e.compute_root().parallel(r).vectorize(c, 16);
+        den.compute_root().parallel(r);
+    }
+    return sm;
+}
+
+// The schedule of Halide's own sgemm (its linear algebra app, row-major): B packed at the root
+// into 32-column strips, 64 x 64 output tiles as parallel tasks, 4 x 32 blocks in registers.
+template <typename Lib>
+typename Lib::Func matmul(const typename Lib::Buffer &A, const typename Lib::Buffer &B, int N) {
+    typename Lib::Var x("x"), y("y"), xt("xt"), yt("yt"), t("t"), xb("xb"), yb("yb"), k("k"),
+        s("s");
+    typename Lib::RDom r(0, N, "r");
+    typename Lib::Func strips("strips"), prod("prod"), out("out");
+    strips(x, k, s) = B(s * 32 + x, k);
+    prod(x, y) = 0.0f;
+    prod(x, y) += A(r, y) * strips(x % 32, r, x / 32);
+    out(x, y) = prod(x, y);
+    out.bound(x, 0, N).bound(y, 0, N);
+    out.tile(x, y, xt, yt, x, y, 64, 64)
+        .fuse(xt, yt, t)
+        .parallel(t)
+        .tile(x, y, xb, yb, x, y, 32, 4)
+        .vectorize(x, 16)
+        .unroll(x)
+        .unroll(y);
+    strips.compute_root()
+        .bound(s, 0, N / 32)
+        .bound(x, 0, 32)
+        .reorder(x, k, s)
+        .parallel(s)
+        .vectorize(x, 16);
+    prod.compute_at(out, xb).vectorize(x, 16).unroll(x).unroll(y);
+    typename Lib::RVar ro("ro"), ri("ri");
+    prod.update()
+        .split(r, ro, ri, 2)
+        .reorder(x, y, ri, ro)
+        .vectorize(x, 16)
+        .unroll(x)
+        .unroll(y)
+        .unroll(ri);
+    return out;
+}
+
+// The MLP block of a transformer layer on the CPU, y = x + W2 GELU(W1 LayerNorm(x) + b1) + b2
+// (GELU's tanh form), over T tokens of width D with a hidden width Hd. One operator at a time
+// (every Func at the root, each over all tokens), or fused by blocks of 8 tokens (every
+// intermediate computed per block, where it stays in cache).
+template <typename Lib> struct Mlp {
+    const typename Lib::Buffer &x, &w1, &b1, &w2, &b2;
+    int D, Hd;
+
+    typename Lib::Func build(bool fused) const {
+        using Func = typename Lib::Func;
+        typename Lib::Var d("d"), t("t"), h("h"), o("o"), to("to"), ti("ti");
+        typename Lib::RDom kd(0, D, "kd"), kh(0, Hd, "kh");
+        Func mean("mean"), var("var"), ln("ln"), h1("h1"), act("act"), h2("h2"), y("y");
+        mean(t) = 0.0f;
+        mean(t) += x(kd, t) / float(D);
+        var(t) = 0.0f;
+        var(t) += (x(kd, t) - mean(t)) * (x(kd, t) - mean(t)) / float(D);
+        ln(d, t) = (x(d, t) - mean(t)) * Lib::rsqrt(var(t) + 1e-5f);
+        h1(h, t) = b1(h);
+        h1(h, t) += ln(kd, t) * w1(h, kd);
+        typename Lib::Expr v = h1(h, t);
+        act(h, t) = 0.5f * v * (1.0f + Lib::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+        h2(o, t) = b2(o);
+        h2(o, t) += act(kh, t) * w2(o, kh);
+        y(o, t) = x(o, t) + h2(o, t);
+        if (fused) {
+            y.split(t, to, ti, 8).parallel(to).vectorize(o, 16);
+            for (Func *f : {&mean, &var, &ln, &h1, &act, &h2})
+                f->compute_at(y, to);
+        } else {
+            y.parallel(t).vectorize(o, 16);
+            for (Func *f : {&mean, &var, &ln, &h1, &act, &h2})
+                f->compute_root().parallel(t);
+        }
+        ln.vectorize(d, 16);
+        act.vectorize(h, 16);
+        h1.vectorize(h, 16).update().reorder(h, kd, t).vectorize(h, 16);
+        h2.vectorize(o, 16).update().reorder(o, kh, t).vectorize(o, 16);
+        if (!fused) {
+            for (Func *f : {&mean, &var, &h1, &h2})
+                f->update().parallel(t);
+        }
+        return y;
+    }
+};
+
+} // namespace peer_pipelines
+
+#endif
