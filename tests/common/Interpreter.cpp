@@ -337,7 +337,6 @@ Value Interpreter::eval(const Expr &e) {
         }
         __int128 x = wide(a), y = wide(b);
         __int128 exact = arith_op == '+' ? x + y : arith_op == '-' ? x - y : x * y;
-        if (t.is_uint()) return int_result(t, exact, defined); // wraps (in 128 bits too)
         return int_result(t, exact, defined);
     }
     if (e.as<Div>() || e.as<Mod>()) {
