@@ -24,11 +24,31 @@ namespace {
 
 class CodeGen_Host : public CodeGen_LLVM {
 public:
-    // On the host, LLVM unrolls innermost loops only: unrolled level by level, nested loops of
-    // 2 to 8 iterations made a 3-Func pointwise pipeline take 6 s to compile (0.5 s without).
     CodeGen_Host(llvm::LLVMContext &c, llvm::Module &m) : CodeGen_LLVM(c, m) {
         tag_accesses_by_storage = true;
-        outer_loops_stay_rolled = true;
+    }
+
+    // LLVM may unroll an innermost loop whose iterations load no more than the vector
+    // registers hold; every other loop stays rolled.
+    // - Unrolled level by level, nested loops of 2 to 8 iterations made a 3-Func pointwise
+    //   pipeline take 6 s to compile (0.5 s without).
+    // - Unrolled, a loop that loads more than the registers hold becomes one block of loads,
+    //   and LLVM merges them with the same loads of the next loop over the data (a row's sum,
+    //   then its squared deviations): the whole row is then kept as values and spilled to the
+    //   stack, and the partial sums' chains are scheduled one after another. Rolled, each
+    //   iteration adds into all of its accumulators side by side.
+    bool keep_loop_rolled(const For *op) override {
+        bool contains_loop = false;
+        int64_t loaded_bytes = 0;
+        visit_each<For>(op->body, [&](const For *) { contains_loop = true; });
+        if (contains_loop) return true;
+        const std::optional<int64_t> trips = as_const_int(op->extent);
+        if (!trips) return false; // not a candidate for full unrolling
+        visit_each<Load>(op->body, [&](const Load *l) {
+            loaded_bytes += int64_t(l->type.bytes()) * l->type.lanes;
+        });
+        const VectorRegisters regs = vector_registers();
+        return loaded_bytes * *trips > int64_t(regs.count) * regs.bytes;
     }
 
     void compile(const lowering::LoweredPipeline &p, const std::string &name) {
@@ -322,6 +342,19 @@ private:
         return builder.CreateCall(f, args);
     }
 
+    // The vector registers of the target's CPU: 32 of 64 bytes with AVX-512, else 16 of 32
+    // (AVX2) or 16 (SSE) bytes.
+    struct VectorRegisters {
+        int count, bytes;
+    };
+    VectorRegisters vector_registers() const {
+        static const llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+        const bool host_cpu = target.arch() == Target::Host;
+        const bool avx512 = host_cpu ? host.lookup("avx512f") : target.arch() >= Target::X86_64_v4;
+        const bool avx2 = host_cpu ? host.lookup("avx2") : target.arch() >= Target::X86_64_v3;
+        return avx512 ? VectorRegisters{32, 64} : VectorRegisters{16, avx2 ? 32 : 16};
+    }
+
     // glibc's libmvec, named by the x86-64 vector function ABI: _ZGV<isa>N<lanes><v per
     // argument>_<function>, with isa b (SSE, 128 bits), d (AVX2, 256) or e (AVX-512, 512).
     // One variant serves every call, the widest this CPU has, scalars and vectors of any
@@ -353,13 +386,10 @@ private:
         if (!t.is_float() || (t.bits != 32 && t.bits != 64) || !vector_math_library_loaded())
             return nullptr;
         // The widest variant the target's CPU runs: SSE ('b'), AVX2 ('d') or AVX-512 ('e').
-        static const llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
-        const bool host_cpu = target.arch() == Target::Host;
-        const bool avx512 = host_cpu ? host.lookup("avx512f") : target.arch() >= Target::X86_64_v4;
-        const bool avx2 = host_cpu ? host.lookup("avx2") : target.arch() >= Target::X86_64_v3;
+        const VectorRegisters regs = vector_registers();
         const int bytes = t.bits / 8;
-        const char isa = avx512 ? 'e' : avx2 ? 'd' : 'b';
-        const int width = (avx512 ? 64 : avx2 ? 32 : 16) / bytes;
+        const char isa = regs.bytes == 64 ? 'e' : regs.bytes == 32 ? 'd' : 'b';
+        const int width = regs.bytes / bytes;
         std::string name = std::string("_ZGV") + isa + "N" + std::to_string(width) +
                            std::string(args.size(), 'v') + "_" + base + (t.bits == 32 ? "f" : "");
         llvm::Type *elem = llvm_type_of(t.element_of());

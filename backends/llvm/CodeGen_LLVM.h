@@ -102,10 +102,9 @@ protected:
     // drop the stores of one as never read by the other. Distinct stack arrays need no tag to
     // tell them apart; the shared tag still tells them from buffers and heap storage.
     bool tag_accesses_by_storage = false;
-    // Loops that contain loops carry llvm.loop.unroll.disable, so LLVM unrolls only innermost
-    // loops (the schedule's `unroll` is done before code generation either way). LLVM's full
-    // unroller would otherwise multiply nested small loops level by level (see CodeGen_Host).
-    bool outer_loops_stay_rolled = false;
+    // Whether a serial loop carries llvm.loop.unroll.disable, so that LLVM's unroller leaves
+    // it a loop (the schedule's `unroll` is done before code generation either way).
+    virtual bool keep_loop_rolled(const ir::For *) { return false; }
     ir::Scope<int> stack_storage;
     // Tags a load, store or masked access of `name` (when tagging is on); returns it.
     template <typename I> I *tag_access(I *inst, const std::string &name) {

@@ -65,17 +65,13 @@ void CodeGen_LLVM::visit(const For *op) {
     llvm::Value *next = builder.CreateNSWAdd(phi, llvm::ConstantInt::get(min->getType(), 1));
     phi->addIncoming(next, builder.GetInsertBlock());
     llvm::BranchInst *latch = builder.CreateCondBr(builder.CreateICmpNE(next, end), loop, after);
-    if (outer_loops_stay_rolled) {
-        bool contains_loop = false;
-        visit_each<For>(op->body, [&](const For *) { contains_loop = true; });
-        if (contains_loop) {
-            // A distinct loop ID (its first operand is itself), then the property.
-            llvm::MDNode *disable = llvm::MDNode::get(
-                context, llvm::MDString::get(context, "llvm.loop.unroll.disable"));
-            llvm::MDNode *id = llvm::MDNode::getDistinct(context, {nullptr, disable});
-            id->replaceOperandWith(0, id);
-            latch->setMetadata(llvm::LLVMContext::MD_loop, id);
-        }
+    if (keep_loop_rolled(op)) {
+        // A distinct loop ID (its first operand is itself), then the property.
+        llvm::MDNode *disable =
+            llvm::MDNode::get(context, llvm::MDString::get(context, "llvm.loop.unroll.disable"));
+        llvm::MDNode *id = llvm::MDNode::getDistinct(context, {nullptr, disable});
+        id->replaceOperandWith(0, id);
+        latch->setMetadata(llvm::LLVMContext::MD_loop, id);
     }
     builder.SetInsertPoint(after);
 }

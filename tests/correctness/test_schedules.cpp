@@ -3,12 +3,15 @@
 #include "Reference.h"
 #include "ScopedEnv.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <functional>
 #include <limits>
 #include <random>
 #include <regex>
+#include <set>
+#include <sstream>
 
 #include <pthread.h>
 
@@ -318,6 +321,73 @@ TEST(Schedules, HostLoopsThatContainLoopsStayRolled) {
     std::string module = log.substr(ir);
     EXPECT_NE(module.find("f.s0.y_loop"), std::string::npos) << module;
     EXPECT_NE(module.find("llvm.loop.unroll.disable"), std::string::npos) << module;
+}
+
+// A layernorm fused by rows, each statistic's reduction split into 64 lanes (rfactor) under
+// fused multiply-adds: four AVX-512 registers of partial sums per statistic. Unrolled, the
+// sum's and the squared deviations' loops each became one block of loads, which LLVM merged,
+// keeping the row as 64 values spilled to the stack, and it emitted the four chains one after
+// another. Rolled (more is loaded than the registers hold), each iteration adds into the four
+// accumulators side by side, and nothing is spilled.
+TEST(Schedules, VectorReductionChainsStayInterleavedInRegisters) {
+    const int D = 1024, R = 37;
+    ImageParam in(Float(32), 2, "in");
+    Var c("c"), r("r"), u("u");
+    RDom k(0, D, "k");
+    Func mean("mean"), var("var"), norm("norm");
+    mean(r) = 0.0f;
+    mean(r) += in(k, r);
+    var(r) = 0.0f;
+    var(r) += (in(k, r) - mean(r) / float(D)) * (in(k, r) - mean(r) / float(D));
+    norm(c, r) = (in(c, r) - mean(r) / float(D)) * rsqrt(var(r) / float(D) + 1e-5f);
+    norm.parallel(r).vectorize(c, 16);
+    for (Func *f : {&mean, &var}) {
+        RVar ko("ko"), ki("ki");
+        Func partial = f->update().split(k, ko, ki, 64).rfactor(ki, u);
+        partial.compute_at(*f, r).vectorize(u).update().reorder(u, ko).vectorize(u);
+        f->compute_at(norm, r);
+    }
+    std::string text = norm.assembly(Target("x86-64-v4-fma"));
+    // No vector register is stored to or reloaded from the stack.
+    std::regex spill(R"(vmov[au]ps\s+%zmm\d+, -?\d*\(%rsp|vmov[au]ps\s+-?\d*\(%rsp[^\n]*%zmm)");
+    EXPECT_FALSE(std::regex_search(text, spill)) << text;
+    // Some basic block accumulates into four distinct registers with each instruction: the
+    // sum's adds, and the squared deviations' fused multiply-adds.
+    auto most_chains_in_a_block = [&](const std::string &pattern) {
+        std::regex accumulate(pattern);
+        size_t most = 0;
+        std::set<std::string> chains;
+        std::istringstream lines(text);
+        for (std::string line; std::getline(lines, line);) {
+            std::smatch m;
+            if (!line.empty() && line[0] == '.') {
+                chains.clear(); // a label starts a new block
+            } else if (std::regex_search(line, m, accumulate)) {
+                chains.insert(m[1]);
+                most = std::max(most, chains.size());
+            }
+        }
+        return most;
+    };
+    EXPECT_GE(most_chains_in_a_block(R"(vaddps\s+[^\n]*, %(zmm\d+), %\1$)"), 4u) << text;
+    EXPECT_GE(most_chains_in_a_block(R"(vfmadd231ps\s+[^\n]*, %(zmm\d+)$)"), 4u) << text;
+
+    // And the values, against a double-precision loop, where this CPU runs the code.
+    Buffer<float> b(D, R);
+    fill_random(b, -2.0f, 3.0f, 41);
+    in.set(b);
+    Buffer<float> out = norm.realize({D, R}, Target("host-fma"));
+    for (int j = 0; j < R; j++) {
+        double sum = 0, squares = 0;
+        for (int i = 0; i < D; i++)
+            sum += b(i, j);
+        for (int i = 0; i < D; i++)
+            squares += (b(i, j) - sum / D) * (b(i, j) - sum / D);
+        for (int i = 0; i < D; i++) {
+            double want = (b(i, j) - sum / D) / std::sqrt(squares / D + 1e-5);
+            ASSERT_NEAR(out(i, j), want, 1e-4 * (1 + std::abs(want))) << i << ", " << j;
+        }
+    }
 }
 
 // Stack storage is aligned to the widest vector that accesses it, so vectors at multiples of
