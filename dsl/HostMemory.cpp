@@ -1,6 +1,7 @@
 #include "dsl/HostMemory.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <vector>
 
@@ -8,9 +9,20 @@
 
 namespace aicf {
 
+namespace {
+
+std::atomic<size_t> allocation_count{0};
+
+} // namespace
+
+size_t host_allocation_count() {
+    return allocation_count.load(std::memory_order_relaxed);
+}
+
 void *host_allocate(size_t bytes) {
     // Over this, the size is refused before any arithmetic on it can wrap.
     if (bytes > (size_t(1) << 62)) return nullptr;
+    allocation_count.fetch_add(1, std::memory_order_relaxed);
     if (bytes < huge_page_threshold)
         return std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) / 64 * 64);
     size_t rounded = (bytes + huge_page_threshold - 1) / huge_page_threshold * huge_page_threshold;

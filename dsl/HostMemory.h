@@ -20,6 +20,8 @@ constexpr size_t huge_page_threshold = size_t(2) << 20;
 // miss the TLB on every row. Free with host_free.
 void *host_allocate(size_t bytes);
 void host_free(void *p);
+// How many blocks host_allocate has handed out in this process (for tests of reuse).
+size_t host_allocation_count();
 
 // Allocations of this many bytes or more that a compiled pipeline makes while it runs come
 // from its HostMemoryPool.

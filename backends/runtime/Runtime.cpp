@@ -32,31 +32,62 @@ RunContext::Allocations &RunContext::thread_allocations() {
     return *cached;
 }
 
-void RunContext::forget(void *p) {
+void *RunContext::reuse(size_t bytes) {
+    Allocations &own = thread_allocations();
+    for (auto it = own.spare.rbegin(); it != own.spare.rend(); ++it) {
+        if (it->bytes >= bytes && it->bytes / 2 <= bytes) {
+            Block b = *it;
+            own.live.push_back(b); // first: if it throws, nothing has changed
+            own.spare.erase(std::next(it).base());
+            own.spare_bytes -= b.bytes;
+            return b.p;
+        }
+    }
+    return nullptr;
+}
+
+bool RunContext::forget(void *p) {
     // Compiled code frees an allocation on the thread that made it (a parallel loop's body
     // allocates and frees within one iteration), usually last in, first out. Anything else
     // is looked for in the other threads' lists, under the lock.
-    std::vector<void *> &own = thread_allocations().live;
-    for (auto it = own.rbegin(); it != own.rend(); ++it) {
-        if (*it == p) {
-            own.erase(std::next(it).base());
-            return;
+    Allocations &own = thread_allocations();
+    for (auto it = own.live.rbegin(); it != own.live.rend(); ++it) {
+        if (it->p == p) {
+            Block b = *it;
+            own.live.erase(std::next(it).base());
+            // At most a few blocks and 1 MiB per thread stay for reuse.
+            constexpr size_t most_spare_bytes = size_t(1) << 20;
+            if (b.bytes >= pooled_allocation_threshold || own.spare.size() >= 8 ||
+                own.spare_bytes + b.bytes > most_spare_bytes)
+                return false;
+            try {
+                own.spare.push_back(b);
+            } catch (const std::bad_alloc &) {
+                return false;
+            }
+            own.spare_bytes += b.bytes;
+            return true;
         }
     }
     std::lock_guard<std::mutex> guard(lock);
     for (auto &list : allocations) {
-        auto it = std::find(list->live.begin(), list->live.end(), p);
+        auto it = std::find_if(list->live.begin(), list->live.end(),
+                               [&](const Block &b) { return b.p == p; });
         if (it != list->live.end()) {
             list->live.erase(it);
-            return;
+            return false;
         }
     }
+    return false;
 }
 
 RunContext::~RunContext() {
-    for (auto &list : allocations)
-        for (void *p : list->live)
-            if (!pool || !pool->release(p)) host_free(p);
+    for (auto &list : allocations) {
+        for (const Block &b : list->live)
+            if (!pool || !pool->release(b.p)) host_free(b.p);
+        for (const Block &b : list->spare)
+            host_free(b.p);
+    }
     for (void *p : live_device_buffers) {
         auto *b = static_cast<aicf_buffer_t *>(p);
         auto *mem = static_cast<const aicf_device_interface_t *>(b->device_interface);
@@ -230,6 +261,14 @@ void *aicf_malloc(void *ctx, const char *name, int64_t bytes) {
     auto *rc = static_cast<aicf::runtime::RunContext *>(ctx);
     void *p = nullptr;
     if (bytes >= 0 && static_cast<uint64_t>(bytes) < (uint64_t(1) << 46)) {
+        if (rc && size_t(bytes) < aicf::pooled_allocation_threshold) {
+            int32_t failed = aicf::runtime::at_c_boundary(ctx, "reusing a heap allocation", [&] {
+                p = rc->reuse(size_t(bytes));
+                return 0;
+            });
+            if (failed) return nullptr;
+            if (p) return p;
+        }
         p = rc && rc->pool && size_t(bytes) >= aicf::pooled_allocation_threshold
                 ? rc->pool->allocate(size_t(bytes))
                 : aicf::host_allocate(size_t(bytes));
@@ -240,7 +279,7 @@ void *aicf_malloc(void *ctx, const char *name, int64_t bytes) {
         return nullptr;
     }
     int32_t kept = aicf::runtime::at_c_boundary(ctx, "recording a heap allocation", [&] {
-        if (rc) rc->thread_allocations().live.push_back(p);
+        if (rc) rc->thread_allocations().live.push_back({p, size_t(bytes)});
         return 0;
     });
     if (kept != 0) {
@@ -252,7 +291,7 @@ void *aicf_malloc(void *ctx, const char *name, int64_t bytes) {
 
 void aicf_free(void *ctx, void *p) {
     auto *rc = static_cast<aicf::runtime::RunContext *>(ctx);
-    if (rc) rc->forget(p);
+    if (rc && rc->forget(p)) return; // kept for this thread's next allocation
     if (rc && rc->pool && rc->pool->release(p)) return;
     aicf::host_free(p);
 }
