@@ -119,7 +119,7 @@ bool computable_before(const Expr &e, const std::set<std::string> &inside) {
 struct Constraint {
     Expr lower, upper; // 64-bit; one of them defined
     Expr no_wrap;      // true when the test's int32 arithmetic cannot wrap anywhere in the loop
-    const IRNode *node = nullptr; // the IfThenElse or Select whose condition has the test
+    const IRNode *node = nullptr; // the IfThenElse, Select, Min or Max the test is of
     // The bound is exact: the test depends on no name bound inside the loop but v, and the
     // rest of it is its own bound. It then fails wherever v is past its bound, not only
     // passes wherever v is within it.
@@ -133,6 +133,11 @@ public:
         inside.insert(v);
         Expr last = Sub::make(Add::make(loop->min, loop->extent), make_one(loop->min.type()));
         scope.push(v, Interval(loop->min, last));
+        innermost = true;
+        visit_each<For>(loop->body, [&](const For *f) {
+            innermost =
+                innermost && f->for_type != ForType::Serial && f->for_type != ForType::Parallel;
+        });
     }
 
     std::vector<Constraint> constraints;
@@ -141,6 +146,9 @@ public:
     std::map<const IRNode *, std::vector<bool>> holds;
     // How many times each IfThenElse or Select with tests occurs in the body.
     std::map<const IRNode *, int> occurrences;
+    // For each Min or Max with a test: whether the steady state keeps its first operand (else
+    // its second).
+    std::map<const IRNode *, bool> keeps_first;
     // A GPU barrier, GPU loop or shared allocation inside: threads must reach barriers
     // together, which they would not if the split point differed between them.
     bool unsafe = false;
@@ -156,6 +164,11 @@ private:
     // too would copy code without removing the test.
     std::set<std::string> partitionable;
     int vectorized = 0;
+    // No serial or parallel loop inside: a min or max of the variable is a test only here,
+    // where it is on the path of every iteration (a ShiftInwards tail's min(v * 16, n - 16),
+    // a clamp at an edge). Further out, the mins of the regions computed per iteration
+    // would copy whole loop nests to save a comparison each.
+    bool innermost = false;
 
     using IRVisitor::visit;
 
@@ -209,6 +222,26 @@ private:
     void visit(const Select *op) override {
         record(op, op->condition, true);
         IRVisitor::visit(op);
+    }
+    // min(a, b) with v on one side only is a test: a <= b (then it is a), where a has v.
+    void visit(const Min *op) override {
+        record_choice(op, op->a, op->b, true);
+        IRVisitor::visit(op);
+    }
+    void visit(const Max *op) override {
+        record_choice(op, op->a, op->b, false);
+        IRVisitor::visit(op);
+    }
+    void record_choice(const IRNode *node, const Expr &a, const Expr &b, bool is_min) {
+        if (!innermost || a.type() != Int(32)) return;
+        bool in_a = uses_var(substitute_lets(lets, a), v),
+             in_b = uses_var(substitute_lets(lets, b), v);
+        if (in_a == in_b) return;
+        const Expr &with = in_a ? a : b, &without = in_a ? b : a;
+        Expr test = is_min ? LE::make(with, without) : GE::make(with, without);
+        auto [it, first] = keeps_first.emplace(node, in_a);
+        if (!first && it->second != in_a) return;
+        record(node, test, false);
     }
 
     void record(const IRNode *node, const Expr &condition, bool likely_only) {
@@ -307,10 +340,13 @@ private:
 // Removes the conjuncts that hold throughout the steady state.
 class DropTests : public IRMutator {
 public:
-    explicit DropTests(const std::map<const IRNode *, std::vector<bool>> &holds) : holds(holds) {}
+    DropTests(const std::map<const IRNode *, std::vector<bool>> &holds,
+              const std::map<const IRNode *, bool> &keeps_first)
+        : holds(holds), keeps_first(keeps_first) {}
 
 private:
     const std::map<const IRNode *, std::vector<bool>> &holds;
+    const std::map<const IRNode *, bool> &keeps_first;
 
     using IRMutator::visit;
 
@@ -344,16 +380,26 @@ private:
         if (!c.defined()) return t;
         return Select::make(c, t, mutate(op->false_value));
     }
+    // A min or max whose test holds is the operand that test chose.
+    template <typename MinOrMax> Expr choose(const MinOrMax *op) {
+        auto it = holds.find(op);
+        if (it == holds.end() || it->second.empty() || !it->second[0]) return IRMutator::visit(op);
+        return mutate(keeps_first.at(op) ? op->a : op->b);
+    }
+    Expr visit(const Min *op) override { return choose(op); }
+    Expr visit(const Max *op) override { return choose(op); }
 };
 
 // Takes the branch a condition chooses where it fails: an IfThenElse becomes its else case,
-// a Select its false value.
+// a Select its false value, a Min or Max the operand its test did not choose.
 class FailTest : public IRMutator {
 public:
-    explicit FailTest(const IRNode *node) : node(node) {}
+    FailTest(const IRNode *node, const std::map<const IRNode *, bool> &keeps_first)
+        : node(node), keeps_first(keeps_first) {}
 
 private:
     const IRNode *node;
+    const std::map<const IRNode *, bool> &keeps_first;
 
     using IRMutator::visit;
 
@@ -365,6 +411,12 @@ private:
         if (op != node) return IRMutator::visit(op);
         return mutate(op->false_value);
     }
+    template <typename MinOrMax> Expr fail(const MinOrMax *op) {
+        if (op != node) return IRMutator::visit(op);
+        return mutate(keeps_first.at(op) ? op->b : op->a);
+    }
+    Expr visit(const Min *op) override { return fail(op); }
+    Expr visit(const Max *op) override { return fail(op); }
 };
 
 class Partitioner : public IRMutator {
@@ -448,9 +500,12 @@ private:
 
         depth++;
         Stmt body = mutate(op->body);
-        Stmt before = fails_before ? mutate(FailTest(fails_before).mutate(op->body)) : body;
-        Stmt after = fails_after ? mutate(FailTest(fails_after).mutate(op->body)) : body;
-        Stmt steady = mutate(DropTests(tests.holds).mutate(op->body));
+        Stmt before = fails_before
+                          ? mutate(FailTest(fails_before, tests.keeps_first).mutate(op->body))
+                          : body;
+        Stmt after =
+            fails_after ? mutate(FailTest(fails_after, tests.keeps_first).mutate(op->body)) : body;
+        Stmt steady = mutate(DropTests(tests.holds, tests.keeps_first).mutate(op->body));
         depth--;
 
         Stmt result;

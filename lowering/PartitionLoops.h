@@ -12,7 +12,10 @@ namespace lowering {
 // Splits each serial loop whose body tests its variable into up to three loops: a prologue,
 // a steady state and an epilogue. Throughout the steady state the tests are known to pass,
 // so it runs without them: the guards of GuardWithIf tails, RDom predicates, prefetch
-// guards (the conditions of `if` statements) and the conditions of selects marked likely().
+// guards (the conditions of `if` statements), the conditions of selects marked likely(), and,
+// in a loop with no serial or parallel loop inside, a min or max with the variable on one
+// side (a ShiftInwards tail's min(x * 16, n - 16), an index clamped to an edge), which the
+// steady state replaces by the side it picks there.
 // A vectorized loop inside the steady state then needs no masks. The prologue and epilogue
 // keep every test, so the three loops compute exactly what the one did; except that where
 // one test alone bounds the loop on that side, depends on no name bound inside the loop but

@@ -4,6 +4,7 @@
 #include "GPUTarget.h"
 #include "Reference.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <sstream>
 
@@ -181,6 +182,61 @@ TEST(PartitionLoops, ALikelySelectLeavesTheInteriorWithoutTheSelect) {
             bordered.realize(out);
             for (int i = x0; i < x0 + n; i++)
                 ASSERT_EQ(out(i), (i >= 0 && i < W ? in(i) : -7) * 3) << i;
+        }
+    }
+}
+
+// A vectorized stage over a width known only at run time: its ShiftInwards tail computes
+// each vector from min(x * 16, width - 16). The steady state stores at x * 16 without the
+// min; the last vector, shifted inwards, after it.
+TEST(PartitionLoops, AShiftInwardsTailLeavesTheSteadyStateWithoutItsMin) {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func f("f");
+    f(x, y) = in(x, y) * 3.0f + Expr(x);
+    f.vectorize(x, 16);
+    std::string stmt = f.lowered_stmt();
+    EXPECT_EQ(count(stmt, "serial for (f.s0.x,"), 2) << stmt;
+    std::vector<std::string> stores = lines_with(stmt, "f[");
+    ASSERT_EQ(stores.size(), 2u) << stmt;
+    EXPECT_EQ(stores[0].find("min("), std::string::npos) << stores[0];
+
+    for (int W : {16, 17, 31, 32, 45, 100}) {
+        Buffer<float> b(W + 3, 4);
+        fill_random(b, -10.0f, 10.0f, W);
+        in.set(b);
+        Buffer<float> out(W, 3);
+        f.realize(out);
+        for (int j = 0; j < 3; j++)
+            for (int i = 0; i < W; i++)
+                ASSERT_EQ(out(i, j), b(i, j) * 3.0f + float(i)) << W << ": " << i << ", " << j;
+    }
+}
+
+// An index clamped to the input (a clamp-to-edge boundary) over a region wider than the
+// input: the points left of its end read in(x) without the min; the rest read its last value.
+TEST(PartitionLoops, AClampedIndexRunsWithoutTheMinInsideTheInput) {
+    ImageParam in(Int(32), 1, "in");
+    Param<int> n("n");
+    Var x("x");
+    Func g("g");
+    g(x) = in(min(x, n - 1)) * 2 + 1;
+    std::string stmt = g.lowered_stmt();
+    EXPECT_EQ(count(stmt, "serial for (g.s0.x,"), 2) << stmt;
+    std::vector<std::string> stores = lines_with(stmt, "g[");
+    ASSERT_EQ(stores.size(), 2u) << stmt;
+    EXPECT_EQ(stores[0].find("min("), std::string::npos) << stores[0];
+
+    Buffer<int> b(40);
+    fill_random(b, -1000, 1000, 5);
+    in.set(b);
+    for (int nv : {1, 7, 40}) {
+        n.set(nv);
+        for (int W : {1, 5, 39, 60}) {
+            Buffer<int> out(W);
+            g.realize(out);
+            for (int i = 0; i < W; i++)
+                ASSERT_EQ(out(i), b(std::min(i, nv - 1)) * 2 + 1) << nv << ", " << W << ": " << i;
         }
     }
 }
