@@ -297,15 +297,16 @@ private:
     llvm::Value *emit_inline_math(Intrinsic op, Type t, const std::vector<llvm::Value *> &args) {
         if (target.has_feature(Target::LibraryMath) || t.bits != 32 || t.code != TypeCode::Float)
             return nullptr;
+        const bool avx512 = vector_registers().bytes == 64;
         switch (op) {
         case Intrinsic::exp:
-            return inline_exp_f32(builder, args[0]);
+            return inline_exp_f32(builder, args[0], avx512);
         case Intrinsic::log:
             return inline_log_f32(builder, args[0]);
         case Intrinsic::tanh:
-            return inline_tanh_f32(builder, args[0]);
+            return inline_tanh_f32(builder, args[0], avx512);
         case Intrinsic::erf:
-            return inline_erf_f32(builder, args[0]);
+            return inline_erf_f32(builder, args[0], avx512);
         default:
             return nullptr;
         }

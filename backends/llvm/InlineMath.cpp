@@ -1,9 +1,12 @@
 #include "backends/llvm/InlineMath.h"
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
+#include <llvm/IR/Module.h>
 
 #include <cmath>
 #include <initializer_list>
+#include <vector>
 
 namespace aicf {
 namespace backends {
@@ -40,9 +43,60 @@ struct Consts {
 constexpr double ln2_hi = 0.693359375;
 constexpr double ln2_lo = -2.12194440054690583e-4;
 
+// er * 2^n, n integral in [-151, 128], er in [0.7, 1.5]: as two factors 2^(n/2) and
+// 2^(n - n/2), each a normal float, so that the first product is exact and the second rounds
+// once (into the subnormals, or to infinity).
+llvm::Value *times_two_to(const Consts &c, llvm::Value *er, llvm::Value *n) {
+    llvm::IRBuilder<> &b = c.b;
+    llvm::Value *ni = b.CreateFPToSI(n, c.it);
+    llvm::Value *n1 = b.CreateAShr(ni, c.i(1));
+    llvm::Value *n2 = b.CreateSub(ni, n1);
+    auto two_to = [&](llvm::Value *k) {
+        return c.from_bits(b.CreateShl(b.CreateAdd(k, c.i(127)), c.i(23)));
+    };
+    return b.CreateFMul(b.CreateFMul(er, two_to(n1)), two_to(n2));
+}
+
+// The same product by AVX-512's vscalefps (x * 2^floor(y), rounded once), for vectors of 16
+// lanes times a power of two; nullptr for other types.
+llvm::Value *times_two_to_avx512(llvm::IRBuilder<> &b, llvm::Value *er, llvm::Value *n) {
+    auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(er->getType());
+    if (!vt) return nullptr;
+    const unsigned lanes = vt->getNumElements();
+    if (lanes % 16 != 0 || ((lanes / 16) & (lanes / 16 - 1)) != 0) return nullptr;
+    llvm::Type *v16 = llvm::FixedVectorType::get(b.getFloatTy(), 16);
+    llvm::Function *scalef = llvm::Intrinsic::getDeclaration(
+        b.GetInsertBlock()->getModule(), llvm::Intrinsic::x86_avx512_mask_scalef_ps_512);
+    std::vector<llvm::Value *> parts;
+    for (unsigned start = 0; start < lanes; start += 16) {
+        llvm::SmallVector<int, 16> pick;
+        for (unsigned i = 0; i < 16; i++)
+            pick.push_back(int(start + i));
+        llvm::Value *e16 = lanes == 16 ? er : b.CreateShuffleVector(er, pick);
+        llvm::Value *n16 = lanes == 16 ? n : b.CreateShuffleVector(n, pick);
+        // Every lane (no mask), in the current rounding mode (4).
+        parts.push_back(b.CreateCall(
+            scalef, {e16, n16, llvm::UndefValue::get(v16), b.getInt16(0xffff), b.getInt32(4)}));
+    }
+    // Joined back pairwise: 16-lane parts into 32, those into 64, ...
+    while (parts.size() > 1) {
+        std::vector<llvm::Value *> joined;
+        for (size_t i = 0; i < parts.size(); i += 2) {
+            unsigned width =
+                llvm::cast<llvm::FixedVectorType>(parts[i]->getType())->getNumElements();
+            llvm::SmallVector<int, 64> all;
+            for (unsigned k = 0; k < 2 * width; k++)
+                all.push_back(int(k));
+            joined.push_back(b.CreateShuffleVector(parts[i], parts[i + 1], all));
+        }
+        parts = joined;
+    }
+    return parts[0];
+}
+
 } // namespace
 
-llvm::Value *inline_exp_f32(llvm::IRBuilder<> &b, llvm::Value *x) {
+llvm::Value *inline_exp_f32(llvm::IRBuilder<> &b, llvm::Value *x, bool avx512) {
     Consts c(b, x);
     // exp(x) = 2^n * exp(r), n = round(x / ln 2), |r| <= ln 2 / 2. Past [-104, 89] the
     // result is 0 or infinity whatever x is, so x is clamped there first (infinities too).
@@ -57,16 +111,8 @@ llvm::Value *inline_exp_f32(llvm::IRBuilder<> &b, llvm::Value *x) {
         c.poly(r, {0.500000001427659, 0.16666666682523656, 0.04166645690406264,
                    0.008333310034706868, 0.001393453165508802, 0.00019891969905683137});
     llvm::Value *er = b.CreateFAdd(b.CreateFAdd(b.CreateFMul(b.CreateFMul(r, r), p), r), c.f(1.0));
-    // Times 2^n as two factors 2^(n/2) and 2^(n - n/2), each a normal float for n in
-    // [-151, 128]: the first product is exact, the second rounds once (into the subnormals,
-    // or to infinity).
-    llvm::Value *ni = b.CreateFPToSI(n, c.it);
-    llvm::Value *n1 = b.CreateAShr(ni, c.i(1));
-    llvm::Value *n2 = b.CreateSub(ni, n1);
-    auto two_to = [&](llvm::Value *k) {
-        return c.from_bits(b.CreateShl(b.CreateAdd(k, c.i(127)), c.i(23)));
-    };
-    llvm::Value *result = b.CreateFMul(b.CreateFMul(er, two_to(n1)), two_to(n2));
+    llvm::Value *result = avx512 ? times_two_to_avx512(b, er, n) : nullptr;
+    if (!result) result = times_two_to(c, er, n);
     return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
 }
 
@@ -101,7 +147,7 @@ llvm::Value *inline_log_f32(llvm::IRBuilder<> &b, llvm::Value *x) {
     return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
 }
 
-llvm::Value *inline_tanh_f32(llvm::IRBuilder<> &b, llvm::Value *x) {
+llvm::Value *inline_tanh_f32(llvm::IRBuilder<> &b, llvm::Value *x, bool avx512) {
     Consts c(b, x);
     llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
     // Near 0: tanh(x) = x + x^3 T(x^2), T fitted on [0, 0.625^2].
@@ -110,13 +156,13 @@ llvm::Value *inline_tanh_f32(llvm::IRBuilder<> &b, llvm::Value *x) {
                                 0.02176891865102821, -0.008343945515839153, 0.002292744816178142});
     llvm::Value *small = b.CreateFAdd(x, b.CreateFMul(b.CreateFMul(x, y), t));
     // Elsewhere: 1 - 2 / (exp(2|x|) + 1), which is 1 once exp overflows; the sign of x.
-    llvm::Value *e = inline_exp_f32(b, b.CreateFMul(a, c.f(2.0)));
+    llvm::Value *e = inline_exp_f32(b, b.CreateFMul(a, c.f(2.0)), avx512);
     llvm::Value *large = b.CreateFSub(c.f(1.0), b.CreateFDiv(c.f(2.0), b.CreateFAdd(e, c.f(1.0))));
     large = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, large, x);
     return b.CreateSelect(b.CreateFCmpOLT(a, c.f(0.625)), small, large);
 }
 
-llvm::Value *inline_erf_f32(llvm::IRBuilder<> &b, llvm::Value *x) {
+llvm::Value *inline_erf_f32(llvm::IRBuilder<> &b, llvm::Value *x, bool avx512) {
     Consts c(b, x);
     llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
     // |x| < 1: erf(x) = x P(x^2), P fitted on [0, 1] (relative error 1.3e-9), computed as
@@ -148,12 +194,14 @@ llvm::Value *inline_erf_f32(llvm::IRBuilder<> &b, llvm::Value *x) {
     llvm::Value *hi = c.from_bits(b.CreateAnd(c.bits(a), c.i(int32_t(0xfffff000u))));
     llvm::Value *lo = b.CreateFSub(a, hi);
     llvm::Value *t = b.CreateFMul(lo, b.CreateFAdd(b.CreateFMul(hi, c.f(2.0)), lo));
-    llvm::Value *e = inline_exp_f32(b, b.CreateFNeg(b.CreateFMul(hi, hi)));
+    llvm::Value *e = inline_exp_f32(b, b.CreateFNeg(b.CreateFMul(hi, hi)), avx512);
     e = b.CreateFMul(e, c.poly(t, {1.0, -1.0, 0.5, -1.0 / 6}));
     llvm::Value *large = b.CreateFSub(c.f(1.0), b.CreateFMul(e, r));
     large = b.CreateSelect(b.CreateFCmpOGE(a, c.f(4.0)), c.f(1.0), large);
     large = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, large, x);
-    return b.CreateSelect(b.CreateFCmpOLT(a, c.f(1.0)), small, large);
+    // NaN takes the small branch, whose NaNs all carry x's bits: the large branch's come from
+    // operations whose operand order the code generator may swap (masked and negated ones).
+    return b.CreateSelect(b.CreateFCmpOGE(a, c.f(1.0)), large, small);
 }
 
 } // namespace backends

@@ -178,3 +178,16 @@ TEST(InlineMath, TheLibraryStaysAnOption) {
     EXPECT_EQ(library_worst.problem, "");
     EXPECT_LE(library_worst.ulps, 4.0);
 }
+
+// With AVX-512, exp's scaling by 2^n is one vscalefps per 16 lanes (rounded once, as the two
+// multiplies it replaces; the tests above compare its vectors with scalar code bit for bit).
+TEST(InlineMath, Avx512ScalesByOneInstruction) {
+    ImageParam in(Float(32), 1, "scalef_in");
+    Var x("x");
+    Func f("scalef_exp");
+    f(x) = exp(in(x));
+    f.vectorize(x, 32);
+    const std::string v4 = f.assembly(Target("x86-64-v4")), v3 = f.assembly(Target("x86-64-v3"));
+    EXPECT_NE(v4.find("vscalefps"), std::string::npos) << v4;
+    EXPECT_EQ(v3.find("vscalefps"), std::string::npos) << v3;
+}
