@@ -20,6 +20,14 @@ using aicf_test::fill_random;
 
 namespace {
 
+// How many times `what` occurs in `text`.
+int count_of(const std::string &text, const std::string &what) {
+    int n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        n++;
+    return n;
+}
+
 // A two-stage integer stencil over an input with a margin, scheduled by `schedule`.
 Buffer<int> stencil(const std::function<void(Func &, Func &, Var &, Var &)> &schedule, int W,
                     int H) {
@@ -321,6 +329,25 @@ TEST(Schedules, HostLoopsThatContainLoopsStayRolled) {
     std::string module = log.substr(ir);
     EXPECT_NE(module.find("f.s0.y_loop"), std::string::npos) << module;
     EXPECT_NE(module.find("llvm.loop.unroll.disable"), std::string::npos) << module;
+}
+
+// A vectorized loop whose trip count is known only at run time stays one loop: its steady
+// state and its ShiftInwards tail each multiply once. LLVM's runtime unrolling copied it 8
+// times with a remainder loop, for compile time and no measured speed.
+TEST(Schedules, VectorLoopsOfRunTimeLengthAreNotUnrolledByLLVM) {
+    ImageParam in(Float(32), 1, "in");
+    Var x("x");
+    Func f("f");
+    f(x) = in(x)*3.0f + 1.0f;
+    f.vectorize(x, 16);
+    const std::string text = f.assembly(Target("x86-64-v4"));
+    EXPECT_EQ(count_of(text, "vmulps"), 2) << text;
+    Buffer<float> b(45);
+    fill_random(b, -5.0f, 5.0f, 12);
+    in.set(b);
+    Buffer<float> out = f.realize({45});
+    for (int i = 0; i < 45; i++)
+        ASSERT_EQ(out(i), b(i) * 3.0f + 1.0f) << i;
 }
 
 // A layernorm fused by rows, each statistic's reduction split into 64 lanes (rfactor) under
