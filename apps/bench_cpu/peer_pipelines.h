@@ -52,21 +52,23 @@ typename Lib::Func blur(const typename Lib::Buffer &in, BlurSchedule schedule) {
     return by;
 }
 
-// Splits reduction `f` (an update over k of extent D) so that 16 vector lanes keep 16 partial
-// results, computed per row r of its consumer.
+// Splits reduction `f` (an update over k of extent D) so that `lanes` vector lanes keep as
+// many partial results, computed per row r of its consumer. Past one register's width (16
+// floats with AVX-512), the lanes are several registers' independent chains of partial sums.
 template <typename Lib>
-void vectorize_reduction(typename Lib::Func &f, typename Lib::RDom &k, typename Lib::Var &r) {
+void vectorize_reduction(typename Lib::Func &f, typename Lib::RDom &k, typename Lib::Var &r,
+                         int lanes) {
     typename Lib::RVar ko("ko"), ki("ki");
     typename Lib::Var u("u");
-    typename Lib::Func partial = f.update().split(k, ko, ki, 16).rfactor(ki, u);
+    typename Lib::Func partial = f.update().split(k, ko, ki, lanes).rfactor(ki, u);
     partial.compute_at(f, r).vectorize(u).update().reorder(u, ko).vectorize(u);
 }
 
-// Row-wise layernorm over rows of D: each reduction vectorized by 16 lanes; fused by rows
+// Row-wise layernorm over rows of D: each reduction vectorized by `lanes` lanes; fused by rows
 // (statistics per row, just before the row is normalized) or one operator at a time (each
 // statistic over all rows first).
 template <typename Lib>
-typename Lib::Func layernorm(const typename Lib::Buffer &in, int D, bool fused) {
+typename Lib::Func layernorm(const typename Lib::Buffer &in, int D, bool fused, int lanes = 16) {
     typename Lib::Var c("c"), r("r");
     typename Lib::RDom k(0, D, "k");
     typename Lib::Func mean("mean"), var("var"), norm("norm");
@@ -77,7 +79,7 @@ typename Lib::Func layernorm(const typename Lib::Buffer &in, int D, bool fused) 
     norm(c, r) = (in(c, r) - mean(r) / float(D)) * Lib::rsqrt(var(r) / float(D) + 1e-5f);
     norm.parallel(r).vectorize(c, 16);
     for (typename Lib::Func *f : {&mean, &var}) {
-        vectorize_reduction<Lib>(*f, k, r);
+        vectorize_reduction<Lib>(*f, k, r, lanes);
         if (fused) {
             f->compute_at(norm, r);
         } else {
@@ -88,9 +90,9 @@ typename Lib::Func layernorm(const typename Lib::Buffer &in, int D, bool fused) 
 }
 
 // Row-wise softmax: the maximum, exp, the sum, the quotient; fused by rows or one operator at
-// a time.
+// a time, each reduction vectorized by `lanes` lanes.
 template <typename Lib>
-typename Lib::Func softmax(const typename Lib::Buffer &in, int D, bool fused) {
+typename Lib::Func softmax(const typename Lib::Buffer &in, int D, bool fused, int lanes = 16) {
     typename Lib::Var c("c"), r("r");
     typename Lib::RDom k(0, D, "k");
     typename Lib::Func mx("mx"), e("e"), den("den"), sm("sm");
@@ -101,8 +103,8 @@ typename Lib::Func softmax(const typename Lib::Buffer &in, int D, bool fused) {
     den(r) += e(k, r);
     sm(c, r) = e(c, r) / den(r);
     sm.parallel(r).vectorize(c, 16);
-    vectorize_reduction<Lib>(mx, k, r);
-    vectorize_reduction<Lib>(den, k, r);
+    vectorize_reduction<Lib>(mx, k, r, lanes);
+    vectorize_reduction<Lib>(den, k, r, lanes);
     if (fused) {
         mx.compute_at(sm, r);
         e.compute_at(sm, r).vectorize(c, 16);
