@@ -11,6 +11,7 @@
 #include <cmath>
 #include <optional>
 #include <type_traits>
+#include <unordered_map>
 
 namespace aicf {
 namespace ir {
@@ -102,6 +103,15 @@ public:
 
     // Every visit sets `result` after computing its children's bounds (which overwrite it).
     Interval get(const Expr &e) {
+        // An expression whose lets were substituted shares its subexpressions: a region's end
+        // used by each of its consumer's tiles appears many times over, and was bounded (and
+        // its bounds simplified) as many times. Outside any Let, the bounds of a node depend
+        // on the node alone, so each is computed once. The memo holds the node, so its
+        // address is not reused while the memo lives.
+        if (let_depth == 0) {
+            auto it = memo.find(e.get());
+            if (it != memo.end()) return it->second.second;
+        }
         result = Interval();
         e.accept(this);
         Interval r = result;
@@ -114,6 +124,7 @@ public:
             if (!r.max.defined()) r.max = make_const(t, t.max_int());
         }
         if (t.is_uint() && !r.min.defined()) r.min = make_zero(t);
+        if (let_depth == 0) memo.emplace(e.get(), std::make_pair(e, r));
         return r;
     }
 
@@ -121,6 +132,8 @@ private:
     const Scope<Interval> &scope;
     Scope<Interval> lets, const_scope;
     Interval result;
+    int let_depth = 0;
+    std::unordered_map<const IRNode *, std::pair<Expr, Interval>> memo;
 
     using IRVisitor::visit;
 
@@ -540,7 +553,9 @@ private:
     void visit(const Let *op) override {
         Interval value = get(op->value);
         lets.push(op->name, value);
+        let_depth++;
         result = get(op->body);
+        let_depth--;
         lets.pop(op->name);
     }
 
