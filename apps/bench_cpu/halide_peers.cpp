@@ -224,6 +224,8 @@ void compare_with_halide(int threads) {
         Best best;
         row("MLP 256x512x2048, by op", a.build(false), h.build(false), D, T, 5, best, "by op");
         row("MLP 256x512x2048, fused", a.build(true), h.build(true), D, T, 5, best, "fused");
+        row("MLP 256x512x2048, sgemm ops", a.build_sgemm(), h.build_sgemm(), D, T, 5, best,
+            "sgemm ops");
         best_row("MLP 256x512x2048, best", best);
     }
     {

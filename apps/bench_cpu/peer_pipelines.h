@@ -9,6 +9,7 @@
 #include "dsl/aicf.h"
 
 #include <cmath>
+#include <string>
 
 namespace peer_pipelines {
 
@@ -159,9 +160,76 @@ typename Lib::Func matmul(const typename Lib::Buffer &A, const typename Lib::Buf
 // (GELU's tanh form), over T tokens of width D with a hidden width Hd. One operator at a time
 // (every Func at the root, each over all tokens), or fused by blocks of 8 tokens (every
 // intermediate computed per block, where it stays in cache).
+// The product a(k, y) w(x, k) over k in [0, K), x in [0, N), scheduled as Halide's sgemm
+// (above): w packed at the root into 32-column strips, 64 x 64 output tiles fused into one
+// parallel loop, 4 x 32 blocks in registers. `a` is a Func, computed at the root.
+template <typename Lib>
+typename Lib::Func sgemm_product(const typename Lib::Func &a, const typename Lib::Buffer &w, int K,
+                                 int N, const std::string &name) {
+    typename Lib::Var x("x"), y("y"), xt("xt"), yt("yt"), t("t"), xb("xb"), yb("yb"), k("k"),
+        s("s");
+    typename Lib::RDom r(0, K, name + "_r");
+    typename Lib::Func strips(name + "_strips"), prod(name + "_prod"), out(name);
+    strips(x, k, s) = w(s * 32 + x, k);
+    prod(x, y) = 0.0f;
+    prod(x, y) += a(r, y) * strips(x % 32, r, x / 32);
+    out(x, y) = prod(x, y);
+    out.tile(x, y, xt, yt, x, y, 64, 64)
+        .fuse(xt, yt, t)
+        .parallel(t)
+        .tile(x, y, xb, yb, x, y, 32, 4)
+        .vectorize(x, 16)
+        .unroll(x)
+        .unroll(y);
+    strips.compute_root()
+        .bound(s, 0, N / 32)
+        .bound(x, 0, 32)
+        .reorder(x, k, s)
+        .parallel(s)
+        .vectorize(x, 16);
+    prod.compute_at(out, xb).vectorize(x, 16).unroll(x).unroll(y);
+    typename Lib::RVar ro("ro"), ri("ri");
+    prod.update()
+        .split(r, ro, ri, 2)
+        .reorder(x, y, ri, ro)
+        .vectorize(x, 16)
+        .unroll(x)
+        .unroll(y)
+        .unroll(ri);
+    return out;
+}
+
 template <typename Lib> struct Mlp {
     const typename Lib::Buffer &x, &w1, &b1, &w2, &b2;
     int D, Hd;
+
+    // One operator at a time, each product under Halide's sgemm schedule.
+    typename Lib::Func build_sgemm() const {
+        using Func = typename Lib::Func;
+        typename Lib::Var d("d"), t("t"), h("h"), o("o");
+        typename Lib::RDom kd(0, D, "kd");
+        Func mean("mean"), var("var"), ln("ln"), act("act"), y("y");
+        mean(t) = 0.0f;
+        mean(t) += x(kd, t) / float(D);
+        var(t) = 0.0f;
+        var(t) += (x(kd, t) - mean(t)) * (x(kd, t) - mean(t)) / float(D);
+        ln(d, t) = (x(d, t) - mean(t)) * Lib::rsqrt(var(t) + 1e-5f);
+        Func h1 = sgemm_product<Lib>(ln, w1, D, Hd, "h1");
+        typename Lib::Expr v = h1(h, t) + b1(h);
+        act(h, t) = 0.5f * v * (1.0f + Lib::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+        Func h2 = sgemm_product<Lib>(act, w2, Hd, D, "h2");
+        y(o, t) = x(o, t) + h2(o, t) + b2(o);
+        y.parallel(t).vectorize(o, 16);
+        for (Func *f : {&mean, &var, &ln, &h1, &act, &h2})
+            f->compute_root();
+        for (Func *f : {&mean, &var}) {
+            f->parallel(t);
+            f->update().parallel(t);
+        }
+        ln.parallel(t).vectorize(d, 16);
+        act.parallel(t).vectorize(h, 16);
+        return y;
+    }
 
     typename Lib::Func build(bool fused) const {
         using Func = typename Lib::Func;
