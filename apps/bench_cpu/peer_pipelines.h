@@ -118,54 +118,14 @@ typename Lib::Func softmax(const typename Lib::Buffer &in, int D, bool fused, in
     return sm;
 }
 
-// The schedule of Halide's own sgemm (its linear algebra app, row-major): B packed at the root
-// into 32-column strips, 64 x 64 output tiles as parallel tasks, 4 x 32 blocks in registers.
-template <typename Lib>
-typename Lib::Func matmul(const typename Lib::Buffer &A, const typename Lib::Buffer &B, int N) {
-    typename Lib::Var x("x"), y("y"), xt("xt"), yt("yt"), t("t"), xb("xb"), yb("yb"), k("k"),
-        s("s");
-    typename Lib::RDom r(0, N, "r");
-    typename Lib::Func strips("strips"), prod("prod"), out("out");
-    strips(x, k, s) = B(s * 32 + x, k);
-    prod(x, y) = 0.0f;
-    prod(x, y) += A(r, y) * strips(x % 32, r, x / 32);
-    out(x, y) = prod(x, y);
-    out.bound(x, 0, N).bound(y, 0, N);
-    out.tile(x, y, xt, yt, x, y, 64, 64)
-        .fuse(xt, yt, t)
-        .parallel(t)
-        .tile(x, y, xb, yb, x, y, 32, 4)
-        .vectorize(x, 16)
-        .unroll(x)
-        .unroll(y);
-    strips.compute_root()
-        .bound(s, 0, N / 32)
-        .bound(x, 0, 32)
-        .reorder(x, k, s)
-        .parallel(s)
-        .vectorize(x, 16);
-    prod.compute_at(out, xb).vectorize(x, 16).unroll(x).unroll(y);
-    typename Lib::RVar ro("ro"), ri("ri");
-    prod.update()
-        .split(r, ro, ri, 2)
-        .reorder(x, y, ri, ro)
-        .vectorize(x, 16)
-        .unroll(x)
-        .unroll(y)
-        .unroll(ri);
-    return out;
-}
-
-// The MLP block of a transformer layer on the CPU, y = x + W2 GELU(W1 LayerNorm(x) + b1) + b2
-// (GELU's tanh form), over T tokens of width D with a hidden width Hd. One operator at a time
-// (every Func at the root, each over all tokens), or fused by blocks of 8 tokens (every
-// intermediate computed per block, where it stays in cache).
-// The product a(k, y) w(x, k) over k in [0, K), x in [0, N), scheduled as Halide's sgemm
-// (above): w packed at the root into 32-column strips, 64 x 64 output tiles fused into one
-// parallel loop, 4 x 32 blocks in registers. `a` is a Func, computed at the root.
-template <typename Lib>
-typename Lib::Func sgemm_product(const typename Lib::Func &a, const typename Lib::Buffer &w, int K,
-                                 int N, const std::string &name) {
+// The schedule of Halide's own sgemm (its linear algebra app, row-major), for the product
+// out(x, y) = sum over k in [0, K) of a(k, y) w(x, k), x in [0, N): w packed at the root into
+// 32-column strips, 64 x 64 output tiles fused into one parallel loop, 4 x 32 blocks in
+// registers. `a` is a buffer or a Func (computed at the root); rows > 0 bounds y to
+// [0, rows).
+template <typename Lib, typename Src>
+typename Lib::Func sgemm_product(const Src &a, const typename Lib::Buffer &w, int K, int N,
+                                 int rows, const std::string &name) {
     typename Lib::Var x("x"), y("y"), xt("xt"), yt("yt"), t("t"), xb("xb"), yb("yb"), k("k"),
         s("s");
     typename Lib::RDom r(0, K, name + "_r");
@@ -174,6 +134,8 @@ typename Lib::Func sgemm_product(const typename Lib::Func &a, const typename Lib
     prod(x, y) = 0.0f;
     prod(x, y) += a(r, y) * strips(x % 32, r, x / 32);
     out(x, y) = prod(x, y);
+    out.bound(x, 0, N);
+    if (rows > 0) out.bound(y, 0, rows);
     out.tile(x, y, xt, yt, x, y, 64, 64)
         .fuse(xt, yt, t)
         .parallel(t)
@@ -199,6 +161,16 @@ typename Lib::Func sgemm_product(const typename Lib::Func &a, const typename Lib
     return out;
 }
 
+// The N x N x N matrix product A B under Halide's sgemm schedule.
+template <typename Lib>
+typename Lib::Func matmul(const typename Lib::Buffer &A, const typename Lib::Buffer &B, int N) {
+    return sgemm_product<Lib>(A, B, N, N, N, "out");
+}
+
+// The MLP block of a transformer layer on the CPU, y = x + W2 GELU(W1 LayerNorm(x) + b1) + b2
+// (GELU's tanh form), over T tokens of width D with a hidden width Hd. One operator at a time
+// (every Func at the root, each over all tokens), or fused by blocks of 8 tokens (every
+// intermediate computed per block, where it stays in cache).
 template <typename Lib> struct Mlp {
     const typename Lib::Buffer &x, &w1, &b1, &w2, &b2;
     int D, Hd;
@@ -214,10 +186,10 @@ template <typename Lib> struct Mlp {
         var(t) = 0.0f;
         var(t) += (x(kd, t) - mean(t)) * (x(kd, t) - mean(t)) / float(D);
         ln(d, t) = (x(d, t) - mean(t)) * Lib::rsqrt(var(t) + 1e-5f);
-        Func h1 = sgemm_product<Lib>(ln, w1, D, Hd, "h1");
+        Func h1 = sgemm_product<Lib>(ln, w1, D, Hd, 0, "h1");
         typename Lib::Expr v = h1(h, t) + b1(h);
         act(h, t) = 0.5f * v * (1.0f + Lib::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
-        Func h2 = sgemm_product<Lib>(act, w2, Hd, D, "h2");
+        Func h2 = sgemm_product<Lib>(act, w2, Hd, D, 0, "h2");
         y(o, t) = x(o, t) + h2(o, t) + b2(o);
         y.parallel(t).vectorize(o, 16);
         for (Func *f : {&mean, &var, &ln, &h1, &act, &h2})
