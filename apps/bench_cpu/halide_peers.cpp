@@ -151,7 +151,7 @@ void row(const char *name, aicf::Func a, Halide::Func h, int w, int hgt, int run
 void best_row(const char *name, const Best &best) {
     const std::string a = "(AICF: " + best.aicf_schedule + ")",
                       h = "(" + best.halide_schedule + ")";
-    std::printf("%-32s %8.3f ms %-15s| Halide %8.3f ms %-14s| AICF time / Halide %5.2fx\n", name,
+    std::printf("%-32s %8.3f ms %-20s | Halide %8.3f ms %-12s | AICF time / Halide %5.2fx\n", name,
                 best.aicf_ms, a.c_str(), best.halide_ms, h.c_str(), best.aicf_ms / best.halide_ms);
 }
 
@@ -181,21 +181,23 @@ void compare_with_halide(int threads) {
         Shared in(D, R, 0, 12);
         // 16 lanes are one AVX-512 register of partial results; 64 are four independent
         // chains of them.
-        Best ln, sm;
-        row("layernorm 4096x1024, by op", layernorm<AicfLib>(in.aicf, D, false),
-            layernorm<HalideLib>(in.halide, D, false), D, R, 9, ln, "by op");
-        row("layernorm 4096x1024, fused", layernorm<AicfLib>(in.aicf, D, true),
-            layernorm<HalideLib>(in.halide, D, true), D, R, 9, ln, "fused");
-        row("layernorm 4096x1024, fused x64", layernorm<AicfLib>(in.aicf, D, true, 64),
-            layernorm<HalideLib>(in.halide, D, true, 64), D, R, 9, ln, "fused x64");
-        best_row("layernorm 4096x1024, best", ln);
-        row("softmax 4096x1024, by op", softmax<AicfLib>(in.aicf, D, false),
-            softmax<HalideLib>(in.halide, D, false), D, R, 9, sm, "by op");
-        row("softmax 4096x1024, fused", softmax<AicfLib>(in.aicf, D, true),
-            softmax<HalideLib>(in.halide, D, true), D, R, 9, sm, "fused");
-        row("softmax 4096x1024, fused x64", softmax<AicfLib>(in.aicf, D, true, 64),
-            softmax<HalideLib>(in.halide, D, true, 64), D, R, 9, sm, "fused x64");
-        best_row("softmax 4096x1024, best", sm);
+        auto schedules = [&](const std::string &what, auto aicf_build, auto halide_build) {
+            const std::tuple<const char *, bool, int> all[] = {
+                {"by op", false, 16}, {"fused", true, 16}, {"fused x64", true, 64}};
+            Best best;
+            for (const auto &[schedule, fused, lanes] : all) {
+                const std::string name = what + " 4096x1024, " + schedule;
+                row(name.c_str(), aicf_build(fused, lanes), halide_build(fused, lanes), D, R, 9,
+                    best, schedule);
+            }
+            best_row((what + " 4096x1024, best").c_str(), best);
+        };
+        schedules(
+            "layernorm", [&](bool f, int l) { return layernorm<AicfLib>(in.aicf, D, f, l); },
+            [&](bool f, int l) { return layernorm<HalideLib>(in.halide, D, f, l); });
+        schedules(
+            "softmax", [&](bool f, int l) { return softmax<AicfLib>(in.aicf, D, f, l); },
+            [&](bool f, int l) { return softmax<HalideLib>(in.halide, D, f, l); });
         // 128 rows (512 KiB) stay in each core's cache: the arithmetic, not the memory, sets
         // the time.
         const int C = 128;
