@@ -11,6 +11,7 @@
 #include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -232,16 +233,22 @@ private:
         record_choice(op, op->a, op->b, false);
         IRVisitor::visit(op);
     }
+    // A node met more than once (a shared subexpression) is a test only if every occurrence,
+    // under the lets around it, is one with v on the same side.
     void record_choice(const IRNode *node, const Expr &a, const Expr &b, bool is_min) {
         if (!innermost || a.type() != Int(32)) return;
         bool in_a = uses_var(substitute_lets(lets, a), v),
              in_b = uses_var(substitute_lets(lets, b), v);
-        if (in_a == in_b) return;
+        auto it = keeps_first.emplace(node, in_a).first;
+        if (in_a == in_b || it->second != in_a) {
+            // Never dropped: this occurrence does not hold as the others might.
+            occurrences[node]++;
+            auto [h, fresh] = holds.emplace(node, std::vector<bool>{false});
+            if (!fresh) std::fill(h->second.begin(), h->second.end(), false);
+            return;
+        }
         const Expr &with = in_a ? a : b, &without = in_a ? b : a;
-        Expr test = is_min ? LE::make(with, without) : GE::make(with, without);
-        auto [it, first] = keeps_first.emplace(node, in_a);
-        if (!first && it->second != in_a) return;
-        record(node, test, false);
+        record(node, is_min ? LE::make(with, without) : GE::make(with, without), false);
     }
 
     void record(const IRNode *node, const Expr &condition, bool likely_only) {
