@@ -2,6 +2,7 @@
 
 #include "dsl/ir/Bounds.h"
 #include "dsl/ir/IREquality.h"
+#include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
@@ -93,6 +94,37 @@ private:
     }
 };
 
+// A loop that fuses two (see FindBox::enter_fused_loop), and the variables that stand for the
+// quotient and remainder of its variable by its inner count.
+struct FusedLoop {
+    std::string name, quotient, remainder;
+    Expr inner_count; // simplified, in terms of the lets around the loop
+};
+
+class ReplaceFusedParts : public IRMutator {
+public:
+    explicit ReplaceFusedParts(const std::vector<FusedLoop> &loops) : loops(loops) {}
+
+private:
+    const std::vector<FusedLoop> &loops;
+    using IRMutator::visit;
+    template <typename Node> const FusedLoop *part(const Node *op) const {
+        const Variable *v = op->a.template as<Variable>();
+        if (!v) return nullptr;
+        for (const FusedLoop &f : loops)
+            if (f.name == v->name && equal(simplify(op->b), f.inner_count)) return &f;
+        return nullptr;
+    }
+    Expr visit(const Div *op) override {
+        const FusedLoop *f = part(op);
+        return f ? Variable::make(op->type, f->quotient) : IRMutator::visit(op);
+    }
+    Expr visit(const Mod *op) override {
+        const FusedLoop *f = part(op);
+        return f ? Variable::make(op->type, f->remainder) : IRMutator::visit(op);
+    }
+};
+
 class FindBox : public IRVisitor {
 public:
     FindBox(const std::string &name, bool provides, const Scope<Interval> &outer,
@@ -164,7 +196,8 @@ private:
     bool skips_iterations = false;    // see visit(const IfThenElse *)
     Scope<Interval> scope;
 
-    void add(const std::vector<Expr> &args) {
+    void add(const std::vector<Expr> &raw_args) {
+        const std::vector<Expr> args = fused_parts(raw_args);
         // An access seen before adds nothing. (Expressions are trees that may share
         // subexpressions: an algorithm that uses a value twice per step, for several steps,
         // reads the same point thousands of times, and a condition or union per read would
@@ -267,7 +300,8 @@ private:
                 nameable_here = false;
             }
         }
-        double count = expanded_var_count(op->value);
+        const Expr value = fused_parts(op->value);
+        double count = expanded_var_count(value);
         if (nameable_here && (count > name_past || named.count(op->name))) {
             // Named: the region refers to the let, which stands for one value.
             Expr self = Variable::make(op->value.type(), op->name);
@@ -278,9 +312,9 @@ private:
         } else {
             // Through the enclosing lets' values when that stays small, so that parts of the
             // value that move together (a min and an extent) keep moving together.
-            scope.push(op->name, bounds_over_loops(value_for_bounds(op->value, narrowed)));
+            scope.push(op->name, bounds_over_loops(value_for_bounds(value, narrowed)));
             expanded_vars.push(op->name, count);
-            lets.emplace_back(op->name, op->value);
+            lets.emplace_back(op->name, value);
         }
         bool fresh = bound_inside.insert(op->name).second;
         {
@@ -293,6 +327,64 @@ private:
         scope.pop(op->name);
     }
     void visit(const Let *op) override { visit_let(op); }
+
+    // The loops of the statement that fuse two (see build_stage): a loop over
+    // max(n, 0) * max(c, 0) points whose variable t is divided by n for the outer part and
+    // taken modulo n for the inner. Such a loop runs only when both counts are at least 1, so
+    // t / n runs over [0, c - 1] and t % n over [0, n - 1]. Interval arithmetic on t / n
+    // cannot see that without knowing that n >= 1: through t's last value it bounds each part
+    // by an expression of both counts, and a region computed at the root over the tiles of a
+    // fused loop then mixes the extents of its dimensions, growing with every stage. So each
+    // quotient and remainder of such a loop's variable by its inner count becomes a variable
+    // of its own, with that range, where expressions are read from the statement (before
+    // their lets are expanded).
+    std::vector<FusedLoop> fused_loops;
+    void enter_fused_loop(const For *op) {
+        const Mul *points = op->extent.as<Mul>();
+        auto count = [](const Expr &e) {
+            const Max *m = e.as<Max>();
+            return m && is_const_zero(m->b) ? m->a : Expr();
+        };
+        if (!points || !is_const_zero(op->min)) return;
+        Expr n = count(points->a), c = count(points->b);
+        if (!n.defined() || !c.defined()) return;
+        FusedLoop f{op->name, op->name + ".quotient", op->name + ".remainder", simplify(n)};
+        Type t = op->extent.type();
+        auto upto = [&](const Expr &count) {
+            Expr last =
+                bounds_over_loops(value_for_bounds(Sub::make(count, make_one(t)), narrowed)).max;
+            return Interval(make_zero(t), last);
+        };
+        scope.push(f.quotient, upto(c));
+        scope.push(f.remainder, upto(n));
+        for (const std::string *name : {&f.quotient, &f.remainder}) {
+            bound_inside.insert(*name);
+            expanded_vars.push(*name, 1.0);
+        }
+        fused_loops.push_back(f);
+    }
+    void leave_fused_loop(const For *op) {
+        if (fused_loops.empty() || fused_loops.back().name != op->name) return;
+        for (const std::string *n : {&fused_loops.back().quotient, &fused_loops.back().remainder}) {
+            bound_inside.erase(*n);
+            expanded_vars.pop(*n);
+            scope.pop(*n);
+        }
+        fused_loops.pop_back();
+    }
+
+    // e with the quotients and remainders of the fused loops' variables by their inner counts
+    // replaced by their variables.
+    Expr fused_parts(const Expr &e) const {
+        if (fused_loops.empty() || !e.defined()) return e;
+        return ReplaceFusedParts(fused_loops).mutate(e);
+    }
+    std::vector<Expr> fused_parts(const std::vector<Expr> &es) const {
+        std::vector<Expr> out;
+        for (const Expr &e : es)
+            out.push_back(fused_parts(e));
+        return out;
+    }
 
     // The first and last iteration of each loop inside the statement around the current
     // point, innermost last, in terms of what the lets around the loop stand for.
@@ -398,7 +490,8 @@ private:
         // then whole iterations of those loops may run nothing here.
         bool saved_skips = skips_iterations;
         skips_iterations = false;
-        std::vector<Expr> conjuncts{op->condition};
+        const Expr condition = fused_parts(op->condition);
+        std::vector<Expr> conjuncts{condition};
         while (!conjuncts.empty()) {
             Expr c = conjuncts.back();
             conjuncts.pop_back();
@@ -414,7 +507,7 @@ private:
                 outer = outer && !bound_inside.count(n);
             skips_iterations = skips_iterations || outer;
         }
-        narrow(op->condition, pushed);
+        narrow(condition, pushed);
         skips_iterations = saved_skips;
         std::set<std::string> saved_narrowed = narrowed;
         if (!pushed.empty()) {
@@ -555,23 +648,25 @@ private:
         // The first and last iteration, written in terms of what the lets around the loop
         // stand for, so that a min and an extent that move together (min = x, extent = 1)
         // give a last iteration that moves with them instead of two separate ranges.
-        Expr first = expand_lets_if_small(op->min);
-        Expr last = expand_lets_if_small(
-            Sub::make(Add::make(op->min, op->extent), make_one(op->min.type())));
+        const Expr min = fused_parts(op->min), extent = fused_parts(op->extent);
+        Expr first = expand_lets_if_small(min);
+        Expr last = expand_lets_if_small(Sub::make(Add::make(min, extent), make_one(min.type())));
         Interval min_b = bounds_of_expr_in_scope(first, scope);
         Interval max_b = bounds_of_expr_in_scope(last, scope);
         scope.push(op->name, Interval(min_b.min, max_b.max));
-        Expr runs = simplify(GT::make(expand_lets(op->extent), make_zero(op->extent.type())));
+        Expr runs = simplify(GT::make(expand_lets(extent), make_zero(extent.type())));
         bool known = !is_true(runs);
         for (const std::string &n : free_vars(runs))
             known = known && !bound_inside.count(n);
         if (known) loops_run.push_back(runs);
         bool fresh = bound_inside.insert(op->name).second;
         loop_ranges.push_back({op->name, first, last});
+        enter_fused_loop(op);
         {
             NewContext inner(*this);
             op->body.accept(this);
         }
+        leave_fused_loop(op);
         loop_ranges.pop_back();
         if (fresh) bound_inside.erase(op->name);
         if (known) loops_run.pop_back();

@@ -151,7 +151,14 @@ Stmt build_stage(const Function &f, int stage) {
             int inner_id = current.at(sp.inner), outer_id = current.at(sp.outer);
             LoopBounds in = bounds.at(inner_id), out = bounds.at(outer_id);
             int fused_id = bind(sp.old_var);
-            bounds[fused_id] = {make_zero(Int(32)), Mul::make(in.extent, out.extent), in.is_rvar};
+            // The loop runs only when both counts are positive: two negative counts (the
+            // splits of empty regions) would otherwise multiply into iterations. Bounds
+            // inference relies on it to bound the quotient and remainder below (see
+            // FindBox::enter_fused_loop).
+            Expr zero = make_zero(Int(32));
+            bounds[fused_id] = {zero,
+                                Mul::make(Max::make(in.extent, zero), Max::make(out.extent, zero)),
+                                in.is_rvar};
             // The clamps change no value (the fused index stays below the product of the
             // extents); they tell interval analysis the range of each part, which it could
             // not otherwise derive from a division by a symbolic extent. The clamp to the

@@ -278,6 +278,68 @@ std::string debug_output(const char *level, Func f, const std::vector<int> &size
     return ::testing::internal::GetCapturedStderr();
 }
 
+// Stages computed at the root, each in tiles of a fused loop (tile, fuse, parallel) of
+// extents known only at run time. The rows each stage computes depend on the rows of the
+// output alone: bounding the tile's row (the fused index divided by the number of tiles per
+// row) through the fused loop's last index wrote them in terms of the output's width too,
+// and each stage of the chain nested the previous one's region in its own: an MLP of two such
+// matrix products took a second to lower.
+TEST(Schedules, RegionsOverFusedTilesStayInTheirOwnDimension) {
+    const int n = 5, W = 75, H = 43;
+    Buffer<float> in(W + n, H + n);
+    fill_random(in, -1.0f, 1.0f, 12);
+    Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi"), t("t");
+    std::vector<Func> f;
+    for (int i = 0; i < n; i++) {
+        Func g("f" + std::to_string(i));
+        if (i == 0) {
+            g(x, y) = in(x, y) * 2.0f;
+        } else {
+            g(x, y) = f[i - 1](x, y) * 0.5f + f[i - 1](x + 1, y + 1);
+        }
+        // Tiles of 16 x 8, shifted inwards at the right and bottom edges; the last stage's
+        // (the output's) rows of 8 guarded instead.
+        g.tile(x, y, xo, yo, xi, yi, 16, 8,
+               i == n - 1 ? TailStrategy::GuardWithIf : TailStrategy::ShiftInwards)
+            .fuse(xo, yo, t)
+            .parallel(t)
+            .vectorize(xi, 8);
+        if (i < n - 1) g.compute_root();
+        f.push_back(g);
+    }
+    const std::string out_name = f[n - 1].name();
+    const std::string stmt = f[n - 1].lowered_stmt();
+    Buffer<float> out = f[n - 1].realize({W, H});
+    for (int j = 0; j < H; j++) {
+        for (int i = 0; i < W; i++) {
+            // f_k(x, y) = 0.5 f_{k-1}(x, y) + f_{k-1}(x + 1, y + 1) and f_0 = 2 in: along the
+            // diagonal from (i, j).
+            std::vector<double> d(n + 1);
+            for (int a = 0; a <= n; a++)
+                d[a] = 2.0 * in(i + a, j + a);
+            for (int k = 1; k < n; k++)
+                for (int a = 0; a + k <= n; a++)
+                    d[a] = 0.5 * d[a] + d[a + 1];
+            ASSERT_NEAR(out(i, j), d[0], 1e-4 * std::max(1.0, std::fabs(d[0]))) << i << "," << j;
+        }
+    }
+    // The rows of each stage, and the rows of its storage, are in terms of the output's rows
+    // (its buffer's min and extent in dimension 1) and nothing of its width (dimension 0).
+    int row_lets = 0;
+    for (size_t p = stmt.find("let f"); p != std::string::npos; p = stmt.find("let f", p + 1)) {
+        const std::string line = stmt.substr(p, stmt.find('\n', p) - p);
+        bool rows = false;
+        for (const char *end : {".s0.y.min = ", ".s0.y.max = ", ".s0.y.extent = ",
+                                ".y.min_realized = ", ".y.extent_realized = "})
+            rows = rows || line.find(end) != std::string::npos;
+        if (!rows || line.rfind("let " + out_name, 0) == 0) continue;
+        row_lets++;
+        EXPECT_EQ(line.find(out_name + ".extent.0"), std::string::npos) << line;
+        EXPECT_EQ(line.find(out_name + ".min.0"), std::string::npos) << line;
+    }
+    EXPECT_GE(row_lets, 2 * (n - 1));
+}
+
 // AICF_DEBUG=1 says which vectorized loops run serially, once per loop however many copies
 // unrolling made of it, and how long each lowering pass and LLVM phase took.
 TEST(Schedules, DebugLevelOneReportsFallbacksOnceAndCompileTimes) {
