@@ -122,10 +122,12 @@ typename Lib::Func softmax(const typename Lib::Buffer &in, int D, bool fused, in
 // out(x, y) = sum over k in [0, K) of a(k, y) w(x, k), x in [0, N): w packed at the root into
 // 32-column strips, 64 x 64 output tiles fused into one parallel loop, 4 x 32 blocks in
 // registers. `a` is a buffer or a Func (computed at the root); rows > 0 bounds y to
-// [0, rows).
+// [0, rows). Like Halide's app, x is bounded to [0, N) unless `bound_width` is false: then
+// the width is known only when the product is realized, as in a pipeline whose consumer
+// decides it.
 template <typename Lib, typename Src>
 typename Lib::Func sgemm_product(const Src &a, const typename Lib::Buffer &w, int K, int N,
-                                 int rows, const std::string &name) {
+                                 int rows, const std::string &name, bool bound_width = true) {
     typename Lib::Var x("x"), y("y"), xt("xt"), yt("yt"), t("t"), xb("xb"), yb("yb"), k("k"),
         s("s");
     typename Lib::RDom r(0, K, name + "_r");
@@ -134,7 +136,7 @@ typename Lib::Func sgemm_product(const Src &a, const typename Lib::Buffer &w, in
     prod(x, y) = 0.0f;
     prod(x, y) += a(r, y) * strips(x % 32, r, x / 32);
     out(x, y) = prod(x, y);
-    out.bound(x, 0, N);
+    if (bound_width) out.bound(x, 0, N);
     if (rows > 0) out.bound(y, 0, rows);
     out.tile(x, y, xt, yt, x, y, 64, 64)
         .fuse(xt, yt, t)
@@ -175,8 +177,9 @@ template <typename Lib> struct Mlp {
     const typename Lib::Buffer &x, &w1, &b1, &w2, &b2;
     int D, Hd;
 
-    // One operator at a time, each product under Halide's sgemm schedule.
-    typename Lib::Func build_sgemm() const {
+    // One operator at a time, each product under Halide's sgemm schedule (with its output's
+    // width bounded, or not: see sgemm_product).
+    typename Lib::Func build_sgemm(bool bound_widths = true) const {
         using Func = typename Lib::Func;
         typename Lib::Var d("d"), t("t"), h("h"), o("o");
         typename Lib::RDom kd(0, D, "kd");
@@ -186,10 +189,10 @@ template <typename Lib> struct Mlp {
         var(t) = 0.0f;
         var(t) += (x(kd, t) - mean(t)) * (x(kd, t) - mean(t)) / float(D);
         ln(d, t) = (x(d, t) - mean(t)) * Lib::rsqrt(var(t) + 1e-5f);
-        Func h1 = sgemm_product<Lib>(ln, w1, D, Hd, 0, "h1");
+        Func h1 = sgemm_product<Lib>(ln, w1, D, Hd, 0, "h1", bound_widths);
         typename Lib::Expr v = h1(h, t) + b1(h);
         act(h, t) = 0.5f * v * (1.0f + Lib::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
-        Func h2 = sgemm_product<Lib>(act, w2, Hd, D, 0, "h2");
+        Func h2 = sgemm_product<Lib>(act, w2, Hd, D, 0, "h2", bound_widths);
         y(o, t) = x(o, t) + h2(o, t) + b2(o);
         y.parallel(t).vectorize(o, 16);
         for (Func *f : {&mean, &var, &ln, &h1, &act, &h2})
