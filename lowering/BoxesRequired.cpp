@@ -176,10 +176,14 @@ private:
     // `name_past`). Named, a let keeps nothing of what its value would tell where it meets
     // other terms (an extent that cancels in a fused tile's index, say), so only values far
     // past a stage region's usual size are: a chain of stages grows past it in a few steps.
+    // Lets outside every loop of the statement (the regions of the stages computed at its
+    // level, each in terms of the next one's) are named sooner, at `name_past_outside_loops`:
+    // expanded, each stage's region nests its consumer's, and a chain of five stages in
+    // tiles shifted inwards spent half a second simplifying them (against 0.1 s named).
     std::vector<std::pair<std::string, Expr>> nameable;
     std::map<std::string, Expr> nameable_value;
     std::set<std::string> named;
-    static constexpr double name_past = 64;
+    static constexpr double name_past = 64, name_past_outside_loops = 16;
 
     bool may_be_named(const Expr &value) const {
         if (!value.type().is_int() || !value.type().is_scalar()) return false;
@@ -302,7 +306,8 @@ private:
         }
         const Expr value = fused_parts(op->value);
         double count = expanded_var_count(value);
-        if (nameable_here && (count > name_past || named.count(op->name))) {
+        const double past = loop_ranges.empty() ? name_past_outside_loops : name_past;
+        if (nameable_here && (count > past || named.count(op->name))) {
             // Named: the region refers to the let, which stands for one value.
             Expr self = Variable::make(op->value.type(), op->name);
             named.insert(op->name);
