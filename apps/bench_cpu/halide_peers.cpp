@@ -177,6 +177,13 @@ void compare_with_halide(int threads) {
         best_row("blur 3x3 2048^2, best of each", best);
     }
     {
+        const int W = 2048, H = 2048, stages = 5;
+        Shared in(W, H, stages, 20);
+        Best best;
+        row("stencil chain, 5 stages", stencil_chain<AicfLib>(in.aicf, stages),
+            stencil_chain<HalideLib>(in.halide, stages), W, H, 9, best, "root, fused tiles");
+    }
+    {
         const int D = 1024, R = 4096;
         Shared in(D, R, 0, 12);
         // 16 lanes are one AVX-512 register of partial results; 64 are four independent

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 namespace peer_pipelines {
 
@@ -51,6 +52,28 @@ typename Lib::Func blur(const typename Lib::Buffer &in, BlurSchedule schedule) {
         break;
     }
     return by;
+}
+
+// A chain of `stages` 5-point stencils of an input with a border of `stages` points (mins at
+// -stages), every stage computed at the root in 128 x 32 tiles fused into one parallel loop:
+// a deep pipeline whose bounds inference goes through fused tiles at every stage.
+template <typename Lib>
+typename Lib::Func stencil_chain(const typename Lib::Buffer &in, int stages) {
+    typename Lib::Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi"), t("t");
+    std::vector<typename Lib::Func> f;
+    for (int i = 0; i < stages; i++) {
+        typename Lib::Func g("stage" + std::to_string(i));
+        if (i == 0) {
+            g(x, y) = (in(x - 1, y) + in(x + 1, y) + in(x, y - 1) + in(x, y + 1)) * 0.25f;
+        } else {
+            const typename Lib::Func &p = f.back();
+            g(x, y) = (p(x - 1, y) + p(x + 1, y) + p(x, y - 1) + p(x, y + 1)) * 0.25f;
+        }
+        g.tile(x, y, xo, yo, xi, yi, 128, 32).fuse(xo, yo, t).parallel(t).vectorize(xi, 16);
+        if (i + 1 < stages) g.compute_root();
+        f.push_back(g);
+    }
+    return f.back();
 }
 
 // Splits reduction `f` (an update over k of extent D) so that `lanes` vector lanes keep as
