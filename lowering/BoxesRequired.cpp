@@ -343,16 +343,17 @@ private:
     // quotient and remainder of such a loop's variable by its inner count becomes a variable
     // of its own, with that range, where expressions are read from the statement (before
     // their lets are expanded).
+    // Returns whether `op` is such a loop (and was entered).
     std::vector<FusedLoop> fused_loops;
-    void enter_fused_loop(const For *op) {
+    bool enter_fused_loop(const For *op) {
         const Mul *points = op->extent.as<Mul>();
         auto count = [](const Expr &e) {
             const Max *m = e.as<Max>();
             return m && is_const_zero(m->b) ? m->a : Expr();
         };
-        if (!points || !is_const_zero(op->min)) return;
+        if (!points || !is_const_zero(op->min)) return false;
         Expr n = count(points->a), c = count(points->b);
-        if (!n.defined() || !c.defined()) return;
+        if (!n.defined() || !c.defined()) return false;
         FusedLoop f{op->name, op->name + ".quotient", op->name + ".remainder", simplify(n)};
         Type t = op->extent.type();
         auto upto = [&](const Expr &count) {
@@ -367,9 +368,9 @@ private:
             expanded_vars.push(*name, 1.0);
         }
         fused_loops.push_back(f);
+        return true;
     }
-    void leave_fused_loop(const For *op) {
-        if (fused_loops.empty() || fused_loops.back().name != op->name) return;
+    void leave_fused_loop() {
         for (const std::string *n : {&fused_loops.back().quotient, &fused_loops.back().remainder}) {
             bound_inside.erase(*n);
             expanded_vars.pop(*n);
@@ -666,12 +667,12 @@ private:
         if (known) loops_run.push_back(runs);
         bool fresh = bound_inside.insert(op->name).second;
         loop_ranges.push_back({op->name, first, last});
-        enter_fused_loop(op);
+        const bool fused = enter_fused_loop(op);
         {
             NewContext inner(*this);
             op->body.accept(this);
         }
-        leave_fused_loop(op);
+        if (fused) leave_fused_loop();
         loop_ranges.pop_back();
         if (fresh) bound_inside.erase(op->name);
         if (known) loops_run.pop_back();

@@ -161,7 +161,8 @@ Stmt build_stage(const Function &f, int stage) {
                                 in.is_rvar};
             // The clamps change no value (the fused index stays below the product of the
             // extents); they tell interval analysis the range of each part, which it could
-            // not otherwise derive from a division by a symbolic extent. The clamp to the
+            // not otherwise derive from a division by a symbolic extent (bounds inference
+            // also replaces the quotient and remainder themselves). The clamp to the
             // first value is outermost: interval analysis bounds the extent apart from the
             // min it moves with, and may find the last value below the first (an extent
             // that is a difference of a region's ends, at its uncorrelated worst); the part
