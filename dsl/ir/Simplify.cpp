@@ -239,6 +239,61 @@ ConstBounds Simplify::bounds_of_linear(const LinearForm &l) {
     return r;
 }
 
+void Simplify::relax_terms(const LinearForm &l, bool upper, int depth,
+                           std::vector<LinearForm> &out) {
+    const size_t max_forms = 8;
+    if (out.size() >= max_forms) return;
+    for (size_t i = 0; depth > 0 && i < l.terms.size(); i++) {
+        const Term &term = l.terms[i];
+        // coeff * e <= coeff * g where g bounds e from above for a positive coeff (from below
+        // for a negative one); and alike for a lower bound of l.
+        const bool above = (term.coeff > 0) == upper;
+        std::vector<LinearForm> bounds; // of coeff * e, on l's side
+        const Min *mn = term.e.as<Min>();
+        const Max *mx = term.e.as<Max>();
+        if ((above && mn) || (!above && mx)) {
+            for (const Expr &side : {mn ? mn->a : mx->a, mn ? mn->b : mx->b})
+                bounds.push_back(linear_scale(linear_form(side), term.coeff));
+        } else if (const Div *dv = term.e.as<Div>()) {
+            // d * (y / d) is in [y - d + 1, y]; coeff * e is (coeff / d) times that.
+            const auto d = const_bits(dv->b);
+            if (!d || *d <= 0 || term.coeff % *d != 0) continue;
+            const int64_t m = term.coeff / *d;
+            LinearForm y = linear_form(dv->a);
+            if ((m > 0) != upper) y.constant -= *d - 1;
+            bounds.push_back(linear_scale(y, m));
+        }
+        if (bounds.empty()) continue;
+        LinearForm rest = l;
+        rest.terms.erase(rest.terms.begin() + i);
+        for (const LinearForm &b : bounds)
+            relax_terms(linear_combine(rest, b, 1), upper, depth - 1, out);
+        return;
+    }
+    out.push_back(l);
+}
+
+ConstBounds Simplify::relaxed_bounds(const LinearForm &l) {
+    bool any = false;
+    for (const Term &t : l.terms)
+        any = any || t.e.as<Min>() || t.e.as<Max>() || t.e.as<Div>();
+    if (!any) return ConstBounds();
+    const int depth = 4;
+    ConstBounds r;
+    for (bool upper : {false, true}) {
+        std::vector<LinearForm> forms;
+        relax_terms(l, upper, depth, forms);
+        for (const LinearForm &f : forms) {
+            const ConstBounds b = bounds_of_linear(f);
+            if (upper && b.has_max && (!r.has_max || b.max < r.max))
+                r.has_max = true, r.max = b.max;
+            if (!upper && b.has_min && (!r.has_min || b.min > r.min))
+                r.has_min = true, r.min = b.min;
+        }
+    }
+    return r;
+}
+
 ConstBounds Simplify::symbolic_bounds(const Expr &e) {
     if (sym_bounds.empty()) return ConstBounds();
     // Symbolic interval arithmetic simplifies every intermediate bound; keep it to small

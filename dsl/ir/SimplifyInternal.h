@@ -184,6 +184,15 @@ private:
     // Constant bounds of e through the symbolic ranges; the fallback when constant bounds do
     // not decide a comparison or a min/max.
     ConstBounds symbolic_bounds(const Expr &e);
+    // Constant bounds of a linear form whose terms cancel only through bounds of its min, max
+    // and division terms that are themselves linear: min(a, b) <= a, max(a, b) >= a, and
+    // y - d + 1 <= (y / d) * d <= y for a constant d > 0. So min(e - 128,
+    // max((e + 127) / 128 - 1, 0) * 128), the start of a region's last shifted tile, is e - 128
+    // for every e.
+    ConstBounds relaxed_bounds(const LinearForm &l);
+    // Appends to `out` linear forms bounding l from above (or below), each l with some of its
+    // min, max and division terms replaced by such bounds, `depth` replacements at most.
+    void relax_terms(const LinearForm &l, bool upper, int depth, std::vector<LinearForm> &out);
 
     // The residue r of a ramp's base modulo c when every lane stays in [r, c) (Simplify_Arith).
     std::optional<int64_t> ramp_residue_within(const Ramp *ra, int64_t c) const;

@@ -552,7 +552,11 @@ Expr Simplify::min_or_max(const Expr &a, const Expr &b, bool is_min) {
         LinearForm diff = linear_combine(linear_form(a), linear_form(b), -1);
         ConstBounds d = bounds_of_linear(diff);
         bool decided = (d.has_max && d.max <= 0) || (d.has_min && d.min >= 0);
-        if (!decided && !diff.terms.empty()) d = symbolic_bounds(linear_rebuild(diff));
+        if (!decided && !diff.terms.empty()) {
+            d = symbolic_bounds(linear_rebuild(diff));
+            decided = (d.has_max && d.max <= 0) || (d.has_min && d.min >= 0);
+        }
+        if (!decided && !diff.terms.empty()) d = relaxed_bounds(diff);
         if (d.has_max && d.max <= 0) return is_min ? a : b;
         if (d.has_min && d.min >= 0) return is_min ? b : a;
     }

@@ -85,6 +85,7 @@ Expr Simplify::compare_linear(IRNodeType op, const Expr &a, const Expr &b) {
     if (d.terms.empty()) return known(*decide(op, ConstBounds::point(d.constant)));
     if (auto r = decide(op, bounds_of_linear(d))) return known(*r);
     if (auto r = decide(op, symbolic_bounds(linear_rebuild(d)))) return known(*r);
+    if (auto r = decide(op, relaxed_bounds(d))) return known(*r);
     // Through the values of enclosing lets: a guard written in a split's original variable
     // is decided by the ranges of the loops that now define it.
     LinearForm expanded = expand_let_terms(d);

@@ -363,6 +363,34 @@ TEST_F(SimplifyTest, AClampedIndexTimesAPositiveSizeClampedAgain) {
                         {-12, 12, 1}, {-6, 6, 1});
 }
 
+// The start of a region's last tile shifted inwards, min(e - 128, max((e + 127) / 128 - 1, 0)
+// * 128), is e - 128 for every e: the max is at least its first operand, and ((e + 127) / 128)
+// * 128 at least e. Such bounds of min, max and division terms decide a min, max or
+// comparison whose operands' terms cancel only through them.
+TEST_F(SimplifyTest, MinMaxAndComparisonsDecidedThroughBoundsOfTheirTerms) {
+    const Expr last_start =
+        Mul::make(Max::make(Sub::make(Div::make(Add::make(y, 127), 128), 1), 0), 128);
+    EXPECT_TRUE(simplifies_to(Min::make(Sub::make(y, 128), last_start), Sub::make(y, 128)));
+    EXPECT_TRUE(simplifies_to(Min::make(last_start, Sub::make(y, 128)), Sub::make(y, 128)));
+    // (y + 3) / 4 * 4 is at most y + 3.
+    const Expr rounded = Mul::make(Div::make(Add::make(y, 3), 4), 4);
+    EXPECT_TRUE(simplifies_to(Max::make(rounded, Add::make(y, 3)), Add::make(y, 3)));
+    EXPECT_TRUE(simplifies_to(LE::make(rounded, Add::make(y, 3)), const_true()));
+    EXPECT_TRUE(simplifies_to(LT::make(Add::make(y, 3), rounded), const_false()));
+    // A min over such a term, bounded above: min(x, y) <= y.
+    EXPECT_TRUE(
+        simplifies_to(LE::make(Add::make(Min::make(x, y), 2), Add::make(y, 2)), const_true()));
+    // One less and the bound no longer holds (e = 128: 0 < 1): these stay.
+    const Expr kept = Min::make(Sub::make(y, 127), last_start);
+    EXPECT_FALSE(simplifies_to(kept, Sub::make(y, 127)));
+    EXPECT_FALSE(simplifies_to(LE::make(rounded, Add::make(y, 2)), const_true()));
+    expect_same_on_grid({Min::make(Sub::make(y, 128), last_start), kept,
+                         Max::make(rounded, Add::make(y, 3)),
+                         Select::make(LE::make(rounded, Add::make(y, 2)), x, y),
+                         Min::make(Sub::make(x, 5), Mul::make(Max::make(Div::make(x, 4), y), 4))},
+                        {-12, 12, 1}, {-300, 300, 1});
+}
+
 // a + ((b - a) / c) * c is b - (b - a) % c: the last point of a tile rounded up from a to b
 // is bounded by b, not by a's and b's ranges added. Only where a term of the numerator
 // cancels; every form agrees with the original on a grid.
