@@ -6,6 +6,7 @@
 #include "dsl/base/Error.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/Substitute.h"
 
 #include <llvm/IR/MDBuilder.h>
 
@@ -109,6 +110,13 @@ void CodeGen_LLVM::visit(const Load *op) {
         }
         internal_error << "codegen: predicated scalar load of " << op->name;
     }
+    // Common subexpression elimination may wrap a dense access's ramp in lets, which would
+    // hide it and make the access a gather: the lets are bound around the access instead.
+    if (const Let *l = op->index.as<Let>(); l && !uses_var(op->predicate, l->name)) {
+        value = codegen(Let::make(l->name, l->value,
+                                  Load::make(t, op->name, l->body, op->predicate, op->param)));
+        return;
+    }
     const Ramp *ramp = op->index.as<Ramp>();
     if (ramp && is_const_one(ramp->stride)) {
         llvm::Value *ptr = address_of(op->name, ramp->base, t, is_true(op->predicate));
@@ -211,6 +219,14 @@ void CodeGen_LLVM::store_atomic(const Store *op, const Call *update) {
 void CodeGen_LLVM::visit(const Store *op) {
     if (const Call *c = op->value.as<Call>(); c && c->is_intrinsic(Intrinsic::atomic_update)) {
         store_atomic(op, c);
+        return;
+    }
+    // Lets around a dense store's ramp (as around a load's, above) would make it a scatter.
+    if (const Let *l = op->index.as<Let>(); l && op->index.type().lanes > 1 &&
+                                            !uses_var(op->value, l->name) &&
+                                            !uses_var(op->predicate, l->name)) {
+        codegen(LetStmt::make(l->name, l->value,
+                              Store::make(op->name, op->value, l->body, op->predicate, op->param)));
         return;
     }
     Type t = op->value.type();

@@ -278,16 +278,9 @@ std::string debug_output(const char *level, Func f, const std::vector<int> &size
     return ::testing::internal::GetCapturedStderr();
 }
 
-// Stages computed at the root, each in tiles of a fused loop (tile, fuse, parallel) of
-// extents known only at run time. The rows each stage computes depend on the rows of the
-// output alone: bounding the tile's row (the fused index divided by the number of tiles per
-// row) through the fused loop's last index wrote them in terms of the output's width too,
-// and each stage of the chain nested the previous one's region in its own: an MLP of two such
-// matrix products took a second to lower, and so did this chain.
-TEST(Schedules, RegionsOverFusedTilesStayInTheirOwnDimension) {
-    const int n = 5, W = 75, H = 43;
-    Buffer<float> in(W + n, H + n);
-    fill_random(in, -1.0f, 1.0f, 12);
+// A chain of n stages f0 .. f(n-1): f0 = 2 in, f_k(x, y) = 0.5 f_{k-1}(x, y) + f_{k-1}(x + 1,
+// y + 1), each but the last at the root, each in 16 x 8 tiles of one fused parallel loop.
+std::vector<Func> chain_in_fused_tiles(const Buffer<float> &in, int n) {
     Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi"), t("t");
     std::vector<Func> f;
     for (int i = 0; i < n; i++) {
@@ -307,20 +300,38 @@ TEST(Schedules, RegionsOverFusedTilesStayInTheirOwnDimension) {
         if (i < n - 1) g.compute_root();
         f.push_back(g);
     }
+    return f;
+}
+
+// The chain's value at (i, j), in double precision: along the diagonal from (i, j).
+double chain_in_fused_tiles_reference(const Buffer<float> &in, int n, int i, int j) {
+    std::vector<double> d(n + 1);
+    for (int a = 0; a <= n; a++)
+        d[a] = 2.0 * in(i + a, j + a);
+    for (int k = 1; k < n; k++)
+        for (int a = 0; a + k <= n; a++)
+            d[a] = 0.5 * d[a] + d[a + 1];
+    return d[0];
+}
+
+// Stages computed at the root, each in tiles of a fused loop (tile, fuse, parallel) of
+// extents known only at run time. The rows each stage computes depend on the rows of the
+// output alone: bounding the tile's row (the fused index divided by the number of tiles per
+// row) through the fused loop's last index wrote them in terms of the output's width too,
+// and each stage of the chain nested the previous one's region in its own: an MLP of two such
+// matrix products took a second to lower, and so did this chain.
+TEST(Schedules, RegionsOverFusedTilesStayInTheirOwnDimension) {
+    const int n = 5, W = 75, H = 43;
+    Buffer<float> in(W + n, H + n);
+    fill_random(in, -1.0f, 1.0f, 12);
+    std::vector<Func> f = chain_in_fused_tiles(in, n);
     const std::string out_name = f[n - 1].name();
     const std::string stmt = f[n - 1].lowered_stmt();
     Buffer<float> out = f[n - 1].realize({W, H});
     for (int j = 0; j < H; j++) {
         for (int i = 0; i < W; i++) {
-            // f_k(x, y) = 0.5 f_{k-1}(x, y) + f_{k-1}(x + 1, y + 1) and f_0 = 2 in: along the
-            // diagonal from (i, j).
-            std::vector<double> d(n + 1);
-            for (int a = 0; a <= n; a++)
-                d[a] = 2.0 * in(i + a, j + a);
-            for (int k = 1; k < n; k++)
-                for (int a = 0; a + k <= n; a++)
-                    d[a] = 0.5 * d[a] + d[a + 1];
-            ASSERT_NEAR(out(i, j), d[0], 1e-4 * std::max(1.0, std::fabs(d[0]))) << i << "," << j;
+            const double d = chain_in_fused_tiles_reference(in, n, i, j);
+            ASSERT_NEAR(out(i, j), d, 1e-4 * std::max(1.0, std::fabs(d))) << i << "," << j;
         }
     }
     // The rows of each stage, and the rows of its storage, are in terms of the output's rows
@@ -357,6 +368,29 @@ TEST(Schedules, RegionsOverFusedTilesStayInTheirOwnDimension) {
     // shifted tile of each region starting at its end less a tile (min(e - 16, max((e + 15) /
     // 16 - 1, 0) * 16) is e - 16) takes it to 20 KB.
     EXPECT_LT(stmt.size(), 40000u);
+}
+
+// Every stage of the chain stores whole vectors. Common subexpression elimination wraps the
+// index of one stage's store (a ramp whose base repeats a region's end) in lets; read as a
+// vector of indices, the store was a scatter of 8 lanes, each a scalar store behind a branch.
+TEST(Schedules, DenseStoresStayVectorsWhereLetsWrapTheirIndex) {
+    const int n = 5, W = 75, H = 43;
+    Buffer<float> in(W + n, H + n);
+    fill_random(in, -1.0f, 1.0f, 13);
+    std::vector<Func> f = chain_in_fused_tiles(in, n);
+    const std::string stmt = f[n - 1].lowered_stmt();
+    EXPECT_NE(stmt.find("[(let "), std::string::npos) << "no store's index is wrapped in lets";
+    Buffer<float> out;
+    // Level 3 prints the optimized LLVM module.
+    const std::string module = debug_output("3", f[n - 1], {W, H}, out);
+    EXPECT_NE(module.find("store <8 x float>"), std::string::npos) << module;
+    EXPECT_EQ(module.find("store float "), std::string::npos) << module;
+    for (int j = 0; j < H; j++) {
+        for (int i = 0; i < W; i++) {
+            const double d = chain_in_fused_tiles_reference(in, n, i, j);
+            ASSERT_NEAR(out(i, j), d, 1e-4 * std::max(1.0, std::fabs(d))) << i << "," << j;
+        }
+    }
 }
 
 // AICF_DEBUG=1 says which vectorized loops run serially, once per loop however many copies
