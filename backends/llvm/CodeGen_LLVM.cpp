@@ -287,10 +287,46 @@ AICF_FLOAT_OR_INT_BINARY(Sub, CreateFSub, CreateSub)
 AICF_FLOAT_OR_INT_BINARY(Mul, CreateFMul, CreateMul)
 #undef AICF_FLOAT_OR_INT_BINARY
 
+namespace {
+
+// A constant divisor (a scalar, or a vector of one value) that is neither 0 nor -1 as t reads
+// it: none of the checks for those is needed.
+const llvm::ConstantInt *plain_constant_divisor(llvm::Value *b, Type t) {
+    const llvm::Constant *c = llvm::dyn_cast<llvm::Constant>(b);
+    if (c && c->getType()->isVectorTy()) c = c->getSplatValue();
+    const llvm::ConstantInt *ci = llvm::dyn_cast_or_null<llvm::ConstantInt>(c);
+    if (!ci || ci->isZero() || (t.is_int() && ci->isMinusOne())) return nullptr;
+    return ci;
+}
+
+} // namespace
+
 llvm::Value *CodeGen_LLVM::codegen_int_div_mod(llvm::Value *a, llvm::Value *b, Type t,
                                                bool is_div) {
     llvm::Value *zero = llvm::Constant::getNullValue(a->getType());
     llvm::Value *one = const_int(t, 1);
+    // A constant divisor, as most are (tile sizes, vector widths): a shift and a mask for a
+    // positive power of two, else the truncating operation and one correction of its sign.
+    if (const llvm::ConstantInt *c = plain_constant_divisor(b, t)) {
+        const llvm::APInt &v = c->getValue();
+        const bool positive = t.is_uint() || v.isStrictlyPositive();
+        if (positive && v.isPowerOf2()) {
+            if (is_div) {
+                llvm::Value *k = llvm::ConstantInt::get(a->getType(), v.logBase2());
+                return t.is_uint() ? builder.CreateLShr(a, k) : builder.CreateAShr(a, k);
+            }
+            return builder.CreateAnd(a, llvm::ConstantInt::get(a->getType(), v - 1));
+        }
+        if (t.is_uint()) return is_div ? builder.CreateUDiv(a, b) : builder.CreateURem(a, b);
+        llvm::Value *q = builder.CreateSDiv(a, b), *r = builder.CreateSRem(a, b);
+        llvm::Value *r_neg = builder.CreateICmpSLT(r, zero);
+        // a = q * b + r with r < 0: one more (or one less) b, and r + |b|.
+        if (is_div)
+            return builder.CreateSelect(
+                r_neg, positive ? builder.CreateSub(q, one) : builder.CreateAdd(q, one), q);
+        return builder.CreateSelect(
+            r_neg, positive ? builder.CreateAdd(r, b) : builder.CreateSub(r, b), r);
+    }
     llvm::Value *b_is_zero = builder.CreateICmpEQ(b, zero);
     if (t.is_uint()) {
         llvm::Value *safe_b = builder.CreateSelect(b_is_zero, one, b);

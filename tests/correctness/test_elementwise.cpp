@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 using namespace aicf;
 using aicf_test::close;
@@ -58,6 +60,53 @@ TEST(Elementwise, IntegerDivisionAndModuloAreEuclidean) {
             EXPECT_EQ(q(i, j) * b + r(i, j), a);
         }
     }
+}
+
+// Division and remainder by a constant (a tile's or a vector's size, mostly) take shorter
+// instruction sequences than by a variable: a shift and a mask for a positive power of two, a
+// truncating division corrected by the remainder's sign otherwise. Against Euclidean division
+// in 64 bits, over the type's extremes and random values, vectorized and not.
+template <typename T> void expect_euclidean_by_constants() {
+    const T lowest = std::numeric_limits<T>::min(), highest = std::numeric_limits<T>::max();
+    Buffer<T> in(67);
+    fill_random(in, double(lowest), double(highest), 21);
+    const T edges[] = {lowest, T(lowest + 1), highest, T(highest - 1), T(0), T(1), T(-1), T(7)};
+    for (int i = 0; i < 8; i++)
+        in(i) = edges[i];
+    std::vector<int64_t> divisors = {1, 2, 3, 7, 8, 64, 100, int64_t(highest)};
+    if (std::is_signed<T>::value) {
+        for (int64_t c : {int64_t(-2), int64_t(-3), int64_t(-8), int64_t(-100), int64_t(lowest)})
+            divisors.push_back(c);
+    }
+    for (int64_t c : divisors) {
+        for (bool vectorized : {false, true}) {
+            Var x("x");
+            Func q("q"), r("r");
+            const Expr divisor = cast<T>(Expr(c));
+            q(x) = in(x) / divisor;
+            r(x) = in(x) % divisor;
+            if (vectorized) {
+                q.vectorize(x, 8);
+                r.vectorize(x, 8);
+            }
+            Buffer<T> qs = q.realize({67}), rs = r.realize({67});
+            for (int i = 0; i < 67; i++) {
+                const int64_t a = in(i), m = c > 0 ? c : -c;
+                const int64_t rem = ((a % m) + m) % m;
+                ASSERT_EQ(int64_t(rs(i)), rem)
+                    << a << " % " << c << (vectorized ? ", vectors" : "");
+                ASSERT_EQ(int64_t(qs(i)), int64_t(T((a - rem) / c)))
+                    << a << " / " << c << (vectorized ? ", vectors" : "");
+            }
+        }
+    }
+}
+
+TEST(Elementwise, IntegerDivisionAndModuloByConstantsAreEuclidean) {
+    expect_euclidean_by_constants<int32_t>();
+    expect_euclidean_by_constants<int16_t>();
+    expect_euclidean_by_constants<uint8_t>();
+    expect_euclidean_by_constants<uint32_t>();
 }
 
 TEST(Elementwise, TypesMixAsHalideDoes) {
