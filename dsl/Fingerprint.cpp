@@ -96,6 +96,7 @@ std::string fingerprint(const std::vector<Function> &outputs, const std::vector<
         w.write(a.is_output);
         w.write(a.type);
         w.write(a.dimensions);
+        w.write(a.known_strides);
     }
     w.write(outputs.size());
     for (const Function &f : outputs)

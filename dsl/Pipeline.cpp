@@ -156,6 +156,10 @@ std::vector<Argument> infer_arguments(const std::vector<Function> &outputs) {
         a.type = p.type();
         a.dimensions = p.dimensions();
         a.param = p;
+        if (p.is_buffer() && p.is_concrete_buffer() && p.buffer()) {
+            for (int d = 0; d < p.buffer()->dimensions(); d++)
+                a.known_strides.push_back(p.buffer()->dim(d).stride);
+        }
         inputs.emplace(p.name(), a);
     };
     for_each_definition_expr(env, [&](const Expr &e) {

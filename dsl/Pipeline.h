@@ -30,6 +30,11 @@ struct Argument {
     ir::Type type;
     int dimensions = 0;
     ir::Parameter param; // inputs: the Parameter the algorithm refers to
+    // The strides of a concrete Buffer input (dimension by dimension), which code compiled in
+    // this process takes as constants, as Halide's JIT does: a row's offset is then a constant
+    // displacement, not one more pointer to keep in a register. Empty for other arguments and
+    // for code compiled ahead of time.
+    std::vector<int> known_strides;
 };
 
 // The files a pipeline compiled ahead of time is written to; an empty path writes nothing.

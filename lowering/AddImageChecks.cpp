@@ -277,6 +277,16 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
             span = Add::make(span,
                              Mul::make(i64(Max::make(Sub::make(ex, i32(1)), i32(0))), abs_stride));
         }
+        // The strides the code takes as constants (a concrete Buffer's, JIT-compiled): the
+        // buffer passed is that Buffer, so they hold, but a mismatch is an error, never wrong
+        // addresses.
+        for (int d = 1; d < a.dimensions && d < int(a.known_strides.size()); d++) {
+            Expr stride = Call::make(Int(32), Intrinsic::buffer_get_stride, {desc, i32(d)});
+            shape_checks.insert(shape_checks.begin(),
+                                check(EQ::make(stride, i32(a.known_strides[d])),
+                                      RuntimeErrorKind::BufferStrideChanged, a.name,
+                                      {stride, i32(d), i32(a.known_strides[d])}));
+        }
         if (a.dimensions > 0) {
             Expr stride0 = Call::make(Int(32), Intrinsic::buffer_get_stride, {desc, i32(0)});
             shape_checks.insert(shape_checks.begin(),
@@ -291,8 +301,10 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
             Expr dim = i32(d);
             // Dimension 0 is dense (checked above), so its stride is the constant 1 and
             // accesses along it become contiguous vector loads and stores.
-            Expr stride =
-                d == 0 ? i32(1) : Call::make(Int(32), Intrinsic::buffer_get_stride, {desc, dim});
+            Expr stride = d == 0 ? i32(1)
+                          : d < int(a.known_strides.size())
+                              ? i32(a.known_strides[d])
+                              : Call::make(Int(32), Intrinsic::buffer_get_stride, {desc, dim});
             s = LetStmt::make(buffer_field_name(a.name, BufferField::Stride, d), stride, s);
             s = LetStmt::make(buffer_field_name(a.name, BufferField::Extent, d),
                               Call::make(Int(32), Intrinsic::buffer_get_extent, {desc, dim}), s);

@@ -123,7 +123,15 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     after("make_room_for_lanes", s);
     s = place_gpu_storage(s, target);
     after("place_gpu_storage", s);
-    s = add_image_checks(s, args);
+    // A concrete Buffer's strides become constants of host code only: for a GPU target they
+    // stay arguments of the kernels, whose code (and registers, as ptxas allocates them) was
+    // tuned with strides known at run time.
+    std::vector<Argument> checked = args;
+    if (target.has_cuda()) {
+        for (Argument &a : checked)
+            a.known_strides.clear();
+    }
+    s = add_image_checks(s, checked);
     after("add_image_checks", s);
     // (After the image checks: the threads it adds past a reduction loop read nothing. Before
     // striping: a striped Func's accesses no longer name the thread that holds the element.)

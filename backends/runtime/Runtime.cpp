@@ -184,6 +184,10 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
         s << "Buffer " << n << " has stride " << v[0] << " in dimension 0; pipelines expect "
           << "dimension 0 to be dense (stride 1).";
         break;
+    case ir::RuntimeErrorKind::BufferStrideChanged:
+        s << "Buffer " << n << " has stride " << v[0] << " in dimension " << v[1]
+          << ", but the pipeline was compiled for its stride then, " << v[2] << ".";
+        break;
     case ir::RuntimeErrorKind::FuncBoundTooSmall:
         s << "Func " << n << " is bound to [" << v[3] << ", " << v[4] << "] in dimension " << v[0]
           << ", but its consumers need [" << v[1] << ", " << v[2] << "].";

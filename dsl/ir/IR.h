@@ -274,6 +274,9 @@ enum class RuntimeErrorKind : int32_t {
     // A pipeline compiled ahead of time for a CPU whose features this machine lacks, or a
     // library none of whose builds runs here.
     TargetUnsupported,
+    // A concrete Buffer whose stride (in a dimension past the first) differs from the one
+    // the JIT compiled the pipeline for.
+    BufferStrideChanged,
 };
 
 struct Call : ExprNode<Call> {

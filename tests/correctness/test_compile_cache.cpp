@@ -248,3 +248,41 @@ TEST(CompileCache, AChangeAfterARealizeReachesTheNextRealize) {
             shifted(x, y) = plus_one(x, y) - 1.0f;
     check_values(in, shifted, scale, "an update added after a realize");
 }
+// Code compiled in this process takes a concrete Buffer's strides as constants (as Halide's
+// JIT does), so the same pipeline over a Buffer of another shape is other code; and a stride
+// changed behind the library's back, through the raw descriptor, is a RuntimeError naming the
+// buffer and dimension, never reads at the wrong addresses.
+TEST(CompileCache, ConcreteBufferStridesAreConstantsOfTheirOwnCode) {
+    const float scale = 5.0f; // new to the compiled-code cache
+    Buffer<float> in = make_input();
+    CachePipeline c(in, scale);
+    const std::string stmt = c.out.lowered_stmt();
+    EXPECT_EQ(stmt.find("cache_in.stride.1"), std::string::npos) << stmt;
+    check_values(in, c.out.realize({W, H}), scale, "the input's own stride");
+
+    Buffer<float> wide({K + W + 9, H}, "cache_in");
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < K + W + 9; x++)
+            wide(x, y) = float((x * 5 + y * 7) % 13) * 0.25f - 1.0f;
+    const size_t before = detail::compiled_pipeline_count();
+    CachePipeline other(wide, scale);
+    check_values(wide, other.out.realize({W, H}), scale, "a wider input of the same name");
+    EXPECT_EQ(detail::compiled_pipeline_count(), before + 1);
+    check_values(in, c.out.realize({W, H}), scale, "the first input again");
+
+    aicf_dim_t &row = in.raw_buffer()->dim[1];
+    row.stride -= 1;
+    std::string message;
+    try {
+        c.out.realize({W, H});
+    } catch (const RuntimeError &e) {
+        message = e.what();
+    }
+    row.stride += 1;
+    EXPECT_NE(message.find("Buffer cache_in has stride " + std::to_string(K + W)),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("dimension 1"), std::string::npos) << message;
+    EXPECT_NE(message.find(std::to_string(K + W + 1)), std::string::npos) << message;
+    check_values(in, c.out.realize({W, H}), scale, "the stride restored");
+}
