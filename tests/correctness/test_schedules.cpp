@@ -303,15 +303,20 @@ std::vector<Func> chain_in_fused_tiles(const Buffer<float> &in, int n) {
     return f;
 }
 
-// The chain's value at (i, j), in double precision: along the diagonal from (i, j).
-double chain_in_fused_tiles_reference(const Buffer<float> &in, int n, int i, int j) {
-    std::vector<double> d(n + 1);
-    for (int a = 0; a <= n; a++)
-        d[a] = 2.0 * in(i + a, j + a);
-    for (int k = 1; k < n; k++)
-        for (int a = 0; a + k <= n; a++)
-            d[a] = 0.5 * d[a] + d[a + 1];
-    return d[0];
+// Checks the chain's output against a double-precision loop: its value at (i, j) comes from
+// the input along the diagonal from (i, j).
+void expect_chain_in_fused_tiles(const Buffer<float> &in, int n, const Buffer<float> &out) {
+    for (int j = 0; j < out.extent(1); j++) {
+        for (int i = 0; i < out.extent(0); i++) {
+            std::vector<double> d(n + 1);
+            for (int a = 0; a <= n; a++)
+                d[a] = 2.0 * in(i + a, j + a);
+            for (int k = 1; k < n; k++)
+                for (int a = 0; a + k <= n; a++)
+                    d[a] = 0.5 * d[a] + d[a + 1];
+            ASSERT_NEAR(out(i, j), d[0], 1e-4 * std::max(1.0, std::fabs(d[0]))) << i << "," << j;
+        }
+    }
 }
 
 // Stages computed at the root, each in tiles of a fused loop (tile, fuse, parallel) of
@@ -328,12 +333,7 @@ TEST(Schedules, RegionsOverFusedTilesStayInTheirOwnDimension) {
     const std::string out_name = f[n - 1].name();
     const std::string stmt = f[n - 1].lowered_stmt();
     Buffer<float> out = f[n - 1].realize({W, H});
-    for (int j = 0; j < H; j++) {
-        for (int i = 0; i < W; i++) {
-            const double d = chain_in_fused_tiles_reference(in, n, i, j);
-            ASSERT_NEAR(out(i, j), d, 1e-4 * std::max(1.0, std::fabs(d))) << i << "," << j;
-        }
-    }
+    expect_chain_in_fused_tiles(in, n, out);
     // The rows of each stage, and the rows of its storage, are in terms of the output's rows
     // (its buffer's min and extent in dimension 1) and nothing of its width (dimension 0):
     // the row lets where the regions are named, and the storage's row count (the last factor
@@ -385,12 +385,7 @@ TEST(Schedules, DenseStoresStayVectorsWhereLetsWrapTheirIndex) {
     const std::string module = debug_output("3", f[n - 1], {W, H}, out);
     EXPECT_NE(module.find("store <8 x float>"), std::string::npos) << module;
     EXPECT_EQ(module.find("store float "), std::string::npos) << module;
-    for (int j = 0; j < H; j++) {
-        for (int i = 0; i < W; i++) {
-            const double d = chain_in_fused_tiles_reference(in, n, i, j);
-            ASSERT_NEAR(out(i, j), d, 1e-4 * std::max(1.0, std::fabs(d))) << i << "," << j;
-        }
-    }
+    expect_chain_in_fused_tiles(in, n, out);
 }
 
 // AICF_DEBUG=1 says which vectorized loops run serially, once per loop however many copies
