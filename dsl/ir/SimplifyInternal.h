@@ -2,14 +2,16 @@
 #define AICF_IR_SIMPLIFY_INTERNAL_H
 
 // The simplifier's mutator, shared by its files: Simplify.cpp (entry points, scopes, constant
-// bounds, linear forms), Simplify_Arith.cpp (arithmetic, min/max, casts, calls, lets),
-// Simplify_Logic.cpp (comparisons, logic, select) and Simplify_Stmts.cpp (statements).
+// bounds, linear forms), Simplify_Arith.cpp (arithmetic, min/max), Simplify_Calls.cpp (casts,
+// vector constructors, loads, calls), Simplify_Logic.cpp (comparisons, logic, select) and
+// Simplify_Stmts.cpp (statements, lets).
 //
 // Every `build_*` function takes operands that are already simplified and returns a simplified
 // result without walking the operands again, so rules can combine pieces cheaply and no rule
 // re-simplifies a whole subtree.
 
 #include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
 #include "dsl/ir/Interval.h"
 #include "dsl/ir/Scope.h"
 
@@ -71,6 +73,15 @@ inline bool is_linear_type(Type t) {
 // The value of an integer or unsigned constant (looking through Broadcast), as the int64 with
 // the same bits.
 std::optional<int64_t> const_bits(const Expr &e);
+// base, base + stride, ...; a broadcast where the stride is zero.
+inline Expr make_ramp(const Expr &base, const Expr &stride, int lanes) {
+    if (is_const_zero(stride)) return Broadcast::make(base, lanes);
+    return Ramp::make(base, stride, lanes);
+}
+// The int64 with the bits of v (two's complement wrap-around).
+inline int64_t wrapping(uint64_t v) {
+    return static_cast<int64_t>(v);
+}
 // v reduced to t's width and sign-extended: the representative used for coefficients.
 int64_t wrap_to_type(Type t, int64_t v);
 int64_t gcd64(int64_t a, int64_t b);
