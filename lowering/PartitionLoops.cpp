@@ -248,8 +248,97 @@ private:
             return;
         }
         const Expr &with = in_a ? a : b, &without = in_a ? b : a;
-        record(node, is_min ? LE::make(with, without) : GE::make(with, without), false);
+        // A clamp, max(min(e, hi), lo): the max is a test of min(e, hi), which the steady
+        // state computes as e wherever the min's own test holds. So the max's test is read
+        // as e >= lo, and the max is dropped only where the min is.
+        std::vector<const IRNode *> nested;
+        SteadyForm steady_form(v, lets, nested);
+        Expr steady = steady_form.mutate(with);
+        if (nested.empty() || steady_form.met_let) {
+            record(node, is_min ? LE::make(with, without) : GE::make(with, without), false);
+            return;
+        }
+        size_t first = constraints.size();
+        record(node, is_min ? LE::make(steady, without) : GE::make(steady, without), false);
+        // Past its bound, e fails the test but min(e, hi) need not (in max(max(e, a), 0),
+        // max(e, a) >= 0 may hold where e < 0): the test is not known to fail there.
+        for (size_t i = first; i < constraints.size(); i++)
+            constraints[i].exact = false;
+        auto &deps = depends_on[node];
+        deps.insert(deps.end(), nested.begin(), nested.end());
     }
+
+    // An expression as the steady state computes it, where the tests of the mins and maxes in
+    // it hold: each min or max with v on one side only is that side. `nested` gets those
+    // nodes.
+    class SteadyForm : public IRMutator {
+    public:
+        SteadyForm(const std::string &v, const std::vector<std::pair<std::string, Expr>> &lets,
+                   std::vector<const IRNode *> &nested)
+            : v(v), lets(lets), nested(nested), visible(lets.size()) {}
+        // A Let inside: its names would hide those of `lets`, which this does not follow.
+        bool met_let = false;
+
+    private:
+        const std::string &v;
+        const std::vector<std::pair<std::string, Expr>> &lets; // outermost first
+        std::vector<const IRNode *> &nested;
+        size_t visible; // the lets a name here may refer to: lets[0, visible)
+        using IRMutator::visit;
+        // A let's value, as the nodes the visitor met (so that `nested` names them).
+        Expr visit(const Variable *op) override {
+            for (size_t i = visible; i-- > 0;) {
+                if (lets[i].first != op->name) continue;
+                size_t outer = visible;
+                visible = i;
+                Expr e = mutate(lets[i].second);
+                visible = outer;
+                return e;
+            }
+            return op;
+        }
+        template <typename MinOrMax> Expr choose(const MinOrMax *op) {
+            Expr a = mutate(op->a), b = mutate(op->b);
+            bool in_a = uses_var(a, v), in_b = uses_var(b, v);
+            if (op->type == Int(32) && in_a != in_b) {
+                nested.push_back(op);
+                return in_a ? a : b;
+            }
+            if (a.same_as(op->a) && b.same_as(op->b)) return op;
+            return MinOrMax::make(a, b);
+        }
+        Expr visit(const Min *op) override { return choose(op); }
+        Expr visit(const Max *op) override { return choose(op); }
+        Expr visit(const Let *op) override {
+            met_let = true;
+            return op;
+        }
+    };
+
+public:
+    // Clears the steady-state test of each min or max that was read through nested ones
+    // (see record_choice) unless all of those hold too.
+    void settle() {
+        for (bool changed = true; changed;) {
+            changed = false;
+            for (const auto &[node, deps] : depends_on) {
+                auto h = holds.find(node);
+                if (h == holds.end() || h->second.empty() || !h->second[0]) continue;
+                for (const IRNode *d : deps) {
+                    auto hd = holds.find(d);
+                    if (hd == holds.end() || hd->second.empty() || !hd->second[0]) {
+                        h->second[0] = false;
+                        changed = true;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+private:
+    // For each min or max whose test was read through nested mins and maxes: those.
+    std::map<const IRNode *, std::vector<const IRNode *>> depends_on;
 
     void record(const IRNode *node, const Expr &condition, bool likely_only) {
         std::vector<bool> marked;
@@ -450,6 +539,7 @@ private:
             return IRMutator::visit(op);
         FindTests tests(op);
         op->body.accept(&tests);
+        tests.settle();
         bool lower = false, upper = false;
         for (const Constraint &c : tests.constraints) {
             lower = lower || c.lower.defined();

@@ -15,7 +15,8 @@ namespace lowering {
 // guards (the conditions of `if` statements), the conditions of selects marked likely(), and,
 // in a loop with no serial or parallel loop inside, a min or max with the variable on one
 // side (a ShiftInwards tail's min(x * 16, n - 16), an index clamped to an edge), which the
-// steady state replaces by the side it picks there.
+// steady state replaces by the side it picks there. In a clamp, max(min(e, hi), lo), the max
+// is read as a test of e, and dropped where the min is too: the steady state reads e.
 // A vectorized loop inside the steady state then needs no masks. The prologue and epilogue
 // keep every test, so the three loops compute exactly what the one did; except that where
 // one test alone bounds the loop on that side, depends on no name bound inside the loop but

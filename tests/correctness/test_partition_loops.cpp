@@ -241,6 +241,60 @@ TEST(PartitionLoops, AClampedIndexRunsWithoutTheMinInsideTheInput) {
     }
 }
 
+// An index clamped at both edges (repeat-edge boundary), vectorized: the steady state reads
+// whole vectors with neither the min nor the max (the max is a test of the min, which the
+// steady state drops too); the prologue and epilogue keep both. Bounds known only at run
+// time, regions past either edge, and bounds that cross (lo > hi, where the clamp is lo).
+TEST(PartitionLoops, AnIndexClampedAtBothEdgesRunsWithoutEitherInTheSteadyState) {
+    ImageParam in(Int(32), 1, "in");
+    Param<int> lo("lo"), hi("hi");
+    Var x("x");
+    Func g("g"), h("h");
+    g(x) = in(clamp(x - 1, lo, hi)) + in(clamp(x, lo, hi)) * 3 + in(clamp(x + 2, lo, hi)) * 5;
+    g.vectorize(x, 8);
+    // The same clamps nested the other way round, and a max of a max inside a min.
+    h(x) = in(min(max(x, lo), hi)) * 7 + in(min(max(max(x - 3, lo), lo + 1), hi));
+    h.vectorize(x, 8);
+    std::string stmt = g.lowered_stmt();
+    EXPECT_EQ(count(stmt, "serial for (g.s0.x,"), 3) << stmt;
+    std::vector<std::string> stores = lines_with(stmt, "g[");
+    ASSERT_EQ(stores.size(), 3u) << stmt;
+    EXPECT_EQ(stores[1].find("min("), std::string::npos) << stores[1];
+    EXPECT_EQ(stores[1].find("max("), std::string::npos) << stores[1];
+    EXPECT_NE(stores[0].find("max("), std::string::npos) << stores[0];
+    EXPECT_NE(stores[2].find("min("), std::string::npos) << stores[2];
+    std::string hstmt = h.lowered_stmt();
+    std::vector<std::string> hstores = lines_with(hstmt, "h[");
+    ASSERT_EQ(hstores.size(), 3u) << hstmt;
+    EXPECT_EQ(hstores[1].find("min("), std::string::npos) << hstores[1];
+    EXPECT_EQ(hstores[1].find("max("), std::string::npos) << hstores[1];
+
+    Buffer<int> b(100);
+    fill_random(b, -1000, 1000, 9);
+    b.set_min({-20});
+    in.set(b);
+    auto at = [&](int i, int l, int u) { return b(std::max(std::min(i, u), l)); };
+    for (auto [lv, hv] : {std::pair{0, 63}, {-20, 79}, {5, 5}, {10, 3}, {-7, 40}}) {
+        lo.set(lv);
+        hi.set(hv);
+        for (auto [x0, W] : {std::pair{0, 64}, {-30, 130}, {-3, 17}, {50, 8}, {-40, 9}}) {
+            Buffer<int> out(W), hout(W);
+            out.set_min({x0});
+            hout.set_min({x0});
+            g.realize(out);
+            h.realize(hout);
+            for (int i = x0; i < x0 + W; i++) {
+                // clamp(v, lo, hi) is max(min(v, hi), lo): lo where the bounds cross.
+                const int want = at(i - 1, lv, hv) + at(i, lv, hv) * 3 + at(i + 2, lv, hv) * 5;
+                ASSERT_EQ(out(i), want) << lv << ".." << hv << " at " << i;
+                const int hwant = b(std::min(std::max(i, lv), hv)) * 7 +
+                                  b(std::min(std::max(std::max(i - 3, lv), lv + 1), hv));
+                ASSERT_EQ(hout(i), hwant) << lv << ".." << hv << " at " << i;
+            }
+        }
+    }
+}
+
 // The analysis reasons about exact integers; the code computes in int32, which wraps. Where
 // a test's arithmetic could wrap (here, for a value of p known only at run time), the loop
 // keeps its tests.
