@@ -250,10 +250,12 @@ private:
         const Expr &with = in_a ? a : b, &without = in_a ? b : a;
         // A clamp, max(min(e, hi), lo): the max is a test of min(e, hi), which the steady
         // state computes as e wherever the min's own test holds. So the max's test is read
-        // as e >= lo, and the max is dropped only where the min is.
+        // as e >= lo, and the max is dropped only where the min is. SteadyForm walks trees
+        // (lets substituted), so a side too large to be a test is not walked.
         std::vector<const IRNode *> nested;
         SteadyForm steady_form(v, lets, nested);
-        Expr steady = steady_form.mutate(with);
+        bool small = tree_size(with, max_condition_nodes, let_sizes) <= max_condition_nodes;
+        Expr steady = small ? steady_form.mutate(with) : with;
         if (nested.empty() || steady_form.met_let) {
             record(node, is_min ? LE::make(with, without) : GE::make(with, without), false);
             return;
