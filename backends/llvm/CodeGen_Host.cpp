@@ -26,6 +26,7 @@ class CodeGen_Host : public CodeGen_LLVM {
 public:
     CodeGen_Host(llvm::LLVMContext &c, llvm::Module &m) : CodeGen_LLVM(c, m) {
         tag_accesses_by_storage = true;
+        loads_by_shuffle = true;
     }
 
     // LLVM may unroll an innermost loop of scalars, or one of vectors with a constant trip

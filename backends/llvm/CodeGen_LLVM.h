@@ -102,6 +102,11 @@ protected:
     // drop the stores of one as never read by the other. Distinct stack arrays need no tag to
     // tell them apart; the shared tag still tells them from buffers and heap storage.
     bool tag_accesses_by_storage = false;
+    // Whether a vector load whose lanes lie at constant distances from its first (a strided
+    // ramp, an index halved for an upsample) reads the span they cover with dense loads and
+    // shuffles it, instead of gathering lane by lane. The loads reach past none of the lanes
+    // at either end, so they read only the storage the access spans.
+    bool loads_by_shuffle = false;
     // Whether a serial loop carries llvm.loop.unroll.disable, so that LLVM's unroller leaves
     // it a loop (the schedule's `unroll` is done before code generation either way).
     virtual bool keep_loop_rolled(const ir::For *) { return false; }
@@ -130,6 +135,15 @@ private:
     llvm::Value *codegen_cast(ir::Type to, const ir::Expr &from);
     llvm::Value *codegen_intrinsic(const ir::Call *op);
     void store_atomic(const ir::Store *op, const ir::Call *update);
+    // The load as dense loads and a shuffle (see loads_by_shuffle); nullptr where it is not
+    // one.
+    llvm::Value *load_by_shuffle(const ir::Load *op);
+    // The elements at `offsets` from element `first` of storage `name`: dense loads of the
+    // span they cover, shuffled.
+    llvm::Value *shuffled_dense_loads(const std::string &name, const ir::Expr &first,
+                                      const std::vector<int64_t> &offsets, ir::Type t);
+    // Vectors of one element type end to end (unused lanes after them where lengths differ).
+    llvm::Value *join_vectors(std::vector<llvm::Value *> parts);
     llvm::Value *codegen_buffer_field(const ir::Call *op);
     std::map<std::string, llvm::Value *> allocation_types; // name -> element type marker
     llvm::MDNode *storage_tbaa_tag(const std::string &name);

@@ -6,9 +6,16 @@
 #include "dsl/base/Error.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
 
 #include <llvm/IR/MDBuilder.h>
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+#include <type_traits>
+#include <vector>
 
 namespace aicf {
 namespace backends {
@@ -98,6 +105,161 @@ llvm::Value *CodeGen_LLVM::address_of(const std::string &name, const Expr &index
     return ptr;
 }
 
+namespace {
+
+// Lane j of a vector integer expression, as a scalar expression; undefined where a lane
+// depends on memory or on something else this does not take apart. Vector lets are read
+// through `lets`.
+Expr lane_of(const Expr &e, int j, const Scope<Expr> &lets, int depth = 0) {
+    if (e.type().lanes == 1) return e;
+    if (depth > 16) return Expr();
+    auto lane = [&](const Expr &x) { return lane_of(x, j, lets, depth + 1); };
+    if (const Ramp *r = e.as<Ramp>()) {
+        if (r->base.type().lanes != 1) return Expr();
+        return simplify(
+            Add::make(r->base, Mul::make(r->stride, make_const(r->stride.type(), int64_t(j)))));
+    }
+    if (const Broadcast *b = e.as<Broadcast>())
+        return b->value.type().lanes == 1 ? b->value : Expr();
+    if (const Variable *v = e.as<Variable>()) {
+        const Expr *value = lets.find(v->name);
+        return value ? lane(*value) : Expr();
+    }
+    if (const Cast *c = e.as<Cast>()) {
+        Expr x = lane(c->value);
+        return x.defined() ? Cast::make(c->type.element_of(), x) : Expr();
+    }
+    auto binary = [&](const auto *op) -> Expr {
+        using Node = std::remove_cv_t<std::remove_pointer_t<decltype(op)>>;
+        Expr a = lane(op->a), b = lane(op->b);
+        return a.defined() && b.defined() ? Node::make(a, b) : Expr();
+    };
+    if (const Add *op = e.as<Add>()) return binary(op);
+    if (const Sub *op = e.as<Sub>()) return binary(op);
+    if (const Mul *op = e.as<Mul>()) return binary(op);
+    if (const Div *op = e.as<Div>()) return binary(op);
+    if (const Mod *op = e.as<Mod>()) return binary(op);
+    if (const Min *op = e.as<Min>()) return binary(op);
+    if (const Max *op = e.as<Max>()) return binary(op);
+    return Expr();
+}
+
+// With the lanes of an index in k classes (lane j in class j % k): each lane's index less that
+// of the first lane of its class, where every one is a constant. k = 1 takes a strided ramp;
+// k = 2 takes ramp(x, 1, n) / 2, whose even and odd lanes are two dense ramps.
+std::optional<std::vector<int64_t>> class_offsets(const std::vector<Expr> &lanes, size_t k) {
+    std::vector<int64_t> offsets(lanes.size(), 0);
+    for (size_t j = k; j < lanes.size(); j++) {
+        std::optional<int64_t> d = as_const_int(simplify(Sub::make(lanes[j], lanes[j % k])));
+        if (!d) return std::nullopt;
+        offsets[j] = *d;
+    }
+    return offsets;
+}
+
+// The span from the lowest offset to the highest (inclusive), and the lowest.
+std::pair<int64_t, int64_t> span_of(const std::vector<int64_t> &offsets) {
+    auto [lo, hi] = std::minmax_element(offsets.begin(), offsets.end());
+    return {*hi - *lo + 1, *lo};
+}
+
+} // namespace
+
+llvm::Value *CodeGen_LLVM::join_vectors(std::vector<llvm::Value *> parts) {
+    auto length = [](llvm::Value *v) {
+        return int(llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements());
+    };
+    // Two at a time: shufflevector joins two of one length. A shorter second one is widened
+    // with unused lanes; it is always the last, so they come last.
+    while (parts.size() > 1) {
+        std::vector<llvm::Value *> joined;
+        for (size_t i = 0; i + 1 < parts.size(); i += 2) {
+            const int n = length(parts[i]);
+            llvm::Value *b = parts[i + 1];
+            if (length(b) < n) {
+                std::vector<int> widen(size_t(n), -1);
+                std::iota(widen.begin(), widen.begin() + length(b), 0);
+                b = builder.CreateShuffleVector(b, widen);
+            }
+            std::vector<int> both(size_t(2 * n));
+            std::iota(both.begin(), both.end(), 0);
+            joined.push_back(builder.CreateShuffleVector(parts[i], b, both));
+        }
+        if (parts.size() % 2) joined.push_back(parts.back());
+        parts = joined;
+    }
+    return parts[0];
+}
+
+llvm::Value *CodeGen_LLVM::shuffled_dense_loads(const std::string &name, const Expr &first,
+                                                const std::vector<int64_t> &offsets, Type t) {
+    const auto [span, lo] = span_of(offsets);
+    const int lanes = int(offsets.size());
+    Expr start = simplify(Add::make(first, make_const(Int(32), lo)));
+    llvm::Type *elem = llvm_type_of(t.element_of());
+    const llvm::Align align(t.element_of().bytes());
+    // Vectors of `lanes` elements from the start, the last ending at the span's end (it may
+    // overlap the one before); a span shorter than the lanes is one vector of its length.
+    const int width = int(std::min<int64_t>(span, lanes));
+    const int count = int((span + width - 1) / width);
+    std::vector<llvm::Value *> parts;
+    for (int i = 0; i < count; i++) {
+        const int64_t at = i + 1 < count ? int64_t(i) * width : span - width;
+        llvm::Value *ptr = address_of(name, simplify(Add::make(start, make_const(Int(32), at))), t);
+        parts.push_back(
+            tag_access(builder.CreateAlignedLoad(llvm::FixedVectorType::get(elem, unsigned(width)),
+                                                 ptr, align),
+                       name));
+    }
+    // Element e of the span is at e in the parts laid end to end, except in the last part,
+    // which starts at span - width.
+    const int64_t last = int64_t(count - 1) * width;
+    std::vector<int> mask(static_cast<size_t>(lanes), 0);
+    for (int j = 0; j < lanes; j++) {
+        const int64_t e = offsets[size_t(j)] - lo;
+        mask[size_t(j)] = int(e < last ? e : last + e - (span - width));
+    }
+    return builder.CreateShuffleVector(join_vectors(parts), mask);
+}
+
+llvm::Value *CodeGen_LLVM::load_by_shuffle(const Load *op) {
+    const Type t = op->type;
+    const size_t lanes = size_t(t.lanes);
+    if (!loads_by_shuffle || !is_true(op->predicate) || lanes < 2 ||
+        op->index.type().element_of() != Int(32))
+        return nullptr;
+    // Each lane's index, through the lets around; none may read memory.
+    std::vector<Expr> index(lanes);
+    for (size_t j = 0; j < lanes; j++) {
+        index[j] = lane_of(op->index, int(j), let_values);
+        if (!index[j].defined() || (j == 0 && tree_size(index[0], 256) > 256)) return nullptr;
+    }
+    for (size_t k = 1; k <= 8 && 2 * k <= lanes && lanes % k == 0; k *= 2) {
+        std::optional<std::vector<int64_t>> offsets = class_offsets(index, k);
+        if (!offsets) continue;
+        std::vector<std::vector<int64_t>> classes(k);
+        for (size_t j = 0; j < lanes; j++)
+            classes[j % k].push_back((*offsets)[j]);
+        // Every element from a class's lowest lane to its highest lies between two that the
+        // access reads, so it is in the same storage: the loads read nothing the access does
+        // not span. Up to four vectors of it per class.
+        bool narrow = true;
+        for (const auto &c : classes)
+            narrow = narrow && span_of(c).first <= 4 * int64_t(c.size());
+        if (!narrow) return nullptr;
+        std::vector<llvm::Value *> values;
+        for (size_t r = 0; r < k; r++)
+            values.push_back(shuffled_dense_loads(op->name, index[r], classes[r], t));
+        if (k == 1) return values[0];
+        // Lane j is element j / k of class j % k.
+        std::vector<int> mask(lanes);
+        for (size_t j = 0; j < lanes; j++)
+            mask[j] = int((j % k) * (lanes / k) + j / k);
+        return builder.CreateShuffleVector(join_vectors(values), mask);
+    }
+    return nullptr;
+}
+
 void CodeGen_LLVM::visit(const Load *op) {
     Type t = op->type;
     llvm::Type *elem = llvm_type_of(t.element_of());
@@ -134,6 +296,11 @@ void CodeGen_LLVM::visit(const Load *op) {
         llvm::Value *ptr = address_of(op->name, b->value, t);
         value = splat_if_vector(tag_access(builder.CreateAlignedLoad(elem, ptr, align), op->name),
                                 t.lanes);
+        return;
+    }
+    // Lanes at constant distances from the first: dense loads of the span they cover, shuffled.
+    if (llvm::Value *v = load_by_shuffle(op)) {
+        value = v;
         return;
     }
     // A gather, one lane at a time; masked-off lanes are not read.
