@@ -90,6 +90,137 @@ Interval bool_interval(std::optional<bool> known) {
     return Interval::single_point(*known ? const_true() : const_false());
 }
 
+// What a float expression's values may be, for converting its bounds to an integer type.
+// The ends of a float interval are the operations of the expression applied to its operands'
+// ends, and float rounding keeps order, so a conversion to an integer (which saturates, and
+// keeps order too) carries the ends over, provided that
+// - no value is NaN, which converts to 0 wherever the interval lies: `magnitude` bounds every
+//   value's size, finite only where the expression is built from integers and finite constants
+//   by operations that cannot overflow to an infinity (which inf - inf or 0 * inf would turn
+//   into NaN);
+// - the values and the ends are rounded alike: a product added to something may be fused into
+//   one multiply-add in the loop and not in the bound (or the other way round), which moves
+//   the result by an ulp and the converted value by one (`fusable`).
+struct FloatValues {
+    double magnitude = INFINITY; // every value lies in [-magnitude, magnitude]; INFINITY: unknown
+    bool fusable = false;        // a multiply-add is inside
+    bool product = false;        // the expression is a product
+};
+
+class FloatFacts {
+public:
+    FloatValues get(const Expr &e) {
+        // Nodes are shared (a chain of steps that each use the one before twice), so each is
+        // looked at once while the float lets around it stay the same.
+        auto it = memo.find(e.get());
+        if (it != memo.end()) return it->second.second;
+        FloatValues r = compute(e);
+        Type t = e.type().element_of();
+        if (t.is_float() && !(r.magnitude <= largest(t) / 4)) r.magnitude = INFINITY;
+        memo.emplace(e.get(), std::make_pair(e, r));
+        return r;
+    }
+
+    // A let around the expressions asked about next, until pop_let. Only float lets change
+    // an answer (an integer is finite whatever its value).
+    void push_let(const std::string &name, const Expr &value) {
+        if (!value.type().is_float()) return;
+        FloatValues v = get(value);
+        lets.emplace_back(name, v);
+        memo.clear();
+    }
+    void pop_let(const Expr &value) {
+        if (!value.type().is_float()) return;
+        lets.pop_back();
+        memo.clear();
+    }
+
+private:
+    std::vector<std::pair<std::string, FloatValues>> lets; // float lets around, innermost last
+    std::unordered_map<const IRNode *, std::pair<Expr, FloatValues>> memo;
+
+    static double largest(Type t) {
+        if (t.code == TypeCode::BFloat) return 3.38e38;
+        return t.bits == 16 ? 65504.0 : t.bits == 32 ? 3.40e38 : 1.79e308;
+    }
+    static FloatValues sized(double m, bool fusable = false) {
+        FloatValues r;
+        r.magnitude = m;
+        r.fusable = fusable;
+        return r;
+    }
+
+    FloatValues compute(const Expr &e) {
+        Type t = e.type().element_of();
+        if (!t.is_float()) {
+            // Integers are finite: their type's range bounds them.
+            if (!t.is_int_or_uint()) return FloatValues();
+            return sized(std::max(std::fabs(double(t.min_int())), double(t.max_int())));
+        }
+        if (const FloatImm *f = e.as<FloatImm>()) {
+            return std::isfinite(f->value) ? sized(std::fabs(f->value)) : FloatValues();
+        }
+        if (const Variable *v = e.as<Variable>()) {
+            for (size_t i = lets.size(); i-- > 0;)
+                if (lets[i].first == v->name) return lets[i].second;
+            return FloatValues();
+        }
+        if (const Cast *c = e.as<Cast>()) return get(c->value);
+        if (const Broadcast *b = e.as<Broadcast>()) return get(b->value);
+        if (const Let *l = e.as<Let>()) {
+            push_let(l->name, l->value);
+            FloatValues r = get(l->body);
+            pop_let(l->value);
+            return r;
+        }
+        if (const Add *op = e.as<Add>()) return sum(op->a, op->b);
+        if (const Sub *op = e.as<Sub>()) return sum(op->a, op->b);
+        if (const Mul *op = e.as<Mul>()) {
+            FloatValues a = get(op->a), b = get(op->b);
+            FloatValues r = sized(a.magnitude * b.magnitude, a.fusable || b.fusable);
+            r.product = true;
+            return r;
+        }
+        if (const Div *op = e.as<Div>()) {
+            const FloatImm *c = op->b.as<FloatImm>();
+            if (const Broadcast *b = op->b.as<Broadcast>()) c = b->value.as<FloatImm>();
+            if (!c || !std::isfinite(c->value) || c->value == 0) return FloatValues();
+            FloatValues a = get(op->a);
+            return sized(a.magnitude / std::fabs(c->value), a.fusable);
+        }
+        if (const Min *op = e.as<Min>()) return either(op->a, op->b);
+        if (const Max *op = e.as<Max>()) return either(op->a, op->b);
+        if (const Select *op = e.as<Select>()) return either(op->true_value, op->false_value);
+        if (const Call *op = e.as<Call>()) {
+            if (op->call_type != Call::PureIntrinsic || op->args.size() != 1) return FloatValues();
+            FloatValues a = get(op->args[0]);
+            switch (op->intrinsic) {
+            case Intrinsic::floor:
+            case Intrinsic::ceil:
+            case Intrinsic::round:
+            case Intrinsic::trunc:
+                return sized(a.magnitude + 1, a.fusable);
+            case Intrinsic::abs:
+                return sized(a.magnitude, a.fusable);
+            case Intrinsic::tanh:
+            case Intrinsic::erf:
+                return sized(std::isfinite(a.magnitude) ? 1.0 : INFINITY, a.fusable);
+            default:
+                return FloatValues();
+            }
+        }
+        return FloatValues();
+    }
+    FloatValues sum(const Expr &x, const Expr &y) {
+        FloatValues a = get(x), b = get(y);
+        return sized(a.magnitude + b.magnitude, a.fusable || b.fusable || a.product || b.product);
+    }
+    FloatValues either(const Expr &x, const Expr &y) {
+        FloatValues a = get(x), b = get(y);
+        return sized(std::max(a.magnitude, b.magnitude), a.fusable || b.fusable);
+    }
+};
+
 class Bounds : public IRVisitor {
 public:
     explicit Bounds(const Scope<Interval> &scope) : scope(scope) {
@@ -134,6 +265,7 @@ private:
     Interval result;
     int let_depth = 0;
     std::unordered_map<const IRNode *, std::pair<Expr, Interval>> memo;
+    FloatFacts float_facts;
 
     using IRVisitor::visit;
 
@@ -456,6 +588,16 @@ private:
             result = Interval(convert(a.min), convert(a.max));
             return;
         }
+        // Float to integer: symbolic ends carry over where the values are known to be
+        // rounded as the ends are (see FloatFacts).
+        FloatValues values;
+        if (from.is_float() && to.is_int_or_uint() && !to.is_bool()) {
+            values = float_facts.get(op->value);
+            if (std::isfinite(values.magnitude) && !values.fusable && a.is_bounded()) {
+                result = Interval(convert(a.min), convert(a.max));
+                return;
+            }
+        }
         // Otherwise constant ends that the target holds pass through (integer conversion
         // keeps them, float truncation is monotonic); anything else gets the target's range.
         auto fits = [&](const Expr &e) {
@@ -468,6 +610,18 @@ private:
         };
         if (a.is_bounded() && fits(a.min) && fits(a.max)) {
             result = Interval(convert(a.min), convert(a.max));
+            if (!from.is_float() || !to.is_int_or_uint() || to.is_bool()) return;
+            // A float that may be NaN converts to 0 too; one whose rounding may differ from
+            // the ends' by an ulp converts to a value up to one further out.
+            std::optional<int64_t> first = as_const_int(result.min),
+                                   last = as_const_int(result.max);
+            if (!first || !last) return;
+            int64_t lo = *first, hi = *last;
+            if (!std::isfinite(values.magnitude)) lo = std::min<int64_t>(lo, 0);
+            if (!std::isfinite(values.magnitude)) hi = std::max<int64_t>(hi, 0);
+            if (values.fusable) lo = std::max(lo - 1, to.min_int());
+            if (values.fusable) hi = std::min(hi + 1, to.max_int());
+            result = Interval(make_const(to, lo), make_const(to, hi));
         }
     }
 
@@ -553,9 +707,11 @@ private:
     void visit(const Let *op) override {
         Interval value = get(op->value);
         lets.push(op->name, value);
+        float_facts.push_let(op->name, op->value);
         let_depth++;
         result = get(op->body);
         let_depth--;
+        float_facts.pop_let(op->value);
         lets.pop(op->name);
     }
 

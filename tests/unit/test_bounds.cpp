@@ -165,6 +165,43 @@ TEST_F(BoundsTest, Casts) {
                            Expr(int16_t(32767))));
 }
 
+// A float converted to an integer: symbolic ends carry over where every value is a finite
+// number rounded as the ends are; a value that may be NaN converts to 0, and one that may be
+// fused into a multiply-add may land one further out.
+TEST_F(BoundsTest, FloatsConvertedToIntegers) {
+    Scope<Interval> s;
+    Expr a = var("a"), b = var("b");
+    s.push("x", Interval(a, b));
+    auto at = [&](const Expr &e, const Expr &v) { return simplify(Let::make("x", v, e)); };
+    // floor(x * 1.5f): the ends are the expression at x's ends.
+    Expr scaled = Cast::make(Int(32), Call::make(Float(32), Intrinsic::floor,
+                                                 {Mul::make(Cast::make(Float(32), x), 1.5f)}));
+    Interval i = bounds_of_expr_in_scope(scaled, s);
+    ASSERT_TRUE(i.is_bounded()) << scaled;
+    EXPECT_TRUE(equal(simplify(i.min), at(scaled, a))) << i.min << " vs " << at(scaled, a);
+    EXPECT_TRUE(equal(simplify(i.max), at(scaled, b))) << i.max;
+    // The same through a division by a constant, a min and a let.
+    Expr halved = Let::make("h", Div::make(Cast::make(Float(32), x), 2.0f),
+                            Cast::make(Int(32), Min::make(var("h", Float(32)), 100.0f)));
+    EXPECT_TRUE(bounds_of_expr_in_scope(halved, s).is_bounded()) << halved;
+    // x * 1.5f + 0.5f may be one fused multiply-add in the loop and two roundings in the
+    // bound: symbolic ends are not trusted, constant ones widen by one.
+    Expr fused = Cast::make(Int(32), Add::make(Mul::make(Cast::make(Float(32), x), 1.5f), 0.5f));
+    EXPECT_TRUE(has_bounds(fused, s, Expr(), Expr()));
+    EXPECT_TRUE(has_bounds(fused, scope, Expr(-1), Expr(16)));
+    // tanh of an unknown float is in [-1, 1] unless it is NaN, which converts to 0.
+    Expr g = var("g", Float(32));
+    scope.push("g", Interval());
+    Expr t = Call::make(Float(32), Intrinsic::tanh, {g});
+    EXPECT_TRUE(has_bounds(Cast::make(Int(32), Max::make(Mul::make(t, 10.0f), 5.0f)), scope,
+                           Expr(0), Expr(10)));
+    EXPECT_TRUE(has_bounds(Cast::make(Int(32), Add::make(Mul::make(t, 10.0f), 20.0f)), scope,
+                           Expr(-1), Expr(31)));
+    // A product that may overflow to infinity (and to NaN, times zero) is not bounded.
+    Expr huge = Mul::make(Mul::make(Cast::make(Float(32), x), 1e30f), 1e30f);
+    EXPECT_TRUE(has_bounds(Cast::make(Int(32), huge), s, Expr(), Expr()));
+}
+
 TEST_F(BoundsTest, NarrowTypesAndWrapAround) {
     Expr a = var("a", UInt(8));
     Scope<Interval> s;

@@ -1,0 +1,96 @@
+// Indices computed in floating point and converted to integers: a resampling reads
+// in(floor(x * scale)). Bounds inference carries the float's range over to the index where
+// every value is a finite number rounded as the range's ends are, so a producer computed per
+// tile is computed over that tile's footprint only; a value that may be NaN (converted to 0)
+// widens the region to 0, and the buffers read are checked against it.
+
+#include "Reference.h"
+
+#include <cmath>
+#include <string>
+
+using namespace aicf;
+using aicf_test::fill_random;
+
+namespace {
+
+const float scale = 1.4285714f;
+
+// The source position of output x, and its integer part, as the pipelines compute them.
+float source(int x) {
+    return float(x) * scale;
+}
+int source_index(int x) {
+    return int(std::floor(source(x)));
+}
+
+} // namespace
+
+// A bilinear resize by a scale that is not a fraction of small integers, reading a producer
+// computed per output tile of 32 x 8: each tile computes only the 47 x 13 points it reads.
+TEST(FloatIndices, AResizeComputesItsProducerPerTileOverTheTilesFootprint) {
+    const int width = 203, height = 61; // not multiples of the tile
+    Buffer<float> in({300, 100});
+    fill_random(in, -1, 1, 7);
+    Var x("x"), y("y"), xi("xi"), yi("yi");
+    Func doubled("doubled"), resized("resized");
+    doubled(x, y) = in(x, y) * 2.0f;
+    Expr sx = cast<float>(x) * scale, sy = cast<float>(y) * scale;
+    Expr ix = cast<int>(floor(sx)), iy = cast<int>(floor(sy));
+    Expr fx = sx - cast<float>(ix), fy = sy - cast<float>(iy);
+    resized(x, y) = (doubled(ix, iy) * (1 - fx) + doubled(ix + 1, iy) * fx) * (1 - fy) +
+                    (doubled(ix, iy + 1) * (1 - fx) + doubled(ix + 1, iy + 1) * fx) * fy;
+    resized.tile(x, y, xi, yi, 32, 8).vectorize(xi, 16).parallel(y);
+    doubled.compute_at(resized, x).vectorize(x, 8);
+    Buffer<float> out = resized.realize({width, height});
+    for (int j = 0; j < height; j++) {
+        for (int i = 0; i < width; i++) {
+            const int a = source_index(i), b = source_index(j);
+            const double u = double(source(i)) - a, v = double(source(j)) - b;
+            auto at = [&](int p, int q) { return 2.0 * double(in(p, q)); };
+            const double want = (at(a, b) * (1 - u) + at(a + 1, b) * u) * (1 - v) +
+                                (at(a, b + 1) * (1 - u) + at(a + 1, b + 1) * u) * v;
+            ASSERT_NEAR(out(i, j), want, 1e-5) << i << ", " << j;
+        }
+    }
+    // The producer's extent per tile is the tile's footprint, found from the tile's ends.
+    const std::string stmt = resized.lowered_stmt();
+    const size_t at = stmt.find("let doubled.x.extent_realized = ");
+    ASSERT_NE(at, std::string::npos) << stmt;
+    const std::string extent = stmt.substr(at, stmt.find('\n', at) - at);
+    EXPECT_NE(extent.find("floor((float32("), std::string::npos) << extent;
+}
+
+// tanh is within [-1, 1] but NaN for a NaN input, and NaN converts to 0: a table indexed by
+// tanh(v) * 10 + 20 must cover 0 too (and one more on each side, for a multiply-add that may
+// round differently), or be read through a clamp.
+TEST(FloatIndices, AnIndexThatMayBeNaNReachesZero) {
+    Buffer<float> in(64);
+    fill_random(in, -1, 1, 3);
+    for (int i = 0; i < 64; i += 5)
+        in(i) = NAN;
+    Buffer<float> table(21);
+    table.set_min({10});
+    fill_random(table, -1, 1, 4);
+    Var x("x");
+    Func direct("direct");
+    direct(x) = table(cast<int>(tanh(in(x)) * 10.0f + 20.0f));
+    try {
+        direct.realize({64});
+        FAIL() << "expected a RuntimeError: index 0 lies outside the table";
+    } catch (const RuntimeError &e) {
+        EXPECT_NE(std::string(e.what()).find("must cover [-1, 31]"), std::string::npos) << e.what();
+    }
+    Func clamped("clamped");
+    clamped(x) = table(clamp(cast<int>(tanh(in(x)) * 10.0f + 20.0f), 10, 30));
+    clamped.vectorize(x, 8);
+    Buffer<float> out = clamped.realize({64});
+    for (int i = 0; i < 64; i++) {
+        const double t = std::tanh(double(in(i))) * 10 + 20;
+        // Near an integer, float rounding decides which side it falls on.
+        if (std::fabs(t - std::round(t)) < 1e-4) continue;
+        // A NaN converts to 0, which the clamp takes to 10.
+        const int index = std::isnan(t) ? 10 : std::min(std::max(int(t), 10), 30);
+        EXPECT_EQ(out(i), table(index)) << i;
+    }
+}
