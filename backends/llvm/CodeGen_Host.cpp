@@ -42,7 +42,11 @@ public:
     //   and LLVM merges them with the same loads of the next loop over the data (a row's sum,
     //   then its squared deviations): the whole row is then kept as values and spilled to the
     //   stack, and the partial sums' chains are scheduled one after another. Rolled, each
-    //   iteration adds into all of its accumulators side by side.
+    //   iteration adds into all of its accumulators side by side. A loop of more iterations
+    //   than LLVM unrolls fully (its threshold at -O3 is 300 instructions) is only unrolled
+    //   partially, by a factor that divides its trip count: a column sum's 2048 rows, a
+    //   histogram's 2048 pixels per row, which then spend fewer instructions per iteration
+    //   on the loop itself.
     bool keep_loop_rolled(const For *op) override {
         bool contains_loop = false;
         int64_t loaded_bytes = 0;
@@ -57,6 +61,7 @@ public:
                           [&](const Store *s) { vector = vector || s->value.type().lanes > 1; });
         const std::optional<int64_t> trips = as_const_int(op->extent);
         if (!trips) return vector;
+        if (*trips > 300) return false;
         const VectorRegisters regs = vector_registers();
         return loaded_bytes * *trips > int64_t(regs.count) * regs.bytes;
     }

@@ -441,6 +441,32 @@ TEST(Schedules, HostLoopsThatContainLoopsStayRolled) {
     EXPECT_NE(module.find("llvm.loop.unroll.disable"), std::string::npos) << module;
 }
 
+// An innermost loop of more iterations than LLVM unrolls fully (700 vectors here, more than
+// the vector registers hold) is left to LLVM's partial unrolling, which copies its body by a
+// factor that divides the trip count: the loop itself then costs fewer instructions per
+// vector (a column sum, a histogram). One of 70 iterations stays rolled (see the layernorm
+// below).
+TEST(Schedules, LongInnerLoopsOfConstantLengthMayBeUnrolledPartially) {
+    ImageParam in(Float(32), 1, "in");
+    Var x("x");
+    Buffer<float> b(16 * 700);
+    fill_random(b, -1.0f, 1.0f, 11);
+    in.set(b);
+    for (int vectors : {700, 70}) {
+        Func f("f");
+        f(x) = in(x)*2.0f;
+        f.bound(x, 0, 16 * vectors).vectorize(x, 16);
+        Buffer<float> out;
+        std::string log = debug_output("3", f, {16 * vectors}, out);
+        for (int i = 0; i < 16 * vectors; i++)
+            ASSERT_EQ(out(i), b(i) * 2.0f) << i;
+        size_t ir = log.find("target datalayout");
+        ASSERT_NE(ir, std::string::npos) << "no LLVM IR printed";
+        const bool rolled = log.find("llvm.loop.unroll.disable", ir) != std::string::npos;
+        EXPECT_EQ(rolled, vectors == 70) << vectors << " vectors:\n" << log.substr(ir);
+    }
+}
+
 // A vectorized loop whose trip count is known only at run time stays one loop: its steady
 // state and its ShiftInwards tail each multiply once. LLVM's runtime unrolling copied it 8
 // times with a remainder loop, for compile time and no measured speed.
