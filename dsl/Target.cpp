@@ -10,10 +10,11 @@ namespace aicf {
 
 namespace {
 
-const char *valid_forms = "Valid targets: a CPU (host, the one compiling, or x86-64, x86-64-v2, "
-                          "x86-64-v3, x86-64-v4), followed by any of -fma, -libm and -cuda-sm_80, "
-                          "-cuda-sm_86, -cuda-sm_89, -cuda-sm_90, -cuda-sm_90a (e.g. "
-                          "host-cuda-sm_90-fma, x86-64-v3-cuda-sm_80).";
+const char *valid_forms =
+    "Valid targets: a CPU (host, the one compiling, or x86-64, x86-64-v2, "
+    "x86-64-v3, x86-64-v4), followed by any of -fma, -libm, -reassoc and -cuda-sm_80, "
+    "-cuda-sm_86, -cuda-sm_89, -cuda-sm_90, -cuda-sm_90a (e.g. "
+    "host-cuda-sm_90-fma, x86-64-v3-cuda-sm_80).";
 
 const char *const cpu_names[] = {"", "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"};
 
@@ -49,6 +50,10 @@ Target::Target(const std::string &s) {
         }
         if (p == "libm") {
             features_ |= LibraryMath;
+            continue;
+        }
+        if (p == "reassoc") {
+            features_ |= Reassociate;
             continue;
         }
         if (p == "cuda") {
@@ -162,6 +167,7 @@ std::string Target::to_string() const {
     if (has_cuda()) s += "-cuda-sm_" + std::to_string(cuda_sm_) + (arch_specific_ ? "a" : "");
     if (has_feature(FMA)) s += "-fma";
     if (has_feature(LibraryMath)) s += "-libm";
+    if (has_feature(Reassociate)) s += "-reassoc";
     return s;
 }
 

@@ -27,11 +27,18 @@ public:
         // (glibc's libmvec, within 4 ulp) instead of AICF's inline polynomials (within 1 to
         // 2 ulp, backends/llvm/InlineMath.h).
         LibraryMath = 1 << 1,
+        // Let floating-point additions and multiplications be reassociated, as Halide does by
+        // default: LLVM then vectorizes a serial float reduction (a row's sum, a dot product)
+        // into partial sums across lanes, and may regroup other float arithmetic. Results
+        // then depend on the vector width and on LLVM's choices. exp, log, tanh and erf stay
+        // as written, within their error bounds.
+        Reassociate = 1 << 2,
     };
 
     Target() = default;
     // Parses a CPU ("host", "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"), then any of
-    // "-fma" and "-cuda-sm_<NN>" (NN in 80, 86, 89, 90, 90a), e.g. "host-cuda-sm_90a-fma".
+    // "-fma", "-libm", "-reassoc" and "-cuda-sm_<NN>" (NN in 80, 86, 89, 90, 90a), e.g.
+    // "host-cuda-sm_90a-fma".
     // Raises CompileError naming the valid forms otherwise.
     explicit Target(const std::string &s);
 

@@ -74,12 +74,9 @@ public:
         function = llvm::Function::Create(fn_type, llvm::Function::ExternalLinkage, name, module);
         ctx = function->getArg(0);
         llvm::Value *args = function->getArg(1);
-        if (p.target.has_feature(Target::FMA)) {
-            // Multiplies and adds may fuse; nothing else about floats is relaxed.
-            llvm::FastMathFlags flags;
-            flags.setAllowContract(true);
-            builder.setFastMathFlags(flags);
-        }
+        // Multiplies and adds may fuse (-fma) and float arithmetic may be regrouped
+        // (-reassoc); nothing else about floats is relaxed.
+        builder.setFastMathFlags(float_freedom(p.target));
         builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", function));
 
         for (size_t i = 0; i < p.args.size(); i++) {
@@ -313,6 +310,12 @@ private:
         if (target.has_feature(Target::LibraryMath) || t.bits != 32 || t.code != TypeCode::Float)
             return nullptr;
         const bool avx512 = vector_registers().bytes == 64;
+        // The polynomials are evaluated as written (their error bounds assume it), fused
+        // where -fma allows, never regrouped.
+        llvm::IRBuilderBase::FastMathFlagGuard keep(builder);
+        llvm::FastMathFlags flags = builder.getFastMathFlags();
+        flags.setAllowReassoc(false);
+        builder.setFastMathFlags(flags);
         switch (op) {
         case Intrinsic::exp:
             return inline_exp_f32(builder, args[0], avx512);

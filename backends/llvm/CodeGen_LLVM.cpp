@@ -8,6 +8,7 @@
 #include <llvm/IR/MDBuilder.h>
 
 #include "dsl/BufferABI.h"
+#include "dsl/Target.h"
 
 namespace aicf {
 namespace backends {
@@ -16,6 +17,13 @@ using namespace ir;
 
 CodeGen_LLVM::CodeGen_LLVM(llvm::LLVMContext &c, llvm::Module &m)
     : context(c), module(m), builder(c) {}
+
+llvm::FastMathFlags float_freedom(const Target &target) {
+    llvm::FastMathFlags flags;
+    flags.setAllowContract(target.has_feature(Target::FMA));
+    flags.setAllowReassoc(target.has_feature(Target::Reassociate));
+    return flags;
+}
 
 llvm::Value *CodeGen_LLVM::codegen(const Expr &e) {
     internal_assert(e.defined()) << "codegen of an undefined Expr";

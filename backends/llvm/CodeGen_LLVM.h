@@ -17,7 +17,14 @@
 #include <string>
 
 namespace aicf {
+
+class Target;
+
 namespace backends {
+
+// The freedoms a target's features give float arithmetic: contraction into fused
+// multiply-adds (-fma) and reassociation (-reassoc).
+llvm::FastMathFlags float_freedom(const Target &target);
 
 class CodeGen_LLVM : public ir::IRVisitor {
 public:

@@ -101,11 +101,7 @@ public:
         function = llvm::Function::Create(type, llvm::Function::ExternalLinkage, k.name, module);
         function->setCallingConv(llvm::CallingConv::PTX_Kernel);
         builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", function));
-        if (target.has_feature(Target::FMA)) {
-            llvm::FastMathFlags flags;
-            flags.setAllowContract(true);
-            builder.setFastMathFlags(flags);
-        }
+        builder.setFastMathFlags(float_freedom(target));
 
         for (size_t i = 0; i < k.args.size(); i++) {
             const lowering::KernelArgument &a = k.args[i];

@@ -200,6 +200,52 @@ TEST(Targets, FusedMultiplyAddIsOptIn) {
     EXPECT_EQ(Target("host-fma").to_string(), "host-fma");
 }
 
+// -reassoc lets LLVM regroup float additions: a row's serial sum is then vectorized into
+// partial sums across lanes (a different order, so different last bits, still close to the
+// exact sum). Without it the sum is computed in the order written. exp stays as written
+// either way: the same bits with and without the feature.
+TEST(Targets, ReassociationIsOptInAndVectorizesSerialSums) {
+    const int W = 1001, H = 13; // a row is no multiple of any vector width
+    Buffer<float> in(W, H);
+    fill_random(in, -1.0, 1.0, 54);
+    Var y("y"), x("x");
+    RDom r(0, W, "r");
+    Func sum("sum");
+    sum(y) = 0.0f;
+    sum(y) += in(r, y);
+    Buffer<float> ordered = sum.realize({H});
+    Buffer<float> regrouped = sum.realize({H}, Target("host-reassoc"));
+    for (int j = 0; j < H; j++) {
+        float serial = 0.0f;
+        double exact = 0.0;
+        for (int i = 0; i < W; i++) {
+            serial += in(i, j);
+            exact += in(i, j);
+        }
+        ASSERT_EQ(ordered(j), serial) << j;
+        EXPECT_TRUE(close(regrouped(j), exact, 1e-5, 1e-5)) << j << ": " << regrouped(j);
+    }
+    // The row's loop adds 16 lanes at a time with the feature, one without.
+    auto wide_adds = [](const std::string &text) {
+        size_t n = 0;
+        for (size_t at = text.find("vaddps"); at != std::string::npos;
+             at = text.find("vaddps", at + 1))
+            n += text.substr(at, text.find('\n', at) - at).find("%zmm") != std::string::npos;
+        return n;
+    };
+    EXPECT_GT(wide_adds(sum.assembly(Target("x86-64-v4-reassoc"))), 0u);
+    EXPECT_EQ(wide_adds(sum.assembly(Target("x86-64-v4"))), 0u);
+    Func e("e");
+    e(x) = exp(in(x, 0) * 3.0f);
+    e.vectorize(x, 16);
+    Buffer<float> free = e.realize({W}, Target("host-fma-reassoc"));
+    Buffer<float> fused = e.realize({W}, Target("host-fma"));
+    for (int i = 0; i < W; i++)
+        ASSERT_EQ(free(i), fused(i)) << i;
+    EXPECT_EQ(Target("host-fma-reassoc").to_string(), "host-fma-reassoc");
+    EXPECT_TRUE(Target("x86-64-v3-reassoc").has_feature(Target::Reassociate));
+}
+
 // A value used several times per step, for many steps, is a small graph but a tree of 3^40
 // leaves: defining, compiling and running it take time in proportion to the graph. (Each
 // realize also looks its compiled code up by the algorithm's text.) A gather through an

@@ -706,7 +706,8 @@ TEST(CompileErrors, UnknownTargetFeature) {
     std::string msg = message_of<CompileError>([&] { Target t("host-avx9000"); });
     EXPECT_CONTAINS(msg, "Unknown feature \"avx9000\" in target \"host-avx9000\".");
     EXPECT_CONTAINS(msg, "Valid targets: a CPU (host, the one compiling, or x86-64, x86-64-v2, "
-                         "x86-64-v3, x86-64-v4), followed by any of -fma, -libm and -cuda-sm_80");
+                         "x86-64-v3, x86-64-v4), followed by any of -fma, -libm, -reassoc and "
+                         "-cuda-sm_80");
     msg = message_of<CompileError>([&] { Target t("gpu"); });
     EXPECT_CONTAINS(msg, "Unknown target \"gpu\": it must start with a CPU.");
     msg = message_of<CompileError>([&] { Target t("host-cuda-sm_70"); });
