@@ -55,6 +55,10 @@ struct HalideLib {
     static Expr rsqrt(const Expr &e) { return 1.0f / Halide::sqrt(e); }
     static Expr max(const Expr &a, const Expr &b) { return Halide::max(a, b); }
     static Expr lowest() { return Halide::Expr(-INFINITY); }
+    static Expr floor(const Expr &e) { return Halide::floor(e); }
+    static Expr clamp(const Expr &e, int lo, int hi) { return Halide::clamp(e, lo, hi); }
+    static Expr to_int(const Expr &e) { return Halide::cast<int>(e); }
+    static Expr to_float(const Expr &e) { return Halide::cast<float>(e); }
 };
 
 // ---------------------------------------------------------------------------------------
@@ -175,6 +179,20 @@ void compare_with_halide(int threads) {
             row(name, blur<AicfLib>(in.aicf, s), blur<HalideLib>(in.halide, s), W, H, 9, best,
                 schedule);
         best_row("blur 3x3 2048^2, best of each", best);
+    }
+    {
+        const int W = 2048, H = 2048;
+        Shared in(W, H, 0, 21);
+        const std::tuple<const char *, Resampling, int, int> kinds[] = {
+            {"downsample 2x of 2048^2", Resampling::Down2, W / 2 - 1, H / 2 - 1},
+            {"upsample 2x of 2048^2", Resampling::Up2, 2 * W - 4, 2 * H - 4},
+            {"bilinear resize 0.7, tiled", Resampling::Resize, 1400, 1400},
+            {"clamped blur 3x3 2048^2, tiled", Resampling::ClampedBlur, W, H}};
+        for (const auto &[name, kind, w, h] : kinds) {
+            Best best;
+            row(name, resample<AicfLib>(in.aicf, W, H, kind),
+                resample<HalideLib>(in.halide, W, H, kind), w, h, 9, best, "");
+        }
     }
     {
         const int W = 2048, H = 2048, stages = 5;

@@ -26,6 +26,10 @@ struct AicfLib {
     static Expr rsqrt(const Expr &e) { return aicf::rsqrt(e); }
     static Expr max(const Expr &a, const Expr &b) { return aicf::max(a, b); }
     static Expr lowest() { return aicf::Expr(-INFINITY); }
+    static Expr floor(const Expr &e) { return aicf::floor(e); }
+    static Expr clamp(const Expr &e, int lo, int hi) { return aicf::clamp(e, lo, hi); }
+    static Expr to_int(const Expr &e) { return aicf::cast<int>(e); }
+    static Expr to_float(const Expr &e) { return aicf::cast<float>(e); }
 };
 
 enum class BlurSchedule { Root, Tiled, SlidingWindow };
@@ -266,6 +270,57 @@ template <typename Lib> struct Mlp {
         return y;
     }
 };
+
+enum class Resampling { Down2, Up2, Resize, ClampedBlur };
+
+// Image resampling, each output row a parallel task and each row 16 lanes at a time, over an
+// input of w x h points (mins at 0, so 2x + 1 and x / 2 + 1 stay inside for the output
+// sizes used):
+// - Down2: each output the mean of a 2x2 block (lanes read at stride 2);
+// - Up2: each output a blend of two neighbours at half resolution (lanes read x / 2);
+// - Resize: bilinear by 0.7, source positions computed in float and converted to indices,
+//   reading an intermediate computed per tile of 64 x 32 over that tile's footprint;
+// - ClampedBlur: a 3x3 box blur of the image clamped at its edges, in tiles of 256 x 32.
+template <typename Lib>
+typename Lib::Func resample(const typename Lib::Buffer &in, int w, int h, Resampling kind) {
+    typename Lib::Var x("x"), y("y"), xi("xi"), yi("yi");
+    typename Lib::Func out("resampled");
+    switch (kind) {
+    case Resampling::Down2:
+        out(x, y) = (in(2 * x, 2 * y) + in(2 * x + 1, 2 * y) + in(2 * x, 2 * y + 1) +
+                     in(2 * x + 1, 2 * y + 1)) *
+                    0.25f;
+        out.parallel(y).vectorize(x, 16);
+        break;
+    case Resampling::Up2:
+        out(x, y) = in(x / 2, y / 2) * 0.75f + in(x / 2 + 1, y / 2) * 0.25f;
+        out.parallel(y).vectorize(x, 16);
+        break;
+    case Resampling::Resize: {
+        typename Lib::Func scaled("scaled");
+        scaled(x, y) = in(x, y) * 2.0f - 1.0f;
+        const float step = 1 / 0.7f;
+        typename Lib::Expr sx = Lib::to_float(x) * step, sy = Lib::to_float(y) * step;
+        typename Lib::Expr ix = Lib::to_int(Lib::floor(sx)), iy = Lib::to_int(Lib::floor(sy));
+        typename Lib::Expr fx = sx - Lib::to_float(ix), fy = sy - Lib::to_float(iy);
+        out(x, y) = (scaled(ix, iy) * (1 - fx) + scaled(ix + 1, iy) * fx) * (1 - fy) +
+                    (scaled(ix, iy + 1) * (1 - fx) + scaled(ix + 1, iy + 1) * fx) * fy;
+        out.tile(x, y, xi, yi, 64, 32).parallel(y).vectorize(xi, 16);
+        scaled.compute_at(out, x).vectorize(x, 16);
+        break;
+    }
+    case Resampling::ClampedBlur: {
+        typename Lib::Func clamped("clamped"), bx("blur_x");
+        clamped(x, y) = in(Lib::clamp(x, 0, w - 1), Lib::clamp(y, 0, h - 1));
+        bx(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) * (1.0f / 3);
+        out(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) * (1.0f / 3);
+        out.tile(x, y, xi, yi, 256, 32).parallel(y).vectorize(xi, 16);
+        bx.compute_at(out, x).vectorize(x, 16);
+        break;
+    }
+    }
+    return out;
+}
 
 } // namespace peer_pipelines
 
