@@ -23,7 +23,7 @@ public:
         // of two), as CUDA does by default. Results may then differ in the last bits between
         // schedules that group the operations differently.
         FMA = 1 << 0,
-        // float32 exp, log, tanh and erf on the host call the C library's vector math
+        // float32 exp, log, tanh, erf and pow on the host call the C library's vector math
         // (glibc's libmvec, within 4 ulp) instead of AICF's inline polynomials (within 1 to
         // 2 ulp, backends/llvm/InlineMath.h).
         LibraryMath = 1 << 1,

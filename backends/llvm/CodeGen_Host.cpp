@@ -325,6 +325,8 @@ private:
             return inline_tanh_f32(builder, args[0], avx512);
         case Intrinsic::erf:
             return inline_erf_f32(builder, args[0], avx512);
+        case Intrinsic::pow:
+            return inline_pow_f32(builder, args[0], args[1]);
         default:
             return nullptr;
         }

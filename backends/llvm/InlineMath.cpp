@@ -204,5 +204,84 @@ llvm::Value *inline_erf_f32(llvm::IRBuilder<> &b, llvm::Value *x, bool avx512) {
     return b.CreateSelect(b.CreateFCmpOGE(a, c.f(1.0)), large, small);
 }
 
+llvm::Value *inline_pow_f32(llvm::IRBuilder<> &b, llvm::Value *x, llvm::Value *y) {
+    Consts c(b, x);
+    // In float64, whose 52 bits leave 28 for the error of y log2|x| and of 2^t: the float32
+    // result is then rounded once from a value within 1e-14 of the exact one.
+    llvm::Type *dt = b.getDoubleTy(), *lt = b.getInt64Ty();
+    if (auto *v = llvm::dyn_cast<llvm::VectorType>(c.ft)) {
+        dt = llvm::VectorType::get(dt, v->getElementCount());
+        lt = llvm::VectorType::get(lt, v->getElementCount());
+    }
+    auto d = [&](double v) { return llvm::ConstantFP::get(dt, v); };
+    auto l = [&](int64_t v) { return llvm::ConstantInt::get(lt, uint64_t(v)); };
+    auto dpoly = [&](llvm::Value *t, std::initializer_list<double> k) {
+        const double *first = k.begin(), *last = k.end() - 1;
+        llvm::Value *acc = d(*last);
+        for (const double *p = last; p != first;) {
+            --p;
+            acc = b.CreateFAdd(b.CreateFMul(acc, t), d(*p));
+        }
+        return acc;
+    };
+    llvm::Value *ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, b.CreateFPExt(x, dt));
+    llvm::Value *yd = b.CreateFPExt(y, dt);
+    // |x| = m 2^e, m in [sqrt(1/2), sqrt(2)) (float32 subnormals are normal float64s).
+    llvm::Value *bits = b.CreateBitCast(ax, lt);
+    llvm::Value *e = b.CreateSub(b.CreateLShr(bits, l(52)), l(1023));
+    llvm::Value *m = b.CreateBitCast(
+        b.CreateOr(b.CreateAnd(bits, l((int64_t(1) << 52) - 1)), l(int64_t(1023) << 52)), dt);
+    llvm::Value *above = b.CreateFCmpOGT(m, d(1.41421356237309505));
+    m = b.CreateSelect(above, b.CreateFMul(m, d(0.5)), m);
+    e = b.CreateAdd(e, b.CreateZExt(above, lt));
+    // log m = 2 atanh(s), s = (m - 1) / (m + 1), |s| <= 0.1716: 2 s (1 + s^2 / 3 + ... +
+    // s^16 / 17), truncated 1e-15 below it.
+    llvm::Value *s = b.CreateFDiv(b.CreateFSub(m, d(1.0)), b.CreateFAdd(m, d(1.0)));
+    llvm::Value *s2 = b.CreateFMul(s, s);
+    llvm::Value *series = dpoly(
+        s2, {1.0, 1.0 / 3, 1.0 / 5, 1.0 / 7, 1.0 / 9, 1.0 / 11, 1.0 / 13, 1.0 / 15, 1.0 / 17});
+    llvm::Value *log2m = b.CreateFMul(b.CreateFMul(s, series), d(2.0 * 1.44269504088896340736));
+    llvm::Value *log2x = b.CreateFAdd(b.CreateSIToFP(e, dt), log2m);
+    // log2 0 = -inf and log2 inf = inf, so that t is an infinity of the right sign.
+    log2x = b.CreateSelect(b.CreateFCmpOEQ(ax, d(0.0)), d(-INFINITY), log2x);
+    log2x = b.CreateSelect(b.CreateFCmpOEQ(ax, d(INFINITY)), d(INFINITY), log2x);
+    llvm::Value *t = b.CreateFMul(yd, log2x);
+    // 2^t = 2^n 2^f, n = round(t), |f| <= 1/2. Past [-200, 200] a float32 result is 0 or
+    // infinity whatever t is.
+    t = b.CreateSelect(b.CreateFCmpOLT(t, d(-200.0)), d(-200.0), t);
+    t = b.CreateSelect(b.CreateFCmpOGT(t, d(200.0)), d(200.0), t);
+    llvm::Value *n = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, t);
+    llvm::Value *g = b.CreateFMul(b.CreateFSub(t, n), d(0.69314718055994530942));
+    // e^g by its Taylor series to g^11 / 11!, 7e-15 below it for |g| <= ln 2 / 2.
+    llvm::Value *eg =
+        dpoly(g, {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040,
+                  1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800});
+    llvm::Value *two_n =
+        b.CreateBitCast(b.CreateShl(b.CreateAdd(b.CreateFPToSI(n, lt), l(1023)), l(52)), dt);
+    llvm::Value *result = b.CreateFPTrunc(b.CreateFMul(eg, two_n), c.ft);
+    // The sign and the special cases, as C's powf: a negative x (or -0) to an odd integer
+    // power is negative; a finite negative x to a finite non-integer power is NaN; x^0 = 1 and 1^y
+    // = 1 even for NaN; (-1)^(+-inf) = 1; otherwise NaN gives NaN. Every float at or above 2^24 is
+    // an even integer, and so, here, are the infinities.
+    llvm::Value *ay = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, y);
+    llvm::Value *integer = b.CreateFCmpOEQ(b.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, y), y);
+    llvm::Value *small = b.CreateFCmpOLT(ay, c.f(0x1p24));
+    llvm::Value *as_int = b.CreateFPToSI(b.CreateSelect(small, y, c.f(0.0)), c.it);
+    llvm::Value *odd = b.CreateAnd(b.CreateICmpNE(b.CreateAnd(as_int, c.i(1)), c.i(0)),
+                                   b.CreateAnd(small, integer));
+    llvm::Value *negative = b.CreateICmpSLT(c.bits(x), c.i(0));
+    result = b.CreateSelect(b.CreateAnd(odd, negative), b.CreateFNeg(result), result);
+    llvm::Value *finite_y = b.CreateFCmpOLT(ay, c.f(INFINITY));
+    llvm::Value *finite_negative =
+        b.CreateAnd(b.CreateFCmpOLT(x, c.f(0.0)), b.CreateFCmpOGT(x, c.f(-INFINITY)));
+    llvm::Value *bad = b.CreateAnd(finite_negative, b.CreateAnd(finite_y, b.CreateNot(integer)));
+    result = b.CreateSelect(bad, c.f(NAN), result);
+    result = b.CreateSelect(b.CreateFCmpUNO(x, y), b.CreateFAdd(x, y), result);
+    llvm::Value *one = b.CreateOr(b.CreateFCmpOEQ(y, c.f(0.0)), b.CreateFCmpOEQ(x, c.f(1.0)));
+    one = b.CreateOr(
+        one, b.CreateAnd(b.CreateFCmpOEQ(x, c.f(-1.0)), b.CreateFCmpOEQ(ay, c.f(INFINITY))));
+    return b.CreateSelect(one, c.f(1.0), result);
+}
+
 } // namespace backends
 } // namespace aicf
