@@ -34,6 +34,7 @@ void compare_with_halide(int) {
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -90,11 +91,14 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 // The median times of f and g, run in alternating rounds of three, the first of each round
 // untimed: both libraries' worker threads spin for a while after a parallel loop (OpenMP's for
 // AICF, Halide's own pool), and a run that follows the other library's at once shares the
-// cores with its spinning threads. So each timed run follows one of its own library.
+// cores with its spinning threads. So each round starts 20 ms after the other library's last
+// run, by which time its threads have gone to sleep, and each timed run follows one of its
+// own library.
 std::pair<double, double> alternating_rounds(const std::function<void()> &f,
                                              const std::function<void()> &g, int rounds) {
     std::vector<double> tf, tg;
     auto round = [](const std::function<void()> &h, std::vector<double> &times) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
         h();
         for (int i = 0; i < 2; i++) {
             auto start = std::chrono::steady_clock::now();
