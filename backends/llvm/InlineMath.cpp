@@ -13,6 +13,18 @@ namespace backends {
 
 namespace {
 
+// c[0] + x * (c[1] + x * (c[2] + ...)), by Horner's rule, in x's type (a float, a double or
+// a vector of either).
+llvm::Value *horner(llvm::IRBuilder<> &b, llvm::Value *x, std::initializer_list<double> c) {
+    const double *first = c.begin(), *last = c.end() - 1;
+    llvm::Value *acc = llvm::ConstantFP::get(x->getType(), *last);
+    for (const double *p = last; p != first;) {
+        --p;
+        acc = b.CreateFAdd(b.CreateFMul(acc, x), llvm::ConstantFP::get(x->getType(), *p));
+    }
+    return acc;
+}
+
 // Constants of x's type: a float or a splat of one.
 struct Consts {
     llvm::IRBuilder<> &b;
@@ -26,15 +38,8 @@ struct Consts {
     llvm::Value *i(int32_t v) const { return llvm::ConstantInt::get(it, uint64_t(uint32_t(v))); }
     llvm::Value *bits(llvm::Value *x) const { return b.CreateBitCast(x, it); }
     llvm::Value *from_bits(llvm::Value *x) const { return b.CreateBitCast(x, ft); }
-    // c[0] + x * (c[1] + x * (c[2] + ...)), by Horner's rule.
     llvm::Value *poly(llvm::Value *x, std::initializer_list<double> c) const {
-        const double *first = c.begin(), *last = c.end() - 1;
-        llvm::Value *acc = f(*last);
-        for (const double *p = last; p != first;) {
-            --p;
-            acc = b.CreateFAdd(b.CreateFMul(acc, x), f(*p));
-        }
-        return acc;
+        return horner(b, x, c);
     }
 };
 
@@ -215,15 +220,6 @@ llvm::Value *inline_pow_f32(llvm::IRBuilder<> &b, llvm::Value *x, llvm::Value *y
     }
     auto d = [&](double v) { return llvm::ConstantFP::get(dt, v); };
     auto l = [&](int64_t v) { return llvm::ConstantInt::get(lt, uint64_t(v)); };
-    auto dpoly = [&](llvm::Value *t, std::initializer_list<double> k) {
-        const double *first = k.begin(), *last = k.end() - 1;
-        llvm::Value *acc = d(*last);
-        for (const double *p = last; p != first;) {
-            --p;
-            acc = b.CreateFAdd(b.CreateFMul(acc, t), d(*p));
-        }
-        return acc;
-    };
     llvm::Value *ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, b.CreateFPExt(x, dt));
     llvm::Value *yd = b.CreateFPExt(y, dt);
     // |x| = m 2^e, m in [sqrt(1/2), sqrt(2)) (float32 subnormals are normal float64s).
@@ -238,8 +234,8 @@ llvm::Value *inline_pow_f32(llvm::IRBuilder<> &b, llvm::Value *x, llvm::Value *y
     // s^16 / 17), truncated 1e-15 below it.
     llvm::Value *s = b.CreateFDiv(b.CreateFSub(m, d(1.0)), b.CreateFAdd(m, d(1.0)));
     llvm::Value *s2 = b.CreateFMul(s, s);
-    llvm::Value *series = dpoly(
-        s2, {1.0, 1.0 / 3, 1.0 / 5, 1.0 / 7, 1.0 / 9, 1.0 / 11, 1.0 / 13, 1.0 / 15, 1.0 / 17});
+    llvm::Value *series = horner(
+        b, s2, {1.0, 1.0 / 3, 1.0 / 5, 1.0 / 7, 1.0 / 9, 1.0 / 11, 1.0 / 13, 1.0 / 15, 1.0 / 17});
     llvm::Value *log2m = b.CreateFMul(b.CreateFMul(s, series), d(2.0 * 1.44269504088896340736));
     llvm::Value *log2x = b.CreateFAdd(b.CreateSIToFP(e, dt), log2m);
     // log2 0 = -inf and log2 inf = inf, so that t is an infinity of the right sign.
@@ -254,8 +250,9 @@ llvm::Value *inline_pow_f32(llvm::IRBuilder<> &b, llvm::Value *x, llvm::Value *y
     llvm::Value *g = b.CreateFMul(b.CreateFSub(t, n), d(0.69314718055994530942));
     // e^g by its Taylor series to g^11 / 11!, 7e-15 below it for |g| <= ln 2 / 2.
     llvm::Value *eg =
-        dpoly(g, {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040,
-                  1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800});
+        horner(b, g,
+               {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320,
+                1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800});
     llvm::Value *two_n =
         b.CreateBitCast(b.CreateShl(b.CreateAdd(b.CreateFPToSI(n, lt), l(1023)), l(52)), dt);
     llvm::Value *result = b.CreateFPTrunc(b.CreateFMul(eg, two_n), c.ft);
