@@ -460,8 +460,9 @@ private:
         }
         // Float to integer: symbolic ends carry over where the values are known to be
         // rounded as the ends are (see FloatFacts).
+        const bool float_to_integer = from.is_float() && to.is_int_or_uint() && !to.is_bool();
         FloatValues values;
-        if (from.is_float() && to.is_int_or_uint() && !to.is_bool()) {
+        if (float_to_integer) {
             values = float_facts.get(op->value);
             if (std::isfinite(values.magnitude) && !values.fusable && a.is_bounded()) {
                 result = Interval(convert(a.min), convert(a.max));
@@ -480,17 +481,21 @@ private:
         };
         if (a.is_bounded() && fits(a.min) && fits(a.max)) {
             result = Interval(convert(a.min), convert(a.max));
-            if (!from.is_float() || !to.is_int_or_uint() || to.is_bool()) return;
+            if (!float_to_integer) return;
             // A float that may be NaN converts to 0 too; one whose rounding may differ from
             // the ends' by an ulp converts to a value up to one further out.
             std::optional<int64_t> first = as_const_int(result.min),
                                    last = as_const_int(result.max);
             if (!first || !last) return;
             int64_t lo = *first, hi = *last;
-            if (!std::isfinite(values.magnitude)) lo = std::min<int64_t>(lo, 0);
-            if (!std::isfinite(values.magnitude)) hi = std::max<int64_t>(hi, 0);
-            if (values.fusable) lo = std::max(lo - 1, to.min_int());
-            if (values.fusable) hi = std::min(hi + 1, to.max_int());
+            if (!std::isfinite(values.magnitude)) {
+                lo = std::min<int64_t>(lo, 0);
+                hi = std::max<int64_t>(hi, 0);
+            }
+            if (values.fusable) {
+                lo = std::max(lo - 1, to.min_int());
+                hi = std::min(hi + 1, to.max_int());
+            }
             result = Interval(make_const(to, lo), make_const(to, hi));
         }
     }
