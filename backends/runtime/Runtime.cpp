@@ -1,6 +1,7 @@
 #include "backends/runtime/Runtime.h"
 
 #include "backends/runtime/Device.h"
+#include "backends/runtime/ThreadPool.h"
 #include "dsl/HostMemory.h"
 #include "dsl/base/Error.h"
 
@@ -302,18 +303,7 @@ void aicf_free(void *ctx, void *p) {
 
 int32_t aicf_parallel_for(void *ctx, aicf_parallel_body body, int32_t min, int32_t extent,
                           void *closure) {
-    std::atomic<int32_t> result{0};
-    // OpenMP's runtime owns the threads; nested parallel loops run serially inside.
-#pragma omp parallel for schedule(guided)
-    for (int32_t i = 0; i < extent; i++) {
-        if (result.load(std::memory_order_relaxed) != 0) continue;
-        int32_t r = body(ctx, min + i, closure);
-        if (r != 0) {
-            int32_t expected = 0;
-            result.compare_exchange_strong(expected, r);
-        }
-    }
-    return result.load();
+    return aicf::runtime::parallel_for(body, ctx, min, extent, closure);
 }
 
 int32_t aicf_gpu_launch(void *ctx, int32_t kernel, int32_t gx, int32_t gy, int32_t gz,
