@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -99,13 +100,19 @@ template <typename Done> bool spin_until(Done done) {
     return done();
 }
 
+// A whole number of threads from AICF_NUM_THREADS, or else the first of OMP_NUM_THREADS's list
+// ("8" or "8,2"); anything else (0, negative, not a number) is ignored, and an absurd count is
+// capped.
 int threads_from_environment() {
     for (const char *name : {"AICF_NUM_THREADS", "OMP_NUM_THREADS"}) {
         const char *v = std::getenv(name);
         if (!v) continue;
         char *end = nullptr;
+        errno = 0;
         long n = std::strtol(v, &end, 10);
-        if (end != v && n >= 1) return int(std::min(n, 1024L)); // an absurd count is capped
+        const bool whole =
+            end != v && errno == 0 && (*end == '\0' || (*end == ',' && name[0] == 'O'));
+        if (whole && n >= 1) return int(std::min(n, 1024L));
     }
     cpu_set_t cores;
     if (sched_getaffinity(0, sizeof cores, &cores) == 0) return std::max(1, CPU_COUNT(&cores));
