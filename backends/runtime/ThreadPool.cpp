@@ -9,9 +9,7 @@
 #include <mutex>
 #include <pthread.h>
 #include <sched.h>
-#include <system_error>
 #include <thread>
-#include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -28,11 +26,12 @@ struct Job {
     void *ctx;
     void *closure;
     int32_t min, extent;
-    int threads;                    // the pool's size, for the chunk sizes
-    int caller_cpu;                 // where the caller runs (sched_getcpu), or -1
-    std::atomic<int32_t> next{0};   // the first iteration not yet claimed
-    std::atomic<int32_t> result{0}; // the first nonzero code a body returned
-    std::atomic<int> helpers{0};    // workers inside; joined under the pool's lock
+    int threads;                            // the pool's size, for the chunk sizes
+    int caller_cpu;                         // where the caller runs (sched_getcpu), or -1
+    std::atomic<int32_t> next{0};           // the first iteration not yet claimed
+    std::atomic<int32_t> result{0};         // the first nonzero code a body returned
+    std::atomic<int> helpers{0};            // workers inside; joined under the pool's lock
+    Job *older = nullptr, *newer = nullptr; // the pool's list (under its lock)
 
     // Claims the next chunk of iterations: [*first, *first + *count). Chunks shrink as the loop
     // goes (half the remaining share of each thread), so the threads finish together even when
@@ -140,8 +139,8 @@ public:
         for (int t = 1; t < threads; t++) {
             try {
                 std::thread([this] { work(); }).detach();
-            } catch (const std::system_error &) {
-                this->threads = t; // no more threads to be had: fewer workers
+            } catch (...) {
+                this->threads = t; // no more threads (or memory) to be had: fewer workers
                 break;
             }
         }
@@ -160,7 +159,9 @@ public:
         job.caller_cpu = sched_getcpu();
         {
             std::lock_guard<std::mutex> guard(lock);
-            jobs.push_back(&job);
+            job.older = newest;
+            (newest ? newest->newer : oldest) = &job;
+            newest = &job;
             posted.fetch_add(1, std::memory_order_release);
             for (int i = std::min(sleeping, extent - 1); i > 0; i--)
                 work_ready.notify_one();
@@ -171,7 +172,8 @@ public:
         {
             // Off the list: no worker joins it any more.
             std::lock_guard<std::mutex> guard(lock);
-            jobs.erase(std::find(jobs.begin(), jobs.end(), &job));
+            (job.older ? job.older->newer : oldest) = job.newer;
+            (job.newer ? job.newer->older : newest) = job.older;
         }
         // The workers still inside run their last chunks.
         auto left = [&] { return job.helpers.load(std::memory_order_acquire) == 0; };
@@ -190,9 +192,10 @@ private:
         inside_parallel_loop = true;
         std::unique_lock<std::mutex> guard(lock);
         for (;;) {
-            auto it = std::find_if(jobs.begin(), jobs.end(), [](Job *j) { return j->open(); });
-            if (it != jobs.end()) {
-                Job *job = *it;
+            Job *job = oldest;
+            while (job && !job->open())
+                job = job->newer;
+            if (job) {
                 job->helpers.fetch_add(1, std::memory_order_relaxed);
                 guard.unlock();
                 leave_core(job->caller_cpu);
@@ -217,18 +220,19 @@ private:
     int threads;
     std::mutex lock;
     std::condition_variable work_ready, job_left;
-    std::vector<Job *> jobs;         // the loops running, oldest first
-    std::atomic<uint64_t> posted{0}; // loops ever posted (changed under the lock)
-    int sleeping = 0;                // workers waiting on work_ready
-    int waiting_callers = 0;         // callers waiting on job_left
+    Job *oldest = nullptr, *newest = nullptr; // the loops running, linked (no allocation)
+    std::atomic<uint64_t> posted{0};          // loops ever posted (changed under the lock)
+    int sleeping = 0;                         // workers waiting on work_ready
+    int waiting_callers = 0;                  // callers waiting on job_left
 };
 
 std::atomic<Pool *> current_pool{nullptr};
 std::mutex pool_creation;
 
-Pool &pool() {
+// The process's pool, started at the first call; nullptr where none can be had (no memory).
+Pool *pool() noexcept try {
     Pool *p = current_pool.load(std::memory_order_acquire);
-    if (p) return *p;
+    if (p) return p;
     std::lock_guard<std::mutex> guard(pool_creation);
     p = current_pool.load(std::memory_order_relaxed);
     if (!p) {
@@ -242,15 +246,18 @@ Pool &pool() {
         p = new Pool(threads_from_environment());
         current_pool.store(p, std::memory_order_release);
     }
-    return *p;
+    return p;
+} catch (...) {
+    return nullptr;
 }
 
 } // namespace
 
 int32_t parallel_for(ParallelBody body, void *ctx, int32_t min, int32_t extent, void *closure) {
     if (extent <= 0) return 0;
-    if (extent > 1 && !inside_parallel_loop && pool().size() > 1)
-        return pool().run(body, ctx, min, extent, closure);
+    // Nothing here throws: compiled code, which calls this, has no way to pass an exception on.
+    Pool *p = extent > 1 && !inside_parallel_loop ? pool() : nullptr;
+    if (p && p->size() > 1) return p->run(body, ctx, min, extent, closure);
     for (int32_t i = 0; i < extent; i++) {
         int32_t r = body(ctx, min + i, closure);
         if (r != 0) return r;
@@ -259,7 +266,8 @@ int32_t parallel_for(ParallelBody body, void *ctx, int32_t min, int32_t extent, 
 }
 
 int parallel_threads() {
-    return pool().size();
+    Pool *p = pool();
+    return p ? p->size() : 1;
 }
 
 } // namespace runtime
