@@ -214,6 +214,20 @@ private:
     Expr div_rest(const LinearForm &rest, int64_t c);
     Expr mod_rest(const Expr &rest, int64_t c);
     Expr min_or_max(const Expr &a, const Expr &b, bool is_min);
+    // Whether p <= q wherever they are defined, cheaply: from an upper bound of p - q. With
+    // `only_through_divisions`, only where that bound needs the pairs of divisions below.
+    bool provably_le(const Expr &p, const Expr &q, bool only_through_divisions = false);
+    // An upper bound of a linear form from the bounds of its terms, where a pair of terms
+    // k * (A / c) - k * (B / c) with the same constant c > 0 is bounded through A - B
+    // (floor(A / c) - floor(B / c) lies in [floor((A - B) / c), ceil((A - B) / c)]), `depth`
+    // divisions deep: so (x + 13) / 16 + 1 >= (x + 15) / 16 for every x.
+    ConstBounds upper_bound_pairing_divisions(const LinearForm &l, int depth);
+    // min(a, b) (or max) where a or b is itself a chain of mins (maxes): the operands of both
+    // with those another operand makes idle through pairs of divisions left out
+    // (min(x/16, min(y, (x + 8)/16)) is min(x/16, y)); undefined when none is. Orders that
+    // plain bounds decide stay for the rules that match chains (a clamp's
+    // min(y, min(y + 11, 36)) keeps its inner min).
+    Expr prune_min_max_chain(const Expr &a, const Expr &b, bool is_min);
     // LT, LE or EQ of scalar integers that do not overflow, through a - b.
     Expr compare_linear(IRNodeType op, const Expr &a, const Expr &b);
     Expr fold_call(const Call *op, const std::vector<Expr> &args);

@@ -6,6 +6,8 @@
 #include "dsl/ir/SimplifyInternal.h"
 
 #include <cmath>
+#include <functional>
+#include <vector>
 
 namespace aicf {
 namespace ir {
@@ -594,8 +596,93 @@ Expr Simplify::min_or_max(const Expr &a, const Expr &b, bool is_min) {
     if (operands(b, !is_min, x, y) && (equal(x, a) || equal(y, a))) return a;
     if (operands(a, !is_min, x, y) && (equal(x, b) || equal(y, b))) return b;
 
+    if (no_overflow(t) && t.is_scalar()) {
+        if (provably_le(a, b)) return is_min ? a : b;
+        if (provably_le(b, a)) return is_min ? b : a;
+        if (Expr pruned = prune_min_max_chain(a, b, is_min); pruned.defined()) return pruned;
+    }
     if (!is_const(b) && compare_exprs(a, b) > 0) return make(b, a);
     return make(a, b);
+}
+
+bool Simplify::provably_le(const Expr &p, const Expr &q, bool only_through_divisions) {
+    const LinearForm diff = linear_combine(linear_form(p), linear_form(q), -1);
+    if (only_through_divisions) {
+        const ConstBounds plain = bounds_of_linear(diff);
+        if (plain.has_max && plain.max <= 0) return false;
+    }
+    const ConstBounds d = upper_bound_pairing_divisions(diff, 3);
+    return d.has_max && d.max <= 0;
+}
+
+ConstBounds Simplify::upper_bound_pairing_divisions(const LinearForm &l, int depth) {
+    ConstBounds r = ConstBounds::point(l.constant);
+    std::vector<bool> paired(l.terms.size(), false);
+    for (size_t i = 0; i < l.terms.size() && r.has_max; i++) {
+        if (paired[i]) continue;
+        const Term &ti = l.terms[i];
+        const Div *di = ti.e.as<Div>();
+        const auto c = di && depth > 0 ? positive_const(di->b) : std::nullopt;
+        for (size_t j = i + 1; c && j < l.terms.size(); j++) {
+            const Div *dj = l.terms[j].e.as<Div>();
+            if (paired[j] || !dj || l.terms[j].coeff != -ti.coeff || !equal(dj->b, di->b)) continue;
+            // k * (floor(A / c) - floor(B / c)) is at most k * ceil(max(A - B) / c) for k > 0,
+            // k * floor(min(A - B) / c) for k < 0.
+            const Expr &A = ti.coeff > 0 ? di->a : dj->a, &B = ti.coeff > 0 ? dj->a : di->a;
+            const ConstBounds m = upper_bound_pairing_divisions(
+                linear_combine(linear_form(A), linear_form(B), -1), depth - 1);
+            if (!m.has_max) continue;
+            const ConstBounds divisor = ConstBounds::point(*c);
+            const ConstBounds ceil =
+                bounds_negate(bounds_div(bounds_negate(ConstBounds::point(m.max)), divisor));
+            const int64_t k = ti.coeff > 0 ? ti.coeff : -ti.coeff;
+            r = bounds_add(r, bounds_mul(ceil, ConstBounds::point(k)));
+            paired[i] = paired[j] = true;
+            break;
+        }
+        if (!paired[i])
+            r = bounds_add(r, bounds_mul(bounds_of(ti.e), ConstBounds::point(ti.coeff)));
+    }
+    return r;
+}
+
+Expr Simplify::prune_min_max_chain(const Expr &a, const Expr &b, bool is_min) {
+    // Bounds of a region read at many points are such chains: one operand per point.
+    const size_t most = 16;
+    std::vector<Expr> operands;
+    bool chained = false;
+    std::function<bool(const Expr &)> flatten = [&](const Expr &e) {
+        const Min *mn = e.as<Min>();
+        const Max *mx = e.as<Max>();
+        if (is_min ? mn != nullptr : mx != nullptr) {
+            chained = true;
+            return flatten(is_min ? mn->a : mx->a) && flatten(is_min ? mn->b : mx->b);
+        }
+        operands.push_back(e);
+        return operands.size() <= most;
+    };
+    if (!flatten(a) || !flatten(b) || !chained) return Expr();
+    // An operand is idle where another one is at least as small (large), the first of equals
+    // kept.
+    std::vector<bool> idle(operands.size(), false);
+    bool any = false;
+    for (size_t i = 0; i < operands.size(); i++) {
+        for (size_t j = 0; j < operands.size() && !idle[i]; j++) {
+            if (i == j || idle[j]) continue;
+            const Expr &lo = is_min ? operands[j] : operands[i];
+            const Expr &hi = is_min ? operands[i] : operands[j];
+            if (!provably_le(lo, hi, true)) continue;
+            if (j > i && provably_le(hi, lo)) continue; // equal: the later one goes
+            idle[i] = any = true;
+        }
+    }
+    if (!any) return Expr();
+    // Built again operand by operand, into the form simplifying it again would give.
+    Expr r;
+    for (size_t i = operands.size(); i-- > 0;) {
+        if (!idle[i]) r = r.defined() ? min_or_max(operands[i], r, is_min) : operands[i];
+    }
+    return r;
 }
 
 // ---------------------------------------------------------------------------------------------

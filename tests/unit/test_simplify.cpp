@@ -556,6 +556,42 @@ TEST_F(SimplifyTest, MinMaxUseBounds) {
     EXPECT_TRUE(simplifies_to(Max::make(wide, 0), wide));
 }
 
+// Quotients by the same positive constant keep the order of their numerators, within one: so
+// a region read at many points, a chain of such mins or maxes, becomes one bound (a 5-level
+// pyramid's inlined upsampling reads its coarsest level at 16 points per output).
+TEST_F(SimplifyTest, MinMaxOfQuotientsByTheSameConstant) {
+    auto q = [&](int k) { return Div::make(Add::make(x, k), 16); };
+    EXPECT_TRUE(simplifies_to(Min::make(q(13), q(5)), q(5)));
+    EXPECT_TRUE(simplifies_to(Max::make(q(13), q(5)), q(13)));
+    // (x + 15) / 16 <= (x + 13) / 16 + 1: their numerators differ by 2 < 16.
+    EXPECT_TRUE(simplifies_to(Max::make(Add::make(q(13), 1), q(15)), Add::make(q(13), 1)));
+    EXPECT_TRUE(simplifies_to(Min::make(Add::make(q(13), 1), q(15)), q(15)));
+    // (x + 17) / 16 - x / 16 is 1 or 2; quotients of unrelated numerators stay undecided.
+    EXPECT_TRUE(
+        simplifies_to(Min::make(q(17), Add::make(q(0), 1)), Add::make(Div::make(x, 16), 1)));
+    Expr undecided = simplify(Min::make(Div::make(y, 16), q(0)));
+    EXPECT_TRUE(undecided.as<Min>() != nullptr) << undecided;
+    // Chains, as unions of regions build them, with an operand nothing decides (y).
+    Expr chain = q(15);
+    for (int k : {7, 3, 11, 1, 9, 5, 13})
+        chain = Max::make(Add::make(q(k), 1), chain);
+    EXPECT_TRUE(simplifies_to(chain, Add::make(q(13), 1)));
+    Expr with_y = Min::make(q(8), Min::make(y, q(0)));
+    Expr simplified = simplify(with_y);
+    int quotients = 0;
+    visit_each<Div>(simplified, [&](const Div *) { quotients++; });
+    EXPECT_EQ(quotients, 1) << simplified;
+    // Nested quotients.
+    EXPECT_TRUE(simplifies_to(Min::make(Div::make(Add::make(Div::make(x, 4), 1), 4),
+                                        Div::make(Div::make(Add::make(x, 3), 4), 4)),
+                              Div::make(Add::make(x, 3), 16)));
+    expect_same_on_grid({Min::make(q(13), q(5)), Max::make(Add::make(q(13), 1), q(15)),
+                         Min::make(Add::make(q(13), 1), q(15)), chain, with_y,
+                         Min::make(q(17), Add::make(q(0), 1)),
+                         Max::make(Div::make(Sub::make(x, y), 8), Div::make(Sub::make(x, 9), 8))},
+                        {-70, 70, 1}, {-20, 20, 3});
+}
+
 // Terms of a sum that cancel inside a min or max move into it: the loop variable then
 // appears once, which interval analysis needs to bound the expression tightly.
 TEST_F(SimplifyTest, SumsMoveIntoMinMaxWhereTermsCancel) {
