@@ -20,13 +20,15 @@
 //                             vectorized by 16 with a GuardWithIf tail: partitioned (whole
 //                             vectors, the last one masked) against never_partition_all()
 //                             (every vector masked)
-//   Halide 14                 blur (root, tiled, sliding window), a chain of 5 stencils (each
-//                             at the root in fused tiles), layernorm and softmax (one operator
-//                             at a time, fused by rows), the MLP block (one operator at a time,
-//                             fused by blocks of 8 tokens, Halide's sgemm schedule in its products
-//                             with and without their widths bounded) and Halide's sgemm
-//                             schedule, each written once for both libraries (halide_peers.cpp),
-//                             where Halide is installed
+//   Halide 14                 blur (root, tiled, sliding window), resampling (down, up,
+//                             bilinear, clamped blur), a 5-level pyramid (its way up inlined),
+//                             a chain of 5 stencils (each at the root in fused tiles),
+//                             layernorm and softmax (one operator at a time, fused by rows),
+//                             the MLP block (one operator at a time, fused by blocks of 8
+//                             tokens, Halide's sgemm schedule in its products with and without
+//                             their widths bounded) and Halide's sgemm schedule, each written
+//                             once for both libraries (halide_peers.cpp), where Halide is
+//                             installed
 //   call overhead             a 1-element pipeline: the time of realize beyond its loops, of a
 //                             Callable, and of a new Pipeline per call (fingerprinted each time)
 

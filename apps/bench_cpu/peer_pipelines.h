@@ -58,6 +58,36 @@ typename Lib::Func blur(const typename Lib::Buffer &in, BlurSchedule schedule) {
     return by;
 }
 
+// An image pyramid: `levels` - 1 levels of 2 x 2 averages, each computed at the root in
+// parallel rows, then back up, each level the average of its own value and its coarser
+// neighbour's, interpolated; the way up inlined into the output (so the output reads the
+// coarsest level at 2^(levels - 1) points, and its bounds are unions of that many regions).
+template <typename Lib> typename Lib::Func pyramid(const typename Lib::Buffer &in, int levels) {
+    typename Lib::Var x("x"), y("y");
+    std::vector<typename Lib::Func> down;
+    typename Lib::Func level0("down0");
+    level0(x, y) = in(x, y);
+    down.push_back(level0);
+    for (int l = 1; l < levels; l++) {
+        typename Lib::Func d("down" + std::to_string(l));
+        const typename Lib::Func &p = down.back();
+        d(x, y) = (p(2 * x, 2 * y) + p(2 * x + 1, 2 * y) + p(2 * x, 2 * y + 1) +
+                   p(2 * x + 1, 2 * y + 1)) *
+                  0.25f;
+        d.compute_root().parallel(y).vectorize(x, 16);
+        down.push_back(d);
+    }
+    typename Lib::Func up = down.back();
+    for (int l = levels - 2; l >= 0; l--) {
+        typename Lib::Func u("up" + std::to_string(l));
+        u(x, y) = down[size_t(l)](x, y) * 0.5f +
+                  (up(x / 2, y / 2) * 0.75f + up(x / 2 + 1, y / 2 + 1) * 0.25f) * 0.5f;
+        up = u;
+    }
+    up.parallel(y).vectorize(x, 16);
+    return up;
+}
+
 // A chain of `stages` 5-point stencils of an input with a border of `stages` points (mins at
 // -stages), every stage computed at the root in 128 x 32 tiles fused into one parallel loop:
 // a deep pipeline whose bounds inference goes through fused tiles at every stage.
