@@ -56,8 +56,20 @@ TEST(ThreadPool, NothingToDoForNoIterations) {
 
 // The threads run at once: each iteration waits until two threads have entered the loop, which
 // only a second thread can bring about (a pool that ran the loop on one thread would time out).
+// With one thread (AICF_NUM_THREADS=1), every iteration runs on the caller's.
 TEST(ThreadPool, ThreadsWorkAtOnce) {
-    if (parallel_threads() < 2) GTEST_SKIP() << "one thread: nothing runs at once";
+    if (parallel_threads() < 2) {
+        // One thread: the caller runs every iteration itself.
+        std::atomic<int> elsewhere{0};
+        const std::thread::id caller = std::this_thread::get_id();
+        auto body = [&](int32_t) {
+            if (std::this_thread::get_id() != caller) elsewhere++;
+            return 0;
+        };
+        EXPECT_EQ(run(0, 1000, body), 0);
+        EXPECT_EQ(elsewhere.load(), 0);
+        return;
+    }
     std::mutex lock;
     std::set<std::thread::id> entered;
     std::atomic<bool> timed_out{false};
