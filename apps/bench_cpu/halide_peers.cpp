@@ -92,9 +92,9 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 // libraries' worker threads spin for a while after a parallel loop (each library's own pool), and a
 // run that follows the other library's at once shares the cores with its spinning threads. So each
 // round starts 20 ms after the other library's last run, by which time its threads have gone to
-// sleep. The first runs after that pause wake the threads and refill caches (a 16 us layernorm then
-// takes 30 to 200 us, then 25); the timed runs follow at least three untimed ones and 2 ms of them:
-// the steady state of a pipeline called again and again.
+// sleep. The first runs after that pause wake the threads and refill caches; the timed runs follow
+// at least three untimed ones and 2 ms of them: the steady state of a pipeline called again and
+// again.
 std::pair<double, double> alternating_rounds(const std::function<void()> &f,
                                              const std::function<void()> &g, int rounds) {
     std::vector<double> tf, tg;

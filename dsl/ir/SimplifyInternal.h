@@ -214,9 +214,9 @@ private:
     Expr div_rest(const LinearForm &rest, int64_t c);
     Expr mod_rest(const Expr &rest, int64_t c);
     Expr min_or_max(const Expr &a, const Expr &b, bool is_min);
-    // Whether p <= q wherever they are defined, cheaply: from an upper bound of p - q. With
-    // `only_through_divisions`, only where that bound needs the pairs of divisions below.
-    bool provably_le(const Expr &p, const Expr &q, bool only_through_divisions = false);
+    // Whether a difference p - q is at most 0 wherever defined (so p <= q), through the upper
+    // bound below.
+    bool provably_le(const LinearForm &difference);
     // An upper bound of a linear form from the bounds of its terms, where a pair of terms
     // k * (A / c) - k * (B / c) with the same constant c > 0 is bounded through A - B
     // (floor(A / c) - floor(B / c) lies in [floor((A - B) / c), ceil((A - B) / c)]), `depth`

@@ -552,6 +552,9 @@ Expr Simplify::min_or_max(const Expr &a, const Expr &b, bool is_min) {
         if (!decided && !diff.terms.empty()) d = relaxed_bounds(diff);
         if (d.has_max && d.max <= 0) return is_min ? a : b;
         if (d.has_min && d.min >= 0) return is_min ? b : a;
+        // Quotients by the same constant, compared through their numerators.
+        if (provably_le(diff)) return is_min ? a : b;
+        if (provably_le(linear_scale(diff, -1))) return is_min ? b : a;
     }
 
     auto operands = [&](const Expr &e, bool want_min, Expr &x, Expr &y) {
@@ -597,21 +600,14 @@ Expr Simplify::min_or_max(const Expr &a, const Expr &b, bool is_min) {
     if (operands(a, !is_min, x, y) && (equal(x, b) || equal(y, b))) return b;
 
     if (no_overflow(t) && t.is_scalar()) {
-        if (provably_le(a, b)) return is_min ? a : b;
-        if (provably_le(b, a)) return is_min ? b : a;
         if (Expr pruned = prune_min_max_chain(a, b, is_min); pruned.defined()) return pruned;
     }
     if (!is_const(b) && compare_exprs(a, b) > 0) return make(b, a);
     return make(a, b);
 }
 
-bool Simplify::provably_le(const Expr &p, const Expr &q, bool only_through_divisions) {
-    const LinearForm diff = linear_combine(linear_form(p), linear_form(q), -1);
-    if (only_through_divisions) {
-        const ConstBounds plain = bounds_of_linear(diff);
-        if (plain.has_max && plain.max <= 0) return false;
-    }
-    const ConstBounds d = upper_bound_pairing_divisions(diff, 3);
+bool Simplify::provably_le(const LinearForm &difference) {
+    const ConstBounds d = upper_bound_pairing_divisions(difference, 3);
     return d.has_max && d.max <= 0;
 }
 
@@ -671,8 +667,11 @@ Expr Simplify::prune_min_max_chain(const Expr &a, const Expr &b, bool is_min) {
             if (i == j || idle[j]) continue;
             const Expr &lo = is_min ? operands[j] : operands[i];
             const Expr &hi = is_min ? operands[i] : operands[j];
-            if (!provably_le(lo, hi, true)) continue;
-            if (j > i && provably_le(hi, lo)) continue; // equal: the later one goes
+            // Orders plain bounds decide are left to the rules that match chains.
+            const LinearForm diff = linear_combine(linear_form(lo), linear_form(hi), -1);
+            const ConstBounds plain = bounds_of_linear(diff);
+            if ((plain.has_max && plain.max <= 0) || !provably_le(diff)) continue;
+            if (j > i && provably_le(linear_scale(diff, -1))) continue; // equal: the later goes
             idle[i] = any = true;
         }
     }
