@@ -64,6 +64,52 @@ static inline int64_t aicf_buffer_footprint(const aicf_buffer_t *b) {
     return (last + 1) * ((b->type.bits + 7) / 8) * (b->type.lanes ? b->type.lanes : 1);
 }
 
+/* The bytes the elements of `b` span from `base` (its host or device address), as
+ * [*first, *end); empty (*first == *end) when it has no elements. Strides may be negative. */
+static inline void aicf_buffer_span(const aicf_buffer_t *b, uint64_t base, uint64_t *first,
+                                    uint64_t *end) {
+    int64_t lo = 0, hi = 0, elem = ((b->type.bits + 7) / 8) * (b->type.lanes ? b->type.lanes : 1);
+    *first = *end = 0;
+    for (int32_t d = 0; d < b->dimensions; d++) {
+        int64_t span = (int64_t)(b->dim[d].extent - 1) * b->dim[d].stride;
+        if (b->dim[d].extent <= 0) return;
+        if (span < 0)
+            lo += span;
+        else
+            hi += span;
+    }
+    *first = base + (uint64_t)(lo * elem);
+    *end = base + (uint64_t)((hi + 1) * elem);
+}
+
+/* A dimension of `b` whose points share memory with other points of `b` (its stride is no
+ * larger than the span of the dimensions of smaller strides: a stride of 0 over more than one
+ * point, or rows that overlap), or -1 when every point has memory of its own. */
+static inline int32_t aicf_buffer_self_overlap(const aicf_buffer_t *b) {
+    int64_t covered = 0, last_stride = -1; /* in elements */
+    int32_t last = -1;
+    for (int32_t d = 0; d < b->dimensions; d++)
+        if (b->dim[d].extent <= 0) return -1;
+    /* The dimensions of more than one point, by increasing |stride| (then index). */
+    for (int32_t k = 0; k < b->dimensions; k++) {
+        int32_t next = -1;
+        int64_t next_stride = 0;
+        for (int32_t d = 0; d < b->dimensions; d++) {
+            int64_t s = b->dim[d].stride < 0 ? -(int64_t)b->dim[d].stride : b->dim[d].stride;
+            if (b->dim[d].extent <= 1) continue;
+            if (s < last_stride || (s == last_stride && d <= last)) continue;
+            if (next < 0 || s < next_stride || (s == next_stride && d < next))
+                next = d, next_stride = s;
+        }
+        if (next < 0) break;
+        if (next_stride <= covered && (covered > 0 || next_stride == 0)) return next;
+        covered += (int64_t)(b->dim[next].extent - 1) * next_stride;
+        last_stride = next_stride;
+        last = next;
+    }
+    return -1;
+}
+
 /* Byte offsets of the fields generated code reads. */
 enum {
     AICF_BUFFER_OFFSET_HOST = 16,

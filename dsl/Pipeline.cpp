@@ -407,15 +407,9 @@ namespace {
 // memory or elements.
 std::pair<uintptr_t, uintptr_t> host_bytes(const aicf_buffer_t *b) {
     if (!b->host) return {0, 0};
-    int64_t lo = 0, hi = 0;
-    for (int32_t d = 0; d < b->dimensions; d++) {
-        if (b->dim[d].extent <= 0) return {0, 0};
-        int64_t span = int64_t(b->dim[d].extent - 1) * b->dim[d].stride;
-        (span < 0 ? lo : hi) += span;
-    }
-    int64_t elem = ((b->type.bits + 7) / 8) * (b->type.lanes ? b->type.lanes : 1);
-    uintptr_t base = reinterpret_cast<uintptr_t>(b->host);
-    return {base + uintptr_t(lo * elem), base + uintptr_t((hi + 1) * elem)};
+    uint64_t first, end;
+    aicf_buffer_span(b, reinterpret_cast<uintptr_t>(b->host), &first, &end);
+    return {uintptr_t(first), uintptr_t(end)};
 }
 
 // Compiled code assumes that what it writes is not also read through another buffer (loads
@@ -425,7 +419,16 @@ void check_outputs_do_not_overlap(const std::vector<Argument> &args,
                                   const std::vector<void *> &pointers) {
     for (size_t i = 0; i < args.size(); i++) {
         if (!args[i].is_output) continue;
-        auto a = host_bytes(static_cast<const aicf_buffer_t *>(pointers[i]));
+        const auto *out = static_cast<const aicf_buffer_t *>(pointers[i]);
+        if (const int32_t d = aicf_buffer_self_overlap(out); d >= 0) {
+            runtime_error_report
+                << "The output buffer " << args[i].name << " has points that share memory: "
+                << "dimension " << d << " has stride " << out->dim[d].stride << ", which the "
+                << "points of the dimensions of smaller strides already reach. Every point of "
+                << "an output needs memory of its own (a stride of 0, or rows that overlap, "
+                << "would make the pipeline's writes race and overwrite each other).";
+        }
+        auto a = host_bytes(out);
         if (a.first == a.second) continue;
         for (size_t j = 0; j < args.size(); j++) {
             if (j == i || !(args[j].is_buffer || args[j].is_output)) continue;

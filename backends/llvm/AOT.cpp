@@ -27,6 +27,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <optional>
 #include <regex>
@@ -39,18 +41,43 @@ using namespace ir;
 
 namespace {
 
-bool is_c_identifier(const std::string &s) {
-    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+// Why `s` cannot be a name in the generated header, which C and C++ programs include (as
+// "is not a C identifier", ...), or "" when it can.
+std::string why_not_a_header_name(const std::string &s) {
+    // The keywords of C and C++, one string (a set of a hundred strings is a hundred lines).
+    static const std::string keywords =
+        " alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t "
+        "char16_t char32_t class compl concept const consteval constexpr constinit const_cast "
+        "continue co_await co_return co_yield decltype default delete do double dynamic_cast "
+        "else enum explicit export extern false float for friend goto if inline int long "
+        "mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected "
+        "public register reinterpret_cast requires restrict return short signed sizeof static "
+        "static_assert static_cast struct switch template this thread_local throw true try "
+        "typedef typeid typename union unsigned using virtual void volatile wchar_t while xor "
+        "xor_eq ";
+    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return "is not a C identifier";
     for (char c : s)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-    return true;
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+            return "is not a C identifier";
+    if (keywords.find(" " + s + " ") != std::string::npos) return "is a keyword of C or C++";
+    if (s[0] == '_' &&
+        (s.size() == 1 || s[1] == '_' || std::isupper(static_cast<unsigned char>(s[1]))))
+        return "is reserved to the C implementation (it starts with __ or _ and a capital letter)";
+    return "";
 }
 
 void write_file(const std::string &path, const std::string &bytes) {
+    errno = 0;
     std::ofstream out(path, std::ios::binary);
+    const int opened = errno;
     out.write(bytes.data(), std::streamsize(bytes.size()));
     out.close();
-    if (!out.good()) runtime_error_report << "Cannot write " << path << ".";
+    if (!out.good()) {
+        const int why = opened ? opened : errno;
+        runtime_error_report << "Cannot write " << path
+                             << (why ? std::string(": ") + std::strerror(why) : std::string())
+                             << (why == ENOENT ? " (the folder it goes in must exist)" : "") << ".";
+    }
 }
 
 // Code that becomes part of programs and shared libraries (position-independent), for the
@@ -445,13 +472,19 @@ cubins_of(const std::vector<lowering::LoweredPipeline> &builds, const std::strin
 
 void compile_to_files(const std::vector<lowering::LoweredPipeline> &given, const std::string &name,
                       const OutputFiles &files) {
-    user_assert(is_c_identifier(name))
-        << "The function name \"" << name << "\" is not a C identifier (letters, digits and _, "
-        << "not starting with a digit).";
+    std::string why = why_not_a_header_name(name);
+    if (why.empty() && (name == "main" || name.rfind("aicf_", 0) == 0))
+        why = "would clash with " +
+              std::string(name == "main" ? "a program's main" : "the runtime's aicf_ functions");
+    user_assert(why.empty()) << "The function name \"" << name << "\" " << why
+                             << ": name the pipeline's function like a C function that no other "
+                             << "library defines (letters, digits and _, not starting with a "
+                             << "digit, not a keyword).";
     internal_assert(!given.empty()) << "AOT: no builds of " << name;
     for (const Argument &a : given[0].args) {
-        user_assert(is_c_identifier(a.name))
-            << "The argument \"" << a.name << "\" of " << name << " is not a C identifier, so "
+        const std::string why_arg = why_not_a_header_name(a.name);
+        user_assert(why_arg.empty())
+            << "The argument \"" << a.name << "\" of " << name << " " << why_arg << ", so "
             << "the generated header cannot name it. Name its Param or ImageParam like a C "
             << "variable.";
     }

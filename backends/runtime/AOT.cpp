@@ -163,6 +163,55 @@ void check_tensor(const aicf_pipeline_metadata_t &p, int index, const DLTensor *
     out.buffer.dim = out.dims.data();
 }
 
+// The compiled code reorders the loads and stores of different buffers, and writes each point
+// of an output once: an output must not share memory with an input, another output (in the
+// same memory: the CPU's, or the CUDA device's) or itself.
+void check_outputs_do_not_overlap(const aicf_pipeline_metadata_t &p,
+                                  const std::vector<TensorBuffer> &tensors) {
+    auto span = [&](int i) {
+        const TensorBuffer &t = tensors[size_t(i)];
+        uint64_t first, end;
+        aicf_buffer_span(&t.buffer,
+                         t.in_cuda_memory ? t.buffer.device
+                                          : reinterpret_cast<uintptr_t>(t.buffer.host),
+                         &first, &end);
+        return std::make_pair(first, end);
+    };
+    auto named = [&](int i) {
+        return std::string(p.arguments[i].kind == AICF_ARGUMENT_OUTPUT ? "output" : "input") +
+               " buffer " + p.arguments[i].name + " (argument " + std::to_string(i) + ")";
+    };
+    for (int i = 0; i < p.argument_count; i++) {
+        if (p.arguments[i].kind != AICF_ARGUMENT_OUTPUT) continue;
+        const TensorBuffer &out = tensors[size_t(i)];
+        if (const int32_t d = aicf_buffer_self_overlap(&out.buffer); d >= 0) {
+            throw ArgumentError(
+                ir::RuntimeErrorKind::BufferOverlap,
+                std::string(p.name) + ": the " + named(i) +
+                    " has points that share memory: " + "dimension " + std::to_string(d) +
+                    " (DLPack axis " + std::to_string(out.buffer.dimensions - 1 - d) +
+                    ") has stride " + std::to_string(out.buffer.dim[d].stride) +
+                    ", which the points of the dimensions of smaller strides already reach. "
+                    "Every point of an output needs memory of its own.");
+        }
+        const auto a = span(i);
+        if (a.first == a.second) continue;
+        for (int j = 0; j < p.argument_count; j++) {
+            if (j == i || p.arguments[j].kind == AICF_ARGUMENT_SCALAR) continue;
+            if (p.arguments[j].kind == AICF_ARGUMENT_OUTPUT && j < i) continue; // each pair once
+            if (tensors[size_t(j)].in_cuda_memory != out.in_cuda_memory) continue;
+            const auto b = span(j);
+            if (b.first == b.second || a.second <= b.first || b.second <= a.first) continue;
+            throw ArgumentError(ir::RuntimeErrorKind::BufferOverlap,
+                                std::string(p.name) + ": the " + named(i) +
+                                    " shares memory with the " + named(j) +
+                                    ". A pipeline's outputs must not overlap its inputs or one "
+                                    "another: the compiled code reorders the loads and stores of "
+                                    "different buffers. Pass a separate buffer.");
+        }
+    }
+}
+
 // What a compiled pipeline needs from this process, made at its first call.
 struct PipelineState {
     Target target;
@@ -303,6 +352,7 @@ int32_t run(const aicf_pipeline_metadata_t &p, void *const *args) {
                      tensors[size_t(i)]);
         pointers[size_t(i)] = &tensors[size_t(i)].buffer;
     }
+    check_outputs_do_not_overlap(p, tensors);
     RunContext ctx;
     ctx.kernels = p.kernel_count > 0 ? &state.kernels : nullptr;
     ctx.pool = &state.pool;
@@ -333,9 +383,11 @@ int32_t run(const aicf_pipeline_metadata_t &p, void *const *args) {
         if (t.buffer.device && memory && !t.in_cuda_memory) memory->device_free(&t.buffer);
     }
     if (code != 0) {
+        // The checks of the generated code name the buffer and AICF's dimension; the
+        // pipeline's name goes first, as in the runtime's own checks.
         last_error = ctx.error.empty()
                          ? std::string(p.name) + " failed with code " + std::to_string(code) + "."
-                         : ctx.error;
+                         : std::string(p.name) + ": " + ctx.error;
     }
     return code;
 }

@@ -277,6 +277,9 @@ enum class RuntimeErrorKind : int32_t {
     // A concrete Buffer whose stride (in a dimension past the first) differs from the one
     // the JIT compiled the pipeline for.
     BufferStrideChanged,
+    // An output of a pipeline compiled ahead of time that shares memory with an input,
+    // another output, or itself (checked by the runtime, with its own message).
+    BufferOverlap,
 };
 
 struct Call : ExprNode<Call> {

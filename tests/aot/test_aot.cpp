@@ -305,6 +305,30 @@ TEST(AOTErrors, EachArgumentCheckReturnsItsCodeAndMessage) {
         expect(aot_scale_offset_argv(args), -int(K::BufferNull),
                "aot_scale_offset: scalar scale (argument 1) is a null pointer.");
     }
+    {
+        // The output over the input itself, and over its second half.
+        Tensor t(in), same(in);
+        expect(call(&t, &same), -int(K::BufferOverlap),
+               "aot_scale_offset: the output buffer out (argument 3) shares memory with the "
+               "input buffer in (argument 0).");
+        Buffer<float> big({W, 2 * H});
+        Tensor lower(big), upper(big);
+        lower.shape[0] = H;
+        upper.shape[0] = H;
+        upper.t.byte_offset = sizeof(float) * W * (H - 1); // one row in common
+        expect(call(&lower, &upper), -int(K::BufferOverlap), "shares memory with the input");
+    }
+    {
+        // An output whose rows overlap (stride 0, or a row stride shorter than a row).
+        for (int64_t stride : {int64_t(0), int64_t(W - 1)}) {
+            Tensor t(in), o(out);
+            o.strides[0] = stride;
+            expect(call(&t, &o), -int(K::BufferOverlap),
+                   "the output buffer out (argument 3) has points that share memory: dimension 1 "
+                   "(DLPack axis 0) has stride " +
+                       std::to_string(stride));
+        }
+    }
     // A good call afterwards succeeds and clears the message.
     Tensor t(in);
     EXPECT_EQ(call(&t, &tout), 0);

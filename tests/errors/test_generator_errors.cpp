@@ -153,6 +153,24 @@ TEST(GeneratorErrors, InputsLeftUnsetAndOutputsNotAsDeclared) {
         t->compile_to_files("not a name", {});
     });
     EXPECT_CONTAINS(msg, "The function name \"not a name\" is not a C identifier");
+    // Names the header cannot declare, or that would clash with a program's own.
+    const std::pair<const char *, const char *> refused[] = {
+        {"int", "The function name \"int\" is a keyword of C or C++"},
+        {"class", "The function name \"class\" is a keyword of C or C++"},
+        {"__scale", "The function name \"__scale\" is reserved to the C implementation"},
+        {"_Scale", "The function name \"_Scale\" is reserved to the C implementation"},
+        {"aicf_last_error", "The function name \"aicf_last_error\" would clash with the "
+                            "runtime's aicf_ functions"},
+        {"main", "The function name \"main\" would clash with a program's main"}};
+    for (const auto &[name, text] : refused) {
+        msg = message_of<CompileError>([&] {
+            auto t = GeneratorRegistry::create("typed");
+            t->set_param("in.type", "uint8");
+            t->set_param("in.dim", "1");
+            t->compile_to_files(name, {});
+        });
+        EXPECT_CONTAINS(msg, text);
+    }
     msg = message_of<CompileError>([] {
         auto t = GeneratorRegistry::create("typed");
         t->set_param("in.type", "uint8");
