@@ -5,6 +5,8 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRVisitor.h"
 
+#include <algorithm>
+
 namespace aicf {
 
 using namespace ir;
@@ -144,6 +146,10 @@ std::vector<Expr> AssociativeUpdate::identity(const std::vector<Type> &types) co
         } else if (kind == RescaledSum) {
             // No elements yet: the max of nothing, and an empty sum.
             init.push_back(i == 0 ? type_min(t) : make_zero(t));
+        } else if (std::find(positions.begin(), positions.end(), int(i)) != positions.end()) {
+            // A position that loses every tie: before all points when the later candidate
+            // wins, after all when the earlier one does.
+            init.push_back(ties_to_candidate ? type_min(t) : type_max(t));
         } else {
             // The candidate that loses every comparison (or ties, where the later candidate
             // wins a tie): the worst value where the condition compares, anything elsewhere.
@@ -193,6 +199,19 @@ std::vector<Expr> AssociativeUpdate::merge(const std::vector<Expr> &current,
         const Expr &c = incoming[size_t(compared)], &s = current[size_t(compared)];
         Expr cond = larger_wins ? (ties_to_candidate ? GE::make(c, s) : GT::make(c, s))
                                 : (ties_to_candidate ? LE::make(c, s) : LT::make(c, s));
+        if (!positions.empty()) {
+            // Better, or equal and later (earlier) by position, compared outermost first.
+            Expr by_position;
+            for (auto it = positions.rbegin(); it != positions.rend(); ++it) {
+                const Expr &pi = incoming[size_t(*it)], &pc = current[size_t(*it)];
+                Expr wins = ties_to_candidate ? GT::make(pi, pc) : LT::make(pi, pc);
+                by_position = by_position.defined()
+                                  ? Or::make(wins, And::make(EQ::make(pi, pc), by_position))
+                                  : wins;
+            }
+            Expr better = larger_wins ? GT::make(c, s) : LT::make(c, s);
+            cond = Or::make(better, And::make(EQ::make(c, s), by_position));
+        }
         for (size_t i = 0; i < current.size(); i++)
             values.push_back(Select::make(cond, incoming[i], current[i]));
     }
@@ -201,7 +220,8 @@ std::vector<Expr> AssociativeUpdate::merge(const std::vector<Expr> &current,
 
 std::optional<AssociativeUpdate> find_associative_update(const std::string &func,
                                                          const std::vector<Expr> &args,
-                                                         const std::vector<Expr> &v) {
+                                                         const std::vector<Expr> &v,
+                                                         const std::vector<std::string> &domain) {
     const Self self{func, args};
     AssociativeUpdate r;
     r.kind = AssociativeUpdate::Binary;
@@ -325,9 +345,31 @@ std::optional<AssociativeUpdate> find_associative_update(const std::string &func
         r.compared = int(j);
         r.larger_wins = !wins_less;
         r.ties_to_candidate = !wins_strict;
+        // The elements whose candidate is each variable of the domain, outermost first.
+        for (const std::string &name : domain) {
+            int found = -1;
+            for (size_t i = 0; i < v.size() && found < 0; i++) {
+                const Variable *var = r.x[i].defined() ? r.x[i].as<Variable>() : nullptr;
+                if (var && var->name == name && int(i) != r.compared && var->type.is_int())
+                    found = int(i);
+            }
+            if (found < 0) {
+                r.positions.clear();
+                break;
+            }
+            r.positions.push_back(found);
+        }
         return r;
     }
     return std::nullopt;
+}
+
+std::vector<std::string> domain_outermost_first(const ReductionDomain &rdom) {
+    std::vector<std::string> names;
+    if (!rdom.defined()) return names;
+    for (auto it = rdom.domain().rbegin(); it != rdom.domain().rend(); ++it)
+        names.push_back(it->var);
+    return names;
 }
 
 std::string associative_forms(const std::string &func) {

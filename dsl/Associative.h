@@ -7,6 +7,7 @@
 
 #include "dsl/ir/Expr.h"
 #include "dsl/ir/IR.h"
+#include "dsl/ir/Reduction.h"
 
 #include <optional>
 #include <string>
@@ -30,6 +31,12 @@ struct AssociativeUpdate {
     int compared = 0;                // Replace: the element compared,
     bool larger_wins = true;         // whether the larger candidate wins,
     bool ties_to_candidate = false;  // and whether it wins a tie (the later one wins)
+    // Replace: the elements that hold the candidate's position, one per variable of the
+    // reduction domain, outermost first (an argmax that keeps the index: select(c, r.x, i)).
+    // With them, equal candidates are told apart by position, not by the order the merges
+    // meet them in, so partial results may cover any points (every 32nd, across lanes) and
+    // merge in any order. Empty when the update keeps no position.
+    std::vector<int> positions;
 
     // The value of each element before any new value arrives.
     std::vector<ir::Expr> identity(const std::vector<ir::Type> &types) const;
@@ -39,15 +46,26 @@ struct AssociativeUpdate {
                                 const std::vector<ir::Expr> &incoming) const;
 
     // Whether merge(a, b) equals merge(b, a) bit for bit. Replace chooses between equal
-    // candidates by their order.
-    bool commutative() const { return kind != Replace && kind != Welford; }
+    // candidates by their order, unless it compares their positions.
+    bool commutative() const { return kind == Replace ? !positions.empty() : kind != Welford; }
+    // Whether which of equal candidates the update keeps depends on the order it meets them
+    // in: then each partial result must cover a consecutive run of the domain, merged in order.
+    bool order_dependent() const { return kind == Replace && positions.empty(); }
 };
 
 // The update `func(args) = values`, where calls to `func` at `args` read the current value,
 // as an associative combination, or nothing when it is not one of the forms above.
-std::optional<AssociativeUpdate> find_associative_update(const std::string &func,
-                                                         const std::vector<ir::Expr> &args,
-                                                         const std::vector<ir::Expr> &values);
+// `domain` names the variables of the update's reduction domain as `values` spells them,
+// outermost first: an argmax-style update keeps the candidate's position when an element's
+// candidate is each of them.
+std::optional<AssociativeUpdate>
+find_associative_update(const std::string &func, const std::vector<ir::Expr> &args,
+                        const std::vector<ir::Expr> &values,
+                        const std::vector<std::string> &domain = {});
+
+// The names of the variables of `rdom` (none when undefined), outermost first: the `domain`
+// of find_associative_update for a definition as the user wrote it.
+std::vector<std::string> domain_outermost_first(const ir::ReductionDomain &rdom);
 
 // The forms find_associative_update recognizes, for error messages about `func`.
 std::string associative_forms(const std::string &func);

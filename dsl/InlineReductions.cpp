@@ -54,6 +54,7 @@ Expr reduce(const Expr &e, const std::string &name, const char *what, const Expr
             Expr (*combine)(Expr, Expr)) {
     ReductionParts parts = analyze(e, what);
     Func f(detail::unique_name(name));
+    ir::Function(f.function()).schedule().innermost_by_default = true;
     f(parts.vars) = identity;
     f(parts.vars) = combine(f(parts.vars), e);
     return f(parts.vars);
@@ -62,6 +63,7 @@ Expr reduce(const Expr &e, const std::string &name, const char *what, const Expr
 Tuple arg_reduce(const Expr &e, const std::string &name, const char *what, bool is_max) {
     ReductionParts parts = analyze(e, what);
     Func f(detail::unique_name(name));
+    ir::Function(f.function()).schedule().innermost_by_default = true;
     const auto &domain = parts.rdom.domain();
     std::vector<Expr> init, update;
     for (const ReductionVariable &rv : domain)

@@ -10,19 +10,40 @@ namespace aicf {
 
 using namespace ir;
 
+namespace {
+
+// x, y, z and w of an RDom with fewer dimensions exist as members: using one is an error that
+// says so (the RDom is defined; the dimension is not).
+void check_dimension(const ReductionDomain &dom, int index) {
+    if (!dom.defined() || index < int(dom.domain().size())) return;
+    static const char *suffix[] = {"x", "y", "z", "w"};
+    const std::string &first = dom.domain()[0].var;
+    const std::string base = first.substr(0, first.rfind('.'));
+    user_error << "RDom " << base << " has " << dom.domain().size() << " dimension"
+               << (dom.domain().size() == 1 ? "" : "s") << ", so " << base << "."
+               << (index < 4 ? suffix[index] : std::to_string(index)) << " (dimension " << index
+               << ") does not exist. Its dimensions are " << base << ".x"
+               << (dom.domain().size() > 1 ? " to " + dom.domain().back().var : "") << ".";
+}
+
+} // namespace
+
 const std::string &RVar::name() const {
     if (!dom_.defined() && !name_.empty()) return name_;
     user_assert(dom_.defined()) << "Use of an RVar of an undefined RDom.";
+    check_dimension(dom_, index_);
     return dom_.domain().at(index_).var;
 }
 Expr RVar::min() const {
     user_assert(dom_.defined()) << "RVar " << name()
                                 << " names a loop made by a schedule; it has no range of its own.";
+    check_dimension(dom_, index_);
     return dom_.domain().at(index_).min;
 }
 Expr RVar::extent() const {
     user_assert(dom_.defined()) << "RVar " << name()
                                 << " names a loop made by a schedule; it has no range of its own.";
+    check_dimension(dom_, index_);
     return dom_.domain().at(index_).extent;
 }
 RVar::operator Expr() const {
@@ -86,8 +107,8 @@ void RDom::init(const std::vector<std::pair<Expr, Expr>> &ranges, const std::str
     }
     dom_ = ReductionDomain(vars);
     RVar *named[] = {&x, &y, &z, &w};
-    for (size_t i = 0; i < vars.size() && i < 4; i++)
-        *named[i] = RVar(dom_, static_cast<int>(i));
+    for (size_t i = 0; i < 4; i++)
+        *named[i] = RVar(dom_, static_cast<int>(i)); // past the dimensions: an error when used
 }
 
 int RDom::dimensions() const {

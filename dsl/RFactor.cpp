@@ -111,7 +111,8 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
                            << " is the pure definition.";
     Definition &d = func.stage(stage);
     user_assert(d.rdom.defined()) << where << ": this update has no reduction variables.";
-    std::optional<AssociativeUpdate> red = find_associative_update(func.name(), d.args, d.values);
+    std::optional<AssociativeUpdate> red =
+        find_associative_update(func.name(), d.args, d.values, domain_outermost_first(d.rdom));
     user_assert(red.has_value()) << where << ": AICF cannot tell that this update is associative. "
                                  << "rfactor recognizes " << associative_forms(func.name()) << ".";
 
@@ -159,6 +160,32 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
         to_pure[p.first.name()] = p.second.name();
     }
     user_assert(!to_pure.empty()) << where << ": name at least one reduction variable to preserve.";
+    if (red->order_dependent()) {
+        // Which of equal candidates the update keeps depends on their order: each partial
+        // must reduce a consecutive run of the domain, and the partials merge in order. So the
+        // preserved variables must be the outer ones (the domain lists the innermost first).
+        const std::vector<ReductionVariable> &dom = d.rdom.domain();
+        size_t last_kept = 0, first_preserved = dom.size();
+        bool any_kept = false;
+        std::string outermost_first;
+        for (size_t i = dom.size(); i-- > 0;) {
+            outermost_first += (outermost_first.empty() ? "" : ", ") + dom[i].var;
+            if (to_pure.count(dom[i].var)) {
+                first_preserved = std::min(first_preserved, i);
+            } else if (!any_kept) {
+                last_kept = i, any_kept = true;
+            }
+        }
+        user_assert(!any_kept || last_kept < first_preserved)
+            << where << ": the update keeps one candidate by comparison (argmax-style), and "
+            << "which of equal candidates it keeps depends on their order, so each partial must "
+            << "reduce a consecutive run of the domain. Preserve only reduction variables outside "
+            << "every one kept in the intermediate: the domain's variables are, outermost first, "
+            << outermost_first << " (split the reduction with the partials' variable outside, "
+            << "e.g. split(r, ro, ri, n).rfactor(ro, u)). Partials may cover any points when the "
+            << "update keeps each candidate's position in its Tuple (select(better, r.x, index) "
+            << "for every variable of the domain).";
+    }
 
     // The reduction variables keep their names in the intermediate (so the user's RVars
     // schedule its update), and the merge iterates over the preserved Vars' names.
@@ -239,8 +266,44 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
         merge.values.push_back(weaken_calls_to(v, func.get()));
     for (const ReductionVariable &m : merged)
         merge.schedule.dims.push_back(Dim{m.var, ForType::Serial, true});
-    for (const std::string &a : func.args())
-        merge.schedule.dims.push_back(Dim{a});
+    // The loops of the pure variables keep what the update's schedule made of them (splits,
+    // order, GPU threads), outside the merge's loops.
+    // (A pure loop fused with a reduction loop starts again from the pure variables.)
+    std::set<std::string> pure(func.args().begin(), func.args().end());
+    bool mixed = false;
+    for (const Split &sp : d.schedule.splits) {
+        if (sp.kind == Split::FuseVars) {
+            if (pure.count(sp.inner) && pure.count(sp.outer)) {
+                merge.schedule.splits.push_back(sp);
+                pure.insert(sp.old_var);
+            } else {
+                mixed = mixed || pure.count(sp.inner) || pure.count(sp.outer);
+            }
+            continue;
+        }
+        if (!pure.count(sp.old_var)) continue;
+        merge.schedule.splits.push_back(sp);
+        pure.insert(sp.outer);
+        if (sp.kind == Split::SplitVar) pure.insert(sp.inner);
+    }
+    const size_t merged_dims = merge.schedule.dims.size();
+    for (const Dim &dim : d.schedule.dims)
+        if (!dim.is_rvar && pure.count(dim.var)) merge.schedule.dims.push_back(dim);
+    if (mixed) {
+        merge.schedule.splits.clear();
+        merge.schedule.dims.resize(merged_dims);
+    }
+    // The merge runs at every point of the Func: a pure variable the update had no loop for
+    // (a histogram's bin, written at a point computed from the data) gets a plain loop.
+    for (const std::string &a : func.args()) {
+        bool looped = false;
+        for (const Split &sp : merge.schedule.splits)
+            looped = looped || sp.old_var == a ||
+                     (sp.kind == Split::FuseVars && (sp.inner == a || sp.outer == a));
+        for (const Dim &dim : merge.schedule.dims)
+            looped = looped || dim.var == a;
+        if (!looped) merge.schedule.dims.push_back(Dim{a});
+    }
     d = merge;
     return Func(intm);
 }

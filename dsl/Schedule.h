@@ -142,6 +142,9 @@ struct FuncSchedule {
     GPULaunchBounds launch_bounds;
     GPUPipeline gpu_pipeline;
     bool swizzled_storage = false; // swizzle_storage(): 16-byte pieces XOR-permuted by row
+    // An inline reduction's Func (sum, maximum, argmax, ...): with no placement, computed in
+    // the innermost loop around all its uses (as Halide does), not at the root.
+    bool innermost_by_default = false;
 };
 
 } // namespace ir

@@ -124,6 +124,9 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
     in.var = inner.name();
     out.var = outer.name();
     out.for_type = ForType::Serial;
+    // A loop on GPU blocks or threads keeps its mapping on the outer loop: each block or
+    // thread then runs the inner loop (to vectorize or unroll).
+    if (is_gpu_loop(d.for_type)) std::swap(in.for_type, out.for_type);
     auto &dims = schedule().dims;
     dims[i] = in;
     dims.insert(dims.begin() + i + 1, out);
@@ -244,6 +247,21 @@ Stage &Stage::all_or_nothing(const std::function<void()> &steps) {
 Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive) {
     size_t i = find_dim(v, directive);
     Dim &d = schedule().dims[i];
+    if (is_gpu_loop(d.for_type) && !is_gpu_loop(t) && t != ForType::Serial) {
+        const char *mapped = d.for_type == ForType::GPUBlock  ? "GPU blocks (gpu_blocks)"
+                             : d.for_type == ForType::GPULane ? "the lanes of a warp (gpu_lanes)"
+                                                              : "GPU threads (gpu_threads)";
+        user_error << "In the schedule of " << name() << ", " << directive << "(" << v.name()
+                   << ") names a loop already mapped to " << mapped << ": a loop runs on one "
+                   << "of them or "
+                   << (t == ForType::Vectorized ? "as vector lanes"
+                       : t == ForType::Unrolled ? "unrolled"
+                                                : "as a parallel CPU loop")
+                   << ", not both. Give each of them an inner loop instead: " << directive << "("
+                   << v.name() << ", 4) splits " << v.name() << ", keeps the outer loop mapped and "
+                   << (t == ForType::Vectorized ? "vectorizes" : "applies it to")
+                   << " the inner one; or serial(" << v.name() << ") undoes the mapping.";
+    }
     const bool atomic_allows = schedule().atomic && t != ForType::Vectorized;
     if (d.is_rvar && !atomic_allows &&
         (t == ForType::Parallel || t == ForType::Vectorized || t == ForType::GPUBlock)) {

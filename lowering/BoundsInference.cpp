@@ -214,6 +214,82 @@ Stmt wrap_stage_lets(const Function &f, const Box &pure_region, const Box &updat
     return s;
 }
 
+// Whether every update of f writes at the point of its pure variables, f(x, y) = ...: then
+// every stage runs inside loops over the pure variables, and an empty output computes nothing.
+bool updates_write_their_own_point(const Function &f) {
+    for (int st = 1; st < f.stages(); st++) {
+        const std::vector<Expr> &args = f.stage(st).args;
+        for (size_t d = 0; d < args.size(); d++) {
+            const Variable *v = args[d].as<Variable>();
+            if (!v || v->name != f.args()[d]) return false;
+        }
+    }
+    return true;
+}
+
+// `s` with the produce node of Func `name` left out: what the rest of the pipeline does.
+class WithoutProduce : public IRMutator {
+public:
+    explicit WithoutProduce(const std::string &name) : name(name) {}
+
+private:
+    const std::string &name;
+    using IRMutator::visit;
+    Stmt visit(const ProducerConsumer *op) override {
+        if (op->is_producer && op->name == name) return Evaluate::make(make_zero(Int(32)));
+        return IRMutator::visit(op);
+    }
+};
+
+// An output that other Funcs of the pipeline read (a layernorm's output and the statistics it
+// also returns) is read from its buffer: checks, before anything runs, that the buffer covers
+// what they read, as an input's covers what its readers read.
+Stmt check_outputs_read(Stmt s, const std::vector<Function> &outputs,
+                        const std::map<std::string, Function> &env) {
+    std::vector<Stmt> all_checks;
+    Access all_reads; // only its definitions: the lets every region names
+    for (const Function &o : outputs) {
+        Access read = box_required(WithoutProduce(o.name()).mutate(s), o.name(), Scope<Interval>(),
+                                   Scope<Interval>(), LetsByName::WhenLarge);
+        if (!read.used) continue;
+        require_bounded(o, read.box, "the pipeline's other Funcs read");
+        std::string readers;
+        for (const auto &[name, f] : env) {
+            if (name == o.name()) continue;
+            for (const Function &g : direct_callees(f)) {
+                if (g.name() != o.name()) continue;
+                readers += (readers.empty() ? "" : ", ") + name;
+                break;
+            }
+        }
+        for (int v = 0; v < o.outputs(); v++) {
+            const std::string buffer = storage_name(o.name(), v, o.outputs());
+            for (int d = 0; d < o.dimensions(); d++) {
+                Expr mn = widen_int32(var(buffer_field_name(buffer, BufferField::Min, d)));
+                Expr mx = Sub::make(
+                    Add::make(mn,
+                              widen_int32(var(buffer_field_name(buffer, BufferField::Extent, d)))),
+                    make_one(Int(64)));
+                Expr need_min = simplify(widen_int32(read.box[d].min)),
+                     need_max = simplify(widen_int32(read.box[d].max));
+                Expr ok = make_or(LT::make(need_max, need_min),
+                                  make_and(LE::make(mn, need_min), GE::make(mx, need_max)));
+                if (read.condition.defined()) ok = make_or(Not::make(read.condition), ok);
+                Expr msg =
+                    Call::make(Int(32), Intrinsic::runtime_error,
+                               {make_const(Int(32), int64_t(RuntimeErrorKind::InputTooSmall)),
+                                StringImm::make(buffer + "\x1f" + readers),
+                                make_const(Int(32), int64_t(d)), need_min, need_max, mn, mx},
+                               Call::Intrinsic);
+                all_checks.push_back(AssertStmt::make(simplify(ok), msg));
+            }
+        }
+        merge_definitions(all_reads, read);
+    }
+    if (all_checks.empty()) return s;
+    return with_definitions(all_reads, Block::make(Block::make(all_checks), s));
+}
+
 class BoundsInference : public IRMutator {
 public:
     BoundsInference(const std::map<std::string, Function> &env) : env(env) {}
@@ -342,7 +418,8 @@ Stmt bounds_inference(const Stmt &s, const std::vector<Function> &outputs,
                  rmax = simplify(widen_int32(region[d].max));
             Expr inside = make_and(LE::make(widen_int32(box[d].min), rmin),
                                    GE::make(widen_int32(box[d].max), rmax));
-            if (!o.has_update_definition() && empty.defined()) inside = Or::make(empty, inside);
+            if (empty.defined() && updates_write_their_own_point(o))
+                inside = Or::make(empty, inside);
             Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
                                   {make_const(Int(32), int64_t(RuntimeErrorKind::OutputTooSmall)),
                                    StringImm::make(buffer), make_const(Int(32), int64_t(d)), rmin,
@@ -353,7 +430,7 @@ Stmt bounds_inference(const Stmt &s, const std::vector<Function> &outputs,
         result = Block::make(Block::make(checks), result);
         result = wrap_stage_lets(o, computed, computed, result);
     }
-    return result;
+    return check_outputs_read(result, outputs, env);
 }
 
 } // namespace lowering

@@ -291,6 +291,11 @@ int64_t whole_lanes(int64_t n) {
 }
 
 class CrossThreadReductions : public IRMutator {
+public:
+    explicit CrossThreadReductions(const std::map<std::string, Function> &env) : env(env) {}
+
+private:
+    const std::map<std::string, Function> &env;
     struct Storage {
         MemoryType memory;
         int thread_loops; // around its Realize
@@ -361,8 +366,16 @@ class CrossThreadReductions : public IRMutator {
             << loop_for_users(find.varying) << ". Put the pure loops of "
             << loop_stage_for_users(op->name) << " outside " << loop_var_for_users(op->name)
             << " (reorder), so that the threads share one point at a time.";
+        // The update's reduction variables as the lowered update names them, outermost first.
+        std::vector<std::string> domain;
+        const LoopNameParts loop = parse_loop_name(op->name);
+        auto fit = env.find(f);
+        if (fit != env.end() && loop.stage > 0 && loop.stage < fit->second.stages()) {
+            for (const std::string &v : domain_outermost_first(fit->second.stage(loop.stage).rdom))
+                domain.push_back(loop_name(f, loop.stage, v));
+        }
         std::optional<AssociativeUpdate> op_found =
-            find_associative_update(f, find.update->args, find.update->values);
+            find_associative_update(f, find.update->args, find.update->values, domain);
         user_assert(op_found.has_value())
             << where << ", and they combine their partial results, but AICF cannot tell that "
             << "the update is associative. Cross-thread reductions recognize "
@@ -495,8 +508,8 @@ Stmt make_room_for_lanes(const Stmt &s) {
     return Move(to_move).mutate(s);
 }
 
-Stmt lower_cross_thread_reductions(const Stmt &s) {
-    return CrossThreadReductions().mutate(s);
+Stmt lower_cross_thread_reductions(const Stmt &s, const std::map<std::string, Function> &env) {
+    return CrossThreadReductions(env).mutate(s);
 }
 
 } // namespace lowering

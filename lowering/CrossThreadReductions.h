@@ -1,7 +1,11 @@
 #ifndef AICF_LOWERING_CROSS_THREAD_REDUCTIONS_H
 #define AICF_LOWERING_CROSS_THREAD_REDUCTIONS_H
 
+#include "dsl/Function.h"
 #include "dsl/ir/IR.h"
+
+#include <map>
+#include <string>
 
 namespace aicf {
 namespace lowering {
@@ -21,7 +25,9 @@ namespace lowering {
 // shuffle is executed by all lanes of its member mask, and every lane it reads holds the
 // identity or a partial. Raises CompileError naming the Func and the loop when the update
 // is not associative, or the loop cannot be laid on whole warps.
-ir::Stmt lower_cross_thread_reductions(const ir::Stmt &s);
+// `env` gives each update its reduction domain (an argmax that keeps the index merges by it).
+ir::Stmt lower_cross_thread_reductions(const ir::Stmt &s,
+                                       const std::map<std::string, ir::Function> &env);
 
 // A cross-thread reduction along x inside the thread loops of another stage (a row reduced
 // by the lanes of a warp, inside the loop over rows) needs the x threads: that stage's thread

@@ -135,7 +135,7 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     after("add_image_checks", s);
     // (After the image checks: the threads it adds past a reduction loop read nothing. Before
     // striping: a striped Func's accesses no longer name the thread that holds the element.)
-    s = lower_cross_thread_reductions(s);
+    s = lower_cross_thread_reductions(s, env);
     after("lower_cross_thread_reductions", s);
     s = stripe_register_funcs(s);
     after("stripe_register_funcs", s);

@@ -14,7 +14,9 @@
 #include "lowering/Inline.h"
 
 #include <functional>
+#include <optional>
 #include <set>
+#include <sstream>
 
 namespace aicf {
 namespace lowering {
@@ -190,15 +192,17 @@ Stmt build_stage(const Function &f, int stage) {
         args.push_back(substitute(loop_vars, share_repeated_subexpressions(a)));
     if (d.schedule.atomic) values = atomic_values(f, stage, args, values);
     Stmt body = Provide::make(f.name(), values, args);
-    Expr condition;
-    for (const Expr &g : guards)
-        condition = condition.defined() ? And::make(condition, g) : g;
     if (d.rdom.defined() && d.rdom.predicate().defined()) {
         // With repeated subexpressions let-bound, as the values are: a predicate that uses a
         // value twice per step is a tree exponentially larger than its graph.
         Expr p = substitute(loop_vars, share_repeated_subexpressions(d.rdom.predicate()));
-        condition = condition.defined() ? And::make(condition, p) : p;
+        body = IfThenElse::make(p, body);
     }
+    // The guards of the splits around the predicate: it may read what exists only for the
+    // points they let through (where(in(r.x) > 0) with r.x split GuardWithIf).
+    Expr condition;
+    for (const Expr &g : guards)
+        condition = condition.defined() ? And::make(condition, g) : g;
     if (condition.defined()) body = IfThenElse::make(condition, body);
     for (const auto &let : lets) {
         body =
@@ -238,6 +242,41 @@ Stmt build_stage(const Function &f, int stage) {
             across_threads =
                 across_threads || (dim.is_rvar && (dim.for_type == ForType::GPUThread ||
                                                    dim.for_type == ForType::GPULane));
+        std::optional<AssociativeUpdate> red =
+            find_associative_update(f.name(), d.args, d.values, domain_outermost_first(d.rdom));
+        // An argmax that keeps the index merges the threads' partials by position, so the
+        // threads may take any points; but each thread's own serial loops still meet equal
+        // candidates in their order, which must be the definition's (the order before the
+        // reorder, outermost first).
+        bool serial_in_order = true;
+        if (red && red->kind == AssociativeUpdate::Replace) {
+            const std::string &text = d.schedule.reduction_reorder;
+            std::vector<std::string> before;
+            std::stringstream list(text.substr(0, text.find(" to ")));
+            for (std::string v; std::getline(list, v, ',');)
+                before.push_back(v.substr(v.find_first_not_of(' ')));
+            size_t last = 0;
+            bool first = true;
+            for (auto it = d.schedule.dims.rbegin(); it != d.schedule.dims.rend(); ++it) {
+                if (!it->is_rvar || it->for_type == ForType::GPUThread ||
+                    it->for_type == ForType::GPULane)
+                    continue;
+                size_t at = std::find(before.begin(), before.end(), it->var) - before.begin();
+                serial_in_order = serial_in_order && at < before.size() && (first || at > last);
+                last = at, first = false;
+            }
+        }
+        user_assert(!red || (!red->order_dependent() && serial_in_order))
+            << "In the schedule of " << stage_for_users(f.name(), stage)
+            << ", reorder changes the order of the reduction loops (outermost first) from "
+            << d.schedule.reduction_reorder << ". The update keeps one candidate by comparison "
+            << "(argmax-style), and which of equal candidates it keeps depends on the order it "
+            << "meets them in. The loops a thread runs serially must stay in their order; "
+            << "threads and lanes may take any points only when the update keeps each "
+            << "candidate's position in its Tuple (select(better, r.x, index) for every "
+            << "variable of the domain). Otherwise each thread must reduce a consecutive run: "
+            << "gpu_lanes on the outer loop of split(r, lane, ri, n), or lanes inside a serial "
+            << "loop (and for parallel parts, split(r, ro, ri, n) then rfactor(ro, u)).";
         user_assert(across_threads)
             << "In the schedule of " << stage_for_users(f.name(), stage)
             << ", reorder changes the order of the reduction loops (outermost first) from "
@@ -419,6 +458,44 @@ std::set<std::string> names_that_use(const Function &f, const std::vector<Functi
     return names;
 }
 
+// The innermost loop of `s` around every use (a call to a name in `uses`) where a Func may be
+// computed: not a vectorized or unrolled loop, whose body is one iteration of many in lockstep
+// or copied. "" when the uses share no such loop (the root).
+std::string innermost_loop_around_uses(const Stmt &s, const std::set<std::string> &uses) {
+    struct Walk : IRVisitor {
+        const std::set<std::string> &uses;
+        std::vector<const For *> loops;
+        std::optional<std::vector<const For *>> common;
+        explicit Walk(const std::set<std::string> &u) : uses(u) {}
+        using IRVisitor::visit;
+        void visit(const For *op) override {
+            op->min.accept(this);
+            op->extent.accept(this);
+            loops.push_back(op);
+            op->body.accept(this);
+            loops.pop_back();
+        }
+        void visit(const Call *op) override {
+            IRVisitor::visit(op);
+            if (op->call_type != Call::Func || !uses.count(op->name)) return;
+            if (!common) {
+                common = loops;
+                return;
+            }
+            size_t n = 0;
+            while (n < common->size() && n < loops.size() && (*common)[n] == loops[n])
+                n++;
+            common->resize(n);
+        }
+    } walk(uses);
+    s.accept(&walk);
+    if (!walk.common) return "";
+    for (auto it = walk.common->rbegin(); it != walk.common->rend(); ++it)
+        if ((*it)->for_type != ForType::Vectorized && (*it)->for_type != ForType::Unrolled)
+            return (*it)->name;
+    return "";
+}
+
 std::string describe_valid_levels(const std::set<std::string> &uses_of_f, const Stmt &s) {
     std::string text;
     for (const std::string &n : loop_names_in(s)) {
@@ -496,7 +573,8 @@ void check_uses_enclosed(const Function &f, const std::set<std::string> &uses_of
     std::string advice;
     auto user = env.find(checker.stray_in);
     if (user != env.end() && user->second.has_update_definition() &&
-        !user->second.schedule().compute_level_set) {
+        !user->second.schedule().compute_level_set &&
+        parse_loop_name(site).func != checker.stray_in) {
         const std::string &u = checker.stray_in;
         advice = " The use is in " + u +
                  ", which has update definitions and no compute_at, so it is " +
@@ -504,8 +582,11 @@ void check_uses_enclosed(const Function &f, const std::set<std::string> &uses_of
                  " inside that " + "loop too (" + u + ".compute_at(" + loop_stage_for_users(site) +
                  ", " + loop_var_for_users(site) + ")), or compute_root() " + f.name() + ".";
     }
+    const std::string in_func =
+        checker.stray_in.empty() ? "" : " in the definition of " + checker.stray_in;
     user_error << "Func " << f.name() << " is computed inside the loop " << loop_for_users(site)
-               << ", but " << checker.stray << " uses it outside that loop. Compute " << f.name()
+               << ", but the call " << checker.stray << in_func
+               << " uses it outside that loop. Compute " << f.name()
                << " at a loop that encloses all its uses, or compute_root() it." << advice;
 }
 
@@ -626,14 +707,18 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
         if (is_inlined(f, outputs)) check_inlined_schedule(f);
         if (is_output(f, outputs)) check_output_schedule(f);
     }
-    std::vector<Stmt> produce_outputs;
-    for (const Function &o : outputs)
-        produce_outputs.push_back(build_produce(o));
-    Stmt s = Block::make(produce_outputs);
-
+    // From the last Func to the first: each is placed around or inside what reads it, and the
+    // outputs (each at the root, into its own buffer) go in the same order, so an output that
+    // another output (or a Func an output reads) reads is computed before it, whatever the
+    // order in which the pipeline lists them.
+    Stmt s;
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         const Function &f = env.at(*it);
-        if (is_output(f, outputs) || is_inlined(f, outputs)) continue;
+        if (is_output(f, outputs)) {
+            s = Block::make(build_produce(f), s);
+            continue;
+        }
+        if (is_inlined(f, outputs)) continue;
         const std::set<std::string> uses_of_f = names_that_use(f, outputs, env);
         const FuncSchedule &sched = f.schedule();
         LoopLevel compute = sched.compute_level_set ? sched.compute_level : LoopLevel::root();
@@ -643,10 +728,12 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
             << "; store it at the root or at an enclosing loop.";
 
         std::string compute_loop, store_loop;
+        const bool innermost = !sched.compute_level_set && sched.innermost_by_default;
+        if (innermost) compute_loop = store_loop = innermost_loop_around_uses(s, uses_of_f);
         for (const auto &[level, loop] :
              {std::pair<const LoopLevel *, std::string *>{&compute, &compute_loop},
               {&store, &store_loop}}) {
-            if (level->is_root()) continue;
+            if (level->is_root() || (innermost && !sched.store_level_set)) continue;
             *loop = find_level_loop(s, *level);
             user_assert(!loop->empty())
                 << "Func " << f.name() << " is scheduled at " << level->to_string()

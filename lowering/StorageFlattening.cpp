@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <iomanip>
 
 namespace aicf {
 namespace lowering {
@@ -21,6 +22,9 @@ Expr var(const std::string &n) {
 }
 
 const int64_t stack_limit_bytes = 16 * 1024;
+// The most a Func stored on the stack by its schedule (store_in(MemoryType::Stack)) may take:
+// threads' stacks are often 8 MiB, and those of the threads that run pipelines may be smaller.
+const int64_t explicit_stack_limit_bytes = int64_t(1) << 20;
 
 // Where the elements of a multi-dimensional array live.
 struct Layout {
@@ -124,6 +128,28 @@ private:
 
     using IRMutator::visit;
 
+    // A Func the schedule stores on the stack whose size is a constant too large for it: a
+    // CompileError (storage of a size known only at run time goes on the heap).
+    static void check_stack_size(const Function &f, const std::vector<Type> &types,
+                                 const std::vector<Expr> &extents) {
+        int64_t element = 0;
+        for (const Type &t : types)
+            element = std::max<int64_t>(element, t.bytes());
+        double bytes = double(element); // exact below 2^53, and compared only with 1 MiB
+        for (const Expr &e : extents) {
+            auto c = as_const_int(simplify(e));
+            if (!c) return;
+            bytes *= double(std::max<int64_t>(*c, 0));
+        }
+        user_assert(bytes <= double(explicit_stack_limit_bytes))
+            << "Func " << f.name() << " is stored on the stack (store_in(MemoryType::Stack)), but "
+            << "its storage takes " << std::setprecision(15) << bytes << " bytes, more than the "
+            << explicit_stack_limit_bytes << " AICF places on a thread's stack (stacks are often "
+            << "8 MiB or less, and the threads that run a pipeline may have less). Store it in "
+            << "MemoryType::Heap, or MemoryType::Auto (which chooses by size), or compute it over "
+            << "a smaller region (compute_at an inner loop).";
+    }
+
     Stmt visit(const Realize *op) override {
         const Function &f = env.at(op->name);
         int n = static_cast<int>(op->types.size());
@@ -181,6 +207,7 @@ private:
             layouts[storage_name(f.name(), k, n)] = layout;
         Stmt body = mutate(op->body);
         MemoryType mt = op->memory_type;
+        if (mt == MemoryType::Stack) check_stack_size(f, op->types, extents);
         if (mt == MemoryType::Auto) {
             // Small allocations of a constant size live on the stack (where LLVM can keep
             // them in registers); the rest on the heap.

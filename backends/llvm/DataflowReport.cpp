@@ -75,15 +75,24 @@ ConcreteArguments concrete_arguments(const std::vector<Argument> &args,
     for (const Argument &a : args) {
         known.insert(a.name);
         if (a.is_buffer && a.is_output) {
-            user_assert(int(sizes.size()) == a.dimensions)
-                << "The report of " << pipeline << " has " << sizes.size() << " size"
-                << (sizes.size() == 1 ? "" : "s") << ", but its output " << a.name << " has "
-                << a.dimensions << " dimension" << (a.dimensions == 1 ? "" : "s") << ".";
-            for (size_t i = 0; i < sizes.size(); i++)
-                user_assert(sizes[i] > 0)
+            // Its own extents where the arguments give them (outputs of different ranks),
+            // else the report's sizes.
+            auto own = given.buffers.find(a.name);
+            const std::vector<int> &extents = own != given.buffers.end() ? own->second : sizes;
+            user_assert(int(extents.size()) == a.dimensions)
+                << "The report of " << pipeline
+                << (own != given.buffers.end() ? " gives " : " has ") << extents.size()
+                << (own != given.buffers.end() ? " extents" : " size")
+                << (extents.size() == 1 ? "" : "s")
+                << (own != given.buffers.end() ? " for" : ", but") << " its output " << a.name
+                << ", which has " << a.dimensions << " dimension" << (a.dimensions == 1 ? "" : "s")
+                << ". An output of another rank than the "
+                << "others takes its extents from ReportArguments::buffers[\"" << a.name << "\"].";
+            for (size_t i = 0; i < extents.size(); i++)
+                user_assert(extents[i] > 0)
                     << "The report of " << pipeline << ": size " << i << " of output " << a.name
-                    << " is " << sizes[i] << "; sizes must be positive.";
-            c.buffers[a.name] = dense(a.type, sizes, a.name);
+                    << " is " << extents[i] << "; sizes must be positive.";
+            c.buffers[a.name] = dense(a.type, extents, a.name);
             continue;
         }
         if (a.is_buffer) {

@@ -163,7 +163,8 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
         if (!readers.empty()) {
             bool one = readers.find(',') == std::string::npos;
             s << " It is read by " << (one ? "Func " : "Funcs ") << readers << "; "
-              << (one ? "its schedule decides" : "their schedules decide")
+              << (one ? "its definition and schedule decide"
+                      : "their definitions and schedules decide")
               << " how far (a split with ShiftInwards or RoundUp computes whole tiles).";
         }
         break;

@@ -527,6 +527,33 @@ private:
         case Intrinsic::erf:
             result = Interval(make_const(t, -1.0), make_const(t, 1.0));
             return;
+        case Intrinsic::shift_right:
+        case Intrinsic::shift_left: {
+            if (op->args.size() != 2 || !t.is_int_or_uint()) return;
+            Expr amount = op->args[1];
+            if (const Broadcast *b = amount.as<Broadcast>()) amount = b->value;
+            std::optional<int64_t> c = as_const_int(amount);
+            if (!c) {
+                if (auto u = as_const_uint(amount); u && *u < 64) c = int64_t(*u);
+            }
+            // By a constant less than the bits that hold the value: a division (rounding
+            // down, as an arithmetic shift does) or a multiplication by a power of two.
+            if (c && *c >= 0 && *c < int(t.bits) - (t.is_int() ? 1 : 0)) {
+                Expr p = make_const(arg.type(), int64_t(1) << *c);
+                result = get(op->intrinsic == Intrinsic::shift_right ? Div::make(arg, p)
+                                                                     : Mul::make(arg, p));
+                return;
+            }
+            // Right by any amount of at least 0: toward 0 from a non-negative value, toward
+            // -1 from a negative one.
+            Interval by = get(op->args[1]);
+            if (op->intrinsic == Intrinsic::shift_left || !is_nonnegative_const(by.min)) return;
+            Interval a = get(arg);
+            Expr zero = make_zero(t), minus_one = t.is_int() ? make_const(t, int64_t(-1)) : zero;
+            result = Interval(a.min.defined() ? simp(Min::make(a.min, zero)) : Expr(),
+                              a.max.defined() ? simp(Max::make(a.max, minus_one)) : Expr());
+            return;
+        }
         case Intrinsic::bitwise_and:
             // x & m lies in [0, m] for a mask m >= 0.
             for (const Expr &e : op->args) {

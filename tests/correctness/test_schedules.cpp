@@ -1,5 +1,6 @@
 // Hand-written schedules compute exactly what the default schedule computes.
 
+#include "ErrorMessage.h"
 #include "Reference.h"
 #include "ScopedEnv.h"
 
@@ -17,6 +18,7 @@
 
 using namespace aicf;
 using aicf_test::fill_random;
+using aicf_test::message_of;
 
 namespace {
 
@@ -759,6 +761,79 @@ TEST(Schedules, EmptyOutputsNeedNoInput) {
             ASSERT_EQ(ok(i, j), in(i, j) * 3 + 1);
 }
 
+// An empty output of a Func with updates at its own point computes nothing, vectorized or
+// not (the whole tile a vector loop would shift inwards is never run).
+TEST(Schedules, EmptyOutputsOfReductionsNeedNoInput) {
+    Buffer<int> in({12, 6}, "in");
+    fill_random(in, -100, 100, 37);
+    for (std::vector<int> size : {std::vector<int>{0, 6}, {6, 0}, {0, 0}, {5, 3}, {9, 4}}) {
+        SCOPED_TRACE(std::to_string(size[0]) + "x" + std::to_string(size[1]));
+        Var x("x"), y("y");
+        RDom r(0, 3, "r");
+        Func f("f_red");
+        f(x, y) = x - y;
+        f(x, y) += in(x + r, y);
+        f.vectorize(x, 8);
+        f.update().vectorize(x, 8, TailStrategy::GuardWithIf);
+        if (size[0] == 5) {
+            // Narrower than the vector: the pure stage's whole tile would write 8 columns.
+            EXPECT_THROW(f.realize(size), RuntimeError);
+            continue;
+        }
+        Buffer<int> out;
+        ASSERT_NO_THROW(out = f.realize(size));
+        for (int j = 0; j < size[1]; j++)
+            for (int i = 0; i < size[0]; i++)
+                ASSERT_EQ(out(i, j), i - j + in(i, j) + in(i + 1, j) + in(i + 2, j))
+                    << i << "," << j;
+    }
+}
+
+// Indices shifted by constants are bounded like the divisions and multiplications they are
+// (an arithmetic shift right rounds down), and by a bounded amount they move toward 0 (or -1).
+TEST(Pipelines, IndicesShiftedByConstantsAreBounded) {
+    Buffer<int> in({80}, "in");
+    fill_random(in, -1000, 1000, 38);
+    in.set_min({-20});
+    Var x("x");
+    Func half("half"), twice("twice"), mixed("mixed"), varying("varying");
+    half(x) = in(x >> 1);
+    twice(x) = in(x << 1);
+    mixed(x) = in(((x * 3) >> 2) - 5);
+    varying(x) = in(x >> (x & 3));
+    Buffer<int> h = half.realize({99}), t = twice.realize({30}), m = mixed.realize({60}),
+                v = varying.realize({60});
+    auto floor_shift = [](int a, int b) { return a >= 0 ? a >> b : -((-a + (1 << b) - 1) >> b); };
+    for (int i = 0; i < 99; i++)
+        ASSERT_EQ(h(i), in(i >> 1)) << i;
+    for (int i = 0; i < 30; i++)
+        ASSERT_EQ(t(i), in(i << 1)) << i;
+    for (int i = 0; i < 60; i++) {
+        ASSERT_EQ(m(i), in(floor_shift(i * 3, 2) - 5)) << i;
+        ASSERT_EQ(v(i), in(i >> (i & 3))) << i;
+    }
+    // Negative indices: x >> 1 rounds toward negative infinity.
+    Buffer<int> neg({30}, "neg");
+    neg.set_min({-30});
+    half.realize(neg);
+    for (int i = -30; i < 0; i++)
+        ASSERT_EQ(neg(i), in(floor_shift(i, 1))) << i;
+    // A histogram whose bin is a byte shifted right by 3: 32 bins.
+    Buffer<uint8_t> bytes({1000}, "bytes");
+    for (int i = 0; i < 1000; i++)
+        bytes(i) = uint8_t((i * 73 + 11) % 256);
+    Func hist("hist");
+    RDom r(0, 1000, "r");
+    hist(x) = 0;
+    hist(cast<int>(bytes(r)) >> 3) += 1;
+    Buffer<int> counts = hist.realize({32});
+    std::vector<int> want(32, 0);
+    for (int i = 0; i < 1000; i++)
+        want[size_t(bytes(i) >> 3)]++;
+    for (int b = 0; b < 32; b++)
+        ASSERT_EQ(counts(b), want[size_t(b)]) << b;
+}
+
 TEST(Schedules, LoopNestShowsTheSchedule) {
     Var x("x"), y("y"), xo("xo"), xi("xi");
     Func f("f"), g("g");
@@ -936,6 +1011,57 @@ TEST(Pipelines, SecondRealizeReusesCompiledCode) {
     Buffer<int> c = f.realize({20});
     EXPECT_EQ(detail::compiled_pipeline_count(), compiled + 1);
     EXPECT_EQ(c(18), 18 * 7 + 1);
+}
+
+// Outputs may read each other: whatever order the Pipeline lists them in, each is computed
+// before the Funcs that read it, directly or through an intermediate computed at the root or
+// inside a loop of another output; and a read past an output's buffer is a run-time error.
+TEST(Pipelines, OutputsThatReadOtherOutputs) {
+    const int N = 37;
+    Buffer<int> in({N + 1}, "in");
+    fill_random(in, -1000, 1000, 5);
+    for (int placement = 0; placement < 3; placement++) {
+        for (bool listed_first : {true, false}) {
+            SCOPED_TRACE("placement " + std::to_string(placement) +
+                         (listed_first ? ", the reader listed first" : ", the read listed first"));
+            Var x("x"), xo("xo"), xi("xi");
+            Func f("read_out"), h("between"), g("reader_out");
+            f(x) = in(x)*3 - 2;
+            if (placement == 0) {
+                g(x) = f(x) * 5 + 1; // reads f directly
+            } else {
+                h(x) = f(x) - f(x) / 7;
+                g(x) = h(x) * 5 + 1;
+                if (placement == 1) h.compute_root();
+                if (placement == 2)
+                    g.split(x, xo, xi, 8, TailStrategy::GuardWithIf), h.compute_at(g, xo);
+            }
+            Pipeline p(listed_first ? std::vector<Func>{g, f} : std::vector<Func>{f, g});
+            Buffer<int> gb({N}, "gb"), fb({N}, "fb");
+            p.realize(listed_first ? Realization(gb, fb) : Realization(fb, gb));
+            for (int i = 0; i < N; i++) {
+                const int fv = in(i)*3 - 2;
+                // Integer division rounds toward negative infinity.
+                const int hv = fv - (fv >= 0 ? fv / 7 : -((-fv + 6) / 7));
+                ASSERT_EQ(fb(i), fv) << i;
+                ASSERT_EQ(gb(i), (placement == 0 ? fv : hv) * 5 + 1) << i;
+            }
+        }
+    }
+    // g reads f one past the end of f's buffer.
+    Var x("x");
+    Func f("short_out"), g("past_reader");
+    f(x) = in(x)*3;
+    g(x) = f(x + 1) - f(x);
+    Pipeline p({g, f});
+    Buffer<int> gb({N}, "gb"), fb({N}, "fb");
+    EXPECT_CONTAINS(message_of<RuntimeError>([&] { p.realize(Realization(gb, fb)); }),
+                    "Buffer short_out is too small: dimension 0 must cover [0, 37], but it covers "
+                    "[0, 36]. It is read by Func past_reader");
+    Buffer<int> longer({N + 1}, "fb");
+    p.realize(Realization(gb, longer));
+    for (int i = 0; i < N; i++)
+        ASSERT_EQ(gb(i), in(i + 1) * 3 - in(i)*3) << i;
 }
 
 TEST(Schedules, WrappersStageCopiesWhereScheduled) {
@@ -1128,6 +1254,96 @@ TEST(RFactor, ArgmaxWithMaxAndTheLaterIndexOnTies) {
         if (in(i) >= in(expect)) expect = i;
     EXPECT_EQ(value(), in(expect));
     EXPECT_EQ(index(), expect);
+}
+
+// rfactor of an argmax that keeps the index, with partials over every 64th point (the inner
+// variable of the split preserved): the partials merge by value and then by index, so ties
+// go where the serial definition sends them, the first index for `v > a`, the later one for
+// {max(a, v), select(v < a, i, k)}.
+TEST(RFactor, ArgmaxPartialsOverStridedPointsBreakTiesByIndex) {
+    const int N = 1001;
+    Buffer<float> in({N}, "in");
+    for (int i = 0; i < N; i++)
+        in(i) = float((i * 37) % 11); // each value about 90 times
+    for (bool later : {false, true}) {
+        SCOPED_TRACE(later ? "later index on ties" : "first index on ties");
+        RDom k(0, N, "k");
+        Var u("u");
+        RVar ko("ko"), ki("ki");
+        Func best("best");
+        best() = Tuple(-std::numeric_limits<float>::infinity(), -1);
+        Expr v = in(k);
+        if (later) {
+            best() = Tuple(max(best()[0], v), select(v < best()[0], best()[1], k.x));
+        } else {
+            Expr better = v > best()[0];
+            best() = Tuple(select(better, v, best()[0]), select(better, k.x, best()[1]));
+        }
+        Func intm = best.update().split(k.x, ko, ki, 64).rfactor(ki, u);
+        intm.compute_root().vectorize(u, 8);
+        Realization r = best.realize(std::vector<int>{});
+        Buffer<int> index = r[1];
+        int expect = 0;
+        for (int i = 1; i < N; i++)
+            if (later ? in(i) >= in(expect) : in(i) > in(expect)) expect = i;
+        EXPECT_EQ(index(), expect);
+    }
+}
+
+// rfactor rebuilds the update's loops over the partials; those of the pure variables keep
+// what the schedule made of them before (here parallel, and a split vectorized).
+TEST(RFactor, ScheduleOfThePureVariablesIsKept) {
+    const int W = 37, H = 203;
+    Buffer<float> in({W, H}, "in");
+    fill_random(in, -1.0, 1.0, 45);
+    Var x("x"), xo("xo"), xi("xi"), u("u");
+    RDom r(0, H, "r");
+    RVar ro("ro"), ri("ri");
+    Func cs("cs");
+    cs(x) = 0.0f;
+    cs(x) += in(x, r);
+    cs.update().split(x, xo, xi, 8, TailStrategy::GuardWithIf).parallel(xo).vectorize(xi);
+    cs.update().split(r.x, ro, ri, 16, TailStrategy::GuardWithIf);
+    Func part = cs.update().rfactor(ri, u);
+    part.compute_root();
+    const std::string nest = Pipeline(cs).loop_nest(Target("host"));
+    EXPECT_NE(nest.find("parallel for cs.s1.xo"), std::string::npos) << nest;
+    EXPECT_NE(nest.find("vectorized for cs.s1.xi"), std::string::npos) << nest;
+    Buffer<float> out = cs.realize({W});
+    for (int i = 0; i < W; i++) {
+        double want = 0;
+        for (int j = 0; j < H; j++)
+            want += in(i, j);
+        EXPECT_TRUE(aicf_test::close(out(i), want, 1e-5, 1e-5)) << i;
+    }
+}
+
+// A where predicate that reads an input at the reduction variable, with that variable split
+// GuardWithIf: the predicate is evaluated only where the guard lets the point through, so it
+// reads only the input's points.
+TEST(Schedules, WherePredicatesReadOnlyInsideTheGuards) {
+    const int W = 45, H = 9;
+    Buffer<float> in({W, H}, "in");
+    fill_random(in, -1.0, 1.0, 46);
+    for (bool vector : {false, true}) {
+        SCOPED_TRACE(vector ? "vectorized over rows" : "serial");
+        Var y("y"), yo("yo"), yi("yi");
+        RDom r(0, W, "r");
+        r.where(in(r.x, y) > 0.0f);
+        RVar ro("ro"), ri("ri");
+        Func pos("pos");
+        pos(y) = 0.0f;
+        pos(y) += in(r.x, y);
+        pos.update().split(r.x, ro, ri, 32, TailStrategy::GuardWithIf);
+        if (vector) pos.update().vectorize(y, 4, TailStrategy::GuardWithIf);
+        Buffer<float> out = pos.realize({H});
+        for (int j = 0; j < H; j++) {
+            double want = 0;
+            for (int i = 0; i < W; i++)
+                if (in(i, j) > 0) want += in(i, j);
+            EXPECT_TRUE(aicf_test::close(out(j), want, 1e-5, 1e-5)) << j;
+        }
+    }
 }
 
 // A histogram, whose update writes a point computed from the data: atomic() lets its

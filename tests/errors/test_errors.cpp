@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 #include <string>
 
 using namespace aicf;
@@ -130,7 +131,7 @@ TEST(RuntimeErrors, InputTooSmallNamesBufferAndDimension) {
     std::string msg = message_of<RuntimeError>([&] { f.realize({10, 10}); });
     EXPECT_CONTAINS(
         msg, "Buffer input is too small: dimension 0 must cover [1, 10], but it covers [0, 9]");
-    EXPECT_CONTAINS(msg, "It is read by Func f; its schedule decides how far");
+    EXPECT_CONTAINS(msg, "It is read by Func f; its definition and schedule decide how far");
 }
 
 TEST(RuntimeErrors, WrongBufferType) {
@@ -285,6 +286,71 @@ TEST(ScheduleErrors, SplitOfAVariableTheStageDoesNotHaveNamesItsLoops) {
         msg, "In the schedule of g, never_partition names the loop z, but g has no such loop.");
 }
 
+// The largest value and a payload read beside it, the later one on ties: without the
+// candidates' positions, partials over every 64th point would merge equal candidates out of
+// order (RFactor.ArgmaxPartialsOverStridedPointsBreakTiesByIndex keeps the index).
+TEST(ScheduleErrors, RFactorOfAnArgmaxWithoutItsIndexNeedsConsecutiveRuns) {
+    Buffer<float> in({1000}, "in"), payload({1000}, "payload");
+    RDom k(0, 1000, "k");
+    Var u("u");
+    RVar ko("ko"), ki("ki");
+    Func best("best");
+    best() = Tuple(-std::numeric_limits<float>::infinity(), 0.0f);
+    Expr v = in(k);
+    best() = Tuple(max(best()[0], v), select(v < best()[0], best()[1], payload(k)));
+    std::string msg =
+        message_of<CompileError>([&] { best.update().split(k.x, ko, ki, 64).rfactor(ki, u); });
+    EXPECT_CONTAINS(msg, "rfactor of best.update(0): the update keeps one candidate by "
+                         "comparison (argmax-style)");
+    EXPECT_CONTAINS(msg, "the domain's variables are, outermost first, ko, ki");
+    // Reordering its reduction loops is refused for the same reason.
+    Func again("again");
+    again() = Tuple(-std::numeric_limits<float>::infinity(), 0.0f);
+    Expr w = in(k);
+    again() = Tuple(max(again()[0], w), select(w < again()[0], again()[1], payload(k)));
+    again.update().split(k.x, ko, ki, 64).reorder(ko, ki);
+    msg = message_of<CompileError>([&] { again.realize(std::vector<int>{}); });
+    EXPECT_CONTAINS(msg,
+                    "In the schedule of again.update(0), reorder changes the order of the "
+                    "reduction loops (outermost first) from ko, ki to ki, ko. The update keeps "
+                    "one candidate by comparison");
+}
+
+// A Func the schedule stores on the stack may take at most 1 MiB: a 16 MB row there would
+// overflow a thread's stack. A small one runs.
+TEST(ScheduleErrors, StackStorageOverOneMebibyte) {
+    for (int width : {4000000, 1000}) {
+        Var x("x"), y("y");
+        Func g("g"), h("h");
+        g(x, y) = cast<float>(x + y);
+        h(x, y) = g(x, y) + 1.0f;
+        g.compute_at(h, y).bound(x, 0, width).store_in(MemoryType::Stack);
+        if (width > 1000) {
+            std::string msg = message_of<CompileError>([&] { h.realize({width, 2}); });
+            EXPECT_CONTAINS(msg, "Func g is stored on the stack (store_in(MemoryType::Stack)), but "
+                                 "its storage takes 16000000 bytes, more than the 1048576");
+            EXPECT_CONTAINS(msg, "Store it in MemoryType::Heap");
+        } else {
+            Buffer<float> out = h.realize({width, 2});
+            EXPECT_EQ(out(999, 1), 1001.0f);
+        }
+    }
+}
+
+// r.y, r.z and r.w of an RDom with fewer dimensions say so.
+TEST(AlgorithmErrors, RVarPastTheDimensionsOfItsRDom) {
+    RDom r(0, 3, "r");
+    Var x("x");
+    Func f("f");
+    std::string msg = message_of<CompileError>([&] { f(x) = x + r.w; });
+    EXPECT_CONTAINS(msg, "RDom r has 1 dimension, so r.w (dimension 3) does not exist. Its "
+                         "dimensions are r.x.");
+    RDom two(0, 3, 0, 4, "two");
+    msg = message_of<CompileError>([&] { f(x) = x + two.z; });
+    EXPECT_CONTAINS(msg, "RDom two has 2 dimensions, so two.z (dimension 2) does not exist. Its "
+                         "dimensions are two.x to two.y.");
+}
+
 TEST(ScheduleErrors, ParallelOverAReductionVariableIsRefused) {
     Var x("x");
     RDom r(0, 10, "r");
@@ -430,8 +496,8 @@ TEST(ScheduleErrors, ComputeAtALoopThatDoesNotEncloseAllUses) {
     g.compute_root();
     f.compute_at(g, x);
     std::string msg = message_of<CompileError>([&] { h.realize({8}); });
-    EXPECT_CONTAINS(msg, "Func f is computed inside the loop x of g, but f(x) uses it outside "
-                         "that loop.");
+    EXPECT_CONTAINS(msg, "Func f is computed inside the loop x of g, but the call f(x) in the "
+                         "definition of h uses it outside that loop.");
     EXPECT_CONTAINS(msg, "Compute f at a loop that encloses all its uses, or compute_root() it.");
 }
 
@@ -454,7 +520,8 @@ TEST(ScheduleErrors, AUseInAReductionComputedAtTheRootByDefault) {
     build(false, g);
     std::string msg = message_of<CompileError>([&] { g.realize({8, 4}); });
     EXPECT_CONTAINS(
-        msg, "Func f is computed inside the loop y of g, but f(r.x, y) uses it outside that loop.");
+        msg, "Func f is computed inside the loop y of g, but the call f(r.x, y) in the definition "
+             "of red uses it outside that loop.");
     EXPECT_CONTAINS(msg,
                     "The use is in red, which has update definitions and no compute_at, so it is "
                     "computed at the root (the default for such a Func). Compute red inside that "
@@ -481,8 +548,10 @@ TEST(ScheduleErrors, ComputeAtOneStageOfAConsumerThatUsesItInTwo) {
     f.compute_at(LoopLevel("g", "x", 1));
     std::string msg = message_of<CompileError>([&] { g.realize({8}); });
     EXPECT_CONTAINS(msg,
-                    "Func f is computed inside the loop x of g.update(0), but f(x) uses it outside "
-                    "that loop.");
+                    "Func f is computed inside the loop x of g.update(0), but the call f(x) in the "
+                    "definition of g uses it outside that loop.");
+    // (g's own pure stage holds the call: computing g elsewhere is no advice.)
+    EXPECT_EQ(msg.find("Compute g inside that loop too"), std::string::npos) << msg;
 }
 
 // An inlined Func has no loops or storage of its own; a directive on them is refused, not
@@ -536,8 +605,8 @@ TEST(ScheduleErrors, StoringOutsideDoesNotCoverAUseBeforeTheComputeLoop) {
     f.compute_at(h, x).store_at(h, y);
     g.compute_at(h, y);
     std::string msg = message_of<CompileError>([&] { h.realize({8, 4}); });
-    EXPECT_CONTAINS(msg, "Func f is computed inside the loop x of h, but f(x, y) uses it "
-                         "outside that loop.");
+    EXPECT_CONTAINS(msg, "Func f is computed inside the loop x of h, but the call f(x, y) in "
+                         "the definition of g uses it outside that loop.");
 }
 
 // The same when the use outside is through an inlined Func: g calls f in both of h's stages.
@@ -550,8 +619,9 @@ TEST(ScheduleErrors, ComputeAtALoopThatMissesAUseThroughAnInlinedFunc) {
     h(x, y) = h(x, y) + g(x, y) % 7;
     f.compute_at(h, y); // the loop over y of h's last stage, the update
     std::string msg = message_of<CompileError>([&] { h.realize({8, 4}); });
-    EXPECT_CONTAINS(msg, "Func f is computed inside the loop y of h.update(0), but g(x, y) "
-                         "(inlined, it calls f) uses it outside that loop.");
+    EXPECT_CONTAINS(msg, "Func f is computed inside the loop y of h.update(0), but the call "
+                         "g(x, y) (inlined, it calls f) in the definition of h uses it outside "
+                         "that loop.");
     // The loops that could hold f are those around every use, the inlined ones included.
     f.compute_at(h, Var("z"));
     msg = message_of<CompileError>([&] { h.realize({8, 4}); });
@@ -756,6 +826,28 @@ TEST(RuntimeErrors, HugeSplitFactorFromAParam) {
         "Buffer g is too small: dimension 0 must cover [-2147483637, 9], but it covers [0, 9]. "
         "The schedule of g writes whole tiles: a split with ShiftInwards needs an extent of "
         "at least its factor");
+}
+
+// An output whose points share memory (a stride of 0, rows that overlap) would have its
+// writes overwrite each other: refused. Rows apart by more than a row are fine.
+TEST(RuntimeErrors, OutputPointsMustNotShareMemory) {
+    Var x("x"), y("y");
+    Func f("f");
+    f(x, y) = x + 10 * y;
+    std::vector<int> storage(64, -1);
+    for (int stride : {0, 7, 9}) {
+        Buffer<int> view(storage.data(), {8, 4});
+        view.raw_buffer()->dim[1].stride = stride;
+        if (stride < 8) {
+            std::string msg = message_of<RuntimeError>([&] { f.realize(view); });
+            EXPECT_CONTAINS(msg, "The output buffer f has points that share memory: dimension 1 "
+                                 "has stride " +
+                                     std::to_string(stride));
+        } else {
+            f.realize(view);
+            EXPECT_EQ(storage[9 * 3 + 7], 7 + 30);
+        }
+    }
 }
 
 TEST(RuntimeErrors, OutputsMustNotOverlapInputs) {

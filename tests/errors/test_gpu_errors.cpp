@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 using namespace aicf;
 using aicf_test::message_of;
@@ -387,6 +388,56 @@ TEST(GPUScheduleErrors, CrossThreadUpdateThatIsNotAssociative) {
                          "associative.");
     EXPECT_CONTAINS(msg, "Cross-thread reductions recognize s = s op x for op in "
                          "+, *, min, max");
+}
+
+// The largest value and a payload read beside it, the later one on ties: without the
+// candidates' positions, lanes that each take every 32nd point would merge equal candidates
+// out of order, so the reorder that makes them is refused. (An argmax that keeps the index may
+// take strided lanes: GPUCrossThreadReduction.ArgmaxOverStridedLanesBreaksTiesByIndex.)
+TEST(GPUScheduleErrors, CrossThreadArgmaxOverStridedLanesWithoutItsIndex) {
+    Buffer<float> in({100, 8}, "in"), payload({100, 8}, "payload");
+    Func best("best"), out("out");
+    Var y("y"), yo("yo"), yi("yi");
+    RDom r(0, 100, "r");
+    RVar ro("ro"), lane("lane");
+    best(y) = Tuple(Expr(-std::numeric_limits<float>::infinity()), Expr(0.0f));
+    Expr v = in(r.x, y);
+    best(y) = Tuple(max(best(y)[0], v), select(v < best(y)[0], best(y)[1], payload(r.x, y)));
+    out(y) = best(y)[1];
+    out.split(y, yo, yi, 4).gpu_blocks(yo).gpu_threads(yi);
+    best.compute_at(out, yi);
+    best.update().split(r.x, ro, lane, 32).reorder(ro, lane).gpu_lanes(lane);
+    std::string msg = message_of<CompileError>([&] { out.realize({8}, gpu_target); });
+    EXPECT_CONTAINS(msg, "In the schedule of best.update(0), reorder changes the order of the "
+                         "reduction loops (outermost first) from ro, lane to lane, ro. The update "
+                         "keeps one candidate by comparison (argmax-style)");
+    EXPECT_CONTAINS(msg, "threads and lanes may take any points only when the update keeps each "
+                         "candidate's position in its Tuple");
+}
+
+// vectorize (or unroll) on a loop mapped to GPU blocks or threads is refused; with a factor it
+// splits the loop, keeping the outer part on the threads.
+TEST(GPUScheduleErrors, VectorizeALoopMappedToTheGPU) {
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func f("f");
+    f(x, y) = x + y;
+    f.gpu_tile(x, y, bx, by, tx, ty, 32, 4);
+    std::string msg = message_of<CompileError>([&] { f.vectorize(tx); });
+    EXPECT_CONTAINS(msg, "In the schedule of f, vectorize(tx) names a loop already mapped to GPU "
+                         "threads (gpu_threads): a loop runs on one of them or as vector lanes, "
+                         "not both.");
+    msg = message_of<CompileError>([&] { f.unroll(bx); });
+    EXPECT_CONTAINS(msg, "unroll(bx) names a loop already mapped to GPU blocks (gpu_blocks)");
+    f.vectorize(tx, 4);
+    const std::string nest = Pipeline(f).loop_nest(gpu_target);
+    EXPECT_CONTAINS(nest, "gpu_thread.x for f.s0.tx in [0, 8)");
+    EXPECT_CONTAINS(nest, "vectorized for f.s0.tx_vi in [0, 4)");
+    EXPECT_CONTAINS(nest, "8 x 4 x 1 threads per block");
+    Buffer<int> out = f.realize({70, 9}, gpu_target);
+    out.copy_to_host();
+    for (int j = 0; j < 9; j++)
+        for (int i = 0; i < 70; i++)
+            ASSERT_EQ(out(i, j), i + j) << i << "," << j;
 }
 
 TEST(GPUScheduleErrors, ReductionAcrossWarpsInsideAnotherThreadLoop) {

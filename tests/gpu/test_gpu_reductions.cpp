@@ -175,50 +175,93 @@ TEST(GPUCrossThreadReduction, ValuesOfEveryWidthShuffleExactly) {
     }
 }
 
-// Argmax as {max(a, v), select(v < a, i, k)}: on ties the later index wins, lanes merging in
-// the order of their chunks of the row.
-TEST(GPUCrossThreadReduction, ArgmaxWithTheLaterIndexOnTies) {
+// Argmax that keeps the index, with many ties, each lane (or thread) reducing a consecutive
+// chunk of the row or every 32nd (256th) point (the coalesced loads of a row): the partials
+// merge by value and then by index, so the first index wins a tie for `v > a`, the later one
+// for {max(a, v), select(v < a, i, k)}, as the serial definition has it. A 2-D domain keeps
+// both indexes and compares them row first.
+TEST(GPUCrossThreadReduction, ArgmaxOverStridedLanesBreaksTiesByIndex) {
     for (RowMapping mapping : kMappings) {
-        const int width = 1000;
-        SCOPED_TRACE(to_string(mapping));
-        Buffer<float> in({width, kRows}, "in");
-        for (int j = 0; j < kRows; j++)
-            for (int i = 0; i < width; i++)
-                in(i, j) = float((i * 37 + j) % 101);
-        Func best("best");
-        Var y("y"), yo("yo"), yi("yi");
-        RDom r(0, width, "r");
-        RVar ro("ro"), lane("lane");
-        best(y) = Tuple(Expr(-std::numeric_limits<float>::infinity()), Expr(0));
-        Expr v = in(r.x, y);
-        best(y) = Tuple(max(best(y)[0], v), select(v < best(y)[0], best(y)[1], r.x));
-        Func out("out");
-        out(y) = best(y)[1];
-        const bool warp = mapping == RowMapping::WarpPerRow;
-        // Each lane takes a contiguous chunk of the row (ro inside), so merging lanes in
-        // their order keeps the serial tie rule.
-        const int threads = warp ? 32 : 256, chunk = (width + threads - 1) / threads;
-        if (warp) {
-            out.split(y, yo, yi, 4).gpu_blocks(yo).gpu_threads(yi);
-        } else {
-            out.gpu_blocks(y);
-        }
-        best.compute_at(out, warp ? yi : y);
-        if (mapping == RowMapping::BlockPerRowInRegisters) best.store_in(MemoryType::Register);
-        best.update().split(r.x, lane, ro, chunk).reorder(ro, lane);
-        if (warp) {
-            best.update().gpu_lanes(lane);
-        } else {
-            best.update().gpu_threads(lane);
-        }
-        Buffer<int32_t> o = out.realize({kRows}, gpu_target)[0];
-        for (int j = 0; j < kRows; j++) {
-            int at = 0;
-            for (int i = 1; i < width; i++)
-                if (in(i, j) >= in(at, j)) at = i;
-            EXPECT_EQ(o(j), at) << j;
+        for (int width : {33, 1000}) {
+            for (int form = 0; form < 4; form++) {
+                const bool later = form % 2 == 1, strided = form >= 2;
+                SCOPED_TRACE(std::string(to_string(mapping)) + ", width " + std::to_string(width) +
+                             (later ? ", later index on ties" : ", first index on ties") +
+                             (strided ? ", strided" : ", chunks"));
+                Buffer<float> in({width, kRows}, "in");
+                for (int j = 0; j < kRows; j++)
+                    for (int i = 0; i < width; i++)
+                        in(i, j) = float((i * 7 + j * 3) % 5); // each value many times
+                Func best("best"), out("out");
+                Var y("y"), yo("yo"), yi("yi");
+                RDom r(0, width, "r");
+                RVar ro("ro"), lane("lane");
+                Expr v = in(r.x, y);
+                best(y) = Tuple(Expr(-1.0f), Expr(-1));
+                if (later) {
+                    best(y) = Tuple(max(best(y)[0], v), select(v < best(y)[0], best(y)[1], r.x));
+                } else {
+                    Expr better = v > best(y)[0];
+                    best(y) = Tuple(select(better, v, best(y)[0]), select(better, r.x, best(y)[1]));
+                }
+                out(y) = best(y)[1];
+                const bool warp = mapping == RowMapping::WarpPerRow;
+                if (warp) {
+                    out.split(y, yo, yi, 4).gpu_blocks(yo).gpu_threads(yi);
+                } else {
+                    out.gpu_blocks(y);
+                }
+                best.compute_at(out, warp ? yi : y);
+                if (mapping == RowMapping::BlockPerRowInRegisters)
+                    best.store_in(MemoryType::Register);
+                const int threads = warp ? 32 : 256;
+                if (strided) {
+                    best.update().split(r.x, ro, lane, threads).reorder(ro, lane);
+                } else {
+                    best.update().split(r.x, lane, ro, (width + threads - 1) / threads);
+                }
+                if (warp) {
+                    best.update().gpu_lanes(lane);
+                } else {
+                    best.update().gpu_threads(lane);
+                }
+                Buffer<int32_t> o = out.realize({kRows}, gpu_target)[0];
+                for (int j = 0; j < kRows; j++) {
+                    int at = 0;
+                    for (int i = 1; i < width; i++)
+                        if (later ? in(i, j) >= in(at, j) : in(i, j) > in(at, j)) at = i;
+                    EXPECT_EQ(o(j), at) << j;
+                }
+            }
         }
     }
+    // Over a 2-D domain (the later point on ties, rows outermost), lanes over every 32nd
+    // column.
+    const int W = 45, H = 7;
+    Buffer<int> in({W, H}, "in");
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++)
+            in(i, j) = (i * 5 + j * 11) % 4;
+    Func best("best2"), out("out2");
+    Var x("x");
+    RDom r(0, W, 0, H, "r");
+    RVar ro("ro"), lane("lane");
+    Expr v = in(r.x, r.y);
+    best(x) = Tuple(Expr(-1), Expr(-1), Expr(-1));
+    Expr keep = v < best(x)[0];
+    best(x) =
+        Tuple(max(best(x)[0], v), select(keep, best(x)[1], r.x), select(keep, best(x)[2], r.y));
+    out(x) = best(x)[1] + 100 * best(x)[2] + x;
+    out.gpu_blocks(x);
+    best.compute_at(out, x);
+    best.update().split(r.x, ro, lane, 32).reorder(ro, lane).gpu_lanes(lane);
+    Buffer<int32_t> o = out.realize({2}, gpu_target)[0];
+    int ax = 0, ay = 0;
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++)
+            if (in(i, j) >= in(ax, ay)) ax = i, ay = j;
+    EXPECT_EQ(o(0), ax + 100 * ay);
+    EXPECT_EQ(o(1), ax + 100 * ay + 1);
 }
 
 // Welford's (count, mean, squared deviations) per row: the lanes' summaries merged by Chan's

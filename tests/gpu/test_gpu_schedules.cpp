@@ -40,6 +40,36 @@ TEST(GPUSchedule, PointwiseTiledWithTails) {
 
 // The first stage of a stencil is computed per block into shared memory (with its halo),
 // then read by the second stage's threads.
+// Inline reductions inside a GPU Func reduce in each thread (the innermost loop around their
+// use), as Halide places them: a column maximum, a column mean and an argmin per column.
+TEST(GPUSchedule, InlineReductionsReduceInEachThread) {
+    const int W = 77, H = 20;
+    Buffer<float> in({W, H}, "in");
+    fill_random(in, -1.0, 1.0, 44);
+    Var x("x"), bx("bx"), tx("tx");
+    RDom r(0, H, "r");
+    Func out("out");
+    out(x) = Tuple(maximum(in(x, r)), sum(in(x, r)) / float(H), argmin(in(x, r))[0]);
+    out.gpu_tile(x, bx, tx, 32, TailStrategy::GuardWithIf);
+    EXPECT_NE(Pipeline(out).loop_nest(gpu_target).find("gpu_thread.x for out.s0.tx"),
+              std::string::npos);
+    Realization res = out.realize({W}, gpu_target);
+    Buffer<float> mx(res[0]), mean(res[1]);
+    Buffer<int32_t> at(res[2]);
+    for (int i = 0; i < W; i++) {
+        double m = -1e30, s = 0;
+        int lo = 0;
+        for (int j = 0; j < H; j++) {
+            m = std::max(m, double(in(i, j)));
+            s += in(i, j);
+            if (in(i, j) < in(i, lo)) lo = j;
+        }
+        EXPECT_EQ(mx(i), float(m)) << i;
+        EXPECT_TRUE(close(mean(i), s / H, 1e-5, 1e-6)) << i;
+        EXPECT_EQ(at(i), lo) << i;
+    }
+}
+
 TEST(GPUSchedule, StencilFirstStageInSharedMemory) {
     const int W = 45, H = 30;
     Buffer<float> in({W + 2, H + 2}, "in");

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <map>
 #include <string>
 
 using namespace aicf;
@@ -259,6 +260,38 @@ TEST(ReportOutput, JsonTextAndPicture) {
 
 // ---- Errors ----
 
+// Outputs of different ranks (a row's sum of squares and the rows scaled by it): the sizes
+// are the larger one's, and the other's extents come with the arguments.
+TEST(ReportCounts, OutputsOfDifferentRanks) {
+    const int W = 40, H = 16;
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y"), xo("xo"), xi("xi"), yo("yo"), yi("yi");
+    RDom r(0, W, "r");
+    Func ss("ss"), out("out");
+    ss(y) = 0.0f;
+    ss(y) += in(r, y) * in(r, y);
+    out(x, y) = in(x, y) * ss(y);
+    ss.gpu_tile(y, yo, yi, 8, TailStrategy::GuardWithIf);
+    ss.update().gpu_tile(y, yo, yi, 8, TailStrategy::GuardWithIf);
+    out.gpu_tile(x, y, xo, yo, xi, yi, 8, 8);
+    Pipeline p({ss, out});
+    ReportArguments args;
+    args.buffers["in"] = {W, H};
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
+                        p.report({W, H}, gpu_target, args);
+                    }),
+                    "takes its extents from ReportArguments::buffers[\"ss\"]");
+    args.buffers["ss"] = {H};
+    DataflowReport report = p.report({W, H}, gpu_target, args, false);
+    // Each output at its own size: H floats of ss, W x H of out.
+    std::map<std::string, int64_t> sizes;
+    for (const auto &k : report.kernels)
+        for (const auto &b : k.buffers)
+            if (b.role == BufferReport::Output) sizes[b.name] = b.bytes;
+    EXPECT_EQ(sizes["ss"], 4 * H);
+    EXPECT_EQ(sizes["out"], 4 * W * H);
+}
+
 TEST(ReportErrors, SizesTargetsAndArguments) {
     ImageParam in(Float(32), 2, "in");
     Func g = two_stages(in, true);
@@ -273,7 +306,7 @@ TEST(ReportErrors, SizesTargetsAndArguments) {
                     }),
                     "needs the extents of input in");
     EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] { g.report({64}, gpu_target, args); }),
-                    "has 1 size, but its output g has 2");
+                    "has 1 size, but its output g, which has 2 dimensions");
     EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
                         g.report({64, 0}, gpu_target, args);
                     }),
