@@ -458,16 +458,43 @@ std::set<std::string> names_that_use(const Function &f, const std::vector<Functi
     return names;
 }
 
-// The innermost loop of `s` around every use (a call to a name in `uses`) where a Func may be
-// computed: not a vectorized or unrolled loop, whose body is one iteration of many in lockstep
-// or copied. "" when the uses share no such loop (the root).
+// Where an inline reduction's Func goes: inside the loops around all its uses, down to the
+// innermost one its points depend on (a row's sum used at every point of the row goes in the
+// loop over rows, not in the loop over the row's points, where each point would recompute
+// it), and not into a vectorized or unrolled loop, whose body is one iteration of many in
+// lockstep or copied. Uses inside a GPU kernel put it inside their thread loops (each thread
+// reduces what it reads). "" for the root.
 std::string innermost_loop_around_uses(const Stmt &s, const std::set<std::string> &uses) {
     struct Walk : IRVisitor {
         const std::set<std::string> &uses;
         std::vector<const For *> loops;
         std::optional<std::vector<const For *>> common;
+        std::map<std::string, std::set<std::string>> let_vars; // the variables a let stands for
+        std::set<std::string> depends;                         // what the uses' points name
         explicit Walk(const std::set<std::string> &u) : uses(u) {}
         using IRVisitor::visit;
+        std::set<std::string> vars_of(const Expr &e) {
+            std::set<std::string> vars;
+            visit_each<Variable>(e, [&](const Variable *v) {
+                vars.insert(v->name);
+                auto it = let_vars.find(v->name);
+                if (it != let_vars.end()) vars.insert(it->second.begin(), it->second.end());
+            });
+            return vars;
+        }
+        void visit(const LetStmt *op) override {
+            op->value.accept(this);
+            std::set<std::string> vars = vars_of(op->value);
+            auto saved = let_vars.find(op->name) == let_vars.end()
+                             ? std::optional<std::set<std::string>>()
+                             : std::optional<std::set<std::string>>(let_vars[op->name]);
+            let_vars[op->name] = vars;
+            op->body.accept(this);
+            if (saved)
+                let_vars[op->name] = *saved;
+            else
+                let_vars.erase(op->name);
+        }
         void visit(const For *op) override {
             op->min.accept(this);
             op->extent.accept(this);
@@ -478,6 +505,10 @@ std::string innermost_loop_around_uses(const Stmt &s, const std::set<std::string
         void visit(const Call *op) override {
             IRVisitor::visit(op);
             if (op->call_type != Call::Func || !uses.count(op->name)) return;
+            for (const Expr &a : op->args) {
+                std::set<std::string> vars = vars_of(a);
+                depends.insert(vars.begin(), vars.end());
+            }
             if (!common) {
                 common = loops;
                 return;
@@ -490,9 +521,20 @@ std::string innermost_loop_around_uses(const Stmt &s, const std::set<std::string
     } walk(uses);
     s.accept(&walk);
     if (!walk.common) return "";
-    for (auto it = walk.common->rbegin(); it != walk.common->rend(); ++it)
-        if ((*it)->for_type != ForType::Vectorized && (*it)->for_type != ForType::Unrolled)
-            return (*it)->name;
+    const std::vector<const For *> &around = *walk.common;
+    // The innermost loop the points depend on, and the innermost GPU thread loop.
+    int deepest = -1, thread = -1;
+    for (int i = 0; i < int(around.size()); i++) {
+        if (walk.depends.count(around[size_t(i)]->name)) deepest = i;
+        if (around[size_t(i)]->for_type == ForType::GPUThread ||
+            around[size_t(i)]->for_type == ForType::GPULane)
+            thread = i;
+    }
+    if (thread > deepest) deepest = thread; // inside a kernel: in its threads
+    for (int i = deepest; i >= 0; i--) {
+        const ForType t = around[size_t(i)]->for_type;
+        if (t != ForType::Vectorized && t != ForType::Unrolled) return around[size_t(i)]->name;
+    }
     return "";
 }
 

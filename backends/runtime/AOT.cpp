@@ -13,6 +13,7 @@
 #include "lowering/Kernel.h"
 #include "lowering/KernelSerialization.h"
 
+#include <cctype>
 #include <climits>
 #include <cstdlib>
 #include <map>
@@ -212,6 +213,29 @@ void check_outputs_do_not_overlap(const aicf_pipeline_metadata_t &p,
     }
 }
 
+// `message` ("Buffer in is too small: dimension 0 must cover ...") with the DLPack axis of
+// the dimension it names after it, when it names a buffer argument of the pipeline.
+std::string with_dlpack_axis(const aicf_pipeline_metadata_t &p, const std::string &message) {
+    const std::string lead = "Buffer ";
+    if (message.rfind(lead, 0) != 0) return message;
+    const std::string name =
+        message.substr(lead.size(), message.find(' ', lead.size()) - lead.size());
+    int rank = -1;
+    for (int i = 0; i < p.argument_count; i++)
+        if (p.arguments[i].kind != AICF_ARGUMENT_SCALAR && name == p.arguments[i].name)
+            rank = p.arguments[i].dimensions;
+    const size_t at = message.find("dimension ");
+    if (rank < 0 || at == std::string::npos) return message;
+    size_t end = at + 10;
+    while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end])))
+        end++;
+    if (end == at + 10) return message;
+    const int d = std::atoi(message.c_str() + at + 10);
+    if (d < 0 || d >= rank) return message;
+    return message.substr(0, end) + " (DLPack axis " + std::to_string(rank - 1 - d) + ")" +
+           message.substr(end);
+}
+
 // What a compiled pipeline needs from this process, made at its first call.
 struct PipelineState {
     Target target;
@@ -384,10 +408,11 @@ int32_t run(const aicf_pipeline_metadata_t &p, void *const *args) {
     }
     if (code != 0) {
         // The checks of the generated code name the buffer and AICF's dimension; the
-        // pipeline's name goes first, as in the runtime's own checks.
+        // pipeline's name goes first and the DLPack axis beside the dimension, as in the
+        // runtime's own checks.
         last_error = ctx.error.empty()
                          ? std::string(p.name) + " failed with code " + std::to_string(code) + "."
-                         : std::string(p.name) + ": " + ctx.error;
+                         : std::string(p.name) + ": " + with_dlpack_axis(p, ctx.error);
     }
     return code;
 }

@@ -254,7 +254,8 @@ TEST(AOTErrors, EachArgumentCheckReturnsItsCodeAndMessage) {
         Tensor t(in);
         t.strides[1] = 2;
         expect(call(&t, &tout), -int(K::BufferStride),
-               "Buffer in has stride 2 in dimension 0; pipelines expect dimension 0 to be dense");
+               "aot_scale_offset: Buffer in has stride 2 in dimension 0 (DLPack axis 1); "
+               "pipelines expect dimension 0 to be dense");
     }
     {
         Tensor t(in);
@@ -297,7 +298,8 @@ TEST(AOTErrors, EachArgumentCheckReturnsItsCodeAndMessage) {
         Buffer<float> small({W - 1, H});
         Tensor t(small);
         expect(call(&t, &tout), -int(K::InputTooSmall),
-               "Buffer in is too small: dimension 0 must cover [0, 15], but it covers [0, 14].");
+               "aot_scale_offset: Buffer in is too small: dimension 0 (DLPack axis 1) must cover "
+               "[0, 15], but it covers [0, 14].");
     }
     {
         Tensor t(in);

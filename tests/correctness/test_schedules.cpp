@@ -789,6 +789,33 @@ TEST(Schedules, EmptyOutputsOfReductionsNeedNoInput) {
     }
 }
 
+// An inline reduction goes inside the loops around its uses, down to the innermost one its
+// points depend on: a row's sum used at every point of the row is computed once per row.
+TEST(Pipelines, InlineReductionsGoInTheInnermostLoopTheyDependOn) {
+    const int W = 50, H = 7;
+    Buffer<float> in({W, H}, "in");
+    fill_random(in, 0.5, 2.0, 47);
+    Var x("x"), y("y");
+    RDom r(0, W, "r");
+    Func out("out");
+    out(x, y) = in(x, y) / sum(in(r, y));
+    out.vectorize(x, 8);
+    const std::string nest = Pipeline(out).loop_nest(Target("host"));
+    const size_t rows = nest.find("for out.s0.y"), reduce = nest.find("produce sum"),
+                 points = nest.find("for out.s0.x");
+    ASSERT_NE(reduce, std::string::npos) << nest;
+    EXPECT_LT(rows, reduce) << nest;
+    EXPECT_LT(reduce, points) << nest;
+    Buffer<float> o = out.realize({W, H});
+    for (int j = 0; j < H; j++) {
+        double total = 0;
+        for (int i = 0; i < W; i++)
+            total += in(i, j);
+        for (int i = 0; i < W; i++)
+            EXPECT_TRUE(aicf_test::close(o(i, j), in(i, j) / total, 1e-5, 1e-7)) << i << "," << j;
+    }
+}
+
 // Indices shifted by constants are bounded like the divisions and multiplications they are
 // (an arithmetic shift right rounds down), and by a bounded amount they move toward 0 (or -1).
 TEST(Pipelines, IndicesShiftedByConstantsAreBounded) {
