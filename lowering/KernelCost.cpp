@@ -619,9 +619,12 @@ private:
             const ir::Store *op = s.as<ir::Store>();
             const ir::Call *atomic = op->value.as<ir::Call>();
             if (atomic && atomic->is_intrinsic(Intrinsic::atomic_update)) {
-                // A read-modify-write of one element: the operand and the index.
+                // A read-modify-write of one element: the operand and the index, and for
+                // floats the operation itself (add, multiply, min or max), a flop.
                 expr(c, atomic->args[1]);
                 expr(c, op->index);
+                const ir::Type t = op->value.type();
+                if (t.is_float() || t.is_bfloat()) c.flops += t.lanes;
                 access(c, op->name, op->index, 1, false);
                 access(c, op->name, op->index, 1, true);
                 return;

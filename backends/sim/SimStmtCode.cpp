@@ -260,6 +260,8 @@ public:
             one.on[size_t(t)] = 0;
         }
         m.mask = all;
+        // The operation of a float atomic (add, multiply, min or max) is a flop per thread.
+        if (is_float_kind(load.kind)) m.counters.flops += int64_t(all->count);
     }
 
 private:

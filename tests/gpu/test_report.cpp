@@ -292,6 +292,38 @@ TEST(ReportCounts, OutputsOfDifferentRanks) {
     EXPECT_EQ(sizes["out"], 4 * W * H);
 }
 
+// A float atomic add is a flop, in the report and in the simulator alike: a column sum of a
+// W x H input over blocks of rows adds W x H times.
+TEST(ReportCounts, FloatAtomicsAreFlops) {
+    const int W = 77, H = 203;
+    Buffer<float> in({W, H}, "in");
+    fill_random(in, -1.0, 1.0, 48);
+    Var x("x"), bx("bx"), tx("tx");
+    RDom r(0, W, 0, H, "r");
+    RVar rxo("rxo"), rxi("rxi"), ryo("ryo"), ryi("ryi");
+    Func out("out");
+    out(x) = 0.0f;
+    out(r.x) += in(r.x, r.y);
+    out.gpu_tile(x, bx, tx, 32, TailStrategy::GuardWithIf);
+    out.update()
+        .atomic()
+        .split(r.x, rxo, rxi, 32, TailStrategy::GuardWithIf)
+        .split(r.y, ryo, ryi, 16, TailStrategy::GuardWithIf)
+        .reorder(ryi, rxi, rxo, ryo)
+        .gpu_blocks(rxo, ryo)
+        .gpu_threads(rxi);
+    Buffer<float> sums = realize_checking_report(out, {W}, gpu_target)[0];
+    DataflowReport report = out.report({W}, gpu_target, {}, false);
+    ASSERT_EQ(report.kernels.size(), 2u);
+    EXPECT_EQ(report.kernels[1].flops, int64_t(W) * H);
+    for (int i = 0; i < W; i++) {
+        double want = 0;
+        for (int j = 0; j < H; j++)
+            want += in(i, j);
+        EXPECT_TRUE(aicf_test::close(sums(i), want, 1e-4, 1e-4)) << i;
+    }
+}
+
 TEST(ReportErrors, SizesTargetsAndArguments) {
     ImageParam in(Float(32), 2, "in");
     Func g = two_stages(in, true);
