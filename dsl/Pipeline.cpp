@@ -240,40 +240,46 @@ Pipeline::Compiled Pipeline::compiled_for(const Target &target) {
     const uint64_t changes = detail::definition_changes();
     if (compiled_ && compiled_changes_ == changes && compiled_target_ == target)
         return {compiled_, args_};
-    args_ = detail::infer_arguments(outputs_);
-    std::string key = detail::fingerprint(outputs_, args_, target);
-    compiled_target_ = target;
-    if (compiled_ && key == compiled_key_) {
-        compiled_changes_ = changes;
-        return {compiled_, args_};
-    }
-    {
-        std::lock_guard<std::mutex> guard(detail::cache_lock);
-        auto it = detail::cache().find(key);
-        if (it != detail::cache().end()) {
-            compiled_ = it->second;
-            compiled_key_ = key;
-            compiled_changes_ = changes;
-            return {compiled_, args_};
-        }
-    }
-    std::shared_ptr<CompiledPipeline> c;
-    try {
-        detail::on_large_stack(
-            [&] { c = detail::get_compiler().compile(outputs_, args_, target); });
-    } catch (const std::bad_alloc &) {
+    // Out of memory anywhere on the way (the key, the lookup, the compilation) is the same
+    // CompileError: which allocation fails first depends on what the process did before.
+    auto out_of_memory = [&] {
         user_error << "Out of memory while compiling pipeline " << outputs_[0].name() << " for "
                    << target.to_string() << ". Free memory, or split the pipeline (fewer "
                    << "unrolled or vectorized loops make smaller code).";
+    };
+    try {
+        args_ = detail::infer_arguments(outputs_);
+        std::string key = detail::fingerprint(outputs_, args_, target);
+        compiled_target_ = target;
+        if (compiled_ && key == compiled_key_) {
+            compiled_changes_ = changes;
+            return {compiled_, args_};
+        }
+        {
+            std::lock_guard<std::mutex> guard(detail::cache_lock);
+            auto it = detail::cache().find(key);
+            if (it != detail::cache().end()) {
+                compiled_ = it->second;
+                compiled_key_ = key;
+                compiled_changes_ = changes;
+                return {compiled_, args_};
+            }
+        }
+        std::shared_ptr<CompiledPipeline> c;
+        detail::on_large_stack(
+            [&] { c = detail::get_compiler().compile(outputs_, args_, target); });
+        std::lock_guard<std::mutex> guard(detail::cache_lock);
+        detail::cache()[key] = c;
+        compiled_ = c;
+        compiled_key_ = key;
+        // Compiling changes nothing the user wrote, but lowering works on copies of the Funcs and
+        // counts their changes: the count from before compiling would never be seen again.
+        compiled_changes_ = detail::definition_changes();
+        return {compiled_, args_};
+    } catch (const std::bad_alloc &) {
+        out_of_memory();
     }
-    std::lock_guard<std::mutex> guard(detail::cache_lock);
-    detail::cache()[key] = c;
-    compiled_ = c;
-    compiled_key_ = key;
-    // Compiling changes nothing the user wrote, but lowering works on copies of the Funcs and
-    // counts their changes: the count from before compiling would never be seen again.
-    compiled_changes_ = detail::definition_changes();
-    return {compiled_, args_};
+    return {compiled_, args_}; // not reached: out_of_memory() throws
 }
 
 Callable Pipeline::compile_to_callable(const Target &target) {

@@ -29,6 +29,7 @@
 #include <dlfcn.h>
 #include <iostream>
 #include <mutex>
+#include <new>
 #include <sstream>
 
 namespace aicf {
@@ -50,7 +51,18 @@ public:
     std::unique_ptr<llvm::orc::LLJIT> jit;
     std::unique_ptr<llvm::TargetMachine> target_machine;
 
+    // The last error materialization reported (cleared when read).
+    std::string take_reported() {
+        std::lock_guard<std::mutex> guard(reported_lock);
+        std::string r = std::move(reported);
+        reported.clear();
+        return r;
+    }
+
 private:
+    std::mutex reported_lock;
+    std::string reported;
+
     HostJIT() {
         install_llvm_error_handlers();
         llvm::InitializeNativeTarget();
@@ -65,6 +77,13 @@ private:
         auto built = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
         if (!built) internal_error << "cannot create the JIT: " << take_error(built.takeError());
         jit = std::move(*built);
+        // Errors of materialization (mapping the machine code into memory, resolving its
+        // symbols) are kept for the lookup that fails because of them, not printed.
+        jit->getExecutionSession().setErrorReporter([this](llvm::Error err) {
+            std::string text = take_error(std::move(err));
+            std::lock_guard<std::mutex> guard(reported_lock);
+            reported = std::move(text);
+        });
 
         auto &dylib = jit->getMainJITDylib();
         auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
@@ -221,8 +240,19 @@ std::shared_ptr<CompiledPipeline> jit_compile(const lowering::LoweredPipeline &p
             tracker, llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
         internal_error << "JIT: " << take_error(std::move(err));
     }
+    host.take_reported();
     auto symbol = host.jit->lookup(name);
-    if (!symbol) internal_error << "JIT: " << take_error(symbol.takeError());
+    if (!symbol) {
+        std::string why = take_error(symbol.takeError());
+        const std::string cause = host.take_reported();
+        if (!cause.empty()) why += " (" + cause + ")";
+        // Mapping the code into memory is what fails when the process has no memory left.
+        if (why.find("allocate") != std::string::npos || why.find("memory") != std::string::npos ||
+            why.find("mmap") != std::string::npos)
+            throw std::bad_alloc();
+        user_error << "The machine code of pipeline " << p.name
+                   << " could not be loaded into this process: " << why;
+    }
     auto entry = symbol->toPtr<JITPipeline::Entry>();
     timer.phase("machine code");
     return std::make_shared<JITPipeline>(entry, tracker, compiled_kernels(p));
