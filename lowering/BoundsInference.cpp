@@ -249,10 +249,7 @@ Stmt check_outputs_read(Stmt s, const std::vector<Function> &outputs,
     std::vector<Stmt> all_checks;
     Access all_reads; // only its definitions: the lets every region names
     for (const Function &o : outputs) {
-        Access read = box_required(WithoutProduce(o.name()).mutate(s), o.name(), Scope<Interval>(),
-                                   Scope<Interval>(), LetsByName::WhenLarge);
-        if (!read.used) continue;
-        require_bounded(o, read.box, "the pipeline's other Funcs read");
+        // Most outputs no other Func reads: nothing to bound.
         std::string readers;
         for (const auto &[name, f] : env) {
             if (name == o.name()) continue;
@@ -262,6 +259,11 @@ Stmt check_outputs_read(Stmt s, const std::vector<Function> &outputs,
                 break;
             }
         }
+        if (readers.empty()) continue;
+        Access read = box_required(WithoutProduce(o.name()).mutate(s), o.name(), Scope<Interval>(),
+                                   Scope<Interval>(), LetsByName::WhenLarge);
+        if (!read.used) continue;
+        require_bounded(o, read.box, "the pipeline's other Funcs read");
         for (int v = 0; v < o.outputs(); v++) {
             const std::string buffer = storage_name(o.name(), v, o.outputs());
             for (int d = 0; d < o.dimensions(); d++) {
