@@ -288,9 +288,9 @@ std::optional<AssociativeUpdate> find_associative_update(const std::string &func
     r = AssociativeUpdate();
     r.kind = AssociativeUpdate::Replace;
     r.x.resize(v.size());
-    Expr c;           // the comparison
-    bool c_keeps;     // whether c true keeps the current values
-    int extreme = -1; // the element that is max(self, x) or min(self, x), if any
+    Expr c;               // the comparison
+    bool c_keeps = false; // whether c true keeps the current values
+    int extreme = -1;     // the element that is max(self, x) or min(self, x), if any
     IRNodeType extreme_op = IRNodeType::Max;
     for (size_t i = 0; i < v.size(); i++) {
         if (const Select *sel = v[i].as<Select>()) {
