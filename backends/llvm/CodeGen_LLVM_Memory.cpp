@@ -261,6 +261,14 @@ llvm::Value *CodeGen_LLVM::load_by_shuffle(const Load *op) {
 }
 
 void CodeGen_LLVM::visit(const Load *op) {
+    // A bool is a byte in memory, 0 or 1, as in C and in the buffers users pass: a vector of
+    // LLVM's i1 would be loaded from packed bits.
+    if (op->type.is_bool()) {
+        llvm::Value *bytes = codegen(
+            Load::make(UInt(8, op->type.lanes), op->name, op->index, op->predicate, op->param));
+        value = builder.CreateICmpNE(bytes, llvm::Constant::getNullValue(bytes->getType()));
+        return;
+    }
     Type t = op->type;
     llvm::Type *elem = llvm_type_of(t.element_of());
     llvm::Align align(t.element_of().bytes());
@@ -394,6 +402,11 @@ void CodeGen_LLVM::visit(const Store *op) {
                                             !uses_var(op->predicate, l->name)) {
         codegen(LetStmt::make(l->name, l->value,
                               Store::make(op->name, op->value, l->body, op->predicate, op->param)));
+        return;
+    }
+    if (op->value.type().is_bool()) { // one byte each (see visit(const Load *))
+        codegen(Store::make(op->name, Cast::make(UInt(8, op->value.type().lanes), op->value),
+                            op->index, op->predicate, op->param));
         return;
     }
     Type t = op->value.type();

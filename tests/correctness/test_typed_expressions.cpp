@@ -222,3 +222,61 @@ TEST(TypedExpressions, ConversionsIntoSixteenBitFloatsRoundOnce) {
         expect_converted_once(wide, to);
     }
 }
+
+// A bool is a byte in memory, 0 or 1, as in C: a bool Func stored and loaded as vectors (at
+// widths that do not divide the extent), in a GPU kernel's global or shared memory, a bool
+// input and a bool output give what a plain loop gives, byte for byte.
+TEST(TypedExpressions, BoolsAreBytesInMemoryInEverySchedule) {
+    const int W = 29;
+    std::mt19937 rng(5);
+    Buffer<int> a({W}, "a");
+    Buffer<bool> flag({W}, "flag");
+    for (int i = 0; i < W; i++) {
+        a(i) = int(rng() % 19) - 9;
+        flag(i) = rng() % 4 != 0;
+    }
+    enum Where { Scalar, Vectors, KernelGlobal, KernelShared };
+    for (Where where : {Scalar, Vectors, KernelGlobal, KernelShared}) {
+        for (int width : {3, 8, 16}) {
+            if (where == Scalar && width != 3) continue;
+            Var x("x"), xo("xo"), xi("xi");
+            Func b("b"), o("o"), nb("nb");
+            b(x) = a(x) > 0 && flag(x);
+            o(x) = select(b(x), a(x), 100);
+            nb(x) = !(a(x) > 0 && flag(x)); // a bool output
+            Target target;
+            switch (where) {
+            case Scalar:
+                b.compute_root();
+                break;
+            case Vectors:
+                b.compute_root().vectorize(x, width, TailStrategy::GuardWithIf);
+                o.vectorize(x, width, TailStrategy::GuardWithIf);
+                nb.vectorize(x, width, TailStrategy::GuardWithIf);
+                break;
+            case KernelGlobal:
+            case KernelShared:
+                target = Target("host-cuda-sm_80");
+                o.gpu_tile(x, xo, xi, width, TailStrategy::GuardWithIf);
+                nb.gpu_tile(x, xo, xi, width, TailStrategy::GuardWithIf);
+                if (where == KernelGlobal)
+                    b.compute_root().gpu_tile(x, xo, xi, width, TailStrategy::GuardWithIf);
+                else
+                    b.compute_at(o, xo).gpu_threads(x).store_in(MemoryType::GPUShared);
+                break;
+            }
+            const std::string what =
+                "placement " + std::to_string(int(where)) + ", width " + std::to_string(width);
+            Realization r = Pipeline({o, nb}).realize({W}, target);
+            Buffer<int> got_o = r[0];
+            Buffer<bool> got_nb = r[1];
+            for (int i = 0; i < W; i++) {
+                const bool want = a(i) > 0 && flag(i);
+                EXPECT_EQ(got_o(i), want ? a(i) : 100) << what << ", x = " << i;
+                unsigned char byte;
+                std::memcpy(&byte, &got_nb(i), 1);
+                EXPECT_EQ(int(byte), int(!want)) << what << ", the byte of nb at x = " << i;
+            }
+        }
+    }
+}
