@@ -69,8 +69,9 @@ private:
 };
 
 // Host code around the launches: intermediates the kernels use move to device memory, and
-// host code that touches a pipeline buffer the kernels touch gets the buffer's current data
-// first.
+// host code that touches a pipeline buffer gets the buffer's current data first (a kernel of
+// this pipeline, or of another that ran before, may have left it on the device), and marks
+// what it writes as newer on the host (a later kernel copies it back).
 class PlaceHostData : public IRMutator {
 public:
     PlaceHostData(const std::vector<LoweredKernel> &kernels, const std::vector<Argument> &args) {
@@ -115,19 +116,17 @@ private:
         return LetStmt::make(desc, alloc, Block::make(body, release));
     }
 
-    // Wraps host statements that touch device buffers; recurses into statements that
+    // Wraps host statements that touch pipeline buffers; recurses into statements that
     // contain launches.
     Stmt wrap(const Stmt &s) {
         if (!s.defined() || as_launch(s)) return s;
         if (contains_launch(s)) return IRMutator::mutate(s);
         std::set<std::string> reads, writes;
         visit_each<Load>(s, [&](const Load *l) {
-            if (device_buffers.count(l->name) && pipeline_buffers.count(l->name))
-                reads.insert(l->name);
+            if (pipeline_buffers.count(l->name)) reads.insert(l->name);
         });
         visit_each<Store>(s, [&](const Store *st) {
-            if (device_buffers.count(st->name) && pipeline_buffers.count(st->name))
-                writes.insert(st->name);
+            if (pipeline_buffers.count(st->name)) writes.insert(st->name);
         });
         if (reads.empty() && writes.empty()) return s;
         std::vector<Stmt> stmts;
@@ -148,8 +147,7 @@ private:
 
 Stmt launch_kernels(const Stmt &host, const std::vector<LoweredKernel> &kernels,
                     const std::vector<Argument> &args) {
-    if (kernels.empty()) return host;
-    Stmt s = AddLaunchArguments(kernels).mutate(host);
+    Stmt s = kernels.empty() ? host : AddLaunchArguments(kernels).mutate(host);
     return PlaceHostData(kernels, args).mutate(s);
 }
 

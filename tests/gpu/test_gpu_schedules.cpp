@@ -387,6 +387,58 @@ TEST(GPUSchedule, BuffersMoveBetweenHostAndDevice) {
     EXPECT_FLOAT_EQ(out(3), 101.0f);
 }
 
+// Host pipelines and GPU pipelines share Buffers: each sees the other's latest data without
+// the caller copying. Element access is avoided between the runs (it would bring the data to
+// the host itself and hide a pipeline that does not).
+TEST(GPUSchedule, HostPipelinesAndKernelsSeeEachOthersData) {
+    const int W = 40;
+    Var x("x"), bx("bx"), tx("tx");
+    Buffer<float> a({W}, "a"), mid({W}, "mid"), b({W}, "b");
+    fill_random(a, 1, 2, 12);
+    std::vector<float> a0(W);
+    for (int i = 0; i < W; i++)
+        a0[size_t(i)] = a(i);
+    // A kernel writes mid (newer on the device); a host pipeline reads it.
+    Func on_gpu("on_gpu");
+    on_gpu(x) = a(x) * 2.0f;
+    on_gpu.gpu_tile(x, bx, tx, 16);
+    on_gpu.realize(mid, gpu_target);
+    Func on_host("on_host");
+    on_host(x) = mid(x) + 0.5f;
+    on_host.realize(b);
+    for (int i = 0; i < W; i++)
+        ASSERT_EQ(b(i), a0[size_t(i)] * 2.0f + 0.5f) << "host read of a kernel's output, x = " << i;
+    // A host pipeline overwrites a, which the kernel already copied to the device; the
+    // kernel runs again and must read the new a.
+    Func host_writes("host_writes");
+    host_writes(x) = cast<float>(x) + 100.0f;
+    host_writes.realize(a);
+    on_gpu.realize(mid, gpu_target);
+    mid.copy_to_host();
+    for (int i = 0; i < W; i++)
+        ASSERT_EQ(mid(i), (i + 100.0f) * 2.0f) << "kernel read after a host write, x = " << i;
+    // A kernel writes mid, then a host pipeline overwrites it: the host's values stay.
+    on_gpu.realize(mid, gpu_target);
+    host_writes.realize(mid);
+    for (int i = 0; i < W; i++)
+        ASSERT_EQ(mid(i), i + 100.0f) << "host write after a kernel's, x = " << i;
+    // One pipeline: a kernel computes one output, host code another that reads a buffer a
+    // kernel of an earlier run left on the device.
+    on_gpu.realize(mid, gpu_target);
+    Func k("k"), h("h");
+    k(x) = a(x) - 1.0f;
+    k.gpu_tile(x, bx, tx, 8);
+    h(x) = mid(x) * 3.0f;
+    Realization r = Pipeline({k, h}).realize({W}, gpu_target);
+    Buffer<float> got_k = r[0], got_h = r[1];
+    got_k.copy_to_host();
+    for (int i = 0; i < W; i++) {
+        ASSERT_EQ(got_k(i), i + 99.0f) << i;
+        ASSERT_EQ(got_h(i), (i + 100.0f) * 2.0f * 3.0f)
+            << "host output in a GPU pipeline, x = " << i;
+    }
+}
+
 // Layernorm with one block per row, the GPU benchmark's schedule (apps/common/LayerNormGPU.h):
 // 256 threads each sum 4 elements of the row into shared memory (rfactor), one thread adds
 // the partial sums, then every thread normalizes 4 elements. The time of this first run is
