@@ -19,3 +19,4 @@ cmake -S "$here" -B "$scratch/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Releas
       -DCMAKE_PREFIX_PATH="$scratch/prefix" > "$scratch/configure.log"
 cmake --build "$scratch/build" -j 2 > "$scratch/build.log" || { cat "$scratch/build.log"; exit 1; }
 "$scratch/build/use_brighten"
+AICF_DEVICE=sim "$scratch/build/jit_profile"
