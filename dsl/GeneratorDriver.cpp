@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 namespace aicf {
@@ -150,12 +151,15 @@ int generator_main(int argc, char **argv) {
     bool listing = false;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
-        auto value = [&](const char *flag) -> std::string {
-            if (i + 1 >= argc) {
-                std::cerr << program << ": " << flag << " needs a value\n";
-                return {};
+        // The flag's value, or nothing (said on stderr) when it is missing or empty, as an
+        // unset variable in a build script makes it.
+        auto value = [&](const char *flag) -> std::optional<std::string> {
+            if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+                std::cerr << program << ": " << flag << " needs a value"
+                          << (i + 1 < argc ? " (it was given an empty one)" : "") << "\n";
+                return std::nullopt;
             }
-            return argv[++i];
+            return std::string(argv[++i]);
         };
         if (a == "-h" || a == "--help") {
             usage(std::cout, program);
@@ -163,11 +167,13 @@ int generator_main(int argc, char **argv) {
         } else if (a == "-l" || a == "--list") {
             listing = true;
         } else if (a == "-g" || a == "-o" || a == "-e" || a == "-f") {
-            std::string v = value(a.c_str());
-            if (v.empty()) return 1;
-            (a == "-g" ? name : a == "-o" ? dir : a == "-e" ? kinds : function) = v;
+            std::optional<std::string> v = value(a.c_str());
+            if (!v) return 1;
+            (a == "-g" ? name : a == "-o" ? dir : a == "-e" ? kinds : function) = *v;
         } else if (a == "-s") {
-            std::string v = value("-s");
+            std::optional<std::string> given = value("-s");
+            if (!given) return 1;
+            const std::string &v = *given;
             if (v.find('=') == std::string::npos) {
                 std::cerr << program << ": -s takes ARG=SIZE (-s out=4096x2048)\n";
                 return 1;
@@ -204,8 +210,12 @@ int generator_main(int argc, char **argv) {
             {"ptx", ".ptx"},          {"stmt", ".stmt"}, {"assembly", ".s"}};
         OutputFiles files;
         bool report = false, compile = false;
-        std::stringstream list(kinds);
+        std::stringstream list(kinds + ",");
         for (std::string kind; std::getline(list, kind, ',');) {
+            if (kind.empty()) {
+                std::cerr << program << ": -e " << kinds << ": an empty kind between commas\n";
+                return 1;
+            }
             if (kind == "report") {
                 report = true;
                 continue;

@@ -219,6 +219,20 @@ TEST(GeneratorDriver, HelpListAndErrors) {
     EXPECT_EQ(code, 1);
     EXPECT_CONTAINS(text, "-e: unknown kind pdf; the kinds are static_library, object, c_header, "
                           "ptx, stmt, assembly, report");
+    // An empty value (an unset variable in a build script) or an empty kind is refused aloud.
+    for (const char *flag : {"-g", "-o", "-e", "-f", "-s"}) {
+        text = run_main({"-g", "typed", flag, ""}, &code);
+        EXPECT_EQ(code, 1) << flag;
+        EXPECT_CONTAINS(text, std::string(flag) + " needs a value (it was given an empty one)");
+    }
+    text = run_main({"-g", "typed", "-e"}, &code);
+    EXPECT_EQ(code, 1);
+    EXPECT_CONTAINS(text, "-e needs a value\n");
+    for (const char *kinds : {"stmt,", ",stmt", "stmt,,object", ","}) {
+        text = run_main({"-g", "typed", "-e", kinds}, &code);
+        EXPECT_EQ(code, 1) << kinds;
+        EXPECT_CONTAINS(text, "-e " + std::string(kinds) + ": an empty kind between commas");
+    }
     // The report needs a GPU target and the sizes of the output and of each input buffer.
     text = run_main({"-g", "typed", "-e", "report", "in.type=uint8", "in.dim=1", "-s", "out=64"},
                     &code);
