@@ -35,22 +35,28 @@ std::string type_text(aicf_type_t t) {
     return type.is_bool() ? "bool" : ir::to_string(type);
 }
 
+// DLPack 0.8's kDLBool, what PyTorch exports a bool tensor as (one byte per element); the
+// dlpack.h of Debian 12 (0.6) predates it.
+constexpr uint8_t dl_bool_code = 6;
+
 std::string dl_type_text(DLDataType t) {
     std::ostringstream s;
-    static const char *const codes[] = {"int",           "uint",   "float",
-                                        "opaque handle", "bfloat", "complex"};
-    s << (t.code <= 5 ? codes[t.code] : "unknown type code " + std::to_string(t.code))
+    static const char *const codes[] = {"int",    "uint",    "float", "opaque handle",
+                                        "bfloat", "complex", "bool"};
+    s << (t.code <= dl_bool_code ? codes[t.code] : "unknown type code " + std::to_string(t.code))
       << int(t.bits);
     if (t.lanes != 1) s << "x" << t.lanes;
     return s.str();
 }
 
-// Whether a DLPack element type is AICF's `t` (bool: DLPack's uint1 or uint8 with one byte
-// per element).
+// Whether a DLPack element type is AICF's `t` (bool: DLPack's bool8, or uint1 or uint8 with
+// one byte per element).
 bool same_type(DLDataType d, aicf_type_t t) {
     if (d.lanes != 1) return false;
     const ir::Type type(static_cast<ir::TypeCode>(t.code), t.bits, 1);
-    if (type.is_bool()) return d.code == kDLUInt && (d.bits == 1 || d.bits == 8);
+    if (type.is_bool())
+        return (d.code == kDLUInt && (d.bits == 1 || d.bits == 8)) ||
+               (d.code == dl_bool_code && d.bits == 8);
     const int code = d.code == kDLBfloat  ? int(ir::TypeCode::BFloat)
                      : d.code <= kDLFloat ? int(d.code)
                                           : -1;

@@ -10,6 +10,7 @@
 #include "aot_blur.h"
 #include "aot_blur_tiled.h"
 #include "aot_column_sum.h"
+#include "aot_count_true.h"
 #include "aot_rms_norm.h"
 #include "aot_scale_offset.h"
 
@@ -129,6 +130,36 @@ TEST(AOT, TypesAndRanksFromParameters) {
             s += in(x, y);
         ASSERT_EQ(aot(x), s) << x;
     }
+}
+
+// A bool input: DLPack's bool (code 6, DLPack 0.8: PyTorch's bool tensors), uint8 and uint1
+// (a byte each) are all one byte of 0 or 1; other types are refused by name.
+TEST(AOT, BoolTensorsOfEverySpelling) {
+    const int W = 13, H = 41;
+    Buffer<uint8_t> bytes = random_buffer<uint8_t>({W, H}, 5, 0, 1.99);
+    Buffer<int32_t> counts({W});
+    for (uint8_t code : {uint8_t(6), uint8_t(kDLUInt)}) {
+        for (uint8_t bits : {uint8_t(8), uint8_t(1)}) {
+            if (code == 6 && bits == 1) continue;
+            Tensor tin(bytes), tout(counts);
+            tin.t.dtype = {code, bits, 1};
+            ASSERT_EQ(aot_count_true(&tin, &tout), 0) << aicf_last_error();
+            for (int x = 0; x < W; x++) {
+                int want = 0;
+                for (int y = 0; y < H; y++)
+                    want += bytes(x, y) != 0;
+                ASSERT_EQ(counts(x), want) << "code " << int(code) << ", column " << x;
+            }
+        }
+    }
+    Tensor tin(bytes), tout(counts);
+    tin.t.dtype = {6, 16, 1};
+    EXPECT_NE(aot_count_true(&tin, &tout), 0);
+    EXPECT_NE(std::string(aicf_last_error())
+                  .find("holds bool16 elements, but the pipeline "
+                        "expects bool"),
+              std::string::npos)
+        << aicf_last_error();
 }
 
 // A GPU pipeline: its kernels ride in the object (PTX, and the kernel IR the simulator runs
