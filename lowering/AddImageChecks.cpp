@@ -103,28 +103,6 @@ private:
     }
 };
 
-// The checks that an input covers the region `read` of it.
-std::vector<Stmt> region_checks_for(const Argument &a, const Access &read,
-                                    const std::string &described) {
-    std::vector<Stmt> checks;
-    for (int d = 0; d < a.dimensions; d++) {
-        const Interval &need = read.box[d];
-        // In 64 bits: near the ends of the int32 range a bound like x + 1 must not wrap.
-        Expr mn = i64(field(a.name, BufferField::Min, d));
-        Expr mx =
-            Sub::make(Add::make(mn, i64(field(a.name, BufferField::Extent, d))), make_one(Int(64)));
-        Expr need_min = simplify(widen_int32(need.min)), need_max = simplify(widen_int32(need.max));
-        // An empty region needs nothing, nor does a read in loops that do not run (an empty
-        // output's producers).
-        Expr ok = make_or(LT::make(need_max, need_min),
-                          make_and(LE::make(mn, need_min), GE::make(mx, need_max)));
-        if (read.condition.defined()) ok = make_or(Not::make(read.condition), ok);
-        checks.push_back(check(ok, RuntimeErrorKind::InputTooSmall, described,
-                               {i32(d), need_min, need_max, mn, mx}));
-    }
-    return checks;
-}
-
 // An input whose region over the whole pipeline is checked only where it fails to fit.
 struct DeferredInput {
     Argument arg;
@@ -148,7 +126,8 @@ Stmt checks_of_part(const DeferredInput &in, const Stmt &s) {
     for (const Interval &i : read.box)
         if (!i.is_bounded()) return unless_it_fits(in, in.whole);
     return with_definitions(
-        read, unless_it_fits(in, Block::make(region_checks_for(in.arg, read, in.described))));
+        read,
+        unless_it_fits(in, Block::make(checks_buffer_covers(in.arg.name, read, in.described))));
 }
 
 // Checks, at the top of each iteration of the loops where Funcs are computed, that the inputs
@@ -209,7 +188,7 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
                 << ": an index into it is data-dependent or unbounded. Clamp the index to "
                 << "the valid range, e.g. " << a.name << "(clamp(i, 0, n - 1), ...).";
         }
-        std::vector<Stmt> whole = region_checks_for(a, read, described);
+        std::vector<Stmt> whole = checks_buffer_covers(a.name, read, described);
         if (compute_loops.loops.empty()) {
             region_checks.insert(region_checks.end(), whole.begin(), whole.end());
             continue;

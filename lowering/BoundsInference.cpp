@@ -266,25 +266,8 @@ Stmt check_outputs_read(Stmt s, const std::vector<Function> &outputs,
         require_bounded(o, read.box, "the pipeline's other Funcs read");
         for (int v = 0; v < o.outputs(); v++) {
             const std::string buffer = storage_name(o.name(), v, o.outputs());
-            for (int d = 0; d < o.dimensions(); d++) {
-                Expr mn = widen_int32(var(buffer_field_name(buffer, BufferField::Min, d)));
-                Expr mx = Sub::make(
-                    Add::make(mn,
-                              widen_int32(var(buffer_field_name(buffer, BufferField::Extent, d)))),
-                    make_one(Int(64)));
-                Expr need_min = simplify(widen_int32(read.box[d].min)),
-                     need_max = simplify(widen_int32(read.box[d].max));
-                Expr ok = make_or(LT::make(need_max, need_min),
-                                  make_and(LE::make(mn, need_min), GE::make(mx, need_max)));
-                if (read.condition.defined()) ok = make_or(Not::make(read.condition), ok);
-                Expr msg =
-                    Call::make(Int(32), Intrinsic::runtime_error,
-                               {make_const(Int(32), int64_t(RuntimeErrorKind::InputTooSmall)),
-                                StringImm::make(buffer + "\x1f" + readers),
-                                make_const(Int(32), int64_t(d)), need_min, need_max, mn, mx},
-                               Call::Intrinsic);
-                all_checks.push_back(AssertStmt::make(simplify(ok), msg));
-            }
+            for (Stmt &c : checks_buffer_covers(buffer, read, buffer + "\x1f" + readers))
+                all_checks.push_back(std::move(c));
         }
         merge_definitions(all_reads, read);
     }

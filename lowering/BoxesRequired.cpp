@@ -1,5 +1,6 @@
 #include "lowering/BoxesRequired.h"
 
+#include "dsl/Names.h"
 #include "dsl/ir/Bounds.h"
 #include "dsl/ir/IREquality.h"
 #include "dsl/ir/IRMutator.h"
@@ -698,6 +699,33 @@ Access find_box(const Stmt &s, const std::string &name, bool provides, const Sco
 }
 
 } // namespace
+
+std::vector<Stmt> checks_buffer_covers(const std::string &buffer, const Access &read,
+                                       const std::string &described) {
+    std::vector<Stmt> checks;
+    auto i64 = [](Expr e) { return cast(Int(64), std::move(e)); };
+    for (int d = 0; d < int(read.box.size()); d++) {
+        auto field = [&](BufferField f) {
+            return i64(Variable::make(Int(32), buffer_field_name(buffer, f, d)));
+        };
+        Expr mn = field(BufferField::Min);
+        Expr mx = Sub::make(Add::make(mn, field(BufferField::Extent)), make_one(Int(64)));
+        Expr need_min = simplify(widen_int32(read.box[size_t(d)].min)),
+             need_max = simplify(widen_int32(read.box[size_t(d)].max));
+        // An empty region needs nothing, nor does a read in loops that do not run (an empty
+        // output's producers).
+        Expr ok = make_or(LT::make(need_max, need_min),
+                          make_and(LE::make(mn, need_min), GE::make(mx, need_max)));
+        if (read.condition.defined()) ok = make_or(Not::make(read.condition), ok);
+        Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
+                              {make_const(Int(32), int64_t(RuntimeErrorKind::InputTooSmall)),
+                               StringImm::make(described), make_const(Int(64), int64_t(d)),
+                               i64(need_min), i64(need_max), mn, mx},
+                              Call::Intrinsic);
+        checks.push_back(AssertStmt::make(simplify(ok), msg));
+    }
+    return checks;
+}
 
 Stmt with_definitions(const Access &a, Stmt s) {
     for (auto it = a.definitions.rbegin(); it != a.definitions.rend(); ++it)

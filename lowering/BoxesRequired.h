@@ -38,6 +38,14 @@ ir::Stmt with_definitions(const Access &a, ir::Stmt s);
 // statement, so each list's order still defines every let before its uses.
 void merge_definitions(Access &into, const Access &from);
 
+// The checks that buffer `buffer` covers the region `read` of it (in terms of variables
+// outside the statement it came from, with its definitions: see with_definitions), one per
+// dimension: each fails with an InputTooSmall runtime error naming `described` (the buffer
+// and what reads it) unless the region is empty or its condition does not hold. Bounds in 64
+// bits, so that near the ends of the int32 range a bound like x + 1 does not wrap.
+std::vector<ir::Stmt> checks_buffer_covers(const std::string &buffer, const Access &read,
+                                           const std::string &described);
+
 // The region of Func (or input buffer) `name` that `s` reads, given the ranges of variables
 // defined outside s in `scope`. Loops and lets inside `s` are accounted for. `facts` are
 // ranges of variables outside `s` that the region stays symbolic in (the loops around `s`):
