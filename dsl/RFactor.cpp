@@ -84,13 +84,15 @@ void split_into_domain(Definition &d, size_t split_index, const std::string &whe
     by_name[sp.old_var] =
         Add::make(old_min, Add::make(Mul::make(by_name[sp.outer], make_const(Int(32), *factor)),
                                      by_name[sp.inner]));
-    if (d.rdom.predicate().defined()) dom.where(substitute(by_name, d.rdom.predicate()));
+    // The points past the old extent first: the user's predicate may read what only the
+    // domain's points may (an input at r), and is tested inside the guard.
     auto exact = as_const_int(extent);
     if (!exact || *exact % *factor != 0) {
         dom.where(LT::make(Add::make(Mul::make(by_name[sp.outer], make_const(Int(32), *factor)),
                                      by_name[sp.inner]),
                            extent));
     }
+    if (d.rdom.predicate().defined()) dom.where(substitute(by_name, d.rdom.predicate()));
     for (Expr &a : d.args)
         a = substitute(subs, a);
     for (Expr &v : d.values)

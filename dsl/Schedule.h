@@ -93,9 +93,10 @@ struct StageSchedule {
     bool single_gpu_thread = false;   // gpu_single_thread(): one block of one thread
     bool never_partition_all = false; // never_partition_all(): no loop of the stage is partitioned
     bool atomic = false;              // atomic(): the update's read-modify-writes are atomic
-    // A reorder that changed the order of the reduction loops (their names before and
-    // after), which reassociates the reduction: allowed only in a cross-thread reduction.
-    std::string reduction_reorder;
+    // The reduction loops (innermost first) before the first reorder that changed their
+    // order, which reassociates the reduction: allowed only in a cross-thread reduction.
+    // Empty when no reorder did.
+    std::vector<std::string> rvars_before_reorder;
     // gpu_mma(): the loops over the columns, rows and reduction of one matrix instruction
     // (n, m, k; their names), which one warp executes together. Empty: none.
     std::vector<std::string> mma_loops;

@@ -5,11 +5,16 @@
 #include "dsl/Func.h"
 #include "dsl/Param.h"
 #include "dsl/base/Error.h"
+#include "dsl/ir/IREquality.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Simplify.h"
+#include "dsl/ir/Substitute.h"
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace aicf {
 
@@ -22,6 +27,58 @@ std::string join_outermost_first(const std::vector<Dim> &dims) {
     for (auto it = dims.rbegin(); it != dims.rend(); ++it)
         s += (s.empty() ? "" : ", ") + it->var;
     return s;
+}
+
+// Whether the iterations of loop `loop` of update `d` of Func `func` (args `pure`) touch
+// disjoint points of it, so that they may run at once: the loop comes from one reduction
+// variable r alone (r, or loops split from it: a fused loop mixes another variable in), some
+// argument on the left is c * r + e with c a nonzero constant and e free of the update's
+// variables (each r writes its own points), and the update reads the Func only at the point
+// it writes (and not in its where() predicate).
+bool iterations_touch_disjoint_points(const Definition &d, const std::string &loop,
+                                      const std::string &func,
+                                      const std::vector<std::string> &pure) {
+    if (!d.rdom.defined()) return false;
+    // From the loop back through the splits that made it (a split may reuse its old name).
+    std::string r = loop;
+    bool fused = false;
+    for (auto sp = d.schedule.splits.rbegin(); sp != d.schedule.splits.rend() && !fused; ++sp) {
+        if (sp->kind == Split::FuseVars) {
+            fused = sp->old_var == r;
+        } else if (sp->outer == r || (sp->kind == Split::SplitVar && sp->inner == r)) {
+            r = sp->old_var;
+        }
+    }
+    std::set<std::string> vars(pure.begin(), pure.end());
+    for (const ReductionVariable &rv : d.rdom.domain())
+        vars.insert(rv.var);
+    if (fused || !vars.count(r) || std::count(pure.begin(), pure.end(), r)) return false;
+    bool own_points = false;
+    const Expr rv = Variable::make(Int(32), r);
+    for (Expr a : d.args) {
+        a = substitute(r, rv, a); // the same variable without its domain, which rv lacks
+        const Expr step =
+            simplify(Sub::make(substitute(r, Add::make(rv, make_one(Int(32))), a), a));
+        auto c = as_const_int(step);
+        own_points = own_points || (c && *c != 0 &&
+                                    !uses_vars(simplify(Sub::make(a, Mul::make(rv, step))), vars));
+    }
+    bool reads_elsewhere = false;
+    auto look = [&](const Expr &e, bool in_predicate) {
+        visit_each<Call>(e, [&](const Call *c) {
+            if (c->call_type != Call::Func || c->name != func) return;
+            bool same = !in_predicate && c->args.size() == d.args.size();
+            for (size_t i = 0; same && i < c->args.size(); i++)
+                same = equal(c->args[i], d.args[i]);
+            reads_elsewhere = reads_elsewhere || !same;
+        });
+    };
+    for (const Expr &v : d.values)
+        look(v, false);
+    for (const Expr &a : d.args)
+        look(a, false);
+    if (d.rdom.predicate().defined()) look(d.rdom.predicate(), true);
+    return own_points && !reads_elsewhere;
 }
 
 } // namespace
@@ -193,15 +250,8 @@ Stage &Stage::reorder(const std::vector<VarOrRVar> &vars) {
         if (d.is_rvar) before.push_back(d.var);
     for (const Dim &d : result)
         if (d.is_rvar) after.push_back(d.var);
-    if (before != after && schedule().reduction_reorder.empty()) {
-        auto text = [](const std::vector<std::string> &v) {
-            std::string r;
-            for (auto it = v.rbegin(); it != v.rend(); ++it)
-                r += (r.empty() ? "" : ", ") + *it;
-            return r;
-        };
-        schedule().reduction_reorder = text(before) + " to " + text(after);
-    }
+    if (before != after && schedule().rvars_before_reorder.empty())
+        schedule().rvars_before_reorder = before;
     dims = result;
     return *this;
 }
@@ -264,11 +314,16 @@ Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive
     }
     const bool atomic_allows = schedule().atomic && t != ForType::Vectorized;
     if (d.is_rvar && !atomic_allows &&
-        (t == ForType::Parallel || t == ForType::Vectorized || t == ForType::GPUBlock)) {
+        (t == ForType::Parallel || t == ForType::Vectorized || t == ForType::GPUBlock) &&
+        !iterations_touch_disjoint_points(definition(), v.name(), func.name(), func.args())) {
         user_error << "In the schedule of " << name() << ", " << directive << "(" << v.name()
-                   << ") would race: " << v.name() << " is a reduction variable, so its "
-                   << "iterations update the same points of " << func.name()
-                   << ". Reduce with rfactor first, then " << directive << " the new pure variable"
+                   << ") could race: " << v.name() << " is a reduction variable, and its "
+                   << "iterations may update the same points of " << func.name()
+                   << " (they do not when an argument on the left is a constant times the "
+                   << "reduction variable plus terms free of the update's variables, e.g. "
+                   << func.name() << "(r, ...), and the update reads " << func.name()
+                   << " only at the point it writes). Reduce with rfactor first, then " << directive
+                   << " the new pure variable"
                    << (t == ForType::Vectorized ? "." : ", or make the update atomic() first.");
     }
     d.for_type = t;

@@ -11,12 +11,12 @@
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
+#include "lowering/FuncPlacement.h"
 #include "lowering/Inline.h"
 
 #include <functional>
 #include <optional>
 #include <set>
-#include <sstream>
 
 namespace aicf {
 namespace lowering {
@@ -195,8 +195,22 @@ Stmt build_stage(const Function &f, int stage) {
     if (d.rdom.defined() && d.rdom.predicate().defined()) {
         // With repeated subexpressions let-bound, as the values are: a predicate that uses a
         // value twice per step is a tree exponentially larger than its graph.
-        Expr p = substitute(loop_vars, share_repeated_subexpressions(d.rdom.predicate()));
-        body = IfThenElse::make(p, body);
+        // Each where() (each operand of an &&) tests inside the ones before it, so that one
+        // may read what only the points an earlier one lets through may (rfactor puts its
+        // split's tail guard first).
+        std::vector<Expr> conjuncts;
+        std::function<void(const Expr &)> split_and = [&](const Expr &e) {
+            if (const And *a = e.as<And>()) {
+                split_and(a->a);
+                split_and(a->b);
+            } else {
+                conjuncts.push_back(e);
+            }
+        };
+        split_and(d.rdom.predicate());
+        for (auto it = conjuncts.rbegin(); it != conjuncts.rend(); ++it)
+            body =
+                IfThenElse::make(substitute(loop_vars, share_repeated_subexpressions(*it)), body);
     }
     // The guards of the splits around the predicate: it may read what exists only for the
     // points they let through (where(in(r.x) > 0) with r.x split GuardWithIf).
@@ -236,7 +250,19 @@ Stmt build_stage(const Function &f, int stage) {
     // Each GPU loop's hardware dimension: within a stage, the innermost block loop runs along
     // x of the grid, the next along y, then z; the same for thread loops in the block.
     int gpu_dims_used[2] = {0, 0}; // block loops, thread loops
-    if (!d.schedule.reduction_reorder.empty()) {
+    if (!d.schedule.rvars_before_reorder.empty()) {
+        // "r.y, r.x to r.x, r.y": the reduction loops, outermost first, before and now.
+        const std::vector<std::string> &before = d.schedule.rvars_before_reorder;
+        std::string reorder;
+        for (auto it = before.rbegin(); it != before.rend(); ++it)
+            reorder += (it == before.rbegin() ? "" : ", ") + *it;
+        reorder += " to ";
+        bool first_now = true;
+        for (auto it = d.schedule.dims.rbegin(); it != d.schedule.dims.rend(); ++it) {
+            if (!it->is_rvar) continue;
+            reorder += (first_now ? "" : ", ") + it->var;
+            first_now = false;
+        }
         bool across_threads = false;
         for (const Dim &dim : d.schedule.dims)
             across_threads =
@@ -250,18 +276,14 @@ Stmt build_stage(const Function &f, int stage) {
         // reorder, outermost first).
         bool serial_in_order = true;
         if (red && red->kind == AssociativeUpdate::Replace) {
-            const std::string &text = d.schedule.reduction_reorder;
-            std::vector<std::string> before;
-            std::stringstream list(text.substr(0, text.find(" to ")));
-            for (std::string v; std::getline(list, v, ',');)
-                before.push_back(v.substr(v.find_first_not_of(' ')));
             size_t last = 0;
             bool first = true;
             for (auto it = d.schedule.dims.rbegin(); it != d.schedule.dims.rend(); ++it) {
                 if (!it->is_rvar || it->for_type == ForType::GPUThread ||
                     it->for_type == ForType::GPULane)
                     continue;
-                size_t at = std::find(before.begin(), before.end(), it->var) - before.begin();
+                // Outermost first, each serial reduction loop must come after the last.
+                size_t at = std::find(before.rbegin(), before.rend(), it->var) - before.rbegin();
                 serial_in_order = serial_in_order && at < before.size() && (first || at > last);
                 last = at, first = false;
             }
@@ -269,7 +291,7 @@ Stmt build_stage(const Function &f, int stage) {
         user_assert(!red || (!red->order_dependent() && serial_in_order))
             << "In the schedule of " << stage_for_users(f.name(), stage)
             << ", reorder changes the order of the reduction loops (outermost first) from "
-            << d.schedule.reduction_reorder << ". The update keeps one candidate by comparison "
+            << reorder << ". The update keeps one candidate by comparison "
             << "(argmax-style), and which of equal candidates it keeps depends on the order it "
             << "meets them in. The loops a thread runs serially must stay in their order; "
             << "threads and lanes may take any points only when the update keeps each "
@@ -277,11 +299,17 @@ Stmt build_stage(const Function &f, int stage) {
             << "variable of the domain). Otherwise each thread must reduce a consecutive run: "
             << "gpu_lanes on the outer loop of split(r, lane, ri, n), or lanes inside a serial "
             << "loop (and for parallel parts, split(r, ro, ri, n) then rfactor(ro, u)).";
-        user_assert(across_threads)
+        // Integer sums, products, minima and maxima give the same bits in any order
+        // (wrapping arithmetic is associative and commutative).
+        bool exact_in_any_order = red && red->kind == AssociativeUpdate::Binary;
+        for (const Expr &v : d.values)
+            exact_in_any_order = exact_in_any_order && (v.type().is_int() || v.type().is_uint());
+        user_assert(across_threads || exact_in_any_order)
             << "In the schedule of " << stage_for_users(f.name(), stage)
             << ", reorder changes the order of the reduction loops (outermost first) from "
-            << d.schedule.reduction_reorder
-            << ", which changes the order the reduction combines values in. Keep reduction "
+            << reorder
+            << ", which changes the order the reduction combines values in (only integer "
+            << "sums, products, minima and maxima may be reordered freely). Keep reduction "
             << "variables in their order, use rfactor to reassociate the reduction, or map a "
             << "reduction loop onto gpu_threads or gpu_lanes (a cross-thread reduction, which "
             << "reassociates it).";
@@ -409,149 +437,6 @@ bool is_inlined(const Function &f, const std::vector<Function> &outputs) {
 
 namespace {
 
-// The loops of the statement, outermost first, for error messages.
-std::vector<std::string> loop_names_in(const Stmt &s) {
-    std::vector<std::string> names;
-    visit_each<For>(s, [&](const For *op) { names.push_back(op->name); });
-    return names;
-}
-
-// The name of the loop a LoopLevel refers to: the loop over its variable in the last stage
-// of its Func that has one. Empty if there is none.
-std::string find_level_loop(const Stmt &s, const LoopLevel &level) {
-    std::string found;
-    int found_stage = -1;
-    visit_each<For>(s, [&](const For *op) {
-        LoopNameParts loop = parse_loop_name(op->name);
-        if (loop.func != level.func() || loop.var != level.var()) return;
-        if (level.stage() >= 0 && loop.stage != level.stage()) return;
-        if (loop.stage > found_stage) {
-            found_stage = loop.stage;
-            found = op->name;
-        }
-    });
-    return found;
-}
-
-// f and the inlined Funcs that call it, directly or through other inlined Funcs: until they
-// are inlined (last), a call to any of them is a use of f.
-std::set<std::string> names_that_use(const Function &f, const std::vector<Function> &outputs,
-                                     const std::map<std::string, Function> &env) {
-    std::set<std::string> names{f.name()};
-    for (bool grew = true; grew;) {
-        grew = false;
-        for (const auto &[name, g] : env) {
-            if (names.count(name) || !is_inlined(g, outputs)) continue;
-            bool calls = false;
-            auto look = [&](const Expr &e) {
-                visit_each<Call>(e, [&](const Call *c) {
-                    calls = calls || (c->call_type == Call::Func && names.count(c->name));
-                });
-            };
-            for (const Expr &e : g.definition().args)
-                look(e);
-            for (const Expr &e : g.definition().values)
-                look(e);
-            if (calls) grew = names.insert(name).second;
-        }
-    }
-    return names;
-}
-
-// Where an inline reduction's Func goes: inside the loops around all its uses, down to the
-// innermost one its points depend on (a row's sum used at every point of the row goes in the
-// loop over rows, not in the loop over the row's points, where each point would recompute
-// it), and not into a vectorized or unrolled loop, whose body is one iteration of many in
-// lockstep or copied. Uses inside a GPU kernel put it inside their thread loops (each thread
-// reduces what it reads). "" for the root.
-std::string innermost_loop_around_uses(const Stmt &s, const std::set<std::string> &uses) {
-    struct Walk : IRVisitor {
-        const std::set<std::string> &uses;
-        std::vector<const For *> loops;
-        std::optional<std::vector<const For *>> common;
-        std::map<std::string, std::set<std::string>> let_vars; // the variables a let stands for
-        std::set<std::string> depends;                         // what the uses' points name
-        explicit Walk(const std::set<std::string> &u) : uses(u) {}
-        using IRVisitor::visit;
-        std::set<std::string> vars_of(const Expr &e) {
-            std::set<std::string> vars;
-            visit_each<Variable>(e, [&](const Variable *v) {
-                vars.insert(v->name);
-                auto it = let_vars.find(v->name);
-                if (it != let_vars.end()) vars.insert(it->second.begin(), it->second.end());
-            });
-            return vars;
-        }
-        void visit(const LetStmt *op) override {
-            op->value.accept(this);
-            std::set<std::string> vars = vars_of(op->value);
-            auto saved = let_vars.find(op->name) == let_vars.end()
-                             ? std::optional<std::set<std::string>>()
-                             : std::optional<std::set<std::string>>(let_vars[op->name]);
-            let_vars[op->name] = vars;
-            op->body.accept(this);
-            if (saved)
-                let_vars[op->name] = *saved;
-            else
-                let_vars.erase(op->name);
-        }
-        void visit(const For *op) override {
-            op->min.accept(this);
-            op->extent.accept(this);
-            loops.push_back(op);
-            op->body.accept(this);
-            loops.pop_back();
-        }
-        void visit(const Call *op) override {
-            IRVisitor::visit(op);
-            if (op->call_type != Call::Func || !uses.count(op->name)) return;
-            for (const Expr &a : op->args) {
-                std::set<std::string> vars = vars_of(a);
-                depends.insert(vars.begin(), vars.end());
-            }
-            if (!common) {
-                common = loops;
-                return;
-            }
-            size_t n = 0;
-            while (n < common->size() && n < loops.size() && (*common)[n] == loops[n])
-                n++;
-            common->resize(n);
-        }
-    } walk(uses);
-    s.accept(&walk);
-    if (!walk.common) return "";
-    const std::vector<const For *> &around = *walk.common;
-    // The innermost loop the points depend on, and the innermost GPU thread loop.
-    int deepest = -1, thread = -1;
-    for (int i = 0; i < int(around.size()); i++) {
-        if (walk.depends.count(around[size_t(i)]->name)) deepest = i;
-        if (around[size_t(i)]->for_type == ForType::GPUThread ||
-            around[size_t(i)]->for_type == ForType::GPULane)
-            thread = i;
-    }
-    if (thread > deepest) deepest = thread; // inside a kernel: in its threads
-    for (int i = deepest; i >= 0; i--) {
-        const ForType t = around[size_t(i)]->for_type;
-        if (t != ForType::Vectorized && t != ForType::Unrolled) return around[size_t(i)]->name;
-    }
-    return "";
-}
-
-std::string describe_valid_levels(const std::set<std::string> &uses_of_f, const Stmt &s) {
-    std::string text;
-    for (const std::string &n : loop_names_in(s)) {
-        bool uses = false;
-        visit_each<For>(s, [&](const For *op) {
-            if (op->name != n) return;
-            visit_each<Call>(Stmt(op),
-                             [&](const Call *c) { uses = uses || uses_of_f.count(c->name); });
-        });
-        if (uses) text += "  " + loop_for_users(n) + "\n";
-    }
-    return text + "  (or root, or inline)";
-}
-
 // Wraps the body of loop `loop` (or the whole statement when `loop` is empty) with `wrap`.
 class WrapLoopBody : public IRMutator {
 public:
@@ -576,61 +461,6 @@ private:
         return For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, wrap(op->body));
     }
 };
-
-// Checks that every use of f (a call to f or to an inlined Func that calls it) is inside the
-// produce or consume blocks of f, at the loop where f is computed. Inside its storage is not
-// enough: a Func stored outside the loop it is computed in has storage around uses that run
-// before it is computed.
-void check_uses_enclosed(const Function &f, const std::set<std::string> &uses_of_f, const Stmt &s,
-                         const std::string &site, const std::map<std::string, Function> &env) {
-    struct Checker : IRVisitor {
-        const std::string &name;
-        const std::set<std::string> &uses;
-        int depth = 0;
-        std::vector<std::string> producers; // the Funcs being computed around the current node
-        std::string stray, stray_in;
-        Checker(const std::string &n, const std::set<std::string> &u) : name(n), uses(u) {}
-        using IRVisitor::visit;
-        void visit(const ProducerConsumer *op) override {
-            depth += op->name == name;
-            if (op->is_producer) producers.push_back(op->name);
-            IRVisitor::visit(op);
-            if (op->is_producer) producers.pop_back();
-            depth -= op->name == name;
-        }
-        void visit(const Call *op) override {
-            if (uses.count(op->name) && op->call_type == Call::Func && depth == 0 &&
-                stray.empty()) {
-                stray = with_user_loop_names(to_string(Expr(op)));
-                if (op->name != name) stray += " (inlined, it calls " + name + ")";
-                if (!producers.empty()) stray_in = producers.back();
-            }
-            IRVisitor::visit(op);
-        }
-    } checker(f.name(), uses_of_f);
-    s.accept(&checker);
-    if (checker.stray.empty()) return;
-    // A use inside a Func that has update definitions and was given no place: it is computed
-    // at the root by default, outside the loop, and placing it there too is the usual fix.
-    std::string advice;
-    auto user = env.find(checker.stray_in);
-    if (user != env.end() && user->second.has_update_definition() &&
-        !user->second.schedule().compute_level_set &&
-        parse_loop_name(site).func != checker.stray_in) {
-        const std::string &u = checker.stray_in;
-        advice = " The use is in " + u +
-                 ", which has update definitions and no compute_at, so it is " +
-                 "computed at the root (the default for such a Func). Compute " + u +
-                 " inside that " + "loop too (" + u + ".compute_at(" + loop_stage_for_users(site) +
-                 ", " + loop_var_for_users(site) + ")), or compute_root() " + f.name() + ".";
-    }
-    const std::string in_func =
-        checker.stray_in.empty() ? "" : " in the definition of " + checker.stray_in;
-    user_error << "Func " << f.name() << " is computed inside the loop " << loop_for_users(site)
-               << ", but the call " << checker.stray << in_func
-               << " uses it outside that loop. Compute " << f.name()
-               << " at a loop that encloses all its uses, or compute_root() it." << advice;
-}
 
 // An inlined Func has no loops and no storage of its own: a directive that would change them
 // is refused rather than silently dropped. Splits, reorders and renames are allowed (they name

@@ -198,3 +198,55 @@ TEST(Reduction, WhereRestrictsTheDomain) {
         EXPECT_EQ(out(i), acc) << i;
     }
 }
+
+// Updates whose reduction variable picks the point each iteration writes (f(r) = f(r) + ...,
+// f(2r + 1) = ..., f(r.x, r.y) = ...) have iterations that touch disjoint points: their
+// loops run in parallel, as vector lanes (with a where() predicate and a tail the width does
+// not divide) or on GPU blocks, and give what a plain loop gives.
+TEST(Reduction, UpdatesWritingOnePointPerIterationRunInParallelAndInLanes) {
+    const int N = 29, H = 6;
+    Buffer<int> in({N, H}, "in");
+    fill_random(in, -50, 50, 21);
+    Var x("x"), y("y");
+    for (int how = 0; how < 4; how++) {
+        RDom r(0, N, "r"), r2(0, N, 0, H, "r2");
+        Func f("f"), g("g"), h("h");
+        f(x) = x;
+        f(r) = f(r) + in(r, 1) * 2;
+        g(x) = -1;
+        g(2 * r + 1) = in(r, 2) * 3;
+        r2.where(in(r2.x, r2.y) > 0);
+        h(x, y) = 7;
+        h(r2.x, r2.y) = h(r2.x, r2.y) + in(r2.x, r2.y);
+        Target target;
+        if (how == 0) {
+            f.update().parallel(r);
+            g.update().parallel(r, 4);
+            h.update().parallel(r2.y).parallel(r2.x);
+        } else if (how == 1) {
+            f.update().vectorize(r, 8);
+            g.update().vectorize(r, 4);
+            h.update().vectorize(r2.x, 8).parallel(r2.y);
+        } else if (how == 2) {
+            RVar ro("ro"), ri("ri");
+            h.update().split(r2.x, ro, ri, 5).parallel(ro).vectorize(ri);
+            f.update().split(r, ro, ri, 3).parallel(ro).unroll(ri);
+        } else {
+            target = Target("host-cuda-sm_80");
+            RVar ro("ro"), ri("ri");
+            f.update().gpu_blocks(r);
+            g.update().split(r, ro, ri, 8).gpu_blocks(ro);
+            h.update().gpu_blocks(r2.x, r2.y);
+        }
+        Buffer<int> got_f = f.realize({N}, target)[0], got_g = g.realize({2 * N + 1}, target)[0],
+                    got_h = h.realize({N, H}, target)[0];
+        for (int i = 0; i < N; i++) {
+            EXPECT_EQ(got_f(i), i + in(i, 1) * 2) << how << ", f(" << i << ")";
+            EXPECT_EQ(got_g(2 * i), -1) << how << ", g(" << 2 * i << ")";
+            EXPECT_EQ(got_g(2 * i + 1), in(i, 2) * 3) << how << ", g(" << 2 * i + 1 << ")";
+            for (int j = 0; j < H; j++)
+                EXPECT_EQ(got_h(i, j), 7 + (in(i, j) > 0 ? in(i, j) : 0))
+                    << how << ", h(" << i << ", " << j << ")";
+        }
+    }
+}

@@ -1220,6 +1220,31 @@ TEST(RFactor, SumSplitIntoParallelPartialSums) {
         EXPECT_EQ(a(j), b(j)) << j;
 }
 
+// A where() that reads the input at the reduction variable, which a split of a length the
+// factor does not divide carries past the domain: the partials test the split's tail first.
+TEST(RFactor, WhereReadingTheInputUnderASplitTail) {
+    const int N = 211;
+    Buffer<int> in({N}, "in");
+    fill_random(in, -100, 100, 43);
+    int64_t want = 0;
+    for (int i = 0; i < N; i++)
+        if (in(i) % 3 != 0) want += in(i);
+    for (int factor : {9, 16, 211}) {
+        RDom r(0, N, "r");
+        r.where(in(r) % 3 != 0);
+        Var u("u");
+        RVar ro("ro"), ri("ri");
+        Func s("s");
+        s() = 0;
+        s() += in(r);
+        s.update().split(r, ro, ri, factor);
+        Func partial = s.update().rfactor(ri, u);
+        partial.compute_root().vectorize(u, 8);
+        Buffer<int> got = s.realize(std::vector<int>{});
+        EXPECT_EQ(got(), want) << "split by " << factor;
+    }
+}
+
 TEST(RFactor, TwoDimensionalReductionKeepsOneDimension) {
     const int W = 37, H = 23;
     Buffer<float> in(W, H);

@@ -193,7 +193,7 @@ TEST(GPUScheduleErrors, GPULoopOverAReductionVariableRaces) {
     f(x) = 0;
     f(x) += r;
     std::string msg = message_of<CompileError>([&] { f.update().gpu_blocks(r); });
-    EXPECT_CONTAINS(msg, "gpu_blocks(r.x) would race");
+    EXPECT_CONTAINS(msg, "gpu_blocks(r.x) could race");
 }
 
 TEST(GPUScheduleErrors, SharedMemoryInsideThreadLoops) {
@@ -525,7 +525,7 @@ TEST(ScheduleErrors, AtomicNeedsAnAtomicForm) {
     q() = 0.0f;
     q() += in(r);
     msg = message_of<CompileError>([&] { q.update().gpu_blocks(r.x); });
-    EXPECT_CONTAINS(msg, "gpu_blocks(r.x) would race");
+    EXPECT_CONTAINS(msg, "gpu_blocks(r.x) could race");
     EXPECT_CONTAINS(msg, "or make the update atomic() first.");
 }
 
