@@ -209,7 +209,22 @@ Pipeline GeneratorBase::build() {
         }
         io->create();
     }
-    generate();
+    // A mistake in generate() or schedule() names the generator and the parameters it was
+    // given (a rank or type set on the command line may be what the algorithm cannot take).
+    auto in_context = [&](const char *step, void (GeneratorBase::*run)()) {
+        try {
+            (this->*run)();
+        } catch (const CompileError &e) {
+            const std::string what = e.what();
+            if (what.rfind(gen, 0) == 0) throw;
+            std::string given;
+            for (const GeneratorParamBase *p : params_)
+                if (p->was_set()) given += " " + p->name() + "=" + p->value_text();
+            throw CompileError(gen + ", in " + step +
+                               (given.empty() ? "" : " (with" + given + ")") + ": " + what);
+        }
+    };
+    in_context("generate()", &GeneratorBase::generate);
     std::vector<Func> outputs;
     for (GeneratorIOBase *io : io_) {
         if (!io->is_output()) continue;
@@ -231,7 +246,7 @@ Pipeline GeneratorBase::build() {
     }
     user_assert(!outputs.empty()) << gen << " has no Output: declare at least one, as "
                                   << "Output<Buffer<float, 2>> out{\"out\"};.";
-    schedule();
+    in_context("schedule()", &GeneratorBase::schedule);
     pipeline_ = Pipeline(outputs);
     return *pipeline_;
 }

@@ -57,8 +57,15 @@ void list(std::ostream &out) {
     for (const std::string &name : names) {
         std::unique_ptr<GeneratorBase> g = GeneratorRegistry::create(name);
         out << name << "\n";
-        for (const GeneratorParamBase *p : g->params())
-            out << "  " << p->name() << " = " << p->value_text() << "  (" << p->kind() << ")\n";
+        for (const GeneratorParamBase *p : g->params()) {
+            // The type or rank of an input or output that is a parameter has no default.
+            bool required = false;
+            for (const GeneratorIOBase *io : g->arguments())
+                required = required || (!p->was_set() && (p->name() == io->name() + ".type" ||
+                                                          p->name() == io->name() + ".dim"));
+            out << "  " << p->name() << (required ? " (required)" : " = " + p->value_text())
+                << "  (" << p->kind() << ")\n";
+        }
         for (const GeneratorIOBase *io : g->arguments()) {
             out << "  " << (io->is_output() ? "output " : "input ") << io->name() << ": "
                 << (io->is_buffer() ? "buffer" : "scalar") << "\n";
@@ -180,7 +187,14 @@ int generator_main(int argc, char **argv) {
             }
             sizes.push_back({v.substr(0, v.find('=')), v.substr(v.find('=') + 1)});
         } else if (a.find('=') != std::string::npos && a[0] != '-') {
-            params.push_back({a.substr(0, a.find('=')), a.substr(a.find('=') + 1)});
+            const std::string key = a.substr(0, a.find('=')), v = a.substr(a.find('=') + 1);
+            for (const auto &[k, before] : params) {
+                if (k != key) continue;
+                std::cerr << program << ": " << key << " is given twice (" << before << ", then "
+                          << v << ")\n";
+                return 1;
+            }
+            params.push_back({key, v});
         } else {
             std::cerr << program << ": unknown argument " << a << "\n";
             usage(std::cerr, program);

@@ -494,6 +494,15 @@ void compile_to_files(const std::vector<lowering::LoweredPipeline> &given, const
     auto file_of = [&](const std::string &path, const lowering::LoweredPipeline &p) {
         return several ? with_tag(path, p.target.to_string()) : path;
     };
+    // Refused before any file is written: PTX of a pipeline without kernels.
+    if (!files.ptx.empty()) {
+        bool any = false;
+        for (const lowering::LoweredPipeline &p : builds)
+            any = any || !p.kernels.empty();
+        user_assert(any) << name << " has no GPU kernels to write as PTX (its target is "
+                         << builds[0].target.to_string() << (several ? " and the others" : "")
+                         << ").";
+    }
     if (!files.stmt.empty()) {
         for (const lowering::LoweredPipeline &p : builds) {
             std::string text = to_string(p.body);
@@ -503,15 +512,9 @@ void compile_to_files(const std::vector<lowering::LoweredPipeline> &given, const
         }
     }
     if (!files.ptx.empty()) {
-        bool any = false;
-        for (const lowering::LoweredPipeline &p : builds) {
-            if (p.kernels.empty()) continue;
-            any = true;
-            write_file(file_of(files.ptx, p), compile_kernels_to_ptx(p.kernels, p.target));
-        }
-        user_assert(any) << name << " has no GPU kernels to write as PTX (its target is "
-                         << builds[0].target.to_string() << (several ? " and the others" : "")
-                         << ").";
+        for (const lowering::LoweredPipeline &p : builds)
+            if (!p.kernels.empty())
+                write_file(file_of(files.ptx, p), compile_kernels_to_ptx(p.kernels, p.target));
     }
     if (!files.c_header.empty()) write_file(files.c_header, c_header(builds, name));
     if (files.object.empty() && files.static_library.empty() && files.assembly.empty()) return;

@@ -112,7 +112,8 @@ ConcreteArguments concrete_arguments(const std::vector<Argument> &args,
             user_assert(b != nullptr)
                 << "The report of " << pipeline << " needs the extents of input " << a.name
                 << ": give them in ReportArguments::buffers[\"" << a.name << "\"] (" << a.dimensions
-                << " extents, innermost first).";
+                << " extents, innermost first), or to a generator with -s " << a.name << "="
+                << (a.dimensions == 1 ? "4096" : "4096x2048") << ".";
             ConcreteArguments::Shape s;
             s.type = a.type;
             const aicf_buffer_t *raw = b->raw();

@@ -215,6 +215,10 @@ TEST(GeneratorDriver, HelpListAndErrors) {
     EXPECT_CONTAINS(text, "typed\n  target = host  (a target");
     EXPECT_CONTAINS(text, "  factor = 2  (an integer from 1 to 16)");
     EXPECT_CONTAINS(text, "typed_exact (preset of typed: mode=exact factor=4)");
+    // The type and rank of `in` are parameters without a default.
+    EXPECT_CONTAINS(text, "typed\n  target = host  (a target");
+    EXPECT_CONTAINS(text, "  in.type (required)  (a type");
+    EXPECT_CONTAINS(text, "  in.dim (required)  (");
     text = run_main({"-g", "typed", "-e", "object,pdf"}, &code);
     EXPECT_EQ(code, 1);
     EXPECT_CONTAINS(text, "-e: unknown kind pdf; the kinds are static_library, object, c_header, "
@@ -257,11 +261,33 @@ TEST(GeneratorDriver, HelpListAndErrors) {
     text = run_main({"-g", "typed", "in.type=uint8", "in.dim=1", "factor=0"}, &code);
     EXPECT_EQ(code, 1);
     EXPECT_CONTAINS(text, "GeneratorParam factor of typed must be an integer from 1 to 16, not 0.");
+    // A rank the algorithm cannot take: the error names the generator and what it was given.
+    text = run_main({"-g", "typed", "in.type=uint8", "in.dim=2"}, &code);
+    EXPECT_EQ(code, 1);
+    EXPECT_CONTAINS(text, "Generator typed, in generate() (with in.type=uint8 in.dim=2): ");
+    EXPECT_CONTAINS(text, "in has 2 dimensions");
+    text = run_main({"-g", "typed", "in.type=uint8", "in.dim=1", "in.dim=2"}, &code);
+    EXPECT_EQ(code, 1);
+    EXPECT_CONTAINS(text, "in.dim is given twice (1, then 2)");
     text = run_main({"typed"}, &code);
     EXPECT_EQ(code, 1);
     EXPECT_CONTAINS(text, "unknown argument typed");
-    // A good run writes the header it was asked for.
+    // The report asks for an input's extents as the command line spells them.
+    text = run_main({"-g", "typed", "-e", "report", "in.type=uint8", "in.dim=1",
+                     "target=host-cuda-sm_80", "-s", "out=64"},
+                    &code);
+    EXPECT_EQ(code, 1);
+    EXPECT_CONTAINS(text, "or to a generator with -s in=4096.");
+    // PTX of a pipeline without kernels is refused before any file is written.
     const std::string dir = testing::TempDir();
+    std::remove((dir + "/cpu_only.stmt").c_str());
+    text = run_main(
+        {"-g", "typed", "-o", dir, "-e", "stmt,ptx", "-f", "cpu_only", "in.type=uint8", "in.dim=1"},
+        &code);
+    EXPECT_EQ(code, 1);
+    EXPECT_CONTAINS(text, "cpu_only has no GPU kernels to write as PTX (its target is ");
+    EXPECT_FALSE(std::ifstream(dir + "/cpu_only.stmt").good());
+    // A good run writes the header it was asked for.
     text = run_main(
         {"-g", "typed", "-o", dir, "-e", "c_header", "-f", "typed_fn", "in.type=uint8", "in.dim=1"},
         &code);
