@@ -12,8 +12,9 @@
 # build time); a GPU of one of them loads that cubin, any other the PTX.
 #   target_link_libraries(my_program PRIVATE scale)   # scale.h, and the runtime
 #
-# aicf_add_library runs the generator program at build time (again when it changes) and
-# gives a target holding the static library and the folder of its header.
+# aicf_add_library runs the generator program at build time (again when it changes), in every
+# build of the project as a library target would be built, and gives a target holding the
+# static library and the folder of its header.
 
 # A generator program: the sources that define and register generators, with a main() that
 # compiles them (aicf::generator_main).
@@ -62,7 +63,7 @@ function(aicf_add_library name)
     DEPENDS ${LIB_GENERATOR}
     COMMENT "Generating ${LIB_FUNCTION_NAME} (${LIB_GENERATOR_NAME} ${LIB_PARAMS}, ${LIB_TARGET})"
     VERBATIM)
-  add_custom_target(${name}_generated DEPENDS ${archive} ${header})
+  add_custom_target(${name}_generated ALL DEPENDS ${archive} ${header})
   add_library(${name} INTERFACE)
   add_dependencies(${name} ${name}_generated)
   target_include_directories(${name} INTERFACE ${dir})
