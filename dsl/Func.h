@@ -13,6 +13,7 @@
 #include "dsl/Tuple.h"
 #include "dsl/Var.h"
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -103,6 +104,14 @@ public:
     // Computes the Func over [0, sizes[d]) in each dimension into new buffers.
     Realization realize(const std::vector<int> &sizes);
     Realization realize(const std::vector<int> &sizes, const Target &target);
+    // realize({W, H}), and realize({}) for a Func of no dimensions ({} alone could also be
+    // an empty Realization).
+    Realization realize(std::initializer_list<int> sizes) {
+        return realize(std::vector<int>(sizes));
+    }
+    Realization realize(std::initializer_list<int> sizes, const Target &target) {
+        return realize(std::vector<int>(sizes), target);
+    }
     // Computes the Func over the region of the given buffers (one per Tuple element).
     void realize(const Realization &outputs);
     void realize(const Realization &outputs, const Target &target);

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -155,6 +156,11 @@ public:
 
     Realization realize(const std::vector<int> &sizes,
                         const Target &target = get_target_from_environment());
+    // realize({}) for outputs of no dimensions, as Func::realize.
+    Realization realize(std::initializer_list<int> sizes,
+                        const Target &target = get_target_from_environment()) {
+        return realize(std::vector<int>(sizes), target);
+    }
     void realize(const Realization &outputs, const Target &target = get_target_from_environment());
     std::string lowered_stmt(const Target &target = get_target_from_environment()) const;
     std::string loop_nest(const Target &target = get_target_from_environment()) const;

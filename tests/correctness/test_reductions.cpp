@@ -250,3 +250,23 @@ TEST(Reduction, UpdatesWritingOnePointPerIterationRunInParallelAndInLanes) {
         }
     }
 }
+
+// A Func of no dimensions realizes with empty braces, with or without a target, as a Func or
+// a Pipeline: {} names the sizes, not an empty Realization.
+TEST(Reduction, ZeroDimensionalResultsRealizeWithEmptyBraces) {
+    const int N = 37;
+    Buffer<int> in({N}, "in");
+    fill_random(in, -20, 20, 22);
+    int want = 0;
+    for (int i = 0; i < N; i++)
+        want += in(i)*in(i);
+    RDom r(0, N, "r");
+    Func total("total");
+    total() = 0;
+    total() += in(r)*in(r);
+    Buffer<int> a = total.realize({}), b = total.realize({}, Target("host"));
+    Buffer<int> c = Pipeline(total).realize({});
+    EXPECT_EQ(a(), want);
+    EXPECT_EQ(b(), want);
+    EXPECT_EQ(c(), want);
+}
