@@ -323,6 +323,9 @@ Expr sigmoid(Expr e) {
     // With t = exp(-|x|), which never overflows: 1 / (1 + t) for x >= 0, t / (1 + t) below
     // (where exp(-x) would overflow while the result is still a subnormal).
     Expr x = to_float(e, "sigmoid");
+    // 16-bit floats in float32, rounded once at the end, as exp and the others are.
+    if (x.type().bits == 16)
+        return aicf::cast(x.type(), sigmoid(aicf::cast(Float(32, x.type().lanes), x)));
     Expr one = make_one(x.type());
     Expr t = exp(-abs(x));
     return select(x >= make_zero(x.type()), one, t) / (one + t);

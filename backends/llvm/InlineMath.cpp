@@ -159,7 +159,9 @@ llvm::Value *inline_tanh_f32(llvm::IRBuilder<> &b, llvm::Value *x, bool avx512) 
     llvm::Value *y = b.CreateFMul(x, x);
     llvm::Value *t = c.poly(y, {-0.3333333317214036, 0.1333330355691574, -0.053959259577204544,
                                 0.02176891865102821, -0.008343945515839153, 0.002292744816178142});
-    llvm::Value *small = b.CreateFAdd(x, b.CreateFMul(b.CreateFMul(x, y), t));
+    // With the sign of x: at x = -0 the sum is +0 (-0 + +0).
+    llvm::Value *small = b.CreateBinaryIntrinsic(
+        llvm::Intrinsic::copysign, b.CreateFAdd(x, b.CreateFMul(b.CreateFMul(x, y), t)), x);
     // Elsewhere: 1 - 2 / (exp(2|x|) + 1), which is 1 once exp overflows; the sign of x.
     llvm::Value *e = inline_exp_f32(b, b.CreateFMul(a, c.f(2.0)), avx512);
     llvm::Value *large = b.CreateFSub(c.f(1.0), b.CreateFDiv(c.f(2.0), b.CreateFAdd(e, c.f(1.0))));

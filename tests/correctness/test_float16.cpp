@@ -100,3 +100,44 @@ TEST(Float16, ArithmeticRoundsEachOperation) {
         ASSERT_EQ(out(i).bits, ref.bits) << i;
     }
 }
+
+// sigmoid of a 16-bit float is computed in float32 and rounded once, as exp and the other
+// math functions are: over every float16 and every bfloat16, the result is the double-precision
+// value rounded to the type, or its neighbour where float32's error straddles a halfway point.
+TEST(Float16, SigmoidRoundsOnce) {
+    const int N = 1 << 16;
+    Buffer<float16_t> h(N);
+    Buffer<bfloat16_t> bf(N);
+    for (int i = 0; i < N; i++) {
+        h(i).bits = uint16_t(i);
+        bf(i).bits = uint16_t(i);
+    }
+    Var x("x");
+    Func sh("sh"), sb("sb");
+    sh(x) = sigmoid(h(x));
+    sb(x) = sigmoid(bf(x));
+    sh.vectorize(x, 8);
+    Buffer<float16_t> got_h = sh.realize({N});
+    Buffer<bfloat16_t> got_b = sb.realize({N});
+    auto reference = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+    int off_h = 0, off_b = 0;
+    for (int i = 0; i < N; i++) {
+        const double vh = float(h(i)), vb = float(bf(i));
+        if (!std::isnan(vh)) {
+            const float16_t want(reference(vh));
+            off_h += std::abs(int(got_h(i).bits) - int(want.bits)) > 1;
+            off_h += got_h(i).bits != want.bits &&
+                     std::fabs(float(got_h(i)) - reference(vh)) >
+                         std::fabs(float(want) - reference(vh)) * 1.001 + 1e-12;
+        }
+        if (!std::isnan(vb)) {
+            const bfloat16_t want(reference(vb));
+            off_b += std::abs(int(got_b(i).bits) - int(want.bits)) > 1;
+            off_b += got_b(i).bits != want.bits &&
+                     std::fabs(float(got_b(i)) - reference(vb)) >
+                         std::fabs(float(want) - reference(vb)) * 1.001 + 1e-12;
+        }
+    }
+    EXPECT_EQ(off_h, 0) << "float16 results not rounded once";
+    EXPECT_EQ(off_b, 0) << "bfloat16 results not rounded once";
+}

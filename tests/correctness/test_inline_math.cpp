@@ -82,6 +82,12 @@ void check(const MathFunction &f, float x, float got, Worst &worst) {
                             std::to_string(got) + ", want " + std::to_string(rounded);
         return;
     }
+    // A zero keeps the reference's sign (tanh(-0) = -0, as libm and the GPU give).
+    if (got == 0 && rounded == 0 && std::signbit(got) != std::signbit(rounded) &&
+        worst.problem.empty())
+        worst.problem = std::string(f.name) + "(" + std::to_string(x) +
+                        ") gave a zero of the "
+                        "wrong sign";
     const double ulps = std::fabs(double(got) - want) / ulp_at(rounded);
     if (ulps > worst.ulps) {
         worst.ulps = ulps;
