@@ -105,6 +105,10 @@ Stmt build_stage(const Function &f, int stage) {
         for (const ReductionVariable &rv : d.rdom.domain())
             bounds[bind(rv.var)] = {rv.min, rv.extent, true};
     }
+    std::set<std::string> thread_loops; // the stage's loops on GPU threads or lanes
+    for (const Dim &dim : d.schedule.dims)
+        if (dim.for_type == ForType::GPUThread || dim.for_type == ForType::GPULane)
+            thread_loops.insert(dim.var);
     std::map<std::string, Expr> loop_vars; // the original variables, for the Provide
     for (const auto &kv : current)
         loop_vars[kv.first] = var_of(kv.second);
@@ -134,6 +138,15 @@ Stmt build_stage(const Function &f, int stage) {
             bounds[outer_id] = {make_zero(Int(32)), outer_extent, old.is_rvar};
             Expr base = Mul::make(var_of(outer_id), factor);
             TailStrategy tail = resolve_tail(sp.tail, old.is_rvar, stage);
+            // Each thread of an outer loop on GPU threads computes a run of points: shifted
+            // inwards, the last run would overlap its neighbour's, two threads writing the
+            // same elements (a race in shared or device memory; a register tile is each
+            // thread's own). The default guards instead.
+            const MemoryType mt = f.schedule().memory_type;
+            if (sp.tail == TailStrategy::Auto && tail == TailStrategy::ShiftInwards &&
+                thread_loops.count(sp.outer) && mt != MemoryType::Register &&
+                mt != MemoryType::Stack)
+                tail = TailStrategy::GuardWithIf;
             Expr inner_extent = factor;
             if (tail == TailStrategy::GuardWithIf && !is_const(factor)) {
                 // A factor known only at run time cannot make a constant-extent loop, so the

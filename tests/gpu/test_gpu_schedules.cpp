@@ -155,6 +155,37 @@ TEST(GPUSchedule, WrapperStagesInputTileInSharedMemory) {
     }
 }
 
+// The same staging where the split does not divide the tile (35 columns by pairs, 3 of a
+// by fours): each thread loads a run, the last one shorter, so no two threads store one
+// element (the simulator's race check would fault it), in shared and device memory.
+TEST(GPUSchedule, ThreadRunsThatDoNotDivideTheTileDoNotOverlap) {
+    const int W = 70, H = 13;
+    Buffer<float> in({W + 3, H}, "in");
+    fill_random(in, -1, 1, 11);
+    for (int factor : {2, 4}) {
+        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), xo("xo"), xi("xi");
+        Func src("src"), blur("blur"), twice("twice");
+        src(x, y) = in(x, y);
+        blur(x, y) = src(x, y) + src(x + 1, y) + src(x + 2, y) + src(x + 3, y);
+        blur.gpu_tile(x, y, bx, by, tx, ty, 32, 4);
+        src.in().compute_at(blur, bx).split(x, xo, xi, factor).gpu_threads(xo, y);
+        // An output whose threads each compute a run of 3 (70 = 23 runs and 1 point).
+        twice(x, y) = in(x, y) * 2.0f;
+        twice.bound(x, 0, W).split(x, xo, xi, 3).gpu_threads(xo).gpu_blocks(y);
+        Realization r = Pipeline({blur, twice}).realize({W, H}, gpu_target);
+        Buffer<float> got = r[0], got_twice = r[1];
+        got.copy_to_host();
+        got_twice.copy_to_host();
+        for (int j = 0; j < H; j++) {
+            for (int i = 0; i < W; i++) {
+                const double want = double(in(i, j)) + in(i + 1, j) + in(i + 2, j) + in(i + 3, j);
+                ASSERT_TRUE(close(got(i, j), want, 1e-5, 1e-6)) << factor << ": " << i << "," << j;
+                ASSERT_EQ(got_twice(i, j), in(i, j) * 2.0f) << i << "," << j;
+            }
+        }
+    }
+}
+
 // A wrapper staged into each thread's registers: every thread loads the 4 inputs it
 // needs once, then uses them twice.
 TEST(GPUSchedule, WrapperStagesIntoRegisters) {
