@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace aicf {
@@ -23,6 +24,11 @@ public:
     explicit Param(const std::string &name = "")
         : param(detail::make_scalar_param(ir::type_of<T>(), name)) {}
     Param(T value, const std::string &name = "") : Param(name) { set(value); }
+    // A name as a string literal: without this, Param<bool> flag("flag") would take the
+    // literal as the value true (a pointer converts to bool before it converts to a string).
+    template <typename S, typename = std::enable_if_t<std::is_same_v<S, const char *> ||
+                                                      std::is_same_v<S, char *>>>
+    explicit Param(S name) : Param(std::string(name)) {}
 
     void set(T value) {
         uint64_t bits = 0;

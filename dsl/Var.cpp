@@ -5,6 +5,7 @@
 #include "dsl/base/Error.h"
 
 #include <atomic>
+#include <cctype>
 #include <map>
 #include <mutex>
 
@@ -27,6 +28,20 @@ void check_user_name(const std::string &name, const char *what) {
         << loop_name(name.substr(0, name.find_first_of(".$")), 0, "x")
         << "); choose a name of letters, "
         << "digits and '_'.";
+    // Names become symbols of the generated code (PTX, object files, C headers), which take
+    // nothing else.
+    const size_t bad = name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                              "0123456789_");
+    user_assert(bad == std::string::npos && !std::isdigit(static_cast<unsigned char>(name[0])))
+        << "The " << what << " name \"" << name << "\" "
+        << (bad == std::string::npos
+                ? std::string("starts with a digit")
+                : "contains " + (std::isprint(static_cast<unsigned char>(name[bad]))
+                                     ? "'" + std::string(1, name[bad]) + "'"
+                                     : std::string("a byte that is not a printable ASCII "
+                                                   "character")))
+        << "; names become symbols of the generated code: choose one of letters, digits and '_', "
+        << "not starting with a digit.";
 }
 
 } // namespace detail

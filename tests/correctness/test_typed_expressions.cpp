@@ -280,3 +280,27 @@ TEST(TypedExpressions, BoolsAreBytesInMemoryInEverySchedule) {
         }
     }
 }
+
+// A string literal names a Param of any type (Param<bool> flag("flag") once took the literal
+// as the value true, under a made-up name); a number is its value.
+TEST(TypedExpressions, ParamsNamedByStringLiterals) {
+    Param<bool> flag("flag");
+    Param<float> zero(0), scale(2.5f, "scale");
+    Param<int> n("n");
+    EXPECT_EQ(flag.name(), "flag");
+    EXPECT_FALSE(flag.get());
+    EXPECT_EQ(zero.get(), 0.0f);
+    EXPECT_EQ(scale.name(), "scale");
+    EXPECT_EQ(scale.get(), 2.5f);
+    Var x("x");
+    Func f("f");
+    f(x) = select(flag, 1.0f, 2.0f) * scale + cast<float>(n + x) + zero;
+    n.set(3);
+    Buffer<float> off = f.realize({4});
+    flag.set(true);
+    Buffer<float> on = f.realize({4});
+    for (int i = 0; i < 4; i++) {
+        EXPECT_EQ(off(i), 5.0f + float(3 + i)) << i;
+        EXPECT_EQ(on(i), 2.5f + float(3 + i)) << i;
+    }
+}

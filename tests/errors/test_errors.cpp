@@ -112,6 +112,19 @@ TEST(CompileErrors, ExpressionTooDeep) {
 TEST(CompileErrors, NamesWithReservedCharacters) {
     std::string msg = message_of<CompileError>([&] { Func f("my.func"); });
     EXPECT_CONTAINS(msg, "contains '.' or '$'");
+    // Names become symbols of PTX, objects and headers: spaces, quotes, braces, non-ASCII
+    // bytes and a leading digit are refused when the name is given, not in the back end.
+    for (const char *name : {"a b", "q\"uote", "x{1}", "caf\xc3\xa9", "tab\t", "2d"}) {
+        msg = message_of<CompileError>([&] { Func f(name); });
+        EXPECT_CONTAINS(msg, "names become symbols of the generated code: choose one of "
+                             "letters, digits and '_', not starting with a digit.")
+            << name;
+    }
+    EXPECT_CONTAINS(message_of<CompileError>([&] { Var v("a-b"); }),
+                    "The Var name \"a-b\" contains '-'");
+    EXPECT_CONTAINS(message_of<CompileError>([&] { Buffer<int> b({4}, "caf\xc3\xa9"); }),
+                    "a byte that is not a printable ASCII character");
+    EXPECT_EQ(message_of<CompileError>([&] { Func f("_ok_Name_2"); }), "no exception");
 }
 
 TEST(CompileErrors, IntegerLiteralMustFit) {
