@@ -309,6 +309,7 @@ std::string DataflowReport::to_text() const {
     std::string size_text;
     for (size_t i = 0; i < sizes.size(); i++)
         size_text += (i ? " x " : "") + std::to_string(sizes[i]);
+    if (sizes.empty()) size_text = "one point (no dimensions)";
     s << "Dataflow report: " << pipeline << " at " << size_text << " for " << target << "\n\n";
     Table t;
     std::vector<std::string> head = {"kernel", "grid",     "block", "shared", "regs",  "requested",
@@ -387,14 +388,24 @@ std::string DataflowReport::to_json() const {
 }
 
 std::string DataflowReport::to_dot() const {
-    std::map<std::string, size_t> kernel_of; // the first kernel that computes each Func
-    for (size_t i = 0; i < kernels.size(); i++) {
+    // A Func computed in several kernels (an update launched on its own) has a box in each.
+    std::map<std::string, std::vector<size_t>> kernels_of;
+    for (size_t i = 0; i < kernels.size(); i++)
         for (const std::string &f : kernels[i].funcs)
-            kernel_of.emplace(f, i);
-    }
+            kernels_of[f].push_back(i);
     const std::set<std::string> input_set(inputs.begin(), inputs.end());
     auto id = [](const std::string &kind, const std::string &name) {
         return dot_string(kind + ":" + name);
+    };
+    auto node = [&](const std::string &f, size_t k) {
+        return id("func", f + "@" + std::to_string(k));
+    };
+    // The Func a buffer holds: itself, or a Tuple element's Func (am.0, am.1: am).
+    auto func_of_buffer = [&](const std::string &b) {
+        if (kernels_of.count(b)) return b;
+        const size_t dot = b.rfind('.');
+        return dot != std::string::npos && kernels_of.count(b.substr(0, dot)) ? b.substr(0, dot)
+                                                                              : b;
     };
     // The Funcs and inputs a Func reads, through the Funcs inlined into it.
     std::function<void(const std::string &, std::set<std::string> &, std::set<std::string> &)>
@@ -405,17 +416,19 @@ std::string DataflowReport::to_dot() const {
                 for (const std::string &g : it->second) {
                     if (!seen.insert(g).second) continue;
                     if (g == f) continue;
-                    if (kernel_of.count(g) || input_set.count(g)) {
+                    if (kernels_of.count(g) || input_set.count(g)) {
                         out.insert(g);
                     } else {
                         sources(g, out, seen);
                     }
                 }
             };
-    auto buffer_in = [&](size_t k, const std::string &name) -> const BufferReport * {
+    // The bytes kernel k reads of Func or input g (all of a Tuple's elements).
+    auto read_bytes = [&](size_t k, const std::string &g) {
+        int64_t bytes = 0;
         for (const BufferReport &b : kernels[k].buffers)
-            if (b.name == name) return &b;
-        return nullptr;
+            if (b.name == g || func_of_buffer(b.name) == g) bytes += b.moved_read;
+        return bytes;
     };
     std::ostringstream s;
     s << "digraph dataflow {\n  rankdir=LR;\n  node [shape=box, fontname=\"Helvetica\"];\n"
@@ -435,39 +448,65 @@ std::string DataflowReport::to_dot() const {
           << " {\n    label=" << dot_string(k.name + "\nmoves " + bytes_text(k.moved_bytes()))
           << ";\n";
         for (const std::string &f : k.funcs) {
-            if (kernel_of.at(f) == i)
-                s << "    " << id("func", f) << " [label=" << dot_string(f) << "];\n";
+            const bool again = kernels_of.at(f).front() != i;
+            s << "    " << node(f, i) << " [label=" << dot_string(f + (again ? " (again)" : ""))
+              << "];\n";
         }
         s << "  }\n";
     }
+    std::set<std::string> outputs_drawn;
     for (size_t i = 0; i < kernels.size(); i++) {
         std::set<std::string> labelled;
+        // An edge into f in kernel i from g: on chip within the kernel, else through device
+        // memory (a buffer read by several Funcs of the kernel: its bytes on the first edge).
+        auto edge = [&](const std::string &g, const std::string &source, const std::string &f) {
+            const std::vector<size_t> *in_kernels =
+                kernels_of.count(g) ? &kernels_of.at(g) : nullptr;
+            if (in_kernels && std::count(in_kernels->begin(), in_kernels->end(), i)) {
+                s << "  " << node(g, i) << " -> " << node(f, i)
+                  << " [label=\"on chip\", color=\"darkgreen\", style=dashed];\n";
+                return;
+            }
+            const bool first = labelled.insert(g).second;
+            s << "  " << source << " -> " << node(f, i)
+              << " [label=" << dot_string(first ? bytes_text(read_bytes(i, g)) : "") << ", color=\""
+              << (input_set.count(g) ? "black" : "red") << "\"];\n";
+        };
         for (const std::string &f : kernels[i].funcs) {
-            if (kernel_of.at(f) != i) continue;
             std::set<std::string> from, seen;
             sources(f, from, seen);
-            // A buffer read by several Funcs of the kernel: its bytes on the first edge.
             for (const std::string &g : from) {
-                const bool on_chip = kernel_of.count(g) && kernel_of.at(g) == i;
-                const std::string source = input_set.count(g) ? id("in", g) : id("func", g);
-                if (on_chip) {
-                    s << "  " << source << " -> " << id("func", f)
-                      << " [label=\"on chip\", color=\"darkgreen\", style=dashed];\n";
-                    continue;
+                std::string source = id("in", g);
+                if (!input_set.count(g)) {
+                    // From the last kernel before this one that computes g, else its first.
+                    const std::vector<size_t> &ks = kernels_of.at(g);
+                    size_t at = ks.front();
+                    for (size_t k : ks)
+                        if (k < i) at = k;
+                    source = node(g, at);
                 }
-                const BufferReport *b = buffer_in(i, g);
-                const bool first = labelled.insert(g).second;
-                s << "  " << source << " -> " << id("func", f)
-                  << " [label=" << dot_string(b && first ? bytes_text(b->moved_read) : "")
-                  << ", color=\"" << (input_set.count(g) ? "black" : "red") << "\"];\n";
+                edge(g, source, f);
+            }
+            // An update in a later kernel continues from the Func's earlier kernel.
+            const std::vector<size_t> &ks = kernels_of.at(f);
+            for (size_t k = 0; k + 1 < ks.size(); k++) {
+                if (ks[k + 1] != i) continue;
+                const int64_t bytes = read_bytes(i, f);
+                s << "  " << node(f, ks[k]) << " -> " << node(f, i)
+                  << " [label=" << dot_string(bytes ? bytes_text(bytes) : "")
+                  << ", color=\"red\"];\n";
             }
         }
         for (const BufferReport &b : kernels[i].buffers) {
             if (b.role != BufferReport::Output || !b.moved_written) continue;
-            s << "  " << id("out", b.name)
-              << " [shape=cylinder, label=" << dot_string(b.name + "\n" + bytes_text(b.bytes))
-              << "];\n";
-            s << "  " << id("func", b.name) << " -> " << id("out", b.name)
+            if (outputs_drawn.insert(b.name).second) {
+                s << "  " << id("out", b.name)
+                  << " [shape=cylinder, label=" << dot_string(b.name + "\n" + bytes_text(b.bytes))
+                  << "];\n";
+            }
+            const std::string f = func_of_buffer(b.name);
+            if (!std::count(kernels[i].funcs.begin(), kernels[i].funcs.end(), f)) continue;
+            s << "  " << node(f, i) << " -> " << id("out", b.name)
               << " [label=" << dot_string(bytes_text(b.moved_written)) << "];\n";
         }
     }

@@ -156,6 +156,12 @@ private:
         }
         case ir::IRNodeType::For: {
             const ir::For *op = s.as<ir::For>();
+            // A host loop that launches nothing moves no kernel's bytes, however long it runs.
+            bool launches = false;
+            ir::visit_each<ir::Call>(op->body, [&](const ir::Call *c) {
+                launches = launches || c->is_intrinsic(Intrinsic::gpu_launch);
+            });
+            if (!launches) return;
             const auto min = constant(op->min), extent = constant(op->extent);
             user_assert(min && extent)
                 << "The dataflow report cannot find how many times the host loop " << op->name

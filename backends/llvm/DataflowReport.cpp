@@ -11,6 +11,7 @@
 #include "lowering/TensorCores.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <set>
 
@@ -124,6 +125,19 @@ ConcreteArguments concrete_arguments(const std::vector<Argument> &args,
         }
         auto it = given.scalars.find(a.name);
         if (it != given.scalars.end()) {
+            if (!a.type.is_float()) {
+                const double v = it->second;
+                const bool fits =
+                    v == std::floor(v) &&
+                    (a.type.is_bool() ? v == 0 || v == 1
+                     : a.type.is_uint()
+                         ? v >= 0 && (a.type.bits >= 64 || v <= std::ldexp(1.0, a.type.bits) - 1)
+                         : v >= -std::ldexp(1.0, a.type.bits - 1) &&
+                               v < std::ldexp(1.0, a.type.bits - 1));
+                user_assert(fits) << "The report of " << pipeline << " is given " << v
+                                  << " for Param " << a.name << ", which holds "
+                                  << ir::to_string(a.type) << " values; give one it can hold.";
+            }
             c.scalars[a.name] = a.type.is_float() ? ir::make_const(a.type, it->second)
                                                   : ir::make_const(a.type, int64_t(it->second));
             continue;

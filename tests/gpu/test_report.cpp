@@ -248,10 +248,31 @@ TEST(ReportOutput, JsonTextAndPicture) {
     const std::string dot = r.to_dot();
     EXPECT_NE(dot.find("digraph dataflow"), std::string::npos);
     EXPECT_NE(dot.find("cluster_0"), std::string::npos);
-    EXPECT_NE(dot.find("\"func:f\" -> \"func:g\" [label=\"on chip\""), std::string::npos) << dot;
-    EXPECT_NE(dot.find("\"in:in\" -> \"func:f\""), std::string::npos) << dot;
+    EXPECT_NE(dot.find("\"func:f@0\" -> \"func:g@0\" [label=\"on chip\""), std::string::npos)
+        << dot;
+    EXPECT_NE(dot.find("\"in:in\" -> \"func:f@0\""), std::string::npos) << dot;
     const std::string base = r.baseline->to_dot();
-    EXPECT_NE(base.find("\"func:f\" -> \"func:g\" [label=\"4.10 kB\""), std::string::npos) << base;
+    EXPECT_NE(base.find("\"func:f@0\" -> \"func:g@1\" [label=\"4.10 kB\""), std::string::npos)
+        << base;
+
+    // A Tuple output whose update is a kernel of its own: one box per kernel, the update's
+    // continuing from the first through memory, and each element's buffer drawn once per
+    // kernel that writes it, from that kernel's box (no box named after a buffer).
+    Var x("x"), y("y"), bx("bx"), tx("tx");
+    RDom k(0, 16, "k");
+    Func am("am");
+    am(x) = {0.0f, 0};
+    am(x) = {max(am(x)[0], in(x, k)), select(in(x, k) > am(x)[0], k.x, am(x)[1])};
+    am.gpu_tile(x, bx, tx, 32);
+    am.update().gpu_tile(x, bx, tx, 32);
+    const std::string tuple = am.report({64}, gpu_target, args, false).to_dot();
+    for (const char *part :
+         {"\"func:am@0\" [label=\"am\"]", "\"func:am@1\" [label=\"am (again)\"]",
+          "\"func:am@0\" -> \"func:am@1\"", "\"in:in\" -> \"func:am@1\" [label=\"",
+          "\"func:am@1\" -> \"out:am.0\"", "\"func:am@1\" -> \"out:am.1\""})
+        EXPECT_NE(tuple.find(part), std::string::npos) << part << "\n" << tuple;
+    EXPECT_EQ(tuple.find("func:am.0"), std::string::npos) << tuple;
+    EXPECT_EQ(tuple.find("label=\"\", color=\"black\""), std::string::npos) << tuple;
 
     const std::string dir = ::testing::TempDir();
     const bool svg = write_report_picture(r, dir + "report.dot", dir + "report.svg");
@@ -324,6 +345,27 @@ TEST(ReportCounts, FloatAtomicsAreFlops) {
     }
 }
 
+// Host loops that launch nothing are not walked, however long: a pipeline left on the host
+// reports no kernels at any size. A result of no dimensions is reported at one point.
+TEST(ReportCounts, HostLoopsWithoutLaunchesAndScalarResults) {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func host_only("host_only");
+    host_only(x, y) = in(x, y) * 2.0f;
+    ReportArguments big;
+    big.buffers["in"] = {1000, 512};
+    EXPECT_EQ(host_only.report({1000, 512}, gpu_target, big, false).kernels.size(), 0u);
+    RDom r(0, 1000, 0, 512, "r");
+    Func total("total");
+    total() = 0.0f;
+    total() += in(r.x, r.y);
+    total.gpu_single_thread();
+    total.update().gpu_single_thread();
+    DataflowReport report = total.report({}, gpu_target, big, false);
+    EXPECT_EQ(report.kernels.size(), 2u);
+    EXPECT_CONTAINS(report.to_text(), "Dataflow report: total at one point (no dimensions) for ");
+}
+
 TEST(ReportErrors, SizesTargetsAndArguments) {
     ImageParam in(Float(32), 2, "in");
     Func g = two_stages(in, true);
@@ -372,6 +414,13 @@ TEST(ReportErrors, SizesTargetsAndArguments) {
     ReportArguments with_offset = args;
     with_offset.scalars["offset"] = 3;
     EXPECT_EQ(h.report({64}, gpu_target, with_offset, false).kernels.size(), 1u);
+    // A value the Param cannot hold is refused, not wrapped.
+    for (double bad : {1e12, 2.5, -3e9}) {
+        with_offset.scalars["offset"] = bad;
+        EXPECT_CONTAINS(aicf_test::message_of<CompileError>(
+                            [&] { h.report({64}, gpu_target, with_offset, false); }),
+                        "for Param offset, which holds int32 values");
+    }
 }
 
 } // namespace
