@@ -132,7 +132,10 @@ public:
         ir::Type type;
         uint64_t bits = 0;
         CallArgument(const BufferBase &b) : buffer(&b) {}
-        template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+        template <typename T,
+                  std::enable_if_t<std::is_arithmetic_v<T> || std::is_same_v<T, float16_t> ||
+                                       std::is_same_v<T, bfloat16_t>,
+                                   int> = 0>
         CallArgument(T v) : type(ir::type_of<T>()) {
             static_assert(sizeof(T) <= sizeof(uint64_t), "a scalar of at most 64 bits");
             std::memcpy(&bits, &v, sizeof(T));

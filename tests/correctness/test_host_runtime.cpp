@@ -199,6 +199,38 @@ TEST(Callable, RunsThePipelineWithItsArguments) {
     EXPECT_FLOAT_EQ(result(5, 4), -input(5, 4) + 4.0f);
 }
 
+// 16-bit float scalars pass as they are (a bf16 model's scale, say).
+TEST(Callable, TakesSixteenBitFloatScalars) {
+    Param<float16_t> h("h");
+    Param<bfloat16_t> b("b");
+    Var x("x");
+    Func out("half_out");
+    out(x) = cast<float>(h) * cast<float>(x) + cast<float>(b);
+    Callable c = Pipeline(out).compile_to_callable();
+    ASSERT_EQ(c.arguments().size(), 3u);
+    const bool b_first = c.arguments()[0].name == "b"; // in the order arguments() lists
+    Buffer<float> result({5});
+    if (b_first)
+        c(bfloat16_t(-2.0f), float16_t(1.5f), result);
+    else
+        c(float16_t(1.5f), bfloat16_t(-2.0f), result);
+    for (int i = 0; i < 5; i++)
+        EXPECT_EQ(result(i), 1.5f * float(i) - 2.0f) << i;
+    // The other 16-bit type is refused by name.
+    std::string msg = "no exception";
+    try {
+        c(bfloat16_t(1.5f), bfloat16_t(-2.0f), result);
+    } catch (const CompileError &e) {
+        msg = e.what();
+    } catch (const RuntimeError &e) {
+        msg = e.what();
+    }
+    EXPECT_NE(msg.find("(h) of the Callable of pipeline half_out is a float16 scalar, but a "
+                       "bfloat16 was passed"),
+              std::string::npos)
+        << msg;
+}
+
 TEST(Callable, NamesTheWrongArgument) {
     ImageParam in(Float(32), 1, "call_in1");
     Param<float> gain("gain1");
