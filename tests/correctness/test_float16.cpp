@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <type_traits>
 
 using namespace aicf;
 
@@ -119,25 +120,21 @@ TEST(Float16, SigmoidRoundsOnce) {
     sh.vectorize(x, 8);
     Buffer<float16_t> got_h = sh.realize({N});
     Buffer<bfloat16_t> got_b = sb.realize({N});
-    auto reference = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
-    int off_h = 0, off_b = 0;
-    for (int i = 0; i < N; i++) {
-        const double vh = float(h(i)), vb = float(bf(i));
-        if (!std::isnan(vh)) {
-            const float16_t want(reference(vh));
-            off_h += std::abs(int(got_h(i).bits) - int(want.bits)) > 1;
-            off_h += got_h(i).bits != want.bits &&
-                     std::fabs(float(got_h(i)) - reference(vh)) >
-                         std::fabs(float(want) - reference(vh)) * 1.001 + 1e-12;
+    // The results that are neither the correctly rounded value nor as close as it.
+    auto not_rounded_once = [](const auto &input, const auto &got) {
+        using T = std::decay_t<decltype(got(0))>;
+        int off = 0;
+        for (int i = 0; i < got.extent(0); i++) {
+            const double v = float(input(i));
+            if (std::isnan(v)) continue;
+            const double exact = 1.0 / (1.0 + std::exp(-v));
+            const T want(exact);
+            off += std::abs(int(got(i).bits) - int(want.bits)) > 1;
+            off += got(i).bits != want.bits && std::fabs(float(got(i)) - exact) >
+                                                   std::fabs(float(want) - exact) * 1.001 + 1e-12;
         }
-        if (!std::isnan(vb)) {
-            const bfloat16_t want(reference(vb));
-            off_b += std::abs(int(got_b(i).bits) - int(want.bits)) > 1;
-            off_b += got_b(i).bits != want.bits &&
-                     std::fabs(float(got_b(i)) - reference(vb)) >
-                         std::fabs(float(want) - reference(vb)) * 1.001 + 1e-12;
-        }
-    }
-    EXPECT_EQ(off_h, 0) << "float16 results not rounded once";
-    EXPECT_EQ(off_b, 0) << "bfloat16 results not rounded once";
+        return off;
+    };
+    EXPECT_EQ(not_rounded_once(h, got_h), 0) << "float16 results not rounded once";
+    EXPECT_EQ(not_rounded_once(bf, got_b), 0) << "bfloat16 results not rounded once";
 }
