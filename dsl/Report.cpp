@@ -1,5 +1,7 @@
 #include "dsl/Report.h"
 
+#include "dsl/Names.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -401,12 +403,7 @@ std::string DataflowReport::to_dot() const {
         return id("func", f + "@" + std::to_string(k));
     };
     // The Func a buffer holds: itself, or a Tuple element's Func (am.0, am.1: am).
-    auto func_of_buffer = [&](const std::string &b) {
-        if (kernels_of.count(b)) return b;
-        const size_t dot = b.rfind('.');
-        return dot != std::string::npos && kernels_of.count(b.substr(0, dot)) ? b.substr(0, dot)
-                                                                              : b;
-    };
+    auto func_of_buffer = [](const std::string &b) { return parse_storage_name(b).func; };
     // The Funcs and inputs a Func reads, through the Funcs inlined into it.
     std::function<void(const std::string &, std::set<std::string> &, std::set<std::string> &)>
         sources =

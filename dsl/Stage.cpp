@@ -49,10 +49,11 @@ bool iterations_touch_disjoint_points(const Definition &d, const std::string &lo
             r = sp->old_var;
         }
     }
-    std::set<std::string> vars(pure.begin(), pure.end());
+    std::set<std::string> vars(pure.begin(), pure.end()), domain;
     for (const ReductionVariable &rv : d.rdom.domain())
-        vars.insert(rv.var);
-    if (fused || !vars.count(r) || std::count(pure.begin(), pure.end(), r)) return false;
+        domain.insert(rv.var);
+    if (fused || !domain.count(r)) return false;
+    vars.insert(domain.begin(), domain.end());
     bool own_points = false;
     const Expr rv = Variable::make(Int(32), r);
     for (Expr a : d.args) {

@@ -32,10 +32,13 @@ bool is_output(const Function &f, const std::vector<Function> &outputs) {
 }
 
 // Resolves TailStrategy::Auto: pure stages may recompute points (ShiftInwards), update
-// stages may not, and reduction variables must not run past their domain.
-TailStrategy resolve_tail(TailStrategy t, bool is_rvar, int stage) {
+// stages may not, and reduction variables must not run past their domain. Nor may two GPU
+// threads compute one point: each thread of an outer loop on threads computes a run of
+// points, and shifted inwards the last run would overlap its neighbour's (a race in shared
+// or device memory; a register tile is each thread's own).
+TailStrategy resolve_tail(TailStrategy t, bool is_rvar, int stage, bool runs_of_threads) {
     if (t != TailStrategy::Auto) return t;
-    if (is_rvar || stage > 0) return TailStrategy::GuardWithIf;
+    if (is_rvar || stage > 0 || runs_of_threads) return TailStrategy::GuardWithIf;
     return TailStrategy::ShiftInwards;
 }
 
@@ -137,16 +140,11 @@ Stmt build_stage(const Function &f, int stage) {
                 Div::make(Sub::make(old.extent, make_one(Int(32))), factor), make_one(Int(32)));
             bounds[outer_id] = {make_zero(Int(32)), outer_extent, old.is_rvar};
             Expr base = Mul::make(var_of(outer_id), factor);
-            TailStrategy tail = resolve_tail(sp.tail, old.is_rvar, stage);
-            // Each thread of an outer loop on GPU threads computes a run of points: shifted
-            // inwards, the last run would overlap its neighbour's, two threads writing the
-            // same elements (a race in shared or device memory; a register tile is each
-            // thread's own). The default guards instead.
             const MemoryType mt = f.schedule().memory_type;
-            if (sp.tail == TailStrategy::Auto && tail == TailStrategy::ShiftInwards &&
-                thread_loops.count(sp.outer) && mt != MemoryType::Register &&
-                mt != MemoryType::Stack)
-                tail = TailStrategy::GuardWithIf;
+            const TailStrategy tail =
+                resolve_tail(sp.tail, old.is_rvar, stage,
+                             thread_loops.count(sp.outer) && mt != MemoryType::Register &&
+                                 mt != MemoryType::Stack);
             Expr inner_extent = factor;
             if (tail == TailStrategy::GuardWithIf && !is_const(factor)) {
                 // A factor known only at run time cannot make a constant-extent loop, so the
