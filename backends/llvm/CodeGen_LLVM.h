@@ -145,10 +145,24 @@ private:
     // The load as dense loads and a shuffle (see loads_by_shuffle); nullptr where it is not
     // one.
     llvm::Value *load_by_shuffle(const ir::Load *op);
-    // The elements at `offsets` from element `first` of storage `name`: dense loads of the
-    // span they cover, shuffled.
-    llvm::Value *shuffled_dense_loads(const std::string &name, const ir::Expr &first,
-                                      const std::vector<int64_t> &offsets, ir::Type t);
+    // The elements at `offsets` (none negative, all below `span`) from element `start` of
+    // storage `name`, shuffled from dense loads laid over [start, start + span): vectors of
+    // the access's length end to end, the last ending at the span's end; those no offset
+    // falls in are not loaded. Accesses that share a span load the same vectors.
+    llvm::Value *shuffled_dense_loads(const std::string &name, const ir::Expr &start,
+                                      const std::vector<int64_t> &offsets, int64_t span,
+                                      ir::Type t);
+    // Strided vector loads of one storage whose first lanes lie a constant apart, less than
+    // the stride from the next (a 2x downsample's in(2x) and in(2x + 1)) interleave: together
+    // they read every element of the span from the lowest one's first lane to the highest
+    // one's last, so each loads its lanes from dense vectors laid over that shared span, and
+    // LLVM loads each vector once. Keyed by the access's ramp: its offset in the span, and
+    // the span's length. Set for the value of each vector store (every load in it runs).
+    struct SharedSpan {
+        int64_t offset, span;
+    };
+    std::map<const ir::Ramp *, SharedSpan> shared_spans;
+    void find_shared_spans(const ir::Expr &value);
     // Vectors of one element type end to end (unused lanes after them where lengths differ).
     llvm::Value *join_vectors(std::vector<llvm::Value *> parts);
     llvm::Value *codegen_buffer_field(const ir::Call *op);

@@ -191,35 +191,103 @@ llvm::Value *CodeGen_LLVM::join_vectors(std::vector<llvm::Value *> parts) {
     return parts[0];
 }
 
-llvm::Value *CodeGen_LLVM::shuffled_dense_loads(const std::string &name, const Expr &first,
-                                                const std::vector<int64_t> &offsets, Type t) {
-    const auto [span, lo] = span_of(offsets);
+llvm::Value *CodeGen_LLVM::shuffled_dense_loads(const std::string &name, const Expr &start,
+                                                const std::vector<int64_t> &offsets, int64_t span,
+                                                Type t) {
     const int lanes = int(offsets.size());
-    Expr start = simplify(Add::make(first, make_const(Int(32), lo)));
     llvm::Type *elem = llvm_type_of(t.element_of());
     const llvm::Align align(t.element_of().bytes());
     // Vectors of `lanes` elements from the start, the last ending at the span's end (it may
     // overlap the one before); a span shorter than the lanes is one vector of its length.
     const int width = int(std::min<int64_t>(span, lanes));
     const int count = int((span + width - 1) / width);
+    const int64_t last = int64_t(count - 1) * width;
+    auto part_of = [&](int64_t e) { return e < last ? int(e / width) : count - 1; };
+    auto part_start = [&](int p) { return p + 1 < count ? int64_t(p) * width : span - width; };
+    std::vector<int> needed;
+    for (int64_t e : offsets)
+        needed.push_back(part_of(e));
+    std::sort(needed.begin(), needed.end());
+    needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
     std::vector<llvm::Value *> parts;
-    for (int i = 0; i < count; i++) {
-        const int64_t at = i + 1 < count ? int64_t(i) * width : span - width;
-        llvm::Value *ptr = address_of(name, simplify(Add::make(start, make_const(Int(32), at))), t);
+    for (int p : needed) {
+        llvm::Value *ptr =
+            address_of(name, simplify(Add::make(start, make_const(Int(32), part_start(p)))), t);
         parts.push_back(
             tag_access(builder.CreateAlignedLoad(llvm::FixedVectorType::get(elem, unsigned(width)),
                                                  ptr, align),
                        name));
     }
-    // Element e of the span is at e in the parts laid end to end, except in the last part,
-    // which starts at span - width.
-    const int64_t last = int64_t(count - 1) * width;
+    // Element e is in part part_of(e), the parts laid end to end in `needed`'s order.
     std::vector<int> mask(static_cast<size_t>(lanes), 0);
     for (int j = 0; j < lanes; j++) {
-        const int64_t e = offsets[size_t(j)] - lo;
-        mask[size_t(j)] = int(e < last ? e : last + e - (span - width));
+        const int64_t e = offsets[size_t(j)];
+        const int p = part_of(e);
+        const int64_t at = std::lower_bound(needed.begin(), needed.end(), p) - needed.begin();
+        mask[size_t(j)] = int(at * width + e - part_start(p));
     }
     return builder.CreateShuffleVector(join_vectors(parts), mask);
+}
+
+void CodeGen_LLVM::find_shared_spans(const Expr &value) {
+    shared_spans.clear();
+    if (!loads_by_shuffle || value.type().lanes < 2) return;
+    // A name bound twice inside the value may stand for two values: indices that use one are
+    // not compared.
+    std::map<std::string, int> bindings;
+    visit_each<Let>(value, [&](const Let *l) { bindings[l->name]++; });
+    struct Access {
+        const Load *load;
+        const Ramp *ramp;
+        int64_t stride;
+    };
+    std::vector<Access> accesses;
+    visit_each<Load>(value, [&](const Load *op) {
+        Expr index = op->index;
+        while (const Let *l = index.as<Let>())
+            index = l->body;
+        const Ramp *r = index.as<Ramp>();
+        if (!r || !is_true(op->predicate) || r->base.type() != Int(32)) return;
+        std::optional<int64_t> stride = as_const_int(r->stride);
+        if (!stride || *stride < 2 || *stride > 4) return; // wider strides are gathered
+        bool unique = true;
+        visit_each<Variable>(r->base, [&](const Variable *v) {
+            auto it = bindings.find(v->name);
+            unique = unique && (it == bindings.end() || it->second == 1);
+        });
+        if (unique) accesses.push_back({op, r, *stride});
+    });
+    std::vector<bool> placed(accesses.size(), false);
+    for (size_t i = 0; i < accesses.size(); i++) {
+        if (placed[i]) continue;
+        const Access &a = accesses[i];
+        const int64_t n = a.ramp->lanes;
+        // The accesses like this one, by their first lane's distance from its first lane.
+        std::vector<std::pair<int64_t, const Ramp *>> like{{0, a.ramp}};
+        for (size_t j = i + 1; j < accesses.size(); j++) {
+            const Access &b = accesses[j];
+            if (placed[j] || b.load->name != a.load->name || b.stride != a.stride ||
+                b.ramp->lanes != a.ramp->lanes ||
+                b.load->type.element_of().bytes() != a.load->type.element_of().bytes())
+                continue;
+            std::optional<int64_t> d =
+                as_const_int(simplify(Sub::make(b.ramp->base, a.ramp->base)));
+            if (!d || std::abs(*d) >= a.stride * n) continue;
+            like.emplace_back(*d, b.ramp);
+            placed[j] = true;
+        }
+        std::sort(like.begin(), like.end(),
+                  [](const auto &x, const auto &y) { return x.first < y.first; });
+        // Runs in which each first lane is at most a stride past the one before share spans.
+        for (size_t lo = 0, hi; lo < like.size(); lo = hi) {
+            for (hi = lo + 1; hi < like.size() && like[hi].first - like[hi - 1].first <= a.stride;)
+                hi++;
+            if (hi - lo < 2 || like[hi - 1].first == like[lo].first) continue;
+            const int64_t span = like[hi - 1].first - like[lo].first + a.stride * (n - 1) + 1;
+            for (size_t m = lo; m < hi; m++)
+                shared_spans[like[m].second] = {like[m].first - like[lo].first, span};
+        }
+    }
 }
 
 llvm::Value *CodeGen_LLVM::load_by_shuffle(const Load *op) {
@@ -247,9 +315,25 @@ llvm::Value *CodeGen_LLVM::load_by_shuffle(const Load *op) {
         for (const auto &c : classes)
             narrow = narrow && span_of(c).first <= 4 * int64_t(c.size());
         if (!narrow) return nullptr;
+        if (k == 1) {
+            if (auto shared = shared_spans.find(op->index.as<Ramp>());
+                shared != shared_spans.end()) {
+                for (int64_t &e : (*offsets))
+                    e += shared->second.offset;
+                Expr start =
+                    simplify(Sub::make(index[0], make_const(Int(32), shared->second.offset)));
+                return shuffled_dense_loads(op->name, start, *offsets, shared->second.span, t);
+            }
+        }
         std::vector<llvm::Value *> values;
-        for (size_t r = 0; r < k; r++)
-            values.push_back(shuffled_dense_loads(op->name, index[r], classes[r], t));
+        for (size_t r = 0; r < k; r++) {
+            const auto [span, lo] = span_of(classes[r]);
+            for (int64_t &e : classes[r])
+                e -= lo;
+            values.push_back(shuffled_dense_loads(
+                op->name, simplify(Add::make(index[r], make_const(Int(32), lo))), classes[r], span,
+                t));
+        }
         if (k == 1) return values[0];
         // Lane j is element j / k of class j % k.
         std::vector<int> mask(lanes);
@@ -410,7 +494,11 @@ void CodeGen_LLVM::visit(const Store *op) {
         return;
     }
     Type t = op->value.type();
+    std::map<const Ramp *, SharedSpan> outer_spans;
+    std::swap(outer_spans, shared_spans);
+    find_shared_spans(op->value);
     llvm::Value *v = codegen(op->value);
+    shared_spans = std::move(outer_spans);
     llvm::Align align(t.element_of().bytes());
     if (t.lanes == 1) {
         internal_assert(is_true(op->predicate))

@@ -10,6 +10,9 @@
 #include <functional>
 #include <string>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 using namespace aicf;
 using aicf_test::fill_random;
 
@@ -59,6 +62,7 @@ template <typename T> void check_patterns(int lanes, unsigned seed) {
         {"stride -2", [&](Var x) { return in(300 - 2 * x); },
          [&](int i) { return at(300 - 2 * i); }},
     };
+    int count = 0;
     for (const Pattern &p : patterns) {
         Var x("x"), xo("xo"), xi("xi");
         Func f("f");
@@ -112,4 +116,86 @@ TEST(VectorLoads, ADownsampleAndAnUpsampleGatherNothing) {
     up.realize(odd);
     for (int i = 3; i < 100; i++)
         ASSERT_EQ(odd(i), in(i / 2) * 0.75f + in((i + 1) / 2) * 0.25f) << i;
+}
+
+namespace {
+
+// Input memory whose first element starts a page and whose last ends one, between pages that
+// may not be read: a load past either end of the input faults.
+class GuardedInput {
+public:
+    explicit GuardedInput(int elements) : page(size_t(sysconf(_SC_PAGESIZE))) {
+        const size_t bytes = size_t(elements) * sizeof(float);
+        data_pages = (bytes + page - 1) / page;
+        region = mmap(nullptr, (data_pages + 2) * page, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        EXPECT_NE(region, MAP_FAILED);
+        char *base = static_cast<char *>(region);
+        mprotect(base, page, PROT_NONE);
+        mprotect(base + (data_pages + 1) * page, page, PROT_NONE);
+        first = reinterpret_cast<float *>(base + (data_pages + 1) * page - bytes);
+    }
+    ~GuardedInput() { munmap(region, (data_pages + 2) * page); }
+    float *first;
+
+private:
+    size_t page, data_pages = 0;
+    void *region;
+};
+
+} // namespace
+
+// Strided accesses of one input whose lanes interleave (a downsample's in(2x) and in(2x + 1),
+// a 3-tap filter's in(2x - 1) .. in(2x + 1)) share their dense loads: the second access adds
+// none. The shared loads read nothing outside the span the accesses read (the input ends at
+// a page that faults), and every output is that of a plain loop.
+TEST(VectorLoads, InterleavedStridedAccessesShareTheirLoads) {
+    struct Pattern {
+        std::string name;
+        int stride, first, last; // the taps, each in(stride * x + tap)
+    };
+    int count = 0;
+    for (const Pattern &p :
+         {Pattern{"2 taps, stride 2", 2, 0, 1}, Pattern{"3 taps, stride 2", 2, -1, 1},
+          Pattern{"3 taps, stride 3", 3, 0, 2}, Pattern{"4 taps, stride 2", 2, 0, 3}}) {
+        for (int W : {512, 509, 61, 16}) {
+            // Reads stride * x + tap for x in [0, W): from `first` to stride * (W - 1) + last.
+            const int N = p.stride * (W - 1) + p.last - p.first + 1;
+            GuardedInput memory(N);
+            Buffer<float> in(memory.first, std::vector<int>{N}, "in");
+            in.set_min({p.first});
+            fill_random(in, -1.0f, 1.0f, unsigned(W));
+            Var x("x");
+            // A name of its own: a pipeline compiled before is not compiled (nor printed) again.
+            Func f("f"), one("one" + std::to_string(count++));
+            Expr sum = 0.0f;
+            for (int tap = p.first; tap <= p.last; tap++)
+                sum = sum + in(p.stride * x + tap) * float(tap + 3);
+            f(x) = sum;
+            f.vectorize(x, 16);
+            one(x) = in(p.stride * x + p.first) * 2.0f;
+            one.vectorize(x, 16);
+            Buffer<float> out, single;
+            const std::string module = optimized_module(f, W, out);
+            for (int i = 0; i < W; i++) {
+                double want = 0;
+                for (int tap = p.first; tap <= p.last; tap++)
+                    want += double(in(p.stride * i + tap)) * (tap + 3);
+                ASSERT_NEAR(out(i), want, 1e-5) << p.name << ", width " << W << ", at " << i;
+            }
+            if (W != 512) continue;
+            auto vector_loads = [](const std::string &text) {
+                size_t count = 0;
+                for (size_t at = text.find("load <16 x float>"); at != std::string::npos;
+                     at = text.find("load <16 x float>", at + 1))
+                    count++;
+                return count;
+            };
+            const size_t alone = vector_loads(optimized_module(one, W, single));
+            // Each tap beyond the first covers at most `stride` more elements: no more than one
+            // more vector per run of 16 / stride taps.
+            EXPECT_GT(alone, 0u);
+            EXPECT_LE(vector_loads(module), alone + alone / 2) << p.name << "\n" << module;
+        }
+    }
 }
