@@ -10,6 +10,7 @@
 #include "lowering/BoxesRequired.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -158,6 +159,35 @@ private:
     }
 };
 
+// `checks` placed after the checks at the top of `body` (bounds inference's, that the outputs
+// cover what their schedules write) and the lets around them: an output too small for its
+// schedule's tiles also makes the inputs seem too small, and its own message says why.
+Stmt after_leading_checks(const Stmt &body, const Stmt &checks) {
+    if (!checks.defined()) return body;
+    auto only_checks = [](const Stmt &s) {
+        bool only = true;
+        std::function<void(const Stmt &)> walk = [&](const Stmt &x) {
+            if (const Block *b = x.as<Block>()) {
+                walk(b->first);
+                walk(b->rest);
+            } else if (x.defined() && !x.as<AssertStmt>()) {
+                only = false;
+            }
+        };
+        walk(s);
+        return only;
+    };
+    if (const LetStmt *l = body.as<LetStmt>()) {
+        bool loads = false;
+        visit_each<Load>(l->value, [&](const Load *) { loads = true; });
+        if (loads) return Block::make(checks, body);
+        return LetStmt::make(l->name, l->value, after_leading_checks(l->body, checks));
+    }
+    if (const Block *b = body.as<Block>(); b && only_checks(b->first))
+        return Block::make(b->first, after_leading_checks(b->rest, checks));
+    return Block::make(checks, body);
+}
+
 } // namespace
 
 Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args) {
@@ -229,7 +259,7 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
                                            Sub::make(Add::make(mn, ex), i32(1))}));
         }
     }
-    Stmt s = Block::make(Block::make(region_checks), body);
+    Stmt s = after_leading_checks(body, Block::make(region_checks));
     for (auto it = fits_lets.rbegin(); it != fits_lets.rend(); ++it)
         s = LetStmt::make(it->first, it->second, s);
     s = with_definitions(hoisted, s);

@@ -149,10 +149,10 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
         s << "Buffer " << n << " is too small: dimension " << v[0] << " must cover [" << v[1]
           << ", " << v[2] << "], but it covers [" << v[3] << ", " << v[4] << "]. The schedule of "
           << n
-          << " writes whole tiles: a split with ShiftInwards needs an extent of at least its "
-             "factor, and "
-          << "RoundUp writes up to a multiple of it. Split with GuardWithIf, or by a smaller "
-             "factor.";
+          << " writes whole tiles: a split with ShiftInwards (what split, vectorize(x, n) and "
+             "unroll(x, n) do by default) needs an extent of at least its factor, and RoundUp "
+             "writes up to a "
+             "multiple of it. Split with GuardWithIf, or by a smaller factor.";
         break;
     case ir::RuntimeErrorKind::InputTooSmall: {
         size_t sep = n.find('\x1f');

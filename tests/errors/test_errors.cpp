@@ -881,8 +881,26 @@ TEST(RuntimeErrors, HugeSplitFactorFromAParam) {
     EXPECT_CONTAINS(
         msg,
         "Buffer g is too small: dimension 0 must cover [-2147483637, 9], but it covers [0, 9]. "
-        "The schedule of g writes whole tiles: a split with ShiftInwards needs an extent of "
-        "at least its factor");
+        "The schedule of g writes whole tiles: a split with ShiftInwards (what split, "
+        "vectorize(x, n) and unroll(x, n) do by default) needs an extent of at least its "
+        "factor");
+}
+
+// An output narrower than its vector: the tile shifted inwards starts before the output and
+// reads the input before it too. The output's own check comes first and says why; the input
+// is not blamed, however large it is.
+TEST(RuntimeErrors, AnOutputNarrowerThanItsVectorIsNamed) {
+    Var x("x"), y("y");
+    for (int width : {8, 32}) {
+        Buffer<float> in({width, 3}, "in");
+        Func f("f");
+        f(x, y) = in(x, y) * 2.0f;
+        f.vectorize(x, 16);
+        std::string msg = message_of<RuntimeError>([&] { f.realize({8, 3}); });
+        EXPECT_CONTAINS(msg, "Buffer f is too small: dimension 0 must cover [-8, 7], but it "
+                             "covers [0, 7]. The schedule of f writes whole tiles");
+        EXPECT_EQ(msg.find("Buffer in"), std::string::npos) << msg;
+    }
 }
 
 // An output whose points share memory (a stride of 0, rows that overlap) would have its
