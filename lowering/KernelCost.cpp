@@ -108,6 +108,9 @@ private:
         case ir::IRNodeType::ProducerConsumer:
             walk(s.as<ir::ProducerConsumer>()->body);
             return;
+        case ir::IRNodeType::Allocate: // host storage, around launches that may use it
+            walk(s.as<ir::Allocate>()->body);
+            return;
         case ir::IRNodeType::LetStmt: {
             const ir::LetStmt *op = s.as<ir::LetStmt>();
             const Expr value = known(op->value);

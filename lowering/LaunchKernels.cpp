@@ -79,7 +79,7 @@ public:
             for (const KernelArgument &a : k.args)
                 if (a.is_buffer) device_buffers.insert(a.name);
         for (const Argument &a : args)
-            if (a.is_buffer) pipeline_buffers.insert(a.name);
+            if (a.is_buffer) synced_buffers.insert(a.name);
     }
 
     Stmt mutate(const Stmt &s) override {
@@ -88,32 +88,36 @@ public:
     }
 
 private:
-    std::set<std::string> device_buffers, pipeline_buffers;
+    // The kernels' buffers; the buffers whose host and device copies are kept in step: the
+    // pipeline's, and intermediates both kernels and host code use.
+    std::set<std::string> device_buffers, synced_buffers;
 
     using IRMutator::visit;
 
     Stmt visit(const Allocate *op) override {
         if (!device_buffers.count(op->name)) return IRMutator::visit(op);
-        std::string used_on_host;
-        auto note = [&](const std::string &n) {
-            if (n == op->name) used_on_host = n;
-        };
-        visit_each<Load>(op->body, [&](const Load *l) { note(l->name); });
-        visit_each<Store>(op->body, [&](const Store *s) { note(s->name); });
-        user_assert(used_on_host.empty())
-            << "Func " << op->name << " is used both by GPU kernels and by host code. Compute "
-            << "it and all its consumers on the GPU (gpu_tile, gpu_blocks/gpu_threads, or "
-            << "gpu_single_thread), or all on the host.";
+        bool used_on_host = false;
+        visit_each<Load>(op->body, [&](const Load *l) { used_on_host |= l->name == op->name; });
+        visit_each<Store>(op->body, [&](const Store *s) { used_on_host |= s->name == op->name; });
         Expr bytes = make_const(Int(64), int64_t(op->type.bytes()));
         for (const Expr &e : op->extents)
             bytes = Mul::make(bytes, cast(Int(64), e));
         std::string desc = buffer_descriptor_name(op->name);
-        Expr alloc = Call::make(Handle(), Intrinsic::device_malloc,
-                                {StringImm::make(op->name), simplify(bytes)}, Call::Intrinsic);
+        std::vector<Expr> args = {StringImm::make(op->name), simplify(bytes)};
+        // Host code reads or writes it too: its host storage stays, and the data moves
+        // between the two copies as a pipeline buffer's does.
+        if (used_on_host) {
+            args.push_back(Variable::make(Handle(), op->name));
+            args.push_back(make_const(Int(32), int64_t(op->type.bytes())));
+            synced_buffers.insert(op->name);
+        }
+        Expr alloc = Call::make(Handle(), Intrinsic::device_malloc, args, Call::Intrinsic);
         Stmt body = mutate(op->body);
         Stmt release = Evaluate::make(Call::make(
             Int(32), Intrinsic::device_free, {Variable::make(Handle(), desc)}, Call::Intrinsic));
-        return LetStmt::make(desc, alloc, Block::make(body, release));
+        Stmt s = LetStmt::make(desc, alloc, Block::make(body, release));
+        if (!used_on_host) return s;
+        return Allocate::make(op->name, op->type, op->memory_type, op->extents, s);
     }
 
     // Wraps host statements that touch pipeline buffers; recurses into statements that
@@ -123,10 +127,10 @@ private:
         if (contains_launch(s)) return IRMutator::mutate(s);
         std::set<std::string> reads, writes;
         visit_each<Load>(s, [&](const Load *l) {
-            if (pipeline_buffers.count(l->name)) reads.insert(l->name);
+            if (synced_buffers.count(l->name)) reads.insert(l->name);
         });
         visit_each<Store>(s, [&](const Store *st) {
-            if (pipeline_buffers.count(st->name)) writes.insert(st->name);
+            if (synced_buffers.count(st->name)) writes.insert(st->name);
         });
         if (reads.empty() && writes.empty()) return s;
         std::vector<Stmt> stmts;

@@ -234,9 +234,19 @@ private:
         case Intrinsic::device_malloc: {
             const StringImm *name = op->args[0].as<StringImm>();
             internal_assert(name) << "device_malloc without a name";
-            llvm::FunctionCallee f = runtime_function("aicf_device_malloc", ptr, {ptr, ptr, i64});
-            llvm::Value *p = builder.CreateCall(
-                f, {ctx, builder.CreateGlobalStringPtr(name->value), codegen(op->args[1])});
+            llvm::Value *p;
+            if (op->args.size() == 4) { // with the host storage and its element size
+                llvm::FunctionCallee f =
+                    runtime_function("aicf_device_malloc_for_host", ptr, {ptr, ptr, i64, ptr, i32});
+                p = builder.CreateCall(f, {ctx, builder.CreateGlobalStringPtr(name->value),
+                                           codegen(op->args[1]), codegen(op->args[2]),
+                                           codegen(op->args[3])});
+            } else {
+                llvm::FunctionCallee f =
+                    runtime_function("aicf_device_malloc", ptr, {ptr, ptr, i64});
+                p = builder.CreateCall(
+                    f, {ctx, builder.CreateGlobalStringPtr(name->value), codegen(op->args[1])});
+            }
             llvm::Value *failed = builder.CreateSelect(
                 builder.CreateIsNull(p), builder.getInt32(-int32_t(RuntimeErrorKind::DeviceError)),
                 builder.getInt32(0));

@@ -104,6 +104,7 @@ private:
         add("aicf_parallel_for", reinterpret_cast<void *>(&aicf_parallel_for));
         add("aicf_gpu_launch", reinterpret_cast<void *>(&aicf_gpu_launch));
         add("aicf_device_malloc", reinterpret_cast<void *>(&aicf_device_malloc));
+        add("aicf_device_malloc_for_host", reinterpret_cast<void *>(&aicf_device_malloc_for_host));
         add("aicf_device_free", reinterpret_cast<void *>(&aicf_device_free));
         add("aicf_buffer_copy_to_host", reinterpret_cast<void *>(&aicf_buffer_copy_to_host));
         if (auto err = dylib.define(llvm::orc::absoluteSymbols(runtime))) {

@@ -93,6 +93,7 @@ RunContext::~RunContext() {
         auto *b = static_cast<aicf_buffer_t *>(p);
         auto *mem = static_cast<const aicf_device_interface_t *>(b->device_interface);
         if (b->device && mem) mem->device_free(b);
+        delete[] b->dim;
         delete b;
     }
 }
@@ -350,14 +351,26 @@ int32_t aicf_gpu_launch(void *ctx, int32_t kernel, int32_t gx, int32_t gy, int32
 }
 
 void *aicf_device_malloc(void *ctx, const char *name, int64_t bytes) {
+    return aicf_device_malloc_for_host(ctx, name, bytes, nullptr, 1);
+}
+
+void *aicf_device_malloc_for_host(void *ctx, const char *name, int64_t bytes, void *host,
+                                  int32_t element_bytes) {
     auto *rc = static_cast<aicf::runtime::RunContext *>(ctx);
     aicf_buffer_t *b = nullptr;
     try {
         b = new aicf_buffer_t{};
-        b->type = {1, 8, 1};
+        b->type = {1, uint8_t(8 * element_bytes), 1};
+        if (host) {
+            // One dimension of elements: what copies between host and device measure.
+            b->host = static_cast<uint8_t *>(host);
+            b->dimensions = 1;
+            b->dim = new aicf_dim_t[1]{{0, int32_t(bytes / element_bytes), 1, 0}};
+        }
         if (!rc->device) rc->device = &aicf::runtime::device_from_environment();
         char error[512] = {0};
         if (rc->device->memory()->device_malloc(b, bytes, error, sizeof error) != 0) {
+            delete[] b->dim;
             delete b;
             aicf::runtime::record_error(
                 ctx, std::string("Could not allocate ") + std::to_string(bytes) + " bytes for " +
@@ -377,6 +390,7 @@ void *aicf_device_malloc(void *ctx, const char *name, int64_t bytes) {
         auto *mem = static_cast<const aicf_device_interface_t *>(b->device_interface);
         if (mem) mem->device_free(b);
     }
+    if (b) delete[] b->dim;
     delete b;
     return nullptr;
 }
@@ -392,6 +406,7 @@ void aicf_device_free(void *ctx, void *buffer) {
     auto *b = static_cast<aicf_buffer_t *>(buffer);
     auto *mem = static_cast<const aicf_device_interface_t *>(b->device_interface);
     if (b->device && mem) mem->device_free(b);
+    delete[] b->dim;
     delete b;
 }
 

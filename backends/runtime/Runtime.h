@@ -95,6 +95,11 @@ int32_t aicf_gpu_launch(void *ctx, int32_t kernel, int32_t gx, int32_t gy, int32
 // A device allocation of `bytes` for the intermediate `name`, as an aicf_buffer_t * with no
 // host memory; null (with the error recorded) on failure.
 void *aicf_device_malloc(void *ctx, const char *name, int64_t bytes);
+// The same for an intermediate that host code also reads or writes, at `host` (`bytes` of
+// elements of `element_bytes`): the buffer's data moves between the two copies as it does
+// for a pipeline's buffers (aicf_gpu_launch, aicf_buffer_copy_to_host).
+void *aicf_device_malloc_for_host(void *ctx, const char *name, int64_t bytes, void *host,
+                                  int32_t element_bytes);
 void aicf_device_free(void *ctx, void *buffer);
 // Brings a buffer's data back to the host if the device copy is newer; with `writes`, marks
 // the host copy as newer. Returns 0 or an error code.

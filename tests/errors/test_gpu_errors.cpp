@@ -256,16 +256,6 @@ TEST(GPUScheduleErrors, SingleThreadAndMappedLoopsTogether) {
              "but its loop tx is also mapped onto the GPU (gpu_thread). Use one or the other.");
 }
 
-TEST(GPUScheduleErrors, IntermediateUsedOnBothHostAndGPU) {
-    Var x("x"), bx("bx"), tx("tx");
-    Func f("f"), g("g");
-    f(x) = x * 2;
-    g(x) = f(x) + 1;
-    f.compute_root().gpu_tile(x, bx, tx, 32); // g stays on the host
-    std::string msg = message_of<CompileError>([&] { g.realize({100}, gpu_target); });
-    EXPECT_CONTAINS(msg, "Func f is used both by GPU kernels and by host code");
-}
-
 TEST(GPUScheduleErrors, ThreadExtentWithoutAConstantBound) {
     Param<int> n("n");
     Var x("x"), y("y"), bx("bx"), tx("tx");

@@ -470,6 +470,75 @@ TEST(GPUSchedule, HostPipelinesAndKernelsSeeEachOthersData) {
     }
 }
 
+// An intermediate that kernels and host code both use, as Halide allows: its data moves
+// between host and device as a pipeline buffer's does. A GPU stage read by a GPU output and a
+// host output (run twice, so the second run starts from the first's copies); host stages,
+// one with an update, read by kernels and by host code; a GPU stage whose host consumer is
+// computed row by row, inside a host loop.
+TEST(GPUSchedule, IntermediatesSharedByKernelsAndHostCode) {
+    const int W = 45, H = 13;
+    Buffer<float> in({W, H}, "in");
+    fill_random(in, -2, 2, 31);
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    auto g_of = [&](int i, int j) { return double(in(i, j)) * 2 + 1; };
+    for (int run = 0; run < 2; run++) {
+        Func g("g"), on_gpu("on_gpu"), on_host("on_host");
+        g(x, y) = in(x, y) * 2.0f + 1.0f;
+        on_gpu(x, y) = g(x, y) + 3.0f;
+        on_host(x, y) = g(x, y) * g(x, y);
+        g.compute_root().gpu_tile(x, y, bx, by, tx, ty, 16, 4);
+        on_gpu.gpu_tile(x, y, bx, by, tx, ty, 8, 8);
+        on_host.parallel(y).vectorize(x, 8, TailStrategy::GuardWithIf);
+        Realization r = Pipeline({on_gpu, on_host}).realize({W, H}, gpu_target);
+        Buffer<float> a = r[0], b = r[1];
+        a.copy_to_host();
+        for (int j = 0; j < H; j++) {
+            for (int i = 0; i < W; i++) {
+                ASSERT_TRUE(close(a(i, j), g_of(i, j) + 3, 1e-6, 1e-6)) << i << "," << j;
+                ASSERT_TRUE(close(b(i, j), g_of(i, j) * g_of(i, j), 1e-6, 1e-6)) << i << "," << j;
+            }
+        }
+    }
+    {
+        Func g("g"), h("h"), k1("k1"), k2("k2"), host("host");
+        g(x, y) = in(x, y) - 0.5f;
+        h(x, y) = g(x, y) * 2.0f;
+        h(x, y) = h(x, y) + 1.0f;
+        k1(x, y) = g(x, y) * 4.0f;
+        k2(x, y) = h(x, y) + k1(x, y);
+        host(x, y) = g(x, y) + h(x, y);
+        g.compute_root();
+        h.compute_root();
+        k1.compute_root().gpu_tile(x, y, bx, by, tx, ty, 16, 4);
+        k2.gpu_tile(x, y, bx, by, tx, ty, 16, 4);
+        Realization r = Pipeline({k2, host}).realize({W, H}, gpu_target);
+        Buffer<float> a = r[0], b = r[1];
+        a.copy_to_host();
+        for (int j = 0; j < H; j++) {
+            for (int i = 0; i < W; i++) {
+                const double gv = double(in(i, j)) - 0.5, hv = gv * 2 + 1;
+                ASSERT_TRUE(close(a(i, j), hv + gv * 4, 1e-6, 1e-6)) << i << "," << j;
+                ASSERT_TRUE(close(b(i, j), gv + hv, 1e-6, 1e-6)) << i << "," << j;
+            }
+        }
+    }
+    {
+        Func g("g"), rows("rows"), out("out");
+        g(x, y) = in(x, y) * 3.0f;
+        rows(x, y) = g(x, y) + g(x, (y + 1) % H);
+        out(x, y) = rows(x, y) * 0.5f;
+        g.compute_root().gpu_tile(x, y, bx, by, tx, ty, 8, 8);
+        rows.compute_at(out, y);
+        Buffer<float> got = out.realize({W, H}, gpu_target);
+        for (int j = 0; j < H; j++)
+            for (int i = 0; i < W; i++)
+                ASSERT_TRUE(close(got(i, j),
+                                  (double(in(i, j)) * 3 + double(in(i, (j + 1) % H)) * 3) * 0.5,
+                                  1e-6, 1e-6))
+                    << i << "," << j;
+    }
+}
+
 // Layernorm with one block per row, the GPU benchmark's schedule (apps/common/LayerNormGPU.h):
 // 256 threads each sum 4 elements of the row into shared memory (rfactor), one thread adds
 // the partial sums, then every thread normalizes 4 elements. The time of this first run is

@@ -40,6 +40,31 @@ TEST(ReportCounts, GuardedTilesMatchTheSimulator) {
     realize_checking_report(g, {W, H}, gpu_target);
 }
 
+// Kernels that read a stage computed on the host (whose storage is around their launches),
+// beside one computed on the GPU: every kernel is counted, and the values are right.
+TEST(ReportCounts, KernelsBesideHostStagesMatchTheSimulator) {
+    const int W = 45, H = 19;
+    Buffer<float> in({W, H}, "in");
+    fill_random(in, -1, 1, 8);
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func h("h"), f("f"), g("g");
+    h(x, y) = in(x, y) * 0.5f;
+    f(x, y) = h(x, y) + in(x, y);
+    g(x, y) = f(x, y) * f(x, y) + h(x, y);
+    h.compute_root();
+    f.compute_root().gpu_tile(x, y, bx, by, tx, ty, 16, 4);
+    g.gpu_tile(x, y, bx, by, tx, ty, 8, 8);
+    ASSERT_EQ(g.report({W, H}, gpu_target).kernels.size(), 2u);
+    Buffer<float> out = realize_checking_report(g, {W, H}, gpu_target)[0];
+    out.copy_to_host();
+    for (int j = 0; j < H; j++) {
+        for (int i = 0; i < W; i++) {
+            const double hv = double(in(i, j)) * 0.5, fv = hv + in(i, j);
+            ASSERT_NEAR(out(i, j), fv * fv + hv, 1e-6) << i << "," << j;
+        }
+    }
+}
+
 TEST(ReportCounts, RowReductionsMatchTheSimulator) {
     const int width = 200, rows = 19;
     Buffer<float> in({width, rows}, "in"), weight({width}, "weight"), bias({width}, "bias");
