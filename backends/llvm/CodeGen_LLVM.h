@@ -156,12 +156,13 @@ private:
     // the stride from the next (a 2x downsample's in(2x) and in(2x + 1)) interleave: together
     // they read every element of the span from the lowest one's first lane to the highest
     // one's last, so each loads its lanes from dense vectors laid over that shared span, and
-    // LLVM loads each vector once. Keyed by the access's ramp: its offset in the span, and
-    // the span's length. Set for the value of each vector store (every load in it runs).
+    // LLVM loads each vector once. Keyed by the storage and the access's ramp (accesses of
+    // two storages may share one index): its offset in the span, and the span's length. Set
+    // for the value of each vector store (every load in it runs).
     struct SharedSpan {
         int64_t offset, span;
     };
-    std::map<const ir::Ramp *, SharedSpan> shared_spans;
+    std::map<std::pair<std::string, const ir::Ramp *>, SharedSpan> shared_spans;
     void find_shared_spans(const ir::Expr &value);
     // Vectors of one element type end to end (unused lanes after them where lengths differ).
     llvm::Value *join_vectors(std::vector<llvm::Value *> parts);

@@ -232,8 +232,8 @@ llvm::Value *CodeGen_LLVM::shuffled_dense_loads(const std::string &name, const E
 void CodeGen_LLVM::find_shared_spans(const Expr &value) {
     shared_spans.clear();
     if (!loads_by_shuffle || value.type().lanes < 2) return;
-    // A name bound twice inside the value may stand for two values: indices that use one are
-    // not compared.
+    // A name bound twice inside the value, or bound inside it and outside, may stand for two
+    // values: indices that use one are not compared.
     std::map<std::string, int> bindings;
     visit_each<Let>(value, [&](const Let *l) { bindings[l->name]++; });
     struct Access {
@@ -253,7 +253,8 @@ void CodeGen_LLVM::find_shared_spans(const Expr &value) {
         bool unique = true;
         visit_each<Variable>(r->base, [&](const Variable *v) {
             auto it = bindings.find(v->name);
-            unique = unique && (it == bindings.end() || it->second == 1);
+            unique =
+                unique && (it == bindings.end() || (it->second == 1 && !symbols.find(v->name)));
         });
         if (unique) accesses.push_back({op, r, *stride});
     });
@@ -285,7 +286,8 @@ void CodeGen_LLVM::find_shared_spans(const Expr &value) {
             if (hi - lo < 2 || like[hi - 1].first == like[lo].first) continue;
             const int64_t span = like[hi - 1].first - like[lo].first + a.stride * (n - 1) + 1;
             for (size_t m = lo; m < hi; m++)
-                shared_spans[like[m].second] = {like[m].first - like[lo].first, span};
+                shared_spans[{a.load->name, like[m].second}] = {like[m].first - like[lo].first,
+                                                                span};
         }
     }
 }
@@ -316,7 +318,7 @@ llvm::Value *CodeGen_LLVM::load_by_shuffle(const Load *op) {
             narrow = narrow && span_of(c).first <= 4 * int64_t(c.size());
         if (!narrow) return nullptr;
         if (k == 1) {
-            if (auto shared = shared_spans.find(op->index.as<Ramp>());
+            if (auto shared = shared_spans.find({op->name, op->index.as<Ramp>()});
                 shared != shared_spans.end()) {
                 for (int64_t &e : (*offsets))
                     e += shared->second.offset;
@@ -494,7 +496,7 @@ void CodeGen_LLVM::visit(const Store *op) {
         return;
     }
     Type t = op->value.type();
-    std::map<const Ramp *, SharedSpan> outer_spans;
+    std::map<std::pair<std::string, const Ramp *>, SharedSpan> outer_spans;
     std::swap(outer_spans, shared_spans);
     find_shared_spans(op->value);
     llvm::Value *v = codegen(op->value);

@@ -198,4 +198,19 @@ TEST(VectorLoads, InterleavedStridedAccessesShareTheirLoads) {
             EXPECT_LE(vector_loads(module), alone + alone / 2) << p.name << "\n" << module;
         }
     }
+    // Another input read at the same index as one of the pair reads only its own span.
+    for (int W : {512, 61}) {
+        GuardedInput a_memory(2 * W), b_memory(2 * W - 1);
+        Buffer<float> a(a_memory.first, std::vector<int>{2 * W}, "a"),
+            b(b_memory.first, std::vector<int>{2 * W - 1}, "b");
+        fill_random(a, -1.0f, 1.0f, 5);
+        fill_random(b, -1.0f, 1.0f, 6);
+        Var x("x");
+        Func f("f");
+        f(x) = a(2 * x) + a(2 * x + 1) * 2.0f + b(2 * x) * 3.0f;
+        f.vectorize(x, 16);
+        Buffer<float> out = f.realize({W});
+        for (int i = 0; i < W; i++)
+            ASSERT_NEAR(out(i), a(2 * i) + a(2 * i + 1) * 2.0 + b(2 * i) * 3.0, 1e-5) << i;
+    }
 }
