@@ -201,6 +201,14 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
             kept.push_back(rv);
         }
     }
+    // Every reduction variable preserved, with a predicate left (the guard of a split whose
+    // factor does not divide the extent): the predicate stays a guard around the
+    // intermediate's update, on a domain of one point, so what it protects (a read past the
+    // input) is not evaluated where it fails.
+    const bool guard_only = kept.empty() && d.rdom.predicate().defined();
+    if (guard_only)
+        kept.push_back({intm_name + "_guard", make_const(Int(32), int64_t(0)),
+                        make_const(Int(32), int64_t(1))});
     ReductionDomain kept_dom, merged_dom(merged);
     if (!kept.empty()) kept_dom = ReductionDomain(kept);
     for (const ReductionVariable &rv : d.rdom.domain()) {
@@ -239,13 +247,10 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
         Expr v = replace_self(d.values[i], func, d.args, intm_self);
         intm_values.push_back(substitute(intm_subs, v));
     }
-    // A predicate on the preserved variables alone applies per point of the intermediate.
-    if (!kept_dom.defined() && d.rdom.predicate().defined()) {
-        Expr p = substitute(intm_subs, d.rdom.predicate());
-        for (size_t i = 0; i < intm_values.size(); i++)
-            intm_values[i] = Select::make(p, intm_values[i], intm_self[i]);
-    }
     intm.define_update(intm_update_args, intm_values);
+    // The one-point domain that only holds the predicate has no loop; the update still needs
+    // its predicate.
+    if (guard_only) intm.update(int(intm.updates().size()) - 1).rdom = kept_dom;
 
     // This stage now merges the partial results over the preserved variables, at every
     // point of the Func.

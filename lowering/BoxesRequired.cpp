@@ -546,8 +546,9 @@ private:
         if (op->else_case.defined()) op->else_case.accept(this);
     }
     // Guards on expressions that are not a single variable (`ko * 16 + ki < 203`, a split
-    // reduction's predicate): an index equal to the guarded expression plus a constant is
-    // bounded by the guard too.
+    // reduction's predicate): an index equal to the guarded expression plus an offset that
+    // none of its variables change (a constant, or the RDom's min, `in.min.0 + ko * 16 + ki`)
+    // is bounded by the guard plus that offset too.
     struct ExprGuard {
         Expr e; // with the enclosing lets expanded
         Expr bound;
@@ -560,10 +561,9 @@ private:
             return i;
         Expr expanded = expand_lets(index);
         for (const ExprGuard &g : expr_guards) {
-            auto offset = as_const_int(simplify(Sub::make(expanded, g.e)));
-            if (!offset) continue;
-            Interval b = bounds_of_expr_in_scope(
-                Add::make(g.bound, make_const(index.type(), *offset)), scope);
+            Expr offset = simplify(Sub::make(expanded, g.e));
+            if (!is_const(offset) && uses_vars(offset, free_vars(g.e))) continue;
+            Interval b = bounds_of_expr_in_scope(Add::make(g.bound, offset), scope);
             if (g.upper && b.has_upper_bound()) {
                 i.max = i.has_upper_bound() ? simplify(Min::make(i.max, b.max)) : b.max;
             } else if (!g.upper && b.has_lower_bound()) {

@@ -1245,6 +1245,54 @@ TEST(RFactor, WhereReadingTheInputUnderASplitTail) {
     }
 }
 
+// Sums over domains known only at run time (the input's own min and width, or the points of
+// a fixed domain a where() keeps), split by factors that do not divide them: whichever loops
+// rfactor preserves (the inner, the outer, both), the split's guard keeps every read inside
+// the input, whose region is checked exactly, and no point outside the domain is summed.
+TEST(RFactor, GuardedSplitsOverDomainsKnownAtRunTime) {
+    Buffer<int> data({10}, "data"), wider({13}, "wider");
+    data.set_min({-4});
+    wider.set_min({-4});
+    fill_random(data, -50, 50, 12);
+    fill_random(wider, -50, 50, 13);
+    enum Preserved { Inner, Outer, Both };
+    for (Preserved p : {Inner, Outer, Both}) {
+        for (int domain = 0; domain < 3; domain++) {
+            SCOPED_TRACE("preserving " +
+                         std::string(p == Inner   ? "the inner loop"
+                                     : p == Outer ? "the outer loop"
+                                                  : "both loops") +
+                         ", domain " + std::to_string(domain));
+            ImageParam in(Int(32), 1, "in");
+            // 0: the input's min and width; 1: its min and 10 points (a wider input is
+            // read only there); 2: 100 points from 0, kept where r < the input's width.
+            RDom r = domain == 0   ? RDom(in.dim(0).min(), in.width(), "r")
+                     : domain == 1 ? RDom(in.dim(0).min(), 10, "r")
+                                   : RDom(0, 100, "r");
+            if (domain == 2) r.where(r < in.width());
+            Var u("u"), v("v");
+            RVar ro("ro"), ri("ri");
+            Func s("s");
+            s() = 0;
+            s() += domain == 2 ? in(r + in.dim(0).min()) : in(r);
+            s.update().split(r, ro, ri, 3);
+            Func partial = p == Inner   ? s.update().rfactor(ri, u)
+                           : p == Outer ? s.update().rfactor(ro, u)
+                                        : s.update().rfactor({{ro, u}, {ri, v}});
+            partial.compute_root();
+            for (Buffer<int> *b : {&data, &wider}) {
+                if (domain != 1 && b == &wider) continue;
+                in.set(*b);
+                int want = 0;
+                for (int i = -4; i < (domain == 1 ? 6 : b->width() - 4); i++)
+                    want += (*b)(i);
+                Buffer<int> got = s.realize(std::vector<int>{});
+                EXPECT_EQ(got(), want) << "over " << b->width() << " points";
+            }
+        }
+    }
+}
+
 TEST(RFactor, TwoDimensionalReductionKeepsOneDimension) {
     const int W = 37, H = 23;
     Buffer<float> in(W, H);
