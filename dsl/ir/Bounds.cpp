@@ -464,9 +464,21 @@ private:
         FloatValues values;
         if (float_to_integer) {
             values = float_facts.get(op->value);
-            if (std::isfinite(values.magnitude) && !values.fusable && a.is_bounded()) {
-                result = Interval(convert(a.min), convert(a.max));
-                return;
+            // A multiply-add rounded differently in the loop than in the bound moves a
+            // converted value by at most one: one further each side, in a type whose
+            // arithmetic is taken not to overflow (as the indices' is).
+            // (Constant ends are widened below, saturating.)
+            if (std::isfinite(values.magnitude) && a.is_bounded()) {
+                Interval ends(convert(a.min), convert(a.max));
+                if (!values.fusable) {
+                    result = ends;
+                    return;
+                }
+                if (!wraps(to) && !(is_const(ends.min) && is_const(ends.max))) {
+                    result = Interval(simp(Sub::make(ends.min, make_one(to))),
+                                      simp(Add::make(ends.max, make_one(to))));
+                    return;
+                }
             }
         }
         // Otherwise constant ends that the target holds pass through (integer conversion

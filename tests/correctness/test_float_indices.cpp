@@ -94,3 +94,31 @@ TEST(FloatIndices, AnIndexThatMayBeNaNReachesZero) {
         EXPECT_EQ(out(i), table(index)) << i;
     }
 }
+
+// A source position computed by a multiply-add (the pixel-centre resize, (x + 0.5) s - 0.5,
+// and x * 2 + 1) may be fused into one instruction in the loop and not in the bound: the
+// region reaches one further each side, symbolic ends included, so a producer computed per
+// tile covers its footprint and an input that large is read exactly.
+TEST(FloatIndices, MultiplyAddIndicesAreBoundedOneFurther) {
+    Buffer<float> in({400});
+    in.set_min({-1});
+    fill_random(in, -1, 1, 9);
+    Var x("x"), xi("xi");
+    const Expr centre = (cast<float>(x) + 0.5f) * scale - 0.5f;
+    const std::vector<std::pair<std::string, Expr>> indices = {
+        {"pixel centre", cast<int>(floor(centre)) + 1},
+        {"x * 2 + 1", cast<int>(floor(cast<float>(x) * 2.0f + 1.0f))}};
+    for (const auto &[name, index] : indices) {
+        Func copy("copy"), out("out");
+        copy(x) = in(x)*3.0f;
+        out(x) = copy(index);
+        out.split(x, x, xi, 16, TailStrategy::GuardWithIf).vectorize(xi);
+        copy.compute_at(out, x);
+        Buffer<float> got = out.realize({150});
+        for (int i = 0; i < 150; i++) {
+            const float c = (float(i) + 0.5f) * scale - 0.5f;
+            const int want_index = name == "x * 2 + 1" ? 2 * i + 1 : int(std::floor(double(c))) + 1;
+            ASSERT_EQ(got(i), in(want_index)*3.0f) << name << ", x = " << i;
+        }
+    }
+}

@@ -185,10 +185,14 @@ TEST_F(BoundsTest, FloatsConvertedToIntegers) {
                             Cast::make(Int(32), Min::make(var("h", Float(32)), 100.0f)));
     EXPECT_TRUE(bounds_of_expr_in_scope(halved, s).is_bounded()) << halved;
     // x * 1.5f + 0.5f may be one fused multiply-add in the loop and two roundings in the
-    // bound: symbolic ends are not trusted, constant ones widen by one.
+    // bound: the ends widen by one, symbolic or constant. A narrow type that wraps does not
+    // take the symbolic ends.
     Expr fused = Cast::make(Int(32), Add::make(Mul::make(Cast::make(Float(32), x), 1.5f), 0.5f));
-    EXPECT_TRUE(has_bounds(fused, s, Expr(), Expr()));
+    EXPECT_TRUE(has_bounds(fused, s, simplify(Sub::make(at(fused, a), 1)),
+                           simplify(Add::make(at(fused, b), 1))));
     EXPECT_TRUE(has_bounds(fused, scope, Expr(-1), Expr(16)));
+    Expr narrow = Cast::make(UInt(8), Add::make(Mul::make(Cast::make(Float(32), x), 1.5f), 0.5f));
+    EXPECT_TRUE(has_bounds(narrow, s, Expr(uint8_t(0)), Expr(uint8_t(255))));
     // tanh of an unknown float is in [-1, 1] unless it is NaN, which converts to 0.
     Expr g = var("g", Float(32));
     scope.push("g", Interval());
