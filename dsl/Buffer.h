@@ -125,6 +125,9 @@ public:
     // Borrows `data` (not copied; it must outlive the buffer), dense in the given extents.
     Buffer(Elem *data, const std::vector<int> &extents, const std::string &name = "")
         : BufferBase(std::make_shared<BufferStorage>(element_type(), data, extents, name)) {}
+    // The same from a braced list, so that Buffer<float> b(data, {N}) is not ambiguous.
+    Buffer(Elem *data, std::initializer_list<int> extents, const std::string &name = "")
+        : Buffer(data, std::vector<int>(extents), name) {}
 
     // Borrows `data` with explicit mins, extents and strides per dimension (a view into a
     // larger array, a transposed layout, ...). Pipelines require dimension 0 to be dense.

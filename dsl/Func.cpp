@@ -375,6 +375,10 @@ Func &Func::bound(const Var &var, const Expr &min, const Expr &extent) {
     user_assert(min.defined() && min.type().is_int_or_uint())
         << "The min given to bound on Func " << name() << " must be an integer.";
     check_positive_int(extent, "extent in bound", func);
+    detail::check_schedule_size(min,
+                                "The min given to bound(" + var.name() + ") on Func " + name());
+    detail::check_schedule_size(extent,
+                                "The extent given to bound(" + var.name() + ") on Func " + name());
     func.schedule().region_constraints.push_back(
         {var.name(), ir::cast(Int(32), min), ir::cast(Int(32), extent), Expr(), Expr()});
     return *this;
@@ -383,6 +387,10 @@ Func &Func::bound(const Var &var, const Expr &min, const Expr &extent) {
 Func &Func::align_bounds(const Var &var, const Expr &modulus, const Expr &remainder) {
     check_pure_arg(func, var, "align_bounds");
     check_positive_int(modulus, "modulus in align_bounds", func);
+    detail::check_schedule_size(modulus, "The modulus given to align_bounds(" + var.name() +
+                                             ") on Func " + name());
+    detail::check_schedule_size(remainder, "The remainder given to align_bounds(" + var.name() +
+                                               ") on Func " + name());
     func.schedule().region_constraints.push_back(
         {var.name(), Expr(), Expr(), ir::cast(Int(32), modulus), ir::cast(Int(32), remainder)});
     return *this;
@@ -439,6 +447,8 @@ Func &Func::gpu_max_registers(int registers) {
 Func &Func::align_storage(const Var &var, const Expr &alignment) {
     check_pure_arg(func, var, "align_storage");
     check_positive_int(alignment, "alignment in align_storage", func);
+    detail::check_schedule_size(alignment, "The alignment given to align_storage(" + var.name() +
+                                               ") on Func " + name());
     func.schedule().storage_alignment.push_back({var.name(), ir::cast(Int(32), alignment)});
     return *this;
 }

@@ -144,6 +144,8 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
         user_assert(*c > 0) << "In the schedule of " << name() << ", " << old.name()
                             << " is split by " << *c << "; a split factor must be positive.";
     }
+    detail::check_schedule_size(factor, "In the schedule of " + name() + ", the split factor of " +
+                                            old.name());
     Dim d = schedule().dims[i];
     if (d.is_rvar) {
         user_assert(tail == TailStrategy::Auto || tail == TailStrategy::GuardWithIf)
@@ -353,6 +355,7 @@ Stage &Stage::unroll(const VarOrRVar &v) {
 }
 
 Stage &Stage::parallel(const VarOrRVar &v, const Expr &task_size, TailStrategy tail) {
+    find_dim(v, "parallel");
     return all_or_nothing([&] {
         split(v, v, VarOrRVar(v.name() + "_task", v.is_rvar()), task_size, tail);
         parallel(v);
@@ -360,6 +363,7 @@ Stage &Stage::parallel(const VarOrRVar &v, const Expr &task_size, TailStrategy t
 }
 
 Stage &Stage::vectorize(const VarOrRVar &v, const Expr &factor, TailStrategy tail) {
+    find_dim(v, "vectorize");
     VarOrRVar inner(v.name() + "_vi", v.is_rvar());
     return all_or_nothing([&] {
         split(v, v, inner, factor, tail);
@@ -368,6 +372,7 @@ Stage &Stage::vectorize(const VarOrRVar &v, const Expr &factor, TailStrategy tai
 }
 
 Stage &Stage::unroll(const VarOrRVar &v, const Expr &factor, TailStrategy tail) {
+    find_dim(v, "unroll");
     VarOrRVar inner(v.name() + "_ui", v.is_rvar());
     return all_or_nothing([&] {
         split(v, v, inner, factor, tail);

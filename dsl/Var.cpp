@@ -3,6 +3,8 @@
 #include "dsl/Names.h"
 
 #include "dsl/base/Error.h"
+#include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/IRVisitor.h"
 
 #include <atomic>
 #include <cctype>
@@ -18,6 +20,23 @@ std::string unique_name(const std::string &prefix) {
     static std::map<std::string, int> counters;
     std::lock_guard<std::mutex> guard(lock);
     return prefix + std::to_string(counters[prefix]++);
+}
+
+void check_schedule_size(const ir::Expr &e, const std::string &what) {
+    if (!e.defined()) return;
+    std::string loop_var, func;
+    ir::visit_each<ir::Variable>(e, [&](const ir::Variable *v) {
+        if (!v->param.defined() && loop_var.empty()) loop_var = v->name;
+    });
+    ir::visit_each<ir::Call>(e, [&](const ir::Call *c) {
+        if ((c->call_type == ir::Call::Func || c->call_type == ir::Call::Image) && func.empty())
+            func = c->name;
+    });
+    user_assert(loop_var.empty() && func.empty())
+        << what << " is " << e << ", which "
+        << (loop_var.empty() ? "reads " + func : "uses the variable " + loop_var)
+        << ": a schedule's sizes must be known before any loop runs. Use constants, Params "
+        << "and the shapes of inputs (in.width(), in.dim(1).extent()).";
 }
 
 void check_user_name(const std::string &name, const char *what) {

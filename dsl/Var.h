@@ -30,6 +30,11 @@ std::string unique_name(const std::string &prefix);
 // Checks that a user-chosen name is usable (non-empty, no '.' or '$', which AICF reserves
 // for the names it derives).
 void check_user_name(const std::string &name, const char *what);
+// Checks that a size a schedule is given (a split factor, a bound, an alignment) is known
+// before any loop runs: built from constants, Params and input shapes, reading no Func and
+// no loop variable. `what` names it in the message ("In the schedule of f, the split factor
+// of x").
+void check_schedule_size(const ir::Expr &e, const std::string &what);
 } // namespace detail
 
 } // namespace aicf

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <set>
 
 namespace aicf {
 namespace lowering {
@@ -111,6 +112,23 @@ void check_spans(const Function &f, const Box &region, std::vector<Stmt> &checks
                               {make_const(Int(32), int64_t(RuntimeErrorKind::FuncRegionSpan)),
                                StringImm::make(f.name()), make_const(Int(32), int64_t(d)), mn, mx,
                                modulus},
+                              Call::Intrinsic);
+        checks.push_back(AssertStmt::make(ok, msg));
+    }
+}
+
+// Asserts that `region` lies in the coordinates 32-bit loops count: its loops run from the
+// min to min + extent, both int32. (In 64 bits: the region's own arithmetic may pass them.)
+void check_range(const Function &f, const Box &region, std::vector<Stmt> &checks) {
+    for (size_t d = 0; d < region.size(); d++) {
+        if (!region[d].is_bounded()) continue;
+        Expr mn = simplify(widen_int32(region[d].min)), mx = simplify(widen_int32(region[d].max));
+        Expr ok = simplify(make_and(GE::make(mn, make_const(Int(64), int64_t(INT32_MIN))),
+                                    LT::make(mx, make_const(Int(64), int64_t(INT32_MAX)))));
+        if (is_true(ok)) continue;
+        Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
+                              {make_const(Int(32), int64_t(RuntimeErrorKind::FuncRegionOutOfRange)),
+                               StringImm::make(f.name()), make_const(Int(32), int64_t(d)), mn, mx},
                               Call::Intrinsic);
         checks.push_back(AssertStmt::make(ok, msg));
     }
@@ -288,8 +306,34 @@ private:
     Stmt visit(const For *op) override {
         Expr last = Sub::make(Add::make(op->min, op->extent), make_one(op->min.type()));
         ScopedBinding<Interval> bind(loops, op->name, Interval(op->min, simplify(last)));
-        return IRMutator::visit(op);
+        if (!is_gpu_loop(op->for_type)) return IRMutator::visit(op);
+        gpu_loops++;
+        Stmt s = IRMutator::visit(op);
+        gpu_loops--;
+        if (gpu_loops > 0) return s;
+        // The Funcs a kernel computes inside its loops: their regions over all of its
+        // iterations are in range, checked once on the host (not in every thread).
+        std::vector<Stmt> checks;
+        std::set<std::string> inside;
+        visit_each<Realize>(s, [&](const Realize *r) { inside.insert(r->name); });
+        for (const std::string &name : inside) {
+            auto it = env.find(name);
+            if (it == env.end()) continue;
+            Access written = box_provided(s, name, Scope<Interval>(), loops, LetsByName::WhenLarge);
+            Access read = box_required(s, name, Scope<Interval>(), loops, LetsByName::WhenLarge);
+            if (!written.used) continue;
+            Box box = read.used ? box_union(written.box, read.box) : written.box;
+            std::vector<Stmt> mine;
+            check_range(it->second, box, mine);
+            if (mine.empty()) continue;
+            Stmt c = Block::make(mine);
+            c = with_definitions(written, c);
+            if (read.used) c = with_definitions(read, c);
+            checks.push_back(c);
+        }
+        return checks.empty() ? s : Block::make(Block::make(checks), s);
     }
+    int gpu_loops = 0; // GPU loops around the statement being visited
 
     const Function *func_of_produce(const Stmt &s) const {
         const ProducerConsumer *pc = s.as<ProducerConsumer>();
@@ -322,6 +366,7 @@ private:
         box = constrain_region(*f, box, checks);
         Box region = update_region(*f, stage_stmts(produce), box);
         check_spans(*f, region, checks);
+        if (gpu_loops == 0) check_range(*f, region, checks);
         Stmt s = Block::make(produce, ProducerConsumer::make_consume(f->name(), consume_body));
         s = Block::make(Block::make(checks), s);
         return with_definitions(consumed, wrap_stage_lets(*f, region, box, s));
@@ -349,6 +394,7 @@ private:
         Stmt s = Realize::make(op->name, op->types, op->memory_type, op->bounds, body);
         std::vector<Stmt> span_checks;
         check_spans(f, realized, span_checks);
+        if (gpu_loops == 0) check_range(f, realized, span_checks);
         if (!span_checks.empty()) s = Block::make(Block::make(span_checks), s);
         for (size_t d = f.args().size(); d-- > 0;) {
             const std::string &a = f.args()[d];

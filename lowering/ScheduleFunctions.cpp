@@ -567,7 +567,8 @@ std::vector<Stmt> rdom_extent_checks(const std::vector<std::string> &order,
             const ReductionDomain &rdom = f.stage(st).rdom;
             if (!rdom.defined()) continue;
             for (const ReductionVariable &rv : rdom.domain()) {
-                if (is_const(rv.extent) || !seen.insert(rv.var).second) continue;
+                if ((is_const(rv.extent) && is_const(rv.min)) || !seen.insert(rv.var).second)
+                    continue;
                 Expr msg =
                     Call::make(Int(32), Intrinsic::runtime_error,
                                {make_const(Int(32), int64_t(RuntimeErrorKind::RDomExtentNegative)),
@@ -575,6 +576,15 @@ std::vector<Stmt> rdom_extent_checks(const std::vector<std::string> &order,
                                Call::Intrinsic);
                 checks.push_back(
                     AssertStmt::make(GE::make(rv.extent, make_zero(rv.extent.type())), msg));
+                // Its loop runs to min + extent, an int32.
+                Expr end = Add::make(cast(Int(64), rv.min), cast(Int(64), rv.extent));
+                checks.push_back(AssertStmt::make(
+                    LE::make(end, make_const(Int(64), int64_t(INT32_MAX))),
+                    Call::make(Int(32), Intrinsic::runtime_error,
+                               {make_const(Int(32), int64_t(RuntimeErrorKind::RDomEndTooLarge)),
+                                StringImm::make(rv.var), cast(Int(64), rv.min),
+                                cast(Int(64), rv.extent)},
+                               Call::Intrinsic)));
             }
         }
     }
@@ -617,6 +627,12 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
              {std::pair<const LoopLevel *, std::string *>{&compute, &compute_loop},
               {&store, &store_loop}}) {
             if (level->is_root() || (innermost && !sched.store_level_set)) continue;
+            user_assert(level->defined())
+                << "Func " << f.name() << " is " << (level == &compute ? "computed" : "stored")
+                << " at a LoopLevel that was never set: a LoopLevel made with LoopLevel() "
+                << "names no loop until LoopLevel::set gives it one (as a generator's schedule() "
+                << "does). Set it before realizing, or schedule " << f.name()
+                << " at a loop, at the root or inline.";
             *loop = find_level_loop(s, *level);
             user_assert(!loop->empty())
                 << "Func " << f.name() << " is scheduled at " << level->to_string()

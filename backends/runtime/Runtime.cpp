@@ -166,7 +166,8 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
             s << " It is read by " << (one ? "Func " : "Funcs ") << readers << "; "
               << (one ? "its definition and schedule decide"
                       : "their definitions and schedules decide")
-              << " how far (a split with ShiftInwards or RoundUp computes whole tiles).";
+              << " how far (the points read, and whole tiles where a split shifts its tail "
+                 "inwards or rounds it up).";
         }
         break;
     }
@@ -228,6 +229,18 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
         s << "Buffer " << n << ": dimension " << v[0] << " starts at " << v[1] << " and has extent "
           << v[2] << ", so it ends past 2^31 - 2, the last coordinate 32-bit loops reach. Give it "
           << "a smaller min.";
+        break;
+    case ir::RuntimeErrorKind::RDomEndTooLarge:
+        s << "The reduction variable " << n << " runs from " << v[0] << " over " << v[1]
+          << " points, past 2^31 - 2, the last coordinate 32-bit loops reach. Give its RDom a "
+             "smaller min or extent.";
+        break;
+    case ir::RuntimeErrorKind::FuncRegionOutOfRange:
+        s << "Func " << n << " would be computed over [" << v[1] << ", " << v[2]
+          << "] in dimension " << v[0]
+          << ", past the coordinates 32-bit loops reach ([-2^31, 2^31 - 2]): its consumers read "
+             "it that far. Realize the output at coordinates further from the int32 limits, or "
+             "read the Func at smaller offsets.";
         break;
     case ir::RuntimeErrorKind::RDomExtentNegative:
         s << "The reduction variable " << n << " has a negative extent (" << v[0] << "); an RDom's "

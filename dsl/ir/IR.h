@@ -280,6 +280,10 @@ enum class RuntimeErrorKind : int32_t {
     // An output of a pipeline compiled ahead of time that shares memory with an input,
     // another output, or itself (checked by the runtime, with its own message).
     BufferOverlap,
+    // A Func region reaching past the coordinates 32-bit loops count ([-2^31, 2^31 - 2]).
+    FuncRegionOutOfRange,
+    // An RDom known only at run time whose last point passes 2^31 - 2.
+    RDomEndTooLarge,
 };
 
 struct Call : ExprNode<Call> {

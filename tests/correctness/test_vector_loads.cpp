@@ -162,7 +162,7 @@ TEST(VectorLoads, InterleavedStridedAccessesShareTheirLoads) {
             // Reads stride * x + tap for x in [0, W): from `first` to stride * (W - 1) + last.
             const int N = p.stride * (W - 1) + p.last - p.first + 1;
             GuardedInput memory(N);
-            Buffer<float> in(memory.first, std::vector<int>{N}, "in");
+            Buffer<float> in(memory.first, {N}, "in");
             in.set_min({p.first});
             fill_random(in, -1.0f, 1.0f, unsigned(W));
             Var x("x");
@@ -201,8 +201,7 @@ TEST(VectorLoads, InterleavedStridedAccessesShareTheirLoads) {
     // Another input read at the same index as one of the pair reads only its own span.
     for (int W : {512, 61}) {
         GuardedInput a_memory(2 * W), b_memory(2 * W - 1);
-        Buffer<float> a(a_memory.first, std::vector<int>{2 * W}, "a"),
-            b(b_memory.first, std::vector<int>{2 * W - 1}, "b");
+        Buffer<float> a(a_memory.first, {2 * W}, "a"), b(b_memory.first, {2 * W - 1}, "b");
         fill_random(a, -1.0f, 1.0f, 5);
         fill_random(b, -1.0f, 1.0f, 6);
         Var x("x");

@@ -297,6 +297,73 @@ TEST(ScheduleErrors, SplitOfAVariableTheStageDoesNotHaveNamesItsLoops) {
     msg = message_of<CompileError>([&] { g.never_partition(z); });
     EXPECT_CONTAINS(
         msg, "In the schedule of g, never_partition names the loop z, but g has no such loop.");
+    // Directives that split name themselves, not the split they make.
+    for (const char *directive : {"vectorize", "unroll", "parallel"}) {
+        msg = message_of<CompileError>([&] {
+            if (directive[0] == 'v') g.vectorize(z, 4);
+            if (directive[0] == 'u') g.unroll(z, 4);
+            if (directive[0] == 'p') g.parallel(z, 4);
+        });
+        EXPECT_CONTAINS(msg, std::string("In the schedule of g, ") + directive +
+                                 " names the loop z, but g has no such loop.");
+    }
+}
+
+// A size a schedule is given is known before any loop runs: one that uses a loop's variable
+// or reads a Func is refused where it is given, naming it.
+TEST(ScheduleErrors, ScheduleSizesMustBeKnownBeforeLoopsRun) {
+    Var x("x"), y("y"), xo("xo"), xi("xi");
+    Func f("f"), g("g"), out("out");
+    g(x) = x;
+    f(x, y) = x + y;
+    out(x, y) = f(x, y) * 2;
+    const std::string after = ": a schedule's sizes must be known before any loop runs. Use "
+                              "constants, Params and the shapes of inputs";
+    auto expect = [&](const std::function<void()> &schedule, const std::string &what) {
+        EXPECT_CONTAINS(message_of<CompileError>(schedule), what + after);
+    };
+    expect([&] { f.split(x, xo, xi, y); },
+           "In the schedule of f, the split factor of x is y, which uses the variable y");
+    expect([&] { f.vectorize(x, y + 4); },
+           "In the schedule of f, the split factor of x is (y + 4), which uses the variable y");
+    expect([&] { f.compute_at(out, y).bound(x, y, 8); },
+           "The min given to bound(x) on Func f is y, which uses the variable y");
+    expect([&] { f.bound(x, 0, g(3)); }, "The extent given to bound(x) on Func f is g(3), which "
+                                         "reads g");
+    expect([&] { f.align_bounds(x, y + 1); },
+           "The modulus given to align_bounds(x) on Func f is (y + 1), which uses the variable y");
+    expect([&] { f.align_storage(x, y + 1); }, "The alignment given to align_storage(x) on Func "
+                                               "f is (y + 1), which uses the variable y");
+    // Params and input shapes are known before the loops: accepted, and exact.
+    Param<int> factor("factor");
+    ImageParam in(Int(32), 1, "in");
+    Func h("h");
+    h(x) = in(x) + 1;
+    h.split(x, xo, xi, factor).bound(x, 0, in.width());
+    Buffer<int> data({11}, "data");
+    for (int i = 0; i < 11; i++)
+        data(i) = 3 * i;
+    in.set(data);
+    factor.set(4);
+    Buffer<int> got = h.realize({11});
+    for (int i = 0; i < 11; i++)
+        EXPECT_EQ(got(i), 3 * i + 1);
+}
+
+// A LoopLevel made with LoopLevel() and never set names no loop: a Func scheduled there is
+// refused with that said.
+TEST(ScheduleErrors, ALoopLevelNeverSet) {
+    Var x("x");
+    Func f("f"), g("g");
+    f(x) = x * 2;
+    g(x) = f(x) + 1;
+    LoopLevel level;
+    f.compute_at(level);
+    EXPECT_CONTAINS(message_of<CompileError>([&] { g.realize({8}); }),
+                    "Func f is computed at a LoopLevel that was never set");
+    level.set(LoopLevel(g.name(), x.name()));
+    Buffer<int> out = g.realize({8});
+    EXPECT_EQ(out(7), 15);
 }
 
 // The largest value and a payload read beside it, the later one on ties: without the
@@ -884,6 +951,61 @@ TEST(RuntimeErrors, HugeSplitFactorFromAParam) {
         "The schedule of g writes whole tiles: a split with ShiftInwards (what split, "
         "vectorize(x, n) and unroll(x, n) do by default) needs an extent of at least its "
         "factor");
+}
+
+// Coordinates 32-bit loops cannot count, from regions reached near the int32 limits: an
+// intermediate read past them (its loops would wrap: wrong values, then a fault) and an RDom
+// from Params that runs past 2^31 - 2 (its loop would run no iteration) are typed errors;
+// just inside the limits the values are exact.
+TEST(RuntimeErrors, RegionsPastTheInt32Coordinates) {
+    const int MX = 2147483647, MN = -2147483647 - 1;
+    Var x("x");
+    for (int off : {30, 1000000}) {
+        Func f("f"), g("g");
+        f(x) = x / 2;
+        g(x) = f(x + off);
+        f.compute_root();
+        Buffer<int> out({20});
+        out.set_min({MX - 40});
+        EXPECT_CONTAINS(message_of<RuntimeError>([&] { g.realize(out); }),
+                        "Func f would be computed over [" + std::to_string(int64_t(MX) - 40 + off) +
+                            ", " + std::to_string(int64_t(MX) - 21 + off) +
+                            "] in dimension 0, past the coordinates 32-bit loops reach");
+        Func h("h"), k("k");
+        h(x) = x / 2;
+        k(x) = h(x - off);
+        h.compute_root();
+        out.set_min({MN + 20});
+        EXPECT_CONTAINS(message_of<RuntimeError>([&] { k.realize(out); }),
+                        "Func h would be computed over [" + std::to_string(int64_t(MN) + 20 - off));
+    }
+    {
+        Param<int> p("p");
+        Func f("f"), g("g");
+        f(x) = x / 4;
+        g(x) = f(x + p);
+        f.compute_root();
+        p.set(2147483642);
+        EXPECT_CONTAINS(message_of<RuntimeError>([&] { g.realize({50}); }),
+                        "Func f would be computed over [2147483642, 2147483691]");
+        p.set(MX - 60); // the last point read is MX - 11: inside
+        Buffer<int> got = g.realize({50});
+        for (int i = 0; i < 50; i++)
+            ASSERT_EQ(got(i), (int64_t(MX) - 60 + i) / 4) << i;
+    }
+    Param<int> pmin("pmin"), pext("pext");
+    RDom r(pmin, pext, "r");
+    Func count("count");
+    count() = cast<int64_t>(0);
+    count() += cast<int64_t>(r);
+    pmin.set(2147483640);
+    pext.set(20);
+    EXPECT_CONTAINS(
+        message_of<RuntimeError>([&] { count.realize(std::vector<int>{}); }),
+        "The reduction variable r.x runs from 2147483640 over 20 points, past 2^31 - 2");
+    pext.set(7); // ends at 2^31 - 1: the loop's end still counts in 32 bits
+    Buffer<int64_t> sum = count.realize(std::vector<int>{});
+    EXPECT_EQ(sum(), int64_t(2147483640) * 7 + 21);
 }
 
 // An output narrower than its vector: the tile shifted inwards starts before the output and

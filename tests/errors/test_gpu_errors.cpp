@@ -665,3 +665,25 @@ TEST(GPUScheduleErrors, AsyncPipeline) {
     EXPECT_CONTAINS(msg, "b is also staged in shared memory at ko of prod.update(0), without "
                          "asynchronous copies");
 }
+
+// A Func computed inside a kernel's loops whose region passes the 32-bit coordinates is
+// refused on the host, before the launch, over all of the kernel's iterations; just inside
+// them the values are exact.
+TEST(GPURuntimeErrors, RegionsInsideKernelsPastTheInt32Coordinates) {
+    const int MX = 2147483647;
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f"), g("g");
+    f(x) = x / 2;
+    g(x) = f(x + 30);
+    g.gpu_tile(x, bx, tx, 16);
+    f.compute_at(g, tx);
+    Buffer<int> out({32});
+    out.set_min({MX - 50});
+    EXPECT_CONTAINS(message_of<RuntimeError>([&] { g.realize(out, gpu_target); }),
+                    "Func f would be computed over [");
+    out.set_min({MX - 70});
+    g.realize(out, gpu_target);
+    out.copy_to_host();
+    for (int i = 0; i < 32; i++)
+        ASSERT_EQ(out(MX - 70 + i), (int64_t(MX) - 70 + i + 30) / 2) << i;
+}
