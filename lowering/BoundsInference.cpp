@@ -306,13 +306,13 @@ private:
     Stmt visit(const For *op) override {
         Expr last = Sub::make(Add::make(op->min, op->extent), make_one(op->min.type()));
         ScopedBinding<Interval> bind(loops, op->name, Interval(op->min, simplify(last)));
-        if (!is_gpu_loop(op->for_type)) return IRMutator::visit(op);
-        gpu_loops++;
+        loop_depth++;
         Stmt s = IRMutator::visit(op);
-        gpu_loops--;
-        if (gpu_loops > 0) return s;
-        // The Funcs a kernel computes inside its loops: their regions over all of its
-        // iterations are in range, checked once on the host (not in every thread).
+        loop_depth--;
+        if (loop_depth > 0) return s;
+        // The Funcs computed inside an outermost loop (per tile, per row, in a kernel's
+        // threads): their regions over all of its iterations are in range, checked once
+        // before it (not in every iteration, nor in every GPU thread).
         std::vector<Stmt> checks;
         std::set<std::string> inside;
         visit_each<Realize>(s, [&](const Realize *r) { inside.insert(r->name); });
@@ -333,7 +333,7 @@ private:
         }
         return checks.empty() ? s : Block::make(Block::make(checks), s);
     }
-    int gpu_loops = 0; // GPU loops around the statement being visited
+    int loop_depth = 0; // loops around the statement being visited
 
     const Function *func_of_produce(const Stmt &s) const {
         const ProducerConsumer *pc = s.as<ProducerConsumer>();
@@ -366,7 +366,7 @@ private:
         box = constrain_region(*f, box, checks);
         Box region = update_region(*f, stage_stmts(produce), box);
         check_spans(*f, region, checks);
-        if (gpu_loops == 0) check_range(*f, region, checks);
+        if (loop_depth == 0) check_range(*f, region, checks);
         Stmt s = Block::make(produce, ProducerConsumer::make_consume(f->name(), consume_body));
         s = Block::make(Block::make(checks), s);
         return with_definitions(consumed, wrap_stage_lets(*f, region, box, s));
@@ -394,7 +394,7 @@ private:
         Stmt s = Realize::make(op->name, op->types, op->memory_type, op->bounds, body);
         std::vector<Stmt> span_checks;
         check_spans(f, realized, span_checks);
-        if (gpu_loops == 0) check_range(f, realized, span_checks);
+        if (loop_depth == 0) check_range(f, realized, span_checks);
         if (!span_checks.empty()) s = Block::make(Block::make(span_checks), s);
         for (size_t d = f.args().size(); d-- > 0;) {
             const std::string &a = f.args()[d];

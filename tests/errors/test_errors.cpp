@@ -993,6 +993,20 @@ TEST(RuntimeErrors, RegionsPastTheInt32Coordinates) {
         for (int i = 0; i < 50; i++)
             ASSERT_EQ(got(i), (int64_t(MX) - 60 + i) / 4) << i;
     }
+    {
+        // A Func computed per row is checked once, before the loops, over every row.
+        Var y("y");
+        Func rows("rows"), out2("out2");
+        rows(x, y) = x + y;
+        out2(x, y) = rows(x + 1, y) - rows(x, y);
+        rows.compute_at(out2, y);
+        const std::string stmt = out2.lowered_stmt();
+        const std::string check = "runtime_error(" +
+                                  std::to_string(int(ir::RuntimeErrorKind::FuncRegionOutOfRange)) +
+                                  ", \"rows\"";
+        ASSERT_NE(stmt.find(check), std::string::npos) << stmt;
+        EXPECT_LT(stmt.rfind(check), stmt.find("for (")) << stmt;
+    }
     Param<int> pmin("pmin"), pext("pext");
     RDom r(pmin, pext, "r");
     Func count("count");
