@@ -132,9 +132,13 @@ void row(const char *name, aicf::Func a, Halide::Func h, int w, int hgt, int run
     aicf::Buffer<float> a_out({w, hgt});
     Halide::Buffer<float> h_out(w, hgt);
     aicf::Pipeline ap(a);
+    // Each compile starts once the worker threads of the runs before have gone to sleep (see
+    // alternating_rounds): spinning, they would share the cores with the compiler.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
     auto t0 = std::chrono::steady_clock::now();
     ap.compile_jit(fma);
     const double a_compile = ms_since(t0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
     t0 = std::chrono::steady_clock::now();
     h.compile_jit(Halide::get_host_target());
     const double h_compile = ms_since(t0);
