@@ -319,21 +319,34 @@ private:
         for (const std::string &name : inside) {
             auto it = env.find(name);
             if (it == env.end()) continue;
-            Access written = box_provided(s, name, Scope<Interval>(), loops, LetsByName::WhenLarge);
-            Access read = box_required(s, name, Scope<Interval>(), loops, LetsByName::WhenLarge);
-            if (!written.used) continue;
-            Box box = read.used ? box_union(written.box, read.box) : written.box;
+            Footprint fp = footprint(s, name);
+            if (!fp.written) continue;
             std::vector<Stmt> mine;
-            check_range(it->second, box, mine);
-            if (mine.empty()) continue;
-            Stmt c = Block::make(mine);
-            c = with_definitions(written, c);
-            if (read.used) c = with_definitions(read, c);
-            checks.push_back(c);
+            check_range(it->second, fp.box, mine);
+            if (!mine.empty())
+                checks.push_back(with_definitions(fp.definitions, Block::make(mine)));
         }
         return checks.empty() ? s : Block::make(Block::make(checks), s);
     }
     int loop_depth = 0; // loops around the statement being visited
+
+    // What `body` writes and reads of Func `name`, over the loops around it: the box, and
+    // the lets the box names (those of the writes first: the reads' add to them).
+    struct Footprint {
+        bool written = false;
+        Box box;
+        Access definitions;
+    };
+    Footprint footprint(const Stmt &body, const std::string &name) const {
+        Access written = box_provided(body, name, Scope<Interval>(), loops, LetsByName::WhenLarge);
+        Access read = box_required(body, name, Scope<Interval>(), loops, LetsByName::WhenLarge);
+        Footprint fp;
+        fp.written = written.used;
+        fp.box = read.used ? box_union(written.box, read.box) : written.box;
+        fp.definitions = written;
+        merge_definitions(fp.definitions, read);
+        return fp;
+    }
 
     const Function *func_of_produce(const Stmt &s) const {
         const ProducerConsumer *pc = s.as<ProducerConsumer>();
@@ -378,11 +391,9 @@ private:
         auto it = env.find(op->name);
         internal_assert(it != env.end()) << "Realize of unknown Func " << op->name;
         const Function &f = it->second;
-        Access written =
-            box_provided(body, f.name(), Scope<Interval>(), loops, LetsByName::WhenLarge);
-        Access read = box_required(body, f.name(), Scope<Interval>(), loops, LetsByName::WhenLarge);
-        internal_assert(written.used) << "Realize of " << f.name() << " that nothing writes";
-        Box realized = read.used ? box_union(written.box, read.box) : written.box;
+        Footprint fp = footprint(body, f.name());
+        internal_assert(fp.written) << "Realize of " << f.name() << " that nothing writes";
+        Box realized = fp.box;
         // A bound() fixes the region: anything outside it is a run-time error already, so
         // the storage is exactly the bound (a constant size when the bound is constant).
         for (const RegionConstraint &c : f.schedule().region_constraints) {
@@ -404,10 +415,7 @@ private:
             s = LetStmt::make(realized_extent_name(f.name(), a), extent, s);
             s = LetStmt::make(realized_min_name(f.name(), a), mn, s);
         }
-        // The lets the region names, those of the writes first: the reads' add to them.
-        Access both = written;
-        merge_definitions(both, read);
-        return with_definitions(both, s);
+        return with_definitions(fp.definitions, s);
     }
 };
 
