@@ -96,6 +96,7 @@ public:
             }
             symbols.push(a.name, v);
         }
+        find_strict_float_lets(p.body);
         codegen(p.body);
         builder.CreateRet(llvm::ConstantInt::get(i32, 0));
     }

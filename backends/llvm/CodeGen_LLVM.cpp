@@ -3,6 +3,7 @@
 #include "dsl/base/Error.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/Substitute.h"
 
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
@@ -267,7 +268,50 @@ llvm::Value *CodeGen_LLVM::codegen_cast(Type to, const Expr &from_e) {
     return narrow_if_half(r, to);
 }
 
+namespace {
+
+bool converts_from_float(const Cast *op) {
+    return op->value.type().is_float() && !op->type.is_float();
+}
+
+// Float operations generated as written: no contraction, no reassociation.
+struct StrictFloats {
+    llvm::IRBuilderBase::FastMathFlagGuard keep;
+    explicit StrictFloats(llvm::IRBuilderBase &b) : keep(b) {
+        b.setFastMathFlags(llvm::FastMathFlags());
+    }
+};
+
+} // namespace
+
+void CodeGen_LLVM::find_strict_float_lets(const Stmt &body) {
+    std::map<std::string, std::set<std::string>> reads; // float let -> what its value reads
+    auto float_let = [&](const auto *op) {
+        if (!op->value.type().is_float()) return;
+        std::set<std::string> vars = free_vars(op->value);
+        reads[op->name].insert(vars.begin(), vars.end());
+    };
+    visit_each_distinct<Let>(body, float_let);
+    visit_each<LetStmt>(body, float_let);
+    std::vector<std::string> work;
+    visit_each_distinct<Cast>(body, [&](const Cast *op) {
+        if (!converts_from_float(op)) return;
+        for (const std::string &v : free_vars(op->value))
+            work.push_back(v);
+    });
+    strict_float_lets.clear();
+    while (!work.empty()) {
+        std::string name = std::move(work.back());
+        work.pop_back();
+        auto it = reads.find(name);
+        if (it == reads.end() || !strict_float_lets.insert(name).second) continue;
+        work.insert(work.end(), it->second.begin(), it->second.end());
+    }
+}
+
 void CodeGen_LLVM::visit(const Cast *op) {
+    std::optional<StrictFloats> strict;
+    if (converts_from_float(op)) strict.emplace(builder);
     value = codegen_cast(op->type, op->value);
 }
 
@@ -641,8 +685,14 @@ void CodeGen_LLVM::visit(const Call *op) {
     value = codegen_intrinsic(op);
 }
 
+llvm::Value *CodeGen_LLVM::codegen_let_value(const std::string &name, const Expr &value) {
+    std::optional<StrictFloats> strict;
+    if (value.type().is_float() && strict_float_lets.count(name)) strict.emplace(builder);
+    return codegen(value);
+}
+
 void CodeGen_LLVM::visit(const Let *op) {
-    llvm::Value *v = codegen(op->value);
+    llvm::Value *v = codegen_let_value(op->name, op->value);
     ScopedBinding<llvm::Value *> bind(symbols, op->name, v);
     ScopedBinding<Expr> let_value(let_values, op->name, op->value);
     ScopedBinding<int> depth(definition_depth, op->name, depth_of(op->value));

@@ -14,6 +14,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 namespace aicf {
@@ -114,6 +115,14 @@ protected:
     // shuffles it, instead of gathering lane by lane. The loads reach past none of the lanes
     // at either end, so they read only the storage the access spans.
     bool loads_by_shuffle = false;
+    // Float arithmetic whose value becomes an integer (an index, a clamp's bound) is generated
+    // as written, neither contracted into multiply-adds nor reassociated, so that it rounds as
+    // the ends that bounds inference computed for it (dsl/ir/FloatValues.h): the operands of
+    // conversions from float, and the float lets that flow into them, found by
+    // find_strict_float_lets before a body is generated.
+    std::set<std::string> strict_float_lets;
+    void find_strict_float_lets(const ir::Stmt &body);
+    llvm::Value *codegen_let_value(const std::string &name, const ir::Expr &value);
     // Whether a serial loop carries llvm.loop.unroll.disable, so that LLVM's unroller leaves
     // it a loop (the schedule's `unroll` is done before code generation either way).
     virtual bool keep_loop_rolled(const ir::For *) { return false; }

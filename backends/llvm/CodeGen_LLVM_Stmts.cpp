@@ -14,7 +14,7 @@ namespace backends {
 using namespace ir;
 
 void CodeGen_LLVM::visit(const LetStmt *op) {
-    llvm::Value *v = codegen(op->value);
+    llvm::Value *v = codegen_let_value(op->name, op->value);
     ScopedBinding<llvm::Value *> bind(symbols, op->name, v);
     ScopedBinding<Expr> let_value(let_values, op->name, op->value);
     ScopedBinding<int> depth(definition_depth, op->name, depth_of(op->value));

@@ -121,6 +121,7 @@ public:
         }
         if (k.shared_bytes > 0) symbols.push(lowering::kSharedMemoryName, shared_memory());
 
+        find_strict_float_lets(k.body);
         codegen(k.body);
         builder.CreateRetVoid();
 

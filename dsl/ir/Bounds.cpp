@@ -458,27 +458,16 @@ private:
             result = Interval(convert(a.min), convert(a.max));
             return;
         }
-        // Float to integer: symbolic ends carry over where the values are known to be
-        // rounded as the ends are (see FloatFacts).
+        // Float to integer: symbolic ends carry over where no value is NaN (see FloatFacts).
+        // The code generators round the arithmetic feeding such a conversion as written, as
+        // the ends are rounded (backends/llvm/CodeGen_LLVM.h).
         const bool float_to_integer = from.is_float() && to.is_int_or_uint() && !to.is_bool();
         FloatValues values;
         if (float_to_integer) {
             values = float_facts.get(op->value);
-            // A multiply-add rounded differently in the loop than in the bound moves a
-            // converted value by at most one: one further each side, in a type whose
-            // arithmetic is taken not to overflow (as the indices' is).
-            // (Constant ends are widened below, saturating.)
             if (std::isfinite(values.magnitude) && a.is_bounded()) {
-                Interval ends(convert(a.min), convert(a.max));
-                if (!values.fusable) {
-                    result = ends;
-                    return;
-                }
-                if (!wraps(to) && !(is_const(ends.min) && is_const(ends.max))) {
-                    result = Interval(simp(Sub::make(ends.min, make_one(to))),
-                                      simp(Add::make(ends.max, make_one(to))));
-                    return;
-                }
+                result = Interval(convert(a.min), convert(a.max));
+                return;
             }
         }
         // Otherwise constant ends that the target holds pass through (integer conversion
@@ -494,21 +483,12 @@ private:
         if (a.is_bounded() && fits(a.min) && fits(a.max)) {
             result = Interval(convert(a.min), convert(a.max));
             if (!float_to_integer) return;
-            // A float that may be NaN converts to 0 too; one whose rounding may differ from
-            // the ends' by an ulp converts to a value up to one further out.
+            // A float that may be NaN converts to 0 too.
             std::optional<int64_t> first = as_const_int(result.min),
                                    last = as_const_int(result.max);
             if (!first || !last) return;
-            int64_t lo = *first, hi = *last;
-            if (!std::isfinite(values.magnitude)) {
-                lo = std::min<int64_t>(lo, 0);
-                hi = std::max<int64_t>(hi, 0);
-            }
-            if (values.fusable) {
-                lo = std::max(lo - 1, to.min_int());
-                hi = std::min(hi + 1, to.max_int());
-            }
-            result = Interval(make_const(to, lo), make_const(to, hi));
+            result = Interval(make_const(to, std::min<int64_t>(*first, 0)),
+                              make_const(to, std::max<int64_t>(*last, 0)));
         }
     }
 

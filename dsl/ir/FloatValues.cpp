@@ -14,10 +14,9 @@ double largest(Type t) {
     if (t.code == TypeCode::BFloat) return 3.38e38;
     return t.bits == 16 ? 65504.0 : t.bits == 32 ? 3.40e38 : 1.79e308;
 }
-FloatValues sized(double m, bool fusable = false) {
+FloatValues sized(double m) {
     FloatValues r;
     r.magnitude = m;
-    r.fusable = fusable;
     return r;
 }
 
@@ -74,17 +73,13 @@ FloatValues FloatFacts::compute(const Expr &e) {
     if (const Add *op = e.as<Add>()) return sum(op->a, op->b);
     if (const Sub *op = e.as<Sub>()) return sum(op->a, op->b);
     if (const Mul *op = e.as<Mul>()) {
-        FloatValues a = get(op->a), b = get(op->b);
-        FloatValues r = sized(a.magnitude * b.magnitude, a.fusable || b.fusable);
-        r.product = true;
-        return r;
+        return sized(get(op->a).magnitude * get(op->b).magnitude);
     }
     if (const Div *op = e.as<Div>()) {
         const FloatImm *c = op->b.as<FloatImm>();
         if (const Broadcast *b = op->b.as<Broadcast>()) c = b->value.as<FloatImm>();
         if (!c || !std::isfinite(c->value) || c->value == 0) return FloatValues();
-        FloatValues a = get(op->a);
-        return sized(a.magnitude / std::fabs(c->value), a.fusable);
+        return sized(get(op->a).magnitude / std::fabs(c->value));
     }
     if (const Min *op = e.as<Min>()) return either(op->a, op->b);
     if (const Max *op = e.as<Max>()) return either(op->a, op->b);
@@ -97,12 +92,12 @@ FloatValues FloatFacts::compute(const Expr &e) {
         case Intrinsic::ceil:
         case Intrinsic::round:
         case Intrinsic::trunc:
-            return sized(a.magnitude + 1, a.fusable);
+            return sized(a.magnitude + 1);
         case Intrinsic::abs:
-            return sized(a.magnitude, a.fusable);
+            return sized(a.magnitude);
         case Intrinsic::tanh:
         case Intrinsic::erf:
-            return sized(std::isfinite(a.magnitude) ? 1.0 : INFINITY, a.fusable);
+            return sized(std::isfinite(a.magnitude) ? 1.0 : INFINITY);
         default:
             return FloatValues();
         }
@@ -111,13 +106,11 @@ FloatValues FloatFacts::compute(const Expr &e) {
 }
 
 FloatValues FloatFacts::sum(const Expr &x, const Expr &y) {
-    FloatValues a = get(x), b = get(y);
-    return sized(a.magnitude + b.magnitude, a.fusable || b.fusable || a.product || b.product);
+    return sized(get(x).magnitude + get(y).magnitude);
 }
 
 FloatValues FloatFacts::either(const Expr &x, const Expr &y) {
-    FloatValues a = get(x), b = get(y);
-    return sized(std::max(a.magnitude, b.magnitude), a.fusable || b.fusable);
+    return sized(std::max(get(x).magnitude, get(y).magnitude));
 }
 
 } // namespace ir

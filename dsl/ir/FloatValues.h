@@ -9,9 +9,10 @@
 //   value's size, finite only where the expression is built from integers and finite constants
 //   by operations that cannot overflow to an infinity (which inf - inf or 0 * inf would turn
 //   into NaN);
-// - the values and the ends are rounded alike: a product added to something may be fused into
-//   one multiply-add in the loop and not in the bound (or the other way round), which moves
-//   the result by an ulp and the converted value by one (`fusable`).
+// - the values and the ends are rounded alike, each operation on its own: the code generators
+//   neither fuse a product and a sum into one multiply-add nor regroup the arithmetic that
+//   feeds a conversion from float (backends/llvm/CodeGen_LLVM.h; the simulator never does),
+//   and the simplifier folds constants with the type's rounding.
 
 #include "dsl/ir/IR.h"
 
@@ -26,8 +27,6 @@ namespace ir {
 
 struct FloatValues {
     double magnitude = INFINITY; // every value lies in [-magnitude, magnitude]; INFINITY: unknown
-    bool fusable = false;        // a multiply-add is inside
-    bool product = false;        // the expression is a product
 };
 
 // FloatValues of expressions, each node looked at once while the float lets around it stay the

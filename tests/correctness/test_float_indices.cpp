@@ -6,8 +6,12 @@
 
 #include "Reference.h"
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
+#include <functional>
 #include <string>
+#include <vector>
 
 using namespace aicf;
 using aicf_test::fill_random;
@@ -62,8 +66,7 @@ TEST(FloatIndices, AResizeComputesItsProducerPerTileOverTheTilesFootprint) {
 }
 
 // tanh is within [-1, 1] but NaN for a NaN input, and NaN converts to 0: a table indexed by
-// tanh(v) * 10 + 20 must cover 0 too (and one more on each side, for a multiply-add that may
-// round differently), or be read through a clamp.
+// tanh(v) * 10 + 20 must cover 0 too, or be read through a clamp.
 TEST(FloatIndices, AnIndexThatMayBeNaNReachesZero) {
     Buffer<float> in(64);
     fill_random(in, -1, 1, 3);
@@ -79,7 +82,7 @@ TEST(FloatIndices, AnIndexThatMayBeNaNReachesZero) {
         direct.realize({64});
         FAIL() << "expected a RuntimeError: index 0 lies outside the table";
     } catch (const RuntimeError &e) {
-        EXPECT_NE(std::string(e.what()).find("must cover [-1, 31]"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("must cover [0, 30]"), std::string::npos) << e.what();
     }
     Func clamped("clamped");
     clamped(x) = table(clamp(cast<int>(tanh(in(x)) * 10.0f + 20.0f), 10, 30));
@@ -95,30 +98,54 @@ TEST(FloatIndices, AnIndexThatMayBeNaNReachesZero) {
     }
 }
 
-// A source position computed by a multiply-add (the pixel-centre resize, (x + 0.5) s - 0.5,
-// and x * 2 + 1) may be fused into one instruction in the loop and not in the bound: the
-// region reaches one further each side, symbolic ends included, so a producer computed per
-// tile covers its footprint and an input that large is read exactly.
-TEST(FloatIndices, MultiplyAddIndicesAreBoundedOneFurther) {
-    Buffer<float> in({400});
-    in.set_min({-1});
-    fill_random(in, -1, 1, 9);
+// A value of float arithmetic rounded once per operation, as the code generators round what
+// feeds a conversion to an integer (the compiler of this test may contract a * b + c).
+float times_plus(float a, float b, float c) {
+    const float product = float(double(a) * double(b)); // exact in double, then rounded once
+    return float(double(product) + double(c));
+}
+
+// Source positions computed by multiply-adds (the pixel-centre resize, (x + 0.5) s - 0.5, and
+// x * 0.1 - 0.3, x * 0.7 + 0.1, which one fused multiply-add would round across an integer:
+// at x = 3 to just below 0, at x = 47 to 33 instead of 32). Under -fma too, the loop rounds
+// them as the region's ends are: the region is exact, an input of exactly its size is read
+// (a fused product would read before its start), and every value comes from the index the
+// arithmetic as written gives.
+TEST(FloatIndices, MultiplyAddIndicesAreRoundedAsWrittenAndBoundedExactly) {
     Var x("x"), xi("xi");
-    const Expr centre = (cast<float>(x) + 0.5f) * scale - 0.5f;
-    const std::vector<std::pair<std::string, Expr>> indices = {
-        {"pixel centre", cast<int>(floor(centre)) + 1},
-        {"x * 2 + 1", cast<int>(floor(cast<float>(x) * 2.0f + 1.0f))}};
-    for (const auto &[name, index] : indices) {
-        Func copy("copy"), out("out");
-        copy(x) = in(x)*3.0f;
-        out(x) = copy(index);
-        out.split(x, x, xi, 16, TailStrategy::GuardWithIf).vectorize(xi);
-        copy.compute_at(out, x);
-        Buffer<float> got = out.realize({150});
-        for (int i = 0; i < 150; i++) {
-            const float c = (float(i) + 0.5f) * scale - 0.5f;
-            const int want_index = name == "x * 2 + 1" ? 2 * i + 1 : int(std::floor(double(c))) + 1;
-            ASSERT_EQ(got(i), in(want_index)*3.0f) << name << ", x = " << i;
+    struct Index {
+        std::string name;
+        Expr index;
+        std::function<int(int)> want;
+    };
+    const std::vector<Index> indices = {
+        {"pixel centre", cast<int>(floor((cast<float>(x) + 0.5f) * scale - 0.5f)) + 1,
+         [](int i) { return int(std::floor(times_plus(float(i) + 0.5f, scale, -0.5f))) + 1; }},
+        {"x * 0.1 - 0.3", cast<int>(floor(cast<float>(x) * 0.1f - 0.3f)),
+         [](int i) { return int(std::floor(times_plus(float(i), 0.1f, -0.3f))); }},
+        {"x * 0.7 + 0.1", cast<int>(floor(cast<float>(x) * 0.7f + 0.1f)),
+         [](int i) { return int(std::floor(times_plus(float(i), 0.7f, 0.1f))); }}};
+    const int first = 3, width = 150;
+    for (const Target &target : {Target("host"), Target("host-fma")}) {
+        for (const auto &[name, index, want] : indices) {
+            int lo = INT32_MAX, hi = INT32_MIN;
+            for (int i = first; i < first + width; i++)
+                lo = std::min(lo, want(i)), hi = std::max(hi, want(i));
+            ASSERT_EQ(name == "x * 0.1 - 0.3", lo == 0) << name;
+            Buffer<float> in({hi - lo + 1});
+            in.set_min({lo});
+            fill_random(in, -1, 1, 9);
+            Func copy("copy"), out("out");
+            copy(x) = in(x)*3.0f;
+            out(x) = copy(index);
+            out.split(x, x, xi, 16, TailStrategy::GuardWithIf).vectorize(xi);
+            copy.compute_at(out, x);
+            Buffer<float> got({width});
+            got.set_min({first});
+            out.realize(got, target);
+            for (int i = first; i < first + width; i++)
+                ASSERT_EQ(got(i), in(want(i)) * 3.0f)
+                    << name << ", x = " << i << ", " << target.to_string();
         }
     }
 }
