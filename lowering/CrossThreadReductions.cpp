@@ -37,10 +37,14 @@ public:
     int updates = 0;
     std::vector<Expr> point; // its arguments, in terms of variables bound outside the loop
     std::string varying;     // an inner loop the point depends on, if any
+    // The conditions around the update that depend on neither the loop nor an inner loop (a
+    // split's tail guard on a pure dimension): where they fail, the point is not updated.
+    std::vector<Expr> guards;
 
 private:
     const std::string &func, &loop;
     std::vector<std::string> inner_loops;
+    std::vector<Expr> conditions; // around the node, expanded
 
     using LetTracker::visit;
 
@@ -48,6 +52,34 @@ private:
         inner_loops.push_back(op->name);
         IRVisitor::visit(op);
         inner_loops.pop_back();
+    }
+
+    void visit(const IfThenElse *op) override {
+        op->condition.accept(this);
+        Expr c = expand(op->condition);
+        conditions.push_back(c);
+        op->then_case.accept(this);
+        conditions.pop_back();
+        if (!op->else_case.defined()) return;
+        conditions.push_back(Not::make(c));
+        op->else_case.accept(this);
+        conditions.pop_back();
+    }
+
+    bool uses_loops(const Expr &e) const {
+        if (uses_var(e, loop)) return true;
+        for (const std::string &l : inner_loops)
+            if (uses_var(e, l)) return true;
+        return false;
+    }
+
+    void add_guards(const Expr &c) {
+        if (const And *a = c.as<And>()) {
+            add_guards(a->a);
+            add_guards(a->b);
+        } else if (!uses_loops(c)) {
+            guards.push_back(c);
+        }
     }
 
     void visit(const Provide *op) override {
@@ -64,6 +96,9 @@ private:
         updates++;
         update = op;
         point = args;
+        guards.clear();
+        for (const Expr &c : conditions)
+            add_guards(c);
         for (const std::string &l : inner_loops)
             for (const Expr &a : args)
                 if (varying.empty() && uses_var(a, l)) varying = l;
@@ -91,6 +126,7 @@ struct Reduction {
     const For *loop = nullptr;
     const Provide *update = nullptr;
     std::vector<Expr> point;
+    std::vector<Expr> guards; // the conditions under which the point is updated at all
     AssociativeUpdate op;
     std::vector<Type> types;
     FunctionPtr self; // the Func, as the update's reads of its current value hold it
@@ -181,6 +217,8 @@ struct Reduction {
             current.push_back(Call::make_func(types[k], update->name, point, self, int(k)));
         Stmt s = Provide::make(update->name, op.merge(current, load(partial, make_zero(Int(32)))),
                                point);
+        for (auto g = guards.rbegin(); g != guards.rend(); ++g)
+            s = IfThenElse::make(*g, s);
         if (per_thread_result) return s;
         return IfThenElse::make(EQ::make(position(), make_zero(Int(32))), s);
     }
@@ -390,6 +428,7 @@ private:
         r.loop = op;
         r.update = find.update;
         r.point = find.point;
+        r.guards = find.guards;
         r.op = *op_found;
         for (const Expr &v : find.update->values) {
             visit_each_distinct<Call>(v, [&](const Call *c) {

@@ -84,6 +84,48 @@ TEST(GPUCrossThreadReduction, SumOfEachRowAtWidthsThatFillNoWarp) {
 }
 
 // max, min and * have identities other than 0: lanes past the row must not contribute 0.
+// Rows reduced per block of 4 in shared memory, the rows split with a guarded tail in both
+// stages: in the last block, the rows past the end are neither initialized nor updated (the
+// combined partial is merged under the tail's guard too, so it reads no row that was never
+// written, which the simulator would report).
+TEST(GPUCrossThreadReduction, RowsSplitWithAGuardedTailInsideABlock) {
+    const int width = 100;
+    for (bool on_lanes : {true, false}) {
+        for (int rows : {9, 5, 1}) {
+            SCOPED_TRACE(std::string(on_lanes ? "lanes" : "threads") + ", " + std::to_string(rows) +
+                         " rows");
+            Buffer<float> in({width, rows}, "in");
+            fill_random(in, -1, 1, unsigned(rows));
+            Var y("y"), yo("yo"), yi("yi"), sy("sy"), ty("ty");
+            RDom r(0, width, "r");
+            RVar ro("ro"), lane("lane");
+            Func sum("sum"), out("out");
+            sum(y) = 0.0f;
+            sum(y) += in(r, y);
+            out(y) = sum(y) * 2.0f;
+            out.split(y, yo, yi, 4, TailStrategy::GuardWithIf).gpu_blocks(yo).gpu_threads(yi);
+            sum.compute_at(out, yo);
+            sum.split(y, sy, ty, 4, TailStrategy::GuardWithIf).gpu_threads(ty);
+            Stage update = sum.update();
+            update.split(y, sy, ty, 4, TailStrategy::GuardWithIf)
+                .split(r.x, ro, lane, 32)
+                .reorder(ro, lane, ty);
+            if (on_lanes) {
+                update.gpu_lanes(lane).gpu_threads(ty);
+            } else {
+                update.gpu_threads(lane, ty);
+            }
+            Buffer<float> o = out.realize({rows}, gpu_target);
+            for (int j = 0; j < rows; j++) {
+                double want = 0;
+                for (int i = 0; i < width; i++)
+                    want += in(i, j);
+                EXPECT_TRUE(close(o(j), 2 * want, 1e-5, 1e-5)) << j << ": " << o(j);
+            }
+        }
+    }
+}
+
 TEST(GPUCrossThreadReduction, MaxMinAndProductOfNegativeRows) {
     for (RowMapping mapping : kMappings) {
         const int width = 37;
