@@ -407,8 +407,11 @@ Expr Simplify::div_by_const(const Expr &a, int64_t c) {
             rest.terms.push_back(term);
         }
     }
-    whole.constant = div_euclid(l.constant, c);
-    rest.constant = mod_euclid(l.constant, c);
+    // A constant moves out whole multiples of c toward zero, never past it: (x - 1) / 8 stays
+    // as it is, since (x + 7) / 8 - 1 would overflow where x is near the type's limit (a
+    // loop count of a split over an extent of 2^31 - 1).
+    rest.constant = l.constant % c; // C++ rounds toward zero
+    whole.constant = l.constant / c;
     Expr quotient = div_rest(rest, c);
     if (whole.terms.empty() && whole.constant == 0) return quotient;
     return build_add(linear_rebuild(whole), quotient);
@@ -416,10 +419,11 @@ Expr Simplify::div_by_const(const Expr &a, int64_t c) {
 
 Expr Simplify::div_rest(const LinearForm &rest, int64_t c) {
     Type t = rest.type;
-    if (rest.terms.empty()) return make_zero(t);
+    if (rest.terms.empty()) return make_const(t, div_euclid(rest.constant, c));
     if (c == 1) return linear_rebuild(rest);
     if (auto k = common_quotient(bounds_of_linear(rest), c)) return make_const(t, *k);
-    // (g*x + r) / (g*d) == (x + r/g) / d for 0 <= r < g*d, where g divides every coefficient.
+    // (g*x + r) / (g*d) == (x + floor(r/g)) / d for -g*d < r < g*d, where g divides every
+    // coefficient.
     int64_t g = c;
     for (const Term &term : rest.terms)
         g = gcd64(g, term.coeff);
@@ -427,7 +431,7 @@ Expr Simplify::div_rest(const LinearForm &rest, int64_t c) {
         LinearForm reduced = rest;
         for (Term &term : reduced.terms)
             term.coeff /= g;
-        reduced.constant = rest.constant / g;
+        reduced.constant = div_euclid(rest.constant, g);
         return div_rest(reduced, c / g);
     }
     // (x / c1 + r) / c == (x + r*c1) / (c1*c) for positive c1.

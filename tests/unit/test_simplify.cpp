@@ -283,6 +283,14 @@ TEST_F(SimplifyTest, DividesOutMultiples) {
     EXPECT_TRUE(
         simplifies_to(Div::make(Add::make(Mul::make(x, 8), 13), 4), Add::make(Mul::make(x, 2), 3)));
     EXPECT_TRUE(simplifies_to(Mod::make(Sub::make(Mul::make(x, 8), 3), 4), Expr(1)));
+    // A negative constant moves out toward zero only: the tile count (x - 1) / 8 + 1 of a
+    // split keeps its form, which (x + 7) / 8 would overflow for x near 2^31 - 1.
+    Expr tiles = Add::make(Div::make(Sub::make(x, 1), 8), 1);
+    EXPECT_TRUE(simplifies_to(tiles, tiles));
+    EXPECT_TRUE(
+        simplifies_to(Div::make(Sub::make(Mul::make(x, 8), 3), 4), Sub::make(Mul::make(x, 2), 1)));
+    EXPECT_TRUE(
+        simplifies_to(Div::make(Sub::make(x, 9), 8), Sub::make(Div::make(Sub::make(x, 1), 8), 1)));
 }
 
 // x - (x / c) * c is x's remainder, which interval analysis bounds by [0, c - 1]: the last
