@@ -1,5 +1,6 @@
 #include "dsl/Buffer.h"
 
+#include "dsl/BufferCopy.h"
 #include "dsl/HostMemory.h"
 #include "dsl/Var.h"
 #include "dsl/base/Error.h"
@@ -116,7 +117,7 @@ void BufferStorage::copy_to_host() {
         << "Buffer " << name_ << " is device dirty without a device copy";
     internal_assert(raw_.host) << "Buffer " << name_ << " has no host memory to copy to";
     char error[512] = {0};
-    if (device->copy_to_host(&raw_, aicf_buffer_footprint(&raw_), error, sizeof error) != 0) {
+    if (copy_elements_to_host(&raw_, error, sizeof error) != 0) {
         runtime_error_report << "Buffer " << name_ << ": copying its data from the " << device->name
                              << " device to the host failed: " << error;
     }

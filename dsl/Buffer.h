@@ -41,6 +41,9 @@ public:
     void copy_to_host();
     // The host is about to change the data: a later GPU pipeline copies it again.
     void set_host_dirty();
+    // Whether the host memory is the caller's (a Buffer made from a data pointer), which the
+    // caller may change without the Buffer knowing.
+    bool borrows_memory() const { return allocation_ == nullptr; }
 
     aicf_buffer_t *raw() { return &raw_; }
     const aicf_buffer_t *raw() const { return &raw_; }

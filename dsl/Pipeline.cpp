@@ -452,6 +452,13 @@ void check_outputs_do_not_overlap(const std::vector<Argument> &args,
     }
 }
 
+// Memory a Buffer borrows belongs to the caller, who may have written it since a GPU pipeline
+// copied it to the device: an input in borrowed memory is copied again by every GPU run
+// (unless its device copy is the newer one).
+void refresh_borrowed_input(BufferStorage &s) {
+    if (s.borrows_memory() && s.has_device_copy() && !s.device_dirty()) s.set_host_dirty();
+}
+
 } // namespace
 
 void Pipeline::realize(const Realization &outputs, const Target &target) {
@@ -475,6 +482,7 @@ void Pipeline::realize(const Realization &outputs, const Target &target) {
                 runtime_error_report << "ImageParam " << a.name << " has no buffer bound. Call "
                                      << a.name << ".set(buffer) before realizing.";
             }
+            refresh_borrowed_input(*s);
             pointers.push_back(s->raw());
         } else {
             // Scalars are stored as raw bits in the Parameter; the low bytes hold the value.
@@ -513,6 +521,7 @@ void Callable::call(const CallArgument *given, size_t count) const {
             user_assert(g.buffer->defined())
                 << "Argument " << i << " (" << a.name << ") of the Callable of pipeline " << name_
                 << " is an undefined Buffer.";
+            if (!a.is_output) refresh_borrowed_input(*g.buffer->storage());
             pointers[i] = g.buffer->raw_buffer();
             continue;
         }

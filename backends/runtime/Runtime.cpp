@@ -2,6 +2,7 @@
 
 #include "backends/runtime/Device.h"
 #include "backends/runtime/ThreadPool.h"
+#include "dsl/BufferCopy.h"
 #include "dsl/HostMemory.h"
 #include "dsl/base/Error.h"
 
@@ -428,8 +429,7 @@ int32_t aicf_buffer_copy_to_host(void *ctx, void *buffer, int32_t writes) {
     if (b->flags & AICF_BUFFER_DEVICE_DIRTY) {
         auto *mem = static_cast<const aicf_device_interface_t *>(b->device_interface);
         char error[512] = {0};
-        if (!mem || !b->host ||
-            mem->copy_to_host(b, aicf_buffer_footprint(b), error, sizeof error) != 0) {
+        if (!mem || !b->host || aicf::copy_elements_to_host(b, error, sizeof error) != 0) {
             return aicf::runtime::record_error(
                 ctx, std::string("Copying a buffer from the device to the host failed: ") + error);
         }

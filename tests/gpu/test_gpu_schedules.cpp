@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <string>
+#include <vector>
 
 using namespace aicf;
 using aicf_test::close;
@@ -416,6 +418,51 @@ TEST(GPUSchedule, BuffersMoveBetweenHostAndDevice) {
     in(3) = 100.0f; // the input changes on the host: the next run must see it
     f.realize(out, gpu_target);
     EXPECT_FLOAT_EQ(out(3), 101.0f);
+}
+
+// A Buffer that borrows the caller's memory: the caller writes it directly between GPU runs,
+// and each run reads what is there (the device copy of borrowed memory is refreshed).
+TEST(GPUSchedule, BorrowedMemoryIsReadAgainByEachGPURun) {
+    const int W = 50;
+    std::vector<float> data(W);
+    Buffer<float> in(data.data(), {W}, "in");
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f");
+    f(x) = in(x)*2.0f;
+    f.gpu_tile(x, bx, tx, 16);
+    for (int run = 0; run < 3; run++) {
+        for (int i = 0; i < W; i++)
+            data[size_t(i)] = float(100 * run + i); // through the caller's own pointer
+        Buffer<float> out = f.realize({W}, gpu_target)[0];
+        for (int i = 0; i < W; i++)
+            ASSERT_EQ(out(i), 2.0f * float(100 * run + i)) << "run " << run << ", x = " << i;
+    }
+}
+
+// Two views of one matrix, its left and right halves: a kernel's result copied back into one
+// view writes that view's elements only, not the other half's that lie between its rows
+// (which a host pipeline wrote meanwhile).
+TEST(GPUSchedule, AViewCopiedBackWritesOnlyItsOwnElements) {
+    const int W = 80, H = 13;
+    Buffer<float> matrix({W, H}, "matrix");
+    auto half = [&](int first, const std::string &name) {
+        return Buffer<float>(&matrix(first, 0), {{0, W / 2, 1, 0}, {0, H, W, 0}}, name);
+    };
+    Buffer<float> left = half(0, "left"), right = half(W / 2, "right");
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func on_gpu("on_gpu"), on_host("on_host");
+    on_gpu(x, y) = cast<float>(x + 1000 * y);
+    on_gpu.gpu_tile(x, y, bx, by, tx, ty, 8, 4);
+    on_host(x, y) = cast<float>(-x - 1000 * y);
+    on_gpu.realize(left, gpu_target); // left is newer on the device
+    on_host.realize(right);           // the right half changes on the host
+    left.copy_to_host();
+    for (int j = 0; j < H; j++) {
+        for (int i = 0; i < W / 2; i++) {
+            ASSERT_EQ(matrix(i, j), float(i + 1000 * j)) << "left, " << i << ", " << j;
+            ASSERT_EQ(matrix(W / 2 + i, j), float(-i - 1000 * j)) << "right, " << i << ", " << j;
+        }
+    }
 }
 
 // Host pipelines and GPU pipelines share Buffers: each sees the other's latest data without

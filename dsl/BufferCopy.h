@@ -1,0 +1,21 @@
+#ifndef AICF_DSL_BUFFERCOPY_H
+#define AICF_DSL_BUFFERCOPY_H
+
+// Copies between a buffer's host memory and its device copy. The device copy mirrors the
+// span of the host elements, gaps included (the rows of a view into a wider matrix), so
+// copying it back whole would also write the gaps: memory that belongs to someone else (the
+// other half of that matrix, perhaps written since by another pipeline or thread).
+
+#include "dsl/BufferABI.h"
+
+namespace aicf {
+
+// Copies the device data of `b` back to its host elements, and only to them: in one copy
+// where they fill their span, else through a host copy of the span, element run by element
+// run. Returns what the device's copy_to_host returns (or 1, with a message, when the
+// staging memory cannot be had).
+int copy_elements_to_host(aicf_buffer_t *b, char *error, size_t error_size);
+
+} // namespace aicf
+
+#endif
