@@ -4,6 +4,7 @@
 #include "dsl/ir/IROperator.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -15,13 +16,14 @@ namespace aicf {
 
 namespace {
 
-// The generator whose members are being constructed on this thread.
+// The generator whose members are being constructed on this thread, and its name.
 thread_local GeneratorBase *building = nullptr;
+thread_local std::string building_name;
 
-std::string join(const std::vector<std::string> &items) {
+std::string join(const std::vector<std::string> &items, const char *separator = ", ") {
     std::string s;
     for (size_t i = 0; i < items.size(); i++)
-        s += (i ? ", " : "") + items[i];
+        s += (i ? separator : "") + items[i];
     return s;
 }
 
@@ -34,11 +36,16 @@ GeneratorBase *generator_being_built() {
 }
 
 int64_t parse_int(const std::string &text, int64_t lo, int64_t hi, const std::string &where) {
+    // Decimal digits with an optional minus sign (no blanks, no octal: 010 is ten).
+    bool digits = !text.empty();
+    for (size_t i = 0; i < text.size(); i++)
+        digits = digits && (std::isdigit(static_cast<unsigned char>(text[i])) ||
+                            (i == 0 && text[i] == '-' && text.size() > 1));
     errno = 0;
     char *end = nullptr;
-    long long v = std::strtoll(text.c_str(), &end, 0);
-    user_assert(!text.empty() && end && *end == '\0' && errno == 0)
-        << where << " is an integer, not \"" << text << "\".";
+    long long v = digits ? std::strtoll(text.c_str(), &end, 10) : 0;
+    user_assert(digits && end && *end == '\0' && errno == 0)
+        << where << " is a decimal integer, not \"" << text << "\".";
     user_assert(v >= lo && v <= hi)
         << where << " must be an integer from " << lo << " to " << hi << ", not " << text << ".";
     return v;
@@ -51,6 +58,10 @@ double parse_float(const std::string &text, const std::string &where) {
     user_assert(!text.empty() && end && *end == '\0' && errno == 0 && std::isfinite(v))
         << where << " is a finite number, not \"" << text << "\".";
     return v;
+}
+
+std::string float_type_name(size_t bytes) {
+    return bytes == 4 ? "float32" : "float64";
 }
 
 bool parse_bool(const std::string &text, const std::string &where) {
@@ -159,7 +170,7 @@ GeneratorBase::~GeneratorBase() {
 void GeneratorBase::add(GeneratorParamBase *p) {
     for (const GeneratorParamBase *q : params_) {
         user_assert(q->name() != p->name())
-            << "Generator " << (name_.empty() ? "being constructed" : name_)
+            << "Generator " << (name_.empty() ? building_name : name_)
             << " has two parameters named " << p->name() << ".";
     }
     p->owner = this;
@@ -169,7 +180,7 @@ void GeneratorBase::add(GeneratorParamBase *p) {
 void GeneratorBase::add(GeneratorIOBase *io) {
     for (const GeneratorIOBase *q : io_) {
         user_assert(q->name() != io->name())
-            << "Generator " << (name_.empty() ? "being constructed" : name_)
+            << "Generator " << (name_.empty() ? building_name : name_)
             << " has two inputs or outputs named " << io->name() << ".";
     }
     io->owner = this;
@@ -211,17 +222,24 @@ Pipeline GeneratorBase::build() {
     }
     // A mistake in generate() or schedule() names the generator and the parameters it was
     // given (a rank or type set on the command line may be what the algorithm cannot take).
+    // The generator's own code may throw too (std::stoi of a parameter, vector::at).
     auto in_context = [&](const char *step, void (GeneratorBase::*run)()) {
+        auto where = [&] {
+            std::string given;
+            for (const GeneratorParamBase *p : params_)
+                if (p->was_set()) given += " " + p->name() + "=" + p->value_text();
+            return gen + ", in " + step + (given.empty() ? "" : " (with" + given + ")") + ": ";
+        };
         try {
             (this->*run)();
         } catch (const CompileError &e) {
             const std::string what = e.what();
             if (what.rfind(gen, 0) == 0) throw;
-            std::string given;
-            for (const GeneratorParamBase *p : params_)
-                if (p->was_set()) given += " " + p->name() + "=" + p->value_text();
-            throw CompileError(gen + ", in " + step +
-                               (given.empty() ? "" : " (with" + given + ")") + ": " + what);
+            throw CompileError(where() + what);
+        } catch (const Error &) {
+            throw;
+        } catch (const std::exception &e) {
+            throw CompileError(where() + "its code threw an exception: " + e.what());
         }
     };
     in_context("generate()", &GeneratorBase::generate);
@@ -361,6 +379,7 @@ namespace {
 struct Registered {
     GeneratorRegistry::Factory factory;
     std::vector<GeneratorPreset> presets;
+    std::string class_name;
 };
 
 std::map<std::string, Registered> &registry() {
@@ -368,22 +387,69 @@ std::map<std::string, Registered> &registry() {
     return r;
 }
 
+// Names registered twice, with what registered them, found when registering.
+std::vector<std::string> &name_clashes() {
+    static std::vector<std::string> clashes;
+    return clashes;
+}
+
+std::string registered_as(const std::string &name, const Registered &r) {
+    return "generator " + name + (r.class_name.empty() ? "" : " (class " + r.class_name + ")");
+}
+
+// Refuses every use of a registry in which a name stands for two things.
+void check_registry() {
+    const std::vector<std::string> &clashes = name_clashes();
+    user_assert(clashes.empty()) << "This program registers " << join(clashes, "; ")
+                                 << ". Give each generator and preset a name of its own.";
+}
+
 } // namespace
 
 void GeneratorRegistry::add(const std::string &name, Factory factory,
-                            const std::vector<GeneratorPreset> &presets) {
-    registry()[name] = Registered{std::move(factory), presets};
+                            const std::vector<GeneratorPreset> &presets,
+                            const std::string &class_name) {
+    Registered entry{std::move(factory), presets, class_name};
+    auto taken = [&](const std::string &n) -> std::string {
+        for (const auto &kv : registry()) {
+            if (kv.first == n) return registered_as(kv.first, kv.second);
+            for (const GeneratorPreset &p : kv.second.presets)
+                if (p.name == n) return "preset " + n + " of generator " + kv.first;
+        }
+        return "";
+    };
+    if (std::string other = taken(name); !other.empty())
+        name_clashes().push_back("the name " + name + " twice: as " + other + " and as " +
+                                 registered_as(name, entry));
+    for (size_t i = 0; i < presets.size(); i++) {
+        std::string other = taken(presets[i].name);
+        if (other.empty() && presets[i].name == name) other = registered_as(name, entry);
+        for (size_t j = 0; j < i && other.empty(); j++)
+            if (presets[j].name == presets[i].name)
+                other = "preset " + presets[i].name + " of generator " + name;
+        if (!other.empty())
+            name_clashes().push_back("the name " + presets[i].name + " twice: as " + other +
+                                     " and as preset " + presets[i].name + " of generator " + name);
+    }
+    if (!registry().count(name)) registry()[name] = std::move(entry);
 }
 
 std::unique_ptr<GeneratorBase> GeneratorRegistry::create(const std::string &name) {
+    check_registry();
     auto it = registry().find(name);
     if (it != registry().end()) return it->second.factory();
     for (const auto &kv : registry()) {
         for (const GeneratorPreset &p : kv.second.presets) {
             if (p.name != name) continue;
             std::unique_ptr<GeneratorBase> g = kv.second.factory();
-            for (const auto &v : p.values)
-                g->set_param(v.first, v.second);
+            for (const auto &v : p.values) {
+                try {
+                    g->set_param(v.first, v.second);
+                } catch (const CompileError &e) {
+                    throw CompileError("Preset " + p.name + " (of generator " + kv.first +
+                                       ") sets " + v.first + "=" + v.second + ": " + e.what());
+                }
+            }
             return g;
         }
     }
@@ -397,6 +463,7 @@ std::unique_ptr<GeneratorBase> GeneratorRegistry::create(const std::string &name
 }
 
 std::vector<std::string> GeneratorRegistry::generators() {
+    check_registry();
     std::vector<std::string> names;
     for (const auto &kv : registry())
         names.push_back(kv.first);
@@ -413,13 +480,15 @@ std::vector<std::pair<std::string, GeneratorPreset>> GeneratorRegistry::presets(
 
 namespace detail {
 
-GeneratorRegistration::GeneratorRegistration(const char *name, GeneratorRegistry::Factory factory,
+GeneratorRegistration::GeneratorRegistration(const char *name, const char *class_name,
+                                             GeneratorRegistry::Factory factory,
                                              std::vector<GeneratorPreset> presets) {
-    GeneratorRegistry::add(name, std::move(factory), presets);
+    GeneratorRegistry::add(name, std::move(factory), presets, class_name);
 }
 
-void begin_building_generator() {
+void begin_building_generator(const char *name) {
     building = nullptr;
+    building_name = name;
 }
 
 void end_building_generator(GeneratorBase *g, const std::string &name) {

@@ -59,6 +59,7 @@
 #include <boost/preprocessor/tuple/elem.hpp>
 #include <boost/preprocessor/variadic/to_seq.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -108,6 +109,8 @@ namespace detail {
 // value of its kind, naming `where`.
 int64_t parse_int(const std::string &text, int64_t lo, int64_t hi, const std::string &where);
 double parse_float(const std::string &text, const std::string &where);
+// "float32" or "float64" for a float of that many bytes.
+std::string float_type_name(size_t bytes);
 bool parse_bool(const std::string &text, const std::string &where);
 ir::Type parse_type(const std::string &text, const std::string &where);
 Target parse_target(const std::string &text, const std::string &where);
@@ -210,6 +213,10 @@ public:
             double v = detail::parse_float(text, where());
             if (min_ && (v < double(*min_) || v > double(*max_)))
                 detail::out_of_range(text, kind(), where());
+            // Finite in T too: 1e300 is no float.
+            if (!(std::fabs(v) <= double(std::numeric_limits<T>::max())))
+                detail::out_of_range(
+                    text, "a finite " + detail::float_type_name(sizeof(T)) + " number", where());
             value_ = T(v);
         } else if constexpr (std::is_enum_v<T>) {
             auto it = names_.find(text);
@@ -482,8 +489,11 @@ struct GeneratorPreset {
 
 struct GeneratorRegistry {
     using Factory = std::function<std::unique_ptr<GeneratorBase>()>;
+    // A name registered twice (two classes, or a preset with a generator's name) is reported
+    // by every use of the registry below: registration runs before main().
     static void add(const std::string &name, Factory factory,
-                    const std::vector<GeneratorPreset> &presets);
+                    const std::vector<GeneratorPreset> &presets,
+                    const std::string &class_name = "");
     // The generator (or preset) `name`, constructed, with its preset's values set.
     // CompileError for a name that is neither, listing the registered ones.
     static std::unique_ptr<GeneratorBase> create(const std::string &name);
@@ -502,15 +512,15 @@ struct GeneratorRegistry {
 
 namespace detail {
 struct GeneratorRegistration {
-    GeneratorRegistration(const char *name, GeneratorRegistry::Factory factory,
-                          std::vector<GeneratorPreset> presets);
+    GeneratorRegistration(const char *name, const char *class_name,
+                          GeneratorRegistry::Factory factory, std::vector<GeneratorPreset> presets);
 };
-void begin_building_generator();
+void begin_building_generator(const char *name);
 inline std::pair<std::string, std::string> preset_value(const char *param, const char *value) {
     return {param, value};
 }
 template <typename G> std::unique_ptr<GeneratorBase> make_generator(const char *name) {
-    begin_building_generator();
+    begin_building_generator(name);
     std::unique_ptr<G> g;
     try {
         g = std::make_unique<G>();
@@ -549,9 +559,14 @@ int generator_main(int argc, char **argv);
 #define AICF_GENERATOR_NO_PRESETS_(macro, data, seq)
 #define AICF_GENERATOR_REGISTRATION_(CLASS, NAME, SEQ)                                             \
     namespace {                                                                                    \
-    ::aicf::detail::GeneratorRegistration BOOST_PP_CAT(aicf_generator_registration_,               \
-                                                       NAME)(BOOST_PP_STRINGIZE(NAME), [] { return ::aicf::detail::make_generator<CLASS>(BOOST_PP_STRINGIZE(NAME)); },     \
-        {AICF_GENERATOR_PRESETS_(SEQ)});                                                           \
+    ::aicf::detail::GeneratorRegistration BOOST_PP_CAT(aicf_generator_registration_, NAME)(        \
+        BOOST_PP_STRINGIZE(NAME),                                                                  \
+                           BOOST_PP_STRINGIZE(CLASS),                                              \
+                                              [] {                                                 \
+                                                  return ::aicf::detail::make_generator<CLASS>(    \
+                                                      BOOST_PP_STRINGIZE(NAME));                   \
+                                              },                                                   \
+                                              {AICF_GENERATOR_PRESETS_(SEQ)});                     \
     }
 
 // AICF_REGISTER_GENERATOR(Class, name) registers a generator; further arguments are presets,

@@ -55,7 +55,14 @@ void list(std::ostream &out) {
     std::vector<std::string> names = GeneratorRegistry::generators();
     if (names.empty()) out << "No generators are registered in this program.\n";
     for (const std::string &name : names) {
-        std::unique_ptr<GeneratorBase> g = GeneratorRegistry::create(name);
+        std::unique_ptr<GeneratorBase> g;
+        try {
+            g = GeneratorRegistry::create(name);
+        } catch (const CompileError &e) {
+            // One broken generator does not hide the others.
+            out << name << "\n  (cannot be constructed: " << e.what() << ")\n";
+            continue;
+        }
         out << name << "\n";
         for (const GeneratorParamBase *p : g->params()) {
             // The type or rank of an input or output that is a parameter has no default.
@@ -247,6 +254,9 @@ int generator_main(int argc, char **argv) {
         if (report) write_report(name, params, sizes, dir + "/" + function);
         return 0;
     } catch (const Error &e) {
+        std::cerr << program << ": " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception &e) {
         std::cerr << program << ": " << e.what() << "\n";
         return 1;
     }

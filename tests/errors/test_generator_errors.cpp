@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -75,9 +76,36 @@ private:
     Buffer<float> table{std::vector<int>{16}, "table"};
 };
 
+// A generator whose own code throws a standard exception, or fails while it is constructed.
+class ThrowsStd : public Generator<ThrowsStd> {
+public:
+    GeneratorParam<int> which{"which", 0};
+    Output<Buffer<float, 1>> out{"out"};
+    void generate() {
+        out(x) = 1.0f;
+        (void)std::vector<int>{}.at(size_t(which.value()));
+    }
+
+private:
+    Var x{"x"};
+};
+
+class TwoParamsNamedK : public Generator<TwoParamsNamedK> {
+public:
+    GeneratorParam<int> k{"k", 1}, k_again{"k", 2};
+    Output<Buffer<float, 1>> out{"out"};
+    void generate() { out(x) = 1.0f; }
+
+private:
+    Var x{"x"};
+};
+
 } // namespace
 
-AICF_REGISTER_GENERATOR(Typed, typed, (typed_exact, (mode, exact)(factor, 4)))
+AICF_REGISTER_GENERATOR(Typed, typed, (typed_exact, (mode, exact)(factor, 4)),
+                        (typed_bad_preset, (factor, 99)))
+AICF_REGISTER_GENERATOR(ThrowsStd, throws_std)
+AICF_REGISTER_GENERATOR(TwoParamsNamedK, two_params_named_k)
 AICF_REGISTER_GENERATOR(NoDefinition, no_definition)
 AICF_REGISTER_GENERATOR(WrongType, wrong_type)
 AICF_REGISTER_GENERATOR(WrongRank, wrong_rank)
@@ -98,7 +126,18 @@ TEST(GeneratorErrors, ParametersByNameAndKind) {
     EXPECT_CONTAINS(msg, "Generator typed has no parameter factr. Its parameters are: target, "
                          "cubins, factor, gain, fused, mode, in.type, in.dim.");
     msg = message_of<CompileError>([&] { g->set_param("factor", "three"); });
-    EXPECT_CONTAINS(msg, "GeneratorParam factor of typed is an integer, not \"three\".");
+    EXPECT_CONTAINS(msg, "GeneratorParam factor of typed is a decimal integer, not \"three\".");
+    // Decimal, whatever the leading zeros; nothing else around the digits.
+    g->set_param("factor", "010");
+    g->set_param("factor", "09");
+    for (const char *text : {" 4", "+4", "0x4", "4 ", "-"}) {
+        msg = message_of<CompileError>([&] { g->set_param("factor", text); });
+        EXPECT_CONTAINS(msg, "is a decimal integer, not \"" + std::string(text) + "\".");
+    }
+    // A float32 parameter takes what a float32 holds.
+    msg = message_of<CompileError>([&] { g->set_param("gain", "1e300"); });
+    EXPECT_CONTAINS(msg,
+                    "GeneratorParam gain of typed must be a finite float32 number, not 1e300.");
     msg = message_of<CompileError>([&] { g->set_param("factor", "17"); });
     EXPECT_CONTAINS(msg, "GeneratorParam factor of typed must be an integer from 1 to 16, not 17.");
     msg = message_of<CompileError>([&] { g->set_param("gain", "1.5x"); });
@@ -120,6 +159,50 @@ TEST(GeneratorErrors, ParametersByNameAndKind) {
         values[p->name()] = p->value_text();
     EXPECT_EQ(values["mode"], "exact");
     EXPECT_EQ(values["factor"], "4");
+    // A preset's bad value names the preset.
+    msg = message_of<CompileError>([] { GeneratorRegistry::create("typed_bad_preset"); });
+    EXPECT_CONTAINS(msg, "Preset typed_bad_preset (of generator typed) sets factor=99: "
+                         "GeneratorParam factor of typed must be an integer from 1 to 16");
+}
+
+// The generator's own code throwing, or a mistake while it is constructed: a CompileError that
+// names the generator (the driver prints it and exits with 1, never aborts).
+TEST(GeneratorErrors, ExceptionsOfTheGeneratorsOwnCodeNameIt) {
+    auto g = GeneratorRegistry::create("throws_std");
+    g->set_param("which", "3");
+    std::string msg = message_of<CompileError>([&] { g->build(); });
+    EXPECT_CONTAINS(msg, "throws_std, in generate() (with which=3): its code threw an exception: ");
+    msg = message_of<CompileError>([] { GeneratorRegistry::create("two_params_named_k"); });
+    EXPECT_CONTAINS(msg, "Generator two_params_named_k has two parameters named k.");
+}
+
+// A name registered twice (registration runs before main(), so every later use of the
+// registry reports it). Run in a child process, whose registry the clash spoils.
+TEST(GeneratorErrors, ANameRegisteredTwiceIsRefused) {
+    auto expect_clash = [](const std::string &name, const std::vector<GeneratorPreset> &presets,
+                           const std::string &expected) {
+        GeneratorRegistry::add(
+            name, [] { return GeneratorRegistry::create("typed"); }, presets, "Other");
+        std::string msg = message_of<CompileError>([] { GeneratorRegistry::generators(); });
+        if (msg.find(expected) == std::string::npos) {
+            std::fprintf(stderr, "message: %s\n", msg.c_str());
+            std::exit(1);
+        }
+        std::exit(0);
+    };
+    EXPECT_EXIT(expect_clash("typed", {},
+                             "This program registers the name typed twice: as generator typed "
+                             "(class Typed) and as generator typed (class Other). Give each "
+                             "generator and preset a name of its own."),
+                ::testing::ExitedWithCode(0), "");
+    EXPECT_EXIT(expect_clash("other", {GeneratorPreset{"typed_exact", {}}},
+                             "the name typed_exact twice: as preset typed_exact of generator "
+                             "typed and as preset typed_exact of generator other"),
+                ::testing::ExitedWithCode(0), "");
+    EXPECT_EXIT(expect_clash("other", {GeneratorPreset{"typed", {}}},
+                             "the name typed twice: as generator typed (class Typed) and as "
+                             "preset typed of generator other"),
+                ::testing::ExitedWithCode(0), "");
 }
 
 TEST(GeneratorErrors, InputsLeftUnsetAndOutputsNotAsDeclared) {
@@ -215,6 +298,10 @@ TEST(GeneratorDriver, HelpListAndErrors) {
     EXPECT_CONTAINS(text, "typed\n  target = host  (a target");
     EXPECT_CONTAINS(text, "  factor = 2  (an integer from 1 to 16)");
     EXPECT_CONTAINS(text, "typed_exact (preset of typed: mode=exact factor=4)");
+    // A generator that cannot be constructed is listed as such, the others as usual.
+    EXPECT_CONTAINS(text, "two_params_named_k\n  (cannot be constructed: Generator "
+                          "two_params_named_k has two parameters named k.)");
+    EXPECT_CONTAINS(text, "throws_std\n  target = host");
     // The type and rank of `in` are parameters without a default.
     EXPECT_CONTAINS(text, "typed\n  target = host  (a target");
     EXPECT_CONTAINS(text, "  in.type (required)  (a type");
