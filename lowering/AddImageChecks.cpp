@@ -297,10 +297,13 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
                                       {stride, i32(d), i32(a.known_strides[d])}));
         }
         if (a.dimensions > 0) {
+            // (One point is dense whatever its stride.)
             Expr stride0 = Call::make(Int(32), Intrinsic::buffer_get_stride, {desc, i32(0)});
-            shape_checks.insert(shape_checks.begin(),
-                                check(EQ::make(stride0, i32(1)), RuntimeErrorKind::BufferStride,
-                                      a.name, {stride0}));
+            Expr extent0 = Call::make(Int(32), Intrinsic::buffer_get_extent, {desc, i32(0)});
+            shape_checks.insert(
+                shape_checks.begin(),
+                check(Or::make(EQ::make(stride0, i32(1)), LE::make(extent0, i32(1))),
+                      RuntimeErrorKind::BufferStride, a.name, {stride0}));
         }
         Expr limit = make_const(Int(64), int64_t(0x7fffffff));
         shape_checks.push_back(

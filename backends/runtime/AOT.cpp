@@ -43,8 +43,11 @@ std::string dl_type_text(DLDataType t) {
     std::ostringstream s;
     static const char *const codes[] = {"int",    "uint",    "float", "opaque handle",
                                         "bfloat", "complex", "bool"};
-    s << (t.code <= dl_bool_code ? codes[t.code] : "unknown type code " + std::to_string(t.code))
-      << int(t.bits);
+    if (t.code > dl_bool_code) {
+        s << "unknown DLPack type code " << int(t.code) << " (" << int(t.bits) << " bits)";
+    } else {
+        s << codes[t.code] << int(t.bits);
+    }
     if (t.lanes != 1) s << "x" << t.lanes;
     return s.str();
 }
@@ -143,7 +146,9 @@ void check_tensor(const aicf_pipeline_metadata_t &p, int index, const DLTensor *
                                                        std::to_string(extent) +
                                                        "; pipelines address at most 2^31 - 1.");
         }
-        const int64_t stride = t->strides ? t->strides[axis] : compact;
+        // One point along an axis is dense whatever its stride (frameworks give such axes
+        // any stride: a (30, 1) slice of a (30, 2) tensor has strides (2, 2)).
+        const int64_t stride = !t->strides ? compact : extent == 1 && d == 0 ? 1 : t->strides[axis];
         if (stride < 0 || stride > INT32_MAX) {
             throw ArgumentError(K::BufferStride,
                                 where + ": " + dim + " has stride " + std::to_string(stride) +

@@ -243,6 +243,28 @@ TEST(AOT, StridedInput) {
             ASSERT_EQ(out(x, y), big(x, 2 * y) + 1.0f);
 }
 
+// One column of a matrix, (H, 1) with strides (2 W, 2), as a framework gives every other
+// column: one point per row is dense whatever its stride.
+TEST(AOT, AStrideAlongOnePointIsNoStride) {
+    const int W = 30, H = 50;
+    Buffer<uint8_t> matrix = random_buffer<uint8_t>({W, H}, 5, 1, 255);
+    std::vector<int64_t> shape = {H, 1}, strides = {W, 2};
+    DLTensor column{};
+    column.data = &matrix(3, 0);
+    column.device = {kDLCPU, 0};
+    column.ndim = 2;
+    column.dtype = {kDLUInt, 8, 1};
+    column.shape = shape.data();
+    column.strides = strides.data();
+    Buffer<uint32_t> sum({1});
+    Tensor tsum(sum);
+    ASSERT_EQ(aot_column_sum(&column, &tsum), 0) << aicf_last_error();
+    uint32_t want = 0;
+    for (int y = 0; y < H; y++)
+        want += matrix(3, y);
+    EXPECT_EQ(sum(0), want);
+}
+
 // Every argument check: the code returned and the message, with nothing run.
 TEST(AOTErrors, EachArgumentCheckReturnsItsCodeAndMessage) {
     const int W = 16, H = 4;
@@ -267,6 +289,9 @@ TEST(AOTErrors, EachArgumentCheckReturnsItsCodeAndMessage) {
         t.t.dtype = {kDLInt, 32, 1};
         expect(call(&t, &tout), -int(K::BufferType),
                "buffer in (argument 0) holds int32 elements, but the pipeline expects float32.");
+        t.t.dtype = {99, 32, 1};
+        expect(call(&t, &tout), -int(K::BufferType),
+               "buffer in (argument 0) holds unknown DLPack type code 99 (32 bits) elements");
     }
     {
         Tensor t(in);

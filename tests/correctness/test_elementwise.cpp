@@ -174,6 +174,14 @@ TEST(Buffers, BorrowedViewWithMinsAndStrides) {
                   std::string::npos)
             << e.what();
     }
+    // One point along dimension 0 is dense whatever its stride: a column of the storage.
+    Buffer<float> column(storage.data() + 5, std::vector<aicf_dim_t>{{0, 1, 7, 0}, {0, 10, 16, 0}},
+                         "column");
+    Func h("h");
+    h(x, y) = column(x, y) + 1.0f;
+    Buffer<float> got = h.realize({1, 10});
+    for (int j = 0; j < 10; j++)
+        EXPECT_EQ(got(0, j), storage[size_t(j * 16 + 5)] + 1.0f) << j;
 }
 
 TEST(Targets, FusedMultiplyAddIsOptIn) {
