@@ -1,6 +1,6 @@
 #include "dsl/Buffer.h"
 
-#include "dsl/BufferCopy.h"
+#include "dsl/BufferMemory.h"
 #include "dsl/HostMemory.h"
 #include "dsl/Var.h"
 #include "dsl/base/Error.h"

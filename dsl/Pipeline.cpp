@@ -1,5 +1,6 @@
 #include "dsl/Pipeline.h"
 
+#include "dsl/BufferMemory.h"
 #include "dsl/Fingerprint.h"
 #include "dsl/Names.h"
 #include "dsl/base/Changes.h"
@@ -409,15 +410,6 @@ Realization Pipeline::realize(const std::vector<int> &sizes, const Target &targe
 
 namespace {
 
-// The host bytes a buffer's elements span, [first, end); empty for a buffer without host
-// memory or elements.
-std::pair<uintptr_t, uintptr_t> host_bytes(const aicf_buffer_t *b) {
-    if (!b->host) return {0, 0};
-    uint64_t first, end;
-    aicf_buffer_span(b, reinterpret_cast<uintptr_t>(b->host), &first, &end);
-    return {uintptr_t(first), uintptr_t(end)};
-}
-
 // Compiled code assumes that what it writes is not also read through another buffer (loads
 // and stores of different buffers are reordered freely), so an output that shares memory
 // with an input or another output is refused.
@@ -434,13 +426,16 @@ void check_outputs_do_not_overlap(const std::vector<Argument> &args,
                 << "an output needs memory of its own (a stride of 0, or rows that overlap, "
                 << "would make the pipeline's writes race and overwrite each other).";
         }
-        auto a = host_bytes(out);
-        if (a.first == a.second) continue;
+        if (!out->host) continue;
         for (size_t j = 0; j < args.size(); j++) {
             if (j == i || !(args[j].is_buffer || args[j].is_output)) continue;
             if (args[j].is_output && j < i) continue; // each pair of outputs once
-            auto b = host_bytes(static_cast<const aicf_buffer_t *>(pointers[j]));
-            if (b.first == b.second || a.second <= b.first || b.second <= a.first) continue;
+            const auto *other = static_cast<const aicf_buffer_t *>(pointers[j]);
+            // Views of one array whose elements interleave (a matrix's halves) are distinct.
+            if (!other->host ||
+                !buffers_share_memory(out, reinterpret_cast<uintptr_t>(out->host), other,
+                                      reinterpret_cast<uintptr_t>(other->host)))
+                continue;
             runtime_error_report
                 << "The output buffer " << args[i].name << " shares memory with the "
                 << (args[j].is_output ? "output" : "input") << " buffer " << args[j].name

@@ -6,6 +6,7 @@
 #include "backends/runtime/AOTABI.h"
 #include "backends/runtime/Device.h"
 #include "backends/runtime/Runtime.h"
+#include "dsl/BufferMemory.h"
 #include "dsl/HostMemory.h"
 #include "dsl/Target.h"
 #include "dsl/base/Error.h"
@@ -180,14 +181,9 @@ void check_tensor(const aicf_pipeline_metadata_t &p, int index, const DLTensor *
 // same memory: the CPU's, or the CUDA device's) or itself.
 void check_outputs_do_not_overlap(const aicf_pipeline_metadata_t &p,
                                   const std::vector<TensorBuffer> &tensors) {
-    auto span = [&](int i) {
+    auto base = [&](int i) {
         const TensorBuffer &t = tensors[size_t(i)];
-        uint64_t first, end;
-        aicf_buffer_span(&t.buffer,
-                         t.in_cuda_memory ? t.buffer.device
-                                          : reinterpret_cast<uintptr_t>(t.buffer.host),
-                         &first, &end);
-        return std::make_pair(first, end);
+        return t.in_cuda_memory ? t.buffer.device : reinterpret_cast<uintptr_t>(t.buffer.host);
     };
     auto named = [&](int i) {
         return std::string(p.arguments[i].kind == AICF_ARGUMENT_OUTPUT ? "output" : "input") +
@@ -206,14 +202,13 @@ void check_outputs_do_not_overlap(const aicf_pipeline_metadata_t &p,
                     ", which the points of the dimensions of smaller strides already reach. "
                     "Every point of an output needs memory of its own.");
         }
-        const auto a = span(i);
-        if (a.first == a.second) continue;
         for (int j = 0; j < p.argument_count; j++) {
             if (j == i || p.arguments[j].kind == AICF_ARGUMENT_SCALAR) continue;
             if (p.arguments[j].kind == AICF_ARGUMENT_OUTPUT && j < i) continue; // each pair once
             if (tensors[size_t(j)].in_cuda_memory != out.in_cuda_memory) continue;
-            const auto b = span(j);
-            if (b.first == b.second || a.second <= b.first || b.second <= a.first) continue;
+            // Views of one array whose elements interleave (a matrix's halves) are distinct.
+            if (!buffers_share_memory(&out.buffer, base(i), &tensors[size_t(j)].buffer, base(j)))
+                continue;
             throw ArgumentError(ir::RuntimeErrorKind::BufferOverlap,
                                 std::string(p.name) + ": the " + named(i) +
                                     " shares memory with the " + named(j) +
@@ -473,8 +468,13 @@ const aicf_pipeline_metadata_t *aicf_choose_pipeline(const aicf_pipeline_metadat
     using namespace aicf::runtime;
     last_error.clear();
     try {
-        if (!builds || count <= 0 || !chosen) {
+        if (!builds || count <= 0) {
             last_error = "aicf_choose_pipeline: no builds to choose from.";
+            return nullptr;
+        }
+        if (!chosen) {
+            last_error = "aicf_choose_pipeline: `chosen` is a null pointer; it must point to "
+                         "where the library keeps its choice.";
             return nullptr;
         }
         return choose(builds, count, chosen);

@@ -2,7 +2,7 @@
 
 #include "backends/runtime/Device.h"
 #include "backends/runtime/ThreadPool.h"
-#include "dsl/BufferCopy.h"
+#include "dsl/BufferMemory.h"
 #include "dsl/HostMemory.h"
 #include "dsl/base/Error.h"
 

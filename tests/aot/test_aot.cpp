@@ -375,6 +375,17 @@ TEST(AOTErrors, EachArgumentCheckReturnsItsCodeAndMessage) {
         upper.shape[0] = H;
         upper.t.byte_offset = sizeof(float) * W * (H - 1); // one row in common
         expect(call(&lower, &upper), -int(K::BufferOverlap), "shares memory with the input");
+        // The left and right halves of a wider matrix share no element: the call runs.
+        Buffer<float> wide({2 * W, H});
+        Tensor left(wide), right(wide);
+        left.shape[1] = right.shape[1] = W;
+        right.t.byte_offset = sizeof(float) * W;
+        wide.fill(3.0f);
+        EXPECT_EQ(call(&left, &right), 0) << aicf_last_error();
+        EXPECT_EQ(wide(W, 0), 3.0f) << "scale 1, offset 0";
+        // One column more and they share one.
+        left.shape[1] = W + 1;
+        expect(call(&left, &right), -int(K::BufferOverlap), "shares memory with the input");
     }
     {
         // An output whose rows overlap (stride 0, or a row stride shorter than a row).

@@ -1082,6 +1082,25 @@ TEST(RuntimeErrors, OutputsMustNotOverlapInputs) {
     Buffer<float> out(16, 8);
     f.realize(out);
     EXPECT_EQ(out(3, 2), 2.0f);
+    // So are views of one matrix whose elements interleave without meeting: its left half
+    // read, its right half written (their rows alternate in memory).
+    Buffer<float> matrix({32, 8}, "matrix");
+    for (int j = 0; j < 8; j++)
+        for (int i = 0; i < 32; i++)
+            matrix(i, j) = float(i + 100 * j);
+    auto half = [&](int first, int width) {
+        return Buffer<float>(&matrix(first, 0), {{0, width, 1, 0}, {0, 8, 32, 0}});
+    };
+    input.set(half(0, 16));
+    Buffer<float> right = half(16, 16);
+    f.realize(right);
+    for (int j = 0; j < 8; j++)
+        for (int i = 0; i < 16; i++)
+            ASSERT_EQ(matrix(16 + i, j), float(i + 100 * j) + 1.0f) << i << ", " << j;
+    // One column more, and the views share the column 16.
+    input.set(half(0, 17));
+    msg = message_of<RuntimeError>([&] { f.realize(right); });
+    EXPECT_CONTAINS(msg, "The output buffer f shares memory with the input buffer input.");
 }
 
 TEST(ScheduleErrors, NamedRVarOfASplitIsNotAnExpression) {

@@ -1,7 +1,8 @@
-#ifndef AICF_DSL_BUFFERCOPY_H
-#define AICF_DSL_BUFFERCOPY_H
+#ifndef AICF_DSL_BUFFERMEMORY_H
+#define AICF_DSL_BUFFERMEMORY_H
 
-// Copies between a buffer's host memory and its device copy. The device copy mirrors the
+// Where a buffer's elements lie in memory, and copies between its host memory and its device
+// copy. The device copy mirrors the
 // span of the host elements, gaps included (the rows of a view into a wider matrix), so
 // copying it back whole would also write the gaps: memory that belongs to someone else (the
 // other half of that matrix, perhaps written since by another pipeline or thread).
@@ -15,6 +16,13 @@ namespace aicf {
 // run. Returns what the device's copy_to_host returns (or 1, with a message, when the
 // staging memory cannot be had).
 int copy_elements_to_host(aicf_buffer_t *b, char *error, size_t error_size);
+
+// Whether an element of `a` (whose first element is at address `base_a`) and an element of
+// `b` share memory. Exact where both have elements of one size and the same strides (views of
+// one array: the left and right halves of a matrix interleave their rows and share no
+// element); otherwise whether the spans of their elements meet.
+bool buffers_share_memory(const aicf_buffer_t *a, uint64_t base_a, const aicf_buffer_t *b,
+                          uint64_t base_b);
 
 } // namespace aicf
 
