@@ -3,6 +3,7 @@
 #include "dsl/base/Error.h"
 
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -114,17 +115,25 @@ std::string Target::missing_cpu_features() const {
     // AICF_CPU_LEVEL caps the level this CPU counts as running, to try a library's builds for
     // lesser machines on this one.
     Arch cap = X86_64_v4;
-    if (const char *env = std::getenv("AICF_CPU_LEVEL"); env && *env) {
-        Target level(env);
-        user_assert(level.arch() != Host && !level.has_cuda() && level.features_ == 0)
+    const char *env = std::getenv("AICF_CPU_LEVEL");
+    if (env && *env) {
+        std::optional<Target> level;
+        try {
+            level = Target(env);
+        } catch (const CompileError &) {
+        }
+        user_assert(level && level->arch() != Host && !level->has_cuda() && level->features_ == 0)
             << "AICF_CPU_LEVEL=" << env << " is not an x86-64 level (x86-64, x86-64-v2, "
             << "x86-64-v3, x86-64-v4).";
-        cap = level.arch();
+        cap = level->arch();
     }
+    bool capped = false;
     for (const CPUFeature &f : features) {
         if (f.level <= arch_ && (!f.present || f.level > cap))
             missing += std::string(missing.empty() ? "" : ", ") + f.name;
+        capped = capped || (f.level <= arch_ && f.present && f.level > cap);
     }
+    if (capped) missing += std::string(" (as AICF_CPU_LEVEL=") + env + " says)";
 #else
     if (arch_ != Host) missing = "an x86-64 CPU";
 #endif

@@ -306,7 +306,10 @@ void add_c_functions(llvm::Module &m, const std::vector<Argument> &args, const s
     } else {
         llvm::FunctionCallee choose = m.getOrInsertFunction(
             "aicf_choose_pipeline", llvm::FunctionType::get(ptr, {ptr, i32, ptr}, false));
-        b.CreateRet(b.CreateCall(choose, {d.builds, b.getInt32(d.count), d.chosen}));
+        // Where no build runs here, the first: every build takes the same arguments.
+        llvm::Value *chosen = b.CreateCall(choose, {d.builds, b.getInt32(d.count), d.chosen});
+        llvm::Value *first = b.CreateLoad(ptr, d.builds);
+        b.CreateRet(b.CreateSelect(b.CreateIsNull(chosen), first, chosen));
     }
 }
 

@@ -10,7 +10,10 @@
  *   int name_argv(void **args);  // one pointer per argument: the DLTensor, or the value
  *   const aicf_pipeline_metadata_t *name_metadata(void);
  *
- * with the arguments in the generator's declaration order. They return 0, or a nonzero code
+ * with the arguments in the generator's declaration order. name_metadata() never returns NULL:
+ * for a library built for several targets it describes the build this machine runs, or the
+ * first where none runs (every build takes the same arguments; calling it then fails with the
+ * reason). They return 0, or a nonzero code
  * with the message in aicf_last_error(). Every argument is checked before any work: null
  * pointers, the device, element type, rank, shape and strides, and that each buffer covers
  * the region the pipeline reads or writes.

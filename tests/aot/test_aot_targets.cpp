@@ -109,18 +109,24 @@ TEST(AOTTargets, LevelsTheCPULacksAreRefused) {
         ScopedEnv level("AICF_CPU_LEVEL", "x86-64-v3");
         EXPECT_EQ(aot_scale_v4(&tin, 2.0f, 1, &tout),
                   -int(ir::RuntimeErrorKind::TargetUnsupported));
-        EXPECT_STREQ(aicf_last_error(),
-                     "aot_scale_v4 was compiled for x86-64-v4, but this machine's CPU lacks "
-                     "avx512f, avx512bw, avx512cd, avx512dq, avx512vl. Build it for a lower "
-                     "x86-64 level, or with several targets.");
+        // (Where the CPU has them, the message says that the variable took them away.)
+        const bool has_avx512 = [] {
+            ScopedEnv uncapped("AICF_CPU_LEVEL", nullptr);
+            return Target("x86-64-v4").missing_cpu_features().empty();
+        }();
+        const std::string capped = has_avx512 ? " (as AICF_CPU_LEVEL=x86-64-v3 says)" : "";
+        EXPECT_EQ(std::string(aicf_last_error()),
+                  "aot_scale_v4 was compiled for x86-64-v4, but this machine's CPU lacks "
+                  "avx512f, avx512bw, avx512cd, avx512dq, avx512vl" +
+                      capped + ". Build it for a lower x86-64 level, or with several targets.");
         Var x("x");
         Func f("f");
         f(x) = x * 2;
         const std::string jit =
             aicf_test::message_of<CompileError>([&] { f.realize({8}, Target("x86-64-v4")); });
         EXPECT_NE(jit.find("Cannot compile f for x86-64-v4 here: this CPU lacks avx512f, "
-                           "avx512bw, avx512cd, avx512dq, avx512vl, so it cannot run that code. "
-                           "Compile it ahead of time"),
+                           "avx512bw, avx512cd, avx512dq, avx512vl" +
+                           capped + ", so it cannot run that code. Compile it ahead of time"),
                   std::string::npos)
             << jit;
         EXPECT_NE(jit.find("or name a lower level (x86-64-v3) or host."), std::string::npos) << jit;
@@ -134,7 +140,10 @@ TEST(AOTTargets, LevelsTheCPULacksAreRefused) {
                   std::string::npos)
             << msg;
         EXPECT_NE(msg.find("; x86-64-v3: the CPU lacks avx, avx2"), std::string::npos) << msg;
-        EXPECT_EQ(aot_scale_v4_v3_metadata(), nullptr);
+        // The metadata describes the arguments all the same (the first build's).
+        ASSERT_NE(aot_scale_v4_v3_metadata(), nullptr);
+        EXPECT_STREQ(aot_scale_v4_v3_metadata()->target, "x86-64-v4");
+        EXPECT_STREQ(aot_scale_v4_v3_metadata()->arguments[0].name, "in");
     }
     // Where the CPU has them, the same calls run (the library's choice is made at the first
     // call that finds a build).
@@ -162,11 +171,15 @@ TEST(AOTTargets, TargetTexts) {
                        "x86-64-v4)"),
               std::string::npos)
         << msg;
-    ScopedEnv bad("AICF_CPU_LEVEL", "host");
-    EXPECT_NE(aicf_test::message_of<CompileError>([] {
-                  Target("x86-64").missing_cpu_features();
-              }).find("AICF_CPU_LEVEL=host is not an x86-64 level"),
-              std::string::npos);
+    for (const char *level : {"host", "x86-64-v5", "bogus"}) {
+        ScopedEnv bad("AICF_CPU_LEVEL", level);
+        EXPECT_NE(
+            aicf_test::message_of<CompileError>([] { Target("x86-64").missing_cpu_features(); })
+                .find("AICF_CPU_LEVEL=" + std::string(level) +
+                      " is not an x86-64 level (x86-64, x86-64-v2, x86-64-v3, x86-64-v4)."),
+            std::string::npos)
+            << level;
+    }
 }
 
 // Builds that cannot make one library are refused, naming what differs.
