@@ -155,7 +155,11 @@ Stmt build_stage(const Function &f, int stage) {
             bounds[inner_id] = {make_zero(Int(32)), inner_extent, old.is_rvar};
             if (tail == TailStrategy::ShiftInwards)
                 base = Min::make(base, Sub::make(old.extent, factor));
-            if (tail == TailStrategy::GuardWithIf) {
+            // A factor that provably divides the extent (an RDom over steps * 16 split by 16)
+            // leaves no tail to guard.
+            const bool divides =
+                is_const_zero(simplify(Mod::make(old.extent, factor))) && !is_const_zero(factor);
+            if (tail == TailStrategy::GuardWithIf && !divides) {
                 // In terms of the old variable, so analyses see which range it guards.
                 guards.push_back(LT::make(var_of(old_id), Add::make(old.min, old.extent)));
             }

@@ -104,9 +104,9 @@ struct DimLayout {
     }
     std::string describe() const {
         std::ostringstream os;
-        os << "element x of dimension " << dim << " lives in thread";
+        os << "the point at coordinate c of dimension " << dim << " lives in thread";
         for (size_t j = 0; j < digits.size(); j++)
-            os << (j ? " and" : "") << " " << to_string(digits[j].dim) << " = ((x - "
+            os << (j ? " and" : "") << " " << to_string(digits[j].dim) << " = ((c - "
                << with_user_loop_names(to_string(simplify(base))) << ") / " << digits[j].stride
                << ") % " << digits[j].threads;
         return os.str();
@@ -134,16 +134,15 @@ protected:
 class StripeAccesses : public LetStackMutator {
 public:
     // `outer_lets`: the lets around the Realize (its bounds, the consumer's loop mins).
-    StripeAccesses(const std::string &func, const Layout &layout, const std::string &producer,
+    StripeAccesses(const std::string &func, const Layout &layout,
                    const std::vector<std::pair<std::string, Expr>> &outer_lets)
-        : func(func), layout(layout), producer(producer) {
+        : func(func), layout(layout) {
         lets = outer_lets;
     }
 
 private:
     const std::string &func;
     const Layout &layout;
-    const std::string &producer; // the producer's thread loop, for messages
     Scope<Interval> bounds;
     std::map<std::string, Expr> thread_vars; // thread loop variable -> min + thread symbol
     std::map<std::string, GPUDim> thread_dims;
@@ -184,10 +183,10 @@ private:
         Scope<Interval> with_thread = bounds;
         for (const ThreadDigit &d : l.digits) {
             user_assert(loops_on[int(d.dim)] > 0)
-                << "Func " << func << " is held in registers striped across the threads of "
-                << loop_for_users(producer) << " (" << l.describe() << "), but "
-                << with_user_loop_names(access) << " reads it outside any GPU thread loop along "
-                << to_string(d.dim) << ", where no thread holds all of it. Read it inside loops "
+                << "Func " << func << " is held in registers striped across GPU threads ("
+                << l.describe() << "), but " << with_user_loop_names(access)
+                << " reads it outside any GPU thread loop along " << to_string(d.dim)
+                << ", where no thread holds all of it. Read it inside loops "
                 << "mapped like " << func << "'s.";
             with_thread.push(thread_symbol(d.dim),
                              Interval(make_zero(Int(32)), make_const(Int(32), d.threads - 1)));
@@ -201,10 +200,10 @@ private:
             Expr owner = simplify(known.owner(at, d), with_thread);
             user_assert(can_prove(EQ::make(owner, Variable::make(Int(32), thread_symbol(d.dim))),
                                   with_thread))
-                << "Func " << func << " is held in registers striped across the threads of "
-                << loop_for_users(producer) << " (" << l.describe() << "), but "
-                << with_user_loop_names(access) << " may read an element another thread holds: "
-                << "it reads x = " << with_user_loop_names(to_string(simplify(at, with_thread)))
+                << "Func " << func << " is held in registers striped across GPU threads ("
+                << l.describe() << "), but " << with_user_loop_names(access)
+                << " may read an element another thread holds: "
+                << "it reads c = " << with_user_loop_names(to_string(simplify(at, with_thread)))
                 << ", held by thread " << to_string(d.dim) << " = "
                 << with_user_loop_names(to_string(owner)) << ". Split the consumer's loop over "
                 << "that dimension as " << func << "'s is split, with the same loops on threads, "
@@ -274,7 +273,7 @@ class StripeRegisterFuncs : public LetStackMutator {
         std::optional<Layout> layout = find_layout(op, find, threads, inside_threads);
         if (!layout) return IRMutator::visit(op); // a register tile: register_tiles sizes it
         Stmt body = mutate(op->body);
-        body = StripeAccesses(f, *layout, threads.back()->name, lets).mutate(body);
+        body = StripeAccesses(f, *layout, lets).mutate(body);
         Region bounds = op->bounds;
         for (const DimLayout &l : *layout)
             bounds[size_t(l.dim)] = Range(make_zero(Int(32)), make_const(Int(32), l.extent));

@@ -24,6 +24,14 @@ using namespace ir;
 
 namespace {
 
+// A statement as text inside a sentence: without the printer's closing newline.
+std::string inline_text(const Stmt &s) {
+    std::string text = to_string(s);
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+        text.pop_back();
+    return text;
+}
+
 // A lane's thread loops: t = lane % 4 along x, g = lane / 4 along y.
 constexpr int kLaneThreadsX = 4, kLaneThreadsY = 8;
 
@@ -153,22 +161,20 @@ private:
                 break;
             }
         }
+        // A test around the update (a split's tail guard, an RDom's where()) is refused once
+        // the loops' extents are known to be the instruction's: a wrong extent is the likelier
+        // mistake, and its message says what to change.
+        const IfThenElse *guard = body.as<IfThenElse>();
+        if (guard && !guard->else_case.defined()) body = guard->then_case;
         user_assert(nest.size() == 3 && !body.as<IfThenElse>())
             << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
             << ", which must be its innermost three loops, nested directly around the update, "
-            << "but "
-            << (body.as<IfThenElse>()
-                    ? "a bounds test of a split guards the update (the tiles do not divide the "
-                      "Func): split n and m with TailStrategy::ShiftInwards, and give the "
-                      "reduction a multiple of the instruction's k, the inputs read past their end "
-                      "as zeros (a(k, y) = select(k < K, A(min(k, K - 1), y), 0))"
-                    : "other statements lie between them")
-            << ".";
+            << "but other statements lie between them.";
         const Provide *p = body.as<Provide>();
         user_assert(p && p->values.size() == 1 && p->values[0].type() == Float(32))
             << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
             << ": the update must write one float32 value (the accumulator), but it is "
-            << to_string(body);
+            << with_user_loop_names(inline_text(body)) << ".";
         const For *n = nest.at(ms.n), *m = nest.at(ms.m), *k = nest.at(ms.k);
 
         std::vector<Expr> args;
@@ -180,7 +186,7 @@ private:
                                        "bfloat16, float16 (converted to float32) or float32";
         auto refuse = [&](const std::string &why) {
             user_error << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
-                       << ", but its update " << with_user_loop_names(to_string(Stmt(p))) << " "
+                       << ", but its update " << with_user_loop_names(inline_text(Stmt(p))) << " "
                        << why << ": " << shape_text << ".";
         };
         // The accumulator read and the product.
@@ -238,6 +244,16 @@ private:
                 << ", but it has " << with_user_loop_names(to_string(simplify(loop->extent)))
                 << ". Split it by " << want << ".";
         }
+        user_assert(!guard)
+            << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
+            << ", which must be its innermost three loops, nested directly around the update, "
+            << "but a test guards the update: if ("
+            << with_user_loop_names(to_string(simplify(guard->condition)))
+            << "). A split whose factor does not divide the extent guards its tail (split n and "
+            << "m with TailStrategy::ShiftInwards), as does an RDom's where(); give the "
+            << "reduction an extent that is a multiple of the instruction's k (" << shape->k
+            << "), the inputs read past their end as zeros (a(k, y) = select(k < K, A(min(k, K - "
+            << "1), y), 0)).";
         // The update's point moves along one dimension with n and another with m, not with k.
         int n_dim = -1, m_dim = -1;
         for (size_t d = 0; d < args.size(); d++) {

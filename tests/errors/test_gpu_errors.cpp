@@ -588,7 +588,9 @@ TEST(GPUScheduleErrors, TensorCores) {
     MMASchedule ragged;
     ragged.k_total = 72;
     msg = mma_error(ragged);
-    EXPECT_CONTAINS(msg, "a bounds test of a split guards the update");
+    EXPECT_CONTAINS(msg, "but a test guards the update: if (");
+    EXPECT_CONTAINS(msg, "give the reduction an extent that is a multiple of the instruction's k "
+                         "(16)");
     EXPECT_CONTAINS(msg, "select(k < K, A(min(k, K - 1), y), 0)");
 
     MMASchedule affine;

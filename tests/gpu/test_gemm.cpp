@@ -206,6 +206,56 @@ void expect_no_spills(const Func &f, const Target &t) {
 
 // The kernel is mma.sync fed by ldmatrix from shared memory that cp.async fills, with one
 // barrier per step, without local memory, and ptxas keeps it in registers on sm_80 and sm_90.
+// The schedule written directly, its reduction over a run-time K padded to a multiple of 16
+// (a Param; the operands read past K as zeros): the split by 16 provably divides the
+// reduction, so it has no tail to guard and the update maps onto the instruction.
+TEST(GemmTensorCores, ARunTimeReductionThatSixteenDivides) {
+    const int M = 32, N = 16;
+    for (int K : {40, 16, 1}) {
+        SCOPED_TRACE("K = " + std::to_string(K));
+        Buffer<bfloat16_t> A({K, M}, "A"), B({N, K}, "B");
+        fill_random(A, -1, 1, unsigned(K));
+        fill_random(B, -1, 1, unsigned(K) + 1);
+        Param<int> kp("kp");
+        kp.set(K);
+        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), xl("xl"), yh("yh"), wz("wz"),
+            xm("xm");
+        RVar ko("ko"), ki("ki");
+        RDom k(0, ((Expr(kp) + 15) / 16) * 16, "k");
+        Func a("a"), b("b"), prod("prod"), out("out");
+        const Expr zero = cast(BFloat(16), 0.0f);
+        a(x, y) = select(x < kp, A(clamp(x, 0, kp - 1), y), zero);
+        b(x, y) = select(y < kp, B(x, clamp(y, 0, kp - 1)), zero);
+        prod(x, y) = 0.0f;
+        prod(x, y) += cast<float>(a(k, y)) * cast<float>(b(x, k));
+        out(x, y) = prod(x, y);
+        out.tile(x, y, bx, by, x, y, 16, 16).gpu_blocks(bx, by);
+        auto fragments = [&](Stage st) {
+            st.split(x, wz, x, 8).split(x, tx, xl, 2).split(y, yh, ty, 8);
+            st.reorder(xl, yh, tx, ty, wz).gpu_threads(tx, ty, wz).unroll(yh);
+        };
+        fragments(Stage(out.function(), 0));
+        prod.compute_at(out, bx).store_in(MemoryType::Register);
+        fragments(Stage(prod.function(), 0));
+        prod.update()
+            .split(x, wz, xm, 8)
+            .split(k, ko, ki, 16)
+            .reorder(xm, y, ki, wz, ko)
+            .gpu_threads(wz)
+            .gpu_mma(xm, y, ki);
+        Buffer<float> C = out.realize({N, M}, gpu_target)[0];
+        C.copy_to_host();
+        for (int j = 0; j < M; j++) {
+            for (int i = 0; i < N; i++) {
+                double want = 0;
+                for (int q = 0; q < K; q++)
+                    want += double(float(A(q, j))) * double(float(B(i, q)));
+                ASSERT_NEAR(C(i, j), want, 1e-4 * (1 + std::fabs(want))) << i << ", " << j;
+            }
+        }
+    }
+}
+
 TEST(GemmTensorCores, PTXIsMmaSyncWithoutSpills) {
     Buffer<bfloat16_t> A({256, 256}, "A"), B({256, 256}, "B");
     Func out = aicf_apps::gemm_tensor_cores(A, B, 256, "gemm");
