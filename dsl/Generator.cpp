@@ -107,11 +107,24 @@ ir::Expr float_constant(ir::Type t, double v) {
     return ir::make_const(t, v);
 }
 
-std::string format_float(double v) {
+std::string format_float(double v, bool single) {
+    for (int digits = 1; digits <= 17; digits++) {
+        std::ostringstream s;
+        s.precision(digits);
+        s << v;
+        const double back = std::strtod(s.str().c_str(), nullptr);
+        if (single ? float(back) == float(v) : back == v) return s.str();
+    }
     std::ostringstream s;
     s.precision(17);
     s << v;
     return s.str();
+}
+
+void bad_declaration(const std::string &param, const std::string &what) {
+    throw CompileError("GeneratorParam " + param + " of " +
+                       (building_name.empty() ? std::string("a generator") : building_name) + " " +
+                       what + ".");
 }
 
 void out_of_range(const std::string &text, const std::string &kind, const std::string &where) {
@@ -335,7 +348,14 @@ void GeneratorBase::compile_to_files(const std::string &function_name, const Out
     std::vector<Argument> args = pipeline_arguments();
     OutputFiles with_cubins = files;
     with_cubins.cubins = cubin_list();
-    build().compile_to_files(function_name, args, with_cubins, target.value());
+    Pipeline p = build();
+    try {
+        p.compile_to_files(function_name, args, with_cubins, target.value());
+    } catch (const CompileError &e) {
+        // A schedule the target cannot run is found when compiling: name the generator.
+        throw CompileError(generator_name() + ", compiled for " + target.value().to_string() +
+                           ": " + e.what());
+    }
 }
 
 void GeneratorRegistry::compile_to_files(
@@ -493,6 +513,7 @@ void begin_building_generator(const char *name) {
 
 void end_building_generator(GeneratorBase *g, const std::string &name) {
     building = nullptr;
+    building_name.clear();
     if (g) g->name_ = name;
 }
 

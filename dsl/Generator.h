@@ -115,7 +115,11 @@ bool parse_bool(const std::string &text, const std::string &where);
 ir::Type parse_type(const std::string &text, const std::string &where);
 Target parse_target(const std::string &text, const std::string &where);
 std::string type_text(ir::Type t);
-std::string format_float(double v);
+// The shortest text that reads back as v (as a float32 where `single`).
+std::string format_float(double v, bool single);
+// A GeneratorParam declared with a default outside its range, an empty range, or an enum
+// default that has no name: a CompileError naming the parameter and its generator.
+[[noreturn]] void bad_declaration(const std::string &param, const std::string &what);
 ir::Expr int_constant(ir::Type t, int64_t v);
 ir::Expr float_constant(ir::Type t, double v);
 [[noreturn]] void out_of_range(const std::string &text, const std::string &kind,
@@ -137,11 +141,20 @@ public:
     }
     // An enum, with the name of each value as the command line spells it.
     GeneratorParam(const std::string &name, const T &value, std::map<std::string, T> names)
-        : GeneratorParamBase(name), value_(value), names_(std::move(names)) {}
+        : GeneratorParamBase(name), value_(value), names_(std::move(names)) {
+        bool named = false;
+        for (const auto &kv : names_)
+            named = named || kv.second == value_;
+        if (!named) detail::bad_declaration(name, "has a default value without a name: " + kind());
+    }
     // A number with the range of values it takes.
     GeneratorParam(const std::string &name, const T &value, const T &min, const T &max)
         : GeneratorParamBase(name), value_(value), min_(min), max_(max) {
         static_assert(std::is_arithmetic_v<T>, "a range is for numbers");
+        if (!(min <= max)) detail::bad_declaration(name, "has an empty range, " + kind());
+        if (!(min <= value && value <= max))
+            detail::bad_declaration(name, "has the default " + value_text() + ", but it must be " +
+                                              kind());
     }
 
     operator T() const { return value_; }
@@ -167,8 +180,9 @@ public:
             return "an integer from " + std::to_string(lowest()) + " to " +
                    std::to_string(highest());
         } else if constexpr (std::is_floating_point_v<T>) {
-            return min_ ? "a number from " + detail::format_float(double(*min_)) + " to " +
-                              detail::format_float(double(*max_))
+            constexpr bool single = sizeof(T) == 4;
+            return min_ ? "a number from " + detail::format_float(double(*min_), single) + " to " +
+                              detail::format_float(double(*max_), single)
                         : "a number";
         } else if constexpr (std::is_enum_v<T>) {
             std::string s = "one of";
@@ -190,7 +204,7 @@ public:
         } else if constexpr (std::is_integral_v<T>) {
             return std::to_string(value_);
         } else if constexpr (std::is_floating_point_v<T>) {
-            return detail::format_float(double(value_));
+            return detail::format_float(double(value_), sizeof(T) == 4);
         } else if constexpr (std::is_enum_v<T>) {
             for (const auto &kv : names_)
                 if (kv.second == value_) return kv.first;

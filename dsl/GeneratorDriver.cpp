@@ -192,7 +192,14 @@ int generator_main(int argc, char **argv) {
                 std::cerr << program << ": -s takes ARG=SIZE (-s out=4096x2048)\n";
                 return 1;
             }
-            sizes.push_back({v.substr(0, v.find('=')), v.substr(v.find('=') + 1)});
+            const std::string key = v.substr(0, v.find('=')), size = v.substr(v.find('=') + 1);
+            for (const auto &[k, before] : sizes) {
+                if (k != key) continue;
+                std::cerr << program << ": -s " << key << " is given twice (" << before << ", then "
+                          << size << ")\n";
+                return 1;
+            }
+            sizes.push_back({key, size});
         } else if (a.find('=') != std::string::npos && a[0] != '-') {
             const std::string key = a.substr(0, a.find('=')), v = a.substr(a.find('=') + 1);
             for (const auto &[k, before] : params) {

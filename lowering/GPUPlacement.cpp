@@ -59,8 +59,9 @@ private:
             user_assert(target.has_cuda())
                 << "The loop " << loop_for_users(op->name)
                 << " is mapped onto the GPU, but the target " << target.to_string()
-                << " has no GPU. Compile for a CUDA target, e.g. host-cuda-sm_80 (or set "
-                << "AICF_TARGET=host-cuda-sm_80).";
+                << " has no GPU. Compile for a CUDA target, e.g. host-cuda-sm_80 (a realize "
+                << "without a target takes AICF_TARGET=host-cuda-sm_80; a generator, "
+                << "target=host-cuda-sm_80).";
         }
         if (op->for_type == ForType::GPUBlock) return visit_block_loop(op);
         if (op->for_type == ForType::GPUThread) {

@@ -100,8 +100,42 @@ private:
     Var x{"x"};
 };
 
+// Parameters declared wrongly: each refused when the generator is constructed.
+class EmptyRange : public Generator<EmptyRange> {
+public:
+    GeneratorParam<int> inv{"inv", 5, 10, 1};
+    Output<Buffer<float, 1>> out{"out"};
+    void generate() { out(x) = 1.0f; }
+
+private:
+    Var x{"x"};
+};
+
+class DefaultOutOfRange : public Generator<DefaultOutOfRange> {
+public:
+    GeneratorParam<int> vec{"vec", 100, 1, 64};
+    Output<Buffer<float, 1>> out{"out"};
+    void generate() { out(x) = 1.0f; }
+
+private:
+    Var x{"x"};
+};
+
+class UnnamedDefault : public Generator<UnnamedDefault> {
+public:
+    GeneratorParam<Mode> mode{"mode", Mode::Exact, {{"fast", Mode::Fast}}};
+    Output<Buffer<float, 1>> out{"out"};
+    void generate() { out(x) = 1.0f; }
+
+private:
+    Var x{"x"};
+};
+
 } // namespace
 
+AICF_REGISTER_GENERATOR(EmptyRange, empty_range)
+AICF_REGISTER_GENERATOR(DefaultOutOfRange, default_out_of_range)
+AICF_REGISTER_GENERATOR(UnnamedDefault, unnamed_default)
 AICF_REGISTER_GENERATOR(Typed, typed, (typed_exact, (mode, exact)(factor, 4)),
                         (typed_bad_preset, (factor, 99)))
 AICF_REGISTER_GENERATOR(ThrowsStd, throws_std)
@@ -174,6 +208,25 @@ TEST(GeneratorErrors, ExceptionsOfTheGeneratorsOwnCodeNameIt) {
     EXPECT_CONTAINS(msg, "throws_std, in generate() (with which=3): its code threw an exception: ");
     msg = message_of<CompileError>([] { GeneratorRegistry::create("two_params_named_k"); });
     EXPECT_CONTAINS(msg, "Generator two_params_named_k has two parameters named k.");
+}
+
+TEST(GeneratorErrors, ParametersDeclaredWrongly) {
+    std::string msg = message_of<CompileError>([] { GeneratorRegistry::create("empty_range"); });
+    EXPECT_CONTAINS(msg, "GeneratorParam inv of empty_range has an empty range, an integer from "
+                         "10 to 1.");
+    msg = message_of<CompileError>([] { GeneratorRegistry::create("default_out_of_range"); });
+    EXPECT_CONTAINS(msg, "GeneratorParam vec of default_out_of_range has the default 100, but it "
+                         "must be an integer from 1 to 64.");
+    msg = message_of<CompileError>([] { GeneratorRegistry::create("unnamed_default"); });
+    EXPECT_CONTAINS(msg, "GeneratorParam mode of unnamed_default has a default value without a "
+                         "name: one of fast.");
+    // Floats print as the shortest text that reads back as the same float.
+    auto g = GeneratorRegistry::create("typed");
+    g->set_param("gain", "0.1");
+    std::string gain;
+    for (const GeneratorParamBase *p : g->params())
+        if (p->name() == "gain") gain = p->value_text();
+    EXPECT_EQ(gain, "0.1");
 }
 
 // A name registered twice (registration runs before main(), so every later use of the
@@ -339,6 +392,9 @@ TEST(GeneratorDriver, HelpListAndErrors) {
                     &code);
     EXPECT_EQ(code, 1);
     EXPECT_CONTAINS(text, "-s in=6x: the extents of a buffer are positive integers");
+    text = run_main({"-g", "typed", "-e", "report", "-s", "out=64", "-s", "out=32"}, &code);
+    EXPECT_EQ(code, 1);
+    EXPECT_CONTAINS(text, "-s out is given twice (64, then 32)");
     text = run_main({"-g", "typed", "-e", "report", "-s", "nothing"}, &code);
     EXPECT_EQ(code, 1);
     EXPECT_CONTAINS(text, "-s takes ARG=SIZE");
