@@ -48,6 +48,18 @@ void prepare_on_device(Device &device, aicf_buffer_t *b, const char *name) {
                              << ". Copy it to the host first (copy_to_host).";
     }
     if (!b->device) {
+        // The device copy mirrors the span of the elements: refuse one that is mostly gaps
+        // (two rows 2^31 elements apart would take gigabytes for a few bytes of data).
+        int64_t elements = 1;
+        for (int32_t d = 0; d < b->dimensions; d++)
+            elements *= b->dim[d].extent;
+        const int64_t data = elements * ((b->type.bits + 7) / 8) * b->type.lanes;
+        if (bytes > (int64_t(64) << 20) && bytes / 64 > data) {
+            runtime_error_report << "Buffer " << name << ": its " << elements << " elements ("
+                                 << data << " bytes) lie spread over " << bytes
+                                 << " bytes of memory, and a GPU pipeline keeps a device copy of "
+                                 << "that whole span. Pass a compact copy of the data.";
+        }
         if (bytes < 0) {
             runtime_error_report << "Buffer " << name << " has a negative stride; GPU devices "
                                  << "need buffers laid out with non-negative strides.";

@@ -465,6 +465,26 @@ TEST(GPUSchedule, AViewCopiedBackWritesOnlyItsOwnElements) {
     }
 }
 
+// A view whose few elements lie gigabytes apart (two rows 2^28 elements apart) would need a
+// device copy of the whole span: refused, naming the buffer, before anything is touched.
+TEST(GPUSchedule, AViewSpreadOverGigabytesIsRefused) {
+    std::vector<float> row(64, 1.0f);
+    Buffer<float> spread(row.data(), {{0, 64, 1, 0}, {0, 2, 1 << 28, 0}}, "spread");
+    Var x("x"), y("y"), bx("bx"), tx("tx");
+    Func f("f");
+    f(x, y) = spread(x, 0) * 2.0f; // reads the first row only, but takes the buffer
+    f.gpu_tile(x, bx, tx, 16);
+    try {
+        f.realize({64, 1}, gpu_target);
+        FAIL() << "expected a RuntimeError";
+    } catch (const RuntimeError &e) {
+        EXPECT_NE(std::string(e.what()).find("Buffer spread: its 128 elements (512 bytes) lie "
+                                             "spread over 1073742080 bytes of memory"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
 // Host pipelines and GPU pipelines share Buffers: each sees the other's latest data without
 // the caller copying. Element access is avoided between the runs (it would bring the data to
 // the host itself and hide a pipeline that does not).
