@@ -73,9 +73,27 @@ void list(std::ostream &out) {
             out << "  " << p->name() << (required ? " (required)" : " = " + p->value_text())
                 << "  (" << p->kind() << ")\n";
         }
+        // Each argument with its type and rank, or the parameters that set them.
+        auto is_param = [&](const std::string &name) {
+            for (const GeneratorParamBase *p : g->params())
+                if (p->name() == name) return true;
+            return false;
+        };
         for (const GeneratorIOBase *io : g->arguments()) {
+            const std::string type_param = io->name() + ".type", dim_param = io->name() + ".dim";
+            const std::string type =
+                is_param(type_param) ? "the type " + type_param : detail::type_text(io->type());
             out << "  " << (io->is_output() ? "output " : "input ") << io->name() << ": "
-                << (io->is_buffer() ? "buffer" : "scalar") << "\n";
+                << (io->is_buffer() ? "buffer of " : "scalar ") << type;
+            if (io->is_buffer()) {
+                if (is_param(dim_param)) {
+                    out << ", " << dim_param << " dimensions";
+                } else {
+                    out << ", " << io->dimensions()
+                        << (io->dimensions() == 1 ? " dimension" : " dimensions");
+                }
+            }
+            out << "\n";
         }
     }
     for (const auto &p : GeneratorRegistry::presets()) {

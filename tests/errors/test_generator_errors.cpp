@@ -359,6 +359,8 @@ TEST(GeneratorDriver, HelpListAndErrors) {
     EXPECT_CONTAINS(text, "typed\n  target = host  (a target");
     EXPECT_CONTAINS(text, "  in.type (required)  (a type");
     EXPECT_CONTAINS(text, "  in.dim (required)  (");
+    EXPECT_CONTAINS(text, "  input in: buffer of the type in.type, in.dim dimensions\n"
+                          "  output out: buffer of float32, 1 dimension\n");
     text = run_main({"-g", "typed", "-e", "object,pdf"}, &code);
     EXPECT_EQ(code, 1);
     EXPECT_CONTAINS(text, "-e: unknown kind pdf; the kinds are static_library, object, c_header, "
