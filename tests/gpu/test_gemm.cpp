@@ -27,6 +27,14 @@ struct Problem {
     int M, N, K;
 };
 
+// The points of a tile of 16 x 16 as gpu_mma's accumulator holds them in its warps' lanes:
+// x as (warp, thread.x of 4, 2), y as (2, thread.y of 8).
+void mma_fragments(Stage s, const Var &x, const Var &y) {
+    Var wz("wz"), tx("tx"), xl("xl"), yh("yh"), ty("ty");
+    s.split(x, wz, x, 8).split(x, tx, xl, 2).split(y, yh, ty, 8);
+    s.reorder(xl, yh, tx, ty, wz).gpu_threads(tx, ty, wz).unroll(yh);
+}
+
 // f applied after the product's accumulation in double: the epilogue's reference.
 template <typename T, typename Epilogue>
 void check_gemm(Problem p, const aicf_apps::GemmEpilogue &epilogue, Epilogue reference,
@@ -144,8 +152,8 @@ TEST(GemmTensorCores, TransposedOperandsAndBatches) {
     Buffer<bfloat16_t> At({M, K, Z}, "At"), Bt({K, N, Z}, "Bt");
     fill_random(At, -1, 1, 15);
     fill_random(Bt, -1, 1, 16);
-    Var x("x"), y("y"), z("z"), bx("bx"), by("by"), tx("tx"), ty("ty"), xl("xl"), yh("yh"),
-        yt("yt"), wz("wz"), xm("xm"), ym("ym"), t("t"), tz("tz");
+    Var x("x"), y("y"), z("z"), bx("bx"), by("by"), tx("tx"), ty("ty"), yt("yt"), wz("wz"),
+        xm("xm"), ym("ym"), t("t"), tz("tz");
     RVar ko("ko"), ki("ki");
     RDom k(0, K, "k");
     Func a("a"), b("b"), prod("prod"), out("out");
@@ -155,13 +163,9 @@ TEST(GemmTensorCores, TransposedOperandsAndBatches) {
     prod(x, y, z) += cast<float>(a(k, y, z)) * cast<float>(b(x, k, z));
     out(x, y, z) = prod(x, y, z) * 2.0f;
     out.tile(x, y, bx, by, x, y, 16, 16).gpu_blocks(bx, by, z);
-    auto fragments = [&](Stage s) {
-        s.split(x, wz, x, 8).split(x, tx, xl, 2).split(y, yh, ty, 8);
-        s.reorder(xl, yh, tx, ty, wz).gpu_threads(tx, ty, wz).unroll(yh);
-    };
-    fragments(Stage(out.function(), 0));
+    mma_fragments(Stage(out.function(), 0), x, y);
     prod.compute_at(out, bx).store_in(MemoryType::Register);
-    fragments(Stage(prod.function(), 0));
+    mma_fragments(Stage(prod.function(), 0), x, y);
     prod.update()
         .split(x, wz, xm, 8)
         .split(y, yt, ym, 16)
@@ -218,8 +222,7 @@ TEST(GemmTensorCores, ARunTimeReductionThatSixteenDivides) {
         fill_random(B, -1, 1, unsigned(K) + 1);
         Param<int> kp("kp");
         kp.set(K);
-        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), xl("xl"), yh("yh"), wz("wz"),
-            xm("xm");
+        Var x("x"), y("y"), bx("bx"), by("by"), wz("wz"), xm("xm");
         RVar ko("ko"), ki("ki");
         RDom k(0, ((Expr(kp) + 15) / 16) * 16, "k");
         Func a("a"), b("b"), prod("prod"), out("out");
@@ -230,13 +233,9 @@ TEST(GemmTensorCores, ARunTimeReductionThatSixteenDivides) {
         prod(x, y) += cast<float>(a(k, y)) * cast<float>(b(x, k));
         out(x, y) = prod(x, y);
         out.tile(x, y, bx, by, x, y, 16, 16).gpu_blocks(bx, by);
-        auto fragments = [&](Stage st) {
-            st.split(x, wz, x, 8).split(x, tx, xl, 2).split(y, yh, ty, 8);
-            st.reorder(xl, yh, tx, ty, wz).gpu_threads(tx, ty, wz).unroll(yh);
-        };
-        fragments(Stage(out.function(), 0));
+        mma_fragments(Stage(out.function(), 0), x, y);
         prod.compute_at(out, bx).store_in(MemoryType::Register);
-        fragments(Stage(prod.function(), 0));
+        mma_fragments(Stage(prod.function(), 0), x, y);
         prod.update()
             .split(x, wz, xm, 8)
             .split(k, ko, ki, 16)
