@@ -370,7 +370,9 @@ std::string DataflowReport::to_text() const {
     s << "requested: bytes the loads and stores ask for (L2 traffic); moved: the span each "
          "kernel reaches in each buffer (device-memory traffic when caches keep the reuse);\n"
          "compulsory: the pipeline's inputs read once and outputs written once ("
-      << bytes_text(compulsory_bytes) << "). Roofline: moved bytes and flops at each GPU's "
+      << (kernels.empty() ? std::string("none in device memory: no kernel reads or writes it")
+                          : bytes_text(compulsory_bytes))
+      << "). Roofline: moved bytes and flops at each GPU's "
       << "datasheet peaks.\n";
     if (baseline) {
         s << "\nOperator by operator (every Func its own kernel, a plain GPU schedule): "
