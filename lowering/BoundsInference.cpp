@@ -69,9 +69,12 @@ Box constrain_region(const Function &f, const Box &needed, std::vector<Stmt> &ch
             const Interval before = box[d];
             Expr m = c.modulus, r = c.remainder, one = make_one(Int(32));
             Expr mn = Add::make(Mul::make(Div::make(Sub::make(before.min, r), m), m), r);
-            // ceil((max - min + 1) / m) blocks of m.
-            Expr count = Div::make(Add::make(Sub::make(before.max, mn), m), m);
-            Expr mx = Sub::make(Add::make(mn, Mul::make(count, m)), one);
+            // The last point of the block that holds max (written apart from mn, so that
+            // the end does not depend on the start's remainder: bounds of the region, over
+            // the run-time values it is made of, stay exact).
+            Expr mx = Sub::make(
+                Add::make(Add::make(Mul::make(Div::make(Sub::make(before.max, r), m), m), r), m),
+                one);
             box[d] = Interval(simplify(mn), simplify(mx));
             // The same arithmetic in 64 bits: a large modulus may round the region past what
             // 32-bit indices address, and the sums above must not have wrapped.

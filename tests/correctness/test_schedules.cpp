@@ -1183,6 +1183,35 @@ TEST(Schedules, StorageLayoutAndRegionDirectives) {
                         W, H));
 }
 
+// align_bounds rounds the region a producer computes out to whole blocks, and an input
+// exactly that large suffices: the region's end is the end of the block that holds the last
+// point read, found exactly for outputs of any size and start.
+TEST(Schedules, AlignedRegionsNeedInputsOfExactlyTheirSize) {
+    for (int start : {0, 3, -5}) {
+        for (int width : {1, 7, 23, 24, 100}) {
+            SCOPED_TRACE("outputs [" + std::to_string(start) + ", " +
+                         std::to_string(start + width - 1) + "]");
+            // f is read over [start, start + width], rounded out to blocks of 8 from 0.
+            const int lo = start >= 0 ? start / 8 * 8 : -((-start + 7) / 8) * 8;
+            const int last = start + width,
+                      hi = (last >= 0 ? last / 8 : -((-last + 7) / 8)) * 8 + 7;
+            Buffer<float> in({hi - lo + 1}, "in");
+            in.set_min({lo});
+            fill_random(in, -1, 1, unsigned(width));
+            Var x("x");
+            Func f("f"), g("g");
+            f(x) = in(x)*3.0f;
+            g(x) = f(x) + f(x + 1);
+            f.compute_root().align_bounds(x, 8);
+            Buffer<float> out({width});
+            out.set_min({start});
+            g.realize(out);
+            for (int i = start; i < start + width; i++)
+                ASSERT_EQ(out(i), in(i)*3.0f + in(i + 1) * 3.0f) << i;
+        }
+    }
+}
+
 TEST(Schedules, BoundMakesAnExtentConstant) {
     Buffer<float> in(3, 10);
     for (int j = 0; j < 10; j++)
