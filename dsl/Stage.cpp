@@ -304,16 +304,23 @@ Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive
         const char *mapped = d.for_type == ForType::GPUBlock  ? "GPU blocks (gpu_blocks)"
                              : d.for_type == ForType::GPULane ? "the lanes of a warp (gpu_lanes)"
                                                               : "GPU threads (gpu_threads)";
+        // The CPU's threads cannot run inside a kernel, whatever loop they take.
+        const std::string advice =
+            t == ForType::Parallel
+                ? "A kernel's loops cannot run on the CPU's threads: give the parallelism to GPU "
+                  "blocks and threads, or serial(" +
+                      v.name() + ") undoes the mapping and the loop runs on the host."
+                : std::string("Give each of them an inner loop instead: ") + directive + "(" +
+                      v.name() + ", 4) splits " + v.name() + ", keeps the outer loop mapped and " +
+                      (t == ForType::Vectorized ? "vectorizes" : "applies it to") +
+                      " the inner one; or serial(" + v.name() + ") undoes the mapping.";
         user_error << "In the schedule of " << name() << ", " << directive << "(" << v.name()
                    << ") names a loop already mapped to " << mapped << ": a loop runs on one "
                    << "of them or "
                    << (t == ForType::Vectorized ? "as vector lanes"
                        : t == ForType::Unrolled ? "unrolled"
                                                 : "as a parallel CPU loop")
-                   << ", not both. Give each of them an inner loop instead: " << directive << "("
-                   << v.name() << ", 4) splits " << v.name() << ", keeps the outer loop mapped and "
-                   << (t == ForType::Vectorized ? "vectorizes" : "applies it to")
-                   << " the inner one; or serial(" << v.name() << ") undoes the mapping.";
+                   << ", not both. " << advice;
     }
     const bool atomic_allows = schedule().atomic && t != ForType::Vectorized;
     if (d.is_rvar && !atomic_allows &&

@@ -418,6 +418,13 @@ TEST(GPUScheduleErrors, VectorizeALoopMappedToTheGPU) {
                          "not both.");
     msg = message_of<CompileError>([&] { f.unroll(bx); });
     EXPECT_CONTAINS(msg, "unroll(bx) names a loop already mapped to GPU blocks (gpu_blocks)");
+    // No split makes the CPU's threads run inside a kernel: parallel is refused either way.
+    for (int factor : {0, 4}) {
+        msg = message_of<CompileError>([&] { factor ? f.parallel(tx, factor) : f.parallel(tx); });
+        EXPECT_CONTAINS(msg, "as a parallel CPU loop, not both. A kernel's loops cannot run on "
+                             "the CPU's threads: give the parallelism to GPU blocks and threads, "
+                             "or serial(tx) undoes the mapping");
+    }
     f.vectorize(tx, 4);
     const std::string nest = Pipeline(f).loop_nest(gpu_target);
     EXPECT_CONTAINS(nest, "gpu_thread.x for f.s0.tx in [0, 8)");
