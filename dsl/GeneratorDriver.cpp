@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -274,6 +275,14 @@ int generator_main(int argc, char **argv) {
                 return 1;
             }
             files.*(it->second) = dir + "/" + function + extension[kind];
+        }
+        // -o names a folder that is made if need be, as build systems expect.
+        std::error_code made;
+        std::filesystem::create_directories(dir, made);
+        if (made) {
+            std::cerr << program << ": -o " << dir << ": cannot make the folder: " << made.message()
+                      << "\n";
+            return 1;
         }
         if (compile) GeneratorRegistry::compile_to_files(name, params, function, files);
         if (report) write_report(name, params, sizes, dir + "/" + function);

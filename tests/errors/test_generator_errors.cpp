@@ -400,6 +400,15 @@ TEST(GeneratorDriver, HelpListAndErrors) {
     text = run_main({"-g", "typed", "-e", "report", "-s", "nothing"}, &code);
     EXPECT_EQ(code, 1);
     EXPECT_CONTAINS(text, "-s takes ARG=SIZE");
+    // -o makes its folder; one that cannot be made is named.
+    const std::string made = ::testing::TempDir() + "aicf_gen_out/nested";
+    text = run_main({"-g", "typed", "-o", made, "-e", "stmt", "in.type=uint8", "in.dim=1"}, &code);
+    EXPECT_EQ(code, 0) << text;
+    EXPECT_TRUE(std::ifstream(made + "/typed.stmt").good());
+    text = run_main(
+        {"-g", "typed", "-o", "/proc/no/such", "-e", "stmt", "in.type=uint8", "in.dim=1"}, &code);
+    EXPECT_EQ(code, 1);
+    EXPECT_CONTAINS(text, "-o /proc/no/such: cannot make the folder: ");
     text = run_main({"-g", "nope"}, &code);
     EXPECT_EQ(code, 1);
     EXPECT_CONTAINS(text, "No generator or preset is named nope.");
