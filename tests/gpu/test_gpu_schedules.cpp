@@ -7,6 +7,7 @@
 #include "Reference.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <chrono>
 #include <cmath>
@@ -468,8 +469,16 @@ TEST(GPUSchedule, AViewCopiedBackWritesOnlyItsOwnElements) {
 // A view whose few elements lie gigabytes apart (two rows 2^28 elements apart) would need a
 // device copy of the whole span: refused, naming the buffer, before anything is touched.
 TEST(GPUSchedule, AViewSpreadOverGigabytesIsRefused) {
-    std::vector<float> row(64, 1.0f);
-    Buffer<float> spread(row.data(), {{0, 64, 1, 0}, {0, 2, 1 << 28, 0}}, "spread");
+    // The span reserved, so that no other buffer (the output) lies inside it; only the first
+    // row is memory.
+    const size_t span = (size_t(1) << 30) + 4096;
+    void *reserved = mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(reserved, MAP_FAILED);
+    ASSERT_EQ(mprotect(reserved, 4096, PROT_READ | PROT_WRITE), 0);
+    float *row = static_cast<float *>(reserved);
+    for (int i = 0; i < 64; i++)
+        row[i] = 1.0f;
+    Buffer<float> spread(row, {{0, 64, 1, 0}, {0, 2, 1 << 28, 0}}, "spread");
     Var x("x"), y("y"), bx("bx"), tx("tx");
     Func f("f");
     f(x, y) = spread(x, 0) * 2.0f; // reads the first row only, but takes the buffer
@@ -483,6 +492,7 @@ TEST(GPUSchedule, AViewSpreadOverGigabytesIsRefused) {
                   std::string::npos)
             << e.what();
     }
+    munmap(reserved, span);
 }
 
 // Host pipelines and GPU pipelines share Buffers: each sees the other's latest data without
