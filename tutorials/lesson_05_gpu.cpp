@@ -6,8 +6,9 @@
 // threads, and decides which intermediate values live in shared memory or registers
 // instead of device memory (HBM).
 //
-// The kernels run on the device AICF_DEVICE names: `sim` (the default) executes the very
-// kernel IR a GPU would run, on the CPU, with CUDA's semantics; `cuda` runs it on a GPU.
+// The kernels run on the device AICF_DEVICE names: `sim` executes the very kernel IR a GPU
+// would run, on the CPU, with CUDA's semantics; `cuda` runs it on a GPU. Unset, it is the
+// GPU where the machine has one, the simulator otherwise.
 //
 // Build and run: scripts/build.sh lesson_05_gpu && build/tutorials/lesson_05_gpu
 

@@ -12,9 +12,10 @@
 // This file is a generator program: it registers one generator and links the aicf_generator
 // library, whose main() compiles it on request:
 //
-//   lesson_10_generators -g softmax_rows -o out -e static_library,c_header width=256
+//   lesson_10_generators -g softmax_rows -o out -e static_library,c_header vector=8
 //
-// writes out/softmax_rows.a and out/softmax_rows.h. In CMake (tutorials/CMakeLists.txt does
+// writes out/softmax_rows.a and out/softmax_rows.h (the folder is made if need be; the rows'
+// width is the input's, known when the function is called). In CMake (tutorials/CMakeLists.txt does
 // this, and a project using an installed AICF the same through find_package(AICF)):
 //
 //   aicf_add_generator(lesson_10_generators SOURCES lesson_10_generators.cpp)

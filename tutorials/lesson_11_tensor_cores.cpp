@@ -1,11 +1,11 @@
 // Lesson 11: from the SIMT matrix product to tensor cores, step by step.
 //
-// Lesson 5's matrix product keeps an 8 x 8 tile of C in each thread's registers and does
-// one fused multiply-add per element per step of k: the CUDA cores' way. Since sm_80 a
-// GPU's tensor cores do a whole 16 x 8 x 16 product per warp in one instruction
-// (mma.sync.aligned.m16n8k16), on bfloat16 or float16 inputs with float32 sums, about 16
-// times the float32 rate. The algorithm stays the same; the schedule changes in four steps
-// (apps/common/GemmGPU.h is the result, with its choices as options):
+// A SIMT matrix product (apps/common/MatmulGPU.h) keeps an 8 x 8 tile of C in each thread's
+// registers and does one fused multiply-add per element per step of k: the CUDA cores' way.
+// Since sm_80 a GPU's tensor cores do a whole 16 x 8 x 16 product per warp in one
+// instruction (mma.sync.aligned.m16n8k16), on bfloat16 or float16 inputs with float32 sums,
+// about 16 times the float32 rate. The algorithm stays the same; the schedule changes in
+// four steps (apps/common/GemmGPU.h is the result, with its choices as options):
 //
 //   1. Warp tiles: the block's threads are 4 x 8 x warps; each warp owns a 32 x 64 part of
 //      the block's 128 x 64 tile, as 4 x 4 tiles of the instruction. gpu_mma(n, m, k) on the
@@ -28,6 +28,7 @@
 // and checks the product against a double-precision loop over the same bfloat16 values.
 //
 // Build and run: scripts/build.sh lesson_11_tensor_cores && build/tutorials/lesson_11_tensor_cores
+// (in the source tree: it uses the apps' GEMM in apps/common, which is not installed).
 
 #include "GemmGPU.h"
 #include "MatmulGPU.h"
@@ -121,7 +122,7 @@ int run() {
     const Target sm80("host-cuda-sm_80");
     const Target fma = sm80.with_feature(Target::FMA);
 
-    // 0. The SIMT kernel of lessons 5 and apps/common/MatmulGPU.h, in float32.
+    // 0. The SIMT kernel of apps/common/MatmulGPU.h, in float32.
     Buffer<float> Af = random_matrix<float>(K, M, 1, "A"), Bf = random_matrix<float>(N, K, 2, "B");
     Step simt = run("SIMT: float32 on CUDA cores, 8 x 8 points per thread",
                     aicf_apps::matmul_register_tiled(Af, Bf, K, "simt"), Af, Bf, fma);
