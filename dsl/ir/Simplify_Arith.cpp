@@ -484,7 +484,8 @@ Expr Simplify::mod_by_const(const Expr &a, int64_t c) {
     for (const Term &term : l.terms) {
         if (term.coeff % c != 0) rest.terms.push_back(term);
     }
-    rest.constant = mod_euclid(l.constant, c);
+    // Toward zero, as in div_by_const: (x - 1) % 3 stays, (x + 2) % 3 would overflow.
+    rest.constant = l.constant % c;
     if (rest.terms.size() == l.terms.size() && rest.constant == l.constant) return mod_rest(a, c);
     return mod_rest(linear_rebuild(rest), c);
 }

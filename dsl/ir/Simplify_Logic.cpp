@@ -80,7 +80,14 @@ Expr make_compare(IRNodeType op, const Expr &a, const Expr &b) {
 
 Expr Simplify::compare_linear(IRNodeType op, const Expr &a, const Expr &b) {
     Type t = a.type();
-    LinearForm d = linear_combine(linear_form(a), linear_form(b), -1);
+    const LinearForm la = linear_form(a), lb = linear_form(b);
+    // The form reduces constants modulo 2^bits; a difference the type does not hold (x against
+    // INT_MIN) would wrap into a value of the wrong sign, so such comparisons stay as written.
+    int64_t difference;
+    if (__builtin_sub_overflow(la.constant, lb.constant, &difference) ||
+        !t.can_represent(difference))
+        return make_compare(op, a, b);
+    LinearForm d = linear_combine(la, lb, -1);
     auto known = [](bool r) { return make_const(Bool(), int64_t(r)); };
     if (d.terms.empty()) return known(*decide(op, ConstBounds::point(d.constant)));
     if (auto r = decide(op, bounds_of_linear(d))) return known(*r);

@@ -435,13 +435,24 @@ Expr linear_rebuild(const LinearForm &l) {
         result = make_const(t, constant);
         constant = 0;
     }
+    // A negative value is subtracted as its magnitude, where the type holds that: the
+    // magnitude of a signed type's smallest value (x * INT_MIN, x + INT_MIN) does not fit,
+    // and subtracting it would overflow where the sum does not.
+    auto negatable = [&](int64_t v) {
+        return v != INT64_MIN && (!t.is_int() || t.can_represent(-v));
+    };
     for (const Term &term : l.terms) {
         if (term.coeff >= 0) continue;
+        if (!negatable(term.coeff)) {
+            result = Add::make(result, scaled_term(term, term.coeff, t));
+            continue;
+        }
         int64_t magnitude = static_cast<int64_t>(0 - static_cast<uint64_t>(term.coeff));
         result = Sub::make(result, scaled_term(term, magnitude, t));
     }
     if (!result.defined()) return make_const(t, constant);
-    if (constant > 0) return Add::make(result, make_const(t, constant));
+    if (constant > 0 || (constant < 0 && !negatable(constant)))
+        return Add::make(result, make_const(t, constant));
     if (constant < 0) {
         return Sub::make(result,
                          make_const(t, static_cast<int64_t>(0 - static_cast<uint64_t>(constant))));

@@ -947,6 +947,44 @@ protected:
     std::vector<std::string> names = {"x", "y", "z"};
 };
 
+// Constants at the ends of the int32 range, against inputs at the ends too: the simplified
+// expression takes the same value and overflows nowhere the original does not (subtracting
+// INT_MIN, adding 7 to round up, and the difference of x and INT_MIN in a comparison each
+// overflow where the original does not).
+TEST_F(RandomSimplifyTest, ConstantsAtTheEndsOfTheRange) {
+    const Expr x = Variable::make(Int(32), "x");
+    const Expr lowest(INT32_MIN), highest(INT32_MAX);
+    const std::vector<Expr> cases = {
+        EQ::make(x, lowest),
+        LE::make(x, lowest),
+        LT::make(x, Add::make(lowest, 1)),
+        EQ::make(x, highest),
+        LT::make(highest, x),
+        Mul::make(x, lowest),
+        Select::make(LT::make(Add::make(x, lowest), 0), Expr(1), Expr(0)),
+        Min::make(Add::make(x, lowest), 0),
+        Mod::make(Sub::make(x, 1), 3),
+        Add::make(Div::make(Sub::make(x, 1), 8), 1),
+        Div::make(Sub::make(x, 9), 8),
+    };
+    for (const Expr &e : cases) {
+        const Expr s = simplify(e);
+        for (int64_t v :
+             {int64_t(INT32_MIN), int64_t(INT32_MIN) + 1, int64_t(-9), int64_t(-1), int64_t(0),
+              int64_t(1), int64_t(9), int64_t(INT32_MAX) - 1, int64_t(INT32_MAX)}) {
+            aicf::test::Evaluator eval;
+            eval.vars["x"] = v;
+            const int64_t expected = eval(e);
+            if (eval.overflow) continue;
+            const int64_t got = eval(s);
+            ASSERT_FALSE(eval.overflow)
+                << "simplify introduced an overflow at x = " << v << ":\n  " << e << "\n  " << s;
+            ASSERT_EQ(got, expected)
+                << "x = " << v << "\n  original   " << e << "\n  simplified " << s;
+        }
+    }
+}
+
 TEST_F(RandomSimplifyTest, SimplifiedExpressionsEvaluateTheSame) {
     aicf::test::ExprGenerator gen(1234, names);
     std::mt19937 rng(99);
