@@ -55,7 +55,16 @@ void match_types(Expr &a, Expr &b, const char *op) {
 namespace {
 
 Expr int_literal(Type t, int v, const char *op) {
-    if (t.is_float()) return make_const(t, static_cast<double>(v));
+    if (t.is_float()) {
+        // float16 ends at 65504: a larger constant would become infinity.
+        Expr c = make_const(t, static_cast<double>(v));
+        auto f = as_const_float(c);
+        user_assert(!f || std::isfinite(*f))
+            << "The integer constant " << v << " does not fit in " << to_string(t.element_of())
+            << " (it would be infinity), the type of the other operand of " << op
+            << ". Cast one side explicitly.";
+        return c;
+    }
     // Against a bool, an integer literal means its truth value (arithmetic on bools is
     // refused by the operator itself).
     if (t.is_bool()) return make_const(t, int64_t(v != 0));

@@ -95,6 +95,8 @@ Expr erf(Expr e);
 Expr sigmoid(Expr e);
 Expr pow(Expr base, Expr exponent);
 Expr fma(Expr a, Expr b, Expr c);
+// Rounding to an integral value; of an integer, the integer itself (of its own type, so
+// floor(i) / 2 divides integers).
 Expr floor(Expr e);
 Expr ceil(Expr e);
 Expr round(Expr e); // to nearest, ties to even

@@ -132,6 +132,11 @@ TEST(CompileErrors, IntegerLiteralMustFit) {
     Var x("x");
     std::string msg = message_of<CompileError>([&] { Expr e = in(x) + 300; });
     EXPECT_CONTAINS(msg, "300 does not fit in uint8");
+    // Nor past float16's largest value, where it would become infinity.
+    Buffer<float16_t> half(4);
+    msg = message_of<CompileError>([&] { Expr e = half(x) + 70000; });
+    EXPECT_CONTAINS(msg, "70000 does not fit in float16 (it would be infinity)");
+    EXPECT_EQ(message_of<CompileError>([&] { Expr e = half(x) + 65504; }), "no exception");
 }
 
 TEST(RuntimeErrors, InputTooSmallNamesBufferAndDimension) {
