@@ -8,14 +8,22 @@
 
 namespace aicf {
 
-int copy_elements_to_host(aicf_buffer_t *b, char *error, size_t error_size) {
-    auto *device = static_cast<const aicf_device_interface_t *>(b->device_interface);
-    const int64_t span = aicf_buffer_footprint(b);
-    const int64_t elem = ((b->type.bits + 7) / 8) * (b->type.lanes ? b->type.lanes : 1);
+int64_t buffer_element_bytes(const aicf_buffer_t *b) {
+    return ((b->type.bits + 7) / 8) * (b->type.lanes ? b->type.lanes : 1);
+}
+
+int64_t buffer_elements(const aicf_buffer_t *b) {
     int64_t elements = 1;
     for (int32_t d = 0; d < b->dimensions; d++)
         elements *= b->dim[d].extent > 0 ? b->dim[d].extent : 0;
-    if (span <= 0 || elements * elem >= span)
+    return elements;
+}
+
+int copy_elements_to_host(aicf_buffer_t *b, char *error, size_t error_size) {
+    auto *device = static_cast<const aicf_device_interface_t *>(b->device_interface);
+    const int64_t span = aicf_buffer_footprint(b);
+    const int64_t elem = buffer_element_bytes(b);
+    if (span <= 0 || buffer_elements(b) * elem >= span)
         return device->copy_to_host(b, span, error, error_size);
     void *staging = std::malloc(size_t(span));
     if (!staging) {
@@ -89,10 +97,6 @@ struct LatticeSearch {
     }
 };
 
-int64_t element_bytes(const aicf_buffer_t *b) {
-    return ((b->type.bits + 7) / 8) * (b->type.lanes ? b->type.lanes : 1);
-}
-
 } // namespace
 
 bool buffers_share_memory(const aicf_buffer_t *a, uint64_t base_a, const aicf_buffer_t *b,
@@ -101,8 +105,8 @@ bool buffers_share_memory(const aicf_buffer_t *a, uint64_t base_a, const aicf_bu
     aicf_buffer_span(a, base_a, &first_a, &end_a);
     aicf_buffer_span(b, base_b, &first_b, &end_b);
     if (first_a == end_a || first_b == end_b || end_a <= first_b || end_b <= first_a) return false;
-    const int64_t elem = element_bytes(a);
-    if (elem != element_bytes(b) || a->dimensions != b->dimensions) return true;
+    const int64_t elem = buffer_element_bytes(a);
+    if (elem != buffer_element_bytes(b) || a->dimensions != b->dimensions) return true;
     const int64_t delta_bytes = int64_t(base_b - base_a);
     if (delta_bytes % elem != 0) return true;
     // An element a[i] is b[j] where sum((i[d] - j[d]) * stride[d]) == (base_b - base_a) / elem.

@@ -11,6 +11,11 @@
 
 namespace aicf {
 
+// The bytes of one element of `b`, and how many elements it has (0 where an extent is not
+// positive).
+int64_t buffer_element_bytes(const aicf_buffer_t *b);
+int64_t buffer_elements(const aicf_buffer_t *b);
+
 // Copies the device data of `b` back to its host elements, and only to them: in one copy
 // where they fill their span, else through a host copy of the span, element run by element
 // run. Returns what the device's copy_to_host returns (or 1, with a message, when the

@@ -2,6 +2,7 @@
 
 #include "backends/cuda/CudaDevice.h"
 #include "backends/sim/SimDevice.h"
+#include "dsl/BufferMemory.h"
 #include "dsl/base/Error.h"
 
 #include <cstdlib>
@@ -50,10 +51,7 @@ void prepare_on_device(Device &device, aicf_buffer_t *b, const char *name) {
     if (!b->device) {
         // The device copy mirrors the span of the elements: refuse one that is mostly gaps
         // (two rows 2^31 elements apart would take gigabytes for a few bytes of data).
-        int64_t elements = 1;
-        for (int32_t d = 0; d < b->dimensions; d++)
-            elements *= b->dim[d].extent;
-        const int64_t data = elements * ((b->type.bits + 7) / 8) * b->type.lanes;
+        const int64_t elements = buffer_elements(b), data = elements * buffer_element_bytes(b);
         if (bytes > (int64_t(64) << 20) && bytes / 64 > data) {
             runtime_error_report << "Buffer " << name << ": its " << elements << " elements ("
                                  << data << " bytes) lie spread over " << bytes
