@@ -260,7 +260,8 @@ void Simplify::relax_terms(const LinearForm &l, bool upper, int depth,
             if (!d || *d <= 0 || term.coeff % *d != 0) continue;
             const int64_t m = term.coeff / *d;
             LinearForm y = linear_form(dv->a);
-            if ((m > 0) != upper) y.constant -= *d - 1;
+            if ((m > 0) != upper)
+                y.wrapped |= __builtin_sub_overflow(y.constant, *d - 1, &y.constant);
             bounds.push_back(linear_scale(y, m));
         }
         if (bounds.empty()) continue;
@@ -284,6 +285,9 @@ ConstBounds Simplify::relaxed_bounds(const LinearForm &l) {
         std::vector<LinearForm> forms;
         relax_terms(l, upper, depth, forms);
         for (const LinearForm &f : forms) {
+            // A bound whose constant wrapped (max(x, -INT_MAX) >= -INT_MAX, less INT_MAX)
+            // bounds nothing.
+            if (f.wrapped) continue;
             const ConstBounds b = bounds_of_linear(f);
             if (upper && b.has_max && (!r.has_max || b.max < r.max))
                 r.has_max = true, r.max = b.max;

@@ -99,6 +99,11 @@ struct LinearForm {
     Type type;
     std::vector<Term> terms;
     int64_t constant = 0;
+    // A coefficient or the constant left the type's range (or int64) on the way and was
+    // reduced modulo 2^bits: exact where arithmetic wraps, but for the types assumed not to
+    // overflow the rebuilt sum can overflow where the original does not (x * 2 - INT_MIN
+    // would become x * 2 + INT_MIN).
+    bool wrapped = false;
 };
 
 LinearForm linear_form(const Expr &e);

@@ -264,10 +264,21 @@ Expr Simplify::rebuild_sum(const LinearForm &l) {
     return linear_rebuild(l);
 }
 
+namespace {
+
+// z is 0 for integers; for floats the zero that leaves every x as it is: x + (-0.0) and
+// x - (+0.0) (x + 0.0 is +0.0 at x = -0.0).
+bool leaves_unchanged(const Expr &z, bool negative_zero) {
+    if (auto f = as_const_float(z)) return *f == 0 && std::signbit(*f) == negative_zero;
+    return is_const_zero(z);
+}
+
+} // namespace
+
 Expr Simplify::build_add(const Expr &a, const Expr &b) {
     if (Expr f = fold_binary(IRNodeType::Add, a, b); f.defined()) return f;
     if (is_const(a) && !is_const(b)) return build_add(b, a);
-    if (is_const_zero(b)) return a;
+    if (leaves_unchanged(b, true)) return a;
     Type t = a.type();
     const Broadcast *ba = a.as<Broadcast>(), *bb = b.as<Broadcast>();
     if (ba && bb) return Broadcast::make(build_add(ba->value, bb->value), t.lanes);
@@ -280,13 +291,17 @@ Expr Simplify::build_add(const Expr &a, const Expr &b) {
                              t.lanes);
         }
     }
-    if (is_linear_type(t)) return rebuild_sum(linear_combine(linear_form(a), linear_form(b), 1));
+    if (is_linear_type(t)) {
+        LinearForm l = linear_combine(linear_form(a), linear_form(b), 1);
+        if (l.wrapped && no_overflow(t)) return Add::make(a, b);
+        return rebuild_sum(l);
+    }
     return Add::make(a, b);
 }
 
 Expr Simplify::build_sub(const Expr &a, const Expr &b) {
     if (Expr f = fold_binary(IRNodeType::Sub, a, b); f.defined()) return f;
-    if (is_const_zero(b)) return a;
+    if (leaves_unchanged(b, false)) return a;
     Type t = a.type();
     if (t.is_int_or_uint() && equal(a, b)) return make_zero(t);
     const Broadcast *ba = a.as<Broadcast>(), *bb = b.as<Broadcast>();
@@ -304,7 +319,9 @@ Expr Simplify::build_sub(const Expr &a, const Expr &b) {
         }
     }
     if (is_linear_type(t)) {
-        return rebuild_sum(linear_combine(linear_form(a), linear_form(b), -1));
+        LinearForm l = linear_combine(linear_form(a), linear_form(b), -1);
+        if (l.wrapped && no_overflow(t)) return Sub::make(a, b);
+        return rebuild_sum(l);
     }
     return Sub::make(a, b);
 }

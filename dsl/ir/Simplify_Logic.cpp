@@ -80,14 +80,10 @@ Expr make_compare(IRNodeType op, const Expr &a, const Expr &b) {
 
 Expr Simplify::compare_linear(IRNodeType op, const Expr &a, const Expr &b) {
     Type t = a.type();
-    const LinearForm la = linear_form(a), lb = linear_form(b);
     // The form reduces constants modulo 2^bits; a difference the type does not hold (x against
     // INT_MIN) would wrap into a value of the wrong sign, so such comparisons stay as written.
-    int64_t difference;
-    if (__builtin_sub_overflow(la.constant, lb.constant, &difference) ||
-        !t.can_represent(difference))
-        return make_compare(op, a, b);
-    LinearForm d = linear_combine(la, lb, -1);
+    LinearForm d = linear_combine(linear_form(a), linear_form(b), -1);
+    if (d.wrapped) return make_compare(op, a, b);
     auto known = [](bool r) { return make_const(Bool(), int64_t(r)); };
     if (d.terms.empty()) return known(*decide(op, ConstBounds::point(d.constant)));
     if (auto r = decide(op, bounds_of_linear(d))) return known(*r);
@@ -96,6 +92,7 @@ Expr Simplify::compare_linear(IRNodeType op, const Expr &a, const Expr &b) {
     // Through the values of enclosing lets: a guard written in a split's original variable
     // is decided by the ranges of the loops that now define it.
     LinearForm expanded = expand_let_terms(d);
+    if (expanded.wrapped) return make_compare(op, a, b);
     if (expanded.terms.empty()) return known(*decide(op, ConstBounds::point(expanded.constant)));
     if (auto r = decide(op, bounds_of_linear(expanded))) return known(*r);
 

@@ -168,8 +168,11 @@ ConstBounds fit_to_type(const ConstBounds &b, Type t) {
         }
         return r;
     }
+    // uint64's range has no upper end here, but its values still wrap past 2^64 - 1: an
+    // unbounded maximum (x + 1 with x anything) may have wrapped to 0.
     bool inside = (!range.has_min || (b.has_min && b.min >= range.min)) &&
-                  (!range.has_max || (b.has_max && b.max <= range.max));
+                  (!range.has_max || (b.has_max && b.max <= range.max)) &&
+                  (range.has_max || b.has_max);
     return inside ? b : range;
 }
 
@@ -331,17 +334,23 @@ int compare_exprs(const Expr &a, const Expr &b) {
 
 namespace {
 
-int64_t wrapping_mul(int64_t a, int64_t b) {
-    return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+// Products and sums modulo 2^64; `wrapped` is set when the int64 result is not the exact one.
+int64_t wrapping_mul(int64_t a, int64_t b, bool &wrapped) {
+    int64_t r;
+    wrapped |= __builtin_mul_overflow(a, b, &r);
+    return r;
 }
 
-int64_t wrapping_add(int64_t a, int64_t b) {
-    return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+int64_t wrapping_add(int64_t a, int64_t b, bool &wrapped) {
+    int64_t r;
+    wrapped |= __builtin_add_overflow(a, b, &r);
+    return r;
 }
 
 void decompose(const Expr &e, int64_t scale, LinearForm &out) {
     if (auto c = const_bits(e)) {
-        out.constant = wrapping_add(out.constant, wrapping_mul(*c, scale));
+        out.constant =
+            wrapping_add(out.constant, wrapping_mul(*c, scale, out.wrapped), out.wrapped);
         return;
     }
     if (const Add *add = e.as<Add>()) {
@@ -351,16 +360,16 @@ void decompose(const Expr &e, int64_t scale, LinearForm &out) {
     }
     if (const Sub *sub = e.as<Sub>()) {
         decompose(sub->a, scale, out);
-        decompose(sub->b, wrapping_mul(scale, -1), out);
+        decompose(sub->b, wrapping_mul(scale, -1, out.wrapped), out);
         return;
     }
     if (const Mul *mul = e.as<Mul>()) {
         if (auto c = const_bits(mul->b)) {
-            decompose(mul->a, wrapping_mul(scale, *c), out);
+            decompose(mul->a, wrapping_mul(scale, *c, out.wrapped), out);
             return;
         }
         if (auto c = const_bits(mul->a)) {
-            decompose(mul->b, wrapping_mul(scale, *c), out);
+            decompose(mul->b, wrapping_mul(scale, *c, out.wrapped), out);
             return;
         }
     }
@@ -369,21 +378,26 @@ void decompose(const Expr &e, int64_t scale, LinearForm &out) {
 
 // Sorts the terms, merges equal ones and drops zero coefficients.
 void normalize(LinearForm &l) {
-    l.constant = wrap_to_type(l.type, l.constant);
+    auto reduce = [&](int64_t v) {
+        int64_t r = wrap_to_type(l.type, v);
+        l.wrapped |= r != v;
+        return r;
+    };
+    l.constant = reduce(l.constant);
     std::stable_sort(l.terms.begin(), l.terms.end(),
                      [](const Term &x, const Term &y) { return compare_exprs(x.e, y.e) < 0; });
     std::vector<Term> merged;
     merged.reserve(l.terms.size());
     for (Term &t : l.terms) {
         if (!merged.empty() && compare_exprs(merged.back().e, t.e) == 0) {
-            merged.back().coeff = wrapping_add(merged.back().coeff, t.coeff);
+            merged.back().coeff = wrapping_add(merged.back().coeff, t.coeff, l.wrapped);
         } else {
             merged.push_back(std::move(t));
         }
     }
     l.terms.clear();
     for (Term &t : merged) {
-        t.coeff = wrap_to_type(l.type, t.coeff);
+        t.coeff = reduce(t.coeff);
         if (t.coeff != 0) l.terms.push_back(std::move(t));
     }
 }
@@ -405,9 +419,10 @@ LinearForm linear_form(const Expr &e) {
 
 LinearForm linear_combine(const LinearForm &a, const LinearForm &b, int64_t scale) {
     LinearForm l = a;
+    l.wrapped |= b.wrapped;
     for (const Term &t : b.terms)
-        l.terms.push_back({t.e, wrapping_mul(t.coeff, scale)});
-    l.constant = wrapping_add(l.constant, wrapping_mul(b.constant, scale));
+        l.terms.push_back({t.e, wrapping_mul(t.coeff, scale, l.wrapped)});
+    l.constant = wrapping_add(l.constant, wrapping_mul(b.constant, scale, l.wrapped), l.wrapped);
     normalize(l);
     return l;
 }

@@ -233,7 +233,11 @@ TEST_F(SimplifyTest, KeepsFloatArithmeticInOrder) {
     Expr f = Sub::make(Add::make(fx, fy), fy);
     EXPECT_TRUE(simplifies_to(f, f));
     EXPECT_TRUE(simplifies_to(Mul::make(fx, Expr(1.0f)), fx));
-    EXPECT_TRUE(simplifies_to(Add::make(Expr(0.0f), fx), fx));
+    // x + 0.0 is +0.0 at x = -0.0; x + (-0.0) and x - 0.0 are x everywhere.
+    EXPECT_TRUE(simplifies_to(Add::make(Expr(0.0f), fx), Add::make(fx, Expr(0.0f))));
+    EXPECT_TRUE(simplifies_to(Add::make(Expr(-0.0f), fx), fx));
+    EXPECT_TRUE(simplifies_to(Sub::make(fx, Expr(0.0f)), fx));
+    EXPECT_TRUE(simplifies_to(Sub::make(fx, Expr(-0.0f)), Sub::make(fx, Expr(-0.0f))));
     // x * 0 is not 0 for NaN or infinity.
     Expr g = Mul::make(fx, Expr(0.0f));
     EXPECT_TRUE(simplifies_to(g, g));
@@ -966,6 +970,9 @@ TEST_F(RandomSimplifyTest, ConstantsAtTheEndsOfTheRange) {
         Mod::make(Sub::make(x, 1), 3),
         Add::make(Div::make(Sub::make(x, 1), 8), 1),
         Div::make(Sub::make(x, 9), 8),
+        Sub::make(Mul::make(x, 2), lowest),
+        Sub::make(Sub::make(x, lowest), 1),
+        LT::make(Sub::make(x, lowest), 0),
     };
     for (const Expr &e : cases) {
         const Expr s = simplify(e);
