@@ -73,6 +73,9 @@ Tuple arg_reduce(const Expr &e, const std::string &name, const char *what, bool 
     // Strict comparison keeps the first point on ties (the domain runs innermost first).
     Expr current = f(parts.vars)[static_cast<int>(domain.size())];
     Expr better = is_max ? e > current : e < current;
+    // A NaN beats every number and no later NaN beats it: the first NaN is the result, with
+    // its point (as NumPy's and PyTorch's argmax and argmin).
+    if (e.type().is_float()) better = better || (is_nan(e) && !is_nan(current));
     for (size_t i = 0; i < domain.size(); i++) {
         Expr rv = Variable::make(Int(32), domain[i].var, parts.rdom);
         update.push_back(select(better, rv, Expr(f(parts.vars)[static_cast<int>(i)])));

@@ -16,7 +16,8 @@ ir::Expr product(const ir::Expr &e, const std::string &name = "product");
 ir::Expr maximum(const ir::Expr &e, const std::string &name = "maximum");
 ir::Expr minimum(const ir::Expr &e, const std::string &name = "minimum");
 // The point of the RDom where e is largest (smallest), first one on ties, and the value
-// there: Tuple(coordinate 0, coordinate 1, ..., value).
+// there: Tuple(coordinate 0, coordinate 1, ..., value). A float NaN counts as beyond every
+// number: where e is NaN somewhere, the result is its first NaN and that point.
 Tuple argmax(const ir::Expr &e, const std::string &name = "argmax");
 Tuple argmin(const ir::Expr &e, const std::string &name = "argmin");
 

@@ -183,6 +183,8 @@ AICF_DEFINE_CMP(!=, NE, "!=")
 Expr operator-(Expr a) {
     check_numeric(a, "unary -");
     user_assert(!a.type().is_bool()) << "Unary - cannot apply to a bool value.";
+    // -0.0 - a flips the sign of a float zero too (0.0 - a would give +0.0 for a = +0.0).
+    if (a.type().is_float()) return Sub::make(make_const(a.type(), -0.0), a);
     return Sub::make(make_zero(a.type()), a);
 }
 

@@ -142,6 +142,52 @@ TEST(Reduction, ArgmaxTupleReduction) {
     EXPECT_EQ(index(2), 30);
 }
 
+// A NaN beats every number (NumPy's and PyTorch's rule): a row with NaNs gives its first NaN and
+// that index, a row of NaNs index 0; rows without NaNs their first extreme. Host code and a GPU
+// kernel, against a plain loop.
+TEST(Reduction, ArgmaxAndArgminTakeTheFirstNaN) {
+    const int D = 37, Rows = 6;
+    Buffer<float> in(D, Rows);
+    fill_random(in, -5.0, 5.0, 23);
+    in(11, 1) = NAN;
+    in(20, 1) = NAN;
+    in(0, 2) = NAN;
+    for (int i = 0; i < D; i++)
+        in(i, 3) = NAN;
+    in(D - 1, 4) = NAN;
+    in(3, 5) = 9.0f; // no NaN, and a maximum before the end
+    Var r("r"), ro("ro"), ri("ri");
+    RDom k(0, D, "k");
+    for (bool is_max : {true, false}) {
+        for (bool gpu : {false, true}) {
+            Func best(is_max ? "best_max" : "best_min");
+            best(r) = is_max ? argmax(in(k, r)) : argmin(in(k, r));
+            if (gpu) best.gpu_tile(r, ro, ri, 4, TailStrategy::GuardWithIf);
+            Realization result =
+                gpu ? best.realize({Rows}, Target("host-cuda-sm_80")) : best.realize({Rows});
+            Buffer<int> index = result[0];
+            Buffer<float> value = result[1];
+            for (int row = 0; row < Rows; row++) {
+                int want = 0;
+                for (int i = 0; i < D; i++) {
+                    if (std::isnan(in(i, row))) {
+                        want = i;
+                        break;
+                    }
+                    if (is_max ? in(i, row) > in(want, row) : in(i, row) < in(want, row)) want = i;
+                }
+                EXPECT_EQ(index(row), want) << "row " << row << (is_max ? " argmax" : " argmin")
+                                            << (gpu ? " in a kernel" : "");
+                if (std::isnan(in(want, row))) {
+                    EXPECT_TRUE(std::isnan(value(row))) << "row " << row;
+                } else {
+                    EXPECT_EQ(value(row), in(want, row)) << "row " << row;
+                }
+            }
+        }
+    }
+}
+
 TEST(Reduction, ExplicitTupleUpdateKeepsMaxAndSum) {
     // An online (max, sum of exp) pair, the core of a streaming softmax.
     const int D = 33;

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -302,5 +303,109 @@ TEST(TypedExpressions, ParamsNamedByStringLiterals) {
     for (int i = 0; i < 4; i++) {
         EXPECT_EQ(off(i), 5.0f + float(3 + i)) << i;
         EXPECT_EQ(on(i), 2.5f + float(3 + i)) << i;
+    }
+}
+
+namespace {
+
+// Every element of a one-dimensional input at its own point, for `in` of any type.
+Buffer<> input_of(Type t, const std::vector<aicf_test::Value> &values) {
+    Buffer<> in(t, {int(values.size())}, "in");
+    uint8_t *p = static_cast<uint8_t *>(in.raw_data());
+    for (size_t i = 0; i < values.size(); i++) {
+        const uint64_t bits = values[i].storage_bits();
+        std::memcpy(p + i * size_t(t.bytes()), &bits, size_t(t.bytes()));
+    }
+    return in;
+}
+
+// Computes e(x) over the input's points as scalar code, vector code (8 lanes over an extent
+// they do not divide) and a GPU kernel, and checks each point against the reference wherever
+// the reference defines it.
+void expect_reference_values(const Expr &e, int n, const std::string &what) {
+    Var x("x"), xo("xo"), xi("xi");
+    Func scalar("scalar"), vector("vector"), kernel("kernel");
+    scalar(x) = e;
+    vector(x) = e;
+    kernel(x) = e;
+    vector.vectorize(x, 8, TailStrategy::GuardWithIf);
+    kernel.gpu_tile(x, xo, xi, 16, TailStrategy::GuardWithIf);
+    Buffer<> results[] = {scalar.realize({n})[0], vector.realize({n})[0],
+                          kernel.realize({n}, Target("host-cuda-sm_80"))[0]};
+    const char *how[] = {"scalar code", "vector code", "a GPU kernel"};
+    aicf_test::Interpreter reference;
+    for (int i = 0; i < n; i++) {
+        aicf_test::Value want = reference.evaluate(e, {{"x", aicf_test::make_int(Int(32), i)}});
+        if (!want.defined) continue;
+        for (int k = 0; k < 3; k++) {
+            const uint8_t *p = static_cast<const uint8_t *>(results[k].raw_data());
+            aicf_test::Value got = aicf_test::load_value(e.type(), p + i * e.type().bytes());
+            EXPECT_TRUE(aicf_test::same_value(got, want))
+                << how[k] << " at input " << i << ": " << got.to_string() << ", the reference "
+                << want.to_string() << "\n"
+                << what << "\n"
+                << e;
+        }
+    }
+}
+
+} // namespace
+
+// Constants and inputs at the ends of each integer type's range: a comparison or a sum the
+// simplifier rewrites must keep its value where the type wraps (x + 1 == 0 at the largest
+// uint64) and must not overflow where the original does not (x * 2 - INT_MIN, whose constant
+// the type cannot negate).
+TEST(TypedExpressions, IntegerConstantsAtTheEndsOfTheRange) {
+    for (Type t : {UInt(8), Int(8), UInt(16), Int(16), Int(32), UInt(32), Int(64), UInt(64)}) {
+        const int64_t lo = t.is_int() ? t.min_int() : 0;
+        const int64_t hi = t.bits == 64 && t.is_uint() ? -1 : int64_t(t.max_int());
+        std::vector<aicf_test::Value> values;
+        for (int64_t v : {lo, lo + 1, int64_t(-1), int64_t(0), int64_t(1), int64_t(2),
+                          int64_t(t.bits == 64 && t.is_uint() ? -2 : hi - 1), hi}) {
+            if (t.is_int() || v >= 0 || (t.bits == 64 && v >= -2))
+                values.push_back(aicf_test::make_int(t, v));
+        }
+        Buffer<> in = input_of(t, values);
+        Var x("x");
+        const Expr v = in(x), one = cast(t, 1), zero = cast(t, 0);
+        const Expr least = t.is_int() ? cast(t, Expr(int64_t(t.min_int()))) : zero;
+        const Expr most = t.is_int() ? cast(t, Expr(int64_t(t.max_int())))
+                                     : cast(t, Expr(uint64_t(t.max_uint())));
+        const Expr cases[] = {
+            v + one == zero,
+            v + one<one, v + one <= zero, select(v + one < v, one, zero), v - one> v,
+            v + most < v,
+            max(v, least + one) == most,
+            min(v, most - one) == least,
+            max(v, least + one) + one,
+            v * 2 - least,
+            v - least,
+            v + least,
+            v * least,
+            least - v,
+            (v - one) / 8 + one,
+            (v - one) % 3,
+            (v + most) / 2,
+            v - most + one,
+        };
+        for (const Expr &e : cases)
+            expect_reference_values(e, int(values.size()), to_string(t));
+    }
+}
+
+// Float zeros keep their sign: -x of +0.0 is -0.0, x + 0.0 of -0.0 is +0.0, and the identities
+// that hold are x + (-0.0) and x - 0.0.
+TEST(TypedExpressions, SignsOfFloatZeros) {
+    for (Type t : {Float(16), BFloat(16), Float(32), Float(64)}) {
+        std::vector<aicf_test::Value> values;
+        for (double v : {0.0, -0.0, 1.5, -2.0, double(INFINITY), double(-INFINITY), double(NAN)})
+            values.push_back(aicf_test::make_float(t, v));
+        Buffer<> in = input_of(t, values);
+        Var x("x");
+        const Expr v = in(x), pz = cast(t, Expr(0.0)), nz = cast(t, Expr(-0.0));
+        const Expr cases[] = {-v,     v + pz, pz + v,   v + nz, v - pz,  v - nz,  pz - v,
+                              nz - v, -(-v),  -(v * 2), v * 1,  -v + pz, -(v - v)};
+        for (const Expr &e : cases)
+            expect_reference_values(e, int(values.size()), to_string(t));
     }
 }
