@@ -76,14 +76,19 @@ void apply_launch_bounds(std::vector<LoweredKernel> &kernels,
     }
 }
 
-// The loops never_partition() and never_partition_all() name.
+// The loops never_partition() and never_partition_all() name, and those of a staging
+// pipelined through registers: they are unrolled whole (pipeline_staged_loads), so a
+// partition (a zero padding's select, a guarded tail) would only leave them without a
+// constant extent.
 std::set<std::string> loops_never_partitioned(const std::map<std::string, Function> &env) {
     std::set<std::string> never;
     for (const auto &[name, f] : env) {
+        const GPUPipeline &pipeline = f.schedule().gpu_pipeline;
+        const bool unrolled = pipeline.stages > 1 && pipeline.copy == PipelineCopy::Registers;
         for (int stage = 0; stage < f.stages(); stage++) {
             const StageSchedule &s = f.stage(stage).schedule;
             for (const Dim &d : s.dims)
-                if (d.never_partition || s.never_partition_all)
+                if (d.never_partition || s.never_partition_all || unrolled)
                     never.insert(loop_name(name, stage, d.var));
         }
     }

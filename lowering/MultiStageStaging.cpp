@@ -73,14 +73,17 @@ struct Staging {
 // loop's body.
 class TakeStagings : public IRMutator {
 public:
-    TakeStagings(const std::map<std::string, int> &async, const std::string &loop)
-        : async(async), loop(loop) {}
+    // `done`: Funcs already laid out in stages at a loop inside this one.
+    TakeStagings(const std::map<std::string, int> &async, const std::string &loop,
+                 const std::set<std::string> &done)
+        : async(async), loop(loop), done(done) {}
     std::vector<Staging> stagings;
     std::vector<std::string> other_shared; // shared Funcs allocated here, not pipelined
 
 private:
     const std::map<std::string, int> &async;
     const std::string &loop;
+    const std::set<std::string> &done;
     std::vector<std::pair<std::string, Expr>> lets;
     using IRMutator::visit;
 
@@ -97,7 +100,8 @@ private:
         return op;
     }
     Stmt visit(const Allocate *op) override {
-        if (op->memory_type != MemoryType::GPUShared) return IRMutator::visit(op);
+        if (op->memory_type != MemoryType::GPUShared || done.count(op->name))
+            return IRMutator::visit(op);
         if (!async.count(op->name)) {
             other_shared.push_back(op->name);
             return IRMutator::visit(op);
@@ -116,7 +120,8 @@ private:
         return mutate(op->body);
     }
     Stmt visit(const ProducerConsumer *op) override {
-        if (!op->is_producer || !async.count(op->name)) return IRMutator::visit(op);
+        if (!op->is_producer || !async.count(op->name) || done.count(op->name))
+            return IRMutator::visit(op);
         for (Staging &s : stagings) {
             if (s.func != op->name) continue;
             Stmt produce = ProducerConsumer::make(op->name, true, drop_barriers(op->body));
@@ -146,18 +151,24 @@ private:
 
 class MultiBuffer : public IRMutator {
 public:
-    explicit MultiBuffer(const std::map<std::string, int> &async) : async(async) {}
+    // `shared`: the Funcs the kernel keeps in shared memory.
+    MultiBuffer(const std::map<std::string, int> &async, const std::set<std::string> &shared)
+        : async(async), shared(shared) {}
     std::set<std::string> done;
 
 private:
     const std::map<std::string, int> &async;
+    const std::set<std::string> &shared;
+    int loops_around = 0; // loops of the kernel around the one being visited
     using IRMutator::visit;
 
     Stmt visit(const For *op) override {
+        loops_around++;
         Stmt body = mutate(op->body);
+        loops_around--;
         if (op->for_type != ForType::Serial)
             return For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, body);
-        TakeStagings take(async, op->name);
+        TakeStagings take(async, op->name, done);
         Stmt rest = take.mutate(body);
         if (take.stagings.empty())
             return For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, body);
@@ -205,7 +216,18 @@ private:
                          IfThenElse::make(LT::make(ahead, Add::make(op->min, op->extent)),
                                           stagings_of(ahead), Stmt()),
                          gpu_cp_async_commit(), rest});
+        // The first stagings move ahead of the loop, past the barrier its body began with.
+        // One barrier before them keeps first what they read of shared memory the block
+        // wrote before the loop (a row's statistics), and, where a loop around runs this one
+        // again (a batch), the reads of the buffers they refill.
+        bool reads_shared = loops_around > 0;
+        for (const Staging &st : take.stagings) {
+            visit_each<Load>(st.produce, [&](const Load *l) {
+                reads_shared = reads_shared || (shared.count(l->name) && !async.count(l->name));
+            });
+        }
         std::vector<Stmt> whole;
+        if (reads_shared) whole.push_back(gpu_barrier());
         for (int i = 0; i + 1 < stages; i++) {
             whole.push_back(IfThenElse::make(LT::make(Expr(i), op->extent),
                                              stagings_of(simplify(Add::make(op->min, Expr(i)))),
@@ -288,7 +310,11 @@ void multi_buffer_async_stages(std::vector<LoweredKernel> &kernels,
     if (async.empty()) return;
     std::set<std::string> done;
     for (LoweredKernel &k : kernels) {
-        MultiBuffer m(async);
+        std::set<std::string> shared;
+        visit_each<Allocate>(k.body, [&](const Allocate *a) {
+            if (a->memory_type == MemoryType::GPUShared) shared.insert(a->name);
+        });
+        MultiBuffer m(async, shared);
         k.body = m.mutate(k.body);
         k.async_staged = m.done;
         done.insert(m.done.begin(), m.done.end());

@@ -19,9 +19,10 @@ namespace lowering {
 //   wait for all but N - 2 copy groups; barrier;
 //   if (L + N - 1 < L's end) { the staging of iteration L + N - 1 }; commit a group;
 //   the rest of the body;
-// with the stagings of L's first N - 1 iterations (each a group) before L, and a wait for
-// every group after it. Iteration i's staging writes buffer i % N, and the rest of its body
-// reads buffer i % N. The barriers the body had outside its inner loops go: the one barrier
+// with the stagings of L's first N - 1 iterations (each a group) before L, after a barrier
+// where they read shared memory the block wrote or a loop around L runs it again, and a wait
+// for every group after it. Iteration i's staging writes buffer i % N, and the rest of its
+// body reads buffer i % N. The barriers the body had outside its inner loops go: the one barrier
 // per iteration covers both the writes of the copies it waited for (read after write) and
 // the reads of the buffer the next copies refill, which the previous iteration made (write
 // after read).

@@ -59,6 +59,24 @@ private:
     }
 };
 
+// What a load reads, for messages: a buffer's name, or the shared Func at the constant offset
+// of an index into the kernel's packed shared memory.
+std::string what_is_read(const Load *l, const std::vector<SharedAllocation> &shared) {
+    if (l->name != kSharedMemoryName) return l->name;
+    Expr index = simplify(l->index);
+    if (const Ramp *r = index.as<Ramp>()) index = r->base;
+    int64_t constant = 0;
+    if (const Add *a = index.as<Add>()) {
+        if (auto c = as_const_int(a->b)) constant = *c;
+    } else if (auto c = as_const_int(index)) {
+        constant = *c;
+    }
+    const int64_t byte = constant * l->type.bytes();
+    for (const SharedAllocation &a : shared)
+        if (byte >= a.offset && byte < a.offset + a.bytes) return a.func + " (in shared memory)";
+    return "shared memory";
+}
+
 // The two halves of a staging: `prefetch` stores what each of its stores would write into
 // the register array instead (and drops its barriers); otherwise each store writes shared
 // memory from the register array. Both walk the stores in the same order, so each store
@@ -66,8 +84,9 @@ private:
 class SplitStaging : public IRMutator {
 public:
     // `kept`: what the kernel writes or allocates (shared memory, registers, its outputs).
-    SplitStaging(const std::string &func, bool prefetch, const std::set<std::string> &kept)
-        : func(func), prefetch(prefetch), kept(kept) {}
+    SplitStaging(const std::string &func, bool prefetch, const std::set<std::string> &kept,
+                 const std::vector<SharedAllocation> &shared)
+        : func(func), prefetch(prefetch), kept(kept), shared(shared) {}
     int64_t slots = 0; // elements of the register array
     Type type;         // their type: the Func's
 
@@ -75,6 +94,7 @@ private:
     const std::string &func;
     bool prefetch;
     const std::set<std::string> &kept;
+    const std::vector<SharedAllocation> &shared;
     using IRMutator::visit;
 
     Stmt visit(const Store *op) override {
@@ -85,7 +105,8 @@ private:
             << "loops.";
         visit_each<Load>(op->value, [&](const Load *l) {
             user_assert(!kept.count(l->name))
-                << "gpu_pipeline on Func " << func << ": its definition reads " << l->name
+                << "gpu_pipeline on Func " << func << ": its definition reads "
+                << what_is_read(l, shared)
                 << ", which the kernel writes or keeps on chip, so its next values cannot be "
                 << "loaded an iteration ahead. Pipeline Funcs that copy device buffers the "
                 << "kernel only reads.";
@@ -111,12 +132,14 @@ private:
 
 class Pipeline : public IRMutator {
 public:
-    Pipeline(const std::set<std::string> &funcs, const std::set<std::string> &kept)
-        : funcs(funcs), kept(kept) {}
+    Pipeline(const std::set<std::string> &funcs, const std::set<std::string> &kept,
+             const std::vector<SharedAllocation> &shared)
+        : funcs(funcs), kept(kept), shared(shared) {}
     std::set<std::string> done;
 
 private:
     const std::set<std::string> &funcs, &kept;
+    const std::vector<SharedAllocation> &shared;
     using IRMutator::visit;
 
     // The pipelined Funcs produced in s outside any loop, in program order.
@@ -162,7 +185,8 @@ private:
                 if (!p.funcs.count(op->name)) return IRMutator::visit(op);
                 if (!op->is_producer) return IRMutator::visit(op);
                 Stmt unrolled = UnrollStaging(op->name).mutate(op->body);
-                SplitStaging store(op->name, false, p.kept), load(op->name, true, p.kept);
+                SplitStaging store(op->name, false, p.kept, p.shared),
+                    load(op->name, true, p.kept, p.shared);
                 Halves &halves = h[op->name];
                 halves.consume = store.mutate(unrolled);
                 halves.prefetch = load.mutate(unrolled);
@@ -224,7 +248,7 @@ void pipeline_kernel(LoweredKernel &kernel, const std::map<std::string, LoopLeve
     std::set<std::string> kept = {kSharedMemoryName};
     visit_each<Store>(kernel.body, [&](const Store *s) { kept.insert(s->name); });
     visit_each<Allocate>(kernel.body, [&](const Allocate *a) { kept.insert(a->name); });
-    Pipeline p(here, kept);
+    Pipeline p(here, kept, kernel.shared);
     kernel.body = p.mutate(kernel.body);
     for (const std::string &f : here) {
         if (p.done.count(f)) continue;

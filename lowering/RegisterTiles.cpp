@@ -91,6 +91,7 @@ private:
     }
 
     void visit(const LetStmt *op) override {
+        op->value.accept(this); // the value may read the Func (a tensor-core operand does)
         if (depth == 0) {
             block_lets.emplace_back(op->name, op->value);
             op->body.accept(this);

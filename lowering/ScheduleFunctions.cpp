@@ -549,6 +549,8 @@ void check_output_schedule(const Function &f) {
                                           : "at " + sched.store_level.to_string())
         : sched.memory_type != MemoryType::Auto
             ? "stored in " + std::string(to_string(sched.memory_type)) + " memory"
+        : sched.swizzled_storage
+            ? "swizzled (swizzle_storage() lays out tiles in GPU shared memory)"
             : "";
     user_assert(placed.empty()) << "Func " << f.name()
                                 << " is an output of the pipeline, so it is computed at the root "

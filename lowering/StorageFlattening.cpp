@@ -195,8 +195,15 @@ private:
             total = Mul::make(total, extent);
             extents.push_back(extent);
         }
-        if (sched.swizzled_storage && op->memory_type == MemoryType::GPUShared)
-            layout.swizzle = swizzle_of(f, order, extents, op->types);
+        user_assert(!sched.swizzled_storage || op->memory_type == MemoryType::GPUShared)
+            << "swizzle_storage on Func " << f.name() << ": the swizzle lays out a tile in GPU "
+            << "shared memory, but " << f.name() << " is stored in "
+            << (op->memory_type == MemoryType::Register ? "registers"
+                : op->memory_type == MemoryType::Stack  ? "stack memory"
+                                                        : "device or host memory")
+            << ". Compute it at a loop of a GPU kernel (compute_at) and "
+            << "store_in(MemoryType::GPUShared), or drop swizzle_storage().";
+        if (sched.swizzled_storage) layout.swizzle = swizzle_of(f, order, extents, op->types);
         if (op->memory_type == MemoryType::Register) {
             layout.single.resize(op->bounds.size());
             for (size_t d = 0; d < op->bounds.size(); d++)

@@ -130,6 +130,20 @@ private:
             return For::make(op->name, op->min, op->extent, op->for_type, GPUDim::Z, body);
         }
         if (op->name != ms.n && op->name != ms.m && op->name != ms.k) return IRMutator::visit(op);
+        if (block_loops > 0 && !warp) {
+            // The stage's thread loop lies inside one of the instruction's loops.
+            const For *inner = nullptr;
+            visit_each<For>(op->body, [&](const For *f) {
+                if (!inner && f->for_type == ForType::GPUThread &&
+                    stage_of_loop(f->name) == stage_of_loop(op->name))
+                    inner = f;
+            });
+            user_assert(!inner) << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
+                                << ", which must be its innermost three loops, inside its thread "
+                                << "loop over warps, but the loop " << loop_var_for_users(op->name)
+                                << " lies outside the thread loop "
+                                << loop_var_for_users(inner->name) << ". Reorder the stage.";
+        }
         user_assert(block_loops > 0 && warp)
             << ms.user_name << " runs gpu_mma" << ms.loops_for_users() << ", which one warp of "
             << "a GPU block executes, but "
@@ -221,6 +235,13 @@ private:
             a = y;
             b = x;
         } else {
+            // a * b * 2: one factor is neither operand.
+            for (const Expr &f : {x, y}) {
+                if (!uses_var(f, n->name) && !uses_var(f, m->name))
+                    refuse("multiplies the operands' product by a third factor, " +
+                           with_user_loop_names(to_string(f)) +
+                           " (scale an operand's definition, or the result in a later stage)");
+            }
             refuse("multiplies factors that depend on both " + loop_var_for_users(n->name) +
                    " and " + loop_var_for_users(m->name));
         }
@@ -249,9 +270,12 @@ private:
             << ", which must be its innermost three loops, nested directly around the update, "
             << "but a test guards the update: if ("
             << with_user_loop_names(to_string(simplify(guard->condition)))
-            << "). A split whose factor does not divide the extent guards its tail (split n and "
-            << "m with TailStrategy::ShiftInwards), as does an RDom's where(); give the "
-            << "reduction an extent that is a multiple of the instruction's k (" << shape->k
+            << "). A split whose factor does not divide the extent guards its tail, as does an "
+            << "RDom's where(). For n and m: compute " << ms.func << " at a tile of its consumer "
+            << "that the splits divide (a region its consumers ask beyond whole tiles is "
+            << "guarded too), or split them with TailStrategy::RoundUp (whole tiles, the "
+            << "operands read through a clamp). For k: give the reduction an extent that is a "
+            << "multiple of the instruction's k (" << shape->k
             << "), the inputs read past their end as zeros (a(k, y) = select(k < K, A(min(k, K - "
             << "1), y), 0)).";
         // The update's point moves along one dimension with n and another with m, not with k.

@@ -536,6 +536,8 @@ struct MMASchedule {
     int k_total = 64;          // the reduction's extent
     int staging_threads_x = 4; // the staged tile's threads along x
     bool add_one = false;      // the update adds a(k, y) * b(x, k) + 1
+    bool times_two = false;    // the update adds a(k, y) * b(x, k) * 2
+    bool mma_over_ko = false;  // gpu_mma(xm, ym, ko): ko lies outside the warps' loop
     Type input_b = BFloat(16); // A is bfloat16
 };
 
@@ -550,7 +552,7 @@ Func mma_pipeline(const MMASchedule &s) {
     b(x, y) = B(x, y);
     prod(x, y) = 0.0f;
     Expr term = cast<float>(a(k, y)) * cast<float>(b(x, k));
-    prod(x, y) += s.add_one ? term + 1.0f : term;
+    prod(x, y) += s.add_one ? term + 1.0f : s.times_two ? term * 2.0f : term;
     out(x, y) = prod(x, y);
     auto fragments = [&](Stage st) {
         st.split(x, wz, x, 32).split(x, xt, x, 8).split(x, tx, xl, 2).split(y, yt, y, 16);
@@ -567,7 +569,7 @@ Func mma_pipeline(const MMASchedule &s) {
         .split(k, ko, ki, 16)
         .reorder(xm, ym, ki, xt, yt, wz, ko)
         .gpu_threads(wz)
-        .gpu_mma(xm, ym, ki);
+        .gpu_mma(xm, ym, s.mma_over_ko ? ko : ki);
     for (Func f : {a, b})
         f.compute_at(prod, ko).split(x, xo, xv, 8).fuse(xo, y, t).split(t, tz, t, 32);
     a.split(t, ty, tx, s.staging_threads_x).gpu_threads(tx, ty, tz);
@@ -605,6 +607,19 @@ TEST(GPUScheduleErrors, TensorCores) {
     msg = mma_error(affine);
     EXPECT_CONTAINS(msg, "does not add a product");
 
+    MMASchedule scaled;
+    scaled.times_two = true;
+    msg = mma_error(scaled);
+    EXPECT_CONTAINS(msg, "multiplies the operands' product by a third factor, 2.0f (scale an "
+                         "operand's definition, or the result in a later stage)");
+
+    MMASchedule outside;
+    outside.mma_over_ko = true;
+    msg = mma_error(outside);
+    EXPECT_CONTAINS(msg, "prod.update(0) runs gpu_mma(xm, ym, ko), which must be its innermost "
+                         "three loops, inside its thread loop over warps, but the loop ko lies "
+                         "outside the thread loop wz. Reorder the stage.");
+
     MMASchedule mixed_types;
     mixed_types.input_b = Float(16);
     msg = mma_error(mixed_types);
@@ -621,6 +636,59 @@ TEST(GPUScheduleErrors, TensorCores) {
     f(x) = 0.0f;
     msg = message_of<CompileError>([&] { Stage(f.function(), 0).gpu_mma(x, x, x); });
     EXPECT_CONTAINS(msg, "gpu_mma() applies to an update");
+}
+
+// A tensor-core operand staged in registers, each thread holding the part its loader
+// computes: the fragments read other threads' parts (the read inside the mma's let was not
+// checked, and the kernel read outside its registers).
+TEST(GPUScheduleErrors, TensorCoreOperandInOtherThreadsRegisters) {
+    Buffer<> A(BFloat(16), {32, 16}, "A"), B(BFloat(16), {8, 32}, "B");
+    Var x("x"), y("y"), kk("kk"), bx("bx"), by("by"), xi("xi"), yi("yi"), tx("tx"), ty("ty"),
+        xv("xv"), yv("yv"), w("w"), xw("xw"), wx("wx"), xn("xn"), t("t"), kv("kv"), yo("yo"),
+        yt("yt");
+    RVar ko("ko"), ki("ki");
+    RDom r(0, 32, "r");
+    Func a("a"), b("b"), prod("prod"), out("out");
+    a(kk, y) = A(kk, y);
+    b(x, kk) = B(x, kk);
+    prod(x, y) = 0.0f;
+    prod(x, y) += cast<float>(a(r, y)) * cast<float>(b(x, r));
+    out(x, y) = prod(x, y);
+    out.tile(x, y, bx, by, xi, yi, 8, 16)
+        .split(xi, w, xw, 8)
+        .split(xw, tx, xv, 2)
+        .split(yi, yv, ty, 8)
+        .reorder(xv, yv, tx, ty, w, bx, by)
+        .gpu_blocks(bx, by)
+        .gpu_threads(tx, ty, w);
+    prod.compute_at(out, bx).store_in(MemoryType::Register);
+    prod.split(x, w, xw, 8)
+        .split(xw, tx, xv, 2)
+        .split(y, yv, ty, 8)
+        .reorder(xv, yv, tx, ty, w)
+        .gpu_threads(tx, ty, w);
+    prod.update()
+        .split(r, ko, ki, 16)
+        .split(x, wx, xn, 8)
+        .reorder(xn, y, ki, wx, ko)
+        .gpu_threads(wx)
+        .gpu_mma(xn, y, ki);
+    a.compute_at(prod.update(), ko)
+        .store_in(MemoryType::Register)
+        .split(kk, t, kv, 4)
+        .split(y, yo, yt, 8)
+        .reorder(kv, yo, t, yt)
+        .gpu_threads(t, yt);
+    b.compute_at(prod.update(), ko)
+        .store_in(MemoryType::GPUShared)
+        .split(x, t, kv, 2)
+        .split(kk, yo, yt, 8)
+        .reorder(kv, yo, t, yt)
+        .gpu_threads(t, yt);
+    std::string msg = message_of<CompileError>([&] { out.realize({8, 16}, gpu_target); });
+    EXPECT_CONTAINS(msg, "Func a is stored in registers at the GPU block loop bx of out");
+    EXPECT_CONTAINS(msg, "may reach outside its thread's part in dimension 0");
+    EXPECT_CONTAINS(msg, "or store a in GPUShared.");
 }
 
 // swizzle_storage: a Func of one dimension, and rows the swizzle cannot permute.
@@ -641,6 +709,29 @@ TEST(GPUScheduleErrors, SwizzledStorage) {
     EXPECT_CONTAINS(msg, "swizzle_storage on Func tile: its rows (dimension x, stored innermost) "
                          "are 48 bytes long, but the swizzle permutes the 16-byte pieces of rows "
                          "of 32, 64 or a multiple of 128 bytes.");
+
+    // Anywhere but shared memory the swizzle would do nothing: refused, not ignored.
+    Func root("root"), out2("out2");
+    root(x, y) = in(x, y);
+    out2(x, y) = root(x, y) * 2.0f;
+    out2.gpu_tile(x, y, bx, by, tx, ty, 16, 8);
+    root.compute_root().gpu_tile(x, y, bx, by, tx, ty, 16, 8).swizzle_storage();
+    msg = message_of<CompileError>([&] { out2.realize({48, 48}, gpu_target); });
+    EXPECT_CONTAINS(msg, "swizzle_storage on Func root: the swizzle lays out a tile in GPU shared "
+                         "memory, but root is stored in device or host memory.");
+    Func held("held"), out3("out3");
+    held(x, y) = in(x, y);
+    out3(x, y) = held(x, y) * 2.0f;
+    out3.gpu_tile(x, y, bx, by, tx, ty, 16, 8);
+    held.compute_at(out3, tx).store_in(MemoryType::Register).swizzle_storage();
+    msg = message_of<CompileError>([&] { out3.realize({48, 48}, gpu_target); });
+    EXPECT_CONTAINS(msg, "but held is stored in registers.");
+    Func swizzled_out("swizzled_out");
+    swizzled_out(x, y) = in(x, y);
+    swizzled_out.gpu_tile(x, y, bx, by, tx, ty, 16, 8).swizzle_storage();
+    msg = message_of<CompileError>([&] { swizzled_out.realize({48, 48}, gpu_target); });
+    EXPECT_CONTAINS(msg, "Func swizzled_out is an output of the pipeline, so it is computed at the "
+                         "root into the buffer realize() is given; it cannot be swizzled");
 }
 
 // gpu_pipeline with asynchronous copies: two tiles at one loop with different stages, or one

@@ -192,6 +192,165 @@ TEST(GemmTensorCores, TransposedOperandsAndBatches) {
     EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x2.shared.b16"), std::string::npos) << ptx;
 }
 
+// A layernorm in the prologue of the product: each block's row statistics in shared memory,
+// the normalized operand staged per step of k with asynchronous copies, 2 and 3 stages. The
+// first stagings move ahead of the loop, so they must still see the statistics written (the
+// simulator's checker found a race on them).
+TEST(GemmTensorCores, PipelinedOperandReadsTheBlocksStatistics) {
+    const int M = 64, N = 16, K = 48;
+    Buffer<float> X({K, M}, "X");
+    Buffer<bfloat16_t> W({N, K}, "W");
+    fill_random(X, -3, 3, 31);
+    fill_random(W, -1, 1, 32);
+    for (int stages : {2, 3}) {
+        Var x("x"), y("y"), kk("kk"), bx("bx"), by("by"), xi("xi"), yi("yi"), tx("tx"), ty("ty"),
+            xv("xv"), yv("yv"), w("w"), yw("yw"), t("t"), kv("kv"), yo("yo"), yt("yt"), t0("t0"),
+            t1("t1");
+        RVar ko("ko"), ki("ki");
+        RDom rk(0, K, "rk"), r(0, K, "r");
+        Func msum("msum"), vsum("vsum"), a("a"), b("b"), prod("prod"), out("out");
+        msum(y) = 0.0f;
+        msum(y) += X(rk, y);
+        Expr mean = msum(y) / float(K);
+        vsum(y) = 0.0f;
+        vsum(y) += (X(rk, y) - mean) * (X(rk, y) - mean);
+        a(kk, y) = cast<bfloat16_t>((X(kk, y) - mean) * rsqrt(vsum(y) / float(K) + 1e-5f));
+        b(x, kk) = W(x, kk);
+        prod(x, y) = 0.0f;
+        prod(x, y) += cast<float>(a(r, y)) * cast<float>(b(x, r));
+        out(x, y) = prod(x, y);
+        out.tile(x, y, bx, by, xi, yi, 8, 32)
+            .split(xi, tx, xv, 2)
+            .split(yi, w, yw, 16)
+            .split(yw, yv, ty, 8)
+            .reorder(xv, yv, tx, ty, w, bx, by)
+            .gpu_blocks(bx, by)
+            .gpu_threads(tx, ty, w);
+        prod.compute_at(out, bx).store_in(MemoryType::Register);
+        prod.split(x, tx, xv, 2)
+            .split(y, w, yw, 16)
+            .split(yw, yv, ty, 8)
+            .reorder(xv, yv, tx, ty, w)
+            .gpu_threads(tx, ty, w);
+        prod.update()
+            .split(r, ko, ki, 16)
+            .split(y, w, yw, 16)
+            .reorder(x, yw, ki, w, ko)
+            .gpu_threads(w)
+            .gpu_mma(x, yw, ki);
+        for (Func f : {msum, vsum}) {
+            f.compute_at(out, bx).store_in(MemoryType::GPUShared);
+            f.split(y, t1, t0, 4).gpu_threads(t0, t1);
+            f.update().split(y, t1, t0, 4).gpu_threads(t0, t1);
+        }
+        a.compute_at(prod.update(), ko)
+            .store_in(MemoryType::GPUShared)
+            .split(kk, t, kv, 4)
+            .split(y, yo, yt, 8)
+            .reorder(kv, t, yt, yo)
+            .gpu_threads(t, yt, yo)
+            .gpu_pipeline(stages, PipelineCopy::Async);
+        b.compute_at(prod.update(), ko)
+            .store_in(MemoryType::GPUShared)
+            .split(x, t, kv, 2)
+            .split(kk, yo, yt, 8)
+            .reorder(kv, t, yt, yo)
+            .gpu_threads(t, yt, yo)
+            .gpu_pipeline(stages, PipelineCopy::Async);
+        Buffer<float> C = out.realize({N, M}, gpu_target)[0];
+        C.copy_to_host();
+        for (int j = 0; j < M; j++) {
+            double m = 0, v = 0;
+            for (int k = 0; k < K; k++)
+                m += X(k, j);
+            m /= K;
+            for (int k = 0; k < K; k++)
+                v += (X(k, j) - m) * (X(k, j) - m);
+            const double rstd = 1 / std::sqrt(v / K + 1e-5);
+            for (int i = 0; i < N; i++) {
+                double want = 0, magnitude = 0;
+                for (int k = 0; k < K; k++) {
+                    const double term = (X(k, j) - m) * rstd * double(float(W(i, k)));
+                    want += term;
+                    magnitude += std::abs(term);
+                }
+                // The normalized operand is rounded to bfloat16 (8 bits).
+                ASSERT_NEAR(C(i, j), want, std::ldexp(magnitude, -8) + 1e-5)
+                    << "at x = " << i << ", y = " << j << ", " << stages << " stages";
+            }
+        }
+    }
+}
+
+// Pipelined operands in two placements that were refused: a batch loop inside the kernel
+// around the product (each block loops over the batch; asynchronous copies), and loaders
+// pipelined through registers whose definition pads the reduction with zeros (K = 40 read as
+// 48: the padding's test no longer partitions the loops the pipeline unrolls).
+TEST(GemmTensorCores, PipelinesInABatchLoopAndOverAPaddedReduction) {
+    const int M = 40, N = 24, K = 40, Z = 3;
+    Buffer<bfloat16_t> A({K, M, Z}, "A"), B({N, K, Z}, "B");
+    fill_random(A, -1, 1, 41);
+    fill_random(B, -1, 1, 42);
+    for (PipelineCopy copy : {PipelineCopy::Async, PipelineCopy::Registers}) {
+        Var x("x"), y("y"), z("z"), kk("kk"), bx("bx"), by("by"), xi("xi"), yi("yi"), tx("tx"),
+            ty("ty"), xv("xv"), yv("yv"), w("w"), yw("yw"), t("t"), kv("kv"), yo("yo"), yt("yt");
+        RVar ko("ko"), ki("ki");
+        const int padded = (K + 15) / 16 * 16;
+        RDom r(0, padded, "r");
+        Func a("a"), b("b"), prod("prod"), out("out");
+        a(kk, y, z) = select(kk < K, A(clamp(kk, 0, K - 1), y, z), bfloat16_t(0.0f));
+        b(x, kk, z) = select(kk < K, B(x, clamp(kk, 0, K - 1), z), bfloat16_t(0.0f));
+        prod(x, y, z) = 0.0f;
+        prod(x, y, z) += cast<float>(a(r, y, z)) * cast<float>(b(x, r, z));
+        out(x, y, z) = prod(x, y, z);
+        out.tile(x, y, bx, by, xi, yi, 8, 32)
+            .split(xi, tx, xv, 2)
+            .split(yi, w, yw, 16)
+            .split(yw, yv, ty, 8)
+            .reorder(xv, yv, tx, ty, w, z, bx, by)
+            .gpu_blocks(bx, by)
+            .gpu_threads(tx, ty, w);
+        prod.compute_at(out, z).store_in(MemoryType::Register);
+        prod.split(x, tx, xv, 2)
+            .split(y, w, yw, 16)
+            .split(yw, yv, ty, 8)
+            .reorder(xv, yv, tx, ty, w)
+            .gpu_threads(tx, ty, w);
+        prod.update()
+            .split(r, ko, ki, 16)
+            .split(y, w, yw, 16)
+            .reorder(x, yw, ki, w, ko)
+            .gpu_threads(w)
+            .gpu_mma(x, yw, ki);
+        a.compute_at(prod.update(), ko)
+            .store_in(MemoryType::GPUShared)
+            .split(kk, t, kv, 4)
+            .split(y, yo, yt, 8)
+            .reorder(kv, t, yt, yo)
+            .gpu_threads(t, yt, yo)
+            .gpu_pipeline(2, copy);
+        b.compute_at(prod.update(), ko)
+            .store_in(MemoryType::GPUShared)
+            .split(x, t, kv, 2)
+            .split(kk, yo, yt, 8)
+            .reorder(kv, t, yt, yo)
+            .gpu_threads(t, yt, yo)
+            .gpu_pipeline(2, copy);
+        Buffer<float> C = out.realize({N, M, Z}, gpu_target)[0];
+        C.copy_to_host();
+        for (int q = 0; q < Z; q++)
+            for (int j = 0; j < M; j++)
+                for (int i = 0; i < N; i++) {
+                    double want = 0;
+                    for (int k = 0; k < K; k++)
+                        want += double(float(A(k, j, q))) * double(float(B(i, k, q)));
+                    ASSERT_NEAR(C(i, j, q), want, 1e-4)
+                        << i << ", " << j << ", " << q
+                        << (copy == PipelineCopy::Async ? " (Async)" : " (Registers)");
+                }
+    }
+}
+
 // Every version of the kernel (aligned buffers or not) without spills or a stack frame.
 void expect_no_spills(const Func &f, const Target &t) {
     if (!backends::ptxas_available()) return;
