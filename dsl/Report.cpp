@@ -276,6 +276,7 @@ std::string json_report(const DataflowReport &r, const std::string &indent) {
           << ", \"roofline\": " << json_roofline(k.roofline) << "}";
     }
     s << "\n" << in << "],\n";
+    s << in << "\"host_funcs\": " << json_list(r.host_funcs, json_string) << ",\n";
     s << in << "\"totals\": {\"kernels\": " << r.kernels.size()
       << ", \"requested_bytes\": " << r.requested_bytes()
       << ", \"moved_bytes\": " << r.moved_bytes()
@@ -302,8 +303,12 @@ std::string DataflowReport::summary() const {
     } else if (before > 0 && double(after) >= 1.05 * double(before)) {
         ratio = format("%.1fx more", double(after) / double(before));
     }
+    std::string host;
+    for (size_t i = 0; i < host_funcs.size(); i++)
+        host += (i ? ", " : "") + host_funcs[i];
+    if (!host.empty()) host = "; " + host + " on the host, not counted";
     return plural(baseline->kernels.size(), "kernel") + " moving " + bytes_text(before) + " -> " +
-           self + (ratio.empty() ? "" : " (" + ratio + ")");
+           self + " (" + ratio + host + ")";
 }
 
 std::string DataflowReport::to_text() const {
@@ -374,6 +379,13 @@ std::string DataflowReport::to_text() const {
                           : bytes_text(compulsory_bytes))
       << "). Roofline: moved bytes and flops at each GPU's "
       << "datasheet peaks.\n";
+    if (!host_funcs.empty()) {
+        s << "Computed in host code, outside these counts:";
+        for (size_t i = 0; i < host_funcs.size(); i++)
+            s << (i ? ", " : " ") << host_funcs[i];
+        s << " (their reads and writes are the CPU's; their results are copied to the device "
+             "where kernels read them).\n";
+    }
     if (baseline) {
         s << "\nOperator by operator (every Func its own kernel, a plain GPU schedule): "
           << plural(baseline->kernels.size(), "kernel") << ", requested "

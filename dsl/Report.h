@@ -86,9 +86,13 @@ class DataflowReport {
 public:
     std::string pipeline; // the (first) output's name
     std::string target;
-    std::vector<int> sizes;              // of the outputs
-    std::vector<KernelReport> kernels;   // in launch order
-    int64_t compulsory_bytes = 0;        // each input read once, each output written once
+    std::vector<int> sizes;            // of the outputs
+    std::vector<KernelReport> kernels; // in launch order
+    // Funcs the schedule computes in host code: their memory traffic is not device traffic
+    // and is in none of the counts (nor are the inputs only they read).
+    std::vector<std::string> host_funcs;
+    // Each input read once, each output written once (those the kernels reach).
+    int64_t compulsory_bytes = 0;
     std::vector<RooflineBound> roofline; // the kernels' bounds summed, per GPU
     // The same algorithm with every Func its own kernel (a plain GPU schedule each), when
     // the report was asked to derive it.

@@ -287,6 +287,16 @@ DataflowReport dataflow_report(const std::vector<ir::Function> &outputs,
         kr.roofline = roofline(kr.moved_bytes(), kr.flops, kr.tensor_flops, kr.tf32);
         r.kernels.push_back(std::move(kr));
     }
+    // Funcs produced in the host code: those no kernel computes (the host code keeps the
+    // produce of a Func around the launches that compute it).
+    std::set<std::string> in_kernels;
+    for (const lowering::LoweredKernel &k : p.kernels)
+        in_kernels.insert(k.funcs.begin(), k.funcs.end());
+    ir::visit_each<ir::ProducerConsumer>(p.body, [&](const ir::ProducerConsumer *pc) {
+        if (pc->is_producer && !in_kernels.count(pc->name) &&
+            std::find(r.host_funcs.begin(), r.host_funcs.end(), pc->name) == r.host_funcs.end())
+            r.host_funcs.push_back(pc->name);
+    });
     for (const auto &kv : reached) {
         const ConcreteArguments::Shape &s = concrete.buffers.at(kv.first);
         r.compulsory_bytes +=
