@@ -22,6 +22,25 @@ const Buffer<> &Realization::single() const {
     return buffers_[0];
 }
 
+size_t Tuple::checked(size_t i) const {
+    user_assert(i < values_.size())
+        << "A Tuple of " << values_.size() << " value" << (values_.size() == 1 ? "" : "s")
+        << " has no element " << i << ".";
+    return i;
+}
+
+const Buffer<> &Realization::operator[](size_t i) const {
+    user_assert(i < buffers_.size()) << [&] {
+        std::string names;
+        for (size_t k = 0; k < buffers_.size(); k++)
+            names += (k ? ", " : "") + buffers_[k].name();
+        return "A Realization of " + std::to_string(buffers_.size()) + " buffer" +
+               (buffers_.size() == 1 ? "" : "s") + " (" + names + ") has no element " +
+               std::to_string(i) + ".";
+    }();
+    return buffers_[i];
+}
+
 namespace {
 
 bool is_pure_var(const Expr &e) {

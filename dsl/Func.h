@@ -36,7 +36,7 @@ public:
     Realization(const Buffer<> &first, const Bs &...rest) : buffers_{first, Buffer<>(rest)...} {}
 
     size_t size() const { return buffers_.size(); }
-    const Buffer<> &operator[](size_t i) const { return buffers_.at(i); }
+    const Buffer<> &operator[](size_t i) const; // a CompileError past the last
     const std::vector<Buffer<>> &buffers() const { return buffers_; }
     // A single-valued realization converts to its buffer.
     template <typename T> operator Buffer<T>() const { return Buffer<T>(single()); }

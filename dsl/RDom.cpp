@@ -96,10 +96,35 @@ void RDom::init(const std::vector<std::pair<Expr, Expr>> &ranges, const std::str
                     << ". RDom bounds may use constants, Params and input buffer sizes, not "
                     << "Vars or RVars.";
             });
+            visit_each<Call>(*e, [&](const Call *c) {
+                user_assert(c->call_type != Call::Func)
+                    << "The " << (e == &mn ? "min" : "extent") << " of dimension " << i
+                    << " of RDom " << base << " calls the Func " << c->name
+                    << ". RDom bounds may use constants, Params and input buffer sizes, not "
+                    << "Funcs: realize " << c->name << " first and pass its value as a Param.";
+            });
+            // A constant is a 32-bit coordinate: one that int32 does not hold would wrap.
+            std::optional<int64_t> value = as_const_int(*e);
+            if (auto u = as_const_uint(*e)) {
+                value = *u > uint64_t(INT64_MAX) ? std::optional<int64_t>(INT64_MAX)
+                                                 : std::optional<int64_t>(int64_t(*u));
+            }
+            user_assert(!value || (*value >= INT32_MIN && *value <= INT32_MAX))
+                << "Dimension " << i << " of RDom " << base << " has a "
+                << (e == &mn ? "min" : "extent") << " of " << *value
+                << ", which a 32-bit coordinate does not hold.";
         }
         if (auto c = as_const_int(ex)) {
             user_assert(*c >= 0) << "Dimension " << i << " of RDom " << base
                                  << " has a negative extent (" << *c << ").";
+            // Loops count in 32 bits: the last point must be at most 2^31 - 2 (as the check
+            // of bounds known only at run time requires).
+            if (auto m = as_const_int(mn); m && *c > 0) {
+                user_assert(*m + *c - 1 <= int64_t(INT32_MAX) - 1)
+                    << "Dimension " << i << " of RDom " << base << " runs from " << *m << " over "
+                    << *c << " points, past 2^31 - 2, the last coordinate 32-bit "
+                    << "loops reach. Give it a smaller min or extent.";
+            }
         }
         // "r.x": the name users write; the '.' keeps it apart from any Var.
         std::string vname = base + "." + (i < 4 ? suffix[i] : std::to_string(i));

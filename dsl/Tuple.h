@@ -19,12 +19,14 @@ public:
         : values_{a, b, ir::Expr(rest)...} {}
 
     size_t size() const { return values_.size(); }
-    const ir::Expr &operator[](size_t i) const { return values_.at(i); }
-    ir::Expr &operator[](size_t i) { return values_.at(i); }
+    // A CompileError past the last value.
+    const ir::Expr &operator[](size_t i) const { return values_[checked(i)]; }
+    ir::Expr &operator[](size_t i) { return values_[checked(i)]; }
     const std::vector<ir::Expr> &as_vector() const { return values_; }
 
 private:
     std::vector<ir::Expr> values_;
+    size_t checked(size_t i) const;
 };
 
 } // namespace aicf

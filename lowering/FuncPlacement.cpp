@@ -137,16 +137,24 @@ std::string innermost_loop_around_uses(const Stmt &s, const std::set<std::string
 }
 
 std::string describe_valid_levels(const std::set<std::string> &uses_of_f, const Stmt &s) {
+    // A loop can hold the Func when every use lies inside it.
+    auto uses_in = [&](const Stmt &where) {
+        int64_t n = 0;
+        visit_each<Call>(where, [&](const Call *c) {
+            n += c->call_type == Call::Func && uses_of_f.count(c->name);
+        });
+        return n;
+    };
+    const int64_t all = uses_in(s);
     std::string text;
     for (const std::string &n : loop_names_in(s)) {
-        bool uses = false;
+        int64_t inside = 0;
         visit_each<For>(s, [&](const For *op) {
-            if (op->name != n) return;
-            visit_each<Call>(Stmt(op),
-                             [&](const Call *c) { uses = uses || uses_of_f.count(c->name); });
+            if (op->name == n) inside += uses_in(Stmt(op));
         });
-        if (uses) text += "  " + loop_for_users(n) + "\n";
+        if (inside > 0 && inside == all) text += "  " + loop_for_users(n) + "\n";
     }
+    if (text.empty()) return "  none: no loop encloses every use (only the root, or inline)";
     return text + "  (or root, or inline)";
 }
 

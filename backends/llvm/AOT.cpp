@@ -30,6 +30,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -64,6 +65,17 @@ std::string why_not_a_header_name(const std::string &s) {
         (s.size() == 1 || s[1] == '_' || std::isupper(static_cast<unsigned char>(s[1]))))
         return "is reserved to the C implementation (it starts with __ or _ and a capital letter)";
     return "";
+}
+
+// The name an argument has in the generated header and metadata: a Tuple's output buffers,
+// named after their Func and element ("minmax.0"), become "minmax_0".
+std::string header_name(const Argument &a) {
+    const size_t dot = a.name.rfind('.');
+    if (!a.is_output || dot == std::string::npos || dot == 0 || dot + 1 == a.name.size())
+        return a.name;
+    for (size_t i = dot + 1; i < a.name.size(); i++)
+        if (!std::isdigit(static_cast<unsigned char>(a.name[i]))) return a.name;
+    return a.name.substr(0, dot) + "_" + a.name.substr(dot + 1);
 }
 
 void write_file(const std::string &path, const std::string &bytes) {
@@ -142,7 +154,7 @@ public:
         std::vector<llvm::Constant *> items;
         for (const Argument &a : args) {
             items.push_back(llvm::ConstantStruct::get(
-                argument_t, {string(a.name), llvm::ConstantInt::get(i32, argument_kind(a)),
+                argument_t, {string(header_name(a)), llvm::ConstantInt::get(i32, argument_kind(a)),
                              type(a.type), llvm::ConstantInt::get(i32, a.dimensions)}));
         }
         return array(argument_t, items);
@@ -335,7 +347,7 @@ std::string c_header(const std::vector<lowering::LoweredPipeline> &builds,
       << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
     h << "/* Arguments, in order:\n";
     for (const Argument &a : args) {
-        h << " *   " << a.name << ": ";
+        h << " *   " << header_name(a) << ": ";
         if (!a.is_buffer) {
             h << "scalar " << (a.type.is_bool() ? "bool" : to_string(a.type));
             if (a.type.is_float() && a.type.bits == 16) h << " (its bits)";
@@ -350,7 +362,8 @@ std::string c_header(const std::vector<lowering::LoweredPipeline> &builds,
     h << "int " << name << "(";
     for (size_t i = 0; i < args.size(); i++) {
         const Argument &a = args[i];
-        h << (i ? ", " : "") << (a.is_buffer ? "DLTensor *" : c_type_of(a.type) + " ") << a.name;
+        h << (i ? ", " : "") << (a.is_buffer ? "DLTensor *" : c_type_of(a.type) + " ")
+          << header_name(a);
     }
     if (args.empty()) h << "void";
     h << ");\n"
@@ -484,12 +497,18 @@ void compile_to_files(const std::vector<lowering::LoweredPipeline> &given, const
                              << "library defines (letters, digits and _, not starting with a "
                              << "digit, not a keyword).";
     internal_assert(!given.empty()) << "AOT: no builds of " << name;
+    std::map<std::string, std::string> header_names;
     for (const Argument &a : given[0].args) {
-        const std::string why_arg = why_not_a_header_name(a.name);
+        const std::string c_name = header_name(a);
+        const std::string why_arg = why_not_a_header_name(c_name);
         user_assert(why_arg.empty())
             << "The argument \"" << a.name << "\" of " << name << " " << why_arg << ", so "
-            << "the generated header cannot name it. Name its Param or ImageParam like a C "
-            << "variable.";
+            << "the generated header cannot name it. Name its "
+            << (a.is_output ? "Func" : "Param or ImageParam") << " like a C variable.";
+        auto [it, fresh] = header_names.emplace(c_name, a.name);
+        user_assert(fresh) << "The arguments \"" << it->second << "\" and \"" << a.name << "\" of "
+                           << name << " are both named " << c_name
+                           << " in the generated header. Rename one of them.";
     }
     const std::vector<std::vector<std::string>> cubins = cubins_of(given, name, files.cubins);
     const std::vector<lowering::LoweredPipeline> builds = checked_builds(given, name);

@@ -149,12 +149,24 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
         break;
     case ir::RuntimeErrorKind::OutputTooSmall:
         s << "Buffer " << n << " is too small: dimension " << v[0] << " must cover [" << v[1]
-          << ", " << v[2] << "], but it covers [" << v[3] << ", " << v[4] << "]. The schedule of "
-          << n
-          << " writes whole tiles: a split with ShiftInwards (what split, vectorize(x, n) and "
-             "unroll(x, n) do by default) needs an extent of at least its factor, and RoundUp "
-             "writes up to a "
-             "multiple of it. Split with GuardWithIf, or by a smaller factor.";
+          << ", " << v[2] << "], but it covers [" << v[3] << ", " << v[4] << "].";
+        if (v[5] & 1) {
+            s << " The schedule of " << n << " bounds dimension " << v[0] << " (bound()): "
+              << "its buffer must cover that region.";
+        }
+        if (v[5] & 2) {
+            s << " An update of " << n << " writes at points other than its own (a shifted "
+              << "point, or a histogram's bin computed from data, which may lie anywhere its "
+              << "type allows): clamp them into the buffer's region, or give the buffer every "
+              << "point they reach.";
+        }
+        if (!v[5]) {
+            s << " The schedule of " << n
+              << " writes whole tiles: a split with ShiftInwards (what split, vectorize(x, n) "
+                 "and unroll(x, n) do by default) needs an extent of at least its factor, and "
+                 "RoundUp writes up to a multiple of it. Split with GuardWithIf, or by a "
+                 "smaller factor.";
+        }
         break;
     case ir::RuntimeErrorKind::InputTooSmall: {
         size_t sep = n.find('\x1f');

@@ -252,7 +252,8 @@ enum class RuntimeErrorKind : int32_t {
     // An input smaller than what the pipeline reads; the name is the buffer's, then '\x1f'
     // and the Funcs that read it, comma-separated.
     InputTooSmall,
-    // An output smaller than the region its schedule writes (whole tiles of a split).
+    // An output smaller than the region its schedule writes (whole tiles of a split, a
+    // bound(), updates at other points).
     OutputTooSmall,
     // A region rounded out by align_bounds past what 32-bit indices address.
     FuncRegionTooLarge,

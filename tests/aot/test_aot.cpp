@@ -18,6 +18,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -405,3 +407,26 @@ TEST(AOTErrors, EachArgumentCheckReturnsItsCodeAndMessage) {
 }
 
 } // namespace
+
+// A Tuple-valued output compiled ahead of time: its buffers (minmax.0, minmax.1 inside AICF)
+// are arguments minmax_0 and minmax_1 of the C function and its metadata.
+TEST(AOT, TupleOutputsAreNamedForC) {
+    ImageParam in(Float(32), 1, "in");
+    Func mm("minmax");
+    RDom r(0, in.width(), "r");
+    mm() = Tuple(in(0), in(0));
+    mm() = Tuple(min(mm()[0], in(r)), max(mm()[1], in(r)));
+    const std::string dir = ::testing::TempDir();
+    OutputFiles files;
+    files.object = dir + "/aicf_minmax.o";
+    files.c_header = dir + "/aicf_minmax.h";
+    Pipeline(mm).compile_to_files("minmax", files, Target("host"));
+    std::ifstream header(files.c_header);
+    const std::string text((std::istreambuf_iterator<char>(header)),
+                           std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("int minmax(DLTensor *in, DLTensor *minmax_0, DLTensor *minmax_1);"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find(" *   minmax_1: output buffer of float32, 0 dimensions"), std::string::npos)
+        << text;
+}

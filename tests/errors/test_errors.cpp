@@ -236,6 +236,71 @@ TEST(RuntimeErrors, NegativeRDomExtentFromAParam) {
     EXPECT_CONTAINS(msg, "The reduction variable r.x has a negative extent (-5)");
 }
 
+// Constant RDom bounds are checked when the RDom is made, as run-time ones are before the
+// loops: past 2^31 - 2, beyond int32, or a Func (whose value no bound can use).
+TEST(AlgorithmErrors, RDomBoundsPastTheInt32LoopsOrFromAFunc) {
+    std::string msg = message_of<CompileError>([] { RDom r(2147483647 - 10, 100, "r"); });
+    EXPECT_CONTAINS(msg, "Dimension 0 of RDom r runs from 2147483637 over 100 points, past "
+                         "2^31 - 2, the last coordinate 32-bit loops reach.");
+    msg = message_of<CompileError>([] { RDom r(10, 2147483647, "r"); });
+    EXPECT_CONTAINS(msg, "runs from 10 over 2147483647 points, past 2^31 - 2");
+    msg = message_of<CompileError>([] { RDom r(0, Expr(int64_t(3000000000)), "r"); });
+    EXPECT_CONTAINS(msg, "Dimension 0 of RDom r has a extent of 3000000000, which a 32-bit "
+                         "coordinate does not hold.");
+    // The last point at 2^31 - 2 is fine, and counted.
+    Buffer<int> one({1}, "one");
+    one(0) = 1;
+    RDom r(2147483647 - 100, 100, "r");
+    Var x("x");
+    Func count("count");
+    count(x) = 0;
+    count(x) += one(r - r);
+    Buffer<int> c = count.realize({1});
+    EXPECT_EQ(c(0), 100);
+    Func n("n");
+    n(x) = 5;
+    msg = message_of<CompileError>([&] { RDom bad(0, n(0), "bad"); });
+    EXPECT_CONTAINS(msg, "The extent of dimension 0 of RDom bad calls the Func n. RDom bounds may "
+                         "use constants, Params and input buffer sizes, not Funcs");
+}
+
+// An output too small for what its schedule writes says why: a bound(), updates at other
+// points, or whole tiles.
+TEST(RuntimeErrors, AnOutputTooSmallSaysWhy) {
+    Var x("x");
+    Func out("out");
+    out(x) = x * 2;
+    out.bound(x, 0, 37);
+    std::string msg = message_of<RuntimeError>([&] { out.realize({36}); });
+    EXPECT_CONTAINS(msg, "Buffer out is too small: dimension 0 must cover [0, 36], but it covers "
+                         "[0, 35]. The schedule of out bounds dimension 0 (bound()): its buffer "
+                         "must cover that region.");
+    EXPECT_EQ(msg.find("whole tiles"), std::string::npos) << msg;
+    Buffer<uint8_t> img({50}, "img");
+    for (int i = 0; i < 50; i++)
+        img(i) = uint8_t(i * 5);
+    RDom r(0, 50, "r");
+    Func hist("hist");
+    hist(x) = 0;
+    hist(cast<int>(img(r))) += 1;
+    msg = message_of<RuntimeError>([&] { hist.realize({100}); });
+    EXPECT_CONTAINS(msg, "Buffer hist is too small: dimension 0 must cover [0, 255], but it "
+                         "covers [0, 99]. An update of hist writes at points other than its own");
+}
+
+// Past the last value of a Tuple or a Realization: a CompileError naming what there is.
+TEST(AlgorithmErrors, TupleAndRealizationIndicesPastTheEnd) {
+    Var x("x");
+    Func two("two");
+    two(x) = Tuple(x, x * 2);
+    Realization rz = two.realize({3});
+    std::string msg = message_of<CompileError>([&] { (void)rz[5]; });
+    EXPECT_CONTAINS(msg, "A Realization of 2 buffers (two_0, two_1) has no element 5.");
+    Tuple t(Expr(1), Expr(2));
+    msg = message_of<CompileError>([&] { (void)t[2]; });
+    EXPECT_CONTAINS(msg, "A Tuple of 2 values has no element 2.");
+}
+
 // Coordinates near the top of the int32 range: a buffer must end before 2^31 - 1 (loops run to
 // min + extent), and the region read is checked in 64 bits, so a read at x + 5 that would wrap
 // is refused, not read from the wrong end of memory.
@@ -751,11 +816,12 @@ TEST(ScheduleErrors, ComputeAtALoopThatMissesAUseThroughAnInlinedFunc) {
     EXPECT_CONTAINS(msg, "Func f is computed inside the loop y of h.update(0), but the call "
                          "g(x, y) (inlined, it calls f) in the definition of h uses it outside "
                          "that loop.");
-    // The loops that could hold f are those around every use, the inlined ones included.
+    // The loops that could hold f are those around every use, the inlined ones included:
+    // here none, as h's two stages each use it.
     f.compute_at(h, Var("z"));
     msg = message_of<CompileError>([&] { h.realize({8, 4}); });
-    EXPECT_CONTAINS(msg, "The loops that could hold it are:\n  y of h\n  x of h\n  y of "
-                         "h.update(0)\n  x of h.update(0)\n");
+    EXPECT_CONTAINS(msg, "The loops that could hold it are:\n  none: no loop encloses every "
+                         "use (only the root, or inline)");
 }
 
 // Rounding a region or padding storage by an absurd multiple is a typed error, at compile time
