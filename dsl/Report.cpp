@@ -295,7 +295,11 @@ std::string DataflowReport::summary() const {
     if (kernels.empty()) return "no GPU kernels: the schedule computes every Func on the host";
     const std::string self =
         plural(kernels.size(), "kernel") + " moving " + bytes_text(moved_bytes());
-    if (!baseline) return self;
+    std::string host;
+    for (size_t i = 0; i < host_funcs.size(); i++)
+        host += (i ? ", " : "") + host_funcs[i];
+    if (!host.empty()) host += " on the host, not counted";
+    if (!baseline) return host.empty() ? self : self + " (" + host + ")";
     const int64_t before = baseline->moved_bytes(), after = moved_bytes();
     std::string ratio = "the same";
     if (after > 0 && double(before) >= 1.05 * double(after)) {
@@ -303,12 +307,8 @@ std::string DataflowReport::summary() const {
     } else if (before > 0 && double(after) >= 1.05 * double(before)) {
         ratio = format("%.1fx more", double(after) / double(before));
     }
-    std::string host;
-    for (size_t i = 0; i < host_funcs.size(); i++)
-        host += (i ? ", " : "") + host_funcs[i];
-    if (!host.empty()) host = "; " + host + " on the host, not counted";
     return plural(baseline->kernels.size(), "kernel") + " moving " + bytes_text(before) + " -> " +
-           self + " (" + ratio + host + ")";
+           self + " (" + ratio + (host.empty() ? "" : "; " + host) + ")";
 }
 
 std::string DataflowReport::to_text() const {

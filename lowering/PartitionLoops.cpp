@@ -26,6 +26,21 @@ using namespace ir;
 
 namespace {
 
+// Whether running s changes nothing: constants evaluated, tests that fail without an else,
+// loops and lets around nothing.
+bool does_nothing(const Stmt &s) {
+    if (!s.defined()) return true;
+    if (const Evaluate *e = s.as<Evaluate>()) return is_const(e->value);
+    if (const Block *b = s.as<Block>()) return does_nothing(b->first) && does_nothing(b->rest);
+    if (const IfThenElse *i = s.as<IfThenElse>()) {
+        if (is_false(i->condition)) return does_nothing(i->else_case);
+        return does_nothing(i->then_case) && does_nothing(i->else_case);
+    }
+    if (const LetStmt *l = s.as<LetStmt>()) return does_nothing(l->body);
+    if (const For *f = s.as<For>()) return does_nothing(f->body);
+    return false;
+}
+
 // Loops partitioned inside one another at most this deep: each partition copies the body
 // at most three times (prologue, steady state, epilogue), so the code grows at most 27-fold.
 const int max_partition_depth = 3;
@@ -582,7 +597,7 @@ private:
         // the producers computed for its consumer go with it). Only where the tests'
         // arithmetic cannot wrap: otherwise the epilogue may run the whole loop, and the
         // test may pass there.
-        auto sole_test = [&](bool upper_side) -> const IRNode * {
+        auto sole_test = [&](bool upper_side, bool wraps_or_not) -> const IRNode * {
             const IRNode *node = nullptr;
             int count = 0;
             for (const Constraint &c : tests.constraints) {
@@ -591,11 +606,24 @@ private:
                     count++;
                 }
             }
-            if (count != 1 || !node || tests.occurrences[node] != 1 || !is_true(no_wrap))
+            if (count != 1 || !node || tests.occurrences[node] != 1 ||
+                !(wraps_or_not || is_true(no_wrap)))
                 return nullptr;
             return node;
         };
-        const IRNode *fails_before = sole_test(false), *fails_after = sole_test(true);
+        const IRNode *fails_before = sole_test(false, false), *fails_after = sole_test(true, false);
+        // Whether the prologue (epilogue) runs nothing wherever the arithmetic does not wrap:
+        // its sole test fails there, and failing leaves nothing to run (a guarded tail past
+        // the end of a split). It then runs no iterations there, however large the factor.
+        auto idle_without_wrap = [&](bool upper_side) {
+            const IRNode *test = sole_test(upper_side, true);
+            return test &&
+                   does_nothing(simplify(FailTest(test, tests.keeps_first).mutate(op->body)));
+        };
+        // (The prologue only where nothing can wrap: where its test's arithmetic might, its
+        // extent would tell LLVM which way, and a test kept for wrapping values may fold.)
+        const bool idle_before = lower && is_true(no_wrap) && idle_without_wrap(false),
+                   idle_after = upper && idle_without_wrap(true);
 
         depth++;
         Stmt body = mutate(op->body);
@@ -624,16 +652,27 @@ private:
         // Each extent is at most the loop's, so it fits its type; so does each min of a loop
         // that runs at least once.
         std::vector<Stmt> loops;
-        if (lower)
-            loops.push_back(For::make(op->name, op->min,
-                                      simplify(cast(i32, Sub::make(lo_var, min))), op->for_type,
-                                      op->gpu_dim, before));
+        // A prologue or epilogue idle where nothing wraps is not looped over there (and is
+        // dropped where nothing can wrap).
+        auto extent_of = [&](const Expr &count, bool idle) -> Expr {
+            if (!idle) return count;
+            if (is_true(no_wrap)) return Expr();
+            return Select::make(no_wrap, make_zero(count.type()), count);
+        };
+        if (lower) {
+            Expr count = extent_of(Sub::make(lo_var, min), idle_before);
+            if (count.defined())
+                loops.push_back(For::make(op->name, op->min, simplify(cast(i32, count)),
+                                          op->for_type, op->gpu_dim, before));
+        }
         loops.push_back(For::make(op->name, cast(i32, lo_var), cast(i32, Sub::make(hi_var, lo_var)),
                                   op->for_type, op->gpu_dim, steady));
-        if (upper)
-            loops.push_back(For::make(op->name, cast(i32, hi_var),
-                                      simplify(cast(i32, Sub::make(end, hi_var))), op->for_type,
-                                      op->gpu_dim, after));
+        if (upper) {
+            Expr count = extent_of(Sub::make(end, hi_var), idle_after);
+            if (count.defined())
+                loops.push_back(For::make(op->name, cast(i32, hi_var), simplify(cast(i32, count)),
+                                          op->for_type, op->gpu_dim, after));
+        }
         result = Block::make(loops);
         result = LetStmt::make(hi_name, hi, result);
         return LetStmt::make(lo_name, lo, result);

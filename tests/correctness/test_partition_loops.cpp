@@ -316,6 +316,27 @@ TEST(PartitionLoops, TestsWhoseArithmeticWrapsAreKept) {
     }
 }
 
+// The guarded tail of a split by a huge factor computes nothing past the end, so it is not
+// looped over (it ran up to 2^31 - 1 empty iterations per tile: 70 s for 10 x 5 points).
+// Where the arithmetic might wrap, it still runs with its tests (above).
+TEST(PartitionLoops, AnIdleTailOfAHugeSplitRunsNoIterations) {
+    Var x("x"), y("y"), xo("xo"), xi("xi");
+    Func o("o");
+    o(x, y) = x * 2 + y;
+    o.split(x, xo, xi, 2147483647, TailStrategy::GuardWithIf);
+    Buffer<int> got = o.realize({10, 5});
+    for (int j = 0; j < 5; j++)
+        for (int i = 0; i < 10; i++)
+            ASSERT_EQ(got(i, j), i * 2 + j) << i << ", " << j;
+    // The epilogue's extent is zero unless the coordinates could wrap.
+    const std::string stmt = o.lowered_stmt();
+    const size_t tail = stmt.find("serial for (o.s0.xi, int32(o.s0.xi.steady_end), ");
+    ASSERT_NE(tail, std::string::npos) << stmt;
+    EXPECT_NE(stmt.find("(int64)0, ((int64)2147483647 - o.s0.xi.steady_end)", tail),
+              std::string::npos)
+        << stmt;
+}
+
 // Guards on both loops of a tiled update, and guards four loops deep: every tile size and
 // position computes the values of the unscheduled pipeline.
 TEST(PartitionLoops, NestedGuardsComputeTheSameValues) {

@@ -54,7 +54,15 @@ TEST(ReportCounts, KernelsBesideHostStagesMatchTheSimulator) {
     h.compute_root();
     f.compute_root().gpu_tile(x, y, bx, by, tx, ty, 16, 4);
     g.gpu_tile(x, y, bx, by, tx, ty, 8, 8);
-    ASSERT_EQ(g.report({W, H}, gpu_target).kernels.size(), 2u);
+    const DataflowReport report = g.report({W, H}, gpu_target);
+    ASSERT_EQ(report.kernels.size(), 2u);
+    // h runs on the host: named, and outside the counts, not counted as traffic saved.
+    EXPECT_EQ(report.host_funcs, std::vector<std::string>{"h"});
+    EXPECT_NE(report.summary().find("; h on the host, not counted)"), std::string::npos)
+        << report.summary();
+    EXPECT_NE(report.to_json().find("\"host_funcs\": [\"h\"]"), std::string::npos);
+    EXPECT_NE(report.to_text().find("Computed in host code, outside these counts: h"),
+              std::string::npos);
     Buffer<float> out = realize_checking_report(g, {W, H}, gpu_target)[0];
     out.copy_to_host();
     for (int j = 0; j < H; j++) {
