@@ -46,7 +46,9 @@ struct VarUses : IRGraphVisitor {
     std::set<std::string> rvars;
     std::set<std::string> let_bound;
     using IRGraphVisitor::visit;
-    std::set<std::string> predicate_rvars; // domain variables, as named in predicates
+    std::set<std::string> predicate_rvars;    // domain variables, as named in predicates
+    std::set<std::string> outside_predicates; // the plain Vars used outside any predicate
+    int in_predicate = 0;
     bool deduplicate() const override { return let_bound.empty(); }
     void visit(const Variable *op) override {
         if (!first_visit(op)) return;
@@ -62,12 +64,15 @@ struct VarUses : IRGraphVisitor {
             if (op->rdom.predicate().defined()) {
                 for (const ReductionVariable &rv : op->rdom.domain())
                     predicate_rvars.insert(rv.var);
+                in_predicate++;
                 op->rdom.predicate().accept(this);
+                in_predicate--;
             }
             return;
         }
         if (predicate_rvars.count(op->name)) return;
         pure.insert(op->name);
+        if (!in_predicate) outside_predicates.insert(op->name);
     }
     void visit(const Let *op) override {
         if (!first_visit(op)) return;
@@ -338,8 +343,10 @@ void Function::define_update(const std::vector<Expr> &args, const std::vector<Ex
         v.accept(&uses);
     for (const std::string &v : uses.pure) {
         user_assert(bare_pure.count(v))
-            << "In update definition " << stage << " of Func " << signature(name, args)
-            << ", the right side uses the variable " << v
+            << "In update definition " << stage << " of Func " << signature(name, args) << ", "
+            << (uses.outside_predicates.count(v) ? "the right side"
+                                                 : "the where() predicate of its RDom")
+            << " uses the variable " << v
             << ", which is not on the left side. Every pure variable used on the right must "
             << "appear on the left in its position of " << signature(name, contents->args) << ".";
     }

@@ -305,8 +305,10 @@ Stmt build_stage(const Function &f, int stage) {
         }
         user_assert(!red || (!red->order_dependent() && serial_in_order))
             << "In the schedule of " << stage_for_users(f.name(), stage)
-            << ", reorder changes the order of the reduction loops (outermost first) from "
-            << reorder << ". The update keeps one candidate by comparison "
+            << ", the order of its loops (set by reorder, or by tile, which puts the tiles "
+            << "outside the points within them) changes the order of the reduction loops "
+            << "(outermost first) from " << reorder
+            << ". The update keeps one candidate by comparison "
             << "(argmax-style), and which of equal candidates it keeps depends on the order it "
             << "meets them in. The loops a thread runs serially must stay in their order; "
             << "threads and lanes may take any points only when the update keeps each "
@@ -321,8 +323,9 @@ Stmt build_stage(const Function &f, int stage) {
             exact_in_any_order = exact_in_any_order && (v.type().is_int() || v.type().is_uint());
         user_assert(across_threads || exact_in_any_order)
             << "In the schedule of " << stage_for_users(f.name(), stage)
-            << ", reorder changes the order of the reduction loops (outermost first) from "
-            << reorder
+            << ", the order of its loops (set by reorder, or by tile, which puts the tiles "
+            << "outside the points within them) changes the order of the reduction loops "
+            << "(outermost first) from " << reorder
             << ", which changes the order the reduction combines values in (only integer "
             << "sums, products, minima and maxima may be reordered freely). Keep reduction "
             << "variables in their order, use rfactor to reassociate the reduction, or map a "

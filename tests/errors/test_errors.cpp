@@ -35,6 +35,19 @@ TEST(CompileErrors, PureVariableMissingFromLeftSide) {
     std::string msg = message_of<CompileError>([&] { f(x) = x + y; });
     EXPECT_CONTAINS(msg, "f(x)");
     EXPECT_CONTAINS(msg, "uses the variable y, which is not on the left side");
+    // In an update, named where it is used: the right side, or its RDom's where().
+    Func g("g");
+    RDom r(0, 5, "r");
+    g(x) = 0.0f;
+    msg = message_of<CompileError>([&] { g(x) += cast<float>(r + y); });
+    EXPECT_CONTAINS(msg, "In update definition 0 of Func g(x), the right side uses the variable y");
+    Func h("h");
+    RDom w(0, 5, "w");
+    w.where(w < y);
+    h(x) = 0.0f;
+    msg = message_of<CompileError>([&] { h(x) += cast<float>(w); });
+    EXPECT_CONTAINS(msg, "In update definition 0 of Func h(x), the where() predicate of its RDom "
+                         "uses the variable y, which is not on the left side.");
 }
 
 TEST(CompileErrors, UpdateTypeMismatch) {
@@ -461,8 +474,10 @@ TEST(ScheduleErrors, RFactorOfAnArgmaxWithoutItsIndexNeedsConsecutiveRuns) {
     again.update().split(k.x, ko, ki, 64).reorder(ko, ki);
     msg = message_of<CompileError>([&] { again.realize(std::vector<int>{}); });
     EXPECT_CONTAINS(msg,
-                    "In the schedule of again.update(0), reorder changes the order of the "
-                    "reduction loops (outermost first) from ko, ki to ki, ko. The update keeps "
+                    "In the schedule of again.update(0), the order of its loops (set by "
+                    "reorder, or by tile, which puts the tiles outside the points within them) "
+                    "changes the order of the reduction loops (outermost first) from ko, ki to "
+                    "ki, ko. The update keeps "
                     "one candidate by comparison");
 }
 
@@ -572,8 +587,10 @@ TEST(ScheduleErrors, ReorderThatChangesTheOrderOfReductionLoops) {
     f(x) += cast<float>(r.x) * 0.1f + cast<float>(r.y);
     f.update().reorder(r.y, r.x);
     std::string msg = message_of<CompileError>([&] { f.realize({4}); });
-    EXPECT_CONTAINS(msg, "In the schedule of f.update(0), reorder changes the order of the "
-                         "reduction loops (outermost first) from r.y, r.x to r.x, r.y, which "
+    EXPECT_CONTAINS(msg, "In the schedule of f.update(0), the order of its loops (set by "
+                         "reorder, or by tile, which puts the tiles outside the points within "
+                         "them) changes the order of the reduction loops (outermost first) from "
+                         "r.y, r.x to r.x, r.y, which "
                          "changes the order the reduction combines values in (only integer "
                          "sums, products, minima and maxima may be reordered freely).");
     EXPECT_CONTAINS(msg, "map a reduction loop onto gpu_threads or gpu_lanes");

@@ -398,8 +398,10 @@ TEST(GPUScheduleErrors, CrossThreadArgmaxOverStridedLanesWithoutItsIndex) {
     best.compute_at(out, yi);
     best.update().split(r.x, ro, lane, 32).reorder(ro, lane).gpu_lanes(lane);
     std::string msg = message_of<CompileError>([&] { out.realize({8}, gpu_target); });
-    EXPECT_CONTAINS(msg, "In the schedule of best.update(0), reorder changes the order of the "
-                         "reduction loops (outermost first) from ro, lane to lane, ro. The update "
+    EXPECT_CONTAINS(msg, "In the schedule of best.update(0), the order of its loops (set by "
+                         "reorder, or by tile, which puts the tiles outside the points within "
+                         "them) changes the order of the reduction loops (outermost first) from "
+                         "ro, lane to lane, ro. The update "
                          "keeps one candidate by comparison (argmax-style)");
     EXPECT_CONTAINS(msg, "threads and lanes may take any points only when the update keeps each "
                          "candidate's position in its Tuple");
