@@ -192,6 +192,40 @@ TEST(GemmTensorCores, TransposedOperandsAndBatches) {
     EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x2.shared.b16"), std::string::npos) << ptx;
 }
 
+// A product out(x, y) = prod(x, y), prod += a(r, y) * b(x, r), in blocks of 8 x 32 points,
+// one warp per 16 rows on tensor cores, steps of 16 along r, a and b staged in shared memory
+// at each step and pipelined (`stages`, `copy`). `batch`: a dimension of out looped over
+// inside each block, around the product (none where null).
+void schedule_pipelined_mma(Func out, Func prod, Func a, Func b, const RDom &r, int stages,
+                            PipelineCopy copy, const Var *batch = nullptr) {
+    Var x("x"), y("y"), kk("kk"), bx("bx"), by("by"), xi("xi"), yi("yi"), tx("tx"), ty("ty"),
+        xv("xv"), yv("yv"), w("w"), yw("yw"), t("t"), kv("kv"), yo("yo"), yt("yt");
+    RVar ko("ko"), ki("ki");
+    out.tile(x, y, bx, by, xi, yi, 8, 32).split(xi, tx, xv, 2).split(yi, w, yw, 16);
+    out.split(yw, yv, ty, 8).gpu_blocks(bx, by).gpu_threads(tx, ty, w);
+    if (batch) {
+        out.reorder(xv, yv, tx, ty, w, *batch, bx, by);
+        prod.compute_at(out, *batch);
+    } else {
+        out.reorder(xv, yv, tx, ty, w, bx, by);
+        prod.compute_at(out, bx);
+    }
+    prod.store_in(MemoryType::Register).split(x, tx, xv, 2).split(y, w, yw, 16);
+    prod.split(yw, yv, ty, 8).reorder(xv, yv, tx, ty, w).gpu_threads(tx, ty, w);
+    prod.update()
+        .split(r.x, ko, ki, 16)
+        .split(y, w, yw, 16)
+        .reorder(x, yw, ki, w, ko)
+        .gpu_threads(w)
+        .gpu_mma(x, yw, ki);
+    a.compute_at(prod.update(), ko).store_in(MemoryType::GPUShared).split(kk, t, kv, 4);
+    a.split(y, yo, yt, 8).reorder(kv, t, yt, yo).gpu_threads(t, yt, yo);
+    b.compute_at(prod.update(), ko).store_in(MemoryType::GPUShared).split(x, t, kv, 2);
+    b.split(kk, yo, yt, 8).reorder(kv, t, yt, yo).gpu_threads(t, yt, yo);
+    for (Func f : {a, b})
+        f.gpu_pipeline(stages, copy);
+}
+
 // A layernorm in the prologue of the product: each block's row statistics in shared memory,
 // the normalized operand staged per step of k with asynchronous copies, 2 and 3 stages. The
 // first stagings move ahead of the loop, so they must still see the statistics written (the
@@ -203,10 +237,7 @@ TEST(GemmTensorCores, PipelinedOperandReadsTheBlocksStatistics) {
     fill_random(X, -3, 3, 31);
     fill_random(W, -1, 1, 32);
     for (int stages : {2, 3}) {
-        Var x("x"), y("y"), kk("kk"), bx("bx"), by("by"), xi("xi"), yi("yi"), tx("tx"), ty("ty"),
-            xv("xv"), yv("yv"), w("w"), yw("yw"), t("t"), kv("kv"), yo("yo"), yt("yt"), t0("t0"),
-            t1("t1");
-        RVar ko("ko"), ki("ki");
+        Var x("x"), y("y"), kk("kk"), bx("bx"), t0("t0"), t1("t1");
         RDom rk(0, K, "rk"), r(0, K, "r");
         Func msum("msum"), vsum("vsum"), a("a"), b("b"), prod("prod"), out("out");
         msum(y) = 0.0f;
@@ -219,44 +250,12 @@ TEST(GemmTensorCores, PipelinedOperandReadsTheBlocksStatistics) {
         prod(x, y) = 0.0f;
         prod(x, y) += cast<float>(a(r, y)) * cast<float>(b(x, r));
         out(x, y) = prod(x, y);
-        out.tile(x, y, bx, by, xi, yi, 8, 32)
-            .split(xi, tx, xv, 2)
-            .split(yi, w, yw, 16)
-            .split(yw, yv, ty, 8)
-            .reorder(xv, yv, tx, ty, w, bx, by)
-            .gpu_blocks(bx, by)
-            .gpu_threads(tx, ty, w);
-        prod.compute_at(out, bx).store_in(MemoryType::Register);
-        prod.split(x, tx, xv, 2)
-            .split(y, w, yw, 16)
-            .split(yw, yv, ty, 8)
-            .reorder(xv, yv, tx, ty, w)
-            .gpu_threads(tx, ty, w);
-        prod.update()
-            .split(r, ko, ki, 16)
-            .split(y, w, yw, 16)
-            .reorder(x, yw, ki, w, ko)
-            .gpu_threads(w)
-            .gpu_mma(x, yw, ki);
+        schedule_pipelined_mma(out, prod, a, b, r, stages, PipelineCopy::Async);
         for (Func f : {msum, vsum}) {
             f.compute_at(out, bx).store_in(MemoryType::GPUShared);
             f.split(y, t1, t0, 4).gpu_threads(t0, t1);
             f.update().split(y, t1, t0, 4).gpu_threads(t0, t1);
         }
-        a.compute_at(prod.update(), ko)
-            .store_in(MemoryType::GPUShared)
-            .split(kk, t, kv, 4)
-            .split(y, yo, yt, 8)
-            .reorder(kv, t, yt, yo)
-            .gpu_threads(t, yt, yo)
-            .gpu_pipeline(stages, PipelineCopy::Async);
-        b.compute_at(prod.update(), ko)
-            .store_in(MemoryType::GPUShared)
-            .split(x, t, kv, 2)
-            .split(kk, yo, yt, 8)
-            .reorder(kv, t, yt, yo)
-            .gpu_threads(t, yt, yo)
-            .gpu_pipeline(stages, PipelineCopy::Async);
         Buffer<float> C = out.realize({N, M}, gpu_target)[0];
         C.copy_to_host();
         for (int j = 0; j < M; j++) {
@@ -292,50 +291,15 @@ TEST(GemmTensorCores, PipelinesInABatchLoopAndOverAPaddedReduction) {
     fill_random(A, -1, 1, 41);
     fill_random(B, -1, 1, 42);
     for (PipelineCopy copy : {PipelineCopy::Async, PipelineCopy::Registers}) {
-        Var x("x"), y("y"), z("z"), kk("kk"), bx("bx"), by("by"), xi("xi"), yi("yi"), tx("tx"),
-            ty("ty"), xv("xv"), yv("yv"), w("w"), yw("yw"), t("t"), kv("kv"), yo("yo"), yt("yt");
-        RVar ko("ko"), ki("ki");
-        const int padded = (K + 15) / 16 * 16;
-        RDom r(0, padded, "r");
+        Var x("x"), y("y"), z("z"), kk("kk");
+        RDom r(0, (K + 15) / 16 * 16, "r");
         Func a("a"), b("b"), prod("prod"), out("out");
         a(kk, y, z) = select(kk < K, A(clamp(kk, 0, K - 1), y, z), bfloat16_t(0.0f));
         b(x, kk, z) = select(kk < K, B(x, clamp(kk, 0, K - 1), z), bfloat16_t(0.0f));
         prod(x, y, z) = 0.0f;
         prod(x, y, z) += cast<float>(a(r, y, z)) * cast<float>(b(x, r, z));
         out(x, y, z) = prod(x, y, z);
-        out.tile(x, y, bx, by, xi, yi, 8, 32)
-            .split(xi, tx, xv, 2)
-            .split(yi, w, yw, 16)
-            .split(yw, yv, ty, 8)
-            .reorder(xv, yv, tx, ty, w, z, bx, by)
-            .gpu_blocks(bx, by)
-            .gpu_threads(tx, ty, w);
-        prod.compute_at(out, z).store_in(MemoryType::Register);
-        prod.split(x, tx, xv, 2)
-            .split(y, w, yw, 16)
-            .split(yw, yv, ty, 8)
-            .reorder(xv, yv, tx, ty, w)
-            .gpu_threads(tx, ty, w);
-        prod.update()
-            .split(r, ko, ki, 16)
-            .split(y, w, yw, 16)
-            .reorder(x, yw, ki, w, ko)
-            .gpu_threads(w)
-            .gpu_mma(x, yw, ki);
-        a.compute_at(prod.update(), ko)
-            .store_in(MemoryType::GPUShared)
-            .split(kk, t, kv, 4)
-            .split(y, yo, yt, 8)
-            .reorder(kv, t, yt, yo)
-            .gpu_threads(t, yt, yo)
-            .gpu_pipeline(2, copy);
-        b.compute_at(prod.update(), ko)
-            .store_in(MemoryType::GPUShared)
-            .split(x, t, kv, 2)
-            .split(kk, yo, yt, 8)
-            .reorder(kv, t, yt, yo)
-            .gpu_threads(t, yt, yo)
-            .gpu_pipeline(2, copy);
+        schedule_pipelined_mma(out, prod, a, b, r, 2, copy, &z);
         Buffer<float> C = out.realize({N, M, Z}, gpu_target)[0];
         C.copy_to_host();
         for (int q = 0; q < Z; q++)
