@@ -144,6 +144,20 @@ TEST(GemmTensorCores, SharedAccessesWithoutBankConflicts) {
     check_shared_accesses<bfloat16_t>(4, 2, aicf_apps::GemmSchedule::Rows::Swizzled);
 }
 
+// C(i, j, q) against scale * the sum over k of a(k, j, q) * b(i, k, q), in double.
+template <typename A, typename B>
+void expect_batched_products(const Buffer<float> &C, int N, int M, int Z, int K, double scale, A a,
+                             B b, const std::string &what = "") {
+    for (int q = 0; q < Z; q++)
+        for (int j = 0; j < M; j++)
+            for (int i = 0; i < N; i++) {
+                double want = 0;
+                for (int k = 0; k < K; k++)
+                    want += double(a(k, j, q)) * double(b(i, k, q));
+                ASSERT_NEAR(C(i, j, q), scale * want, 1e-4) << i << ", " << j << ", " << q << what;
+            }
+}
+
 // Operands staged the other way round, batched: A's tile stored with m innermost (read by
 // ldmatrix .x4.trans) and B's with k innermost (.x2 as stored), 2 warps, tiles that do not
 // divide the sizes.
@@ -179,14 +193,9 @@ TEST(GemmTensorCores, TransposedOperandsAndBatches) {
     }
     Buffer<float> C = out.realize({N, M, Z}, gpu_target)[0];
     C.copy_to_host();
-    for (int q = 0; q < Z; q++)
-        for (int j = 0; j < M; j++)
-            for (int i = 0; i < N; i++) {
-                double want = 0;
-                for (int r = 0; r < K; r++)
-                    want += double(float(At(j, r, q))) * double(float(Bt(r, i, q)));
-                ASSERT_NEAR(C(i, j, q), 2 * want, 1e-4) << i << ", " << j << ", " << q;
-            }
+    expect_batched_products(
+        C, N, M, Z, K, 2, [&](int k, int j, int q) { return float(At(j, k, q)); },
+        [&](int i, int k, int q) { return float(Bt(k, i, q)); });
     const std::string ptx = out.ptx(gpu_target);
     EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), std::string::npos) << ptx;
     EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x2.shared.b16"), std::string::npos) << ptx;
@@ -302,16 +311,10 @@ TEST(GemmTensorCores, PipelinesInABatchLoopAndOverAPaddedReduction) {
         schedule_pipelined_mma(out, prod, a, b, r, 2, copy, &z);
         Buffer<float> C = out.realize({N, M, Z}, gpu_target)[0];
         C.copy_to_host();
-        for (int q = 0; q < Z; q++)
-            for (int j = 0; j < M; j++)
-                for (int i = 0; i < N; i++) {
-                    double want = 0;
-                    for (int k = 0; k < K; k++)
-                        want += double(float(A(k, j, q))) * double(float(B(i, k, q)));
-                    ASSERT_NEAR(C(i, j, q), want, 1e-4)
-                        << i << ", " << j << ", " << q
-                        << (copy == PipelineCopy::Async ? " (Async)" : " (Registers)");
-                }
+        expect_batched_products(
+            C, N, M, Z, K, 1, [&](int k, int j, int q) { return float(A(k, j, q)); },
+            [&](int i, int k, int q) { return float(B(i, k, q)); },
+            copy == PipelineCopy::Async ? " (Async)" : " (Registers)");
     }
 }
 
