@@ -74,6 +74,18 @@ __int128 max_abs_const(const Expr &e) {
 // are better dropped than wrapped.
 bool can_fold(const Expr &a, const Expr &b, Type t, bool product) {
     if (!t.is_int_or_uint()) return true;
+    // A product of a signed end with a constant scales only the constant and coefficients of
+    // the end's sum of terms, which is what the simplifier folds; constants inside its terms
+    // (the divisor and offset of a rounded-up extent, ((e + 46340) / 46341 - 1) * 46341) stay
+    // as they are.
+    if (product && t.is_int() && t.is_scalar() && (is_const(a) || is_const(b))) {
+        const Expr &c = is_const(b) ? b : a;
+        if (auto v = as_const_int(c)) {
+            simplify_detail::LinearForm l = simplify_detail::linear_scale(
+                simplify_detail::linear_form(is_const(b) ? a : b), *v);
+            return !l.wrapped;
+        }
+    }
     __int128 limit = __int128(1) << (t.bits - 1);
     __int128 x = max_abs_const(a), y = max_abs_const(b);
     return product ? x * y < limit : x + y < limit;

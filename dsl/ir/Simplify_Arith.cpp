@@ -344,7 +344,11 @@ Expr Simplify::build_mul(const Expr &a, const Expr &b) {
         if (ba && rb) return build_mul(b, a);
     }
     if (!is_linear_type(t)) return Mul::make(a, b);
-    if (auto c = const_bits(b)) return linear_rebuild(linear_scale(linear_form(a), *c));
+    if (auto c = const_bits(b)) {
+        LinearForm l = linear_scale(linear_form(a), *c);
+        if (l.wrapped && no_overflow(t)) return Mul::make(a, b);
+        return linear_rebuild(l);
+    }
     // A product of two non-constants: order the operands so x*y and y*x compare equal.
     if (compare_exprs(a, b) > 0) return Mul::make(b, a);
     return Mul::make(a, b);

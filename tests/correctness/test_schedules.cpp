@@ -79,6 +79,31 @@ TEST(Schedules, SplitsWithEveryTailStrategy) {
                          W, H));
 }
 
+// Rounding a region out to a multiple of a factor past sqrt(2^31) (46341 and more) bounds it by
+// a product whose constants multiply past 2^31 only inside the rounded extent's division.
+TEST(Schedules, RegionsRoundedOutByLargeFactors) {
+    Buffer<int> in(60);
+    fill_random(in, -1000, 1000, 7);
+    for (int factor : {46340, 46341, 65536, 100003}) {
+        for (bool align : {false, true}) {
+            Var x("x"), xo("xo"), xi("xi");
+            Func f("f"), g("g");
+            f(x) = x * 3 + 1;
+            g(x) = f(x) * in(x) + f(x + 1);
+            f.compute_root();
+            if (align) {
+                f.align_bounds(x, factor);
+            } else {
+                f.split(x, xo, xi, factor, TailStrategy::RoundUp);
+            }
+            Buffer<int> out = g.realize({60});
+            for (int i = 0; i < 60; i++)
+                ASSERT_EQ(out(i), (i * 3 + 1) * in(i) + (i + 1) * 3 + 1)
+                    << "factor " << factor << (align ? ", aligned" : ", split") << ", x = " << i;
+        }
+    }
+}
+
 TEST(Schedules, TileReorderFuseRename) {
     const int W = 41, H = 23;
     Buffer<int> ref = stencil([](Func &, Func &, Var &, Var &) {}, W, H);

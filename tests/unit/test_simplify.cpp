@@ -953,8 +953,9 @@ protected:
 
 // Constants at the ends of the int32 range, against inputs at the ends too: the simplified
 // expression takes the same value and overflows nowhere the original does not (subtracting
-// INT_MIN, adding 7 to round up, and the difference of x and INT_MIN in a comparison each
-// overflow where the original does not).
+// INT_MIN, adding 7 to round up, the difference of x and INT_MIN in a comparison, and a
+// product distributed over a sum whose scaled constant wraps each overflow where the original
+// does not).
 TEST_F(RandomSimplifyTest, ConstantsAtTheEndsOfTheRange) {
     const Expr x = Variable::make(Int(32), "x");
     const Expr lowest(INT32_MIN), highest(INT32_MAX);
@@ -973,6 +974,8 @@ TEST_F(RandomSimplifyTest, ConstantsAtTheEndsOfTheRange) {
         Sub::make(Mul::make(x, 2), lowest),
         Sub::make(Sub::make(x, lowest), 1),
         LT::make(Sub::make(x, lowest), 0),
+        Mul::make(Sub::make(x, lowest), 2),
+        Mul::make(Add::make(x, 1 << 30), 4),
     };
     for (const Expr &e : cases) {
         const Expr s = simplify(e);
