@@ -69,6 +69,9 @@ struct LoweredKernel {
     // The Funcs whose stagings multi_buffer_async_stages laid out in stages, which
     // copy_stages_asynchronously may then copy with cp.async (lowering only).
     std::set<std::string> async_staged;
+    // The Funcs pipelined through registers whose stagings read what the block wrote before
+    // their loop (check_pipelined_reads): their first loads wait at a barrier.
+    std::set<std::string> pipelined_after_writes;
 
     int thread_count() const { return threads[0] * threads[1] * threads[2]; }
 };

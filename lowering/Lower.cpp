@@ -184,6 +184,8 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     timer.phase("multi_buffer_async_stages");
     log_kernels("multi_buffer_async_stages");
     timer.skip();
+    check_pipelined_reads(gpu.kernels, env);
+    timer.phase("check_pipelined_reads");
     after_kernel_pass("pack_shared_memory", pack_shared_memory);
     after_kernel_pass("load_mma_operands_with_ldmatrix", load_mma_operands_with_ldmatrix);
     after_kernel_pass("fuse_gpu_thread_loops", fuse_gpu_thread_loops);

@@ -11,6 +11,7 @@
 #include "lowering/KernelAnalysis.h"
 
 #include <map>
+#include <set>
 #include <vector>
 
 namespace aicf {
@@ -59,42 +60,19 @@ private:
     }
 };
 
-// What a load reads, for messages: a buffer's name, or the shared Func at the constant offset
-// of an index into the kernel's packed shared memory.
-std::string what_is_read(const Load *l, const std::vector<SharedAllocation> &shared) {
-    if (l->name != kSharedMemoryName) return l->name;
-    Expr index = simplify(l->index);
-    if (const Ramp *r = index.as<Ramp>()) index = r->base;
-    int64_t constant = 0;
-    if (const Add *a = index.as<Add>()) {
-        if (auto c = as_const_int(a->b)) constant = *c;
-    } else if (auto c = as_const_int(index)) {
-        constant = *c;
-    }
-    const int64_t byte = constant * l->type.bytes();
-    for (const SharedAllocation &a : shared)
-        if (byte >= a.offset && byte < a.offset + a.bytes) return a.func + " (in shared memory)";
-    return "shared memory";
-}
-
 // The two halves of a staging: `prefetch` stores what each of its stores would write into
 // the register array instead (and drops its barriers); otherwise each store writes shared
 // memory from the register array. Both walk the stores in the same order, so each store
 // has the same slots in both.
 class SplitStaging : public IRMutator {
 public:
-    // `kept`: what the kernel writes or allocates (shared memory, registers, its outputs).
-    SplitStaging(const std::string &func, bool prefetch, const std::set<std::string> &kept,
-                 const std::vector<SharedAllocation> &shared)
-        : func(func), prefetch(prefetch), kept(kept), shared(shared) {}
+    SplitStaging(const std::string &func, bool prefetch) : func(func), prefetch(prefetch) {}
     int64_t slots = 0; // elements of the register array
     Type type;         // their type: the Func's
 
 private:
     const std::string &func;
     bool prefetch;
-    const std::set<std::string> &kept;
-    const std::vector<SharedAllocation> &shared;
     using IRMutator::visit;
 
     Stmt visit(const Store *op) override {
@@ -103,14 +81,6 @@ private:
             << "memory (it writes " << op->name << "). Pipelining refills a tile staged in "
             << "shared memory: store_in(MemoryType::GPUShared), or compute it at the block's "
             << "loops.";
-        visit_each<Load>(op->value, [&](const Load *l) {
-            user_assert(!kept.count(l->name))
-                << "gpu_pipeline on Func " << func << ": its definition reads "
-                << what_is_read(l, shared)
-                << ", which the kernel writes or keeps on chip, so its next values cannot be "
-                << "loaded an iteration ahead. Pipeline Funcs that copy device buffers the "
-                << "kernel only reads.";
-        });
         const Type t = op->value.type();
         type = t.element_of();
         Expr slot = t.lanes == 1
@@ -132,14 +102,13 @@ private:
 
 class Pipeline : public IRMutator {
 public:
-    Pipeline(const std::set<std::string> &funcs, const std::set<std::string> &kept,
-             const std::vector<SharedAllocation> &shared)
-        : funcs(funcs), kept(kept), shared(shared) {}
+    // `after_writes`: Funcs whose first loads wait for what the block wrote before the loop.
+    Pipeline(const std::set<std::string> &funcs, const std::set<std::string> &after_writes)
+        : funcs(funcs), after_writes(after_writes) {}
     std::set<std::string> done;
 
 private:
-    const std::set<std::string> &funcs, &kept;
-    const std::vector<SharedAllocation> &shared;
+    const std::set<std::string> &funcs, &after_writes;
     using IRMutator::visit;
 
     // The pipelined Funcs produced in s outside any loop, in program order.
@@ -185,8 +154,7 @@ private:
                 if (!p.funcs.count(op->name)) return IRMutator::visit(op);
                 if (!op->is_producer) return IRMutator::visit(op);
                 Stmt unrolled = UnrollStaging(op->name).mutate(op->body);
-                SplitStaging store(op->name, false, p.kept, p.shared),
-                    load(op->name, true, p.kept, p.shared);
+                SplitStaging store(op->name, false), load(op->name, true);
                 Halves &halves = h[op->name];
                 halves.consume = store.mutate(unrolled);
                 halves.prefetch = load.mutate(unrolled);
@@ -225,6 +193,12 @@ private:
         // The first iteration's loads, before the loop.
         Stmt first = IfThenElse::make(GT::make(op->extent, make_zero(op->extent.type())),
                                       substitute(op->name, op->min, prefetch), Stmt());
+        // What other threads wrote before the loop (a row's statistics in shared memory) is
+        // read here, ahead of the barriers the loop's body begins with.
+        bool wait = false;
+        for (const std::string &f : staged)
+            wait = wait || after_writes.count(f);
+        if (wait) first = Block::make(gpu_barrier(), first);
         Stmt result = Block::make(
             first, For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, body));
         for (const std::string &f : staged) {
@@ -238,17 +212,58 @@ private:
     }
 };
 
+// Checks the reads of the stagings of `funcs` inside each serial loop of a kernel.
+class CheckReads : public IRVisitor {
+public:
+    CheckReads(const std::set<std::string> &funcs, LoweredKernel &kernel)
+        : funcs(funcs), kernel(kernel) {
+        // What the kernel writes or allocates: anything else it loads is a device buffer it
+        // only reads, whose values do not change while it runs.
+        visit_each<Store>(kernel.body, [&](const Store *s) { on_chip.insert(s->name); });
+        visit_each<Allocate>(kernel.body, [&](const Allocate *a) {
+            on_chip.insert(a->name);
+            if (a->memory_type == MemoryType::Register) per_thread.insert(a->name);
+        });
+    }
+
+private:
+    const std::set<std::string> &funcs;
+    LoweredKernel &kernel;
+    std::set<std::string> on_chip, per_thread;
+    std::vector<const For *> serial; // the serial loops around, innermost last
+    using IRVisitor::visit;
+
+    void visit(const For *op) override {
+        if (op->for_type == ForType::Serial) serial.push_back(op);
+        IRVisitor::visit(op);
+        if (op->for_type == ForType::Serial) serial.pop_back();
+    }
+
+    void visit(const ProducerConsumer *op) override {
+        IRVisitor::visit(op);
+        if (!op->is_producer || !funcs.count(op->name) || serial.empty()) return;
+        const For *loop = serial.back();
+        std::set<std::string> written;
+        visit_each<Store>(loop->body, [&](const Store *s) { written.insert(s->name); });
+        visit_each<Load>(op->body, [&](const Load *l) {
+            if (!on_chip.count(l->name)) return;
+            user_assert(!written.count(l->name))
+                << "gpu_pipeline on Func " << op->name << ": its definition reads " << l->name
+                << ", which the kernel writes inside the loop " << loop_for_users(loop->name)
+                << " that " << op->name << " is staged at, so its next values cannot be loaded "
+                << "an iteration ahead. Compute " << l->name << " outside that loop (at a loop "
+                << "around it), or do not pipeline " << op->name << ".";
+            if (!per_thread.count(l->name)) kernel.pipelined_after_writes.insert(op->name);
+        });
+    }
+};
+
 void pipeline_kernel(LoweredKernel &kernel, const std::map<std::string, LoopLevel> &funcs) {
     std::set<std::string> here;
     for (const std::string &f : kernel.funcs)
         if (funcs.count(f)) here.insert(f);
     if (here.empty()) return;
-    // What the kernel writes or allocates: anything else it loads is a device buffer it only
-    // reads, whose values do not change while it runs.
-    std::set<std::string> kept = {kSharedMemoryName};
-    visit_each<Store>(kernel.body, [&](const Store *s) { kept.insert(s->name); });
-    visit_each<Allocate>(kernel.body, [&](const Allocate *a) { kept.insert(a->name); });
-    Pipeline p(here, kept, kernel.shared);
+    Pipeline p(here, kernel.pipelined_after_writes);
     kernel.body = p.mutate(kernel.body);
     for (const std::string &f : here) {
         if (p.done.count(f)) continue;
@@ -267,15 +282,32 @@ void pipeline_kernel(LoweredKernel &kernel, const std::map<std::string, LoopLeve
     }
 }
 
-} // namespace
-
-void pipeline_staged_loads(std::vector<LoweredKernel> &kernels,
-                           const std::map<std::string, Function> &env) {
+std::map<std::string, LoopLevel> register_pipelines(const std::map<std::string, Function> &env) {
     std::map<std::string, LoopLevel> pipelined; // and where each is computed
     for (const auto &[name, f] : env)
         if (f.schedule().gpu_pipeline.stages >= 2 &&
             f.schedule().gpu_pipeline.copy == PipelineCopy::Registers)
             pipelined.emplace(name, f.schedule().compute_level);
+    return pipelined;
+}
+
+} // namespace
+
+void check_pipelined_reads(std::vector<LoweredKernel> &kernels,
+                           const std::map<std::string, Function> &env) {
+    std::set<std::string> funcs;
+    for (const auto &[name, at] : register_pipelines(env))
+        funcs.insert(name);
+    if (funcs.empty()) return;
+    for (LoweredKernel &k : kernels) {
+        CheckReads check(funcs, k);
+        k.body.accept(&check);
+    }
+}
+
+void pipeline_staged_loads(std::vector<LoweredKernel> &kernels,
+                           const std::map<std::string, Function> &env) {
+    const std::map<std::string, LoopLevel> pipelined = register_pipelines(env);
     if (pipelined.empty()) return;
     std::set<std::string> in_kernels;
     for (LoweredKernel &k : kernels) {

@@ -62,6 +62,11 @@ struct GemmSchedule {
     // one group of banks), padded by 16 bytes, or with their 16-byte pieces swizzled.
     enum class Rows { Plain, Padded, Swizzled } rows = Rows::Padded;
     int stages = 3; // cp.async stages; 1: copies by plain loads and stores, two barriers a step
+    // How the stages are filled: cp.async, or (stages = 2) each thread's loads of the next
+    // step kept in registers during this step's products, which also pipelines tiles that
+    // are computed on their way into shared memory (a normalized operand) and a block's
+    // column tiles computed one after another.
+    aicf::PipelineCopy copy = aicf::PipelineCopy::Async;
     // Where K is known only at run time: read A in whole 16-byte pieces along k, so that every
     // piece (the last one zero-filled past K) is one cp.async. K must then be a multiple of a
     // piece (8 elements of 16 bits, 4 of 32): otherwise A reads past its end, which the
@@ -71,8 +76,9 @@ struct GemmSchedule {
     // Column tiles (block_x() wide) one block computes one after another: what the product's
     // prologue computes at the block loop (bx), such as LayerNorm's statistics of the block's
     // rows, is then shared by that many tiles. 1: one tile per block. More than 1 needs
-    // stages = 1: the tiles past the end are skipped by a guard, and a tile staged in
-    // stages of cp.async cannot be computed under one (gpu_pipeline refuses it).
+    // stages = 1 or copy = Registers: the tiles past the end are skipped by a guard, and a
+    // tile staged in stages of cp.async cannot be computed under one (gpu_pipeline refuses
+    // it).
     int column_tiles = 1;
 
     int warp_x() const { return 8 * n_tiles; }
@@ -181,7 +187,7 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
     // The staged tiles in 16-byte pieces, by all the block's threads in rounds.
     auto stage = [&](Func f) {
         f.compute_at(prod, k.y)
-            .gpu_pipeline(schedule.stages, PipelineCopy::Async)
+            .gpu_pipeline(schedule.stages, schedule.copy)
             .split(x, xo, xv, piece)
             .vectorize(xv)
             .fuse(xo, y, t)

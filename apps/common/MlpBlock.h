@@ -224,16 +224,19 @@ aicf::Func mlp_block_fused_epilogues(const Src &x, const MlpWeightsOf<Src> &w, i
 // the normalized rows never go to device memory; bias and GELU are
 // applied to its accumulators, and the hidden activations stored once in bfloat16. The second
 // product adds its bias and the residual in its epilogue. The first product's tiles are
-// computed, not copied, so its staging is plain loads (one stage).
+// computed, not copied (no cp.async), so its staging is plain loads: one stage, or, where
+// `pipelined`, two through registers (each thread loads and normalizes the next step's part
+// of the tiles during this step's products).
 template <typename Src>
 aicf::Func mlp_block_dataflow(const Src &x, const MlpWeightsOf<Src> &w, int d, int hidden,
-                              const std::string &name) {
+                              const std::string &name, bool pipelined = false) {
     using namespace aicf;
     detail::MlpStart s = detail::mlp_start(x, w, d, name, false);
     detail::MlpEpilogues e = detail::mlp_epilogues(x, w, name);
     RowwiseOp &ln = s.ln;
     GemmSchedule computed_tiles;
-    computed_tiles.stages = 1;
+    computed_tiles.stages = pipelined ? 2 : 1;
+    computed_tiles.copy = PipelineCopy::Registers;
     computed_tiles.column_tiles = 8;
     Func h = gemm_tensor_cores(ln.out, s.w1, d, name + "_mm1", e.first, {}, computed_tiles);
     h.compute_root();

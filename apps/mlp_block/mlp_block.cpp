@@ -1,7 +1,8 @@
 // The transformer MLP block, y = x + W2 GELU(W1 LayerNorm(x) + b1) + b2 (apps/common/
 // MlpBlock.h), in bfloat16 with float32 sums, under each of its schedules: one kernel per
 // operator, the element-wise operators fused into the products' epilogues, and LayerNorm in
-// the first product's prologue as well. Each runs on the device AICF_DEVICE names, is checked
+// the first product's prologue as well (its tiles staged a step at a time, or pipelined
+// through registers). Each runs on the device AICF_DEVICE names, is checked
 // against a double-precision evaluation on sampled rows (rounding where the pipeline stores
 // bfloat16), and is timed against the dataflow report's roofline bound. Prints a table;
 // `mlp_block --small` runs a small size (for the simulator), `mlp_block T D H` one size, and
@@ -142,6 +143,12 @@ int main(int argc, char **argv) {
             "dataflow (LN in prologue)", 2,
             [](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d, int hidden) {
                 return aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp");
+            },
+            x, w, tokens, d, hidden, runs);
+        run(
+            "dataflow, LN pipelined", 2,
+            [](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d, int hidden) {
+                return aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp", true);
             },
             x, w, tokens, d, hidden, runs);
         {

@@ -74,8 +74,8 @@ TEST(GPUScheduleErrors, LaunchBounds) {
                          "start. Allow at most 128.");
 }
 
-// gpu_pipeline: a stage count out of range for its kind of copy, and a Func that is not a tile
-// staged at a serial loop of a kernel.
+// gpu_pipeline: a stage count out of range for its kind of copy, a Func that is not a tile
+// staged at a serial loop of a kernel, and one that reads what its loop computes.
 TEST(GPUScheduleErrors, Pipeline) {
     Var x("x"), bx("bx"), tx("tx");
     Func f("f");
@@ -103,6 +103,28 @@ TEST(GPUScheduleErrors, Pipeline) {
     s.compute_at(t, bx).gpu_threads(x).gpu_pipeline(2);
     msg = message_of<CompileError>([&] { t.realize({256}, gpu_target); });
     EXPECT_CONTAINS(msg, "gpu_pipeline on Func s: s is not staged at a serial loop of kernel");
+
+    // A staging pipelined through registers that reads a Func the loop it is staged at
+    // computes: the next step's values do not exist yet when they would be loaded.
+    Var y("y"), by("by"), ty("ty");
+    RVar ro("ro"), ri("ri");
+    Buffer<float> X({64, 32}, "X");
+    RDom r(0, 64, "r");
+    Func c("c"), a("a"), prod("prod");
+    c(x, y) = X(x, y) * 2.0f;
+    a(x, y) = c(x, y) + 1.0f;
+    prod(y) = 0.0f;
+    prod(y) += a(r, y);
+    prod.gpu_tile(y, by, ty, 8);
+    prod.update().gpu_tile(y, by, ty, 8).split(r.x, ro, ri, 8).reorder(ri, ty, ro, by);
+    a.compute_at(prod.update(), ro).store_in(MemoryType::GPUShared).gpu_threads(x, y);
+    a.gpu_pipeline(2);
+    c.compute_at(prod.update(), ro).store_in(MemoryType::GPUShared).gpu_threads(x, y);
+    msg = message_of<CompileError>([&] { prod.realize({32}, gpu_target); });
+    EXPECT_CONTAINS(msg, "gpu_pipeline on Func a: its definition reads c, which the kernel writes "
+                         "inside the loop ro of prod.update(0) that a is staged at, so its next "
+                         "values cannot be loaded an iteration ahead. Compute c outside that loop "
+                         "(at a loop around it), or do not pipeline a.");
 }
 
 TEST(GPUScheduleErrors, MoreThan1024ThreadsPerBlock) {
@@ -194,6 +216,7 @@ TEST(GPUScheduleErrors, GPULoopOverAReductionVariableRaces) {
     f(x) += r;
     std::string msg = message_of<CompileError>([&] { f.update().gpu_blocks(r); });
     EXPECT_CONTAINS(msg, "gpu_blocks(r.x) could race");
+
 }
 
 TEST(GPUScheduleErrors, SharedMemoryInsideThreadLoops) {

@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 using namespace aicf;
 using aicf_test::fill_random;
@@ -236,16 +237,21 @@ void schedule_pipelined_mma(Func out, Func prod, Func a, Func b, const RDom &r, 
 }
 
 // A layernorm in the prologue of the product: each block's row statistics in shared memory,
-// the normalized operand staged per step of k with asynchronous copies, 2 and 3 stages. The
-// first stagings move ahead of the loop, so they must still see the statistics written (the
-// simulator's checker found a race on them).
+// the normalized operand staged per step of k with asynchronous copies (2 and 3 stages) or
+// through registers (the statistics, written before the loop and not in it, read by each
+// step's loads ahead of its product). The first stagings move ahead of the loop, so they must
+// still see the statistics written (the simulator's checker found a race on them).
 TEST(GemmTensorCores, PipelinedOperandReadsTheBlocksStatistics) {
     const int M = 64, N = 16, K = 48;
     Buffer<float> X({K, M}, "X");
     Buffer<bfloat16_t> W({N, K}, "W");
     fill_random(X, -3, 3, 31);
     fill_random(W, -1, 1, 32);
-    for (int stages : {2, 3}) {
+    for (auto [stages, copy] : {std::pair{2, PipelineCopy::Async},
+                                {3, PipelineCopy::Async},
+                                {2, PipelineCopy::Registers}}) {
+        SCOPED_TRACE(std::to_string(stages) +
+                     (copy == PipelineCopy::Async ? " stages, Async" : " stages, Registers"));
         Var x("x"), y("y"), kk("kk"), bx("bx"), t0("t0"), t1("t1");
         RDom rk(0, K, "rk"), r(0, K, "r");
         Func msum("msum"), vsum("vsum"), a("a"), b("b"), prod("prod"), out("out");
@@ -259,7 +265,7 @@ TEST(GemmTensorCores, PipelinedOperandReadsTheBlocksStatistics) {
         prod(x, y) = 0.0f;
         prod(x, y) += cast<float>(a(r, y)) * cast<float>(b(x, r));
         out(x, y) = prod(x, y);
-        schedule_pipelined_mma(out, prod, a, b, r, stages, PipelineCopy::Async);
+        schedule_pipelined_mma(out, prod, a, b, r, stages, copy);
         for (Func f : {msum, vsum}) {
             f.compute_at(out, bx).store_in(MemoryType::GPUShared);
             f.split(y, t1, t0, 4).gpu_threads(t0, t1);

@@ -72,11 +72,18 @@ TEST(MlpBlock, FusedEpiloguesMatchDoublePrecision) {
 
 // Two kernels: LayerNorm in the first product's prologue (its statistics per block of rows,
 // the normalized tiles made on their way into shared memory), bias and GELU in its epilogue;
-// bias and the residual in the second product's.
+// bias and the residual in the second product's. The prologue's tiles staged in one step, and
+// pipelined through registers (the next step's normalized from the statistics in shared
+// memory during this step's products).
 TEST(MlpBlock, DataflowMatchesDoublePrecision) {
-    check_mlp([](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d,
-                 int hidden) { return aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp"); },
-              2);
+    for (bool pipelined : {false, true}) {
+        SCOPED_TRACE(pipelined ? "pipelined prologue" : "prologue in one stage");
+        check_mlp(
+            [&](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d, int hidden) {
+                return aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp", pipelined);
+            },
+            2);
+    }
 }
 
 } // namespace
