@@ -49,9 +49,11 @@ struct VarUses : IRGraphVisitor {
     std::set<std::string> predicate_rvars;    // domain variables, as named in predicates
     std::set<std::string> outside_predicates; // the plain Vars used outside any predicate
     int in_predicate = 0;
+    std::set<std::string> params; // scalar Params, by name
     bool deduplicate() const override { return let_bound.empty(); }
     void visit(const Variable *op) override {
         if (!first_visit(op)) return;
+        if (op->param.defined()) params.insert(op->name);
         if (op->param.defined() || let_bound.count(op->name)) return;
         if (op->rdom.defined()) {
             rvars.insert(op->name);
@@ -153,6 +155,17 @@ void check_value_types(const std::string &func, const std::vector<Expr> &values)
     }
 }
 
+// A Param and a variable of the Func share one namespace in the lowered code, where the Param
+// would read as the variable.
+void check_param_names(const VarUses &uses, const std::string &func,
+                       const std::vector<std::string> &vars) {
+    for (const std::string &v : vars) {
+        user_assert(!uses.params.count(v))
+            << "Func " << func << " uses the Param " << v << ", which has the name of its variable "
+            << v << ", so one would be read as the other. Give the Param another name.";
+    }
+}
+
 } // namespace
 
 Expr weaken_calls_to(const Expr &e, const FunctionContents *callee) {
@@ -249,6 +262,7 @@ void Function::define(const std::vector<std::string> &args, const std::vector<Ex
     VarUses uses;
     for (const Expr &v : values)
         v.accept(&uses);
+    check_param_names(uses, name, args);
     if (!uses.rvars.empty()) {
         std::string r = *uses.rvars.begin();
         user_error << "The pure definition of Func " << signature(name, args)
@@ -341,6 +355,7 @@ void Function::define_update(const std::vector<Expr> &args, const std::vector<Ex
         a.accept(&uses);
     for (const Expr &v : values)
         v.accept(&uses);
+    check_param_names(uses, name, contents->args);
     for (const std::string &v : uses.pure) {
         user_assert(bare_pure.count(v))
             << "In update definition " << stage << " of Func " << signature(name, args) << ", "
@@ -379,12 +394,12 @@ void Function::define_update(const std::vector<Expr> &args, const std::vector<Ex
     for (const Expr &v : values)
         d.values.push_back(weaken_calls_to(v, contents.get()));
     if (!uses.rdoms.empty()) d.rdom = uses.rdoms[0];
-    // Loops: reduction variables inside pure variables, as written.
+    // Loops: reduction variables inside pure variables, as written. The update runs over the
+    // whole RDom, including dimensions it does not mention (s() += in(r.x) over a 3 x 5 RDom
+    // adds each value 5 times), as in Halide.
     if (d.rdom.defined()) {
-        for (const ReductionVariable &rv : d.rdom.domain()) {
-            if (uses.rvars.count(rv.var))
-                d.schedule.dims.push_back(Dim{rv.var, ForType::Serial, true});
-        }
+        for (const ReductionVariable &rv : d.rdom.domain())
+            d.schedule.dims.push_back(Dim{rv.var, ForType::Serial, true});
     }
     for (size_t i = 0; i < args.size(); i++) {
         if (bare_pure.count(contents->args[i])) d.schedule.dims.push_back(Dim{contents->args[i]});

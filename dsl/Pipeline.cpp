@@ -410,6 +410,24 @@ Realization Pipeline::realize(const std::vector<int> &sizes, const Target &targe
 
 namespace {
 
+// A buffer with points and no memory (a host pointer set to null through raw_buffer(), and no
+// device allocation) is refused before the pipeline runs.
+void check_buffers_have_memory(const std::vector<Argument> &args,
+                               const std::vector<void *> &pointers) {
+    for (size_t i = 0; i < args.size(); i++) {
+        if (!(args[i].is_buffer || args[i].is_output)) continue;
+        const auto *b = static_cast<const aicf_buffer_t *>(pointers[i]);
+        if (b->host || b->device) continue;
+        int64_t points = 1;
+        for (int d = 0; d < b->dimensions; d++)
+            points *= std::max<int64_t>(b->dim[d].extent, 0);
+        if (points == 0) continue;
+        runtime_error_report << "Buffer " << args[i].name << " has " << points
+                             << " points but no memory: its host pointer is null and it has no "
+                             << "device allocation.";
+    }
+}
+
 // Compiled code assumes that what it writes is not also read through another buffer (loads
 // and stores of different buffers are reordered freely), so an output that shares memory
 // with an input or another output is refused.
@@ -487,6 +505,7 @@ void Pipeline::realize(const Realization &outputs, const Target &target) {
     user_assert(next_output == outputs.size())
         << "realize was given " << outputs.size() << " output buffers, but the pipeline has "
         << next_output << ".";
+    check_buffers_have_memory(args, pointers);
     check_outputs_do_not_overlap(args, pointers);
     compiled.code->run(pointers.data());
 }
@@ -529,6 +548,7 @@ void Callable::call(const CallArgument *given, size_t count) const {
             << " was passed. Pass a value of exactly that type (a cast is explicit).";
         pointers[i] = const_cast<uint64_t *>(&g.bits);
     }
+    check_buffers_have_memory(args_, pointers);
     check_outputs_do_not_overlap(args_, pointers);
     code_->run(pointers.data());
 }

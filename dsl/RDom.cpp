@@ -103,16 +103,10 @@ void RDom::init(const std::vector<std::pair<Expr, Expr>> &ranges, const std::str
                     << ". RDom bounds may use constants, Params and input buffer sizes, not "
                     << "Funcs: realize " << c->name << " first and pass its value as a Param.";
             });
-            // A constant is a 32-bit coordinate: one that int32 does not hold would wrap.
-            std::optional<int64_t> value = as_const_int(*e);
-            if (auto u = as_const_uint(*e)) {
-                value = *u > uint64_t(INT64_MAX) ? std::optional<int64_t>(INT64_MAX)
-                                                 : std::optional<int64_t>(int64_t(*u));
-            }
-            user_assert(!value || (*value >= INT32_MIN && *value <= INT32_MAX))
-                << "Dimension " << i << " of RDom " << base << " has a "
-                << (e == &mn ? "min" : "extent") << " of " << *value
-                << ", which a 32-bit coordinate does not hold.";
+            // Coordinates are 32-bit: a bound that int32 does not hold would wrap.
+            detail::check_schedule_size(*e, std::string("The ") + (e == &mn ? "min" : "extent") +
+                                                " of dimension " + std::to_string(i) + " of RDom " +
+                                                base);
         }
         if (auto c = as_const_int(ex)) {
             user_assert(*c >= 0) << "Dimension " << i << " of RDom " << base

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace aicf {
@@ -35,25 +36,54 @@ std::string join_outermost_first(const std::vector<Dim> &dims) {
 // argument on the left is c * r + e with c a nonzero constant and e free of the update's
 // variables (each r writes its own points), and the update reads the Func only at the point
 // it writes (and not in its where() predicate).
-bool iterations_touch_disjoint_points(const Definition &d, const std::string &loop,
-                                      const std::string &func,
-                                      const std::vector<std::string> &pure) {
-    if (!d.rdom.defined()) return false;
-    // From the loop back through the splits that made it (a split may reuse its old name).
+// The reduction variable of d's RDom that `loop` comes from, back through the splits that made
+// it (a split may reuse its old name); none for a fused loop or a pure variable's.
+std::optional<std::string> reduction_variable_of(const Definition &d, const std::string &loop) {
+    if (!d.rdom.defined()) return std::nullopt;
     std::string r = loop;
-    bool fused = false;
-    for (auto sp = d.schedule.splits.rbegin(); sp != d.schedule.splits.rend() && !fused; ++sp) {
+    for (auto sp = d.schedule.splits.rbegin(); sp != d.schedule.splits.rend(); ++sp) {
         if (sp->kind == Split::FuseVars) {
-            fused = sp->old_var == r;
+            if (sp->old_var == r) return std::nullopt;
         } else if (sp->outer == r || (sp->kind == Split::SplitVar && sp->inner == r)) {
             r = sp->old_var;
         }
     }
-    std::set<std::string> vars(pure.begin(), pure.end()), domain;
     for (const ReductionVariable &rv : d.rdom.domain())
-        domain.insert(rv.var);
-    if (fused || !domain.count(r)) return false;
-    vars.insert(domain.begin(), domain.end());
+        if (rv.var == r) return r;
+    return std::nullopt;
+}
+
+// Whether the point an update writes depends on a reduction variable that `loop` comes from
+// (through splits and fuses): where none, the loop's iterations reduce into the same points
+// (on GPU threads or lanes, a reduction across them).
+bool writes_points_along(const Definition &d, const std::string &loop) {
+    if (!d.rdom.defined()) return false;
+    std::set<std::string> behind = {loop};
+    for (auto sp = d.schedule.splits.rbegin(); sp != d.schedule.splits.rend(); ++sp) {
+        if (sp->kind == Split::FuseVars) {
+            if (behind.count(sp->old_var)) behind.insert({sp->inner, sp->outer});
+        } else if (behind.count(sp->outer) ||
+                   (sp->kind == Split::SplitVar && behind.count(sp->inner))) {
+            behind.insert(sp->old_var);
+        }
+    }
+    for (const ReductionVariable &rv : d.rdom.domain()) {
+        if (!behind.count(rv.var)) continue;
+        for (const Expr &a : d.args)
+            if (uses_var(a, rv.var)) return true;
+    }
+    return false;
+}
+
+bool iterations_touch_disjoint_points(const Definition &d, const std::string &loop,
+                                      const std::string &func,
+                                      const std::vector<std::string> &pure) {
+    const std::optional<std::string> found = reduction_variable_of(d, loop);
+    if (!found) return false;
+    const std::string &r = *found;
+    std::set<std::string> vars(pure.begin(), pure.end());
+    for (const ReductionVariable &rv : d.rdom.domain())
+        vars.insert(rv.var);
     bool own_points = false;
     const Expr rv = Variable::make(Int(32), r);
     for (Expr a : d.args) {
@@ -110,6 +140,10 @@ size_t Stage::find_dim(const VarOrRVar &v, const char *directive) {
     auto &dims = schedule().dims;
     for (size_t i = 0; i < dims.size(); i++)
         if (dims[i].var == v.name()) return i;
+    user_assert(func.has_pure_definition())
+        << "In the schedule of " << name() << ", " << directive << " names the loop " << v.name()
+        << ", but Func " << func.name() << " has no definition yet, so it has no loops. Define "
+        << "it first, e.g. " << func.name() << "(" << v.name() << ") = ...";
     user_error << "In the schedule of " << name() << ", " << directive << " names the loop "
                << v.name() << ", but " << name() << " has no such loop. Its loops are, outermost "
                << "first: " << join_outermost_first(schedule().dims) << ".";
@@ -323,8 +357,13 @@ Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive
                    << ", not both. " << advice;
     }
     const bool atomic_allows = schedule().atomic && t != ForType::Vectorized;
+    // On a block's threads or a warp's lanes, iterations that update the same point make a
+    // reduction across them (CrossThreadReductions); those that update different points must
+    // not touch each other's.
+    const bool across_threads = t == ForType::GPUThread || t == ForType::GPULane;
     if (d.is_rvar && !atomic_allows &&
-        (t == ForType::Parallel || t == ForType::Vectorized || t == ForType::GPUBlock) &&
+        (t == ForType::Parallel || t == ForType::Vectorized || t == ForType::GPUBlock ||
+         (across_threads && writes_points_along(definition(), v.name()))) &&
         !iterations_touch_disjoint_points(definition(), v.name(), func.name(), func.args())) {
         user_error << "In the schedule of " << name() << ", " << directive << "(" << v.name()
                    << ") could race: " << v.name() << " is a reduction variable, and its "
@@ -332,8 +371,11 @@ Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive
                    << " (they do not when an argument on the left is a constant times the "
                    << "reduction variable plus terms free of the update's variables, e.g. "
                    << func.name() << "(r, ...), and the update reads " << func.name()
-                   << " only at the point it writes). Reduce with rfactor first, then " << directive
-                   << " the new pure variable"
+                   << " only at the point it writes"
+                   << (across_threads ? "; nor when no argument on the left uses it, a reduction "
+                                        "across the threads"
+                                      : "")
+                   << "). Reduce with rfactor first, then " << directive << " the new pure variable"
                    << (t == ForType::Vectorized ? "." : ", or make the update atomic() first.");
     }
     d.for_type = t;

@@ -3,13 +3,16 @@
 #include "dsl/Names.h"
 
 #include "dsl/base/Error.h"
+#include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
 
 #include <atomic>
 #include <cctype>
+#include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 
 namespace aicf {
 
@@ -37,6 +40,20 @@ void check_schedule_size(const ir::Expr &e, const std::string &what) {
         << (loop_var.empty() ? "reads " + func : "uses the variable " + loop_var)
         << ": a schedule's sizes must be known before any loop runs. Use constants, Params "
         << "and the shapes of inputs (in.width(), in.dim(1).extent()).";
+    // Loops run over 32-bit indices: a wider size would be cut to its low 32 bits.
+    const ir::Type t = e.type();
+    std::optional<int64_t> value = ir::as_const_int(e);
+    if (auto u = ir::as_const_uint(e)) value = *u > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(*u);
+    if (value) {
+        user_assert(*value >= INT32_MIN && *value <= INT32_MAX)
+            << what << " is " << *value << ", beyond the 32-bit range of loop indices "
+            << "([-2^31, 2^31 - 1]).";
+    } else {
+        user_assert(!t.is_int_or_uint() || (t.is_int() && t.bits <= 32) ||
+                    (t.is_uint() && t.bits < 32))
+            << what << " is " << e << ", of type " << t << ", but loops run over 32-bit "
+            << "indices. Check its range and give cast<int>() of it.";
+    }
 }
 
 void check_user_name(const std::string &name, const char *what) {

@@ -1,5 +1,6 @@
 #include "lowering/FuseGPUThreadLoops.h"
 
+#include "dsl/ir/IREquality.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRVisitor.h"
@@ -7,6 +8,7 @@
 #include "lowering/KernelAnalysis.h"
 
 #include <set>
+#include <vector>
 
 namespace aicf {
 namespace lowering {
@@ -73,6 +75,35 @@ private:
         for (int d = 0; d < 3; d++)
             if (!nest_dims.count(d)) used.insert(d);
         return on_thread_zero_of_unused(used, Stmt(op));
+    }
+
+    // A value loaded for stores that now run on thread 0 only (a Tuple's values, loaded from
+    // shared memory where a reduction left them) is loaded there too: loaded by every thread,
+    // it would race with the thread that wrote it before the block's next barrier.
+    Stmt visit(const LetStmt *op) override {
+        Stmt body = mutate(op->body);
+        Expr cond;
+        std::vector<Stmt> guarded;
+        bool loads = false;
+        visit_each<Load>(op->value, [&](const Load *) { loads = true; });
+        if (loads && only_under_one_test(body, cond, guarded))
+            return IfThenElse::make(cond, LetStmt::make(op->name, op->value, Block::make(guarded)));
+        if (body.same_as(op->body)) return op;
+        return LetStmt::make(op->name, op->value, body);
+    }
+
+    // Whether s is one or more tests of the same condition without else branches (what
+    // on_thread_zero_of_unused makes around consecutive stores), and their bodies.
+    static bool only_under_one_test(const Stmt &s, Expr &cond, std::vector<Stmt> &bodies) {
+        if (const Block *b = s.as<Block>())
+            return only_under_one_test(b->first, cond, bodies) &&
+                   only_under_one_test(b->rest, cond, bodies);
+        const IfThenElse *test = s.as<IfThenElse>();
+        if (!test || test->else_case.defined()) return false;
+        if (cond.defined() && !equal(cond, test->condition)) return false;
+        cond = test->condition;
+        bodies.push_back(test->then_case);
+        return true;
     }
 
     Stmt on_thread_zero_of_unused(const std::set<int> &used, const Stmt &body) const {

@@ -11,8 +11,11 @@
 #include "lowering/AsyncCopy.h"
 #include "lowering/KernelAnalysis.h"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 namespace aicf {
@@ -73,10 +76,12 @@ struct Staging {
 // loop's body.
 class TakeStagings : public IRMutator {
 public:
-    // `done`: Funcs already laid out in stages at a loop inside this one.
+    // `done`: Funcs already laid out in stages at a loop inside this one; `outer`: the lets
+    // around the loop, outermost first (a tile's extents are bounded through them).
     TakeStagings(const std::map<std::string, int> &async, const std::string &loop,
-                 const std::set<std::string> &done)
-        : async(async), loop(loop), done(done) {}
+                 const std::set<std::string> &done,
+                 const std::vector<std::pair<std::string, Expr>> &outer)
+        : async(async), loop(loop), done(done), outer(outer) {}
     std::vector<Staging> stagings;
     std::vector<std::string> other_shared; // shared Funcs allocated here, not pipelined
 
@@ -84,6 +89,7 @@ private:
     const std::map<std::string, int> &async;
     const std::string &loop;
     const std::set<std::string> &done;
+    const std::vector<std::pair<std::string, Expr>> &outer;
     std::vector<std::pair<std::string, Expr>> lets;
     using IRMutator::visit;
 
@@ -110,7 +116,16 @@ private:
         s.func = op->name;
         s.type = op->type;
         s.extents = op->extents;
-        auto size = constant_upper_bound(simplify(product(op->extents)));
+        std::vector<std::pair<std::string, Expr>> around = outer;
+        around.insert(around.end(), lets.begin(), lets.end());
+        // Each extent bounded apart (an extent below zero holds nothing).
+        std::optional<int64_t> size = 1;
+        for (const Expr &e : op->extents) {
+            auto bound = constant_upper_bound(substitute_lets(around, e));
+            size = bound && size ? std::optional<int64_t>(*size * std::max<int64_t>(*bound, 0))
+                                 : std::nullopt;
+            if (size && *size > (int64_t(1) << 40)) break;
+        }
         user_assert(size && *size > 0)
             << "gpu_pipeline on Func " << op->name << ": its tile at " << loop_for_users(loop)
             << " has no constant size, but each of its buffers is "
@@ -133,13 +148,6 @@ private:
         return no_op();
     }
 
-    static Expr product(const std::vector<Expr> &e) {
-        Expr p = make_one(Int(32));
-        for (const Expr &x : e)
-            p = Mul::make(p, x);
-        return p;
-    }
-
     // The barriers at the top of a staging (its loops keep theirs).
     static Stmt drop_barriers(const Stmt &s) {
         if (is_gpu_barrier(s)) return no_op();
@@ -160,7 +168,16 @@ private:
     const std::map<std::string, int> &async;
     const std::set<std::string> &shared;
     int loops_around = 0; // loops of the kernel around the one being visited
+    std::vector<std::pair<std::string, Expr>> lets; // around the node, outermost first
     using IRMutator::visit;
+
+    Stmt visit(const LetStmt *op) override {
+        lets.emplace_back(op->name, op->value);
+        Stmt body = mutate(op->body);
+        lets.pop_back();
+        if (body.same_as(op->body)) return op;
+        return LetStmt::make(op->name, op->value, body);
+    }
 
     Stmt visit(const For *op) override {
         loops_around++;
@@ -168,7 +185,7 @@ private:
         loops_around--;
         if (op->for_type != ForType::Serial)
             return For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, body);
-        TakeStagings take(async, op->name, done);
+        TakeStagings take(async, op->name, done, lets);
         Stmt rest = take.mutate(body);
         if (take.stagings.empty())
             return For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, body);
@@ -239,7 +256,13 @@ private:
         whole.push_back(gpu_cp_async_wait(0));
         Stmt result = Block::make(whole);
         for (const Staging &s : take.stagings) {
-            std::vector<Expr> extents = s.extents;
+            // A tile smaller at the edges (its extents lets of the loop's body) takes its
+            // largest size in every buffer.
+            bool constant = true;
+            for (const Expr &e : s.extents)
+                constant = constant && is_const(e);
+            std::vector<Expr> extents =
+                constant ? s.extents : std::vector<Expr>{make_const(Int(32), s.size)};
             extents.push_back(n);
             result = Allocate::make(s.func, s.type, MemoryType::GPUShared, extents, result);
             done.insert(s.func);

@@ -1,10 +1,16 @@
 #include "lowering/UnrollLoops.h"
 
+#include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/Substitute.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace aicf {
 namespace lowering {
@@ -14,29 +20,55 @@ using namespace ir;
 namespace {
 
 const int64_t max_unroll = 256;
+// Unrolled loops inside one another multiply their copies; past this many copies of a body,
+// compiling takes minutes (4096 copies of a small body: about a minute in LLVM's code
+// generation).
+const int64_t max_copies = 4096;
 
 class UnrollLoops : public IRMutator {
     using IRMutator::visit;
+    std::vector<std::pair<std::string, int64_t>>
+        around; // the unrolled loops around, outermost first
+    int64_t copies = 1;
 
     Stmt visit(const For *op) override {
         if (op->for_type != ForType::Unrolled) return IRMutator::visit(op);
         auto extent = as_const_int(op->extent);
         user_assert(extent.has_value())
-            << "The loop " << op->name << " is unrolled, but its extent (" << op->extent
+            << "The loop " << loop_for_users(op->name) << " is unrolled, but its extent ("
+            << op->extent
             << ") is not a constant. Split it by a constant factor and unroll the inner loop, "
             << "e.g. f.unroll(x, 4).";
         user_assert(*extent <= max_unroll)
-            << "The loop " << op->name << " is unrolled, but its extent is " << *extent
-            << ": the body would be copied " << *extent << " times. AICF unrolls at most "
-            << max_unroll << " iterations; split the loop and unroll the inner part.";
+            << "The loop " << loop_for_users(op->name) << " is unrolled, but its extent is "
+            << *extent << ": the body would be copied " << *extent
+            << " times. AICF unrolls at most " << max_unroll
+            << " iterations; split the loop and unroll the inner part.";
+        if (*extent > 0 && copies * *extent > max_copies) {
+            std::string loops, counts;
+            for (const auto &[name, n] : around) {
+                loops += loop_for_users(name) + ", ";
+                counts += std::to_string(n) + " x ";
+            }
+            user_error << "The loops " << loops << "and " << loop_for_users(op->name)
+                       << " are unrolled inside "
+                       << "one another, so the innermost body would be copied " << counts << *extent
+                       << " = " << copies * *extent << " times. AICF makes at most " << max_copies
+                       << " copies of a body; keep some of these loops rolled "
+                       << "(or unroll a split of them).";
+        }
+        around.emplace_back(op->name, *extent);
+        copies *= std::max<int64_t>(*extent, 1);
         Stmt body = mutate(op->body);
-        std::vector<Stmt> copies;
+        copies /= std::max<int64_t>(*extent, 1);
+        around.pop_back();
+        std::vector<Stmt> unrolled;
         for (int64_t i = 0; i < *extent; i++) {
             Expr value = Add::make(op->min, make_const(op->min.type(), i));
-            copies.push_back(substitute(op->name, value, body));
+            unrolled.push_back(substitute(op->name, value, body));
         }
-        if (copies.empty()) return Evaluate::make(make_zero(Int(32)));
-        return Block::make(copies);
+        if (unrolled.empty()) return Evaluate::make(make_zero(Int(32)));
+        return Block::make(unrolled);
     }
 };
 

@@ -8,7 +8,9 @@ namespace lowering {
 
 // Replaces each Unrolled loop by copies of its body, one per iteration.
 // Expects: simplified IR, so a loop scheduled with a constant factor has a constant extent.
-// Raises CompileError naming the loop when its extent is not constant or exceeds 256.
+// Raises CompileError naming the loop when its extent is not constant or exceeds 256, and
+// naming the loops when unrolled loops inside one another would copy a body more than 4096
+// times.
 ir::Stmt unroll_loops(const ir::Stmt &s);
 
 } // namespace lowering

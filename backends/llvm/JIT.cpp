@@ -272,7 +272,7 @@ Target with_gpu_arch(const Target &t, const std::string &arch) {
 
 // With AICF_PTXAS_CHECK=sm_80,sm_90 (the test suite's `ptx` label), every pipeline with
 // kernels is also compiled to PTX for each architecture listed and assembled with ptxas;
-// a kernel ptxas rejects, or one that spills registers, is an error.
+// a kernel ptxas rejects, or one that spills registers or keeps a stack frame, is an error.
 void check_with_ptxas(const lowering::LoweredPipeline &p) {
     const char *env = std::getenv("AICF_PTXAS_CHECK");
     if (!env || !*env || p.kernels.empty()) return;
@@ -283,6 +283,11 @@ void check_with_ptxas(const lowering::LoweredPipeline &p) {
         for (const KernelResources &r : assemble_ptx(compile_kernels_to_ptx(p.kernels, t), arch)) {
             user_assert(r.spill_store_bytes == 0 && r.spill_load_bytes == 0)
                 << "Kernel " << r.to_string() << ": it spills registers.";
+            user_assert(r.stack_frame_bytes == 0)
+                << "Kernel " << r.to_string() << ": it keeps " << r.stack_frame_bytes
+                << " bytes per thread in local memory (a stack frame), as for a Func stored in "
+                << "registers whose loops are not unrolled (registers cannot be indexed by a "
+                << "loop's variable).";
         }
     }
 }

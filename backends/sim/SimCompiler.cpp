@@ -283,7 +283,19 @@ public:
         }
         case ir::IRNodeType::AssertStmt: {
             const ir::AssertStmt *op = s.as<ir::AssertStmt>();
-            return make_assert_code(expr(op->condition), op->condition);
+            AssertMessage message;
+            const ir::Call *m = op->message.as<ir::Call>();
+            if (m && m->is_intrinsic(ir::Intrinsic::runtime_error) && m->args.size() >= 2) {
+                const auto kind = ir::as_const_int(m->args[0]);
+                const ir::StringImm *name = m->args[1].as<ir::StringImm>();
+                if (kind && name) {
+                    message.kind = int32_t(*kind);
+                    message.name = name->value;
+                    for (size_t i = 2; i < m->args.size(); i++)
+                        message.details.push_back(expr(m->args[i]));
+                }
+            }
+            return make_assert_code(expr(op->condition), op->condition, std::move(message));
         }
         case ir::IRNodeType::ProducerConsumer: {
             const ir::ProducerConsumer *op = s.as<ir::ProducerConsumer>();

@@ -2,6 +2,8 @@
 
 #include "backends/sim/SimStmtCode.h"
 
+#include "backends/runtime/Runtime.h"
+
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRPrinter.h"
 
@@ -321,8 +323,8 @@ private:
 
 class AssertCode : public StmtCode {
 public:
-    AssertCode(ExprPtr cond, ir::Expr condition)
-        : cond(std::move(cond)), condition(std::move(condition)) {}
+    AssertCode(ExprPtr cond, ir::Expr condition, AssertMessage message)
+        : cond(std::move(cond)), condition(std::move(condition)), message(std::move(message)) {}
     void exec(Machine &m) override {
         Col c = cond->eval(m);
         const Mask &mask = *m.mask;
@@ -336,15 +338,26 @@ public:
     }
 
 private:
-    [[noreturn]] void fail(const Machine &m, int thread) const {
+    [[noreturn]] void fail(Machine &m, int thread) const {
         std::ostringstream os;
         os << "kernel " << m.kernel.name << ": an assertion failed in thread "
-           << m.describe_thread(thread) << " of block " << m.describe_block() << ": " << condition;
+           << m.describe_thread(thread) << " of block " << m.describe_block() << ": ";
+        if (message.kind < 0) {
+            os << condition;
+        } else {
+            // The check's own message, with the values this thread saw.
+            std::array<int64_t, 6> details{};
+            for (size_t i = 0; i < message.details.size() && i < details.size(); i++)
+                details[i] = lane_ptr(message.details[i]->eval(m), thread, 1)->i;
+            os << runtime::describe_runtime_error(message.kind, message.name.c_str(),
+                                                  details.data());
+        }
         throw KernelFault(os.str());
     }
 
     ExprPtr cond;
     ir::Expr condition;
+    AssertMessage message;
 };
 
 // A block-wide barrier: every thread of the block must reach it.
@@ -499,8 +512,8 @@ StmtPtr make_allocate_code(Storage *storage, StmtPtr body) {
     return std::make_unique<AllocateCode>(storage, std::move(body));
 }
 
-StmtPtr make_assert_code(ExprPtr cond, ir::Expr condition) {
-    return std::make_unique<AssertCode>(std::move(cond), std::move(condition));
+StmtPtr make_assert_code(ExprPtr cond, ir::Expr condition, AssertMessage message) {
+    return std::make_unique<AssertCode>(std::move(cond), std::move(condition), std::move(message));
 }
 
 StmtPtr make_async_copy_code(int threads, AccessShape src, AccessShape dst, ExprPtr dst_index,

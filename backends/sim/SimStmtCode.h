@@ -7,7 +7,9 @@
 
 #include "backends/sim/SimExprCode.h"
 
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace aicf {
@@ -59,7 +61,14 @@ StmtPtr make_atomic_store_code(AccessShape load, AccessShape store, ir::AtomicOp
 StmtPtr make_allocate_code(Storage *storage, StmtPtr body);
 
 // A check that `cond` holds in every active thread; `condition` is its IR, for the message.
-StmtPtr make_assert_code(ExprPtr cond, ir::Expr condition);
+// What a failed check says: a runtime error's kind (ir::RuntimeErrorKind; -1: none, the
+// condition is shown), the buffer or Func it names, and its details, evaluated when it fails.
+struct AssertMessage {
+    int32_t kind = -1;
+    std::string name;
+    std::vector<ExprPtr> details;
+};
+StmtPtr make_assert_code(ExprPtr cond, ir::Expr condition, AssertMessage message);
 
 // A block-wide barrier at `site`.
 StmtPtr make_barrier_code(const Site *site);

@@ -482,6 +482,18 @@ private:
                 return;
             }
         }
+        // An integer narrowed where every value of the interval provably fits (an int64 index
+        // clamped into a buffer's range) keeps its ends.
+        if (from.is_int_or_uint() && !(from.is_uint() && from.bits == 64) && to.is_int_or_uint() &&
+            !to.is_bool() && a.is_bounded()) {
+            simplify_detail::Simplify constant_ends(const_scope);
+            const ConstBounds lo = constant_ends.bounds_of(a.min),
+                              hi = constant_ends.bounds_of(a.max);
+            if (lo.has_min && to.can_represent(lo.min) && hi.has_max && to.can_represent(hi.max)) {
+                result = Interval(convert(a.min), convert(a.max));
+                return;
+            }
+        }
         // Otherwise constant ends that the target holds pass through (integer conversion
         // keeps them, float truncation is monotonic); anything else gets the target's range.
         auto fits = [&](const Expr &e) {

@@ -4,10 +4,12 @@
 
 #include "dsl/HostMemory.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 using namespace aicf;
 using aicf_test::close;
@@ -32,6 +34,33 @@ TEST(Elementwise, ArithmeticAndMathMatchDoubleLoop) {
                          (av * bv + 0.25) + std::floor(av * 3.0) - 1.0 / std::sqrt(bv);
             ASSERT_TRUE(close(out(i, j), ref, 1e-5, 1e-5))
                 << i << "," << j << ": " << out(i, j) << " vs " << ref;
+        }
+    }
+}
+
+// Indices computed in a wider integer type and clamped into the buffer (int64 and uint32
+// arithmetic, as a user's index math may be) are bounded like int32 ones, from a buffer and
+// from a Func computed at the root.
+TEST(Elementwise, IndicesComputedInWiderTypesAndClamped) {
+    Buffer<int> b({11}, "b");
+    fill_random(b, -100, 100, 3);
+    Var x("x");
+    const Expr wide = cast<int64_t>(x), unsigned_x = cast<uint32_t>(x);
+    const std::vector<Expr> indices = {clamp(wide + 1, 0, 10), clamp(wide * 2, 0, 10),
+                                       clamp(unsigned_x + 3, 0, 10), max(wide - 4, 0)};
+    for (size_t i = 0; i < indices.size(); i++) {
+        Func f("f"), g("g"), h("h");
+        f(x) = b(indices[i]);
+        g(x) = b(x) * 3;
+        h(x) = g(indices[i]);
+        g.compute_root();
+        Buffer<int> got_f = f.realize({10}), got_h = h.realize({10});
+        for (int k = 0; k < 10; k++) {
+            const int64_t at[] = {std::clamp<int64_t>(k + 1, 0, 10),
+                                  std::clamp<int64_t>(2 * k, 0, 10),
+                                  std::clamp<int64_t>(k + 3, 0, 10), std::max<int64_t>(k - 4, 0)};
+            ASSERT_EQ(got_f(k), b(int(at[i]))) << "index " << i << ", x = " << k;
+            ASSERT_EQ(got_h(k), 3 * b(int(at[i]))) << "index " << i << ", x = " << k;
         }
     }
 }

@@ -118,6 +118,41 @@ TEST(Reduction, RowWiseSoftmaxMatchesLoops) {
     }
 }
 
+// An update runs over its whole RDom, as in Halide, whichever dimensions it names: in(r.x)
+// over a 3 x 5 RDom adds each value 5 times; a where() on the dimension the update does not
+// name still selects its points. Update and inline forms, against plain loops.
+TEST(Reduction, UpdatesRunOverEveryDimensionOfTheirRDom) {
+    Buffer<int> in({3}, "in");
+    fill_random(in, -50, 50, 5);
+    RDom r(0, 3, 0, 5, "r");
+    Func s("s"), t("t"), picked("picked");
+    s() = 0;
+    s() += in(r.x);
+    t() = sum(in(r.x));
+    RDom q(0, 3, 0, 5, "q");
+    q.where(q.y % 2 == 0);
+    picked() = 0;
+    picked() += in(q.x);
+    int total = 0, even_rows = 0;
+    for (int y = 0; y < 5; y++) {
+        for (int x = 0; x < 3; x++) {
+            total += in(x);
+            if (y % 2 == 0) even_rows += in(x);
+        }
+    }
+    Buffer<int> got_s = s.realize({}), got_t = t.realize({}), got_picked = picked.realize({});
+    EXPECT_EQ(got_s(), total);
+    EXPECT_EQ(got_t(), total);
+    EXPECT_EQ(got_picked(), even_rows);
+    // The dimension it does not name is a loop of the update's schedule.
+    Func m("m");
+    m() = 0;
+    m() += in(r.x);
+    m.update().reorder(r.y, r.x);
+    Buffer<int> got_m = m.realize({});
+    EXPECT_EQ(got_m(), total);
+}
+
 TEST(Reduction, ArgmaxTupleReduction) {
     const int D = 41, Rows = 9;
     Buffer<float> in(D, Rows);

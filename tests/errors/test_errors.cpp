@@ -250,7 +250,8 @@ TEST(RuntimeErrors, NegativeRDomExtentFromAParam) {
 }
 
 // Constant RDom bounds are checked when the RDom is made, as run-time ones are before the
-// loops: past 2^31 - 2, beyond int32, or a Func (whose value no bound can use).
+// loops: past 2^31 - 2, beyond int32, or a Func (whose value no bound can use); Params wider
+// than 32 bits are refused.
 TEST(AlgorithmErrors, RDomBoundsPastTheInt32LoopsOrFromAFunc) {
     std::string msg = message_of<CompileError>([] { RDom r(2147483647 - 10, 100, "r"); });
     EXPECT_CONTAINS(msg, "Dimension 0 of RDom r runs from 2147483637 over 100 points, past "
@@ -258,8 +259,16 @@ TEST(AlgorithmErrors, RDomBoundsPastTheInt32LoopsOrFromAFunc) {
     msg = message_of<CompileError>([] { RDom r(10, 2147483647, "r"); });
     EXPECT_CONTAINS(msg, "runs from 10 over 2147483647 points, past 2^31 - 2");
     msg = message_of<CompileError>([] { RDom r(0, Expr(int64_t(3000000000)), "r"); });
-    EXPECT_CONTAINS(msg, "Dimension 0 of RDom r has a extent of 3000000000, which a 32-bit "
-                         "coordinate does not hold.");
+    EXPECT_CONTAINS(msg, "The extent of dimension 0 of RDom r is 3000000000, beyond the 32-bit "
+                         "range of loop indices ([-2^31, 2^31 - 1]).");
+    // A Param wider than 32 bits would wrap when the loops run (2^32 + 5 as 5, 2^40 as 0).
+    Param<int64_t> wide("wide");
+    msg = message_of<CompileError>([&] { RDom r(0, wide, "r"); });
+    EXPECT_CONTAINS(msg, "The extent of dimension 0 of RDom r is wide, of type int64, but loops "
+                         "run over 32-bit indices. Check its range and give cast<int>() of it.");
+    Param<uint32_t> unsigned_extent("unsigned_extent");
+    msg = message_of<CompileError>([&] { RDom r(0, unsigned_extent, "r"); });
+    EXPECT_CONTAINS(msg, "is unsigned_extent, of type uint32, but loops run over 32-bit indices");
     // The last point at 2^31 - 2 is fine, and counted.
     Buffer<int> one({1}, "one");
     one(0) = 1;
@@ -279,6 +288,53 @@ TEST(AlgorithmErrors, RDomBoundsPastTheInt32LoopsOrFromAFunc) {
 
 // An output too small for what its schedule writes says why: a bound(), updates at other
 // points, or whole tiles.
+// A Param named like a variable of the Func it is used in would be read as that variable
+// (f(x) = x + p, p named "x", computed x + x).
+TEST(AlgorithmErrors, AParamNamedLikeAVariableOfItsFunc) {
+    Var x("x");
+    Param<int> p("x");
+    Func f("f");
+    std::string msg = message_of<CompileError>([&] { f(x) = x + p; });
+    EXPECT_CONTAINS(msg, "Func f uses the Param x, which has the name of its variable x, so one "
+                         "would be read as the other. Give the Param another name.");
+    Var y("y");
+    Func g("g");
+    g(x) = x;
+    msg = message_of<CompileError>([&] { g(x) += p; });
+    EXPECT_CONTAINS(msg, "Func g uses the Param x, which has the name of its variable x");
+    // Any other name is fine.
+    Param<int> q("q");
+    q.set(100);
+    Func h("h");
+    h(y) = y + q;
+    Buffer<int> got = h.realize({3});
+    EXPECT_EQ(got(2), 102);
+}
+
+// A buffer whose host pointer was set to null through raw_buffer() (a descriptor filled in by C
+// code, its data not yet set) is refused before the pipeline reads or writes it.
+TEST(RuntimeErrors, ABufferWithPointsAndNoMemory) {
+    Var x("x");
+    ImageParam im(Int(32), 1, "im");
+    Func f("f");
+    f(x) = im(x) + 1;
+    Buffer<int> b({20}, "b");
+    im.set(b);
+    Buffer<int> first = f.realize({10});
+    uint8_t *const saved = b.raw_buffer()->host;
+    b.raw_buffer()->host = nullptr;
+    std::string msg = message_of<RuntimeError>([&] { f.realize({10}); });
+    EXPECT_CONTAINS(msg, "Buffer im has 20 points but no memory: its host pointer is null and it "
+                         "has no device allocation.");
+    b.raw_buffer()->host = saved;
+    Buffer<int> out({10}, "out");
+    uint8_t *const out_host = out.raw_buffer()->host;
+    out.raw_buffer()->host = nullptr;
+    msg = message_of<RuntimeError>([&] { f.realize(out); });
+    EXPECT_CONTAINS(msg, "Buffer f has 10 points but no memory");
+    out.raw_buffer()->host = out_host;
+}
+
 TEST(RuntimeErrors, AnOutputTooSmallSaysWhy) {
     Var x("x");
     Func out("out");
@@ -431,6 +487,67 @@ TEST(ScheduleErrors, ScheduleSizesMustBeKnownBeforeLoopsRun) {
     Buffer<int> got = h.realize({11});
     for (int i = 0; i < 11; i++)
         EXPECT_EQ(got(i), 3 * i + 1);
+    // Sizes beyond 32 bits, constant or not, would be cut to their low 32 bits (a split by
+    // 2^40 ran no loop at all; align_bounds by it returned memory never written).
+    const Expr huge = Expr(int64_t(1) << 40);
+    auto beyond = [&](const std::function<void(Func &)> &schedule, const std::string &what) {
+        Func k("k");
+        k(x) = x * 3 + 1;
+        EXPECT_CONTAINS(message_of<CompileError>([&] { schedule(k); }),
+                        what + " is 1099511627776, beyond the 32-bit range of loop indices");
+    };
+    beyond([&](Func &k) { k.split(x, xo, xi, huge); }, "the split factor of x");
+    beyond([&](Func &k) { k.vectorize(x, huge); }, "the split factor of x");
+    beyond([&](Func &k) { k.gpu_tile(x, xo, xi, huge); }, "the split factor of x");
+    beyond([&](Func &k) { k.align_bounds(x, huge); },
+           "The modulus given to align_bounds(x) on Func k");
+    beyond([&](Func &k) { k.align_storage(x, huge); },
+           "The alignment given to align_storage(x) on Func k");
+    beyond([&](Func &k) { k.bound(x, huge, 4); }, "The min given to bound(x) on Func k");
+    Param<int64_t> wide("wide");
+    EXPECT_CONTAINS(message_of<CompileError>([&] { h.split(xo, Var("a"), Var("b"), wide); }),
+                    "the split factor of xo is wide, of type int64, but loops run over 32-bit "
+                    "indices. Check its range and give cast<int>() of it.");
+}
+
+// Unrolling copies a body once per iteration: at most 256 iterations a loop, and at most 4096
+// copies through unrolled loops inside one another (24 x 24 x 24 compiled for about a minute;
+// 64 x 64 x 64 did not finish).
+TEST(ScheduleErrors, UnrollingIsBounded) {
+    Var x("x"), y("y"), z("z");
+    Func f("f"), g("g");
+    f(x, y, z) = x + y * z;
+    g(x, y, z) = x + y * z;
+    f.unroll(x, 300);
+    EXPECT_CONTAINS(message_of<CompileError>([&] {
+                        f.realize({300, 2, 2});
+                    }),
+                    "The loop x_ui of f is unrolled, but its extent is 300: the body would be "
+                    "copied 300 times. AICF unrolls at most 256 iterations");
+    g.unroll(x, 16).unroll(y, 16).unroll(z, 24);
+    EXPECT_CONTAINS(message_of<CompileError>([&] {
+                        g.realize({32, 32, 48});
+                    }),
+                    "The loops z_ui of g, y_ui of g, and x_ui of g are unrolled inside one "
+                    "another, so the innermost body would be copied 24 x 16 x 16 = 6144 times. "
+                    "AICF makes at most 4096 copies of a body");
+    f = Func("f");
+    f(x, y, z) = x + y * z;
+    f.unroll(x, 8).unroll(y, 4).unroll(z, 3);
+    Buffer<int> out = f.realize({8, 4, 3});
+    for (int k = 0; k < 3; k++)
+        for (int j = 0; j < 4; j++)
+            for (int i = 0; i < 8; i++)
+                ASSERT_EQ(out(i, j, k), i + j * k);
+}
+
+// Scheduling a Func before it has a definition: it has no loops yet, and the message says so.
+TEST(ScheduleErrors, AFuncWithoutADefinitionHasNoLoops) {
+    Var x("x");
+    Func g("g");
+    EXPECT_CONTAINS(message_of<CompileError>([&] { g.parallel(x); }),
+                    "In the schedule of g, parallel names the loop x, but Func g has no "
+                    "definition yet, so it has no loops. Define it first, e.g. g(x) = ...");
 }
 
 // A LoopLevel made with LoopLevel() and never set names no loop: a Func scheduled there is

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 
 using namespace aicf;
@@ -217,6 +218,47 @@ TEST(GPUScheduleErrors, GPULoopOverAReductionVariableRaces) {
     std::string msg = message_of<CompileError>([&] { f.update().gpu_blocks(r); });
     EXPECT_CONTAINS(msg, "gpu_blocks(r.x) could race");
 
+    // On threads and lanes, iterations that write the same point reduce across them; those
+    // that write points along the reduction variable race when they touch each other's (a
+    // scan, a shift, a scatter that is not one to one), as on blocks and CPU threads.
+    Var y("y");
+    RVar ro("ro"), ri("ri");
+    Buffer<int> in({40, 3}, "in");
+    RDom s(1, 39, "s");
+    auto update = [&](const std::function<void(Func &)> &define) {
+        Func g("g");
+        g(x, y) = in(x, y);
+        define(g);
+        return g.update().split(s, ro, ri, 16, TailStrategy::GuardWithIf).gpu_blocks(y);
+    };
+    auto racing = [&](const std::function<void(Func &)> &define, bool lanes) {
+        Stage st = update(define);
+        return message_of<CompileError>([&] { lanes ? st.gpu_lanes(ri) : st.gpu_threads(ri); });
+    };
+    auto scan = [&](Func &g) { g(s, y) = g(s - 1, y) + in(s, y); };
+    EXPECT_CONTAINS(racing(scan, false),
+                    "In the schedule of g.update(0), gpu_threads(ri) could race: ri is a reduction "
+                    "variable, and its iterations may update the same points of g");
+    EXPECT_CONTAINS(racing(scan, true), "gpu_lanes(ri) could race");
+    EXPECT_CONTAINS(racing([&](Func &g) { g(s + 1, y) = g(s, y); }, true), "could race");
+    EXPECT_CONTAINS(racing([&](Func &g) { g(s % 5, y) += in(s, y); }, false), "could race");
+    EXPECT_CONTAINS(racing([&](Func &g) { g(s, y) = g(s, y) + g(0, y); }, false), "could race");
+    // A loop fused from the reduction variables a scatter writes along races too.
+    RDom q(0, 40, 0, 3, "q");
+    RVar qf("qf");
+    Func bins("bins");
+    bins(x) = 0;
+    bins(clamp(in(q.x, q.y), 0, 9)) += 1;
+    EXPECT_CONTAINS(
+        message_of<CompileError>([&] { bins.update().fuse(q.x, q.y, qf).gpu_threads(qf); }),
+        "gpu_threads(qf) could race");
+    // Accepted: each iteration its own point, a reduction into one point, or atomic updates.
+    update([&](Func &g) { g(s, y) = g(s, y) * 2 + in(s, y); }).gpu_threads(ri);
+    update([&](Func &g) { g(0, y) += in(s, y); }).gpu_lanes(ri);
+    Func h("h");
+    h(x, y) = 0;
+    h(s % 5, y) += in(s, y);
+    h.update().atomic().split(s, ro, ri, 16, TailStrategy::GuardWithIf).gpu_threads(ri);
 }
 
 TEST(GPUScheduleErrors, SharedMemoryInsideThreadLoops) {
@@ -794,6 +836,23 @@ TEST(GPUScheduleErrors, AsyncPipeline) {
 // A Func computed inside a kernel's loops whose region passes the 32-bit coordinates is
 // refused on the host, before the launch, over all of the kernel's iterations; just inside
 // them the values are exact.
+// A check that fails inside a kernel on the simulator says what its host form says (here a
+// bound() smaller than a block's region of a tile in shared memory), with the values the
+// failing thread saw, not the lowered condition.
+TEST(GPURuntimeErrors, AFailedCheckInAKernelSaysWhatFailed) {
+    ScopedEnv device("AICF_DEVICE", "sim"); // a GPU stops the kernel (trap) without a message
+    Buffer<float> in({64, 33}, "in");
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func f("f"), out("out");
+    f(x, y) = in(x, y) * 2.0f;
+    out(x, y) = f(x, y) + f(x, y + 1);
+    out.gpu_tile(x, y, bx, by, tx, ty, 32, 8);
+    f.compute_at(out, bx).store_in(MemoryType::GPUShared).gpu_threads(x, y).bound(y, 0, 4);
+    const std::string msg = message_of<KernelFault>([&] { out.realize({64, 32}, gpu_target); });
+    EXPECT_CONTAINS(msg, "an assertion failed in thread (0, 0, 0) of block (0, 0, 0): Func f is "
+                         "bound to [0, 3] in dimension 1, but its consumers need [0, 8].");
+}
+
 TEST(GPURuntimeErrors, RegionsInsideKernelsPastTheInt32Coordinates) {
     const int MX = 2147483647;
     Var x("x"), bx("bx"), tx("tx");

@@ -127,6 +127,48 @@ TEST(GPUSchedule, MatmulWithSharedTiles) {
     }
 }
 
+// The product's update tiled on the GPU with guarded tails (its default for an update), its
+// operands staged per step of k and pipelined: plain, through registers, and in 2 and 3
+// stages of cp.async, whose buffers take the tile's largest size (the tiles at the edges are
+// smaller). Sizes that the tiles do not divide.
+TEST(GPUSchedule, PipelinedTilesUnderGuardedTails) {
+    const int M = 37, N = 45, K = 50;
+    Buffer<float> A({K, M}, "A"), B({N, K}, "B");
+    fill_random(A, -1, 1, 14);
+    fill_random(B, -1, 1, 15);
+    for (int mode = 0; mode < 4; mode++) {
+        SCOPED_TRACE("mode " + std::to_string(mode));
+        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+        RVar ko("ko"), ki("ki");
+        Func a("a"), b("b"), prod("prod");
+        RDom k(0, K, "k");
+        a(x, y) = A(x, y);
+        b(x, y) = B(x, y);
+        prod(x, y) = 0.0f;
+        prod(x, y) += a(k, y) * b(x, k);
+        prod.gpu_tile(x, y, bx, by, tx, ty, 8, 8);
+        prod.update()
+            .gpu_tile(x, y, bx, by, tx, ty, 8, 8)
+            .split(k, ko, ki, 8)
+            .reorder(ki, tx, ty, ko, bx, by);
+        for (Func f : {a, b}) {
+            f.compute_at(prod.update(), ko).store_in(MemoryType::GPUShared).gpu_threads(x, y);
+            if (mode == 1) f.gpu_pipeline(2);
+            if (mode >= 2) f.gpu_pipeline(mode, PipelineCopy::Async);
+        }
+        Buffer<float> C = prod.realize({N, M}, gpu_target);
+        C.copy_to_host();
+        for (int j = 0; j < M; j++) {
+            for (int i = 0; i < N; i++) {
+                double want = 0;
+                for (int kk = 0; kk < K; kk++)
+                    want += double(A(kk, j)) * B(i, kk);
+                ASSERT_TRUE(close(C(i, j), want, 1e-4, 1e-4)) << i << "," << j;
+            }
+        }
+    }
+}
+
 // A wrapper stages the input tile (with its halo) into shared memory with its own thread
 // mapping: the threads of the block load it cooperatively, then each computes its point.
 TEST(GPUSchedule, WrapperStagesInputTileInSharedMemory) {
