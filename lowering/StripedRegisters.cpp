@@ -359,11 +359,19 @@ class StripeRegisterFuncs : public LetStackMutator {
             for (const For *l : serial) {
                 auto s = step_of(x, l->name);
                 auto e = constant_upper_bound(l->extent);
-                if (!s || !e) {
+                if (!e) {
                     return fail("the loop " + loop_for_users(l->name) +
-                                " has no constant step or extent along the striped dimension (a "
-                                "register array has a constant size: bound() the consumer's "
-                                "dimension to a constant extent)");
+                                " has no constant extent (a register array has a constant size: "
+                                "bound() the consumer's dimension to a constant extent)");
+                }
+                if (!s) {
+                    return fail("the loop " + loop_for_users(l->name) +
+                                " does not step by a constant along the striped dimension (its "
+                                "index is " +
+                                with_user_loop_names(to_string(simplify(x))) +
+                                "; a split whose last tile shifts inwards, the default tail, "
+                                "steps by less at the end where the factor does not divide the "
+                                "extent: split with TailStrategy::GuardWithIf)");
                 }
                 if (*s == 0 || *e <= 1) continue;
                 size_t j = gaps;

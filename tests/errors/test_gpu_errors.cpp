@@ -839,6 +839,56 @@ TEST(GPUScheduleErrors, AsyncPipeline) {
 // A check that fails inside a kernel on the simulator says what its host form says (here a
 // bound() smaller than a block's region of a tile in shared memory), with the values the
 // failing thread saw, not the lowered condition.
+// A row held in registers striped across a warp's lanes, 100 wide: split by 32 with the
+// default tail, the last stripe shifts inwards and the array has no constant layout; the
+// message says so and names the tail to use, with which the schedule runs (checked against a
+// plain loop).
+TEST(GPUScheduleErrors, StripedRegistersUnderAShiftedTail) {
+    const int W = 100, H = 3;
+    Buffer<float> in({W, H}, "in");
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++)
+            in(i, j) = float((i * 7 + j) % 13);
+    auto build = [&](TailStrategy t) {
+        Var x("x"), y("y"), xo("xo"), xl("xl"), yo("yo"), yi("yi");
+        RDom r(0, W, "r");
+        RVar ro("ro"), rl("rl");
+        Func row("row"), s("s"), out("out");
+        row(x, y) = in(x, y);
+        s(y) = 0.0f;
+        s(y) += row(r, y);
+        out(x, y) = row(x, y) - s(y) / float(W);
+        out.bound(x, 0, W).split(y, yo, yi, 2, TailStrategy::GuardWithIf);
+        out.gpu_blocks(yo).gpu_threads(yi);
+        out.split(x, xo, xl, 32, t).reorder(xo, xl).gpu_lanes(xl).unroll(xo);
+        row.compute_at(out, yi).store_in(MemoryType::Register);
+        row.split(x, xo, xl, 32, t).reorder(xo, xl).gpu_lanes(xl).unroll(xo);
+        s.compute_at(out, yi);
+        s.update()
+            .split(r.x, ro, rl, 32, TailStrategy::GuardWithIf)
+            .reorder(ro, rl)
+            .gpu_lanes(rl)
+            .unroll(ro);
+        return out;
+    };
+    const std::string msg = message_of<CompileError>([&] {
+        build(TailStrategy::Auto).realize({W, H}, gpu_target);
+    });
+    EXPECT_CONTAINS(msg, "the loop xo of row does not step by a constant along the striped "
+                         "dimension");
+    EXPECT_CONTAINS(msg, "split with TailStrategy::GuardWithIf");
+    Buffer<float> o = build(TailStrategy::GuardWithIf).realize({W, H}, gpu_target)[0];
+    o.copy_to_host();
+    for (int j = 0; j < H; j++) {
+        double mean = 0;
+        for (int i = 0; i < W; i++)
+            mean += in(i, j);
+        mean /= W;
+        for (int i = 0; i < W; i++)
+            ASSERT_NEAR(o(i, j), in(i, j) - mean, 1e-4) << i << ", " << j;
+    }
+}
+
 TEST(GPURuntimeErrors, AFailedCheckInAKernelSaysWhatFailed) {
     ScopedEnv device("AICF_DEVICE", "sim"); // a GPU stops the kernel (trap) without a message
     Buffer<float> in({64, 33}, "in");
