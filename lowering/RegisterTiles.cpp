@@ -236,9 +236,15 @@ class RegisterTiles : public IRMutator {
                     << with_user_loop_names(to_string(r.min)) << ", "
                     << with_user_loop_names(to_string(r.max)) << "], the thread computed ["
                     << with_user_loop_names(to_string(w.min)) << ", "
-                    << with_user_loop_names(to_string(w.max)) << "]). Give " << f
-                    << " and its consumers the same thread mapping, or store " << f
-                    << " in GPUShared.";
+                    << with_user_loop_names(to_string(w.max)) << "]). "
+                    << (below && above
+                            ? ""
+                            : "How far depends on the tile, as where a consumer's split guards "
+                              "its tail (GuardWithIf): split it with the default tail or "
+                              "RoundUp, which keep its tiles whole. ")
+                    << "Give " << f << " and its consumers the same thread mapping, or store " << f
+                    << " in GPUShared (not a tensor-core accumulator, which lives in "
+                    << "registers).";
             }
         }
         return Realize::make(op->name, op->types, op->memory_type, region, mutate(op->body));

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -755,7 +756,65 @@ TEST(GPUScheduleErrors, TensorCoreOperandInOtherThreadsRegisters) {
     std::string msg = message_of<CompileError>([&] { out.realize({8, 16}, gpu_target); });
     EXPECT_CONTAINS(msg, "Func a is stored in registers at the GPU block loop bx of out");
     EXPECT_CONTAINS(msg, "may reach outside its thread's part in dimension 0");
-    EXPECT_CONTAINS(msg, "or store a in GPUShared.");
+    EXPECT_CONTAINS(msg, "or store a in GPUShared (not a tensor-core accumulator");
+}
+
+// A tensor-core accumulator in registers whose consumer's tiles guard their tails: the region
+// the consumer reads depends on the tile, which the message says, with the tails that keep
+// tiles whole; with the default tail the same schedule runs (checked against double
+// precision).
+TEST(GPUScheduleErrors, TensorCoreAccumulatorUnderAGuardedConsumer) {
+    const int N = 37, M = 50, K = 40;
+    Buffer<bfloat16_t> A({K, M}, "A"), B({N, K}, "B");
+    for (int j = 0; j < M; j++)
+        for (int i = 0; i < K; i++)
+            A(i, j) = bfloat16_t(float((i * 5 + j * 3) % 17) / 16.0f - 0.5f);
+    for (int j = 0; j < K; j++)
+        for (int i = 0; i < N; i++)
+            B(i, j) = bfloat16_t(float((i * 7 + j) % 13) / 12.0f - 0.5f);
+    auto build = [&](TailStrategy t) {
+        Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi"), tx("tx"), ty("ty"), xv("xv"),
+            yv("yv"), cxo("cxo"), cyo("cyo"), cxi("cxi"), cyi("cyi"), uxo("uxo"), uyo("uyo"),
+            uxi("uxi"), uyi("uyi");
+        RVar ko("ko"), ki("ki");
+        RDom k(0, (K + 15) / 16 * 16, "k");
+        Func C("C"), out("out");
+        Expr a = select(k.x < K, A(min(k.x, K - 1), y), cast(BFloat(16), 0));
+        Expr b = select(k.x < K, B(x, min(k.x, K - 1)), cast(BFloat(16), 0));
+        C(x, y) = 0.0f;
+        C(x, y) += cast<float>(a) * cast<float>(b);
+        out(x, y) = C(x, y);
+        out.split(x, xo, xi, 8, t).split(xi, tx, xv, 2).split(y, yo, yi, 16, t);
+        out.split(yi, yv, ty, 8).reorder(xv, yv, tx, ty, xo, yo).gpu_blocks(xo, yo);
+        out.gpu_threads(tx, ty);
+        C.compute_at(out, xo).store_in(MemoryType::Register);
+        C.split(x, cxo, cxi, 8, TailStrategy::RoundUp).split(cxi, tx, xv, 2);
+        C.split(y, cyo, cyi, 16, TailStrategy::RoundUp).split(cyi, yv, ty, 8);
+        C.reorder(xv, yv, tx, ty, cxo, cyo).gpu_threads(tx, ty);
+        C.update()
+            .split(x, uxo, uxi, 8, TailStrategy::RoundUp)
+            .split(y, uyo, uyi, 16, TailStrategy::RoundUp)
+            .split(k.x, ko, ki, 16)
+            .reorder(uxi, uyi, ki, ko, uxo, uyo)
+            .gpu_threads(uyo)
+            .gpu_mma(uxi, uyi, ki);
+        return out;
+    };
+    const std::string msg = message_of<CompileError>([&] {
+        build(TailStrategy::GuardWithIf).realize({N, M}, gpu_target);
+    });
+    EXPECT_CONTAINS(msg, "How far depends on the tile, as where a consumer's split guards its "
+                         "tail (GuardWithIf): split it with the default tail or RoundUp");
+    Buffer<float> o = build(TailStrategy::Auto).realize({N, M}, gpu_target)[0];
+    o.copy_to_host();
+    for (int j = 0; j < M; j++) {
+        for (int i = 0; i < N; i++) {
+            double want = 0;
+            for (int q = 0; q < K; q++)
+                want += double(float(A(q, j))) * double(float(B(i, q)));
+            ASSERT_NEAR(o(i, j), want, 1e-4 * (1 + std::fabs(want))) << i << ", " << j;
+        }
+    }
 }
 
 // swizzle_storage: a Func of one dimension, and rows the swizzle cannot permute.
