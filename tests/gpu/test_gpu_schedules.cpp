@@ -23,6 +23,18 @@ namespace {
 
 const Target gpu_target = aicf_test::gpu_test_target();
 
+// C = A * B (C(x, y) = sum over k of A(k, y) * B(x, k)) against a double-precision loop.
+void expect_product(const Buffer<float> &C, const Buffer<float> &A, const Buffer<float> &B) {
+    for (int j = 0; j < C.height(); j++) {
+        for (int i = 0; i < C.width(); i++) {
+            double want = 0;
+            for (int kk = 0; kk < A.width(); kk++)
+                want += double(A(kk, j)) * B(i, kk);
+            ASSERT_TRUE(close(C(i, j), want, 1e-4, 1e-4)) << i << "," << j;
+        }
+    }
+}
+
 TEST(GPUSchedule, PointwiseTiledWithTails) {
     const int W = 37, H = 21;
     Buffer<float> a({W, H}, "a"), b({W, H}, "b");
@@ -117,14 +129,7 @@ TEST(GPUSchedule, MatmulWithSharedTiles) {
     a.compute_at(prod, ko).gpu_threads(x, y);
     b.compute_at(prod, ko).gpu_threads(x, y);
     Buffer<float> C = out.realize({N, M}, gpu_target);
-    for (int j = 0; j < M; j++) {
-        for (int i = 0; i < N; i++) {
-            double want = 0;
-            for (int kk = 0; kk < K; kk++)
-                want += double(A(kk, j)) * B(i, kk);
-            ASSERT_TRUE(close(C(i, j), want, 1e-4, 1e-4)) << i << "," << j;
-        }
-    }
+    expect_product(C, A, B);
 }
 
 // The product's update tiled on the GPU with guarded tails (its default for an update), its
@@ -158,14 +163,7 @@ TEST(GPUSchedule, PipelinedTilesUnderGuardedTails) {
         }
         Buffer<float> C = prod.realize({N, M}, gpu_target);
         C.copy_to_host();
-        for (int j = 0; j < M; j++) {
-            for (int i = 0; i < N; i++) {
-                double want = 0;
-                for (int kk = 0; kk < K; kk++)
-                    want += double(A(kk, j)) * B(i, kk);
-                ASSERT_TRUE(close(C(i, j), want, 1e-4, 1e-4)) << i << "," << j;
-            }
-        }
+        expect_product(C, A, B);
     }
 }
 
