@@ -36,37 +36,43 @@ std::string join_outermost_first(const std::vector<Dim> &dims) {
 // argument on the left is c * r + e with c a nonzero constant and e free of the update's
 // variables (each r writes its own points), and the update reads the Func only at the point
 // it writes (and not in its where() predicate).
-// The reduction variable of d's RDom that `loop` comes from, back through the splits that made
-// it (a split may reuse its old name); none for a fused loop or a pure variable's.
-std::optional<std::string> reduction_variable_of(const Definition &d, const std::string &loop) {
-    if (!d.rdom.defined()) return std::nullopt;
-    std::string r = loop;
-    for (auto sp = d.schedule.splits.rbegin(); sp != d.schedule.splits.rend(); ++sp) {
-        if (sp->kind == Split::FuseVars) {
-            if (sp->old_var == r) return std::nullopt;
-        } else if (sp->outer == r || (sp->kind == Split::SplitVar && sp->inner == r)) {
-            r = sp->old_var;
-        }
-    }
-    for (const ReductionVariable &rv : d.rdom.domain())
-        if (rv.var == r) return r;
-    return std::nullopt;
-}
-
-// Whether the point an update writes depends on a reduction variable that `loop` comes from
-// (through splits and fuses): where none, the loop's iterations reduce into the same points
-// (on GPU threads or lanes, a reduction across them).
-bool writes_points_along(const Definition &d, const std::string &loop) {
-    if (!d.rdom.defined()) return false;
+// The loops `loop` comes from, back through the splits and fuses that made it (a split may
+// reuse its old name); `fused` tells whether a fuse is among them.
+std::set<std::string> loops_behind(const Definition &d, const std::string &loop, bool &fused) {
     std::set<std::string> behind = {loop};
+    fused = false;
     for (auto sp = d.schedule.splits.rbegin(); sp != d.schedule.splits.rend(); ++sp) {
         if (sp->kind == Split::FuseVars) {
-            if (behind.count(sp->old_var)) behind.insert({sp->inner, sp->outer});
+            if (!behind.count(sp->old_var)) continue;
+            fused = true;
+            behind.insert({sp->inner, sp->outer});
         } else if (behind.count(sp->outer) ||
                    (sp->kind == Split::SplitVar && behind.count(sp->inner))) {
             behind.insert(sp->old_var);
         }
     }
+    return behind;
+}
+
+// The reduction variable of d's RDom that `loop` comes from; none for a fused loop or a pure
+// variable's.
+std::optional<std::string> reduction_variable_of(const Definition &d, const std::string &loop) {
+    if (!d.rdom.defined()) return std::nullopt;
+    bool fused = false;
+    const std::set<std::string> behind = loops_behind(d, loop, fused);
+    if (fused) return std::nullopt;
+    for (const ReductionVariable &rv : d.rdom.domain())
+        if (behind.count(rv.var)) return rv.var;
+    return std::nullopt;
+}
+
+// Whether the point an update writes depends on a reduction variable that `loop` comes from:
+// where none, the loop's iterations reduce into the same points (on GPU threads or lanes, a
+// reduction across them).
+bool writes_points_along(const Definition &d, const std::string &loop) {
+    if (!d.rdom.defined()) return false;
+    bool fused = false;
+    const std::set<std::string> behind = loops_behind(d, loop, fused);
     for (const ReductionVariable &rv : d.rdom.domain()) {
         if (!behind.count(rv.var)) continue;
         for (const Expr &a : d.args)

@@ -27,9 +27,8 @@ const int64_t max_copies = 4096;
 
 class UnrollLoops : public IRMutator {
     using IRMutator::visit;
-    std::vector<std::pair<std::string, int64_t>>
-        around; // the unrolled loops around, outermost first
-    int64_t copies = 1;
+    // The unrolled loops around, outermost first, and their extents (at least 1).
+    std::vector<std::pair<std::string, int64_t>> around;
 
     Stmt visit(const For *op) override {
         if (op->for_type != ForType::Unrolled) return IRMutator::visit(op);
@@ -44,7 +43,10 @@ class UnrollLoops : public IRMutator {
             << *extent << ": the body would be copied " << *extent
             << " times. AICF unrolls at most " << max_unroll
             << " iterations; split the loop and unroll the inner part.";
-        if (*extent > 0 && copies * *extent > max_copies) {
+        int64_t copies = *extent;
+        for (const auto &[name, n] : around)
+            copies *= n;
+        if (copies > max_copies) {
             std::string loops, counts;
             for (const auto &[name, n] : around) {
                 loops += loop_for_users(name) + ", ";
@@ -53,14 +55,12 @@ class UnrollLoops : public IRMutator {
             user_error << "The loops " << loops << "and " << loop_for_users(op->name)
                        << " are unrolled inside "
                        << "one another, so the innermost body would be copied " << counts << *extent
-                       << " = " << copies * *extent << " times. AICF makes at most " << max_copies
+                       << " = " << copies << " times. AICF makes at most " << max_copies
                        << " copies of a body; keep some of these loops rolled "
                        << "(or unroll a split of them).";
         }
-        around.emplace_back(op->name, *extent);
-        copies *= std::max<int64_t>(*extent, 1);
+        around.emplace_back(op->name, std::max<int64_t>(*extent, 1));
         Stmt body = mutate(op->body);
-        copies /= std::max<int64_t>(*extent, 1);
         around.pop_back();
         std::vector<Stmt> unrolled;
         for (int64_t i = 0; i < *extent; i++) {
