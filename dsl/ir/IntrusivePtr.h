@@ -21,8 +21,13 @@ struct RefCounted {
 inline void intrusive_ptr_add_ref(const RefCounted *p) {
     p->ref_count.fetch_add(1, std::memory_order_relaxed);
 }
+// Deletes an object whose count reached zero. Objects released while another is being
+// deleted wait in a per-thread list, so destroying a long chain (an expression a million
+// operations deep) takes constant stack depth.
+void destroy_ref_counted(const RefCounted *p);
+
 inline void intrusive_ptr_release(const RefCounted *p) {
-    if (p->ref_count.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p;
+    if (p->ref_count.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_ref_counted(p);
 }
 
 template <typename T> class IntrusivePtr {

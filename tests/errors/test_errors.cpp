@@ -122,6 +122,23 @@ TEST(CompileErrors, ExpressionTooDeep) {
     EXPECT_EQ(uint32_t(out(0)), want);
 }
 
+// Destroying such an expression (it never reaches a Func) must not recurse once per operation
+// either: two million operations deep is far beyond any thread's stack when each level costs
+// a frame.
+TEST(CompileErrors, DeepExpressionIsDestroyedWithoutRecursion) {
+    Var x("x");
+    Func f("f");
+    {
+        Expr e = x;
+        for (int i = 0; i < 2000000; i++)
+            e = e + 1;
+        EXPECT_THROW(f(x) = e, CompileError);
+    }
+    f(x) = x + 1;
+    Buffer<int> out = f.realize({3});
+    EXPECT_EQ(out(2), 3);
+}
+
 TEST(CompileErrors, NamesWithReservedCharacters) {
     std::string msg = message_of<CompileError>([&] { Func f("my.func"); });
     EXPECT_CONTAINS(msg, "contains '.' or '$'");
