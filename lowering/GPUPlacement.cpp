@@ -2,12 +2,20 @@
 
 #include "dsl/Names.h"
 #include "dsl/base/Error.h"
+#include "dsl/ir/Bounds.h"
 #include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Simplify.h"
+#include "dsl/ir/Substitute.h"
+#include "lowering/BoxesRequired.h"
 #include "lowering/CrossThreadReductions.h"
 #include "lowering/KernelAnalysis.h"
 
+#include <optional>
 #include <set>
+#include <sstream>
 #include <vector>
 
 namespace aicf {
@@ -35,6 +43,71 @@ std::set<std::string> names_used_in_kernels(const Stmt &s) {
         visit_each<Provide>(op->body, [&](const Provide *p) { names.insert(p->name); });
     });
     return names;
+}
+
+// Whether the threads of `loop` write apart along `w`: what thread t writes ends before
+// what thread t + 1 starts (or the reverse), and where it starts moves one way with t.
+bool threads_write_apart(const Interval &w, const std::string &loop) {
+    if (!w.is_bounded()) return false;
+    Expr next = Add::make(Variable::make(Int(32), loop), 1);
+    Expr next_min = substitute(loop, next, w.min), next_max = substitute(loop, next, w.max);
+    Monotonic m = is_monotonic(w.min, loop);
+    return (m == Monotonic::Increasing && can_prove(LT::make(w.max, next_min))) ||
+           (m == Monotonic::Decreasing && can_prove(LT::make(next_max, w.min)));
+}
+
+// A Func stored per block in shared memory but computed inside the thread loops of another
+// stage (store_at a block loop, compute_at a thread loop) puts what every thread computes in
+// one tile: two threads computing the same point would write it at once. Checks, for each
+// such thread loop, that its threads write apart along some dimension.
+void check_threads_write_apart(const Realize *op, const std::string &block) {
+    visit_each<For>(op->body, [&](const For *loop) {
+        if (loop->for_type != ForType::GPUThread || func_of_loop(loop->name) == op->name ||
+            is_const(loop->extent, 1)) {
+            return;
+        }
+        Access w = box_provided(loop->body, op->name);
+        if (!w.used) return;
+        for (const Interval &i : w.box)
+            if (threads_write_apart(i, loop->name)) return;
+        // Said as sizes and steps where they are constants, as the intervals otherwise.
+        std::ostringstream sizes, steps, intervals;
+        bool constant = true;
+        Expr next = Add::make(Variable::make(Int(32), loop->name), 1);
+        for (size_t d = 0; d < w.box.size(); d++) {
+            const Interval &i = w.box[d];
+            auto size =
+                i.is_bounded() ? as_const_int(simplify(Sub::make(i.max, i.min))) : std::nullopt;
+            auto step =
+                i.is_bounded()
+                    ? as_const_int(simplify(Sub::make(substitute(loop->name, next, i.min), i.min)))
+                    : std::nullopt;
+            constant = constant && size && step;
+            if (constant) {
+                sizes << (d ? " x " : "") << *size + 1;
+                steps << (d ? " x " : "") << *step;
+            }
+            intervals << (d ? ", " : "") << "["
+                      << with_user_loop_names(i.has_lower_bound() ? to_string(i.min) : "-inf")
+                      << ", "
+                      << with_user_loop_names(i.has_upper_bound() ? to_string(i.max) : "inf")
+                      << "]";
+        }
+        std::string computed = constant ? "a region of " + sizes.str() +
+                                              " points, and the next thread's starts " +
+                                              steps.str() + " further on"
+                                        : intervals.str();
+        user_error << "Func " << op->name << " is stored per block in shared memory (at the GPU "
+                   << "block loop " << loop_for_users(block)
+                   << ") but computed inside the GPU thread loop " << loop_for_users(loop->name)
+                   << ", where each thread computes " << computed
+                   << ": neighbouring threads compute points in common, and would write them "
+                   << "into the block's tile at once. Compute " << op->name << " at the block loop "
+                   << loop_for_users(block)
+                   << " (its points are then computed once, by the block's threads together), "
+                   << "or store it inside the thread loop as well (each thread keeps its own "
+                   << "copy in registers).";
+    });
 }
 
 class PlaceGPUStorage : public IRMutator {
@@ -195,6 +268,7 @@ private:
                 << ". Store it in MemoryType::GPUShared (or Auto), or in "
                 << "MemoryType::Register to keep each thread's part in its registers.";
             if (mt == MemoryType::Auto) mt = MemoryType::GPUShared;
+            if (mt == MemoryType::GPUShared) check_threads_write_apart(op, blocks.back());
         } else if (device_names.count(op->name)) {
             user_assert(mt == MemoryType::Auto || mt == MemoryType::Heap)
                 << "Func " << op->name << " is used by GPU kernels and computed outside them, "

@@ -274,6 +274,40 @@ TEST(GPUScheduleErrors, SharedMemoryInsideThreadLoops) {
     EXPECT_CONTAINS(msg, "MemoryType::Register");
 }
 
+// Stored per block in shared memory and computed per thread, f's windows overlap: each thread
+// would write the points its neighbours also compute. Where they do not overlap (one point per
+// thread), the same placement runs.
+TEST(GPUScheduleErrors, SharedTileComputedByThreadsInOverlappingWindows) {
+    const int W = 64, H = 8;
+    Buffer<float> in({W + 2, H}, "in");
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W + 2; i++)
+            in(i, j) = float((i * 7 + j * 3) % 13) - 6.5f;
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    {
+        Func f("f"), out("out");
+        f(x, y) = in(x, y) + 1.0f;
+        out(x, y) = f(x, y) * f(x + 1, y) + f(x + 2, y);
+        out.gpu_tile(x, y, bx, by, tx, ty, 32, 8);
+        f.store_at(out, bx).compute_at(out, tx).store_in(MemoryType::GPUShared);
+        std::string msg = message_of<CompileError>([&] { out.realize({W, H}, gpu_target); });
+        EXPECT_CONTAINS(msg, "Func f is stored per block in shared memory (at the GPU block loop "
+                             "bx of out) but computed inside the GPU thread loop tx of out");
+        EXPECT_CONTAINS(msg, "neighbouring threads compute points in common");
+        EXPECT_CONTAINS(msg, "Compute f at the block loop bx of out");
+    }
+    Func f("f"), out("out");
+    f(x, y) = in(x, y) * 2.0f;
+    out(x, y) = f(x, y) + 1.0f;
+    out.gpu_tile(x, y, bx, by, tx, ty, 32, 8);
+    f.store_at(out, bx).compute_at(out, tx).store_in(MemoryType::GPUShared);
+    Buffer<float> o = out.realize({W - 5, H}, gpu_target)[0];
+    o.copy_to_host();
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W - 5; i++)
+            ASSERT_EQ(o(i, j), double(in(i, j)) * 2 + 1) << i << ", " << j;
+}
+
 TEST(GPUScheduleErrors, ThreadLoopsOfAFuncComputedInsideThreadLoops) {
     Var x("x"), bx("bx"), tx("tx");
     Func f("f"), g("g");
