@@ -8,6 +8,7 @@
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
 #include "lowering/BoxesRequired.h"
+#include "lowering/KernelAnalysis.h"
 
 #include <algorithm>
 #include <functional>
@@ -64,27 +65,29 @@ private:
 
 // The loops at which Funcs are computed: for each production, the closest host loop around it
 // that runs serially or in parallel (not a loop that unrolling or vectorization will copy, nor
-// one inside a GPU kernel).
+// one inside a GPU kernel); and the kernels (their outermost loops) that compute Funcs.
 class FindComputeLoops : public IRVisitor {
 public:
     std::set<const For *> loops;
+    std::set<const For *> kernels;
 
 private:
     std::vector<const For *> host_loops;
-    int in_kernel = 0;
+    const For *kernel = nullptr;
     using IRVisitor::visit;
     void visit(const For *op) override {
-        bool gpu = is_gpu_loop(op->for_type);
+        bool opens_kernel = !kernel && is_gpu_loop(op->for_type);
         bool candidate =
-            !in_kernel && (op->for_type == ForType::Serial || op->for_type == ForType::Parallel);
+            !kernel && (op->for_type == ForType::Serial || op->for_type == ForType::Parallel);
         if (candidate) host_loops.push_back(op);
-        in_kernel += gpu;
+        if (opens_kernel) kernel = op;
         IRVisitor::visit(op);
-        in_kernel -= gpu;
+        if (opens_kernel) kernel = nullptr;
         if (candidate) host_loops.pop_back();
     }
     void visit(const ProducerConsumer *op) override {
-        if (op->is_producer && !in_kernel && !host_loops.empty()) loops.insert(host_loops.back());
+        if (op->is_producer && kernel) kernels.insert(kernel);
+        if (op->is_producer && !kernel && !host_loops.empty()) loops.insert(host_loops.back());
         IRVisitor::visit(op);
     }
 };
@@ -131,24 +134,72 @@ Stmt checks_of_part(const DeferredInput &in, const Stmt &s) {
         unless_it_fits(in, Block::make(checks_buffer_covers(in.arg.name, read, in.described))));
 }
 
+// The kernel's block loops run on the host around the checks of the region each block reads,
+// when the region over the whole pipeline does not fit: a kernel cannot stop before its blocks
+// read. The lets between block loops come along; where one loads (a block's position read
+// from memory), the whole region is checked instead.
+Stmt checks_per_block(const DeferredInput &in, const For *kernel) {
+    bool loads = false;
+    std::function<Stmt(const Stmt &)> over_blocks = [&](const Stmt &s) -> Stmt {
+        if (const For *f = s.as<For>(); f && f->for_type == ForType::GPUBlock) {
+            Stmt body = over_blocks(f->body);
+            return body.defined() ? For::make(f->name, f->min, f->extent, ForType::Serial, body)
+                                  : body;
+        }
+        const LetStmt *l = s.as<LetStmt>();
+        if (l && contains_loop_type(l->body, ForType::GPUBlock)) {
+            visit_each<Load>(l->value, [&](const Load *) { loads = true; });
+            visit_each<Call>(l->value, [&](const Call *c) {
+                loads = loads || c->call_type == Call::Image || c->call_type == Call::Func;
+            });
+            Stmt body = over_blocks(l->body);
+            return body.defined() ? LetStmt::make(l->name, l->value, body) : body;
+        }
+        Access read = box_required(s, in.arg.name, Scope<Interval>(), Scope<Interval>(),
+                                   LetsByName::WhenLarge);
+        if (!read.used) return Stmt();
+        for (const Interval &i : read.box)
+            loads = loads || !i.is_bounded();
+        return with_definitions(read,
+                                Block::make(checks_buffer_covers(in.arg.name, read, in.described)));
+    };
+    Stmt per_block = over_blocks(Stmt(kernel));
+    if (!per_block.defined()) return per_block;
+    return unless_it_fits(in, loads ? in.whole : per_block);
+}
+
 // Checks, at the top of each iteration of the loops where Funcs are computed, that the inputs
 // cover what that iteration reads outside the nested such loops, when the region over the
-// whole pipeline does not fit.
+// whole pipeline does not fit; and before each kernel that computes Funcs, what each of its
+// blocks reads.
 class CheckInsideComputeLoops : public IRMutator {
 public:
     CheckInsideComputeLoops(const std::set<const For *> &loops,
+                            const std::set<const For *> &kernels,
                             const std::vector<DeferredInput> &inputs)
-        : loops(loops), inputs(inputs) {}
+        : loops(loops), kernels(kernels), inputs(inputs) {
+        stops.insert(loops.begin(), loops.end());
+        stops.insert(kernels.begin(), kernels.end());
+    }
 
 private:
     const std::set<const For *> &loops;
+    const std::set<const For *> &kernels;
+    std::set<const For *> stops; // where what an iteration reads stops: both of the above
     const std::vector<DeferredInput> &inputs;
     using IRMutator::visit;
     Stmt visit(const For *op) override {
+        if (kernels.count(op)) {
+            std::vector<Stmt> checks;
+            for (const DeferredInput &in : inputs)
+                if (Stmt c = checks_per_block(in, op); c.defined()) checks.push_back(c);
+            checks.push_back(op);
+            return Block::make(checks);
+        }
         Stmt visited = IRMutator::visit(op);
         if (!loops.count(op)) return visited;
         const For *loop = visited.as<For>();
-        Stmt own = WithoutLoopBodies(loops).mutate(op->body);
+        Stmt own = WithoutLoopBodies(stops).mutate(op->body);
         std::vector<Stmt> checks;
         for (const DeferredInput &in : inputs)
             if (Stmt c = checks_of_part(in, own); c.defined()) checks.push_back(c);
@@ -196,7 +247,9 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
     input_body.accept(&readers);
     FindComputeLoops compute_loops;
     input_body.accept(&compute_loops);
-    Stmt outside = WithoutLoopBodies(compute_loops.loops).mutate(input_body);
+    std::set<const For *> stops = compute_loops.loops;
+    stops.insert(compute_loops.kernels.begin(), compute_loops.kernels.end());
+    Stmt outside = WithoutLoopBodies(stops).mutate(input_body);
     std::vector<DeferredInput> deferred;
     std::vector<std::pair<std::string, Expr>> fits_lets;
     Access hoisted; // only its definitions: those of every input's region
@@ -219,7 +272,7 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
                 << "the valid range, e.g. " << a.name << "(clamp(i, 0, n - 1), ...).";
         }
         std::vector<Stmt> whole = checks_buffer_covers(a.name, read, described);
-        if (compute_loops.loops.empty()) {
+        if (stops.empty()) {
             region_checks.insert(region_checks.end(), whole.begin(), whole.end());
             continue;
         }
@@ -241,7 +294,8 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
     }
     Stmt body = input_body;
     if (!deferred.empty())
-        body = CheckInsideComputeLoops(compute_loops.loops, deferred).mutate(body);
+        body = CheckInsideComputeLoops(compute_loops.loops, compute_loops.kernels, deferred)
+                   .mutate(body);
     // The elements of a Tuple-valued output share one shape.
     for (size_t i = 0; i < args.size(); i++) {
         const Argument &a = args[i];

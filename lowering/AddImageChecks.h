@@ -17,8 +17,9 @@ namespace lowering {
 // and that no input is read outside its buffer: each input covers a bound of the region the
 // whole pipeline reads of it, checked before the body; or, where that bound does not fit
 // (interval arithmetic can exceed what is read), the region each iteration of a host loop at
-// which Funcs are computed reads, checked at the start of the iteration, and what is read
-// outside those loops, checked before the body.
+// which Funcs are computed reads, checked at the start of the iteration, the region each block
+// of a kernel that computes Funcs reads, checked before the kernel (its block loops run on the
+// host), and what is read outside those loops, checked before the body.
 // Binds "<b>" (the host pointer) and the shape variables with LetStmts.
 ir::Stmt add_image_checks(const ir::Stmt &s, const std::vector<Argument> &args);
 

@@ -1,6 +1,7 @@
 // GPU schedules run on the device AICF_DEVICE names (the simulator by default), checked
 // against plain loops in double precision.
 
+#include "ErrorMessage.h"
 #include "GPUTarget.h"
 #include "LayerNormGPU.h"
 #include "MatmulGPU.h"
@@ -18,6 +19,7 @@
 using namespace aicf;
 using aicf_test::close;
 using aicf_test::fill_random;
+using aicf_test::message_of;
 
 namespace {
 
@@ -104,6 +106,42 @@ TEST(GPUSchedule, StencilFirstStageInSharedMemory) {
             ASSERT_TRUE(close(out(i, j), want, 1e-5, 1e-5)) << i << "," << j;
         }
     }
+}
+
+// A shared stage per block, a stage per thread in registers, and guarded tails: the input
+// holds exactly what the pipeline reads. Interval arithmetic over all blocks bounds the last
+// block's start and length apart and overshoots, so each block's region is checked instead,
+// before the kernel; one point fewer is refused, naming the block's region.
+TEST(GPUSchedule, InputOfExactSizeUnderGuardedTails) {
+    const int W = 97, H = 33;
+    Buffer<float> in({W + 1, H + 2}, "in");
+    fill_random(in, -1, 1, 29);
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func B("B"), C("C"), out("out");
+    B(x, y) = in(x, y) * 2.0f;
+    C(x, y) = B(x, y) + B(x + 1, y + 2);
+    out(x, y) = C(x, y) * 0.5f;
+    out.gpu_tile(x, y, bx, by, tx, ty, 32, 8, TailStrategy::GuardWithIf);
+    B.compute_at(out, bx).store_in(MemoryType::GPUShared).gpu_threads(x, y);
+    C.compute_at(out, tx).store_in(MemoryType::Register);
+    Buffer<float> o = out.realize({W, H}, gpu_target);
+    o.copy_to_host();
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++)
+            ASSERT_TRUE(close(o(i, j), double(in(i, j)) + in(i + 1, j + 2), 1e-6, 1e-6))
+                << i << ", " << j;
+    Buffer<float> short_in({W + 1, H + 1}, "in");
+    fill_random(short_in, -1, 1, 30);
+    Func B2("B"), C2("C"), out2("out");
+    B2(x, y) = short_in(x, y) * 2.0f;
+    C2(x, y) = B2(x, y) + B2(x + 1, y + 2);
+    out2(x, y) = C2(x, y) * 0.5f;
+    out2.gpu_tile(x, y, bx, by, tx, ty, 32, 8, TailStrategy::GuardWithIf);
+    B2.compute_at(out2, bx).store_in(MemoryType::GPUShared).gpu_threads(x, y);
+    C2.compute_at(out2, tx).store_in(MemoryType::Register);
+    std::string msg = message_of<RuntimeError>([&] { out2.realize({W, H}, gpu_target); });
+    EXPECT_CONTAINS(msg, "Buffer in is too small: dimension 1 must cover [32, 34], but it covers "
+                         "[0, 33]");
 }
 
 // Matmul with tiles of A and B staged through shared memory for each step of the
