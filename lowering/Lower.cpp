@@ -12,6 +12,7 @@
 #include "lowering/FuseGPUThreadLoops.h"
 #include "lowering/GPUPlacement.h"
 #include "lowering/HoistAllocations.h"
+#include "lowering/InjectEarlyFrees.h"
 #include "lowering/InjectGPUBarriers.h"
 #include "lowering/InjectPrefetches.h"
 #include "lowering/KeepValuesInRegisters.h"
@@ -209,6 +210,8 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
                       [](LoweredKernel &k) { k.body = common_subexpression_elimination(k.body); });
     s = launch_kernels(gpu.host, gpu.kernels, args);
     after("launch_kernels", s);
+    s = inject_early_frees(s);
+    after("inject_early_frees", s);
     s = common_subexpression_elimination(s);
     after("common_subexpression_elimination", s);
 

@@ -16,6 +16,8 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace aicf {
 
@@ -127,6 +129,9 @@ protected:
     // it a loop (the schedule's `unroll` is done before code generation either way).
     virtual bool keep_loop_rolled(const ir::For *) { return false; }
     ir::Scope<int> stack_storage;
+    // The heap storage whose allocation encloses the current point, innermost last, and
+    // whether a Free (inject_early_frees) has freed it already.
+    std::vector<std::pair<std::string, bool>> heap_storage;
     // Tags a load, store or masked access of `name` (when tagging is on); returns it.
     template <typename I> I *tag_access(I *inst, const std::string &name) {
         if (tag_accesses_by_storage)

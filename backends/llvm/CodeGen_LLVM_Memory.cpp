@@ -592,16 +592,28 @@ void CodeGen_LLVM::visit(const Allocate *op) {
     {
         ScopedBinding<llvm::Value *> bind(symbols, op->name, ptr);
         if (on_heap) {
+            heap_storage.emplace_back(op->name, false);
             codegen(op->body);
+            const bool freed = heap_storage.back().second;
+            heap_storage.pop_back();
+            if (!freed) emit_heap_free(ptr);
         } else {
             ScopedBinding<int> stack(stack_storage, op->name, 1);
             codegen(op->body);
         }
     }
-    if (on_heap) emit_heap_free(ptr);
 }
 
-void CodeGen_LLVM::visit(const Free *) {}
+// Heap storage freed after its last use, where it runs once in the allocation's body; stack
+// storage stays until its scope ends.
+void CodeGen_LLVM::visit(const Free *op) {
+    for (auto it = heap_storage.rbegin(); it != heap_storage.rend(); ++it) {
+        if (it->first != op->name) continue;
+        if (!it->second) emit_heap_free(symbols.get(op->name));
+        it->second = true;
+        return;
+    }
+}
 
 void CodeGen_LLVM::visit(const Realize *op) {
     internal_error << "codegen: Realize of " << op->name << " survived storage flattening";

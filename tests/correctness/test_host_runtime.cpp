@@ -169,6 +169,50 @@ TEST(HostRuntime, ARowsHeapIntermediateIsReusedByItsThread) {
     }
 }
 
+// Storage is freed after the last stage that reads it, not when the pipeline ends: a chain of
+// twelve stages at the root, each reading the one before and the one three back, holds at most
+// five stages' storage at once, so the pool serves the later stages from the blocks of earlier
+// ones. Checked against a double-precision loop.
+TEST(HostRuntime, StorageIsFreedAfterItsLastReader) {
+    const int N = 1 << 20, stages = 12;
+    Buffer<float> in({N}, "chain_in");
+    fill_random(in, -1, 1, 12);
+    Var x("x");
+    std::vector<Func> f;
+    for (int i = 0; i < stages; i++) {
+        Func s("chain" + std::to_string(i));
+        if (i == 0) {
+            s(x) = in(x)*0.5f;
+        } else {
+            Expr prev = f[i - 1](x) * 0.75f + in(x);
+            s(x) = i >= 3 ? prev + f[i - 3](x) * 0.125f : prev;
+        }
+        if (i + 1 < stages) s.compute_root();
+        f.push_back(s);
+    }
+    std::string stmt = f.back().lowered_stmt();
+    // chain0 is read last by chain3.
+    size_t produce3 = stmt.find("produce chain3"), free0 = stmt.find("free chain0");
+    ASSERT_NE(free0, std::string::npos) << stmt;
+    EXPECT_LT(produce3, free0);
+    EXPECT_LT(free0, stmt.find("produce chain4"));
+    Buffer<float> out({N});
+    const size_t before = host_allocation_count();
+    f.back().realize(out);
+    const size_t blocks = host_allocation_count() - before;
+    EXPECT_LE(blocks, 5u) << "blocks allocated for " << stages - 1 << " stages of 4 MiB";
+    std::vector<std::vector<double>> want(stages, std::vector<double>(N));
+    for (int i = 0; i < stages; i++) {
+        for (int j = 0; j < N; j++) {
+            double v = i == 0 ? in(j)*0.5 : want[i - 1][j] * 0.75 + in(j);
+            if (i >= 3) v += want[i - 3][j] * 0.125;
+            want[i][j] = v;
+        }
+    }
+    for (int j = 0; j < N; j++)
+        ASSERT_NEAR(out(j), want[stages - 1][j], 1e-5 * (1 + std::abs(want[stages - 1][j]))) << j;
+}
+
 TEST(Callable, RunsThePipelineWithItsArguments) {
     ImageParam in(Float(32), 2, "call_in");
     Param<float> gain("gain");
