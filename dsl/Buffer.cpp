@@ -82,15 +82,14 @@ BufferStorage::BufferStorage(Type t, const std::vector<int> &extents, const std:
 BufferStorage::BufferStorage(Type t, void *data, const std::vector<int> &extents,
                              const std::string &name)
     : name_(buffer_name(name)) {
-    user_assert(data != nullptr) << "Buffer " << name_ << " was given a null data pointer.";
     init_dense(t, extents);
+    check_memory_for_points(data);
     raw_.host = static_cast<uint8_t *>(data);
 }
 
 BufferStorage::BufferStorage(Type t, void *data, const std::vector<aicf_dim_t> &dims,
                              const std::string &name)
     : name_(buffer_name(name)) {
-    user_assert(data != nullptr) << "Buffer " << name_ << " was given a null data pointer.";
     check_type(t, name_);
     raw_.type = to_abi(t);
     dims_ = dims;
@@ -102,7 +101,19 @@ BufferStorage::BufferStorage(Type t, void *data, const std::vector<aicf_dim_t> &
     }
     raw_.dimensions = static_cast<int32_t>(dims_.size());
     raw_.dim = dims_.empty() ? nullptr : dims_.data();
+    check_memory_for_points(data);
     raw_.host = static_cast<uint8_t *>(data);
+}
+
+// Borrowed memory: a buffer with points needs some (an empty one, over an empty vector's null
+// pointer, does not).
+void BufferStorage::check_memory_for_points(const void *data) const {
+    bool empty = false;
+    for (const aicf_dim_t &d : dims_)
+        empty = empty || d.extent == 0;
+    if (data != nullptr || empty) return;
+    runtime_error_report << "Buffer " << name_
+                         << " was given a null data pointer, but it has points (no extent is 0).";
 }
 
 BufferStorage::~BufferStorage() {
@@ -177,6 +188,13 @@ void BufferBase::check_type(Type expected) const {
     }
 }
 
+void BufferBase::check_rank(int expected) const {
+    if (!storage_ || storage_->dimensions() == expected) return;
+    runtime_error_report << "Buffer " << storage_->name() << " has " << storage_->dimensions()
+                         << " dimension" << (storage_->dimensions() == 1 ? "" : "s")
+                         << ", but is used as a Buffer of " << expected << " dimensions.";
+}
+
 const std::string &BufferBase::name() const {
     check_defined();
     return storage_->name();
@@ -221,7 +239,15 @@ void BufferBase::copy_to_host() const {
 }
 void BufferBase::set_host_dirty() const {
     check_defined();
-    storage_->copy_to_host();
+    if (storage_->device_dirty()) {
+        runtime_error_report
+            << "set_host_dirty() on Buffer " << name()
+            << ", whose device copy holds newer data than its host memory (a GPU pipeline "
+            << "wrote it and nothing has read it on the host since): the host memory would "
+            << "then be taken as the newest, and the GPU's results lost. Call copy_to_host() "
+            << "(or read the Buffer) before writing through a pointer kept from before the "
+            << "GPU run, then set_host_dirty().";
+    }
     storage_->set_host_dirty();
 }
 bool BufferBase::host_dirty() const {

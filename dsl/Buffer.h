@@ -53,6 +53,7 @@ public:
     const aicf_dim_t &dim(int i) const;
     void set_min(const std::vector<int> &mins);
     int64_t number_of_elements() const;
+    void check_memory_for_points(const void *data) const;
     // Byte offset of an element from `host` given its coordinates.
     int64_t offset_of(const int *coords, int n) const;
 
@@ -100,6 +101,7 @@ protected:
     std::shared_ptr<BufferStorage> storage_;
     void check_defined() const;
     void check_type(ir::Type expected) const;
+    void check_rank(int expected) const;
 };
 
 // Buffer<T> holds elements of type T (Buffer<> or Buffer<void>: any type); Buffer<T, D> also
@@ -116,7 +118,9 @@ public:
     explicit Buffer(int extent0, Ints... rest)
         : Buffer(std::vector<int>{extent0, static_cast<int>(rest)...}) {}
     explicit Buffer(const std::vector<int> &extents, const std::string &name = "")
-        : BufferBase(std::make_shared<BufferStorage>(element_type(), extents, name)) {}
+        : BufferBase(std::make_shared<BufferStorage>(element_type(), extents, name)) {
+        check_static_rank();
+    }
     // The same from a braced list, so that Buffer<float> b({W, H}) is not ambiguous.
     explicit Buffer(std::initializer_list<int> extents, const std::string &name = "")
         : Buffer(std::vector<int>(extents), name) {}
@@ -124,10 +128,13 @@ public:
     Buffer(ir::Type t, const std::vector<int> &extents, const std::string &name = "")
         : BufferBase(std::make_shared<BufferStorage>(t, extents, name)) {
         if (typed) check_type(element_type());
+        check_static_rank();
     }
     // Borrows `data` (not copied; it must outlive the buffer), dense in the given extents.
     Buffer(Elem *data, const std::vector<int> &extents, const std::string &name = "")
-        : BufferBase(std::make_shared<BufferStorage>(element_type(), data, extents, name)) {}
+        : BufferBase(std::make_shared<BufferStorage>(element_type(), data, extents, name)) {
+        check_static_rank();
+    }
     // The same from a braced list, so that Buffer<float> b(data, {N}) is not ambiguous.
     Buffer(Elem *data, std::initializer_list<int> extents, const std::string &name = "")
         : Buffer(data, std::vector<int>(extents), name) {}
@@ -135,11 +142,14 @@ public:
     // Borrows `data` with explicit mins, extents and strides per dimension (a view into a
     // larger array, a transposed layout, ...). Pipelines require dimension 0 to be dense.
     Buffer(Elem *data, const std::vector<aicf_dim_t> &dims, const std::string &name = "")
-        : BufferBase(std::make_shared<BufferStorage>(element_type(), data, dims, name)) {}
+        : BufferBase(std::make_shared<BufferStorage>(element_type(), data, dims, name)) {
+        check_static_rank();
+    }
 
     // Conversion between typed and untyped views of the same storage (checked).
     template <typename U, int D> Buffer(const Buffer<U, D> &other) : BufferBase(other.storage()) {
         if (typed && defined()) check_type(element_type());
+        check_static_rank();
     }
 
     static constexpr int static_dimensions() { return Dims; }
@@ -199,6 +209,10 @@ public:
     }
 
 private:
+    // Buffer<T, D> holds D dimensions (a RuntimeError otherwise, as for the element type).
+    void check_static_rank() const {
+        if (Dims >= 0 && defined()) check_rank(Dims);
+    }
     template <typename F> void for_each_offset(F &&f) const {
         for_each_element([&](const std::vector<int> &c) {
             f(storage_->offset_of(c.data(), static_cast<int>(c.size())));

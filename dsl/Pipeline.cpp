@@ -224,6 +224,12 @@ Pipeline::Pipeline(const std::vector<Func> &outputs) {
     for (const Func &f : outputs) {
         user_assert(f.defined()) << "Func " << f.name()
                                  << " has no definition, so it cannot be realized.";
+        for (const Function &earlier : outputs_) {
+            user_assert(!earlier.same_as(f.function()))
+                << "Func " << f.name() << " is listed twice among the outputs of a Pipeline. "
+                << "Each output is one buffer, written once: list it once (for a second buffer "
+                << "with the same values, list " << f.name() << ".in() as the other output).";
+        }
         outputs_.push_back(f.function());
     }
 }
@@ -472,6 +478,13 @@ void refresh_borrowed_input(BufferStorage &s) {
     if (s.borrows_memory() && s.has_device_copy() && !s.device_dirty()) s.set_host_dirty();
 }
 
+// The caller reads borrowed memory directly, without the Buffer: an output in borrowed memory
+// that a GPU pipeline wrote is copied back when the run ends, so that the caller's memory
+// holds the results and the caller's later writes are the newest data.
+void copy_back_borrowed_output(BufferStorage &s) {
+    if (s.borrows_memory() && s.device_dirty()) s.copy_to_host();
+}
+
 } // namespace
 
 void Pipeline::realize(const Realization &outputs, const Target &target) {
@@ -508,6 +521,8 @@ void Pipeline::realize(const Realization &outputs, const Target &target) {
     check_buffers_have_memory(args, pointers);
     check_outputs_do_not_overlap(args, pointers);
     compiled.code->run(pointers.data());
+    for (size_t i = 0; i < outputs.size(); i++)
+        copy_back_borrowed_output(*outputs[i].storage());
 }
 
 void Callable::call(const CallArgument *given, size_t count) const {
@@ -551,6 +566,8 @@ void Callable::call(const CallArgument *given, size_t count) const {
     check_buffers_have_memory(args_, pointers);
     check_outputs_do_not_overlap(args_, pointers);
     code_->run(pointers.data());
+    for (size_t i = 0; i < count; i++)
+        if (args_[i].is_output) copy_back_borrowed_output(*given[i].buffer->storage());
 }
 
 } // namespace aicf

@@ -308,7 +308,8 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
             Expr mn0 = field(first, BufferField::Min, d),
                  ex0 = field(first, BufferField::Extent, d);
             Expr same = make_and(EQ::make(mn, mn0), EQ::make(ex, ex0));
-            region_checks.push_back(check(same, RuntimeErrorKind::BufferTooSmall, a.name,
+            region_checks.push_back(check(same, RuntimeErrorKind::TupleShapesDiffer,
+                                          first + "\x1f" + a.name,
                                           {i32(d), mn0, Sub::make(Add::make(mn0, ex0), i32(1)), mn,
                                            Sub::make(Add::make(mn, ex), i32(1))}));
         }

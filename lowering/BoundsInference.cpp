@@ -462,11 +462,14 @@ Stmt bounds_inference(const Stmt &s, const std::vector<Function> &outputs,
                                    GE::make(widen_int32(box[d].max), rmax));
             if (empty.defined() && updates_write_their_own_point(o))
                 inside = Or::make(empty, inside);
-            // Why the output writes past its buffer, for the message: a bound() of this
-            // dimension, updates whose points come from data, or (neither) whole tiles.
+            // Why the output writes past its buffer, for the message: a bound() or an
+            // align_bounds() of this dimension, updates whose points come from data, or
+            // (none of them) whole tiles.
             int64_t causes = 0;
-            for (const RegionConstraint &c : o.schedule().region_constraints)
-                if (c.var == o.args()[size_t(d)] && c.extent.defined()) causes |= 1;
+            for (const RegionConstraint &c : o.schedule().region_constraints) {
+                if (c.var != o.args()[size_t(d)]) continue;
+                causes |= c.extent.defined() ? 1 : 4;
+            }
             if (!updates_write_their_own_point(o)) causes |= 2;
             Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
                                   {make_const(Int(32), int64_t(RuntimeErrorKind::OutputTooSmall)),

@@ -554,6 +554,12 @@ void check_output_schedule(const Function &f) {
             ? "stored in " + std::string(to_string(sched.memory_type)) + " memory"
         : sched.swizzled_storage
             ? "swizzled (swizzle_storage() lays out tiles in GPU shared memory)"
+        : !sched.storage_order.empty() && sched.storage_order != f.args()
+            ? "stored in another order (reorder_storage(); the buffer given has its own "
+              "strides: make it with the layout wanted, or realize a wrapper such as " +
+                  f.name() + ".in() and reorder the storage of " + f.name() + ")"
+        : !sched.storage_alignment.empty()
+            ? "padded (align_storage(); the buffer given has its own strides)"
             : "";
     user_assert(placed.empty()) << "Func " << f.name()
                                 << " is an output of the pipeline, so it is computed at the root "

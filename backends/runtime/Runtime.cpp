@@ -160,6 +160,13 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
               << "type allows): clamp them into the buffer's region, or give the buffer every "
               << "point they reach.";
         }
+        if (v[5] & 4) {
+            s << " The schedule of " << n << " aligns dimension " << v[0]
+              << " (align_bounds()), so it computes whole aligned runs: give its buffer a "
+              << "region that starts and ends on them, or realize " << n << ".in() instead, "
+              << "with " << n << " computed at the root (an intermediate, allocated over its "
+              << "aligned region).";
+        }
         if (!v[5]) {
             s << " The schedule of " << n
               << " writes whole tiles: a split with ShiftInwards (what split, vectorize(x, n) "
@@ -182,6 +189,16 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
               << " how far (the points read, and whole tiles where a split shifts its tail "
                  "inwards or rounds it up).";
         }
+        break;
+    }
+    case ir::RuntimeErrorKind::TupleShapesDiffer: {
+        size_t sep = n.find('\x1f');
+        std::string first = n.substr(0, sep),
+                    other = sep == std::string::npos ? "" : n.substr(sep + 1);
+        s << "The buffers of a Tuple-valued output differ in dimension " << v[0] << ": " << first
+          << " covers [" << v[1] << ", " << v[2] << "] and " << other << " covers [" << v[3] << ", "
+          << v[4] << "]. The elements of a Tuple are realized over one region: give "
+          << "their buffers the same mins and extents.";
         break;
     }
     case ir::RuntimeErrorKind::BufferExtentNegative:

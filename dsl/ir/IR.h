@@ -285,6 +285,9 @@ enum class RuntimeErrorKind : int32_t {
     FuncRegionOutOfRange,
     // An RDom known only at run time whose last point passes 2^31 - 2.
     RDomEndTooLarge,
+    // Two buffers of a Tuple-valued output with different regions; the name is the first's,
+    // then '\x1f' and the other's.
+    TupleShapesDiffer,
 };
 
 struct Call : ExprNode<Call> {

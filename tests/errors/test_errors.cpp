@@ -139,6 +139,26 @@ TEST(CompileErrors, DeepExpressionIsDestroyedWithoutRecursion) {
     EXPECT_EQ(out(2), 3);
 }
 
+// One Func listed twice as an output gave two buffers and wrote only the last; a copy of the
+// handle is the same Func. Its wrapper is another Func, and fills the second buffer.
+TEST(CompileErrors, OutputListedTwice) {
+    Var x("x");
+    Func f("f");
+    f(x) = x * 3 + 1;
+    Func copy = f;
+    for (const std::vector<Func> &outs : {std::vector<Func>{f, f}, std::vector<Func>{f, copy}}) {
+        std::string msg = message_of<CompileError>([&] { Pipeline p(outs); });
+        EXPECT_CONTAINS(msg, "Func f is listed twice among the outputs of a Pipeline");
+        EXPECT_CONTAINS(msg, "list f.in() as the other output");
+    }
+    Realization r = Pipeline({f, f.in()}).realize({6});
+    Buffer<int> a = r[0], b = r[1];
+    for (int i = 0; i < 6; i++) {
+        EXPECT_EQ(a(i), 3 * i + 1);
+        EXPECT_EQ(b(i), 3 * i + 1);
+    }
+}
+
 TEST(CompileErrors, NamesWithReservedCharacters) {
     std::string msg = message_of<CompileError>([&] { Func f("my.func"); });
     EXPECT_CONTAINS(msg, "contains '.' or '$'");
@@ -350,6 +370,32 @@ TEST(RuntimeErrors, ABufferWithPointsAndNoMemory) {
     msg = message_of<RuntimeError>([&] { f.realize(out); });
     EXPECT_CONTAINS(msg, "Buffer f has 10 points but no memory");
     out.raw_buffer()->host = out_host;
+    // Borrowing a null pointer: refused with points, accepted without (an empty vector's data).
+    msg = message_of<RuntimeError>([&] { Buffer<int> bad(nullptr, {4}, "bad"); });
+    EXPECT_CONTAINS(msg, "Buffer bad was given a null data pointer, but it has points");
+    std::vector<float> none;
+    ImageParam rows(Float(32), 2, "rows");
+    RDom r(0, rows.width(), "r");
+    Func sums("sums");
+    sums(x) = 0.0f;
+    sums(x) += rows(r, x);
+    rows.set(Buffer<float>(none.data(), {0, 5}, "empty_rows"));
+    Buffer<float> s = sums.realize({5});
+    for (int i = 0; i < 5; i++)
+        EXPECT_EQ(s(i), 0.0f);
+    Buffer<float> empty_out(none.data(), {0}, "empty_out");
+    sums.realize(empty_out);
+}
+
+// Buffer<T, D> states its rank: a buffer of another rank is refused, as one of another type.
+TEST(RuntimeErrors, BufferOfTheWrongStaticRank) {
+    std::string msg = message_of<RuntimeError>([&] { Buffer<float, 2> a({4, 4, 4}, "cube"); });
+    EXPECT_CONTAINS(msg, "Buffer cube has 3 dimensions, but is used as a Buffer of 2 dimensions.");
+    Buffer<float> line({7}, "line");
+    msg = message_of<RuntimeError>([&] { Buffer<float, 2> b = line; });
+    EXPECT_CONTAINS(msg, "Buffer line has 1 dimension, but is used as a Buffer of 2 dimensions.");
+    Buffer<float, 1> ok = line;
+    EXPECT_EQ(ok.dimensions(), 1);
 }
 
 TEST(RuntimeErrors, AnOutputTooSmallSaysWhy) {
@@ -372,6 +418,33 @@ TEST(RuntimeErrors, AnOutputTooSmallSaysWhy) {
     msg = message_of<RuntimeError>([&] { hist.realize({100}); });
     EXPECT_CONTAINS(msg, "Buffer hist is too small: dimension 0 must cover [0, 255], but it "
                          "covers [0, 99]. An update of hist writes at points other than its own");
+    // align_bounds on an output: the cause is named, not a split it does not have; its
+    // wrapper as the output runs.
+    Func al("al");
+    al(x) = x * 2;
+    al.align_bounds(x, 8);
+    msg = message_of<RuntimeError>([&] { al.realize({13}); });
+    EXPECT_CONTAINS(msg, "Buffer al is too small: dimension 0 must cover [0, 15], but it covers "
+                         "[0, 12]. The schedule of al aligns dimension 0 (align_bounds())");
+    EXPECT_CONTAINS(msg, "or realize al.in() instead, with al computed at the root");
+    EXPECT_EQ(msg.find("whole tiles"), std::string::npos) << msg;
+    al.compute_root();
+    Buffer<int> wrapped = al.in().realize({13});
+    for (int i = 0; i < 13; i++)
+        EXPECT_EQ(wrapped(i), 2 * i);
+}
+
+// The buffers of a Tuple-valued output share one region; a larger one is not "too small".
+TEST(RuntimeErrors, TupleBuffersOfDifferentRegions) {
+    Var x("x");
+    Func t("t");
+    t(x) = Tuple(cast<float>(x), x);
+    Buffer<float> a({13}, "ta");
+    Buffer<int> b({20}, "tb");
+    std::string msg = message_of<RuntimeError>([&] { t.realize(Realization(a, b)); });
+    EXPECT_CONTAINS(msg, "The buffers of a Tuple-valued output differ in dimension 0: t.0 covers "
+                         "[0, 12] and t.1 covers [0, 19].");
+    EXPECT_EQ(msg.find("too small"), std::string::npos) << msg;
 }
 
 // Past the last value of a Tuple or a Realization: a CompileError naming what there is.
@@ -1052,6 +1125,19 @@ TEST(ScheduleErrors, AnOutputCannotBePlaced) {
     EXPECT_CONTAINS(msg, "it cannot be stored at loop y of f.");
     msg = refusal([](Func &, Func &out, Var &) { out.store_in(MemoryType::Stack); });
     EXPECT_CONTAINS(msg, "it cannot be stored in stack memory.");
+    // Storage layouts: the buffer given has its own strides.
+    msg = refusal([](Func &, Func &out, Var &y) { out.reorder_storage(y, Var("x")); });
+    EXPECT_CONTAINS(msg, "it cannot be stored in another order (reorder_storage()");
+    EXPECT_CONTAINS(msg, "realize a wrapper such as out.in() and reorder the storage of out");
+    msg = refusal([](Func &, Func &out, Var &) { out.align_storage(Var("x"), 16); });
+    EXPECT_CONTAINS(msg, "it cannot be padded (align_storage()");
+    // Storage in the order of the arguments is no change.
+    Var x("x"), y("y");
+    Func same("same");
+    same(x, y) = x * 100 + y;
+    same.reorder_storage(x, y);
+    Buffer<int> r = same.realize({3, 2});
+    EXPECT_EQ(r(2, 1), 201);
 }
 
 TEST(ScheduleErrors, StoreLevelMustEncloseTheComputeLevel) {

@@ -518,6 +518,53 @@ TEST(GPUSchedule, BorrowedMemoryIsReadAgainByEachGPURun) {
     }
 }
 
+// Borrowed memory that a GPU pipeline writes holds the results when the run ends, so the
+// caller may read and then write it directly: the next GPU run and the next host run both read
+// what the caller wrote. An owning Buffer written on the GPU refuses set_host_dirty() until
+// its data is back on the host, instead of letting a write through a kept pointer drop it.
+TEST(GPUSchedule, BorrowedMemoryWrittenOnTheGPUIsTheCallersWhenTheRunEnds) {
+    const int W = 70;
+    Var x("x"), bx("bx"), tx("tx");
+    Func h("h");
+    h(x) = cast<float>(x) * 2.0f + 1.0f;
+    h.gpu_tile(x, bx, tx, 32, TailStrategy::GuardWithIf);
+    ImageParam in(Float(32), 1, "in");
+    Func on_gpu("on_gpu"), on_host("on_host");
+    on_gpu(x) = in(x) + 10.0f;
+    on_gpu.gpu_tile(x, bx, tx, 32, TailStrategy::GuardWithIf);
+    on_host(x) = in(x) + 100.0f;
+    std::vector<float> mem(W, -1.0f);
+    Buffer<float> b(mem.data(), {W}, "borrowed");
+    h.realize(b, gpu_target);
+    for (int i = 0; i < W; i++)
+        ASSERT_EQ(mem[size_t(i)], 2.0f * i + 1) << i;
+    for (int i = 0; i < W; i++)
+        mem[size_t(i)] = 1000.0f + i;
+    in.set(b);
+    Buffer<float> g = on_gpu.realize({W}, gpu_target);
+    Buffer<float> c = on_host.realize({W});
+    for (int i = 0; i < W; i++) {
+        ASSERT_EQ(g(i), 1010.0f + i) << i;
+        ASSERT_EQ(c(i), 1100.0f + i) << i;
+        ASSERT_EQ(mem[size_t(i)], 1000.0f + i) << i;
+    }
+
+    Buffer<float> owned({W}, "owned");
+    float *kept = owned.data();
+    h.realize(owned, gpu_target);
+    kept[5] = 1005.0f;
+    std::string msg = message_of<RuntimeError>([&] { owned.set_host_dirty(); });
+    EXPECT_CONTAINS(msg, "set_host_dirty() on Buffer owned, whose device copy holds newer data");
+    EXPECT_CONTAINS(msg, "Call copy_to_host()");
+    owned.copy_to_host();
+    kept[5] = 1005.0f;
+    owned.set_host_dirty();
+    in.set(owned);
+    Buffer<float> g2 = on_gpu.realize({W}, gpu_target);
+    EXPECT_EQ(g2(5), 1015.0f);
+    EXPECT_EQ(g2(6), 2.0f * 6 + 11);
+}
+
 // Two views of one matrix, its left and right halves: a kernel's result copied back into one
 // view writes that view's elements only, not the other half's that lie between its rows
 // (which a host pipeline wrote meanwhile).
@@ -533,9 +580,8 @@ TEST(GPUSchedule, AViewCopiedBackWritesOnlyItsOwnElements) {
     on_gpu(x, y) = cast<float>(x + 1000 * y);
     on_gpu.gpu_tile(x, y, bx, by, tx, ty, 8, 4);
     on_host(x, y) = cast<float>(-x - 1000 * y);
-    on_gpu.realize(left, gpu_target); // left is newer on the device
     on_host.realize(right);           // the right half changes on the host
-    left.copy_to_host();
+    on_gpu.realize(left, gpu_target); // borrowed memory: copied back as the run ends
     for (int j = 0; j < H; j++) {
         for (int i = 0; i < W / 2; i++) {
             ASSERT_EQ(matrix(i, j), float(i + 1000 * j)) << "left, " << i << ", " << j;
