@@ -5,6 +5,7 @@
 #include "dsl/ir/IRPrinter.h"
 
 #include <cmath>
+#include <optional>
 
 namespace aicf {
 
@@ -222,6 +223,11 @@ AICF_DEFINE_BITWISE(|, bitwise_or, "|")
 AICF_DEFINE_BITWISE(^, bitwise_xor, "^")
 #undef AICF_DEFINE_BITWISE
 
+Expr detail::int_literal_like(const Expr &other, int v, const char *op) {
+    check_numeric(other, op);
+    return int_literal(other.type(), v, op);
+}
+
 Expr operator~(Expr a) {
     check_int(a, "~");
     return Call::make(a.type(), Intrinsic::bitwise_not, {a});
@@ -301,6 +307,15 @@ Expr max(Expr a, Expr b) {
 Expr clamp(Expr e, Expr lo, Expr hi) {
     check_numeric(e, "clamp");
     user_assert(lo.defined() && hi.defined()) << "clamp with an undefined bound.";
+    // A constant bound must fit in e's type (clamp(u8, 0, 300) would clamp to 44).
+    for (const Expr &bound : {lo, hi}) {
+        std::optional<int64_t> c = as_const_int(bound);
+        if (!c || e.type().is_float() || e.type().is_bool()) continue;
+        user_assert(e.type().element_of().can_represent(*c))
+            << "The bound " << *c << " of clamp does not fit in "
+            << to_string(e.type().element_of())
+            << ", the type of the value clamped. Cast the value to a wider type first.";
+    }
     lo = aicf::cast(e.type(), lo);
     hi = aicf::cast(e.type(), hi);
     return Max::make(Min::make(e, hi), lo);

@@ -5,11 +5,14 @@
 // functions, with Halide's type rules:
 //  - int op float -> float; narrower op wider -> wider; signed op unsigned -> signed of the
 //    wider width; a scalar op a vector broadcasts the scalar.
-//  - A C++ int literal takes the other operand's type (and must fit in it); a C++ float or
+//  - A C++ int literal takes the other operand's type (and must fit in it), for the
+//    arithmetic, comparison and bitwise operators, min, max and select; a C++ float or
 //    double literal makes an integer operand float32.
 
 #include "dsl/ir/IR.h"
 #include "dsl/ir/Type.h"
+
+#include <type_traits>
 
 namespace aicf {
 
@@ -74,11 +77,49 @@ template <typename T> Expr cast(Expr e) {
     return aicf::cast(ir::type_of<T>(), std::move(e));
 }
 
-// `condition ? a : b`, elementwise; `a` and `b` are brought to a common type.
+// `condition ? a : b`, elementwise; `a` and `b` are brought to a common type (an int literal
+// takes the other's, as with the operators).
 Expr select(Expr condition, Expr a, Expr b);
 Expr select(Expr c1, Expr a, Expr c2, Expr b, Expr otherwise);
 Expr min(Expr a, Expr b);
 Expr max(Expr a, Expr b);
+
+namespace detail {
+// Overloads for an operand that is exactly a C++ int: one converted from int64_t or size_t
+// would be cut to 32 bits, so those keep the Expr overloads (and their own type).
+template <typename T> using ExactlyInt = std::enable_if_t<std::is_same<T, int>::value, int>;
+// The int literal v as an Expr of other's type (a CompileError naming `op` if it does not fit).
+Expr int_literal_like(const Expr &other, int v, const char *op);
+} // namespace detail
+
+#define AICF_INT_LITERAL_OVERLOADS(NAME, CALL, TEXT)                                               \
+    template <typename T, detail::ExactlyInt<T> = 0> Expr NAME(Expr a, T b) {                      \
+        Expr lit = detail::int_literal_like(a, b, TEXT);                                           \
+        return CALL(std::move(a), std::move(lit));                                                 \
+    }                                                                                              \
+    template <typename T, detail::ExactlyInt<T> = 0> Expr NAME(T a, Expr b) {                      \
+        Expr lit = detail::int_literal_like(b, a, TEXT);                                           \
+        return CALL(std::move(lit), std::move(b));                                                 \
+    }
+AICF_INT_LITERAL_OVERLOADS(operator&, operator&, "&")
+AICF_INT_LITERAL_OVERLOADS(operator|, operator|, "|")
+AICF_INT_LITERAL_OVERLOADS(operator^, operator^, "^")
+AICF_INT_LITERAL_OVERLOADS(min, min, "min")
+AICF_INT_LITERAL_OVERLOADS(max, max, "max")
+#undef AICF_INT_LITERAL_OVERLOADS
+template <typename T, detail::ExactlyInt<T> = 0> Expr select(Expr c, Expr a, T b) {
+    Expr lit = detail::int_literal_like(a, b, "select");
+    return select(std::move(c), std::move(a), std::move(lit));
+}
+template <typename T, detail::ExactlyInt<T> = 0> Expr select(Expr c, T a, Expr b) {
+    Expr lit = detail::int_literal_like(b, a, "select");
+    return select(std::move(c), std::move(lit), std::move(b));
+}
+template <typename T, typename U, detail::ExactlyInt<T> = 0, detail::ExactlyInt<U> = 0>
+Expr select(Expr c, T a, U b) {
+    return select(std::move(c), Expr(a), Expr(b));
+}
+// lo and hi are converted to e's type (a constant that does not fit is a CompileError).
 Expr clamp(Expr e, Expr lo, Expr hi);
 // Absolute value, of the same type as e.
 Expr abs(Expr e);

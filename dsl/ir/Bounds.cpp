@@ -353,6 +353,25 @@ private:
         ConstBounds r =
             simplify_detail::bounds_mod(ca.value_or(ConstBounds()), cb.value_or(ConstBounds()));
         result = from_const(r, t);
+        auto most_negative = [&](const Expr &e) {
+            std::optional<int64_t> c = as_const_int(e);
+            return c && t.is_int() && *c <= t.min_int();
+        };
+        if (!r.has_max && ((t.is_int() && !wraps(t)) || t.is_uint()) && b.is_bounded() &&
+            !most_negative(b.min) && !most_negative(b.max)) {
+            // A divisor known only at run time (an image's width): the Euclidean remainder
+            // lies in [0, |y| - 1], and x % 0 is 0. (Where abs wraps, only the type's range.)
+            Expr one = make_one(t), zero = make_zero(t);
+            Expr size =
+                t.is_int()
+                    ? simp(Max::make(Call::make(t, Intrinsic::abs, {b.min}, Call::PureIntrinsic),
+                                     Call::make(t, Intrinsic::abs, {b.max}, Call::PureIntrinsic)))
+                    : b.max;
+            result = Interval(zero, simp(Sub::make(Max::make(size, one), one)));
+            if (is_nonnegative_const(a.min) && a.max.defined())
+                result.max = simp(Min::make(result.max, a.max));
+            return;
+        }
         // x % y <= x when x >= 0.
         if (!r.has_max && is_nonnegative_const(a.min) && a.max.defined()) result.max = a.max;
     }
@@ -563,7 +582,10 @@ private:
             // Right by any amount of at least 0: toward 0 from a non-negative value, toward
             // -1 from a negative one.
             Interval by = get(op->args[1]);
-            if (op->intrinsic == Intrinsic::shift_left || !is_nonnegative_const(by.min)) return;
+            if (op->intrinsic == Intrinsic::shift_left || !is_nonnegative_const(by.min)) {
+                result = Interval(); // only the type's range (get() applies it)
+                return;
+            }
             Interval a = get(arg);
             Expr zero = make_zero(t), minus_one = t.is_int() ? make_const(t, int64_t(-1)) : zero;
             result = Interval(a.min.defined() ? simp(Min::make(a.min, zero)) : Expr(),
@@ -590,6 +612,12 @@ private:
         };
         auto negate = [&](const Expr &e) { return combine<Sub>(make_zero(from), e); };
         if (is_nonnegative_const(a.min)) return Interval(convert(a.min), convert(a.max));
+        if (from.is_int() && wraps(from)) {
+            // abs of the most negative value of a type that wraps is that value (int8 -128):
+            // unless the operand stays above it, only the type's range holds.
+            std::optional<int64_t> lo = a.min.defined() ? as_const_int(a.min) : std::nullopt;
+            if (!lo || *lo <= from.min_int()) return Interval();
+        }
         if (a.max.defined() && is_const(a.max) && !is_positive_const(a.max)) {
             return Interval(convert(negate(a.max)), convert(negate(a.min)));
         }

@@ -202,9 +202,14 @@ ConstBounds Simplify::bounds_of(const Expr &e) {
         const Call *call = e.as<Call>();
         if (call->is_intrinsic(Intrinsic::abs) && call->args.size() == 1) {
             ConstBounds a = bounds_of(call->args[0]);
+            const Type at = call->args[0].type().element_of();
             r.has_min = true;
             r.min = 0;
-            if (a.bounded()) {
+            if (at.is_int() && !no_overflow(at) && (!a.has_min || a.min <= at.min_int())) {
+                // In a type that wraps, abs of its most negative value is that value
+                // (int8 -128), not a positive one.
+                r = type_bounds(at);
+            } else if (a.bounded()) {
                 r = make_bounds(true, 0, true, std::max(-i128(a.min), i128(a.max)));
                 if (a.min >= 0) r = a;
                 if (a.max <= 0) r = bounds_negate(a);

@@ -152,6 +152,123 @@ TEST(Elementwise, TypesMixAsHalideDoes) {
     }
 }
 
+// An int literal takes the other operand's type for the bitwise operators, min, max and select
+// as for arithmetic (Halide's rule): uint8 arithmetic after them still wraps in 8 bits. A
+// literal that does not fit is refused, and so is a clamp bound.
+TEST(Elementwise, IntLiteralsTakeTheOtherOperandsType) {
+    Buffer<uint8_t> a({256}, "lit_a");
+    for (int i = 0; i < 256; i++)
+        a(i) = uint8_t(i);
+    Var x("x");
+    EXPECT_EQ((a(x) ^ 0xff).type(), UInt(8));
+    EXPECT_EQ((1 | a(x)).type(), UInt(8));
+    EXPECT_EQ(min(a(x), 3).type(), UInt(8));
+    EXPECT_EQ(max(7, a(x)).type(), UInt(8));
+    EXPECT_EQ(select(a(x) > 3, a(x), 0).type(), UInt(8));
+    EXPECT_EQ(select(a(x) > 3, 1, 0).type(), Int(32));
+    // A C++ int64 keeps its own type (it is not cut to an int).
+    EXPECT_EQ(max(Expr(x), int64_t(1) << 40).type(), Int(64));
+    Func f("lit_f");
+    f(x) = Tuple(((a(x) ^ 0xff) + 1) >> 1, max(a(x), 200) + 100, select(a(x) > 9, a(x), 250) + 10,
+                 (a(x) & 0x0f) | 0x30);
+    Realization r = f.realize({256});
+    Buffer<uint8_t> r0 = r[0], r1 = r[1], r2 = r[2], r3 = r[3];
+    for (int i = 0; i < 256; i++) {
+        EXPECT_EQ(r0(i), uint8_t(uint8_t(uint8_t(i ^ 0xff) + 1) >> 1)) << i;
+        EXPECT_EQ(r1(i), uint8_t(std::max(i, 200) + 100)) << i;
+        EXPECT_EQ(r2(i), uint8_t((i > 9 ? i : 250) + 10)) << i;
+        EXPECT_EQ(r3(i), uint8_t((i & 0x0f) | 0x30)) << i;
+    }
+    EXPECT_THROW(a(x) & 0x1ff, CompileError);
+    EXPECT_THROW(min(a(x), -1), CompileError);
+    EXPECT_THROW(select(a(x) > 1, a(x), 300), CompileError);
+    EXPECT_THROW(clamp(a(x), 0, 300), CompileError);
+}
+
+// abs of a narrow signed type wraps at its most negative value (abs(int8 -128) is -128, as
+// documented), and a shift left by bits - 1 reaches it: neither is bounded as non-negative, in
+// the regions of producers and inputs nor in the simplifier, whatever the schedule.
+TEST(Elementwise, AbsAndShiftsReachTheMostNegativeValueOfNarrowTypes) {
+    Buffer<int> in({512}, "wrap_in");
+    in.set_min({-256});
+    for (int i = -256; i < 256; i++)
+        in(i) = 1000 + i;
+    Var x("x");
+    for (int s = 0; s < 2; s++) {
+        Func p("p"), abs8("abs8"), shl("shl");
+        p(x) = in(x);
+        abs8(x) = p(cast<int>(abs(cast<int8_t>(x))));
+        shl(x) = p(cast<int>(cast<int8_t>(x) << cast<int8_t>(7)));
+        if (s == 1) p.compute_root();
+        Realization r = Pipeline({abs8, shl}).realize({256});
+        Buffer<int> ra = r[0], rs = r[1];
+        for (int i = 0; i < 256; i++) {
+            int8_t v = int8_t(i);
+            int8_t av = v == -128 ? v : int8_t(v < 0 ? -v : v);
+            EXPECT_EQ(ra(i), 1000 + av) << i << " schedule " << s;
+            EXPECT_EQ(rs(i), 1000 + int8_t(uint8_t(v) << 7)) << i << " schedule " << s;
+        }
+    }
+    // An input that covers only [0, 127] is too small for abs(int8): refused, not read past.
+    Buffer<int> small({128}, "small");
+    Func g("g");
+    g(x) = small(cast<int>(abs(cast<int8_t>(x))));
+    EXPECT_THROW(g.realize({256}), RuntimeError);
+    // The simplifier keeps the clamp of a widened abs, in scalar and vector code alike.
+    Buffer<int8_t> b({4}, "b8");
+    b(0) = -128;
+    b(1) = -1;
+    b(2) = 0;
+    b(3) = 5;
+    for (int vec = 0; vec < 2; vec++) {
+        Func c("c"), e("e"), k("k");
+        c(x) = clamp(cast<int>(abs(b(x))), 0, 10);
+        e(x) = select(cast<int>(abs(b(x))) == -128, 1, 0);
+        k(x) = clamp(cast<int>(b(x) << cast<int8_t>(7)), -5, 5);
+        if (vec) {
+            c.vectorize(x, 4);
+            e.vectorize(x, 4);
+            k.vectorize(x, 4);
+        }
+        Realization r = Pipeline({c, e, k}).realize({4});
+        Buffer<int> rc = r[0], re = r[1], rk = r[2];
+        const int want_c[] = {0, 1, 0, 5}, want_e[] = {1, 0, 0, 0}, want_k[] = {0, -5, 0, -5};
+        for (int i = 0; i < 4; i++) {
+            EXPECT_EQ(rc(i), want_c[i]) << i << " vector " << vec;
+            EXPECT_EQ(re(i), want_e[i]) << i << " vector " << vec;
+            EXPECT_EQ(rk(i), want_k[i]) << i << " vector " << vec;
+        }
+    }
+}
+
+// An index modulo a size known only at run time (a wrap-around boundary condition) is bounded
+// by the Euclidean remainder's range, [0, |n| - 1].
+TEST(Elementwise, ModuloARunTimeSizeIsBounded) {
+    ImageParam in(UInt(8), 1, "wrap_src");
+    Buffer<uint8_t> b({10}, "wrap_buf");
+    for (int i = 0; i < 10; i++)
+        b(i) = uint8_t(i * 3 + 1);
+    in.set(b);
+    Param<int> n("n");
+    n.set(7);
+    Var x("x");
+    Func f("wrap_f");
+    f(x) = Tuple(in(x % in.width()), in((x - 5) % n), in(x % max(in.width(), 1)));
+    Realization r = f.realize({23});
+    Buffer<uint8_t> r0 = r[0], r1 = r[1], r2 = r[2];
+    auto euclid = [](int a, int m) { return ((a % m) + m) % m; };
+    for (int i = 0; i < 23; i++) {
+        EXPECT_EQ(r0(i), b(i % 10)) << i;
+        EXPECT_EQ(r1(i), b(euclid(i - 5, 7))) << i;
+        EXPECT_EQ(r2(i), b(i % 10)) << i;
+    }
+    // A divisor larger than the input: refused before running, naming the buffer.
+    n.set(12);
+    Func g("wrap_g");
+    g(x) = in(x % n);
+    EXPECT_THROW(g.realize({23}), RuntimeError);
+}
+
 TEST(Elementwise, ParamsAndImageParams) {
     ImageParam input(Float(32), 2, "input");
     Param<float> scale("scale");

@@ -97,10 +97,14 @@ TEST_F(BoundsTest, DivAndMod) {
     EXPECT_TRUE(has_bounds(Mod::make(y, 8), s, Expr(1), Expr(4)));
     EXPECT_TRUE(has_bounds(Mod::make(Add::make(y, 8), 8), s, Expr(1), Expr(4)));
     EXPECT_TRUE(has_bounds(Mod::make(n, y), s, Expr(0), Expr(3)));
-    EXPECT_TRUE(has_bounds(Mod::make(n, n), s, Expr(0), Expr()));
+    // A divisor known only at run time: the Euclidean remainder lies in [0, |d| - 1] (and
+    // x % 0 is 0), within [0, x] for x >= 0.
+    Expr size_of_n = Sub::make(Max::make(Call::make(Int(32), Intrinsic::abs, {n}), 1), 1);
+    EXPECT_TRUE(has_bounds(Mod::make(n, n), s, Expr(0), size_of_n));
     Scope<Interval> sym;
     sym.push("x", Interval(Expr(0), n));
-    EXPECT_TRUE(has_bounds(Mod::make(x, y), sym, Expr(0), n));
+    Expr size_of_y = Sub::make(Max::make(Call::make(Int(32), Intrinsic::abs, {y}), 1), 1);
+    EXPECT_TRUE(has_bounds(Mod::make(x, y), sym, Expr(0), Min::make(n, size_of_y)));
     EXPECT_TRUE(has_bounds(Div::make(x, 2), sym, Expr(0), Div::make(n, 2)));
     // Symbolic bounds of x survive a divisor of unknown sign, and of unknown size when it is
     // not negative: |x / d| <= |x|.
