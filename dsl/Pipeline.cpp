@@ -485,14 +485,42 @@ void copy_back_borrowed_output(BufferStorage &s) {
     if (s.borrows_memory() && s.device_dirty()) s.copy_to_host();
 }
 
+// Runs compiled code. Its run-time errors name buffers as the pipeline does (the Func of an
+// output, an ImageParam, the Buffer it was compiled with); where the caller passed a Buffer
+// of another name for one, the message says which.
+void run_naming_passed_buffers(const CompiledPipeline &code, const std::vector<Argument> &args,
+                               void *const *pointers,
+                               const std::vector<const BufferStorage *> &passed) {
+    try {
+        code.run(pointers);
+    } catch (const KernelFault &) {
+        throw;
+    } catch (const RuntimeError &e) {
+        std::string msg = e.what();
+        bool renamed = false;
+        for (size_t i = 0; i < args.size() && i < passed.size(); i++) {
+            const BufferStorage *b = passed[i];
+            if (!b || b->name() == args[i].name) continue;
+            if (msg.find("Buffer " + args[i].name + " ") == std::string::npos) continue;
+            msg += " (Buffer " + args[i].name + " is the Buffer " + b->name() + " passed for " +
+                   (args[i].is_output ? "output " : "input ") + args[i].name + ".)";
+            renamed = true;
+        }
+        if (!renamed) throw;
+        throw RuntimeError(msg);
+    }
+}
+
 } // namespace
 
 void Pipeline::realize(const Realization &outputs, const Target &target) {
     const Compiled compiled = compiled_for(target);
     const std::vector<Argument> &args = compiled.args;
     std::vector<void *> pointers;
+    std::vector<const BufferStorage *> passed;
     size_t next_output = 0;
     for (const Argument &a : args) {
+        passed.push_back(nullptr);
         if (a.is_output) {
             user_assert(next_output < outputs.size())
                 << "realize was given " << outputs.size() << " output buffer"
@@ -501,6 +529,7 @@ void Pipeline::realize(const Realization &outputs, const Target &target) {
             const Buffer<> &b = outputs[next_output++];
             user_assert(b.defined())
                 << "realize was given an undefined Buffer for " << a.name << ".";
+            passed.back() = b.storage().get();
             pointers.push_back(b.raw_buffer());
         } else if (a.is_buffer) {
             const std::shared_ptr<BufferStorage> &s = a.param.buffer();
@@ -509,6 +538,7 @@ void Pipeline::realize(const Realization &outputs, const Target &target) {
                                      << a.name << ".set(buffer) before realizing.";
             }
             refresh_borrowed_input(*s);
+            passed.back() = s.get();
             pointers.push_back(s->raw());
         } else {
             // Scalars are stored as raw bits in the Parameter; the low bytes hold the value.
@@ -520,7 +550,7 @@ void Pipeline::realize(const Realization &outputs, const Target &target) {
         << next_output << ".";
     check_buffers_have_memory(args, pointers);
     check_outputs_do_not_overlap(args, pointers);
-    compiled.code->run(pointers.data());
+    run_naming_passed_buffers(*compiled.code, args, pointers.data(), passed);
     for (size_t i = 0; i < outputs.size(); i++)
         copy_back_borrowed_output(*outputs[i].storage());
 }
@@ -539,6 +569,7 @@ void Callable::call(const CallArgument *given, size_t count) const {
         << (args_.size() == 1 ? "" : "s") << " (" << listed() << "), but was called with " << count
         << ".";
     std::vector<void *> pointers(count);
+    std::vector<const BufferStorage *> passed(count, nullptr);
     for (size_t i = 0; i < count; i++) {
         const Argument &a = args_[i];
         const CallArgument &g = given[i];
@@ -551,6 +582,7 @@ void Callable::call(const CallArgument *given, size_t count) const {
                 << "Argument " << i << " (" << a.name << ") of the Callable of pipeline " << name_
                 << " is an undefined Buffer.";
             if (!a.is_output) refresh_borrowed_input(*g.buffer->storage());
+            passed[i] = g.buffer->storage().get();
             pointers[i] = g.buffer->raw_buffer();
             continue;
         }
@@ -565,7 +597,7 @@ void Callable::call(const CallArgument *given, size_t count) const {
     }
     check_buffers_have_memory(args_, pointers);
     check_outputs_do_not_overlap(args_, pointers);
-    code_->run(pointers.data());
+    run_naming_passed_buffers(*code_, args_, pointers.data(), passed);
     for (size_t i = 0; i < count; i++)
         if (args_[i].is_output) copy_back_borrowed_output(*given[i].buffer->storage());
 }

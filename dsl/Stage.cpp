@@ -382,7 +382,10 @@ Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive
                                         "across the threads"
                                       : "")
                    << "). Reduce with rfactor first, then " << directive << " the new pure variable"
-                   << (t == ForType::Vectorized ? "." : ", or make the update atomic() first.");
+                   << (t != ForType::Vectorized ? ", or make the update atomic() first."
+                       : schedule().atomic ? " (atomic() covers parallel loops and GPU blocks and "
+                                             "threads, not vector lanes)."
+                                           : ".");
     }
     d.for_type = t;
     return *this;

@@ -220,7 +220,8 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
         break;
     case ir::RuntimeErrorKind::BufferStrideChanged:
         s << "Buffer " << n << " has stride " << v[0] << " in dimension " << v[1]
-          << ", but the pipeline was compiled for its stride then, " << v[2] << ".";
+          << ", but the pipeline was compiled for a buffer of stride " << v[2]
+          << " there (a concrete Buffer's strides are constants of the compiled code).";
         break;
     case ir::RuntimeErrorKind::FuncBoundTooSmall:
         s << "Func " << n << " is bound to [" << v[3] << ", " << v[4] << "] in dimension " << v[0]

@@ -387,6 +387,36 @@ TEST(RuntimeErrors, ABufferWithPointsAndNoMemory) {
     sums.realize(empty_out);
 }
 
+// Run-time errors name buffers as the pipeline does (an output's Func, an ImageParam, the
+// Buffer a Callable was compiled with); the Buffer the caller passed is named beside it.
+TEST(RuntimeErrors, MessagesNameTheBufferPassed) {
+    Var x("x"), y("y");
+    ImageParam in(Float(32), 2, "in");
+    Func f("f");
+    f(x, y) = in(x, y) + 1.0f;
+    std::vector<float> m(50 * 50, 1.0f), o(50 * 50);
+    std::vector<aicf_dim_t> transposed = {{0, 40, 50, 0}, {0, 40, 1, 0}};
+    Buffer<float> weights(m.data(), transposed, "weights_T");
+    Buffer<float> result(o.data(), transposed, "result_T");
+    Buffer<float> dense({40, 40}, "dense");
+    in.set(dense);
+    std::string msg = message_of<RuntimeError>([&] { f.realize(result); });
+    EXPECT_CONTAINS(msg, "Buffer f has stride 50 in dimension 0");
+    EXPECT_CONTAINS(msg, "(Buffer f is the Buffer result_T passed for output f.)");
+    in.set(weights);
+    msg = message_of<RuntimeError>([&] { f.realize({40, 40}); });
+    EXPECT_CONTAINS(msg, "(Buffer in is the Buffer weights_T passed for input in.)");
+    Buffer<float> cb({40, 30}, "cb");
+    Func g("g");
+    g(x, y) = cb(x, y) * 2.0f;
+    Callable c = Pipeline(g).compile_to_callable();
+    Buffer<float> other({50, 30}, "other"), out({40, 30}, "out");
+    msg = message_of<RuntimeError>([&] { c(other, out); });
+    EXPECT_CONTAINS(msg, "Buffer cb has stride 50 in dimension 1, but the pipeline was compiled "
+                         "for a buffer of stride 40 there");
+    EXPECT_CONTAINS(msg, "(Buffer cb is the Buffer other passed for input cb.)");
+}
+
 // Buffer<T, D> states its rank: a buffer of another rank is refused, as one of another type.
 TEST(RuntimeErrors, BufferOfTheWrongStaticRank) {
     std::string msg = message_of<RuntimeError>([&] { Buffer<float, 2> a({4, 4, 4}, "cube"); });
@@ -747,6 +777,10 @@ TEST(ScheduleErrors, ParallelOverAReductionVariableIsRefused) {
     h(x) = 0;
     h(r / 2) += 1;
     EXPECT_CONTAINS(message_of<CompileError>([&] { h.update().parallel(r); }), "could race");
+    // atomic() makes the parallel loop safe, not vector lanes; the message says so.
+    EXPECT_CONTAINS(message_of<CompileError>([&] { h.update().atomic().vectorize(r, 8); }),
+                    "(atomic() covers parallel loops and GPU blocks and threads, not vector "
+                    "lanes).");
     Func scan("scan");
     scan(x) = x;
     scan(r + 1) = scan(r) + 1;
