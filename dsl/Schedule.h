@@ -15,8 +15,8 @@ namespace aicf {
 
 // How a split handles an extent that is not a multiple of the factor.
 enum class TailStrategy {
-    Auto,        // ShiftInwards for pure stages, RoundUp for pure vars of updates,
-                 // GuardWithIf for reduction variables
+    Auto,        // ShiftInwards for pure stages; GuardWithIf for updates, reduction
+                 // variables, and runs of points on GPU threads (an outer loop on threads)
     RoundUp,     // compute past the end (the realized region grows to a multiple)
     GuardWithIf, // skip the points past the end
     ShiftInwards // shift the last tile back inside (recomputes some points)

@@ -141,10 +141,18 @@ Stmt build_stage(const Function &f, int stage) {
             bounds[outer_id] = {make_zero(Int(32)), outer_extent, old.is_rvar};
             Expr base = Mul::make(var_of(outer_id), factor);
             const MemoryType mt = f.schedule().memory_type;
-            const TailStrategy tail =
-                resolve_tail(sp.tail, old.is_rvar, stage,
-                             thread_loops.count(sp.outer) && mt != MemoryType::Register &&
-                                 mt != MemoryType::Stack);
+            const bool runs_of_threads = thread_loops.count(sp.outer) &&
+                                         mt != MemoryType::Register && mt != MemoryType::Stack;
+            const TailStrategy tail = resolve_tail(sp.tail, old.is_rvar, stage, runs_of_threads);
+            user_assert(!(runs_of_threads && tail == TailStrategy::ShiftInwards) ||
+                        is_const_zero(simplify(Mod::make(old.extent, factor))))
+                << "In the schedule of " << stage_for_users(f.name(), stage) << ", the split of "
+                << sp.old_var << " shifts its tail inwards (ShiftInwards), and its outer loop "
+                << sp.outer
+                << " runs on GPU threads: the last thread's run would be shifted back over its "
+                << "neighbour's, and two threads would write the same points of " << f.name()
+                << ". Split with TailStrategy::GuardWithIf (what Auto does here), or by a "
+                << "factor that divides the extent.";
             Expr inner_extent = factor;
             if (tail == TailStrategy::GuardWithIf && !is_const(factor)) {
                 // A factor known only at run time cannot make a constant-extent loop, so the

@@ -308,6 +308,41 @@ TEST(GPUScheduleErrors, SharedTileComputedByThreadsInOverlappingWindows) {
             ASSERT_EQ(o(i, j), double(in(i, j)) * 2 + 1) << i << ", " << j;
 }
 
+// A shared stage whose split puts runs of points on threads: shifted inwards, the last run
+// overlaps its neighbour's (a race); GuardWithIf, Auto's choice here, runs and is right.
+TEST(GPUScheduleErrors, ShiftedTailOfRunsOnThreads) {
+    const int W = 64, H = 8;
+    Buffer<float> in({W + 4, H + 2}, "in");
+    for (int j = 0; j < H + 2; j++)
+        for (int i = 0; i < W + 4; i++)
+            in(i, j) = float((i * 37 + j * 11) % 17) - 8.5f;
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), xo("xo"), xi("xi");
+    for (TailStrategy tail : {TailStrategy::ShiftInwards, TailStrategy::GuardWithIf}) {
+        Func blur("blur"), out("out");
+        blur(x, y) = in(x, y) + in(x + 1, y) + in(x + 2, y);
+        out(x, y) = blur(x, y) + blur(x + 2, y + 1) + blur(x, y + 2);
+        out.gpu_tile(x, y, bx, by, tx, ty, 64, 1, TailStrategy::GuardWithIf);
+        blur.compute_at(out, bx)
+            .store_in(MemoryType::GPUShared)
+            .split(x, xo, xi, 4, tail)
+            .gpu_threads(xo, y);
+        if (tail == TailStrategy::ShiftInwards) {
+            std::string msg = message_of<CompileError>([&] { out.realize({W, H}, gpu_target); });
+            EXPECT_CONTAINS(msg, "In the schedule of blur, the split of x shifts its tail inwards "
+                                 "(ShiftInwards), and its outer loop xo runs on GPU threads");
+            EXPECT_CONTAINS(msg, "Split with TailStrategy::GuardWithIf");
+            continue;
+        }
+        Buffer<float> o = out.realize({W, H}, gpu_target);
+        o.copy_to_host();
+        auto b = [&](int i, int j) { return double(in(i, j)) + in(i + 1, j) + in(i + 2, j); };
+        for (int j = 0; j < H; j++)
+            for (int i = 0; i < W; i++)
+                ASSERT_NEAR(o(i, j), b(i, j) + b(i + 2, j + 1) + b(i, j + 2), 1e-4)
+                    << i << ", " << j;
+    }
+}
+
 TEST(GPUScheduleErrors, ThreadLoopsOfAFuncComputedInsideThreadLoops) {
     Var x("x"), bx("bx"), tx("tx");
     Func f("f"), g("g");
