@@ -114,17 +114,20 @@ TEST(GPUSchedule, StencilFirstStageInSharedMemory) {
 // before the kernel; one point fewer is refused, naming the block's region.
 TEST(GPUSchedule, InputOfExactSizeUnderGuardedTails) {
     const int W = 97, H = 33;
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    auto pipeline = [&](const Buffer<float> &in) {
+        Func B("B"), C("C"), out("out");
+        B(x, y) = in(x, y) * 2.0f;
+        C(x, y) = B(x, y) + B(x + 1, y + 2);
+        out(x, y) = C(x, y) * 0.5f;
+        out.gpu_tile(x, y, bx, by, tx, ty, 32, 8, TailStrategy::GuardWithIf);
+        B.compute_at(out, bx).store_in(MemoryType::GPUShared).gpu_threads(x, y);
+        C.compute_at(out, tx).store_in(MemoryType::Register);
+        return out;
+    };
     Buffer<float> in({W + 1, H + 2}, "in");
     fill_random(in, -1, 1, 29);
-    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
-    Func B("B"), C("C"), out("out");
-    B(x, y) = in(x, y) * 2.0f;
-    C(x, y) = B(x, y) + B(x + 1, y + 2);
-    out(x, y) = C(x, y) * 0.5f;
-    out.gpu_tile(x, y, bx, by, tx, ty, 32, 8, TailStrategy::GuardWithIf);
-    B.compute_at(out, bx).store_in(MemoryType::GPUShared).gpu_threads(x, y);
-    C.compute_at(out, tx).store_in(MemoryType::Register);
-    Buffer<float> o = out.realize({W, H}, gpu_target);
+    Buffer<float> o = pipeline(in).realize({W, H}, gpu_target);
     o.copy_to_host();
     for (int j = 0; j < H; j++)
         for (int i = 0; i < W; i++)
@@ -132,13 +135,7 @@ TEST(GPUSchedule, InputOfExactSizeUnderGuardedTails) {
                 << i << ", " << j;
     Buffer<float> short_in({W + 1, H + 1}, "in");
     fill_random(short_in, -1, 1, 30);
-    Func B2("B"), C2("C"), out2("out");
-    B2(x, y) = short_in(x, y) * 2.0f;
-    C2(x, y) = B2(x, y) + B2(x + 1, y + 2);
-    out2(x, y) = C2(x, y) * 0.5f;
-    out2.gpu_tile(x, y, bx, by, tx, ty, 32, 8, TailStrategy::GuardWithIf);
-    B2.compute_at(out2, bx).store_in(MemoryType::GPUShared).gpu_threads(x, y);
-    C2.compute_at(out2, tx).store_in(MemoryType::Register);
+    Func out2 = pipeline(short_in);
     std::string msg = message_of<RuntimeError>([&] { out2.realize({W, H}, gpu_target); });
     EXPECT_CONTAINS(msg, "Buffer in is too small: dimension 1 must cover [32, 34], but it covers "
                          "[0, 33]");
