@@ -233,16 +233,35 @@ Expr operator~(Expr a) {
     return Call::make(a.type(), Intrinsic::bitwise_not, {a});
 }
 
+namespace {
+
+// The shift amount in the shifted value's type. An amount of a wider type that lies outside
+// [0, bits - 1] becomes `bits` first, so that it stays out of range there (the cast alone
+// would wrap 256 to 0 for an 8-bit value).
+Expr shift_amount(const Expr &a, Expr b) {
+    const Type at = a.type(), bt = b.type();
+    if (bt.bits > at.bits) {
+        Expr bits = make_const(bt, int64_t(at.bits));
+        Expr outside = GE::make(b, bits);
+        if (bt.is_int()) outside = Or::make(outside, LT::make(b, make_zero(bt)));
+        b = Select::make(outside, bits, b);
+    }
+    return ir::cast(at.with_code(bt.code), b);
+}
+
+} // namespace
+
 Expr operator<<(Expr a, Expr b) {
     check_int(a, "<<");
     check_int(b, "<<");
-    b = ir::cast(a.type().with_code(b.type().code), b);
+    b = shift_amount(a, b);
     return Call::make(a.type(), Intrinsic::shift_left, {a, ir::cast(a.type(), b)});
 }
 
 Expr operator>>(Expr a, Expr b) {
     check_int(a, ">>");
     check_int(b, ">>");
+    b = shift_amount(a, b);
     return Call::make(a.type(), Intrinsic::shift_right, {a, ir::cast(a.type(), b)});
 }
 

@@ -561,6 +561,7 @@ private:
             return i;
         Expr expanded = expand_lets(index);
         for (const ExprGuard &g : expr_guards) {
+            if (g.e.type() != expanded.type()) continue; // an int8 value's guard, an int32 index
             Expr offset = simplify(Sub::make(expanded, g.e));
             if (!is_const(offset) && uses_vars(offset, free_vars(g.e))) continue;
             Interval b = bounds_of_expr_in_scope(Add::make(g.bound, offset), scope);
@@ -602,7 +603,9 @@ private:
             bound = ge->b;
             upper = false;
         }
-        if (!v && guarded_expr.defined() && guarded_expr.type().is_int()) {
+        // (Only of types that do not wrap: the offset arithmetic below assumes it.)
+        if (!v && guarded_expr.defined() && guarded_expr.type().is_int() &&
+            guarded_expr.type().bits >= 32) {
             expr_guards.push_back({expand_lets(guarded_expr), expand_lets(bound), upper});
             pushed.push_back(""); // popped with the variables: "" marks an expression guard
             return;

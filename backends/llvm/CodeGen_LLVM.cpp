@@ -585,19 +585,21 @@ llvm::Value *CodeGen_LLVM::codegen_intrinsic(const Call *op) {
         return builder.CreateNot(codegen(op->args[0]));
     case Intrinsic::shift_left:
     case Intrinsic::shift_right: {
-        // Shifting by the width or more gives 0 (or the sign, for signed right shifts).
+        // Shifting by the width or more gives 0 (or the sign, for signed right shifts). The
+        // LLVM shift itself never sees such an amount: past the width it is poison, and LLVM
+        // may then drop the select around it (`250 >> s` became a divisor known to be
+        // nonzero, and a division by the lane that was 0 trapped).
         llvm::Value *a = codegen(op->args[0]), *b = codegen(op->args[1]);
         llvm::Value *too_far = builder.CreateICmpUGE(b, const_int(t, t.bits));
-        if (op->intrinsic == Intrinsic::shift_left) {
-            return builder.CreateSelect(too_far, llvm::Constant::getNullValue(a->getType()),
-                                        builder.CreateShl(a, b));
-        }
-        if (t.is_int()) {
+        if (t.is_int() && op->intrinsic == Intrinsic::shift_right) {
             llvm::Value *clamped = builder.CreateSelect(too_far, const_int(t, t.bits - 1), b);
             return builder.CreateAShr(a, clamped);
         }
-        return builder.CreateSelect(too_far, llvm::Constant::getNullValue(a->getType()),
-                                    builder.CreateLShr(a, b));
+        llvm::Value *inside = builder.CreateAnd(b, const_int(t, t.bits - 1));
+        llvm::Value *shifted = op->intrinsic == Intrinsic::shift_left
+                                   ? builder.CreateShl(a, inside)
+                                   : builder.CreateLShr(a, inside);
+        return builder.CreateSelect(too_far, llvm::Constant::getNullValue(a->getType()), shifted);
     }
     case Intrinsic::abs: {
         if (t.is_float()) {

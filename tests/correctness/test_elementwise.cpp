@@ -241,6 +241,52 @@ TEST(Elementwise, AbsAndShiftsReachTheMostNegativeValueOfNarrowTypes) {
     }
 }
 
+// Shift amounts outside [0, bits - 1] give 0 (or the sign) whatever their type: an int32
+// amount of 256 on an int8 value is not wrapped to 0 first. A division by a shift that comes
+// out 0 gives 0, vectorized too (the shift past the width was poison to LLVM, which then
+// dropped the division's check for zero and trapped).
+TEST(Elementwise, ShiftsByAmountsOutsideTheWidth) {
+    const int N = 37;
+    Buffer<int8_t> a({N}, "sh_a");
+    Buffer<int32_t> amount({N}, "sh_amount");
+    Buffer<uint8_t> small({N}, "sh_small");
+    const int amounts[] = {0, 1, 3, 7, 8, 9, 255, 256, 257, -1, 1 << 20, -(1 << 20)};
+    for (int i = 0; i < N; i++) {
+        a(i) = int8_t(i * 37 - 90);
+        amount(i) = amounts[i % 12];
+        small(i) = uint8_t(i % 12);
+    }
+    Var x("x");
+    for (int vec = 0; vec < 2; vec++) {
+        Func l("l"), r("r"), q("q"), q16("q16");
+        l(x) = a(x) << amount(x);
+        r(x) = a(x) >> amount(x);
+        q(x) = cast<uint8_t>(a(x)) / (cast<uint8_t>(250) >> small(x));
+        q16(x) = cast<uint16_t>(a(x)) / ((cast<uint16_t>(a(x)) | 1) << (small(x) + 6));
+        if (vec) {
+            l.vectorize(x, 16);
+            r.vectorize(x, 16);
+            q.vectorize(x, 16);
+            q16.vectorize(x, 16);
+        }
+        Realization out = Pipeline({l, r, q, q16}).realize({N});
+        Buffer<int8_t> ol = out[0], orr = out[1];
+        Buffer<uint8_t> oq = out[2];
+        Buffer<uint16_t> oq16 = out[3];
+        for (int i = 0; i < N; i++) {
+            const int s = amount(i), v = a(i);
+            const bool inside = s >= 0 && s < 8;
+            EXPECT_EQ(ol(i), inside ? int8_t(uint8_t(v) << s) : 0) << i << " vector " << vec;
+            EXPECT_EQ(orr(i), inside ? int8_t(v >> s) : (v < 0 ? -1 : 0)) << i;
+            const int d = small(i) < 8 ? 250 >> small(i) : 0;
+            EXPECT_EQ(oq(i), d == 0 ? 0 : uint8_t(v) / d) << i << " vector " << vec;
+            const int s16 = small(i) + 6;
+            const int d16 = s16 < 16 ? uint16_t((uint16_t(int16_t(v)) | 1) << s16) : 0;
+            EXPECT_EQ(oq16(i), d16 == 0 ? 0 : uint16_t(int16_t(v)) / d16) << i << " vector " << vec;
+        }
+    }
+}
+
 // An index modulo a size known only at run time (a wrap-around boundary condition) is bounded
 // by the Euclidean remainder's range, [0, |n| - 1].
 TEST(Elementwise, ModuloARunTimeSizeIsBounded) {

@@ -118,6 +118,29 @@ TEST(Reduction, RowWiseSoftmaxMatchesLoops) {
     }
 }
 
+// A where() ordering a signed 8- or 16-bit value read from a buffer: a masked sum (it was an
+// internal error, the predicate's narrow type meeting the int32 indices it bounds).
+TEST(Reduction, WhereOnNarrowSignedValues) {
+    const int N = 45;
+    Buffer<int8_t> a({N}, "w8");
+    Buffer<int16_t> b({N + 1}, "w16");
+    for (int i = 0; i < N; i++) {
+        a(i) = int8_t(i * 37);
+        b(i) = int16_t(i * 3001);
+    }
+    b(N) = 7;
+    RDom r(0, N, "r");
+    r.where(a(r) > 10 && b(r) <= b(r + 1));
+    Func s("masked");
+    s() = 0;
+    s() += cast<int32_t>(a(r)) + cast<int32_t>(b(r));
+    Buffer<int32_t> o = s.realize({});
+    int want = 0;
+    for (int i = 0; i < N; i++)
+        if (a(i) > 10 && b(i) <= b(i + 1)) want += a(i) + b(i);
+    EXPECT_EQ(o(), want);
+}
+
 // An update runs over its whole RDom, as in Halide, whichever dimensions it names: in(r.x)
 // over a 3 x 5 RDom adds each value 5 times; a where() on the dimension the update does not
 // name still selects its points. Update and inline forms, against plain loops.
