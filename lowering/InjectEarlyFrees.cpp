@@ -24,20 +24,10 @@ template <typename IRHandle> bool touches(const IRHandle &s, const std::string &
     return found;
 }
 
-void flatten(const Stmt &s, std::vector<Stmt> &into) {
-    if (const Block *b = s.as<Block>()) {
-        flatten(b->first, into);
-        flatten(b->rest, into);
-    } else if (s.defined()) {
-        into.push_back(s);
-    }
-}
-
 // `s` with a Free of `name` right after the last statement that touches it, looking into the
 // statements that run once where they stand. `s` touches it.
 Stmt free_after_last_use(const Stmt &s, const std::string &name) {
-    std::vector<Stmt> parts;
-    flatten(s, parts);
+    std::vector<Stmt> parts = Block::parts(s);
     size_t last = parts.size();
     for (size_t i = parts.size(); i-- > 0;) {
         if (touches(parts[i], name)) {

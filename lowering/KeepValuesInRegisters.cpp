@@ -342,15 +342,6 @@ private:
     }
 };
 
-void flatten(const Stmt &s, std::vector<Stmt> &out) {
-    if (const Block *b = s.as<Block>()) {
-        flatten(b->first, out);
-        flatten(b->rest, out);
-    } else if (s.defined()) {
-        out.push_back(s);
-    }
-}
-
 // Guards that do not depend on a loop, tested once before it: for r { if (c) S } becomes
 // if (c) { for r { S } } (lets between the loop and the guard go along); and statements in a
 // row under the same guard (the copies of an unrolled loop) share one test.
@@ -360,8 +351,7 @@ public:
 
 private:
     Stmt visit(const Block *op) override {
-        std::vector<Stmt> stmts, merged;
-        flatten(op, stmts);
+        std::vector<Stmt> stmts = Block::parts(op), merged;
         for (const Stmt &st : stmts) {
             Stmt s = mutate(st);
             const IfThenElse *guard = s.as<IfThenElse>();
@@ -479,8 +469,7 @@ public:
     }
 
     Stmt sequence(const Stmt &s) override {
-        std::vector<Stmt> stmts;
-        flatten(s, stmts);
+        std::vector<Stmt> stmts = Block::parts(s);
         for (Stmt &st : stmts)
             st = mutate(st);
         // One buffer at a time; a run kept in a register becomes one statement.
@@ -602,8 +591,7 @@ public:
     // Each sequence of statements: the reads that several of its statements make (or one
     // makes in a loop) become one, bound before the first.
     Stmt sequence(const Stmt &s) override {
-        std::vector<Stmt> stmts;
-        flatten(s, stmts);
+        std::vector<Stmt> stmts = Block::parts(s);
         const size_t n = stmts.size();
         std::vector<StmtSummary> summaries(n);
         for (size_t i = 0; i < n; i++) {

@@ -498,6 +498,22 @@ Stmt Block::make(const std::vector<Stmt> &stmts) {
     return result;
 }
 
+std::vector<Stmt> Block::parts(const Stmt &s) {
+    std::vector<Stmt> out;
+    std::vector<Stmt> pending{s}; // a stack: the later statements below the earlier ones
+    while (!pending.empty()) {
+        Stmt t = pending.back();
+        pending.pop_back();
+        if (const Block *b = t.as<Block>()) {
+            pending.push_back(b->rest);
+            pending.push_back(b->first);
+        } else if (t.defined()) {
+            out.push_back(t);
+        }
+    }
+    return out;
+}
+
 Stmt IfThenElse::make(Expr condition, Stmt then_case, Stmt else_case) {
     internal_assert(condition.defined() && condition.type().is_bool() &&
                     condition.type().is_scalar())

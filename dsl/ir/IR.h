@@ -418,6 +418,8 @@ struct Block : StmtNode<Block> {
     static Stmt make(Stmt first, Stmt rest);
     // Joins statements in order, skipping undefined ones; undefined if all are.
     static Stmt make(const std::vector<Stmt> &stmts);
+    // The statements of nested Blocks in order, none of them a Block (the inverse of make).
+    static std::vector<Stmt> parts(const Stmt &s);
     static const IRNodeType static_node_type = IRNodeType::Block;
 };
 
