@@ -278,10 +278,25 @@ Expr &operator/=(Expr &a, Expr b) {
     return a = a / std::move(b);
 }
 
+namespace {
+
+// The types values may have: what `what` (cast, reinterpret) is given must be one of them.
+void check_value_type(Type t, const char *what, const Expr &e) {
+    user_assert(t.lanes >= 1 && is_valid_value_type(t.element_of()))
+        << what << " of " << e << " to "
+        << (t.lanes >= 1 ? to_string(t) : to_string(t.element_of()) + " with 0 lanes")
+        << ", which is no type of AICF. Values are bool, int8 to int64, uint8 to uint64, "
+        << "float16, bfloat16, float32 and float64 (Int(n) and UInt(n) with n of 8, 16, 32 or "
+        << "64, Float(16, 32 or 64), BFloat(16), Bool()).";
+}
+
+} // namespace
+
 Expr cast(Type t, Expr e) {
     user_assert(e.defined()) << "cast to " << to_string(t) << " of an undefined Expr.";
     user_assert(!t.is_handle() && !e.type().is_handle())
         << "cast between " << to_string(e.type()) << " and " << to_string(t) << " is not allowed.";
+    check_value_type(t, "cast", e);
     if (t.lanes == 1 && e.type().lanes > 1) t = t.with_lanes(e.type().lanes);
     return ir::cast(t, e);
 }
@@ -421,6 +436,7 @@ Expr is_inf(Expr e) {
 
 Expr reinterpret(Type t, Expr e) {
     user_assert(e.defined()) << "reinterpret of an undefined Expr.";
+    check_value_type(t, "reinterpret", e);
     user_assert(t.bits * t.lanes == e.type().bits * e.type().lanes)
         << "reinterpret from " << to_string(e.type()) << " to " << to_string(t)
         << " changes the number of bits.";

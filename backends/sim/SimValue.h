@@ -163,6 +163,20 @@ inline float narrow(float f, Kind k) {
     return f;
 }
 
+// A 16-bit float as memory holds it. A NaN that a load widened keeps its payload in the
+// float's top mantissa bits and is written back as it was: a copy or a reinterpret changes
+// no bit, as ld.b16 / st.b16 on a GPU. Results of arithmetic were narrowed already.
+inline uint16_t stored_half(float f) {
+    const uint32_t u = float_bits(f);
+    if (!std::isnan(f) || (u & 0x1fffu) != 0) return float_to_half(f);
+    return uint16_t(((u >> 16) & 0x8000u) | 0x7c00u | ((u >> 13) & 0x3ffu));
+}
+inline uint16_t stored_bfloat(float f) {
+    const uint32_t u = float_bits(f);
+    if (!std::isnan(f) || (u & 0xffffu) != 0) return float_to_bfloat(f);
+    return uint16_t(u >> 16);
+}
+
 // Memory holds elements in their storage encoding (bool as one byte, 16-bit floats as their
 // 16-bit patterns), little-endian as the host.
 inline Word read_element(const uint8_t *p, Kind k, int bits) {
@@ -239,7 +253,7 @@ inline void write_element(uint8_t *p, Kind k, int bits, Word w) {
     }
     case Kind::F16:
     case Kind::BF16: {
-        uint16_t v = k == Kind::F16 ? float_to_half(w.f) : float_to_bfloat(w.f);
+        uint16_t v = k == Kind::F16 ? stored_half(w.f) : stored_bfloat(w.f);
         std::memcpy(p, &v, 2);
         return;
     }

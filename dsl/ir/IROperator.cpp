@@ -239,14 +239,18 @@ Expr type_min(Type t) {
 int64_t mod_euclid(int64_t a, int64_t b) {
     if (b == 0 || b == -1) return 0;
     int64_t r = a % b;
-    if (r < 0) r += b < 0 ? -b : b;
+    if (r < 0) r = b < 0 ? r - b : r + b; // (not r + -b: -INT64_MIN wraps)
     return r;
 }
 
 int64_t div_euclid(int64_t a, int64_t b) {
     if (b == 0) return 0;
     if (b == -1) return a == INT64_MIN ? a : -a;
-    return (a - mod_euclid(a, b)) / b;
+    // Truncating division, then one step toward the Euclidean quotient (a - a mod b would
+    // wrap for a near INT64_MIN).
+    const int64_t q = a / b, r = a % b;
+    if (r >= 0) return q;
+    return b > 0 ? q - 1 : q + 1;
 }
 
 namespace {

@@ -66,7 +66,10 @@ Expr fold_float(IRNodeType op, Type t, double a, double b) {
     case IRNodeType::Max:
         // Which operand wins against a NaN is up to the target; leave those alone.
         if (std::isnan(a) || std::isnan(b)) return Expr();
-        return make_const(t, op == IRNodeType::Min ? std::min(a, b) : std::max(a, b));
+        // a < b ? a : b, as generated code computes it: b when they compare equal, which
+        // tells -0.0 from +0.0 (std::min would give a).
+        if (op == IRNodeType::Min) return make_const(t, a < b ? a : b);
+        return make_const(t, a > b ? a : b);
     default:
         return Expr();
     }

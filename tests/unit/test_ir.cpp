@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 using namespace aicf;
 using namespace aicf::ir;
 
@@ -86,6 +88,19 @@ TEST(IR, EuclideanDivisionHelpers) {
     EXPECT_EQ(mod_euclid(-7, -2), 1);
     EXPECT_EQ(div_euclid(5, 0), 0);
     EXPECT_EQ(mod_euclid(5, 0), 0);
+    // Near the ends of int64, against 128-bit arithmetic (a - r wrapped before).
+    const int64_t lo = std::numeric_limits<int64_t>::min(),
+                  hi = std::numeric_limits<int64_t>::max();
+    for (int64_t a : {lo, lo + 1, lo + 2, hi, hi - 1, int64_t(-7), int64_t(0), int64_t(9)}) {
+        for (int64_t b : {int64_t(3), int64_t(-3), int64_t(2), int64_t(7), lo, lo + 1, hi, hi - 1,
+                          int64_t(-2)}) {
+            __int128 r = __int128(a) % b;
+            if (r < 0) r += b < 0 ? -__int128(b) : __int128(b);
+            const __int128 q = (__int128(a) - r) / b;
+            EXPECT_EQ(mod_euclid(a, b), int64_t(r)) << a << " mod " << b;
+            EXPECT_EQ(div_euclid(a, b), int64_t(q)) << a << " / " << b;
+        }
+    }
 }
 
 TEST(Targets, ParseAndCapabilities) {

@@ -281,6 +281,8 @@ TEST(SimFloat16, StorageRoundTripAndArithmetic) {
     in.push_back(float16_t::from_bits(0x7c00)); // inf
     in.push_back(float16_t::from_bits(0xfc00)); // -inf
     in.push_back(float16_t::from_bits(0x7e00)); // NaN
+    in.push_back(float16_t::from_bits(0x7c01)); // signalling NaN, payload 1
+    in.push_back(float16_t::from_bits(0xfd55)); // quiet NaN with a payload
     const int n = int(in.size());
     std::vector<float16_t> copy(n), scaled(n);
     std::vector<bfloat16_t> brain(n);
@@ -306,6 +308,7 @@ TEST(SimFloat16, StorageRoundTripAndArithmetic) {
     for (int j = 0; j < n; j++) {
         const float x = float(in[j]);
         if (std::isnan(x)) {
+            EXPECT_EQ(copy[j].bits, in[j].bits) << j; // a copy changes no bit
             EXPECT_TRUE(std::isnan(float(copy[j])));
             EXPECT_TRUE(std::isnan(widened[j]));
             EXPECT_TRUE(std::isnan(float(scaled[j])));
@@ -317,6 +320,31 @@ TEST(SimFloat16, StorageRoundTripAndArithmetic) {
         EXPECT_EQ(scaled[j].bits, float16_t(product + tenth).bits) << j << ": " << x;
         const float b = float(bfloat16_t(x));
         EXPECT_EQ(brain[j].bits, bfloat16_t(b * 3.0f).bits) << j << ": " << x;
+    }
+}
+
+// A bfloat16 copy and a reinterpretation as uint16 and back keep every bit, NaN payloads
+// and signalling NaNs too, as loads and stores of 16 bits do on a GPU.
+TEST(SimFloat16, CopiesKeepEveryBit) {
+    std::vector<bfloat16_t> in;
+    for (uint16_t b : {0x7f81, 0xffd5, 0x7fc0, 0x3f80, 0x0001, 0x8000})
+        in.push_back(bfloat16_t::from_bits(b));
+    const int n = int(in.size());
+    std::vector<bfloat16_t> copy(n);
+    std::vector<uint16_t> bits(n);
+    Expr t = thread_index(0);
+    Expr b = load(BFloat(16), "in", t);
+    Stmt body = IfThenElse::make(
+        t < n,
+        Block::make({store("copy", b, t), store("bits", Reinterpret::make(UInt(16), b), t)}));
+    LoweredKernel k = make_kernel("copies", {8, 1, 1},
+                                  {buffer_arg("in", BFloat(16)), buffer_arg("copy", BFloat(16)),
+                                   buffer_arg("bits", UInt(16))},
+                                  body);
+    backends::sim::launch(k, {1, 1, 1}, {buffer(in), buffer(copy), buffer(bits)});
+    for (int j = 0; j < n; j++) {
+        EXPECT_EQ(copy[j].bits, in[j].bits) << j;
+        EXPECT_EQ(bits[j], in[j].bits) << j;
     }
 }
 

@@ -243,6 +243,20 @@ TEST_F(SimplifyTest, KeepsFloatArithmeticInOrder) {
     EXPECT_TRUE(simplifies_to(g, g));
     // Constants move to the right (addition is commutative even in IEEE).
     EXPECT_TRUE(simplifies_to(Add::make(Expr(2.0f), fx), Add::make(fx, Expr(2.0f))));
+    // min(a, b) is a < b ? a : b and max(a, b) is a > b ? a : b: b when they compare equal,
+    // so folding tells -0.0 from +0.0 as generated code does; and min and max of floats do
+    // not commute (a NaN or a zero of the other sign picks the side).
+    for (float a : {-0.0f, 0.0f}) {
+        for (bool is_min : {true, false}) {
+            const float b = -a;
+            Expr e = is_min ? Expr(Min::make(Expr(a), Expr(b))) : Expr(Max::make(Expr(a), Expr(b)));
+            auto v = as_const_float(simplify(e));
+            ASSERT_TRUE(v.has_value());
+            EXPECT_EQ(std::signbit(*v), std::signbit(b)) << a << (is_min ? " min" : " max");
+        }
+    }
+    Expr m = Min::make(Expr(2.0f), fx);
+    EXPECT_TRUE(simplifies_to(m, m));
 }
 
 TEST_F(SimplifyTest, CancelsInWrappingTypes) {
