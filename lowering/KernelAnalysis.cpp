@@ -98,6 +98,8 @@ std::optional<int64_t> upper_bound_of(const Expr &e) {
     if (const Sub *s = e.as<Sub>()) {
         auto x = upper_bound_of(s->a), c = as_const_int(s->b);
         if (x && c) return *x - *c;
+        // A clamped window's end less its start: min(t + 31, e) - min(t, t + 1, e) <= 31.
+        if (auto d = difference_of_chains(s->a, s->b).hi) return *d;
     }
     // A bounded term divided or multiplied by a positive constant: min(n - k * 8, 7) / 2.
     if (const Div *d = e.as<Div>()) {

@@ -8,6 +8,8 @@
 #include "dsl/ir/Interval.h"
 #include "dsl/ir/Scope.h"
 
+#include <optional>
+
 namespace aicf {
 namespace ir {
 
@@ -15,6 +17,14 @@ namespace ir {
 // treated as symbols (the result may mention them). Expressions whose range cannot be found
 // (a Load, a Call to a Func) are bounded by their type when it is narrow, else unbounded.
 Interval bounds_of_expr_in_scope(const Expr &e, const Scope<Interval> &scope);
+
+// Constant ends of a - b, where found, for a and b chains of min or max over values a
+// constant apart: min(t + 31, e) - min(t, t + 1, e) lies in [0, 31] whatever t and e (the
+// extent of a clamped window). Each end optional; for integer types that do not wrap.
+struct DifferenceRange {
+    std::optional<int64_t> lo, hi;
+};
+DifferenceRange difference_of_chains(const Expr &a, const Expr &b);
 
 // How an integer expression moves as one variable grows, the others fixed.
 enum class Monotonic {

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -106,6 +107,28 @@ TEST(GPUSchedule, StencilFirstStageInSharedMemory) {
             ASSERT_TRUE(close(out(i, j), want, 1e-5, 1e-5)) << i << "," << j;
         }
     }
+}
+
+// Clamp-to-edge written where the consumer reads the staged intermediate: each block's rows
+// of f are a clamped window, at most the tile's height plus two whatever the block, so the
+// shared stage has a constant size (it was refused as unbounded).
+TEST(GPUSchedule, ClampedReadsOfASharedStage) {
+    const int W = 40, H = 30;
+    Buffer<float> in({W, H}, "in");
+    fill_random(in, -1, 1, 4);
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func f("f"), g("g");
+    f(x, y) = in(x, y) * 2.0f + 1.0f;
+    g(x, y) = f(x, clamp(y - 1, 0, H - 1)) + f(x, clamp(y + 1, 0, H - 1)) * 0.5f;
+    g.gpu_tile(x, y, bx, by, tx, ty, 16, 8, TailStrategy::GuardWithIf);
+    f.compute_at(g, bx).store_in(MemoryType::GPUShared).gpu_threads(x, y);
+    Buffer<float> out = g.realize({W, H}, gpu_target);
+    out.copy_to_host();
+    auto fr = [&](int i, int j) { return double(in(i, std::clamp(j, 0, H - 1))) * 2 + 1; };
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++)
+            ASSERT_TRUE(close(out(i, j), fr(i, j - 1) + fr(i, j + 1) * 0.5, 1e-5, 1e-5))
+                << i << "," << j;
 }
 
 // A shared stage per block, a stage per thread in registers, and guarded tails: the input

@@ -4,6 +4,7 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/Simplify.h"
+#include "dsl/ir/Substitute.h"
 #include "random_expr.h"
 
 #include <gtest/gtest.h>
@@ -558,4 +559,46 @@ TEST_F(BoundsTest, RoundedDownTileEndsWithTheRegion) {
     EXPECT_FALSE(quotients_as_remainders(Add::make(t, Mul::make(Div::make(e, 8), 4))).defined());
 }
 
+// Two windows clamped alike differ by at most their offset, wherever they lie: the extent of
+// a clamped region has a constant bound even where its position is a symbol (n here).
+TEST_F(BoundsTest, ClampedWindowsOfOneSizeDifferByTheirOffset) {
+    auto clamp_at = [&](int offset) {
+        return Min::make(Max::make(Add::make(Mul::make(n, 8), offset), 0), 29);
+    };
+    auto has_range = [](const DifferenceRange &r, std::optional<int64_t> lo,
+                        std::optional<int64_t> hi) { return r.lo == lo && r.hi == hi; };
+    EXPECT_TRUE(has_range(difference_of_chains(clamp_at(8), clamp_at(-1)), 0, 9));
+    EXPECT_TRUE(has_range(difference_of_chains(clamp_at(-1), clamp_at(3)), -4, 0));
+    // Operands in either order, and a symbolic bound shared by both.
+    Expr crossed = Max::make(0, Min::make(n, Add::make(y, 3)));
+    Expr plain = Max::make(Min::make(y, n), 0);
+    EXPECT_TRUE(has_range(difference_of_chains(crossed, plain), 0, 3));
+    // Bounds that differ by a constant widen the range by it.
+    Expr wider = Min::make(Max::make(Mul::make(n, 8), 0), 30);
+    EXPECT_TRUE(has_range(difference_of_chains(clamp_at(8), wider), -1, 8));
+    // Chains of different lengths: a window's end less its start, min(t, t + 1, e).
+    Expr t = var("t"), e = var("e");
+    EXPECT_TRUE(has_range(difference_of_chains(Min::make(Add::make(t, 31), e),
+                                               Min::make(t, Min::make(Add::make(t, 1), e))),
+                          0, 31));
+    // Bounds or values not a constant apart: no constant bound.
+    Expr other = Min::make(Max::make(Mul::make(n, 8), 0), var("m"));
+    EXPECT_FALSE(difference_of_chains(clamp_at(8), other).hi.has_value());
+    Expr unclamped = Add::make(Mul::make(n, 9), 1);
+    EXPECT_FALSE(difference_of_chains(clamp_at(8), unclamped).hi.has_value());
+    // Interval arithmetic uses it only for ends it would leave unbounded: with n a symbol the
+    // difference is its own exact bound; with a bound e that may be anything, [0, 8].
+    Expr diff = Sub::make(clamp_at(8), clamp_at(-1));
+    Interval exact = bounds_of_expr_in_scope(diff, scope);
+    EXPECT_TRUE(exact.is_single_point() && !is_const(exact.min));
+    Scope<Interval> open;
+    open.push("e", Interval());
+    EXPECT_TRUE(has_bounds(Sub::make(Min::make(Add::make(n, 8), e), Min::make(n, e)), open, Expr(0),
+                           Expr(8)));
+    // Every value lies in the range.
+    for (int v = -20; v < 20; v++) {
+        Expr d = simplify(substitute("n", Expr(v), diff));
+        ASSERT_TRUE(as_const_int(d) && *as_const_int(d) >= 0 && *as_const_int(d) <= 9) << v;
+    }
+}
 } // namespace
