@@ -83,6 +83,16 @@ struct Self {
         case IRNodeType::Max:
             a = v.as<Max>()->a, b = v.as<Max>()->b;
             break;
+        case IRNodeType::Sub: {
+            // self - b is self + (-b) (f -= e): a sum of the negated values. For floats
+            // -0.0 - b negates b exactly, zeros included.
+            const Sub *sub = v.as<Sub>();
+            if (!is(sub->a, i) || mentioned_in(sub->b)) return false;
+            const Type t = sub->b.type();
+            op = IRNodeType::Add;
+            x = Sub::make(t.is_float() ? make_const(t, -0.0) : make_zero(t), sub->b);
+            return true;
+        }
         default:
             return false;
         }

@@ -365,9 +365,14 @@ void Function::define_update(const std::vector<Expr> &args, const std::vector<Ex
             << ", which is not on the left side. Every pure variable used on the right must "
             << "appear on the left in its position of " << signature(name, contents->args) << ".";
     }
-    // A read of the Func itself must be at the same point in every pure dimension; otherwise
-    // the result would depend on the order and region of the update's loops.
-    for (const Expr &v : values) {
+    // A read of the Func itself must be at the same point in every pure dimension, in the
+    // values and in the RDom's where(); otherwise the result would depend on the order and
+    // region of the update's loops.
+    std::vector<Expr> reading = values;
+    if (!uses.rdoms.empty() && uses.rdoms[0].predicate().defined())
+        reading.push_back(uses.rdoms[0].predicate());
+    for (const Expr &v : reading) {
+        const bool in_predicate = v.same_as(reading.back()) && reading.size() > values.size();
         visit_each_distinct<Call>(v, [&](const Call *c) {
             if (c->call_type != Call::Func || c->func.get() != contents.get()) return;
             for (size_t i = 0; i < args.size(); i++) {
@@ -376,8 +381,10 @@ void Function::define_update(const std::vector<Expr> &args, const std::vector<Ex
                 const Variable *rhs = c->args[i].as<Variable>();
                 user_assert(rhs && rhs->name == lhs->name)
                     << "In update definition " << stage << " of Func " << signature(name, args)
-                    << ", the right side reads " << to_string(Expr(c)) << ": argument " << i
-                    << " must be the pure variable " << lhs->name
+                    << (in_predicate ? ", the where() predicate of its RDom reads "
+                                     : ", the right side reads ")
+                    << to_string(Expr(c)) << ": argument " << i << " must be the pure variable "
+                    << lhs->name
                     << ", as on the left side. An update may read its Func only at the same "
                     << "point in each pure dimension.";
             }
@@ -393,7 +400,10 @@ void Function::define_update(const std::vector<Expr> &args, const std::vector<Ex
         d.args.push_back(weaken_calls_to(cast(Int(32), a), contents.get()));
     for (const Expr &v : values)
         d.values.push_back(weaken_calls_to(v, contents.get()));
-    if (!uses.rdoms.empty()) d.rdom = uses.rdoms[0];
+    if (!uses.rdoms.empty()) {
+        d.rdom = uses.rdoms[0];
+        d.rdom.mark_used();
+    }
     // Loops: reduction variables inside pure variables, as written. The update runs over the
     // whole RDom, including dimensions it does not mention (s() += in(r.x) over a 3 x 5 RDom
     // adds each value 5 times), as in Halide.

@@ -111,6 +111,18 @@ void register_pipeline_compiler(PipelineCompiler *compiler) {
     compiler_slot() = compiler;
 }
 
+namespace {
+
+// For a clash of names, when one of the two was made without a name.
+std::string unnamed_hint(const std::string &name) {
+    if (!detail::is_generated_name(name)) return "";
+    return " One of them was made without a name and given " + name +
+           " by AICF before the other was named so: name the first one too, or choose "
+           "another name.";
+}
+
+} // namespace
+
 std::map<std::string, Function> find_transitive_calls(const std::vector<Function> &outputs) {
     std::map<std::string, Function> env;
     std::vector<Function> stack(outputs.begin(), outputs.end());
@@ -119,8 +131,9 @@ std::map<std::string, Function> find_transitive_calls(const std::vector<Function
         stack.pop_back();
         auto it = env.find(f.name());
         if (it != env.end()) {
-            user_assert(it->second.same_as(f)) << "Two different Funcs are both named " << f.name()
-                                               << " in this pipeline. Give each Func its own name.";
+            user_assert(it->second.same_as(f))
+                << "Two different Funcs are both named " << f.name()
+                << " in this pipeline. Give each Func its own name." << unnamed_hint(f.name());
             continue;
         }
         user_assert(f.has_pure_definition())
@@ -146,11 +159,12 @@ std::vector<Argument> infer_arguments(const std::vector<Function> &outputs) {
                          p.is_concrete_buffer() && q.is_concrete_buffer());
             user_assert(same) << "Two different inputs are both named " << p.name()
                               << " in this pipeline. Give each Param, ImageParam and Buffer its "
-                              << "own name.";
+                              << "own name." << unnamed_hint(p.name());
             return;
         }
         user_assert(!env.count(p.name()))
-            << "The input " << p.name() << " has the same name as a Func of this pipeline.";
+            << "The input " << p.name() << " has the same name as a Func of this pipeline."
+            << unnamed_hint(p.name());
         Argument a;
         a.name = p.name();
         a.is_buffer = p.is_buffer();

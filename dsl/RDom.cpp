@@ -154,6 +154,12 @@ RDom &RDom::where(Expr predicate) {
     user_assert(dom_.defined()) << "where() on an undefined RDom.";
     user_assert(predicate.defined() && predicate.type().is_bool() && predicate.type().is_scalar())
         << "The predicate given to RDom::where must be a bool expression.";
+    const std::string &first = dom_.domain()[0].var;
+    const std::string name = first.substr(0, first.rfind('.'));
+    user_assert(!dom_.used())
+        << "RDom " << name << " is already used by a definition, so where() comes too late: "
+        << "the definitions made so far would change behind their checks. Give where() "
+        << "before the first definition that uses " << name << ", or make a new RDom.";
     dom_.where(predicate);
     return *this;
 }

@@ -159,6 +159,35 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
                 << where << ": the new variable " << p.second.name() << " is already a variable of "
                 << func.name() << ". Use a new Var.";
         }
+        // (A histogram's bin read from data at it, h(in(r)), is fine: partial histograms.)
+        bool on_left = false;
+        for (const Expr &a : d.args) {
+            bool uses = false, reads = false;
+            visit_each_distinct<Variable>(
+                a, [&](const Variable *v) { uses = uses || v->name == p.first.name(); });
+            visit_each_distinct<Call>(a, [&](const Call *) { reads = true; });
+            on_left = on_left || (uses && !reads);
+        }
+        user_assert(!on_left)
+            << where << ": " << p.first.name() << " chooses the point the update writes (it is "
+            << "on the left side), so the update writes a different point for each of its "
+            << "values and has nothing to reduce along it. rfactor preserves reduction "
+            << "variables that the left side does not use.";
+        // Nor may it name another loop of the update (or one a split replaced): the
+        // intermediate would have two loops of one name.
+        std::set<std::string> loops, new_vars;
+        for (const Dim &dim : d.schedule.dims)
+            loops.insert(dim.var);
+        for (const Split &sp : d.schedule.splits)
+            loops.insert({sp.old_var, sp.outer, sp.inner});
+        loops.erase(p.first.name());
+        for (const auto &q : to_pure)
+            new_vars.insert(q.second);
+        user_assert(!loops.count(p.second.name()) && !new_vars.count(p.second.name()))
+            << where << ": the new variable " << p.second.name() << " has the name of "
+            << (new_vars.count(p.second.name()) ? "another new variable of this rfactor"
+                                                : "a loop of " + name())
+            << ". Use a new Var.";
         to_pure[p.first.name()] = p.second.name();
     }
     user_assert(!to_pure.empty()) << where << ": name at least one reduction variable to preserve.";
@@ -191,7 +220,16 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
 
     // The reduction variables keep their names in the intermediate (so the user's RVars
     // schedule its update), and the merge iterates over the preserved Vars' names.
+    // The first intermediate of f is f_intm; another one (of a second update, or of this
+    // update again) f_intm2, and so on: names the Func's definitions do not call yet.
+    std::set<std::string> called;
+    for (int i = 0; i < func.stages(); i++) {
+        for (const Expr &v : func.stage(i).values)
+            visit_each_distinct<Call>(v, [&](const Call *c) { called.insert(c->name); });
+    }
     std::string intm_name = func.name() + "_intm";
+    for (int n = 2; called.count(intm_name); n++)
+        intm_name = func.name() + "_intm" + std::to_string(n);
     std::vector<ReductionVariable> kept, merged;
     std::map<std::string, Expr> intm_subs, merge_subs;
     for (const ReductionVariable &rv : d.rdom.domain()) {

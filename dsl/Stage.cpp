@@ -340,10 +340,16 @@ Stage &Stage::all_or_nothing(const std::function<void()> &steps) {
 Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive) {
     size_t i = find_dim(v, directive);
     Dim &d = schedule().dims[i];
+    const char *mapped = d.for_type == ForType::GPUBlock  ? "GPU blocks (gpu_blocks)"
+                         : d.for_type == ForType::GPULane ? "the lanes of a warp (gpu_lanes)"
+                                                          : "GPU threads (gpu_threads)";
+    // From blocks to threads, say: the first mapping was most likely meant for another loop.
+    user_assert(!(is_gpu_loop(d.for_type) && is_gpu_loop(t) && d.for_type != t))
+        << "In the schedule of " << name() << ", " << directive << "(" << v.name()
+        << ") names a loop already mapped to " << mapped << ": a loop runs on one of them. "
+        << "Split " << v.name() << " to map an outer and an inner loop (gpu_tile does both), or "
+        << "serial(" << v.name() << ") first undoes the mapping.";
     if (is_gpu_loop(d.for_type) && !is_gpu_loop(t) && t != ForType::Serial) {
-        const char *mapped = d.for_type == ForType::GPUBlock  ? "GPU blocks (gpu_blocks)"
-                             : d.for_type == ForType::GPULane ? "the lanes of a warp (gpu_lanes)"
-                                                              : "GPU threads (gpu_threads)";
         // The CPU's threads cannot run inside a kernel, whatever loop they take.
         const std::string advice =
             t == ForType::Parallel

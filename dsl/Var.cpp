@@ -13,16 +13,52 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 
 namespace aicf {
 
 namespace detail {
 
+namespace {
+
+// The names handed out so far (a counter per prefix), and every name a user chose: a fresh
+// name skips those, so that an unnamed Buffer is never called "b1" beside the user's own b1.
+struct NameRegistry {
+    std::mutex lock;
+    std::map<std::string, int> counters;
+    std::set<std::string> chosen;
+    std::set<std::string> taken_after; // chosen after unique_name had handed them out
+
+    bool handed_out(const std::string &name) {
+        const size_t digits = name.find_last_not_of("0123456789") + 1;
+        if (digits == 0 || digits == name.size() || name.size() - digits > 9) return false;
+        auto it = counters.find(name.substr(0, digits));
+        return it != counters.end() && std::stoi(name.substr(digits)) < it->second &&
+               !chosen.count(name);
+    }
+};
+
+NameRegistry &names() {
+    static NameRegistry *r = new NameRegistry; // outlives the static objects that name things
+    return *r;
+}
+
+} // namespace
+
 std::string unique_name(const std::string &prefix) {
-    static std::mutex lock;
-    static std::map<std::string, int> counters;
-    std::lock_guard<std::mutex> guard(lock);
-    return prefix + std::to_string(counters[prefix]++);
+    NameRegistry &r = names();
+    std::lock_guard<std::mutex> guard(r.lock);
+    std::string name;
+    do {
+        name = prefix + std::to_string(r.counters[prefix]++);
+    } while (r.chosen.count(name));
+    return name;
+}
+
+bool is_generated_name(const std::string &name) {
+    NameRegistry &r = names();
+    std::lock_guard<std::mutex> guard(r.lock);
+    return r.taken_after.count(name) > 0;
 }
 
 void check_schedule_size(const ir::Expr &e, const std::string &what) {
@@ -78,6 +114,10 @@ void check_user_name(const std::string &name, const char *what) {
                                                    "character")))
         << "; names become symbols of the generated code: choose one of letters, digits and '_', "
         << "not starting with a digit.";
+    NameRegistry &r = names();
+    std::lock_guard<std::mutex> guard(r.lock);
+    if (r.handed_out(name)) r.taken_after.insert(name);
+    r.chosen.insert(name);
 }
 
 } // namespace detail

@@ -25,10 +25,13 @@ private:
 };
 
 namespace detail {
-// A fresh name with the given prefix ("f" -> "f0", "f1", ...).
+// A fresh name with the given prefix ("f" -> "f0", "f1", ...), none that a user chose.
 std::string unique_name(const std::string &prefix);
+// Whether a user chose `name` after unique_name had handed it out: for the messages about
+// two things of one name, one of them unnamed.
+bool is_generated_name(const std::string &name);
 // Checks that a user-chosen name is usable (non-empty, no '.' or '$', which AICF reserves
-// for the names it derives).
+// for the names it derives), and records it for unique_name.
 void check_user_name(const std::string &name, const char *what);
 // Checks that a size a schedule is given (a split factor, a bound, an alignment) is known
 // before any loop runs: built from constants, Params and input shapes, reading no Func and

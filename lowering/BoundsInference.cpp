@@ -24,22 +24,11 @@ Expr var(const std::string &name) {
     return Variable::make(Int(32), name);
 }
 
-void flatten_blocks(const Stmt &s, std::vector<Stmt> &out) {
-    if (const Block *b = s.as<Block>()) {
-        flatten_blocks(b->first, out);
-        flatten_blocks(b->rest, out);
-    } else if (s.defined()) {
-        out.push_back(s);
-    }
-}
-
 // The statements of each stage inside `produce f { ... }`.
 std::vector<Stmt> stage_stmts(const Stmt &produce) {
     const ProducerConsumer *pc = produce.as<ProducerConsumer>();
     internal_assert(pc && pc->is_producer) << "expected a produce node";
-    std::vector<Stmt> stages;
-    flatten_blocks(pc->body, stages);
-    return stages;
+    return Block::parts(pc->body);
 }
 
 Expr extent_of(const Interval &i) {
@@ -445,8 +434,11 @@ Stmt bounds_inference(const Stmt &s, const std::vector<Function> &outputs,
         internal_assert(produce.defined()) << "no produce node for output " << o.name();
         std::vector<Stmt> checks;
         Box computed = constrain_region(o, box, checks);
-        Box region = box_union(update_region(o, stage_stmts(produce), computed),
-                               written_region(o, produce, computed, computed));
+        const std::vector<Stmt> stages = stage_stmts(produce);
+        const Box updated = update_region(o, stages, computed);
+        Box region = box_union(updated, written_region(o, produce, computed, computed));
+        // What the pure definition's own loops write (whole tiles), for the message.
+        const Box tiles = written_region(o, stages[0], computed, computed);
         // An empty output computes nothing when the Func has no updates (a tile shifted
         // inwards over it would otherwise seem to write before its start).
         Expr empty;
@@ -463,18 +455,29 @@ Stmt bounds_inference(const Stmt &s, const std::vector<Function> &outputs,
             if (empty.defined() && updates_write_their_own_point(o))
                 inside = Or::make(empty, inside);
             // Why the output writes past its buffer, for the message: a bound() or an
-            // align_bounds() of this dimension, updates whose points come from data, or
-            // (none of them) whole tiles.
+            // align_bounds() of this dimension (1, 4), updates whose points come from data
+            // and lie outside (2), or the pure definition's whole tiles (8).
             int64_t causes = 0;
             for (const RegionConstraint &c : o.schedule().region_constraints) {
                 if (c.var != o.args()[size_t(d)]) continue;
                 causes |= c.extent.defined() ? 1 : 4;
             }
-            if (!updates_write_their_own_point(o)) causes |= 2;
+            auto outside = [&](const Interval &i) {
+                return Or::make(GT::make(widen_int32(box[d].min), widen_int32(i.min)),
+                                LT::make(widen_int32(box[d].max), widen_int32(i.max)));
+            };
+            Expr flags = make_const(Int(64), causes);
+            auto flag_if = [&](const Expr &c, int64_t bit) {
+                flags = Add::make(
+                    flags, Mul::make(Cast::make(Int(64), simplify(c)), make_const(Int(64), bit)));
+            };
+            if (!updates_write_their_own_point(o)) flag_if(outside(updated[d]), 2);
+            // (A bound() or align_bounds() makes the pure loops write past it too.)
+            if (!causes) flag_if(outside(tiles[d]), 8);
             Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
                                   {make_const(Int(32), int64_t(RuntimeErrorKind::OutputTooSmall)),
                                    StringImm::make(buffer), make_const(Int(32), int64_t(d)), rmin,
-                                   rmax, box[d].min, box[d].max, make_const(Int(64), causes)},
+                                   rmax, box[d].min, box[d].max, flags},
                                   Call::Intrinsic);
             checks.push_back(AssertStmt::make(simplify(inside), msg));
         }

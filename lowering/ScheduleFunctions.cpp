@@ -80,11 +80,13 @@ private:
     std::set<int> final_ids;
 };
 
+void check_self_dependent_update(const Function &f, int stage, const Definition &d);
+std::vector<Expr> atomic_values(const Function &f, int stage, const std::vector<Expr> &args,
+                                const std::vector<Expr> &values);
+
 // The loops of one stage around its Provide. Each split, fuse or rename defines the
 // variables it replaces with a LetStmt inside all the loops, so the Provide is written in the
 // original variables.
-std::vector<Expr> atomic_values(const Function &f, int stage, const std::vector<Expr> &args,
-                                const std::vector<Expr> &values);
 
 Stmt build_stage(const Function &f, int stage) {
     const Definition &d = f.stage(stage);
@@ -270,6 +272,7 @@ Stmt build_stage(const Function &f, int stage) {
             << ", which a later reorder put inside " << p.at << ". It must be " << p.at
             << " or a loop around it.";
     }
+    check_self_dependent_update(f, stage, d);
     // Each GPU loop's hardware dimension: within a stage, the innermost block loop runs along
     // x of the grid, the next along y, then z; the same for thread loops in the block.
     int gpu_dims_used[2] = {0, 0}; // block loops, thread loops
@@ -405,6 +408,49 @@ Stmt build_stage(const Function &f, int stage) {
                          ForType::GPUBlock, GPUDim::X, body);
     }
     return Block::make(Block::make(checks), body);
+}
+
+// An update whose where() reads its own Func (add while the running sum is below 50), or
+// whose written point does (f(f(0)) += 1), is no reduction: each step depends on the steps
+// before it. Its reduction loops run serially, in the order written; no schedule may combine
+// partial results.
+void check_self_dependent_update(const Function &f, int stage, const Definition &d) {
+    if (!d.rdom.defined()) return;
+    auto reads = [&](const Expr &e) {
+        bool found = false;
+        if (e.defined()) {
+            // (Each shared subexpression once: a predicate that uses a step twice is a tree
+            // exponentially larger than its graph.)
+            visit_each_distinct<Call>(e, [&](const Call *c) {
+                found = found || (c->call_type == Call::Func && c->name == f.name());
+            });
+        }
+        return found;
+    };
+    std::string what;
+    if (reads(d.rdom.predicate())) what = "the where() predicate of its RDom reads " + f.name();
+    for (size_t i = 0; i < d.args.size() && what.empty(); i++) {
+        if (reads(d.args[i]))
+            what = "the point it writes depends on " + f.name() + " (argument " +
+                   std::to_string(i) + ", " + to_string(d.args[i]) + ")";
+    }
+    if (what.empty()) return;
+    const std::string where = "In the schedule of " + stage_for_users(f.name(), stage) + ", " +
+                              what + ", so each step depends on the steps before it";
+    const std::string advice = ": keep its reduction loops serial and in their order (rfactor "
+                               "and cross-thread reductions do not apply either).";
+    user_assert(!d.schedule.atomic)
+        << where << ", and atomic() would let the steps run at once" << advice;
+    for (const Dim &dim : d.schedule.dims) {
+        user_assert(!dim.is_rvar ||
+                    (dim.for_type != ForType::GPUThread && dim.for_type != ForType::GPULane))
+            << where << ", but the reduction loop " << dim.var << " runs on GPU "
+            << (dim.for_type == ForType::GPULane ? "lanes" : "threads")
+            << ", which would combine partial results" << advice;
+    }
+    // (Set only by a reorder that changed their order.)
+    user_assert(d.schedule.rvars_before_reorder.empty())
+        << where << ", but a reorder changes the order of its reduction loops" << advice;
 }
 
 // The values of an atomic() update: op(current, x) as one atomic_update.

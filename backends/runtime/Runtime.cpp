@@ -167,7 +167,7 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
               << "with " << n << " computed at the root (an intermediate, allocated over its "
               << "aligned region).";
         }
-        if (!v[5]) {
+        if (!v[5] || (v[5] & 8)) {
             s << " The schedule of " << n
               << " writes whole tiles: a split with ShiftInwards (what split, vectorize(x, n) "
                  "and unroll(x, n) do by default) needs an extent of at least its factor, and "

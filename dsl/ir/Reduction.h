@@ -20,6 +20,7 @@ struct ReductionVariable {
 struct ReductionDomainContents : RefCounted {
     std::vector<ReductionVariable> domain;
     Expr predicate;
+    bool used = false; // by a definition: no more where() clauses
 };
 
 class ReductionDomain {
@@ -33,6 +34,10 @@ public:
     // domain's own variables are plain Variables named as in domain().
     Expr predicate() const;
     void where(Expr predicate);
+    // Once a definition uses the domain, where() is refused: the definition was checked
+    // with the predicate it had.
+    void mark_used() { contents->used = true; }
+    bool used() const { return contents->used; }
     bool same_as(const ReductionDomain &o) const { return contents.same_as(o.contents); }
     const ReductionDomainContents *get() const { return contents.get(); }
 

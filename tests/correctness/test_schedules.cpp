@@ -1274,6 +1274,115 @@ TEST(RFactor, SumSplitIntoParallelPartialSums) {
         EXPECT_EQ(a(j), b(j)) << j;
 }
 
+// Two updates of one Func, each reduced in partials, and one update factored twice: the
+// intermediates are total_intm, total_intm2, ... (two of one name were refused). Against
+// plain loops.
+TEST(RFactor, SeveralIntermediatesOfOneFunc) {
+    const int N = 203, R = 3;
+    Buffer<int> in({N, R}, "in");
+    fill_random(in, -50, 50, 43);
+    Var x("x"), y("y"), u("u"), v("v");
+    RVar ko("ko"), ki("ki");
+    RDom k(0, N, "k"), m(0, N, "m");
+    Func total("total");
+    total(y) = 1;
+    total(y) += in(k, y);
+    total(y) = max(total(y), in(m, y) * 3);
+    Func first = total.update(0).rfactor(k.x, u);
+    Func second = total.update(1).split(m.x, ko, ki, 16).rfactor(ki, v);
+    first.compute_root();
+    second.compute_root();
+    EXPECT_EQ(first.name(), "total_intm");
+    EXPECT_EQ(second.name(), "total_intm2");
+    Buffer<int> out = total.realize({R});
+    for (int j = 0; j < R; j++) {
+        int64_t want = 1;
+        for (int i = 0; i < N; i++)
+            want += in(i, j);
+        for (int i = 0; i < N; i++)
+            want = std::max<int64_t>(want, 3 * in(i, j));
+        EXPECT_EQ(out(j), want) << j;
+    }
+    Func twice("twice");
+    RDom r(0, N, "r");
+    twice(y) = 0;
+    twice(y) += in(r, y);
+    twice.update().split(r, ko, ki, 8);
+    Func inner = twice.update().rfactor(ki, u);
+    Func outer = twice.update().rfactor(RVar("u"), v);
+    EXPECT_EQ(outer.name(), "twice_intm2");
+    inner.compute_root();
+    outer.compute_root();
+    Buffer<int> sums = twice.realize({R});
+    for (int j = 0; j < R; j++) {
+        int want = 0;
+        for (int i = 0; i < N; i++)
+            want += in(i, j);
+        EXPECT_EQ(sums(j), want) << j;
+    }
+    // The new variable may not take the name of a loop that stays.
+    Func clash("clash");
+    RDom c(0, N, "c");
+    clash(y) = 0;
+    clash(y) += in(c, y);
+    clash.update().split(c, ko, ki, 8);
+    EXPECT_CONTAINS(message_of<CompileError>([&] { clash.update().rfactor(ki, Var("ko")); }),
+                    "rfactor of clash.update(0): the new variable ko has the name of a loop of "
+                    "clash.update(0). Use a new Var.");
+    // A reduction variable on the left side chooses the point written: nothing to reduce.
+    Func scatter("scatter");
+    RDom s(0, N, "s");
+    scatter(x) = 0;
+    scatter(s) = scatter(s) + in(s, 0);
+    EXPECT_CONTAINS(message_of<CompileError>([&] { scatter.update().rfactor(s, u); }),
+                    "rfactor of scatter.update(0): s.x chooses the point the update writes");
+}
+
+// f -= e is a sum of negated values: rfactor splits it into partials and atomic() updates
+// with it, ints and floats, against plain loops.
+TEST(RFactor, SubtractingUpdates) {
+    const int N = 1001, R = 5, B = 37;
+    Buffer<int> d({N, R}, "d");
+    fill_random(d, -9, 9, 44);
+    Buffer<float> df({N}, "df");
+    fill_random(df, -1, 1, 45);
+    Var y("y"), u("u"), x("x");
+    RVar ko("ko"), ki("ki");
+    RDom k(0, N, "k");
+    Func f("f");
+    f(y) = 3;
+    f(y) -= d(k, y);
+    f.update().split(k, ko, ki, 4).rfactor(ki, u).compute_root().vectorize(u);
+    Buffer<int> out = f.realize({R});
+    for (int j = 0; j < R; j++) {
+        int want = 3;
+        for (int i = 0; i < N; i++)
+            want -= d(i, j);
+        EXPECT_EQ(out(j), want) << j;
+    }
+    Func g("g");
+    RDom r(0, N, "r");
+    g() = 0.5f;
+    g() -= df(r);
+    g.update().split(r, ko, ki, 8).rfactor(ko, u).compute_root().parallel(u);
+    Buffer<float> gs = g.realize({});
+    double want = 0.5;
+    for (int i = 0; i < N; i++)
+        want -= df(i);
+    EXPECT_NEAR(gs(), want, 1e-3);
+    Func h("h");
+    RDom q(0, N, "q");
+    h(x) = 0;
+    h(clamp(d(q, 0) * 3 + 18, 0, B - 1)) -= d(q, 1);
+    h.update().atomic().split(q, ko, ki, 100).parallel(ko);
+    Buffer<int> hist = h.realize({B});
+    std::vector<int> bins(B, 0);
+    for (int i = 0; i < N; i++)
+        bins[std::clamp(d(i, 0) * 3 + 18, 0, B - 1)] -= d(i, 1);
+    for (int b = 0; b < B; b++)
+        EXPECT_EQ(hist(b), bins[b]) << b;
+}
+
 // A where() that reads the input at the reduction variable, which a split of a length the
 // factor does not divide carries past the domain: the partials test the split's tail first.
 TEST(RFactor, WhereReadingTheInputUnderASplitTail) {

@@ -177,6 +177,57 @@ TEST(CompileErrors, NamesWithReservedCharacters) {
     EXPECT_EQ(message_of<CompileError>([&] { Func f("_ok_Name_2"); }), "no exception");
 }
 
+// A name AICF gives an unnamed object is never one the user chose: a Buffer named like the
+// next unnamed one ("b18" after an unnamed b17) keeps its own values. A user name given after
+// AICF handed it out still clashes, and the message says so.
+TEST(CompileErrors, GeneratedNamesAvoidTheUsersNames) {
+    Buffer<int> first({5});
+    const std::string prefix = first.name().substr(0, 1);
+    const int n = std::stoi(first.name().substr(1));
+    const std::string next = prefix + std::to_string(n + 1), after = prefix + std::to_string(n + 2);
+    Buffer<int> mine({5}, next);
+    Param<int> p_mine(after);
+    Buffer<int> second({5});
+    EXPECT_NE(second.name(), next);
+    for (int i = 0; i < 5; i++) {
+        first(i) = i + 1;
+        mine(i) = 10 * (i + 3);
+        second(i) = 1000 * (i + 7);
+    }
+    Var x("x");
+    Func sum("sum_of_three");
+    sum(x) = first(x) + mine(x) + second(x) + p_mine;
+    p_mine.set(5);
+    Buffer<int> out = sum.realize({5});
+    for (int i = 0; i < 5; i++)
+        EXPECT_EQ(out(i), (i + 1) + 10 * (i + 3) + 1000 * (i + 7) + 5) << i;
+
+    Func unnamed;
+    unnamed(x) = x * 2;
+    Func late(unnamed.name());
+    late(x) = unnamed(x) + 1;
+    std::string msg = message_of<CompileError>([&] { late.realize({4}); });
+    EXPECT_CONTAINS(msg, "Two different Funcs are both named " + unnamed.name());
+    EXPECT_CONTAINS(msg, "One of them was made without a name and given " + unnamed.name() +
+                             " by AICF before the other was named so");
+}
+
+// cast and reinterpret to a type AICF has no values of (a typo such as Int(7)) are refused
+// where they are written; they used to compile on the CPU and fail in the simulator or LLVM.
+TEST(CompileErrors, CastToATypeThatDoesNotExist) {
+    Buffer<float> in({4}, "in");
+    Var x("x");
+    for (Type t :
+         {Float(8), Int(7), BFloat(32), Float(128), UInt(0), Int(128), Float(24), Int(32, 0)}) {
+        std::string msg = message_of<CompileError>([&] { Expr e = cast(t, in(x)); });
+        EXPECT_CONTAINS(msg, "which is no type of AICF. Values are bool, int8 to int64") << t;
+    }
+    EXPECT_CONTAINS(message_of<CompileError>([&] { Expr e = reinterpret(Int(4, 8), in(x)); }),
+                    "reinterpret of in(x) to ");
+    EXPECT_EQ(message_of<CompileError>([&] { Expr e = cast(BFloat(16), in(x)); }), "no exception");
+    EXPECT_EQ(message_of<CompileError>([&] { Expr e = cast(UInt(1), x); }), "no exception");
+}
+
 TEST(CompileErrors, IntegerLiteralMustFit) {
     Buffer<uint8_t> in(4);
     Var x("x");
@@ -448,6 +499,18 @@ TEST(RuntimeErrors, AnOutputTooSmallSaysWhy) {
     msg = message_of<RuntimeError>([&] { hist.realize({100}); });
     EXPECT_CONTAINS(msg, "Buffer hist is too small: dimension 0 must cover [0, 255], but it "
                          "covers [0, 99]. An update of hist writes at points other than its own");
+    EXPECT_EQ(msg.find("whole tiles"), std::string::npos) << msg;
+    // A Func with an update whose points lie inside, and a pure stage split wider than the
+    // output: the split is named, not the update.
+    Func q("q");
+    RDom three(0, 3, "three");
+    q(x) = x;
+    q(three) += 1;
+    q.split(x, Var("qo"), Var("qi"), 32);
+    msg = message_of<RuntimeError>([&] { q.realize({29}); });
+    EXPECT_CONTAINS(msg, "Buffer q is too small: dimension 0 must cover [-3, 28], but it covers "
+                         "[0, 28]. The schedule of q writes whole tiles");
+    EXPECT_EQ(msg.find("An update of q"), std::string::npos) << msg;
     // align_bounds on an output: the cause is named, not a split it does not have; its
     // wrapper as the output runs.
     Func al("al");
@@ -740,6 +803,76 @@ TEST(ScheduleErrors, StackStorageOverOneMebibyte) {
 }
 
 // r.y, r.z and r.w of an RDom with fewer dimensions say so.
+// A where() that reads the Func it reduces: "add while the running sum is below 50" runs
+// serially, in order (checked against the loop); a schedule that would run its steps at once
+// or in another order is refused, and so is a read at another pure point, as on the right
+// side. where() after a definition used the RDom is refused.
+TEST(AlgorithmErrors, WherePredicatesThatReadTheirOwnFunc) {
+    const int W = 200, H = 3;
+    Buffer<int> in({W, H}, "in");
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++)
+            in(i, j) = (i * 7 + j * 3) % 5 + 1;
+    Var y("y");
+    RVar ro("ro"), ri("ri");
+    auto running = [&](Func &f, RDom &k) {
+        f(y) = 0;
+        k.where(f(y) < 50);
+        f(y) += in(k.x, y) * (k.y + 1);
+    };
+    {
+        Func f("running");
+        RDom k(0, W, 0, 2, "k");
+        running(f, k);
+        Buffer<int> out = f.realize({H});
+        for (int j = 0; j < H; j++) {
+            int s = 0;
+            for (int b = 0; b < 2; b++)
+                for (int a = 0; a < W; a++)
+                    if (s < 50) s += in(a, j) * (b + 1);
+            EXPECT_EQ(out(j), s) << j;
+        }
+    }
+    {
+        Func f("running");
+        RDom k(0, W, 0, 2, "k");
+        running(f, k);
+        f.update().atomic().split(k.x, ro, ri, 16).parallel(ro);
+        EXPECT_CONTAINS(message_of<CompileError>([&] { f.realize({H}); }),
+                        "In the schedule of running.update(0), the where() predicate of its "
+                        "RDom reads running, so each step depends on the steps before it, and "
+                        "atomic() would let the steps run at once: keep its reduction loops "
+                        "serial and in their order");
+    }
+    {
+        Func f("running");
+        RDom k(0, W, 0, 2, "k");
+        running(f, k);
+        f.update().reorder(k.y, k.x, y);
+        EXPECT_CONTAINS(message_of<CompileError>([&] { f.realize({H}); }),
+                        "but a reorder changes the order of its reduction loops");
+    }
+    // The predicate reads the Func at x - 1.
+    Buffer<int> ones({4}, "ones");
+    for (int i = 0; i < 4; i++)
+        ones(i) = i % 2 + 1;
+    Var x("x");
+    Func g("g");
+    RDom r(0, 4, "r");
+    g(x) = in(x, 0);
+    r.where(g(max(x - 1, 0)) < 6);
+    EXPECT_CONTAINS(message_of<CompileError>([&] { g(x) = g(x) + ones(r); }),
+                    "the where() predicate of its RDom reads g(max((x - 1), 0)): argument 0 "
+                    "must be the pure variable x");
+    // where() after a definition used the RDom.
+    Func h("h");
+    RDom late(0, 4, "late");
+    h() = 0;
+    h() += ones(late);
+    EXPECT_CONTAINS(message_of<CompileError>([&] { late.where(late > 1); }),
+                    "RDom late is already used by a definition, so where() comes too late");
+}
+
 TEST(AlgorithmErrors, RVarPastTheDimensionsOfItsRDom) {
     RDom r(0, 3, "r");
     Var x("x");

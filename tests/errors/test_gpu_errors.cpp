@@ -147,7 +147,7 @@ TEST(GPUScheduleErrors, FourLoopsOnThreadsOfOneStage) {
     f(x, y) = x + y;
     f.split(x, xo, xi, 4).split(y, yo, yi, 4).gpu_blocks(yo).gpu_threads(xi, xo, yi);
     // Three thread loops are a block's three dimensions; a fourth has nowhere to go.
-    f.gpu_threads(yo);
+    f.serial(yo).gpu_threads(yo);
     std::string msg = message_of<CompileError>([&] { f.realize({16, 16}, gpu_target); });
     EXPECT_CONTAINS(msg, "the loop yo is the fourth loop mapped onto GPU threads");
     EXPECT_CONTAINS(msg, "three dimensions (x, y, z)");
@@ -555,6 +555,14 @@ TEST(GPUScheduleErrors, VectorizeALoopMappedToTheGPU) {
                          "not both.");
     msg = message_of<CompileError>([&] { f.unroll(bx); });
     EXPECT_CONTAINS(msg, "unroll(bx) names a loop already mapped to GPU blocks (gpu_blocks)");
+    // Nor does a loop move between blocks, threads and lanes by a second mapping.
+    msg = message_of<CompileError>([&] { f.gpu_threads(bx); });
+    EXPECT_CONTAINS(msg, "In the schedule of f, gpu_threads(bx) names a loop already mapped to "
+                         "GPU blocks (gpu_blocks): a loop runs on one of them. Split bx");
+    msg = message_of<CompileError>([&] { f.gpu_blocks(ty); });
+    EXPECT_CONTAINS(msg, "gpu_blocks(ty) names a loop already mapped to GPU threads");
+    EXPECT_EQ(message_of<CompileError>([&] { f.gpu_threads(tx).serial(by).gpu_blocks(by); }),
+              "no exception");
     // No split makes the CPU's threads run inside a kernel: parallel is refused either way.
     for (int factor : {0, 4}) {
         msg = message_of<CompileError>([&] { factor ? f.parallel(tx, factor) : f.parallel(tx); });
@@ -1048,4 +1056,27 @@ TEST(GPURuntimeErrors, RegionsInsideKernelsPastTheInt32Coordinates) {
     out.copy_to_host();
     for (int i = 0; i < 32; i++)
         ASSERT_EQ(out(MX - 70 + i), (int64_t(MX) - 70 + i + 30) / 2) << i;
+}
+
+// A where() reading the Func it reduces makes each step depend on the ones before: its
+// reduction loop cannot run on lanes (each lane would test its own partial sum).
+TEST(GPUScheduleErrors, SelfReadingWhereOnLanes) {
+    Buffer<int> in({200, 4}, "in");
+    for (int j = 0; j < 4; j++)
+        for (int i = 0; i < 200; i++)
+            in(i, j) = (i * 7 + j * 3) % 5 + 1;
+    Var y("y"), yo("yo"), yi("yi");
+    RVar ro("ro"), lane("lane");
+    Func f("f"), out("out");
+    RDom k(0, 200, "k");
+    f(y) = 0;
+    k.where(f(y) < 50);
+    f(y) += in(k, y);
+    out(y) = f(y);
+    out.split(y, yo, yi, 2).gpu_blocks(yo).gpu_threads(yi);
+    f.compute_at(out, yi);
+    f.update().split(k, ro, lane, 32).gpu_lanes(lane);
+    EXPECT_CONTAINS(message_of<CompileError>([&] { out.realize({4}, gpu_target); }),
+                    "the where() predicate of its RDom reads f, so each step depends on the "
+                    "steps before it, but the reduction loop lane runs on GPU lanes");
 }
