@@ -1295,10 +1295,14 @@ TEST(RFactor, SeveralIntermediatesOfOneFunc) {
     EXPECT_EQ(first.name(), "total_intm");
     EXPECT_EQ(second.name(), "total_intm2");
     Buffer<int> out = total.realize({R});
-    for (int j = 0; j < R; j++) {
-        int64_t want = 1;
+    auto row_sum = [&](int j) {
+        int64_t s = 0;
         for (int i = 0; i < N; i++)
-            want += in(i, j);
+            s += in(i, j);
+        return s;
+    };
+    for (int j = 0; j < R; j++) {
+        int64_t want = 1 + row_sum(j);
         for (int i = 0; i < N; i++)
             want = std::max<int64_t>(want, 3 * in(i, j));
         EXPECT_EQ(out(j), want) << j;
@@ -1314,12 +1318,8 @@ TEST(RFactor, SeveralIntermediatesOfOneFunc) {
     inner.compute_root();
     outer.compute_root();
     Buffer<int> sums = twice.realize({R});
-    for (int j = 0; j < R; j++) {
-        int want = 0;
-        for (int i = 0; i < N; i++)
-            want += in(i, j);
-        EXPECT_EQ(sums(j), want) << j;
-    }
+    for (int j = 0; j < R; j++)
+        EXPECT_EQ(sums(j), row_sum(j)) << j;
     // The new variable may not take the name of a loop that stays.
     Func clash("clash");
     RDom c(0, N, "c");
