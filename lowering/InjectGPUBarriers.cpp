@@ -31,8 +31,14 @@ struct Access {
     // A write of a pure definition to a buffer: it gives each point the one value the Func
     // has there, so two such writes never need ordering (recomputed points agree).
     bool pure_write = false;
+    // The read or the write of an atomic update (its AtomicOp; -1 for others). Atomic updates
+    // with one operation may run in any order between threads: no barrier between them.
+    int atomic_op = -1;
     bool same_element_in_each_thread(const Access &o) const {
         return index.defined() && o.index.defined() && equal(index, o.index);
+    }
+    bool unordered(const Access &o) const {
+        return same_element_in_each_thread(o) || (atomic_op >= 0 && atomic_op == o.atomic_op);
     }
 };
 
@@ -49,13 +55,13 @@ struct Accesses {
         auto any = [](const std::vector<Access> &a, const std::vector<Access> &b) {
             for (const Access &x : a)
                 for (const Access &y : b)
-                    if (x.storage == y.storage && !x.same_element_in_each_thread(y)) return true;
+                    if (x.storage == y.storage && !x.unordered(y)) return true;
             return false;
         };
         auto any_unordered_writes = [](const std::vector<Access> &a, const std::vector<Access> &b) {
             for (const Access &x : a)
                 for (const Access &y : b)
-                    if (x.storage == y.storage && !x.same_element_in_each_thread(y) &&
+                    if (x.storage == y.storage && !x.unordered(y) &&
                         !(x.pure_write && y.pure_write))
                         return true;
             return false;
@@ -351,8 +357,32 @@ private:
                 if (access(op->name, op->index, a)) acc.reads.push_back(a);
             }
             void visit(const Store *op) override {
-                IRVisitor::visit(op);
+                // An atomic update reads the point it writes within the atomic operation.
+                const Call *update = op->value.as<Call>();
+                const Load *current = nullptr;
+                int atomic_op = -1;
+                if (update && update->is_intrinsic(Intrinsic::atomic_update) &&
+                    update->args.size() == 3) {
+                    current = update->args[2].as<Load>();
+                    if (auto k = as_const_int(update->args[0])) atomic_op = int(*k);
+                }
+                if (current && atomic_op >= 0 && current->name == op->name) {
+                    update->args[1].accept(this);
+                    current->index.accept(this);
+                    if (current->predicate.defined()) current->predicate.accept(this);
+                    op->index.accept(this);
+                    if (op->predicate.defined()) op->predicate.accept(this);
+                    Access r;
+                    if (access(current->name, current->index, r)) {
+                        r.atomic_op = atomic_op;
+                        acc.reads.push_back(r);
+                    }
+                } else {
+                    atomic_op = -1;
+                    IRVisitor::visit(op);
+                }
                 Access a;
+                a.atomic_op = atomic_op;
                 if (!access(op->name, op->index, a)) return;
                 if (!loops.empty() && !ib.shared.count(op->name)) {
                     LoopNameParts stage = parse_loop_name(loops.back());

@@ -3,6 +3,8 @@
 
 #include "GPUTarget.h"
 #include "Reference.h"
+#include "ScopedEnv.h"
+#include "backends/sim/Profile.h"
 
 #include <gtest/gtest.h>
 
@@ -74,6 +76,36 @@ TEST(GPUAtomics, PartialHistogramsInSharedMemory) {
     std::string ptx = hist.ptx(Target("host-cuda-sm_80"));
     EXPECT_NE(ptx.find("atom.shared.add.u32"), std::string::npos) << ptx;
     EXPECT_NE(ptx.find("atom.global.add.u32"), std::string::npos) << ptx;
+}
+
+// A block's histogram in shared memory, its threads adding 128 elements a step with atomics:
+// atomic adds need no barrier between the steps, only around the whole (they waited for one
+// at every step: 158 barriers for 157 steps).
+TEST(GPUAtomics, SharedHistogramStepsNeedNoBarriers) {
+    const int M = 20001, B = 29;
+    Buffer<int> d({M}, "d");
+    for (int i = 0; i < M; i++)
+        d(i) = (i * 37) % 200 - 60;
+    Var x("x"), xo("xo"), xi("xi");
+    RVar ko("ko"), ki("ki");
+    RDom r(0, M, "r");
+    Func h("h"), out("out");
+    h(x) = 0;
+    h(clamp(d(r) / 3, 0, B - 1)) += 1;
+    out(x) = h(x);
+    out.bound(x, 0, 32).split(x, xo, xi, 32).gpu_blocks(xo).gpu_threads(xi);
+    h.compute_at(out, xo).store_in(MemoryType::GPUShared).bound(x, 0, 32).gpu_threads(x);
+    h.update().atomic().split(r, ko, ki, 128).gpu_threads(ki);
+    aicf_test::ScopedEnv sim("AICF_DEVICE", "sim");
+    backends::sim::ProfileRecorder recorder;
+    Buffer<int> o = out.realize({32}, gpu_target);
+    std::vector<int> want(32, 0);
+    for (int i = 0; i < M; i++)
+        want[size_t(std::min(std::max(d(i) / 3, 0), B - 1))]++;
+    for (int i = 0; i < 32; i++)
+        EXPECT_EQ(o(i), want[size_t(i)]) << i;
+    ASSERT_EQ(recorder.launches().size(), 1u);
+    EXPECT_LE(recorder.launches()[0].barriers, 3) << recorder.launches()[0].to_string();
 }
 
 // A reduction over all the blocks: each thread adds its elements with atomics, in float,
