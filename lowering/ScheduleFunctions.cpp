@@ -233,9 +233,23 @@ Stmt build_stage(const Function &f, int stage) {
             }
         };
         split_and(d.rdom.predicate());
-        for (auto it = conjuncts.rbegin(); it != conjuncts.rend(); ++it)
-            body =
-                IfThenElse::make(substitute(loop_vars, share_repeated_subexpressions(*it)), body);
+        for (size_t i = conjuncts.size(); i-- > 0;) {
+            Expr c = substitute(loop_vars, share_repeated_subexpressions(conjuncts[i]));
+            bool reads_self = false;
+            visit_each_distinct<Call>(c, [&](const Call *call) {
+                reads_self =
+                    reads_self || (call->call_type == Call::Func && call->name == f.name());
+            });
+            if (!reads_self) {
+                body = IfThenElse::make(c, body);
+                continue;
+            }
+            // A test that reads the Func itself is taken once, before any element is written:
+            // vectorized, the guard becomes a predicate on each store, and element 1's would
+            // otherwise see element 0 already updated.
+            const std::string name = loop_name(f.name(), stage, "where" + std::to_string(i));
+            body = LetStmt::make(name, c, IfThenElse::make(Variable::make(c.type(), name), body));
+        }
     }
     // The guards of the splits around the predicate: it may read what exists only for the
     // points they let through (where(in(r.x) > 0) with r.x split GuardWithIf).

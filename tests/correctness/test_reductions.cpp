@@ -141,6 +141,39 @@ TEST(Reduction, WhereOnNarrowSignedValues) {
     EXPECT_EQ(o(), want);
 }
 
+// A Tuple update whose where() reads an element of the Func itself (a running sum and its
+// count, stopping at 40): vectorized, the test is taken once per step, before either element
+// is written (the count came out one too low in every row).
+TEST(Reduction, TupleUpdateWhereReadsItsOwnElement) {
+    const int N = 37, M = 9;
+    Buffer<float> in({N, M}, "in");
+    fill_random(in, 0, 10, 40);
+    for (int vec : {0, 4, 8}) {
+        Var y("y");
+        Func f("running");
+        RDom r(0, N, "r");
+        f(y) = Tuple(0.0f, 0);
+        r.where(f(y)[0] < 40.0f);
+        f(y) = Tuple(f(y)[0] + in(r, y), f(y)[1] + 1);
+        if (vec) f.update().vectorize(y, vec);
+        Realization out = f.realize({M});
+        Buffer<float> sums = out[0];
+        Buffer<int> counts = out[1];
+        for (int j = 0; j < M; j++) {
+            float s = 0;
+            int n = 0;
+            for (int k = 0; k < N; k++) {
+                if (s < 40.0f) {
+                    s += in(k, j);
+                    n++;
+                }
+            }
+            EXPECT_EQ(sums(j), s) << j << " vector " << vec;
+            EXPECT_EQ(counts(j), n) << j << " vector " << vec;
+        }
+    }
+}
+
 // An update runs over its whole RDom, as in Halide, whichever dimensions it names: in(r.x)
 // over a 3 x 5 RDom adds each value 5 times; a where() on the dimension the update does not
 // name still selects its points. Update and inline forms, against plain loops.
