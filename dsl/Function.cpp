@@ -403,6 +403,8 @@ void Function::define_update(const std::vector<Expr> &args, const std::vector<Ex
     if (!uses.rdoms.empty()) {
         d.rdom = uses.rdoms[0];
         d.rdom.mark_used();
+        if (d.rdom.predicate().defined())
+            d.rdom.set_predicate(weaken_calls_to(d.rdom.predicate(), contents.get()));
     }
     // Loops: reduction variables inside pure variables, as written. The update runs over the
     // whole RDom, including dimensions it does not mention (s() += in(r.x) over a 3 x 5 RDom

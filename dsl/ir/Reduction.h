@@ -37,6 +37,9 @@ public:
     // Once a definition uses the domain, where() is refused: the definition was checked
     // with the predicate it had.
     void mark_used() { contents->used = true; }
+    // The predicate, rewritten by its user (a definition that holds its own Func weakly in
+    // it: a where() reading the Func it reduces would otherwise keep both alive forever).
+    void set_predicate(Expr p) { contents->predicate = std::move(p); }
     bool used() const { return contents->used; }
     bool same_as(const ReductionDomain &o) const { return contents.same_as(o.contents); }
     const ReductionDomainContents *get() const { return contents.get(); }
