@@ -80,6 +80,18 @@ private:
     std::set<int> final_ids;
 };
 
+// Whether e (undefined: no) reads the Func `name`. Each shared subexpression once: a
+// predicate that uses a step twice is a tree exponentially larger than its graph.
+bool reads_func(const Expr &e, const std::string &name) {
+    bool found = false;
+    if (e.defined()) {
+        visit_each_distinct<Call>(e, [&](const Call *c) {
+            found = found || (c->call_type == Call::Func && c->name == name);
+        });
+    }
+    return found;
+}
+
 void check_self_dependent_update(const Function &f, int stage, const Definition &d);
 std::vector<Expr> atomic_values(const Function &f, int stage, const std::vector<Expr> &args,
                                 const std::vector<Expr> &values);
@@ -235,12 +247,7 @@ Stmt build_stage(const Function &f, int stage) {
         split_and(d.rdom.predicate());
         for (size_t i = conjuncts.size(); i-- > 0;) {
             Expr c = substitute(loop_vars, share_repeated_subexpressions(conjuncts[i]));
-            bool reads_self = false;
-            visit_each_distinct<Call>(c, [&](const Call *call) {
-                reads_self =
-                    reads_self || (call->call_type == Call::Func && call->name == f.name());
-            });
-            if (!reads_self) {
+            if (!reads_func(c, f.name())) {
                 body = IfThenElse::make(c, body);
                 continue;
             }
@@ -430,21 +437,11 @@ Stmt build_stage(const Function &f, int stage) {
 // partial results.
 void check_self_dependent_update(const Function &f, int stage, const Definition &d) {
     if (!d.rdom.defined()) return;
-    auto reads = [&](const Expr &e) {
-        bool found = false;
-        if (e.defined()) {
-            // (Each shared subexpression once: a predicate that uses a step twice is a tree
-            // exponentially larger than its graph.)
-            visit_each_distinct<Call>(e, [&](const Call *c) {
-                found = found || (c->call_type == Call::Func && c->name == f.name());
-            });
-        }
-        return found;
-    };
     std::string what;
-    if (reads(d.rdom.predicate())) what = "the where() predicate of its RDom reads " + f.name();
+    if (reads_func(d.rdom.predicate(), f.name()))
+        what = "the where() predicate of its RDom reads " + f.name();
     for (size_t i = 0; i < d.args.size() && what.empty(); i++) {
-        if (reads(d.args[i]))
+        if (reads_func(d.args[i], f.name()))
             what = "the point it writes depends on " + f.name() + " (argument " +
                    std::to_string(i) + ", " + to_string(d.args[i]) + ")";
     }
