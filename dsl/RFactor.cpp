@@ -118,6 +118,20 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     user_assert(red.has_value()) << where << ": AICF cannot tell that this update is associative. "
                                  << "rfactor recognizes " << associative_forms(func.name()) << ".";
 
+    // A where() test that reads the Func ("add while the sum is below 50") depends on every
+    // step before it, so the steps cannot be split into partials.
+    bool test_reads_func = false;
+    if (d.rdom.predicate().defined()) {
+        visit_each_distinct<Call>(d.rdom.predicate(), [&](const Call *c) {
+            test_reads_func = test_reads_func || c->name == func.name();
+        });
+    }
+    user_assert(!test_reads_func)
+        << where << ": the update's where() test reads " << func.name()
+        << " itself, so each step depends on every step before it and the reduction cannot be "
+        << "split into partials. rfactor needs a where() that does not read " << func.name()
+        << "; without rfactor the update runs serially, in order.";
+
     // The reduction variables that stay reductions in the intermediate, and those that
     // become pure variables there.
     std::map<std::string, std::string> to_pure;
@@ -154,6 +168,9 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
         user_assert(in_domain()) << where << ": " << p.first.name()
                                  << " is not a reduction variable of "
                                  << "this update, nor a loop made by splitting one.";
+        user_assert(!to_pure.count(p.first.name()))
+            << where << ": " << p.first.name() << " is named twice. Preserve each reduction "
+            << "variable once, with one new Var.";
         for (const std::string &a : func.args()) {
             user_assert(a != p.second.name())
                 << where << ": the new variable " << p.second.name() << " is already a variable of "

@@ -49,7 +49,7 @@ Box constrain_region(const Function &f, const Box &needed, std::vector<Stmt> &ch
                 Call::make(Int(32), Intrinsic::runtime_error,
                            {make_const(Int(32), int64_t(RuntimeErrorKind::FuncBoundTooSmall)),
                             StringImm::make(f.name()), make_const(Int(32), int64_t(d)),
-                            needed[d].min, needed[d].max, mn, mx},
+                            needed[d].min, needed[d].max, mn, mx, make_zero(Int(32))},
                            Call::Intrinsic);
             checks.push_back(AssertStmt::make(simplify(inside), msg));
             box[d] = Interval(simplify(mn), simplify(mx));
@@ -83,6 +83,28 @@ Box constrain_region(const Function &f, const Box &needed, std::vector<Stmt> &ch
         }
     }
     return box;
+}
+
+// Asserts that what f's update definitions write and read, `region`, lies inside each fixed
+// bound() of f, and makes the pure definition's region exactly the bound (its storage is the
+// bound: see the Realize visitor).
+void keep_updates_inside_bounds(const Function &f, Box &region, std::vector<Stmt> &checks) {
+    for (const RegionConstraint &c : f.schedule().region_constraints) {
+        if (!c.extent.defined()) continue;
+        size_t d = std::find(f.args().begin(), f.args().end(), c.var) - f.args().begin();
+        Expr mn = c.min, mx = Sub::make(Add::make(c.min, c.extent), make_one(Int(32)));
+        Expr inside = simplify(make_and(LE::make(mn, region[d].min), GE::make(mx, region[d].max)));
+        if (!is_true(inside)) {
+            Expr msg =
+                Call::make(Int(32), Intrinsic::runtime_error,
+                           {make_const(Int(32), int64_t(RuntimeErrorKind::FuncBoundTooSmall)),
+                            StringImm::make(f.name()), make_const(Int(32), int64_t(d)),
+                            region[d].min, region[d].max, mn, mx, make_one(Int(32))},
+                           Call::Intrinsic);
+            checks.push_back(AssertStmt::make(inside, msg));
+        }
+        region[d] = Interval(simplify(mn), simplify(mx));
+    }
 }
 
 // Asserts that each dimension of `region` spans at most 2^31 - 1 points, in 64 bits: its
@@ -370,6 +392,7 @@ private:
         std::vector<Stmt> checks;
         box = constrain_region(*f, box, checks);
         Box region = update_region(*f, stage_stmts(produce), box);
+        keep_updates_inside_bounds(*f, region, checks);
         check_spans(*f, region, checks);
         if (loop_depth == 0) check_range(*f, region, checks);
         Stmt s = Block::make(produce, ProducerConsumer::make_consume(f->name(), consume_body));

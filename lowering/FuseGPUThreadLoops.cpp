@@ -79,17 +79,25 @@ private:
 
     // A value loaded for stores that now run on thread 0 only (a Tuple's values, loaded from
     // shared memory where a reduction left them) is loaded there too: loaded by every thread,
-    // it would race with the thread that wrote it before the block's next barrier.
+    // it would race with the thread that wrote it before the block's next barrier. (Not when
+    // the test reads the value: a where() test bound before the stores it guards.)
     Stmt visit(const LetStmt *op) override {
         Stmt body = mutate(op->body);
         Expr cond;
         std::vector<Stmt> guarded;
         bool loads = false;
         visit_each<Load>(op->value, [&](const Load *) { loads = true; });
-        if (loads && only_under_one_test(body, cond, guarded))
+        if (loads && only_under_one_test(body, cond, guarded) && !uses_var(cond, op->name))
             return IfThenElse::make(cond, LetStmt::make(op->name, op->value, Block::make(guarded)));
         if (body.same_as(op->body)) return op;
         return LetStmt::make(op->name, op->value, body);
+    }
+
+    static bool uses_var(const Expr &e, const std::string &name) {
+        bool uses = false;
+        visit_each_distinct<Variable>(e,
+                                      [&](const Variable *v) { uses = uses || v->name == name; });
+        return uses;
     }
 
     // Whether s is one or more tests of the same condition without else branches (what

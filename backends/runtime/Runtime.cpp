@@ -225,7 +225,12 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
         break;
     case ir::RuntimeErrorKind::FuncBoundTooSmall:
         s << "Func " << n << " is bound to [" << v[3] << ", " << v[4] << "] in dimension " << v[0]
-          << ", but its consumers need [" << v[1] << ", " << v[2] << "].";
+          << ", but " << (v[5] ? "its update definitions write and read" : "its consumers need")
+          << " [" << v[1] << ", " << v[2] << "].";
+        if (v[5]) {
+            s << " Its storage and the points its pure definition computes are exactly the "
+              << "bound: bound it to cover what the updates reach, or keep their points inside.";
+        }
         break;
     case ir::RuntimeErrorKind::FuncRegionTooLarge:
         s << "Func " << n << ": align_bounds rounds its region in dimension " << v[0]

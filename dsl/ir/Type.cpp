@@ -1,7 +1,10 @@
 #include "dsl/ir/Type.h"
 
+#include "dsl/base/Error.h"
+
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 namespace aicf {
 namespace ir {
@@ -64,28 +67,41 @@ bool Type::can_represent(Type o) const {
     return false;
 }
 
+namespace {
+
+const char *code_name(TypeCode c) {
+    switch (c) {
+    case TypeCode::Int:
+        return "int";
+    case TypeCode::UInt:
+        return "uint";
+    case TypeCode::Float:
+        return "float";
+    case TypeCode::BFloat:
+        return "bfloat";
+    case TypeCode::Handle:
+        return "handle";
+    }
+    return "?";
+}
+
+} // namespace
+
+void type_out_of_range(TypeCode code, int bits, int lanes) {
+    throw CompileError(
+        std::string("There is no type ") + code_name(code) + std::to_string(bits) +
+        (lanes != 1 ? "x" + std::to_string(lanes) : std::string()) +
+        ": a type is at most 255 bits wide with 0 to 65535 lanes, and values exist of bool, "
+        "(u)int8, 16, 32 and 64, float16, 32 and 64, and bfloat16, in vectors of up to 65535 "
+        "lanes.");
+}
+
 std::string to_string(Type t) {
     std::string s;
     if (t.is_bool()) {
         s = "bool";
     } else {
-        switch (t.code) {
-        case TypeCode::Int:
-            s = "int";
-            break;
-        case TypeCode::UInt:
-            s = "uint";
-            break;
-        case TypeCode::Float:
-            s = "float";
-            break;
-        case TypeCode::BFloat:
-            s = "bfloat";
-            break;
-        case TypeCode::Handle:
-            s = "handle";
-            break;
-        }
+        s = code_name(t.code);
         if (t.code != TypeCode::Handle) s += std::to_string(t.bits);
     }
     if (t.lanes > 1) s += "x" + std::to_string(t.lanes);

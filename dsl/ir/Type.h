@@ -15,6 +15,9 @@ namespace ir {
 
 enum class TypeCode : uint8_t { Int, UInt, Float, BFloat, Handle };
 
+// Refuses a width or lane count that a Type cannot hold (a CompileError that names it).
+[[noreturn]] void type_out_of_range(TypeCode code, int bits, int lanes);
+
 struct Type {
     TypeCode code = TypeCode::Int;
     uint8_t bits = 32;
@@ -22,7 +25,9 @@ struct Type {
 
     constexpr Type() = default;
     constexpr Type(TypeCode c, int b, int l = 1)
-        : code(c), bits(static_cast<uint8_t>(b)), lanes(static_cast<uint16_t>(l)) {}
+        : code(c), bits(static_cast<uint8_t>(b)), lanes(static_cast<uint16_t>(l)) {
+        if (b < 0 || b > 255 || l < 0 || l > 65535) type_out_of_range(c, b, l);
+    }
 
     bool is_int() const { return code == TypeCode::Int; }
     bool is_uint() const { return code == TypeCode::UInt; }

@@ -228,6 +228,21 @@ TEST(CompileErrors, CastToATypeThatDoesNotExist) {
     EXPECT_EQ(message_of<CompileError>([&] { Expr e = cast(UInt(1), x); }), "no exception");
 }
 
+// A width or lane count a Type cannot hold is refused where the Type is made: Int(264) used to
+// become int8 and Float(32, 65537) a float32 of 1 lane before cast() could check them.
+TEST(CompileErrors, TypeWiderThanATypeCanHold) {
+    for (auto make : std::vector<std::function<Type()>>{
+             [] { return Int(264); }, [] { return Float(32, 65537); }, [] { return UInt(-8); },
+             [] { return Int(32, -1); }, [] { return BFloat(16).with_lanes(1 << 20); }}) {
+        EXPECT_CONTAINS(message_of<CompileError>([&] { make(); }), "There is no type ");
+    }
+    EXPECT_CONTAINS(message_of<CompileError>([] { Int(264); }), "There is no type int264: a type "
+                                                                "is at most 255 bits wide");
+    EXPECT_CONTAINS(message_of<CompileError>([] { Float(32, 65537); }),
+                    "There is no type float32x65537");
+    EXPECT_EQ(to_string(Float(32, 65535)), "float32x65535");
+}
+
 TEST(CompileErrors, IntegerLiteralMustFit) {
     Buffer<uint8_t> in(4);
     Var x("x");
@@ -251,6 +266,43 @@ TEST(RuntimeErrors, InputTooSmallNamesBufferAndDimension) {
     EXPECT_CONTAINS(
         msg, "Buffer input is too small: dimension 0 must cover [1, 10], but it covers [0, 9]");
     EXPECT_CONTAINS(msg, "It is read by Func f; its definition and schedule decide how far");
+}
+
+// A bound() of an intermediate fixes its storage, so what its updates write must lie inside
+// it. A scan up to a Param n past the bound wrote into the next row (every row after the
+// first wrong) and past the storage's end, silently; inside the bound it is exact.
+TEST(RuntimeErrors, UpdatesOfABoundIntermediateStayInsideTheBound) {
+    const int W = 53, H = 5;
+    Buffer<int> in({W + 20, H}, "in");
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W + 20; i++)
+            in(i, j) = (i * 37 + j * 11) % 201 - 100;
+    Var x("x"), y("y");
+    Param<int> n("n");
+    Func f("f"), out("out");
+    RDom r(1, n, "r");
+    f(x, y) = in(x, y);
+    f(r, y) = f(r - 1, y) + in(r, y);
+    out(x, y) = f(x, y);
+    f.compute_root().bound(x, 0, W);
+    for (int last : {W - 5, W - 1}) {
+        n.set(last);
+        Buffer<int> o = out.realize({W, H});
+        for (int j = 0; j < H; j++) {
+            int64_t sum = 0;
+            for (int i = 0; i < W; i++) {
+                sum = i <= last ? sum + in(i, j) : in(i, j);
+                ASSERT_EQ(o(i, j), sum) << "n " << last << " at " << i << ", " << j;
+            }
+        }
+    }
+    n.set(W + 7);
+    EXPECT_CONTAINS(message_of<RuntimeError>([&] {
+                        out.realize({W, H});
+                    }),
+                    "Func f is bound to [0, 52] in dimension 0, but its update definitions write "
+                    "and read [0, 60]. Its storage and the points its pure definition computes "
+                    "are exactly the bound");
 }
 
 TEST(RuntimeErrors, WrongBufferType) {
@@ -779,6 +831,30 @@ TEST(ScheduleErrors, RFactorOfAnArgmaxWithoutItsIndexNeedsConsecutiveRuns) {
                     "changes the order of the reduction loops (outermost first) from ko, ki to "
                     "ki, ko. The update keeps "
                     "one candidate by comparison");
+}
+
+// rfactor naming one reduction variable twice, and rfactor of an update whose where() test
+// reads the Func it reduces (each step depends on the ones before): a CompileError at the
+// rfactor, where both used to fail later (an InternalError; a cycle through f_intm).
+TEST(ScheduleErrors, RFactorOfOneVariableTwiceOrOfARunningTest) {
+    Buffer<float> in({100}, "in");
+    RDom r(0, 100, "r");
+    Var u("u"), v("v");
+    Func twice("twice");
+    twice() = 0.0f;
+    twice() += in(r);
+    EXPECT_CONTAINS(message_of<CompileError>([&] {
+                        twice.update().rfactor({{r.x, u}, {r.x, v}});
+                    }),
+                    "rfactor of twice.update(0): r.x is named twice. Preserve each reduction "
+                    "variable once");
+    RDom q(0, 100, "q");
+    Func capped("capped");
+    capped() = 0.0f;
+    q.where(capped() < 50.0f);
+    capped() += in(q);
+    EXPECT_CONTAINS(message_of<CompileError>([&] { capped.update().rfactor(q.x, u); }),
+                    "rfactor of capped.update(0): the update's where() test reads capped itself");
 }
 
 // A Func the schedule stores on the stack may take at most 1 MiB: a 16 MB row there would
