@@ -2,10 +2,13 @@
 
 #include "dsl/base/Error.h"
 #include "dsl/ir/IREquality.h"
+#include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRVisitor.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 
 namespace aicf {
 
@@ -145,7 +148,46 @@ Expr identity_of(IRNodeType op, Type t) {
 
 } // namespace
 
+bool AssociativeUpdate::commutative() const {
+    if (kind == Grouped) {
+        for (const Part &p : parts)
+            if (!p.form.commutative()) return false;
+        return true;
+    }
+    return kind == Replace ? !positions.empty() : kind != Welford;
+}
+
+bool AssociativeUpdate::order_dependent() const {
+    if (kind == Grouped) {
+        for (const Part &p : parts)
+            if (p.form.order_dependent()) return true;
+        return false;
+    }
+    return kind == Replace && positions.empty();
+}
+
+bool AssociativeUpdate::compares() const {
+    if (kind == Grouped) {
+        for (const Part &p : parts)
+            if (p.form.compares()) return true;
+        return false;
+    }
+    return kind == Replace;
+}
+
 std::vector<Expr> AssociativeUpdate::identity(const std::vector<Type> &types) const {
+    if (kind == Grouped) {
+        std::vector<Expr> init(types.size());
+        for (const Part &p : parts) {
+            std::vector<Type> sub;
+            for (int i : p.elements)
+                sub.push_back(types[size_t(i)]);
+            std::vector<Expr> part_init = p.form.identity(sub);
+            for (size_t k = 0; k < p.elements.size(); k++)
+                init[size_t(p.elements[k])] = part_init[k];
+        }
+        return init;
+    }
     std::vector<Expr> init;
     for (size_t i = 0; i < types.size(); i++) {
         Type t = types[i];
@@ -172,6 +214,18 @@ std::vector<Expr> AssociativeUpdate::identity(const std::vector<Type> &types) co
 std::vector<Expr> AssociativeUpdate::merge(const std::vector<Expr> &current,
                                            const std::vector<Expr> &incoming) const {
     internal_assert(current.size() == incoming.size()) << "merge of Tuples of different sizes";
+    if (kind == Grouped) {
+        std::vector<Expr> values(current.size());
+        for (const Part &p : parts) {
+            std::vector<Expr> a, b;
+            for (int i : p.elements)
+                a.push_back(current[size_t(i)]), b.push_back(incoming[size_t(i)]);
+            std::vector<Expr> merged = p.form.merge(a, b);
+            for (size_t k = 0; k < p.elements.size(); k++)
+                values[size_t(p.elements[k])] = merged[k];
+        }
+        return values;
+    }
     std::vector<Expr> values;
     if (kind == Binary) {
         for (size_t i = 0; i < current.size(); i++)
@@ -179,14 +233,18 @@ std::vector<Expr> AssociativeUpdate::merge(const std::vector<Expr> &current,
     } else if (kind == Welford) {
         // Chan et al.'s merge of two summaries; an empty side leaves the other as it is (no
         // 0 / 0).
+        // (The count may be an integer: it takes part in the rest as a float.)
         const Expr &na = current[0], &ma = current[1], &sa = current[2];
         const Expr &nb = incoming[0], &mb = incoming[1], &sb = incoming[2];
-        Type t = na.type();
+        const Type t = ma.type();
+        auto real = [&](const Expr &e) { return e.type() == t ? e : Cast::make(t, e); };
         Expr n = Add::make(na, nb), d = Sub::make(mb, ma);
-        Expr m = Add::make(ma, Div::make(Mul::make(d, nb), n));
-        Expr s = Add::make(Add::make(sa, sb),
-                           Div::make(Mul::make(Mul::make(d, d), Mul::make(na, nb)), n));
-        Expr a_empty = EQ::make(na, make_zero(t)), b_empty = EQ::make(nb, make_zero(t));
+        Expr m = Add::make(ma, Div::make(Mul::make(d, real(nb)), real(n)));
+        Expr s = Add::make(
+            Add::make(sa, sb),
+            Div::make(Mul::make(Mul::make(d, d), Mul::make(real(na), real(nb))), real(n)));
+        Expr a_empty = EQ::make(na, make_zero(na.type())),
+             b_empty = EQ::make(nb, make_zero(nb.type()));
         std::vector<Expr> merged = {n, m, s};
         for (size_t i = 0; i < 3; i++)
             values.push_back(
@@ -228,10 +286,13 @@ std::vector<Expr> AssociativeUpdate::merge(const std::vector<Expr> &current,
     return values;
 }
 
-std::optional<AssociativeUpdate> find_associative_update(const std::string &func,
-                                                         const std::vector<Expr> &args,
-                                                         const std::vector<Expr> &v,
-                                                         const std::vector<std::string> &domain) {
+namespace {
+
+// One of the forms above for the whole Tuple.
+std::optional<AssociativeUpdate> find_one_form(const std::string &func,
+                                               const std::vector<Expr> &args,
+                                               const std::vector<Expr> &v,
+                                               const std::vector<std::string> &domain) {
     const Self self{func, args};
     AssociativeUpdate r;
     r.kind = AssociativeUpdate::Binary;
@@ -258,9 +319,12 @@ std::optional<AssociativeUpdate> find_associative_update(const std::string &func
         }
     }
     // Welford's step, in either operand order: n' = n + 1, m' = m + (x - m) / n',
-    // M' = M + (x - m) * (x - m').
-    if (v.size() == 3 && v[0].type().is_float() && v[1].type() == v[0].type() &&
-        v[2].type() == v[0].type()) {
+    // M' = M + (x - m) * (x - m'). The count n is of the mean's type, or an integer that the
+    // step converts to it.
+    if (v.size() == 3 && v[1].type().is_float() && v[1].type().is_scalar() &&
+        v[2].type() == v[1].type() &&
+        (v[0].type() == v[1].type() ||
+         (v[0].type().is_int_or_uint() && !v[0].type().is_bool() && v[0].type().is_scalar()))) {
         Expr n = self.call(v, 0), m = self.call(v, 1), s = self.call(v, 2);
         auto sides = [](const Expr &e, const Expr &known, Expr &other) {
             const Add *a = e.as<Add>();
@@ -279,7 +343,11 @@ std::optional<AssociativeUpdate> find_associative_update(const std::string &func
             const Div *div = step.as<Div>();
             const Sub *dx = div ? div->a.as<Sub>() : nullptr;
             const Mul *mul = product.as<Mul>();
-            if (dx && equal(dx->b, m) && equal(div->b, v[0]) && !self.mentioned_in(dx->a) && mul) {
+            const Cast *count = div ? div->b.as<Cast>() : nullptr;
+            const bool by_count =
+                div && (equal(div->b, v[0]) ||
+                        (count && count->type == v[1].type() && equal(count->value, v[0])));
+            if (dx && equal(dx->b, m) && by_count && !self.mentioned_in(dx->a) && mul) {
                 const Expr &x = dx->a;
                 Expr before = Sub::make(x, m), after = Sub::make(x, v[1]);
                 if (matches_commutative(product, IRNodeType::Mul, before, after)) {
@@ -374,6 +442,82 @@ std::optional<AssociativeUpdate> find_associative_update(const std::string &func
     return std::nullopt;
 }
 
+// Calls to `func` with their element renumbered by `index` (old element -> new).
+class RenumberElements : public IRMutator {
+public:
+    RenumberElements(const std::string &func, const std::map<int, int> &index)
+        : func(func), index(index) {}
+
+private:
+    const std::string &func;
+    const std::map<int, int> &index;
+    using IRMutator::visit;
+    Expr visit(const Call *op) override {
+        Expr e = IRMutator::visit(op);
+        const Call *c = e.as<Call>();
+        if (c->call_type != Call::Func || c->name != func) return e;
+        auto it = index.find(c->value_index);
+        internal_assert(it != index.end()) << "element outside its group";
+        return Call::make_func(c->type, c->name, c->args, c->func, it->second);
+    }
+};
+
+// The groups of elements that read only each other's current values (an argmax pair beside
+// a count): smallest element first in each, groups in order of their first element.
+std::vector<std::vector<int>> independent_groups(const std::string &func,
+                                                 const std::vector<Expr> &v) {
+    std::vector<int> group(v.size());
+    for (size_t i = 0; i < v.size(); i++)
+        group[i] = int(i);
+    std::function<int(int)> root = [&](int i) {
+        return group[i] == i ? i : group[i] = root(group[i]);
+    };
+    for (size_t i = 0; i < v.size(); i++) {
+        visit_each_distinct<Call>(v[i], [&](const Call *c) {
+            if (c->call_type != Call::Func || c->name != func) return;
+            if (c->value_index < 0 || size_t(c->value_index) >= v.size()) return;
+            int a = root(int(i)), b = root(c->value_index);
+            group[std::max(a, b)] = std::min(a, b);
+        });
+    }
+    std::map<int, std::vector<int>> by_root;
+    for (size_t i = 0; i < v.size(); i++)
+        by_root[root(int(i))].push_back(int(i));
+    std::vector<std::vector<int>> groups;
+    for (auto &g : by_root)
+        groups.push_back(g.second);
+    return groups;
+}
+
+} // namespace
+
+std::optional<AssociativeUpdate> find_associative_update(const std::string &func,
+                                                         const std::vector<Expr> &args,
+                                                         const std::vector<Expr> &v,
+                                                         const std::vector<std::string> &domain) {
+    std::optional<AssociativeUpdate> whole = find_one_form(func, args, v, domain);
+    if (whole || v.size() < 2) return whole;
+    // Elements that do not read each other reduce independently: each group may have a form
+    // of its own (an argmax pair and a count), recognized with its elements renumbered.
+    std::vector<std::vector<int>> groups = independent_groups(func, v);
+    if (groups.size() < 2) return std::nullopt;
+    AssociativeUpdate r;
+    r.kind = AssociativeUpdate::Grouped;
+    for (const std::vector<int> &g : groups) {
+        std::map<int, int> index;
+        for (size_t k = 0; k < g.size(); k++)
+            index[g[k]] = int(k);
+        RenumberElements renumber(func, index);
+        std::vector<Expr> values;
+        for (int i : g)
+            values.push_back(renumber.mutate(v[size_t(i)]));
+        std::optional<AssociativeUpdate> part = find_one_form(func, args, values, domain);
+        if (!part) return std::nullopt;
+        r.parts.push_back({g, *part});
+    }
+    return r;
+}
+
 std::vector<std::string> domain_outermost_first(const ReductionDomain &rdom) {
     std::vector<std::string> names;
     if (!rdom.defined()) return names;
@@ -387,7 +531,10 @@ std::string associative_forms(const std::string &func) {
            " op x for op in +, *, min, max (element-wise on Tuples), Tuples updated by "
            "select(better, candidate, current) such as argmax (or {max(a, v), select(v < a, i, "
            "k)}), the streaming softmax pair {m' = max(m, x), s * exp(m - m') + exp(x - m')}, "
-           "and Welford's {n + 1, m + (x - m) / (n + 1), M + (x - m) * (x - m')}";
+           "Welford's {n + 1, m + (x - m) / (n + 1), M + (x - m) * (x - m')} (its count n a "
+           "float, or an integer divided as cast<float>(n + 1)), and Tuples whose elements "
+           "form groups that read only each other, each group one of these (an argmax pair and "
+           "a count)";
 }
 
 } // namespace aicf

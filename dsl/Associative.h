@@ -25,6 +25,8 @@ struct AssociativeUpdate {
         RescaledSum, // {m' = max(m, x), s * exp(m - m') + exp(x - m')}: a streaming softmax
         Welford,     // {n' = n + 1, m' = m + (x - m) / n', M' = M + (x - m) * (x - m')}: the
                      // count, mean and sum of squared deviations (Welford's algorithm)
+        Grouped,     // groups of elements that read only each other's values, each group one
+                     // of the forms above (`parts`): an argmax pair beside a count
     } kind = Binary;
     std::vector<ir::IRNodeType> ops; // Binary
     std::vector<ir::Expr> x;         // the new values (RescaledSum: one)
@@ -37,6 +39,9 @@ struct AssociativeUpdate {
     // meet them in, so partial results may cover any points (every 32nd, across lanes) and
     // merge in any order. Empty when the update keeps no position.
     std::vector<int> positions;
+    // Grouped: each group's elements (in order) and its form over them, renumbered from 0.
+    struct Part;
+    std::vector<Part> parts;
 
     // The value of each element before any new value arrives.
     std::vector<ir::Expr> identity(const std::vector<ir::Type> &types) const;
@@ -47,10 +52,17 @@ struct AssociativeUpdate {
 
     // Whether merge(a, b) equals merge(b, a) bit for bit. Replace chooses between equal
     // candidates by their order, unless it compares their positions.
-    bool commutative() const { return kind == Replace ? !positions.empty() : kind != Welford; }
+    bool commutative() const;
     // Whether which of equal candidates the update keeps depends on the order it meets them
     // in: then each partial result must cover a consecutive run of the domain, merged in order.
-    bool order_dependent() const { return kind == Replace && positions.empty(); }
+    bool order_dependent() const;
+    // Whether some elements keep one candidate by comparison (Replace, alone or in a group).
+    bool compares() const;
+};
+
+struct AssociativeUpdate::Part {
+    std::vector<int> elements;
+    AssociativeUpdate form;
 };
 
 // The update `func(args) = values`, where calls to `func` at `args` read the current value,

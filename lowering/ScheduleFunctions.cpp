@@ -322,7 +322,7 @@ Stmt build_stage(const Function &f, int stage) {
         // candidates in their order, which must be the definition's (the order before the
         // reorder, outermost first).
         bool serial_in_order = true;
-        if (red && red->kind == AssociativeUpdate::Replace) {
+        if (red && red->compares()) {
             size_t last = 0;
             bool first = true;
             for (auto it = d.schedule.dims.rbegin(); it != d.schedule.dims.rend(); ++it) {

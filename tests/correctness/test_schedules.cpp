@@ -1670,6 +1670,66 @@ TEST(RFactor, WelfordInParallelChunks) {
     EXPECT_NEAR(squares() / N, want_sq / N, 1e-3 * (want_sq / N));
 }
 
+// The same with the count an int32, divided as cast<float>(n + 1): the merge converts the
+// counts, which stay exact.
+TEST(RFactor, WelfordWithAnIntegerCount) {
+    const int N = 10007;
+    Buffer<float> in(N);
+    fill_random(in, 999, 1001, 18);
+    RDom k(0, N, "k");
+    Var u("u");
+    RVar ko("ko"), ki("ki");
+    Func w("w");
+    w() = Tuple(0, 0.0f, 0.0f);
+    Expr v = in(k);
+    Expr n = w()[0] + 1;
+    Expr delta = v - w()[1];
+    Expr mean = w()[1] + delta / cast<float>(n);
+    w() = Tuple(n, mean, w()[2] + delta * (v - mean));
+    Func partial = w.update().split(k.x, ko, ki, 1000).rfactor(ko, u);
+    partial.compute_root().update().parallel(u);
+    Realization r = w.realize(std::vector<int>{});
+    Buffer<int> count = r[0];
+    Buffer<float> m = r[1], squares = r[2];
+    double want_m = 0, want_sq = 0;
+    for (int i = 0; i < N; i++)
+        want_m += in(i);
+    want_m /= N;
+    for (int i = 0; i < N; i++)
+        want_sq += (in(i)-want_m) * (in(i)-want_m);
+    EXPECT_EQ(count(), N);
+    EXPECT_NEAR(m(), want_m, 1e-3);
+    EXPECT_NEAR(squares() / N, want_sq / N, 1e-3 * (want_sq / N));
+}
+
+// An argmax pair beside a count that neither element reads: each group of elements has its
+// own form, merged on its own. Ties go to the first index, as in the serial loop.
+TEST(RFactor, ArgmaxBesideACount) {
+    const int N = 10007;
+    Buffer<int> in(N);
+    fill_random(in, -500, 500, 19);
+    RDom k(0, N, "k");
+    Var u("u");
+    RVar ko("ko"), ki("ki");
+    Func am("am");
+    am() = Tuple(std::numeric_limits<int>::min(), -1, 0);
+    Expr better = in(k) > am()[0];
+    am() = Tuple(select(better, in(k), am()[0]), select(better, k.x, am()[1]),
+                 am()[2] + select(in(k) > 0, 1, 0));
+    Func partial = am.update().split(k.x, ko, ki, 100).rfactor(ko, u);
+    partial.compute_root().update().parallel(u);
+    Realization r = am.realize(std::vector<int>{});
+    Buffer<int> best = r[0], at = r[1], positives = r[2];
+    int want_best = std::numeric_limits<int>::min(), want_at = -1, want_positives = 0;
+    for (int i = 0; i < N; i++) {
+        if (in(i) > want_best) want_best = in(i), want_at = i;
+        want_positives += in(i) > 0;
+    }
+    EXPECT_EQ(best(), want_best);
+    EXPECT_EQ(at(), want_at);
+    EXPECT_EQ(positives(), want_positives);
+}
+
 TEST(RFactor, RefusesWhatItCannotProve) {
     RDom k(0, 10, "k");
     Var u("u");

@@ -341,6 +341,76 @@ TEST(GPUCrossThreadReduction, WelfordMeanAndVariance) {
     }
 }
 
+// Welford's with an int32 count (divided as cast<float>(n + 1)): the lanes' counts merge
+// exactly, converted to float where the mean and squares use them.
+TEST(GPUCrossThreadReduction, WelfordWithAnIntegerCount) {
+    for (RowMapping mapping : kMappings) {
+        for (int width : {1, 33, 1000}) {
+            SCOPED_TRACE(std::string(to_string(mapping)) + ", width " + std::to_string(width));
+            Buffer<float> in({width, kRows}, "in");
+            fill_random(in, -3, 5, unsigned(width) + 7);
+            Func stats("stats");
+            Func out = row_reduction(mapping, width, stats, [&](Func w, RDom r, Var y) {
+                w(y) = Tuple(0, 0.0f, 0.0f);
+                Expr v = in(r.x, y);
+                Expr n = w(y)[0] + 1;
+                Expr delta = v - w(y)[1];
+                Expr mean = w(y)[1] + delta / cast<float>(n);
+                w(y) = Tuple(n, mean, w(y)[2] + delta * (v - mean));
+            });
+            Realization res = out.realize({kRows}, gpu_target);
+            Buffer<int> count(res[0]);
+            Buffer<float> mean(res[1]), squares(res[2]);
+            for (int j = 0; j < kRows; j++) {
+                double m = 0, sq = 0;
+                for (int i = 0; i < width; i++)
+                    m += in(i, j);
+                m /= width;
+                for (int i = 0; i < width; i++)
+                    sq += (in(i, j) - m) * (in(i, j) - m);
+                EXPECT_EQ(count(j), width) << j;
+                EXPECT_TRUE(close(mean(j), m, 1e-5, 1e-5)) << j << ": " << mean(j) << " vs " << m;
+                EXPECT_TRUE(close(squares(j), sq, 1e-4, 1e-3))
+                    << j << ": " << squares(j) << " vs " << sq;
+            }
+        }
+    }
+}
+
+// An argmax pair (keeping its index, so ties go to the first index in any schedule) beside a
+// sum that reads neither: each group merged by its own form across lanes and threads.
+TEST(GPUCrossThreadReduction, ArgmaxBesideASum) {
+    for (RowMapping mapping : kMappings) {
+        for (int width : {1, 33, 1000}) {
+            SCOPED_TRACE(std::string(to_string(mapping)) + ", width " + std::to_string(width));
+            Buffer<int> in({width, kRows}, "in");
+            fill_random(in, -50, 50, unsigned(width) + 9);
+            Func am("am");
+            Func out = row_reduction(mapping, width, am, [&](Func f, RDom r, Var y) {
+                f(y) = Tuple(std::numeric_limits<int>::min(), -1, 0.0f);
+                Expr v = in(r.x, y);
+                Expr better = v > f(y)[0];
+                f(y) = Tuple(select(better, v, f(y)[0]), select(better, r.x, f(y)[1]),
+                             f(y)[2] + cast<float>(v) * 0.5f);
+            });
+            Realization res = out.realize({kRows}, gpu_target);
+            Buffer<int> best(res[0]), at(res[1]);
+            Buffer<float> sum(res[2]);
+            for (int j = 0; j < kRows; j++) {
+                int want_best = std::numeric_limits<int>::min(), want_at = -1;
+                double want_sum = 0;
+                for (int i = 0; i < width; i++) {
+                    if (in(i, j) > want_best) want_best = in(i, j), want_at = i;
+                    want_sum += 0.5 * in(i, j);
+                }
+                EXPECT_EQ(best(j), want_best) << j;
+                EXPECT_EQ(at(j), want_at) << j;
+                EXPECT_EQ(sum(j), float(want_sum)) << j; // halves of small integers: exact
+            }
+        }
+    }
+}
+
 // Tuple reductions: the streaming softmax pair (max, sum of exponentials relative to it) and
 // argmax, each lane's partial merged with its partner's.
 TEST(GPUCrossThreadReduction, SoftmaxPairAndArgmax) {
@@ -434,6 +504,75 @@ TEST(GPUCrossThreadReduction, RFactorVectorPartialsThenLanes) {
             EXPECT_EQ(ptx.find("bar.sync"), std::string::npos) << ptx;
         }
     }
+}
+
+// A where() that reads the Func it reduces ("add while the row's sum is below 50") keeps
+// its reduction serial, in each thread: computed inside the threads of its consumer, or at
+// the root over threads of its own. The test is bound before the store it guards; fusing the
+// thread loops used to move the store's guard above that binding (an InternalError).
+TEST(GPUSerialReduction, RunningTestInEachThread) {
+    const int W = 20, H = 13;
+    Buffer<int> in({W, H}, "in");
+    fill_random(in, 0, 20, 71);
+    for (int mode = 0; mode < 2; mode++) {
+        Var y("y"), yo("yo"), yi("yi");
+        Func s("s"), out("out");
+        RDom r(0, W, "r");
+        s(y) = 0;
+        r.where(s(y) < 50);
+        s(y) = s(y) + in(r, y);
+        out(y) = s(y) * 3;
+        out.gpu_tile(y, yo, yi, 8);
+        if (mode == 0) {
+            s.compute_at(out, yi);
+        } else {
+            s.compute_root().gpu_tile(y, yo, yi, 8);
+            s.update().gpu_tile(y, yo, yi, 8);
+        }
+        Buffer<int> result = out.realize({H}, gpu_target)[0];
+        result.copy_to_host();
+        for (int j = 0; j < H; j++) {
+            int64_t want = 0;
+            for (int i = 0; i < W; i++)
+                if (want < 50) want += in(i, j);
+            EXPECT_EQ(result(j), 3 * want) << "mode " << mode << ", row " << j;
+        }
+    }
+}
+
+// A bound() of an intermediate gives its pure loops the bound's constant extent, so they can
+// run on GPU threads; its scan, up to a Param, is checked against the bound at run time.
+TEST(GPUSerialReduction, ScanOfABoundIntermediateOnThreads) {
+    const int W = 53, H = 37;
+    Buffer<int> in({W + 20, H}, "in");
+    fill_random(in, -100, 100, 72);
+    Var x("x"), y("y"), yo("yo"), yi("yi");
+    Param<int> n("n");
+    Func f("f"), out("out");
+    RDom r(1, n, "r");
+    f(x, y) = in(x, y);
+    f(r, y) = f(r - 1, y) + in(r, y);
+    out(x, y) = f(x, y);
+    out.bound(x, 0, W).split(y, yo, yi, 4).gpu_blocks(yo).gpu_threads(x, yi);
+    f.compute_at(out, yo).bound(x, 0, W).gpu_threads(x, y);
+    f.update().gpu_threads(y);
+    const int last = W - 5;
+    n.set(last);
+    Buffer<int> result = out.realize({W, H}, gpu_target)[0];
+    result.copy_to_host();
+    for (int j = 0; j < H; j++) {
+        int64_t sum = 0;
+        for (int i = 0; i < W; i++) {
+            sum = i <= last ? sum + in(i, j) : in(i, j);
+            ASSERT_EQ(result(i, j), sum) << i << ", " << j;
+        }
+    }
+    n.set(W);
+    EXPECT_CONTAINS(message_of<RuntimeError>([&] {
+                        out.realize({W, H}, gpu_target);
+                    }),
+                    "Func f is bound to [0, 52] in dimension 0, but its update definitions write "
+                    "and read [0, 53]");
 }
 
 } // namespace
