@@ -398,7 +398,15 @@ Func &Func::bound(const Var &var, const Expr &min, const Expr &extent) {
                                 "The min given to bound(" + var.name() + ") on Func " + name());
     detail::check_schedule_size(extent,
                                 "The extent given to bound(" + var.name() + ") on Func " + name());
-    func.schedule().region_constraints.push_back(
+    // A later bound of the same Var replaces an earlier one (a schedule changed between
+    // realizes): kept both, they would contradict each other.
+    auto &constraints = func.schedule().region_constraints;
+    constraints.erase(std::remove_if(constraints.begin(), constraints.end(),
+                                     [&](const RegionConstraint &c) {
+                                         return c.var == var.name() && c.extent.defined();
+                                     }),
+                      constraints.end());
+    constraints.push_back(
         {var.name(), ir::cast(Int(32), min), ir::cast(Int(32), extent), Expr(), Expr()});
     return *this;
 }
@@ -410,7 +418,14 @@ Func &Func::align_bounds(const Var &var, const Expr &modulus, const Expr &remain
                                              ") on Func " + name());
     detail::check_schedule_size(remainder, "The remainder given to align_bounds(" + var.name() +
                                                ") on Func " + name());
-    func.schedule().region_constraints.push_back(
+    // As for bound: a later alignment of the same Var replaces an earlier one.
+    auto &constraints = func.schedule().region_constraints;
+    constraints.erase(std::remove_if(constraints.begin(), constraints.end(),
+                                     [&](const RegionConstraint &c) {
+                                         return c.var == var.name() && c.modulus.defined();
+                                     }),
+                      constraints.end());
+    constraints.push_back(
         {var.name(), Expr(), Expr(), ir::cast(Int(32), modulus), ir::cast(Int(32), remainder)});
     return *this;
 }

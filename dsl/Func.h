@@ -239,7 +239,8 @@ public:
     Func &gpu_max_registers(int registers);
 
     // The Func is computed over exactly [min, min + extent) in `var` (a run-time error if its
-    // consumers need more); a constant extent lets that loop be unrolled or vectorized.
+    // consumers need more); a constant extent lets that loop be unrolled or vectorized. A
+    // later bound of the same Var replaces this one (and a later align_bounds, the earlier).
     Func &bound(const Var &var, const ir::Expr &min, const ir::Expr &extent);
     // Rounds the computed region in `var` outward to a multiple of `modulus` (plus
     // `remainder`) at both ends.

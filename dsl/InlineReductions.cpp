@@ -53,7 +53,7 @@ ReductionParts analyze(const Expr &e, const char *what) {
 Expr reduce(const Expr &e, const std::string &name, const char *what, const Expr &identity,
             Expr (*combine)(Expr, Expr)) {
     ReductionParts parts = analyze(e, what);
-    Func f(detail::unique_name(name));
+    Func f(name);
     ir::Function(f.function()).schedule().innermost_by_default = true;
     f(parts.vars) = identity;
     f(parts.vars) = combine(f(parts.vars), e);
@@ -62,7 +62,7 @@ Expr reduce(const Expr &e, const std::string &name, const char *what, const Expr
 
 Tuple arg_reduce(const Expr &e, const std::string &name, const char *what, bool is_max) {
     ReductionParts parts = analyze(e, what);
-    Func f(detail::unique_name(name));
+    Func f(name);
     ir::Function(f.function()).schedule().innermost_by_default = true;
     const auto &domain = parts.rdom.domain();
     std::vector<Expr> init, update;
@@ -111,6 +111,25 @@ Tuple argmax(const Expr &e, const std::string &name) {
 }
 Tuple argmin(const Expr &e, const std::string &name) {
     return arg_reduce(e, name, "argmin", false);
+}
+
+Expr sum(const Expr &e) {
+    return sum(e, detail::unique_name("sum"));
+}
+Expr product(const Expr &e) {
+    return product(e, detail::unique_name("product"));
+}
+Expr maximum(const Expr &e) {
+    return maximum(e, detail::unique_name("maximum"));
+}
+Expr minimum(const Expr &e) {
+    return minimum(e, detail::unique_name("minimum"));
+}
+Tuple argmax(const Expr &e) {
+    return argmax(e, detail::unique_name("argmax"));
+}
+Tuple argmin(const Expr &e) {
+    return argmin(e, detail::unique_name("argmin"));
 }
 
 } // namespace aicf

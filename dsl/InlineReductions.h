@@ -11,15 +11,24 @@
 
 namespace aicf {
 
-ir::Expr sum(const ir::Expr &e, const std::string &name = "sum");
-ir::Expr product(const ir::Expr &e, const std::string &name = "product");
-ir::Expr maximum(const ir::Expr &e, const std::string &name = "maximum");
-ir::Expr minimum(const ir::Expr &e, const std::string &name = "minimum");
+// Without a name, each reduction gets a new one ("sum0", "sum1", ...); with a name, the Func
+// is called exactly that, so that a pipeline built again the same way is the same pipeline
+// (its compiled code is found again) and its schedule can name it.
+ir::Expr sum(const ir::Expr &e);
+ir::Expr sum(const ir::Expr &e, const std::string &name);
+ir::Expr product(const ir::Expr &e);
+ir::Expr product(const ir::Expr &e, const std::string &name);
+ir::Expr maximum(const ir::Expr &e);
+ir::Expr maximum(const ir::Expr &e, const std::string &name);
+ir::Expr minimum(const ir::Expr &e);
+ir::Expr minimum(const ir::Expr &e, const std::string &name);
 // The point of the RDom where e is largest (smallest), first one on ties, and the value
 // there: Tuple(coordinate 0, coordinate 1, ..., value). A float NaN counts as beyond every
 // number: where e is NaN somewhere, the result is its first NaN and that point.
-Tuple argmax(const ir::Expr &e, const std::string &name = "argmax");
-Tuple argmin(const ir::Expr &e, const std::string &name = "argmin");
+Tuple argmax(const ir::Expr &e);
+Tuple argmax(const ir::Expr &e, const std::string &name);
+Tuple argmin(const ir::Expr &e);
+Tuple argmin(const ir::Expr &e, const std::string &name);
 
 } // namespace aicf
 

@@ -392,6 +392,15 @@ private:
             result = Interval(make_zero(t), a.max);
             return;
         }
+        // A divisor of at least some d0 >= 1 (max(k, 1), clamp(k, 1, 100)): x / d lies between
+        // x.min / d0 and x.max / d0, or 0 (x / d moves toward 0 as d grows, and rounds down).
+        if (t.is_int_or_uint() && a.is_bounded() && b.has_lower_bound() &&
+            can_prove(GE::make(b.min, make_one(t)))) {
+            Expr zero = make_zero(t);
+            result = Interval(simp(Min::make(Div::make(a.min, b.min), zero)),
+                              simp(Max::make(Div::make(a.max, b.min), zero)));
+            return;
+        }
         // |x / d| <= |x| for any divisor, so constant bounds of x survive a symbolic d.
         auto ca = as_const_bounds(a);
         if (ca && ca->bounded()) {

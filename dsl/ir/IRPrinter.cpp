@@ -2,6 +2,9 @@
 
 #include "dsl/ir/IRVisitor.h"
 
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -90,6 +93,18 @@ private:
         std::ostringstream s;
         s << std::setprecision(op->type.bits == 64 ? 17 : 9) << op->value;
         std::string text = s.str();
+        if (std::isnan(op->value)) {
+            // A NaN other than the default quiet one shows its bits (as a double): NaNs that
+            // tag values differ only there, and compiled code is found by this text.
+            uint64_t bits;
+            std::memcpy(&bits, &op->value, sizeof bits);
+            const uint64_t quiet = 0x7ff8000000000000ull, sign = uint64_t(1) << 63;
+            if ((bits & ~sign) != quiet) {
+                std::ostringstream payload;
+                payload << "nan(0x" << std::hex << bits << ")";
+                text = payload.str();
+            }
+        }
         if (text.find_first_of(".einf") == std::string::npos) text += ".0";
         os << text;
         if (op->type == Float(32)) os << "f";

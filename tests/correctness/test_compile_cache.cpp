@@ -7,7 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -248,6 +251,88 @@ TEST(CompileCache, AChangeAfterARealizeReachesTheNextRealize) {
             shifted(x, y) = plus_one(x, y) - 1.0f;
     check_values(in, shifted, scale, "an update added after a realize");
 }
+
+// A bound() given again for the same Var replaces the first (it used to add a second one,
+// and the two together refused every size), and so does align_bounds().
+TEST(CompileCache, ABoundGivenAgainReplacesTheFirst) {
+    Buffer<float> in = make_input();
+    Var x("x"), y("y");
+    Func g("rebound_g"), out("rebound_out");
+    g(x, y) = in(x, y) * 2.0f + 1.0f;
+    out(x, y) = g(x, y) - in(x + 1, y);
+    g.compute_root().bound(x, 0, 12);
+    auto check = [&](int width) {
+        Buffer<float> o = out.realize({width, H});
+        for (int j = 0; j < H; j++)
+            for (int i = 0; i < width; i++)
+                ASSERT_EQ(o(i, j), in(i, j) * 2.0f + 1.0f - in(i + 1, j)) << i << ", " << j;
+    };
+    check(12);
+    g.bound(x, 0, W);
+    check(W);
+    // Rows aligned to 4 would read an eighth row of the input, which has 7 (H): aligned to 7
+    // instead, they read none.
+    g.align_bounds(y, 4).align_bounds(y, H);
+    check(W);
+    EXPECT_EQ(g.function().schedule().region_constraints.size(), 2u);
+}
+
+// Constants that differ only in a NaN's payload (values tagged by NaN-boxing) are different
+// pipelines: the second used to find the first one's code and return its bits.
+TEST(CompileCache, NaNsThatDifferInTheirPayloadAreDifferentConstants) {
+    Buffer<float> in({8}, "nan_tag_in");
+    for (int i = 0; i < 8; i++)
+        in(i) = float(i) - 3.5f;
+    for (uint32_t tag : {0x7fc0beefu, 0x7fc0cafeu, 0xffc00001u}) {
+        float t;
+        std::memcpy(&t, &tag, sizeof t);
+        Var x("x");
+        Func f("nan_tag");
+        f(x) = select(in(x) < 0.0f, Expr(t), in(x));
+        Buffer<float> o = f.realize({8});
+        for (int i = 0; i < 8; i++) {
+            uint32_t bits;
+            const float v = o(i);
+            std::memcpy(&bits, &v, sizeof bits);
+            if (in(i) < 0.0f)
+                EXPECT_EQ(bits, tag) << i;
+            else
+                EXPECT_EQ(v, in(i)) << i;
+        }
+    }
+}
+
+// An inline reduction given a name is called exactly that, so a pipeline rebuilt the same way
+// finds its compiled code; unnamed ones get new names (and compile anew).
+TEST(CompileCache, NamedInlineReductionsFindTheirCode) {
+    Buffer<float> in({64, 8}, "inline_named_in");
+    for (int y = 0; y < 8; y++)
+        for (int x = 0; x < 64; x++)
+            in(x, y) = float((x * 5 + y * 3) % 17) * 0.25f - 1.0f;
+    auto build = [&](bool named) {
+        Var y("y");
+        RDom r(0, 64, "r");
+        Func g("inline_named_g");
+        g(y) = named ? sum(in(r, y), "inline_row_sum") * maximum(in(r, y), "inline_row_max")
+                     : sum(in(r, y)) * maximum(in(r, y));
+        Buffer<float> o = g.realize({8});
+        for (int j = 0; j < 8; j++) {
+            double s = 0, m = -1e30;
+            for (int i = 0; i < 64; i++)
+                s += in(i, j), m = std::max(m, double(in(i, j)));
+            EXPECT_EQ(double(o(j)), s * m) << j; // quarters of small integers: exact
+        }
+    };
+    build(true);
+    size_t before = detail::compiled_pipeline_count();
+    for (int i = 0; i < 3; i++)
+        build(true);
+    EXPECT_EQ(detail::compiled_pipeline_count(), before);
+    build(false);
+    build(false);
+    EXPECT_EQ(detail::compiled_pipeline_count(), before + 2);
+}
+
 // Code compiled in this process takes a concrete Buffer's strides as constants (as Halide's
 // JIT does), so the same pipeline over a Buffer of another shape is other code; and a stride
 // changed behind the library's back, through the raw descriptor, is a RuntimeError naming the

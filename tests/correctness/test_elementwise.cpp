@@ -315,6 +315,36 @@ TEST(Elementwise, ModuloARunTimeSizeIsBounded) {
     EXPECT_THROW(g.realize({23}), RuntimeError);
 }
 
+// An index divided by a run-time factor known to be at least 1 (a downsample by a Param) is
+// bounded by the index over that least factor: it used to be widened to [-x, x], so an input
+// of exactly the needed size was refused. Negative indices round down, toward -1.
+TEST(Elementwise, DivisionByARunTimeFactorOfAtLeastOneIsBounded) {
+    Buffer<float> b({20}, "down_src");
+    for (int i = 0; i < 20; i++)
+        b(i) = float(i * i % 13) - 4.5f;
+    Param<int> k("k");
+    Var x("x");
+    Func f("down_f");
+    f(x) = Tuple(b(x / max(k, 1)), b(x / clamp(k, 1, 100)), b((x - 19) / max(k, 1) + 19));
+    auto floor_div = [](int a, int d) { return a >= 0 ? a / d : -((-a + d - 1) / d); };
+    for (int factor : {3, 1, 7, 100, -2}) {
+        k.set(factor);
+        const int d = std::max(factor, 1);
+        Realization r = f.realize({20});
+        Buffer<float> r0 = r[0], r1 = r[1], r2 = r[2];
+        for (int i = 0; i < 20; i++) {
+            EXPECT_EQ(r0(i), b(i / d)) << i << " by " << factor;
+            EXPECT_EQ(r1(i), b(i / std::min(d, 100))) << i << " by " << factor;
+            EXPECT_EQ(r2(i), b(floor_div(i - 19, d) + 19)) << i << " by " << factor;
+        }
+    }
+    // Past the input: refused before running, naming the buffer.
+    Func g("down_g");
+    g(x) = b(x / max(k, 1) + 5);
+    k.set(1);
+    EXPECT_THROW(g.realize({20}), RuntimeError);
+}
+
 TEST(Elementwise, ParamsAndImageParams) {
     ImageParam input(Float(32), 2, "input");
     Param<float> scale("scale");
