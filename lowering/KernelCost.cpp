@@ -653,8 +653,12 @@ private:
                 expr(c, copy.src_index);
                 expr(c, copy.valid);
                 const auto valid = uniform(copy.valid);
-                const Expr elements = ir::Ramp::make(
-                    copy.src_index, ir::make_one(copy.src_index.type()), copy.type.lanes);
+                // (A copy of one element, 4 bytes, reads at its index.)
+                const Expr elements =
+                    copy.type.lanes == 1
+                        ? copy.src_index
+                        : ir::Ramp::make(copy.src_index, ir::make_one(copy.src_index.type()),
+                                         copy.type.lanes);
                 access(c, copy.src, elements, valid.value_or(copy.type.lanes), false);
                 return;
             }

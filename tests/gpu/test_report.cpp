@@ -98,6 +98,43 @@ TEST(ReportCounts, StagedMatmulMatchesTheSimulator) {
     realize_checking_report(aicf_apps::matmul_register_tiled(A, B, K, "mm"), {N, M}, gpu_target);
 }
 
+// Tiles staged through an asynchronous copy pipeline one element (4 bytes) per copy: the
+// report used to fail with an InternalError on such copies. Checked against a double loop.
+TEST(ReportCounts, ScalarAsynchronousCopiesMatchTheSimulator) {
+    const int M = 37, N = 32, K = 40;
+    Buffer<float> A({K, M}, "A"), B({N, K}, "B");
+    fill_random(A, -1, 1, 11);
+    fill_random(B, -1, 1, 12);
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), t("t"), hi("hi"), lo("lo");
+    RDom k(0, K, "k");
+    RVar ko("ko"), ki("ki");
+    Func a("a"), b("b"), prod("prod"), out("out");
+    a(x, y) = A(x, y);
+    b(x, y) = B(x, y);
+    prod(x, y) = 0.0f;
+    prod(x, y) += a(k, y) * b(x, k);
+    out(x, y) = prod(x, y);
+    out.gpu_tile(x, y, bx, by, tx, ty, 16, 16, TailStrategy::GuardWithIf);
+    prod.compute_at(out, bx).store_in(MemoryType::Register).gpu_threads(x, y);
+    prod.update().split(k, ko, ki, 8).reorder(ki, x, y, ko).gpu_threads(x, y);
+    for (Func f : {a, b}) {
+        f.compute_at(prod, ko).store_in(MemoryType::GPUShared);
+        f.gpu_pipeline(2, PipelineCopy::Async);
+        f.fuse(x, y, t).split(t, hi, lo, 128, TailStrategy::GuardWithIf).split(lo, ty, tx, 16);
+        f.gpu_threads(tx, ty);
+    }
+    Buffer<float> result = realize_checking_report(out, {N, M}, gpu_target)[0];
+    result.copy_to_host();
+    for (int j = 0; j < M; j++) {
+        for (int i = 0; i < N; i++) {
+            double want = 0;
+            for (int q = 0; q < K; q++)
+                want += double(A(q, j)) * B(i, q);
+            ASSERT_NEAR(result(i, j), want, 1e-4) << i << "," << j;
+        }
+    }
+}
+
 TEST(ReportCounts, TensorCoreGemmsMatchTheSimulator) {
     const int M = 150, N = 136, K = 88;
     Buffer<bfloat16_t> A({K, M}, "A"), B({N, K}, "B");
