@@ -42,6 +42,28 @@ TailStrategy resolve_tail(TailStrategy t, bool is_rvar, int stage, bool runs_of_
     return TailStrategy::ShiftInwards;
 }
 
+// Whether `var`, or a loop the stage's splits and fuses from index `from` on make of it, is one
+// of `loops`.
+bool derived_from(const Definition &d, size_t from, const std::string &var,
+                  const std::set<std::string> &loops) {
+    std::set<std::string> derived{var};
+    for (size_t i = from; i < d.schedule.splits.size(); i++) {
+        const Split &sp = d.schedule.splits[i];
+        if (sp.kind == Split::SplitVar && derived.count(sp.old_var)) {
+            derived.insert(sp.outer);
+            derived.insert(sp.inner);
+        } else if (sp.kind == Split::FuseVars &&
+                   (derived.count(sp.inner) || derived.count(sp.outer))) {
+            derived.insert(sp.old_var);
+        } else if (sp.kind == Split::RenameVar && derived.count(sp.old_var)) {
+            derived.insert(sp.outer);
+        }
+    }
+    for (const std::string &n : derived)
+        if (loops.count(n)) return true;
+    return false;
+}
+
 // Names for the variables a stage's splits create. A split may reuse a name
 // (split(x, x, xi)), so each binding of a name is a version: the versions that remain loops
 // keep the user's names (so loop levels find them), earlier ones get "x.v<k>". Versions are
@@ -123,9 +145,12 @@ Stmt build_stage(const Function &f, int stage) {
             bounds[bind(rv.var)] = {rv.min, rv.extent, true};
     }
     std::set<std::string> thread_loops; // the stage's loops on GPU threads or lanes
-    for (const Dim &dim : d.schedule.dims)
+    std::set<std::string> gpu_loops;    // and on any GPU dimension, blocks included
+    for (const Dim &dim : d.schedule.dims) {
         if (dim.for_type == ForType::GPUThread || dim.for_type == ForType::GPULane)
             thread_loops.insert(dim.var);
+        if (is_gpu_loop(dim.for_type)) gpu_loops.insert(dim.var);
+    }
     std::map<std::string, Expr> loop_vars; // the original variables, for the Provide
     for (const auto &kv : current)
         loop_vars[kv.first] = var_of(kv.second);
@@ -155,9 +180,27 @@ Stmt build_stage(const Function &f, int stage) {
             bounds[outer_id] = {make_zero(Int(32)), outer_extent, old.is_rvar};
             Expr base = Mul::make(var_of(outer_id), factor);
             const MemoryType mt = f.schedule().memory_type;
-            const bool runs_of_threads = thread_loops.count(sp.outer) &&
-                                         mt != MemoryType::Register && mt != MemoryType::Stack;
-            const TailStrategy tail = resolve_tail(sp.tail, old.is_rvar, stage, runs_of_threads);
+            // (Each thread keeps its own copy of a Func in registers or on its stack.)
+            const bool shared_by_threads = mt != MemoryType::Register && mt != MemoryType::Stack;
+            const bool runs_of_threads = thread_loops.count(sp.outer) && shared_by_threads;
+            // The inner loop (or loops split from it) on threads and the outer one serial: a
+            // tile shifted inwards would have other threads of the block store points the
+            // tile before stored, with no barrier between (a race in shared memory).
+            const size_t later = size_t(&sp - d.schedule.splits.data()) + 1;
+            const bool tiles_of_threads = shared_by_threads &&
+                                          derived_from(d, later, sp.inner, thread_loops) &&
+                                          !derived_from(d, later, sp.outer, gpu_loops);
+            const TailStrategy tail =
+                resolve_tail(sp.tail, old.is_rvar, stage, runs_of_threads || tiles_of_threads);
+            user_assert(!(tiles_of_threads && tail == TailStrategy::ShiftInwards) ||
+                        is_const_zero(simplify(Mod::make(old.extent, factor))))
+                << "In the schedule of " << stage_for_users(f.name(), stage) << ", the split of "
+                << sp.old_var << " shifts its tail inwards (ShiftInwards), its inner loop "
+                << sp.inner << " runs on GPU threads and its outer loop " << sp.outer
+                << " runs serially: the last tile, shifted back over the one before, would have "
+                << "other threads store points of " << f.name() << " already stored, with no "
+                << "barrier between them. Split with TailStrategy::GuardWithIf (what Auto does "
+                << "here), or by a factor that divides the extent.";
             user_assert(!(runs_of_threads && tail == TailStrategy::ShiftInwards) ||
                         is_const_zero(simplify(Mod::make(old.extent, factor))))
                 << "In the schedule of " << stage_for_users(f.name(), stage) << ", the split of "

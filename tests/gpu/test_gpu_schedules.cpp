@@ -109,6 +109,46 @@ TEST(GPUSchedule, StencilFirstStageInSharedMemory) {
     }
 }
 
+// A stage in shared memory whose split has its inner loop on threads and its outer loop
+// serial: by default its tail is guarded. Shifted inwards, the last tile made other threads
+// store points already stored, with no barrier between (a race the simulator reported for an
+// accepted schedule); asked for explicitly, that is refused.
+TEST(GPUSchedule, SerialTilesOfThreadsGuardTheirTail) {
+    const int W = 32, H = 32;
+    Buffer<float> in({W, H}, "in");
+    fill_random(in, -1, 1, 15);
+    for (int variant = 0; variant < 3; variant++) {
+        SCOPED_TRACE(variant);
+        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), t("t"), hi("hi"), lo("lo");
+        Func src("src"), out("out");
+        src(x, y) = in(x, y) * 3.0f;
+        out(x, y) = src(x, y) + 1.0f;
+        out.gpu_tile(x, y, bx, by, tx, ty, 8, 16);
+        src.compute_at(out, bx).store_in(MemoryType::GPUShared);
+        if (variant == 0) src.split(x, hi, lo, 6).gpu_threads(lo, y);
+        if (variant == 1) src.fuse(x, y, t).split(t, hi, lo, 200).split(lo, ty, tx, 16);
+        if (variant == 2) src.split(x, hi, lo, 64).gpu_threads(lo, y);
+        if (variant == 1) src.gpu_threads(tx, ty);
+        Buffer<float> result = out.realize({W, H}, gpu_target)[0];
+        result.copy_to_host();
+        for (int j = 0; j < H; j++)
+            for (int i = 0; i < W; i++)
+                ASSERT_EQ(result(i, j), in(i, j) * 3.0f + 1.0f) << i << "," << j;
+    }
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), hi("hi"), lo("lo");
+    Func src("src"), out("out");
+    src(x, y) = in(x, y) * 3.0f;
+    out(x, y) = src(x, y) + 1.0f;
+    out.gpu_tile(x, y, bx, by, tx, ty, 8, 16);
+    src.compute_at(out, bx).store_in(MemoryType::GPUShared);
+    src.split(x, hi, lo, 6, TailStrategy::ShiftInwards).gpu_threads(lo, y);
+    EXPECT_CONTAINS(message_of<CompileError>([&] {
+                        out.realize({W, H}, gpu_target);
+                    }),
+                    "the split of x shifts its tail inwards (ShiftInwards), its inner loop lo "
+                    "runs on GPU threads and its outer loop hi runs serially");
+}
+
 // Clamp-to-edge written where the consumer reads the staged intermediate: each block's rows
 // of f are a clamped window, at most the tile's height plus two whatever the block, so the
 // shared stage has a constant size (it was refused as unbounded).
