@@ -239,9 +239,12 @@ class RegisterTiles : public IRMutator {
                     << with_user_loop_names(to_string(w.max)) << "]). "
                     << (below && above
                             ? ""
-                            : "How far depends on the tile, as where a consumer's split guards "
-                              "its tail (GuardWithIf): split it with the default tail or "
-                              "RoundUp, which keep its tiles whole. ")
+                            : "How far depends on the tile, as where the splits of " + f +
+                                  " and of its consumers treat their tails differently (one "
+                                  "guards it with GuardWithIf, the other shifts it inwards or "
+                                  "rounds it up; Auto guards a split whose outer loop runs on "
+                                  "threads, except for a Func in registers): give them the same "
+                                  "tail, RoundUp on both or GuardWithIf on both. ")
                     << "Give " << f << " and its consumers the same thread mapping, or store " << f
                     << " in GPUShared (not a tensor-core accumulator, which lives in "
                     << "registers).";

@@ -880,8 +880,8 @@ TEST(GPUScheduleErrors, TensorCoreAccumulatorUnderAGuardedConsumer) {
     const std::string msg = message_of<CompileError>([&] {
         build(TailStrategy::GuardWithIf).realize({N, M}, gpu_target);
     });
-    EXPECT_CONTAINS(msg, "How far depends on the tile, as where a consumer's split guards its "
-                         "tail (GuardWithIf): split it with the default tail or RoundUp");
+    EXPECT_CONTAINS(msg, "How far depends on the tile, as where the splits of C and of its "
+                         "consumers treat their tails differently");
     Buffer<float> o = build(TailStrategy::Auto).realize({N, M}, gpu_target)[0];
     o.copy_to_host();
     for (int j = 0; j < M; j++) {
