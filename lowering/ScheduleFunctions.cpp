@@ -227,6 +227,27 @@ Stmt build_stage(const Function &f, int stage) {
             if (tail == TailStrategy::GuardWithIf && !divides) {
                 // In terms of the old variable, so analyses see which range it guards.
                 guards.push_back(LT::make(var_of(old_id), Add::make(old.min, old.extent)));
+                // The guarded tile's points past the end must still be int32s, or the guard
+                // compares wrapped values (an RDom of 2^31 - 1 points split by 1000).
+                if (old.is_rvar && is_const(factor)) {
+                    Expr i64_factor = cast(Int(64), factor);
+                    Expr last =
+                        Add::make(cast(Int(64), old.min),
+                                  Sub::make(Mul::make(cast(Int(64), outer_extent), i64_factor),
+                                            make_one(Int(64))));
+                    Expr fits = simplify(LE::make(last, make_const(Int(64), int64_t(INT32_MAX))));
+                    if (!is_true(fits)) {
+                        checks.push_back(AssertStmt::make(
+                            fits,
+                            Call::make(
+                                Int(32), Intrinsic::runtime_error,
+                                {make_const(Int(32), int64_t(RuntimeErrorKind::RDomEndTooLarge)),
+                                 StringImm::make(
+                                     loop_for_users(loop_name(f.name(), stage, sp.old_var))),
+                                 cast(Int(64), old.min), cast(Int(64), old.extent), i64_factor},
+                                Call::Intrinsic)));
+                    }
+                }
             }
             lets.emplace_back(old_id, Add::make(Add::make(old.min, base), var_of(inner_id)));
         } else if (sp.kind == Split::FuseVars) {

@@ -267,6 +267,13 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
           << "a smaller min.";
         break;
     case ir::RuntimeErrorKind::RDomEndTooLarge:
+        if (v[2] > 0) {
+            s << "The reduction loop " << n << " runs from " << v[0] << " over " << v[1]
+              << " points, split by " << v[2] << " with a guarded tail: its last tile reaches "
+              << "past 2^31 - 1, which 32-bit loops cannot count. Split it by a factor that "
+                 "divides the extent, or give its RDom a smaller min or extent.";
+            break;
+        }
         s << "The reduction variable " << n << " runs from " << v[0] << " over " << v[1]
           << " points, past 2^31 - 2, the last coordinate 32-bit loops reach. Give its RDom a "
              "smaller min or extent.";

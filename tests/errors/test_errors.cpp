@@ -305,6 +305,29 @@ TEST(RuntimeErrors, UpdatesOfABoundIntermediateStayInsideTheBound) {
                     "are exactly the bound");
 }
 
+// A reduction loop split with a guarded tail whose last tile would count past 2^31 - 1: the
+// guard compared wrapped values and ran extra steps (a wrong sum at 2^31 - 1 points split by
+// 1000). Now a RuntimeError naming the loop; below the limit the sum is exact.
+TEST(RuntimeErrors, ASplitReductionWhoseLastTilePassesTheInt32Range) {
+    Param<int> n("n");
+    RDom r(0, n, "r");
+    RVar ro("ro"), ri("ri");
+    Func f("f");
+    f() = cast<int64_t>(0);
+    f() += cast<int64_t>(r.x % 7);
+    f.update().split(r.x, ro, ri, 1000);
+    n.set(1000003);
+    Buffer<int64_t> sum = f.realize(std::vector<int>{});
+    int64_t want = 0;
+    for (int i = 0; i < 1000003; i++)
+        want += i % 7;
+    EXPECT_EQ(sum(), want);
+    n.set(2147483647);
+    EXPECT_CONTAINS(message_of<RuntimeError>([&] { f.realize(std::vector<int>{}); }),
+                    "The reduction loop r.x of f.update(0) runs from 0 over 2147483647 points, "
+                    "split by 1000 with a guarded tail: its last tile reaches past 2^31 - 1");
+}
+
 TEST(RuntimeErrors, WrongBufferType) {
     ImageParam input(Float(32), 1, "input");
     Var x("x");
