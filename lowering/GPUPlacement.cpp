@@ -216,6 +216,21 @@ private:
         } else {
             direct_child_block = nullptr;
             if (contains_loop_type(op->body, ForType::GPUBlock)) {
+                // A stage run by gpu_single_thread() is a kernel of its own (one block of one
+                // thread): computed inside another kernel, its block loop is the inner one.
+                std::string single;
+                visit_each<For>(op->body, [&](const For *f) {
+                    if (single.empty() && f->for_type == ForType::GPUBlock &&
+                        parse_loop_name(f->name).var == single_thread_var(true))
+                        single = f->name;
+                });
+                user_assert(single.empty())
+                    << "Func " << func_of_loop(single)
+                    << " runs as one GPU thread (gpu_single_thread()), a kernel of its own, but "
+                    << "it is computed inside the kernel of loop " << loop_for_users(op->name)
+                    << ". Compute it at the root, or leave out gpu_single_thread(): a Func "
+                    << "computed inside a kernel's thread loops runs in each of those threads, "
+                    << "and at a block loop its loops may go on the block's threads.";
                 std::string what;
                 visit_each<Realize>(op->body, [&](const Realize *r) {
                     if (what.empty()) what = r->name;

@@ -1058,6 +1058,52 @@ TEST(GPURuntimeErrors, RegionsInsideKernelsPastTheInt32Coordinates) {
         ASSERT_EQ(out(MX - 70 + i), (int64_t(MX) - 70 + i + 30) / 2) << i;
 }
 
+// gpu_single_thread() makes a stage a kernel of its own; computed at another kernel's block
+// loop it is refused with a message that names it (it blamed another Func, or spoke of an
+// inner block loop the user did not write). At the root it runs, checked against a loop.
+TEST(GPUScheduleErrors, SingleThreadStageInsideAnotherKernel) {
+    const int W = 40, H = 5;
+    Buffer<float> in({W, H}, "in");
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++)
+            in(i, j) = float((i * 7 + j * 3) % 11) - 5.0f;
+    for (bool root : {false, true}) {
+        Var x("x"), y("y"), xo("xo"), xi("xi");
+        RDom r(0, W, "r");
+        Func st("st"), pre("pre"), out("out");
+        pre(x, y) = in(x, y) * 2.0f;
+        st(y) = 0.0f;
+        st(y) += pre(r, y);
+        out(x, y) = pre(x, y) - st(y);
+        out.bound(x, 0, W).split(x, xo, xi, 32, TailStrategy::GuardWithIf).reorder(xo, xi, y);
+        out.gpu_blocks(y).gpu_threads(xi);
+        if (root) {
+            st.compute_root().gpu_single_thread();
+        } else {
+            pre.compute_at(out, y).store_in(MemoryType::GPUShared);
+            pre.split(x, xo, xi, 32, TailStrategy::GuardWithIf).gpu_threads(xi);
+            st.compute_at(out, y).gpu_single_thread();
+        }
+        if (!root) {
+            EXPECT_CONTAINS(message_of<CompileError>([&] {
+                                out.realize({W, H}, gpu_target);
+                            }),
+                            "Func st runs as one GPU thread (gpu_single_thread()), a kernel of "
+                            "its own, but it is computed inside the kernel of loop y of out");
+            continue;
+        }
+        Buffer<float> o = out.realize({W, H}, gpu_target)[0];
+        o.copy_to_host();
+        for (int j = 0; j < H; j++) {
+            float sum = 0;
+            for (int i = 0; i < W; i++)
+                sum += in(i, j) * 2.0f;
+            for (int i = 0; i < W; i++)
+                ASSERT_EQ(o(i, j), in(i, j) * 2.0f - sum) << i << "," << j; // small integers
+        }
+    }
+}
+
 // A where() reading the Func it reduces makes each step depend on the ones before: its
 // reduction loop cannot run on lanes (each lane would test its own partial sum).
 TEST(GPUScheduleErrors, SelfReadingWhereOnLanes) {
