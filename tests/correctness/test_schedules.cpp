@@ -1641,65 +1641,41 @@ TEST(RFactor, HistogramAtomicallyAndInPartials) {
 
 // Welford's running (count, mean, squared deviations) splits into partial summaries per
 // chunk, merged by Chan's formula: the variance of values with a large mean stays accurate.
+// The count is a float, or an int32 divided as cast<float>(n + 1), whose partial counts the
+// merge converts and which stays exact.
 TEST(RFactor, WelfordInParallelChunks) {
     const int N = 10007;
     Buffer<float> in(N);
     fill_random(in, 999, 1001, 17);
-    RDom k(0, N, "k");
-    Var u("u");
-    RVar ko("ko"), ki("ki");
-    Func w("w");
-    w() = Tuple(0.0f, 0.0f, 0.0f);
-    Expr v = in(k);
-    Expr n = w()[0] + 1.0f;
-    Expr delta = v - w()[1];
-    Expr mean = w()[1] + delta / n;
-    w() = Tuple(n, mean, w()[2] + delta * (v - mean));
-    Func partial = w.update().split(k.x, ko, ki, 1000).rfactor(ko, u);
-    partial.compute_root().update().parallel(u);
-    Realization r = w.realize(std::vector<int>{});
-    Buffer<float> count = r[0], m = r[1], squares = r[2];
-    double want_m = 0, want_sq = 0;
-    for (int i = 0; i < N; i++)
-        want_m += in(i);
-    want_m /= N;
-    for (int i = 0; i < N; i++)
-        want_sq += (in(i)-want_m) * (in(i)-want_m);
-    EXPECT_EQ(count(), float(N));
-    EXPECT_NEAR(m(), want_m, 1e-3);
-    EXPECT_NEAR(squares() / N, want_sq / N, 1e-3 * (want_sq / N));
-}
-
-// The same with the count an int32, divided as cast<float>(n + 1): the merge converts the
-// counts, which stay exact.
-TEST(RFactor, WelfordWithAnIntegerCount) {
-    const int N = 10007;
-    Buffer<float> in(N);
-    fill_random(in, 999, 1001, 18);
-    RDom k(0, N, "k");
-    Var u("u");
-    RVar ko("ko"), ki("ki");
-    Func w("w");
-    w() = Tuple(0, 0.0f, 0.0f);
-    Expr v = in(k);
-    Expr n = w()[0] + 1;
-    Expr delta = v - w()[1];
-    Expr mean = w()[1] + delta / cast<float>(n);
-    w() = Tuple(n, mean, w()[2] + delta * (v - mean));
-    Func partial = w.update().split(k.x, ko, ki, 1000).rfactor(ko, u);
-    partial.compute_root().update().parallel(u);
-    Realization r = w.realize(std::vector<int>{});
-    Buffer<int> count = r[0];
-    Buffer<float> m = r[1], squares = r[2];
-    double want_m = 0, want_sq = 0;
-    for (int i = 0; i < N; i++)
-        want_m += in(i);
-    want_m /= N;
-    for (int i = 0; i < N; i++)
-        want_sq += (in(i)-want_m) * (in(i)-want_m);
-    EXPECT_EQ(count(), N);
-    EXPECT_NEAR(m(), want_m, 1e-3);
-    EXPECT_NEAR(squares() / N, want_sq / N, 1e-3 * (want_sq / N));
+    for (bool int_count : {false, true}) {
+        SCOPED_TRACE(int_count ? "int32 count" : "float count");
+        RDom k(0, N, "k");
+        Var u("u");
+        RVar ko("ko"), ki("ki");
+        Func w("w");
+        w() = Tuple(int_count ? Expr(0) : Expr(0.0f), 0.0f, 0.0f);
+        Expr v = in(k);
+        Expr n = w()[0] + (int_count ? Expr(1) : Expr(1.0f));
+        Expr delta = v - w()[1];
+        Expr mean = w()[1] + delta / cast<float>(n);
+        w() = Tuple(n, mean, w()[2] + delta * (v - mean));
+        Func partial = w.update().split(k.x, ko, ki, 1000).rfactor(ko, u);
+        partial.compute_root().update().parallel(u);
+        Realization r = w.realize(std::vector<int>{});
+        Buffer<float> m = r[1], squares = r[2];
+        double want_m = 0, want_sq = 0;
+        for (int i = 0; i < N; i++)
+            want_m += in(i);
+        want_m /= N;
+        for (int i = 0; i < N; i++)
+            want_sq += (in(i)-want_m) * (in(i)-want_m);
+        if (int_count)
+            EXPECT_EQ(Buffer<int>(r[0])(), N);
+        else
+            EXPECT_EQ(Buffer<float>(r[0])(), float(N));
+        EXPECT_NEAR(m(), want_m, 1e-3);
+        EXPECT_NEAR(squares() / N, want_sq / N, 1e-3 * (want_sq / N));
+    }
 }
 
 // An argmax pair beside a count that neither element reads: each group of elements has its

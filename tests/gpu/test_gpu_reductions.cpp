@@ -307,71 +307,44 @@ TEST(GPUCrossThreadReduction, ArgmaxOverStridedLanesBreaksTiesByIndex) {
 }
 
 // Welford's (count, mean, squared deviations) per row: the lanes' summaries merged by Chan's
-// formula, which keeps the variance accurate where sum and sum of squares would cancel.
-TEST(GPUCrossThreadReduction, WelfordMeanAndVariance) {
-    for (RowMapping mapping : kMappings) {
-        for (int width : {1, 33, 1000}) {
-            SCOPED_TRACE(std::string(to_string(mapping)) + ", width " + std::to_string(width));
-            Buffer<float> in({width, kRows}, "in");
-            fill_random(in, 999, 1001, unsigned(width)); // large mean, small spread
-            Func stats("stats");
-            Func out = row_reduction(mapping, width, stats, [&](Func w, RDom r, Var y) {
-                w(y) = Tuple(0.0f, 0.0f, 0.0f);
-                Expr v = in(r.x, y);
-                Expr n = w(y)[0] + 1.0f;
-                Expr delta = v - w(y)[1];
-                Expr mean = w(y)[1] + delta / n;
-                w(y) = Tuple(n, mean, w(y)[2] + delta * (v - mean));
-            });
-            Realization res = out.realize({kRows}, gpu_target);
-            Buffer<float> count(res[0]), mean(res[1]), squares(res[2]);
-            for (int j = 0; j < kRows; j++) {
-                double m = 0, sq = 0;
-                for (int i = 0; i < width; i++)
-                    m += in(i, j);
-                m /= width;
-                for (int i = 0; i < width; i++)
-                    sq += (in(i, j) - m) * (in(i, j) - m);
-                EXPECT_EQ(count(j), float(width)) << j;
-                EXPECT_TRUE(close(mean(j), m, 1e-6, 1e-6)) << j << ": " << mean(j) << " vs " << m;
-                EXPECT_TRUE(close(squares(j), sq, 1e-3, 1e-3))
-                    << j << ": " << squares(j) << " vs " << sq;
-            }
-        }
-    }
-}
-
-// Welford's with an int32 count (divided as cast<float>(n + 1)): the lanes' counts merge
+// formula, which keeps the variance accurate where sum and sum of squares would cancel. The
+// count is a float, or an int32 divided as cast<float>(n + 1): the lanes' counts then merge
 // exactly, converted to float where the mean and squares use them.
-TEST(GPUCrossThreadReduction, WelfordWithAnIntegerCount) {
-    for (RowMapping mapping : kMappings) {
-        for (int width : {1, 33, 1000}) {
-            SCOPED_TRACE(std::string(to_string(mapping)) + ", width " + std::to_string(width));
-            Buffer<float> in({width, kRows}, "in");
-            fill_random(in, -3, 5, unsigned(width) + 7);
-            Func stats("stats");
-            Func out = row_reduction(mapping, width, stats, [&](Func w, RDom r, Var y) {
-                w(y) = Tuple(0, 0.0f, 0.0f);
-                Expr v = in(r.x, y);
-                Expr n = w(y)[0] + 1;
-                Expr delta = v - w(y)[1];
-                Expr mean = w(y)[1] + delta / cast<float>(n);
-                w(y) = Tuple(n, mean, w(y)[2] + delta * (v - mean));
-            });
-            Realization res = out.realize({kRows}, gpu_target);
-            Buffer<int> count(res[0]);
-            Buffer<float> mean(res[1]), squares(res[2]);
-            for (int j = 0; j < kRows; j++) {
-                double m = 0, sq = 0;
-                for (int i = 0; i < width; i++)
-                    m += in(i, j);
-                m /= width;
-                for (int i = 0; i < width; i++)
-                    sq += (in(i, j) - m) * (in(i, j) - m);
-                EXPECT_EQ(count(j), width) << j;
-                EXPECT_TRUE(close(mean(j), m, 1e-5, 1e-5)) << j << ": " << mean(j) << " vs " << m;
-                EXPECT_TRUE(close(squares(j), sq, 1e-4, 1e-3))
-                    << j << ": " << squares(j) << " vs " << sq;
+TEST(GPUCrossThreadReduction, WelfordMeanAndVariance) {
+    for (bool int_count : {false, true}) {
+        for (RowMapping mapping : kMappings) {
+            for (int width : {1, 33, 1000}) {
+                SCOPED_TRACE(std::string(to_string(mapping)) + ", width " + std::to_string(width) +
+                             (int_count ? ", int32 count" : ""));
+                Buffer<float> in({width, kRows}, "in");
+                fill_random(in, 999, 1001, unsigned(width)); // large mean, small spread
+                Func stats("stats");
+                Func out = row_reduction(mapping, width, stats, [&](Func w, RDom r, Var y) {
+                    w(y) = Tuple(int_count ? Expr(0) : Expr(0.0f), 0.0f, 0.0f);
+                    Expr v = in(r.x, y);
+                    Expr n = w(y)[0] + (int_count ? Expr(1) : Expr(1.0f));
+                    Expr delta = v - w(y)[1];
+                    Expr mean = w(y)[1] + delta / cast<float>(n);
+                    w(y) = Tuple(n, mean, w(y)[2] + delta * (v - mean));
+                });
+                Realization res = out.realize({kRows}, gpu_target);
+                Buffer<float> mean(res[1]), squares(res[2]);
+                for (int j = 0; j < kRows; j++) {
+                    double m = 0, sq = 0;
+                    for (int i = 0; i < width; i++)
+                        m += in(i, j);
+                    m /= width;
+                    for (int i = 0; i < width; i++)
+                        sq += (in(i, j) - m) * (in(i, j) - m);
+                    if (int_count)
+                        EXPECT_EQ(Buffer<int>(res[0])(j), width) << j;
+                    else
+                        EXPECT_EQ(Buffer<float>(res[0])(j), float(width)) << j;
+                    EXPECT_TRUE(close(mean(j), m, 1e-6, 1e-6))
+                        << j << ": " << mean(j) << " vs " << m;
+                    EXPECT_TRUE(close(squares(j), sq, 1e-3, 1e-3))
+                        << j << ": " << squares(j) << " vs " << sq;
+                }
             }
         }
     }
