@@ -5,6 +5,7 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
+#include "dsl/ir/Substitute.h"
 #include "lowering/KernelAnalysis.h"
 
 #include <set>
@@ -91,13 +92,6 @@ private:
             return IfThenElse::make(cond, LetStmt::make(op->name, op->value, Block::make(guarded)));
         if (body.same_as(op->body)) return op;
         return LetStmt::make(op->name, op->value, body);
-    }
-
-    static bool uses_var(const Expr &e, const std::string &name) {
-        bool uses = false;
-        visit_each_distinct<Variable>(e,
-                                      [&](const Variable *v) { uses = uses || v->name == name; });
-        return uses;
     }
 
     // Whether s is one or more tests of the same condition without else branches (what
