@@ -12,6 +12,7 @@
 #include "lowering/FuseGPUThreadLoops.h"
 #include "lowering/GPUPlacement.h"
 #include "lowering/HoistAllocations.h"
+#include "lowering/HoistKernelChecks.h"
 #include "lowering/InjectEarlyFrees.h"
 #include "lowering/InjectGPUBarriers.h"
 #include "lowering/InjectPrefetches.h"
@@ -161,6 +162,8 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     after("simplify_for_codegen", s);
     s = hoist_allocations(s);
     after("hoist_allocations", s);
+    s = hoist_kernel_checks(s);
+    after("hoist_kernel_checks", s);
     // GPU kernels: taken out of the host code, then lowered one pass at a time.
     ExtractedKernels gpu = extract_kernels(s, target, outputs[0].name());
     apply_launch_bounds(gpu.kernels, env);

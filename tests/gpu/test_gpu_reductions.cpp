@@ -546,6 +546,17 @@ TEST(GPUSerialReduction, ScanOfABoundIntermediateOnThreads) {
                     }),
                     "Func f is bound to [0, 52] in dimension 0, but its update definitions write "
                     "and read [0, 53]");
+    // The check reads no block or thread index: it runs on the host before the launch (in
+    // the kernel, a failed check traps and leaves a CUDA context unusable).
+    EXPECT_EQ(out.ptx(gpu_target).find("trap"), std::string::npos);
+    // There it runs only where the kernel would: with no rows there is no block, and nothing
+    // to check.
+    Buffer<int> no_rows({W, 0}, "no_rows");
+    out.realize(no_rows, gpu_target);
+    n.set(last);
+    out.realize(result, gpu_target);
+    result.copy_to_host();
+    EXPECT_EQ(result(W - 1, H - 1), in(W - 1, H - 1));
 }
 
 } // namespace
