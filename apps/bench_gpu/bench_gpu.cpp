@@ -15,11 +15,12 @@
 // Kernels are compiled for the GPU's own architecture (sm_80 on the simulator) with fused
 // multiply-adds, as CUDA compilers compile by default and as the cuBLAS peer computes. The
 // layernorm and matmul kernels also run as compiled ahead of time (gpu_generators.cpp, for
-// sm_80 with cubins for sm_80 and sm_90) through their C functions: the "AOT" rows, whose
-// results must equal the JIT's bit for bit.
+// sm_80 with fused multiply-adds, with cubins for sm_80 and sm_90) through their C functions:
+// the "AOT" rows, whose results must equal bit for bit the JIT's under the same target.
 // `bench_gpu --small` runs small sizes (for the simulator); results are checked against
 // double-precision loops on a sample of points either way.
 
+#include "AotCall.h"
 #include "GPUDevice.h"
 #include "GemmGPU.h"
 #include "LayerNormGPU.h"
@@ -34,6 +35,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <random>
 #include <string>
 #include <vector>
@@ -67,61 +69,37 @@ void row(const char *name, const std::string &size, double ms, double gbs, doubl
     failures += !ok;
 }
 
-// Whether kernels run on a CUDA GPU (not the simulator).
-bool on_gpu() {
-    const char *device = std::getenv("AICF_DEVICE");
-    if (device && std::string(device) == "sim") return false;
-    try {
-        aicf::backends::cuda::cuda_device_description();
-        return true;
-    } catch (const RuntimeError &) {
-        return false;
-    }
-}
-
-// A DLTensor over a 2-D buffer: its host data, or (in_place) its device copy, where a JIT run
-// on a GPU left it.
-struct Tensor {
-    int64_t shape[2];
-    DLTensor t{};
-    Tensor(const Buffer<float> &b, bool in_place) {
-        shape[0] = b.extent(1);
-        shape[1] = b.extent(0);
-        t.device = {in_place ? kDLCUDA : kDLCPU, 0};
-        t.data = in_place ? reinterpret_cast<void *>(b.raw_buffer()->device) : b.data();
-        t.ndim = 2;
-        t.dtype = {kDLFloat, 32, 1};
-        t.shape = shape;
-    }
-};
-
-// A kernel compiled ahead of time, called as call(tensors): first on CPU tensors (copied to
-// the device and back) to compare with the JIT's `jit` output bit for bit, then timed on the
-// buffers where the JIT left them (on a GPU, kDLCUDA tensors used in place; the output is the
-// JIT's, written again with the same values). Returns the median time and whether it agreed.
+// A kernel compiled ahead of time, called as call(tensors) on `inputs` and an output: first on
+// host tensors (copied to the device and back), to compare bit for bit with what the JIT
+// computes of `f` under the library's target; then timed where the JIT left its buffers (on
+// a GPU, kDLCUDA tensors used in place, the output the JIT's `jit`, written again with the
+// same values). Returns the median time and whether the bits agreed.
 template <typename F>
-std::pair<double, bool> run_aot(const std::vector<const Buffer<float> *> &inputs,
+std::pair<double, bool> run_aot(Func f, const std::vector<const Buffer<float> *> &inputs,
                                 const Buffer<float> &jit, F &&call, int runs) {
+    using aicf_apps::DLView;
+    const Buffer<> want = aicf_apps::jit_under_aot_target(f, jit, target());
     Buffer<float> out({jit.extent(0), jit.extent(1)}, "aot");
     auto tensors = [&](const Buffer<float> &result, bool in_place) {
-        std::vector<Tensor> t;
-        t.reserve(inputs.size() + 1); // each DLTensor points at its own shape
+        std::deque<DLView> t;
         for (const Buffer<float> *b : inputs)
-            t.emplace_back(*b, in_place);
+            t.emplace_back(*b, in_place && aicf_apps::has_device_copy(*b));
         t.emplace_back(result, in_place);
         return t;
     };
-    std::vector<Tensor> host = tensors(out, false);
+    std::deque<DLView> host = tensors(out, false);
     if (call(host) != 0) {
         std::printf("AOT call failed: %s\n", aicf_last_error());
         return {0, false};
     }
-    const bool same =
-        std::memcmp(out.data(), jit.data(), sizeof(float) * size_t(jit.number_of_elements())) == 0;
-    bool in_place = on_gpu() && jit.raw_buffer()->device != 0;
-    for (const Buffer<float> *b : inputs)
-        in_place = in_place && b->raw_buffer()->device != 0;
-    std::vector<Tensor> timed = in_place ? tensors(jit, true) : host;
+    const bool same = std::memcmp(out.data(), want.raw_buffer()->host,
+                                  sizeof(float) * size_t(jit.number_of_elements())) == 0;
+    const bool in_place = aicf_apps::has_device_copy(jit);
+    std::deque<DLView> timed = tensors(in_place ? jit : out, in_place);
+    if (call(timed) != 0) {
+        std::printf("AOT call on the timed tensors failed: %s\n", aicf_last_error());
+        return {0, false};
+    }
     const double ms = median_ms([&] { call(timed); }, runs);
     return {ms, same};
 }
@@ -167,7 +145,8 @@ void layernorm(int rows, int runs, double peer_gbs) {
     row("layernorm", std::to_string(rows) + " x 4096", ms, gbs, peer_gbs, "one block per row", ok);
 
     auto [aot_ms, same] = run_aot(
-        {&in}, result, [](std::vector<Tensor> &t) { return layernorm_block_aot(&t[0].t, &t[1].t); },
+        out, {&in}, result,
+        [](std::deque<aicf_apps::DLView> &t) { return layernorm_block_aot(&t[0].t, &t[1].t); },
         runs);
     row("layernorm", std::to_string(rows) + " x 4096", aot_ms, 2.0 * N * rows * 4 / (aot_ms * 1e6),
         peer_gbs, same ? "AOT, same bits as JIT" : "AOT, NOT the JIT's bits", ok && same);
@@ -201,8 +180,9 @@ void matmul(int w, int h, int K, int runs) {
     row("matmul", size, ms, 0, -1, rate, ok);
 
     auto [aot_ms, same] = run_aot(
-        {&A, &B}, C,
-        [](std::vector<Tensor> &t) { return matmul_simt_aot(&t[0].t, &t[1].t, &t[2].t); }, runs);
+        out, {&A, &B}, C,
+        [](std::deque<aicf_apps::DLView> &t) { return matmul_simt_aot(&t[0].t, &t[1].t, &t[2].t); },
+        runs);
     std::snprintf(rate, sizeof rate, same ? "AOT %.1f GFLOP/s, same" : "AOT %.1f GFLOP/s, DIFFERS",
                   flops / (aot_ms * 1e6));
     row("matmul", size, aot_ms, 0, -1, rate, ok && same);

@@ -33,6 +33,18 @@ inline const aicf::Target &device_target() {
     return t;
 }
 
+// Whether kernels run on a CUDA GPU (not the simulator).
+inline bool on_cuda_gpu() {
+    const char *device = std::getenv("AICF_DEVICE");
+    if (device && std::string(device) == "sim") return false;
+    try {
+        aicf::backends::cuda::cuda_device_description();
+        return true;
+    } catch (const aicf::RuntimeError &) {
+        return false;
+    }
+}
+
 // " (NVIDIA H200, sm_90)", or " (no CUDA GPU: the simulator)".
 inline std::string device_description() {
     try {

@@ -6,6 +6,7 @@
 // against a double-precision product of the same inputs. Prints a table with the JIT's median
 // time; `gemm --small` runs small sizes (for the simulator), `gemm M N K` one size.
 
+#include "AotCall.h"
 #include "GPUDevice.h"
 #include "GemmGPU.h"
 #include "Timing.h"
@@ -31,22 +32,6 @@ using namespace aicf;
 namespace {
 
 int failures = 0;
-
-// A DLTensor over a host buffer.
-struct Tensor {
-    std::vector<int64_t> shape;
-    DLTensor t{};
-    explicit Tensor(const Buffer<> &b) {
-        for (int d = b.dimensions() - 1; d >= 0; d--)
-            shape.push_back(b.extent(d));
-        t.device = {kDLCPU, 0};
-        t.data = b.raw_buffer()->host;
-        t.ndim = b.dimensions();
-        const Type type = b.type();
-        t.dtype = {uint8_t(type.is_bfloat() ? kDLBfloat : kDLFloat), uint8_t(type.bits), 1};
-        t.shape = shape.data();
-    }
-};
 
 double value(const Buffer<> &b, int x, int y) {
     const Type t = b.type();
@@ -100,10 +85,13 @@ void run(Type in, Epilogue epilogue, int M, int N, int K, int runs) {
     const double ms = aicf_apps::median_ms([&] { out.realize(C, target); }, runs);
     C.copy_to_host();
 
-    // The same through the library compiled ahead of time, on host tensors.
+    // The same through the library compiled ahead of time, on host tensors, against the JIT
+    // under the library's own target (on a GPU the JIT's target is the device's).
     Buffer<> C_aot(e.out_type, {N, M}, "C_aot");
+    const Buffer<> C_same = aicf_apps::jit_under_aot_target(out, C, target);
     const Buffer<> bias_1d(bias1);
-    Tensor a(A), b(B), c(C_aot), bt(bias_1d), rt(residual);
+    aicf_apps::DLView a(A, false), b(B, false), c(C_aot, false), bt(bias_1d, false),
+        rt(residual, false);
     int rc = -1;
     if (epilogue == Epilogue::BiasGeluResidual) {
         rc = gemm_bias_gelu_residual_bfloat16(&a.t, &b.t, &bt.t, &rt.t, &c.t);
@@ -119,7 +107,7 @@ void run(Type in, Epilogue epilogue, int M, int N, int K, int runs) {
         rc = gemm_float32(&a.t, &b.t, &c.t);
     }
     if (rc != 0) std::printf("AOT call failed: %s\n", aicf_last_error());
-    const bool same = rc == 0 && std::memcmp(C.raw_buffer()->host, C_aot.raw_buffer()->host,
+    const bool same = rc == 0 && std::memcmp(C_same.raw_buffer()->host, C_aot.raw_buffer()->host,
                                              size_t(M) * N * e.out_type.bytes()) == 0;
 
     // A sample of points against double precision (TF32 keeps 10 bits of each input; a
@@ -193,7 +181,7 @@ int main(int argc, char **argv) {
             Buffer<> A = random_matrix(BFloat(16), 70, 64, 5, "A");
             Buffer<> B = random_matrix(BFloat(16), 128, 70, 6, "B");
             Buffer<> C(Float(32), {128, 64}, "C");
-            Tensor a(A), b(B), c(C);
+            aicf_apps::DLView a(A, false), b(B, false), c(C, false);
             const int rc = gemm_bfloat16_k8(&a.t, &b.t, &c.t);
             const std::string error = rc != 0 ? aicf_last_error() : "";
             const bool refused = rc != 0 && error.find("A") != std::string::npos;
@@ -201,9 +189,11 @@ int main(int argc, char **argv) {
                         refused ? "refused" : "NOT refused", error.c_str());
             failures += !refused;
         }
-        std::printf(
-            "\nAOT: the library compiled ahead of time gives the JIT's bits (same) or not.\n"
-            "check: a sample of points against a double-precision product.\n");
+        std::printf("\nAOT: the library compiled ahead of time (for %s) gives the bits of the JIT "
+                    "under the "
+                    "same target (same) or not.\n"
+                    "check: a sample of points against a double-precision product.\n",
+                    aicf_apps::aot_target().to_string().c_str());
         return failures == 0 ? 0 : 1;
     } catch (const Error &e) {
         std::printf("%s\n", e.what());
