@@ -7,7 +7,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="${AICF_BUILD_DIR:-$root/build}"
-"$root/scripts/build.sh" test_gpu lesson_05_gpu bench_gpu bench_norms gemm mlp_block
+"$root/scripts/build.sh" test_gpu lesson_05_gpu bench_gpu bench_norms gemm mlp_block aot_rms_norm_shared
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
@@ -26,8 +26,12 @@ done | sort -u | while read -r lib; do cp -L "$lib" "$stage/lib/"; done
 for stub in libpthread.so.0 libdl.so.2 librt.so.1 libmvec.so.1; do
   [ -e "/lib/x86_64-linux-gnu/$stub" ] && cp -L "/lib/x86_64-linux-gnu/$stub" "$stage/lib/"
 done
+# The pipeline compiled ahead of time that scripts/torch_aot_check.py calls from PyTorch, with
+# the runtime it links: loaded into the GPU machine's own Python, so not through the loader.
+mkdir -p "$stage/aot/tests"
+cp -L "$build/tests/libaot_rms_norm_shared.so" "$build/libaicf_runtime.so" "$stage/aot/tests/"
 libdevice=$(ls /usr/local/cuda/nvvm/libdevice/libdevice.10.bc 2>/dev/null || true)
 [ -n "$libdevice" ] && cp "$libdevice" "$stage/lib/"
 mkdir -p "$root/.gpu_bundle"
-tar -C "$stage" -cf - bin lib | xz -T0 -6 > "$root/.gpu_bundle/aicf-gpu.tar.xz"
+tar -C "$stage" -cf - bin lib aot | xz -T0 -6 > "$root/.gpu_bundle/aicf-gpu.tar.xz"
 ls -l "$root/.gpu_bundle/aicf-gpu.tar.xz"

@@ -3,7 +3,9 @@
 # the GPU (AICF_DEVICE=cuda, kernels compiled for sm_90), lesson 5 and the GPU benchmarks,
 # and prints one summary table last. It runs what scripts/gpu_bundle.sh packed on a
 # development machine (carry .gpu_bundle with the call); with no bundle it builds here.
-# Full logs go to $OUT (or /tmp/aicf-gpu-logs).
+# Full logs go to $OUT (or /tmp/aicf-gpu-logs); AICF_GPU_CHECK_PACK=file packs them into one
+# file, AICF_GPU_CHECK_SECONDS bounds the whole check and AICF_GPU_CHECK_STEPS picks steps
+# (see step() below).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 logs="${OUT:-/tmp/aicf-gpu-logs}"
@@ -31,27 +33,49 @@ export AICF_DEVICE=cuda AICF_TEST_GPU_TARGET=host-cuda-sm_90
 export PYTHONPATH="$root/scripts${PYTHONPATH:+:$PYTHONPATH}"
 
 # Each step has its own time limit (exit 124 when it runs out), so that a hung kernel costs
-# one step, not the whole device call.
+# one step, not the whole device call; AICF_GPU_CHECK_SECONDS bounds the steps together, and
+# a step that finds less than 10 s left is skipped (exit 125). The steps run in order of what
+# the open work needs: the AOT kernel from PyTorch, the MLP block and its PyTorch peers, the
+# GPU tests, then the benchmarks.
+deadline=$(( $(date +%s) + ${AICF_GPU_CHECK_SECONDS:-3600} ))
+# step NAME LIMIT COMMAND...: runs COMMAND with its output in $logs/NAME.log; its exit status
+# goes into rc_NAME. With AICF_GPU_CHECK_STEPS set (names, as "test_gpu gemm"), only the steps
+# it names run.
+step() {
+  local name=$1 limit=$2 left
+  shift 2
+  if [ -n "${AICF_GPU_CHECK_STEPS:-}" ] && [[ " $AICF_GPU_CHECK_STEPS " != *" $name "* ]]; then
+    echo "not run: AICF_GPU_CHECK_STEPS does not name it" > "$logs/$name.log"
+    printf -v "rc_$name" 0
+    return
+  fi
+  left=$(( deadline - $(date +%s) ))
+  [ "$left" -lt "$limit" ] && limit=$left
+  if [ "$limit" -lt 10 ]; then
+    echo "skipped: the check's time budget (AICF_GPU_CHECK_SECONDS) was spent" > "$logs/$name.log"
+    printf -v "rc_$name" 125
+    return
+  fi
+  timeout "$limit" "$@" > "$logs/$name.log" 2>&1
+  printf -v "rc_$name" "%d" $?
+}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$logs/gpu.txt" 2>&1
-timeout 240 "${run[@]}" "$bin/test_gpu" > "$logs/test_gpu.log" 2>&1
-tests_rc=$?
-timeout 60 "${run[@]}" "$bin/lesson_05_gpu" > "$logs/lesson_05_gpu.log" 2>&1
-lesson_rc=$?
-timeout 180 "${run[@]}" "$bin/bench_gpu" > "$logs/bench_gpu.log" 2>&1
-bench_rc=$?
-timeout 240 "${run[@]}" "$bin/bench_norms" > "$logs/bench_norms.log" 2>&1
-norms_rc=$?
-# The tensor-core GEMM's variants (types, fused epilogues; JIT and AOT) at 4096^3.
-timeout 180 "${run[@]}" "$bin/gemm" > "$logs/gemm.log" 2>&1
-gemm_rc=$?
+# A pipeline compiled ahead of time, called from PyTorch through DLPack (CUDA tensors in
+# place, CPU tensors copied), against PyTorch's own result: the build tree's library, or the
+# bundle's copy of it (loaded into this machine's Python, with the runtime beside it).
+if [ -z "${dir:-}" ]; then
+  step torch_aot 120 python3 "$root/scripts/torch_aot_check.py" "${AICF_BUILD_DIR:-$root/build}"
+else
+  LD_LIBRARY_PATH="$dir/aot/tests${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    step torch_aot 120 python3 "$root/scripts/torch_aot_check.py" "$dir/aot"
+fi
 # The transformer MLP block (2048 x 4096 x 16384), one kernel per operator and with fused
 # epilogues; PyTorch eager and torch.compile on the same block below.
-timeout 180 "${run[@]}" "$bin/mlp_block" > "$logs/mlp_block.log" 2>&1
-mlp_rc=$?
+step mlp_block 180 "${run[@]}" "$bin/mlp_block"
 # PyTorch's time against the block's ideal bound, which mlp_block prints (the compulsory
 # bytes or the products' flops at the H200's datasheet peaks).
 export MLP_IDEAL_MS=$(grep -oE "ideal bound on [A-Z0-9]+: [0-9.]+" "$logs/mlp_block.log" | grep -oE "[0-9.]+$")
-timeout 240 python3 - > "$logs/torch_mlp.log" 2>&1 <<'PY'
+step torch_mlp 240 python3 - <<'PY'
 import os
 import torch
 import torch.nn.functional as F
@@ -68,7 +92,7 @@ flops = 4 * tokens * d * hidden
 ideal = float(os.environ.get("MLP_IDEAL_MS") or "nan")
 def row(name, ms):
     share = f"{100 * ideal / ms:.0f}% of the ideal bound" if ideal == ideal else "-"
-    print(f"| {name} | {tokens} x {d} x {hidden} | {ms:.3f} ms | {flops / ms / 1e9:.1f} TFLOP/s | {share} |")
+    print(f"| {name} | {tokens} x {d} x {hidden} | {ms:.3f} ms | {flops / ms / 1e9:.1f} TFLOP/s | {share} |", flush=True)
 with torch.no_grad():
     row("torch eager MLP", median_ms(lambda: mlp(x), 10))
     try:
@@ -77,19 +101,13 @@ with torch.no_grad():
     except Exception as e:
         print(f"torch.compile failed: {type(e).__name__}: {str(e)[:200]}")
 PY
-# A pipeline compiled ahead of time, called from PyTorch through DLPack (CUDA tensors in
-# place, CPU tensors copied), against PyTorch's own result. Needs the build tree.
-aot_rc=0
-if [ -z "${dir:-}" ]; then
-  timeout 120 python3 "$root/scripts/torch_aot_check.py" "${AICF_BUILD_DIR:-$root/build}" \
-    > "$logs/torch_aot.log" 2>&1
-  aot_rc=$?
-else
-  echo "(the bundle carries no build tree: skipped)" > "$logs/torch_aot.log"
-fi
+step test_gpu 240 "${run[@]}" "$bin/test_gpu"
+# The tensor-core GEMM's variants (types, fused epilogues; JIT and AOT) at 4096^3.
+step gemm 180 "${run[@]}" "$bin/gemm"
+step bench_norms 240 "${run[@]}" "$bin/bench_norms"
 # The peers for the norms: PyTorch's own kernels on the same shapes, in GB/s of the same
 # compulsory bytes.
-timeout 120 python3 - > "$logs/torch_norms.log" 2>&1 <<'PY'
+step torch_norms 120 python3 - <<'PY'
 import torch
 import torch.nn.functional as F
 from torch_timing import median_ms
@@ -106,10 +124,11 @@ for rows, cols in [(16384, 1024), (4096, 8192), (1024, 65536)]:
         for op, f, params in ops:
             ms = median_ms(f)
             size = x.element_size() * cols * (2 * rows + params)
-            print(f"| {op} | {rows} x {cols} | {name} | {ms:.3f} | {size / ms / 1e6:.1f} |")
+            print(f"| {op} | {rows} x {cols} | {name} | {ms:.3f} | {size / ms / 1e6:.1f} |", flush=True)
 PY
+step bench_gpu 180 "${run[@]}" "$bin/bench_gpu"
 # The peer for matmul: PyTorch's float32 matrix product (TF32 off) on the same GPU.
-timeout 90 python3 - > "$logs/torch_peer.log" 2>&1 <<'PY'
+step torch_peer 90 python3 - <<'PY'
 import torch
 from torch_timing import median_ms
 torch.backends.cuda.matmul.allow_tf32 = False
@@ -124,6 +143,7 @@ for m, n_, k in [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 4096, 16384)]:
     ms = median_ms(lambda: a @ b, 10)
     print(f"| torch matmul | {m}x{n_}x{k} bf16 (cuBLAS) | {ms:.3f} ms | {2 * m * n_ * k / ms / 1e9:.1f} TFLOP/s |")
 PY
+step lesson_05_gpu 60 "${run[@]}" "$bin/lesson_05_gpu"
 
 # Optional: more random GPU schedules on the GPU itself, one seed per process, as many at
 # once as AICF_GPU_SWEEP_JOBS (default 8): AICF_GPU_SWEEP="seed seed ..." and
@@ -152,32 +172,39 @@ if [ -n "${AICF_GPU_SWEEP:-}" ]; then
 fi
 
 echo "== GPU: $(cat "$logs/gpu.txt")"
-echo "== GPU tests (AICF_DEVICE=cuda, sm_90): exit $tests_rc"
+echo "== a pipeline compiled ahead of time, called from PyTorch: exit $rc_torch_aot"
+grep -E "^\| " "$logs/torch_aot.log" || tail -n 5 "$logs/torch_aot.log"
+echo "== transformer MLP block: exit $rc_mlp_block (PyTorch: exit $rc_torch_mlp)"
+grep -E "^\| |^ideal bound" "$logs/mlp_block.log" || tail -n 5 "$logs/mlp_block.log"
+grep -E "^\| |failed" "$logs/torch_mlp.log" || tail -n 3 "$logs/torch_mlp.log"
+echo "== GPU tests (AICF_DEVICE=cuda, sm_90): exit $rc_test_gpu"
 grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \] [A-Za-z]" "$logs/test_gpu.log" | head -20
 grep -E "layernorm .* one block per row" "$logs/test_gpu.log"
 # The first failures in full, so one call is enough to start fixing them.
 grep -B2 -A8 -E "Failure|RuntimeError|CompileError|InternalError" "$logs/test_gpu.log" | head -60
-[ $tests_rc -ne 0 ] && tail -n 5 "$logs/test_gpu.log"
-echo "== lesson 5: exit $lesson_rc"
-[ $lesson_rc -ne 0 ] && tail -n 15 "$logs/lesson_05_gpu.log"
-echo "== benchmarks: exit $bench_rc"
-tail -n 19 "$logs/bench_gpu.log"
-cat "$logs/torch_peer.log" | tail -n 5
-echo "== tensor-core GEMM variants: exit $gemm_rc"
+[ "$rc_test_gpu" -ne 0 ] && tail -n 5 "$logs/test_gpu.log"
+echo "== tensor-core GEMM variants: exit $rc_gemm"
 grep -E "^\| " "$logs/gemm.log" || tail -n 5 "$logs/gemm.log"
-echo "== transformer MLP block: exit $mlp_rc"
-grep -E "^\| |^ideal bound" "$logs/mlp_block.log" || tail -n 5 "$logs/mlp_block.log"
-grep -E "^\| |failed" "$logs/torch_mlp.log" || tail -n 3 "$logs/torch_mlp.log"
-echo "== norm benchmarks: exit $norms_rc"
-grep -E "^\| |copy peer" "$logs/bench_norms.log"
+echo "== norm benchmarks: exit $rc_bench_norms (PyTorch: exit $rc_torch_norms)"
+grep -E "^\| |copy peer" "$logs/bench_norms.log" || tail -n 3 "$logs/bench_norms.log"
 grep -E "^\| " "$logs/torch_norms.log" || tail -n 3 "$logs/torch_norms.log"
-echo "== a pipeline compiled ahead of time, called from PyTorch: exit $aot_rc"
-grep -E "^\| " "$logs/torch_aot.log" || tail -n 5 "$logs/torch_aot.log"
+echo "== benchmarks: exit $rc_bench_gpu (PyTorch: exit $rc_torch_peer)"
+tail -n 19 "$logs/bench_gpu.log"
+tail -n 5 "$logs/torch_peer.log"
+echo "== lesson 5: exit $rc_lesson_05_gpu"
+[ "$rc_lesson_05_gpu" -ne 0 ] && tail -n 15 "$logs/lesson_05_gpu.log"
 if [ -n "${AICF_GPU_SWEEP:-}" ]; then
   echo "== GPU schedule sweep, $AICF_GPU_SCHEDULE_COUNT schedules per seed, ${sweep_seconds} s:"
   sort -n -k2 "$logs/sweep.txt" | tr '\n' ';'; echo
   grep -A3 -E "^=== seed|failed at schedule" "$logs/sweep_failures.log" | head -40
 fi
-[ $tests_rc -eq 0 ] && [ $lesson_rc -eq 0 ] && [ $bench_rc -eq 0 ] && [ $norms_rc -eq 0 ] &&
-  [ $gemm_rc -eq 0 ] && [ $mlp_rc -eq 0 ] &&
-  [ $sweep_rc -eq 0 ] && [ $aot_rc -eq 0 ]
+# With AICF_GPU_CHECK_PACK set, the logs are packed into that one file (the device tool brings
+# back only a few files).
+[ -n "${AICF_GPU_CHECK_PACK:-}" ] && tar -C "$logs" -czf "$AICF_GPU_CHECK_PACK" .
+status=0
+for rc in "$rc_torch_aot" "$rc_mlp_block" "$rc_torch_mlp" "$rc_test_gpu" "$rc_gemm" \
+  "$rc_bench_norms" "$rc_torch_norms" "$rc_bench_gpu" "$rc_torch_peer" "$rc_lesson_05_gpu" \
+  "$sweep_rc"; do
+  [ "$rc" -ne 0 ] && status=1
+done
+exit $status
