@@ -108,12 +108,25 @@ Interval bool_interval(std::optional<bool> known) {
 // min(t + 31, e) - min(t, t + 1, e) in [0, 31] (clamped windows of one size, wherever they
 // lie). For min chains A and B: min(A) - min(B) is at most a - b* for b* the smallest of B
 // and any a of A, and at least a* - b for a* the smallest of A and any b; max alike. A value
-// that is no chain is a chain of one. For types that do not wrap.
+// that is no chain is a chain of one. Quotients by one positive constant d differ by the
+// difference of their dividends over d, rounded outwards: (e + 1) / 2 - e / 2 lies in [0, 1]
+// (a region read through x / 2, at either parity of its start). For types that do not wrap.
 DifferenceRange difference_range(const Expr &a, const Expr &b, int &budget) {
     // A budget of steps: region bounds nest min and max deeply, and every pair of operands
     // is compared.
     if (--budget < 0) return {};
     if (equal(a, b)) return {0, 0};
+    const Div *qa = a.as<Div>(), *qb = b.as<Div>();
+    if (qa && qb) {
+        const auto d = as_const_int(qa->b);
+        if (!d || *d <= 0 || !equal(qa->b, qb->b)) return {};
+        const DifferenceRange n = difference_range(qa->a, qb->a, budget);
+        DifferenceRange q;
+        // floor(x / d) - floor(y / d) lies in [floor((x - y) / d), ceil((x - y) / d)].
+        if (n.lo) q.lo = div_euclid(*n.lo, *d);
+        if (n.hi && *n.hi > INT64_MIN) q.hi = -div_euclid(-*n.hi, *d);
+        return q;
+    }
     const bool is_min = a.as<Min>() || b.as<Min>();
     const bool is_max = a.as<Max>() || b.as<Max>();
     if (!is_min && !is_max) {
@@ -308,7 +321,8 @@ private:
         result = sub(a, b, t);
         // Only ends left unbounded: a symbolic end may be exact (a single point), and the
         // search is not free.
-        if (t.is_int() && !wraps(t) && (op->a.as<Min>() || op->a.as<Max>()) &&
+        if (t.is_int() && !wraps(t) &&
+            (op->a.as<Min>() || op->a.as<Max>() || (op->a.as<Div>() && op->b.as<Div>())) &&
             (!result.min.defined() || !result.max.defined())) {
             int budget = 64;
             const DifferenceRange d = difference_range(op->a, op->b, budget);

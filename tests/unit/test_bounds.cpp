@@ -601,4 +601,39 @@ TEST_F(BoundsTest, ClampedWindowsOfOneSizeDifferByTheirOffset) {
         ASSERT_TRUE(as_const_int(d) && *as_const_int(d) >= 0 && *as_const_int(d) <= 9) << v;
     }
 }
+
+// Quotients by one positive constant differ by their dividends' difference over it, rounded
+// outwards: a region read through x / 2 has a constant extent bound wherever it starts.
+TEST_F(BoundsTest, QuotientsOfValuesAConstantApart) {
+    Expr e = var("e"), t = var("t");
+    auto has_range = [](const DifferenceRange &r, std::optional<int64_t> lo,
+                        std::optional<int64_t> hi) { return r.lo == lo && r.hi == hi; };
+    auto quotient = [](const Expr &a, int d) { return Div::make(a, Expr(d)); };
+    EXPECT_TRUE(
+        has_range(difference_of_chains(quotient(Add::make(e, 1), 2), quotient(e, 2)), 0, 1));
+    EXPECT_TRUE(
+        has_range(difference_of_chains(quotient(Add::make(e, 31), 16), quotient(e, 16)), 1, 2));
+    EXPECT_TRUE(
+        has_range(difference_of_chains(quotient(Add::make(e, 32), 16), quotient(e, 16)), 2, 2));
+    EXPECT_TRUE(
+        has_range(difference_of_chains(quotient(Sub::make(e, 5), 4), quotient(e, 4)), -2, -1));
+    // Through min chains in the dividends: a clamped window's ends.
+    EXPECT_TRUE(has_range(difference_of_chains(quotient(Min::make(Add::make(t, 31), e), 4),
+                                               quotient(Min::make(t, e), 4)),
+                          0, 8));
+    // Other divisors, or dividends not a constant apart: no range.
+    EXPECT_FALSE(difference_of_chains(quotient(Add::make(e, 1), 2), quotient(e, 4)).hi);
+    EXPECT_FALSE(difference_of_chains(quotient(Add::make(e, 1), -2), quotient(e, -2)).hi);
+    EXPECT_FALSE(difference_of_chains(quotient(Mul::make(e, 2), 2), quotient(e, 2)).hi);
+    // Interval arithmetic, with e anything; and every value in the range.
+    Scope<Interval> open;
+    open.push("e", Interval());
+    Expr diff = Sub::make(quotient(Add::make(e, 31), 16), quotient(e, 16));
+    EXPECT_TRUE(has_bounds(diff, open, Expr(1), Expr(2)));
+    for (int v = -40; v < 40; v++) {
+        const int64_t q = div_euclid(v + 31, 16) - div_euclid(v, 16);
+        EXPECT_TRUE(q >= 1 && q <= 2) << v;
+        EXPECT_TRUE(equal(simplify(substitute("e", Expr(v), diff)), Expr(int(q)))) << v;
+    }
+}
 } // namespace
