@@ -217,6 +217,22 @@ private:
         return found;
     }
 
+    // " It reads a, b." (the Funcs and images the loop's body reads), or nothing.
+    static std::string reads_of(const Stmt &body) {
+        std::vector<std::string> names;
+        if (body.defined()) {
+            visit_each<Call>(body, [&](const Call *c) {
+                if ((c->call_type == Call::Func || c->call_type == Call::Image) &&
+                    std::find(names.begin(), names.end(), c->name) == names.end())
+                    names.push_back(c->name);
+            });
+        }
+        std::string text;
+        for (const std::string &n : names)
+            text += (text.empty() ? " It reads " : ", ") + n;
+        return text.empty() ? text : text + ".";
+    }
+
     Stmt lower_request(const Request &r, const Stmt &body) {
         const Loop &at = loops.back();
         std::string where = "In the schedule of " + r.stage + ", the prefetch of " + r.name +
@@ -240,6 +256,11 @@ private:
 
         auto it = env.find(r.name);
         bool is_func = it != env.end();
+        const Call *read = body.defined() ? find_read(body, r.name) : nullptr;
+        // (An inlined Func is not read as such: the message below says why.)
+        user_assert(read || (is_func && it->second.schedule().compute_level.is_inlined()))
+            << where << ": the loop does not read " << r.name
+            << ", so there is nothing of it to prefetch." << reads_of(body);
         if (is_func) {
             user_assert(std::find(realized.begin(), realized.end(), r.name) != realized.end())
                 << where << ": " << r.name
@@ -248,9 +269,7 @@ private:
                    "store_at "
                 << "or compute_root, or prefetch what it reads instead.";
         }
-        const Call *read = body.defined() ? find_read(body, r.name) : nullptr;
-        user_assert(read) << where << ": the loop does not read " << r.name
-                          << ", so there is nothing of it to prefetch.";
+        internal_assert(read) << "prefetch: no read of " << r.name << " at " << at.name;
         Access access = box_required(body, r.name);
         internal_assert(access.used) << "prefetch: box_required missed a read of " << r.name;
         InvariantIndices exact(r.name, access.box.size());

@@ -1750,6 +1750,18 @@ TEST(ScheduleErrors, PrefetchMistakesFoundWhenLowering) {
     EXPECT_CONTAINS(
         msg, "the prefetch of h at loop y: the loop does not read h, so there is nothing of it "
              "to prefetch.");
+    // A Func the pipeline computes after the stage that prefetches it, which does not read
+    // it: the message says so, and what the loop reads (it spoke of the Func's storage, which
+    // a compute_root does not change).
+    Func f2("f2"), h2("h2"), g2("g2");
+    f2(x, y) = a(x, y) * 2.0f;
+    h2(x, y) = a(x, y) + 1.0f;
+    g2(x, y) = f2(x, y) + h2(x, y);
+    f2.compute_root().prefetch(h2, y, y, 2);
+    h2.compute_root();
+    msg = message_of<CompileError>([&] { g2.realize({16, 16}); });
+    EXPECT_CONTAINS(msg, "In the schedule of f2, the prefetch of h2 at loop y: the loop does not "
+                         "read h2, so there is nothing of it to prefetch. It reads a.");
 }
 
 // A prefetch whose region is bounded only by a clamp over a whole table (a gather's rows,
