@@ -2,6 +2,7 @@
 
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
 
@@ -24,12 +25,13 @@ public:
 
 private:
     std::set<std::string> inner; // names bound inside the kernel so far
-    std::vector<Expr> path;      // the conditions on the way here, each free of `inner`
-    int variant_path = 0;        // conditions and loops on the way that read `inner`
+    std::vector<Expr> path;      // the conditions on the way here, each invariant
+    int variant_path = 0;        // conditions and loops on the way that are not invariant
 
     using IRMutator::visit;
 
-    bool invariant(const Expr &e) const { return !uses_vars(e, inner); }
+    // Whether e has one value throughout the kernel, which the host can compute.
+    bool invariant(const Expr &e) const { return !uses_vars(e, inner) && !reads_memory(e); }
 
     Stmt visit(const For *op) override {
         const bool on_path = invariant(op->min) && invariant(op->extent);
@@ -67,6 +69,16 @@ private:
         path.pop_back();
         if (then_case.same_as(op->then_case) && else_case.same_as(op->else_case)) return op;
         return IfThenElse::make(op->condition, then_case, else_case);
+    }
+
+    // Whether e reads memory: the device copy a kernel reads may be newer than the host's.
+    static bool reads_memory(const Expr &e) {
+        bool found = false;
+        visit_each<Load>(e, [&](const Load *) { found = true; });
+        visit_each<Call>(e, [&](const Call *c) {
+            found = found || c->call_type == Call::Func || c->call_type == Call::Image;
+        });
+        return found;
     }
 
     Stmt visit(const AssertStmt *op) override {

@@ -13,7 +13,8 @@ namespace lowering {
 // host the same check raises its RuntimeError before any block runs, on every device alike.
 //
 // A check moves when its condition and message read no name bound inside the kernel (a block,
-// thread or serial loop, a let), and neither do the conditions and loop extents on its way
+// thread or serial loop, a let) and no memory (the kernel's device copy of a buffer may be
+// newer than the host's), and neither do the conditions and loop extents on its way
 // from the top of the kernel: it then runs on the host under those conditions and under
 // those loops running at least once, so it fails there exactly when it would have failed in
 // every thread that reached it. Other checks stay in the kernel (the simulator reports their
