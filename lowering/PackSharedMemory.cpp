@@ -152,7 +152,9 @@ private:
             << "Func " << op->name << " is stored in GPU shared memory in kernel " << kernel.name
             << ", but its size (" << product_text(op->extents) << " elements) is not bounded by a "
             << "constant. Compute it over a region of constant size: split the consumer's loops by "
-            << "constants, or bound() " << op->name << ".";
+            << "constants, or bound() " << op->name << ". Where the region grows with the "
+            << "output's size (a read clamped to a constant edge, such as min(x + 1, 39), reaches "
+            << "that edge from any block), bound() the output instead if its size is fixed.";
         IRVisitor::visit(op);
         funcs.push_back(
             {op->name, op->type, std::max<int64_t>(*n, 0) * op->type.bytes(), part, part});

@@ -403,6 +403,36 @@ TEST(GPUScheduleErrors, ThreadExtentWithoutAConstantBound) {
     EXPECT_CONTAINS(msg, "not bounded by a constant");
 }
 
+// A neighbour read clamped to a constant edge: from a block far past the edge the region
+// would reach back to it, so its size grows with the output's. The message says so and names
+// the fix (a bound on the output), which the last part checks against a plain loop.
+TEST(GPUScheduleErrors, SharedRegionThatGrowsWithTheOutput) {
+    const int W = 40;
+    Buffer<float> in({W}, "in");
+    for (int i = 0; i < W; i++)
+        in(i) = float((i * 7) % 13) - 6.0f;
+    Var x("x"), bx("bx"), tx("tx"), xo("xo"), xi("xi");
+    Func src("src"), out("out");
+    src(x) = in(x);
+    out(x) = src(x) + 2.0f * src(min(x + 1, W - 1));
+    out.gpu_tile(x, bx, tx, 16);
+    src.compute_at(out, bx)
+        .store_in(MemoryType::GPUShared)
+        .split(x, xo, xi, 16, TailStrategy::GuardWithIf)
+        .gpu_threads(xi);
+    const std::string msg = message_of<CompileError>([&] { out.realize({W}, gpu_target); });
+    EXPECT_CONTAINS(msg, "Func src is stored in GPU shared memory in kernel");
+    EXPECT_CONTAINS(msg, "Where the region grows with the output's size (a read clamped to a "
+                         "constant edge, such as min(x + 1, 39), reaches that edge from any "
+                         "block), bound() the output instead if its size is fixed.");
+    out.bound(x, 0, W);
+    aicf_test::ScopedEnv sim("AICF_DEVICE", "sim");
+    Buffer<float> result = out.realize({W}, gpu_target)[0];
+    result.copy_to_host();
+    for (int i = 0; i < W; i++)
+        ASSERT_EQ(result(i), in(i) + 2.0f * in(std::min(i + 1, W - 1))) << i;
+}
+
 } // namespace
 
 namespace {
