@@ -312,7 +312,10 @@ private:
 
     void visit(const Add *op) override {
         Interval a = get(op->a), b = get(op->b);
-        result = add(a, b, op->type.element_of());
+        const Type t = op->type.element_of();
+        result = add(a, b, t);
+        if (t.is_int() && !wraps(t) && (!result.is_bounded() || has_quotient(op)))
+            bound_quotient_difference(Expr(op), t);
     }
 
     void visit(const Sub *op) override {
@@ -329,6 +332,76 @@ private:
             if (d.lo && !result.min.defined()) result.min = make_const(t, *d.lo);
             if (d.hi && !result.max.defined()) result.max = make_const(t, *d.hi);
         }
+        if (t.is_int() && !wraps(t) && (!result.is_bounded() || has_quotient(op)))
+            bound_quotient_difference(Expr(op), t);
+    }
+
+    // Whether a sum has a quotient among its operands or theirs (where interval arithmetic
+    // may leave the difference of two quotients loose: each bounded alone).
+    template <typename Op> static bool has_quotient(const Op *op) {
+        auto quotient_in = [](const Expr &e) {
+            if (e.as<Div>()) return true;
+            const Add *a = e.as<Add>();
+            const Sub *s = e.as<Sub>();
+            return (a && (a->a.as<Div>() || a->b.as<Div>())) ||
+                   (s && (s->a.as<Div>() || s->b.as<Div>()));
+        };
+        return quotient_in(op->a) && quotient_in(op->b);
+    }
+
+    // e = x / d - y / d + r, for d a positive constant and r an integer sum without other
+    // quotients by d, is (x + r * d) / d - y / d, which lies in [floor(n / d), ceil(n / d)]
+    // for n = x + r * d - y; with one quotient, x / d + r is floor(n / d) and r - y / d is
+    // ceil(n / d) exactly. Fills the ends of `result` left unbounded (or tightens constant
+    // ones) from the bounds of n: the size of a region read through x / 2, whose start the
+    // simplifier wrote as bx * 8 + m / 2 rather than (bx * 16 + m) / 2.
+    void bound_quotient_difference(const Expr &e, Type t) {
+        using namespace simplify_detail;
+        const LinearForm l = linear_form(e);
+        if (l.wrapped) return;
+        const Div *plus = nullptr, *minus = nullptr;
+        int64_t d = 0;
+        for (const Term &term : l.terms) {
+            const Div *q = term.e.as<Div>();
+            const auto divisor = q ? as_const_int(q->b) : std::nullopt;
+            if (!divisor || *divisor <= 0 || (term.coeff != 1 && term.coeff != -1)) continue;
+            if (d != 0 && *divisor != d) continue;
+            const Div *&slot = term.coeff == 1 ? plus : minus;
+            if (slot) return; // two quotients by d on one side: their sum is no quotient
+            slot = q;
+            d = *divisor;
+        }
+        if (!plus && !minus) return;
+        LinearForm rest = l;
+        rest.terms.clear();
+        for (const Term &term : l.terms)
+            if (!(plus && term.e.same_as(Expr(plus))) && !(minus && term.e.same_as(Expr(minus))))
+                rest.terms.push_back(term);
+        // n, with e in [floor(n / d), ceil(n / d)] (exact where one quotient is left).
+        LinearForm n = linear_scale(rest, d);
+        if (plus) n = linear_combine(n, linear_form(plus->a), 1);
+        if (minus) n = linear_combine(n, linear_form(minus->a), -1);
+        if (n.wrapped) return;
+        const Interval own = result; // get() overwrites it
+        const Interval i = get(simplify(linear_rebuild(n)));
+        result = own;
+        const auto n_lo = as_const_int(i.min), n_hi = as_const_int(i.max);
+        auto floor_div = [&](int64_t v) -> std::optional<int64_t> { return div_euclid(v, d); };
+        auto ceil_div = [&](int64_t v) -> std::optional<int64_t> {
+            if (v == INT64_MIN) return std::nullopt;
+            return -div_euclid(-v, d);
+        };
+        // e is floor(n / d) with x / d alone, ceil(n / d) with y / d alone, between the two
+        // with both.
+        std::optional<int64_t> lo, hi;
+        if (n_lo) lo = plus ? floor_div(*n_lo) : ceil_div(*n_lo);
+        if (n_hi) hi = minus ? ceil_div(*n_hi) : floor_div(*n_hi);
+        // Each end where it is new, or tighter than a constant one.
+        const auto old_lo = as_const_int(result.min), old_hi = as_const_int(result.max);
+        if (lo && (!result.min.defined() || (old_lo && *lo > *old_lo)))
+            result.min = make_const(t, *lo);
+        if (hi && (!result.max.defined() || (old_hi && *hi < *old_hi)))
+            result.max = make_const(t, *hi);
     }
 
     void visit(const Mul *op) override {

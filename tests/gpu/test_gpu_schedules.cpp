@@ -869,20 +869,25 @@ TEST(GPUSchedule, RegisterTiledMatmul) {
 TEST(GPUSchedule, UpsampledProducerStagedPerBlock) {
     Buffer<float> in({64, 40}, "in");
     fill_random(in, -4.0f, 4.0f, 31);
-    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
-    Func f("f"), up("up");
-    f(x, y) = in(x, y) * 2.0f;
-    up(x, y) = f(x / 2, y / 2) + f(x / 2 + 1, y / 2);
-    up.gpu_tile(x, y, bx, by, tx, ty, 32, 8);
-    f.compute_at(up, bx).store_in(MemoryType::GPUShared).gpu_threads(x, y);
-    for (int origin : {0, 3}) {
-        Buffer<float> out({100, 70}, "out");
-        out.set_min({origin, origin});
-        up.realize(out, gpu_target);
-        out.copy_to_host();
-        for (int j = origin; j < origin + 70; j++)
-            for (int i = origin; i < origin + 100; i++)
-                ASSERT_EQ(out(i, j), in(i / 2, j / 2) * 2.0f + in(i / 2 + 1, j / 2) * 2.0f)
-                    << i << ", " << j;
+    // The default tail shifts the last tiles inwards; a guarded one ends the region at the
+    // output's end, min(start + 31, end) / 2, which the simplifier keeps apart from the
+    // start, written b * 16 + m / 2.
+    for (TailStrategy tail : {TailStrategy::Auto, TailStrategy::GuardWithIf}) {
+        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+        Func f("f"), up("up");
+        f(x, y) = in(x, y) * 2.0f;
+        up(x, y) = f(x / 2, y / 2) + f(x / 2 + 1, y / 2);
+        up.gpu_tile(x, y, bx, by, tx, ty, 32, 8, tail);
+        f.compute_at(up, bx).store_in(MemoryType::GPUShared).gpu_threads(x, y);
+        for (int origin : {0, 3}) {
+            Buffer<float> out({100, 70}, "out");
+            out.set_min({origin, origin});
+            up.realize(out, gpu_target);
+            out.copy_to_host();
+            for (int j = origin; j < origin + 70; j++)
+                for (int i = origin; i < origin + 100; i++)
+                    ASSERT_EQ(out(i, j), in(i / 2, j / 2) * 2.0f + in(i / 2 + 1, j / 2) * 2.0f)
+                        << i << ", " << j << ", tail " << int(tail);
+        }
     }
 }

@@ -630,6 +630,24 @@ TEST_F(BoundsTest, QuotientsOfValuesAConstantApart) {
     open.push("e", Interval());
     Expr diff = Sub::make(quotient(Add::make(e, 31), 16), quotient(e, 16));
     EXPECT_TRUE(has_bounds(diff, open, Expr(1), Expr(2)));
+    // As the simplifier writes a region's start (b * 16 + m) / 2: b * 8 + m / 2. The end
+    // min(b * 16 + m + 15, nn) / 2 less it, with nn anything, is at most 8 (interval
+    // arithmetic alone gave 15).
+    Expr b = var("b"), m = var("m"), nn = var("nn");
+    open.push("b", Interval());
+    open.push("m", Interval());
+    open.push("nn", Interval());
+    Expr start = Add::make(Mul::make(b, 8), quotient(m, 2));
+    Expr end = quotient(Min::make(Add::make(Add::make(Mul::make(b, 16), m), 15), nn), 2);
+    Interval span = bounds_of_expr_in_scope(Sub::make(end, start), open);
+    EXPECT_TRUE(span.has_upper_bound() && equal(simplify(span.max), Expr(8))) << span.max;
+    // One quotient: min(b * 8 + 7, nn) / 4 - b * 2 is floor((min(b * 8 + 7, nn) - b * 8) / 4),
+    // at most 1; b * 2 less it is a ceiling, at least -1.
+    Expr q = quotient(Min::make(Add::make(Mul::make(b, 8), 7), nn), 4);
+    Interval one = bounds_of_expr_in_scope(Sub::make(q, Mul::make(b, 2)), open);
+    EXPECT_TRUE(one.has_upper_bound() && equal(simplify(one.max), Expr(1))) << one.max;
+    Interval other = bounds_of_expr_in_scope(Sub::make(Mul::make(b, 2), q), open);
+    EXPECT_TRUE(other.has_lower_bound() && equal(simplify(other.min), Expr(-1))) << other.min;
     for (int v = -40; v < 40; v++) {
         const int64_t q = div_euclid(v + 31, 16) - div_euclid(v, 16);
         EXPECT_TRUE(q >= 1 && q <= 2) << v;
