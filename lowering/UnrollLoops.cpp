@@ -33,11 +33,19 @@ class UnrollLoops : public IRMutator {
     Stmt visit(const For *op) override {
         if (op->for_type != ForType::Unrolled) return IRMutator::visit(op);
         auto extent = as_const_int(op->extent);
-        user_assert(extent.has_value())
-            << "The loop " << loop_for_users(op->name) << " is unrolled, but its extent ("
-            << op->extent
-            << ") is not a constant. Split it by a constant factor and unroll the inner loop, "
-            << "e.g. f.unroll(x, 4).";
+        if (!extent) {
+            // The example in the user's own names where the loop is a variable of theirs.
+            const LoopNameParts parts = parse_loop_name(op->name);
+            const bool plain = !parts.func.empty() && !parts.var.empty() &&
+                               parts.var.find('.') == std::string::npos;
+            user_error << "The loop " << loop_for_users(op->name)
+                       << " is unrolled, but its extent (" << op->extent
+                       << ") is not a constant. Split it by a constant factor and unroll the "
+                       << "inner loop with a guarded tail, e.g. " << (plain ? parts.func : "f")
+                       << ".unroll(" << (plain ? parts.var : "x")
+                       << ", 4, TailStrategy::GuardWithIf): the default tail shifts the last "
+                       << "piece inwards, which needs an extent of at least the factor.";
+        }
         user_assert(*extent <= max_unroll)
             << "The loop " << loop_for_users(op->name) << " is unrolled, but its extent is "
             << *extent << ": the body would be copied " << *extent

@@ -768,6 +768,34 @@ TEST(ScheduleErrors, ScheduleSizesMustBeKnownBeforeLoopsRun) {
                     "indices. Check its range and give cast<int>() of it.");
 }
 
+// A producer read through x / 2 per tile of 3 has 2 or 3 points a tile: its loop has no
+// constant extent to unroll. The message names the loop and advises a split with a guarded
+// tail in the user's names, and that advice works (checked against a plain loop).
+TEST(ScheduleErrors, UnrollOfALoopWithoutAConstantExtent) {
+    Buffer<float> in({64}, "in");
+    for (int i = 0; i < 64; i++)
+        in(i) = float((i * 5) % 7) - 3.0f;
+    Var x("x"), xo("xo"), xi("xi");
+    auto pipeline = [&](const std::function<void(Func &)> &unroll) {
+        Func f("f"), g("g");
+        f(x) = in(x)*2.0f;
+        g(x) = f(x / 2) + f((x + 1) / 2);
+        g.split(x, xo, xi, 3);
+        f.compute_at(g, xo);
+        unroll(f);
+        return g;
+    };
+    Func bad = pipeline([&](Func &f) { f.unroll(x); });
+    const std::string msg = message_of<CompileError>([&] { bad.realize({40}); });
+    EXPECT_CONTAINS(msg, "The loop x of f is unrolled, but its extent (");
+    EXPECT_CONTAINS(msg, "unroll the inner loop with a guarded tail, e.g. f.unroll(x, 4, "
+                         "TailStrategy::GuardWithIf)");
+    Func good = pipeline([&](Func &f) { f.unroll(x, 4, TailStrategy::GuardWithIf); });
+    Buffer<float> out = good.realize({40})[0];
+    for (int i = 0; i < 40; i++)
+        ASSERT_EQ(out(i), in(i / 2) * 2.0f + in((i + 1) / 2) * 2.0f) << i;
+}
+
 // Unrolling copies a body once per iteration: at most 256 iterations a loop, and at most 4096
 // copies through unrolled loops inside one another (24 x 24 x 24 compiled for about a minute;
 // 64 x 64 x 64 did not finish).
