@@ -171,12 +171,14 @@ if [ -n "${AICF_GPU_SWEEP:-}" ]; then
   done > "$logs/sweep_failures.log"
 fi
 
+# show STEP PATTERN N: the lines of the step's log that match, or else its last N lines.
+show() { grep -E "$2" "$logs/$1.log" || tail -n "$3" "$logs/$1.log"; }
 echo "== GPU: $(cat "$logs/gpu.txt")"
 echo "== a pipeline compiled ahead of time, called from PyTorch: exit $rc_torch_aot"
-grep -E "^\| " "$logs/torch_aot.log" || tail -n 5 "$logs/torch_aot.log"
+show torch_aot "^\| " 5
 echo "== transformer MLP block: exit $rc_mlp_block (PyTorch: exit $rc_torch_mlp)"
-grep -E "^\| |^ideal bound" "$logs/mlp_block.log" || tail -n 5 "$logs/mlp_block.log"
-grep -E "^\| |failed" "$logs/torch_mlp.log" || tail -n 3 "$logs/torch_mlp.log"
+show mlp_block "^\| |^ideal bound" 5
+show torch_mlp "^\| |failed" 3
 echo "== GPU tests (AICF_DEVICE=cuda, sm_90): exit $rc_test_gpu"
 grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \] [A-Za-z]" "$logs/test_gpu.log" | head -20
 grep -E "layernorm .* one block per row" "$logs/test_gpu.log"
@@ -184,10 +186,10 @@ grep -E "layernorm .* one block per row" "$logs/test_gpu.log"
 grep -B2 -A8 -E "Failure|RuntimeError|CompileError|InternalError" "$logs/test_gpu.log" | head -60
 [ "$rc_test_gpu" -ne 0 ] && tail -n 5 "$logs/test_gpu.log"
 echo "== tensor-core GEMM variants: exit $rc_gemm"
-grep -E "^\| " "$logs/gemm.log" || tail -n 5 "$logs/gemm.log"
+show gemm "^\| " 5
 echo "== norm benchmarks: exit $rc_bench_norms (PyTorch: exit $rc_torch_norms)"
-grep -E "^\| |copy peer" "$logs/bench_norms.log" || tail -n 3 "$logs/bench_norms.log"
-grep -E "^\| " "$logs/torch_norms.log" || tail -n 3 "$logs/torch_norms.log"
+show bench_norms "^\| |copy peer" 3
+show torch_norms "^\| " 3
 echo "== benchmarks: exit $rc_bench_gpu (PyTorch: exit $rc_torch_peer)"
 tail -n 19 "$logs/bench_gpu.log"
 tail -n 5 "$logs/torch_peer.log"
