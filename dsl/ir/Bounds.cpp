@@ -349,12 +349,12 @@ private:
         return quotient_in(op->a) && quotient_in(op->b);
     }
 
-    // e = x / d - y / d + r, for d a positive constant and r an integer sum without other
-    // quotients by d, is (x + r * d) / d - y / d, which lies in [floor(n / d), ceil(n / d)]
-    // for n = x + r * d - y; with one quotient, x / d + r is floor(n / d) and r - y / d is
-    // ceil(n / d) exactly. Fills the ends of `result` left unbounded (or tightens constant
-    // ones) from the bounds of n: the size of a region read through x / 2, whose start the
-    // simplifier wrote as bx * 8 + m / 2 rather than (bx * 16 + m) / 2.
+    // e = x / d - y / d + r, for d a positive constant (a quotient by -d counts as its
+    // negation) and r an integer sum without other quotients by d, is (x + r * d) / d - y / d,
+    // which lies in [floor(n / d), ceil(n / d)] for n = x + r * d - y; with one quotient, x / d + r
+    // is floor(n / d) and r - y / d is ceil(n / d) exactly. Fills the ends of `result` left
+    // unbounded (or tightens constant ones) from the bounds of n: the size of a region read through
+    // x / 2, whose start the simplifier wrote as bx * 8 + m / 2 rather than (bx * 16 + m) / 2.
     void bound_quotient_difference(const Expr &e, Type t) {
         using namespace simplify_detail;
         const LinearForm l = linear_form(e);
@@ -364,12 +364,15 @@ private:
         for (const Term &term : l.terms) {
             const Div *q = term.e.as<Div>();
             const auto divisor = q ? as_const_int(q->b) : std::nullopt;
-            if (!divisor || *divisor <= 0 || (term.coeff != 1 && term.coeff != -1)) continue;
-            if (d != 0 && *divisor != d) continue;
-            const Div *&slot = term.coeff == 1 ? plus : minus;
+            if (!divisor || *divisor == 0 || *divisor == INT64_MIN) continue;
+            // x / -d is -(x / d) (Euclidean division).
+            const int64_t by = *divisor < 0 ? -*divisor : *divisor;
+            const int64_t coeff = *divisor < 0 ? -term.coeff : term.coeff;
+            if ((coeff != 1 && coeff != -1) || (d != 0 && by != d)) continue;
+            const Div *&slot = coeff == 1 ? plus : minus;
             if (slot) return; // two quotients by d on one side: their sum is no quotient
             slot = q;
-            d = *divisor;
+            d = by;
         }
         if (!plus && !minus) return;
         LinearForm rest = l;

@@ -891,3 +891,29 @@ TEST(GPUSchedule, UpsampledProducerStagedPerBlock) {
         }
     }
 }
+
+// A producer read through a division by a negative constant (x / -2 is -(x / 2), Euclidean),
+// staged per block in shared memory: its region has a constant size bound too. At a
+// negative output origin, against a plain loop.
+TEST(GPUSchedule, ProducerReadThroughANegativeDivisor) {
+    Buffer<int> in({200, 20}, "in");
+    in.set_min({-100, -5});
+    fill_random(in, -1000, 1000, 32);
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func f("f"), out("out");
+    f(x, y) = in(x, y) * 7 + y;
+    out(x, y) = f(x / -2, y);
+    out.gpu_tile(x, y, bx, by, tx, ty, 16, 4);
+    f.compute_at(out, bx).store_in(MemoryType::GPUShared).gpu_threads(x, y);
+    Buffer<int> result({45, 5}, "result");
+    result.set_min({-20, 2});
+    out.realize(result, gpu_target);
+    result.copy_to_host();
+    auto euclid = [](int a, int b) {
+        int q = a / b;
+        return a % b < 0 ? (b > 0 ? q - 1 : q + 1) : q;
+    };
+    for (int j = 2; j < 7; j++)
+        for (int i = -20; i < 25; i++)
+            ASSERT_EQ(result(i, j), in(euclid(i, -2), j) * 7 + j) << i << ", " << j;
+}

@@ -648,6 +648,16 @@ TEST_F(BoundsTest, QuotientsOfValuesAConstantApart) {
     EXPECT_TRUE(one.has_upper_bound() && equal(simplify(one.max), Expr(1))) << one.max;
     Interval other = bounds_of_expr_in_scope(Sub::make(Mul::make(b, 2), q), open);
     EXPECT_TRUE(other.has_lower_bound() && equal(simplify(other.min), Expr(-1))) << other.min;
+    // A quotient by -d is the negated quotient by d: (m + 5) / -2 - m / -2 lies in [-3, -2].
+    Interval negated =
+        bounds_of_expr_in_scope(Sub::make(quotient(Add::make(m, 5), -2), quotient(m, -2)), open);
+    EXPECT_TRUE(negated.is_bounded() && equal(simplify(negated.min), Expr(-3)) &&
+                equal(simplify(negated.max), Expr(-2)))
+        << negated.min << " " << negated.max;
+    for (int v = -9; v < 9; v++) {
+        const int64_t q = div_euclid(v + 5, -2) - div_euclid(v, -2);
+        EXPECT_TRUE(q >= -3 && q <= -2) << v;
+    }
     for (int v = -40; v < 40; v++) {
         const int64_t q = div_euclid(v + 31, 16) - div_euclid(v, 16);
         EXPECT_TRUE(q >= 1 && q <= 2) << v;
