@@ -54,6 +54,24 @@ inline bool close(double a, double b, double rtol, double atol) {
     return std::fabs(a - b) <= atol + rtol * std::fabs(b);
 }
 
+// The mean of row j of a 2-D buffer over its first `width` points, and the sum of the squared
+// deviations from it (the variance times width), in double precision: the reference of the
+// norms' tests.
+struct RowMoments {
+    double mean = 0, squares = 0;
+};
+template <typename T> RowMoments row_moments(const aicf::Buffer<T> &b, int j, int width) {
+    RowMoments r;
+    for (int i = 0; i < width; i++)
+        r.mean += double(float(b(i, j)));
+    r.mean /= width;
+    for (int i = 0; i < width; i++) {
+        const double d = double(float(b(i, j))) - r.mean;
+        r.squares += d * d;
+    }
+    return r;
+}
+
 } // namespace aicf_test
 
 #endif

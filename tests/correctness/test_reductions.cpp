@@ -73,13 +73,8 @@ TEST(Reduction, RowWiseLayerNormMatchesLoops) {
     norm(c, r) = (in(c, r) - mean(r)) * rsqrt(var(r) + 1e-5f) * gamma(c) + beta(c);
     Buffer<float> out = norm.realize({D, Rows});
     for (int row = 0; row < Rows; row++) {
-        double m = 0, v = 0;
-        for (int i = 0; i < D; i++)
-            m += in(i, row);
-        m /= D;
-        for (int i = 0; i < D; i++)
-            v += (in(i, row) - m) * (in(i, row) - m);
-        v /= D;
+        const aicf_test::RowMoments r = aicf_test::row_moments(in, row, D);
+        const double m = r.mean, v = r.squares / D;
         for (int i = 0; i < D; i++) {
             double ref = (in(i, row) - m) / std::sqrt(v + 1e-5) * gamma(i) + beta(i);
             ASSERT_TRUE(close(out(i, row), ref, 1e-4, 1e-5)) << i << "," << row;

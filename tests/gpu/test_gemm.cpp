@@ -274,13 +274,8 @@ TEST(GemmTensorCores, PipelinedOperandReadsTheBlocksStatistics) {
         Buffer<float> C = out.realize({N, M}, gpu_target)[0];
         C.copy_to_host();
         for (int j = 0; j < M; j++) {
-            double m = 0, v = 0;
-            for (int k = 0; k < K; k++)
-                m += X(k, j);
-            m /= K;
-            for (int k = 0; k < K; k++)
-                v += (X(k, j) - m) * (X(k, j) - m);
-            const double rstd = 1 / std::sqrt(v / K + 1e-5);
+            const aicf_test::RowMoments r = aicf_test::row_moments(X, j, K);
+            const double m = r.mean, rstd = 1 / std::sqrt(r.squares / K + 1e-5);
             for (int i = 0; i < N; i++) {
                 double want = 0, magnitude = 0;
                 for (int k = 0; k < K; k++) {

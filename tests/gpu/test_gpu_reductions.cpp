@@ -330,12 +330,8 @@ TEST(GPUCrossThreadReduction, WelfordMeanAndVariance) {
                 Realization res = out.realize({kRows}, gpu_target);
                 Buffer<float> mean(res[1]), squares(res[2]);
                 for (int j = 0; j < kRows; j++) {
-                    double m = 0, sq = 0;
-                    for (int i = 0; i < width; i++)
-                        m += in(i, j);
-                    m /= width;
-                    for (int i = 0; i < width; i++)
-                        sq += (in(i, j) - m) * (in(i, j) - m);
+                    const aicf_test::RowMoments r = aicf_test::row_moments(in, j, width);
+                    const double m = r.mean, sq = r.squares;
                     if (int_count)
                         EXPECT_EQ(Buffer<int>(res[0])(j), width) << j;
                     else

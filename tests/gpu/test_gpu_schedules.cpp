@@ -822,13 +822,8 @@ TEST(GPUSchedule, LayerNormOneBlockPerRow) {
               << ", one block per row, first run (the copies and the kernel's loading included): "
               << ms << " ms\n";
     for (int j = 0; j < R; j++) {
-        double m = 0, v = 0;
-        for (int i = 0; i < N; i++)
-            m += in(i, j);
-        m /= N;
-        for (int i = 0; i < N; i++)
-            v += (in(i, j) - m) * (in(i, j) - m);
-        v /= N;
+        const aicf_test::RowMoments r = aicf_test::row_moments(in, j, N);
+        const double m = r.mean, v = r.squares / N;
         for (int i = 0; i < N; i++) {
             double want = (in(i, j) - m) / std::sqrt(v + 1e-5);
             ASSERT_TRUE(close(result(i, j), want, 1e-4, 1e-4)) << i << "," << j;

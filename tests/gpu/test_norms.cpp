@@ -212,12 +212,8 @@ TEST(NormCounters, AlignmentIsDecidedOncePerLaunch) {
         const std::string &kernel = recorder.launches()[0].kernel;
         EXPECT_EQ(kernel.find("_unaligned") != std::string::npos, pitch % 4 != 0) << kernel;
         for (int j = 0; j < rows; j++) {
-            double m = 0, sq = 0;
-            for (int i = 0; i < width; i++)
-                m += in(i, j);
-            m /= width;
-            for (int i = 0; i < width; i++)
-                sq += (in(i, j) - m) * (in(i, j) - m);
+            const aicf_test::RowMoments r = aicf_test::row_moments(in, j, width);
+            const double m = r.mean, sq = r.squares;
             for (int i = 0; i < width; i += 37) {
                 double want = (in(i, j) - m) / std::sqrt(sq / width + 1e-5) * weight(i) + bias(i);
                 ASSERT_NEAR(out(i, j), want, 2e-5 * (1 + std::fabs(want))) << i << ", " << j;
