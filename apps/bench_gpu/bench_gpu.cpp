@@ -224,9 +224,8 @@ void gemm(int M, int N, int K, int runs, const aicf_apps::GemmSchedule &schedule
     }
     char size[48], rate[64];
     std::snprintf(size, sizeof size, "%dx%dx%d", M, N, K);
-    std::snprintf(rate, sizeof rate, "%.1f TFLOP/s, %dx%d w%d s%d",
-                  2.0 * M * N * double(K) / (ms * 1e9), schedule.block_x(), schedule.block_y(),
-                  schedule.warps, schedule.stages);
+    std::snprintf(rate, sizeof rate, "%.1f TFLOP/s, %s", 2.0 * M * N * double(K) / (ms * 1e9),
+                  schedule.to_string().c_str());
     row("gemm", size, ms, 0, -1, rate, ok);
 }
 
@@ -256,16 +255,33 @@ int run(int argc, char **argv) {
         gemm(200, 136, 72, 1);
     } else {
         matmul(2048, 2048, 2048, 10);
-        // The default schedule (128 x 64 tiles of 4 warps, 3 stages), then larger tiles and
-        // more stages at 4096^3, for choosing among them on the GPU at hand.
-        aicf_apps::GemmSchedule wide, wide_warps, deep;
-        wide.n_tiles = 8;     // 256 x 64, warps of 64 x 64
-        wide_warps.warps = 8; // 256 x 64, 8 warps of 32 x 64
-        deep.stages = 4;
-        for (const aicf_apps::GemmSchedule &s : {aicf_apps::GemmSchedule{}, wide, wide_warps, deep})
+        // The default schedule (128 x 64 tiles of 4 warps, 3 stages, steps of 32 along k),
+        // then larger tiles, longer steps and more stages at 4096^3, for choosing among them
+        // on the GPU at hand.
+        using aicf_apps::GemmSchedule;
+        std::vector<GemmSchedule> schedules;
+        auto add = [&](GemmSchedule s, int n_tiles, int k_tiles, int stages) {
+            s.n_tiles = n_tiles;
+            s.k_tiles = k_tiles;
+            s.stages = stages;
+            schedules.push_back(s);
+        };
+        add(GemmSchedule{}, 4, 2, 3);
+        add(GemmSchedule{}, 8, 2, 3); // 256 x 64, warps of 64 x 64
+        add(GemmSchedule{}, 4, 4, 3); // 128 x 64, steps of 64
+        add(GemmSchedule{}, 8, 4, 3);
+        add(GemmSchedule{}, 8, 4, 4);
+        add(GemmSchedule::large_tiles(), 4, 2, 3); // 128 x 128, steps of 32
+        add(GemmSchedule::large_tiles(), 4, 4, 3); // large_tiles()
+        add(GemmSchedule::large_tiles(), 4, 4, 4);
+        add(GemmSchedule::large_tiles(), 4, 8, 3);
+        add(GemmSchedule::large_tiles(8), 4, 4, 3); // 256 x 128
+        for (const GemmSchedule &s : schedules)
             gemm(4096, 4096, 4096, 10, s);
         gemm(8192, 8192, 8192, 5);
         gemm(8192, 4096, 16384, 5);
+        gemm(8192, 8192, 8192, 5, GemmSchedule::large_tiles());
+        gemm(8192, 4096, 16384, 5, GemmSchedule::large_tiles());
     }
     std::printf(
         "\nGB/s counts the compulsory bytes (each input read once, each output written once).\n"

@@ -39,11 +39,11 @@ void mma_fragments(Stage s, const Var &x, const Var &y) {
 // f applied after the product's accumulation in double: the epilogue's reference.
 template <typename T, typename Epilogue>
 void check_gemm(Problem p, const aicf_apps::GemmEpilogue &epilogue, Epilogue reference,
-                unsigned seed) {
+                unsigned seed, const aicf_apps::GemmSchedule &schedule = {}) {
     Buffer<T> A({p.K, p.M}, "A"), B({p.N, p.K}, "B");
     fill_random(A, -1, 1, seed);
     fill_random(B, -1, 1, seed + 1);
-    Func out = aicf_apps::gemm_tensor_cores(A, B, p.K, "gemm", epilogue);
+    Func out = aicf_apps::gemm_tensor_cores(A, B, p.K, "gemm", epilogue, {}, schedule);
     Buffer<> C(epilogue.out_type, {p.N, p.M}, "C");
     out.realize(C, gpu_target);
     C.copy_to_host();
@@ -66,9 +66,10 @@ void check_gemm(Problem p, const aicf_apps::GemmEpilogue &epilogue, Epilogue ref
     }
 }
 
-template <typename T> void check_plain(Problem p, unsigned seed) {
+template <typename T>
+void check_plain(Problem p, unsigned seed, const aicf_apps::GemmSchedule &schedule = {}) {
     check_gemm<T>(
-        p, {}, [](double v, int, int) { return v; }, seed);
+        p, {}, [](double v, int, int) { return v; }, seed, schedule);
 }
 
 TEST(GemmTensorCores, Bfloat16AtSizesNoTileDivides) {
@@ -85,6 +86,13 @@ TEST(GemmTensorCores, Float32ThroughTF32) {
 
 TEST(GemmTensorCores, AlignedSizes) {
     check_plain<bfloat16_t>({128, 256, 96}, 7);
+}
+
+// The large tiles (128 x 128 of 4 warps, 256 x 128 of 8; each warp 32 columns by 128 rows),
+// at sizes they do not divide, and a reduction that a step does not divide.
+TEST(GemmTensorCores, LargeTiles) {
+    check_plain<bfloat16_t>({150, 140, 72}, 13, aicf_apps::GemmSchedule::large_tiles());
+    check_plain<bfloat16_t>({131, 270, 40}, 15, aicf_apps::GemmSchedule::large_tiles(8));
 }
 
 // Bias, GELU and a residual applied to the accumulators, then one bf16 store per point.
@@ -428,6 +436,11 @@ TEST(GemmTensorCores, VariantsWithoutSpills) {
                   std::string::npos);
         expect_no_spills(tf32, t);
         expect_no_spills(fused, t);
+        // The large tiles' 128 accumulators per lane, with the fused epilogue.
+        for (int warps : {4, 8}) {
+            const aicf_apps::GemmSchedule large = aicf_apps::GemmSchedule::large_tiles(warps);
+            expect_no_spills(aicf_apps::gemm_tensor_cores(Ab, Bb, 256, "large", e, {}, large), t);
+        }
     }
 }
 
