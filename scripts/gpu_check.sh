@@ -71,7 +71,7 @@ else
 fi
 # The transformer MLP block (2048 x 4096 x 16384), one kernel per operator and with fused
 # epilogues; PyTorch eager and torch.compile on the same block below.
-step mlp_block 180 "${run[@]}" "$bin/mlp_block"
+step mlp_block 300 "${run[@]}" "$bin/mlp_block"
 # PyTorch's time against the block's ideal bound, which mlp_block prints (the compulsory
 # bytes or the products' flops at the H200's datasheet peaks).
 export MLP_IDEAL_MS=$(grep -oE "ideal bound on [A-Z0-9]+: [0-9.]+" "$logs/mlp_block.log" | grep -oE "[0-9.]+$")

@@ -16,6 +16,7 @@
 #include "ModelOps.h"
 #include "NormSchedules.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -98,22 +99,33 @@ inline std::vector<double> mlp_reference_row(const aicf::Buffer<aicf::bfloat16_t
     for (int c = 0; c < d; c++)
         ln[size_t(c)] =
             bf16((f(x(c, t)) - mean) / std::sqrt(var + 1e-5) * f(w.ln_weight(c)) + f(w.ln_bias(c)));
-    for (int j = 0; j < hidden; j++) {
-        double v = f(w.b1(j));
-        for (int c = 0; c < d; c++)
-            v += ln[size_t(c)] * f(w.w1(j, c));
-        h[size_t(j)] = bf16(0.5 * v * (1 + std::erf(v / std::sqrt(2.0))));
-    }
-    if (magnitude) magnitude->assign(size_t(d), 0.0);
+    // Both products in the order the weights are stored (w1's and w2's first dimension
+    // innermost), so that a row at the block's real sizes takes a fraction of a second.
+    for (int j = 0; j < hidden; j++)
+        h[size_t(j)] = f(w.b1(j));
     for (int c = 0; c < d; c++) {
-        double v = f(w.b2(c)) + f(x(c, t)), sum = std::abs(v);
-        for (int j = 0; j < hidden; j++) {
-            v += h[size_t(j)] * f(w.w2(c, j));
-            sum += std::abs(h[size_t(j)] * f(w.w2(c, j)));
-        }
-        y[size_t(c)] = v;
-        if (magnitude) (*magnitude)[size_t(c)] = sum;
+        const bfloat16_t *w1 = &w.w1(0, c); // w.w1(j, c) at w1[j * stride]
+        const int64_t stride = w.w1.stride(0);
+        for (int j = 0; j < hidden; j++)
+            h[size_t(j)] += ln[size_t(c)] * f(w1[j * stride]);
     }
+    for (double &v : h)
+        v = bf16(0.5 * v * (1 + std::erf(v / std::sqrt(2.0))));
+    std::vector<double> sum(static_cast<size_t>(d));
+    for (int c = 0; c < d; c++) {
+        y[size_t(c)] = f(w.b2(c)) + f(x(c, t));
+        sum[size_t(c)] = std::abs(y[size_t(c)]);
+    }
+    for (int j = 0; j < hidden; j++) {
+        const bfloat16_t *w2 = &w.w2(0, j);
+        const int64_t stride = w.w2.stride(0);
+        for (int c = 0; c < d; c++) {
+            const double term = h[size_t(j)] * f(w2[c * stride]);
+            y[size_t(c)] += term;
+            sum[size_t(c)] += std::abs(term);
+        }
+    }
+    if (magnitude) *magnitude = sum;
     return y;
 }
 
@@ -205,39 +217,61 @@ aicf::Func mlp_block_by_operator(const Src &x, const MlpWeightsOf<Src> &w, int d
 // The same block in three kernels, the element-wise operators fused into the products'
 // epilogues: LayerNorm; the first product with its bias and GELU applied to the accumulators
 // (the hidden activations stored once, in bfloat16); the second product with its bias and the
-// residual.
+// residual. Both products under `tiles` (GemmSchedule::large_tiles() for large blocks).
 template <typename Src>
 aicf::Func mlp_block_fused_epilogues(const Src &x, const MlpWeightsOf<Src> &w, int d, int hidden,
-                                     const std::string &name) {
+                                     const std::string &name, const GemmSchedule &tiles = {}) {
     using namespace aicf;
     detail::MlpStart s = detail::mlp_start(x, w, d, name);
     detail::MlpEpilogues e = detail::mlp_epilogues(x, w, name);
-    Func h = gemm_tensor_cores(s.ln.out, s.w1, d, name + "_mm1", e.first);
+    Func h = gemm_tensor_cores(s.ln.out, s.w1, d, name + "_mm1", e.first, {}, tiles);
     h.compute_root();
-    return gemm_tensor_cores(h, s.w2, hidden, name, e.second);
+    return gemm_tensor_cores(h, s.w2, hidden, name, e.second, {}, tiles);
 }
 
+// How the dataflow schedule's first product stages its operands: A, LayerNorm's output
+// computed on its way into shared memory, and W1.
+enum class MlpStaging {
+    OneStep,   // both a step at a time, by plain loads (two barriers a step)
+    Registers, // two stages through registers: each thread loads (and normalizes) the next
+               // step's part of the tiles during this step's products
+    Async,     // three stages in a ring of shared buffers: W1 in cp.async copies, A's normalized
+               // values stored by the threads that compute them, two steps ahead
+};
+
 // The block as two dataflow regions, in two kernels. The first computes LayerNorm in the
-// first product's prologue: each block computes its 64 rows' statistics once (4 lanes along
+// first product's prologue: each block computes its rows' statistics once (4 lanes along
 // each row, rows on the y and z threads) into shared memory, for the 8 column tiles it then
 // computes one after another, and normalizes A's tiles on their way into shared memory, so
 // the normalized rows never go to device memory; bias and GELU are
 // applied to its accumulators, and the hidden activations stored once in bfloat16. The second
-// product adds its bias and the residual in its epilogue. The first product's tiles are
-// computed, not copied (no cp.async), so its staging is plain loads: one stage, or, where
-// `pipelined`, two through registers (each thread loads and normalizes the next step's part
-// of the tiles during this step's products).
+// product adds its bias and the residual in its epilogue. `staging` says how the first
+// product's tiles are staged (with Async, where hidden has fewer than 8 column tiles, a block
+// computes as many as there are). `tiles` sets both products' tile shapes and steps along k
+// (its warps: 4) and the second product's staging.
 template <typename Src>
 aicf::Func mlp_block_dataflow(const Src &x, const MlpWeightsOf<Src> &w, int d, int hidden,
-                              const std::string &name, bool pipelined = false) {
+                              const std::string &name, MlpStaging staging = MlpStaging::OneStep,
+                              const GemmSchedule &tiles = {}) {
     using namespace aicf;
     detail::MlpStart s = detail::mlp_start(x, w, d, name, false);
     detail::MlpEpilogues e = detail::mlp_epilogues(x, w, name);
     RowwiseOp &ln = s.ln;
     GemmSchedule computed_tiles;
-    computed_tiles.stages = pipelined ? 2 : 1;
-    computed_tiles.copy = PipelineCopy::Registers;
+    computed_tiles.n_tiles = tiles.n_tiles;
+    computed_tiles.m_tiles = tiles.m_tiles;
+    computed_tiles.k_tiles = tiles.k_tiles;
     computed_tiles.column_tiles = 8;
+    if (staging == MlpStaging::Async) {
+        // The last block's column tiles shift inwards, so it needs as many as it computes.
+        const int column_tiles = (hidden + computed_tiles.block_x() - 1) / computed_tiles.block_x();
+        computed_tiles.column_tiles = std::max(1, std::min(8, column_tiles));
+        computed_tiles.stages = 3;
+        computed_tiles.copy = PipelineCopy::Async;
+    } else {
+        computed_tiles.stages = staging == MlpStaging::Registers ? 2 : 1;
+        computed_tiles.copy = PipelineCopy::Registers;
+    }
     Func h = gemm_tensor_cores(ln.out, s.w1, d, name + "_mm1", e.first, {}, computed_tiles);
     h.compute_root();
     // The statistics at the first product's block loop: rows split 32 at a time over the
@@ -261,7 +295,7 @@ aicf::Func mlp_block_dataflow(const Src &x, const MlpWeightsOf<Src> &w, int d, i
             .gpu_lanes(lane)
             .gpu_threads(ty, tz);
     }
-    return gemm_tensor_cores(h, s.w2, hidden, name, e.second);
+    return gemm_tensor_cores(h, s.w2, hidden, name, e.second, {}, tiles);
 }
 
 } // namespace aicf_apps

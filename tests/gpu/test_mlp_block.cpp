@@ -6,11 +6,13 @@
 #include "GPUTarget.h"
 #include "MlpBlock.h"
 #include "Reference.h"
+#include "backends/llvm/CodeGen_PTX.h"
 #include "dsl/aicf.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 using namespace aicf;
@@ -21,8 +23,9 @@ namespace {
 const Target gpu_target = aicf_test::gpu_test_target();
 
 // Runs the block as `schedule` builds it, checks it, and counts its kernels.
-template <typename Schedule> void check_mlp(Schedule schedule, int expected_kernels) {
-    const int tokens = 80, d = 136, hidden = 264;
+template <typename Schedule>
+std::string check_mlp(Schedule schedule, int expected_kernels, int d = 136, int hidden = 264) {
+    const int tokens = 80;
     Buffer<bfloat16_t> x({d, tokens}, "x");
     fill_random(x, -2, 2, 1);
     const aicf_apps::MlpWeights w = aicf_apps::random_mlp_weights(d, hidden, 2);
@@ -52,6 +55,7 @@ template <typename Schedule> void check_mlp(Schedule schedule, int expected_kern
     for (size_t at = ptx.find(".entry "); at != std::string::npos; at = ptx.find(".entry ", at + 1))
         kernels += ptx.compare(ptx.find('(', at) - 10, 10, "_unaligned") != 0;
     EXPECT_EQ(kernels, expected_kernels) << ptx.substr(0, 4000);
+    return ptx;
 }
 
 // One kernel per operator: LayerNorm, the two products, the two biases, GELU and the residual.
@@ -72,17 +76,62 @@ TEST(MlpBlock, FusedEpiloguesMatchDoublePrecision) {
 
 // Two kernels: LayerNorm in the first product's prologue (its statistics per block of rows,
 // the normalized tiles made on their way into shared memory), bias and GELU in its epilogue;
-// bias and the residual in the second product's. The prologue's tiles staged in one step, and
+// bias and the residual in the second product's. The prologue's tiles staged in one step,
 // pipelined through registers (the next step's normalized from the statistics in shared
-// memory during this step's products).
+// memory during this step's products), and in a ring of three buffers that W1's cp.async
+// copies share.
 TEST(MlpBlock, DataflowMatchesDoublePrecision) {
-    for (bool pipelined : {false, true}) {
-        SCOPED_TRACE(pipelined ? "pipelined prologue" : "prologue in one stage");
+    using aicf_apps::MlpStaging;
+    for (MlpStaging staging : {MlpStaging::OneStep, MlpStaging::Registers, MlpStaging::Async}) {
+        SCOPED_TRACE("staging " + std::to_string(int(staging)));
         check_mlp(
             [&](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d, int hidden) {
-                return aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp", pipelined);
+                return aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp", staging);
             },
             2);
+    }
+}
+
+// The ring of three buffers: W1 copied by cp.async two steps ahead (d a multiple of the step
+// along k, so W1's pieces need no test), the normalized operand stored into the same ring by
+// the threads that compute it, at a hidden size of 9 column tiles, so that the last block's 8
+// tiles shift inwards over its neighbour's (by a multiple of 8 columns, so that its rows of W1
+// still start on 16 bytes: cp.async copies whole aligned pieces); in registers on sm_80 and
+// sm_90.
+TEST(MlpBlock, DataflowCopiesW1Asynchronously) {
+    const std::string ptx = check_mlp(
+        [&](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d, int hidden) {
+            return aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp",
+                                                 aicf_apps::MlpStaging::Async);
+        },
+        2, 160, 1096);
+    const size_t mm1 = ptx.find(".entry mlp_k0_mlp_mm1(");
+    ASSERT_NE(mm1, std::string::npos) << ptx.substr(0, 4000);
+    const std::string kernel = ptx.substr(mm1, ptx.find(".entry ", mm1 + 1) - mm1);
+    EXPECT_NE(kernel.find("cp.async.cg.shared.global"), std::string::npos);
+    EXPECT_NE(kernel.find("cp.async.wait_group 1"), std::string::npos);
+    if (!backends::ptxas_available()) return;
+    // The block's real sizes (the weights unfilled: the kernels are only compiled).
+    const int d = 4096, hidden = 16384;
+    Buffer<bfloat16_t> x({d, 2048}, "x");
+    const aicf_apps::MlpWeights w{
+        Buffer<bfloat16_t>({d}, "ln_weight"),  Buffer<bfloat16_t>({d}, "ln_bias"),
+        Buffer<bfloat16_t>({hidden, d}, "w1"), Buffer<bfloat16_t>({hidden}, "b1"),
+        Buffer<bfloat16_t>({d, hidden}, "w2"), Buffer<bfloat16_t>({d}, "b2")};
+    const Func f =
+        aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp", aicf_apps::MlpStaging::Async);
+    for (const char *arch : {"sm_80", "sm_90"}) {
+        const std::string report = f.kernel_resources(Target(std::string("host-cuda-") + arch));
+        auto count = [&](const std::string &what) {
+            int n = 0;
+            for (size_t at = report.find(what); at != std::string::npos;
+                 at = report.find(what, at + 1))
+                n++;
+            return n;
+        };
+        EXPECT_GT(count(" registers,"), 0) << report;
+        EXPECT_EQ(count(" 0 bytes spill stores, 0 bytes spill loads"), count(" registers,"))
+            << arch << ": " << report;
     }
 }
 
