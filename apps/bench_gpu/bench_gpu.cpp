@@ -256,8 +256,8 @@ int run(int argc, char **argv) {
     } else {
         matmul(2048, 2048, 2048, 10);
         // The default schedule (128 x 64 tiles of 4 warps, 3 stages, steps of 32 along k),
-        // then larger tiles, longer steps and more stages at 4096^3, for choosing among them
-        // on the GPU at hand.
+        // then larger tiles, longer steps, more stages and blocks launched in groups of rows at
+        // 4096^3, for choosing among them on the GPU at hand.
         using aicf_apps::GemmSchedule;
         std::vector<GemmSchedule> schedules;
         auto add = [&](GemmSchedule s, int n_tiles, int k_tiles, int stages) {
@@ -276,6 +276,10 @@ int run(int argc, char **argv) {
         add(GemmSchedule::large_tiles(), 4, 4, 4);
         add(GemmSchedule::large_tiles(), 4, 8, 3);
         add(GemmSchedule::large_tiles(8), 4, 4, 3); // 256 x 128
+        for (int group : {8, 16}) {
+            add(GemmSchedule::large_tiles(), 4, 4, 3); // blocks in groups of rows of tiles
+            schedules.back().row_group = group;
+        }
         for (const GemmSchedule &s : schedules)
             gemm(4096, 4096, 4096, 10, s);
         gemm(8192, 8192, 8192, 5);

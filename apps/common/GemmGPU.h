@@ -78,6 +78,10 @@ struct GemmSchedule {
     // rows, is then shared by that many tiles. 1: one tile per block. The tiles past the end
     // are skipped by a guard around the tile (the stages of each tile's loop over k inside it).
     int column_tiles = 1;
+    // Rows of tiles whose blocks the grid launches one after another (1: the grid's rows of
+    // tiles along x, in order): the blocks running at once then share fewer, more reused
+    // tiles of A and B in L2.
+    int row_group = 1;
 
     // Tiles of 128 x 128 (4 warps) or 256 x 128 (8 warps), each warp 32 columns by 128 rows
     // (4 x 8 instruction tiles, 128 accumulators per lane), in steps of 64 along k, for
@@ -103,6 +107,7 @@ struct GemmSchedule {
         if (rows == Rows::Swizzled) s += " swizzled";
         if (copy == aicf::PipelineCopy::Registers) s += " registers";
         if (column_tiles != 1) s += " c" + std::to_string(column_tiles);
+        if (row_group != 1) s += " g" + std::to_string(row_group);
         return s;
     }
 
@@ -193,7 +198,17 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
         tile = Var("bxi");
         out.split(bx, bx, tile, schedule.column_tiles, TailStrategy::GuardWithIf);
     }
-    out.gpu_blocks(bx, by);
+    if (schedule.row_group > 1) {
+        // Blocks launched row_group tiles down y for each tile along x (those past the last
+        // row of tiles skipped), the innermost block loop byi.
+        Var byi("byi");
+        out.split(by, by, byi, schedule.row_group, TailStrategy::GuardWithIf)
+            .reorder(byi, bx)
+            .gpu_blocks(byi, bx, by);
+        if (schedule.column_tiles == 1) tile = byi;
+    } else {
+        out.gpu_blocks(bx, by);
+    }
     fragments(Stage(out.function(), 0));
     prod.compute_at(out, tile).store_in(MemoryType::Register);
     fragments(Stage(prod.function(), 0));

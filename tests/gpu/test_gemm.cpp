@@ -95,6 +95,16 @@ TEST(GemmTensorCores, LargeTiles) {
     check_plain<bfloat16_t>({131, 270, 40}, 15, aicf_apps::GemmSchedule::large_tiles(8));
 }
 
+// Blocks launched in groups of rows of tiles: 5 rows of tiles in groups of 2 (the last group's
+// second row skipped), with one and two column tiles per block.
+TEST(GemmTensorCores, RowGroups) {
+    aicf_apps::GemmSchedule s;
+    s.row_group = 2;
+    check_plain<bfloat16_t>({300, 150, 40}, 17, s);
+    s.column_tiles = 2;
+    check_plain<bfloat16_t>({300, 150, 40}, 19, s);
+}
+
 // Bias, GELU and a residual applied to the accumulators, then one bf16 store per point.
 TEST(GemmTensorCores, FusedEpilogue) {
     const Problem p{136, 200, 72};

@@ -346,9 +346,10 @@ void row_reduction(Drawn &d) {
 
 // A matrix product on tensor cores (apps/common/GemmGPU.h) with drawn warps, warp tiles,
 // steps of k, input type, padded or plain staged rows, cp.async stages (or two through
-// registers) and epilogue, at drawn sizes of at least one block's tile. The instruction's sums
-// round differently from a loop's, so the result is checked against a double-precision product of
-// the same inputs, within float32's (or TF32's) rounding, rather than bit for bit against the host.
+// registers), column tiles per block, rows of tiles per group of blocks and epilogue, at drawn
+// sizes of at least one block's tile. The instruction's sums round differently from a loop's,
+// so the result is checked against a double-precision product of the same inputs, within
+// float32's (or TF32's) rounding, rather than bit for bit against the host.
 void tensor_core_gemm(Drawn &d) {
     aicf_apps::GemmSchedule s;
     static const int counts[] = {1, 2, 4};
@@ -363,6 +364,7 @@ void tensor_core_gemm(Drawn &d) {
     const bool gelu = d.pick(2) == 1;
     const int M = s.block_y() + d.pick(40), N = s.block_x() + d.pick(60), K = 1 + d.pick(100);
     s.column_tiles = 1 + d.pick(3);
+    s.row_group = 1 + d.pick(3);
     // Pipelined through registers with one column tile per block; cp.async stages with any
     // number (each tile's loop over k lies inside the guard of the tiles past the end). ptxas
     // spills 8 bytes on sm_80 in some schedules of two warps and several column tiles (56 to
@@ -376,7 +378,8 @@ void tensor_core_gemm(Drawn &d) {
     d.what << "gemm " << M << "x" << N << "x" << K << " " << in << " warps " << s.warps << " tiles "
            << s.n_tiles << "x" << s.m_tiles << " k_tiles " << s.k_tiles << " rows " << int(s.rows)
            << " stages " << s.stages << (s.copy == PipelineCopy::Registers ? " (registers)" : "")
-           << " column_tiles " << s.column_tiles << (gelu ? " gelu" : "");
+           << " column_tiles " << s.column_tiles << " row_group " << s.row_group
+           << (gelu ? " gelu" : "");
     Buffer<> A(in, {K, M}, "A"), B(in, {N, K}, "B");
     std::vector<double> a(size_t(K) * M), b(size_t(N) * K);
     std::mt19937 rng(unsigned(M * 7 + N * 11 + K));
