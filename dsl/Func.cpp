@@ -411,6 +411,22 @@ Func &Func::bound(const Var &var, const Expr &min, const Expr &extent) {
     return *this;
 }
 
+Func &Func::bound_extent(const Var &var, const Expr &extent) {
+    check_pure_arg(func, var, "bound_extent");
+    check_positive_int(extent, "extent in bound_extent", func);
+    detail::check_schedule_size(extent, "The extent given to bound_extent(" + var.name() +
+                                            ") on Func " + name());
+    // As for bound, which it replaces (an undefined min: the first point needed).
+    auto &constraints = func.schedule().region_constraints;
+    constraints.erase(std::remove_if(constraints.begin(), constraints.end(),
+                                     [&](const RegionConstraint &c) {
+                                         return c.var == var.name() && c.extent.defined();
+                                     }),
+                      constraints.end());
+    constraints.push_back({var.name(), Expr(), ir::cast(Int(32), extent), Expr(), Expr()});
+    return *this;
+}
+
 Func &Func::align_bounds(const Var &var, const Expr &modulus, const Expr &remainder) {
     check_pure_arg(func, var, "align_bounds");
     check_positive_int(modulus, "modulus in align_bounds", func);

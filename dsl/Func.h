@@ -242,6 +242,12 @@ public:
     // consumers need more); a constant extent lets that loop be unrolled or vectorized. A
     // later bound of the same Var replaces this one (and a later align_bounds, the earlier).
     Func &bound(const Var &var, const ir::Expr &min, const ir::Expr &extent);
+    // The Func is computed over exactly `extent` points in `var`, from the first point its
+    // consumers need wherever it is computed (a run-time error if they need more): a region
+    // of constant size whose start varies, such as a tile's producer at the last tile of a
+    // split with GuardWithIf, computed whole where its consumer is guarded. Replaces a
+    // bound() of the same Var, and a later bound() replaces it.
+    Func &bound_extent(const Var &var, const ir::Expr &extent);
     // Rounds the computed region in `var` outward to a multiple of `modulus` (plus
     // `remainder`) at both ends.
     Func &align_bounds(const Var &var, const ir::Expr &modulus, const ir::Expr &remainder = 0);

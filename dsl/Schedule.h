@@ -102,8 +102,9 @@ struct StageSchedule {
     std::vector<std::string> mma_loops;
 };
 
-// A constraint on the region of a pure dimension: fixed by bound() (min and extent), or
-// rounded outward by align_bounds() (modulus and remainder).
+// A constraint on the region of a pure dimension: fixed by bound() (min and extent) or
+// bound_extent() (extent; the min is the first point needed), or rounded outward by
+// align_bounds() (modulus and remainder).
 struct RegionConstraint {
     std::string var;
     Expr min, extent;

@@ -43,14 +43,16 @@ Box constrain_region(const Function &f, const Box &needed, std::vector<Stmt> &ch
         size_t d = std::find(f.args().begin(), f.args().end(), c.var) - f.args().begin();
         internal_assert(d < f.args().size()) << "constraint on unknown dimension " << c.var;
         if (c.extent.defined()) {
-            Expr mn = c.min, mx = Sub::make(Add::make(c.min, c.extent), make_one(Int(32)));
+            // bound_extent: from the first point needed.
+            Expr mn = c.min.defined() ? c.min : needed[d].min;
+            Expr mx = Sub::make(Add::make(mn, c.extent), make_one(Int(32)));
             Expr inside = make_and(LE::make(mn, needed[d].min), GE::make(mx, needed[d].max));
-            Expr msg =
-                Call::make(Int(32), Intrinsic::runtime_error,
-                           {make_const(Int(32), int64_t(RuntimeErrorKind::FuncBoundTooSmall)),
-                            StringImm::make(f.name()), make_const(Int(32), int64_t(d)),
-                            needed[d].min, needed[d].max, mn, mx, make_zero(Int(32))},
-                           Call::Intrinsic);
+            Expr msg = Call::make(
+                Int(32), Intrinsic::runtime_error,
+                {make_const(Int(32), int64_t(RuntimeErrorKind::FuncBoundTooSmall)),
+                 StringImm::make(f.name()), make_const(Int(32), int64_t(d)), needed[d].min,
+                 needed[d].max, mn, mx, make_const(Int(32), int64_t(c.min.defined() ? 0 : 2))},
+                Call::Intrinsic);
             checks.push_back(AssertStmt::make(simplify(inside), msg));
             box[d] = Interval(simplify(mn), simplify(mx));
         } else {
@@ -92,15 +94,17 @@ void keep_updates_inside_bounds(const Function &f, Box &region, std::vector<Stmt
     for (const RegionConstraint &c : f.schedule().region_constraints) {
         if (!c.extent.defined()) continue;
         size_t d = std::find(f.args().begin(), f.args().end(), c.var) - f.args().begin();
-        Expr mn = c.min, mx = Sub::make(Add::make(c.min, c.extent), make_one(Int(32)));
+        // bound_extent: from the first point the updates reach.
+        Expr mn = c.min.defined() ? c.min : region[d].min;
+        Expr mx = Sub::make(Add::make(mn, c.extent), make_one(Int(32)));
         Expr inside = simplify(make_and(LE::make(mn, region[d].min), GE::make(mx, region[d].max)));
         if (!is_true(inside)) {
-            Expr msg =
-                Call::make(Int(32), Intrinsic::runtime_error,
-                           {make_const(Int(32), int64_t(RuntimeErrorKind::FuncBoundTooSmall)),
-                            StringImm::make(f.name()), make_const(Int(32), int64_t(d)),
-                            region[d].min, region[d].max, mn, mx, make_one(Int(32))},
-                           Call::Intrinsic);
+            Expr msg = Call::make(
+                Int(32), Intrinsic::runtime_error,
+                {make_const(Int(32), int64_t(RuntimeErrorKind::FuncBoundTooSmall)),
+                 StringImm::make(f.name()), make_const(Int(32), int64_t(d)), region[d].min,
+                 region[d].max, mn, mx, make_const(Int(32), int64_t(c.min.defined() ? 1 : 3))},
+                Call::Intrinsic);
             checks.push_back(AssertStmt::make(inside, msg));
         }
         region[d] = Interval(simplify(mn), simplify(mx));
@@ -414,7 +418,8 @@ private:
         for (const RegionConstraint &c : f.schedule().region_constraints) {
             if (!c.extent.defined()) continue;
             size_t d = std::find(f.args().begin(), f.args().end(), c.var) - f.args().begin();
-            realized[d] = Interval(c.min, Sub::make(Add::make(c.min, c.extent), make_one(Int(32))));
+            Expr mn = c.min.defined() ? c.min : realized[d].min; // bound_extent: the first
+            realized[d] = Interval(mn, Sub::make(Add::make(mn, c.extent), make_one(Int(32))));
         }
         require_bounded(f, realized, "its stages write and its consumers read");
         Stmt s = Realize::make(op->name, op->types, op->memory_type, op->bounds, body);

@@ -656,7 +656,9 @@ void check_inlined_schedule(const Function &f) {
     user_assert(sched.region_constraints.empty())
         << "Func " << name << " " << how << ", so it has no region of its own for "
         << (sched.region_constraints.empty() || sched.region_constraints[0].extent.defined()
-                ? "bound"
+                ? (sched.region_constraints.empty() || sched.region_constraints[0].min.defined()
+                       ? "bound"
+                       : "bound_extent")
                 : "align_bounds")
         << "(" << (sched.region_constraints.empty() ? "" : sched.region_constraints[0].var)
         << ", ...) to fix. " << remedy;

@@ -224,10 +224,12 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
           << " there (a concrete Buffer's strides are constants of the compiled code).";
         break;
     case ir::RuntimeErrorKind::FuncBoundTooSmall:
+        // v[5]: 1 for the update definitions' region, 2 for a bound_extent.
         s << "Func " << n << " is bound to [" << v[3] << ", " << v[4] << "] in dimension " << v[0]
-          << ", but " << (v[5] ? "its update definitions write and read" : "its consumers need")
-          << " [" << v[1] << ", " << v[2] << "].";
-        if (v[5]) {
+          << ((v[5] & 2) ? " (its bound_extent from the first point needed)" : "") << ", but "
+          << ((v[5] & 1) ? "its update definitions write and read" : "its consumers need") << " ["
+          << v[1] << ", " << v[2] << "].";
+        if (v[5] & 1) {
             s << " Its storage and the points its pure definition computes are exactly the "
               << "bound: bound it to cover what the updates reach, or keep their points inside.";
         }

@@ -1252,6 +1252,30 @@ TEST(Schedules, BoundMakesAnExtentConstant) {
             EXPECT_EQ(out(k, j), in(k, j) * 2.0f);
 }
 
+// A producer computed per tile of a split with GuardWithIf needs fewer points at the last
+// tile (3 of its 9 there): its region's extent is not a constant, so its loop cannot be
+// unrolled. bound_extent computes the 9 points from the first needed at every tile (the last
+// tile's reading the input that far); the result against a plain loop, at sizes 8 divides
+// and not.
+TEST(Schedules, BoundExtentKeepsAGuardedTilesProducerWhole) {
+    for (int n : {37, 40, 1}) {
+        SCOPED_TRACE("n = " + std::to_string(n));
+        Buffer<float> in({n + 8}, "in");
+        fill_random(in, -1, 1, unsigned(n));
+        Var x("x"), xo("xo"), xi("xi");
+        Func g("g"), out("out");
+        g(x) = in(x)*2.0f + 1.0f;
+        out(x) = g(x) + g(x + 1);
+        out.split(x, xo, xi, 8, TailStrategy::GuardWithIf);
+        g.compute_at(out, xo).unroll(x);
+        EXPECT_CONTAINS(message_of<CompileError>([&] { out.realize({n}); }), "unroll");
+        g.bound_extent(x, 9);
+        Buffer<float> o = out.realize({n});
+        for (int i = 0; i < n; i++)
+            ASSERT_EQ(o(i), (in(i)*2.0f + 1.0f) + (in(i + 1) * 2.0f + 1.0f)) << i;
+    }
+}
+
 TEST(RFactor, SumSplitIntoParallelPartialSums) {
     const int N = 1000, R = 7;
     Buffer<int> in(N, R);

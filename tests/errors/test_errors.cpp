@@ -305,6 +305,31 @@ TEST(RuntimeErrors, UpdatesOfABoundIntermediateStayInsideTheBound) {
                     "are exactly the bound");
 }
 
+// bound_extent smaller than a tile's producer needs is a RuntimeError naming it; an extent
+// that is not positive, and a bound_extent on a Func that is inlined, CompileErrors.
+TEST(RuntimeErrors, ABoundExtentSmallerThanATileNeeds) {
+    Buffer<float> in({40}, "in");
+    for (int i = 0; i < 40; i++)
+        in(i) = float(i % 7) - 3.0f;
+    Var x("x"), xo("xo"), xi("xi");
+    Func g("g"), out("out");
+    g(x) = in(x)*2.0f;
+    out(x) = g(x) + g(x + 1);
+    out.split(x, xo, xi, 8, TailStrategy::GuardWithIf);
+    g.compute_at(out, xo).bound_extent(x, 8);
+    EXPECT_CONTAINS(message_of<RuntimeError>([&] { out.realize({30}); }),
+                    "Func g is bound to [0, 7] in dimension 0 (its bound_extent from the first "
+                    "point needed), but its consumers need [0, 8].");
+    EXPECT_CONTAINS(message_of<CompileError>([&] { g.bound_extent(x, 0); }),
+                    "The extent in bound_extent given to Func g is 0; it must be positive.");
+    Func h("h"), copy("copy");
+    h(x) = in(x);
+    copy(x) = h(x);
+    h.bound_extent(x, 4);
+    EXPECT_CONTAINS(message_of<CompileError>([&] { copy.realize({8}); }),
+                    "no region of its own for bound_extent(x, ...) to fix");
+}
+
 // A reduction loop split with a guarded tail whose last tile would count past 2^31 - 1: the
 // guard compared wrapped values and ran extra steps (a wrong sum at 2^31 - 1 points split by
 // 1000). Now a RuntimeError naming the loop; below the limit the sum is exact.
