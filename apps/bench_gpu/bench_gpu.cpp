@@ -200,7 +200,10 @@ void matmul(int w, int h, int K, int runs) {
 
 // C (N x M) = A (K x M) * B (N x K) in bfloat16 on tensor cores, float32 result; a sample of
 // points checked against a double-precision product of the same bfloat16 values.
-void gemm(int M, int N, int K, int runs, const aicf_apps::GemmSchedule &schedule = {}) {
+// GB/s counts A, B and C once each; of copy, against `peer_gbs` where given (a product of few
+// rows, a decoding step, reads little more than B: its time is B's bytes at the bandwidth).
+void gemm(int M, int N, int K, int runs, const aicf_apps::GemmSchedule &schedule = {},
+          double peer_gbs = -1) {
     Buffer<bfloat16_t> A({K, M}, "A"), B({N, K}, "B");
     std::mt19937 rng(5);
     std::uniform_real_distribution<float> d(-1.0f, 1.0f);
@@ -226,7 +229,8 @@ void gemm(int M, int N, int K, int runs, const aicf_apps::GemmSchedule &schedule
     std::snprintf(size, sizeof size, "%dx%dx%d", M, N, K);
     std::snprintf(rate, sizeof rate, "%.1f TFLOP/s, %s", 2.0 * M * N * double(K) / (ms * 1e9),
                   schedule.to_string().c_str());
-    row("gemm", size, ms, 0, -1, rate, ok);
+    const double bytes = 2.0 * (double(M) * K + double(K) * N) + 4.0 * double(M) * N;
+    row("gemm", size, ms, bytes / (ms * 1e6), peer_gbs, rate, ok);
 }
 
 } // namespace
@@ -253,6 +257,9 @@ int run(int argc, char **argv) {
         matmul(157, 131, 21, 1);
         gemm(256, 256, 256, 1);
         gemm(200, 136, 72, 1);
+        aicf_apps::GemmSchedule decode;
+        decode.guard_rows = true;
+        gemm(3, 136, 72, 1, decode, peer_gbs);
     } else {
         matmul(2048, 2048, 2048, 10);
         // The default schedule (128 x 64 tiles of 4 warps, 3 stages, steps of 32 along k),
@@ -286,6 +293,11 @@ int run(int argc, char **argv) {
         gemm(8192, 4096, 16384, 5);
         gemm(8192, 8192, 8192, 5, GemmSchedule::large_tiles());
         gemm(8192, 4096, 16384, 5, GemmSchedule::large_tiles());
+        // Decoding steps: 1 and 16 tokens through a 4096 x 16384 weight, the rows guarded.
+        GemmSchedule decode;
+        decode.guard_rows = true;
+        for (int tokens : {1, 16})
+            gemm(tokens, 16384, 4096, 20, decode, peer_gbs);
     }
     std::printf(
         "\nGB/s counts the compulsory bytes (each input read once, each output written once).\n"

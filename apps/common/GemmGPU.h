@@ -82,6 +82,13 @@ struct GemmSchedule {
     // tiles along x, in order): the blocks running at once then share fewer, more reused
     // tiles of A and B in L2.
     int row_group = 1;
+    // The last row of tiles guarded, for products with fewer rows than a tile (a decoding
+    // step's few tokens) or rows that no tile divides: the accumulator is still computed over
+    // whole tiles (bound_extent), A's rows past its last read through a clamp, and only the
+    // stores past the last row skipped. A must then be a Buffer, an ImageParam or an input
+    // buffer (its rows known); otherwise the last row tile shifts inwards over its neighbour,
+    // which needs at least block_y() rows.
+    bool guard_rows = false;
 
     // Tiles of 128 x 128 (4 warps) or 256 x 128 (8 warps), each warp 32 columns by 128 rows
     // (4 x 8 instruction tiles, 128 accumulators per lane), in steps of 64 along k, for
@@ -108,6 +115,7 @@ struct GemmSchedule {
         if (copy == aicf::PipelineCopy::Registers) s += " registers";
         if (column_tiles != 1) s += " c" + std::to_string(column_tiles);
         if (row_group != 1) s += " g" + std::to_string(row_group);
+        if (guard_rows) s += " guarded rows";
         return s;
     }
 
@@ -134,6 +142,17 @@ double gemm_reference_point(const aicf::Buffer<T> &A, const aicf::Buffer<T> &B, 
     return sum;
 }
 
+// The rows of A (its extent in dimension 1) where its type knows them.
+template <typename T> aicf::Expr gemm_rows(const aicf::Buffer<T> &A) {
+    return A.extent(1);
+}
+template <typename Src> auto gemm_rows(const Src &A) -> decltype(A.dim(1).extent()) {
+    return A.dim(1).extent();
+}
+inline aicf::Expr gemm_rows(const aicf::Func &) {
+    return aicf::Expr();
+}
+
 template <typename Src>
 aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
                              const std::string &name, const GemmEpilogue &epilogue = {},
@@ -158,13 +177,16 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
     // piece is wholly inside or past K, and the test is made per piece (a piece past the end is
     // then a cp.async that zero-fills it); otherwise element by element.
     const int piece = 16 / in.bytes();
+    // With guarded rows, the last tile's rows past A's last repeat it (never stored).
+    const Expr rows = schedule.guard_rows ? gemm_rows(A) : Expr();
+    const Expr row = rows.defined() ? min(y, rows - 1) : Expr(y);
     if (!pad) {
-        a(x, y) = A(x, y);
+        a(x, y) = A(x, row);
     } else if ((k_const && k_const->value % piece == 0) || (!k_const && schedule.k_in_pieces)) {
         Expr p = x / piece, last = (K + (piece - 1)) / piece - 1;
-        a(x, y) = select(p <= last, A(min(p, last) * piece + x % piece, y), zero);
+        a(x, y) = select(p <= last, A(min(p, last) * piece + x % piece, row), zero);
     } else {
-        a(x, y) = select(x < K, A(min(x, K - 1), y), zero);
+        a(x, y) = select(x < K, A(min(x, K - 1), row), zero);
     }
     b(x, y) = pad ? select(y < K, B(x, min(y, K - 1)), zero) : B(x, y);
     prod(x, y) = 0.0f;
@@ -190,7 +212,15 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
             .unroll(yh)
             .vectorize(xl);
     };
-    out.tile(x, y, bx, by, x, y, schedule.block_x(), schedule.block_y());
+    if (rows.defined()) {
+        // The rows in tiles whose last is guarded; the accumulator over whole tiles there too.
+        out.split(x, bx, x, schedule.block_x())
+            .split(y, by, y, schedule.block_y(), TailStrategy::GuardWithIf)
+            .reorder(x, y, bx, by);
+        prod.bound_extent(y, schedule.block_y());
+    } else {
+        out.tile(x, y, bx, by, x, y, schedule.block_x(), schedule.block_y());
+    }
     Var tile = bx;
     if (schedule.column_tiles > 1) {
         // The block's tiles in a serial loop inside the block loop (those past the end

@@ -95,6 +95,34 @@ TEST(GemmTensorCores, LargeTiles) {
     check_plain<bfloat16_t>({131, 270, 40}, 15, aicf_apps::GemmSchedule::large_tiles(8));
 }
 
+// Fewer rows than a tile (a decoding step's tokens) and rows no tile divides, the last row
+// tile guarded: the accumulator over whole tiles (bound_extent), A's rows past its last read
+// through a clamp; bf16 and TF32, the default and the large tiles, and the fused epilogue
+// (its residual read only where a row is stored).
+TEST(GemmTensorCores, FewerRowsThanATile) {
+    aicf_apps::GemmSchedule s;
+    s.guard_rows = true;
+    check_plain<bfloat16_t>({5, 150, 72}, 21, s);
+    check_plain<bfloat16_t>({70, 136, 40}, 23, s);
+    check_plain<float>({3, 130, 24}, 25, s);
+    aicf_apps::GemmSchedule large = aicf_apps::GemmSchedule::large_tiles();
+    large.guard_rows = true;
+    check_plain<bfloat16_t>({1, 128, 64}, 27, large);
+    const Problem p{9, 140, 48};
+    Buffer<float> bias({p.N}, "bias");
+    Buffer<bfloat16_t> residual({p.N, p.M}, "residual");
+    fill_random(bias, -1, 1, 29);
+    fill_random(residual, -1, 1, 30);
+    check_gemm<bfloat16_t>(
+        p, aicf_apps::bias_gelu_residual_epilogue(bias, residual),
+        [&](double v, int i, int j) {
+            v += bias(i);
+            v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+            return v + double(float(residual(i, j)));
+        },
+        31, s);
+}
+
 // Blocks launched in groups of rows of tiles: 5 rows of tiles in groups of 2 (the last group's
 // second row skipped), with one and two column tiles per block.
 TEST(GemmTensorCores, RowGroups) {
