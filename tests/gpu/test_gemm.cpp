@@ -88,6 +88,23 @@ TEST(GemmTensorCores, AlignedSizes) {
     check_plain<bfloat16_t>({128, 256, 96}, 7);
 }
 
+// The product with bias, GELU and a residual (bf16 inputs and result), against the same
+// epilogue applied to the double-precision product.
+void check_fused_epilogue(Problem p, unsigned seed, const aicf_apps::GemmSchedule &schedule = {}) {
+    Buffer<float> bias({p.N}, "bias");
+    Buffer<bfloat16_t> residual({p.N, p.M}, "residual");
+    fill_random(bias, -1, 1, seed);
+    fill_random(residual, -1, 1, seed + 1);
+    check_gemm<bfloat16_t>(
+        p, aicf_apps::bias_gelu_residual_epilogue(bias, residual),
+        [&](double v, int i, int j) {
+            v += bias(i);
+            v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+            return v + double(float(residual(i, j)));
+        },
+        seed + 2, schedule);
+}
+
 // The large tiles (128 x 128 of 4 warps, 256 x 128 of 8; each warp 32 columns by 128 rows),
 // at sizes they do not divide, and a reduction that a step does not divide.
 TEST(GemmTensorCores, LargeTiles) {
@@ -108,19 +125,7 @@ TEST(GemmTensorCores, FewerRowsThanATile) {
     aicf_apps::GemmSchedule large = aicf_apps::GemmSchedule::large_tiles();
     large.guard_rows = true;
     check_plain<bfloat16_t>({1, 128, 64}, 27, large);
-    const Problem p{9, 140, 48};
-    Buffer<float> bias({p.N}, "bias");
-    Buffer<bfloat16_t> residual({p.N, p.M}, "residual");
-    fill_random(bias, -1, 1, 29);
-    fill_random(residual, -1, 1, 30);
-    check_gemm<bfloat16_t>(
-        p, aicf_apps::bias_gelu_residual_epilogue(bias, residual),
-        [&](double v, int i, int j) {
-            v += bias(i);
-            v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
-            return v + double(float(residual(i, j)));
-        },
-        31, s);
+    check_fused_epilogue({9, 140, 48}, 29, s);
 }
 
 // Blocks launched in groups of rows of tiles: 5 rows of tiles in groups of 2 (the last group's
@@ -135,19 +140,7 @@ TEST(GemmTensorCores, RowGroups) {
 
 // Bias, GELU and a residual applied to the accumulators, then one bf16 store per point.
 TEST(GemmTensorCores, FusedEpilogue) {
-    const Problem p{136, 200, 72};
-    Buffer<float> bias({p.N}, "bias");
-    Buffer<bfloat16_t> residual({p.N, p.M}, "residual");
-    fill_random(bias, -1, 1, 9);
-    fill_random(residual, -1, 1, 10);
-    check_gemm<bfloat16_t>(
-        p, aicf_apps::bias_gelu_residual_epilogue(bias, residual),
-        [&](double v, int i, int j) {
-            v += bias(i);
-            v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
-            return v + double(float(residual(i, j)));
-        },
-        11);
+    check_fused_epilogue({136, 200, 72}, 9);
 }
 
 // On the simulator's counters: the tiles are stored in 16-byte pieces and read by ldmatrix
