@@ -110,6 +110,45 @@ void check_threads_write_apart(const Realize *op, const std::string &block) {
     });
 }
 
+} // namespace
+
+void check_inner_block_loops(const For *op) {
+    Stmt inner = skip_lets(op->body);
+    const For *child = inner.as<For>();
+    if ((child && child->for_type == ForType::GPUBlock) ||
+        !contains_loop_type(op->body, ForType::GPUBlock))
+        return;
+    // A stage run by gpu_single_thread() is a kernel of its own (one block of one thread):
+    // computed inside another kernel, its block loop is the inner one.
+    std::string single;
+    visit_each<For>(op->body, [&](const For *f) {
+        if (single.empty() && f->for_type == ForType::GPUBlock &&
+            parse_loop_name(f->name).var == single_thread_var(true))
+            single = f->name;
+    });
+    user_assert(single.empty())
+        << "Func " << func_of_loop(single)
+        << " runs as one GPU thread (gpu_single_thread()), a kernel of its own, but "
+        << "it is computed inside the kernel of loop " << loop_for_users(op->name)
+        << ". Compute it at the root, or leave out gpu_single_thread(): a Func "
+        << "computed inside a kernel's thread loops runs in each of those threads, "
+        << "and at a block loop its loops may go on the block's threads.";
+    std::string what;
+    visit_each<Realize>(op->body, [&](const Realize *r) {
+        if (what.empty()) what = r->name;
+    });
+    user_assert(what.empty()) << "Func " << what << " is computed at the GPU block loop "
+                              << loop_for_users(op->name)
+                              << ", between it and an inner block loop of the same kernel. "
+                              << "Compute " << what
+                              << " at the innermost block loop, or inside the thread loops.";
+    user_error << "The GPU block loops inside " << loop_for_users(op->name)
+               << " are not perfectly nested in it. A kernel's block loops must "
+               << "be directly inside one another.";
+}
+
+namespace {
+
 class PlaceGPUStorage : public IRMutator {
 public:
     PlaceGPUStorage(const Target &target, std::set<std::string> device_names)
@@ -211,40 +250,8 @@ private:
         }
         Stmt inner = skip_lets(op->body);
         const For *child = inner.as<For>();
-        if (child && child->for_type == ForType::GPUBlock) {
-            direct_child_block = child;
-        } else {
-            direct_child_block = nullptr;
-            if (contains_loop_type(op->body, ForType::GPUBlock)) {
-                // A stage run by gpu_single_thread() is a kernel of its own (one block of one
-                // thread): computed inside another kernel, its block loop is the inner one.
-                std::string single;
-                visit_each<For>(op->body, [&](const For *f) {
-                    if (single.empty() && f->for_type == ForType::GPUBlock &&
-                        parse_loop_name(f->name).var == single_thread_var(true))
-                        single = f->name;
-                });
-                user_assert(single.empty())
-                    << "Func " << func_of_loop(single)
-                    << " runs as one GPU thread (gpu_single_thread()), a kernel of its own, but "
-                    << "it is computed inside the kernel of loop " << loop_for_users(op->name)
-                    << ". Compute it at the root, or leave out gpu_single_thread(): a Func "
-                    << "computed inside a kernel's thread loops runs in each of those threads, "
-                    << "and at a block loop its loops may go on the block's threads.";
-                std::string what;
-                visit_each<Realize>(op->body, [&](const Realize *r) {
-                    if (what.empty()) what = r->name;
-                });
-                user_assert(what.empty())
-                    << "Func " << what << " is computed at the GPU block loop "
-                    << loop_for_users(op->name)
-                    << ", between it and an inner block loop of the same kernel. Compute " << what
-                    << " at the innermost block loop, or inside the thread loops.";
-                user_error << "The GPU block loops inside " << loop_for_users(op->name)
-                           << " are not perfectly nested in it. A kernel's block loops must "
-                           << "be directly inside one another.";
-            }
-        }
+        direct_child_block = child && child->for_type == ForType::GPUBlock ? child : nullptr;
+        check_inner_block_loops(op);
         if (opens_kernel) kernel = op->name;
         blocks.push_back(op->name);
         user_assert(blocks.size() <= 3)

@@ -19,6 +19,12 @@ namespace lowering {
 // (device memory). Raises CompileError naming the Func and the loop otherwise.
 ir::Stmt place_gpu_storage(const ir::Stmt &s, const Target &target);
 
+// The check place_gpu_storage makes of each GPU block loop, for passes before it that lower
+// a kernel's contents (whose own checks would report a symptom): a block loop with another
+// inside it must hold it directly. Raises a CompileError naming the Func computed between
+// them, or a gpu_single_thread() stage computed inside the kernel.
+void check_inner_block_loops(const ir::For *block_loop);
+
 } // namespace lowering
 } // namespace aicf
 

@@ -1,5 +1,7 @@
 #include "lowering/WarpMatrixUpdates.h"
 
+#include "lowering/GPUPlacement.h"
+
 #include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IREquality.h"
@@ -9,6 +11,7 @@
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
+#include "lowering/GPUPlacement.h"
 #include "lowering/KernelAnalysis.h"
 #include "lowering/TensorCores.h"
 
@@ -90,6 +93,7 @@ private:
     using IRMutator::visit;
 
     Stmt visit(const For *op) override {
+        if (op->for_type == ForType::GPUBlock) check_inner_block_loops(op);
         if (op->for_type == ForType::GPUBlock && block_loops == 0) {
             kernel_has_mma = false;
             block_loops++;
@@ -273,8 +277,10 @@ private:
             << "). A split whose factor does not divide the extent guards its tail, as does an "
             << "RDom's where(). For n and m: compute " << ms.func << " at a tile of its consumer "
             << "that the splits divide (a region its consumers ask beyond whole tiles is "
-            << "guarded too), or split them with TailStrategy::RoundUp (whole tiles, the "
-            << "operands read through a clamp). For k: give the reduction an extent that is a "
+            << "guarded too), give " << ms.func << " a bound_extent of whole tiles where its "
+            << "consumer's tail is guarded (GuardWithIf), or split them with "
+            << "TailStrategy::RoundUp (both whole tiles, the operands read through a clamp). "
+            << "For k: give the reduction an extent that is a "
             << "multiple of the instruction's k (" << shape->k
             << "), the inputs read past their end as zeros (a(k, y) = select(k < K, A(min(k, K - "
             << "1), y), 0)).";

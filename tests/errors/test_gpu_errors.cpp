@@ -714,6 +714,7 @@ struct MMASchedule {
     bool times_two = false;    // the update adds a(k, y) * b(x, k) * 2
     bool mma_over_ko = false;  // gpu_mma(xm, ym, ko): ko lies outside the warps' loop
     Type input_b = BFloat(16); // A is bfloat16
+    bool row_groups = false;   // blocks in groups of 2 rows of tiles (byi innermost), prod at bx
 };
 
 Func mma_pipeline(const MMASchedule &s) {
@@ -733,7 +734,15 @@ Func mma_pipeline(const MMASchedule &s) {
         st.split(x, wz, x, 32).split(x, xt, x, 8).split(x, tx, xl, 2).split(y, yt, y, 16);
         st.split(y, yh, ty, 8).reorder(xl, yh, xt, yt, tx, ty, wz).gpu_threads(tx, ty, wz);
     };
-    out.tile(x, y, bx, by, x, y, 128, 64).gpu_blocks(bx, by);
+    out.tile(x, y, bx, by, x, y, 128, 64);
+    if (s.row_groups) {
+        Var byi("byi");
+        out.split(by, by, byi, 2, TailStrategy::GuardWithIf)
+            .reorder(byi, bx)
+            .gpu_blocks(byi, bx, by);
+    } else {
+        out.gpu_blocks(bx, by);
+    }
     fragments(Stage(out.function(), 0));
     prod.compute_at(out, bx).store_in(MemoryType::Register);
     fragments(Stage(prod.function(), 0));
@@ -776,6 +785,17 @@ TEST(GPUScheduleErrors, TensorCores) {
     EXPECT_CONTAINS(msg, "give the reduction an extent that is a multiple of the instruction's k "
                          "(16)");
     EXPECT_CONTAINS(msg, "select(k < K, A(min(k, K - 1), y), 0)");
+    EXPECT_CONTAINS(msg, "give prod a bound_extent of whole tiles where its consumer's tail is "
+                         "guarded (GuardWithIf)");
+
+    // The accumulator computed at a block loop with another inside: named as such, not by
+    // the guard on the update that follows from it.
+    MMASchedule grouped;
+    grouped.row_groups = true;
+    msg = mma_error(grouped);
+    EXPECT_CONTAINS(msg, "Func prod is computed at the GPU block loop bx of out, between it and "
+                         "an inner block loop of the same kernel. Compute prod at the innermost "
+                         "block loop");
 
     MMASchedule affine;
     affine.add_one = true;
