@@ -246,9 +246,8 @@ enum class MlpStaging {
 // the normalized rows never go to device memory; bias and GELU are
 // applied to its accumulators, and the hidden activations stored once in bfloat16. The second
 // product adds its bias and the residual in its epilogue. `staging` says how the first
-// product's tiles are staged (with Async, where hidden has fewer than 8 column tiles, a block
-// computes as many as there are). `tiles` sets both products' tile shapes and steps along k
-// (its warps: 4) and the second product's staging.
+// product's tiles are staged. `tiles` sets both products' tile shapes and steps along k (its
+// warps: 4) and the second product's staging.
 template <typename Src>
 aicf::Func mlp_block_dataflow(const Src &x, const MlpWeightsOf<Src> &w, int d, int hidden,
                               const std::string &name, MlpStaging staging = MlpStaging::OneStep,
@@ -263,9 +262,6 @@ aicf::Func mlp_block_dataflow(const Src &x, const MlpWeightsOf<Src> &w, int d, i
     computed_tiles.k_tiles = tiles.k_tiles;
     computed_tiles.column_tiles = 8;
     if (staging == MlpStaging::Async) {
-        // The last block's column tiles shift inwards, so it needs as many as it computes.
-        const int column_tiles = (hidden + computed_tiles.block_x() - 1) / computed_tiles.block_x();
-        computed_tiles.column_tiles = std::max(1, std::min(8, column_tiles));
         computed_tiles.stages = 3;
         computed_tiles.copy = PipelineCopy::Async;
     } else {

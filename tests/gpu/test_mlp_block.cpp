@@ -94,10 +94,10 @@ TEST(MlpBlock, DataflowMatchesDoublePrecision) {
 
 // The ring of three buffers: W1 copied by cp.async two steps ahead (d a multiple of the step
 // along k, so W1's pieces need no test), the normalized operand stored into the same ring by
-// the threads that compute it, at a hidden size of 9 column tiles, so that the last block's 8
-// tiles shift inwards over its neighbour's (by a multiple of 8 columns, so that its rows of W1
-// still start on 16 bytes: cp.async copies whole aligned pieces); in registers on sm_80 and
-// sm_90.
+// the threads that compute it, at a hidden size of 9 column tiles: the second block computes
+// one (the 7 past the end skipped by the guard), whose columns shift inwards over its
+// neighbour's by a multiple of 8 (so that its rows of W1 still start on 16 bytes: cp.async
+// copies whole aligned pieces); in registers on sm_80 and sm_90.
 TEST(MlpBlock, DataflowCopiesW1Asynchronously) {
     const std::string ptx = check_mlp(
         [&](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d, int hidden) {
