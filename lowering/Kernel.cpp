@@ -1,7 +1,9 @@
 #include "lowering/Kernel.h"
 
 #include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/IRVisitor.h"
 
+#include <algorithm>
 #include <atomic>
 #include <sstream>
 
@@ -11,6 +13,30 @@ namespace lowering {
 uint64_t new_kernel_id() {
     static std::atomic<uint64_t> next_id{1};
     return next_id++;
+}
+
+std::vector<std::string> kernel_check_names(const ir::Stmt &body) {
+    std::vector<std::string> names;
+    ir::visit_each<ir::AssertStmt>(body, [&](const ir::AssertStmt *op) {
+        const ir::Call *msg = op->message.as<ir::Call>();
+        const ir::StringImm *name =
+            msg && msg->args.size() >= 2 ? msg->args[1].as<ir::StringImm>() : nullptr;
+        if (name) names.push_back(name->value);
+    });
+    // Codegen checks an allocation's element count where it is not a constant that fits
+    // (CodeGen_LLVM::visit(const Allocate *)).
+    ir::visit_each<ir::Allocate>(body, [&](const ir::Allocate *op) {
+        int64_t count = 1;
+        bool fits = true;
+        for (const ir::Expr &e : op->extents) {
+            const ir::IntImm *c = e.as<ir::IntImm>();
+            fits = fits && c && c->value >= 0 && (count *= c->value) <= 0x7fffffff;
+        }
+        if (!fits) names.push_back(op->name);
+    });
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
 }
 
 std::string describe_kernel(const LoweredKernel &k) {

@@ -79,6 +79,13 @@ struct LoweredKernel {
 // A new kernel identity, unique in the process.
 uint64_t new_kernel_id();
 
+// The names the run-time checks left inside a kernel report (the Func or buffer of each
+// runtime_error message), distinct and sorted. On a GPU a failed check writes its kind, the
+// index of its name here and its values to the kernel's check slot and leaves the kernel, and
+// the host raises the message (CodeGen_PTX, CudaDevice): a trap would leave the CUDA context
+// unusable.
+std::vector<std::string> kernel_check_names(const ir::Stmt &body);
+
 // The floating-point operations one lane of `node` performs by itself (not its operands):
 // 1 for a float add, subtract, multiply, divide, modulo, min, max and math function; 2 for
 // fma; 0 otherwise. The simulator's profiles and the static counts (KernelCost.h) use it.

@@ -7,11 +7,11 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="${AICF_BUILD_DIR:-$root/build}"
-"$root/scripts/build.sh" test_gpu lesson_05_gpu bench_gpu bench_norms gemm mlp_block aot_rms_norm_shared
+"$root/scripts/build.sh" test_gpu test_errors lesson_05_gpu bench_gpu bench_norms gemm mlp_block aot_rms_norm_shared
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
-cp "$build/tests/test_gpu" "$build/tutorials/lesson_05_gpu" "$build/apps/bench_gpu/bench_gpu" \
+cp "$build/tests/test_gpu" "$build/tests/test_errors" "$build/tutorials/lesson_05_gpu" "$build/apps/bench_gpu/bench_gpu" \
   "$build/apps/bench_norms/bench_norms" "$build/apps/gemm/gemm" \
   "$build/apps/mlp_block/mlp_block" "$stage/bin/"
 cp -L "$build/libaicf.so" "$stage/lib/"

@@ -20,10 +20,10 @@ if [ -f "$root/.gpu_bundle/aicf-gpu.tar.xz" ]; then
   [ -f "$dir/lib/libdevice.10.bc" ] && export AICF_LIBDEVICE="$dir/lib/libdevice.10.bc"
 else
   run=()
-  "$root/scripts/build.sh" test_gpu lesson_05_gpu bench_gpu bench_norms gemm mlp_block aot_rms_norm_shared || exit 1
+  "$root/scripts/build.sh" test_gpu test_errors lesson_05_gpu bench_gpu bench_norms gemm mlp_block aot_rms_norm_shared || exit 1
   build="${AICF_BUILD_DIR:-$root/build}"
   mkdir -p "$build/gpu_bin"
-  ln -sf "$build/tests/test_gpu" "$build/tutorials/lesson_05_gpu" "$build/apps/bench_gpu/bench_gpu" \
+  ln -sf "$build/tests/test_gpu" "$build/tests/test_errors" "$build/tutorials/lesson_05_gpu" "$build/apps/bench_gpu/bench_gpu" \
     "$build/apps/bench_norms/bench_norms" "$build/apps/gemm/gemm" "$build/apps/mlp_block/mlp_block" \
     "$build/gpu_bin/"
   bin="$build/gpu_bin"
@@ -102,6 +102,8 @@ with torch.no_grad():
         print(f"torch.compile failed: {type(e).__name__}: {str(e)[:200]}")
 PY
 step test_gpu 240 "${run[@]}" "$bin/test_gpu"
+# Run-time checks that fail inside kernels: raised as messages, the CUDA context still usable.
+step gpu_errors 60 env GTEST_FILTER='GPURuntimeErrors.*' "${run[@]}" "$bin/test_errors"
 # The tensor-core GEMM's variants (types, fused epilogues; JIT and AOT) at 4096^3.
 step gemm 180 "${run[@]}" "$bin/gemm"
 step bench_norms 240 "${run[@]}" "$bin/bench_norms"
@@ -185,6 +187,9 @@ grep -E "layernorm .* one block per row" "$logs/test_gpu.log"
 # The first failures in full, so one call is enough to start fixing them.
 grep -B2 -A8 -E "Failure|RuntimeError|CompileError|InternalError" "$logs/test_gpu.log" | head -60
 [ "$rc_test_gpu" -ne 0 ] && tail -n 5 "$logs/test_gpu.log"
+echo "== run-time checks inside kernels (test_errors GPURuntimeErrors.*): exit $rc_gpu_errors"
+grep -E "^\[ +(OK|FAILED|PASSED) " "$logs/gpu_errors.log" | head -10
+[ "$rc_gpu_errors" -ne 0 ] && grep -B2 -A8 -E "Failure|Error" "$logs/gpu_errors.log" | head -30
 echo "== tensor-core GEMM variants: exit $rc_gemm"
 show gemm "^\| " 5
 echo "== norm benchmarks: exit $rc_bench_norms (PyTorch: exit $rc_torch_norms)"
@@ -204,7 +209,7 @@ fi
 # back only a few files).
 [ -n "${AICF_GPU_CHECK_PACK:-}" ] && tar -C "$logs" -czf "$AICF_GPU_CHECK_PACK" .
 status=0
-for rc in "$rc_torch_aot" "$rc_mlp_block" "$rc_torch_mlp" "$rc_test_gpu" "$rc_gemm" \
+for rc in "$rc_torch_aot" "$rc_mlp_block" "$rc_torch_mlp" "$rc_test_gpu" "$rc_gpu_errors" "$rc_gemm" \
   "$rc_bench_norms" "$rc_torch_norms" "$rc_bench_gpu" "$rc_torch_peer" "$rc_lesson_05_gpu" \
   "$sweep_rc"; do
   [ "$rc" -ne 0 ] && status=1

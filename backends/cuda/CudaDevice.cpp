@@ -1,5 +1,6 @@
 #include "backends/cuda/CudaDevice.h"
 
+#include "backends/runtime/Runtime.h"
 #include "dsl/base/Error.h"
 
 #include <algorithm>
@@ -251,6 +252,8 @@ public:
                 params[i] = args[i];
             }
         }
+        CheckSlot slot(*this, d, k);
+        if (slot.pointer) params.push_back(&slot.pointer);
         CUresult r = d.cuLaunchKernel(
             f, unsigned(grid[0]), unsigned(grid[1]), unsigned(grid[2]), unsigned(k.threads[0]),
             unsigned(k.threads[1]), unsigned(k.threads[2]), unsigned(k.shared_bytes),
@@ -264,11 +267,82 @@ public:
             runtime_error_report << "Kernel " << k.name << " (computing " << funcs << ") failed on "
                                  << d.name << ": " << d.describe(r) << ".";
         }
+        slot.raise_if_failed();
     }
 
 private:
     std::mutex lock;
     std::map<uint64_t, CUfunction> functions; // by CompiledKernel::id
+    std::vector<CUdeviceptr> free_slots;      // zeroed check slots, reused by launches
+
+    // A launch's check slot (runtime::CheckSlotWord), for a kernel with run-time checks:
+    // taken zeroed from the free ones, given back zeroed.
+    struct CheckSlot {
+        CudaDevice &device;
+        Driver &d;
+        const runtime::CompiledKernel &k;
+        CUdeviceptr pointer = 0;
+
+        CheckSlot(CudaDevice &device, Driver &d, const runtime::CompiledKernel &k)
+            : device(device), d(d), k(k) {
+            if (k.check_names.empty()) return;
+            {
+                std::lock_guard<std::mutex> guard(device.lock);
+                if (!device.free_slots.empty()) {
+                    pointer = device.free_slots.back();
+                    device.free_slots.pop_back();
+                    return;
+                }
+            }
+            const int64_t zeros[runtime::kCheckSlotWords] = {};
+            CUresult r = d.cuMemAlloc(&pointer, sizeof zeros);
+            if (r == CUDA_SUCCESS) r = d.cuMemcpyHtoD(pointer, zeros, sizeof zeros);
+            if (r != CUDA_SUCCESS) {
+                if (pointer) d.cuMemFree(pointer);
+                pointer = 0;
+                runtime_error_report << "Kernel " << k.name << ": allocating its check slot on "
+                                     << d.name << " failed: " << d.describe(r) << ".";
+            }
+        }
+        ~CheckSlot() {
+            if (!pointer) return;
+            std::lock_guard<std::mutex> guard(device.lock);
+            device.free_slots.push_back(pointer);
+        }
+
+        // After the launch: raises the message of the check that failed, if one did.
+        void raise_if_failed() {
+            if (!pointer) return;
+            int64_t words[runtime::kCheckSlotWords] = {};
+            CUresult r = d.cuMemcpyDtoH(words, pointer, sizeof words);
+            if (r != CUDA_SUCCESS) {
+                runtime_error_report << "Kernel " << k.name << ": reading its check slot on "
+                                     << d.name << " failed: " << d.describe(r) << ".";
+            }
+            if (words[runtime::kCheckSlotFailed] == 0) return;
+            const int64_t zeros[runtime::kCheckSlotWords] = {};
+            if (d.cuMemcpyHtoD(pointer, zeros, sizeof zeros) != CUDA_SUCCESS) {
+                d.cuMemFree(pointer); // not given back: it may still say that a check failed
+                pointer = 0;
+            }
+            const int64_t name = words[runtime::kCheckSlotName];
+            internal_assert(name >= 0 && name < int64_t(k.check_names.size()))
+                << "kernel " << k.name << " reported check " << name << " of "
+                << k.check_names.size();
+            auto triple = [&](int first) {
+                return "(" + std::to_string(words[first]) + ", " +
+                       std::to_string(words[first + 1]) + ", " + std::to_string(words[first + 2]) +
+                       ")";
+            };
+            throw KernelFault(
+                "kernel " + k.name + ": an assertion failed in thread " +
+                triple(runtime::kCheckSlotThread) + " of block " +
+                triple(runtime::kCheckSlotBlock) + ": " +
+                runtime::describe_runtime_error(int32_t(words[runtime::kCheckSlotKind]),
+                                                k.check_names[size_t(name)].c_str(),
+                                                &words[runtime::kCheckSlotDetails]));
+        }
+    };
 
     CUfunction function_for(Driver &d, const runtime::CompiledKernel &k) {
         std::lock_guard<std::mutex> guard(lock);

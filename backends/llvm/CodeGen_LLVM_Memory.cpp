@@ -554,13 +554,19 @@ void CodeGen_LLVM::visit(const Allocate *op) {
             builder.CreateSelect(builder.CreateICmpUGT(count, limit), limit, count),
             builder.CreateSelect(builder.CreateICmpUGT(ex, limit), limit, ex));
     }
-    // Flat indices are int32: an allocation holds at most 2^31 - 1 elements.
-    llvm::BasicBlock *too_big = llvm::BasicBlock::Create(context, "allocation_too_large", function);
-    llvm::BasicBlock *fits = llvm::BasicBlock::Create(context, "allocation_fits", function);
-    builder.CreateCondBr(builder.CreateICmpSLE(count, builder.getInt64(0x7fffffff)), fits, too_big);
-    builder.SetInsertPoint(too_big);
-    emit_runtime_error(RuntimeErrorKind::FuncStorageTooLarge, op->name, {count});
-    builder.SetInsertPoint(fits);
+    // Flat indices are int32: an allocation holds at most 2^31 - 1 elements. (A constant
+    // count that fits needs no check: lowering::kernel_check_names counts on that.)
+    auto *constant = llvm::dyn_cast<llvm::ConstantInt>(count);
+    if (!constant || constant->getSExtValue() > 0x7fffffff) {
+        llvm::BasicBlock *too_big =
+            llvm::BasicBlock::Create(context, "allocation_too_large", function);
+        llvm::BasicBlock *fits = llvm::BasicBlock::Create(context, "allocation_fits", function);
+        builder.CreateCondBr(builder.CreateICmpSLE(count, builder.getInt64(0x7fffffff)), fits,
+                             too_big);
+        builder.SetInsertPoint(too_big);
+        emit_runtime_error(RuntimeErrorKind::FuncStorageTooLarge, op->name, {count});
+        builder.SetInsertPoint(fits);
+    }
     // Room for a whole vector after the last element: a masked access whose first lane is the
     // last element spans the full vector width, and LLVM's alias analysis takes an access
     // wider than its object to be elsewhere (and so moved a load past a masked store to it).

@@ -3,6 +3,7 @@
 #include "backends/llvm/CodeGen_LLVM.h"
 #include "backends/llvm/LLVMErrors.h"
 #include "backends/llvm/Optimize.h"
+#include "backends/runtime/CompiledKernel.h"
 #include "dsl/Debug.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IROperator.h"
@@ -22,6 +23,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -97,6 +99,8 @@ public:
                              : a.type.is_bool() ? builder.getInt8Ty()
                                                 : llvm_type_of(a.type));
         }
+        check_names = lowering::kernel_check_names(k.body);
+        if (!check_names.empty()) params.push_back(global_ptr); // the check slot
         auto *type = llvm::FunctionType::get(builder.getVoidTy(), params, false);
         function = llvm::Function::Create(type, llvm::Function::ExternalLinkage, k.name, module);
         function->setCallingConv(llvm::CallingConv::PTX_Kernel);
@@ -118,6 +122,12 @@ public:
             } else {
                 symbols.push(a.name, arg);
             }
+        }
+        if (!check_names.empty()) {
+            llvm::Argument *slot = function->getArg(unsigned(k.args.size()));
+            slot->setName("aicf_check_slot");
+            slot->addAttr(llvm::Attribute::NoAlias);
+            check_slot = slot;
         }
         if (k.shared_bytes > 0) symbols.push(lowering::kSharedMemoryName, shared_memory());
 
@@ -147,6 +157,8 @@ public:
 private:
     const Target &target;
     std::string kernel_name;
+    std::vector<std::string> check_names; // lowering::kernel_check_names of the body
+    llvm::Value *check_slot = nullptr;    // the kernel's last parameter where it has checks
 
     using CodeGen_LLVM::visit;
 
@@ -463,10 +475,45 @@ private:
         });
     }
 
-    // A failed check inside a kernel stops it: the launch reports an error.
-    void emit_runtime_error(RuntimeErrorKind, const std::string &,
-                            const std::vector<llvm::Value *> &) override {
-        builder.CreateIntrinsic(llvm::Intrinsic::trap, {}, {});
+    // A failed check inside a kernel: the first thread to fail writes what the message needs
+    // to the check slot (runtime::CheckSlotWord), and every failing thread leaves the kernel;
+    // the host raises the message after the launch. (A trap would leave the CUDA context
+    // unusable for the rest of the process.)
+    void emit_runtime_error(RuntimeErrorKind kind, const std::string &name,
+                            const std::vector<llvm::Value *> &values) override {
+        auto it = std::find(check_names.begin(), check_names.end(), name);
+        internal_assert(check_slot && it != check_names.end())
+            << "kernel " << kernel_name << ": a check of " << name << " without a check slot";
+        llvm::Type *i64 = builder.getInt64Ty();
+        auto word = [&](int i) { return builder.CreateConstInBoundsGEP1_64(i64, check_slot, i); };
+        llvm::Value *claimed = builder.CreateAtomicCmpXchg(
+            word(runtime::kCheckSlotFailed), builder.getInt64(0), builder.getInt64(1),
+            llvm::MaybeAlign(8), llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+        llvm::Value *first = builder.CreateExtractValue(claimed, {1});
+        llvm::BasicBlock *record = llvm::BasicBlock::Create(context, "check_record", function);
+        llvm::BasicBlock *leave = llvm::BasicBlock::Create(context, "check_leave", function);
+        builder.CreateCondBr(first, record, leave);
+        builder.SetInsertPoint(record);
+        auto store = [&](int i, llvm::Value *v) {
+            builder.CreateAlignedStore(builder.CreateZExtOrTrunc(v, i64), word(i), llvm::Align(8));
+        };
+        store(runtime::kCheckSlotKind, builder.getInt64(uint64_t(kind)));
+        store(runtime::kCheckSlotName, builder.getInt64(uint64_t(it - check_names.begin())));
+        for (size_t i = 0; i < 6; i++)
+            store(runtime::kCheckSlotDetails + int(i),
+                  i < values.size() ? values[i] : builder.getInt64(0));
+        const llvm::Intrinsic::ID block[] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
+                                             llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+                                             llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
+        const llvm::Intrinsic::ID thread[] = {llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x,
+                                              llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y,
+                                              llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z};
+        for (int d = 0; d < 3; d++) {
+            store(runtime::kCheckSlotBlock + d, builder.CreateIntrinsic(block[d], {}, {}));
+            store(runtime::kCheckSlotThread + d, builder.CreateIntrinsic(thread[d], {}, {}));
+        }
+        builder.CreateBr(leave);
+        builder.SetInsertPoint(leave);
         builder.CreateRetVoid();
     }
 

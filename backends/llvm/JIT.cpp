@@ -206,6 +206,7 @@ std::vector<runtime::CompiledKernel> compiled_kernels(const lowering::LoweredPip
         c.threads = k.threads;
         c.shared_bytes = k.shared_bytes;
         c.min_compute_capability = target.cuda_capability();
+        c.check_names = lowering::kernel_check_names(k.body);
         for (const lowering::KernelArgument &a : k.args) {
             runtime::KernelParameter param;
             param.name = a.name;

@@ -289,6 +289,7 @@ const PipelineState &state_of(const aicf_pipeline_metadata_t &p) {
         c.threads = {k.threads[0], k.threads[1], k.threads[2]};
         c.shared_bytes = k.shared_bytes;
         c.min_compute_capability = k.min_compute_capability;
+        c.check_names = lowering::kernel_check_names(ir->body);
         for (int j = 0; j < k.cubin_count; j++) {
             const aicf_cubin_t &cubin = k.cubins[j];
             c.cubins.push_back(

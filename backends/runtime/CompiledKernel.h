@@ -29,6 +29,19 @@ struct KernelParameter {
     bool written = false; // buffers: the kernel stores to it
 };
 
+// The check slot's 64-bit words: set when a check failed; the runtime_error kind; the index of
+// its name in check_names; six values for its message; the failing thread's block index
+// (x, y, z) and thread index (x, y, z).
+enum CheckSlotWord {
+    kCheckSlotFailed = 0,
+    kCheckSlotKind = 1,
+    kCheckSlotName = 2,
+    kCheckSlotDetails = 3,
+    kCheckSlotBlock = 9,
+    kCheckSlotThread = 12,
+    kCheckSlotWords = 16,
+};
+
 class CompiledKernel {
 public:
     // `make_ptx` makes the kernel's PTX when a GPU first needs it.
@@ -42,6 +55,11 @@ public:
     int64_t shared_bytes = 0;              // dynamic shared memory per block
     int min_compute_capability = 0;        // of the GPU it was compiled for (10 * major + minor)
     std::vector<KernelParameter> params;
+    // The names its run-time checks report (lowering::kernel_check_names). A kernel with
+    // checks takes one more parameter on a GPU: a 128-byte check slot, zero before the launch,
+    // where the first failed check writes what the host needs to raise its message
+    // (kCheckSlot* below).
+    std::vector<std::string> check_names;
     // The kernel assembled ahead of time, by compute capability; a GPU loads the one for its
     // own capability where there is one, else the PTX.
     std::vector<std::pair<int, std::string>> cubins;

@@ -69,6 +69,7 @@ inline void run_kernel(const lowering::LoweredKernel &k, std::vector<HostBuffer>
     c.threads = k.threads;
     c.shared_bytes = k.shared_bytes;
     c.min_compute_capability = 80;
+    c.check_names = lowering::kernel_check_names(k.body);
     std::vector<aicf_buffer_t> raw(buffers.size());
     std::vector<aicf_dim_t> dims(buffers.size());
     std::vector<void *> args;

@@ -2,7 +2,9 @@
 
 #include "ErrorMessage.h"
 #include "GPUTarget.h"
+#include "Reference.h"
 #include "ScopedEnv.h"
+#include "backends/llvm/CodeGen_PTX.h"
 #include "dsl/aicf.h"
 
 #include <gtest/gtest.h>
@@ -1075,18 +1077,57 @@ TEST(GPUScheduleErrors, StripedRegistersUnderAShiftedTail) {
     }
 }
 
+// A check that depends on the block stays in the kernel. There a failed check writes its
+// message's values to the kernel's check slot and leaves the kernel; the host raises the
+// message. A trap would leave a GPU's CUDA context unusable for the rest of the process.
 TEST(GPURuntimeErrors, AFailedCheckInAKernelSaysWhatFailed) {
-    ScopedEnv device("AICF_DEVICE", "sim"); // a GPU stops the kernel (trap) without a message
     Buffer<float> in({64, 33}, "in");
+    aicf_test::fill_random(in, -1.0, 1.0, 7);
     Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
-    Func f("f"), out("out");
-    f(x, y) = in(x, y) * 2.0f;
-    out(x, y) = f(x, y) + f(x, y + 1);
-    out.gpu_tile(x, y, bx, by, tx, ty, 32, 8);
-    f.compute_at(out, bx).store_in(MemoryType::GPUShared).gpu_threads(x, y).bound(y, 0, 4);
-    const std::string msg = message_of<KernelFault>([&] { out.realize({64, 32}, gpu_target); });
-    EXPECT_CONTAINS(msg, "an assertion failed in thread (0, 0, 0) of block (0, 0, 0): Func f is "
-                         "bound to [0, 3] in dimension 1, but its consumers need [0, 8].");
+    // f bound in dimension `d` to [0, extent), where extent > 0.
+    auto build = [&](int d, int extent) {
+        Func f("f"), out("out");
+        f(x, y) = in(x, y) * 2.0f;
+        out(x, y) = f(x, y) + f(x, y + 1);
+        out.gpu_tile(x, y, bx, by, tx, ty, 32, 8);
+        f.compute_at(out, bx).store_in(MemoryType::GPUShared).gpu_threads(x, y);
+        if (extent > 0) f.bound(d == 0 ? x : y, 0, extent);
+        return out;
+    };
+    Func bad = build(1, 4);
+    const std::string ptx = bad.ptx(gpu_target);
+    EXPECT_EQ(ptx.find("trap"), std::string::npos) << ptx;
+    EXPECT_NE(ptx.find("atom.global.cas.b64"), std::string::npos) << ptx;
+    if (backends::ptxas_available()) {
+        EXPECT_CONTAINS(bad.kernel_resources(Target("host-cuda-sm_80")), " registers,");
+        EXPECT_CONTAINS(bad.kernel_resources(Target("host-cuda-sm_90")), " registers,");
+    }
+    for (int run = 0; run < 2; run++) { // the check slot is clean again after a failure
+        const std::string msg = message_of<KernelFault>([&] { bad.realize({64, 32}, gpu_target); });
+        EXPECT_CONTAINS(msg, "an assertion failed in thread (");
+        EXPECT_CONTAINS(msg, ") of block (");
+        // Every block fails; the simulator reports its first block, a GPU the first to write.
+        EXPECT_CONTAINS(msg, "): Func f is bound to [0, 3] in dimension 1, but its consumers "
+                             "need [");
+        if (std::getenv("AICF_DEVICE") && std::string(std::getenv("AICF_DEVICE")) == "sim") {
+            EXPECT_CONTAINS(msg, "an assertion failed in thread (0, 0, 0) of block (0, 0, 0): "
+                                 "Func f is bound to [0, 3] in dimension 1, but its consumers "
+                                 "need [0, 8].");
+        }
+    }
+    // The device still runs kernels, and a bound that holds in every block passes its check.
+    for (int extent : {0, 64}) {
+        Buffer<float> o = build(0, extent).realize({64, 32}, gpu_target)[0];
+        o.copy_to_host();
+        for (int j = 0; j < 32; j++) {
+            for (int i = 0; i < 64; i++) {
+                ASSERT_NEAR(o(i, j), 2.0 * in(i, j) + 2.0 * in(i, j + 1), 1e-5)
+                    << extent << ": " << i << ", " << j;
+            }
+        }
+    }
+    EXPECT_NE(build(0, 64).ptx(gpu_target).find("atom.global.cas.b64"), std::string::npos);
+    EXPECT_EQ(build(0, 0).ptx(gpu_target).find("atom.global.cas.b64"), std::string::npos);
 }
 
 TEST(GPURuntimeErrors, RegionsInsideKernelsPastTheInt32Coordinates) {
