@@ -13,6 +13,7 @@
 #include "lowering/CrossThreadReductions.h"
 
 #include <map>
+#include <optional>
 #include <sstream>
 
 namespace aicf {
@@ -32,6 +33,28 @@ bool uses_thread(const Expr &e) {
     for (int d = 0; d < 3; d++)
         if (e.defined() && uses_var(e, thread_symbol(d))) return true;
     return false;
+}
+
+// How far e moves when the thread index in dimension d grows by one, where that is a
+// constant.
+std::optional<int64_t> step_per_thread(const Expr &e, int d) {
+    const std::string t = thread_symbol(d);
+    Expr next = substitute(t, Add::make(Variable::make(Int(32), t), make_one(Int(32))), e);
+    return as_const_int(simplify(Sub::make(next, e)));
+}
+
+// Where a thread's reads move at another rate than its writes as the thread index grows (a
+// read at x / 2 of a Func computed at x): the dimension of the thread index, and both steps.
+struct ScaleMismatch {
+    int thread_dim = -1;
+    int64_t read_step = 0, write_step = 0;
+};
+std::optional<ScaleMismatch> scale_mismatch(const Interval &read, const Interval &write) {
+    for (int d = 0; d < 3; d++) {
+        auto r = step_per_thread(read.min, d), w = step_per_thread(write.min, d);
+        if (r && w && *r != *w) return ScaleMismatch{d, *r, *w};
+    }
+    return std::nullopt;
 }
 
 struct Access {
@@ -153,6 +176,9 @@ class RegisterTiles : public IRMutator {
 
     // e with the kernel's lets around the Realize expanded, for comparing positions.
     Expr expanded(const Expr &e) const { return substitute_lets(kernel_lets, e); }
+    Interval expanded_interval(const Interval &i) const {
+        return Interval(expanded(i.min), expanded(i.max));
+    }
 
     Stmt visit(const LetStmt *op) override {
         if (block_loop.empty()) return IRMutator::visit(op);
@@ -227,7 +253,23 @@ class RegisterTiles : public IRMutator {
                 auto above = r.is_bounded()
                                  ? as_const_int(simplify(expanded(Sub::make(w.max, r.max))))
                                  : std::nullopt;
-                user_assert(below && above && *below >= 0 && *above >= 0)
+                if (below && above && *below >= 0 && *above >= 0) continue;
+                const auto mismatch =
+                    r.is_bounded() ? scale_mismatch(expanded_interval(r), expanded_interval(w))
+                                   : std::nullopt;
+                user_assert(!mismatch)
+                    << "Func " << f << " is stored in registers at the GPU block loop "
+                    << loop_for_users(block_loop)
+                    << ", so each thread holds only the part it computes, but "
+                    << with_user_loop_names(x.text) << " reads it at another scale in dimension "
+                    << d << ": from one thread to the next in "
+                    << "xyz"[mismatch->thread_dim] << " the point read moves by "
+                    << mismatch->read_step << " and the point computed by " << mismatch->write_step
+                    << ", so threads read points other threads computed. Store " << f
+                    << " in GPUShared (not a tensor-core accumulator, which lives in registers), "
+                    << "or compute it where it is read (compute_at the consumer's innermost "
+                    << "thread loop, or inline).";
+                user_assert(false)
                     << "Func " << f << " is stored in registers at the GPU block loop "
                     << loop_for_users(block_loop)
                     << ", so each thread holds only the part it computes, but "

@@ -372,6 +372,36 @@ TEST(GPUScheduleErrors, RegisterTileReadOutsideItsThreadsPart) {
     EXPECT_CONTAINS(msg, "or store f in GPUShared");
 }
 
+// A Func in registers read at half the rate it is computed: the message names the scale (not
+// the tails, which agree), and the schedule it offers runs.
+TEST(GPUScheduleErrors, RegisterTileReadAtAnotherScale) {
+    Buffer<float> in({70, 20}, "in");
+    aicf_test::fill_random(in, -1.0, 1.0, 3);
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), xi("xi");
+    auto build = [&](MemoryType memory) {
+        Func f("f"), out("out");
+        f(x, y) = in(x, y) * 2.0f;
+        out(x, y) = f(x / 2, y) + 1.0f;
+        out.gpu_tile(x, y, bx, by, tx, ty, 64, 8).split(tx, tx, xi, 4).unroll(xi);
+        f.compute_at(out, bx).store_in(memory).gpu_threads(x, y);
+        return out;
+    };
+    std::string msg = message_of<CompileError>([&] {
+        build(MemoryType::Register).realize({128, 20}, gpu_target);
+    });
+    EXPECT_CONTAINS(msg, "Func f is stored in registers at the GPU block loop bx of out, so each "
+                         "thread holds only the part it computes, but f((x / 2), y) reads it at "
+                         "another scale in dimension 0: from one thread to the next in x the "
+                         "point read moves by 2 and the point computed by 1");
+    EXPECT_CONTAINS(msg, "Store f in GPUShared");
+    EXPECT_EQ(msg.find("tails differently"), std::string::npos) << msg;
+    Buffer<float> o = build(MemoryType::GPUShared).realize({128, 20}, gpu_target)[0];
+    o.copy_to_host();
+    for (int j = 0; j < 20; j++)
+        for (int i = 0; i < 128; i++)
+            ASSERT_NEAR(o(i, j), 2.0 * in(i / 2, j) + 1.0, 1e-5) << i << ", " << j;
+}
+
 TEST(GPUScheduleErrors, ParallelLoopInsideAKernel) {
     Var x("x"), y("y"), bx("bx"), tx("tx");
     Func f("f");
@@ -884,8 +914,10 @@ TEST(GPUScheduleErrors, TensorCoreOperandInOtherThreadsRegisters) {
         .gpu_threads(t, yt);
     std::string msg = message_of<CompileError>([&] { out.realize({8, 16}, gpu_target); });
     EXPECT_CONTAINS(msg, "Func a is stored in registers at the GPU block loop bx of out");
-    EXPECT_CONTAINS(msg, "may reach outside its thread's part in dimension 0");
-    EXPECT_CONTAINS(msg, "or store a in GPUShared (not a tensor-core accumulator");
+    // The fragments' lanes step through a at 2 points a thread, its loaders at 4.
+    EXPECT_CONTAINS(msg, "reads it at another scale in dimension 0: from one thread to the next "
+                         "in x the point read moves by 2 and the point computed by 4");
+    EXPECT_CONTAINS(msg, "Store a in GPUShared (not a tensor-core accumulator");
 }
 
 // A tensor-core accumulator in registers whose consumer's tiles guard their tails: the region
