@@ -387,6 +387,21 @@ void check_positive_int(const Expr &e, const char *what, const Function &f) {
     }
 }
 
+// Adds constraint c to f's schedule in place of an earlier one of the same Var and kind (a
+// size, from bound or bound_extent, or an alignment): a schedule changed between realizes
+// would otherwise keep both, and they would contradict each other.
+void replace_region_constraint(Function &f, RegionConstraint c) {
+    const bool alignment = c.modulus.defined();
+    auto &constraints = f.schedule().region_constraints;
+    constraints.erase(std::remove_if(constraints.begin(), constraints.end(),
+                                     [&](const RegionConstraint &o) {
+                                         return o.var == c.var && (alignment ? o.modulus.defined()
+                                                                             : o.extent.defined());
+                                     }),
+                      constraints.end());
+    constraints.push_back(std::move(c));
+}
+
 } // namespace
 
 Func &Func::bound(const Var &var, const Expr &min, const Expr &extent) {
@@ -398,16 +413,8 @@ Func &Func::bound(const Var &var, const Expr &min, const Expr &extent) {
                                 "The min given to bound(" + var.name() + ") on Func " + name());
     detail::check_schedule_size(extent,
                                 "The extent given to bound(" + var.name() + ") on Func " + name());
-    // A later bound of the same Var replaces an earlier one (a schedule changed between
-    // realizes): kept both, they would contradict each other.
-    auto &constraints = func.schedule().region_constraints;
-    constraints.erase(std::remove_if(constraints.begin(), constraints.end(),
-                                     [&](const RegionConstraint &c) {
-                                         return c.var == var.name() && c.extent.defined();
-                                     }),
-                      constraints.end());
-    constraints.push_back(
-        {var.name(), ir::cast(Int(32), min), ir::cast(Int(32), extent), Expr(), Expr()});
+    replace_region_constraint(
+        func, {var.name(), ir::cast(Int(32), min), ir::cast(Int(32), extent), Expr(), Expr()});
     return *this;
 }
 
@@ -416,14 +423,9 @@ Func &Func::bound_extent(const Var &var, const Expr &extent) {
     check_positive_int(extent, "extent in bound_extent", func);
     detail::check_schedule_size(extent, "The extent given to bound_extent(" + var.name() +
                                             ") on Func " + name());
-    // As for bound, which it replaces (an undefined min: the first point needed).
-    auto &constraints = func.schedule().region_constraints;
-    constraints.erase(std::remove_if(constraints.begin(), constraints.end(),
-                                     [&](const RegionConstraint &c) {
-                                         return c.var == var.name() && c.extent.defined();
-                                     }),
-                      constraints.end());
-    constraints.push_back({var.name(), Expr(), ir::cast(Int(32), extent), Expr(), Expr()});
+    // As bound, which it replaces: an undefined min is the first point needed.
+    replace_region_constraint(func,
+                              {var.name(), Expr(), ir::cast(Int(32), extent), Expr(), Expr()});
     return *this;
 }
 
@@ -434,15 +436,8 @@ Func &Func::align_bounds(const Var &var, const Expr &modulus, const Expr &remain
                                              ") on Func " + name());
     detail::check_schedule_size(remainder, "The remainder given to align_bounds(" + var.name() +
                                                ") on Func " + name());
-    // As for bound: a later alignment of the same Var replaces an earlier one.
-    auto &constraints = func.schedule().region_constraints;
-    constraints.erase(std::remove_if(constraints.begin(), constraints.end(),
-                                     [&](const RegionConstraint &c) {
-                                         return c.var == var.name() && c.modulus.defined();
-                                     }),
-                      constraints.end());
-    constraints.push_back(
-        {var.name(), Expr(), Expr(), ir::cast(Int(32), modulus), ir::cast(Int(32), remainder)});
+    replace_region_constraint(func, {var.name(), Expr(), Expr(), ir::cast(Int(32), modulus),
+                                     ir::cast(Int(32), remainder)});
     return *this;
 }
 

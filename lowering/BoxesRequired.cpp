@@ -6,6 +6,7 @@
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Monotonic.h"
 #include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
 

@@ -7,6 +7,7 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Monotonic.h"
 #include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
 #include "lowering/BoxesRequired.h"

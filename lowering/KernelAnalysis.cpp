@@ -1,6 +1,7 @@
 #include "lowering/KernelAnalysis.h"
 
 #include "dsl/ir/Bounds.h"
+#include "dsl/ir/DifferenceOfChains.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"

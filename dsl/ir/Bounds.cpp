@@ -1,5 +1,6 @@
 #include "dsl/ir/Bounds.h"
 
+#include "dsl/ir/DifferenceOfChains.h"
 #include "dsl/ir/FloatValues.h"
 #include "dsl/ir/IREquality.h"
 #include "dsl/ir/IRMutator.h"
@@ -101,90 +102,6 @@ const int64_t max_bound_nodes = 20000;
 Interval bool_interval(std::optional<bool> known) {
     if (!known) return Interval(const_false(), const_true());
     return Interval::single_point(*known ? const_true() : const_false());
-}
-
-// Constant ends of a - b where a and b are chains of min (or max) over values a constant
-// apart: min(max(y + 8, 0), 29) - min(max(y - 1, 0), 29) lies in [0, 9], and
-// min(t + 31, e) - min(t, t + 1, e) in [0, 31] (clamped windows of one size, wherever they
-// lie). For min chains A and B: min(A) - min(B) is at most a - b* for b* the smallest of B
-// and any a of A, and at least a* - b for a* the smallest of A and any b; max alike. A value
-// that is no chain is a chain of one. Quotients by one positive constant d differ by the
-// difference of their dividends over d, rounded outwards: (e + 1) / 2 - e / 2 lies in [0, 1]
-// (a region read through x / 2, at either parity of its start). For types that do not wrap.
-DifferenceRange difference_range(const Expr &a, const Expr &b, int &budget) {
-    // A budget of steps: region bounds nest min and max deeply, and every pair of operands
-    // is compared.
-    if (--budget < 0) return {};
-    if (equal(a, b)) return {0, 0};
-    const Div *qa = a.as<Div>(), *qb = b.as<Div>();
-    if (qa && qb) {
-        const auto d = as_const_int(qa->b);
-        if (!d || *d <= 0 || !equal(qa->b, qb->b)) return {};
-        const DifferenceRange n = difference_range(qa->a, qb->a, budget);
-        DifferenceRange q;
-        // floor(x / d) - floor(y / d) lies in [floor((x - y) / d), ceil((x - y) / d)].
-        if (n.lo) q.lo = div_euclid(*n.lo, *d);
-        if (n.hi && *n.hi > INT64_MIN) q.hi = -div_euclid(-*n.hi, *d);
-        return q;
-    }
-    const bool is_min = a.as<Min>() || b.as<Min>();
-    const bool is_max = a.as<Max>() || b.as<Max>();
-    if (!is_min && !is_max) {
-        // As linear forms, which say when a constant wrapped (max(x, INT64_MIN + 1) against
-        // INT64_MAX differs by no int64).
-        const simplify_detail::LinearForm l = simplify_detail::linear_combine(
-            simplify_detail::linear_form(a), simplify_detail::linear_form(b), -1);
-        if (l.wrapped || !l.terms.empty()) return {};
-        return {l.constant, l.constant};
-    }
-    // Min chains first (a clamp's outer operation when both kinds are there).
-    auto operands = [&](const Expr &e, bool min_chain) {
-        std::vector<Expr> out, pending{e};
-        while (!pending.empty() && out.size() <= 8) {
-            Expr x = pending.back();
-            pending.pop_back();
-            const Min *mn = x.as<Min>();
-            const Max *mx = x.as<Max>();
-            if (min_chain && mn) {
-                pending.push_back(mn->b), pending.push_back(mn->a);
-            } else if (!min_chain && mx) {
-                pending.push_back(mx->b), pending.push_back(mx->a);
-            } else {
-                out.push_back(x);
-            }
-        }
-        return pending.empty() ? out : std::vector<Expr>();
-    };
-    const bool min_chain = is_min;
-    const std::vector<Expr> as = operands(a, min_chain), bs = operands(b, min_chain);
-    if (as.empty() || bs.empty() || (as.size() == 1 && bs.size() == 1)) return {};
-    std::vector<std::vector<DifferenceRange>> d(as.size(), std::vector<DifferenceRange>(bs.size()));
-    for (size_t i = 0; i < as.size(); i++)
-        for (size_t j = 0; j < bs.size(); j++)
-            d[i][j] = difference_range(as[i], bs[j], budget);
-    // For min chains: hi = max over b of (min over a of hi), lo = min over a of (max over b
-    // of lo). For max chains the roles of a and b swap.
-    auto reduce = [&](bool outer_over_b, bool want_hi) -> std::optional<int64_t> {
-        const size_t outer_n = outer_over_b ? bs.size() : as.size();
-        const size_t inner_n = outer_over_b ? as.size() : bs.size();
-        std::optional<int64_t> result;
-        for (size_t o = 0; o < outer_n; o++) {
-            std::optional<int64_t> best;
-            for (size_t k = 0; k < inner_n; k++) {
-                const DifferenceRange &r = outer_over_b ? d[k][o] : d[o][k];
-                const std::optional<int64_t> &v = want_hi ? r.hi : r.lo;
-                if (v) best = best ? (want_hi ? std::min(*best, *v) : std::max(*best, *v)) : v;
-            }
-            if (!best) return std::nullopt;
-            result =
-                result ? (want_hi ? std::max(*result, *best) : std::min(*result, *best)) : best;
-        }
-        return result;
-    };
-    DifferenceRange r;
-    r.hi = reduce(min_chain, true);
-    r.lo = reduce(!min_chain, false);
-    return r;
 }
 
 class Bounds : public IRVisitor {
@@ -328,7 +245,7 @@ private:
             (op->a.as<Min>() || op->a.as<Max>() || (op->a.as<Div>() && op->b.as<Div>())) &&
             (!result.min.defined() || !result.max.defined())) {
             int budget = 64;
-            const DifferenceRange d = difference_range(op->a, op->b, budget);
+            const DifferenceRange d = difference_of_chains(op->a, op->b, budget);
             if (d.lo && !result.min.defined()) result.min = make_const(t, *d.lo);
             if (d.hi && !result.max.defined()) result.max = make_const(t, *d.hi);
         }
@@ -849,134 +766,9 @@ private:
 
 } // namespace
 
-DifferenceRange difference_of_chains(const Expr &a, const Expr &b) {
-    if (!a.type().is_int() || wraps(a.type()) || a.type() != b.type()) return {};
-    int budget = 64;
-    return difference_range(a, b, budget);
-}
-
 Interval bounds_of_expr_in_scope(const Expr &e, const Scope<Interval> &scope) {
     if (!e.defined()) return Interval();
     return Bounds(scope).get(e);
-}
-
-namespace {
-
-Monotonic flip(Monotonic m) {
-    if (m == Monotonic::Increasing) return Monotonic::Decreasing;
-    if (m == Monotonic::Decreasing) return Monotonic::Increasing;
-    return m;
-}
-
-Monotonic combine(Monotonic a, Monotonic b) {
-    if (a == Monotonic::Constant) return b;
-    if (b == Monotonic::Constant || a == b) return a;
-    return Monotonic::Unknown;
-}
-
-Monotonic scaled(Monotonic m, const Expr &factor) {
-    auto c = as_const_int(factor);
-    if (!c) return Monotonic::Unknown;
-    if (*c == 0) return Monotonic::Constant;
-    return *c > 0 ? m : flip(m);
-}
-
-} // namespace
-
-Monotonic is_monotonic(const Expr &e, const std::string &var) {
-    if (!e.defined() || !uses_var(e, var)) return Monotonic::Constant;
-    if (!e.type().is_int() || !e.type().is_scalar()) return Monotonic::Unknown;
-    if (const Variable *v = e.as<Variable>())
-        return v->name == var ? Monotonic::Increasing : Monotonic::Constant;
-    if (const Add *op = e.as<Add>())
-        return combine(is_monotonic(op->a, var), is_monotonic(op->b, var));
-    if (const Sub *op = e.as<Sub>())
-        return combine(is_monotonic(op->a, var), flip(is_monotonic(op->b, var)));
-    if (const Mul *op = e.as<Mul>()) {
-        if (!uses_var(op->b, var)) return scaled(is_monotonic(op->a, var), op->b);
-        if (!uses_var(op->a, var)) return scaled(is_monotonic(op->b, var), op->a);
-        return Monotonic::Unknown;
-    }
-    if (const Div *op = e.as<Div>()) {
-        if (uses_var(op->b, var)) return Monotonic::Unknown;
-        // A floor quotient by a positive constant keeps the order; by a negative one it turns
-        // it round.
-        return scaled(is_monotonic(op->a, var), op->b);
-    }
-    if (const Min *op = e.as<Min>())
-        return combine(is_monotonic(op->a, var), is_monotonic(op->b, var));
-    if (const Max *op = e.as<Max>())
-        return combine(is_monotonic(op->a, var), is_monotonic(op->b, var));
-    if (const Cast *op = e.as<Cast>()) {
-        if (op->value.type().is_int() && op->type.bits >= op->value.type().bits)
-            return is_monotonic(op->value, var);
-        return Monotonic::Unknown;
-    }
-    return Monotonic::Unknown;
-}
-
-namespace {
-
-class QuotientsAsRemainders : public IRMutator {
-public:
-    bool changed = false;
-
-private:
-    using IRMutator::visit;
-    Expr visit(const Mul *op) override {
-        Expr a = mutate(op->a), b = mutate(op->b);
-        if (!op->type.is_int() || !op->type.is_scalar()) return Mul::make(a, b);
-        const Div *d = a.as<Div>();
-        Expr k = b;
-        if (!d) {
-            d = b.as<Div>();
-            k = a;
-        }
-        auto c = d ? as_const_int(d->b) : std::nullopt;
-        auto kc = as_const_int(k);
-        if (!c || *c <= 0 || !kc || *kc % *c != 0) return Mul::make(a, b);
-        changed = true;
-        Expr rounded = Sub::make(d->a, Mod::make(d->a, d->b));
-        return *kc == *c ? rounded : Mul::make(rounded, make_const(op->type, *kc / *c));
-    }
-};
-
-// The tighter of two bounds on the same end: `upper` picks the smaller. Only a bounded first
-// end is tightened (an unbounded one may stand for arithmetic that wraps, which the second
-// form can hide), and a bound too large to write as a min or max of both stays the first.
-Expr tighter_end(const Expr &a, const Expr &b, bool upper) {
-    if (!a.defined() || !b.defined()) return a;
-    // A constant end stays constant (a region's constant extent keeps its loops unrollable
-    // and its storage on the stack), unless the other is a tighter constant.
-    if (is_const(a)) {
-        if (!is_const(b)) return a;
-        return can_prove(upper ? LE::make(b, a) : GE::make(b, a)) ? b : a;
-    }
-    if (can_prove(upper ? LE::make(a, b) : GE::make(a, b))) return a;
-    if (can_prove(upper ? LE::make(b, a) : GE::make(b, a))) return b;
-    int nodes = 0;
-    visit_each<Variable>(a, [&](const Variable *) { nodes++; });
-    visit_each<Variable>(b, [&](const Variable *) { nodes++; });
-    if (nodes > 64) return a;
-    return simplify(upper ? Expr(Min::make(a, b)) : Expr(Max::make(a, b)));
-}
-
-} // namespace
-
-Expr quotients_as_remainders(const Expr &e) {
-    if (!e.defined() || !e.type().is_int()) return Expr();
-    QuotientsAsRemainders q;
-    Expr r = q.mutate(e);
-    return q.changed ? r : Expr();
-}
-
-Interval bounds_of_expr_in_scope_with_remainders(const Expr &e, const Scope<Interval> &scope) {
-    Interval plain = bounds_of_expr_in_scope(e, scope);
-    Expr alt = quotients_as_remainders(e);
-    if (!alt.defined()) return plain;
-    Interval other = bounds_of_expr_in_scope(simplify(alt), scope);
-    return Interval(tighter_end(plain.min, other.min, false),
-                    tighter_end(plain.max, other.max, true));
 }
 
 } // namespace ir

@@ -18,27 +18,6 @@ namespace ir {
 // (a Load, a Call to a Func) are bounded by their type when it is narrow, else unbounded.
 Interval bounds_of_expr_in_scope(const Expr &e, const Scope<Interval> &scope);
 
-// Constant ends of a - b, where found, for a and b chains of min or max over values a
-// constant apart: min(t + 31, e) - min(t, t + 1, e) lies in [0, 31] whatever t and e (the
-// extent of a clamped window). Each end optional; for integer types that do not wrap.
-struct DifferenceRange {
-    std::optional<int64_t> lo, hi;
-};
-DifferenceRange difference_of_chains(const Expr &a, const Expr &b);
-
-// How an integer expression moves as one variable grows, the others fixed.
-enum class Monotonic {
-    Constant,   // e does not use the variable
-    Increasing, // never decreases
-    Decreasing, // never increases
-    Unknown,
-};
-
-// Found through sums, differences, products and floor quotients by constants, mins, maxes
-// and widening casts; anything else that uses the variable is Unknown. Assumes the arithmetic
-// does not wrap, as bounds do.
-Monotonic is_monotonic(const Expr &e, const std::string &var);
-
 // e with each rounded-down multiple of an integer quotient, k * (m / c) * c for a constant
 // c > 0, written as k * (m - m % c); undefined when e has none. Bounding both forms and keeping
 // the tighter end helps where m shares variables with the rest of e: the start of a tile plus

@@ -1,8 +1,10 @@
 #include "dsl/ir/Bounds.h"
 
+#include "dsl/ir/DifferenceOfChains.h"
 #include "dsl/ir/IREquality.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/Monotonic.h"
 #include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
 #include "random_expr.h"
