@@ -11,6 +11,7 @@
 #include "dsl/ir/Substitute.h"
 #include "lowering/AsyncCopy.h"
 #include "lowering/TensorCores.h"
+#include "lowering/WarpgroupMMA.h"
 
 #include <algorithm>
 #include <limits>
@@ -556,6 +557,11 @@ private:
                     mma_shape(op->args[0].type(), op->args[1].type(), op->args[2].type());
                 internal_assert(shape) << "report: gpu_mma of unknown shape";
                 c.mma_lane_flops += 2 * int64_t(shape->m) * shape->n * shape->k;
+            }
+            // wgmma: a warpgroup's 128 threads share one, a quarter of it per 32 lanes.
+            if (op->is_intrinsic(Intrinsic::gpu_wgmma)) {
+                const int n = op->type.lanes * 2;
+                c.mma_lane_flops += 2 * int64_t(kWgmmaM) * n * kWgmmaK / 4;
             }
             IRVisitor::visit(op);
         }

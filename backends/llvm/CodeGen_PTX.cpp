@@ -10,9 +10,11 @@
 #include "dsl/ir/IRPrinter.h"
 #include "lowering/AsyncCopy.h"
 #include "lowering/TensorCores.h"
+#include "lowering/WarpgroupMMA.h"
 
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
@@ -210,6 +212,22 @@ private:
             return builder.getInt32(0);
         case Intrinsic::gpu_ldmatrix:
             return ldmatrix(op);
+        case Intrinsic::gpu_wgmma:
+            return wgmma(op);
+        case Intrinsic::gpu_wgmma_fence:
+            require_wgmma(op);
+            return asm_on_floats("wgmma.fence.sync.aligned;", codegen(op->args[0]), {}, "");
+        case Intrinsic::gpu_wgmma_wait:
+            require_wgmma(op);
+            return asm_on_floats("wgmma.wait_group.sync.aligned " +
+                                     std::to_string(lowering::wgmma_wait_pending(op)) + ";",
+                                 codegen(op->args[1]), {}, "");
+        case Intrinsic::gpu_wgmma_commit:
+            require_wgmma(op);
+            return asm_statement("wgmma.commit_group.sync.aligned;");
+        case Intrinsic::gpu_async_proxy_fence:
+            require_wgmma(op);
+            return asm_statement("fence.proxy.async.shared::cta;");
         case Intrinsic::gpu_launch:
         case Intrinsic::device_malloc:
         case Intrinsic::device_free:
@@ -292,6 +310,83 @@ private:
             result = builder.CreateInsertElement(result, builder.CreateExtractValue(d, {i}),
                                                  uint64_t(i));
         return result;
+    }
+
+    void require_wgmma(const Call *op) {
+        internal_assert(target.is_arch_specific() && target.cuda_capability() >= 90)
+            << "kernel " << kernel_name << " uses " << to_string(op->intrinsic)
+            << ", which needs sm_90a, not " << arch_name(target);
+    }
+
+    // An inline PTX statement that touches memory (LLVM does not move memory accesses across
+    // it).
+    llvm::Value *asm_statement(const std::string &text) {
+        auto *type = llvm::FunctionType::get(builder.getVoidTy(), false);
+        builder.CreateCall(llvm::InlineAsm::get(type, text, "~{memory}", true));
+        return builder.getInt32(0);
+    }
+
+    // Inline PTX whose operands $0 .. $(n-1) are the n floats of `values` (read and written, so
+    // that nothing reads them before the instruction, nor writes them after it unseen), then
+    // `inputs` ($2n on, with `constraints`, one letter each); returns the floats as a vector.
+    llvm::Value *asm_on_floats(const std::string &text, llvm::Value *values,
+                               const std::vector<llvm::Value *> &inputs,
+                               const std::string &constraints) {
+        const unsigned n = llvm::cast<llvm::FixedVectorType>(values->getType())->getNumElements();
+        std::vector<llvm::Type *> outs(n, builder.getFloatTy());
+        std::vector<llvm::Type *> in_types(n, builder.getFloatTy());
+        std::vector<llvm::Value *> args;
+        std::string c;
+        for (unsigned i = 0; i < n; i++)
+            c += (c.empty() ? "" : ",") + std::string("=f");
+        for (unsigned i = 0; i < n; i++) {
+            c += "," + std::to_string(i);
+            args.push_back(builder.CreateExtractElement(values, uint64_t(i)));
+        }
+        for (size_t i = 0; i < inputs.size(); i++) {
+            c += "," + constraints.substr(i, 1);
+            in_types.push_back(inputs[i]->getType());
+            args.push_back(inputs[i]);
+        }
+        c += ",~{memory}";
+        auto *type = llvm::FunctionType::get(llvm::StructType::get(context, outs), in_types, false);
+        llvm::Value *r = builder.CreateCall(llvm::InlineAsm::get(type, text, c, true), args);
+        llvm::Value *result = llvm::UndefValue::get(values->getType());
+        for (unsigned i = 0; i < n; i++)
+            result = builder.CreateInsertElement(result, builder.CreateExtractValue(r, {i}),
+                                                 uint64_t(i));
+        return result;
+    }
+
+    // The 64-bit matrix descriptor of a wgmma operand: its shared-space address and byte
+    // offsets, each over 16, without swizzling (lowering/WarpgroupMMA.h).
+    llvm::Value *wgmma_descriptor(const lowering::WgmmaOperand &o) {
+        llvm::Value *base = builder.CreatePtrToInt(shared_memory(), builder.getInt32Ty());
+        llvm::Value *address = builder.CreateAdd(base, codegen(o.byte));
+        llvm::Value *start = builder.CreateLShr(
+            builder.CreateAnd(address, builder.getInt32(0x3ffff)), builder.getInt32(4));
+        const uint64_t offsets = (uint64_t(o.lbo >> 4) << 16) | (uint64_t(o.sbo >> 4) << 32);
+        return builder.CreateOr(builder.CreateZExt(start, builder.getInt64Ty()),
+                                builder.getInt64(offsets));
+    }
+
+    // wgmma.mma_async.sync.aligned.m64nNk16.f32.T.T: D's N / 2 floats, the descriptors of A
+    // and B, then scale-d (a predicate: 1 adds D), A and B unscaled and K-major.
+    llvm::Value *wgmma(const Call *op) {
+        require_wgmma(op);
+        const lowering::WgmmaCall call = lowering::wgmma_parts(op);
+        const std::string type = call.element.is_bfloat() ? "bf16" : "f16";
+        const int n = call.n, floats = n / 2;
+        std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(2 * floats + 2) +
+                           ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+                           "k16.f32." + type + "." + type + " {";
+        for (int i = 0; i < floats; i++)
+            text += (i ? ", $" : "$") + std::to_string(i);
+        text += "}, $" + std::to_string(2 * floats) + ", $" + std::to_string(2 * floats + 1) +
+                ", p, 1, 1, 0, 0;\n}";
+        return asm_on_floats(
+            text, codegen(call.d),
+            {wgmma_descriptor(call.a), wgmma_descriptor(call.b), builder.getInt32(1)}, "llr");
     }
 
     // ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16: each lane's row address; the

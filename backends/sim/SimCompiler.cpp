@@ -664,6 +664,21 @@ private:
             return make_mma_code(*shape, n, std::move(a), std::move(b), std::move(c),
                                  site(Site::Shuffle, nullptr));
         }
+        case Intrinsic::gpu_wgmma: {
+            const lowering::WgmmaCall call = lowering::wgmma_parts(op);
+            ExprPtr a = expr(call.a.byte), b = expr(call.b.byte), d = expr(call.d);
+            return make_wgmma_code(
+                call, n, shape(lowering::kSharedMemoryName, call.element, Site::Load), std::move(a),
+                std::move(b), std::move(d), site(Site::Shuffle, nullptr));
+        }
+        // Executed at once (above), wgmma needs no fences or waits here.
+        case Intrinsic::gpu_wgmma_fence:
+            return arg(0);
+        case Intrinsic::gpu_wgmma_wait:
+            return arg(1);
+        case Intrinsic::gpu_wgmma_commit:
+        case Intrinsic::gpu_async_proxy_fence:
+            return constant(ir::Int(32), word_u(0));
         case Intrinsic::gpu_ldmatrix: {
             const lowering::LdmatrixCall call = lowering::ldmatrix_parts(op);
             internal_assert(call.buffer == lowering::kSharedMemoryName)

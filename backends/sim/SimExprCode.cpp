@@ -402,12 +402,113 @@ private:
     std::vector<Word> gathered, loaded;
 };
 
+class WgmmaCode : public ExprCode {
+public:
+    WgmmaCode(const lowering::WgmmaCall &call, int threads, AccessShape shape, ExprPtr a_byte,
+              ExprPtr b_byte, ExprPtr d, Site *site)
+        : ExprCode(ir::Float(32, call.n / 2), threads), call(call), shape(shape),
+          a_byte(std::move(a_byte)), b_byte(std::move(b_byte)), d(std::move(d)), site(site),
+          gathered(size_t(threads)), loaded(size_t(threads)) {}
+    Col compute(Machine &m) override {
+        Col ab = a_byte->eval(m), bb = b_byte->eval(m), dd = d->eval(m);
+        const int G = lowering::kWarpgroupThreads, M = lowering::kWgmmaM, N = call.n,
+                  K = lowering::kWgmmaK;
+        m.require_whole_warps(*site, "wgmma.mma_async", G);
+        const int groups = (m.n + G - 1) / G;
+        // Each active warpgroup's operand starts, checked: the same in all its threads, on
+        // 16 bytes.
+        std::vector<int64_t> a_at(size_t(groups), -1), b_at(size_t(groups), -1);
+        for (int g = 0; g < groups; g++) {
+            if (!m.mask->on[size_t(g * G)]) continue;
+            for (int t = g * G; t < (g + 1) * G; t++) {
+                const int64_t a = lane_ptr(ab, t, 1)->i, b = lane_ptr(bb, t, 1)->i;
+                if (t == g * G) a_at[size_t(g)] = a, b_at[size_t(g)] = b;
+                const char *why = nullptr;
+                if (a != a_at[size_t(g)] || b != b_at[size_t(g)])
+                    why = "operand starts that differ from its warpgroup's first thread's";
+                else if (a % 16 != 0 || b % 16 != 0)
+                    why = "an operand that does not start on 16 bytes of shared memory";
+                if (!why) continue;
+                throw KernelFault("kernel " + m.kernel.name + ": thread " + m.describe_thread(t) +
+                                  " of block " + m.describe_block() + " executes " +
+                                  "wgmma.mma_async with " + why + " (A at byte " +
+                                  std::to_string(a) + ", B at byte " + std::to_string(b) + ")" +
+                                  m.context(*site, t));
+            }
+        }
+        // A (M x K) and B (N x K, K-major) of every warpgroup, read through shared loads,
+        // a warpgroup's 128 threads reading 128 elements a pass (M * K and N * K are multiples
+        // of 128). Inactive warpgroups read nothing.
+        const int bytes = call.element.bytes();
+        auto read = [&](const lowering::WgmmaOperand &o, const std::vector<int64_t> &at, int rows) {
+            std::vector<double> values(size_t(groups) * rows * K);
+            for (int pass = 0; pass * G < rows * K; pass++) {
+                for (int t = 0; t < m.n; t++) {
+                    const int g = t / G, e = pass * G + t % G;
+                    const int64_t byte =
+                        at[size_t(g)] < 0
+                            ? 0
+                            : at[size_t(g)] +
+                                  lowering::wgmma_operand_byte(e / K, e % K, bytes, o.lbo, o.sbo);
+                    gathered[size_t(t)].i = byte / bytes;
+                }
+                Access a = shape.make(false);
+                a.index = {gathered.data(), false};
+                a.out = loaded.data();
+                a.profiled = false; // counted once below, as the one instruction it is
+                const bool uniform = m.access(a);
+                for (int t = 0; t < m.n; t++) {
+                    const int g = t / G, e = pass * G + t % G;
+                    if (m.mask->on[size_t(t)])
+                        values[size_t(g) * rows * K + size_t(e)] =
+                            loaded[uniform ? 0 : size_t(t)].f;
+                }
+            }
+            return values;
+        };
+        const std::vector<double> A = read(call.a, a_at, M), B = read(call.b, b_at, N);
+        for (int t = 0; t < m.n; t++) {
+            if (!m.mask->on[size_t(t)]) continue;
+            const int g = t / G;
+            const Word *pd = lane_ptr(dd, t, N / 2);
+            Word *out = buf.data() + size_t(t) * size_t(N / 2);
+            for (int i = 0; i < N / 2; i++) {
+                auto [r, c] = lowering::wgmma_d_element(t % G, i);
+                double sum = pd[i].f;
+                for (int k = 0; k < K; k++)
+                    sum += A[size_t(g) * M * K + size_t(r * K + k)] *
+                           B[size_t(g) * N * K + size_t(c * K + k)];
+                out[i] = word_f(float(sum));
+            }
+        }
+        for (int g = 0; g < groups; g++) {
+            if (a_at[size_t(g)] < 0) continue;
+            m.counters.count(OpClass::TensorCore, 1);
+            m.counters.tensor_flops += 2 * int64_t(M) * N * K;
+        }
+        return {buf.data(), false};
+    }
+
+private:
+    lowering::WgmmaCall call;
+    AccessShape shape;
+    ExprPtr a_byte, b_byte, d;
+    Site *site;
+    std::vector<Word> gathered, loaded;
+};
+
 } // namespace
 
 ExprPtr make_mma_code(const lowering::MMAShape &shape, int threads, ExprPtr a, ExprPtr b, ExprPtr c,
                       Site *site) {
     return std::make_unique<MMACode>(shape, threads, std::move(a), std::move(b), std::move(c),
                                      site);
+}
+
+ExprPtr make_wgmma_code(const lowering::WgmmaCall &call, int threads, AccessShape shape,
+                        ExprPtr a_byte, ExprPtr b_byte, ExprPtr d, Site *site) {
+    return std::make_unique<WgmmaCode>(call, threads, shape, std::move(a_byte), std::move(b_byte),
+                                       std::move(d), site);
 }
 
 ExprPtr make_ldmatrix_code(ir::Type t, int threads, AccessShape shape, ExprPtr index, int matrices,

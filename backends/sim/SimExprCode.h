@@ -12,6 +12,7 @@
 #include "backends/sim/SimMachine.h"
 #include "dsl/ir/Expr.h"
 #include "lowering/TensorCores.h"
+#include "lowering/WarpgroupMMA.h"
 
 #include <memory>
 #include <vector>
@@ -220,6 +221,15 @@ ExprPtr make_let_code(ir::Type t, int slot, ExprPtr value, ExprPtr body);
 // GPU's in the last bits. Requires whole warps; counts one tensor-core instruction per warp.
 ExprPtr make_mma_code(const lowering::MMAShape &shape, int threads, ExprPtr a, ExprPtr b, ExprPtr c,
                       Site *site);
+
+// wgmma.mma_async m64nNk16 (lowering/WarpgroupMMA.h) for each warpgroup: A and B read from
+// shared memory (`shape`, 16-bit elements: bounds and race checks apply) at the byte offsets
+// a_byte and b_byte (the same in all 128 threads, multiples of 16) in the canonical layout of
+// the call's lbo and sbo; D from d plus A * B in double precision, rounded once to float32.
+// Computed at once: the simulator does not model the instruction's asynchrony (a read of D
+// before its wgmma.wait_group). Requires whole warpgroups.
+ExprPtr make_wgmma_code(const lowering::WgmmaCall &call, int threads, AccessShape shape,
+                        ExprPtr a_byte, ExprPtr b_byte, ExprPtr d, Site *site);
 
 // ldmatrix: each lane's elements, gathered from the rows the lanes of its warp supply, through
 // 16-bit shared loads (`shape`: the shared array, so bounds and race checks apply); row

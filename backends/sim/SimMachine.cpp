@@ -69,24 +69,26 @@ bool Machine::access(const Access &a) {
     return false;
 }
 
-void Machine::require_whole_warps(const Site &site, const char *instruction) const {
-    for (int w = 0; w < n; w += 32) {
+void Machine::require_whole_warps(const Site &site, const char *instruction, int group) const {
+    for (int w = 0; w < n; w += group) {
         int active = -1;
-        for (int t = w; t < std::min(n, w + 32) && active < 0; t++)
+        for (int t = w; t < std::min(n, w + group) && active < 0; t++)
             if (mask->on[size_t(t)]) active = t;
         if (active < 0) continue;
-        for (int l = 0; l < 32; l++) {
+        for (int l = 0; l < group; l++) {
             const int t = w + l;
             if (t < n && mask->on[size_t(t)]) continue;
             std::ostringstream os;
+            const char *unit = group == 32 ? "warp" : "warpgroup";
             os << "kernel " << kernel.name << ": thread " << describe_thread(active) << " of block "
                << describe_block() << " executes " << instruction << context(site, active)
-               << ", but lane " << l << " of its warp ";
+               << ", but " << (group == 32 ? "lane " : "thread ") << l << " of its " << unit << " ";
             if (t >= n)
                 os << "does not exist (the block has " << n << " threads)";
             else
                 os << "(thread " << describe_thread(t) << ") does not";
-            os << "; all 32 lanes of a warp execute it together";
+            os << "; all " << group << (group == 32 ? " lanes" : " threads") << " of a " << unit
+               << " execute it together";
             throw KernelFault(os.str());
         }
     }

@@ -169,8 +169,8 @@ public:
 
     // Checks that every warp with an active thread executes `instruction` (a warp-collective
     // one: mma.sync, ldmatrix) with all 32 lanes: a RuntimeError names the first lane that
-    // does not.
-    void require_whole_warps(const Site &site, const char *instruction) const;
+    // does not. With `group` 128: every warpgroup with all 128 threads (wgmma).
+    void require_whole_warps(const Site &site, const char *instruction, int group = 32) const;
 
     // "load in[...] in f at f.s0.x": what an instruction is, for messages and profiles.
     // `memory` names what a shared access touches before its first request has; with a

@@ -2,8 +2,9 @@
 #define AICF_TESTS_KERNEL_RUNNER_H
 
 // Kernels written directly in kernel IR, run as one block on the device AICF_DEVICE names
-// (the simulator, or a GPU through the driver, which compiles them to PTX for sm_80), with
-// buffers copied there and back: for tests of single instructions and their checks.
+// (the simulator, or a GPU through the driver, which compiles them to PTX for sm_80 unless the
+// test names another target), with buffers copied there and back: for tests of single
+// instructions and their checks.
 
 #include "backends/llvm/CodeGen_PTX.h"
 #include "backends/runtime/CompiledKernel.h"
@@ -58,17 +59,18 @@ struct HostBuffer {
 };
 
 // Runs `k` (one block), with `buffers` (in k.args order) copied to the device and the written
-// ones back.
-inline void run_kernel(const lowering::LoweredKernel &k, std::vector<HostBuffer> &buffers) {
+// ones back; a GPU runs its PTX for `target`.
+inline void run_kernel(const lowering::LoweredKernel &k, std::vector<HostBuffer> &buffers,
+                       const Target &target = Target("host-cuda-sm_80")) {
     runtime::Device &device = runtime::device_from_environment();
     auto ir = std::make_shared<lowering::LoweredKernel>(k);
     runtime::CompiledKernel c(
-        ir, [ir] { return backends::compile_kernels_to_ptx({*ir}, Target("host-cuda-sm_80")); });
+        ir, [ir, target] { return backends::compile_kernels_to_ptx({*ir}, target); });
     c.name = k.name;
     c.id = lowering::new_kernel_id();
     c.threads = k.threads;
     c.shared_bytes = k.shared_bytes;
-    c.min_compute_capability = 80;
+    c.min_compute_capability = target.cuda_capability();
     c.check_names = lowering::kernel_check_names(k.body);
     std::vector<aicf_buffer_t> raw(buffers.size());
     std::vector<aicf_dim_t> dims(buffers.size());

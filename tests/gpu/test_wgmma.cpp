@@ -1,0 +1,238 @@
+// Warpgroup tensor cores (wgmma.mma_async, sm_90a) as kernel IR writes them: kernels written
+// directly in kernel IR, two warpgroups each, run on the device AICF_DEVICE names (the
+// simulator here; on an H100 or H200 the GPU itself, which checks the layouts of
+// lowering/WarpgroupMMA.h against the hardware) against a double-precision product, compiled
+// to PTX and assembled by ptxas for sm_90a; and the simulator's reports of operands a
+// warpgroup cannot take.
+
+#include "ErrorMessage.h"
+#include "KernelRunner.h"
+#include "backends/llvm/CodeGen_PTX.h"
+#include "dsl/ir/IROperator.h"
+#include "lowering/WarpgroupMMA.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace aicf;
+using namespace aicf::ir;
+using aicf_test::HostBuffer;
+using aicf_test::message_of;
+using lowering::LoweredKernel;
+
+namespace {
+
+const std::string sh = lowering::kSharedMemoryName;
+const Target sm90a("host-cuda-sm_90a");
+
+Stmt barrier() {
+    return Evaluate::make(Call::make(Int(32), Intrinsic::gpu_barrier, {}, Call::Intrinsic));
+}
+
+// The layouts written out here as the PTX ISA states them, apart from the library's maps.
+// A (64 x 16 per warpgroup) in shared memory: core matrices of 8 rows x 8 elements, 128 bytes
+// each; along the rows 128 bytes apart (SBO), along k 1024 bytes apart (LBO).
+constexpr int kALbo = 1024, kASbo = 128;
+int a_byte(int r, int k) {
+    return (r / 8) * kASbo + (k / 8) * kALbo + (r % 8) * 16 + (k % 8) * 2;
+}
+// B (N x 16, K-major) the other way round: along k 128 bytes apart, along n 256.
+constexpr int kBLbo = 128, kBSbo = 256;
+int b_byte(int n, int k) {
+    return (n / 8) * kBSbo + (k / 8) * kBLbo + (n % 8) * 16 + (k % 8) * 2;
+}
+
+struct Options {
+    int threads = 256;
+    int a_misalign = 0; // bytes added to warpgroup 1's A
+};
+
+// Two warpgroups: warpgroup g computes rows 64g .. 64g + 63 of D = C + A * B, where A is
+// 128 x 16 (row-major, bfloat16), B is N x 16 (row n holds B's column n), C and D are
+// 128 x N floats. Each thread copies its share of A and B into shared memory with plain
+// stores, then the fence and barrier that make them visible to wgmma; loads its fragment of C,
+// runs one wgmma, and stores its fragment of D.
+LoweredKernel wgmma_kernel(int N, const Options &o = Options()) {
+    Expr t = aicf_test::lane();
+    Expr group = t / 128;
+    const int b_start = 2 * 64 * 16 * 2;
+    std::vector<Stmt> body;
+    // A: 2048 elements, B: N * 16, 256 threads.
+    for (int i = 0; i < 128 * 16 / 256; i++) {
+        Expr e = t + 256 * i, row = e / 16, k = e % 16, r = row % 64;
+        Expr byte =
+            (row / 64) * 2048 + (r / 8) * kASbo + (k / 8) * kALbo + (r % 8) * 16 + (k % 8) * 2;
+        body.push_back(Store::make(sh, Load::make(BFloat(16), "a", e, Expr()), byte / 2, Expr()));
+    }
+    for (int i = 0; i < N * 16 / 256; i++) {
+        Expr e = t + 256 * i, n = e / 16, k = e % 16;
+        Expr byte = b_start + (n / 8) * kBSbo + (k / 8) * kBLbo + (n % 8) * 16 + (k % 8) * 2;
+        body.push_back(Store::make(sh, Load::make(BFloat(16), "b", e, Expr()), byte / 2, Expr()));
+    }
+    if (N * 16 % 256 != 0) { // the rest of B, by the first threads
+        Expr e = t + 256 * (N * 16 / 256), n = e / 16, k = e % 16;
+        Expr byte = b_start + (n / 8) * kBSbo + (k / 8) * kBLbo + (n % 8) * 16 + (k % 8) * 2;
+        body.push_back(IfThenElse::make(
+            e < N * 16, Store::make(sh, Load::make(BFloat(16), "b", e, Expr()), byte / 2, Expr())));
+    }
+    body.push_back(lowering::gpu_async_proxy_fence());
+    body.push_back(barrier());
+    // Thread t's elements of D: warp w = (t % 128) / 32, g = (t % 32) / 4, q = t % 4; element
+    // 4j + 2h + c at row 64 * group + 16w + g + 8h, column 8j + 2q + c.
+    Expr w = (t % 128) / 32, g = (t % 32) / 4, q = t % 4;
+    auto at = [&](int i) {
+        const int j = i / 4, h = (i / 2) % 2, c = i % 2;
+        return (group * 64 + w * 16 + g + 8 * h) * N + 8 * j + 2 * q + c;
+    };
+    std::vector<Expr> c_values;
+    for (int i = 0; i < N / 2; i++)
+        c_values.push_back(Load::make(Float(32), "c", at(i), Expr()));
+    Expr c = Call::make(Float(32, N / 2), Intrinsic::make_vector, c_values, Call::PureIntrinsic);
+    const Type acc = Float(32, N / 2);
+    Expr fenced = Variable::make(acc, "fenced"), product = Variable::make(acc, "product"),
+         done = Variable::make(acc, "done");
+    std::vector<Stmt> stores;
+    for (int i = 0; i < N / 2; i++) {
+        stores.push_back(Store::make(
+            "d",
+            Call::make(Float(32), Intrinsic::extract_element, {done, Expr(i)}, Call::PureIntrinsic),
+            at(i), Expr()));
+    }
+    Stmt tail = LetStmt::make("done", lowering::gpu_wgmma_wait(0, product), Block::make(stores));
+    tail = Block::make({lowering::gpu_wgmma_commit(), tail});
+    lowering::WgmmaOperand a{group * 2048 + group * o.a_misalign, kALbo, kASbo};
+    lowering::WgmmaOperand b{Expr(b_start), kBLbo, kBSbo};
+    tail = LetStmt::make("product", lowering::gpu_wgmma(BFloat(16), N, a, b, fenced), tail);
+    tail = LetStmt::make("fenced", lowering::gpu_wgmma_fence(c), tail);
+    body.push_back(tail);
+    LoweredKernel k;
+    k.name = "wgmma_m64n" + std::to_string(N);
+    k.threads = {o.threads, 1, 1};
+    k.shared_bytes = b_start + N * 16 * 2 + 64;
+    k.args = {aicf_test::buffer_arg("a", BFloat(16), false),
+              aicf_test::buffer_arg("b", BFloat(16), false),
+              aicf_test::buffer_arg("c", Float(32), false),
+              aicf_test::buffer_arg("d", Float(32), true)};
+    k.body = Block::make(body);
+    return k;
+}
+
+// bfloat16 bits of x (round to nearest even), and back.
+uint16_t to_bf16(float x) {
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    u += 0x7fff + ((u >> 16) & 1);
+    return uint16_t(u >> 16);
+}
+double from_bf16(uint16_t b) {
+    uint32_t u = uint32_t(b) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
+struct Operands {
+    std::vector<uint16_t> a, b;
+    std::vector<float> c;
+};
+
+Operands random_operands(int N, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+    Operands o;
+    for (int i = 0; i < 128 * 16; i++)
+        o.a.push_back(to_bf16(d(rng)));
+    for (int i = 0; i < N * 16; i++)
+        o.b.push_back(to_bf16(d(rng)));
+    for (int i = 0; i < 128 * N; i++)
+        o.c.push_back(d(rng));
+    return o;
+}
+
+std::vector<HostBuffer> buffers_of(const Operands &o, int N) {
+    return {HostBuffer::of("a", o.a), HostBuffer::of("b", o.b), HostBuffer::of("c", o.c),
+            HostBuffer::of("d", std::vector<float>(size_t(128 * N), -99.0f))};
+}
+
+} // namespace
+
+// The layout maps of lowering/WarpgroupMMA.h against the ones written out above.
+TEST(Wgmma, LayoutMaps) {
+    for (int r = 0; r < 64; r++) {
+        for (int k = 0; k < 16; k++) {
+            ASSERT_EQ(lowering::wgmma_operand_byte(r, k, 2, kALbo, kASbo), a_byte(r, k));
+            ASSERT_EQ(lowering::wgmma_operand_byte(r, k, 2, kBLbo, kBSbo), b_byte(r, k));
+        }
+    }
+    for (int t = 0; t < 128; t++) {
+        for (int i = 0; i < 32; i++) {
+            const auto [row, col] = lowering::wgmma_d_element(t, i);
+            ASSERT_EQ(row, 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2)) << t << ", " << i;
+            ASSERT_EQ(col, 8 * (i / 4) + 2 * (t % 4) + i % 2) << t << ", " << i;
+        }
+    }
+    EXPECT_TRUE(lowering::wgmma_shape_exists(256, BFloat(16)));
+    EXPECT_TRUE(lowering::wgmma_shape_exists(24, Float(16)));
+    EXPECT_FALSE(lowering::wgmma_shape_exists(20, BFloat(16)));
+    EXPECT_FALSE(lowering::wgmma_shape_exists(264, BFloat(16)));
+    EXPECT_FALSE(lowering::wgmma_shape_exists(64, Float(32)));
+}
+
+// D = C + A * B for N = 64 and 24, against double precision.
+TEST(Wgmma, MatchesDoublePrecision) {
+    for (int N : {64, 24}) {
+        const Operands o = random_operands(N, unsigned(N));
+        std::vector<HostBuffer> buffers = buffers_of(o, N);
+        aicf_test::run_kernel(wgmma_kernel(N), buffers, sm90a);
+        const std::vector<float> d = buffers[3].as<float>();
+        for (int m = 0; m < 128; m++) {
+            for (int n = 0; n < N; n++) {
+                double want = o.c[size_t(m * N + n)];
+                for (int k = 0; k < 16; k++)
+                    want += from_bf16(o.a[size_t(m * 16 + k)]) * from_bf16(o.b[size_t(n * 16 + k)]);
+                ASSERT_NEAR(d[size_t(m * N + n)], want, 1e-4 * (1 + std::abs(want)))
+                    << "N " << N << ": row " << m << ", column " << n;
+            }
+        }
+    }
+}
+
+TEST(Wgmma, PTXAssemblesForSm90a) {
+    const std::string ptx = backends::compile_kernels_to_ptx({wgmma_kernel(64)}, sm90a);
+    for (const char *text :
+         {"wgmma.fence.sync.aligned;", "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
+          "wgmma.commit_group.sync.aligned;", "wgmma.wait_group.sync.aligned 0;",
+          "fence.proxy.async.shared::cta;", ".target sm_90a"}) {
+        EXPECT_NE(ptx.find(text), std::string::npos) << text << "\n" << ptx;
+    }
+    if (backends::ptxas_available()) {
+        EXPECT_FALSE(backends::assemble_ptx(ptx, "sm_90a").empty());
+        const std::string ptx24 = backends::compile_kernels_to_ptx({wgmma_kernel(24)}, sm90a);
+        EXPECT_FALSE(backends::assemble_ptx(ptx24, "sm_90a").empty());
+    }
+}
+
+// What a warpgroup cannot take: a block of 64 threads (half a warpgroup), an operand that does
+// not start on 16 bytes.
+TEST(Wgmma, SimulatorReportsPartWarpgroupsAndMisalignedOperands) {
+    if (!aicf_test::on_simulator()) GTEST_SKIP() << "simulator checks";
+    const Operands o = random_operands(64, 5);
+    std::vector<HostBuffer> buffers = buffers_of(o, 64);
+    Options half;
+    half.threads = 64;
+    EXPECT_CONTAINS(message_of<KernelFault>(
+                        [&] { aicf_test::run_kernel(wgmma_kernel(64, half), buffers, sm90a); }),
+                    "executes wgmma.mma_async");
+    EXPECT_CONTAINS(message_of<KernelFault>(
+                        [&] { aicf_test::run_kernel(wgmma_kernel(64, half), buffers, sm90a); }),
+                    "all 128 threads of a warpgroup execute it together");
+    Options misaligned;
+    misaligned.a_misalign = 8;
+    EXPECT_CONTAINS(message_of<KernelFault>([&] {
+                        aicf_test::run_kernel(wgmma_kernel(64, misaligned), buffers, sm90a);
+                    }),
+                    "wgmma.mma_async with an operand that does not start on 16 bytes of shared "
+                    "memory (A at byte 2056, B at byte 4096)");
+}
