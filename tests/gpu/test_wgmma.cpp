@@ -119,22 +119,8 @@ LoweredKernel wgmma_kernel(int N, const Options &o = Options()) {
     return k;
 }
 
-// bfloat16 bits of x (round to nearest even), and back.
-uint16_t to_bf16(float x) {
-    uint32_t u;
-    std::memcpy(&u, &x, 4);
-    u += 0x7fff + ((u >> 16) & 1);
-    return uint16_t(u >> 16);
-}
-double from_bf16(uint16_t b) {
-    uint32_t u = uint32_t(b) << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-}
-
 struct Operands {
-    std::vector<uint16_t> a, b;
+    std::vector<bfloat16_t> a, b;
     std::vector<float> c;
 };
 
@@ -143,9 +129,9 @@ Operands random_operands(int N, unsigned seed) {
     std::uniform_real_distribution<float> d(-2.0f, 2.0f);
     Operands o;
     for (int i = 0; i < 128 * 16; i++)
-        o.a.push_back(to_bf16(d(rng)));
+        o.a.push_back(bfloat16_t(d(rng)));
     for (int i = 0; i < N * 16; i++)
-        o.b.push_back(to_bf16(d(rng)));
+        o.b.push_back(bfloat16_t(d(rng)));
     for (int i = 0; i < 128 * N; i++)
         o.c.push_back(d(rng));
     return o;
@@ -191,7 +177,7 @@ TEST(Wgmma, MatchesDoublePrecision) {
             for (int n = 0; n < N; n++) {
                 double want = o.c[size_t(m * N + n)];
                 for (int k = 0; k < 16; k++)
-                    want += from_bf16(o.a[size_t(m * 16 + k)]) * from_bf16(o.b[size_t(n * 16 + k)]);
+                    want += double(o.a[size_t(m * 16 + k)]) * double(o.b[size_t(n * 16 + k)]);
                 ASSERT_NEAR(d[size_t(m * N + n)], want, 1e-4 * (1 + std::abs(want)))
                     << "N " << N << ": row " << m << ", column " << n;
             }
