@@ -573,7 +573,9 @@ private:
     // A failed check inside a kernel: the first thread to fail writes what the message needs
     // to the check slot (runtime::CheckSlotWord), and every failing thread leaves the kernel;
     // the host raises the message after the launch. (A trap would leave the CUDA context
-    // unusable for the rest of the process.)
+    // unusable for the rest of the process.) Where only some threads of a block fail (a check
+    // per thread), the others go on: since Volta a barrier waits only for the threads that
+    // have not exited (CUDA C++ Programming Guide, on __syncthreads).
     void emit_runtime_error(RuntimeErrorKind kind, const std::string &name,
                             const std::vector<llvm::Value *> &values) override {
         auto it = std::find(check_names.begin(), check_names.end(), name);

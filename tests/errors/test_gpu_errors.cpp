@@ -1162,6 +1162,42 @@ TEST(GPURuntimeErrors, AFailedCheckInAKernelSaysWhatFailed) {
     EXPECT_EQ(build(0, 0).ptx(gpu_target).find("atom.global.cas.b64"), std::string::npos);
 }
 
+// A check per thread: a Func computed in each thread of g, bound smaller than what threads
+// other than the first need. The failing threads leave the kernel, the others go on to the
+// barrier before out reads g (on a GPU it waits only for threads that have not exited).
+TEST(GPURuntimeErrors, AFailedCheckInSomeThreadsOfABlock) {
+    Buffer<float> in({64, 33}, "in");
+    aicf_test::fill_random(in, -1.0, 1.0, 11);
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    auto build = [&](bool bounded) {
+        Func f("f"), g("g"), out("out");
+        f(x, y) = in(x, y) * 2.0f;
+        g(x, y) = f(x, y) + f(x + 1, y);
+        out(x, y) = g(x, y) + g(x, y + 1);
+        out.gpu_tile(x, y, bx, by, tx, ty, 16, 8);
+        g.compute_at(out, bx).store_in(MemoryType::GPUShared).gpu_threads(x, y);
+        f.compute_at(g, x);
+        if (bounded) f.bound(x, 0, 2);
+        return out;
+    };
+    const std::string msg = message_of<KernelFault>([&] {
+        build(true).realize({32, 32}, gpu_target);
+    });
+    EXPECT_CONTAINS(msg, "an assertion failed in thread (");
+    EXPECT_CONTAINS(msg, "): Func f is bound to [0, 1] in dimension 0, but its consumers need [");
+    if (std::getenv("AICF_DEVICE") && std::string(std::getenv("AICF_DEVICE")) == "sim") {
+        EXPECT_CONTAINS(msg, "in thread (1, 0, 0) of block (0, 0, 0)");
+    }
+    Buffer<float> o = build(false).realize({32, 32}, gpu_target)[0];
+    o.copy_to_host();
+    for (int j = 0; j < 32; j++) {
+        for (int i = 0; i < 32; i++) {
+            const double want = 2.0 * (in(i, j) + in(i + 1, j) + in(i, j + 1) + in(i + 1, j + 1));
+            ASSERT_NEAR(o(i, j), want, 1e-5) << i << ", " << j;
+        }
+    }
+}
+
 TEST(GPURuntimeErrors, RegionsInsideKernelsPastTheInt32Coordinates) {
     const int MX = 2147483647;
     Var x("x"), bx("bx"), tx("tx");
