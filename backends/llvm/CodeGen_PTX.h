@@ -10,6 +10,7 @@
 // block shape and shared memory as the module's one dynamic shared array. Math functions
 // come from libdevice, linked and internalized.
 
+#include "backends/llvm/CudaToolkit.h"
 #include "dsl/Target.h"
 #include "lowering/Kernel.h"
 
@@ -23,29 +24,6 @@ namespace backends {
 // Raises CompileError when the target or the toolkit cannot compile them.
 std::string compile_kernels_to_ptx(const std::vector<lowering::LoweredKernel> &kernels,
                                    const Target &target);
-
-// What ptxas says about each kernel of a PTX module for an architecture ("sm_80").
-struct KernelResources {
-    std::string kernel;
-    std::string arch;
-    int registers = 0;
-    int spill_store_bytes = 0, spill_load_bytes = 0;
-    int stack_frame_bytes = 0;
-    int static_shared_bytes = 0;
-    std::string to_string() const;
-};
-
-// Whether ptxas was found (the CUDA toolkit's bin directory, PATH, or AICF_PTXAS).
-bool ptxas_available();
-// Whether libdevice was found (the CUDA toolkit, or AICF_LIBDEVICE): kernels that call
-// exp, log, tanh, erf or pow need it.
-bool libdevice_available();
-// Assembles `ptx` for `arch` with ptxas -v; raises CompileError with ptxas's message when it
-// rejects the module.
-std::vector<KernelResources> assemble_ptx(const std::string &ptx, const std::string &arch);
-// The cubin ptxas makes of `ptx` for `arch` ("sm_90"); CompileError when ptxas is missing or
-// rejects it.
-std::string ptx_to_cubin(const std::string &ptx, const std::string &arch);
 
 } // namespace backends
 } // namespace aicf
