@@ -2,6 +2,7 @@
 
 #include "ErrorMessage.h"
 #include "GPUTarget.h"
+#include "KernelRunner.h"
 #include "Reference.h"
 #include "ScopedEnv.h"
 #include "backends/llvm/CodeGen_PTX.h"
@@ -1141,7 +1142,7 @@ TEST(GPURuntimeErrors, AFailedCheckInAKernelSaysWhatFailed) {
         // Every block fails; the simulator reports its first block, a GPU the first to write.
         EXPECT_CONTAINS(msg, "): Func f is bound to [0, 3] in dimension 1, but its consumers "
                              "need [");
-        if (std::getenv("AICF_DEVICE") && std::string(std::getenv("AICF_DEVICE")) == "sim") {
+        if (aicf_test::on_simulator()) {
             EXPECT_CONTAINS(msg, "an assertion failed in thread (0, 0, 0) of block (0, 0, 0): "
                                  "Func f is bound to [0, 3] in dimension 1, but its consumers "
                                  "need [0, 8].");
@@ -1185,7 +1186,7 @@ TEST(GPURuntimeErrors, AFailedCheckInSomeThreadsOfABlock) {
     });
     EXPECT_CONTAINS(msg, "an assertion failed in thread (");
     EXPECT_CONTAINS(msg, "): Func f is bound to [0, 1] in dimension 0, but its consumers need [");
-    if (std::getenv("AICF_DEVICE") && std::string(std::getenv("AICF_DEVICE")) == "sim") {
+    if (aicf_test::on_simulator()) {
         EXPECT_CONTAINS(msg, "in thread (1, 0, 0) of block (0, 0, 0)");
     }
     Buffer<float> o = build(false).realize({32, 32}, gpu_target)[0];
