@@ -14,7 +14,12 @@ bool wgmma_shape_exists(int n, Type element) {
            (element.is_bfloat() || element.is_float());
 }
 
-int64_t wgmma_operand_byte(int row, int k, int element_bytes, int64_t lbo, int64_t sbo) {
+int64_t wgmma_operand_byte(int row, int k, int element_bytes, int64_t lbo, int64_t sbo,
+                           bool mn_major) {
+    if (mn_major) {
+        const int64_t byte_in_k = int64_t(row) * element_bytes;
+        return (byte_in_k / 16) * sbo + (k / 8) * lbo + (k % 8) * 16 + byte_in_k % 16;
+    }
     const int64_t byte_in_row = int64_t(k) * element_bytes;
     return (row / 8) * sbo + (byte_in_row / 16) * lbo + (row % 8) * 16 + byte_in_row % 16;
 }
@@ -52,7 +57,8 @@ Expr gpu_wgmma(Type element, int n, const WgmmaOperand &a, const WgmmaOperand &b
         << "wgmma m64n" << n << "k16 accumulates in float32 x " << n / 2;
     return Call::make(accumulator_type(n), Intrinsic::gpu_wgmma,
                       {make_zero(element), a.byte, Expr(int32_t(a.lbo)), Expr(int32_t(a.sbo)),
-                       b.byte, Expr(int32_t(b.lbo)), Expr(int32_t(b.sbo)), d},
+                       b.byte, Expr(int32_t(b.lbo)), Expr(int32_t(b.sbo)), d,
+                       Expr(int32_t(a.mn_major)), Expr(int32_t(b.mn_major))},
                       Call::Intrinsic);
 }
 
@@ -75,7 +81,7 @@ Stmt gpu_async_proxy_fence() {
 }
 
 WgmmaCall wgmma_parts(const Call *op) {
-    internal_assert(op->is_intrinsic(Intrinsic::gpu_wgmma) && op->args.size() == 8)
+    internal_assert(op->is_intrinsic(Intrinsic::gpu_wgmma) && op->args.size() == 10)
         << "malformed wgmma";
     auto constant = [&](int i) {
         auto v = as_const_int(op->args[size_t(i)]);
@@ -85,8 +91,8 @@ WgmmaCall wgmma_parts(const Call *op) {
     WgmmaCall c;
     c.element = op->args[0].type();
     c.n = op->type.lanes * 2;
-    c.a = {op->args[1], constant(2), constant(3)};
-    c.b = {op->args[4], constant(5), constant(6)};
+    c.a = {op->args[1], constant(2), constant(3), constant(8) != 0};
+    c.b = {op->args[4], constant(5), constant(6), constant(9) != 0};
     c.d = op->args[7];
     return c;
 }

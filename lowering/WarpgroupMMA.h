@@ -10,11 +10,13 @@
 // the one place the layout is written (PTX ISA 9.7.15.5, "Matrix Descriptor" and the canonical
 // layouts; 9.7.15.5.1, the register fragment of D).
 //
-// A is 64 x 16 (M x K) and B is 16 x N (K x N), each stored K-major (an operand's row, M of A
-// or N of B, holds its 16 k contiguous) in the canonical layout without swizzling: the operand
-// is made of core matrices of 8 rows x 16 bytes, each 128 contiguous bytes (its rows 16 bytes
-// apart); the core matrices adjacent along k lie `lbo` bytes apart (the leading dimension byte
-// offset), those adjacent along the rows `sbo` bytes apart (the stride dimension byte offset).
+// A is 64 x 16 (M x K) and B is 16 x N (K x N), each in a canonical layout without swizzling,
+// made of core matrices of 128 contiguous bytes: the core matrices adjacent along k lie `lbo`
+// bytes apart (the leading dimension byte offset), those adjacent along the operand's rows (M
+// of A, N of B) `sbo` bytes apart (the stride dimension byte offset). Stored K-major, a core
+// matrix is 8 rows of 16 bytes of k (an operand's row holds its k contiguous); stored
+// MN-major (the instruction's transpose bit), it is 8 k of 16 bytes of rows (consecutive rows
+// of one k contiguous), as a row-major B (K x N, n contiguous) is copied in 16-byte pieces.
 //
 // D: thread t of the warpgroup (warp w = t / 32, g = (t % 32) / 4, q = t % 4) holds element
 // i = 4j + 2h + c (j < N / 8, h and c 0 or 1) at row 16w + g + 8h, column 8j + 2q + c.
@@ -40,8 +42,9 @@ constexpr int kWgmmaM = 64, kWgmmaK = 16, kWarpgroupThreads = 128;
 bool wgmma_shape_exists(int n, ir::Type element);
 
 // The byte, from the operand's start, of element (row, k) of an operand in the canonical
-// K-major layout without swizzling, with elements of `element_bytes`.
-int64_t wgmma_operand_byte(int row, int k, int element_bytes, int64_t lbo, int64_t sbo);
+// layout without swizzling, K-major or MN-major, with elements of `element_bytes`.
+int64_t wgmma_operand_byte(int row, int k, int element_bytes, int64_t lbo, int64_t sbo,
+                           bool mn_major = false);
 
 // (row, column) of element i of D that thread `thread` (0 to 127) of a warpgroup holds.
 std::pair<int, int> wgmma_d_element(int thread, int i);
@@ -52,6 +55,7 @@ std::pair<int, int> wgmma_d_element(int thread, int i);
 struct WgmmaOperand {
     ir::Expr byte;            // from the start of the kernel's shared memory; a multiple of 16
     int64_t lbo = 0, sbo = 0; // multiples of 16, below 2^18
+    bool mn_major = false;    // stored MN-major (transposed), not K-major
 };
 ir::Expr gpu_wgmma(ir::Type element, int n, const WgmmaOperand &a, const WgmmaOperand &b,
                    const ir::Expr &d);

@@ -337,7 +337,8 @@ private:
     }
 
     // wgmma.mma_async.sync.aligned.m64nNk16.f32.T.T: D's N / 2 floats, the descriptors of A
-    // and B, then scale-d (a predicate: 1 adds D), A and B unscaled and K-major.
+    // and B, then scale-d (a predicate: 1 adds D), A and B unscaled, then each one's transpose
+    // bit (1: MN-major).
     llvm::Value *wgmma(const Call *op) {
         require_wgmma(op);
         const lowering::WgmmaCall call = lowering::wgmma_parts(op);
@@ -349,7 +350,8 @@ private:
         for (int i = 0; i < floats; i++)
             text += (i ? ", $" : "$") + std::to_string(i);
         text += "}, $" + std::to_string(2 * floats) + ", $" + std::to_string(2 * floats + 1) +
-                ", p, 1, 1, 0, 0;\n}";
+                ", p, 1, 1, " + std::to_string(int(call.a.mn_major)) + ", " +
+                std::to_string(int(call.b.mn_major)) + ";\n}";
         return asm_on_floats(
             text, codegen(call.d),
             {wgmma_descriptor(call.a), wgmma_descriptor(call.b), builder.getInt32(1)}, "llr");

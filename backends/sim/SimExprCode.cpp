@@ -436,7 +436,7 @@ public:
                                   m.context(*site, t));
             }
         }
-        // A (M x K) and B (N x K, K-major) of every warpgroup, read through shared loads,
+        // A (M x K) and B (N x K) of every warpgroup, read through shared loads,
         // a warpgroup's 128 threads reading 128 elements a pass (M * K and N * K are multiples
         // of 128). Inactive warpgroups read nothing.
         const int bytes = call.element.bytes();
@@ -448,8 +448,8 @@ public:
                     const int64_t byte =
                         at[size_t(g)] < 0
                             ? 0
-                            : at[size_t(g)] +
-                                  lowering::wgmma_operand_byte(e / K, e % K, bytes, o.lbo, o.sbo);
+                            : at[size_t(g)] + lowering::wgmma_operand_byte(
+                                                  e / K, e % K, bytes, o.lbo, o.sbo, o.mn_major);
                     gathered[size_t(t)].i = byte / bytes;
                 }
                 Access a = shape.make(false);

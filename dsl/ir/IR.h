@@ -171,9 +171,10 @@ enum class AtomicOp : int { Add, Mul, Min, Max };
 // scalars (one type); extract_element(v, i) is lane i (a constant) of v.
 // Warpgroup tensor cores (sm_90a, lowering/WarpgroupMMA.h has the layouts and makes the
 // calls), each executed together by the 128 threads of a warpgroup:
-// gpu_wgmma(zero, a_byte, a_lbo, a_sbo, b_byte, b_lbo, b_sbo, d) is wgmma.mma_async m64nNk16:
-// d (float32 x N/2) plus A * B, A and B of zero's 16-bit float type read from shared memory
-// at the byte offsets a_byte and b_byte, laid out as the constant lbo and sbo say;
+// gpu_wgmma(zero, a_byte, a_lbo, a_sbo, b_byte, b_lbo, b_sbo, d, a_mn, b_mn) is
+// wgmma.mma_async m64nNk16: d (float32 x N/2) plus A * B, A and B of zero's 16-bit float type
+// read from shared memory at the byte offsets a_byte and b_byte, laid out as the constant lbo
+// and sbo say, K-major or (a_mn, b_mn: 1) MN-major;
 // gpu_wgmma_fence(d) and gpu_wgmma_wait(n, d) are d, ordered after wgmma.fence and after
 // wgmma.wait_group n; gpu_wgmma_commit() closes a group; gpu_async_proxy_fence() makes the
 // block's earlier shared-memory stores visible to wgmma (after the next barrier).

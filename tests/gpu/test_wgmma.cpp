@@ -43,10 +43,20 @@ constexpr int kBLbo = 128, kBSbo = 256;
 int b_byte(int n, int k) {
     return (n / 8) * kBSbo + (k / 8) * kBLbo + (n % 8) * 16 + (k % 8) * 2;
 }
+// B stored MN-major (as a row-major K x N B is copied in 16-byte pieces): core matrices of 8 k
+// x 8 consecutive n, along n 128 bytes apart (SBO), along k N * 16 bytes apart (LBO).
+constexpr int kBMnSbo = 128;
+int b_mn_lbo(int N) {
+    return N * 16;
+}
+int b_mn_byte(int n, int k, int N) {
+    return (n / 8) * kBMnSbo + (k / 8) * b_mn_lbo(N) + (k % 8) * 16 + (n % 8) * 2;
+}
 
 struct Options {
     int threads = 256;
     int a_misalign = 0; // bytes added to warpgroup 1's A
+    bool b_mn_major = false;
 };
 
 // Two warpgroups: warpgroup g computes rows 64g .. 64g + 63 of D = C + A * B, where A is
@@ -66,14 +76,19 @@ LoweredKernel wgmma_kernel(int N, const Options &o = Options()) {
             (row / 64) * 2048 + (r / 8) * kASbo + (k / 8) * kALbo + (r % 8) * 16 + (k % 8) * 2;
         body.push_back(Store::make(sh, Load::make(BFloat(16), "a", e, Expr()), byte / 2, Expr()));
     }
+    auto b_at = [&](const Expr &n, const Expr &k) {
+        if (o.b_mn_major)
+            return b_start + (n / 8) * kBMnSbo + (k / 8) * b_mn_lbo(N) + (k % 8) * 16 + (n % 8) * 2;
+        return b_start + (n / 8) * kBSbo + (k / 8) * kBLbo + (n % 8) * 16 + (k % 8) * 2;
+    };
     for (int i = 0; i < N * 16 / 256; i++) {
         Expr e = t + 256 * i, n = e / 16, k = e % 16;
-        Expr byte = b_start + (n / 8) * kBSbo + (k / 8) * kBLbo + (n % 8) * 16 + (k % 8) * 2;
+        Expr byte = b_at(n, k);
         body.push_back(Store::make(sh, Load::make(BFloat(16), "b", e, Expr()), byte / 2, Expr()));
     }
     if (N * 16 % 256 != 0) { // the rest of B, by the first threads
         Expr e = t + 256 * (N * 16 / 256), n = e / 16, k = e % 16;
-        Expr byte = b_start + (n / 8) * kBSbo + (k / 8) * kBLbo + (n % 8) * 16 + (k % 8) * 2;
+        Expr byte = b_at(n, k);
         body.push_back(IfThenElse::make(
             e < N * 16, Store::make(sh, Load::make(BFloat(16), "b", e, Expr()), byte / 2, Expr())));
     }
@@ -104,11 +119,12 @@ LoweredKernel wgmma_kernel(int N, const Options &o = Options()) {
     tail = Block::make({lowering::gpu_wgmma_commit(), tail});
     lowering::WgmmaOperand a{group * 2048 + group * o.a_misalign, kALbo, kASbo};
     lowering::WgmmaOperand b{Expr(b_start), kBLbo, kBSbo};
+    if (o.b_mn_major) b = {Expr(b_start), b_mn_lbo(N), kBMnSbo, true};
     tail = LetStmt::make("product", lowering::gpu_wgmma(BFloat(16), N, a, b, fenced), tail);
     tail = LetStmt::make("fenced", lowering::gpu_wgmma_fence(c), tail);
     body.push_back(tail);
     LoweredKernel k;
-    k.name = "wgmma_m64n" + std::to_string(N);
+    k.name = "wgmma_m64n" + std::to_string(N) + (o.b_mn_major ? "_b_mn" : "");
     k.threads = {o.threads, 1, 1};
     k.shared_bytes = b_start + N * 16 * 2 + 64;
     k.args = {aicf_test::buffer_arg("a", BFloat(16), false),
@@ -150,6 +166,9 @@ TEST(Wgmma, LayoutMaps) {
         for (int k = 0; k < 16; k++) {
             ASSERT_EQ(lowering::wgmma_operand_byte(r, k, 2, kALbo, kASbo), a_byte(r, k));
             ASSERT_EQ(lowering::wgmma_operand_byte(r, k, 2, kBLbo, kBSbo), b_byte(r, k));
+            for (int N : {64, 24})
+                ASSERT_EQ(lowering::wgmma_operand_byte(r, k, 2, b_mn_lbo(N), kBMnSbo, true),
+                          b_mn_byte(r, k, N));
         }
     }
     for (int t = 0; t < 128; t++) {
@@ -166,12 +185,15 @@ TEST(Wgmma, LayoutMaps) {
     EXPECT_FALSE(lowering::wgmma_shape_exists(64, Float(32)));
 }
 
-// D = C + A * B for N = 64 and 24, against double precision.
+// D = C + A * B for N = 64 and 24, B K-major and MN-major, against double precision.
 TEST(Wgmma, MatchesDoublePrecision) {
-    for (int N : {64, 24}) {
+    for (auto [N, mn] : {std::pair{64, false}, {24, false}, {64, true}, {24, true}}) {
+        SCOPED_TRACE(mn ? "B MN-major" : "B K-major");
         const Operands o = random_operands(N, unsigned(N));
         std::vector<HostBuffer> buffers = buffers_of(o, N);
-        aicf_test::run_kernel(wgmma_kernel(N), buffers, sm90a);
+        Options options;
+        options.b_mn_major = mn;
+        aicf_test::run_kernel(wgmma_kernel(N, options), buffers, sm90a);
         const std::vector<float> d = buffers[3].as<float>();
         for (int m = 0; m < 128; m++) {
             for (int n = 0; n < N; n++) {
@@ -197,6 +219,11 @@ TEST(Wgmma, PTXAssemblesForSm90a) {
         EXPECT_FALSE(backends::assemble_ptx(ptx, "sm_90a").empty());
         const std::string ptx24 = backends::compile_kernels_to_ptx({wgmma_kernel(24)}, sm90a);
         EXPECT_FALSE(backends::assemble_ptx(ptx24, "sm_90a").empty());
+        Options mn;
+        mn.b_mn_major = true;
+        const std::string ptx_mn = backends::compile_kernels_to_ptx({wgmma_kernel(64, mn)}, sm90a);
+        EXPECT_NE(ptx_mn.find(", p, 1, 1, 0, 1;"), std::string::npos) << ptx_mn;
+        EXPECT_FALSE(backends::assemble_ptx(ptx_mn, "sm_90a").empty());
     }
 }
 
