@@ -5,6 +5,7 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/SimplifyInternal.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <vector>
@@ -127,6 +128,23 @@ bool Simplify::cancels(const LinearForm &side, const Expr &e, int64_t coeff, int
 
 Expr Simplify::rebuild_sum(const LinearForm &l) {
     if (!no_overflow(l.type)) return linear_rebuild(l);
+    // k*c*(x / c) + k*(x % c) == k*x for a constant c > 0: a point split into its tile and
+    // its place in the tile, put back together (a thread index fused from two loops).
+    for (size_t i = 0; i < l.terms.size(); i++) {
+        const Div *d = l.terms[i].e.as<Div>();
+        if (!d || !d->type.is_scalar()) continue;
+        auto c = positive_const(d->b);
+        if (!c || l.terms[i].coeff % *c != 0) continue;
+        const int64_t k = l.terms[i].coeff / *c;
+        for (size_t j = 0; j < l.terms.size(); j++) {
+            const Mod *m = l.terms[j].e.as<Mod>();
+            if (!m || l.terms[j].coeff != k || !equal(m->a, d->a) || !equal(m->b, d->b)) continue;
+            LinearForm rest = l;
+            rest.terms.erase(rest.terms.begin() + std::max(i, j));
+            rest.terms.erase(rest.terms.begin() + std::min(i, j));
+            return rebuild_sum(linear_combine(rest, linear_form(d->a), k));
+        }
+    }
     // k*x - k*c*(x / c) == k*(x % c) for a constant c > 0 (division rounds down): the sum
     // loses the quotient, and interval analysis then knows the remainder lies in [0, c - 1].
     // Only when every term of x cancels, so the sum gets simpler.

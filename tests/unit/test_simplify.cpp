@@ -332,6 +332,26 @@ TEST_F(SimplifyTest, SumsOfAQuotientAndItsNumeratorBecomeARemainder) {
     EXPECT_FALSE(simplifies_to(kept, Mod::make(Add::make(x, y), 2)));
 }
 
+// A point split into its tile and its place in the tile, put back together: (x / 4) * 64 +
+// (x % 4) * 16 is 16 x (a warp index fused from a warpgroup and its 4 warps), also among other
+// terms and in either order; a remainder at another scale, or of another divisor, stays.
+TEST_F(SimplifyTest, AQuotientAndItsRemainderRecombine) {
+    EXPECT_TRUE(simplifies_to(Add::make(Mul::make(Div::make(x, 8), 8), Mod::make(x, 8)), x));
+    EXPECT_TRUE(
+        simplifies_to(Add::make(Mul::make(Div::make(x, 4), 64), Mul::make(Mod::make(x, 4), 16)),
+                      Mul::make(x, 16)));
+    EXPECT_TRUE(simplifies_to(
+        Add::make(Add::make(Mul::make(Mod::make(x, 4), 16), y), Mul::make(Div::make(x, 4), 64)),
+        Add::make(Mul::make(x, 16), y)));
+    for (Expr e : {Add::make(Mul::make(Div::make(x, 4), 64), Mul::make(Mod::make(x, 4), 8)),
+                   Add::make(Mul::make(Div::make(x, 4), 4), Mod::make(x, 8))}) {
+        Expr kept = simplify(e);
+        bool has_div = false;
+        visit_each<Div>(kept, [&](const Div *) { has_div = true; });
+        EXPECT_TRUE(has_div) << kept;
+    }
+}
+
 // min(x + k, y) - min(x, y) is y - x clamped to [0, k] (max alike): x and y appear once,
 // so interval analysis bounds the extent of a region clamped at both ends by k.
 TEST_F(SimplifyTest, DifferencesOfMinsWithASharedOperandBecomeAClamp) {
