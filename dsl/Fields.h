@@ -44,7 +44,7 @@ template <typename T, size_t N = 0> constexpr size_t field_count() {
 template <typename T, typename F> void for_each_field(const T &s, F &&f) {
     static_assert(std::is_aggregate_v<T>, "for_each_field needs an aggregate");
     constexpr size_t n = field_count<T>();
-    static_assert(n >= 1 && n <= 12, "for_each_field handles aggregates of 1 to 12 fields");
+    static_assert(n >= 1 && n <= 14, "for_each_field handles aggregates of 1 to 14 fields");
     if constexpr (n == 1) {
         const auto &[a] = s;
         f(a);
@@ -78,9 +78,15 @@ template <typename T, typename F> void for_each_field(const T &s, F &&f) {
     } else if constexpr (n == 11) {
         const auto &[a, b, c, d, e, g, h, i, j, k, l] = s;
         f(a), f(b), f(c), f(d), f(e), f(g), f(h), f(i), f(j), f(k), f(l);
-    } else {
+    } else if constexpr (n == 12) {
         const auto &[a, b, c, d, e, g, h, i, j, k, l, m] = s;
         f(a), f(b), f(c), f(d), f(e), f(g), f(h), f(i), f(j), f(k), f(l), f(m);
+    } else if constexpr (n == 13) {
+        const auto &[a, b, c, d, e, g, h, i, j, k, l, m, o] = s;
+        f(a), f(b), f(c), f(d), f(e), f(g), f(h), f(i), f(j), f(k), f(l), f(m), f(o);
+    } else {
+        const auto &[a, b, c, d, e, g, h, i, j, k, l, m, o, p] = s;
+        f(a), f(b), f(c), f(d), f(e), f(g), f(h), f(i), f(j), f(k), f(l), f(m), f(o), f(p);
     }
 }
 

@@ -507,6 +507,15 @@ Func &Func::swizzle_storage() {
     return *this;
 }
 
+Func &Func::core_matrix_storage() {
+    user_assert(func.args().size() >= 2)
+        << "core_matrix_storage on Func " << name() << ": core matrices tile rows (the "
+        << "innermost stored dimension) 8 at a time, but " << name() << " has one dimension. "
+        << "Store a tile of two or more.";
+    func.schedule().core_matrix_storage = true;
+    return *this;
+}
+
 namespace {
 
 Func make_wrapper(const Function &f, const std::string &consumer) {

@@ -267,6 +267,12 @@ public:
     // 16 bytes would, without the padding. Rows must be 32, 64 or a multiple of 128 bytes
     // long (a constant); each 16-byte piece stays whole, so accesses within one stay dense.
     Func &swizzle_storage();
+    // The layout the warpgroup tensor cores read (gpu_wgmma), for tiles in GPU shared memory:
+    // the two innermost stored dimensions (rows, and the rows' index) tiled in core matrices of
+    // 8 rows x 16 bytes, each 128 contiguous bytes; rows are padded to whole 16-byte pieces
+    // and their count to a multiple of 8. A 16-byte piece of a row stays whole, so copies of
+    // whole pieces (cp.async) stay dense.
+    Func &core_matrix_storage();
 
     // A wrapper: a new Func equal to this one that `consumer` reads instead of it, to be
     // scheduled on its own (the Halide way to stage a copy, e.g. a tile in shared memory).

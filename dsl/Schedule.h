@@ -100,6 +100,8 @@ struct StageSchedule {
     // gpu_mma(): the loops over the columns, rows and reduction of one matrix instruction
     // (n, m, k; their names), which one warp executes together. Empty: none.
     std::vector<std::string> mma_loops;
+    // gpu_wgmma(): the same for one warpgroup instruction. Empty: none.
+    std::vector<std::string> wgmma_loops;
 };
 
 // A constraint on the region of a pure dimension: fixed by bound() (min and extent) or
@@ -143,7 +145,8 @@ struct FuncSchedule {
     bool store_level_set = false;   // false: storage goes where the Func is computed
     GPULaunchBounds launch_bounds;
     GPUPipeline gpu_pipeline;
-    bool swizzled_storage = false; // swizzle_storage(): 16-byte pieces XOR-permuted by row
+    bool swizzled_storage = false;    // swizzle_storage(): 16-byte pieces XOR-permuted by row
+    bool core_matrix_storage = false; // core_matrix_storage(): tiled in 8 x 16-byte matrices
     // An inline reduction's Func (sum, maximum, argmax, ...): with no placement, computed in
     // the innermost loop around all its uses (as Halide does), not at the root.
     bool innermost_by_default = false;

@@ -462,21 +462,29 @@ Stage &Stage::atomic() {
     schedule().atomic = true;
     return *this;
 }
-Stage &Stage::gpu_mma(const VarOrRVar &n, const VarOrRVar &m, const VarOrRVar &k) {
-    user_assert(stage > 0) << "In the schedule of " << name() << ", gpu_mma() applies to an "
-                           << "update that accumulates products; " << name()
+std::vector<std::string> Stage::matrix_loops(const VarOrRVar &n, const VarOrRVar &m,
+                                             const VarOrRVar &k, const char *directive) {
+    user_assert(stage > 0) << "In the schedule of " << name() << ", " << directive
+                           << "() applies to an update that accumulates products; " << name()
                            << " is the pure definition.";
     user_assert(n.name() != m.name() && n.name() != k.name() && m.name() != k.name())
-        << "In the schedule of " << name() << ", gpu_mma(" << n.name() << ", " << m.name() << ", "
-        << k.name() << ") names a loop twice; give the loops over the columns, the rows and the "
-        << "reduction.";
+        << "In the schedule of " << name() << ", " << directive << "(" << n.name() << ", "
+        << m.name() << ", " << k.name() << ") names a loop twice; give the loops over the "
+        << "columns, the rows and the reduction.";
     for (const VarOrRVar *v : {&n, &m})
-        find_dim(*v, "gpu_mma");
-    user_assert(schedule().dims[find_dim(k, "gpu_mma")].is_rvar)
-        << "In the schedule of " << name() << ", gpu_mma's third loop " << k.name()
+        find_dim(*v, directive);
+    user_assert(schedule().dims[find_dim(k, directive)].is_rvar)
+        << "In the schedule of " << name() << ", " << directive << "'s third loop " << k.name()
         << " must be a reduction variable (an RVar or a split of one): the instruction sums "
         << "over it.";
-    schedule().mma_loops = {n.name(), m.name(), k.name()};
+    return {n.name(), m.name(), k.name()};
+}
+Stage &Stage::gpu_mma(const VarOrRVar &n, const VarOrRVar &m, const VarOrRVar &k) {
+    schedule().mma_loops = matrix_loops(n, m, k, "gpu_mma");
+    return *this;
+}
+Stage &Stage::gpu_wgmma(const VarOrRVar &n, const VarOrRVar &m, const VarOrRVar &k) {
+    schedule().wgmma_loops = matrix_loops(n, m, k, "gpu_wgmma");
     return *this;
 }
 Stage &Stage::gpu_lanes(const VarOrRVar &x) {

@@ -115,6 +115,22 @@ public:
     // definition and its consumers are split the same way (x into outer, thread.x (4) and
     // inner (2); y into outer (2) and thread.y (8)) with f in registers.
     Stage &gpu_mma(const VarOrRVar &n, const VarOrRVar &m, const VarOrRVar &k);
+    // Hopper's warpgroup tensor cores (the target cuda-sm_90a): the innermost loops n (the
+    // columns, extent N: a multiple of 8 up to 256), m (the rows, 64) and k (16) of an update
+    // f(n, m) += a(k, m) * b(n, k), with f float and a, b both bfloat16 or float16 (converted
+    // to float), run as one wgmma.mma_async of the 4 warps of a warpgroup. a and b are read
+    // from shared memory as they are stored there, so each must be a Func computed at a loop
+    // of the block around the update, store_in(MemoryType::GPUShared) and
+    // core_matrix_storage(), read at (k, m) or (n, k) with k and m (or n) each moving along
+    // one of its two innermost stored dimensions. As with gpu_mma, the block's x and y
+    // threads (4 x 8) are the lanes of each warp; the stage's own thread loop runs over the
+    // warpgroups, and its place is taken by one along z over their warps (4 a warpgroup), so
+    // the block is 4 x 8 x (4 x warpgroups). Each thread holds the points of f it owns in the
+    // instruction's layout: row 16 * (thread.z % 4) + thread.y + {0, 8} and column 8 j + 2 *
+    // thread.x + {0, 1} of its warpgroup's 64 x N tile, so f's pure definition and its
+    // consumers split y into thread.z (16 rows), {0, 8} and thread.y (8), and x into j,
+    // thread.x (4) and {0, 1}, with f in registers.
+    Stage &gpu_wgmma(const VarOrRVar &n, const VarOrRVar &m, const VarOrRVar &k);
     // Splits x by `x_size` into a block loop bx and a thread loop tx (and likewise y, z).
     Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx,
                     const ir::Expr &x_size, TailStrategy tail = TailStrategy::Auto);
@@ -174,6 +190,9 @@ private:
     ir::StageSchedule &schedule();
     const ir::Definition &definition() const;
     size_t find_dim(const VarOrRVar &v, const char *directive);
+    // The checked loop names of gpu_mma or gpu_wgmma.
+    std::vector<std::string> matrix_loops(const VarOrRVar &n, const VarOrRVar &m,
+                                          const VarOrRVar &k, const char *directive);
     void check_fresh(const VarOrRVar &v, const char *directive);
     Stage &set_loop_type(const VarOrRVar &v, ir::ForType t, const char *directive);
     // Applies a directive made of several steps whole or not at all: when a step is refused,

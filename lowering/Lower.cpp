@@ -36,6 +36,7 @@
 #include "lowering/VectorizeLoops.h"
 #include "lowering/VersionWideAccesses.h"
 #include "lowering/WarpMatrixUpdates.h"
+#include "lowering/WarpgroupUpdates.h"
 #include "lowering/Wrappers.h"
 
 #include <iostream>
@@ -192,6 +193,7 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     timer.phase("check_pipelined_reads");
     after_kernel_pass("pack_shared_memory", pack_shared_memory);
     after_kernel_pass("load_mma_operands_with_ldmatrix", load_mma_operands_with_ldmatrix);
+    after_kernel_pass("resolve_wgmma_operands", resolve_wgmma_operands);
     after_kernel_pass("fuse_gpu_thread_loops", fuse_gpu_thread_loops);
     pipeline_staged_loads(gpu.kernels, env);
     timer.phase("pipeline_staged_loads");
@@ -207,6 +209,7 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     timer.phase("copy_stages_asynchronously");
     log_kernels("copy_stages_asynchronously");
     timer.skip();
+    after_kernel_pass("fence_wgmma_operands", fence_wgmma_operands);
     after_kernel_pass("keep_values_in_registers", keep_values_in_registers);
     after_kernel_pass("kernel_closure", kernel_closure);
     after_kernel_pass("common_subexpression_elimination",

@@ -41,6 +41,15 @@ struct Layout {
         int inner = -1, row = -1;
         int64_t elements = 0, keys = 0, rows_per_key = 1;
     } swizzle;
+    // core_matrix_storage(): dimensions `inner` and `row` (the two innermost stored) tiled in
+    // core matrices of 8 rows x 16 bytes (`elements` long), each 128 contiguous bytes; those
+    // along a row 128 bytes apart, each 8 rows (`row_elements` long, padded) 8 * row_elements
+    // elements apart.
+    struct CoreMatrices {
+        int inner = -1, row = -1;
+        int64_t elements = 0;
+        Expr row_elements;
+    } cores;
 };
 
 Expr flat_index(const Layout &layout, const std::vector<Expr> &args) {
@@ -59,7 +68,17 @@ Expr flat_index(const Layout &layout, const std::vector<Expr> &args) {
                                     Call::PureIntrinsic);
             offset = Add::make(Mul::make(piece, e), Mod::make(offset, e));
         }
+        const Layout::CoreMatrices &cm = layout.cores;
         Expr term = Mul::make(offset, layout.strides[d]);
+        if (int(d) == cm.inner) {
+            Expr e = make_const(Int(32), cm.elements);
+            term = Add::make(Mul::make(Div::make(offset, e), make_const(Int(32), 8 * cm.elements)),
+                             Mod::make(offset, e));
+        } else if (int(d) == cm.row) {
+            Expr eight = make_const(Int(32), int64_t(8));
+            term = Add::make(Mul::make(Div::make(offset, eight), Mul::make(cm.row_elements, eight)),
+                             Mul::make(Mod::make(offset, eight), make_const(Int(32), cm.elements)));
+        }
         index = index.defined() ? Add::make(index, term) : term;
     }
     return index.defined() ? index : make_zero(Int(32));
@@ -108,6 +127,42 @@ Layout::Swizzle swizzle_of(const Function &f, const std::vector<std::string> &or
     sw.keys = std::min<int64_t>(pieces, 8);
     sw.rows_per_key = 8 / sw.keys;
     return sw;
+}
+
+// The core-matrix tiling of a Func in shared memory with two or more dimensions, whose
+// elements divide 16 bytes.
+Layout::CoreMatrices core_matrices_of(const Function &f, const std::vector<std::string> &order,
+                                      const std::vector<Type> &types) {
+    user_assert(order.size() >= 2) << "core_matrix_storage on Func " << f.name()
+                                   << ": it has one dimension, so no rows to tile.";
+    const int bytes = types[0].bytes();
+    for (const Type &t : types)
+        user_assert(t.bytes() == bytes && 16 % bytes == 0)
+            << "core_matrix_storage on Func " << f.name() << ": core matrices hold 16-byte rows "
+            << "of one element size that divides 16, but its elements are " << to_string(t)
+            << (t.bytes() == bytes ? "" : " and " + to_string(types[0])) << ".";
+    user_assert(!f.schedule().swizzled_storage)
+        << "core_matrix_storage on Func " << f.name() << ": it is also swizzled "
+        << "(swizzle_storage); a Func takes one of the two layouts.";
+    user_assert(f.schedule().storage_alignment.empty())
+        << "core_matrix_storage on Func " << f.name() << ": it is also padded (align_storage); "
+        << "core matrices pad their rows to whole 16-byte pieces themselves, and the tensor "
+        << "cores' descriptors expect no other padding. Drop align_storage().";
+    auto index_of = [&](const std::string &v) {
+        return int(std::find(f.args().begin(), f.args().end(), v) - f.args().begin());
+    };
+    Layout::CoreMatrices cm;
+    cm.inner = index_of(order[0]);
+    cm.row = index_of(order[1]);
+    cm.elements = 16 / bytes;
+    return cm;
+}
+
+// A shared layout's name in a message.
+const char *memory_for_users(MemoryType t) {
+    return t == MemoryType::Register ? "registers"
+           : t == MemoryType::Stack  ? "stack memory"
+                                     : "device or host memory";
 }
 
 class FlattenStorage : public IRMutator {
@@ -191,6 +246,15 @@ private:
                     simplify(LE::make(padded64, make_const(Int(64), int64_t(INT32_MAX)))), msg));
                 extent = simplify(Cast::make(Int(32), padded64));
             }
+            // Core matrices: the rows padded to whole 16-byte pieces, and to groups of 8.
+            if (sched.core_matrix_storage &&
+                (v == order[0] || (order.size() > 1 && v == order[1]))) {
+                const int64_t unit = v == order[0] ? 16 / std::max(op->types[0].bytes(), 1) : 8;
+                Expr u = make_const(Int(32), unit);
+                extent = simplify(
+                    Mul::make(Div::make(Add::make(extent, make_const(Int(32), unit - 1)), u), u));
+                if (v == order[0]) layout.cores.row_elements = extent;
+            }
             stride = Mul::make(var(sname), extent);
             total = Mul::make(total, extent);
             extents.push_back(extent);
@@ -198,12 +262,19 @@ private:
         user_assert(!sched.swizzled_storage || op->memory_type == MemoryType::GPUShared)
             << "swizzle_storage on Func " << f.name() << ": the swizzle lays out a tile in GPU "
             << "shared memory, but " << f.name() << " is stored in "
-            << (op->memory_type == MemoryType::Register ? "registers"
-                : op->memory_type == MemoryType::Stack  ? "stack memory"
-                                                        : "device or host memory")
-            << ". Compute it at a loop of a GPU kernel (compute_at) and "
-            << "store_in(MemoryType::GPUShared), or drop swizzle_storage().";
+            << memory_for_users(op->memory_type) << ". Compute it at a loop of a GPU kernel "
+            << "(compute_at) and store_in(MemoryType::GPUShared), or drop swizzle_storage().";
         if (sched.swizzled_storage) layout.swizzle = swizzle_of(f, order, extents, op->types);
+        user_assert(!sched.core_matrix_storage || op->memory_type == MemoryType::GPUShared)
+            << "core_matrix_storage on Func " << f.name() << ": core matrices lay out a tile in "
+            << "GPU shared memory for the tensor cores, but " << f.name() << " is stored in "
+            << memory_for_users(op->memory_type) << ". Compute it at a loop of a GPU kernel "
+            << "(compute_at) and store_in(MemoryType::GPUShared), or drop core_matrix_storage().";
+        if (sched.core_matrix_storage) {
+            Expr row_elements = layout.cores.row_elements;
+            layout.cores = core_matrices_of(f, order, op->types);
+            layout.cores.row_elements = row_elements;
+        }
         if (op->memory_type == MemoryType::Register) {
             layout.single.resize(op->bounds.size());
             for (size_t d = 0; d < op->bounds.size(); d++)

@@ -1,7 +1,5 @@
 #include "lowering/WarpMatrixUpdates.h"
 
-#include "lowering/GPUPlacement.h"
-
 #include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IREquality.h"
@@ -13,6 +11,7 @@
 #include "dsl/ir/Substitute.h"
 #include "lowering/GPUPlacement.h"
 #include "lowering/KernelAnalysis.h"
+#include "lowering/MatrixUpdates.h"
 #include "lowering/TensorCores.h"
 
 #include <map>
@@ -27,28 +26,8 @@ using namespace ir;
 
 namespace {
 
-// A statement as text inside a sentence: without the printer's closing newline.
-std::string inline_text(const Stmt &s) {
-    std::string text = to_string(s);
-    while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
-        text.pop_back();
-    return text;
-}
-
 // A lane's thread loops: t = lane % 4 along x, g = lane / 4 along y.
 constexpr int kLaneThreadsX = 4, kLaneThreadsY = 8;
-
-struct MMAStage {
-    std::string func;
-    int stage = 0;
-    std::string n, m, k; // loop names
-    std::string user_name;
-
-    std::string loops_for_users() const {
-        return "(" + loop_var_for_users(n) + ", " + loop_var_for_users(m) + ", " +
-               loop_var_for_users(k) + ")";
-    }
-};
 
 // Where element i of a fragment lies for lane t + 4 g: row and column affine in (g, t), read
 // off the PTX ISA's maps and checked against them at every lane.
@@ -73,24 +52,43 @@ std::pair<Expr, Expr> element_at(const MMAShape &shape, Map map, int i, const Ex
     return {affine(r0, r4 - r0, r1 - r0), affine(c0, c4 - c0, c1 - c0)};
 }
 
-std::optional<int64_t> step_along(const Expr &e, const std::string &var) {
-    Expr next = substitute(var, Add::make(Variable::make(Int(32), var), make_one(Int(32))), e);
-    return as_const_int(simplify(Sub::make(next, e)));
-}
-
 class LowerUpdates : public IRMutator {
 public:
-    LowerUpdates(std::map<std::string, MMAStage> stages) : stages(std::move(stages)) {}
+    LowerUpdates(std::map<std::string, MatrixStage> stages,
+                 const std::map<std::string, Function> &env)
+        : stages(std::move(stages)), env(env) {}
 
 private:
-    std::map<std::string, MMAStage> stages; // by stage ("f.s1")
-    const For *warp = nullptr;              // the thread loop of the stage being rewritten
-    bool found = false;                     // its gpu_mma loops were met
+    std::map<std::string, MatrixStage> stages; // by stage ("f.s1")
+    const std::map<std::string, Function> &env;
+    const For *warp = nullptr; // the thread loop of the stage being rewritten
+    bool found = false;        // its instruction's loops were met
     bool kernel_has_mma = false;
     int block_loops = 0;
     int results = 0;
+    UpdateContext context; // what the warpgroup instruction's operands need
 
     using IRMutator::visit;
+
+    Stmt visit(const LetStmt *op) override {
+        context.lets.emplace_back(op->name, op->value);
+        Stmt s = IRMutator::visit(op);
+        context.lets.pop_back();
+        return s;
+    }
+
+    Stmt visit(const Realize *op) override {
+        auto saved = context.realized.find(op->name);
+        std::optional<std::vector<Range>> outer;
+        if (saved != context.realized.end()) outer = saved->second;
+        context.realized[op->name] = op->bounds;
+        Stmt s = IRMutator::visit(op);
+        if (outer)
+            context.realized[op->name] = *outer;
+        else
+            context.realized.erase(op->name);
+        return s;
+    }
 
     Stmt visit(const For *op) override {
         if (op->for_type == ForType::GPUBlock) check_inner_block_loops(op);
@@ -110,28 +108,40 @@ private:
         }
         auto it = stages.find(stage_of_loop(op->name));
         if (it == stages.end()) return IRMutator::visit(op);
-        const MMAStage &ms = it->second;
+        const MatrixStage &ms = it->second;
+        const char *unit = ms.warpgroup() ? "warpgroups" : "warps";
         if (op->for_type == ForType::GPUThread) {
-            user_assert(!warp)
-                << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
-                << ", which takes the x and y threads of the block for the lanes of each warp, "
-                << "but it has two thread loops, " << loop_var_for_users(warp->name) << " and "
-                << loop_var_for_users(op->name) << ". Give it one thread loop, over its warps "
-                << "(it runs along z); fuse the others into it.";
+            user_assert(!warp) << ms.user_name << " runs " << ms.call_for_users()
+                               << ", which takes the x and y threads of the block for the lanes "
+                               << "of each warp, but it has two thread loops, "
+                               << loop_var_for_users(warp->name) << " and "
+                               << loop_var_for_users(op->name) << ". Give it one thread loop, "
+                               << "over its " << unit
+                               << " (it runs along z); fuse the others into it.";
             warp = op;
             found = false;
-            Stmt body = mutate(op->body);
-            user_assert(found) << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
-                               << ", but those loops "
-                               << "lie outside its thread loop " << loop_var_for_users(op->name)
-                               << ". Order them innermost, inside the thread loop over warps.";
+            // The warpgroup instruction's thread loop runs over the warps, 4 a warpgroup.
+            const std::string z =
+                ms.warpgroup() ? loop_name(ms.func, ms.stage, "wgmma_warp") : op->name;
+            Stmt body = op->body;
+            if (ms.warpgroup())
+                body = substitute(
+                    op->name, Add::make(op->min, Div::make(Variable::make(Int(32), z), 4)), body);
+            body = mutate(body);
+            user_assert(found) << ms.user_name << " runs " << ms.call_for_users()
+                               << ", but those loops lie outside its thread loop "
+                               << loop_var_for_users(op->name) << ". Order them innermost, "
+                               << "inside the thread loop over " << unit << ".";
             warp = nullptr;
             kernel_has_mma = true;
             const std::string t = loop_name(ms.func, ms.stage, "mma_t"),
                               g = loop_name(ms.func, ms.stage, "mma_g");
             body = For::make(t, 0, kLaneThreadsX, ForType::GPUThread, GPUDim::X, body);
             body = For::make(g, 0, kLaneThreadsY, ForType::GPUThread, GPUDim::Y, body);
-            return For::make(op->name, op->min, op->extent, op->for_type, GPUDim::Z, body);
+            if (!ms.warpgroup())
+                return For::make(op->name, op->min, op->extent, op->for_type, GPUDim::Z, body);
+            return For::make(z, 0, simplify(Mul::make(op->extent, 4)), op->for_type, GPUDim::Z,
+                             body);
         }
         if (op->name != ms.n && op->name != ms.m && op->name != ms.k) return IRMutator::visit(op);
         if (block_loops > 0 && !warp) {
@@ -142,161 +152,46 @@ private:
                     stage_of_loop(f->name) == stage_of_loop(op->name))
                     inner = f;
             });
-            user_assert(!inner) << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
+            user_assert(!inner) << ms.user_name << " runs " << ms.call_for_users()
                                 << ", which must be its innermost three loops, inside its thread "
-                                << "loop over warps, but the loop " << loop_var_for_users(op->name)
-                                << " lies outside the thread loop "
+                                << "loop over " << unit << ", but the loop "
+                                << loop_var_for_users(op->name) << " lies outside the thread loop "
                                 << loop_var_for_users(inner->name) << ". Reorder the stage.";
         }
         user_assert(block_loops > 0 && warp)
-            << ms.user_name << " runs gpu_mma" << ms.loops_for_users() << ", which one warp of "
-            << "a GPU block executes, but "
+            << ms.user_name << " runs " << ms.call_for_users() << ", which one "
+            << (ms.warpgroup() ? "warpgroup" : "warp") << " of a GPU block executes, but "
             << (block_loops ? "no GPU thread loop of the stage " : "no GPU block loop ")
             << "encloses those loops. Map a loop outside them onto "
-            << (block_loops ? "gpu_threads (the block's warps)" : "gpu_blocks") << ".";
+            << (block_loops ? std::string("gpu_threads (the block's ") + unit + ")"
+                            : std::string("gpu_blocks"))
+            << ".";
         found = true;
-        return rewrite(ms, op);
+        const MatrixUpdate u = match_matrix_update(ms, op);
+        if (!ms.warpgroup()) return rewrite(ms, u);
+        const std::string lane = loop_name(ms.func, ms.stage, "mma_g");
+        return warpgroup_update(ms, u,
+                                Variable::make(Int(32), loop_name(ms.func, ms.stage, "wgmma_warp")),
+                                Variable::make(Int(32), lane),
+                                Variable::make(Int(32), loop_name(ms.func, ms.stage, "mma_t")),
+                                context, env, results++);
     }
 
-    // The three loops of the instruction, perfectly nested around the update.
-    Stmt rewrite(const MMAStage &ms, const For *outer) {
-        std::map<std::string, const For *> nest;
-        std::vector<std::pair<std::string, Expr>> lets;
-        Stmt body = outer;
-        while (true) {
-            if (const For *f = body.as<For>()) {
-                const bool ours = f->name == ms.n || f->name == ms.m || f->name == ms.k;
-                user_assert(ours && nest.size() < 3)
-                    << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
-                    << ", which must be its innermost three loops, but the loop "
-                    << loop_var_for_users(f->name) << " lies inside them. Reorder the stage.";
-                nest[f->name] = f;
-                body = f->body;
-            } else if (const LetStmt *l = body.as<LetStmt>()) {
-                lets.emplace_back(l->name, l->value);
-                body = l->body;
-            } else {
-                break;
-            }
-        }
-        // A test around the update (a split's tail guard, an RDom's where()) is refused once
-        // the loops' extents are known to be the instruction's: a wrong extent is the likelier
-        // mistake, and its message says what to change.
-        const IfThenElse *guard = body.as<IfThenElse>();
-        if (guard && !guard->else_case.defined()) body = guard->then_case;
-        user_assert(nest.size() == 3 && !body.as<IfThenElse>())
-            << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
-            << ", which must be its innermost three loops, nested directly around the update, "
-            << "but other statements lie between them.";
-        const Provide *p = body.as<Provide>();
-        user_assert(p && p->values.size() == 1 && p->values[0].type() == Float(32))
-            << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
-            << ": the update must write one float32 value (the accumulator), but it is "
-            << with_user_loop_names(inline_text(body)) << ".";
-        const For *n = nest.at(ms.n), *m = nest.at(ms.m), *k = nest.at(ms.k);
-
-        std::vector<Expr> args;
-        for (const Expr &a : p->args)
-            args.push_back(simplify(substitute_lets(lets, a)));
-        const Expr value = substitute_lets(lets, p->values[0]);
-        const std::string shape_text = "it must be " + ms.func + "(.., n, .., m, ..) = " + ms.func +
-                                       "(same point) + a(m, k) * b(k, n), with a and b both "
-                                       "bfloat16, float16 (converted to float32) or float32";
-        auto refuse = [&](const std::string &why) {
-            user_error << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
-                       << ", but its update " << with_user_loop_names(inline_text(Stmt(p))) << " "
-                       << why << ": " << shape_text << ".";
-        };
-        // The accumulator read and the product.
-        Expr product;
-        if (const Add *add = value.as<Add>()) {
-            for (auto [acc, other] : {std::pair{add->a, add->b}, std::pair{add->b, add->a}}) {
-                const Call *c = acc.as<Call>();
-                if (!c || c->call_type != Call::Func || c->name != ms.func || product.defined())
-                    continue;
-                bool same = c->args.size() == args.size();
-                for (size_t i = 0; same && i < args.size(); i++)
-                    same = equal(simplify(c->args[i]), args[i]);
-                if (same) product = other;
-            }
-        }
-        if (!product.defined()) refuse("does not add to the point it writes");
-        const Mul *mul = product.as<Mul>();
-        if (!mul) refuse("does not add a product");
-        auto operand = [&](const Expr &e) -> Expr {
-            if (const Cast *c = e.as<Cast>()) {
-                const Type from = c->value.type();
-                if (from.is_float() && from.bits == 16) return c->value;
-            }
-            return e;
-        };
-        Expr x = operand(mul->a), y = operand(mul->b);
-        Expr a, b;
-        if (!uses_var(x, n->name) && !uses_var(y, m->name)) {
-            a = x;
-            b = y;
-        } else if (!uses_var(y, n->name) && !uses_var(x, m->name)) {
-            a = y;
-            b = x;
-        } else {
-            // a * b * 2: one factor is neither operand.
-            for (const Expr &f : {x, y}) {
-                if (!uses_var(f, n->name) && !uses_var(f, m->name))
-                    refuse("multiplies the operands' product by a third factor, " +
-                           with_user_loop_names(to_string(f)) +
-                           " (scale an operand's definition, or the result in a later stage)");
-            }
-            refuse("multiplies factors that depend on both " + loop_var_for_users(n->name) +
-                   " and " + loop_var_for_users(m->name));
-        }
-        if (a.type() != b.type() || !(a.type() == Float(32) || a.type().bits == 16) ||
-            !a.type().is_float())
-            refuse("multiplies a " + to_string(a.type()) + " by a " + to_string(b.type()));
+    // The warp instruction: each lane gathers its elements of the A and B fragments, reads
+    // its four points of the accumulator, and writes back the instruction's result there.
+    Stmt rewrite(const MatrixStage &ms, const MatrixUpdate &u) {
+        const Expr &a = u.a, &b = u.b;
+        const For *n = u.n, *m = u.m, *k = u.k;
         const bool tf32 = a.type() == Float(32);
         std::optional<MMAShape> shape = mma_shape(a.type().with_lanes(tf32 ? 4 : 8),
                                                   b.type().with_lanes(tf32 ? 2 : 4), Float(32, 4));
         internal_assert(shape) << "no mma for " << to_string(a.type());
-
         // The loops' extents are the instruction's.
         for (auto [loop, want, what] :
              {std::tuple{n, shape->n, "n (columns)"}, std::tuple{m, shape->m, "m (rows)"},
-              std::tuple{k, shape->k, "k (the reduction)"}}) {
-            auto e = as_const_int(simplify(loop->extent));
-            user_assert(e && *e == want)
-                << ms.user_name << " runs gpu_mma" << ms.loops_for_users() << " on "
-                << to_string(a.type()) << " inputs, " << shape->ptx_name() << ", whose " << what
-                << " loop " << loop_var_for_users(loop->name) << " must have extent " << want
-                << ", but it has " << with_user_loop_names(to_string(simplify(loop->extent)))
-                << ". Split it by " << want << ".";
-        }
-        user_assert(!guard)
-            << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
-            << ", which must be its innermost three loops, nested directly around the update, "
-            << "but a test guards the update: if ("
-            << with_user_loop_names(to_string(simplify(guard->condition)))
-            << "). A split whose factor does not divide the extent guards its tail, as does an "
-            << "RDom's where(). For n and m: compute " << ms.func << " at a tile of its consumer "
-            << "that the splits divide (a region its consumers ask beyond whole tiles is "
-            << "guarded too), give " << ms.func << " a bound_extent of whole tiles where its "
-            << "consumer's tail is guarded (GuardWithIf), or split them with "
-            << "TailStrategy::RoundUp (both whole tiles, the operands read through a clamp). "
-            << "For k: give the reduction an extent that is a "
-            << "multiple of the instruction's k (" << shape->k
-            << "), the inputs read past their end as zeros (a(k, y) = select(k < K, A(min(k, K - "
-            << "1), y), 0)).";
-        // The update's point moves along one dimension with n and another with m, not with k.
-        int n_dim = -1, m_dim = -1;
-        for (size_t d = 0; d < args.size(); d++) {
-            if (uses_var(args[d], k->name))
-                refuse("writes a point that depends on the reduction loop " +
-                       loop_var_for_users(k->name));
-            auto sn = step_along(args[d], n->name), sm = step_along(args[d], m->name);
-            if (!sn || !sm) refuse("writes at a point that is not affine in n and m");
-            if (*sn != 0 && *sm != 0) refuse("moves along one dimension with both n and m");
-            if (*sn != 0) n_dim = n_dim < 0 ? int(d) : -2;
-            if (*sm != 0) m_dim = m_dim < 0 ? int(d) : -2;
-        }
-        if (n_dim < 0 || m_dim < 0) refuse("does not write a distinct point for each n and m");
+              std::tuple{k, shape->k, "k (the reduction)"}})
+            check_loop_extent(ms, shape->ptx_name(), a.type(), loop, want, what);
+        check_guard_and_point(ms, u, shape->k);
 
         const Expr g = Variable::make(Int(32), loop_name(ms.func, ms.stage, "mma_g"));
         const Expr t = Variable::make(Int(32), loop_name(ms.func, ms.stage, "mma_t"));
@@ -318,14 +213,11 @@ private:
             auto [row, col] = element_at(*shape, mma_b_element, i, g, t);
             b_parts.push_back(at(b, k, row, n, col));
         }
-        const Call *acc = nullptr;
-        visit_each<Call>(value, [&](const Call *c) {
-            if (c->name == ms.func && !acc) acc = c;
-        });
+        const Call *acc = u.accumulator;
         for (int i = 0; i < 4; i++) {
             auto [row, col] = element_at(*shape, mma_c_element, i, g, t);
             std::vector<Expr> point;
-            for (const Expr &arg : args)
+            for (const Expr &arg : u.args)
                 point.push_back(simplify(at(arg, m, row, n, col)));
             points.push_back(point);
             c_parts.push_back(Call::make_func(Float(32), ms.func, point, acc->func, 0));
@@ -519,27 +411,25 @@ void load_mma_operands_with_ldmatrix(LoweredKernel &kernel) {
 
 Stmt lower_warp_matrix_updates(const Stmt &s, const std::map<std::string, Function> &env,
                                const Target &target) {
-    std::map<std::string, MMAStage> stages;
-    for (const auto &[name, f] : env) {
-        for (int i = 1; i < f.stages(); i++) {
-            const std::vector<std::string> &loops = f.stage(i).schedule.mma_loops;
-            if (loops.empty()) continue;
-            MMAStage ms;
-            ms.func = name;
-            ms.stage = i;
-            ms.n = loop_name(name, i, loops[0]);
-            ms.m = loop_name(name, i, loops[1]);
-            ms.k = loop_name(name, i, loops[2]);
-            ms.user_name = stage_for_users(name, i);
-            user_assert(target.cuda_capability() >= 80)
-                << ms.user_name << " runs gpu_mma" << ms.loops_for_users()
-                << " on tensor cores, which need a CUDA target of sm_80 or later, but the target "
-                << "is " << target.to_string() << ". Add cuda-sm_80 (or later) to the target.";
-            stages[stage_of_loop(ms.n)] = ms;
-        }
+    std::map<std::string, MatrixStage> stages = matrix_stages(env, "gpu_mma");
+    for (const auto &[name, ms] : stages) {
+        user_assert(target.cuda_capability() >= 80)
+            << ms.user_name << " runs " << ms.call_for_users()
+            << " on tensor cores, which need a CUDA target of sm_80 or later, but the target "
+            << "is " << target.to_string() << ". Add cuda-sm_80 (or later) to the target.";
+    }
+    for (const auto &[name, ms] : matrix_stages(env, "gpu_wgmma")) {
+        user_assert(!stages.count(name))
+            << ms.user_name << " runs both gpu_mma and gpu_wgmma; give it one of the two.";
+        user_assert(target.cuda_capability() == 90 && target.is_arch_specific())
+            << ms.user_name << " runs " << ms.call_for_users()
+            << " on Hopper's warpgroup tensor cores (wgmma), which need the target cuda-sm_90a, "
+            << "but the target is " << target.to_string()
+            << ". Add cuda-sm_90a to the target, or use gpu_mma (sm_80 and later).";
+        stages[name] = ms;
     }
     if (stages.empty()) return s;
-    return LowerUpdates(std::move(stages)).mutate(s);
+    return LowerUpdates(std::move(stages), env).mutate(s);
 }
 
 } // namespace lowering

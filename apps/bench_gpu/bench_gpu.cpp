@@ -10,7 +10,9 @@
 //   gemm         bfloat16 inputs, float32 accumulation and result, on tensor cores (mma.sync
 //                fed by ldmatrix from padded shared tiles that cp.async fills in 3 stages;
 //                apps/common/GemmGPU.h), at the sizes the GPU check script also times
-//                torch.matmul on, and with other tiles and stages at 4096^3
+//                torch.matmul on, and with other tiles and stages at 4096^3; on an sm_90 GPU
+//                (and the simulator) also on Hopper's warpgroup tensor cores (wgmma.mma_async
+//                reading core-matrix tiles that cp.async fills; the rows marked "wg")
 //
 // Kernels are compiled for the GPU's own architecture (sm_80 on the simulator) with fused
 // multiply-adds, as CUDA compilers compile by default and as the cuBLAS peer computes. The
@@ -214,7 +216,9 @@ void gemm(int M, int N, int K, int runs, const aicf_apps::GemmSchedule &schedule
     }
     Func out = aicf_apps::gemm_tensor_cores(A, B, K, "gemm", {}, {}, schedule);
     Buffer<float> C({N, M}, "C");
-    const double ms = median_ms([&] { out.realize(C, target()); }, runs);
+    // wgmma (warpgroups) needs sm_90a; the caller checks that the device runs it.
+    const Target t = schedule.warpgroups ? *aicf_apps::hopper_target() : target();
+    const double ms = median_ms([&] { out.realize(C, t); }, runs);
     C.copy_to_host();
     bool ok = true;
     const int sy = M > 256 ? M / 5 + 1 : 1, sx = N > 256 ? N / 7 + 1 : 1;
@@ -260,6 +264,7 @@ int run(int argc, char **argv) {
         aicf_apps::GemmSchedule decode;
         decode.guard_rows = true;
         gemm(3, 136, 72, 1, decode, peer_gbs);
+        if (aicf_apps::hopper_target()) gemm(200, 136, 72, 1, aicf_apps::GemmSchedule::hopper());
     } else {
         matmul(2048, 2048, 2048, 10);
         // The default schedule (128 x 64 tiles of 4 warps, 3 stages, steps of 32 along k),
@@ -287,12 +292,28 @@ int run(int argc, char **argv) {
             add(GemmSchedule::large_tiles(), 4, 4, 3); // blocks in groups of rows of tiles
             schedules.back().row_group = group;
         }
+        // wgmma on Hopper: 128 x 128 and 128 x 256 tiles of two warpgroups, steps of 64 and
+        // 32, 3 and 4 stages.
+        if (aicf_apps::hopper_target()) {
+            schedules.push_back(GemmSchedule::hopper());
+            schedules.push_back(GemmSchedule::hopper());
+            schedules.back().stages = 4;
+            schedules.push_back(GemmSchedule::hopper(2, 256));
+            schedules.push_back(GemmSchedule::hopper(2, 256));
+            schedules.back().k_tiles = 2;
+            schedules.back().stages = 4;
+            schedules.push_back(GemmSchedule::hopper(1, 256));
+        }
         for (const GemmSchedule &s : schedules)
             gemm(4096, 4096, 4096, 10, s);
         gemm(8192, 8192, 8192, 5);
         gemm(8192, 4096, 16384, 5);
         gemm(8192, 8192, 8192, 5, GemmSchedule::large_tiles());
         gemm(8192, 4096, 16384, 5, GemmSchedule::large_tiles());
+        if (aicf_apps::hopper_target()) {
+            gemm(8192, 8192, 8192, 5, GemmSchedule::hopper(2, 256));
+            gemm(8192, 4096, 16384, 5, GemmSchedule::hopper(2, 256));
+        }
         // Decoding steps: 1 and 16 tokens through a 4096 x 16384 weight, the rows guarded.
         GemmSchedule decode;
         decode.guard_rows = true;

@@ -8,6 +8,7 @@
 #include "dsl/aicf.h"
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 namespace aicf_apps {
@@ -43,6 +44,13 @@ inline bool on_cuda_gpu() {
     } catch (const aicf::RuntimeError &) {
         return false;
     }
+}
+
+// The target of Hopper's own instructions (wgmma), sm_90a, where the device runs them: an
+// sm_90 GPU, or the simulator; none on other GPUs (sm_90a code runs on sm_90 only).
+inline std::optional<aicf::Target> hopper_target() {
+    if (on_cuda_gpu() && device_target().cuda_capability() != 90) return std::nullopt;
+    return aicf::Target("host-cuda-sm_90a-fma");
 }
 
 // " (NVIDIA H200, sm_90)", or " (no CUDA GPU: the simulator)".

@@ -14,6 +14,12 @@
 // need not divide C (of at least 128 x 64): the last ones shift inwards; nor need 32 divide
 // K: A and B read as zeros past its end. The GPU tests check this schedule on the simulator,
 // and the GPU benchmark measures it.
+//
+// On Hopper (the target cuda-sm_90a), GemmSchedule::hopper() runs the products on warpgroup
+// tensor cores instead (wgmma.mma_async, gpu_wgmma): each warpgroup of 4 warps a 64-row band
+// of a tile 128 columns wide (warpgroup_n), its 64 x 128 accumulators in registers (64 floats
+// a thread), A and B staged in shared memory in core matrices (core_matrix_storage), which
+// wgmma reads there itself, with no ldmatrix.
 
 #include "dsl/aicf.h"
 
@@ -89,6 +95,12 @@ struct GemmSchedule {
     // buffer (its rows known); otherwise the last row tile shifts inwards over its neighbour,
     // which needs at least block_y() rows.
     bool guard_rows = false;
+    // Warpgroups of 4 warps running wgmma.mma_async (Hopper, the target cuda-sm_90a), each a
+    // 64-row band of the tile, which is warpgroup_n columns wide (a multiple of 8 up to 256);
+    // 0: mma.sync in the warps above (sm_80 and later). warps, n_tiles, m_tiles and rows apply
+    // to mma.sync only: wgmma's tiles are stored in core matrices.
+    int warpgroups = 0;
+    int warpgroup_n = 128;
 
     // Tiles of 128 x 128 (4 warps) or 256 x 128 (8 warps), each warp 32 columns by 128 rows
     // (4 x 8 instruction tiles, 128 accumulators per lane), in steps of 64 along k, for
@@ -105,13 +117,26 @@ struct GemmSchedule {
         return s;
     }
 
-    // "128x64 w4 s3" and the choices that differ from the defaults (k_tiles, rows, copy).
+    // wgmma on Hopper: 64 x 128 of the tile per warpgroup, 2 warpgroups (128 x 128 tiles, 256
+    // threads), steps of 64 along k staged 3 deep.
+    static GemmSchedule hopper(int warpgroups = 2, int n = 128) {
+        GemmSchedule s;
+        s.warpgroups = warpgroups;
+        s.warpgroup_n = n;
+        s.k_tiles = 4;
+        return s;
+    }
+
+    // "128x64 w4 s3" (or "128x128 wg2 s3" for wgmma) and the choices that differ from the
+    // defaults (k_tiles, rows, copy).
     std::string to_string() const {
-        std::string s = std::to_string(block_x()) + "x" + std::to_string(block_y()) + " w" +
-                        std::to_string(warps) + " s" + std::to_string(stages);
+        std::string s =
+            std::to_string(block_x()) + "x" + std::to_string(block_y()) +
+            (warpgroups ? " wg" + std::to_string(warpgroups) : " w" + std::to_string(warps)) +
+            " s" + std::to_string(stages);
         if (k_tiles != 2) s += " k" + std::to_string(k_tiles);
-        if (rows == Rows::Plain) s += " plain";
-        if (rows == Rows::Swizzled) s += " swizzled";
+        if (rows == Rows::Plain && !warpgroups) s += " plain";
+        if (rows == Rows::Swizzled && !warpgroups) s += " swizzled";
         if (copy == aicf::PipelineCopy::Registers) s += " registers";
         if (column_tiles != 1) s += " c" + std::to_string(column_tiles);
         if (row_group != 1) s += " g" + std::to_string(row_group);
@@ -120,8 +145,9 @@ struct GemmSchedule {
     }
 
     int warp_x() const { return 8 * n_tiles; }
-    int block_x() const { return warps * warp_x(); }
-    int block_y() const { return 16 * m_tiles; }
+    int block_x() const { return warpgroups ? warpgroup_n : warps * warp_x(); }
+    int block_y() const { return warpgroups ? 64 * warpgroups : 16 * m_tiles; }
+    int threads() const { return warpgroups ? 128 * warpgroups : 32 * warps; }
     int mma_k(aicf::Type in) const { return in == aicf::Float(32) ? 8 : 16; }
     int k_step(aicf::Type in) const { return mma_k(in) * k_tiles; }
 };
@@ -200,6 +226,19 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
     // Points in the accumulators' layout: column 2 * tx + xl and row ty + 8 * yh of each
     // 16 x 8 tile of a warp's 32 x 64.
     auto fragments = [&](Stage s) {
+        if (schedule.warpgroups) {
+            // wgmma's: column 8j + 2 thread.x + {0, 1}, row 16 thread.z + thread.y + {0, 8}.
+            s.split(y, tz, y, 16)
+                .split(y, yh, ty, 8)
+                .split(x, xt, x, 8)
+                .split(x, tx, xl, 2)
+                .reorder(xl, yh, xt, tx, ty, tz)
+                .gpu_threads(tx, ty, tz)
+                .unroll(xt)
+                .unroll(yh)
+                .vectorize(xl);
+            return;
+        }
         s.split(x, wz, x, schedule.warp_x())
             .split(x, xt, x, 8)
             .split(x, tx, xl, 2)
@@ -243,25 +282,50 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
     prod.compute_at(out, tile).store_in(MemoryType::Register);
     fragments(Stage(prod.function(), 0));
     const int mma_k = schedule.mma_k(in);
-    prod.update()
-        .split(x, wz, x, schedule.warp_x())
-        .split(x, xt, xm, 8)
-        .split(y, yt, ym, 16)
-        .split(k.x, kk, ki, mma_k)
-        .reorder(xm, ym, ki, xt, yt, kk, wz, k.y)
-        .gpu_threads(wz)
-        .unroll(xt)
-        .unroll(yt)
-        .unroll(kk)
-        .gpu_mma(xm, ym, ki);
-    // The staged tiles in 16-byte pieces, by all the block's threads in rounds.
+    if (schedule.warpgroups) {
+        // Each warpgroup's 64 rows by the tile's columns, 16 of k an instruction.
+        Var wg("wg");
+        prod.update()
+            .split(y, wg, ym, 64)
+            .split(k.x, kk, ki, 16)
+            .reorder(x, ym, ki, kk, wg, k.y)
+            .gpu_threads(wg)
+            .unroll(kk)
+            .gpu_wgmma(x, ym, ki);
+    } else {
+        prod.update()
+            .split(x, wz, x, schedule.warp_x())
+            .split(x, xt, xm, 8)
+            .split(y, yt, ym, 16)
+            .split(k.x, kk, ki, mma_k)
+            .reorder(xm, ym, ki, xt, yt, kk, wz, k.y)
+            .gpu_threads(wz)
+            .unroll(xt)
+            .unroll(yt)
+            .unroll(kk)
+            .gpu_mma(xm, ym, ki);
+    }
+    // The staged tiles in 16-byte pieces, by all the block's threads in rounds. In core
+    // matrices, consecutive threads take the 8 rows of one (16 bytes apart in shared memory),
+    // then the next along the row: a warp stores 512 contiguous bytes, and reads 64 contiguous
+    // bytes of each of 8 rows.
     auto stage = [&](Func f) {
         f.compute_at(prod, k.y)
             .gpu_pipeline(schedule.stages, schedule.copy)
             .split(x, xo, xv, piece)
-            .vectorize(xv)
-            .fuse(xo, y, t)
-            .split(t, r, t, 32 * schedule.warps, TailStrategy::GuardWithIf)
+            .vectorize(xv);
+        if (schedule.warpgroups) {
+            Var yo("yo"), yi("yi");
+            f.store_in(MemoryType::GPUShared)
+                .core_matrix_storage()
+                .split(y, yo, yi, 8)
+                .reorder(xv, yi, xo, yo)
+                .fuse(yi, xo, t)
+                .fuse(t, yo, t);
+        } else {
+            f.fuse(xo, y, t);
+        }
+        f.split(t, r, t, schedule.threads(), TailStrategy::GuardWithIf)
             .split(t, tz, t, 32)
             .split(t, ty, tx, 4)
             .gpu_threads(tx, ty, tz);
@@ -270,6 +334,7 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
     // reads at once fall in different banks: A's padded by 16 bytes, B's by 8 elements.
     stage(a);
     stage(b);
+    if (schedule.warpgroups) return out;
     if (schedule.rows == GemmSchedule::Rows::Padded) {
         a.align_storage(x, step + 16 / in.bytes());
         b.align_storage(x, schedule.block_x() + 8);

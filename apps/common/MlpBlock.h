@@ -247,7 +247,7 @@ enum class MlpStaging {
 // applied to its accumulators, and the hidden activations stored once in bfloat16. The second
 // product adds its bias and the residual in its epilogue. `staging` says how the first
 // product's tiles are staged. `tiles` sets both products' tile shapes and steps along k (its
-// warps: 4) and the second product's staging.
+// warps: 4, or its warpgroups on Hopper) and the second product's staging.
 template <typename Src>
 aicf::Func mlp_block_dataflow(const Src &x, const MlpWeightsOf<Src> &w, int d, int hidden,
                               const std::string &name, MlpStaging staging = MlpStaging::OneStep,
@@ -260,6 +260,8 @@ aicf::Func mlp_block_dataflow(const Src &x, const MlpWeightsOf<Src> &w, int d, i
     computed_tiles.n_tiles = tiles.n_tiles;
     computed_tiles.m_tiles = tiles.m_tiles;
     computed_tiles.k_tiles = tiles.k_tiles;
+    computed_tiles.warpgroups = tiles.warpgroups;
+    computed_tiles.warpgroup_n = tiles.warpgroup_n;
     computed_tiles.column_tiles = 8;
     if (staging == MlpStaging::Async) {
         computed_tiles.stages = 3;

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -67,11 +68,10 @@ void run(const char *name, int kernels,
          const std::function<Func(const Buffer<bfloat16_t> &, const aicf_apps::MlpWeights &, int,
                                   int)> &schedule,
          const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int tokens, int d, int hidden,
-         int runs) {
+         int runs, const Target &target = aicf_apps::device_target()) {
     const auto started = std::chrono::steady_clock::now();
     Func mlp = schedule(x, w, d, hidden);
     Buffer<bfloat16_t> y({d, tokens}, "y");
-    const Target &target = aicf_apps::device_target();
     const double ms = aicf_apps::median_ms([&] { mlp.realize(y, target); }, runs);
     y.copy_to_host();
     bool ok = true;
@@ -193,6 +193,26 @@ int main(int argc, char **argv) {
                                                          aicf_apps::MlpStaging::Async, large);
                 },
                 x, w, tokens, d, hidden, runs);
+        }
+        // The products on Hopper's warpgroup tensor cores (GemmSchedule::hopper()), where the
+        // device runs them (an sm_90 GPU, or the simulator).
+        const aicf_apps::GemmSchedule wg = aicf_apps::GemmSchedule::hopper();
+        const std::optional<Target> hopper = aicf_apps::hopper_target();
+        if (hopper && tokens >= wg.block_y() && std::min(d, hidden) >= wg.block_x()) {
+            const std::string shape = ", " + wg.to_string();
+            run(("fused epilogues" + shape).c_str(), 3,
+                [&](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d,
+                    int hidden) {
+                    return aicf_apps::mlp_block_fused_epilogues(x, w, d, hidden, "mlp", wg);
+                },
+                x, w, tokens, d, hidden, runs, *hopper);
+            run(("dataflow, LN and W1 async" + shape).c_str(), 2,
+                [&](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d,
+                    int hidden) {
+                    return aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp",
+                                                         aicf_apps::MlpStaging::Async, wg);
+                },
+                x, w, tokens, d, hidden, runs, *hopper);
         }
         {
             // Any schedule's: the same algorithm, so the same compulsory bytes and products.

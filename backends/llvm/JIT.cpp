@@ -274,10 +274,14 @@ Target with_gpu_arch(const Target &t, const std::string &arch) {
 // With AICF_PTXAS_CHECK=sm_80,sm_90 (the test suite's `ptx` label), every pipeline with
 // kernels is also compiled to PTX for each architecture listed and assembled with ptxas;
 // a kernel ptxas rejects, or one that spills registers or keeps a stack frame, is an error.
+// A pipeline for an architecture-specific target (sm_90a: wgmma), whose kernels no other
+// architecture runs, is assembled for its own.
 void check_with_ptxas(const lowering::LoweredPipeline &p) {
     const char *env = std::getenv("AICF_PTXAS_CHECK");
     if (!env || !*env || p.kernels.empty()) return;
-    std::stringstream archs(env);
+    std::stringstream archs(p.target.is_arch_specific()
+                                ? "sm_" + std::to_string(p.target.cuda_capability()) + "a"
+                                : std::string(env));
     std::string arch;
     while (std::getline(archs, arch, ',')) {
         Target t = with_gpu_arch(p.target, arch);

@@ -23,6 +23,8 @@ using aicf_test::fill_random;
 namespace {
 
 const Target gpu_target = aicf_test::gpu_test_target();
+// wgmma needs Hopper's architecture-specific target.
+const Target hopper_target("host-cuda-sm_90a");
 
 struct Problem {
     int M, N, K;
@@ -45,7 +47,7 @@ void check_gemm(Problem p, const aicf_apps::GemmEpilogue &epilogue, Epilogue ref
     fill_random(B, -1, 1, seed + 1);
     Func out = aicf_apps::gemm_tensor_cores(A, B, p.K, "gemm", epilogue, {}, schedule);
     Buffer<> C(epilogue.out_type, {p.N, p.M}, "C");
-    out.realize(C, gpu_target);
+    out.realize(C, schedule.warpgroups ? hopper_target : gpu_target);
     C.copy_to_host();
     const bool tf32 = std::is_same_v<T, float>;
     const bool bf16_out = epilogue.out_type == BFloat(16);
@@ -476,3 +478,62 @@ TEST(GemmTensorCores, VariantsWithoutSpills) {
 }
 
 } // namespace
+
+// Hopper's warpgroup tensor cores (gpu_wgmma, GemmSchedule::hopper()): two warpgroups, each a
+// 64 x 128 band of a 128 x 128 tile, A and B staged in core matrices, at sizes no tile divides
+// (the last tiles shift inwards; K padded with zeros to whole steps of 64), bf16 and f16.
+TEST(GemmWarpgroups, AtSizesNoTileDivides) {
+    check_plain<bfloat16_t>({200, 150, 100}, 31, aicf_apps::GemmSchedule::hopper());
+    check_plain<bfloat16_t>({129, 133, 17}, 33, aicf_apps::GemmSchedule::hopper());
+    check_plain<float16_t>({140, 130, 72}, 35, aicf_apps::GemmSchedule::hopper());
+}
+
+// The other shapes: one warpgroup (64 x 64 tiles, and 64 x 256: 128 accumulators a thread),
+// steps of 32, two stages and one (plain loads and stores, no cp.async), and an aligned size
+// whose K the steps divide (A and B copied whole by cp.async, no zero padding).
+TEST(GemmWarpgroups, TileShapesAndStages) {
+    aicf_apps::GemmSchedule s = aicf_apps::GemmSchedule::hopper(1, 64);
+    s.k_tiles = 2;
+    check_plain<bfloat16_t>({70, 90, 50}, 37, s);
+    s.stages = 1;
+    check_plain<bfloat16_t>({64, 64, 40}, 39, s);
+    aicf_apps::GemmSchedule wide = aicf_apps::GemmSchedule::hopper(1, 256);
+    wide.stages = 2;
+    check_plain<bfloat16_t>({100, 260, 130}, 41, wide);
+    check_plain<bfloat16_t>({256, 256, 192}, 43, aicf_apps::GemmSchedule::hopper());
+}
+
+// Bias, GELU and a residual applied to the accumulators in wgmma's layout; and fewer rows
+// than a tile, the last row tile guarded.
+TEST(GemmWarpgroups, FusedEpilogueAndGuardedRows) {
+    check_fused_epilogue({136, 140, 80}, 45, aicf_apps::GemmSchedule::hopper());
+    aicf_apps::GemmSchedule s = aicf_apps::GemmSchedule::hopper();
+    s.guard_rows = true;
+    check_plain<bfloat16_t>({5, 130, 70}, 47, s);
+    check_fused_epilogue({150, 128, 64}, 49, s);
+}
+
+// The kernel: cp.async into core matrices, the proxy fence before each barrier, and each step
+// of 64 along k issued as one group of 4 wgmma (one fence, one commit, one wait), assembled by
+// ptxas for sm_90a without spills.
+TEST(GemmWarpgroups, PTX) {
+    Buffer<bfloat16_t> A({256, 256}, "A"), B({256, 256}, "B");
+    fill_random(A, -1, 1, 51);
+    fill_random(B, -1, 1, 52);
+    Func out =
+        aicf_apps::gemm_tensor_cores(A, B, 256, "gemm", {}, {}, aicf_apps::GemmSchedule::hopper());
+    const std::string ptx = out.ptx(hopper_target);
+    auto count = [&](const std::string &what) {
+        int n = 0;
+        for (size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1))
+            n++;
+        return n;
+    };
+    EXPECT_GT(count("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"), 0) << ptx;
+    EXPECT_EQ(count("wgmma.mma_async.sync.aligned"), 4 * count("wgmma.wait_group.sync.aligned"))
+        << ptx;
+    EXPECT_EQ(count("wgmma.fence.sync.aligned"), count("wgmma.commit_group.sync.aligned"));
+    EXPECT_GT(count("cp.async.cg.shared.global"), 0);
+    EXPECT_EQ(count("fence.proxy.async.shared::cta"), count("bar.sync"));
+    expect_no_spills(out, hopper_target);
+}

@@ -24,14 +24,15 @@ const Target gpu_target = aicf_test::gpu_test_target();
 
 // Runs the block as `schedule` builds it, checks it, and counts its kernels.
 template <typename Schedule>
-std::string check_mlp(Schedule schedule, int expected_kernels, int d = 136, int hidden = 264) {
+std::string check_mlp(Schedule schedule, int expected_kernels, int d = 136, int hidden = 264,
+                      const Target &target = gpu_target) {
     const int tokens = 80;
     Buffer<bfloat16_t> x({d, tokens}, "x");
     fill_random(x, -2, 2, 1);
     const aicf_apps::MlpWeights w = aicf_apps::random_mlp_weights(d, hidden, 2);
     Func mlp = schedule(x, w, d, hidden);
     Buffer<bfloat16_t> y({d, tokens}, "y");
-    mlp.realize(y, gpu_target);
+    mlp.realize(y, target);
     y.copy_to_host();
     int bad = 0;
     std::vector<double> magnitude;
@@ -50,7 +51,7 @@ std::string check_mlp(Schedule schedule, int expected_kernels, int d = 136, int 
     }
     EXPECT_EQ(bad, 0);
     // The PTX also holds fallback versions of some kernels, for unaligned buffers.
-    const std::string ptx = mlp.ptx(gpu_target);
+    const std::string ptx = mlp.ptx(target);
     int kernels = 0;
     for (size_t at = ptx.find(".entry "); at != std::string::npos; at = ptx.find(".entry ", at + 1))
         kernels += ptx.compare(ptx.find('(', at) - 10, 10, "_unaligned") != 0;
@@ -133,6 +134,27 @@ TEST(MlpBlock, DataflowCopiesW1Asynchronously) {
         EXPECT_EQ(count(" 0 bytes spill stores, 0 bytes spill loads"), count(" registers,"))
             << arch << ": " << report;
     }
+}
+
+// Both products on Hopper's warpgroup tensor cores (one warpgroup, 64 x 128 tiles, A and B in
+// core matrices), with their epilogues; and the dataflow schedule, whose normalized operand the
+// threads that compute it store into core matrices.
+TEST(MlpBlock, OnWarpgroupTensorCores) {
+    const Target hopper("host-cuda-sm_90a");
+    const aicf_apps::GemmSchedule tiles = aicf_apps::GemmSchedule::hopper(1);
+    std::string ptx = check_mlp(
+        [&](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d, int hidden) {
+            return aicf_apps::mlp_block_fused_epilogues(x, w, d, hidden, "mlp", tiles);
+        },
+        3, 136, 264, hopper);
+    EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n128k16"), std::string::npos);
+    ptx = check_mlp(
+        [&](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d, int hidden) {
+            return aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp",
+                                                 aicf_apps::MlpStaging::Async, tiles);
+        },
+        2, 136, 264, hopper);
+    EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n128k16"), std::string::npos);
 }
 
 } // namespace
