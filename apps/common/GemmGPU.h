@@ -152,6 +152,22 @@ struct GemmSchedule {
     int k_step(aicf::Type in) const { return mma_k(in) * k_tiles; }
 };
 
+// The points of gpu_wgmma's accumulator f(x, y) as its threads hold them, for f's pure
+// definition and its consumers: column 8j + 2 thread.x + {0, 1} and row 16 thread.z +
+// thread.y + {0, 8} of each warpgroup's 64 x N (a block of 4 x 8 x 4 warpgroups threads).
+inline void wgmma_accumulator_layout(aicf::Stage s, const aicf::Var &x, const aicf::Var &y) {
+    aicf::Var tz("tz"), yh("yh"), ty("ty"), xt("xt"), tx("tx"), xl("xl");
+    s.split(y, tz, y, 16)
+        .split(y, yh, ty, 8)
+        .split(x, xt, x, 8)
+        .split(x, tx, xl, 2)
+        .reorder(xl, yh, xt, tx, ty, tz)
+        .gpu_threads(tx, ty, tz)
+        .unroll(xt)
+        .unroll(yh)
+        .vectorize(xl);
+}
+
 // The reference the GEMM's checks share: point (x, y) of A * B in double precision from
 // A's and B's own values (K = A's extent along its first dimension), and the sum of its
 // terms' magnitudes (the scale of float rounding errors). A plain loop.
@@ -227,16 +243,7 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
     // 16 x 8 tile of a warp's 32 x 64.
     auto fragments = [&](Stage s) {
         if (schedule.warpgroups) {
-            // wgmma's: column 8j + 2 thread.x + {0, 1}, row 16 thread.z + thread.y + {0, 8}.
-            s.split(y, tz, y, 16)
-                .split(y, yh, ty, 8)
-                .split(x, xt, x, 8)
-                .split(x, tx, xl, 2)
-                .reorder(xl, yh, xt, tx, ty, tz)
-                .gpu_threads(tx, ty, tz)
-                .unroll(xt)
-                .unroll(yh)
-                .vectorize(xl);
+            wgmma_accumulator_layout(s, x, y);
             return;
         }
         s.split(x, wz, x, schedule.warp_x())

@@ -1,7 +1,8 @@
 #ifndef AICF_TESTS_ERROR_MESSAGE_H
 #define AICF_TESTS_ERROR_MESSAGE_H
 
-// For error tests: the message of the exception of type E that f raises.
+// For error tests: the message of the exception of type E that f raises; and for tests of
+// generated text (PTX, reports), how often a fragment occurs in it.
 
 #include <gtest/gtest.h>
 
@@ -19,6 +20,13 @@ template <typename E, typename F> std::string message_of(F &&f) {
         return std::string("wrong exception type: ") + e.what();
     }
     return "no exception";
+}
+
+inline int occurrences(const std::string &text, const std::string &what) {
+    int n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        n++;
+    return n;
 }
 
 } // namespace aicf_test

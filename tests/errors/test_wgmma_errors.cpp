@@ -4,6 +4,7 @@
 // double-precision loop.
 
 #include "ErrorMessage.h"
+#include "GemmGPU.h"
 #include "Reference.h"
 #include "dsl/aicf.h"
 
@@ -34,8 +35,8 @@ struct WgmmaSchedule {
 // warpgroup, 64 x 64 tiles, steps of 16 along k staged in core matrices.
 Func wgmma_product(const WgmmaSchedule &s, const Buffer<> &A, const Buffer<> &B) {
     const int K = 64;
-    Var x("x"), y("y"), bx("bx"), by("by"), tz("tz"), yh("yh"), ty("ty"), xt("xt"), tx("tx"),
-        xl("xl"), wg("wg"), ym("ym"), xo("xo"), xv("xv"), t("t");
+    Var x("x"), y("y"), bx("bx"), by("by"), tz("tz"), ty("ty"), tx("tx"), wg("wg"), ym("ym"),
+        xo("xo"), xv("xv"), t("t");
     RVar kk("kk"), ki("ki");
     RDom k(0, 16, 0, K / 16, "k");
     Func a("a"), b("b"), prod("prod"), out("out");
@@ -49,21 +50,10 @@ Func wgmma_product(const WgmmaSchedule &s, const Buffer<> &A, const Buffer<> &B)
     const Expr a_read = s.a_transposed_in ? a(y, kat) : a(kat, y);
     prod(x, y) += cast<float>(a_read) * cast<float>(b(x, kat));
     out(x, y) = prod(x, y);
-    auto fragments = [&](Stage st) {
-        st.split(y, tz, y, 16)
-            .split(y, yh, ty, 8)
-            .split(x, xt, x, 8)
-            .split(x, tx, xl, 2)
-            .reorder(xl, yh, xt, tx, ty, tz)
-            .gpu_threads(tx, ty, tz)
-            .unroll(xt)
-            .unroll(yh)
-            .vectorize(xl);
-    };
     out.tile(x, y, bx, by, x, y, 64, 64).gpu_blocks(bx, by);
-    fragments(Stage(out.function(), 0));
+    aicf_apps::wgmma_accumulator_layout(Stage(out.function(), 0), x, y);
     prod.compute_at(out, bx).store_in(MemoryType::Register);
-    fragments(Stage(prod.function(), 0));
+    aicf_apps::wgmma_accumulator_layout(Stage(prod.function(), 0), x, y);
     Stage update = prod.update();
     update.split(y, wg, ym, s.rows)
         .split(k.x, kk, ki, 16)

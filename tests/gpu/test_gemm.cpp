@@ -3,6 +3,7 @@
 // double-precision product of the same inputs (rounded to TF32 for float inputs, within the
 // rounding's bound), at sizes no tile divides and at aligned ones; and the PTX they become.
 
+#include "ErrorMessage.h"
 #include "GPUTarget.h"
 #include "GemmGPU.h"
 #include "Reference.h"
@@ -364,12 +365,7 @@ TEST(GemmTensorCores, PipelinesInABatchLoopAndOverAPaddedReduction) {
 void expect_no_spills(const Func &f, const Target &t) {
     if (!backends::ptxas_available()) return;
     const std::string report = f.kernel_resources(t);
-    auto count = [&](const std::string &what) {
-        int n = 0;
-        for (size_t at = report.find(what); at != std::string::npos; at = report.find(what, at + 1))
-            n++;
-        return n;
-    };
+    auto count = [&](const std::string &what) { return aicf_test::occurrences(report, what); };
     EXPECT_GT(count(" registers,"), 0) << report;
     EXPECT_EQ(count(" 0 bytes spill stores, 0 bytes spill loads, 0 bytes stack frame"),
               count(" registers,"))
@@ -523,12 +519,7 @@ TEST(GemmWarpgroups, PTX) {
     Func out =
         aicf_apps::gemm_tensor_cores(A, B, 256, "gemm", {}, {}, aicf_apps::GemmSchedule::hopper());
     const std::string ptx = out.ptx(hopper_target);
-    auto count = [&](const std::string &what) {
-        int n = 0;
-        for (size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1))
-            n++;
-        return n;
-    };
+    auto count = [&](const std::string &what) { return aicf_test::occurrences(ptx, what); };
     EXPECT_GT(count("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"), 0) << ptx;
     EXPECT_EQ(count("wgmma.mma_async.sync.aligned"), 4 * count("wgmma.wait_group.sync.aligned"))
         << ptx;

@@ -145,12 +145,7 @@ TEST(PTX, RegisterTiledMatmulReadsFloat4AndDoesNotSpill) {
     Func out = aicf_apps::matmul_register_tiled(A, B, n, "matmul");
     Target fma("host-cuda-sm_80-fma");
     std::string ptx = out.ptx(fma);
-    auto count = [&](const std::string &what) {
-        int c = 0;
-        for (size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1))
-            c++;
-        return c;
-    };
+    auto count = [&](const std::string &what) { return aicf_test::occurrences(ptx, what); };
     EXPECT_EQ(count("ld.local"), 0) << ptx;
     EXPECT_EQ(count("ld.shared.f32"), 0) << ptx;
     EXPECT_GE(count("fma.rn.f32"), 16 * count("ld.shared.v4.f32")) << ptx;
