@@ -126,6 +126,11 @@ std::optional<int64_t> constant_upper_bound(const Expr &e) {
     return upper_bound_of(simplify(DistributeIntoMinMax().mutate(s)));
 }
 
+std::optional<int64_t> step_along(const Expr &e, const std::string &var) {
+    Expr next = substitute(var, Add::make(Variable::make(Int(32), var), make_one(Int(32))), e);
+    return as_const_int(simplify(Sub::make(next, e)));
+}
+
 void LetTracker::visit(const LetStmt *op) {
     op->value.accept(this);
     lets.emplace_back(op->name, op->value);

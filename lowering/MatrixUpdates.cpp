@@ -28,11 +28,6 @@ std::string inline_text(const Stmt &s) {
     return text;
 }
 
-std::optional<int64_t> step_along(const Expr &e, const std::string &var) {
-    Expr next = substitute(var, Add::make(Variable::make(Int(32), var), make_one(Int(32))), e);
-    return as_const_int(simplify(Sub::make(next, e)));
-}
-
 } // namespace
 
 std::string MatrixStage::call_for_users() const {

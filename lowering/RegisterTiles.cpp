@@ -11,6 +11,7 @@
 #include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
 #include "lowering/CrossThreadReductions.h"
+#include "lowering/KernelAnalysis.h"
 
 #include <map>
 #include <optional>
@@ -38,9 +39,7 @@ bool uses_thread(const Expr &e) {
 // How far e moves when the thread index in dimension d grows by one, where that is a
 // constant.
 std::optional<int64_t> step_per_thread(const Expr &e, int d) {
-    const std::string t = thread_symbol(d);
-    Expr next = substitute(t, Add::make(Variable::make(Int(32), t), make_one(Int(32))), e);
-    return as_const_int(simplify(Sub::make(next, e)));
+    return step_along(e, thread_symbol(d));
 }
 
 // Where a thread's reads move at another rate than its writes as the thread index grows (a

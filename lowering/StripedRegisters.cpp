@@ -66,12 +66,6 @@ private:
     }
 };
 
-// How far e moves when `var` grows by one, if that is a constant.
-std::optional<int64_t> step_of(const Expr &e, const std::string &var) {
-    Expr next = substitute(var, Add::make(Variable::make(Int(32), var), make_one(Int(32))), e);
-    return as_const_int(simplify(Sub::make(next, e)));
-}
-
 // A thread loop that moves along a striped dimension: element x belongs to thread
 // ((x - base) / stride) % threads of that loop's GPU dimension.
 struct ThreadDigit {
@@ -308,7 +302,7 @@ class StripeRegisterFuncs : public LetStackMutator {
                             " has no constant extent");
             int moved = -1;
             for (size_t d = 0; d < args.size(); d++) {
-                auto s = step_of(args[d], t->name);
+                auto s = step_along(args[d], t->name);
                 if (!s)
                     return fail("dimension " + std::to_string(d) + " of " + f +
                                 " is not an affine function of the thread loop " +
@@ -357,7 +351,7 @@ class StripeRegisterFuncs : public LetStackMutator {
             std::vector<int64_t> filled(gaps, 0);
             const Expr &x = args[size_t(dl.dim)];
             for (const For *l : serial) {
-                auto s = step_of(x, l->name);
+                auto s = step_along(x, l->name);
                 auto e = constant_upper_bound(l->extent);
                 if (!e) {
                     return fail("the loop " + loop_for_users(l->name) +

@@ -26,11 +26,6 @@ using namespace ir;
 
 namespace {
 
-std::optional<int64_t> step_of(const Expr &e, const std::string &var) {
-    Expr next = substitute(var, Add::make(Variable::make(Int(32), var), make_one(Int(32))), e);
-    return as_const_int(simplify(Sub::make(next, e)));
-}
-
 // An operand of the instruction: a Func in shared memory, stored in core matrices
 // (core_matrix_storage), read at (m or n, k) of the instruction with each loop moving along one
 // of its two innermost stored dimensions. Its first element's load stands for its start until
@@ -63,7 +58,7 @@ WgmmaOperand wgmma_operand(const MatrixStage &ms, const MatrixUpdate &u, const E
     const std::string &k = u.k->name, &r = rows->name;
     bool k_inner = false;
     for (size_t d = 0; d < c->args.size(); d++) {
-        auto sk = step_of(c->args[d], k), sr = step_of(c->args[d], r);
+        auto sk = step_along(c->args[d], k), sr = step_along(c->args[d], r);
         const bool ok = sk && sr &&
                         (d == inner ? (*sk == 1 && *sr == 0) || (*sk == 0 && *sr == 1)
                          : d == row ? (*sk == 1 && *sr == 0) || (*sk == 0 && *sr == 1)
@@ -76,7 +71,7 @@ WgmmaOperand wgmma_operand(const MatrixStage &ms, const MatrixUpdate &u, const E
                    " is read at " + with_user_loop_names(to_string(c->args[d])) + ".");
         if (d == inner) k_inner = *sk == 1;
     }
-    if (step_of(c->args[row], k) != std::optional<int64_t>(k_inner ? 0 : 1))
+    if (step_along(c->args[row], k) != std::optional<int64_t>(k_inner ? 0 : 1))
         refuse("the loops " + loop_var_for_users(r) + " and " + loop_var_for_users(k) +
                " must move along different dimensions of " + f.name() + ".");
     auto found = context.realized.find(f.name());
