@@ -344,12 +344,12 @@ void row_reduction(Drawn &d) {
     }
 }
 
-// A matrix product on tensor cores (apps/common/GemmGPU.h) with drawn warps, warp tiles,
-// steps of k, input type, padded or plain staged rows, cp.async stages (or two through
-// registers), column tiles per block, rows of tiles per group of blocks and epilogue, at drawn
-// sizes of at least one block's tile. The instruction's sums round differently from a loop's,
-// so the result is checked against a double-precision product of the same inputs, within
-// float32's (or TF32's) rounding, rather than bit for bit against the host.
+// A matrix product on tensor cores (apps/common/GemmGPU.h) with drawn warps, warp tiles (or
+// warpgroups and their tiles, on wgmma), steps of k, input type, padded or plain staged rows,
+// cp.async stages (or two through registers), column tiles per block, rows of tiles per group of
+// blocks and epilogue, at drawn sizes of at least one block's tile. The instruction's sums round
+// differently from a loop's, so the result is checked against a double-precision product of the
+// same inputs, within float32's (or TF32's) rounding, rather than bit for bit against the host.
 void tensor_core_gemm(Drawn &d) {
     aicf_apps::GemmSchedule s;
     static const int counts[] = {1, 2, 4};
@@ -359,8 +359,20 @@ void tensor_core_gemm(Drawn &d) {
     s.k_tiles = 1 + d.pick(2);
     s.rows = aicf_apps::GemmSchedule::Rows(d.pick(3));
     s.stages = 1 + d.pick(4);
+    // A third of them on Hopper's warpgroup tensor cores (wgmma; 16-bit inputs): one or two
+    // warpgroups, tiles 8 to 256 columns wide, steps of 16 to 64. Drawn from a copy of the
+    // generator, so the other draws are the same as without them.
+    Drawn side(0);
+    side.rng = d.rng;
+    side.rng.discard(101);
+    const bool warpgroups = side.pick(3) == 0;
+    if (warpgroups) {
+        s.warpgroups = 1 + side.pick(2);
+        s.warpgroup_n = 8 * (1 + side.pick(32));
+        s.k_tiles = 1 + side.pick(4);
+    }
     static const Type types[] = {BFloat(16), Float(16), Float(32)};
-    const Type in = types[d.pick(3)];
+    const Type in = types[d.pick(warpgroups ? 2 : 3)];
     const bool gelu = d.pick(2) == 1;
     const int M = s.block_y() + d.pick(40), N = s.block_x() + d.pick(60), K = 1 + d.pick(100);
     s.column_tiles = 1 + d.pick(3);
@@ -380,8 +392,9 @@ void tensor_core_gemm(Drawn &d) {
         s.stages = 1;
     }
     d.what << "gemm " << M << "x" << N << "x" << K << " " << in << " warps " << s.warps << " tiles "
-           << s.n_tiles << "x" << s.m_tiles << " k_tiles " << s.k_tiles << " rows " << int(s.rows)
-           << " stages " << s.stages << (s.copy == PipelineCopy::Registers ? " (registers)" : "")
+           << s.n_tiles << "x" << s.m_tiles << " warpgroups " << s.warpgroups << " of "
+           << s.warpgroup_n << " k_tiles " << s.k_tiles << " rows " << int(s.rows) << " stages "
+           << s.stages << (s.copy == PipelineCopy::Registers ? " (registers)" : "")
            << " column_tiles " << s.column_tiles << " row_group " << s.row_group
            << (gelu ? " gelu" : "");
     Buffer<> A(in, {K, M}, "A"), B(in, {N, K}, "B");
@@ -411,8 +424,9 @@ void tensor_core_gemm(Drawn &d) {
     fill(B, b, N, K);
     aicf_apps::GemmEpilogue e;
     e.gelu = gelu;
-    Buffer<float> C = realize_checking_report(
-        aicf_apps::gemm_tensor_cores(A, B, K, "gemm", e, {}, s), {N, M}, gpu_target)[0];
+    Buffer<float> C =
+        realize_checking_report(aicf_apps::gemm_tensor_cores(A, B, K, "gemm", e, {}, s), {N, M},
+                                warpgroups ? Target("host-cuda-sm_90a") : gpu_target)[0];
     C.copy_to_host();
     int bad = 0;
     for (int j = 0; j < M && bad == 0; j++) {

@@ -146,6 +146,10 @@ TEST(ReportCounts, TensorCoreGemmsMatchTheSimulator) {
         realize_checking_report(aicf_apps::gemm_tensor_cores(A, B, K, "gemm", {}, {}, s), {N, M},
                                 gpu_target);
     }
+    // On Hopper's warpgroup tensor cores: the same bytes, the flops counted per warpgroup.
+    realize_checking_report(
+        aicf_apps::gemm_tensor_cores(A, B, K, "gemm", {}, {}, aicf_apps::GemmSchedule::hopper()),
+        {N, M}, Target("host-cuda-sm_90a"));
 }
 
 TEST(ReportCounts, MlpBlockMatchesTheSimulator) {
