@@ -126,6 +126,12 @@ std::optional<int64_t> constant_upper_bound(const Expr &e) {
     return upper_bound_of(simplify(DistributeIntoMinMax().mutate(s)));
 }
 
+bool contains_intrinsic(const Stmt &s, Intrinsic op) {
+    bool found = false;
+    visit_each<Call>(s, [&](const Call *c) { found = found || c->is_intrinsic(op); });
+    return found;
+}
+
 std::optional<int64_t> step_along(const Expr &e, const std::string &var) {
     Expr next = substitute(var, Add::make(Variable::make(Int(32), var), make_one(Int(32))), e);
     return as_const_int(simplify(Sub::make(next, e)));

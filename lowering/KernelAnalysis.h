@@ -27,6 +27,9 @@ bool is_gpu_barrier(const ir::Stmt &s);
 // min suffices; sums are moved into mins and maxes to expose a constant).
 std::optional<int64_t> constant_upper_bound(const ir::Expr &e);
 
+// Whether a call to intrinsic `op` lies in s.
+bool contains_intrinsic(const ir::Stmt &s, ir::Intrinsic op);
+
 // How far e moves when the variable `var` grows by one, where that is a constant.
 std::optional<int64_t> step_along(const ir::Expr &e, const std::string &var);
 

@@ -2,6 +2,7 @@
 
 #include "dsl/Names.h"
 #include "dsl/base/Error.h"
+#include "dsl/ir/IREquality.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
@@ -10,6 +11,7 @@
 #include "dsl/ir/Substitute.h"
 #include "lowering/AsyncCopy.h"
 #include "lowering/KernelAnalysis.h"
+#include "lowering/WarpgroupMMA.h"
 
 #include <algorithm>
 #include <map>
@@ -157,6 +159,54 @@ private:
     }
 };
 
+// The warpgroup products (gpu_wgmma) of a pipelined loop's body, each step's left running
+// while the next step begins (its wait lets one group stay pending), and what they
+// accumulate: for each accumulator, the stores that write a wait's result back to its
+// registers, to be waited for after the loop.
+class KeepOneWgmmaGroupInFlight : public IRMutator {
+public:
+    std::vector<std::vector<Stmt>> accumulators; // the write-backs, one list per accumulator
+
+private:
+    using IRMutator::visit;
+    Stmt visit(const LetStmt *op) override {
+        const Call *wait = op->value.as<Call>();
+        if (!wait || !wait->is_intrinsic(Intrinsic::gpu_wgmma_wait)) return IRMutator::visit(op);
+        const std::vector<Stmt> writes = Block::parts(op->body);
+        for (const Stmt &w : writes)
+            internal_assert(w.as<Store>()) << "wgmma's result written back other than by stores";
+        bool seen = false;
+        for (const std::vector<Stmt> &a : accumulators)
+            seen = seen || (a.size() == writes.size() && equal(Block::make(a), op->body));
+        if (!seen) accumulators.push_back(writes);
+        return LetStmt::make(op->name, gpu_wgmma_wait(1, wait->args[1]), op->body);
+    }
+};
+
+// After the loop: each accumulator's last group waited for, its registers then final.
+Stmt wait_for_wgmma_groups(const std::vector<std::vector<Stmt>> &accumulators) {
+    std::vector<Stmt> waits;
+    for (size_t a = 0; a < accumulators.size(); a++) {
+        const std::vector<Stmt> &writes = accumulators[a];
+        std::vector<Expr> loads;
+        for (const Stmt &w : writes) {
+            const Store *st = w.as<Store>();
+            loads.push_back(Load::make(st->value.type(), st->name, st->index, Expr()));
+        }
+        const Expr v = make_vector(loads);
+        const std::string name = "wgmma_last_group." + std::to_string(a);
+        std::vector<Stmt> stores;
+        for (size_t i = 0; i < writes.size(); i++) {
+            const Store *st = writes[i].as<Store>();
+            stores.push_back(Store::make(st->name,
+                                         extract_element(Variable::make(v.type(), name), int(i)),
+                                         st->index, st->predicate, st->param));
+        }
+        waits.push_back(LetStmt::make(name, gpu_wgmma_wait(0, v), Block::make(stores)));
+    }
+    return Block::make(waits);
+}
+
 class MultiBuffer : public IRMutator {
 public:
     // `shared`: the Funcs the kernel keeps in shared memory.
@@ -227,9 +277,20 @@ private:
         for (const Staging &s : take.stagings)
             rest = SelectBuffer(s.func, simplify(Mul::make(stage, make_const(Int(32), s.size))))
                        .mutate(rest);
-        const Expr ahead = Add::make(var, Expr(stages - 1));
+        // Warpgroup products (wgmma) over 3 or more stages keep one step's group running
+        // while the next step begins: the copies then run one step less ahead, so that the
+        // buffer a copy refills is the one the group finished before this step's barrier read.
+        int distance = stages - 1;
+        std::vector<std::vector<Stmt>> accumulators;
+        if (stages >= 3 && contains_intrinsic(rest, Intrinsic::gpu_wgmma)) {
+            KeepOneWgmmaGroupInFlight in_flight;
+            rest = in_flight.mutate(rest);
+            accumulators = in_flight.accumulators;
+            distance = stages - 2;
+        }
+        const Expr ahead = Add::make(var, Expr(distance));
         Stmt loop_body =
-            Block::make({gpu_cp_async_wait(stages - 2), gpu_barrier(),
+            Block::make({gpu_cp_async_wait(distance - 1), gpu_barrier(),
                          IfThenElse::make(LT::make(ahead, Add::make(op->min, op->extent)),
                                           stagings_of(ahead), Stmt()),
                          gpu_cp_async_commit(), rest});
@@ -245,7 +306,7 @@ private:
         }
         std::vector<Stmt> whole;
         if (reads_shared) whole.push_back(gpu_barrier());
-        for (int i = 0; i + 1 < stages; i++) {
+        for (int i = 0; i < distance; i++) {
             whole.push_back(IfThenElse::make(LT::make(Expr(i), op->extent),
                                              stagings_of(simplify(Add::make(op->min, Expr(i)))),
                                              Stmt()));
@@ -254,6 +315,7 @@ private:
         whole.push_back(
             For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, loop_body));
         whole.push_back(gpu_cp_async_wait(0));
+        if (!accumulators.empty()) whole.push_back(wait_for_wgmma_groups(accumulators));
         Stmt result = Block::make(whole);
         for (const Staging &s : take.stagings) {
             // A tile smaller at the edges (its extents lets of the loop's body) takes its

@@ -25,7 +25,10 @@ namespace lowering {
 // body reads buffer i % N. The barriers the body had outside its inner loops go: the one barrier
 // per iteration covers both the writes of the copies it waited for (read after write) and
 // the reads of the buffer the next copies refill, which the previous iteration made (write
-// after read).
+// after read). Where the body runs warpgroup products (gpu_wgmma) and N >= 3, each iteration's
+// group of them is left running into the next (its wait lets one group stay pending, and the
+// accumulators are waited for after L), and the copies run N - 2 iterations ahead instead of
+// N - 1: the buffer they refill is then that of the group finished before the barrier.
 // Expects: a kernel after inject_gpu_barriers, before pack_shared_memory (each shared Func
 // its own Allocate). Raises CompileError naming the Func when it is not staged directly at a
 // serial loop of the kernel, when the loop also stages Funcs in shared memory that are not

@@ -310,22 +310,16 @@ class FenceBarriers : public IRMutator {
     }
 };
 
-bool has_wgmma(const Stmt &s) {
-    bool found = false;
-    visit_each<Call>(
-        s, [&](const Call *c) { found = found || c->is_intrinsic(Intrinsic::gpu_wgmma); });
-    return found;
-}
-
 } // namespace
 
 void resolve_wgmma_operands(LoweredKernel &kernel) {
-    if (!has_wgmma(kernel.body)) return;
+    if (!contains_intrinsic(kernel.body, Intrinsic::gpu_wgmma)) return;
     kernel.body = ChainIssues().mutate(ResolveOperands().mutate(kernel.body));
 }
 
 void fence_wgmma_operands(LoweredKernel &kernel) {
-    if (has_wgmma(kernel.body)) kernel.body = FenceBarriers().mutate(kernel.body);
+    if (contains_intrinsic(kernel.body, Intrinsic::gpu_wgmma))
+        kernel.body = FenceBarriers().mutate(kernel.body);
 }
 
 } // namespace lowering

@@ -510,8 +510,9 @@ TEST(GemmWarpgroups, FusedEpilogueAndGuardedRows) {
 }
 
 // The kernel: cp.async into core matrices, the proxy fence before each barrier, and each step
-// of 64 along k issued as one group of 4 wgmma (one fence, one commit, one wait), assembled by
-// ptxas for sm_90a without spills.
+// of 64 along k issued as one group of 4 wgmma (one fence, one commit), left running while the
+// next step begins (a wait for all but one group), the last waited for after the loop;
+// assembled by ptxas for sm_90a without spills.
 TEST(GemmWarpgroups, PTX) {
     Buffer<bfloat16_t> A({256, 256}, "A"), B({256, 256}, "B");
     fill_random(A, -1, 1, 51);
@@ -521,8 +522,11 @@ TEST(GemmWarpgroups, PTX) {
     const std::string ptx = out.ptx(hopper_target);
     auto count = [&](const std::string &what) { return aicf_test::occurrences(ptx, what); };
     EXPECT_GT(count("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"), 0) << ptx;
-    EXPECT_EQ(count("wgmma.mma_async.sync.aligned"), 4 * count("wgmma.wait_group.sync.aligned"))
+    const int kernels = count(".entry ");
+    EXPECT_EQ(count("wgmma.mma_async.sync.aligned"), 4 * count("wgmma.wait_group.sync.aligned 1;"))
         << ptx;
+    EXPECT_EQ(count("wgmma.wait_group.sync.aligned 1;"), kernels) << ptx;
+    EXPECT_EQ(count("wgmma.wait_group.sync.aligned 0;"), kernels) << ptx;
     EXPECT_EQ(count("wgmma.fence.sync.aligned"), count("wgmma.commit_group.sync.aligned"));
     EXPECT_GT(count("cp.async.cg.shared.global"), 0);
     EXPECT_EQ(count("fence.proxy.async.shared::cta"), count("bar.sync"));
