@@ -23,6 +23,13 @@
 //      from device memory are exposed. gpu_pipeline(3, PipelineCopy::Async) gives each tile
 //      3 buffers filled by cp.async 2 steps ahead; each step waits for its own copies and
 //      meets one barrier.
+//   4. Hopper (sm_90a): a warpgroup of 4 warps runs wgmma.mma_async, a 64 x N x 16 product
+//      (N up to 256) reading A and B from shared memory itself: no ldmatrix, no fragments of
+//      the operands in registers. gpu_wgmma(n, m, k) maps the update onto it; the staged
+//      tiles are stored in core matrices (core_matrix_storage: 8 rows of 16 bytes each, 128
+//      contiguous bytes), the layout the instruction's descriptors describe, and the copies
+//      write whole 16-byte rows of them. Each step's group of wgmma runs while the next step
+//      begins. GemmSchedule::hopper() is this schedule: two warpgroups, 128 x 128 tiles.
 //
 // Each step prints the PTX's instruction mix and the simulator's counters for one launch,
 // and checks the product against a double-precision loop over the same bfloat16 values.
@@ -99,11 +106,13 @@ Step run(const char *title, Func f, const Buffer<T> &A, const Buffer<T> &B, cons
     }
     // The PTX holds every version of the kernel (aligned buffers or not): per version.
     const int versions = count(s.ptx, ".entry");
-    std::printf("  PTX per kernel: %d fma.rn.f32, %d mma.sync, %d ldmatrix, %d ld.shared, "
-                "%d cp.async, %d bar.sync\n",
-                count(s.ptx, "fma.rn.f32") / versions, count(s.ptx, "mma.sync") / versions,
-                count(s.ptx, "ldmatrix") / versions, count(s.ptx, "ld.shared") / versions,
-                count(s.ptx, "cp.async.cg") / versions, count(s.ptx, "bar.sync") / versions);
+    std::printf("  PTX per kernel: %d fma.rn.f32, %d mma.sync, %d wgmma, %d ldmatrix, "
+                "%d ld.shared, %d cp.async, %d bar.sync\n",
+                count(s.ptx, "fma.rn.f32") / versions,
+                count(s.ptx, "mma.sync.aligned.m") / versions,
+                count(s.ptx, "wgmma.mma_async") / versions, count(s.ptx, "ldmatrix") / versions,
+                count(s.ptx, "ld.shared") / versions, count(s.ptx, "cp.async.cg") / versions,
+                count(s.ptx, "bar.sync") / versions);
     const KernelProfile &p = s.profile;
     const MemoryInstructionProfile *w = p.worst_shared_instruction();
     std::printf("  simulator: %lld flops on CUDA cores, %lld on tensor cores; %lld barriers "
@@ -173,6 +182,19 @@ int run() {
         run("3 stages of cp.async", aicf_apps::gemm_tensor_cores(A, B, K, "staged"), A, B, sm80);
     expect(count(staged.ptx, "cp.async.cg.shared.global") > 0, "the tiles are copied by cp.async");
     expect(staged.profile.barriers * 2 == pad.profile.barriers, "half the barriers");
+
+    // 4. Hopper: wgmma on two warpgroups, 128 x 128 tiles, steps of 64 in 3 stages.
+    const Target sm90a("host-cuda-sm_90a");
+    Step hopper = run(
+        "Hopper: wgmma.mma_async of warpgroups, operands in core matrices",
+        aicf_apps::gemm_tensor_cores(A, B, K, "hopper", {}, {}, aicf_apps::GemmSchedule::hopper()),
+        A, B, sm90a);
+    expect(hopper.profile.tensor_flops == int64_t(2) * M * N * K,
+           "every multiply-add on the tensor cores");
+    expect(count(hopper.ptx, "wgmma.mma_async") > 0 && count(hopper.ptx, "ldmatrix") == 0,
+           "wgmma reads its operands from shared memory itself: no ldmatrix");
+    expect(count(hopper.ptx, "wgmma.wait_group.sync.aligned 1;") > 0,
+           "each step's group left running while the next step begins");
     return errors == 0 ? 0 : 1;
 }
 
