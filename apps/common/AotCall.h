@@ -22,19 +22,20 @@ inline const aicf::Target &aot_target() {
     return t;
 }
 
-// What `f` computes under the libraries' target, on the host, for comparison with a library's
-// output: `done` itself where the JIT computed it under that target already, else a new
-// buffer of its type and shape (kernels for another architecture, or without fused
+// What `f` computes under the libraries' target (or `library_target`), on the host, for comparison
+// with a library's output: `done` itself where the JIT computed it under that target already, else
+// a new buffer of its type and shape (kernels for another architecture, or without fused
 // multiply-adds, round differently).
 inline aicf::Buffer<> jit_under_aot_target(aicf::Func f, const aicf::Buffer<> &done,
-                                           const aicf::Target &done_target) {
+                                           const aicf::Target &done_target,
+                                           const aicf::Target &library_target = aot_target()) {
     aicf::Buffer<> b = done;
-    if (aot_target().to_string() != done_target.to_string()) {
+    if (library_target.to_string() != done_target.to_string()) {
         std::vector<int> sizes;
         for (int d = 0; d < done.dimensions(); d++)
             sizes.push_back(done.extent(d));
         b = aicf::Buffer<>(done.type(), sizes, done.name() + "_aot_target");
-        f.realize(b, aot_target());
+        f.realize(b, library_target);
     }
     b.copy_to_host();
     return b;

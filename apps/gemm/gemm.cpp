@@ -13,6 +13,7 @@
 #include "dsl/aicf.h"
 
 #include "gemm_bfloat16.h"
+#include "gemm_bfloat16_hopper.h"
 #include "gemm_bfloat16_k8.h"
 #include "gemm_bias_gelu_bfloat16.h"
 #include "gemm_bias_gelu_residual_bfloat16.h"
@@ -62,8 +63,9 @@ Buffer<> random_matrix(Type t, int w, int h, unsigned seed, const char *name) {
     return b;
 }
 
-// The last: the plain product through the library built for a K in 16-byte pieces.
-enum class Epilogue { None, BiasGelu, BiasGeluResidual, NoneKInPieces };
+// NoneKInPieces: the plain product through the library built for a K in 16-byte pieces;
+// NoneHopper: on Hopper's wgmma (GemmSchedule::hopper(), sm_90a).
+enum class Epilogue { None, BiasGelu, BiasGeluResidual, NoneKInPieces, NoneHopper };
 
 void run(Type in, Epilogue epilogue, int M, int N, int K, int runs) {
     Buffer<> A = random_matrix(in, K, M, 1, "A"), B = random_matrix(in, N, K, 2, "B");
@@ -73,22 +75,29 @@ void run(Type in, Epilogue epilogue, int M, int N, int K, int runs) {
     for (int i = 0; i < N; i++)
         bias1(i) = float(value(bias, i, 0));
     const Buffer<bfloat16_t> residual_bf16(residual);
-    const bool plain = epilogue == Epilogue::None || epilogue == Epilogue::NoneKInPieces;
+    const bool plain = epilogue == Epilogue::None || epilogue == Epilogue::NoneKInPieces ||
+                       epilogue == Epilogue::NoneHopper;
+    const bool hopper = epilogue == Epilogue::NoneHopper;
     const aicf_apps::GemmEpilogue e =
         plain ? aicf_apps::GemmEpilogue{}
         : epilogue == Epilogue::BiasGelu
             ? aicf_apps::bias_gelu_epilogue(bias1)
             : aicf_apps::bias_gelu_residual_epilogue(bias1, residual_bf16);
-    Func out = aicf_apps::gemm_tensor_cores(A, B, K, "gemm", e);
+    Func out = aicf_apps::gemm_tensor_cores(A, B, K, "gemm", e, {},
+                                            hopper ? aicf_apps::GemmSchedule::hopper()
+                                                   : aicf_apps::GemmSchedule());
     Buffer<> C(e.out_type, {N, M}, "C");
-    const Target &target = aicf_apps::device_target();
+    // The Hopper library's target: sm_90a, with the others' features.
+    const Target hopper_library("host-cuda-sm_90a-fma");
+    const Target target = hopper ? hopper_library : aicf_apps::device_target();
     const double ms = aicf_apps::median_ms([&] { out.realize(C, target); }, runs);
     C.copy_to_host();
 
     // The same through the library compiled ahead of time, on host tensors, against the JIT
     // under the library's own target (on a GPU the JIT's target is the device's).
     Buffer<> C_aot(e.out_type, {N, M}, "C_aot");
-    const Buffer<> C_same = aicf_apps::jit_under_aot_target(out, C, target);
+    const Buffer<> C_same = hopper ? aicf_apps::jit_under_aot_target(out, C, target, hopper_library)
+                                   : aicf_apps::jit_under_aot_target(out, C, target);
     const Buffer<> bias_1d(bias1);
     aicf_apps::DLView a(A, false), b(B, false), c(C_aot, false), bt(bias_1d, false),
         rt(residual, false);
@@ -99,6 +108,8 @@ void run(Type in, Epilogue epilogue, int M, int N, int K, int runs) {
         rc = gemm_bias_gelu_bfloat16(&a.t, &b.t, &bt.t, &c.t);
     } else if (epilogue == Epilogue::NoneKInPieces) {
         rc = gemm_bfloat16_k8(&a.t, &b.t, &c.t);
+    } else if (hopper) {
+        rc = gemm_bfloat16_hopper(&a.t, &b.t, &c.t);
     } else if (in == BFloat(16)) {
         rc = gemm_bfloat16(&a.t, &b.t, &c.t);
     } else if (in == Float(16)) {
@@ -137,7 +148,7 @@ void run(Type in, Epilogue epilogue, int M, int N, int K, int runs) {
         }
     }
     static const char *const names[] = {"C = A B", "GELU(A B + bias)", "GELU(A B + bias) + R",
-                                        "C = A B, K%8 = 0"};
+                                        "C = A B, K%8 = 0", "C = A B, wgmma"};
     const std::string type = in == Float(32) ? "tf32" : in == Float(16) ? "f16" : "bf16";
     char size[40];
     std::snprintf(size, sizeof size, "%dx%dx%d", M, N, K);
@@ -175,6 +186,10 @@ int main(int argc, char **argv) {
             run(BFloat(16), Epilogue::BiasGelu, M, N, K, runs);
             run(BFloat(16), Epilogue::BiasGeluResidual, M, N, K, runs);
             if (K % 8 == 0) run(BFloat(16), Epilogue::NoneKInPieces, M, N, K, runs);
+            // On Hopper's wgmma where the device runs it (an sm_90 GPU, or the simulator).
+            const aicf_apps::GemmSchedule wg = aicf_apps::GemmSchedule::hopper();
+            if (aicf_apps::hopper_target() && M >= wg.block_y() && N >= wg.block_x())
+                run(BFloat(16), Epilogue::NoneHopper, M, N, K, runs);
         }
         // The library for a K in 16-byte pieces refuses another K, naming A.
         {
@@ -189,9 +204,9 @@ int main(int argc, char **argv) {
                         refused ? "refused" : "NOT refused", error.c_str());
             failures += !refused;
         }
-        std::printf("\nAOT: the library compiled ahead of time (for %s) gives the bits of the JIT "
-                    "under the "
-                    "same target (same) or not.\n"
+        std::printf("\nAOT: the library compiled ahead of time (for %s; the wgmma one for "
+                    "host-cuda-sm_90a-fma) gives the bits of the JIT under the same target (same) "
+                    "or not.\n"
                     "check: a sample of points against a double-precision product.\n",
                     aicf_apps::aot_target().to_string().c_str());
         return failures == 0 ? 0 : 1;

@@ -8,7 +8,8 @@
 //
 // with C(x, y) = sum over k of A(k, y) B(x, k), K = A's extent along its first dimension.
 // k_in_pieces=true builds take only a K that is a multiple of 16 bytes of elements, and copy
-// all of A asynchronously.
+// all of A asynchronously. warpgroups=1 or 2 builds run on Hopper's warpgroup tensor cores
+// (GemmSchedule::hopper(), for the target cuda-sm_90a) with bfloat16 or float16 inputs.
 
 #include "GemmGPU.h"
 
@@ -24,6 +25,8 @@ public:
     GeneratorParam<int> stages{"stages", 3, 1, 4};
     // K a multiple of 16 bytes of elements (GemmSchedule::k_in_pieces), checked when it runs.
     GeneratorParam<bool> k_in_pieces{"k_in_pieces", false};
+    // Warpgroups of wgmma (GemmSchedule::hopper(warpgroups)); 0: mma.sync in warps.
+    GeneratorParam<int> warpgroups{"warpgroups", 0, 0, 2};
     Input<Buffer<void, 2>> A{"A"};
     Input<Buffer<void, 2>> B{"B"};
 
@@ -34,7 +37,8 @@ protected:
                                detail::type_text(B.type()) +
                                "; set A.type and B.type to one of bfloat16, float16, float32.");
         }
-        aicf_apps::GemmSchedule s;
+        aicf_apps::GemmSchedule s = warpgroups > 0 ? aicf_apps::GemmSchedule::hopper(warpgroups)
+                                                   : aicf_apps::GemmSchedule();
         s.stages = stages;
         s.k_in_pieces = k_in_pieces;
         return aicf_apps::gemm_tensor_cores(A.image(), B.image(), A.dim(0).extent(), "C", epilogue,
