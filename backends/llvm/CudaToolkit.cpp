@@ -51,6 +51,8 @@ std::string KernelResources::to_string() const {
     s << kernel << " (" << arch << "): " << registers << " registers, " << spill_store_bytes
       << " bytes spill stores, " << spill_load_bytes << " bytes spill loads, " << stack_frame_bytes
       << " bytes stack frame, " << static_shared_bytes << " bytes static shared memory";
+    for (const std::string &c : wgmma_changes)
+        s << "; ptxas: " << c;
     return s.str();
 }
 
@@ -103,11 +105,21 @@ std::vector<KernelResources> assemble_ptx(const std::string &ptx, const std::str
 
     // ptxas -v: "Compiling entry function 'k' for 'sm_80'", then "N bytes stack frame, N bytes
     // spill stores, N bytes spill loads" and "Used N registers, ... N bytes smem ...".
+    // And what it did to a kernel's wgmma, before those lines: "(C7517) warpgroup.wait is
+    // injected in around line N by compiler to allow use of registers defined by GMMA in
+    // function 'k'", or "(C7515) Potential Performance Loss: wgmma.mma_async instructions are
+    // serialized due to ... in the function 'k'".
     std::vector<KernelResources> result;
+    std::vector<std::pair<std::string, std::string>> wgmma_changes; // kernel, what
     std::stringstream lines(text);
     std::string line;
     std::smatch m;
     while (std::getline(lines, line)) {
+        if (std::regex_search(line, m,
+                              std::regex("\\((C75\\d\\d)\\) (.*) in (the )?function '([^']+)'"))) {
+            wgmma_changes.emplace_back(m[4], std::string(m[1]) + " " + std::string(m[2]));
+            continue;
+        }
         if (std::regex_search(line, m, std::regex("Compiling entry function '([^']+)'"))) {
             result.push_back({m[1], arch});
             continue;
@@ -126,6 +138,9 @@ std::vector<KernelResources> assemble_ptx(const std::string &ptx, const std::str
         if (std::regex_search(line, m, std::regex("(\\d+) bytes smem")))
             r.static_shared_bytes = std::stoi(m[1]);
     }
+    for (KernelResources &r : result)
+        for (const auto &[kernel, what] : wgmma_changes)
+            if (kernel == r.kernel) r.wgmma_changes.push_back(what);
     return result;
 }
 

@@ -23,6 +23,10 @@ struct KernelResources {
     int spill_store_bytes = 0, spill_load_bytes = 0;
     int stack_frame_bytes = 0;
     int static_shared_bytes = 0;
+    // What ptxas says it did to the kernel's warpgroup products (wgmma): waits or arrives it
+    // injected, or the instructions serialized, each costing the overlap of the tensor cores.
+    // Empty when it changed nothing.
+    std::vector<std::string> wgmma_changes;
     std::string to_string() const;
 };
 

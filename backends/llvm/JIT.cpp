@@ -273,7 +273,8 @@ Target with_gpu_arch(const Target &t, const std::string &arch) {
 
 // With AICF_PTXAS_CHECK=sm_80,sm_90 (the test suite's `ptx` label), every pipeline with
 // kernels is also compiled to PTX for each architecture listed and assembled with ptxas;
-// a kernel ptxas rejects, or one that spills registers or keeps a stack frame, is an error.
+// a kernel ptxas rejects, or one that spills registers, keeps a stack frame or has its wgmma
+// waits changed by ptxas, is an error.
 // A pipeline for an architecture-specific target (sm_90a: wgmma), whose kernels no other
 // architecture runs, is assembled for its own.
 void check_with_ptxas(const lowering::LoweredPipeline &p) {
@@ -288,6 +289,9 @@ void check_with_ptxas(const lowering::LoweredPipeline &p) {
         for (const KernelResources &r : assemble_ptx(compile_kernels_to_ptx(p.kernels, t), arch)) {
             user_assert(r.spill_store_bytes == 0 && r.spill_load_bytes == 0)
                 << "Kernel " << r.to_string() << ": it spills registers.";
+            user_assert(r.wgmma_changes.empty())
+                << "Kernel " << r.to_string() << ": ptxas changed how its warpgroup products "
+                << "(wgmma) run, so they no longer overlap as written.";
             user_assert(r.stack_frame_bytes == 0)
                 << "Kernel " << r.to_string() << ": it keeps " << r.stack_frame_bytes
                 << " bytes per thread in local memory (a stack frame), as for a Func stored in "

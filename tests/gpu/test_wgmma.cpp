@@ -227,6 +227,27 @@ TEST(Wgmma, PTXAssemblesForSm90a) {
     }
 }
 
+// What ptxas does to wgmma it cannot leave running as written is reported with the kernel's
+// resources (and the test suite's ptxas check refuses it): here an accumulator register read
+// between the instruction and its wait, which makes ptxas inject a wait.
+TEST(Wgmma, PtxasChangesToWgmmaAreReported) {
+    if (!backends::ptxas_available()) GTEST_SKIP() << "needs ptxas";
+    const std::string ptx = backends::compile_kernels_to_ptx({wgmma_kernel(64)}, sm90a);
+    for (const backends::KernelResources &r : backends::assemble_ptx(ptx, "sm_90a"))
+        EXPECT_TRUE(r.wgmma_changes.empty()) << r.to_string();
+    const size_t at = ptx.find("wgmma.mma_async.sync.aligned");
+    ASSERT_NE(at, std::string::npos);
+    const size_t reg = ptx.find("{%f", at) + 1, reg_end = ptx.find(',', reg);
+    const std::string accumulator = ptx.substr(reg, reg_end - reg);
+    const size_t line_end = ptx.find('\n', at) + 1;
+    const std::string touched = ptx.substr(0, line_end) + "\tadd.f32 " + accumulator + ", " +
+                                accumulator + ", 0f3F800000;\n" + ptx.substr(line_end);
+    const std::vector<backends::KernelResources> r = backends::assemble_ptx(touched, "sm_90a");
+    ASSERT_EQ(r.size(), 1u);
+    ASSERT_FALSE(r[0].wgmma_changes.empty()) << touched;
+    EXPECT_CONTAINS(r[0].to_string(), "; ptxas: C75");
+}
+
 // What a warpgroup cannot take: a block of 64 threads (half a warpgroup), an operand that does
 // not start on 16 bytes.
 TEST(Wgmma, SimulatorReportsPartWarpgroupsAndMisalignedOperands) {
