@@ -6,6 +6,7 @@
 // test names another target), with buffers copied there and back: for tests of single
 // instructions and their checks.
 
+#include "backends/cuda/CudaDevice.h"
 #include "backends/llvm/CodeGen_PTX.h"
 #include "backends/runtime/CompiledKernel.h"
 #include "backends/runtime/Device.h"
@@ -14,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -115,6 +117,17 @@ inline void run_kernel(const lowering::LoweredKernel &k, std::vector<HostBuffer>
 
 inline bool on_simulator() {
     return std::string(runtime::device_from_environment().name()) == "sim";
+}
+
+// Whether the test device runs kernels built for `t`: the simulator any target; a GPU those of
+// its architecture or an earlier one, and an architecture-specific target (sm_90a, wgmma) only
+// on its own architecture.
+inline bool device_runs(const aicf::Target &t) {
+    if (on_simulator()) return true;
+    const std::string d = backends::cuda::cuda_device_description();
+    const size_t at = d.rfind("sm_");
+    const int sm = at == std::string::npos ? 0 : std::atoi(d.c_str() + at + 3);
+    return t.is_arch_specific() ? sm == t.cuda_capability() : sm >= t.cuda_capability();
 }
 
 } // namespace aicf_test

@@ -6,6 +6,7 @@
 #include "ErrorMessage.h"
 #include "GPUTarget.h"
 #include "GemmGPU.h"
+#include "KernelRunner.h"
 #include "Reference.h"
 #include "ScopedEnv.h"
 #include "backends/llvm/CodeGen_PTX.h"
@@ -47,6 +48,8 @@ void check_gemm(Problem p, const aicf_apps::GemmEpilogue &epilogue, Epilogue ref
     fill_random(A, -1, 1, seed);
     fill_random(B, -1, 1, seed + 1);
     Func out = aicf_apps::gemm_tensor_cores(A, B, p.K, "gemm", epilogue, {}, schedule);
+    if (schedule.warpgroups && !aicf_test::device_runs(hopper_target))
+        GTEST_SKIP() << "wgmma runs on sm_90 GPUs (and the simulator) only";
     Buffer<> C(epilogue.out_type, {p.N, p.M}, "C");
     out.realize(C, schedule.warpgroups ? hopper_target : gpu_target);
     C.copy_to_host();

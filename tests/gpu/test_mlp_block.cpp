@@ -4,6 +4,7 @@
 // bfloat16 (LayerNorm's output, GELU's output, the result).
 
 #include "GPUTarget.h"
+#include "KernelRunner.h"
 #include "MlpBlock.h"
 #include "Reference.h"
 #include "backends/llvm/CodeGen_PTX.h"
@@ -141,6 +142,7 @@ TEST(MlpBlock, DataflowCopiesW1Asynchronously) {
 // threads that compute it store into core matrices.
 TEST(MlpBlock, OnWarpgroupTensorCores) {
     const Target hopper("host-cuda-sm_90a");
+    if (!aicf_test::device_runs(hopper)) GTEST_SKIP() << "wgmma runs on sm_90 GPUs only";
     const aicf_apps::GemmSchedule tiles = aicf_apps::GemmSchedule::hopper(1);
     std::string ptx = check_mlp(
         [&](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d, int hidden) {

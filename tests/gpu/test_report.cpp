@@ -6,6 +6,7 @@
 #include "ErrorMessage.h"
 #include "GPUTarget.h"
 #include "GemmGPU.h"
+#include "KernelRunner.h"
 #include "MatmulGPU.h"
 #include "MlpBlock.h"
 #include "NormSchedules.h"
@@ -147,6 +148,8 @@ TEST(ReportCounts, TensorCoreGemmsMatchTheSimulator) {
                                 gpu_target);
     }
     // On Hopper's warpgroup tensor cores: the same bytes, the flops counted per warpgroup.
+    const Target hopper("host-cuda-sm_90a");
+    if (!aicf_test::device_runs(hopper)) return;
     realize_checking_report(
         aicf_apps::gemm_tensor_cores(A, B, K, "gemm", {}, {}, aicf_apps::GemmSchedule::hopper()),
         {N, M}, Target("host-cuda-sm_90a"));

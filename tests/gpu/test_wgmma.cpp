@@ -187,6 +187,7 @@ TEST(Wgmma, LayoutMaps) {
 
 // D = C + A * B for N = 64 and 24, B K-major and MN-major, against double precision.
 TEST(Wgmma, MatchesDoublePrecision) {
+    if (!aicf_test::device_runs(sm90a)) GTEST_SKIP() << "wgmma runs on sm_90 GPUs only";
     for (auto [N, mn] : {std::pair{64, false}, {24, false}, {64, true}, {24, true}}) {
         SCOPED_TRACE(mn ? "B MN-major" : "B K-major");
         const Operands o = random_operands(N, unsigned(N));
