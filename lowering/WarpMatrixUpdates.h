@@ -23,11 +23,18 @@ namespace lowering {
 // Expects: the loop nests of schedule_functions, before make_room_for_lanes and the passes
 // that place and size storage (f's points then live where the lanes hold them, which
 // stripe_register_funcs proves for each access).
-// Guarantees: every gpu_mma lies inside thread loops x (4) and y (8) and no other thread loop
-// of its kernel is wider along x or y, so the lanes of each warp are those of one
+// Updates scheduled with gpu_wgmma(n, m, k) (N x 64 x 16, bf16 or f16) become one warpgroup's
+// gpu_wgmma in the same way (lowering/MatrixUpdates.h): the stage's thread loop over
+// warpgroups becomes one along z over their warps (4 a warpgroup), each thread holding N / 2
+// points of f, and the operands, Funcs in shared memory in core matrices, are read where their
+// storage puts them (the load of each one's first element, which resolve_wgmma_operands turns
+// into a byte offset); the instruction is fenced, committed and waited for at once.
+// Guarantees: every gpu_mma and gpu_wgmma lies inside thread loops x (4) and y (8) and no other
+// thread loop of its kernel is wider along x or y, so the lanes of each warp are those of one
 // instruction; its loops' extents, its operand types and the update's shape are the
-// instruction's. Raises CompileError naming the Func and loops otherwise, and for a target
-// without tensor cores.
+// instruction's, and a gpu_wgmma's operands start on a core matrix. Raises CompileError naming
+// the Func and loops otherwise, and for a target without the instruction (sm_80 for gpu_mma,
+// sm_90a for gpu_wgmma).
 ir::Stmt lower_warp_matrix_updates(const ir::Stmt &s,
                                    const std::map<std::string, ir::Function> &env,
                                    const Target &target);
