@@ -14,6 +14,7 @@
 #include <llvm/TargetParser/Host.h>
 
 #include <algorithm>
+#include <set>
 
 namespace aicf {
 namespace backends {
@@ -47,11 +48,18 @@ public:
     //   partially, by a factor that divides its trip count: a column sum's 2048 rows, a
     //   histogram's 2048 pixels per row, which then spend fewer instructions per iteration
     //   on the loop itself.
-    bool keep_loop_rolled(const For *op) override {
+    // - A vector loop that loads more than the registers hold but carries nothing from one
+    //   iteration to the next (every store moves with the loop: a stencil's row, a map) is
+    //   unrolled by 4 or 2, whichever divides its trip count: each copy's loads feed its own
+    //   store. Rolled, a tiled 3x3 blur's rows of 16 vectors spent three of every eight
+    //   instructions on the loop and ran 1.19x Halide's time on one core (which unrolls them
+    //   fully); unrolled by 4 it runs at Halide's time, and compiles in the time it did
+    //   rolled (fully unrolled: 20-30 ms more).
+    LoopUnrolling loop_unrolling(const For *op) override {
         bool contains_loop = false;
         int64_t loaded_bytes = 0;
         visit_each<For>(op->body, [&](const For *) { contains_loop = true; });
-        if (contains_loop) return true;
+        if (contains_loop) return {LoopUnrolling::Rolled};
         bool vector = false;
         visit_each<Load>(op->body, [&](const Load *l) {
             loaded_bytes += int64_t(l->type.bytes()) * l->type.lanes;
@@ -60,10 +68,33 @@ public:
         visit_each<Store>(op->body,
                           [&](const Store *s) { vector = vector || s->value.type().lanes > 1; });
         const std::optional<int64_t> trips = as_const_int(op->extent);
-        if (!trips) return vector;
-        if (*trips > 300) return false;
+        if (!trips) return vector ? LoopUnrolling{LoopUnrolling::Rolled} : LoopUnrolling{};
+        if (*trips > 300) return {};
         const VectorRegisters regs = vector_registers();
-        return loaded_bytes * *trips > int64_t(regs.count) * regs.bytes;
+        if (loaded_bytes * *trips <= int64_t(regs.count) * regs.bytes) return {};
+        if (vector && stores_move_with_loop(op)) {
+            for (int count : {4, 2})
+                if (*trips % count == 0) return {LoopUnrolling::ByCount, count};
+        }
+        return {LoopUnrolling::Rolled};
+    }
+
+    // Whether every store of the loop's body goes where its index moves with the loop variable
+    // (through the lets that depend on it): the iterations then carry no accumulator.
+    static bool stores_move_with_loop(const For *op) {
+        std::set<std::string> moving = {op->name};
+        visit_each<LetStmt>(op->body, [&](const LetStmt *l) {
+            if (uses_vars(l->value, moving)) moving.insert(l->name);
+        });
+        visit_each<Let>(op->body, [&](const Let *l) {
+            if (uses_vars(l->value, moving)) moving.insert(l->name);
+        });
+        bool moves = true, any = false;
+        visit_each<Store>(op->body, [&](const Store *s) {
+            any = true;
+            moves = moves && uses_vars(s->index, moving);
+        });
+        return any && moves;
     }
 
     void compile(const lowering::LoweredPipeline &p, const std::string &name) {

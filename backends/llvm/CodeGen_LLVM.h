@@ -125,9 +125,14 @@ protected:
     std::set<std::string> strict_float_lets;
     void find_strict_float_lets(const ir::Stmt &body);
     llvm::Value *codegen_let_value(const std::string &name, const ir::Expr &value);
-    // Whether a serial loop carries llvm.loop.unroll.disable, so that LLVM's unroller leaves
-    // it a loop (the schedule's `unroll` is done before code generation either way).
-    virtual bool keep_loop_rolled(const ir::For *) { return false; }
+    // How LLVM's unroller may treat a serial loop (the schedule's `unroll` is done before code
+    // generation either way): as it decides, or as a loop (llvm.loop.unroll.disable), or
+    // unrolled by a given count (llvm.loop.unroll.count).
+    struct LoopUnrolling {
+        enum Kind { LLVMDecides, Rolled, ByCount } kind = LLVMDecides;
+        int count = 0;
+    };
+    virtual LoopUnrolling loop_unrolling(const ir::For *) { return {}; }
     ir::Scope<int> stack_storage;
     // The heap storage whose allocation encloses the current point, innermost last, and
     // whether a Free (inject_early_frees) has freed it already.

@@ -65,11 +65,19 @@ void CodeGen_LLVM::visit(const For *op) {
     llvm::Value *next = builder.CreateNSWAdd(phi, llvm::ConstantInt::get(min->getType(), 1));
     phi->addIncoming(next, builder.GetInsertBlock());
     llvm::BranchInst *latch = builder.CreateCondBr(builder.CreateICmpNE(next, end), loop, after);
-    if (keep_loop_rolled(op)) {
+    const LoopUnrolling unrolling = loop_unrolling(op);
+    if (unrolling.kind != LoopUnrolling::LLVMDecides) {
+        llvm::MDNode *property;
+        if (unrolling.kind == LoopUnrolling::Rolled) {
+            property = llvm::MDNode::get(context,
+                                         llvm::MDString::get(context, "llvm.loop.unroll.disable"));
+        } else {
+            property = llvm::MDNode::get(
+                context, {llvm::MDString::get(context, "llvm.loop.unroll.count"),
+                          llvm::ConstantAsMetadata::get(builder.getInt32(unrolling.count))});
+        }
         // A distinct loop ID (its first operand is itself), then the property.
-        llvm::MDNode *disable =
-            llvm::MDNode::get(context, llvm::MDString::get(context, "llvm.loop.unroll.disable"));
-        llvm::MDNode *id = llvm::MDNode::getDistinct(context, {nullptr, disable});
+        llvm::MDNode *id = llvm::MDNode::getDistinct(context, {nullptr, property});
         id->replaceOperandWith(0, id);
         latch->setMetadata(llvm::LLVMContext::MD_loop, id);
     }
