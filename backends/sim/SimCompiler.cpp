@@ -380,6 +380,9 @@ public:
             if (call && call->intrinsic == Intrinsic::gpu_cp_async_commit) {
                 return make_async_commit_code();
             }
+            if (call && call->intrinsic == Intrinsic::gpu_wgmma_commit) {
+                return make_wgmma_commit_code();
+            }
             if (call && call->intrinsic == Intrinsic::gpu_cp_async_wait) {
                 return make_async_wait_code(lowering::async_wait_groups(call),
                                             site(Site::Barrier, nullptr));
@@ -671,12 +674,13 @@ private:
                 call, n, shape(lowering::kSharedMemoryName, call.element, Site::Load), std::move(a),
                 std::move(b), std::move(d), site(Site::Shuffle, nullptr));
         }
-        // Executed at once (above), wgmma needs no fences or waits here.
+        // D is computed at once (above): a fence needs nothing here. A wait retires the
+        // groups whose operands stay pending.
         case Intrinsic::gpu_wgmma_fence:
             return arg(0);
         case Intrinsic::gpu_wgmma_wait:
-            return arg(1);
-        case Intrinsic::gpu_wgmma_commit:
+            return make_wgmma_wait_code(t, n, lowering::wgmma_wait_pending(op), arg(1),
+                                        site(Site::Barrier, nullptr));
         case Intrinsic::gpu_async_proxy_fence:
             return constant(ir::Int(32), word_u(0));
         case Intrinsic::gpu_ldmatrix: {

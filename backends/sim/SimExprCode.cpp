@@ -440,6 +440,8 @@ public:
         // a warpgroup's 128 threads reading 128 elements a pass (M * K and N * K are multiples
         // of 128). Inactive warpgroups read nothing.
         const int bytes = call.element.bytes();
+        // The bytes each warpgroup's instruction reads, pending until a wait retires it.
+        std::vector<std::vector<int64_t>> reads(static_cast<size_t>(groups));
         auto read = [&](const lowering::WgmmaOperand &o, const std::vector<int64_t> &at, int rows) {
             std::vector<double> values(size_t(groups) * rows * K);
             for (int pass = 0; pass * G < rows * K; pass++) {
@@ -451,6 +453,7 @@ public:
                             : at[size_t(g)] + lowering::wgmma_operand_byte(
                                                   e / K, e % K, bytes, o.lbo, o.sbo, o.mn_major);
                     gathered[size_t(t)].i = byte / bytes;
+                    if (at[size_t(g)] >= 0) reads[size_t(g)].push_back(byte);
                 }
                 Access a = shape.make(false);
                 a.index = {gathered.data(), false};
@@ -483,6 +486,7 @@ public:
         }
         for (int g = 0; g < groups; g++) {
             if (a_at[size_t(g)] < 0) continue;
+            m.wgmma_issue(g, reads[size_t(g)], bytes, *site);
             m.counters.count(OpClass::TensorCore, 1);
             m.counters.tensor_flops += 2 * int64_t(M) * N * K;
         }
@@ -497,7 +501,28 @@ private:
     std::vector<Word> gathered, loaded;
 };
 
+// wgmma.wait_group: retires the warpgroups' older groups, then is its operand's value.
+class WgmmaWaitCode : public ExprCode {
+public:
+    WgmmaWaitCode(ir::Type t, int threads, int pending, ExprPtr value, const Site *site)
+        : ExprCode(t, threads), pending(pending), value(std::move(value)), site(site) {}
+    Col compute(Machine &m) override {
+        m.wgmma_wait(pending, *site);
+        return value->eval(m);
+    }
+
+private:
+    int pending;
+    ExprPtr value;
+    const Site *site;
+};
+
 } // namespace
+
+ExprPtr make_wgmma_wait_code(ir::Type t, int threads, int pending, ExprPtr value,
+                             const Site *site) {
+    return std::make_unique<WgmmaWaitCode>(t, threads, pending, std::move(value), site);
+}
 
 ExprPtr make_mma_code(const lowering::MMAShape &shape, int threads, ExprPtr a, ExprPtr b, ExprPtr c,
                       Site *site) {

@@ -5,6 +5,7 @@
 
 #include "dsl/Names.h"
 #include "dsl/base/Error.h"
+#include "lowering/WarpgroupMMA.h"
 
 #include <algorithm>
 #include <sstream>
@@ -50,6 +51,17 @@ Machine::Machine(const lowering::LoweredKernel &k, bool checks)
 bool Machine::access(const Access &a) {
     const Storage &s = *a.storage;
     if (pending_bytes > 0 && s.place == Storage::Shared) check_not_pending(a);
+    if (wgmma_read_bytes > 0 && s.place == Storage::Shared && a.is_store) {
+        for (int t = 0; t < n; t++) {
+            if (!mask->on[size_t(t)]) continue;
+            const Word *index = lane_ptr(a.index, t, a.lanes);
+            const Word *pred = a.has_predicate ? lane_ptr(a.predicate, t, a.lanes) : nullptr;
+            for (int l = 0; l < a.lanes; l++)
+                if (!pred || pred[l].u)
+                    check_not_read_by_wgmma(t, index[l].i * a.elem_bytes, a.elem_bytes,
+                                            a.elem_bytes, "stores to", *a.site);
+        }
+    }
     if (a.profiled) counters.count(op_class(a), mask->warps);
     const bool same_address =
         s.place != Storage::Private && a.index.uniform && (!a.has_predicate || a.predicate.uniform);
@@ -115,8 +127,8 @@ void Machine::check_not_pending(const Access &a) const {
                 const int issuer = pending_byte_owner[size_t(byte)] - 1;
                 std::ostringstream os;
                 os << "kernel " << kernel.name << ": thread " << describe_thread(t) << " of block "
-                   << describe_block() << (a.is_store ? " stores to" : " reads")
-                   << " shared memory at byte " << byte << nearest_shared_func(byte) << ", which a "
+                   << describe_block() << (a.is_store ? " stores to " : " reads ")
+                   << describe_shared(byte, -1, a.elem_bytes) << ", which a "
                    << "cp.async of "
                    << (issuer == t ? "its own" : "thread " + describe_thread(issuer))
                    << " is still copying to: a thread may touch a copy's destination only after "
@@ -181,6 +193,9 @@ void Machine::async_copy(const Access &shape, Col dst, Col values) {
                      " is still copying (two copies to one place race)");
             }
         }
+        if (wgmma_read_bytes > 0)
+            check_not_read_by_wgmma(t, first, bytes, shape.elem_bytes, "starts a cp.async into",
+                                    *shape.site);
         for (int64_t b = first; b < first + bytes; b++)
             pending_byte_owner[size_t(b)] = t + 1;
         pending_bytes += bytes;
@@ -262,7 +277,114 @@ void Machine::async_wait(int keep, const Site &site) {
     }
 }
 
+void Machine::wgmma_issue(int warpgroup, const std::vector<int64_t> &elements, int element_bytes,
+                          const Site &site) {
+    if (pending_wgmma.empty()) {
+        const size_t groups =
+            size_t((n + lowering::kWarpgroupThreads - 1) / lowering::kWarpgroupThreads);
+        pending_wgmma.resize(groups);
+        wgmma_groups.assign(groups, 0);
+        wgmma_readers.assign(shared.size(), 0);
+    }
+    PendingWgmma w;
+    w.elements = elements;
+    w.element_bytes = element_bytes;
+    w.site = &site;
+    for (int64_t e : elements) {
+        for (int64_t b = e; b < e + element_bytes; b++) {
+            // The reads themselves were bounds-checked as loads.
+            wgmma_readers[size_t(b)]++;
+            wgmma_read_bytes++;
+        }
+    }
+    pending_wgmma[size_t(warpgroup)].push_back(std::move(w));
+}
+
+template <typename Done> void Machine::retire_wgmma(size_t g, Done done) {
+    std::vector<PendingWgmma> &list = pending_wgmma[g];
+    size_t kept = 0;
+    for (size_t i = 0; i < list.size(); i++) {
+        if (!done(list[i])) {
+            if (kept != i) list[kept] = std::move(list[i]);
+            kept++;
+            continue;
+        }
+        for (int64_t e : list[i].elements) {
+            for (int64_t b = e; b < e + list[i].element_bytes; b++) {
+                wgmma_readers[size_t(b)]--;
+                wgmma_read_bytes--;
+            }
+        }
+    }
+    list.resize(kept);
+}
+
+void Machine::wgmma_commit() {
+    for (size_t g = 0; g < pending_wgmma.size(); g++) {
+        const int first = int(g) * lowering::kWarpgroupThreads;
+        bool active = false;
+        for (int t = first; t < std::min(n, first + lowering::kWarpgroupThreads); t++)
+            active = active || mask->on[size_t(t)];
+        if (!active) continue;
+        const int64_t group = ++wgmma_groups[g];
+        for (PendingWgmma &w : pending_wgmma[g])
+            if (w.group < 0) w.group = group;
+    }
+}
+
+void Machine::wgmma_wait(int keep, const Site &site) {
+    for (size_t g = 0; g < pending_wgmma.size(); g++) {
+        const int first = int(g) * lowering::kWarpgroupThreads;
+        int active = -1;
+        for (int t = first; t < std::min(n, first + lowering::kWarpgroupThreads) && active < 0; t++)
+            if (mask->on[size_t(t)]) active = t;
+        if (active < 0) continue;
+        for (const PendingWgmma &w : pending_wgmma[g]) {
+            if (w.group >= 0) continue;
+            throw KernelFault("kernel " + kernel.name + ": thread " + describe_thread(active) +
+                              " of block " + describe_block() + " waits (wgmma.wait_group " +
+                              std::to_string(keep) + ") with a wgmma.mma_async of its " +
+                              "warpgroup not committed, which no wait covers: commit it first " +
+                              "(wgmma.commit_group)" + context(site, active));
+        }
+        const int64_t last_retired = wgmma_groups[g] - keep;
+        retire_wgmma(g, [&](const PendingWgmma &w) { return w.group <= last_retired; });
+    }
+}
+
+void Machine::check_not_read_by_wgmma(int t, int64_t first, int64_t bytes, int element_bytes,
+                                      const char *what, const Site &site) const {
+    for (int64_t byte = first; byte < first + bytes; byte++) {
+        if (byte < 0 || byte >= int64_t(wgmma_readers.size()) || wgmma_readers[size_t(byte)] == 0)
+            continue;
+        size_t reader = 0;
+        const Site *issued = nullptr;
+        for (size_t g = 0; g < pending_wgmma.size() && !issued; g++) {
+            for (const PendingWgmma &w : pending_wgmma[g]) {
+                for (int64_t e : w.elements) {
+                    if (byte >= e && byte < e + w.element_bytes) issued = w.site, reader = g;
+                }
+                if (issued) break;
+            }
+        }
+        std::ostringstream os;
+        os << "kernel " << kernel.name << ": thread " << describe_thread(t) << " of block "
+           << describe_block() << " " << what << " " << describe_shared(byte, -1, element_bytes)
+           << ", which a wgmma.mma_async of warpgroup " << reader;
+        if (issued && !issued->func.empty()) os << " (computing " << issued->func << ")";
+        os << " may still be reading: its operands may change only after a wgmma.wait_group "
+           << "retires its group (in other warpgroups: after a barrier that follows the wait)"
+           << context(site, t);
+        throw KernelFault(os.str());
+    }
+}
+
 void Machine::start_block(const std::array<int, 3> &b) {
+    if (!pending_wgmma.empty()) {
+        for (size_t g = 0; g < pending_wgmma.size(); g++)
+            retire_wgmma(g, [](const PendingWgmma &) { return true; });
+        std::fill(wgmma_groups.begin(), wgmma_groups.end(), 0);
+    }
     if (!pending_copies.empty()) {
         for (std::vector<PendingCopy> &c : pending_copies)
             c.clear();

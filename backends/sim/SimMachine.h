@@ -167,6 +167,18 @@ public:
     void async_commit();
     void async_wait(int n, const Site &site);
 
+    // wgmma.mma_async reads its operands from shared memory at any time until a
+    // wgmma.wait_group retires its group. wgmma_issue records the bytes the instruction of
+    // warpgroup `warpgroup` reads (the first byte of each `element_bytes`-byte element):
+    // until it is retired, a store or a cp.async to them raises a RuntimeError.
+    // wgmma_commit closes the open group of each warpgroup with an active thread;
+    // wgmma_wait(n) retires its groups older than its n most recent. A wait with wgmma not
+    // yet committed is reported, as for cp.async.
+    void wgmma_issue(int warpgroup, const std::vector<int64_t> &elements, int element_bytes,
+                     const Site &site);
+    void wgmma_commit();
+    void wgmma_wait(int n, const Site &site);
+
     // Checks that every warp with an active thread executes `instruction` (a warp-collective
     // one: mma.sync, ldmatrix) with all 32 lanes: a RuntimeError names the first lane that
     // does not. With `group` 128: every warpgroup with all 128 threads (wgmma).
@@ -217,6 +229,18 @@ public:
     std::vector<int64_t> committed_groups;                // per thread
     std::vector<int32_t> pending_byte_owner;              // per shared byte: thread + 1, or 0
     int64_t pending_bytes = 0;
+
+    // wgmma a warpgroup has issued and not retired.
+    struct PendingWgmma {
+        int64_t group = -1;            // -1 until committed
+        std::vector<int64_t> elements; // the first byte of each element it reads
+        int element_bytes = 2;
+        const Site *site = nullptr;
+    };
+    std::vector<std::vector<PendingWgmma>> pending_wgmma; // per warpgroup
+    std::vector<int64_t> wgmma_groups;                    // committed, per warpgroup
+    std::vector<uint16_t> wgmma_readers; // per shared byte: pending wgmma that read it
+    int64_t wgmma_read_bytes = 0;
 
 private:
     // The steps of access(), defined in SimMachine.cpp, the one file that calls them. They
@@ -275,6 +299,12 @@ private:
     void check_not_pending(const Access &a) const;
     // The per-thread state of cp.async, made when a kernel first uses it.
     void track_async_copies();
+    // A RuntimeError when thread t writes `bytes` bytes of shared memory from `first` (elements
+    // of `element_bytes`) that a wgmma still reads; `what` says how ("stores to").
+    void check_not_read_by_wgmma(int t, int64_t first, int64_t bytes, int element_bytes,
+                                 const char *what, const Site &site) const;
+    // Retires (or forgets, with start_block) warpgroup g's wgmma for which `done` holds.
+    template <typename Done> void retire_wgmma(size_t g, Done done);
 
     // For an access outside shared memory: the Func whose range ends or starts nearest to it.
     inline std::string nearest_shared_func(int64_t byte) const;

@@ -420,6 +420,11 @@ public:
     void exec(Machine &m) override { m.async_commit(); }
 };
 
+class WgmmaCommitCode : public StmtCode {
+public:
+    void exec(Machine &m) override { m.wgmma_commit(); }
+};
+
 class AsyncWaitCode : public StmtCode {
 public:
     AsyncWaitCode(int groups, const Site *site) : groups(groups), site(site) {}
@@ -524,6 +529,10 @@ StmtPtr make_async_copy_code(int threads, AccessShape src, AccessShape dst, Expr
 
 StmtPtr make_async_commit_code() {
     return std::make_unique<AsyncCommitCode>();
+}
+
+StmtPtr make_wgmma_commit_code() {
+    return std::make_unique<WgmmaCommitCode>();
 }
 
 StmtPtr make_async_wait_code(int groups, const Site *site) {

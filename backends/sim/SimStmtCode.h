@@ -30,6 +30,8 @@ StmtPtr make_async_copy_code(int threads, AccessShape src, AccessShape dst, Expr
                              ExprPtr src_index, ExprPtr valid);
 StmtPtr make_async_commit_code();
 StmtPtr make_async_wait_code(int groups, const Site *site);
+// wgmma.commit_group (Machine::wgmma_commit).
+StmtPtr make_wgmma_commit_code();
 
 // The statements of `stmts` in order.
 StmtPtr make_block_code(std::vector<StmtPtr> stmts);

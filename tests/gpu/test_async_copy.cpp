@@ -104,8 +104,8 @@ TEST(AsyncCopy, SimulatorReportsReadsBeforeTheWait) {
                                        HostBuffer::of("out", std::vector<float>(128))};
     std::string msg = aicf_test::message_of<RuntimeError>(
         [&] { aicf_test::run_kernel(copy_kernel(128, false), buffers); });
-    EXPECT_NE(msg.find("kernel copy: thread (0, 0, 0) of block (0, 0, 0) reads shared memory at "
-                       "byte 16"),
+    EXPECT_NE(msg.find("kernel copy: thread (0, 0, 0) of block (0, 0, 0) reads byte 16 of shared "
+                       "memory"),
               std::string::npos)
         << msg;
     EXPECT_NE(msg.find("which a cp.async of thread (1, 0, 0) is still copying to: a thread may "
@@ -119,7 +119,7 @@ TEST(AsyncCopy, SimulatorReportsReadsBeforeTheWait) {
     msg = aicf_test::message_of<RuntimeError>([&] {
         aicf_test::run_kernel(copy_kernel(128, true, 1, 0, /*read_second_half=*/true), buffers);
     });
-    EXPECT_NE(msg.find("reads shared memory at byte 528"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("reads byte 528 of shared memory"), std::string::npos) << msg;
 
     // After its own wait a thread reads its copies; another thread needs a barrier too.
     msg = aicf_test::message_of<RuntimeError>([&] {

@@ -57,6 +57,10 @@ struct Options {
     int threads = 256;
     int a_misalign = 0; // bytes added to warpgroup 1's A
     bool b_mn_major = false;
+    // Thread 0 stores to B's first element: not at all, between the commit and the wait
+    // (while the wgmma may still read it), or after the wait and a barrier.
+    enum class StoreToB { No, BeforeWait, AfterWait } store_to_b = StoreToB::No;
+    bool commit = true;
 };
 
 // Two warpgroups: warpgroup g computes rows 64g .. 64g + 63 of D = C + A * B, where A is
@@ -115,8 +119,13 @@ LoweredKernel wgmma_kernel(int N, const Options &o = Options()) {
             Call::make(Float(32), Intrinsic::extract_element, {done, Expr(i)}, Call::PureIntrinsic),
             at(i), Expr()));
     }
+    Stmt store_to_b = IfThenElse::make(
+        t == 0, Store::make(sh, Cast::make(BFloat(16), Expr(0.0f)), b_start / 2, Expr()));
+    if (o.store_to_b == Options::StoreToB::AfterWait)
+        stores.insert(stores.begin(), {barrier(), store_to_b});
     Stmt tail = LetStmt::make("done", lowering::gpu_wgmma_wait(0, product), Block::make(stores));
-    tail = Block::make({lowering::gpu_wgmma_commit(), tail});
+    if (o.store_to_b == Options::StoreToB::BeforeWait) tail = Block::make({store_to_b, tail});
+    if (o.commit) tail = Block::make({lowering::gpu_wgmma_commit(), tail});
     lowering::WgmmaOperand a{group * 2048 + group * o.a_misalign, kALbo, kASbo};
     lowering::WgmmaOperand b{Expr(b_start), kBLbo, kBSbo};
     if (o.b_mn_major) b = {Expr(b_start), b_mn_lbo(N), kBMnSbo, true};
@@ -270,4 +279,31 @@ TEST(Wgmma, SimulatorReportsPartWarpgroupsAndMisalignedOperands) {
                     }),
                     "wgmma.mma_async with an operand that does not start on 16 bytes of shared "
                     "memory (A at byte 2056, B at byte 4096)");
+}
+
+// wgmma reads its operands until a wait retires its group: a store to one before that is
+// reported, one after the wait (and a barrier, for the other warpgroup) is not; a wait with a
+// wgmma not committed is reported too.
+TEST(Wgmma, SimulatorReportsOperandsChangedBeforeTheWait) {
+    if (!aicf_test::on_simulator()) GTEST_SKIP() << "simulator checks";
+    const Operands o = random_operands(64, 6);
+    std::vector<HostBuffer> buffers = buffers_of(o, 64);
+    Options early;
+    early.store_to_b = Options::StoreToB::BeforeWait;
+    const std::string msg = message_of<KernelFault>(
+        [&] { aicf_test::run_kernel(wgmma_kernel(64, early), buffers, sm90a); });
+    EXPECT_CONTAINS(msg, "kernel wgmma_m64n64: thread (0, 0, 0) of block (0, 0, 0) stores to "
+                         "byte 4096 of shared memory, which a wgmma.mma_async of warpgroup 0 "
+                         "may still be reading: its operands may change only after a "
+                         "wgmma.wait_group retires its group");
+    Options late;
+    late.store_to_b = Options::StoreToB::AfterWait;
+    aicf_test::run_kernel(wgmma_kernel(64, late), buffers, sm90a);
+    Options uncommitted;
+    uncommitted.commit = false;
+    EXPECT_CONTAINS(message_of<KernelFault>([&] {
+                        aicf_test::run_kernel(wgmma_kernel(64, uncommitted), buffers, sm90a);
+                    }),
+                    "waits (wgmma.wait_group 0) with a wgmma.mma_async of its warpgroup not "
+                    "committed, which no wait covers");
 }
