@@ -50,11 +50,11 @@ public:
     //   on the loop itself.
     // - A vector loop that loads more than the registers hold but carries nothing from one
     //   iteration to the next (every store moves with the loop: a stencil's row, a map) is
-    //   unrolled by 4 or 2, whichever divides its trip count: each copy's loads feed its own
-    //   store. Rolled, a tiled 3x3 blur's rows of 16 vectors spent three of every eight
-    //   instructions on the loop and ran 1.19x Halide's time on one core (which unrolls them
-    //   fully); unrolled by 4 it runs at Halide's time, and compiles in the time it did
-    //   rolled (fully unrolled: 20-30 ms more).
+    //   unrolled by 4 or 2, whichever divides its trip count and keeps the copies' loads
+    //   within the registers: each copy's loads feed its own store. Rolled, a tiled 3x3
+    //   blur's rows of 16 vectors spent three of every eight instructions on the loop and ran
+    //   1.19x Halide's time on one core (which unrolls them fully); unrolled by 4 it runs at
+    //   Halide's time, and compiles in the time it did rolled (fully unrolled: 20-30 ms more).
     LoopUnrolling loop_unrolling(const For *op) override {
         bool contains_loop = false;
         int64_t loaded_bytes = 0;
@@ -74,7 +74,8 @@ public:
         if (loaded_bytes * *trips <= int64_t(regs.count) * regs.bytes) return {};
         if (vector && stores_move_with_loop(op)) {
             for (int count : {4, 2})
-                if (*trips % count == 0) return {LoopUnrolling::ByCount, count};
+                if (*trips % count == 0 && loaded_bytes * count <= int64_t(regs.count) * regs.bytes)
+                    return {LoopUnrolling::ByCount, count};
         }
         return {LoopUnrolling::Rolled};
     }

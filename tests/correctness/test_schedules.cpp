@@ -492,6 +492,25 @@ TEST(Schedules, LongInnerLoopsOfConstantLengthAreUnrolledPartially) {
         for (int i = 0; i < 16 * vectors; i++)
             ASSERT_EQ(out(i), b(i) * 3.0f) << i;
     }
+    // Two copies of an iteration loading 20 vectors would load more than the 32 registers
+    // hold: it stays rolled.
+    {
+        Func wide("wide");
+        Expr sum = in(x);
+        for (int k = 1; k < 20; k++)
+            sum = sum + in(x + 16 * k);
+        wide(x) = sum;
+        wide.bound(x, 0, 16 * 72).vectorize(x, 16);
+        const std::string text = wide.assembly(Target("x86-64-v4"));
+        EXPECT_EQ(count_of(text, "vaddps"), 19) << text;
+        Buffer<float> out = wide.realize({16 * 72});
+        for (int i = 0; i < 16 * 72; i++) {
+            float want = b(i);
+            for (int k = 1; k < 20; k++)
+                want = want + b(i + 16 * k);
+            ASSERT_EQ(out(i), want) << i;
+        }
+    }
     Func f("f");
     f(x) = in(x)*3.0f;
     f.bound(x, 0, 16 * 700).vectorize(x, 16);
