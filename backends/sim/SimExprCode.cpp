@@ -486,7 +486,7 @@ public:
         }
         for (int g = 0; g < groups; g++) {
             if (a_at[size_t(g)] < 0) continue;
-            m.wgmma_issue(g, reads[size_t(g)], bytes, *site);
+            m.wgmma_issue(g, std::move(reads[size_t(g)]), bytes, *site);
             m.counters.count(OpClass::TensorCore, 1);
             m.counters.tensor_flops += 2 * int64_t(M) * N * K;
         }

@@ -277,7 +277,7 @@ void Machine::async_wait(int keep, const Site &site) {
     }
 }
 
-void Machine::wgmma_issue(int warpgroup, const std::vector<int64_t> &elements, int element_bytes,
+void Machine::wgmma_issue(int warpgroup, std::vector<int64_t> elements, int element_bytes,
                           const Site &site) {
     if (pending_wgmma.empty()) {
         const size_t groups =
@@ -286,10 +286,6 @@ void Machine::wgmma_issue(int warpgroup, const std::vector<int64_t> &elements, i
         wgmma_groups.assign(groups, 0);
         wgmma_readers.assign(shared.size(), 0);
     }
-    PendingWgmma w;
-    w.elements = elements;
-    w.element_bytes = element_bytes;
-    w.site = &site;
     for (int64_t e : elements) {
         for (int64_t b = e; b < e + element_bytes; b++) {
             // The reads themselves were bounds-checked as loads.
@@ -297,7 +293,18 @@ void Machine::wgmma_issue(int warpgroup, const std::vector<int64_t> &elements, i
             wgmma_read_bytes++;
         }
     }
+    PendingWgmma w;
+    w.elements = std::move(elements);
+    w.element_bytes = element_bytes;
+    w.site = &site;
     pending_wgmma[size_t(warpgroup)].push_back(std::move(w));
+}
+
+int Machine::first_active_thread_of_warpgroup(size_t g) const {
+    const int first = int(g) * lowering::kWarpgroupThreads;
+    for (int t = first; t < std::min(n, first + lowering::kWarpgroupThreads); t++)
+        if (mask->on[size_t(t)]) return t;
+    return -1;
 }
 
 template <typename Done> void Machine::retire_wgmma(size_t g, Done done) {
@@ -321,11 +328,7 @@ template <typename Done> void Machine::retire_wgmma(size_t g, Done done) {
 
 void Machine::wgmma_commit() {
     for (size_t g = 0; g < pending_wgmma.size(); g++) {
-        const int first = int(g) * lowering::kWarpgroupThreads;
-        bool active = false;
-        for (int t = first; t < std::min(n, first + lowering::kWarpgroupThreads); t++)
-            active = active || mask->on[size_t(t)];
-        if (!active) continue;
+        if (first_active_thread_of_warpgroup(g) < 0) continue;
         const int64_t group = ++wgmma_groups[g];
         for (PendingWgmma &w : pending_wgmma[g])
             if (w.group < 0) w.group = group;
@@ -334,10 +337,7 @@ void Machine::wgmma_commit() {
 
 void Machine::wgmma_wait(int keep, const Site &site) {
     for (size_t g = 0; g < pending_wgmma.size(); g++) {
-        const int first = int(g) * lowering::kWarpgroupThreads;
-        int active = -1;
-        for (int t = first; t < std::min(n, first + lowering::kWarpgroupThreads) && active < 0; t++)
-            if (mask->on[size_t(t)]) active = t;
+        const int active = first_active_thread_of_warpgroup(g);
         if (active < 0) continue;
         for (const PendingWgmma &w : pending_wgmma[g]) {
             if (w.group >= 0) continue;

@@ -174,7 +174,7 @@ public:
     // wgmma_commit closes the open group of each warpgroup with an active thread;
     // wgmma_wait(n) retires its groups older than its n most recent. A wait with wgmma not
     // yet committed is reported, as for cp.async.
-    void wgmma_issue(int warpgroup, const std::vector<int64_t> &elements, int element_bytes,
+    void wgmma_issue(int warpgroup, std::vector<int64_t> elements, int element_bytes,
                      const Site &site);
     void wgmma_commit();
     void wgmma_wait(int n, const Site &site);
@@ -303,6 +303,8 @@ private:
     // of `element_bytes`) that a wgmma still reads; `what` says how ("stores to").
     void check_not_read_by_wgmma(int t, int64_t first, int64_t bytes, int element_bytes,
                                  const char *what, const Site &site) const;
+    // The first active thread of warpgroup g, or -1.
+    int first_active_thread_of_warpgroup(size_t g) const;
     // Retires (or forgets, with start_block) warpgroup g's wgmma for which `done` holds.
     template <typename Done> void retire_wgmma(size_t g, Done done);
 
