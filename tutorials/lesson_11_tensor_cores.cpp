@@ -29,7 +29,8 @@
 //      tiles are stored in core matrices (core_matrix_storage: 8 rows of 16 bytes each, 128
 //      contiguous bytes), the layout the instruction's descriptors describe, and the copies
 //      write whole 16-byte rows of them. Each step's group of wgmma runs while the next step
-//      begins. GemmSchedule::hopper() is this schedule: two warpgroups, 128 x 128 tiles.
+//      begins. GemmSchedule::hopper() is this schedule: two warpgroups, 128 x 128 tiles. The
+//      simulator's profile lists the instruction's reads ("wgmma reads hopper_a[...]").
 //
 // Each step prints the PTX's instruction mix and the simulator's counters for one launch,
 // and checks the product against a double-precision loop over the same bfloat16 values.
@@ -116,10 +117,11 @@ Step run(const char *title, Func f, const Buffer<T> &A, const Buffer<T> &B, cons
     const KernelProfile &p = s.profile;
     const MemoryInstructionProfile *w = p.worst_shared_instruction();
     std::printf("  simulator: %lld flops on CUDA cores, %lld on tensor cores; %lld barriers "
-                "per block; shared memory %.1f wavefronts per request (worst: %s, %.1f)\n",
+                "per block; shared memory %.1f wavefronts per request (worst conflicts: %s, "
+                "%.1f-way)\n",
                 (long long)p.flops, (long long)p.tensor_flops, (long long)(p.barriers / p.blocks()),
                 double(p.shared_wavefronts()) / double(std::max<int64_t>(p.shared_requests(), 1)),
-                w ? w->label.c_str() : "none", w ? w->wavefronts_per_request() : 0.0);
+                w ? w->label.c_str() : "none", w ? w->conflict_ways() : 0.0);
     expect(worst < 1e-3,
            "C matches a double-precision product (largest error " + std::to_string(worst) + ")");
     return s;
@@ -195,6 +197,25 @@ int run() {
            "wgmma reads its operands from shared memory itself: no ldmatrix");
     expect(count(hopper.ptx, "wgmma.wait_group.sync.aligned 1;") > 0,
            "each step's group left running while the next step begins");
+    // The simulator counts each wgmma's reads of A (64 x 16) and B (128 x 16) as one request
+    // of its warpgroup, a wavefront per 128-byte core matrix: no bank conflicts. (One line
+    // per wgmma of the unrolled step, for A and for B.)
+    int64_t reads[2] = {0, 0}, read_bytes[2] = {0, 0};
+    bool conflicts = false;
+    for (const MemoryInstructionProfile &i : hopper.profile.memory_instructions) {
+        for (int b = 0; b < 2; b++) {
+            if (i.label.rfind(b ? "wgmma reads hopper_b" : "wgmma reads hopper_a", 0) != 0)
+                continue;
+            reads[b] += i.requests;
+            read_bytes[b] += i.bytes;
+            conflicts |= i.conflict_ways() != 1.0;
+        }
+    }
+    const int64_t wgmmas = hopper.profile.instructions.tensor_core;
+    expect(wgmmas > 0 && reads[0] == wgmmas && reads[1] == wgmmas &&
+               read_bytes[0] == wgmmas * 64 * 16 * 2 && read_bytes[1] == wgmmas * 128 * 16 * 2 &&
+               !conflicts,
+           "each wgmma reads 2 KiB of A and 4 KiB of B from shared memory, without conflicts");
     return errors == 0 ? 0 : 1;
 }
 

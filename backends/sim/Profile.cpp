@@ -1,6 +1,7 @@
 #include "backends/sim/Profile.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iomanip>
@@ -45,6 +46,12 @@ double MemoryInstructionProfile::sectors_per_request() const {
 
 double MemoryInstructionProfile::wavefronts_per_request() const {
     return ratio(wavefronts, requests);
+}
+
+double MemoryInstructionProfile::conflict_ways() const {
+    if (requests == 0) return 0;
+    const double fewest = std::max(1.0, std::ceil(double(bytes) / double(requests) / 128.0));
+    return wavefronts_per_request() / fewest;
 }
 
 double MemoryInstructionProfile::efficiency() const {
@@ -103,7 +110,7 @@ const MemoryInstructionProfile *KernelProfile::worst_shared_instruction() const 
     const MemoryInstructionProfile *worst = nullptr;
     for (const MemoryInstructionProfile &i : memory_instructions) {
         if (!i.shared || i.requests == 0) continue;
-        if (!worst || i.wavefronts_per_request() > worst->wavefronts_per_request()) worst = &i;
+        if (!worst || i.conflict_ways() > worst->conflict_ways()) worst = &i;
     }
     return worst;
 }
@@ -182,7 +189,8 @@ std::string KernelProfile::to_string() const {
     if (const MemoryInstructionProfile *worst = worst_shared_instruction()) {
         os << " (" << fixed1(ratio(shared_wavefronts(), shared_requests()))
            << " per request; worst: " << worst->label << ", "
-           << fixed1(worst->wavefronts_per_request()) << ")";
+           << fixed1(worst->wavefronts_per_request()) << " per request, "
+           << fixed1(worst->conflict_ways()) << "-way conflicts)";
     }
     os << "\n";
     return os.str();

@@ -46,6 +46,9 @@ struct MemoryInstructionProfile {
 
     double sectors_per_request() const;
     double wavefronts_per_request() const;
+    // Shared: wavefronts per request over the fewest a request of its size needs (one per 128
+    // bytes): 1 without bank conflicts, 32 for a warp's 32 words in one bank.
+    double conflict_ways() const;
     // Global: bytes asked for / bytes moved (sectors * 32); 1 is fully coalesced.
     double efficiency() const;
 };
@@ -80,7 +83,8 @@ struct KernelProfile {
     double global_efficiency() const;
     int64_t shared_requests() const;
     int64_t shared_wavefronts() const;
-    // The shared-memory instruction with the most wavefronts per request (null without any).
+    // The shared-memory instruction with the worst bank conflicts (the most conflict_ways; of
+    // equals, the first), null without any.
     const MemoryInstructionProfile *worst_shared_instruction() const;
     // The first memory instruction whose label contains `text` (null if none).
     const MemoryInstructionProfile *find_instruction(const std::string &text) const;

@@ -670,9 +670,11 @@ private:
         case Intrinsic::gpu_wgmma: {
             const lowering::WgmmaCall call = lowering::wgmma_parts(op);
             ExprPtr a = expr(call.a.byte), b = expr(call.b.byte), d = expr(call.d);
-            return make_wgmma_code(
-                call, n, shape(lowering::kSharedMemoryName, call.element, Site::Load), std::move(a),
-                std::move(b), std::move(d), site(Site::Shuffle, nullptr));
+            AccessShape a_shape = shape(lowering::kSharedMemoryName, call.element, Site::Load),
+                        b_shape = shape(lowering::kSharedMemoryName, call.element, Site::Load);
+            a_shape.site->wgmma_operand = b_shape.site->wgmma_operand = true;
+            return make_wgmma_code(call, n, a_shape, b_shape, std::move(a), std::move(b),
+                                   std::move(d), site(Site::Shuffle, nullptr));
         }
         // D is computed at once (above): a fence needs nothing here. A wait retires the
         // groups whose operands stay pending.

@@ -404,11 +404,11 @@ private:
 
 class WgmmaCode : public ExprCode {
 public:
-    WgmmaCode(const lowering::WgmmaCall &call, int threads, AccessShape shape, ExprPtr a_byte,
-              ExprPtr b_byte, ExprPtr d, Site *site)
-        : ExprCode(ir::Float(32, call.n / 2), threads), call(call), shape(shape),
-          a_byte(std::move(a_byte)), b_byte(std::move(b_byte)), d(std::move(d)), site(site),
-          gathered(size_t(threads)), loaded(size_t(threads)) {}
+    WgmmaCode(const lowering::WgmmaCall &call, int threads, AccessShape a_shape,
+              AccessShape b_shape, ExprPtr a_byte, ExprPtr b_byte, ExprPtr d, Site *site)
+        : ExprCode(ir::Float(32, call.n / 2), threads), call(call), a_shape(a_shape),
+          b_shape(b_shape), a_byte(std::move(a_byte)), b_byte(std::move(b_byte)), d(std::move(d)),
+          site(site), gathered(size_t(threads)), loaded(size_t(threads)) {}
     Col compute(Machine &m) override {
         Col ab = a_byte->eval(m), bb = b_byte->eval(m), dd = d->eval(m);
         const int G = lowering::kWarpgroupThreads, M = lowering::kWgmmaM, N = call.n,
@@ -442,7 +442,8 @@ public:
         const int bytes = call.element.bytes();
         // The bytes each warpgroup's instruction reads, pending until a wait retires it.
         std::vector<std::vector<int64_t>> reads(static_cast<size_t>(groups));
-        auto read = [&](const lowering::WgmmaOperand &o, const std::vector<int64_t> &at, int rows) {
+        auto read = [&](const lowering::WgmmaOperand &o, const AccessShape &shape,
+                        const std::vector<int64_t> &at, int rows) {
             std::vector<double> values(size_t(groups) * rows * K);
             for (int pass = 0; pass * G < rows * K; pass++) {
                 for (int t = 0; t < m.n; t++) {
@@ -469,7 +470,8 @@ public:
             }
             return values;
         };
-        const std::vector<double> A = read(call.a, a_at, M), B = read(call.b, b_at, N);
+        const std::vector<double> A = read(call.a, a_shape, a_at, M),
+                                  B = read(call.b, b_shape, b_at, N);
         for (int t = 0; t < m.n; t++) {
             if (!m.mask->on[size_t(t)]) continue;
             const int g = t / G;
@@ -487,6 +489,8 @@ public:
         for (int g = 0; g < groups; g++) {
             if (a_at[size_t(g)] < 0) continue;
             m.wgmma_issue(g, std::move(reads[size_t(g)]), bytes, *site);
+            m.profile_wgmma_operand(a_shape.make(false), int64_t(M) * K * bytes, a_at[size_t(g)]);
+            m.profile_wgmma_operand(b_shape.make(false), int64_t(N) * K * bytes, b_at[size_t(g)]);
             m.counters.count(OpClass::TensorCore, 1);
             m.counters.tensor_flops += 2 * int64_t(M) * N * K;
         }
@@ -495,7 +499,7 @@ public:
 
 private:
     lowering::WgmmaCall call;
-    AccessShape shape;
+    AccessShape a_shape, b_shape;
     ExprPtr a_byte, b_byte, d;
     Site *site;
     std::vector<Word> gathered, loaded;
@@ -530,10 +534,11 @@ ExprPtr make_mma_code(const lowering::MMAShape &shape, int threads, ExprPtr a, E
                                      site);
 }
 
-ExprPtr make_wgmma_code(const lowering::WgmmaCall &call, int threads, AccessShape shape,
-                        ExprPtr a_byte, ExprPtr b_byte, ExprPtr d, Site *site) {
-    return std::make_unique<WgmmaCode>(call, threads, shape, std::move(a_byte), std::move(b_byte),
-                                       std::move(d), site);
+ExprPtr make_wgmma_code(const lowering::WgmmaCall &call, int threads, AccessShape a_shape,
+                        AccessShape b_shape, ExprPtr a_byte, ExprPtr b_byte, ExprPtr d,
+                        Site *site) {
+    return std::make_unique<WgmmaCode>(call, threads, a_shape, b_shape, std::move(a_byte),
+                                       std::move(b_byte), std::move(d), site);
 }
 
 ExprPtr make_ldmatrix_code(ir::Type t, int threads, AccessShape shape, ExprPtr index, int matrices,

@@ -223,14 +223,15 @@ ExprPtr make_mma_code(const lowering::MMAShape &shape, int threads, ExprPtr a, E
                       Site *site);
 
 // wgmma.mma_async m64nNk16 (lowering/WarpgroupMMA.h) for each warpgroup: A and B read from
-// shared memory (`shape`, 16-bit elements: bounds and race checks apply) at the byte offsets
+// shared memory (`a_shape` and `b_shape`, 16-bit elements: bounds and race checks apply, and
+// each operand is profiled as one request of the warpgroup) at the byte offsets
 // a_byte and b_byte (the same in all 128 threads, multiples of 16) in the canonical layout of
 // the call's lbo and sbo; D from d plus A * B in double precision, rounded once to float32.
 // D is computed at once, and the bytes read stay pending (Machine::wgmma_issue) until a
 // wgmma.wait_group retires the instruction's group: stores to them before that are reported.
 // Requires whole warpgroups.
-ExprPtr make_wgmma_code(const lowering::WgmmaCall &call, int threads, AccessShape shape,
-                        ExprPtr a_byte, ExprPtr b_byte, ExprPtr d, Site *site);
+ExprPtr make_wgmma_code(const lowering::WgmmaCall &call, int threads, AccessShape a_shape,
+                        AccessShape b_shape, ExprPtr a_byte, ExprPtr b_byte, ExprPtr d, Site *site);
 // wgmma.wait_group `pending` (Machine::wgmma_wait), whose value is `value`'s.
 ExprPtr make_wgmma_wait_code(ir::Type t, int threads, int pending, ExprPtr value, const Site *site);
 

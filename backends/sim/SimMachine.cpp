@@ -164,6 +164,10 @@ void Machine::profile_ldmatrix(const Access &shape, Col rows, int matrices) {
     }
 }
 
+void Machine::profile_wgmma_operand(const Access &shape, int64_t bytes, int64_t first_byte) {
+    record(shape, bytes, 1, (bytes + 127) / 128, first_byte);
+}
+
 void Machine::track_async_copies() {
     if (!pending_copies.empty()) return;
     pending_copies.resize(size_t(n));
@@ -445,7 +449,7 @@ const std::vector<int> &Machine::shuffle_sources(Col member_mask, int offset, co
 
 std::string Machine::label(const Site &s, const std::string &memory, int thread) const {
     static const char *const ops[] = {"load", "store", "barrier", "shuffle"};
-    std::string r = ops[s.op];
+    std::string r = s.wgmma_operand ? "wgmma reads" : ops[s.op];
     if (s.storage) {
         const std::string &name = !s.memory.empty() ? s.memory
                                   : !memory.empty() ? memory

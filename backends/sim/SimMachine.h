@@ -104,7 +104,8 @@ struct Site {
     std::string func;                 // the Func being computed there
     std::string loop;                 // the innermost enclosing loop, "" outside loops
     int loop_slot = -1;               // that loop's variable
-    int func_shared = -1; // `func`'s allocation in LoweredKernel::shared, -1 if not there
+    int func_shared = -1;       // `func`'s allocation in LoweredKernel::shared, -1 if not there
+    bool wgmma_operand = false; // a Load: an operand wgmma.mma_async reads (labelled so)
     // Loads and stores: what they touched (shared: the Func, found at the first request).
     std::string memory;
     int64_t requests = 0, bytes = 0;
@@ -164,6 +165,10 @@ public:
     // 128 bytes a matrix, in as many wavefronts as the most of a matrix's eight 16-byte rows
     // that fall in one group of four banks (the model ldmatrix's swizzles are built for).
     void profile_ldmatrix(const Access &shape, Col rows, int matrices);
+    // Counts one warpgroup's wgmma.mma_async reading `bytes` of one operand from shared memory,
+    // starting at `first_byte`: one request, one wavefront per 128 bytes (the operand's 8 x
+    // 16-byte core matrices each lie in 128 contiguous bytes, one pass through the banks).
+    void profile_wgmma_operand(const Access &shape, int64_t bytes, int64_t first_byte);
     void async_commit();
     void async_wait(int n, const Site &site);
 

@@ -382,6 +382,8 @@ TEST(SimProfile, TransposeThroughSharedMemoryHas32WayBankConflicts) {
     EXPECT_EQ(load->requests, requests);
     EXPECT_EQ(load->wavefronts, 32 * requests);
     EXPECT_EQ(load->wavefronts_per_request(), 32.0);
+    EXPECT_EQ(load->conflict_ways(), 32.0);
+    EXPECT_EQ(store->conflict_ways(), 1.0);
     EXPECT_EQ(p.worst_shared_instruction(), load);
     EXPECT_EQ(p.shared_wavefronts(), 33 * requests);
     // Global memory stays coalesced both ways: 4 sectors of 32 bytes per 32 floats.

@@ -3,11 +3,12 @@
 // simulator here; on an H100 or H200 the GPU itself, which checks the layouts of
 // lowering/WarpgroupMMA.h against the hardware) against a double-precision product, compiled
 // to PTX and assembled by ptxas for sm_90a; and the simulator's reports of operands a
-// warpgroup cannot take.
+// warpgroup cannot take, and its profile of the operands read.
 
 #include "ErrorMessage.h"
 #include "KernelRunner.h"
 #include "backends/llvm/CodeGen_PTX.h"
+#include "backends/sim/Profile.h"
 #include "dsl/ir/IROperator.h"
 #include "lowering/WarpgroupMMA.h"
 
@@ -306,4 +307,33 @@ TEST(Wgmma, SimulatorReportsOperandsChangedBeforeTheWait) {
                     }),
                     "waits (wgmma.wait_group 0) with a wgmma.mma_async of its warpgroup not "
                     "committed, which no wait covers");
+}
+
+// Each warpgroup's wgmma is one request reading its A (64 x 16) and its B (N x 16) from shared
+// memory, one wavefront per 128-byte core matrix, whichever way B is stored.
+TEST(Wgmma, SimulatorProfilesOperandReads) {
+    if (!aicf_test::on_simulator()) GTEST_SKIP() << "the simulator's profile";
+    for (auto [N, mn] : {std::pair{64, false}, {24, false}, {64, true}, {24, true}}) {
+        SCOPED_TRACE(std::to_string(N) + (mn ? ", B MN-major" : ", B K-major"));
+        std::vector<HostBuffer> buffers = buffers_of(random_operands(N, unsigned(N + 1)), N);
+        Options options;
+        options.b_mn_major = mn;
+        backends::sim::ProfileRecorder recorder;
+        aicf_test::run_kernel(wgmma_kernel(N, options), buffers, sm90a);
+        ASSERT_EQ(recorder.launches().size(), 1u);
+        const backends::sim::KernelProfile &p = recorder.launches().back();
+        EXPECT_EQ(p.instructions.tensor_core, 2) << p.to_string();
+        std::vector<const backends::sim::MemoryInstructionProfile *> reads;
+        for (const backends::sim::MemoryInstructionProfile &i : p.memory_instructions)
+            if (i.label.rfind("wgmma reads ", 0) == 0) reads.push_back(&i);
+        ASSERT_EQ(reads.size(), 2u) << p.to_string();
+        const int64_t bytes[2] = {2 * 64 * 16 * 2, 2 * int64_t(N) * 16 * 2};
+        for (int o = 0; o < 2; o++) {
+            EXPECT_TRUE(reads[size_t(o)]->shared && !reads[size_t(o)]->store);
+            EXPECT_EQ(reads[size_t(o)]->requests, 2) << reads[size_t(o)]->label;
+            EXPECT_EQ(reads[size_t(o)]->bytes, bytes[o]) << reads[size_t(o)]->label;
+            EXPECT_EQ(reads[size_t(o)]->wavefronts, bytes[o] / 128) << reads[size_t(o)]->label;
+            EXPECT_EQ(reads[size_t(o)]->conflict_ways(), 1.0) << reads[size_t(o)]->label;
+        }
+    }
 }
