@@ -6,6 +6,7 @@
 #include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/Substitute.h"
+#include "lowering/JamRegisterBlocks.h"
 
 #include <llvm/ADT/StringMap.h>
 #include <llvm/IR/Intrinsics.h>
@@ -128,8 +129,12 @@ public:
             }
             symbols.push(a.name, v);
         }
-        find_strict_float_lets(p.body);
-        codegen(p.body);
+        // Short loops around register blocks of too few chains run their blocks side by side:
+        // at most 8 chains each (as many as two FMA units of 4 cycles' latency keep busy),
+        // with half the vector registers for the accumulators of all copies.
+        const Stmt body = lowering::jam_register_blocks(p.body, 8, vector_registers().count / 2);
+        find_strict_float_lets(body);
+        codegen(body);
         builder.CreateRet(llvm::ConstantInt::get(i32, 0));
     }
 

@@ -556,6 +556,69 @@ TEST(Schedules, StencilRowsAreUnrolledByFour) {
     }
 }
 
+// The most lines matching `what` in one basic block of `text` (a label starts the next).
+size_t most_in_a_block(const std::string &text, const std::string &what) {
+    size_t most = 0, here = 0;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        if (!line.empty() && line[0] == '.') here = 0;
+        if (line.find(what) != std::string::npos) most = std::max(most, ++here);
+    }
+    return most;
+}
+
+// A matrix product in register blocks of 4 rows x 32 columns (8 AVX-512 registers, the blocks
+// of Halide's sgemm schedule), 2 blocks side by side in a tile (the serial loop xb). Each
+// block's reduction is 8 chains of fused multiply-adds, too few to keep two FMA units busy;
+// the host code generator runs the 2 blocks' reductions in one loop (16 chains, each row of A
+// loaded once for both), which sums every element in the same order: the results equal, bit
+// for bit, those of one 4 x 64 block, and a double-precision product within float's rounding.
+// A block of 4 x 64 (16 chains) in the same loop is left alone.
+TEST(Schedules, RegisterBlocksOfATileRunSideBySide) {
+    const int N = 200, M = 37, K = 53; // no tile divides them
+    Buffer<float> A(K, M), B(N, K);
+    fill_random(A, -1.0f, 1.0f, 41);
+    fill_random(B, -1.0f, 1.0f, 42);
+    const Target t("x86-64-v4-fma");
+    auto product = [&](int block, int blocks) {
+        Var x("x"), y("y"), xo("xo"), xi("xi"), xt("xt"), xb("xb"), yo("yo"), yi("yi");
+        RDom r(0, K, "r");
+        Func prod("prod"), out("out");
+        prod(x, y) = 0.0f;
+        prod(x, y) += A(r, y) * B(x, r);
+        out(x, y) = prod(x, y);
+        out.split(x, xo, xi, block)
+            .split(xo, xt, xb, blocks)
+            .split(y, yo, yi, 4)
+            .reorder(xi, yi, xb, xt, yo)
+            .vectorize(xi, 16)
+            .unroll(xi)
+            .unroll(yi)
+            .parallel(yo);
+        prod.compute_at(out, xb).vectorize(x, 16).unroll(x).unroll(y);
+        prod.update().reorder(x, y, r).vectorize(x, 16).unroll(x).unroll(y);
+        return out;
+    };
+    // Jammed: 2 x 8 chains in one loop, 16 FMAs in a block; left alone: 4 x 64 in 2 blocks, 16.
+    const std::string jammed = product(32, 2).assembly(t), alone = product(64, 2).assembly(t);
+    EXPECT_EQ(most_in_a_block(jammed, "vfmadd"), 16u) << jammed;
+    EXPECT_EQ(most_in_a_block(alone, "vfmadd"), 16u) << alone;
+    // One block per tile: nothing to jam, 8 FMAs.
+    EXPECT_EQ(most_in_a_block(product(32, 1).assembly(t), "vfmadd"), 8u);
+
+    Buffer<float> side_by_side = product(32, 2).realize({N, M}, t)[0];
+    Buffer<float> wide = product(64, 1).realize({N, M}, t)[0];
+    for (int j = 0; j < M; j++) {
+        for (int i = 0; i < N; i++) {
+            double want = 0;
+            for (int k = 0; k < K; k++)
+                want += double(A(k, j)) * B(i, k);
+            ASSERT_NEAR(side_by_side(i, j), want, 1e-5 * K) << i << ", " << j;
+            ASSERT_EQ(side_by_side(i, j), wide(i, j)) << i << ", " << j;
+        }
+    }
+}
+
 // A vectorized loop whose trip count is known only at run time stays one loop: its steady
 // state and its ShiftInwards tail each multiply once. LLVM's runtime unrolling copied it 8
 // times with a remainder loop, for compile time and no measured speed.
