@@ -24,6 +24,7 @@ void compare_with_halide(int) {
 
 #include "Halide.h"
 #include "MatmulCPU.h"
+#include "Timing.h"
 #include "dsl/aicf.h"
 #include "peer_pipelines.h"
 
@@ -88,36 +89,6 @@ double ms_since(std::chrono::steady_clock::time_point start) {
         .count();
 }
 
-// The median times of f and g, run in alternating rounds, two timed runs each: both
-// libraries' worker threads spin for a while after a parallel loop (each library's own pool), and a
-// run that follows the other library's at once shares the cores with its spinning threads. So each
-// round starts 20 ms after the other library's last run, by which time its threads have gone to
-// sleep. The first runs after that pause wake the threads and refill caches; the timed runs follow
-// at least three untimed ones and 2 ms of them: the steady state of a pipeline called again and
-// again.
-std::pair<double, double> alternating_rounds(const std::function<void()> &f,
-                                             const std::function<void()> &g, int rounds) {
-    std::vector<double> tf, tg;
-    auto round = [](const std::function<void()> &h, std::vector<double> &times) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        const auto warming = std::chrono::steady_clock::now();
-        for (int i = 0; i < 3 || ms_since(warming) < 2.0; i++)
-            h();
-        for (int i = 0; i < 2; i++) {
-            auto start = std::chrono::steady_clock::now();
-            h();
-            times.push_back(ms_since(start));
-        }
-    };
-    for (int i = 0; i < rounds; i++) {
-        round(f, tf);
-        round(g, tg);
-    }
-    std::sort(tf.begin(), tf.end());
-    std::sort(tg.begin(), tg.end());
-    return {tf[tf.size() / 2], tg[tg.size() / 2]};
-}
-
 // The fastest schedule of each library over a pipeline's rows.
 struct Best {
     double aicf_ms = INFINITY, halide_ms = INFINITY;
@@ -133,7 +104,7 @@ void row(const char *name, aicf::Func a, Halide::Func h, int w, int hgt, int run
     Halide::Buffer<float> h_out(w, hgt);
     aicf::Pipeline ap(a);
     // Each compile starts once the worker threads of the runs before have gone to sleep (see
-    // alternating_rounds): spinning, they would share the cores with the compiler.
+    // median_ms_alternating): spinning, they would share the cores with the compiler.
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     auto t0 = std::chrono::steady_clock::now();
     ap.compile_jit(fma);
@@ -143,8 +114,8 @@ void row(const char *name, aicf::Func a, Halide::Func h, int w, int hgt, int run
     h.compile_jit(Halide::get_host_target());
     const double h_compile = ms_since(t0);
     aicf::Realization into(std::vector<aicf::Buffer<>>{aicf::Buffer<>(a_out)});
-    auto [a_ms, h_ms] =
-        alternating_rounds([&] { ap.realize(into, fma); }, [&] { h.realize(h_out); }, runs);
+    auto [a_ms, h_ms] = aicf_apps::median_ms_alternating([&] { ap.realize(into, fma); },
+                                                         [&] { h.realize(h_out); }, runs);
     // The largest difference, relative to the largest value (normalized outputs cross zero).
     double worst = 0, largest = 1e-30;
     for (int y = 0; y < hgt; y++) {
