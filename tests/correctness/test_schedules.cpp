@@ -567,6 +567,26 @@ size_t most_in_a_block(const std::string &text, const std::string &what) {
     return most;
 }
 
+// The most distinct vector registers that lines containing `what` write in one basic block of
+// `text` (the last operand; a label starts the next block): the accumulators a reduction's
+// loop updates side by side.
+size_t most_accumulators_in_a_block(const std::string &text, const std::string &what) {
+    size_t most = 0;
+    std::set<std::string> written;
+    const std::regex last(R"((%[xyz]mm\d+)\s*(#.*)?$)");
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        std::smatch m;
+        if (!line.empty() && line[0] == '.') {
+            written.clear();
+        } else if (line.find(what) != std::string::npos && std::regex_search(line, m, last)) {
+            written.insert(m[1]);
+            most = std::max(most, written.size());
+        }
+    }
+    return most;
+}
+
 // A matrix product in register blocks of 4 rows x 32 columns (8 AVX-512 registers, the blocks
 // of Halide's sgemm schedule), 2 blocks side by side in a tile (the serial loop xb). Each
 // block's reduction is 8 chains of fused multiply-adds, too few to keep two FMA units busy;
@@ -617,6 +637,84 @@ TEST(Schedules, RegisterBlocksOfATileRunSideBySide) {
             ASSERT_EQ(side_by_side(i, j), wide(i, j)) << i << ", " << j;
         }
     }
+}
+
+// Register blocks of drawn shapes (1 to 4 rows of 1 or 2 vectors, 2 to 4 blocks a tile), sums
+// and maxima, with and without an epilogue, at drawn sizes no block divides: each against a
+// double-precision loop (a maximum of float products exactly), and bit for bit against one
+// block as wide as the tile (the same order of every element's sum). Where the copies' chains
+// fit (at most 8 a block, 16 in all) the blocks run side by side: the reduction's loop holds
+// every block's updates; otherwise one block's.
+TEST(Schedules, JammedRegisterBlocksMatchDoublePrecision) {
+    std::mt19937 rng(77);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    int jammed_draws = 0;
+    for (int draw = 0; draw < 16; draw++) {
+        const int rows = pick(1, 4), vectors = pick(1, 2), blocks = pick(2, 4);
+        const bool maximum = pick(0, 3) == 0, epilogue = pick(0, 1) == 1;
+        const int width = 16 * vectors, K = pick(2, 70); // (a loop of one step is no loop)
+        const int N = width * blocks + pick(1, 90), M = rows + pick(1, 30);
+        SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width) + " blocks, " +
+                     std::to_string(blocks) + " a tile, " + (maximum ? "max" : "sum") +
+                     (epilogue ? " with an epilogue" : "") + ", " + std::to_string(N) + " x " +
+                     std::to_string(M) + " x " + std::to_string(K));
+        Buffer<float> A(K, M), B(N, K);
+        fill_random(A, -1.0f, 1.0f, unsigned(draw));
+        fill_random(B, -1.0f, 1.0f, unsigned(draw + 100));
+        auto product = [&](int block, int per_tile) {
+            Var x("x"), y("y"), xo("xo"), xi("xi"), xt("xt"), xb("xb"), yo("yo"), yi("yi");
+            RDom r(0, K, "r");
+            Func prod("prod"), out("out");
+            if (maximum) {
+                prod(x, y) = -INFINITY;
+                prod(x, y) = max(prod(x, y), A(r, y) * B(x, r));
+            } else {
+                prod(x, y) = 0.0f;
+                prod(x, y) += A(r, y) * B(x, r);
+            }
+            out(x, y) = epilogue ? prod(x, y) * 0.5f + 1.0f : prod(x, y);
+            out.split(x, xo, xi, block)
+                .split(xo, xt, xb, per_tile)
+                .split(y, yo, yi, rows)
+                .reorder(xi, yi, xb, xt, yo)
+                .vectorize(xi, 16)
+                .unroll(xi)
+                .unroll(yi)
+                .parallel(yo);
+            prod.compute_at(out, xb).vectorize(x, 16).unroll(x).unroll(y);
+            prod.update().reorder(x, y, r).vectorize(x, 16).unroll(x).unroll(y);
+            return out;
+        };
+        const int chains = rows * vectors;
+        const bool jammed = chains <= 8 && chains * blocks <= 16;
+        jammed_draws += jammed;
+        const std::string fma = maximum ? "vmaxps" : "vfmadd";
+        EXPECT_EQ(most_accumulators_in_a_block(
+                      product(width, blocks).assembly(Target("x86-64-v4-fma")), fma),
+                  size_t(jammed ? chains * blocks : chains));
+        const Target t("host-fma");
+        Buffer<float> side_by_side = product(width, blocks).realize({N, M}, t)[0];
+        Buffer<float> wide = product(width * blocks, 1).realize({N, M}, t)[0];
+        for (int j = 0; j < M; j++) {
+            for (int i = 0; i < N; i++) {
+                double want = maximum ? -INFINITY : 0.0;
+                for (int k = 0; k < K; k++) {
+                    if (maximum)
+                        want = std::max(want, double(A(k, j) * B(i, k)));
+                    else
+                        want += double(A(k, j)) * B(i, k);
+                }
+                if (epilogue) want = want * 0.5 + 1.0;
+                // A maximum of float products is exact; its epilogue rounds once more.
+                const double tolerance = maximum ? (epilogue ? 1e-6 : 0.0) : 1e-5 * K;
+                ASSERT_NEAR(side_by_side(i, j), want, tolerance) << i << ", " << j;
+                ASSERT_EQ(side_by_side(i, j), wide(i, j)) << i << ", " << j;
+            }
+        }
+    }
+    // Both kinds drawn.
+    EXPECT_GT(jammed_draws, 0);
+    EXPECT_LT(jammed_draws, 16);
 }
 
 // A vectorized loop whose trip count is known only at run time stays one loop: its steady
