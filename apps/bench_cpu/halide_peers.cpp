@@ -33,6 +33,7 @@ void compare_with_halide(int) {
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -139,6 +140,34 @@ void best_row(const char *name, const Best &best) {
                       h = "(" + best.halide_schedule + ")";
     std::printf("%-32s %8.3f ms %-20s | Halide %8.3f ms %-12s | AICF time / Halide %5.2fx\n", name,
                 best.aicf_ms, a.c_str(), best.halide_ms, h.c_str(), best.aicf_ms / best.halide_ms);
+}
+
+// JIT compile times, the median of `builds` fresh builds of each library's pipeline made by
+// `make(i)`, alternating: build i reads inputs one row taller than build i - 1, so AICF's
+// compiled-code cache (keyed by the pipeline and its buffers' shapes) does not answer, while
+// the work stays the same. One compile per row, as the rows above print, varies by a
+// quarter on this kind of machine.
+template <typename Make> void compile_row(const char *name, Make make, int builds) {
+    const aicf::Target fma("host-fma");
+    std::vector<double> a, h;
+    for (int i = 0; i < builds; i++) {
+        auto [af, hf, inputs] = make(i); // `inputs` keeps the build's data alive
+        aicf::Pipeline ap(af);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        auto t0 = std::chrono::steady_clock::now();
+        ap.compile_jit(fma);
+        a.push_back(ms_since(t0));
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        t0 = std::chrono::steady_clock::now();
+        hf.compile_jit(Halide::get_host_target());
+        h.push_back(ms_since(t0));
+    }
+    std::sort(a.begin(), a.end());
+    std::sort(h.begin(), h.end());
+    const double am = a[a.size() / 2], hm = h[h.size() / 2];
+    std::printf("%-32s %8.0f ms (AICF)       | Halide %8.0f ms              | AICF time / "
+                "Halide %5.2fx (median of %d builds each)\n",
+                name, am, hm, am / hm, builds);
 }
 
 } // namespace
@@ -266,6 +295,61 @@ void compare_with_halide(int threads) {
         if (own.aicf_ms < best.aicf_ms) best.aicf_ms = own.aicf_ms, best.aicf_schedule = "own";
         best.halide_ms = std::min(best.halide_ms, own.halide_ms);
         best_row("matmul 1024^3, best", best);
+    }
+    // The pipelines whose compile takes longest, and the sliding window, compiled anew.
+    std::printf("JIT compile, the median of fresh builds (each library's whole JIT compile):\n");
+    const int builds = 5;
+    const std::tuple<const char *, BlurSchedule> blurs[] = {
+        {"compile: blur 3x3, tiled", BlurSchedule::Tiled},
+        {"compile: blur 3x3, sliding", BlurSchedule::SlidingWindow}};
+    for (const auto &[name, schedule] : blurs) {
+        compile_row(
+            name,
+            [&, schedule = schedule](int i) {
+                auto in = std::make_shared<Shared>(2048, 2048 + i, 1, 11);
+                return std::tuple{blur<AicfLib>(in->aicf, schedule),
+                                  blur<HalideLib>(in->halide, schedule), in};
+            },
+            builds);
+    }
+    compile_row(
+        "compile: pyramid, 5 levels",
+        [&](int i) {
+            auto in = std::make_shared<Shared>(2048, 2048 + i, 0, 22);
+            return std::tuple{pyramid<AicfLib>(in->aicf, 5), pyramid<HalideLib>(in->halide, 5), in};
+        },
+        builds);
+    compile_row(
+        "compile: bilinear resize, tiled",
+        [&](int i) {
+            auto in = std::make_shared<Shared>(2048, 2048 + i, 0, 21);
+            return std::tuple{resample<AicfLib>(in->aicf, 2048, 2048 + i, Resampling::Resize),
+                              resample<HalideLib>(in->halide, 2048, 2048 + i, Resampling::Resize),
+                              in};
+        },
+        builds);
+    {
+        const int D = 512, Hd = 2048;
+        Shared w1(Hd, D, 0, 16), b1(Hd, 1, 0, 17), w2(D, Hd, 0, 18), b2(D, 1, 0, 19);
+        aicf::Buffer<float> b1a(b1.aicf.data(), std::vector<int>{Hd}),
+            b2a(b2.aicf.data(), std::vector<int>{D});
+        Halide::Buffer<float> b1h(b1.aicf.data(), Hd), b2h(b2.aicf.data(), D);
+        const std::tuple<const char *, int> mlps[] = {{"compile: MLP, by op", 0},
+                                                      {"compile: MLP, fused", 1},
+                                                      {"compile: MLP, sgemm ops", 2},
+                                                      {"compile: MLP, widths free", 3}};
+        for (const auto &[name, kind] : mlps) {
+            compile_row(
+                name,
+                [&, kind = kind](int i) {
+                    auto x = std::make_shared<Shared>(D, 256 + i, 0, 15);
+                    const Mlp<AicfLib> a{x->aicf, w1.aicf, b1a, w2.aicf, b2a, D, Hd};
+                    const Mlp<HalideLib> h{x->halide, w1.halide, b1h, w2.halide, b2h, D, Hd};
+                    if (kind < 2) return std::tuple{a.build(kind == 1), h.build(kind == 1), x};
+                    return std::tuple{a.build_sgemm(kind == 2), h.build_sgemm(kind == 2), x};
+                },
+                builds);
+        }
     }
 }
 
