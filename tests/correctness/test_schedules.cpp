@@ -587,6 +587,35 @@ size_t most_accumulators_in_a_block(const std::string &text, const std::string &
     return most;
 }
 
+// out(x, y) = the sum (or the maximum) over r of A(r, y) * B(x, r), then an epilogue or not,
+// computed in register blocks of `rows` x `block` (`block` a multiple of 16: vectors, unrolled)
+// that a serial loop visits `per_tile` at a time.
+Func register_block_product(const Buffer<float> &A, const Buffer<float> &B, int rows, int block,
+                            int per_tile, bool maximum = false, bool epilogue = false) {
+    Var x("x"), y("y"), xo("xo"), xi("xi"), xt("xt"), xb("xb"), yo("yo"), yi("yi");
+    RDom r(0, A.width(), "r");
+    Func prod("prod"), out("out");
+    if (maximum) {
+        prod(x, y) = -INFINITY;
+        prod(x, y) = max(prod(x, y), A(r, y) * B(x, r));
+    } else {
+        prod(x, y) = 0.0f;
+        prod(x, y) += A(r, y) * B(x, r);
+    }
+    out(x, y) = epilogue ? prod(x, y) * 0.5f + 1.0f : prod(x, y);
+    out.split(x, xo, xi, block)
+        .split(xo, xt, xb, per_tile)
+        .split(y, yo, yi, rows)
+        .reorder(xi, yi, xb, xt, yo)
+        .vectorize(xi, 16)
+        .unroll(xi)
+        .unroll(yi)
+        .parallel(yo);
+    prod.compute_at(out, xb).vectorize(x, 16).unroll(x).unroll(y);
+    prod.update().reorder(x, y, r).vectorize(x, 16).unroll(x).unroll(y);
+    return out;
+}
+
 // A matrix product in register blocks of 4 rows x 32 columns (8 AVX-512 registers, the blocks
 // of Halide's sgemm schedule), 2 blocks side by side in a tile (the serial loop xb). Each
 // block's reduction is 8 chains of fused multiply-adds, too few to keep two FMA units busy;
@@ -601,23 +630,7 @@ TEST(Schedules, RegisterBlocksOfATileRunSideBySide) {
     fill_random(B, -1.0f, 1.0f, 42);
     const Target t("x86-64-v4-fma");
     auto product = [&](int block, int blocks) {
-        Var x("x"), y("y"), xo("xo"), xi("xi"), xt("xt"), xb("xb"), yo("yo"), yi("yi");
-        RDom r(0, K, "r");
-        Func prod("prod"), out("out");
-        prod(x, y) = 0.0f;
-        prod(x, y) += A(r, y) * B(x, r);
-        out(x, y) = prod(x, y);
-        out.split(x, xo, xi, block)
-            .split(xo, xt, xb, blocks)
-            .split(y, yo, yi, 4)
-            .reorder(xi, yi, xb, xt, yo)
-            .vectorize(xi, 16)
-            .unroll(xi)
-            .unroll(yi)
-            .parallel(yo);
-        prod.compute_at(out, xb).vectorize(x, 16).unroll(x).unroll(y);
-        prod.update().reorder(x, y, r).vectorize(x, 16).unroll(x).unroll(y);
-        return out;
+        return register_block_product(A, B, 4, block, blocks);
     };
     // Jammed: 2 x 8 chains in one loop, 16 FMAs in a block; left alone: 4 x 64 in 2 blocks, 16.
     const std::string jammed = product(32, 2).assembly(t), alone = product(64, 2).assembly(t);
@@ -662,28 +675,7 @@ TEST(Schedules, JammedRegisterBlocksMatchDoublePrecision) {
         fill_random(A, -1.0f, 1.0f, unsigned(draw));
         fill_random(B, -1.0f, 1.0f, unsigned(draw + 100));
         auto product = [&](int block, int per_tile) {
-            Var x("x"), y("y"), xo("xo"), xi("xi"), xt("xt"), xb("xb"), yo("yo"), yi("yi");
-            RDom r(0, K, "r");
-            Func prod("prod"), out("out");
-            if (maximum) {
-                prod(x, y) = -INFINITY;
-                prod(x, y) = max(prod(x, y), A(r, y) * B(x, r));
-            } else {
-                prod(x, y) = 0.0f;
-                prod(x, y) += A(r, y) * B(x, r);
-            }
-            out(x, y) = epilogue ? prod(x, y) * 0.5f + 1.0f : prod(x, y);
-            out.split(x, xo, xi, block)
-                .split(xo, xt, xb, per_tile)
-                .split(y, yo, yi, rows)
-                .reorder(xi, yi, xb, xt, yo)
-                .vectorize(xi, 16)
-                .unroll(xi)
-                .unroll(yi)
-                .parallel(yo);
-            prod.compute_at(out, xb).vectorize(x, 16).unroll(x).unroll(y);
-            prod.update().reorder(x, y, r).vectorize(x, 16).unroll(x).unroll(y);
-            return out;
+            return register_block_product(A, B, rows, block, per_tile, maximum, epilogue);
         };
         const int chains = rows * vectors;
         const bool jammed = chains <= 8 && chains * blocks <= 16;
