@@ -28,19 +28,10 @@ struct Level {
     std::vector<Stmt> before, after;
 };
 
-class ContainsLoop : public IRVisitor {
-public:
-    bool found = false;
-
-private:
-    using IRVisitor::visit;
-    void visit(const For *) override { found = true; }
-};
-
 bool contains_loop(const Stmt &s) {
-    ContainsLoop c;
-    s.accept(&c);
-    return c.found;
+    bool found = false;
+    visit_each<For>(s, [&](const For *) { found = true; });
+    return found;
 }
 
 // Fills `levels` and returns R, or null when the body does not lead to exactly one serial
@@ -136,21 +127,9 @@ private:
             ok = false;
             return;
         }
-        class ReadsBack : public IRVisitor {
-        public:
-            explicit ReadsBack(const std::string &name) : name(name) {}
-            bool found = false;
-
-        private:
-            using IRVisitor::visit;
-            const std::string &name;
-            void visit(const Load *l) override {
-                found = found || l->name == name;
-                IRVisitor::visit(l);
-            }
-        } reads(op->name);
-        op->value.accept(&reads);
-        if (!reads.found) ok = false;
+        bool reads_back = false;
+        visit_each<Load>(op->value, [&](const Load *l) { reads_back |= l->name == op->name; });
+        if (!reads_back) ok = false;
         chains.insert(op->name + "[" + to_string(op->index) + "]");
         IRVisitor::visit(op);
     }
@@ -164,26 +143,14 @@ private:
 // it, and after R at one level only.
 bool outside_stores_in_one_place(const std::vector<Level> &levels,
                                  const std::set<std::string> &allocated) {
-    class StoresOutside : public IRVisitor {
-    public:
-        explicit StoresOutside(const std::set<std::string> &allocated) : allocated(allocated) {}
-        bool found = false;
-
-    private:
-        using IRVisitor::visit;
-        const std::set<std::string> &allocated;
-        void visit(const Store *op) override {
-            found = found || !allocated.count(op->name);
-            IRVisitor::visit(op);
-        }
-    };
     int at = -1;
     for (size_t l = 0; l < levels.size(); l++) {
         for (int side = 0; side < 2; side++) {
             for (const Stmt &s : side == 0 ? levels[l].before : levels[l].after) {
-                StoresOutside v(allocated);
-                s.accept(&v);
-                if (!v.found) continue;
+                bool outside = false;
+                visit_each<Store>(s,
+                                  [&](const Store *op) { outside |= !allocated.count(op->name); });
+                if (!outside) continue;
                 if (side == 0 || (at >= 0 && at != int(l))) return false;
                 at = int(l);
             }
