@@ -2,11 +2,12 @@
 // directly in kernel IR, two warpgroups each, run on the device AICF_DEVICE names (the
 // simulator here; on an H100 or H200 the GPU itself, which checks the layouts of
 // lowering/WarpgroupMMA.h against the hardware) against a double-precision product, compiled
-// to PTX and assembled by ptxas for sm_90a; and the simulator's reports of operands a
-// warpgroup cannot take, and its profile of the operands read.
+// to PTX and assembled by ptxas for sm_90a; and, on the simulator whatever the device, its
+// reports of operands a warpgroup cannot take and its profile of the operands read.
 
 #include "ErrorMessage.h"
 #include "KernelRunner.h"
+#include "ScopedEnv.h"
 #include "backends/llvm/CodeGen_PTX.h"
 #include "backends/sim/Profile.h"
 #include "dsl/ir/IROperator.h"
@@ -262,7 +263,7 @@ TEST(Wgmma, PtxasChangesToWgmmaAreReported) {
 // What a warpgroup cannot take: a block of 64 threads (half a warpgroup), an operand that does
 // not start on 16 bytes.
 TEST(Wgmma, SimulatorReportsPartWarpgroupsAndMisalignedOperands) {
-    if (!aicf_test::on_simulator()) GTEST_SKIP() << "simulator checks";
+    aicf_test::ScopedEnv sim("AICF_DEVICE", "sim"); // what the simulator reports
     const Operands o = random_operands(64, 5);
     std::vector<HostBuffer> buffers = buffers_of(o, 64);
     Options half;
@@ -286,7 +287,7 @@ TEST(Wgmma, SimulatorReportsPartWarpgroupsAndMisalignedOperands) {
 // reported, one after the wait (and a barrier, for the other warpgroup) is not; a wait with a
 // wgmma not committed is reported too.
 TEST(Wgmma, SimulatorReportsOperandsChangedBeforeTheWait) {
-    if (!aicf_test::on_simulator()) GTEST_SKIP() << "simulator checks";
+    aicf_test::ScopedEnv sim("AICF_DEVICE", "sim"); // what the simulator reports
     const Operands o = random_operands(64, 6);
     std::vector<HostBuffer> buffers = buffers_of(o, 64);
     Options early;
@@ -312,7 +313,7 @@ TEST(Wgmma, SimulatorReportsOperandsChangedBeforeTheWait) {
 // Each warpgroup's wgmma is one request reading its A (64 x 16) and its B (N x 16) from shared
 // memory, one wavefront per 128-byte core matrix, whichever way B is stored.
 TEST(Wgmma, SimulatorProfilesOperandReads) {
-    if (!aicf_test::on_simulator()) GTEST_SKIP() << "the simulator's profile";
+    aicf_test::ScopedEnv sim("AICF_DEVICE", "sim"); // what the simulator reports
     for (auto [N, mn] : {std::pair{64, false}, {24, false}, {64, true}, {24, true}}) {
         SCOPED_TRACE(std::to_string(N) + (mn ? ", B MN-major" : ", B K-major"));
         std::vector<HostBuffer> buffers = buffers_of(random_operands(N, unsigned(N + 1)), N);
