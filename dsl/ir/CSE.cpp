@@ -9,6 +9,8 @@
 #include <atomic>
 #include <limits>
 #include <map>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace aicf {
@@ -16,8 +18,51 @@ namespace ir {
 
 namespace {
 
+inline void mix(size_t &h, size_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+}
+
+// Structural hashes of the subexpressions of the expressions being rewritten, each node's from
+// its own fields and its children's hashes, computed once per node. Comparing two deep
+// expressions of a chain (e = e * 3 + i, thousands of times) costs their depth; comparing
+// their hashes first makes the maps below cost time in proportion to the expression.
+class SubtreeHashes {
+public:
+    size_t of(const Expr &e) {
+        auto it = memo.find(e.get());
+        if (it != memo.end()) return it->second;
+        size_t h = size_t(e.node_type()) + 1;
+        const Type t = e.type();
+        mix(h, (size_t(t.code) << 24) | (size_t(t.bits) << 16) | size_t(t.lanes));
+        if (const IntImm *i = e.as<IntImm>()) mix(h, size_t(i->value));
+        if (const UIntImm *u = e.as<UIntImm>()) mix(h, size_t(u->value));
+        if (const FloatImm *f = e.as<FloatImm>()) mix(h, std::hash<double>()(f->value));
+        if (const StringImm *s = e.as<StringImm>()) mix(h, std::hash<std::string>()(s->value));
+        if (const Variable *v = e.as<Variable>()) mix(h, std::hash<std::string>()(v->name));
+        if (const Load *l = e.as<Load>()) mix(h, std::hash<std::string>()(l->name));
+        if (const Let *l = e.as<Let>()) mix(h, std::hash<std::string>()(l->name));
+        if (const Call *c = e.as<Call>()) {
+            mix(h, std::hash<std::string>()(c->name));
+            mix(h, size_t(c->intrinsic));
+            mix(h, size_t(c->value_index));
+        }
+        for (const Expr &child : children_of(e))
+            mix(h, of(child));
+        memo.emplace(e.get(), h);
+        return h;
+    }
+
+private:
+    std::unordered_map<const IRNode *, size_t> memo;
+};
+
+// An order on expressions by structure: their hashes, then (equal hashes) the expressions.
 struct ExprLess {
+    SubtreeHashes *hashes;
     bool operator()(const Expr &a, const Expr &b) const {
+        if (a.same_as(b)) return false;
+        const size_t ha = hashes->of(a), hb = hashes->of(b);
+        if (ha != hb) return ha < hb;
         return simplify_detail::compare_exprs(a, b) < 0;
     }
 };
@@ -47,6 +92,7 @@ public:
         int uses = 0;
         int finished = -1; // post-order position: children finish first
     };
+    explicit Numbering(SubtreeHashes &hashes) : ids(ExprLess{&hashes}) {}
     std::map<Expr, size_t, ExprLess> ids;
     std::vector<Entry> entries;
 
@@ -100,7 +146,8 @@ public:
 
 Expr common_subexpression_elimination(const Expr &e) {
     if (!e.defined() || trivial(e) || pinned(e)) return e;
-    Numbering numbering;
+    SubtreeHashes hashes;
+    Numbering numbering(hashes);
     numbering.mutate(e);
     std::vector<const Numbering::Entry *> lifted;
     for (const Numbering::Entry &entry : numbering.entries) {
@@ -112,7 +159,7 @@ Expr common_subexpression_elimination(const Expr &e) {
               [](const Numbering::Entry *a, const Numbering::Entry *b) {
                   return a->finished < b->finished;
               });
-    std::map<Expr, Expr, ExprLess> names;
+    std::map<Expr, Expr, ExprLess> names(ExprLess{&hashes});
     std::vector<std::pair<std::string, Expr>> lets;
     for (const Numbering::Entry *entry : lifted) {
         std::string name = "cse." + std::to_string(counter++);

@@ -160,5 +160,37 @@ size_t count_distinct_nodes(const Expr &e, size_t limit) {
     return count_with<IRGraphVisitor>(e, limit);
 }
 
+namespace {
+
+class Children : public IRVisitor {
+public:
+    explicit Children(std::vector<Expr> &found) : found(found) {}
+
+private:
+    bool top = true;
+    std::vector<Expr> &found;
+
+#define AICF_CHILD_VISIT(N)                                                                        \
+    void visit(const N *op) override {                                                             \
+        if (!top) {                                                                                \
+            found.emplace_back(op);                                                                \
+            return;                                                                                \
+        }                                                                                          \
+        top = false;                                                                               \
+        IRVisitor::visit(op);                                                                      \
+    }
+    AICF_FOR_EACH_EXPR(AICF_CHILD_VISIT)
+#undef AICF_CHILD_VISIT
+};
+
+} // namespace
+
+std::vector<Expr> children_of(const Expr &e) {
+    std::vector<Expr> found;
+    Children c(found);
+    if (e.defined()) e.accept(&c);
+    return found;
+}
+
 } // namespace ir
 } // namespace aicf

@@ -7,6 +7,7 @@
 
 #include <type_traits>
 #include <unordered_set>
+#include <vector>
 
 namespace aicf {
 namespace ir {
@@ -84,6 +85,11 @@ void visit_each_distinct(const IRHandle &ir, F &&f) {
 // exact up to `limit` and only says "more" beyond it.
 size_t count_nodes(const Expr &e, size_t limit);
 size_t count_distinct_nodes(const Expr &e, size_t limit);
+
+// The expressions directly under `e` (its operands, a call's arguments, a let's value and
+// body), in the order the default visit walks them. For walks that remember each node's
+// result, and so take time in proportion to the graph rather than the tree.
+std::vector<Expr> children_of(const Expr &e);
 
 } // namespace ir
 } // namespace aicf

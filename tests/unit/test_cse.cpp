@@ -101,3 +101,19 @@ TEST(CSE, RandomExpressionsEvaluateTheSame) {
     EXPECT_GT(changed, 2000);
     EXPECT_GT(checked, 8000);
 }
+
+// A chain thousands of operations deep, with nothing repeated: comparing two of its
+// subexpressions costs their depth, so the distinct ones are told apart by their hashes first
+// (this took seconds). One subexpression repeated at the bottom is still found once.
+TEST(CSE, DeepChainsWithoutRepeats) {
+    Expr x = var("x");
+    Expr shared = Mul::make(x, x);
+    Expr e = Add::make(shared, shared);
+    for (int i = 0; i < 4000; i++)
+        e = Add::make(Mul::make(e, 3), i);
+    Expr out = common_subexpression_elimination(e);
+    EXPECT_EQ(count_lets(out), 1) << "only x * x repeats";
+    const Let *let = out.as<Let>();
+    ASSERT_NE(let, nullptr);
+    EXPECT_TRUE(equal(let->value, shared));
+}
