@@ -55,6 +55,7 @@ Binding::Binding(Simplify &s, const std::string &name, const ConstBounds &bounds
     : s(s), name(name) {
     s.binding_ids[name].push_back(s.next_binding_id++);
     s.var_bounds.push(name, bounds);
+    s.known_bounds.clear();
     if (replacement.defined() || s.replacements.contains(name)) {
         s.replacements.push(name, replacement);
         pushed_replacement = true;
@@ -78,6 +79,7 @@ Binding::Binding(Simplify &s, const std::string &name, const ConstBounds &bounds
 Binding::~Binding() {
     s.binding_ids[name].pop_back();
     s.var_bounds.pop(name);
+    s.known_bounds.clear();
     if (pushed_replacement) s.replacements.pop(name);
     for (const std::string &n : pushed_sym)
         s.sym_bounds.pop(n);
@@ -135,8 +137,18 @@ LinearForm Simplify::expand_let_terms(const LinearForm &l) const {
 }
 
 ConstBounds Simplify::bounds_of(const Expr &e) {
-    Type t = e.type();
+    const Type t = e.type();
     if (!t.is_int_or_uint()) return ConstBounds();
+    if (e.as<IntImm>() || e.as<UIntImm>()) return bounds_of_node(e);
+    auto it = known_bounds.find(e.get());
+    if (it != known_bounds.end()) return it->second.bounds;
+    const ConstBounds r = bounds_of_node(e);
+    known_bounds[e.get()] = KnownBounds{e, r};
+    return r;
+}
+
+ConstBounds Simplify::bounds_of_node(const Expr &e) {
+    Type t = e.type();
     ConstBounds r;
     switch (e.node_type()) {
     case IRNodeType::IntImm:

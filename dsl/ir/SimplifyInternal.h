@@ -20,6 +20,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace aicf {
@@ -148,6 +149,16 @@ public:
     ConstBounds bounds_of(const Expr &e);
 
 private:
+    ConstBounds bounds_of_node(const Expr &e);
+    // The bounds found of each node since var_bounds last changed (a Binding made or ended
+    // clears it), with the node kept alive so that its address is not reused. The simplifier
+    // asks for the bounds of every node it builds, whose children it asked about before:
+    // without it, a chain of n nodes would cost n^2.
+    struct KnownBounds {
+        Expr node;
+        ConstBounds bounds;
+    };
+    std::unordered_map<const IRNode *, KnownBounds> known_bounds;
     // Known constant ranges of variables (user bounds, lets, loops).
     Scope<ConstBounds> var_bounds;
     // Symbolic ranges (user bounds and loop variables), used only when the constant bounds

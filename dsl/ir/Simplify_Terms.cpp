@@ -347,30 +347,38 @@ int64_t wrapping_add(int64_t a, int64_t b, bool &wrapped) {
     return r;
 }
 
-void decompose(const Expr &e, int64_t scale, LinearForm &out) {
+// The sums, differences and products by constants that linear_form looks through, at most:
+// deeper than that, what is left is one term. The simplifier takes the linear form of each sum
+// it builds, so a chain of n sums that never folds (e = e * 3 + i, whose coefficients leave
+// the type's range) would otherwise cost n^2.
+constexpr int kDecomposeNodes = 256;
+
+void decompose(const Expr &e, int64_t scale, LinearForm &out, int &budget) {
     if (auto c = const_bits(e)) {
         out.constant =
             wrapping_add(out.constant, wrapping_mul(*c, scale, out.wrapped), out.wrapped);
         return;
     }
-    if (const Add *add = e.as<Add>()) {
-        decompose(add->a, scale, out);
-        decompose(add->b, scale, out);
-        return;
-    }
-    if (const Sub *sub = e.as<Sub>()) {
-        decompose(sub->a, scale, out);
-        decompose(sub->b, wrapping_mul(scale, -1, out.wrapped), out);
-        return;
-    }
-    if (const Mul *mul = e.as<Mul>()) {
-        if (auto c = const_bits(mul->b)) {
-            decompose(mul->a, wrapping_mul(scale, *c, out.wrapped), out);
+    if (budget-- > 0) {
+        if (const Add *add = e.as<Add>()) {
+            decompose(add->a, scale, out, budget);
+            decompose(add->b, scale, out, budget);
             return;
         }
-        if (auto c = const_bits(mul->a)) {
-            decompose(mul->b, wrapping_mul(scale, *c, out.wrapped), out);
+        if (const Sub *sub = e.as<Sub>()) {
+            decompose(sub->a, scale, out, budget);
+            decompose(sub->b, wrapping_mul(scale, -1, out.wrapped), out, budget);
             return;
+        }
+        if (const Mul *mul = e.as<Mul>()) {
+            if (auto c = const_bits(mul->b)) {
+                decompose(mul->a, wrapping_mul(scale, *c, out.wrapped), out, budget);
+                return;
+            }
+            if (auto c = const_bits(mul->a)) {
+                decompose(mul->b, wrapping_mul(scale, *c, out.wrapped), out, budget);
+                return;
+            }
         }
     }
     out.terms.push_back({e, scale});
@@ -412,7 +420,8 @@ Expr scaled_term(const Term &t, int64_t coeff, Type type) {
 LinearForm linear_form(const Expr &e) {
     LinearForm l;
     l.type = e.type();
-    decompose(e, 1, l);
+    int budget = kDecomposeNodes;
+    decompose(e, 1, l, budget);
     normalize(l);
     return l;
 }

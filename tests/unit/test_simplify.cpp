@@ -1176,14 +1176,52 @@ TEST(SimplifyPerformance, LargeTreesStayFast) {
     for (int i = 0; i < 60; i++) {
         nested = Min::make(Max::make(nested, Add::make(y, i)), Add::make(x, 100 - i));
     }
+    // Chains the simplifier asks about at every step: sums whose coefficients leave int32's
+    // range (so they never fold), and clamps of clamps. Each question used to walk the whole
+    // chain below it, so that the time grew with the square of the chain's length.
+    Expr wrapping = x;
+    for (int i = 0; i < 3000; i++)
+        wrapping = Add::make(Mul::make(wrapping, 3), i);
+    Expr clamps = x;
+    for (int i = 0; i < 1500; i++)
+        clamps = Max::make(Min::make(Add::make(clamps, 1), 4000), i % 7);
     auto start = std::chrono::steady_clock::now();
     Expr s1 = simplify(Sub::make(sum, sum));
     Expr s2 = simplify(nested);
+    Expr s3 = simplify(wrapping);
+    Expr s4 = simplify(clamps);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_TRUE(equal(s1, Expr(0)));
     EXPECT_TRUE(s2.defined());
+    // Both still compute what they did.
+    for (int value : {-7, 0, 5, 3999}) {
+        int32_t want = value;
+        for (int i = 0; i < 3000; i++)
+            want = int32_t(uint32_t(want) * 3u + uint32_t(i));
+        EXPECT_TRUE(equal(simplify(substitute("x", Expr(value), s3)), Expr(want))) << value;
+        int32_t clamped = value;
+        for (int i = 0; i < 1500; i++)
+            clamped = std::max(std::min(clamped + 1, 4000), i % 7);
+        EXPECT_TRUE(equal(simplify(substitute("x", Expr(value), s4)), Expr(clamped))) << value;
+    }
     EXPECT_LT(seconds, 2.0);
+}
+
+// The simplifier remembers the bounds of each node it has asked about, but only under the
+// same bindings: the same node inside a let that rebinds one of its variables has other
+// bounds, before and after the let.
+TEST(SimplifyBounds, ASharedNodeUnderALetThatRebindsItsVariable) {
+    Expr x = var("x"), y = var("y");
+    Expr e = Add::make(x, 1); // one node, used inside and outside the let
+    Expr small = LT::make(e, 50);
+    Expr rebound = Let::make("x", Add::make(Mod::make(y, 4), 100), small);
+    Scope<Interval> bounds = ranges({{"x", 0, 10}});
+    // Outside, x + 1 < 50 holds; inside, x is 100 to 103 and it does not.
+    EXPECT_TRUE(simplifies_to(And::make(small, rebound), const_false(), bounds));
+    EXPECT_TRUE(simplifies_to(And::make(rebound, small), const_false(), bounds));
+    EXPECT_TRUE(simplifies_to(Or::make(small, rebound), const_true(), bounds));
+    EXPECT_TRUE(simplifies_to(Or::make(rebound, small), const_true(), bounds));
 }
 
 } // namespace
