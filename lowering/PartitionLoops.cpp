@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -173,8 +174,11 @@ private:
     std::string v;
     Scope<Interval> scope;                          // v and the loops inside, and their ranges
     std::vector<std::pair<std::string, Expr>> lets; // lets inside, outermost first
-    Scope<int64_t> let_sizes;                       // their values' sizes with lets substituted
-    std::set<std::string> inside;                   // every name bound inside the loop, and v
+    std::vector<bool> let_uses_v;                   // whether each let's value depends on v
+    // Whether each node seen under the current lets depends on v (cleared when they change).
+    std::unordered_map<const IRNode *, bool> uses_v;
+    Scope<int64_t> let_sizes;     // their values' sizes with lets substituted
+    std::set<std::string> inside; // every name bound inside the loop, and v
     // The serial and parallel loops inside that may be partitioned themselves. A test that
     // depends on one of them is left to the innermost such loop: partitioning the outer loop
     // too would copy code without removing the test.
@@ -213,12 +217,46 @@ private:
     }
     template <typename LetOrLetStmt> void visit_let(const LetOrLetStmt *op) {
         op->value.accept(this);
+        let_uses_v.push_back(depends_on_v(op->value));
         lets.emplace_back(op->name, op->value);
+        uses_v.clear();
         let_sizes.push(op->name, tree_size(op->value, max_condition_nodes, let_sizes));
         inside.insert(op->name);
         op->body.accept(this);
         let_sizes.pop(op->name);
         lets.pop_back();
+        let_uses_v.pop_back();
+        uses_v.clear();
+    }
+    // Whether e, its lets substituted, uses v: each node's answer remembered, so that asking
+    // of every min and max of a chain of them costs the chain's length, not its square.
+    bool depends_on_v(const Expr &e) {
+        if (const Variable *var = e.as<Variable>()) {
+            for (size_t i = lets.size(); i-- > 0;)
+                if (lets[i].first == var->name) return let_uses_v[i];
+            return var->name == v;
+        }
+        auto it = uses_v.find(e.get());
+        if (it != uses_v.end()) return it->second;
+        bool uses = false;
+        if (const Let *let = e.as<Let>()) {
+            // Its name hides v's or an outer let's in its body.
+            const bool value = depends_on_v(let->value);
+            lets.emplace_back(let->name, let->value);
+            let_uses_v.push_back(value);
+            std::unordered_map<const IRNode *, bool> outer;
+            outer.swap(uses_v);
+            const bool body = depends_on_v(let->body);
+            uses_v.swap(outer);
+            lets.pop_back();
+            let_uses_v.pop_back();
+            uses = value || body;
+        } else {
+            for (const Expr &child : children_of(e))
+                uses = depends_on_v(child) || uses;
+        }
+        uses_v.emplace(e.get(), uses);
+        return uses;
     }
     void visit(const LetStmt *op) override { visit_let(op); }
     void visit(const Let *op) override { visit_let(op); }
@@ -252,8 +290,7 @@ private:
     // under the lets around it, is one with v on the same side.
     void record_choice(const IRNode *node, const Expr &a, const Expr &b, bool is_min) {
         if (!innermost || a.type() != Int(32)) return;
-        bool in_a = uses_var(substitute_lets(lets, a), v),
-             in_b = uses_var(substitute_lets(lets, b), v);
+        bool in_a = depends_on_v(a), in_b = depends_on_v(b);
         auto it = keeps_first.emplace(node, in_a).first;
         if (in_a == in_b || it->second != in_a) {
             // Never dropped: this occurrence does not hold as the others might.
