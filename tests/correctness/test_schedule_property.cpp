@@ -383,8 +383,8 @@ std::string shown(const std::string &loop) {
 class ScheduleGenerator {
 public:
     ScheduleGenerator(uint64_t seed, std::vector<FuncInfo> &infos, const std::vector<int> &sizes)
-        : rng(seed), prefetch_rng(seed ^ 0x9e3779b97f4a7c15ull), infos(infos), sizes(sizes),
-          m(infos.size()) {}
+        : rng(seed), prefetch_rng(seed ^ 0x9e3779b97f4a7c15ull),
+          storage_rng(seed ^ 0xc2b2ae3d27d4eb4full), infos(infos), sizes(sizes), m(infos.size()) {}
 
     // Draws a schedule and applies it to the Funcs. Returns false (with `error`) if the
     // library refused a directive the model accepted.
@@ -398,6 +398,7 @@ public:
                     schedule_stage(p, s);
                 for (int s = 0; s < static_cast<int>(m[p].stages.size()); s++)
                     add_prefetch(p, s);
+                add_storage(p);
             }
         } catch (const CompileError &e) {
             error = std::string("CompileError while applying the schedule: ") + e.what();
@@ -415,9 +416,9 @@ public:
 
 private:
     std::mt19937_64 rng;
-    // Prefetches are drawn from their own stream, so they leave the rest of each schedule as
-    // the seed has always drawn it.
-    std::mt19937_64 prefetch_rng;
+    // Prefetches and storage are drawn from their own streams, so they leave the rest of each
+    // schedule as the seed has always drawn it.
+    std::mt19937_64 prefetch_rng, storage_rng;
     std::vector<FuncInfo> &infos;
     const std::vector<int> &sizes;
     std::vector<FuncModel> m;
@@ -462,6 +463,17 @@ private:
             label(p) + (stage == 0 ? "." : ".update(" + std::to_string(stage - 1) + ").") +
             "prefetch(" + input.name() + ", " + shown(dims[at].name) + ", " +
             shown(dims[from].name) + ", " + std::to_string(offset) + (clamp ? ", Clamp)" : ")"));
+    }
+    // Sometimes, for a Func with storage of its own (not inlined, not an output), where it is
+    // stored: the heap, or the stack (where its size is only known at run time, the heap
+    // again). Auto, the default, chooses the stack for small constant sizes.
+    void add_storage(int p) {
+        if (infos[p].is_output || m[p].inlined) return;
+        const int draw = std::uniform_int_distribution<int>(0, 3)(storage_rng);
+        if (draw >= 2) return;
+        const MemoryType t = draw == 0 ? MemoryType::Heap : MemoryType::Stack;
+        infos[p].f.store_in(t);
+        log.push_back(label(p) + ".store_in(MemoryType::" + (draw == 0 ? "Heap" : "Stack") + ")");
     }
     bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; }
     template <typename T> const T &pick(const std::vector<T> &v) {
