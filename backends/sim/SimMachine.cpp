@@ -51,7 +51,8 @@ Machine::Machine(const lowering::LoweredKernel &k, bool checks)
 bool Machine::access(const Access &a) {
     const Storage &s = *a.storage;
     if (pending_bytes > 0 && s.place == Storage::Shared) check_not_pending(a);
-    if (wgmma_read_bytes > 0 && s.place == Storage::Shared && a.is_store) {
+    if ((wgmma_read_bytes > 0 || wgmma_unsynced_bytes > 0) && s.place == Storage::Shared &&
+        a.is_store) {
         for (int t = 0; t < n; t++) {
             if (!mask->on[size_t(t)]) continue;
             const Word *index = lane_ptr(a.index, t, a.lanes);
@@ -109,6 +110,17 @@ void Machine::require_whole_warps(const Site &site, const char *instruction, int
 void Machine::barrier() {
     counters.barriers++;
     if (checks) shadow.barrier();
+    forget_retired_wgmma();
+}
+
+void Machine::forget_retired_wgmma() {
+    for (const PendingWgmma &w : wgmma_retired) {
+        for (int64_t e : w.elements)
+            for (int64_t b = e; b < e + w.element_bytes; b++)
+                wgmma_unsynced[size_t(b)] = 0;
+        wgmma_unsynced_bytes -= int64_t(w.elements.size()) * w.element_bytes;
+    }
+    wgmma_retired.clear();
 }
 
 void Machine::check_not_pending(const Access &a) const {
@@ -197,7 +209,7 @@ void Machine::async_copy(const Access &shape, Col dst, Col values) {
                      " is still copying (two copies to one place race)");
             }
         }
-        if (wgmma_read_bytes > 0)
+        if (wgmma_read_bytes > 0 || wgmma_unsynced_bytes > 0)
             check_not_read_by_wgmma(t, first, bytes, shape.elem_bytes, "starts a cp.async into",
                                     *shape.site);
         for (int64_t b = first; b < first + bytes; b++)
@@ -289,6 +301,7 @@ void Machine::wgmma_issue(int warpgroup, std::vector<int64_t> elements, int elem
         pending_wgmma.resize(groups);
         wgmma_groups.assign(groups, 0);
         wgmma_readers.assign(shared.size(), 0);
+        wgmma_unsynced.assign(shared.size(), 0);
     }
     for (int64_t e : elements) {
         for (int64_t b = e; b < e + element_bytes; b++) {
@@ -311,7 +324,7 @@ int Machine::first_active_thread_of_warpgroup(size_t g) const {
     return -1;
 }
 
-template <typename Done> void Machine::retire_wgmma(size_t g, Done done) {
+template <typename Done> void Machine::retire_wgmma(size_t g, Done done, bool by_wait) {
     std::vector<PendingWgmma> &list = pending_wgmma[g];
     size_t kept = 0;
     for (size_t i = 0; i < list.size(); i++) {
@@ -324,7 +337,12 @@ template <typename Done> void Machine::retire_wgmma(size_t g, Done done) {
             for (int64_t b = e; b < e + list[i].element_bytes; b++) {
                 wgmma_readers[size_t(b)]--;
                 wgmma_read_bytes--;
+                if (by_wait) wgmma_unsynced[size_t(b)] |= uint8_t(1u << g);
             }
+        }
+        if (by_wait) {
+            wgmma_unsynced_bytes += int64_t(list[i].elements.size()) * list[i].element_bytes;
+            wgmma_retired.push_back(std::move(list[i]));
         }
     }
     list.resize(kept);
@@ -352,15 +370,31 @@ void Machine::wgmma_wait(int keep, const Site &site) {
                               "(wgmma.commit_group)" + context(site, active));
         }
         const int64_t last_retired = wgmma_groups[g] - keep;
-        retire_wgmma(g, [&](const PendingWgmma &w) { return w.group <= last_retired; });
+        retire_wgmma(
+            g, [&](const PendingWgmma &w) { return w.group <= last_retired; }, true);
     }
 }
 
 void Machine::check_not_read_by_wgmma(int t, int64_t first, int64_t bytes, int element_bytes,
                                       const char *what, const Site &site) const {
+    const unsigned own = 1u << (t / lowering::kWarpgroupThreads);
     for (int64_t byte = first; byte < first + bytes; byte++) {
-        if (byte < 0 || byte >= int64_t(wgmma_readers.size()) || wgmma_readers[size_t(byte)] == 0)
-            continue;
+        if (byte < 0 || byte >= int64_t(wgmma_readers.size())) continue;
+        if (wgmma_readers[size_t(byte)] == 0) {
+            // Retired by a wait, but perhaps not yet by another warpgroup's.
+            const unsigned others = wgmma_unsynced[size_t(byte)] & ~own;
+            if (others == 0) continue;
+            const int reader = __builtin_ctz(others);
+            std::ostringstream os;
+            os << "kernel " << kernel.name << ": thread " << describe_thread(t) << " of block "
+               << describe_block() << " " << what << " " << describe_shared(byte, -1, element_bytes)
+               << ", which a wgmma.mma_async of "
+               << "warpgroup " << reader << " read: that warpgroup's wgmma.wait_group retired "
+               << "it, but the threads of other warpgroups may change it only after a barrier "
+               << "that follows the wait (until then warpgroup " << reader
+               << " may not have reached it)" << context(site, t);
+            throw KernelFault(os.str());
+        }
         size_t reader = 0;
         const Site *issued = nullptr;
         for (size_t g = 0; g < pending_wgmma.size() && !issued; g++) {
@@ -386,8 +420,10 @@ void Machine::check_not_read_by_wgmma(int t, int64_t first, int64_t bytes, int e
 void Machine::start_block(const std::array<int, 3> &b) {
     if (!pending_wgmma.empty()) {
         for (size_t g = 0; g < pending_wgmma.size(); g++)
-            retire_wgmma(g, [](const PendingWgmma &) { return true; });
+            retire_wgmma(
+                g, [](const PendingWgmma &) { return true; }, false);
         std::fill(wgmma_groups.begin(), wgmma_groups.end(), 0);
+        forget_retired_wgmma();
     }
     if (!pending_copies.empty()) {
         for (std::vector<PendingCopy> &c : pending_copies)

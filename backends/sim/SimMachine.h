@@ -246,6 +246,13 @@ public:
     std::vector<int64_t> wgmma_groups;                    // committed, per warpgroup
     std::vector<uint16_t> wgmma_readers; // per shared byte: pending wgmma that read it
     int64_t wgmma_read_bytes = 0;
+    // Per shared byte: the warpgroups (a bit each; a block has at most 8) whose wait retired a
+    // wgmma that read it since the last barrier. Their own threads may change it; another
+    // warpgroup's only after a barrier, as it may not have reached that wait yet. The records
+    // retired since the last barrier, to clear their bits there.
+    std::vector<uint8_t> wgmma_unsynced;
+    std::vector<PendingWgmma> wgmma_retired;
+    int64_t wgmma_unsynced_bytes = 0;
 
 private:
     // The steps of access(), defined in SimMachine.cpp, the one file that calls them. They
@@ -310,8 +317,11 @@ private:
                                  const char *what, const Site &site) const;
     // The first active thread of warpgroup g, or -1.
     int first_active_thread_of_warpgroup(size_t g) const;
-    // Retires (or forgets, with start_block) warpgroup g's wgmma for which `done` holds.
-    template <typename Done> void retire_wgmma(size_t g, Done done);
+    // Retires (or forgets, with start_block) warpgroup g's wgmma for which `done` holds; the
+    // bytes of those retired by a wait stay unsynced until the next barrier.
+    template <typename Done> void retire_wgmma(size_t g, Done done, bool by_wait);
+    // At a barrier (or a new block): every warpgroup has passed the waits before it.
+    void forget_retired_wgmma();
 
     // For an access outside shared memory: the Func whose range ends or starts nearest to it.
     inline std::string nearest_shared_func(int64_t byte) const;

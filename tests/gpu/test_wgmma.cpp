@@ -60,8 +60,12 @@ struct Options {
     int a_misalign = 0; // bytes added to warpgroup 1's A
     bool b_mn_major = false;
     // Thread 0 stores to B's first element: not at all, between the commit and the wait
-    // (while the wgmma may still read it), or after the wait and a barrier.
-    enum class StoreToB { No, BeforeWait, AfterWait } store_to_b = StoreToB::No;
+    // (while the wgmma may still read it), after the wait and a barrier, or right after the
+    // wait (when warpgroup 1, which reads B too, may not have reached its own).
+    enum class StoreToB { No, BeforeWait, AfterWait, AfterWaitNoBarrier } store_to_b = StoreToB::No;
+    // Thread 0 stores to A's first element right after the wait: only its own warpgroup's wgmma
+    // read it.
+    bool store_to_own_a = false;
     bool commit = true;
 };
 
@@ -125,6 +129,12 @@ LoweredKernel wgmma_kernel(int N, const Options &o = Options()) {
         t == 0, Store::make(sh, Cast::make(BFloat(16), Expr(0.0f)), b_start / 2, Expr()));
     if (o.store_to_b == Options::StoreToB::AfterWait)
         stores.insert(stores.begin(), {barrier(), store_to_b});
+    if (o.store_to_b == Options::StoreToB::AfterWaitNoBarrier)
+        stores.insert(stores.begin(), store_to_b);
+    if (o.store_to_own_a)
+        stores.insert(stores.begin(),
+                      IfThenElse::make(
+                          t == 0, Store::make(sh, Cast::make(BFloat(16), Expr(0.0f)), 0, Expr())));
     Stmt tail = LetStmt::make("done", lowering::gpu_wgmma_wait(0, product), Block::make(stores));
     if (o.store_to_b == Options::StoreToB::BeforeWait) tail = Block::make({store_to_b, tail});
     if (o.commit) tail = Block::make({lowering::gpu_wgmma_commit(), tail});
@@ -284,8 +294,9 @@ TEST(Wgmma, SimulatorReportsPartWarpgroupsAndMisalignedOperands) {
 }
 
 // wgmma reads its operands until a wait retires its group: a store to one before that is
-// reported, one after the wait (and a barrier, for the other warpgroup) is not; a wait with a
-// wgmma not committed is reported too.
+// reported, one after the wait (and a barrier, for the other warpgroup) is not; a store right
+// after the wait to what another warpgroup's wgmma read is reported; a wait with a wgmma not
+// committed is reported too.
 TEST(Wgmma, SimulatorReportsOperandsChangedBeforeTheWait) {
     aicf_test::ScopedEnv sim("AICF_DEVICE", "sim"); // what the simulator reports
     const Operands o = random_operands(64, 6);
@@ -301,6 +312,19 @@ TEST(Wgmma, SimulatorReportsOperandsChangedBeforeTheWait) {
     Options late;
     late.store_to_b = Options::StoreToB::AfterWait;
     aicf_test::run_kernel(wgmma_kernel(64, late), buffers, sm90a);
+    // Right after the wait, with no barrier: thread 0 may change what only its own warpgroup
+    // read, but not B, which warpgroup 1's wgmma read too and may still be reading.
+    Options own;
+    own.store_to_own_a = true;
+    aicf_test::run_kernel(wgmma_kernel(64, own), buffers, sm90a);
+    Options racing;
+    racing.store_to_b = Options::StoreToB::AfterWaitNoBarrier;
+    EXPECT_CONTAINS(message_of<KernelFault>(
+                        [&] { aicf_test::run_kernel(wgmma_kernel(64, racing), buffers, sm90a); }),
+                    "kernel wgmma_m64n64: thread (0, 0, 0) of block (0, 0, 0) stores to byte "
+                    "4096 of shared memory, which a wgmma.mma_async of warpgroup 1 read: that "
+                    "warpgroup's wgmma.wait_group retired it, but the threads of other "
+                    "warpgroups may change it only after a barrier that follows the wait");
     Options uncommitted;
     uncommitted.commit = false;
     EXPECT_CONTAINS(message_of<KernelFault>([&] {
