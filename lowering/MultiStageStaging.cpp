@@ -210,13 +210,16 @@ Stmt wait_for_wgmma_groups(const std::vector<std::vector<Stmt>> &accumulators) {
 class MultiBuffer : public IRMutator {
 public:
     // `shared`: the Funcs the kernel keeps in shared memory.
-    MultiBuffer(const std::map<std::string, int> &async, const std::set<std::string> &shared)
-        : async(async), shared(shared) {}
+    // `shared`: the Funcs the kernel keeps in shared memory; `threads`: the block's.
+    MultiBuffer(const std::map<std::string, int> &async, const std::set<std::string> &shared,
+                int threads)
+        : async(async), shared(shared), threads(threads) {}
     std::set<std::string> done;
 
 private:
     const std::map<std::string, int> &async;
     const std::set<std::string> &shared;
+    const int threads;
     int loops_around = 0; // loops of the kernel around the one being visited
     std::vector<std::pair<std::string, Expr>> lets; // around the node, outermost first
     using IRMutator::visit;
@@ -277,23 +280,32 @@ private:
         for (const Staging &s : take.stagings)
             rest = SelectBuffer(s.func, simplify(Mul::make(stage, make_const(Int(32), s.size))))
                        .mutate(rest);
-        // Warpgroup products (wgmma) over 3 or more stages keep one step's group running
-        // while the next step begins: the copies then run one step less ahead, so that the
-        // buffer a copy refills is the one the group finished before this step's barrier read.
-        int distance = stages - 1;
+        // Warpgroup products (wgmma) over 3 or more stages leave each step's group running
+        // while the next step begins. The buffer a copy refills is then the one the previous
+        // step's group read, free once this step's wait retired that group: the copies come
+        // after the rest of the body (and, where several warpgroups wait apart, after a
+        // barrier that follows all their waits), still `stages - 1` steps ahead, and they are
+        // issued while this step's group runs.
+        const int distance = stages - 1;
+        const Expr ahead = Add::make(var, Expr(distance));
+        Stmt copies_ahead =
+            Block::make(IfThenElse::make(LT::make(ahead, Add::make(op->min, op->extent)),
+                                         stagings_of(ahead), Stmt()),
+                        gpu_cp_async_commit());
         std::vector<std::vector<Stmt>> accumulators;
+        Stmt loop_body;
         if (stages >= 3 && contains_intrinsic(rest, Intrinsic::gpu_wgmma)) {
             KeepOneWgmmaGroupInFlight in_flight;
             rest = in_flight.mutate(rest);
             accumulators = in_flight.accumulators;
-            distance = stages - 2;
+            std::vector<Stmt> parts = {gpu_cp_async_wait(distance - 1), gpu_barrier(), rest};
+            if (threads > kWarpgroupThreads) parts.push_back(gpu_barrier());
+            parts.push_back(copies_ahead);
+            loop_body = Block::make(parts);
+        } else {
+            loop_body =
+                Block::make({gpu_cp_async_wait(distance - 1), gpu_barrier(), copies_ahead, rest});
         }
-        const Expr ahead = Add::make(var, Expr(distance));
-        Stmt loop_body =
-            Block::make({gpu_cp_async_wait(distance - 1), gpu_barrier(),
-                         IfThenElse::make(LT::make(ahead, Add::make(op->min, op->extent)),
-                                          stagings_of(ahead), Stmt()),
-                         gpu_cp_async_commit(), rest});
         // The first stagings move ahead of the loop, past the barrier its body began with.
         // One barrier before them keeps first what they read of shared memory the block
         // wrote before the loop (a row's statistics), and, where a loop around runs this one
@@ -399,7 +411,7 @@ void multi_buffer_async_stages(std::vector<LoweredKernel> &kernels,
         visit_each<Allocate>(k.body, [&](const Allocate *a) {
             if (a->memory_type == MemoryType::GPUShared) shared.insert(a->name);
         });
-        MultiBuffer m(async, shared);
+        MultiBuffer m(async, shared, k.thread_count());
         k.body = m.mutate(k.body);
         k.async_staged = m.done;
         done.insert(m.done.begin(), m.done.end());

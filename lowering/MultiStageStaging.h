@@ -27,8 +27,10 @@ namespace lowering {
 // the reads of the buffer the next copies refill, which the previous iteration made (write
 // after read). Where the body runs warpgroup products (gpu_wgmma) and N >= 3, each iteration's
 // group of them is left running into the next (its wait lets one group stay pending, and the
-// accumulators are waited for after L), and the copies run N - 2 iterations ahead instead of
-// N - 1: the buffer they refill is then that of the group finished before the barrier.
+// accumulators are waited for after L), and the copies move after the rest of the body: the
+// buffer they refill is the one the previous iteration's group read, which this iteration's
+// wait retired (a second barrier before them where the block has several warpgroups, each
+// waiting for its own group). They are still N - 1 iterations ahead.
 // Expects: a kernel after inject_gpu_barriers, before pack_shared_memory (each shared Func
 // its own Allocate). Raises CompileError naming the Func when it is not staged directly at a
 // serial loop of the kernel, when the loop also stages Funcs in shared memory that are not

@@ -518,7 +518,9 @@ TEST(GemmWarpgroups, FusedEpilogueAndGuardedRows) {
 
 // The kernel: cp.async into core matrices, the proxy fence before each barrier, and each step
 // of 64 along k issued as one group of 4 wgmma (one fence, one commit), left running while the
-// next step begins (a wait for all but one group), the last waited for after the loop;
+// next step begins (a wait for all but one group), the last waited for after the loop. The
+// copies of a step run 2 steps ahead (3 stages; each step waits for all but one copy group),
+// issued after the wgmma of the step, its wait and a second barrier (two warpgroups);
 // assembled by ptxas for sm_90a without spills.
 TEST(GemmWarpgroups, PTX) {
     Buffer<bfloat16_t> A({256, 256}, "A"), B({256, 256}, "B");
@@ -537,5 +539,14 @@ TEST(GemmWarpgroups, PTX) {
     EXPECT_EQ(count("wgmma.fence.sync.aligned"), count("wgmma.commit_group.sync.aligned"));
     EXPECT_GT(count("cp.async.cg.shared.global"), 0);
     EXPECT_EQ(count("fence.proxy.async.shared::cta"), count("bar.sync"));
+    EXPECT_EQ(count("cp.async.wait_group 1;"), kernels) << ptx;
+    // In the loop: the wait for a step's copies, a barrier, its wgmma and their wait, the
+    // second barrier, then the next copies.
+    const size_t copies_waited = ptx.find("cp.async.wait_group 1;");
+    const size_t group_waited = ptx.find("wgmma.wait_group.sync.aligned 1;", copies_waited);
+    const size_t second_barrier = ptx.find("bar.sync", group_waited);
+    ASSERT_NE(second_barrier, std::string::npos) << ptx;
+    EXPECT_LT(ptx.find("bar.sync", copies_waited), ptx.find("wgmma.mma_async", copies_waited));
+    EXPECT_NE(ptx.find("cp.async.cg.shared.global", second_barrier), std::string::npos) << ptx;
     expect_no_spills(out, hopper_target);
 }
