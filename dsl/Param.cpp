@@ -49,7 +49,8 @@ ImageParam::ImageParam(Type t, int dimensions, const std::string &name)
 
 void ImageParam::set(const BufferBase &buffer) {
     user_assert(param.defined()) << "set() on an undefined ImageParam.";
-    user_assert(buffer.defined()) << "ImageParam " << name() << " was given an undefined Buffer.";
+    runtime_assert(buffer.defined())
+        << "ImageParam " << name() << " was given an undefined Buffer.";
     param.set_buffer(buffer.storage());
 }
 

@@ -541,7 +541,7 @@ void Pipeline::realize(const Realization &outputs, const Target &target) {
                 << (outputs.size() == 1 ? "" : "s") << ", but the pipeline has more outputs ("
                 << a.name << " has none).";
             const Buffer<> &b = outputs[next_output++];
-            user_assert(b.defined())
+            runtime_assert(b.defined())
                 << "realize was given an undefined Buffer for " << a.name << ".";
             passed.back() = b.storage().get();
             pointers.push_back(b.raw_buffer());
@@ -592,7 +592,7 @@ void Callable::call(const CallArgument *given, size_t count) const {
                 << "Argument " << i << " (" << a.name << ") of the Callable of pipeline " << name_
                 << " is " << (a.is_output ? "an output" : "an input") << " buffer of "
                 << to_string(a.type) << ", but a scalar was passed.";
-            user_assert(g.buffer->defined())
+            runtime_assert(g.buffer->defined())
                 << "Argument " << i << " (" << a.name << ") of the Callable of pipeline " << name_
                 << " is an undefined Buffer.";
             if (!a.is_output) refresh_borrowed_input(*g.buffer->storage());

@@ -81,6 +81,7 @@ struct Voidify {
 #define user_error AICF_ERROR_IF(Compile, true, nullptr)
 #define user_assert(c) AICF_ERROR_IF(Compile, !(c), #c)
 #define runtime_error_report AICF_ERROR_IF(Runtime, true, nullptr)
+#define runtime_assert(c) AICF_ERROR_IF(Runtime, !(c), #c)
 #define internal_error AICF_ERROR_IF(Internal, true, nullptr)
 #define internal_assert(c) AICF_ERROR_IF(Internal, !(c), #c)
 

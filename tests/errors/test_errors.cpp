@@ -392,6 +392,27 @@ TEST(RuntimeErrors, UnboundImageParam) {
     EXPECT_CONTAINS(msg, "ImageParam input has no buffer bound");
 }
 
+// An undefined Buffer is a bad buffer like any other: bound to an ImageParam, passed to a
+// Callable or given as realize's output, it raises a RuntimeError naming the argument.
+TEST(RuntimeErrors, UndefinedBuffers) {
+    ImageParam input(Float(32), 1, "input");
+    Var x("x");
+    Func f("f");
+    f(x) = input(x) * 2.0f;
+    EXPECT_CONTAINS(message_of<RuntimeError>([&] { input.set(Buffer<float>()); }),
+                    "ImageParam input was given an undefined Buffer");
+    Buffer<float> in(4), undefined;
+    input.set(in);
+    EXPECT_CONTAINS(message_of<RuntimeError>([&] { f.realize(undefined); }),
+                    "realize was given an undefined Buffer for f");
+    Callable c = Pipeline(f).compile_to_callable();
+    Buffer<float> out(4);
+    EXPECT_CONTAINS(message_of<RuntimeError>([&] { c(undefined, out); }),
+                    "Argument 0 (input) of the Callable of pipeline f is an undefined Buffer");
+    EXPECT_CONTAINS(message_of<RuntimeError>([&] { c(in, undefined); }),
+                    "Argument 1 (f) of the Callable of pipeline f is an undefined Buffer");
+}
+
 TEST(RuntimeErrors, AbsurdAllocation) {
     // The intermediate needs far more than 2^31 elements.
     Param<int> n("n");
