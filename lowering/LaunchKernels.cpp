@@ -7,6 +7,8 @@
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
 
+#include <cstdint>
+#include <optional>
 #include <set>
 
 namespace aicf {
@@ -102,6 +104,29 @@ private:
         Expr bytes = make_const(Int(64), int64_t(op->type.bytes()));
         for (const Expr &e : op->extents)
             bytes = Mul::make(bytes, cast(Int(64), e));
+        // Kernels index it with 32-bit flat indices, as host code does its own allocations
+        // (which code generation checks): at most 2^31 - 1 elements, checked before the
+        // allocation. The count saturates at INT64_MAX instead of wrapping.
+        const Expr int64_max = make_const(Int(64), INT64_MAX);
+        Expr count = make_const(Int(64), int64_t(1));
+        for (const Expr &e : op->extents) {
+            Expr ex = Max::make(cast(Int(64), e), make_const(Int(64), int64_t(0)));
+            Expr overflows = GT::make(
+                count, Div::make(int64_max, Max::make(ex, make_const(Int(64), int64_t(1)))));
+            count = Select::make(overflows, int64_max, Mul::make(count, ex));
+        }
+        count = simplify(count);
+        Stmt size_check;
+        const std::optional<int64_t> constant_count = as_const_int(count);
+        if (!constant_count || *constant_count > INT32_MAX) {
+            Expr error =
+                Call::make(Int(32), Intrinsic::runtime_error,
+                           {make_const(Int(32), int64_t(RuntimeErrorKind::FuncStorageTooLarge)),
+                            StringImm::make(op->name), count},
+                           Call::Intrinsic);
+            size_check =
+                AssertStmt::make(LE::make(count, make_const(Int(64), int64_t(INT32_MAX))), error);
+        }
         std::string desc = buffer_descriptor_name(op->name);
         std::vector<Expr> args = {StringImm::make(op->name), simplify(bytes)};
         // Host code reads or writes it too: its host storage stays, and the data moves
@@ -116,7 +141,7 @@ private:
         Stmt release = Evaluate::make(Call::make(
             Int(32), Intrinsic::device_free, {Variable::make(Handle(), desc)}, Call::Intrinsic));
         Stmt s = LetStmt::make(desc, alloc, Block::make(body, release));
-        if (!used_on_host) return s;
+        if (!used_on_host) return size_check.defined() ? Block::make(size_check, s) : s;
         return Allocate::make(op->name, op->type, op->memory_type, op->extents, s);
     }
 

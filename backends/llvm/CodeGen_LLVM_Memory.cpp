@@ -548,11 +548,13 @@ void CodeGen_LLVM::visit(const Allocate *op) {
         llvm::Value *ex = builder.CreateSExt(codegen(e), i64);
         ex = builder.CreateSelect(builder.CreateICmpSLT(ex, builder.getInt64(0)),
                                   builder.getInt64(0), ex);
-        // Saturate instead of wrapping, so an absurd size is caught below.
-        llvm::Value *limit = builder.getInt64(int64_t(1) << 40);
-        count = builder.CreateMul(
-            builder.CreateSelect(builder.CreateICmpUGT(count, limit), limit, count),
-            builder.CreateSelect(builder.CreateICmpUGT(ex, limit), limit, ex));
+        // Saturate at INT64_MAX instead of wrapping, so an absurd size is caught below.
+        llvm::Value *max = builder.getInt64(INT64_MAX);
+        llvm::Value *room = builder.CreateUDiv(
+            max, builder.CreateSelect(builder.CreateICmpEQ(ex, builder.getInt64(0)),
+                                      builder.getInt64(1), ex));
+        count = builder.CreateSelect(builder.CreateICmpUGT(count, room), max,
+                                     builder.CreateMul(count, ex));
     }
     // Flat indices are int32: an allocation holds at most 2^31 - 1 elements. (A constant
     // count that fits needs no check: lowering::kernel_check_names counts on that.)

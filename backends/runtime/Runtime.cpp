@@ -258,7 +258,8 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
         }
         break;
     case ir::RuntimeErrorKind::FuncStorageTooLarge:
-        s << "The storage of Func " << n << " would hold " << v[0]
+        s << "The storage of Func " << n << " would hold "
+          << (v[0] == INT64_MAX ? "more than 2^63 - 1" : std::to_string(v[0]))
           << " elements; pipelines address at "
           << "most 2^31 - 1 elements per Func. Compute it over smaller regions (compute_at a loop "
           << "further in) or with smaller split and alignment factors.";

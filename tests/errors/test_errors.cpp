@@ -1444,6 +1444,23 @@ TEST(ScheduleErrors, AbsurdAlignmentsAreRefused) {
              "2^31 - 1 elements per Func.");
 }
 
+// A host allocation whose element count leaves int64's range (8 x (2^31 - 1) x (2^31 - 1)): the
+// count saturates instead of wrapping to a small or negative number that would pass the check.
+TEST(RuntimeErrors, StorageCountBeyondInt64) {
+    Param<int> n("n");
+    Var x("x"), y("y"), z("z");
+    Func f("f"), out("out");
+    f(x, y, z) = x + y + z;
+    out(x) = f(x, n - 1, n - 1) + f(x, 0, 0);
+    f.compute_root().bound(y, 0, n).bound(z, 0, n);
+    n.set(2);
+    Buffer<int> small = out.realize({8});
+    EXPECT_EQ(small(7), 7 + 1 + 1 + 7);
+    n.set(INT32_MAX);
+    EXPECT_CONTAINS(message_of<RuntimeError>([&] { out.realize({8}); }),
+                    "The storage of Func f would hold more than 2^63 - 1 elements");
+}
+
 // An output lives in the buffer realize() is given: placing it elsewhere is refused, not ignored.
 TEST(ScheduleErrors, AnOutputCannotBePlaced) {
     auto refusal = [](const std::function<void(Func &, Func &, Var &)> &schedule) {

@@ -679,6 +679,46 @@ TEST(GPUSchedule, AViewSpreadOverGigabytesIsRefused) {
     munmap(reserved, span);
 }
 
+// An intermediate only kernels use lives in device memory alone, and kernels index it with
+// 32-bit flat indices: one of more than 2^31 - 1 elements is refused before it is allocated,
+// as host code refuses its own, also where its element count leaves int64's range. The
+// dataflow report refuses the same sizes.
+TEST(GPUSchedule, AnIntermediateBeyond32BitIndicesIsRefused) {
+    Param<int> rows("rows"), depth("depth");
+    Var x("x"), y("y"), z("z"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func f("f"), out("out");
+    f(x, y, z) = cast<float>(x + y + z);
+    out(x, y) = f(x, y, 0) + f(x, y, depth - 1);
+    f.compute_root().bound(y, 0, rows).bound(z, 0, depth).gpu_tile(x, y, bx, by, tx, ty, 32, 8);
+    out.gpu_tile(x, y, bx, by, tx, ty, 32, 8);
+    rows.set(8);
+    depth.set(2);
+    Buffer<float> small = out.realize({64, 8}, gpu_target);
+    small.copy_to_host();
+    EXPECT_EQ(small(63, 7), float(63 + 7) * 2 + 1);
+    rows.set(1 << 20);
+    depth.set(1 << 10); // 64 x 2^20 x 2^10: 2^36 elements
+    EXPECT_CONTAINS(message_of<RuntimeError>([&] {
+                        out.realize({64, 8}, gpu_target);
+                    }),
+                    "The storage of Func f would hold 68719476736 elements; pipelines address "
+                    "at most 2^31 - 1 elements per Func");
+    ReportArguments args;
+    args.scalars["rows"] = 1 << 20;
+    args.scalars["depth"] = 1 << 10;
+    EXPECT_CONTAINS(message_of<CompileError>([&] {
+                        out.report({64, 8}, gpu_target, args);
+                    }),
+                    "cannot use these sizes: The storage of Func f would hold 68719476736");
+    // Extents whose product leaves int64's range: the count saturates instead of wrapping.
+    rows.set(INT32_MAX);
+    depth.set(INT32_MAX);
+    EXPECT_CONTAINS(message_of<RuntimeError>([&] {
+                        out.realize({64, 8}, gpu_target);
+                    }),
+                    "The storage of Func f would hold more than 2^63 - 1 elements");
+}
+
 // Host pipelines and GPU pipelines share Buffers: each sees the other's latest data without
 // the caller copying. Element access is avoided between the runs (it would bring the data to
 // the host itself and hide a pipeline that does not).
