@@ -75,6 +75,19 @@ class DistributeIntoMinMax : public IRMutator {
         bool min_after = (mn != nullptr) == (*c > 0);
         return min_after ? Expr(Min::make(x, y)) : Expr(Max::make(x, y));
     }
+    // min(a, b) / c is min(a / c, b / c) for a positive constant c (rounding down keeps the
+    // order): a region rounded out to multiples of 8, (min(i * 16 + 16, n) / 8 - i * 16 / 8)
+    // * 8 + 8, then shows its bound (24).
+    Expr visit(const Div *op) override {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        auto c = as_const_int(b);
+        const Min *mn = a.as<Min>();
+        const Max *mx = a.as<Max>();
+        if (!c || *c <= 0 || (!mn && !mx)) return Div::make(a, b);
+        Expr x = simplify(Div::make(mn ? mn->a : mx->a, b)),
+             y = simplify(Div::make(mn ? mn->b : mx->b, b));
+        return mn ? Expr(Min::make(x, y)) : Expr(Max::make(x, y));
+    }
 };
 
 // A constant upper bound of e: the smaller side of a min suffices.

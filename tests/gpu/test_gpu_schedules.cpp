@@ -927,6 +927,36 @@ TEST(GPUSchedule, UpsampledProducerStagedPerBlock) {
     }
 }
 
+// A stage per block in shared memory with its region rounded out to multiples of 8
+// (align_bounds), under guarded tiles: the region's end is min(start + 16, end) rounded up,
+// apart from its start rounded down, and still bounded by a constant (24 points), at output
+// origins that are and are not multiples of 8.
+TEST(GPUSchedule, AlignedRegionOfASharedStageUnderGuardedTails) {
+    const int W = 37, H = 23;
+    for (int origin : {0, 5}) {
+        // The rounded regions reach up to 7 points before the output and 23 past it.
+        Buffer<float> in({W + 40, H}, "in");
+        in.set_min({origin - 8, origin});
+        fill_random(in, -2, 2, 41);
+        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+        Func g("g"), f("f");
+        g(x, y) = in(x, y) + 0.5f;
+        f(x, y) = g(x, y) * g(x + 1, y) + 1.0f;
+        f.gpu_tile(x, y, bx, by, tx, ty, 16, 4, TailStrategy::GuardWithIf);
+        g.compute_at(f, bx).align_bounds(x, 8).store_in(MemoryType::GPUShared).gpu_threads(x, y);
+        Buffer<float> out({W, H}, "out");
+        out.set_min({origin, origin});
+        f.realize(out, gpu_target);
+        out.copy_to_host();
+        for (int j = origin; j < origin + H; j++)
+            for (int i = origin; i < origin + W; i++)
+                ASSERT_TRUE(close(out(i, j),
+                                  (double(in(i, j)) + 0.5) * (double(in(i + 1, j)) + 0.5) + 1.0,
+                                  1e-5, 1e-5))
+                    << i << ", " << j << ", origin " << origin;
+    }
+}
+
 // A producer read through a division by a negative constant (x / -2 is -(x / 2), Euclidean),
 // staged per block in shared memory: its region has a constant size bound too. At a
 // negative output origin, against a plain loop.
