@@ -311,8 +311,14 @@ int run(int argc, char **argv) {
         gemm(8192, 8192, 8192, 5, GemmSchedule::large_tiles());
         gemm(8192, 4096, 16384, 5, GemmSchedule::large_tiles());
         if (aicf_apps::hopper_target()) {
-            gemm(8192, 8192, 8192, 5, GemmSchedule::hopper(2, 256));
-            gemm(8192, 4096, 16384, 5, GemmSchedule::hopper(2, 256));
+            // Also with the blocks launched 8 rows of tiles at a time: at these sizes B does
+            // not fit in L2, and a wave of blocks along whole rows of tiles reads all of it.
+            GemmSchedule grouped = GemmSchedule::hopper(2, 256);
+            grouped.row_group = 8;
+            for (const GemmSchedule &s : {GemmSchedule::hopper(2, 256), grouped}) {
+                gemm(8192, 8192, 8192, 5, s);
+                gemm(8192, 4096, 16384, 5, s);
+            }
         }
         // Decoding steps: 1 and 16 tokens through a 4096 x 16384 weight, the rows guarded.
         GemmSchedule decode;
