@@ -136,12 +136,12 @@ void write_report(const std::string &name,
     for (const GeneratorIOBase *io : g->arguments()) {
         auto it = std::find_if(sizes.begin(), sizes.end(),
                                [&](const auto &s) { return s.first == io->name(); });
-        if (io->is_output()) {
-            outputs += (outputs.empty() ? "" : ", ") + io->name();
-            if (it != sizes.end() && output_sizes.empty()) output_sizes = extents_of(it->second);
-            continue;
-        }
+        if (io->is_output()) outputs += (outputs.empty() ? "" : ", ") + io->name();
         if (it == sizes.end()) continue;
+        // The report's sizes are the first output's that has them; every output's own
+        // extents go with the arguments too (those of another rank take them, and others
+        // must agree).
+        if (io->is_output() && output_sizes.empty()) output_sizes = extents_of(it->second);
         if (io->is_buffer()) {
             args.buffers[io->name()] = extents_of(it->second);
             user_assert(!args.buffers[io->name()].empty())
@@ -172,7 +172,9 @@ void write_report(const std::string &name,
         user_assert(out.good()) << "report: cannot open " << path << extension << " for writing.";
         out << text;
     }
-    write_report_picture(report, path + ".report.dot", path + ".report.svg");
+    if (!write_report_picture(report, path + ".report.dot", path + ".report.svg"))
+        std::cerr << "report: wrote " << path << ".report.dot; no SVG of it (Graphviz's dot is "
+                  << "not on the PATH, or failed).\n";
 }
 
 } // namespace

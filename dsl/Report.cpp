@@ -1,8 +1,10 @@
 #include "dsl/Report.h"
 
 #include "dsl/Names.h"
+#include "dsl/base/Error.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +12,11 @@
 #include <functional>
 #include <set>
 #include <sstream>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace aicf {
 
@@ -530,13 +537,28 @@ bool write_report_picture(const DataflowReport &report, const std::string &path,
     {
         std::ofstream out(path);
         out << report.to_dot();
-        if (!out) return false;
+        out.close();
+        if (!out)
+            runtime_error_report << "The dataflow report's picture: cannot write " << path << ".";
     }
-    if (path.find('\'') != std::string::npos || svg_path.find('\'') != std::string::npos)
-        return false;
-    if (std::system("command -v dot > /dev/null 2>&1") != 0) return false;
-    const std::string command = "dot -Tsvg '" + path + "' -o '" + svg_path + "' 2> /dev/null";
-    return std::system(command.c_str()) == 0;
+    // dot -Tsvg PATH -o SVG_PATH, run without a shell (the paths may hold any character), its
+    // messages dropped; false where dot is not on the PATH or fails.
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    std::vector<std::string> words = {"dot", "-Tsvg", path, "-o", svg_path};
+    std::vector<char *> argv;
+    for (std::string &w : words)
+        argv.push_back(w.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    const int spawned = posix_spawnp(&pid, "dot", &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0) return false;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return false;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 } // namespace aicf

@@ -128,7 +128,8 @@ struct ReportArguments {
 };
 
 // Writes report.to_dot() to `path` and, when Graphviz's `dot` is on the PATH, renders it
-// to `svg_path`. Returns whether the SVG was written.
+// to `svg_path` (dot run without a shell: the paths may hold any character). Returns whether
+// the SVG was written; raises RuntimeError naming `path` when it cannot be written.
 bool write_report_picture(const DataflowReport &report, const std::string &path,
                           const std::string &svg_path);
 

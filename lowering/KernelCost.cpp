@@ -305,15 +305,23 @@ struct Counts {
     std::vector<std::array<int64_t, 2>> bytes;
     int64_t flops = 0;
     int64_t mma_lane_flops = 0; // 2 m n k per lane that takes part in an mma
+    bool overflow = false;      // a count passed INT64_MAX (the counts are then meaningless)
 
     explicit Counts(size_t buffers) : bytes(buffers, {{0, 0}}) {}
     void add(const Counts &o, int64_t times) {
+        overflow = overflow || o.overflow;
         for (size_t i = 0; i < bytes.size(); i++) {
-            bytes[i][0] += o.bytes[i][0] * times;
-            bytes[i][1] += o.bytes[i][1] * times;
+            add_to(bytes[i][0], o.bytes[i][0], times);
+            add_to(bytes[i][1], o.bytes[i][1], times);
         }
-        flops += o.flops * times;
-        mma_lane_flops += o.mma_lane_flops * times;
+        add_to(flops, o.flops, times);
+        add_to(mma_lane_flops, o.mma_lane_flops, times);
+    }
+    // count += value * times, noting an overflow.
+    void add_to(int64_t &count, int64_t value, int64_t times = 1) {
+        int64_t product = 0;
+        overflow = overflow || __builtin_mul_overflow(value, times, &product) ||
+                   __builtin_add_overflow(count, product, &count);
     }
 };
 
@@ -340,6 +348,10 @@ public:
         for (int d = 2; d >= 0; d--)
             loops.emplace_back(thread_var(d), int64_t(k.threads[size_t(d)]));
         Counts c = nest(loops, 0);
+        user_assert(!c.overflow) << "Kernel " << k.name
+                                 << " asks for more than 2^63 - 1 bytes of a buffer, or does "
+                                 << "more than 2^63 - 1 flops, at these sizes: no count holds "
+                                    "them. Count smaller sizes.";
         for (size_t i = 0; i < cost.buffers.size(); i++) {
             cost.buffers[i].bytes_loaded = c.bytes[i][0];
             cost.buffers[i].bytes_stored = c.bytes[i][1];
@@ -509,7 +521,7 @@ private:
         auto it = buffer_index.find(name);
         if (it == buffer_index.end()) return; // shared memory or registers
         BufferCost &b = cost.buffers[it->second];
-        c.bytes[it->second][store] += active * b.element_bytes;
+        c.add_to(c.bytes[it->second][store], active, b.element_bytes);
         if (active > 0) reach(b, index, store);
     }
 
@@ -524,7 +536,7 @@ private:
         KernelCounter &kc;
         Counts &c;
 
-        void flops(const Expr &e) { c.flops += int64_t(flops_per_lane(e)) * e.type().lanes; }
+        void flops(const Expr &e) { c.add_to(c.flops, int64_t(flops_per_lane(e)), e.type().lanes); }
 
 #define AICF_COUNT_BINARY(N)                                                                       \
     void visit(const ir::N *op) override {                                                         \
@@ -556,12 +568,12 @@ private:
                 const auto shape =
                     mma_shape(op->args[0].type(), op->args[1].type(), op->args[2].type());
                 internal_assert(shape) << "report: gpu_mma of unknown shape";
-                c.mma_lane_flops += 2 * int64_t(shape->m) * shape->n * shape->k;
+                c.add_to(c.mma_lane_flops, 2 * int64_t(shape->m) * shape->n * shape->k);
             }
             // wgmma: a warpgroup's 128 threads share one, a quarter of it per 32 lanes.
             if (op->is_intrinsic(Intrinsic::gpu_wgmma)) {
                 const int n = op->type.lanes * 2;
-                c.mma_lane_flops += 2 * int64_t(kWgmmaM) * n * kWgmmaK / 4;
+                c.add_to(c.mma_lane_flops, 2 * int64_t(kWgmmaM) * n * kWgmmaK / 4);
             }
             IRVisitor::visit(op);
         }
@@ -639,7 +651,7 @@ private:
                 expr(c, atomic->args[1]);
                 expr(c, op->index);
                 const ir::Type t = op->value.type();
-                if (t.is_float() || t.is_bfloat()) c.flops += t.lanes;
+                if (t.is_float() || t.is_bfloat()) c.add_to(c.flops, t.lanes);
                 access(c, op->name, op->index, 1, false);
                 access(c, op->name, op->index, 1, true);
                 return;

@@ -68,18 +68,31 @@ ir::Expr scalar_from_bits(ir::Type t, uint64_t bits) {
     return ir::make_const(t, int64_t(bits));
 }
 
+std::string extents_text(const std::vector<int> &extents) {
+    std::string text;
+    for (size_t i = 0; i < extents.size(); i++)
+        text += (i ? " x " : "") + std::to_string(extents[i]);
+    return text.empty() ? "()" : text;
+}
+
 ConcreteArguments concrete_arguments(const std::vector<Argument> &args,
                                      const std::vector<int> &sizes, const ReportArguments &given,
                                      const std::string &pipeline) {
     ConcreteArguments c;
-    std::set<std::string> known;
+    std::set<std::string> buffers, scalars;
     for (const Argument &a : args) {
-        known.insert(a.name);
+        (a.is_buffer ? buffers : scalars).insert(a.name);
         if (a.is_buffer && a.is_output) {
-            // Its own extents where the arguments give them (outputs of different ranks),
-            // else the report's sizes.
+            // Its own extents where the arguments give them (outputs of another rank than the
+            // sizes), else the report's sizes: outputs of their rank have them, as realize
+            // gives every output the same sizes.
             auto own = given.buffers.find(a.name);
             const std::vector<int> &extents = own != given.buffers.end() ? own->second : sizes;
+            user_assert(extents.size() != sizes.size() || extents == sizes)
+                << "The report of " << pipeline << " is at sizes " << extents_text(sizes)
+                << ", but ReportArguments::buffers gives its output " << a.name << " the extents "
+                << extents_text(extents) << ". Outputs of the sizes' rank have the sizes; give "
+                << "their extents once, as the sizes.";
             user_assert(int(extents.size()) == a.dimensions)
                 << "The report of " << pipeline
                 << (own != given.buffers.end() ? " gives " : " has ") << extents.size()
@@ -127,19 +140,21 @@ ConcreteArguments concrete_arguments(const std::vector<Argument> &args,
         if (it != given.scalars.end()) {
             if (!a.type.is_float()) {
                 const double v = it->second;
-                const bool fits =
-                    v == std::floor(v) &&
-                    (a.type.is_bool() ? v == 0 || v == 1
-                     : a.type.is_uint()
-                         ? v >= 0 && (a.type.bits >= 64 || v <= std::ldexp(1.0, a.type.bits) - 1)
-                         : v >= -std::ldexp(1.0, a.type.bits - 1) &&
-                               v < std::ldexp(1.0, a.type.bits - 1));
+                const bool fits = v == std::floor(v) &&
+                                  (a.type.is_bool()   ? v == 0 || v == 1
+                                   : a.type.is_uint() ? v >= 0 && v < std::ldexp(1.0, a.type.bits)
+                                                      : v >= -std::ldexp(1.0, a.type.bits - 1) &&
+                                                            v < std::ldexp(1.0, a.type.bits - 1));
                 user_assert(fits) << "The report of " << pipeline << " is given " << v
                                   << " for Param " << a.name << ", which holds "
                                   << ir::to_string(a.type) << " values; give one it can hold.";
             }
-            c.scalars[a.name] = a.type.is_float() ? ir::make_const(a.type, it->second)
-                                                  : ir::make_const(a.type, int64_t(it->second));
+            // A uint64 value past INT64_MAX keeps its bits (make_const takes int64's).
+            const double v = it->second;
+            c.scalars[a.name] = a.type.is_float() ? ir::make_const(a.type, v)
+                                : a.type.is_uint() && v >= 0x1p63
+                                    ? ir::make_const(a.type, int64_t(uint64_t(v)))
+                                    : ir::make_const(a.type, int64_t(v));
             continue;
         }
         user_assert(a.param.defined() && a.param.scalar_set())
@@ -149,13 +164,17 @@ ConcreteArguments concrete_arguments(const std::vector<Argument> &args,
         c.scalars[a.name] = scalar_from_bits(a.type, a.param.scalar_bits());
     }
     for (const auto &kv : given.buffers)
-        user_assert(known.count(kv.first))
-            << "The report of " << pipeline << " is given the extents of " << kv.first
-            << ", which is not an input of the pipeline.";
+        user_assert(buffers.count(kv.first))
+            << "The report of " << pipeline << " is given the extents of " << kv.first << ", "
+            << (scalars.count(kv.first) ? "which is a Param of the pipeline: give its value in "
+                                          "ReportArguments::scalars."
+                                        : "which is not an input of the pipeline.");
     for (const auto &kv : given.scalars)
-        user_assert(known.count(kv.first))
-            << "The report of " << pipeline << " is given a value for " << kv.first
-            << ", which is not a Param of the pipeline.";
+        user_assert(scalars.count(kv.first))
+            << "The report of " << pipeline << " is given a value for " << kv.first << ", "
+            << (buffers.count(kv.first) ? "which is a buffer of the pipeline: give its extents "
+                                          "in ReportArguments::buffers."
+                                        : "which is not a Param of the pipeline.");
     return c;
 }
 
@@ -191,6 +210,37 @@ int64_t span(int64_t lo, int64_t hi, int element_bytes, int64_t limit) {
     if (hi < lo) return 0;
     const double bytes = (double(hi) - double(lo) + 1) * element_bytes;
     return bytes >= double(limit) ? limit : int64_t(bytes);
+}
+
+int64_t saturating_sum(std::initializer_list<int64_t> terms) {
+    int64_t sum = 0;
+    for (int64_t t : terms)
+        if (__builtin_add_overflow(sum, t, &sum)) return INT64_MAX;
+    return sum;
+}
+
+// The report's sums (each kernel's bytes over its buffers; the pipeline's bytes and flops
+// over its kernels) fit in int64, or the sizes are refused.
+void check_totals_fit(const DataflowReport &r) {
+    bool overflow = false;
+    int64_t requested = 0, moved = 0, flops = 0, tensor = 0;
+    for (const KernelReport &k : r.kernels) {
+        int64_t kernel_requested = 0, kernel_moved = 0;
+        for (const BufferReport &b : k.buffers) {
+            for (int64_t v : {b.requested_read, b.requested_written})
+                overflow =
+                    overflow || __builtin_add_overflow(kernel_requested, v, &kernel_requested);
+            for (int64_t v : {b.moved_read, b.moved_written})
+                overflow = overflow || __builtin_add_overflow(kernel_moved, v, &kernel_moved);
+        }
+        overflow = overflow || __builtin_add_overflow(requested, kernel_requested, &requested) ||
+                   __builtin_add_overflow(moved, kernel_moved, &moved) ||
+                   __builtin_add_overflow(flops, k.flops, &flops) ||
+                   __builtin_add_overflow(tensor, k.tensor_flops, &tensor);
+    }
+    user_assert(!overflow) << "The dataflow report of " << r.pipeline << " at these sizes "
+                           << "adds up to more than 2^63 - 1 bytes or flops: no count holds "
+                           << "them. Count smaller sizes.";
 }
 
 } // namespace
@@ -235,8 +285,10 @@ DataflowReport dataflow_report(const std::vector<ir::Function> &outputs,
     }
     for (const auto &kv : run.scratch)
         buffer_bytes.emplace(kv.first, kv.second);
-    // The elements of each input and output any kernel reaches (for the compulsory bytes).
+    // The elements of each input and output any kernel reaches, and the bytes the kernels
+    // move of it (for the compulsory bytes).
     std::map<std::string, std::pair<int64_t, int64_t>> reached;
+    std::map<std::string, int64_t> moved_of;
     for (const lowering::StaticLaunch &launch : run.launches) {
         const lowering::LoweredKernel &k = p.kernels[size_t(launch.kernel)];
         const lowering::KernelCost cost = lowering::static_kernel_cost(k, launch);
@@ -270,6 +322,8 @@ DataflowReport dataflow_report(const std::vector<ir::Function> &outputs,
             b.moved_written =
                 std::min(c.bytes_stored, span(c.store_lo, c.store_hi, c.element_bytes, limit));
             if (b.role != BufferReport::Intermediate) {
+                moved_of[c.name] =
+                    saturating_sum({moved_of[c.name], b.moved_read, b.moved_written});
                 for (auto [lo, hi] : {std::make_pair(c.load_lo, c.load_hi),
                                       std::make_pair(c.store_lo, c.store_hi)}) {
                     if (hi < lo) continue;
@@ -297,11 +351,16 @@ DataflowReport dataflow_report(const std::vector<ir::Function> &outputs,
             std::find(r.host_funcs.begin(), r.host_funcs.end(), pc->name) == r.host_funcs.end())
             r.host_funcs.push_back(pc->name);
     });
+    // Each input read once and each output written once: the span of the elements the
+    // kernels reach, at most what they move of it (a strided column of a matrix spans
+    // nearly all of it).
     for (const auto &kv : reached) {
         const ConcreteArguments::Shape &s = concrete.buffers.at(kv.first);
         r.compulsory_bytes +=
-            span(kv.second.first, kv.second.second, s.type.bytes(), buffer_bytes.at(kv.first));
+            std::min(moved_of.at(kv.first), span(kv.second.first, kv.second.second, s.type.bytes(),
+                                                 buffer_bytes.at(kv.first)));
     }
+    check_totals_fit(r);
     for (size_t g = 0; g < report_gpus().size(); g++) {
         RooflineBound total;
         total.gpu = report_gpus()[g].name;

@@ -33,6 +33,27 @@ private:
     Var x{"x"};
 };
 
+// Two outputs of different ranks: a row's sum of squares and the rows scaled by it.
+class TwoRanks : public Generator<TwoRanks> {
+public:
+    Input<Buffer<float, 2>> in{"in"};
+    Output<Buffer<float, 1>> ss{"ss"};
+    Output<Buffer<float, 2>> out{"out"};
+    void generate() {
+        RDom r(0, in.dim(0).extent(), "r");
+        ss(y) = 0.0f;
+        ss(y) += in(r, y) * in(r, y);
+        out(x, y) = in(x, y) * ss(y);
+        Var bx("bx"), tx("tx"), by("by"), ty("ty");
+        ss.gpu_tile(y, by, ty, 8, TailStrategy::GuardWithIf);
+        ss.update().gpu_tile(y, by, ty, 8, TailStrategy::GuardWithIf);
+        out.gpu_tile(x, y, bx, by, tx, ty, 8, 8);
+    }
+
+private:
+    Var x{"x"}, y{"y"};
+};
+
 class NoDefinition : public Generator<NoDefinition> {
 public:
     Input<Buffer<float, 1>> in{"in"};
@@ -141,6 +162,7 @@ AICF_REGISTER_GENERATOR(Typed, typed, (typed_exact, (mode, exact)(factor, 4)),
 AICF_REGISTER_GENERATOR(ThrowsStd, throws_std)
 AICF_REGISTER_GENERATOR(TwoParamsNamedK, two_params_named_k)
 AICF_REGISTER_GENERATOR(NoDefinition, no_definition)
+AICF_REGISTER_GENERATOR(TwoRanks, two_ranks)
 AICF_REGISTER_GENERATOR(WrongType, wrong_type)
 AICF_REGISTER_GENERATOR(WrongRank, wrong_rank)
 AICF_REGISTER_GENERATOR(Captured, captured)
@@ -400,6 +422,23 @@ TEST(GeneratorDriver, HelpListAndErrors) {
     text = run_main({"-g", "typed", "-e", "report", "-s", "nothing"}, &code);
     EXPECT_EQ(code, 1);
     EXPECT_CONTAINS(text, "-s takes ARG=SIZE");
+    // Every output's -s counts: outputs of another rank than the first's take their own, and
+    // outputs of its rank must agree with it.
+    const std::string reports = ::testing::TempDir() + "aicf_gen_reports";
+    text = run_main({"-g", "two_ranks", "-o", reports, "-e", "report", "target=host-cuda-sm_80",
+                     "-s", "in=40x16", "-s", "ss=16", "-s", "out=40x16"},
+                    &code);
+    EXPECT_EQ(code, 0) << text;
+    std::ifstream json(reports + "/two_ranks.report.json");
+    const std::string written((std::istreambuf_iterator<char>(json)),
+                              std::istreambuf_iterator<char>());
+    EXPECT_CONTAINS(written, "\"sizes\": [16]");
+    EXPECT_CONTAINS(written, "\"name\": \"out\", \"role\": \"output\", \"bytes\": 2560");
+    text = run_main({"-g", "two_ranks", "-o", reports, "-e", "report", "target=host-cuda-sm_80",
+                     "-s", "in=40x16", "-s", "out=40x16"},
+                    &code);
+    EXPECT_EQ(code, 1);
+    EXPECT_CONTAINS(text, "has 2 sizes, but its output ss, which has 1 dimension");
     // -o makes its folder; one that cannot be made is named.
     const std::string made = ::testing::TempDir() + "aicf_gen_out/nested";
     text = run_main({"-g", "typed", "-o", made, "-e", "stmt", "in.type=uint8", "in.dim=1"}, &code);

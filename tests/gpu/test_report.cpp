@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -352,8 +353,19 @@ TEST(ReportOutput, JsonTextAndPicture) {
     EXPECT_EQ(tuple.find("label=\"\", color=\"black\""), std::string::npos) << tuple;
 
     const std::string dir = ::testing::TempDir();
-    const bool svg = write_report_picture(r, dir + "report.dot", dir + "report.svg");
-    EXPECT_EQ(svg, std::system("command -v dot > /dev/null 2>&1") == 0);
+    const bool has_dot = std::system("command -v dot > /dev/null 2>&1") == 0;
+    EXPECT_EQ(write_report_picture(r, dir + "report.dot", dir + "report.svg"), has_dot);
+    // Paths with quotes and spaces reach dot as they are.
+    EXPECT_EQ(write_report_picture(r, dir + "it's a report.dot", dir + "it's a report.svg"),
+              has_dot);
+    std::ifstream written(dir + "it's a report.dot");
+    EXPECT_TRUE(written.good());
+    EXPECT_EQ(std::ifstream(dir + "it's a report.svg").good(), has_dot);
+    // A picture that cannot be written is an error, not a missing Graphviz.
+    EXPECT_CONTAINS(aicf_test::message_of<RuntimeError>([&] {
+                        write_report_picture(r, "/nonexistent/dir/r.dot", "/nonexistent/dir/r.svg");
+                    }),
+                    "cannot write /nonexistent/dir/r.dot");
 }
 
 // ---- Errors ----
@@ -501,6 +513,90 @@ TEST(ReportErrors, SizesTargetsAndArguments) {
                             [&] { h.report({64}, gpu_target, with_offset, false); }),
                         "for Param offset, which holds int32 values");
     }
+    // Arguments of the wrong kind, and an output's extents other than the sizes.
+    ReportArguments kinds = with_offset;
+    kinds.scalars["offset"] = 3;
+    kinds.scalars["in"] = 1;
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] { h.report({64}, gpu_target, kinds); }),
+                    "given a value for in, which is a buffer of the pipeline");
+    kinds = with_offset;
+    kinds.scalars["offset"] = 3;
+    kinds.buffers["offset"] = {4};
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] { h.report({64}, gpu_target, kinds); }),
+                    "given the extents of offset, which is a Param of the pipeline");
+    kinds = with_offset;
+    kinds.scalars["offset"] = 3;
+    kinds.buffers["h"] = {32};
+    EXPECT_CONTAINS(
+        aicf_test::message_of<CompileError>([&] { h.report({64}, gpu_target, kinds); }),
+        "is at sizes 64, but ReportArguments::buffers gives its output h the extents 32");
+    kinds.buffers["h"] = {64};
+    EXPECT_EQ(h.report({64}, gpu_target, kinds, false).kernels.size(), 1u);
+}
+
+// uint64 Params take every value they hold, past INT64_MAX too, and no other: an extent of
+// p % 1000 reduces over 0 points for p = 10^19 (2^63 mod 1000 would be 808).
+TEST(ReportErrors, UInt64Params) {
+    Param<uint64_t> p("p");
+    Var x("x"), bx("bx"), tx("tx");
+    RDom r(0, cast<int>(p % 1000), "r");
+    Func f("f");
+    f(x) = 0.0f;
+    f(x) += cast<float>(r.x + x);
+    f.gpu_tile(x, bx, tx, 32);
+    f.update().gpu_tile(x, bx, tx, 32);
+    ReportArguments args;
+    args.scalars["p"] = 1e19;
+    DataflowReport zero = f.report({64}, gpu_target, args, false);
+    ASSERT_EQ(zero.kernels.size(), 2u);
+    EXPECT_EQ(zero.kernels[1].flops, 0);
+    args.scalars["p"] = 1e19 + 4096; // 10000000000000004096, 96 points
+    EXPECT_EQ(f.report({64}, gpu_target, args, false).kernels[1].flops, 64 * 96);
+    for (double bad : {2e19, 1e30, -1.0, double(INFINITY)}) {
+        args.scalars["p"] = bad;
+        EXPECT_CONTAINS(
+            aicf_test::message_of<CompileError>([&] { f.report({64}, gpu_target, args, false); }),
+            "for Param p, which holds uint64 values");
+    }
+}
+
+// Counts past int64's range are refused, not wrapped into negative bytes: an output of 2^31 - 1
+// floats, each a sum over 2^31 - 1 of them, asks for 2^64 bytes.
+TEST(ReportErrors, CountsBeyondInt64) {
+    ImageParam in(Float(32), 1, "in");
+    Var x("x"), bx("bx"), tx("tx");
+    RDom r(0, INT32_MAX, "r");
+    Func f("f");
+    f(x) = 0.0f;
+    f(x) += in(r);
+    f.gpu_tile(x, bx, tx, 128, TailStrategy::GuardWithIf);
+    f.update().gpu_tile(x, bx, tx, 128, TailStrategy::GuardWithIf);
+    ReportArguments args;
+    args.buffers["in"] = {INT32_MAX};
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>(
+                        [&] { f.report({INT32_MAX}, gpu_target, args, false); }),
+                    "asks for more than 2^63 - 1 bytes of a buffer");
+    // At 2^20 outputs the same kernel asks for 2^20 x (2^31 - 1) x 4 bytes, which fit.
+    DataflowReport fits = f.report({1 << 20}, gpu_target, args, false);
+    int64_t read_of_in = -1;
+    for (const BufferReport &b : fits.kernels[1].buffers)
+        if (b.name == "in") read_of_in = b.requested_read;
+    EXPECT_EQ(read_of_in, int64_t(1 << 20) * INT32_MAX * 4);
+}
+
+// The compulsory bytes are at most what the kernels move: a column of a 1000 x 1000 input
+// spans nearly all of it, but only 1000 floats are read, and 1000 written.
+TEST(ReportCounts, CompulsoryBytesOfAStridedRead) {
+    ImageParam in(Float(32), 2, "in");
+    Var y("y"), by("by"), ty("ty");
+    Func col("col");
+    col(y) = in(0, y) * 2.0f;
+    col.gpu_tile(y, by, ty, 64, TailStrategy::GuardWithIf);
+    ReportArguments args;
+    args.buffers["in"] = {1000, 1000};
+    DataflowReport r = col.report({1000}, gpu_target, args, false);
+    EXPECT_EQ(r.compulsory_bytes, 8000);
+    EXPECT_EQ(r.moved_bytes(), 8000);
 }
 
 } // namespace
