@@ -128,6 +128,7 @@ public:
         ctx.kernels = &kernels;
         ctx.pool = &pool;
         int32_t code = entry(&ctx, args);
+        if (code != 0 && ctx.kernel_fault) throw KernelFault(ctx.error);
         if (code != 0) {
             runtime_error_report << (ctx.error.empty() ? "The pipeline failed with code " +
                                                              std::to_string(code) + "."

@@ -101,10 +101,13 @@ RunContext::~RunContext() {
 
 namespace {
 
-int32_t record_error(void *ctx, const std::string &message) {
+int32_t record_error(void *ctx, const std::string &message, bool kernel_fault = false) {
     auto *rc = static_cast<RunContext *>(ctx);
     std::lock_guard<std::mutex> guard(rc->lock);
-    if (rc->error.empty()) rc->error = message;
+    if (rc->error.empty()) {
+        rc->error = message;
+        rc->kernel_fault = kernel_fault;
+    }
     return -int32_t(ir::RuntimeErrorKind::DeviceError);
 }
 
@@ -115,7 +118,7 @@ template <typename F> int32_t at_c_boundary(void *ctx, const char *what, F &&bod
     try {
         return body();
     } catch (const Error &e) {
-        return record_error(ctx, e.what());
+        return record_error(ctx, e.what(), dynamic_cast<const KernelFault *>(&e) != nullptr);
     } catch (const std::bad_alloc &) {
         return record_error(ctx, std::string("Out of memory while ") + what + ".");
     } catch (const std::exception &e) {
@@ -404,7 +407,8 @@ int32_t aicf_gpu_launch(void *ctx, int32_t kernel, int32_t gx, int32_t gy, int32
             std::string message = e.what();
             if (message.find(k.name) == std::string::npos)
                 message = "Kernel " + k.name + ": " + message;
-            return aicf::runtime::record_error(ctx, message);
+            return aicf::runtime::record_error(
+                ctx, message, dynamic_cast<const aicf::KernelFault *>(&e) != nullptr);
         }
     });
 }

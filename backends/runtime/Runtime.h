@@ -27,6 +27,7 @@ struct RunContext {
     RunContext();
     std::mutex lock;
     std::string error;
+    bool kernel_fault = false; // the error is a kernel's fault on the simulator (KernelFault)
     // The heap allocations still live, one list per thread that allocates: a Func computed
     // per row of a parallel loop allocates and frees once a row, and a list shared by the
     // threads made them wait for each other (half the time of a fused layernorm + softmax).
