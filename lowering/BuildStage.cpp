@@ -174,11 +174,21 @@ Stmt build_stage(const Function &f, int stage) {
             const MemoryType mt = f.schedule().memory_type;
             // (Each thread keeps its own copy of a Func in registers or on its stack.)
             const bool shared_by_threads = mt != MemoryType::Register && mt != MemoryType::Stack;
-            const bool runs_of_threads = thread_loops.count(sp.outer) && shared_by_threads;
+            // The outer loop on threads: the last thread's run shifted inwards would overlap
+            // its neighbour's. So too where the outer loop reaches the threads through later
+            // splits, fuses or renames, for a Func computed at a loop (inside a kernel: in the
+            // block's shared memory, where two threads storing one point race); a Func
+            // computed at the root (in device memory, an output) keeps its last run shifted
+            // inwards, the same values stored again.
+            const size_t later = size_t(&sp - d.schedule.splits.data()) + 1;
+            const bool runs_of_threads =
+                shared_by_threads &&
+                (thread_loops.count(sp.outer) || (!f.schedule().compute_level.is_root() &&
+                                                  !f.schedule().compute_level.is_inlined() &&
+                                                  derived_from(d, later, sp.outer, thread_loops)));
             // The inner loop (or loops split from it) on threads and the outer one serial: a
             // tile shifted inwards would have other threads of the block store points the
             // tile before stored, with no barrier between (a race in shared memory).
-            const size_t later = size_t(&sp - d.schedule.splits.data()) + 1;
             const bool tiles_of_threads = shared_by_threads &&
                                           derived_from(d, later, sp.inner, thread_loops) &&
                                           !derived_from(d, later, sp.outer, gpu_loops);
@@ -198,7 +208,8 @@ Stmt build_stage(const Function &f, int stage) {
                 << "In the schedule of " << stage_for_users(f.name(), stage) << ", the split of "
                 << sp.old_var << " shifts its tail inwards (ShiftInwards), and its outer loop "
                 << sp.outer
-                << " runs on GPU threads: the last thread's run would be shifted back over its "
+                << " runs on GPU threads (or loops split, fused or renamed from it do): the last "
+                << "thread's run would be shifted back over its "
                 << "neighbour's, and two threads would write the same points of " << f.name()
                 << ". Split with TailStrategy::GuardWithIf (what Auto does here), or by a "
                 << "factor that divides the extent.";

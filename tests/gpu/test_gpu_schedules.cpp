@@ -327,6 +327,42 @@ TEST(GPUSchedule, ThreadRunsThatDoNotDivideTheTileDoNotOverlap) {
     }
 }
 
+// The same runs where the outer loop reaches the threads only through a further split or a
+// rename: Auto still guards the last run (34 points in runs of 4; shifted inwards it would
+// overlap its neighbour's, two threads storing the same points), and ShiftInwards is refused.
+TEST(GPUSchedule, ThreadRunsReachedThroughLaterSplitsDoNotOverlap) {
+    const int W = 64;
+    Buffer<float> in({W + 2}, "in");
+    fill_random(in, -1, 1, 12);
+    for (int mode : {0, 1, 2}) {
+        Var x("x"), bx("bx"), tx("tx"), xo("xo"), xi("xi"), xoo("xoo"), xoi("xoi"), t("t");
+        Func f("f"), out("out");
+        f(x) = in(x)*2.0f;
+        out(x) = f(x) + f(x + 1) + f(x + 2);
+        out.split(x, bx, tx, 32).gpu_blocks(bx).gpu_threads(tx);
+        f.compute_at(out, bx).store_in(MemoryType::GPUShared);
+        if (mode == 0) f.split(x, xo, xi, 4).split(xo, xoo, xoi, 16).gpu_threads(xoi);
+        if (mode == 1) f.split(x, xo, xi, 4).rename(xo, xoo).gpu_threads(xoo);
+        if (mode == 2)
+            f.split(x, xo, xi, 4).split(xo, xoo, xoi, 2).fuse(xoi, xoo, t).gpu_threads(t);
+        Buffer<float> got = out.realize({W}, gpu_target);
+        got.copy_to_host();
+        for (int i = 0; i < W; i++)
+            ASSERT_TRUE(close(got(i), 2.0 * (double(in(i)) + in(i + 1) + in(i + 2)), 1e-5, 1e-6))
+                << "mode " << mode << ", " << i;
+    }
+    Var x("x"), bx("bx"), tx("tx"), xo("xo"), xi("xi"), xoo("xoo"), xoi("xoi");
+    Func f("f"), out("out");
+    f(x) = in(x)*2.0f;
+    out(x) = f(x) + f(x + 1) + f(x + 2);
+    out.split(x, bx, tx, 32).gpu_blocks(bx).gpu_threads(tx);
+    f.compute_at(out, bx).store_in(MemoryType::GPUShared);
+    f.split(x, xo, xi, 4, TailStrategy::ShiftInwards).split(xo, xoo, xoi, 16).gpu_threads(xoi);
+    EXPECT_CONTAINS(message_of<CompileError>([&] { out.realize({W}, gpu_target); }),
+                    "shifts its tail inwards (ShiftInwards), and its outer loop xo runs on GPU "
+                    "threads (or loops split, fused or renamed from it do)");
+}
+
 // A wrapper staged into each thread's registers: every thread loads the 4 inputs it
 // needs once, then uses them twice.
 TEST(GPUSchedule, WrapperStagesIntoRegisters) {
