@@ -350,11 +350,37 @@ void Pipeline::compile_multitarget_to_files(const std::string &function_name,
     for (const TargetBuild &b : builds) {
         const std::vector<ir::Function> &outputs = b.pipeline.outputs_;
         std::vector<Argument> args = b.args.empty() ? detail::infer_arguments(outputs) : b.args;
-        // Every input the pipeline reads must be one of the arguments.
-        for (const Argument &needed : detail::infer_arguments(outputs)) {
+        // Every input the pipeline reads and every output it computes must be one of the
+        // arguments, once, as the pipeline has it: the generated code takes each argument as
+        // the list describes it.
+        const std::vector<Argument> needed_args = detail::infer_arguments(outputs);
+        auto describe = [](const Argument &a) {
+            return a.is_buffer
+                       ? std::string(a.is_output ? "an output" : "an input") + " buffer of " +
+                             ir::to_string(a.type) + " with " + std::to_string(a.dimensions) +
+                             " dimension" + (a.dimensions == 1 ? "" : "s")
+                       : "a scalar of " + ir::to_string(a.type);
+        };
+        for (size_t i = 0; i < args.size(); i++) {
+            for (size_t j = 0; j < i; j++)
+                user_assert(args[j].name != args[i].name)
+                    << "compile_to_files of " << function_name << ": argument " << args[i].name
+                    << " is listed twice.";
+            for (const Argument &needed : needed_args) {
+                if (needed.name != args[i].name) continue;
+                const Argument &a = args[i];
+                user_assert(a.is_buffer == needed.is_buffer && a.is_output == needed.is_output &&
+                            a.type == needed.type &&
+                            (!a.is_buffer || a.dimensions == needed.dimensions))
+                    << "compile_to_files of " << function_name << " for " << b.target.to_string()
+                    << ": argument " << a.name << " is listed as " << describe(a)
+                    << ", but the pipeline's " << a.name << " is " << describe(needed) << ".";
+            }
+        }
+        for (const Argument &needed : needed_args) {
             bool found = false;
             for (const Argument &a : args)
-                found = found || (a.name == needed.name && a.is_output == needed.is_output);
+                found = found || a.name == needed.name;
             user_assert(found) << "compile_to_files of " << function_name << " for "
                                << b.target.to_string() << ": the pipeline "
                                << (needed.is_output ? "computes " : "reads ")

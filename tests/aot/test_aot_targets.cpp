@@ -17,8 +17,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
 #include <string>
+#include <vector>
 
 using namespace aicf;
 using aicf_test::random_buffer;
@@ -180,6 +185,53 @@ TEST(AOTTargets, TargetTexts) {
             std::string::npos)
             << level;
     }
+}
+
+// An explicit argument list describes each argument as the generated code takes it: one that
+// disagrees with the pipeline (another type, rank or kind) or is listed twice is refused,
+// naming it, before any file is written (an int8 output took int32 elements, past its end).
+TEST(AOTTargets, ArgumentListsThatDisagreeWithThePipeline) {
+    ImageParam in(Int(32), 1, "in");
+    Param<int> k("k");
+    Var x("x");
+    Func f("f");
+    f(x) = in(x)*k + 1;
+    const std::vector<Argument> right = Pipeline(f).compile_to_callable().arguments();
+    ASSERT_EQ(right.size(), 3u);
+    const std::string dir = ::testing::TempDir();
+    OutputFiles files;
+    files.c_header = dir + "/aicf_listed.h";
+    std::remove(files.c_header.c_str());
+    auto refusal = [&](const std::function<void(std::vector<Argument> &)> &change) {
+        std::vector<Argument> args = right;
+        change(args);
+        return aicf_test::message_of<CompileError>(
+            [&] { Pipeline(f).compile_to_files("listed", args, files, Target("host")); });
+    };
+    auto index = [&](const std::string &name) {
+        for (size_t i = 0; i < right.size(); i++)
+            if (right[i].name == name) return i;
+        return right.size();
+    };
+    const size_t i_in = index("in"), i_k = index("k"), i_f = index("f");
+    ASSERT_LT(std::max({i_in, i_k, i_f}), right.size());
+    EXPECT_CONTAINS(refusal([&](auto &a) { a[i_f].type = Int(8); }),
+                    "argument f is listed as an output buffer of int8 with 1 dimension, but the "
+                    "pipeline's f is an output buffer of int32 with 1 dimension.");
+    EXPECT_CONTAINS(refusal([&](auto &a) { a[i_in].type = Float(32); }),
+                    "argument in is listed as an input buffer of float32");
+    EXPECT_CONTAINS(refusal([&](auto &a) { a[i_in].dimensions = 3; }),
+                    "argument in is listed as an input buffer of int32 with 3 dimensions");
+    EXPECT_CONTAINS(refusal([&](auto &a) { a[i_in].is_buffer = false; }),
+                    "argument in is listed as a scalar of int32, but the pipeline's in is an "
+                    "input buffer of int32 with 1 dimension.");
+    EXPECT_CONTAINS(refusal([&](auto &a) { a[i_k].type = Int(8); }),
+                    "argument k is listed as a scalar of int8, but the pipeline's k is a scalar "
+                    "of int32.");
+    EXPECT_CONTAINS(refusal([&](auto &a) { a.push_back(a[i_k]); }), "argument k is listed twice");
+    EXPECT_FALSE(std::ifstream(files.c_header).good());
+    Pipeline(f).compile_to_files("listed", right, files, Target("host"));
+    EXPECT_TRUE(std::ifstream(files.c_header).good());
 }
 
 // Builds that cannot make one library are refused, naming what differs.
