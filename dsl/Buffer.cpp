@@ -145,14 +145,14 @@ Type BufferStorage::type() const {
 }
 
 const aicf_dim_t &BufferStorage::dim(int i) const {
-    user_assert(i >= 0 && i < raw_.dimensions)
+    runtime_assert(i >= 0 && i < raw_.dimensions)
         << "Buffer " << name_ << " has " << raw_.dimensions << " dimensions; dimension " << i
         << " does not exist.";
     return dims_[i];
 }
 
 void BufferStorage::set_min(const std::vector<int> &mins) {
-    user_assert(mins.size() <= dims_.size())
+    runtime_assert(mins.size() <= dims_.size())
         << "set_min on Buffer " << name_ << " with " << mins.size() << " values, but it has "
         << dims_.size() << " dimensions.";
     for (size_t d = 0; d < mins.size(); d++)

@@ -346,6 +346,17 @@ void Pipeline::compile_multitarget_to_files(const std::string &function_name,
                                             const OutputFiles &files) {
     user_assert(!builds.empty()) << "compile_multitarget_to_files of " << function_name
                                  << ": no builds to compile.";
+    // Each file its own path: one written over another would leave only the last.
+    const std::vector<std::pair<const char *, const std::string *>> paths = {
+        {"object", &files.object},     {"static_library", &files.static_library},
+        {"c_header", &files.c_header}, {"ptx", &files.ptx},
+        {"stmt", &files.stmt},         {"assembly", &files.assembly}};
+    for (size_t i = 0; i < paths.size(); i++)
+        for (size_t j = 0; j < i; j++)
+            user_assert(paths[i].second->empty() || *paths[i].second != *paths[j].second)
+                << "compile_to_files of " << function_name << ": OutputFiles::" << paths[j].first
+                << " and OutputFiles::" << paths[i].first << " are both " << *paths[i].second
+                << "; give each file its own path.";
     std::vector<detail::PipelineCompiler::Build> lowered;
     for (const TargetBuild &b : builds) {
         const std::vector<ir::Function> &outputs = b.pipeline.outputs_;

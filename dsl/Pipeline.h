@@ -202,7 +202,9 @@ public:
     // Compiles ahead of time into `files`, with the C functions function_name,
     // function_name_argv and function_name_metadata taking `args` in that order (each of the
     // pipeline's inputs, then its outputs, as detail::infer_arguments lists them; an input
-    // the pipeline does not read may be among them).
+    // the pipeline does not read may be among them). Raises CompileError naming the argument
+    // when one the pipeline has is missing, listed twice, or listed with another type, rank
+    // or kind, and when two of `files` share a path.
     void compile_to_files(const std::string &function_name, const std::vector<Argument> &args,
                           const OutputFiles &files, const Target &target) const;
     // The same with the arguments infer_arguments gives (inputs sorted by name, then outputs).

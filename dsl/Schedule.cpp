@@ -29,6 +29,11 @@ LoopLevel LoopLevel::root() {
 
 LoopLevel::LoopLevel(const std::string &func, const std::string &var, int stage)
     : contents(std::make_shared<Contents>()) {
+    user_assert(stage >= -1) << "LoopLevel(" << func << ", " << var << ", " << stage
+                             << "): the stage is -1 (the "
+                             << "last one of " << func
+                             << ") or an index of one of its stages (0 for the pure "
+                             << "definition, 1 for the first update, ...).";
     contents->kind = Contents::At;
     contents->func = func;
     contents->var = var;

@@ -230,6 +230,14 @@ TEST(AOTTargets, ArgumentListsThatDisagreeWithThePipeline) {
                     "of int32.");
     EXPECT_CONTAINS(refusal([&](auto &a) { a.push_back(a[i_k]); }), "argument k is listed twice");
     EXPECT_FALSE(std::ifstream(files.c_header).good());
+    OutputFiles same = files;
+    same.stmt = files.c_header;
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
+                        Pipeline(f).compile_to_files("listed", right, same, Target("host"));
+                    }),
+                    "OutputFiles::c_header and OutputFiles::stmt are both " + files.c_header +
+                        "; give each file its own path.");
+    EXPECT_FALSE(std::ifstream(files.c_header).good());
     Pipeline(f).compile_to_files("listed", right, files, Target("host"));
     EXPECT_TRUE(std::ifstream(files.c_header).good());
 }

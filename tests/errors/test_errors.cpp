@@ -1310,6 +1310,23 @@ TEST(ScheduleErrors, ComputeAtOneStageOfAConsumerThatUsesItInTwo) {
                     "definition of g uses it outside that loop.");
     // (g's own pure stage holds the call: computing g elsewhere is no advice.)
     EXPECT_EQ(msg.find("Compute g inside that loop too"), std::string::npos) << msg;
+    // A stage index below -1 names no stage.
+    EXPECT_CONTAINS(message_of<CompileError>([&] { LoopLevel("g", "x", -7); }),
+                    "LoopLevel(g, x, -7): the stage is -1 (the last one of g) or an index of one "
+                    "of its stages");
+}
+
+// Asking a Buffer for a dimension it does not have is a bad buffer at run time.
+TEST(RuntimeErrors, BufferDimensionsThatDoNotExist) {
+    Buffer<float> b({4, 3}, "b");
+    EXPECT_CONTAINS(message_of<RuntimeError>([&] { (void)b.extent(3); }),
+                    "Buffer b has 2 dimensions; dimension 3 does not exist.");
+    EXPECT_CONTAINS(message_of<RuntimeError>([&] { (void)b.min(-1); }),
+                    "Buffer b has 2 dimensions; dimension -1 does not exist.");
+    EXPECT_CONTAINS(message_of<RuntimeError>([&] {
+                        b.set_min({1, 2, 3});
+                    }),
+                    "set_min on Buffer b with 3 values, but it has 2 dimensions.");
 }
 
 // An inlined Func has no loops or storage of its own; a directive on them is refused, not
