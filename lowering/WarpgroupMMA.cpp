@@ -17,8 +17,8 @@ bool wgmma_shape_exists(int n, Type element) {
 int64_t wgmma_operand_byte(int row, int k, int element_bytes, int64_t lbo, int64_t sbo,
                            bool mn_major) {
     if (mn_major) {
-        const int64_t byte_in_k = int64_t(row) * element_bytes;
-        return (byte_in_k / 16) * sbo + (k / 8) * lbo + (k % 8) * 16 + byte_in_k % 16;
+        const int64_t byte_in_mn = int64_t(row) * element_bytes;
+        return (byte_in_mn / 16) * sbo + (k / 8) * lbo + (k % 8) * 16 + byte_in_mn % 16;
     }
     const int64_t byte_in_row = int64_t(k) * element_bytes;
     return (row / 8) * sbo + (byte_in_row / 16) * lbo + (row % 8) * 16 + byte_in_row % 16;

@@ -278,10 +278,6 @@ private:
     // else every Func whose range holds it (lifetimes may share bytes), else "".
     inline std::string shared_func(int64_t byte, int32_t owner) const;
 
-    // "tile[32] at byte 128 of shared memory" (the element of `bytes`-byte elements of the
-    // Func that lives there), or "byte 128 of shared memory" where no Func is.
-    inline std::string describe_shared(int64_t byte, int32_t owner, int bytes) const;
-
     // A global request per warp with an active thread: bytes asked for, distinct 32-byte
     // sectors; a shared one: wavefronts through the banks.
     inline void profile_warps(const Access &a);
@@ -322,6 +318,11 @@ private:
     template <typename Done> void retire_wgmma(size_t g, Done done, bool by_wait);
     // At a barrier (or a new block): every warpgroup has passed the waits before it.
     void forget_retired_wgmma();
+    // At a new block: every wgmma of the last one is done.
+    void forget_all_wgmma();
+    // "tile[32] at byte 128 of shared memory" (the element of `bytes`-byte elements of the
+    // Func that lives there), or "byte 128 of shared memory" where no Func is.
+    std::string describe_shared(int64_t byte, int32_t owner, int bytes) const;
 
     // For an access outside shared memory: the Func whose range ends or starts nearest to it.
     inline std::string nearest_shared_func(int64_t byte) const;
