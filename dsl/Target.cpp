@@ -43,23 +43,29 @@ Target::Target(const std::string &s) {
         user_assert(!parts.empty() && parts[0] == "host")
             << "Unknown target \"" << s << "\": it must start with a CPU. " << valid_forms;
     }
+    // getline drops an empty last part: "host-" has one ("host-fma-" two).
+    user_assert(s.empty() || s.back() != '-')
+        << "Target \"" << s << "\" ends with '-': features follow a '-', and none is empty. "
+        << valid_forms;
     for (size_t i = first; i < parts.size(); i++) {
         const std::string &p = parts[i];
-        if (p == "fma") {
-            features_ |= FMA;
-            continue;
+        const std::pair<const char *, int> flags[] = {
+            {"fma", FMA}, {"libm", LibraryMath}, {"reassoc", Reassociate}};
+        bool flag = false;
+        for (const auto &[name, bit] : flags) {
+            if (p != name) continue;
+            user_assert(!(features_ & bit))
+                << "Target \"" << s << "\" names the feature " << p << " twice. " << valid_forms;
+            features_ |= bit;
+            flag = true;
         }
-        if (p == "libm") {
-            features_ |= LibraryMath;
-            continue;
-        }
-        if (p == "reassoc") {
-            features_ |= Reassociate;
-            continue;
-        }
+        if (flag) continue;
         if (p == "cuda") {
-            user_assert(i + 1 < parts.size() && parts[i + 1].rfind("sm_", 0) == 0)
+            user_assert(i + 1 < parts.size())
                 << "Target \"" << s << "\" names cuda without an architecture. " << valid_forms;
+            user_assert(parts[i + 1].rfind("sm_", 0) == 0)
+                << "Unknown CUDA architecture \"" << parts[i + 1] << "\" in target \"" << s
+                << "\": architectures are written sm_ and the compute capability. " << valid_forms;
             std::string sm = parts[++i].substr(3);
             arch_specific_ = !sm.empty() && sm.back() == 'a';
             if (arch_specific_) sm.pop_back();

@@ -29,6 +29,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <dlfcn.h>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -64,6 +65,24 @@ std::string why_not_a_header_name(const std::string &s) {
     if (s[0] == '_' &&
         (s.size() == 1 || s[1] == '_' || std::isupper(static_cast<unsigned char>(s[1]))))
         return "is reserved to the C implementation (it starts with __ or _ and a capital letter)";
+    return "";
+}
+
+// Why the generated functions (name, name_argv, name_metadata) would replace functions of
+// the C or math library in a program that links them ("is a function of the C library"), or
+// "" (also where those libraries cannot be looked at).
+std::string why_a_c_library_name(const std::string &name) {
+    for (const char *library : {"libc.so.6", "libm.so.6"}) {
+        void *handle = dlopen(library, RTLD_LAZY | RTLD_NOLOAD);
+        if (!handle) continue;
+        std::string found;
+        for (const std::string &symbol : {name, name + "_argv", name + "_metadata"})
+            if (found.empty() && dlsym(handle, symbol.c_str())) found = symbol;
+        dlclose(handle);
+        if (!found.empty())
+            return "would replace " + found + ", a function of " + library +
+                   ", in every program that links it";
+    }
     return "";
 }
 
@@ -492,6 +511,7 @@ void compile_to_files(const std::vector<lowering::LoweredPipeline> &given, const
     if (why.empty() && (name == "main" || name.rfind("aicf_", 0) == 0))
         why = "would clash with " +
               std::string(name == "main" ? "a program's main" : "the runtime's aicf_ functions");
+    if (why.empty()) why = why_a_c_library_name(name);
     user_assert(why.empty()) << "The function name \"" << name << "\" " << why
                              << ": name the pipeline's function like a C function that no other "
                              << "library defines (letters, digits and _, not starting with a "

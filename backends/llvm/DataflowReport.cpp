@@ -79,9 +79,26 @@ ConcreteArguments concrete_arguments(const std::vector<Argument> &args,
                                      const std::vector<int> &sizes, const ReportArguments &given,
                                      const std::string &pipeline) {
     ConcreteArguments c;
+    // Arguments given for names the pipeline does not have, or of the wrong kind, first.
     std::set<std::string> buffers, scalars;
+    int outputs = 0;
     for (const Argument &a : args) {
         (a.is_buffer ? buffers : scalars).insert(a.name);
+        outputs += a.is_output;
+    }
+    for (const auto &kv : given.buffers)
+        user_assert(buffers.count(kv.first))
+            << "The report of " << pipeline << " is given the extents of " << kv.first << ", "
+            << (scalars.count(kv.first) ? "which is a Param of the pipeline: give its value in "
+                                          "ReportArguments::scalars."
+                                        : "which is not an input of the pipeline.");
+    for (const auto &kv : given.scalars)
+        user_assert(scalars.count(kv.first))
+            << "The report of " << pipeline << " is given a value for " << kv.first << ", "
+            << (buffers.count(kv.first) ? "which is a buffer of the pipeline: give its extents "
+                                          "in ReportArguments::buffers."
+                                        : "which is not a Param of the pipeline.");
+    for (const Argument &a : args) {
         if (a.is_buffer && a.is_output) {
             // Its own extents where the arguments give them (outputs of another rank than the
             // sizes), else the report's sizes: outputs of their rank have them, as realize
@@ -93,15 +110,22 @@ ConcreteArguments concrete_arguments(const std::vector<Argument> &args,
                 << ", but ReportArguments::buffers gives its output " << a.name << " the extents "
                 << extents_text(extents) << ". Outputs of the sizes' rank have the sizes; give "
                 << "their extents once, as the sizes.";
-            user_assert(int(extents.size()) == a.dimensions)
-                << "The report of " << pipeline
-                << (own != given.buffers.end() ? " gives " : " has ") << extents.size()
-                << (own != given.buffers.end() ? " extents" : " size")
-                << (extents.size() == 1 ? "" : "s")
-                << (own != given.buffers.end() ? " for" : ", but") << " its output " << a.name
+            user_assert(own == given.buffers.end() || int(extents.size()) == a.dimensions)
+                << "The report of " << pipeline << " gives " << extents.size() << " extent"
+                << (extents.size() == 1 ? "" : "s") << " for its output " << a.name
                 << ", which has " << a.dimensions << " dimension" << (a.dimensions == 1 ? "" : "s")
-                << ". An output of another rank than the "
-                << "others takes its extents from ReportArguments::buffers[\"" << a.name << "\"].";
+                << ".";
+            user_assert(int(extents.size()) == a.dimensions)
+                << "The report of " << pipeline << " is at sizes " << extents_text(sizes) << " ("
+                << sizes.size() << " size" << (sizes.size() == 1 ? "" : "s") << "), but its output "
+                << a.name << " has " << a.dimensions << " dimension"
+                << (a.dimensions == 1 ? "" : "s") << ": give " << a.dimensions << " size"
+                << (a.dimensions == 1 ? "" : "s")
+                << (outputs > 1 ? ", or, for an output of another rank than the others, its "
+                                  "extents in ReportArguments::buffers[\"" +
+                                      a.name + "\"]"
+                                : std::string())
+                << ".";
             for (size_t i = 0; i < extents.size(); i++)
                 user_assert(extents[i] > 0)
                     << "The report of " << pipeline << ": size " << i << " of output " << a.name
@@ -163,18 +187,6 @@ ConcreteArguments concrete_arguments(const std::vector<Argument> &args,
             << "generator with -s " << a.name << "=VALUE.";
         c.scalars[a.name] = scalar_from_bits(a.type, a.param.scalar_bits());
     }
-    for (const auto &kv : given.buffers)
-        user_assert(buffers.count(kv.first))
-            << "The report of " << pipeline << " is given the extents of " << kv.first << ", "
-            << (scalars.count(kv.first) ? "which is a Param of the pipeline: give its value in "
-                                          "ReportArguments::scalars."
-                                        : "which is not an input of the pipeline.");
-    for (const auto &kv : given.scalars)
-        user_assert(scalars.count(kv.first))
-            << "The report of " << pipeline << " is given a value for " << kv.first << ", "
-            << (buffers.count(kv.first) ? "which is a buffer of the pipeline: give its extents "
-                                          "in ReportArguments::buffers."
-                                        : "which is not a Param of the pipeline.");
     return c;
 }
 

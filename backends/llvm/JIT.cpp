@@ -286,7 +286,14 @@ void check_with_ptxas(const lowering::LoweredPipeline &p) {
                                 : std::string(env));
     std::string arch;
     while (std::getline(archs, arch, ',')) {
-        Target t = with_gpu_arch(p.target, arch);
+        Target t;
+        try {
+            t = with_gpu_arch(p.target, arch);
+        } catch (const CompileError &) {
+            user_error << "AICF_PTXAS_CHECK=" << env << " names \"" << arch
+                       << "\", which is not a GPU architecture: list sm_80, sm_86, sm_89 or "
+                       << "sm_90, separated by commas (sm_80,sm_90).";
+        }
         for (const KernelResources &r : assemble_ptx(compile_kernels_to_ptx(p.kernels, t), arch)) {
             user_assert(r.spill_store_bytes == 0 && r.spill_load_bytes == 0)
                 << "Kernel " << r.to_string() << ": it spills registers.";

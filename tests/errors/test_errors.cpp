@@ -1591,6 +1591,20 @@ TEST(CompileErrors, UnknownTargetFeature) {
     EXPECT_CONTAINS(msg, "Unknown CUDA architecture \"sm_80a\"");
     msg = message_of<CompileError>([&] { Target t("host-cuda"); });
     EXPECT_CONTAINS(msg, "names cuda without an architecture");
+    // An architecture misspelled is named as one.
+    for (const char *arch : {"sm80", "ampere", "fma"}) {
+        msg = message_of<CompileError>([&] { Target t(std::string("host-cuda-") + arch); });
+        EXPECT_CONTAINS(msg, std::string("Unknown CUDA architecture \"") + arch + "\" in target");
+        EXPECT_CONTAINS(msg, "architectures are written sm_ and the compute capability");
+    }
+    // No feature is empty or named twice.
+    for (const char *target : {"host-", "host-fma-", "host--fma"})
+        EXPECT_FALSE(message_of<CompileError>([&] { Target t(target); }).empty()) << target;
+    msg = message_of<CompileError>([&] { Target t("host-fma-fma"); });
+    EXPECT_CONTAINS(msg, "Target \"host-fma-fma\" names the feature fma twice.");
+    msg = message_of<CompileError>([&] { Target t("host-"); });
+    EXPECT_CONTAINS(msg, "Target \"host-\" ends with '-'");
+    EXPECT_EQ(Target("host-fma-cuda-sm_90").to_string(), "host-cuda-sm_90-fma");
 }
 
 TEST(RuntimeErrors, SplitFactorFromAParamMustBePositive) {

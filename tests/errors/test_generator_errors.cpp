@@ -319,7 +319,11 @@ TEST(GeneratorErrors, InputsLeftUnsetAndOutputsNotAsDeclared) {
         {"_Scale", "The function name \"_Scale\" is reserved to the C implementation"},
         {"aicf_last_error", "The function name \"aicf_last_error\" would clash with the "
                             "runtime's aicf_ functions"},
-        {"main", "The function name \"main\" would clash with a program's main"}};
+        {"main", "The function name \"main\" would clash with a program's main"},
+        {"malloc", "The function name \"malloc\" would replace malloc, a function of "
+                   "libc.so.6, in every program that links it"},
+        {"sqrtf", "The function name \"sqrtf\" would replace sqrtf, a function of"},
+        {"qsort_r", "The function name \"qsort_r\" would replace qsort_r, a function of"}};
     for (const auto &[name, text] : refused) {
         msg = message_of<CompileError>([&] {
             auto t = GeneratorRegistry::create("typed");
@@ -438,7 +442,9 @@ TEST(GeneratorDriver, HelpListAndErrors) {
                      "-s", "in=40x16", "-s", "out=40x16"},
                     &code);
     EXPECT_EQ(code, 1);
-    EXPECT_CONTAINS(text, "has 2 sizes, but its output ss, which has 1 dimension");
+    EXPECT_CONTAINS(text, "is at sizes 40 x 16 (2 sizes), but its output ss has 1 dimension: "
+                          "give 1 size, or, for an output of another rank than the others, its "
+                          "extents in ReportArguments::buffers[\"ss\"].");
     // -o makes its folder; one that cannot be made is named.
     const std::string made = ::testing::TempDir() + "aicf_gen_out/nested";
     text = run_main({"-g", "typed", "-o", made, "-e", "stmt", "in.type=uint8", "in.dim=1"}, &code);

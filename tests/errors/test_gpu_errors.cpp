@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <limits>
 
@@ -478,6 +479,21 @@ Func small_gpu_func() {
     f(x) = x * 2;
     f.gpu_tile(x, bx, tx, 32);
     return f;
+}
+
+// AICF_PTXAS_CHECK with a value that is no architecture is named, with the valid ones.
+TEST(GPUDeviceErrors, PtxasCheckWithAnUnknownArchitecture) {
+    for (const char *value : {"sm80", "sm_80,ampere", "sm_70"}) {
+        ScopedEnv check("AICF_PTXAS_CHECK", value);
+        ScopedEnv sim("AICF_DEVICE", "sim");
+        Var x("x"), bx("bx"), tx("tx");
+        Func f(std::string("checked_") + std::to_string(std::strlen(value)));
+        f(x) = x * 3;
+        f.gpu_tile(x, bx, tx, 32);
+        const std::string msg = message_of<CompileError>([&] { f.realize({64}, gpu_target); });
+        EXPECT_CONTAINS(msg, std::string("AICF_PTXAS_CHECK=") + value + " names \"");
+        EXPECT_CONTAINS(msg, "which is not a GPU architecture: list sm_80, sm_86, sm_89 or sm_90");
+    }
 }
 
 // Without a driver (here a driver library that does not exist, so that the check runs on

@@ -390,7 +390,8 @@ TEST(ReportCounts, OutputsOfDifferentRanks) {
     EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
                         p.report({W, H}, gpu_target, args);
                     }),
-                    "takes its extents from ReportArguments::buffers[\"ss\"]");
+                    "for an output of another rank than the others, its extents in "
+                    "ReportArguments::buffers[\"ss\"]");
     args.buffers["ss"] = {H};
     DataflowReport report = p.report({W, H}, gpu_target, args, false);
     // Each output at its own size: H floats of ss, W x H of out.
@@ -472,7 +473,7 @@ TEST(ReportErrors, SizesTargetsAndArguments) {
                     }),
                     "needs the extents of input in");
     EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] { g.report({64}, gpu_target, args); }),
-                    "has 1 size, but its output g, which has 2 dimensions");
+                    "is at sizes 64 (1 size), but its output g has 2 dimensions: give 2 sizes.");
     EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
                         g.report({64, 0}, gpu_target, args);
                     }),
@@ -522,6 +523,10 @@ TEST(ReportErrors, SizesTargetsAndArguments) {
     kinds = with_offset;
     kinds.scalars["offset"] = 3;
     kinds.buffers["offset"] = {4};
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] { h.report({64}, gpu_target, kinds); }),
+                    "given the extents of offset, which is a Param of the pipeline");
+    // Given as a buffer only: the wrong kind is what is said, not that the value is missing.
+    kinds.scalars.erase("offset");
     EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] { h.report({64}, gpu_target, kinds); }),
                     "given the extents of offset, which is a Param of the pipeline");
     kinds = with_offset;
