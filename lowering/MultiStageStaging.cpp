@@ -183,6 +183,39 @@ private:
     }
 };
 
+// Whether the accumulators of a pipelined loop's body (`writes`: their write-backs) may stay
+// pending past its steps: each is allocated around the loop, and the body reads it only as
+// the products' own operand (in a gpu_wgmma_fence). An accumulator allocated in the body is
+// read there (a tile's epilogue, where a loop of column tiles is the one pipelined).
+bool accumulators_outlive_the_step(const Stmt &body, const std::vector<std::vector<Stmt>> &writes) {
+    std::set<std::string> names;
+    for (const std::vector<Stmt> &a : writes)
+        for (const Stmt &w : a)
+            names.insert(w.as<Store>()->name);
+    class Reads : public IRVisitor {
+    public:
+        explicit Reads(const std::set<std::string> &names) : names(names) {}
+        bool outside_products = false;
+
+    private:
+        const std::set<std::string> &names;
+        using IRVisitor::visit;
+        void visit(const Call *op) override {
+            if (!op->is_intrinsic(Intrinsic::gpu_wgmma_fence)) IRVisitor::visit(op);
+        }
+        void visit(const Load *op) override {
+            outside_products = outside_products || names.count(op->name);
+            IRVisitor::visit(op);
+        }
+        void visit(const Allocate *op) override {
+            outside_products = outside_products || names.count(op->name);
+            IRVisitor::visit(op);
+        }
+    } reads(names);
+    body.accept(&reads);
+    return !reads.outside_products;
+}
+
 // After the loop: each accumulator's last group waited for, its registers then final.
 Stmt wait_for_wgmma_groups(const std::vector<std::vector<Stmt>> &accumulators) {
     std::vector<Stmt> waits;
@@ -294,9 +327,11 @@ private:
                         gpu_cp_async_commit());
         std::vector<std::vector<Stmt>> accumulators;
         Stmt loop_body;
-        if (stages >= 3 && contains_intrinsic(rest, Intrinsic::gpu_wgmma)) {
-            KeepOneWgmmaGroupInFlight in_flight;
-            rest = in_flight.mutate(rest);
+        KeepOneWgmmaGroupInFlight in_flight;
+        const Stmt with_groups_in_flight = in_flight.mutate(rest);
+        if (stages >= 3 && contains_intrinsic(rest, Intrinsic::gpu_wgmma) &&
+            accumulators_outlive_the_step(rest, in_flight.accumulators)) {
+            rest = with_groups_in_flight;
             accumulators = in_flight.accumulators;
             std::vector<Stmt> parts = {gpu_cp_async_wait(distance - 1), gpu_barrier(), rest};
             if (threads > kWarpgroupThreads) parts.push_back(gpu_barrier());

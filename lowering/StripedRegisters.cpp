@@ -2,6 +2,7 @@
 
 #include "dsl/Names.h"
 #include "dsl/base/Error.h"
+#include "dsl/ir/Bounds.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
@@ -123,6 +124,38 @@ protected:
     }
 };
 
+// e with each min(a, b) and max(a, b) whose operands' order the bounds of a - b in `scope`
+// decide replaced by that operand (the simplifier compares with constant bounds only).
+Expr decide_min_max(const Expr &e, const Scope<Interval> &scope) {
+    class Decide : public IRMutator {
+    public:
+        explicit Decide(const Scope<Interval> &scope) : scope(scope) {}
+
+    private:
+        const Scope<Interval> &scope;
+        using IRMutator::visit;
+        // 1 when a >= b always, -1 when a <= b always, else 0.
+        int order(const Expr &a, const Expr &b) const {
+            const Interval d = bounds_of_expr_in_scope(simplify(Sub::make(a, b)), scope);
+            const Expr zero = make_zero(a.type());
+            if (d.has_lower_bound() && can_prove(GE::make(d.min, zero))) return 1;
+            if (d.has_upper_bound() && can_prove(LE::make(d.max, zero))) return -1;
+            return 0;
+        }
+        Expr visit(const Min *op) override {
+            Expr a = mutate(op->a), b = mutate(op->b);
+            const int o = order(a, b);
+            return o > 0 ? b : o < 0 ? a : Min::make(a, b);
+        }
+        Expr visit(const Max *op) override {
+            Expr a = mutate(op->a), b = mutate(op->b);
+            const int o = order(a, b);
+            return o > 0 ? a : o < 0 ? b : Max::make(a, b);
+        }
+    } decide(scope);
+    return decide.mutate(e);
+}
+
 // Rewrites every access to a striped Func into a position in its thread's registers,
 // proving that the thread holds the element.
 class StripeAccesses : public LetStackMutator {
@@ -144,8 +177,91 @@ private:
 
     using LetStackMutator::visit;
 
+    // The conditions `e < b` and `e <= b` around the access (the guards of split tails), as
+    // e in thread terms and its largest value.
+    std::vector<std::pair<Expr, Expr>> guards;
+
     Expr in_thread_terms(const Expr &e) const {
         return substitute(thread_vars, substitute_lets(lets, e));
+    }
+
+    Stmt visit(const IfThenElse *op) override {
+        const size_t before = guards.size();
+        std::vector<Expr> conjuncts{op->condition};
+        while (!conjuncts.empty()) {
+            Expr c = conjuncts.back();
+            conjuncts.pop_back();
+            if (const And *a = c.as<And>()) {
+                conjuncts.push_back(a->a);
+                conjuncts.push_back(a->b);
+            } else if (const LT *lt = c.as<LT>(); lt && lt->a.type() == Int(32)) {
+                guards.emplace_back(in_thread_terms(lt->a),
+                                    in_thread_terms(Sub::make(lt->b, make_one(Int(32)))));
+            } else if (const LE *le = c.as<LE>(); le && le->a.type() == Int(32)) {
+                guards.emplace_back(in_thread_terms(le->a), in_thread_terms(le->b));
+            }
+        }
+        Stmt then_case = mutate(op->then_case);
+        guards.resize(before);
+        Stmt else_case = op->else_case.defined() ? mutate(op->else_case) : Stmt();
+        return IfThenElse::make(mutate(op->condition), then_case, else_case);
+    }
+
+    // A way to rewrite an expression where the access runs through a guard around it
+    // (`bo * 2 + bi < tiles`): a variable v of the guard's expression g with coefficient 1
+    // replaced by g' - (g - v), for a fresh g' up to the guard's bound, the mins and maxes
+    // that then decide replaced by their operand, and g' by g again. A row tile starting at
+    // bo * 128 + bi * 64 is then bounded as 64 g' below the rows. guard < 0: e as it is.
+    struct Rewrite {
+        int guard = -1;
+        std::string var;
+    };
+
+    Expr rewritten(const Rewrite &r, const Expr &e, const Scope<Interval> &scope) const {
+        if (r.guard < 0) return e;
+        // A buffer's extents and mins as variables, which bounds keep as they are.
+        class Symbols : public IRMutator {
+        public:
+            std::map<std::string, Expr> calls;
+
+        private:
+            using IRMutator::visit;
+            Expr visit(const Call *op) override {
+                if (!op->is_intrinsic(Intrinsic::buffer_get_min) &&
+                    !op->is_intrinsic(Intrinsic::buffer_get_extent))
+                    return IRMutator::visit(op);
+                const std::string name = "buffer." + to_string(Expr(op));
+                calls[name] = op;
+                return Variable::make(op->type, name);
+            }
+        } symbols;
+        const Expr g = symbols.mutate(guards[size_t(r.guard)].first);
+        const Expr bound = symbols.mutate(guards[size_t(r.guard)].second);
+        const Expr rest = simplify(Sub::make(g, Variable::make(Int(32), r.var)));
+        const std::string fresh = "guarded.expression";
+        Scope<Interval> with = scope;
+        Interval range = bounds_of_expr_in_scope(g, scope);
+        range.max = simplify(bound);
+        with.push(fresh, range);
+        Expr decided = decide_min_max(
+            simplify(substitute(r.var, Sub::make(Variable::make(Int(32), fresh), rest),
+                                symbols.mutate(e))),
+            with);
+        decided = substitute(fresh, g, decided);
+        return simplify(substitute(symbols.calls, decided), scope);
+    }
+
+    // The rewrites to try, e as it is first.
+    std::vector<Rewrite> rewrites() const {
+        std::vector<Rewrite> all(1);
+        for (size_t i = 0; i < guards.size(); i++) {
+            const Expr &g = guards[i].first;
+            if (g.as<Variable>()) continue;
+            for (const std::string &v : free_vars(g))
+                if (!uses_var(simplify(Sub::make(g, Variable::make(Int(32), v))), v))
+                    all.push_back({int(i), v});
+        }
+        return all;
     }
 
     Stmt visit(const For *op) override {
@@ -190,7 +306,26 @@ private:
         // min meet in the same terms.
         DimLayout known = l;
         known.base = in_thread_terms(l.base);
+        // The first rewrite under which each digit's owner is its thread.
+        Rewrite proven;
+        bool found = false;
+        for (const Rewrite &r : rewrites()) {
+            bool all = true;
+            for (const ThreadDigit &d : l.digits) {
+                const Expr owner =
+                    rewritten(r, simplify(known.owner(at, d), with_thread), with_thread);
+                all =
+                    all && can_prove(EQ::make(owner, Variable::make(Int(32), thread_symbol(d.dim))),
+                                     with_thread);
+            }
+            if (all) {
+                proven = r;
+                found = true;
+                break;
+            }
+        }
         for (const ThreadDigit &d : l.digits) {
+            if (found) break;
             Expr owner = simplify(known.owner(at, d), with_thread);
             user_assert(can_prove(EQ::make(owner, Variable::make(Int(32), thread_symbol(d.dim))),
                                   with_thread))
@@ -204,7 +339,7 @@ private:
                 << "or store " << func << " in shared memory.";
         }
         // In terms of the loop variables again, for the code.
-        Expr pos = simplify(known.position(at), with_thread);
+        Expr pos = rewritten(proven, simplify(known.position(at), with_thread), with_thread);
         std::map<std::string, Expr> back;
         for (const auto &[name, value] : thread_vars) {
             Expr min = value.as<Add>()->a;

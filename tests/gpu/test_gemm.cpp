@@ -142,6 +142,13 @@ TEST(GemmTensorCores, RowGroups) {
     check_plain<bfloat16_t>({300, 150, 40}, 17, s);
     s.column_tiles = 2;
     check_plain<bfloat16_t>({300, 150, 40}, 19, s);
+    // With guarded rows too: 70 rows are two row tiles, the second guarded, in one group
+    // (the accumulators' rows start where each thread's rows do, proven through the group's
+    // guard); 200 rows are four tiles in groups of 3.
+    s.guard_rows = true;
+    check_plain<bfloat16_t>({70, 150, 40}, 20, s);
+    s.row_group = 3;
+    check_plain<bfloat16_t>({200, 136, 40}, 21, s);
 }
 
 // Bias, GELU and a residual applied to the accumulators, then one bf16 store per point.
@@ -504,6 +511,21 @@ TEST(GemmWarpgroups, TileShapesAndStages) {
     wide.stages = 2;
     check_plain<bfloat16_t>({100, 260, 130}, 41, wide);
     check_plain<bfloat16_t>({256, 256, 320}, 43, aicf_apps::GemmSchedule::hopper());
+}
+
+// Several column tiles a block, in a loop the copies are pipelined over where a step of k
+// covers all of K (the accumulators are then allocated and read in each of its iterations,
+// so each tile's products are waited for in it); and row groups with guarded rows.
+TEST(GemmWarpgroups, ColumnTilesAndRowGroups) {
+    aicf_apps::GemmSchedule s = aicf_apps::GemmSchedule::hopper(1, 128);
+    s.column_tiles = 2;
+    check_plain<bfloat16_t>({128, 256, 32}, 53, s);
+    check_plain<bfloat16_t>({70, 300, 64}, 54, s);
+    check_plain<bfloat16_t>({64, 260, 136}, 55, s);
+    aicf_apps::GemmSchedule g = aicf_apps::GemmSchedule::hopper();
+    g.row_group = 2;
+    g.guard_rows = true;
+    check_plain<bfloat16_t>({200, 130, 72}, 56, g);
 }
 
 // Bias, GELU and a residual applied to the accumulators in wgmma's layout; and fewer rows
