@@ -267,6 +267,12 @@ std::vector<Expr> AssociativeUpdate::merge(const std::vector<Expr> &current,
         const Expr &c = incoming[size_t(compared)], &s = current[size_t(compared)];
         Expr cond = larger_wins ? (ties_to_candidate ? GE::make(c, s) : GT::make(c, s))
                                 : (ties_to_candidate ? LE::make(c, s) : LT::make(c, s));
+        // A NaN beats a number; of two NaNs the earlier stays (a tie, ties_to_candidate false).
+        const Expr c_nan =
+            nan_wins ? Call::make(Bool(c.type().lanes), Intrinsic::is_nan, {c}) : Expr();
+        const Expr s_nan =
+            nan_wins ? Call::make(Bool(s.type().lanes), Intrinsic::is_nan, {s}) : Expr();
+        if (nan_wins) cond = Or::make(cond, And::make(c_nan, Not::make(s_nan)));
         if (!positions.empty()) {
             // Better, or equal and later (earlier) by position, compared outermost first.
             Expr by_position;
@@ -278,7 +284,12 @@ std::vector<Expr> AssociativeUpdate::merge(const std::vector<Expr> &current,
                                   : wins;
             }
             Expr better = larger_wins ? GT::make(c, s) : LT::make(c, s);
-            cond = Or::make(better, And::make(EQ::make(c, s), by_position));
+            Expr same = EQ::make(c, s);
+            if (nan_wins) {
+                better = Or::make(better, And::make(c_nan, Not::make(s_nan)));
+                same = Or::make(same, And::make(c_nan, s_nan));
+            }
+            cond = Or::make(better, And::make(same, by_position));
         }
         for (size_t i = 0; i < current.size(); i++)
             values.push_back(Select::make(cond, incoming[i], current[i]));
@@ -395,6 +406,24 @@ std::optional<AssociativeUpdate> find_one_form(const std::string &func,
         r.x[i] = x;
     }
     if (!c.defined()) return std::nullopt;
+    // `c || (is_nan(x) && !is_nan(current))`: a NaN candidate wins over a number (argmax).
+    Expr nan_candidate, nan_current;
+    if (const Or *o = c.as<Or>()) {
+        for (const auto &[cmp, clause] : {std::pair(o->a, o->b), std::pair(o->b, o->a)}) {
+            const And *both = clause.as<And>();
+            const Not *n = both ? both->b.as<Not>() : nullptr;
+            const Call *x_nan = both ? both->a.as<Call>() : nullptr;
+            const Call *cur_nan = n ? n->a.as<Call>() : nullptr;
+            if (x_nan && cur_nan && x_nan->is_intrinsic(Intrinsic::is_nan) &&
+                cur_nan->is_intrinsic(Intrinsic::is_nan)) {
+                nan_candidate = x_nan->args[0];
+                nan_current = cur_nan->args[0];
+                c = cmp;
+                break;
+            }
+        }
+        if (!nan_candidate.defined() || c_keeps) return std::nullopt;
+    }
     // c as a comparison of the candidate with the current value of some element j.
     Expr lhs, rhs;
     bool less = false, strict = false;
@@ -420,6 +449,13 @@ std::optional<AssociativeUpdate> find_one_form(const std::string &func,
         bool wins_strict = c_keeps ? !strict : strict;
         if (extreme >= 0 && (extreme != int(j) || (extreme_op == IRNodeType::Max) == wins_less))
             return std::nullopt; // max(self, x) with a candidate that wins by being smaller
+        if (nan_candidate.defined()) {
+            // The NaN clause about the same candidate and element, the first NaN kept.
+            if (!equal(nan_candidate, r.x[j]) || !self.is(nan_current, int(j)) || !wins_strict ||
+                extreme >= 0)
+                return std::nullopt;
+            r.nan_wins = true;
+        }
         r.compared = int(j);
         r.larger_wins = !wins_less;
         r.ties_to_candidate = !wins_strict;

@@ -32,7 +32,10 @@ struct AssociativeUpdate {
     std::vector<ir::Expr> x;         // the new values (RescaledSum: one)
     int compared = 0;                // Replace: the element compared,
     bool larger_wins = true;         // whether the larger candidate wins,
-    bool ties_to_candidate = false;  // and whether it wins a tie (the later one wins)
+    bool ties_to_candidate = false;  // and whether it wins a tie (the later one wins);
+    // whether a NaN candidate beats every number, the first NaN staying (NumPy's argmax and
+    // argmin: `c || (is_nan(x_j) && !is_nan(self_j))`, with ties to the earlier candidate)
+    bool nan_wins = false;
     // Replace: the elements that hold the candidate's position, one per variable of the
     // reduction domain, outermost first (an argmax that keeps the index: select(c, r.x, i)).
     // With them, equal candidates are told apart by position, not by the order the merges

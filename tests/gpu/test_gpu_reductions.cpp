@@ -380,6 +380,71 @@ TEST(GPUCrossThreadReduction, ArgmaxBesideASum) {
     }
 }
 
+// argmax and argmin that keep NaN as NumPy does (a NaN beats every number, the first NaN
+// stays: the form the inline argmax builds), across lanes, threads and rfactor, against the
+// serial loop: rows with one NaN, two, a NaN first, only NaNs, ties, and -inf or inf.
+TEST(GPUCrossThreadReduction, ArgmaxAndArgminKeepTheFirstNaN) {
+    const int width = 100;
+    Buffer<float> in({width, kRows}, "in");
+    fill_random(in, -4, 4, 77);
+    in(50, 0) = NAN;
+    in(99, 1) = NAN, in(33, 1) = NAN;
+    in(0, 2) = NAN;
+    for (int i = 0; i < width; i++)
+        in(i, 3) = NAN, in(i, 4) = i % 7 == 3 ? 5.0f : 1.0f; // all NaN; ties
+    in(25, 5) = INFINITY, in(26, 5) = -INFINITY;
+    for (int i = 0; i < width; i++)
+        in(i, 6) = -INFINITY;
+    for (const bool larger : {true, false}) {
+        std::vector<int> want(kRows);
+        for (int j = 0; j < kRows; j++) {
+            float best = larger ? -INFINITY : INFINITY;
+            want[j] = 0;
+            for (int i = 0; i < width; i++) {
+                const float v = in(i, j);
+                if (std::isnan(v)) {
+                    want[j] = i;
+                    break;
+                }
+                if (larger ? v > best : v < best) best = v, want[j] = i;
+            }
+        }
+        auto define = [&](Func f, RDom r, Var y) {
+            f(y) = Tuple(0, Expr(larger ? -INFINITY : INFINITY));
+            Expr v = in(r.x, y), current = f(y)[1];
+            Expr better = (larger ? v > current : v < current) || (is_nan(v) && !is_nan(current));
+            f(y) = Tuple(select(better, r.x, f(y)[0]), select(better, v, current));
+        };
+        for (RowMapping mapping : kMappings) {
+            SCOPED_TRACE(std::string(to_string(mapping)) + (larger ? ", argmax" : ", argmin"));
+            Func am("am");
+            Realization res =
+                row_reduction(mapping, width, am, define).realize({kRows}, gpu_target);
+            Buffer<int> o(res[0]);
+            o.copy_to_host();
+            for (int j = 0; j < kRows; j++)
+                EXPECT_EQ(o(j), want[j]) << "row " << j;
+        }
+        // rfactor: 64 threads each over every 64th point, merged in shared memory.
+        Var y("y"), u("u");
+        RDom r(0, width, "r");
+        RVar ro("ro"), ri("ri");
+        Func am("am"), out("out");
+        define(am, r, y);
+        out(y) = am(y)[0];
+        out.gpu_blocks(y);
+        am.compute_at(out, y);
+        am.update().split(r.x, ro, ri, 64, TailStrategy::GuardWithIf).reorder(ri, ro);
+        Func partial = am.update().rfactor(ri, u);
+        partial.compute_at(out, y).gpu_threads(u);
+        partial.update().gpu_threads(u);
+        Buffer<int> o = out.realize({kRows}, gpu_target);
+        o.copy_to_host();
+        for (int j = 0; j < kRows; j++)
+            EXPECT_EQ(o(j), want[j]) << (larger ? "argmax" : "argmin") << " by rfactor, row " << j;
+    }
+}
+
 // Tuple reductions: the streaming softmax pair (max, sum of exponentials relative to it) and
 // argmax, each lane's partial merged with its partner's.
 TEST(GPUCrossThreadReduction, SoftmaxPairAndArgmax) {
