@@ -123,15 +123,17 @@ Stmt unless_it_fits(const DeferredInput &in, Stmt checks) {
 // The checks of what `s` reads of the input, when the region over the whole pipeline does not
 // fit: those of the region `s` reads, or where AICF cannot bound that, those of the whole
 // region (which then fail).
-Stmt checks_of_part(const DeferredInput &in, const Stmt &s) {
+// `part`, when given, says which part of the pipeline the region is of ("one iteration of
+// loop a.y"), for the message: the whole region is larger.
+Stmt checks_of_part(const DeferredInput &in, const Stmt &s, const std::string &part = "") {
     Access read =
         box_required(s, in.arg.name, Scope<Interval>(), Scope<Interval>(), LetsByName::WhenLarge);
     if (!read.used) return Stmt();
     for (const Interval &i : read.box)
         if (!i.is_bounded()) return unless_it_fits(in, in.whole);
+    const std::string described = part.empty() ? in.described : in.described + "\x1f" + part;
     return with_definitions(
-        read,
-        unless_it_fits(in, Block::make(checks_buffer_covers(in.arg.name, read, in.described))));
+        read, unless_it_fits(in, Block::make(checks_buffer_covers(in.arg.name, read, described))));
 }
 
 // The kernel's block loops run on the host around the checks of the region each block reads,
@@ -160,8 +162,11 @@ Stmt checks_per_block(const DeferredInput &in, const For *kernel) {
         if (!read.used) return Stmt();
         for (const Interval &i : read.box)
             loads = loads || !i.is_bounded();
-        return with_definitions(read,
-                                Block::make(checks_buffer_covers(in.arg.name, read, in.described)));
+        return with_definitions(
+            read, Block::make(checks_buffer_covers(in.arg.name, read,
+                                                   in.described + "\x1f" +
+                                                       "one block of the kernel over loop " +
+                                                       loop_for_users(kernel->name))));
     };
     Stmt per_block = over_blocks(Stmt(kernel));
     if (!per_block.defined()) return per_block;
@@ -202,7 +207,10 @@ private:
         Stmt own = WithoutLoopBodies(stops).mutate(op->body);
         std::vector<Stmt> checks;
         for (const DeferredInput &in : inputs)
-            if (Stmt c = checks_of_part(in, own); c.defined()) checks.push_back(c);
+            if (Stmt c =
+                    checks_of_part(in, own, "one iteration of loop " + loop_for_users(op->name));
+                c.defined())
+                checks.push_back(c);
         if (checks.empty()) return visited;
         checks.push_back(loop->body);
         return For::make(loop->name, loop->min, loop->extent, loop->for_type, loop->gpu_dim,

@@ -1,11 +1,11 @@
 #ifndef AICF_APPS_LAYERNORM_GPU_H
 #define AICF_APPS_LAYERNORM_GPU_H
 
-// Layernorm of each row of `in` (N columns) as one GPU block per row: T threads each sum N / T
-// elements of the row into shared memory (rfactor), one thread adds the partial sums, then
-// every thread normalizes N / T elements. The GPU benchmark measures this schedule, the GPU
-// tests check it, and apps/bench_gpu/gpu_generators.cpp compiles it ahead of time. `in` is a
-// Buffer or an ImageParam; `out`, when given, is the Func to define.
+// Layernorm of each row of `in` (N columns) as one GPU block per row: T threads each sum every
+// T-th element of the row into shared memory (rfactor), one thread adds the partial sums, then
+// every thread normalizes every T-th element. N need not be a multiple of T. The GPU benchmark
+// measures this schedule, the GPU tests check it, and apps/bench_gpu/gpu_generators.cpp compiles it
+// ahead of time. `in` is a Buffer or an ImageParam; `out`, when given, is the Func to define.
 
 #include "dsl/aicf.h"
 
@@ -19,7 +19,10 @@ aicf::Func layernorm_one_block_per_row(const Src &in, int N, int T, const std::s
                                        const std::optional<aicf::Func> &result = {}) {
     using namespace aicf;
     Var x("x"), y("y"), u("u"), xo("xo"), tx("tx");
-    RDom k(0, T, 0, N / T, "k");
+    user_assert(N > 0 && T > 0) << "layernorm_one_block_per_row " << name << ": the width (" << N
+                                << ") and the threads (" << T << ") must be positive.";
+    RDom k(0, T, 0, (N + T - 1) / T, "k");
+    if (N % T != 0) k.where(k.x + T * k.y < N);
     Expr element = in(k.x + T * k.y, y);
     Func sum1("sum1"), sum2("sum2"), mean("mean"), out = result ? *result : Func(name);
     sum1(y) = 0.0f;

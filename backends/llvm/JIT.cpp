@@ -128,7 +128,9 @@ public:
         ctx.kernels = &kernels;
         ctx.pool = &pool;
         int32_t code = entry(&ctx, args);
-        if (code != 0 && ctx.kernel_fault) throw KernelFault(ctx.error);
+        using Type = runtime::RunContext::ErrorType;
+        if (code != 0 && ctx.error_type == Type::KernelFault) throw KernelFault(ctx.error);
+        if (code != 0 && ctx.error_type == Type::Internal) throw InternalError(ctx.error);
         if (code != 0) {
             runtime_error_report << (ctx.error.empty() ? "The pipeline failed with code " +
                                                              std::to_string(code) + "."

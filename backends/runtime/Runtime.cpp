@@ -101,14 +101,22 @@ RunContext::~RunContext() {
 
 namespace {
 
-int32_t record_error(void *ctx, const std::string &message, bool kernel_fault = false) {
+int32_t record_error(void *ctx, const std::string &message,
+                     RunContext::ErrorType type = RunContext::ErrorType::Runtime) {
     auto *rc = static_cast<RunContext *>(ctx);
     std::lock_guard<std::mutex> guard(rc->lock);
     if (rc->error.empty()) {
         rc->error = message;
-        rc->kernel_fault = kernel_fault;
+        rc->error_type = type;
     }
     return -int32_t(ir::RuntimeErrorKind::DeviceError);
+}
+
+RunContext::ErrorType error_type(const Error &e) {
+    using Type = RunContext::ErrorType;
+    return dynamic_cast<const KernelFault *>(&e)     ? Type::KernelFault
+           : dynamic_cast<const InternalError *>(&e) ? Type::Internal
+                                                     : Type::Runtime;
 }
 
 // Runs the body of a function that compiled code calls, so that no exception crosses into
@@ -118,7 +126,7 @@ template <typename F> int32_t at_c_boundary(void *ctx, const char *what, F &&bod
     try {
         return body();
     } catch (const Error &e) {
-        return record_error(ctx, e.what(), dynamic_cast<const KernelFault *>(&e) != nullptr);
+        return record_error(ctx, e.what(), error_type(e));
     } catch (const std::bad_alloc &) {
         return record_error(ctx, std::string("Out of memory while ") + what + ".");
     } catch (const std::exception &e) {
@@ -179,11 +187,18 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
         }
         break;
     case ir::RuntimeErrorKind::InputTooSmall: {
+        // "buffer\x1freaders", then "\x1fpart" where the region is what a part of the
+        // pipeline reads (one iteration of a loop, one block of a kernel).
         size_t sep = n.find('\x1f');
         std::string buffer = n.substr(0, sep),
-                    readers = sep == std::string::npos ? "" : n.substr(sep + 1);
+                    readers = sep == std::string::npos ? "" : n.substr(sep + 1), part;
+        if (size_t at = readers.find('\x1f'); at != std::string::npos) {
+            part = readers.substr(at + 1);
+            readers = readers.substr(0, at);
+        }
         s << "Buffer " << buffer << " is too small: dimension " << v[0] << " must cover [" << v[1]
-          << ", " << v[2] << "], but it covers [" << v[3] << ", " << v[4] << "].";
+          << ", " << v[2] << "]" << (part.empty() ? "" : " (what " + part + " reads)")
+          << ", but it covers [" << v[3] << ", " << v[4] << "].";
         if (!readers.empty()) {
             bool one = readers.find(',') == std::string::npos;
             s << " It is read by " << (one ? "Func " : "Funcs ") << readers << "; "
@@ -407,8 +422,7 @@ int32_t aicf_gpu_launch(void *ctx, int32_t kernel, int32_t gx, int32_t gy, int32
             std::string message = e.what();
             if (message.find(k.name) == std::string::npos)
                 message = "Kernel " + k.name + ": " + message;
-            return aicf::runtime::record_error(
-                ctx, message, dynamic_cast<const aicf::KernelFault *>(&e) != nullptr);
+            return aicf::runtime::record_error(ctx, message, aicf::runtime::error_type(e));
         }
     });
 }

@@ -27,7 +27,11 @@ struct RunContext {
     RunContext();
     std::mutex lock;
     std::string error;
-    bool kernel_fault = false; // the error is a kernel's fault on the simulator (KernelFault)
+    // The type of Error the run raised, kept across the C functions compiled code calls: a
+    // kernel's fault on the simulator (KernelFault), or an InternalError (a launch compiling
+    // its kernels); any other error in a run is a RuntimeError.
+    enum class ErrorType { Runtime, KernelFault, Internal };
+    ErrorType error_type = ErrorType::Runtime;
     // The heap allocations still live, one list per thread that allocates: a Func computed
     // per row of a parallel loop allocates and frees once a row, and a list shared by the
     // threads made them wait for each other (half the time of a fused layernorm + softmax).

@@ -1523,7 +1523,8 @@ TEST(SchedulePropertyRepro, ReadPastTheInputNamesTheTilesRegion) {
         FAIL() << "the last tile reads in up to column 104";
     } catch (const RuntimeError &e) {
         EXPECT_NE(std::string(e.what()).find("Buffer in is too small: dimension 0 must cover [95, "
-                                             "104], but it covers [-1, 100]"),
+                                             "104] (what one iteration of loop xo of by reads), "
+                                             "but it covers [-1, 100]"),
                   std::string::npos)
             << e.what();
     }

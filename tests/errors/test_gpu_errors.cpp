@@ -1126,6 +1126,29 @@ TEST(GPUScheduleErrors, StripedRegistersUnderAShiftedTail) {
     }
 }
 
+// Where the region over the whole pipeline is too loose a bound, each block's region is
+// checked before the kernel; its message says it is one block's. Here b's tiles of 64 rows
+// shift inwards over 33 rows, so a computes rows [-31, 32], one row a block, each reading
+// its row of in.
+TEST(GPURuntimeErrors, ARegionCheckedPerBlockSaysSo) {
+    Buffer<float> in({4, 33}, "in");
+    aicf_test::fill_random(in, -1.0, 1.0, 8);
+    Var x("x"), y("y"), yo("yo"), yi("yi"), xo("xo"), xi("xi");
+    Func row("row"), a("a"), b("b"), out("out");
+    row(x, y) = in(x, y) + 1.0f;
+    a(x, y) = row(x, y) * 3.0f;
+    a.compute_root().bound(x, 0, 4).gpu_blocks(y).gpu_threads(x);
+    row.compute_at(a, y).gpu_threads(x);
+    b(x, y) = a(x, y) * 2.0f;
+    b.compute_root().split(y, yo, yi, 64).gpu_blocks(yo).gpu_threads(yi);
+    out(x, y) = b(x, y) + in(x, y);
+    out.gpu_tile(x, y, xo, yo, xi, yi, 4, 1);
+    aicf_test::ScopedEnv sim("AICF_DEVICE", "sim");
+    const std::string msg = message_of<RuntimeError>([&] { out.realize({4, 33}, gpu_target); });
+    EXPECT_CONTAINS(msg, "Buffer in is too small: dimension 1 must cover [-31, -31] (what one "
+                         "block of the kernel over loop y of a reads), but it covers [0, 32].");
+}
+
 // A check that depends on the block stays in the kernel. There a failed check writes its
 // message's values to the kernel's check slot and leaves the kernel; the host raises the
 // message. A trap would leave a GPU's CUDA context unusable for the rest of the process.

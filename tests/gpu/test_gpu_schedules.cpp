@@ -200,8 +200,8 @@ TEST(GPUSchedule, InputOfExactSizeUnderGuardedTails) {
     fill_random(short_in, -1, 1, 30);
     Func out2 = pipeline(short_in);
     std::string msg = message_of<RuntimeError>([&] { out2.realize({W, H}, gpu_target); });
-    EXPECT_CONTAINS(msg, "Buffer in is too small: dimension 1 must cover [32, 34], but it covers "
-                         "[0, 33]");
+    EXPECT_CONTAINS(msg, "Buffer in is too small: dimension 1 must cover [32, 34] (what one block "
+                         "of the kernel over loop by of out reads), but it covers [0, 33]");
 }
 
 // Matmul with tiles of A and B staged through shared memory for each step of the
@@ -903,6 +903,26 @@ TEST(GPUSchedule, LayerNormOneBlockPerRow) {
         for (int i = 0; i < N; i++) {
             double want = (in(i, j) - m) / std::sqrt(v + 1e-5);
             ASSERT_TRUE(close(result(i, j), want, 1e-4, 1e-4)) << i << "," << j;
+        }
+    }
+}
+
+// The same schedule at widths the threads do not divide, and at one below the threads: the
+// last round of each thread's sum is guarded, and the mean and variance are over all N.
+TEST(GPUSchedule, LayerNormOneBlockPerRowAtOtherWidths) {
+    for (const auto &[N, T] : std::vector<std::pair<int, int>>{{100, 32}, {257, 64}, {33, 64}}) {
+        const int R = 3;
+        Buffer<float> in({N, R}, "in");
+        fill_random(in, -2, 3, 10 + N);
+        Buffer<float> result =
+            aicf_apps::layernorm_one_block_per_row(in, N, T, "out").realize({N, R}, gpu_target)[0];
+        result.copy_to_host();
+        for (int j = 0; j < R; j++) {
+            const aicf_test::RowMoments r = aicf_test::row_moments(in, j, N);
+            const double m = r.mean, v = r.squares / N;
+            for (int i = 0; i < N; i++)
+                ASSERT_TRUE(close(result(i, j), (in(i, j) - m) / std::sqrt(v + 1e-5), 1e-4, 1e-4))
+                    << "N " << N << ", T " << T << ": " << i << "," << j;
         }
     }
 }
