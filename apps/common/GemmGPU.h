@@ -91,10 +91,12 @@ struct GemmSchedule {
     // The last row of tiles guarded, for products with fewer rows than a tile (a decoding
     // step's few tokens) or rows that no tile divides: the accumulator is still computed over
     // whole tiles (bound_extent), A's rows past its last read through a clamp, and only the
-    // stores past the last row skipped. A must then be a Buffer, an ImageParam or an input
-    // buffer (its rows known); otherwise the last row tile shifts inwards over its neighbour,
+    // stores past the last row skipped. A's rows are its extent where A is a Buffer, an
+    // ImageParam or an input buffer; a Func A needs them in a_rows (the MLP block passes its
+    // input's). Without guarded rows the last row tile shifts inwards over its neighbour,
     // which needs at least block_y() rows.
     bool guard_rows = false;
+    aicf::Expr a_rows;
     // Warpgroups of 4 warps running wgmma.mma_async (Hopper, the target cuda-sm_90a), each a
     // 64-row band of the tile, which is warpgroup_n columns wide (a multiple of 8 up to 256);
     // 0: mma.sync in the warps above (sm_80 and later). warps, n_tiles, m_tiles and rows apply
@@ -220,7 +222,13 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
     // then a cp.async that zero-fills it); otherwise element by element.
     const int piece = 16 / in.bytes();
     // With guarded rows, the last tile's rows past A's last repeat it (never stored).
-    const Expr rows = schedule.guard_rows ? gemm_rows(A) : Expr();
+    const Expr rows = !schedule.guard_rows        ? Expr()
+                      : schedule.a_rows.defined() ? schedule.a_rows
+                                                  : gemm_rows(A);
+    user_assert(!schedule.guard_rows || rows.defined())
+        << "gemm_tensor_cores " << name << " with guard_rows: A is a Func, whose rows the "
+        << "product cannot know; give them in GemmSchedule::a_rows (an input's extent, such "
+        << "as x.dim(1).extent()).";
     const Expr row = rows.defined() ? min(y, rows - 1) : Expr(y);
     if (!pad) {
         a(x, y) = A(x, row);

@@ -186,6 +186,12 @@ MlpEpilogues mlp_epilogues(const Src &x, const MlpWeightsOf<Src> &w, const std::
     return e;
 }
 
+// `tiles` with the products' rows, the tokens of x, for guarded rows (A is a Func).
+template <typename Src> GemmSchedule with_token_rows(GemmSchedule tiles, const Src &x) {
+    if (tiles.guard_rows && !tiles.a_rows.defined()) tiles.a_rows = gemm_rows(x);
+    return tiles;
+}
+
 } // namespace detail
 
 template <typename Src>
@@ -224,9 +230,10 @@ aicf::Func mlp_block_fused_epilogues(const Src &x, const MlpWeightsOf<Src> &w, i
     using namespace aicf;
     detail::MlpStart s = detail::mlp_start(x, w, d, name);
     detail::MlpEpilogues e = detail::mlp_epilogues(x, w, name);
-    Func h = gemm_tensor_cores(s.ln.out, s.w1, d, name + "_mm1", e.first, {}, tiles);
+    const GemmSchedule rows = detail::with_token_rows(tiles, x);
+    Func h = gemm_tensor_cores(s.ln.out, s.w1, d, name + "_mm1", e.first, {}, rows);
     h.compute_root();
-    return gemm_tensor_cores(h, s.w2, hidden, name, e.second, {}, tiles);
+    return gemm_tensor_cores(h, s.w2, hidden, name, e.second, {}, rows);
 }
 
 // How the dataflow schedule's first product stages its operands: A, LayerNorm's output
@@ -263,6 +270,7 @@ aicf::Func mlp_block_dataflow(const Src &x, const MlpWeightsOf<Src> &w, int d, i
     computed_tiles.warpgroups = tiles.warpgroups;
     computed_tiles.warpgroup_n = tiles.warpgroup_n;
     computed_tiles.column_tiles = 8;
+    computed_tiles.guard_rows = tiles.guard_rows;
     if (staging == MlpStaging::Async) {
         computed_tiles.stages = 3;
         computed_tiles.copy = PipelineCopy::Async;
@@ -270,7 +278,8 @@ aicf::Func mlp_block_dataflow(const Src &x, const MlpWeightsOf<Src> &w, int d, i
         computed_tiles.stages = staging == MlpStaging::Registers ? 2 : 1;
         computed_tiles.copy = PipelineCopy::Registers;
     }
-    Func h = gemm_tensor_cores(ln.out, s.w1, d, name + "_mm1", e.first, {}, computed_tiles);
+    Func h = gemm_tensor_cores(ln.out, s.w1, d, name + "_mm1", e.first, {},
+                               detail::with_token_rows(computed_tiles, x));
     h.compute_root();
     // The statistics at the first product's block loop: rows split 32 at a time over the
     // block's 8 x 4 threads along y and z (x of extent 1 in the pure stage), each row reduced
@@ -293,7 +302,8 @@ aicf::Func mlp_block_dataflow(const Src &x, const MlpWeightsOf<Src> &w, int d, i
             .gpu_lanes(lane)
             .gpu_threads(ty, tz);
     }
-    return gemm_tensor_cores(h, s.w2, hidden, name, e.second, {}, tiles);
+    return gemm_tensor_cores(h, s.w2, hidden, name, e.second, {},
+                             detail::with_token_rows(tiles, x));
 }
 
 } // namespace aicf_apps

@@ -149,6 +149,16 @@ TEST(GemmTensorCores, RowGroups) {
     check_plain<bfloat16_t>({70, 150, 40}, 20, s);
     s.row_group = 3;
     check_plain<bfloat16_t>({200, 136, 40}, 21, s);
+    // A Func's rows are not known: guarded rows need them given.
+    Buffer<bfloat16_t> A({32, 70}, "A"), B({64, 32}, "B");
+    Func a("a_func"), b("b_func");
+    Var x("x"), y("y");
+    a(x, y) = A(x, y);
+    b(x, y) = B(x, y);
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>(
+                        [&] { aicf_apps::gemm_tensor_cores(a, b, 32, "g", {}, {}, s); }),
+                    "gemm_tensor_cores g with guard_rows: A is a Func, whose rows the product "
+                    "cannot know; give them in GemmSchedule::a_rows");
 }
 
 // Bias, GELU and a residual applied to the accumulators, then one bf16 store per point.

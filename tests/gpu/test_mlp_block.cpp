@@ -26,8 +26,7 @@ const Target gpu_target = aicf_test::gpu_test_target();
 // Runs the block as `schedule` builds it, checks it, and counts its kernels.
 template <typename Schedule>
 std::string check_mlp(Schedule schedule, int expected_kernels, int d = 136, int hidden = 264,
-                      const Target &target = gpu_target) {
-    const int tokens = 80;
+                      const Target &target = gpu_target, int tokens = 80) {
     Buffer<bfloat16_t> x({d, tokens}, "x");
     fill_random(x, -2, 2, 1);
     const aicf_apps::MlpWeights w = aicf_apps::random_mlp_weights(d, hidden, 2);
@@ -91,6 +90,28 @@ TEST(MlpBlock, DataflowMatchesDoublePrecision) {
                 return aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp", staging);
             },
             2);
+    }
+}
+
+// A decoding step's few tokens, fewer than a tile's rows: with guarded rows, the products'
+// last row tile reads its rows past the tokens through a clamp to the last (A is LayerNorm's
+// or GELU's Func, so the tokens come from x) and stores only the tokens' rows.
+TEST(MlpBlock, FewTokensWithGuardedRows) {
+    aicf_apps::GemmSchedule tiles;
+    tiles.guard_rows = true;
+    for (const int tokens : {1, 5, 70}) {
+        SCOPED_TRACE("tokens " + std::to_string(tokens));
+        check_mlp(
+            [&](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d, int hidden) {
+                return aicf_apps::mlp_block_fused_epilogues(x, w, d, hidden, "mlp", tiles);
+            },
+            3, 136, 264, gpu_target, tokens);
+        check_mlp(
+            [&](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d, int hidden) {
+                return aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp",
+                                                     aicf_apps::MlpStaging::Async, tiles);
+            },
+            2, 136, 264, gpu_target, tokens);
     }
 }
 
