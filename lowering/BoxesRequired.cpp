@@ -499,15 +499,7 @@ private:
         bool saved_skips = skips_iterations;
         skips_iterations = false;
         const Expr condition = fused_parts(op->condition);
-        std::vector<Expr> conjuncts{condition};
-        while (!conjuncts.empty()) {
-            Expr c = conjuncts.back();
-            conjuncts.pop_back();
-            if (const And *a = c.as<And>()) {
-                conjuncts.push_back(a->a);
-                conjuncts.push_back(a->b);
-                continue;
-            }
+        for (Expr c : conjuncts(condition)) {
             if (expanded_var_count(c) > 256) continue;
             c = expand_lets(c); // in terms of loops and of names outside the statement
             bool outer = uses_vars(c, loop_names);

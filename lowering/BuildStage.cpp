@@ -302,18 +302,9 @@ Stmt build_stage(const Function &f, int stage) {
         // Each where() (each operand of an &&) tests inside the ones before it, so that one
         // may read what only the points an earlier one lets through may (rfactor puts its
         // split's tail guard first).
-        std::vector<Expr> conjuncts;
-        std::function<void(const Expr &)> split_and = [&](const Expr &e) {
-            if (const And *a = e.as<And>()) {
-                split_and(a->a);
-                split_and(a->b);
-            } else {
-                conjuncts.push_back(e);
-            }
-        };
-        split_and(d.rdom.predicate());
-        for (size_t i = conjuncts.size(); i-- > 0;) {
-            Expr c = substitute(loop_vars, share_repeated_subexpressions(conjuncts[i]));
+        const std::vector<Expr> terms = conjuncts(d.rdom.predicate());
+        for (size_t i = terms.size(); i-- > 0;) {
+            Expr c = substitute(loop_vars, share_repeated_subexpressions(terms[i]));
             if (!reads_func(c, f.name())) {
                 body = IfThenElse::make(c, body);
                 continue;

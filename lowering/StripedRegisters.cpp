@@ -187,14 +187,8 @@ private:
 
     Stmt visit(const IfThenElse *op) override {
         const size_t before = guards.size();
-        std::vector<Expr> conjuncts{op->condition};
-        while (!conjuncts.empty()) {
-            Expr c = conjuncts.back();
-            conjuncts.pop_back();
-            if (const And *a = c.as<And>()) {
-                conjuncts.push_back(a->a);
-                conjuncts.push_back(a->b);
-            } else if (const LT *lt = c.as<LT>(); lt && lt->a.type() == Int(32)) {
+        for (const Expr &c : conjuncts(op->condition)) {
+            if (const LT *lt = c.as<LT>(); lt && lt->a.type() == Int(32)) {
                 guards.emplace_back(in_thread_terms(lt->a),
                                     in_thread_terms(Sub::make(lt->b, make_one(Int(32)))));
             } else if (const LE *le = c.as<LE>(); le && le->a.type() == Int(32)) {

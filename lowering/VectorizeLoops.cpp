@@ -20,15 +20,6 @@ using namespace ir;
 
 namespace {
 
-void split_conjunction(const Expr &e, std::vector<Expr> &out) {
-    if (const And *a = e.as<And>()) {
-        split_conjunction(a->a, out);
-        split_conjunction(a->b, out);
-    } else {
-        out.push_back(e);
-    }
-}
-
 Expr conjunction(const std::vector<Expr> &terms) {
     Expr r = terms[0];
     for (size_t i = 1; i < terms.size(); i++)
@@ -207,9 +198,8 @@ private:
         // around a vector of columns) stay a branch, so that the scalar loads under them
         // (which predicates do not cover) run only where they are valid.
         if (!op->else_case.defined()) {
-            std::vector<Expr> conjuncts, uniform, varying;
-            split_conjunction(op->condition, conjuncts);
-            for (const Expr &k : conjuncts) {
+            std::vector<Expr> uniform, varying;
+            for (const Expr &k : conjuncts(op->condition)) {
                 Expr m = simplify(mutate(k));
                 (m.type().is_vector() ? varying : uniform).push_back(m.type().is_vector() ? k : m);
             }

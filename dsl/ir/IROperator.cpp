@@ -206,6 +206,14 @@ Expr make_or(Expr a, Expr b) {
     return Or::make(std::move(a), std::move(b));
 }
 
+std::vector<Expr> conjuncts(const Expr &e) {
+    const And *a = e.as<And>();
+    if (!a) return {e};
+    std::vector<Expr> terms = conjuncts(a->a), rest = conjuncts(a->b);
+    terms.insert(terms.end(), rest.begin(), rest.end());
+    return terms;
+}
+
 Expr widen_int32(const Expr &e) {
     if (!e.defined() || e.type() != Int(32)) return e;
     if (const IntImm *c = e.as<IntImm>()) return make_const(Int(64), c->value);

@@ -72,6 +72,8 @@ StorageReferences storage_references(const Stmt &s, const std::string &name);
 // Logical helpers that fold constants.
 Expr make_and(Expr a, Expr b);
 Expr make_or(Expr a, Expr b);
+// The terms of a conjunction (a && b && c: a, b, c), in order; e itself when it is no And.
+std::vector<Expr> conjuncts(const Expr &e);
 
 // The largest and smallest values of a type, as constants.
 Expr type_max(Type t);
