@@ -123,7 +123,9 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     after("inject_prefetches", s);
     s = simplify(s);
     after("simplify", s);
-    std::string loop_nest = print_loop_nest(s);
+    // With each GPU loop on the hardware dimension it runs along: lanes take x, the thread
+    // loops of the same kernel move up (make_room_for_lanes, applied here for the text only).
+    std::string loop_nest = print_loop_nest(make_room_for_lanes(s));
     timer.phase("print_loop_nest");
     s = lower_warp_matrix_updates(s, env, target);
     after("lower_warp_matrix_updates", s);

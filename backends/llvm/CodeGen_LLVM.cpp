@@ -422,6 +422,9 @@ void CodeGen_LLVM::visit(const Div *op) {
 void CodeGen_LLVM::visit(const Mod *op) {
     if (op->type.is_float()) {
         llvm::Value *a = codegen_widened(op->a), *b = codegen_widened(op->b);
+        // a - b * floor(a / b), each operation rounded as written: the multiply fused into
+        // the subtraction (-fma) gives results outside [0, b).
+        StrictFloats strict(builder);
         llvm::Value *q =
             builder.CreateUnaryIntrinsic(llvm::Intrinsic::floor, builder.CreateFDiv(a, b));
         value = narrow_if_half(builder.CreateFSub(a, builder.CreateFMul(b, q)), op->type);

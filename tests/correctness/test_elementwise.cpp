@@ -430,6 +430,32 @@ TEST(Targets, FusedMultiplyAddIsOptIn) {
     EXPECT_EQ(Target("host-fma").to_string(), "host-fma");
 }
 
+// Float % is a - b * floor(a / b), each operation rounded as written under -fma too: fused,
+// 0.5 % 0.1 came out below 0 and 1e30 % 7.25 near -3e22. Against the same three roundings in
+// C++, scalar and vectorized.
+TEST(Targets, FloatModuloIsNotFused) {
+    const int N = 2000;
+    Buffer<float> a(N), b(N);
+    fill_random(a, 0.0, 1000.0, 54);
+    fill_random(b, 0.01, 10.0, 55);
+    a(0) = 1e30f, b(0) = 7.25f;
+    for (int i = 1; i < 200; i++)
+        a(i) = 0.5f * float(i), b(i) = 0.1f;
+    for (int vector : {1, 8}) {
+        Var x("x");
+        Func f("f");
+        f(x) = a(x) % b(x);
+        if (vector > 1) f.vectorize(x, vector);
+        Buffer<float> fused = f.realize({N}, Target("host-fma"));
+        for (int i = 0; i < N; i++) {
+            const float q = std::floor(a(i) / b(i));
+            const float product = b(i) * q;
+            ASSERT_EQ(fused(i), a(i) - product) << a(i) << " % " << b(i) << ", vector " << vector;
+            ASSERT_GE(fused(i), 0.0f) << a(i) << " % " << b(i);
+        }
+    }
+}
+
 // -reassoc lets LLVM regroup float additions: a row's serial sum is then vectorized into
 // partial sums across lanes (a different order, so different last bits, still close to the
 // exact sum). Without it the sum is computed in the order written. exp stays as written

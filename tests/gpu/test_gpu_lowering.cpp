@@ -239,6 +239,25 @@ TEST(GPULowering, SharedMemoryIsReusedOnlyAcrossABarrier) {
     }
 }
 
+// A reduction on a warp's lanes takes x; the rows' thread loop moves to y, in the loop nest
+// as in the kernel.
+TEST(GPULowering, LanesTakeXInTheLoopNest) {
+    Buffer<float> in({17, 8}, "in");
+    Var y("y"), yo("yo"), yi("yi");
+    RDom r(0, 17, "r");
+    RVar ro("ro"), lane("lane");
+    Func sum("sum"), out("out");
+    sum(y) = 0.0f;
+    sum(y) += in(r.x, y);
+    out(y) = sum(y);
+    out.split(y, yo, yi, 4).gpu_blocks(yo).gpu_threads(yi);
+    sum.compute_at(out, yi);
+    sum.update().split(r.x, ro, lane, 17).reorder(ro, lane).gpu_lanes(lane);
+    const std::string nest = out.loop_nest(gpu_target);
+    EXPECT_NE(nest.find("gpu_thread.y for out.s0.yi"), std::string::npos) << nest;
+    EXPECT_NE(nest.find("gpu_thread.x for sum.s1.lane"), std::string::npos) << nest;
+}
+
 TEST(GPULowering, LoopsStateTheirHardwareDimension) {
     Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
     Func f("f");
