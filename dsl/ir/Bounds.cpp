@@ -497,8 +497,51 @@ private:
         result = Interval(lo, hi);
     }
 
+    // The branch `value` of a select tightened by what its condition says of an expression
+    // e in it (select(t < 16, t + 16, t - 16): t + 16 where t <= 15): where value is e plus
+    // an offset free of e's variables, and the condition bounds e above (`upper`) or below
+    // by `bound`, value is bounded by bound plus the offset's range too. Signed integers of
+    // 32 bits or more only (the offset arithmetic must not wrap).
+    Interval tightened(const Expr &value, Interval i, const Expr &e, const Expr &bound,
+                       bool upper) {
+        const Type t = value.type();
+        if (!t.is_scalar() || !t.is_int() || t.bits < 32 || wraps(t) || e.type() != t ||
+            is_const(e))
+            return i;
+        const Expr offset = simp(Sub::make(value, e));
+        for (const std::string &v : free_vars(e))
+            if (uses_var(offset, v)) return i;
+        const Interval off = get(offset), b = get(bound);
+        if (upper) {
+            const Expr hi = combine<Add>(b.max, off.max);
+            if (hi.defined()) i.max = i.max.defined() ? simp(Min::make(i.max, hi)) : hi;
+        } else {
+            const Expr lo = combine<Add>(b.min, off.min);
+            if (lo.defined()) i.min = i.min.defined() ? simp(Max::make(i.min, lo)) : lo;
+        }
+        return i;
+    }
+
     void visit(const Select *op) override {
         Interval a = get(op->true_value), b = get(op->false_value);
+        // `x < y` holds in the true branch (x <= y - 1, y >= x + 1), `x >= y` in the false one.
+        const Expr &c = op->condition;
+        Expr x, y; // c is x < y (strict) or x <= y
+        bool strict = true;
+        if (const LT *lt = c.as<LT>()) x = lt->a, y = lt->b;
+        if (const LE *le = c.as<LE>()) x = le->a, y = le->b, strict = false;
+        if (const GT *gt = c.as<GT>()) x = gt->b, y = gt->a;
+        if (const GE *ge = c.as<GE>()) x = ge->b, y = ge->a, strict = false;
+        if (x.defined() && x.type().is_scalar() && x.type().is_int() && !wraps(x.type())) {
+            const Expr one = make_one(x.type());
+            // True: x <= y - strict and y >= x + strict; false: x >= y + !strict, y <= x - !strict.
+            const Expr t_x = strict ? Sub::make(y, one) : y, t_y = strict ? Add::make(x, one) : x;
+            const Expr f_x = strict ? y : Add::make(y, one), f_y = strict ? x : Sub::make(x, one);
+            a = tightened(op->true_value, a, x, t_x, true);
+            a = tightened(op->true_value, a, y, t_y, false);
+            b = tightened(op->false_value, b, x, f_x, false);
+            b = tightened(op->false_value, b, y, f_y, true);
+        }
         Expr lo = a.min.defined() && b.min.defined() ? simp(Min::make(a.min, b.min)) : Expr();
         Expr hi = a.max.defined() && b.max.defined() ? simp(Max::make(a.max, b.max)) : Expr();
         result = Interval(lo, hi);

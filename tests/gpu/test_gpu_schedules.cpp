@@ -907,6 +907,28 @@ TEST(GPUSchedule, LayerNormOneBlockPerRow) {
     }
 }
 
+// A tile in shared memory read with its halves swapped through a select: each branch stays
+// in the block's 32 points (the select's condition bounds each), so the input of exactly
+// the output's size suffices.
+TEST(GPUSchedule, ASelectBetweenTwoHalvesOfATileStaysInTheTile) {
+    const int N = 128;
+    Buffer<float> in({N}, "in");
+    fill_random(in, -1, 1, 31);
+    Var x("x"), bx("bx"), tx("tx");
+    Func a("a"), out("out");
+    a(x) = in(x)*2.0f;
+    Expr base = (x / 32) * 32, lx = x % 32;
+    out(x) = a(base + select(lx < 16, lx + 16, lx - 16)) + 1.0f;
+    out.bound(x, 0, N).gpu_tile(x, bx, tx, 32);
+    a.compute_at(out, bx).store_in(MemoryType::GPUShared).gpu_threads(x);
+    Buffer<float> result = out.realize({N}, gpu_target);
+    result.copy_to_host();
+    for (int i = 0; i < N; i++) {
+        const int l = i % 32, from = i / 32 * 32 + (l < 16 ? l + 16 : l - 16);
+        ASSERT_EQ(result(i), in(from)*2.0f + 1.0f) << i;
+    }
+}
+
 // The same schedule at widths the threads do not divide, and at one below the threads: the
 // last round of each thread's sum is guarded, and the mean and variance are over all N.
 TEST(GPUSchedule, LayerNormOneBlockPerRowAtOtherWidths) {

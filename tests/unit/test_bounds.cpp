@@ -135,6 +135,31 @@ TEST_F(BoundsTest, MinMaxSelect) {
     EXPECT_TRUE(has_bounds(Max::make(x, 7), half, Expr(7), Expr(7)));
 }
 
+// A branch of a select is bounded by what the condition says of an expression in it:
+// select(x < 5, x + 16, x - 5) with x in [0, 10] is x + 16 in [16, 20] or x - 5 in [0, 5];
+// from either side of the comparison, strict or not.
+TEST_F(BoundsTest, SelectBranchesNarrowedByTheirCondition) {
+    const Expr e = Mod::make(x, Expr(32));
+    EXPECT_TRUE(has_bounds(Select::make(LT::make(x, 5), Add::make(x, 16), Sub::make(x, 5)), scope,
+                           Expr(0), Expr(20)));
+    EXPECT_TRUE(has_bounds(Select::make(LT::make(x, 5), Sub::make(x, 5), Add::make(x, 16)), scope,
+                           Expr(-5), Expr(26)));
+    EXPECT_TRUE(has_bounds(Select::make(LT::make(e, 16), Add::make(e, 16), Sub::make(e, 16)),
+                           Scope<Interval>(), Expr(0), Expr(31)));
+    EXPECT_TRUE(has_bounds(Select::make(GE::make(e, 16), Sub::make(e, 16), Add::make(e, 16)),
+                           Scope<Interval>(), Expr(0), Expr(31)));
+    EXPECT_TRUE(has_bounds(Select::make(LT::make(Expr(3), x), Sub::make(x, 4), Expr(0)), scope,
+                           Expr(0), Expr(6)));
+    EXPECT_TRUE(
+        has_bounds(Select::make(LE::make(x, 4), x, Sub::make(x, 5)), scope, Expr(0), Expr(5)));
+    // Narrow types wrap: no narrowing.
+    const Expr b = var("b", UInt(8));
+    EXPECT_TRUE(has_bounds(Select::make(LT::make(b, make_const(UInt(8), int64_t(16))),
+                                        Add::make(b, make_const(UInt(8), int64_t(16))), b),
+                           Scope<Interval>(), make_const(UInt(8), int64_t(0)),
+                           make_const(UInt(8), int64_t(255))));
+}
+
 TEST_F(BoundsTest, ComparisonsAndLogic) {
     Expr t = const_true(), f = const_false();
     EXPECT_TRUE(has_bounds(LT::make(x, 20), scope, t, t));
