@@ -328,9 +328,13 @@ private:
         std::vector<std::vector<Stmt>> accumulators;
         Stmt loop_body;
         KeepOneWgmmaGroupInFlight in_flight;
-        const Stmt with_groups_in_flight = in_flight.mutate(rest);
-        if (stages >= 3 && contains_intrinsic(rest, Intrinsic::gpu_wgmma) &&
-            accumulators_outlive_the_step(rest, in_flight.accumulators)) {
+        Stmt with_groups_in_flight;
+        if (stages >= 3 && contains_intrinsic(rest, Intrinsic::gpu_wgmma)) {
+            with_groups_in_flight = in_flight.mutate(rest);
+            if (!accumulators_outlive_the_step(rest, in_flight.accumulators))
+                with_groups_in_flight = Stmt();
+        }
+        if (with_groups_in_flight.defined()) {
             rest = with_groups_in_flight;
             accumulators = in_flight.accumulators;
             std::vector<Stmt> parts = {gpu_cp_async_wait(distance - 1), gpu_barrier(), rest};

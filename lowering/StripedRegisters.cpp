@@ -13,6 +13,7 @@
 #include "lowering/KernelAnalysis.h"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 namespace aicf {
@@ -300,40 +301,36 @@ private:
         // min meet in the same terms.
         DimLayout known = l;
         known.base = in_thread_terms(l.base);
-        // The first rewrite under which each digit's owner is its thread.
-        Rewrite proven;
-        bool found = false;
+        // Whether digit d's owner is its thread under rewrite r.
+        auto held = [&](const Rewrite &r, const ThreadDigit &d) {
+            const Expr owner = rewritten(r, simplify(known.owner(at, d), with_thread), with_thread);
+            return can_prove(EQ::make(owner, Variable::make(Int(32), thread_symbol(d.dim))),
+                             with_thread);
+        };
+        // The first rewrite under which every digit's owner is its thread (e as it is first).
+        std::optional<Rewrite> proven;
         for (const Rewrite &r : rewrites()) {
-            bool all = true;
-            for (const ThreadDigit &d : l.digits) {
-                const Expr owner =
-                    rewritten(r, simplify(known.owner(at, d), with_thread), with_thread);
-                all =
-                    all && can_prove(EQ::make(owner, Variable::make(Int(32), thread_symbol(d.dim))),
-                                     with_thread);
-            }
-            if (all) {
+            if (std::all_of(l.digits.begin(), l.digits.end(),
+                            [&](const ThreadDigit &d) { return held(r, d); })) {
                 proven = r;
-                found = true;
                 break;
             }
         }
         for (const ThreadDigit &d : l.digits) {
-            if (found) break;
-            Expr owner = simplify(known.owner(at, d), with_thread);
-            user_assert(can_prove(EQ::make(owner, Variable::make(Int(32), thread_symbol(d.dim))),
-                                  with_thread))
+            if (proven) break;
+            user_assert(held(Rewrite(), d))
                 << "Func " << func << " is held in registers striped across GPU threads ("
                 << l.describe() << "), but " << with_user_loop_names(access)
                 << " may read an element another thread holds: "
                 << "it reads c = " << with_user_loop_names(to_string(simplify(at, with_thread)))
                 << ", held by thread " << to_string(d.dim) << " = "
-                << with_user_loop_names(to_string(owner)) << ". Split the consumer's loop over "
-                << "that dimension as " << func << "'s is split, with the same loops on threads, "
-                << "or store " << func << " in shared memory.";
+                << with_user_loop_names(to_string(simplify(known.owner(at, d), with_thread)))
+                << ". Split the consumer's loop over that dimension as " << func
+                << "'s is split, with the same loops on threads, or store " << func
+                << " in shared memory.";
         }
         // In terms of the loop variables again, for the code.
-        Expr pos = rewritten(proven, simplify(known.position(at), with_thread), with_thread);
+        Expr pos = rewritten(*proven, simplify(known.position(at), with_thread), with_thread);
         std::map<std::string, Expr> back;
         for (const auto &[name, value] : thread_vars) {
             Expr min = value.as<Add>()->a;
