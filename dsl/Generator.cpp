@@ -44,8 +44,10 @@ int64_t parse_int(const std::string &text, int64_t lo, int64_t hi, const std::st
     errno = 0;
     char *end = nullptr;
     long long v = digits ? std::strtoll(text.c_str(), &end, 10) : 0;
-    user_assert(digits && end && *end == '\0' && errno == 0)
+    user_assert(digits && end && *end == '\0')
         << where << " is a decimal integer, not \"" << text << "\".";
+    user_assert(errno == 0) << where << " must be an integer from " << lo << " to " << hi
+                            << ", not " << text << ".";
     user_assert(v >= lo && v <= hi)
         << where << " must be an integer from " << lo << " to " << hi << ", not " << text << ".";
     return v;
@@ -202,10 +204,25 @@ void GeneratorBase::add(GeneratorIOBase *io) {
 
 void GeneratorBase::set_param(const std::string &name, const std::string &value) {
     for (GeneratorParamBase *p : params_) {
-        if (p->name() == name) {
+        if (p->name() != name) continue;
+        // generate() and schedule() ran once, with the values then: a later value would be
+        // reported (value_text) but not compiled.
+        if (pipeline_) {
+            const std::string before = p->value_text();
             p->set_from_text(value);
+            const std::string after = p->value_text();
+            if (after != before) {
+                p->set_from_text(before);
+                user_error << "Generator " << name_ << ": parameter " << name << " is set to "
+                           << after << " after the generator was built with " << before
+                           << " (build() or compile_to_files ran generate() and schedule() "
+                           << "once). Set parameters before building, or build another "
+                           << "generator (GeneratorRegistry::create(\"" << name_ << "\")).";
+            }
             return;
         }
+        p->set_from_text(value);
+        return;
     }
     std::vector<std::string> names;
     for (const GeneratorParamBase *p : params_)

@@ -4,6 +4,7 @@
 #include "dsl/base/Error.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -106,15 +107,16 @@ void list(std::ostream &out) {
 }
 
 // "4096x2048" as extents; empty when it is not one.
-std::vector<int> extents_of(const std::string &text) {
+// The extents of `-s name=text` ("4096x2048"), each from 1 to 2^31 - 1.
+std::vector<int> extents_of(const std::string &name, const std::string &text) {
+    const std::string where = "-s " + name + "=" + text + ": an extent";
+    user_assert(!text.empty() && text.back() != 'x')
+        << "-s " << name << "=" << text << ": the extents of a buffer are positive integers "
+        << "joined by x (4096x2048).";
     std::vector<int> extents;
-    if (text.empty() || text.back() == 'x') return {};
     std::stringstream list(text);
-    for (std::string e; std::getline(list, e, 'x');) {
-        if (e.empty() || e.find_first_not_of("0123456789") != std::string::npos || e.size() > 9)
-            return {};
-        extents.push_back(std::stoi(e));
-    }
+    for (std::string e; std::getline(list, e, 'x');)
+        extents.push_back(int(detail::parse_int(e, 1, INT32_MAX, where)));
     return extents;
 }
 
@@ -141,12 +143,10 @@ void write_report(const std::string &name,
         // The report's sizes are the first output's that has them; every output's own
         // extents go with the arguments too (those of another rank take them, and others
         // must agree).
-        if (io->is_output() && output_sizes.empty()) output_sizes = extents_of(it->second);
+        if (io->is_output() && output_sizes.empty())
+            output_sizes = extents_of(it->first, it->second);
         if (io->is_buffer()) {
-            args.buffers[io->name()] = extents_of(it->second);
-            user_assert(!args.buffers[io->name()].empty())
-                << "-s " << it->first << "=" << it->second << ": the extents of a buffer are "
-                << "positive integers joined by x (4096x2048).";
+            args.buffers[io->name()] = extents_of(it->first, it->second);
         } else {
             char *end = nullptr;
             args.scalars[io->name()] = std::strtod(it->second.c_str(), &end);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <mutex>
@@ -351,12 +352,19 @@ void Pipeline::compile_multitarget_to_files(const std::string &function_name,
         {"object", &files.object},     {"static_library", &files.static_library},
         {"c_header", &files.c_header}, {"ptx", &files.ptx},
         {"stmt", &files.stmt},         {"assembly", &files.assembly}};
+    // Spellings of one file ("d/f.o", "d/./f.o", a link to it) are one path.
+    auto file_of = [](const std::string &path) {
+        std::error_code ignored;
+        std::filesystem::path p = std::filesystem::weakly_canonical(path, ignored);
+        return p.empty() ? std::filesystem::absolute(path, ignored).lexically_normal() : p;
+    };
     for (size_t i = 0; i < paths.size(); i++)
         for (size_t j = 0; j < i; j++)
-            user_assert(paths[i].second->empty() || *paths[i].second != *paths[j].second)
+            user_assert(paths[i].second->empty() || paths[j].second->empty() ||
+                        file_of(*paths[i].second) != file_of(*paths[j].second))
                 << "compile_to_files of " << function_name << ": OutputFiles::" << paths[j].first
-                << " and OutputFiles::" << paths[i].first << " are both " << *paths[i].second
-                << "; give each file its own path.";
+                << " (" << *paths[j].second << ") and OutputFiles::" << paths[i].first << " ("
+                << *paths[i].second << ") are the same file; give each file its own path.";
     std::vector<detail::PipelineCompiler::Build> lowered;
     for (const TargetBuild &b : builds) {
         const std::vector<ir::Function> &outputs = b.pipeline.outputs_;
@@ -495,11 +503,12 @@ void check_outputs_do_not_overlap(const std::vector<Argument> &args,
         const auto *out = static_cast<const aicf_buffer_t *>(pointers[i]);
         if (const int32_t d = aicf_buffer_self_overlap(out); d >= 0) {
             runtime_error_report
-                << "The output buffer " << args[i].name << " has points that share memory: "
-                << "dimension " << d << " has stride " << out->dim[d].stride << ", which the "
-                << "points of the dimensions of smaller strides already reach. Every point of "
-                << "an output needs memory of its own (a stride of 0, or rows that overlap, "
-                << "would make the pipeline's writes race and overwrite each other).";
+                << "The output buffer " << args[i].name << " may have points that share "
+                << "memory: dimension " << d << " has stride " << out->dim[d].stride
+                << ", within the span of the dimensions of smaller strides. Every point of an "
+                << "output needs memory of its own (a stride of 0, or rows that overlap, would "
+                << "make the pipeline's writes race and overwrite each other): give each "
+                << "dimension a stride beyond the span of those with smaller strides.";
         }
         if (!out->host) continue;
         for (size_t j = 0; j < args.size(); j++) {

@@ -43,6 +43,36 @@ using namespace ir;
 
 namespace {
 
+// Why `s` is a name that the headers the generated header includes (stdint.h, stddef.h,
+// stdbool.h, DLPack's and AICF's ABI) declare or may declare, or a word that some C or C++
+// compilers take as their own ("is declared by DLPack's header", ...), or "" when none does.
+std::string why_the_headers_declare(const std::string &s) {
+    auto starts = [&](const char *p) { return s.rfind(p, 0) == 0; };
+    auto ends = [&](const char *p) {
+        const size_t n = std::strlen(p);
+        return s.size() >= n && s.compare(s.size() - n, n, p) == 0;
+    };
+    // Words of C23 (typeof), GNU C (asm forms aside) and C++ (std) that the keyword list of C
+    // and C++ together leaves out.
+    static const std::string words = " typeof typeof_unqual std ";
+    if (words.find(" " + s + " ") != std::string::npos)
+        return "is a keyword or namespace of some C or C++ compilers";
+    // stddef.h and stdint.h: their names, and those C reserves for stdint.h's future types
+    // (int..._t, uint..._t) and limits (INT..._MAX, _MIN, _C).
+    static const std::string standard =
+        " NULL offsetof unreachable size_t ptrdiff_t max_align_t nullptr_t SIZE_MAX PTRDIFF_MIN "
+        "PTRDIFF_MAX SIG_ATOMIC_MIN SIG_ATOMIC_MAX WCHAR_MIN WCHAR_MAX WINT_MIN WINT_MAX ";
+    if (standard.find(" " + s + " ") != std::string::npos ||
+        ((starts("int") || starts("uint")) && ends("_t")) ||
+        ((starts("INT") || starts("UINT")) && (ends("_MAX") || ends("_MIN") || ends("_C"))))
+        return "is a name of stdint.h or stddef.h, or reserved to them by C";
+    if (starts("kDL") || starts("DLPACK") ||
+        (starts("DL") && s.size() > 2 && std::isupper(static_cast<unsigned char>(s[2]))))
+        return "is a name of DLPack's header (DL..., kDL..., DLPACK...)";
+    if (starts("AICF_") || starts("aicf_")) return "is a name of AICF's ABI (aicf_..., AICF_...)";
+    return "";
+}
+
 // Why `s` cannot be a name in the generated header, which C and C++ programs include (as
 // "is not a C identifier", ...), or "" when it can.
 std::string why_not_a_header_name(const std::string &s) {
@@ -65,7 +95,7 @@ std::string why_not_a_header_name(const std::string &s) {
     if (s[0] == '_' &&
         (s.size() == 1 || s[1] == '_' || std::isupper(static_cast<unsigned char>(s[1]))))
         return "is reserved to the C implementation (it starts with __ or _ and a capital letter)";
-    return "";
+    return why_the_headers_declare(s);
 }
 
 // Why the generated functions (name, name_argv, name_metadata) would replace functions of
@@ -80,8 +110,8 @@ std::string why_a_c_library_name(const std::string &name) {
             if (found.empty() && dlsym(handle, symbol.c_str())) found = symbol;
         dlclose(handle);
         if (!found.empty())
-            return "would replace " + found + ", a function of " + library +
-                   ", in every program that links it";
+            return "would replace " + found + ", a name " + library +
+                   " defines, in every program that links it";
     }
     return "";
 }
@@ -348,9 +378,8 @@ std::string c_header(const std::vector<lowering::LoweredPipeline> &builds,
                      const std::string &name) {
     const std::vector<Argument> &args = builds[0].args;
     std::ostringstream h;
-    std::string guard = "AICF_GENERATED_" + name + "_H";
-    for (char &ch : guard)
-        ch = char(std::toupper(static_cast<unsigned char>(ch)));
+    // The name as it is: two functions whose names differ only in case have two guards.
+    const std::string guard = "AICF_GENERATED_" + name + "_H";
     h << "/* " << name << ": compiled ahead of time by AICF for ";
     for (size_t i = 0; i < builds.size(); i++)
         h << (i == 0                   ? ""
@@ -508,14 +537,29 @@ cubins_of(const std::vector<lowering::LoweredPipeline> &builds, const std::strin
 void compile_to_files(const std::vector<lowering::LoweredPipeline> &given, const std::string &name,
                       const OutputFiles &files) {
     std::string why = why_not_a_header_name(name);
-    if (why.empty() && (name == "main" || name.rfind("aicf_", 0) == 0))
-        why = "would clash with " +
-              std::string(name == "main" ? "a program's main" : "the runtime's aicf_ functions");
+    if (why.empty() && name == "main") why = "would clash with a program's main";
+    // C reserves every name that starts with _ at file scope, where the functions are.
+    if (why.empty() && name[0] == '_')
+        why = "starts with _, which C reserves for its implementation's names at file scope";
     if (why.empty()) why = why_a_c_library_name(name);
     user_assert(why.empty()) << "The function name \"" << name << "\" " << why
                              << ": name the pipeline's function like a C function that no other "
                              << "library defines (letters, digits and _, not starting with a "
                              << "digit, not a keyword).";
+    if (!files.c_header.empty()) {
+        // A header named as one of C's would stand in for it wherever its folder is searched
+        // for includes (the generated header's own #include <stdint.h> among them).
+        static const std::string c_headers =
+            " assert.h complex.h ctype.h errno.h fenv.h float.h inttypes.h iso646.h limits.h "
+            "locale.h math.h setjmp.h signal.h stdalign.h stdarg.h stdatomic.h stdbit.h "
+            "stdbool.h stdckdint.h stddef.h stdint.h stdio.h stdlib.h stdnoreturn.h string.h "
+            "tgmath.h threads.h time.h uchar.h wchar.h wctype.h ";
+        const std::string file = files.c_header.substr(files.c_header.find_last_of('/') + 1);
+        user_assert(c_headers.find(" " + file + " ") == std::string::npos)
+            << "The header of " << name << " would be " << files.c_header << ", named as C's "
+            << file << ", which it would hide from every file compiled with its folder on the "
+            << "include path. Give the function (or its header) another name.";
+    }
     internal_assert(!given.empty()) << "AOT: no builds of " << name;
     std::map<std::string, std::string> header_names;
     for (const Argument &a : given[0].args) {

@@ -196,11 +196,12 @@ void check_outputs_do_not_overlap(const aicf_pipeline_metadata_t &p,
             throw ArgumentError(
                 ir::RuntimeErrorKind::BufferOverlap,
                 std::string(p.name) + ": the " + named(i) +
-                    " has points that share memory: " + "dimension " + std::to_string(d) +
+                    " may have points that share memory: " + "dimension " + std::to_string(d) +
                     " (DLPack axis " + std::to_string(out.buffer.dimensions - 1 - d) +
                     ") has stride " + std::to_string(out.buffer.dim[d].stride) +
-                    ", which the points of the dimensions of smaller strides already reach. "
-                    "Every point of an output needs memory of its own.");
+                    ", within the span of the dimensions of smaller strides. Every point of an "
+                    "output needs memory of its own: give each dimension a stride beyond the "
+                    "span of those with smaller strides.");
         }
         for (int j = 0; j < p.argument_count; j++) {
             if (j == i || p.arguments[j].kind == AICF_ARGUMENT_SCALAR) continue;
@@ -221,7 +222,29 @@ void check_outputs_do_not_overlap(const aicf_pipeline_metadata_t &p,
 
 // `message` ("Buffer in is too small: dimension 0 must cover ...") with the DLPack axis of
 // the dimension it names after it, when it names a buffer argument of the pipeline.
-std::string with_dlpack_axis(const aicf_pipeline_metadata_t &p, const std::string &message) {
+std::string with_dlpack_axis(const aicf_pipeline_metadata_t &p, const std::string &given) {
+    // A Tuple's buffers are "f.0", "f.1" inside AICF and arguments f_0, f_1 of the C
+    // function: the message names them as the header does.
+    std::string message = given;
+    for (int i = 0; i < p.argument_count; i++) {
+        if (p.arguments[i].kind != AICF_ARGUMENT_OUTPUT) continue;
+        const std::string c_name = p.arguments[i].name;
+        const size_t bar = c_name.rfind('_');
+        if (bar == std::string::npos || bar == 0 || bar + 1 == c_name.size() ||
+            c_name.find_first_not_of("0123456789", bar + 1) != std::string::npos)
+            continue;
+        const std::string inside = c_name.substr(0, bar) + "." + c_name.substr(bar + 1);
+        auto name_char = [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+        };
+        for (size_t at = message.find(inside); at != std::string::npos;
+             at = message.find(inside, at + 1)) {
+            const size_t end = at + inside.size();
+            if ((at == 0 || !name_char(message[at - 1])) &&
+                (end == message.size() || !std::isdigit(static_cast<unsigned char>(message[end]))))
+                message.replace(at, inside.size(), c_name);
+        }
+    }
     const std::string lead = "Buffer ";
     if (message.rfind(lead, 0) != 0) return message;
     const std::string name =
@@ -467,7 +490,7 @@ const aicf_pipeline_metadata_t *aicf_choose_pipeline(const aicf_pipeline_metadat
                                                      int32_t count,
                                                      const aicf_pipeline_metadata_t **chosen) {
     using namespace aicf::runtime;
-    last_error.clear();
+    // The metadata functions call this: a choice that succeeds leaves the last error as it was.
     try {
         if (!builds || count <= 0) {
             last_error = "aicf_choose_pipeline: no builds to choose from.";

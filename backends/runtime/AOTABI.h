@@ -108,7 +108,8 @@ const aicf_pipeline_metadata_t *aicf_choose_pipeline(const aicf_pipeline_metadat
 int aicf_run_chosen_pipeline(const aicf_pipeline_metadata_t *const *builds, int32_t count,
                              const aicf_pipeline_metadata_t **chosen, void *const *args);
 
-/* The message of the last failed call on this thread ("" after a call that succeeded). */
+/* The message of the last failed call on this thread ("" after a call of a pipeline that
+ * succeeded; the metadata functions, and a choice of build that succeeds, leave it). */
 const char *aicf_last_error(void);
 
 /* The CUDA stream (a CUstream of the primary context of device 0) that the kernels of the

@@ -3,8 +3,10 @@
 // and against plain loops; and every argument check of the C interface, by code and message.
 
 #include "AOTTensors.h"
+#include "ErrorMessage.h"
 #include "Reference.h"
 #include "ScopedEnv.h"
+#include "backends/runtime/Runtime.h"
 #include "dsl/aicf.h"
 
 #include "aot_blur.h"
@@ -394,10 +396,11 @@ TEST(AOTErrors, EachArgumentCheckReturnsItsCodeAndMessage) {
         for (int64_t stride : {int64_t(0), int64_t(W - 1)}) {
             Tensor t(in), o(out);
             o.strides[0] = stride;
-            expect(call(&t, &o), -int(K::BufferOverlap),
-                   "the output buffer out (argument 3) has points that share memory: dimension 1 "
-                   "(DLPack axis 0) has stride " +
-                       std::to_string(stride));
+            expect(
+                call(&t, &o), -int(K::BufferOverlap),
+                "the output buffer out (argument 3) may have points that share memory: dimension 1 "
+                "(DLPack axis 0) has stride " +
+                    std::to_string(stride));
         }
     }
     // A good call afterwards succeeds and clears the message.
@@ -429,4 +432,74 @@ TEST(AOT, TupleOutputsAreNamedForC) {
         << text;
     EXPECT_NE(text.find(" *   minmax_1: output buffer of float32, 0 dimensions"), std::string::npos)
         << text;
+}
+
+// Names the generated header cannot take: an argument named as something the headers it
+// includes declare, or a header file named as one of C's (which would hide it). Two functions
+// whose names differ in case have headers with their own guards.
+TEST(AOT, NamesAndFilesTheHeaderCannotTake) {
+    const std::string dir = ::testing::TempDir();
+    Var x("x");
+    for (const char *name : {"DLTensor", "NULL", "uint8_t", "aicf_buffer_t"}) {
+        ImageParam in(Float(32), 1, name);
+        Func f("f");
+        f(x) = in(x)*2;
+        OutputFiles files;
+        files.c_header = dir + "/aicf_named.h";
+        EXPECT_CONTAINS(aicf_test::message_of<CompileError>(
+                            [&] { Pipeline(f).compile_to_files("named", files, Target("host")); }),
+                        "The argument \"" + std::string(name) + "\" of named is a name of");
+    }
+    Func f("f");
+    f(x) = x * 2;
+    OutputFiles files;
+    files.c_header = dir + "/stdint.h";
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>(
+                        [&] { Pipeline(f).compile_to_files("stdint", files, Target("host")); }),
+                    "The header of stdint would be " + files.c_header + ", named as C's stdint.h");
+    std::string guards;
+    for (const char *name : {"Twice", "twice"}) {
+        files.c_header = dir + "/aicf_case_" + name + ".h";
+        Pipeline(f).compile_to_files(name, files, Target("host"));
+        std::ifstream header(files.c_header);
+        const std::string text((std::istreambuf_iterator<char>(header)),
+                               std::istreambuf_iterator<char>());
+        EXPECT_CONTAINS(text, "#ifndef AICF_GENERATED_" + std::string(name) + "_H\n");
+    }
+}
+
+namespace {
+
+// The host code of a pipeline whose checks find its Tuple output's first buffer too small.
+int32_t tuple_output_too_small(void *ctx, void *const *) {
+    return aicf_runtime_error(ctx, int32_t(ir::RuntimeErrorKind::BufferTooSmall), "minmax.0", 1, 0,
+                              9, 0, 4, 0);
+}
+
+} // namespace
+
+// The run-time errors of a compiled pipeline name a Tuple output's buffers as its header does
+// (minmax_0, not minmax.0), with the DLPack axis of the dimension.
+TEST(AOT, RunTimeErrorsNameTupleOutputsForC) {
+    aicf_argument_metadata_t args[2] = {};
+    args[0].name = "minmax_0";
+    args[1].name = "minmax_10";
+    for (aicf_argument_metadata_t &a : args) {
+        a.kind = AICF_ARGUMENT_OUTPUT;
+        a.type = {2, 32, 1};
+        a.dimensions = 2;
+    }
+    aicf_pipeline_metadata_t p = {};
+    p.name = "minmax";
+    p.target = "host";
+    p.argument_count = 2;
+    p.arguments = args;
+    p.entry = tuple_output_too_small;
+    Buffer<float> a({10, 5}), b({10, 5});
+    Tensor ta(a), tb(b);
+    void *pointers[2] = {&ta, &tb};
+    EXPECT_EQ(aicf_run_pipeline(&p, pointers), -int(ir::RuntimeErrorKind::BufferTooSmall));
+    EXPECT_EQ(std::string(aicf_last_error()),
+              "minmax: Buffer minmax_0 is too small: dimension 1 (DLPack axis 0) must cover [0, "
+              "9], but it covers [0, 4].");
 }

@@ -163,6 +163,22 @@ TEST(AOTTargets, LevelsTheCPULacksAreRefused) {
     EXPECT_STREQ(aot_scale_v4_v3_metadata()->target, "x86-64-v4");
 }
 
+// A library of several builds finds its build in the metadata function too: asking for the
+// metadata after a failed call leaves that call's message.
+TEST(AOTTargets, MetadataLeavesTheLastError) {
+    ScopedEnv unset("AICF_DEVICE", nullptr);
+    Buffer<float> in = random_buffer<float>({250, 7}, 14, -2, 2);
+    Buffer<float> weight = random_buffer<float>({100}, 15, 0.5, 1.5);
+    Buffer<float> out({250, 7});
+    Tensor tin(in), tw(weight), tout(out);
+    EXPECT_EQ(aot_rms_norm_any_cpu(&tin, &tw, 1e-5f, &tout),
+              -int(ir::RuntimeErrorKind::InputTooSmall));
+    const std::string msg = aicf_last_error();
+    EXPECT_NE(msg.find("Buffer weight is too small: dimension 0"), std::string::npos) << msg;
+    ASSERT_NE(aot_rms_norm_any_cpu_metadata(), nullptr);
+    EXPECT_EQ(std::string(aicf_last_error()), msg);
+}
+
 // Target texts with CPU levels, and what is not one.
 TEST(AOTTargets, TargetTexts) {
     EXPECT_EQ(Target("x86-64-v3-cuda-sm_80-fma").to_string(), "x86-64-v3-cuda-sm_80-fma");
@@ -235,8 +251,15 @@ TEST(AOTTargets, ArgumentListsThatDisagreeWithThePipeline) {
     EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
                         Pipeline(f).compile_to_files("listed", right, same, Target("host"));
                     }),
-                    "OutputFiles::c_header and OutputFiles::stmt are both " + files.c_header +
-                        "; give each file its own path.");
+                    "OutputFiles::c_header (" + files.c_header + ") and OutputFiles::stmt (" +
+                        files.c_header + ") are the same file; give each file its own path.");
+    // Another spelling of the same file.
+    const size_t slash = files.c_header.rfind('/');
+    same.stmt = files.c_header.substr(0, slash) + "/./" + files.c_header.substr(slash + 1);
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
+                        Pipeline(f).compile_to_files("listed", right, same, Target("host"));
+                    }),
+                    "are the same file; give each file its own path.");
     EXPECT_FALSE(std::ifstream(files.c_header).good());
     Pipeline(f).compile_to_files("listed", right, files, Target("host"));
     EXPECT_TRUE(std::ifstream(files.c_header).good());

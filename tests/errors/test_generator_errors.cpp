@@ -208,6 +208,21 @@ TEST(GeneratorErrors, ParametersByNameAndKind) {
                          "float64), not \"float31\".");
     msg = message_of<CompileError>([&] { g->set_param("target", "host-cuda-sm_99x"); });
     EXPECT_CONTAINS(msg, "GeneratorParam target of typed: ");
+    // Parameters are set before the generator is built: a later value would not be compiled.
+    auto built = GeneratorRegistry::create("typed");
+    built->set_param("in.type", "uint8");
+    built->set_param("in.dim", "1");
+    built->set_param("factor", "3");
+    built->build();
+    built->set_param("factor", "3");
+    msg = message_of<CompileError>([&] { built->set_param("factor", "5"); });
+    EXPECT_CONTAINS(msg, "Generator typed: parameter factor is set to 5 after the generator was "
+                         "built with 3");
+    for (const GeneratorParamBase *p : built->params()) {
+        if (p->name() == "factor") {
+            EXPECT_EQ(p->value_text(), "3");
+        }
+    }
     // A preset sets its values.
     auto exact = GeneratorRegistry::create("typed_exact");
     std::map<std::string, std::string> values;
@@ -317,13 +332,28 @@ TEST(GeneratorErrors, InputsLeftUnsetAndOutputsNotAsDeclared) {
         {"class", "The function name \"class\" is a keyword of C or C++"},
         {"__scale", "The function name \"__scale\" is reserved to the C implementation"},
         {"_Scale", "The function name \"_Scale\" is reserved to the C implementation"},
-        {"aicf_last_error", "The function name \"aicf_last_error\" would clash with the "
-                            "runtime's aicf_ functions"},
+        {"_scale", "The function name \"_scale\" starts with _, which C reserves for its "
+                   "implementation's names at file scope"},
+        {"aicf_last_error", "The function name \"aicf_last_error\" is a name of AICF's ABI"},
+        {"AICF_AOT_ABI_H", "The function name \"AICF_AOT_ABI_H\" is a name of AICF's ABI"},
         {"main", "The function name \"main\" would clash with a program's main"},
-        {"malloc", "The function name \"malloc\" would replace malloc, a function of "
-                   "libc.so.6, in every program that links it"},
-        {"sqrtf", "The function name \"sqrtf\" would replace sqrtf, a function of"},
-        {"qsort_r", "The function name \"qsort_r\" would replace qsort_r, a function of"}};
+        {"malloc", "The function name \"malloc\" would replace malloc, a name libc.so.6 "
+                   "defines, in every program that links it"},
+        {"sqrtf", "The function name \"sqrtf\" would replace sqrtf, a name"},
+        {"qsort_r", "The function name \"qsort_r\" would replace qsort_r, a name"},
+        {"errno", "The function name \"errno\" would replace errno, a name"},
+        // Names the headers that the generated header includes declare, or C reserves to them.
+        {"DLTensor", "The function name \"DLTensor\" is a name of DLPack's header"},
+        {"kDLCPU", "The function name \"kDLCPU\" is a name of DLPack's header"},
+        {"DLPACK_VERSION", "The function name \"DLPACK_VERSION\" is a name of DLPack's"},
+        {"int24_t", "The function name \"int24_t\" is a name of stdint.h or stddef.h, or "
+                    "reserved to them by C"},
+        {"UINT12_MAX", "The function name \"UINT12_MAX\" is a name of stdint.h"},
+        {"NULL", "The function name \"NULL\" is a name of stdint.h"},
+        {"offsetof", "The function name \"offsetof\" is a name of stdint.h"},
+        {"size_t", "The function name \"size_t\" is a name of stdint.h"},
+        {"typeof", "The function name \"typeof\" is a keyword or namespace of some C or C++"},
+        {"std", "The function name \"std\" is a keyword or namespace of some C or C++"}};
     for (const auto &[name, text] : refused) {
         msg = message_of<CompileError>([&] {
             auto t = GeneratorRegistry::create("typed");
@@ -420,6 +450,19 @@ TEST(GeneratorDriver, HelpListAndErrors) {
                     &code);
     EXPECT_EQ(code, 1);
     EXPECT_CONTAINS(text, "-s in=6x: the extents of a buffer are positive integers");
+    for (const auto &[given, said] : std::vector<std::pair<std::string, std::string>>{
+             {"in=2147483648", "-s in=2147483648: an extent must be an integer from 1 to "
+                               "2147483647, not 2147483648."},
+             {"in=99999999999999999999x2", "-s in=99999999999999999999x2: an extent must be an "
+                                           "integer from 1 to 2147483647"},
+             {"in=0", "-s in=0: an extent must be an integer from 1 to 2147483647, not 0."},
+             {"in=4xy", "-s in=4xy: an extent is a decimal integer, not \"y\"."}}) {
+        text = run_main({"-g", "typed", "-e", "report", "in.type=uint8", "in.dim=1",
+                         "target=host-cuda-sm_80", "-s", "out=64", "-s", given},
+                        &code);
+        EXPECT_EQ(code, 1) << given;
+        EXPECT_CONTAINS(text, said);
+    }
     text = run_main({"-g", "typed", "-e", "report", "-s", "out=64", "-s", "out=32"}, &code);
     EXPECT_EQ(code, 1);
     EXPECT_CONTAINS(text, "-s out is given twice (64, then 32)");
