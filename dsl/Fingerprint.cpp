@@ -54,6 +54,11 @@ public:
         }
         write(r.predicate());
     }
+    // A definition as the algorithm wrote it, behind one rfactor rewrote.
+    template <typename T> void write(const std::shared_ptr<const T> &p) {
+        write(bool(p));
+        if (p) write(*p);
+    }
     template <typename T> void write(const std::vector<T> &v) {
         write(uint64_t(v.size()));
         for (const T &x : v)

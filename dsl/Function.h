@@ -8,6 +8,7 @@
 #include "dsl/ir/IR.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ struct Definition {
     std::vector<Expr> values;
     ReductionDomain rdom;
     StageSchedule schedule;
+    // An update that rfactor rewrote into a merge of partial results: the update as the
+    // algorithm wrote it (its args, values and domain), for what reads the algorithm apart
+    // from its schedule (the report's operator-by-operator baseline).
+    std::shared_ptr<const Definition> as_written;
     bool defined() const { return !values.empty(); }
 };
 

@@ -112,6 +112,13 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     user_assert(stage > 0) << where << ": only update definitions reduce; " << name()
                            << " is the pure definition.";
     Definition &d = func.stage(stage);
+    // The update as the algorithm wrote it, before its splits become domains.
+    std::shared_ptr<const Definition> as_written = d.as_written;
+    if (!as_written) {
+        auto written = std::make_shared<Definition>(d);
+        written->schedule = StageSchedule();
+        as_written = written;
+    }
     user_assert(d.rdom.defined()) << where << ": this update has no reduction variables.";
     std::optional<AssociativeUpdate> red =
         find_associative_update(func.name(), d.args, d.values, domain_outermost_first(d.rdom));
@@ -366,6 +373,7 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
             looped = looped || dim.var == a;
         if (!looped) merge.schedule.dims.push_back(Dim{a});
     }
+    merge.as_written = as_written;
     d = merge;
     return Func(intm);
 }

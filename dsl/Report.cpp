@@ -425,6 +425,14 @@ std::string DataflowReport::to_dot() const {
     };
     // The Func a buffer holds: itself, or a Tuple element's Func (am.0, am.1: am).
     auto func_of_buffer = [](const std::string &b) { return parse_storage_name(b).func; };
+    // Funcs the kernels read from device memory that no kernel computes: computed on the host.
+    std::set<std::string> on_host;
+    for (const KernelReport &k : kernels)
+        for (const BufferReport &b : k.buffers) {
+            const std::string g = func_of_buffer(b.name);
+            if (!kernels_of.count(g) && !input_set.count(b.name) && calls.count(g))
+                on_host.insert(g);
+        }
     // The Funcs and inputs a Func reads, through the Funcs inlined into it.
     std::function<void(const std::string &, std::set<std::string> &, std::set<std::string> &)>
         sources =
@@ -434,7 +442,7 @@ std::string DataflowReport::to_dot() const {
                 for (const std::string &g : it->second) {
                     if (!seen.insert(g).second) continue;
                     if (g == f) continue;
-                    if (kernels_of.count(g) || input_set.count(g)) {
+                    if (kernels_of.count(g) || input_set.count(g) || on_host.count(g)) {
                         out.insert(g);
                     } else {
                         sources(g, out, seen);
@@ -457,8 +465,21 @@ std::string DataflowReport::to_dot() const {
         for (const KernelReport &k : kernels)
             for (const BufferReport &b : k.buffers)
                 if (b.name == in) bytes = b.bytes;
-        s << "  " << id("in", in)
-          << " [shape=cylinder, label=" << dot_string(in + "\n" + bytes_text(bytes)) << "];\n";
+        // (The size of an input no kernel reads is not counted.)
+        s << "  " << id("in", in) << " [shape=cylinder, label="
+          << dot_string(in + (bytes ? "\n" + bytes_text(bytes) : std::string())) << "];\n";
+    }
+    // A Func computed on the host, and what it reads there (not device-memory traffic).
+    for (const std::string &h : on_host) {
+        s << "  " << id("host", h) << " [style=dashed, label=" << dot_string(h + "\n(on the host)")
+          << "];\n";
+        std::set<std::string> from, seen;
+        sources(h, from, seen);
+        for (const std::string &g : from)
+            s << "  "
+              << (kernels_of.count(g) ? node(g, kernels_of.at(g).front())
+                                      : id(on_host.count(g) ? "host" : "in", g))
+              << " -> " << id("host", h) << " [style=dotted];\n";
     }
     for (size_t i = 0; i < kernels.size(); i++) {
         const KernelReport &k = kernels[i];
@@ -494,8 +515,8 @@ std::string DataflowReport::to_dot() const {
             std::set<std::string> from, seen;
             sources(f, from, seen);
             for (const std::string &g : from) {
-                std::string source = id("in", g);
-                if (!input_set.count(g)) {
+                std::string source = id(on_host.count(g) ? "host" : "in", g);
+                if (!input_set.count(g) && !on_host.count(g)) {
                     // From the last kernel before this one that computes g, else its first.
                     const std::vector<size_t> &ks = kernels_of.at(g);
                     size_t at = ks.front();

@@ -374,6 +374,12 @@ private:
     KernelCost cost;
     std::vector<Range> ranges;                      // the loops around the point, outermost first
     std::vector<std::pair<std::string, Expr>> lets; // in scope, outermost first
+    // Splits made so far. Past the budget, a condition that is not the same over the ranges
+    // (one that varies point by point, as (x + y) % 3 == 0 does) is no longer split but taken
+    // as true, an upper bound: the count takes seconds at most, at any size. Loop bounds are
+    // split regardless.
+    int64_t splits = 0;
+    static constexpr int64_t split_budget = int64_t(1) << 17;
 
     Counts nest(const std::vector<std::pair<std::string, int64_t>> &loops, size_t i) {
         if (i == loops.size()) return stmt(body);
@@ -397,6 +403,7 @@ private:
             lets.resize(scope);
             if (r.depth != depth) throw;
         }
+        splits++;
         const int64_t mid = lo + (hi - lo) / 2;
         total.add(loop(var, lo, mid, body), 1);
         total.add(loop(var, mid + 1, hi, body), 1);
@@ -436,9 +443,21 @@ private:
         }
     }
 
+    // Whether e reads memory or another lane (a value the counter does not know).
+    static bool reads_data(const Expr &e) {
+        bool found = false;
+        ir::visit_each<ir::Load>(e, [&](const ir::Load *) { found = true; });
+        ir::visit_each<ir::Call>(e, [&](const ir::Call *c) {
+            found = found || c->call_type != ir::Call::PureIntrinsic;
+        });
+        return found;
+    }
+
     // The value of an integer or boolean scalar that must be the same over the ranges (a
-    // condition, a loop bound, a copy length); nullopt where it depends on data.
-    std::optional<int64_t> uniform(const Expr &e) {
+    // condition, a loop bound, a copy length); nullopt where it depends on data. A condition
+    // (`bounded`) may also be left undecided past the split budget: the caller then counts
+    // it as true.
+    std::optional<int64_t> uniform(const Expr &e, bool bounded = true) {
         const Expr v = at_point(e);
         if (auto c = ir::as_const_int(v)) return c;
         if (ir::is_true(v)) return 1;
@@ -447,13 +466,26 @@ private:
         if (v.type().is_bool()) {
             if (ir::can_prove(v, scope)) return 1;
             if (ir::can_prove(!v, scope)) return 0;
+            if (reads_data(v)) {
+                // A guard and a test of data (x < n && in[x] > 0): false where a conjunct
+                // that reads no data is; otherwise the data decides, taken as true. Splitting
+                // decides only the conjuncts without data.
+                for (const Expr &part : ir::conjuncts(v)) {
+                    if (reads_data(part)) continue;
+                    if (ir::can_prove(!part, scope)) return 0;
+                    if (!ir::can_prove(part, scope) && (!bounded || splits < split_budget))
+                        split_for(part);
+                }
+                cost.exact = false;
+                return std::nullopt;
+            }
         } else {
             const ir::Interval b = ir::bounds_of_expr_in_scope_with_remainders(v, scope);
             const auto lo = b.is_bounded() ? ir::as_const_int(ir::simplify(b.min)) : std::nullopt;
             const auto hi = b.is_bounded() ? ir::as_const_int(ir::simplify(b.max)) : std::nullopt;
             if (lo && hi && *lo == *hi) return lo;
         }
-        split_for(v);
+        if (!bounded || splits < split_budget) split_for(v);
         cost.exact = false;
         return std::nullopt;
     }
@@ -468,7 +500,7 @@ private:
         const ir::Scope<ir::Interval> scope = range_scope();
         if (ir::can_prove(v, scope)) return lanes;
         if (ir::can_prove(!v, scope)) return 0;
-        split_for(v);
+        if (splits < split_budget) split_for(v);
         int64_t count = 0;
         for (int i = 0; i < lanes; i++) {
             LaneOf lane(i);
@@ -629,7 +661,7 @@ private:
             const ir::For *op = s.as<ir::For>();
             expr(c, op->min);
             expr(c, op->extent);
-            const auto min = uniform(op->min), extent = uniform(op->extent);
+            const auto min = uniform(op->min, false), extent = uniform(op->extent, false);
             user_assert(min && extent)
                 << "The dataflow report cannot count kernel " << k.name << ": the bounds of "
                 << "its loop " << op->name << " depend on data.";

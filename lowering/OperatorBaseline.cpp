@@ -87,7 +87,17 @@ template <typename Stage> void schedule_stage(Stage stage, const std::vector<Dim
         if (!d.is_rvar) pure.push_back(Var(d.var));
     }
     Var bx("bx"), by("by"), tx("tx"), ty("ty");
-    if (pure.size() >= 2) {
+    if (pure.size() >= 3) {
+        // All of them as one loop, as a framework's elementwise kernel flattens a tensor: its
+        // grid has room for every point (a grid's y and z hold at most 65535 blocks).
+        Var all = pure[0];
+        for (size_t i = 1; i < pure.size(); i++) {
+            Var fused(all.name() + "_" + pure[i].name());
+            stage.fuse(all, pure[i], fused);
+            all = fused;
+        }
+        stage.gpu_tile(all, bx, tx, 256, TailStrategy::GuardWithIf);
+    } else if (pure.size() == 2) {
         stage.gpu_tile(pure[0], pure[1], bx, by, tx, ty, 16, 16, TailStrategy::GuardWithIf);
     } else if (pure.size() == 1) {
         stage.gpu_tile(pure[0], bx, tx, 256, TailStrategy::GuardWithIf);
@@ -112,11 +122,27 @@ std::vector<Function> operator_by_operator(const std::vector<Function> &outputs)
         copy.schedule() = plain;
         for (int s = 0; s < copy.stages(); s++) {
             Definition &d = copy.stage(s);
+            // An update rfactor split is the algorithm's update again: its intermediates are
+            // the schedule's.
+            if (d.as_written) d = Definition(*d.as_written);
+            d.as_written = nullptr;
             d.schedule = StageSchedule();
             d.schedule.dims = unscheduled_dims(copy, d, s == 0);
         }
         copies[kv.first] = copy;
     }
+    // The Funcs the algorithm reads, from the outputs (not rfactor's intermediates).
+    std::set<std::string> used;
+    std::vector<std::string> work(output_names.begin(), output_names.end());
+    while (!work.empty()) {
+        const std::string f = work.back();
+        work.pop_back();
+        if (!used.insert(f).second) continue;
+        for (const Function &g : direct_callees(copies.at(f)))
+            work.push_back(g.name());
+    }
+    for (auto it = copies.begin(); it != copies.end();)
+        it = used.count(it->first) ? std::next(it) : copies.erase(it);
     for (auto &kv : copies) {
         PointAtCopies point(copies, kv.first);
         for (int s = 0; s < kv.second.stages(); s++) {

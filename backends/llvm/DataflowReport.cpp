@@ -3,12 +3,14 @@
 #include "backends/llvm/CodeGen_PTX.h"
 #include "backends/runtime/Runtime.h"
 #include "dsl/base/Error.h"
+#include "dsl/base/Float16.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRVisitor.h"
 #include "lowering/KernelCost.h"
 #include "lowering/Lower.h"
 #include "lowering/OperatorBaseline.h"
 #include "lowering/TensorCores.h"
+#include "lowering/Wrappers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -50,6 +52,9 @@ ConcreteArguments::Shape dense(ir::Type t, const std::vector<int> &extents,
 }
 
 ir::Expr scalar_from_bits(ir::Type t, uint64_t bits) {
+    if (t.is_bfloat()) return ir::make_const(t, double(bfloat16_t::from_bits(uint16_t(bits))));
+    if (t.is_float() && t.bits == 16)
+        return ir::make_const(t, double(float16_t::from_bits(uint16_t(bits))));
     if (t.is_float() && t.bits == 32) {
         float f;
         uint32_t b = uint32_t(bits);
@@ -155,8 +160,14 @@ ConcreteArguments concrete_arguments(const std::vector<Argument> &args,
             ConcreteArguments::Shape s;
             s.type = a.type;
             const aicf_buffer_t *raw = b->raw();
-            for (int d = 0; d < raw->dimensions; d++)
+            for (int d = 0; d < raw->dimensions; d++) {
+                // As a GPU pipeline refuses it when it runs.
+                user_assert(raw->dim[d].stride >= 0 || raw->dim[d].extent <= 1)
+                    << "The report of " << pipeline << ": input " << a.name << " has a negative "
+                    << "stride in dimension " << d << " (" << raw->dim[d].stride << "), and GPU "
+                    << "devices need buffers laid out with non-negative strides.";
                 s.dims.push_back(raw->dim[d]);
+            }
             c.buffers[a.name] = s;
             continue;
         }
@@ -383,7 +394,10 @@ DataflowReport dataflow_report(const std::vector<ir::Function> &outputs,
         }
         r.roofline.push_back(total);
     }
-    for (const auto &kv : detail::find_transitive_calls(outputs)) {
+    // A Func wrapped for another (g.in(f), or g.in() for all) is read through its wrapper.
+    std::map<std::string, ir::Function> env = detail::find_transitive_calls(outputs);
+    lowering::redirect_to_wrappers(outputs, env);
+    for (const auto &kv : env) {
         std::vector<std::string> &callees = r.calls[kv.first];
         for (const ir::Function &g : ir::direct_callees(kv.second))
             callees.push_back(g.name());

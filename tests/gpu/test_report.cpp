@@ -537,6 +537,19 @@ TEST(ReportErrors, SizesTargetsAndArguments) {
         "is at sizes 64, but ReportArguments::buffers gives its output h the extents 32");
     kinds.buffers["h"] = {64};
     EXPECT_EQ(h.report({64}, gpu_target, kinds, false).kernels.size(), 1u);
+    {
+        // A buffer laid out backwards, which a GPU pipeline refuses when it runs.
+        std::vector<float> storage(64 * 16, 1.0f);
+        Buffer<float> backwards(storage.data(), {64, 16});
+        backwards.raw_buffer()->dim[1].stride = -64;
+        backwards.raw_buffer()->host = reinterpret_cast<uint8_t *>(storage.data() + 64 * 15);
+        in.set(backwards);
+        EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
+                            g.report({64, 16}, gpu_target, ReportArguments(), false);
+                        }),
+                        "input in has a negative stride in dimension 1 (-64), and GPU devices "
+                        "need buffers laid out with non-negative strides.");
+    }
 }
 
 // uint64 Params take every value they hold, past INT64_MAX too, and no other: an extent of
@@ -605,3 +618,191 @@ TEST(ReportCounts, CompulsoryBytesOfAStridedRead) {
 }
 
 } // namespace
+
+// A float16 or bfloat16 Param counts with its value, as a float32 one does (its bits are not
+// the value: 3.0 is 0x4200 in float16).
+TEST(ReportCounts, HalfPrecisionParamsCountByTheirValue) {
+    const int n = 32;
+    auto report_with = [&](const Expr &p, const std::string &name) {
+        Var i("i"), bi("bi"), ti("ti");
+        RDom r(0, cast<int>(p), "r");
+        Func g(name);
+        g(i) = 0.0f;
+        g(i) += cast<float>(r) * 0.5f + cast<float>(i);
+        g.gpu_tile(i, bi, ti, 32, TailStrategy::GuardWithIf);
+        g.update().gpu_tile(i, bi, ti, 32, TailStrategy::GuardWithIf);
+        Buffer<float> out = realize_checking_report(g, {n}, gpu_target)[0];
+        out.copy_to_host();
+        for (int k = 0; k < n; k++)
+            EXPECT_EQ(out(k), 3 * k + 1.5f) << name << " " << k;
+        return g.report({n}, gpu_target, {}, false);
+    };
+    Param<float> f32("p32");
+    f32.set(3.0f);
+    Param<float16_t> f16("p16");
+    f16.set(float16_t(3.0f));
+    Param<bfloat16_t> bf16("pbf16");
+    bf16.set(bfloat16_t(3.0f));
+    const DataflowReport want = report_with(f32, "g32");
+    // Three iterations of a multiply and two adds per point.
+    EXPECT_EQ(want.flops(), int64_t(n) * 3 * 3);
+    for (const auto &[p, name] :
+         std::vector<std::pair<Expr, std::string>>{{f16, "g16"}, {bf16, "gbf16"}}) {
+        const DataflowReport r = report_with(p, name);
+        EXPECT_EQ(r.flops(), want.flops()) << name;
+        EXPECT_EQ(r.moved_bytes(), want.moved_bytes()) << name;
+    }
+}
+
+// The baseline of a Func of four dimensions is one kernel over all its points (a grid of
+// 16 x 16 tiles over two of them would launch from a host loop over the others).
+TEST(ReportBaseline, FuncsOfMoreThanTwoDimensionsAreOneKernel) {
+    ImageParam weights(Float(32), 4, "weights");
+    ImageParam scale(Float(32), 1, "scale");
+    Var x("x"), y("y"), ci("ci"), co("co"), t("t"), bt("bt"), tt("tt");
+    Func w("w");
+    w(x, y, ci, co) = weights(x, y, ci, co) * scale(co);
+    w.fuse(x, y, t).fuse(t, ci, t).fuse(t, co, t).gpu_tile(t, bt, tt, 256,
+                                                           TailStrategy::GuardWithIf);
+    ReportArguments args;
+    args.buffers["weights"] = {3, 3, 512, 512};
+    args.buffers["scale"] = {512};
+    const DataflowReport r = w.report({3, 3, 512, 512}, gpu_target, args);
+    ASSERT_TRUE(r.baseline);
+    ASSERT_EQ(r.baseline->kernels.size(), 1u);
+    const int64_t points = 3 * 3 * 512 * 512;
+    EXPECT_EQ(r.baseline->kernels[0].grid, (std::array<int64_t, 3>{{points / 256, 1, 1}}));
+    EXPECT_EQ(r.baseline->kernels[0].block, (std::array<int, 3>{{256, 1, 1}}));
+    EXPECT_EQ(r.baseline->moved_bytes(), 2 * points * 4 + 512 * 4);
+    EXPECT_EQ(r.moved_bytes(), r.baseline->moved_bytes());
+}
+
+// The baseline is the algorithm's: the intermediates rfactor makes are the schedule's, so a
+// row sum reports the same baseline however it is scheduled.
+TEST(ReportBaseline, TheSameForEveryScheduleOfAReduction) {
+    const int width = 300, rows = 12;
+    ImageParam in(Float(32), 2, "in");
+    ReportArguments args;
+    args.buffers["in"] = {width, rows};
+    std::vector<DataflowReport> reports;
+    for (bool factored : {false, true}) {
+        Var y("y"), u("u"), by("by"), ty("ty");
+        RDom r(0, width, "r");
+        RVar ro("ro"), ri("ri");
+        Func s("s"), out("out");
+        s(y) = 0.0f;
+        s(y) += in(r, y);
+        out(y) = s(y) * 2.0f;
+        if (factored) {
+            out.gpu_blocks(y);
+            s.compute_at(out, y);
+            s.update().split(r.x, ro, ri, 64, TailStrategy::GuardWithIf).reorder(ri, ro);
+            Func partial = s.update().rfactor(ri, u);
+            partial.compute_at(out, y).gpu_threads(u);
+            partial.update().gpu_threads(u);
+        } else {
+            out.gpu_tile(y, by, ty, 8, TailStrategy::GuardWithIf);
+            s.compute_at(out, ty);
+        }
+        reports.push_back(out.report({rows}, gpu_target, args));
+    }
+    for (const DataflowReport &r : reports) {
+        ASSERT_TRUE(r.baseline);
+        // s's definition, its update, and out: three kernels, moving the input once and each
+        // intermediate as one kernel writes it and the next reads it.
+        EXPECT_EQ(r.baseline->kernels.size(), 3u);
+        EXPECT_EQ(r.baseline->moved_bytes(), int64_t(4) * (width * rows + 5 * rows));
+    }
+    EXPECT_EQ(reports[0].baseline->to_text(), reports[1].baseline->to_text());
+}
+
+// A condition on data is counted as true, without visiting each point, while a guard beside
+// it (the threads past the last row) still decides where it is false. Where the data makes
+// every condition true, the bound is the count: equal to the simulator's.
+TEST(ReportCounts, DataConditionsAreTakenAsTrueBesideTheirGuards) {
+    const int n = 500, rows = 37;
+    Buffer<float> in({n, rows}, "in");
+    fill_random(in, 0.5, 1.5, 12);
+    Func pos("pos");
+    Var y("y"), by("by"), ty("ty");
+    RDom r(0, n, "r");
+    r.where(in(r, y) > 0.0f);
+    pos(y) = 0.0f;
+    pos(y) += in(r, y);
+    pos.gpu_tile(y, by, ty, 16, TailStrategy::GuardWithIf);
+    pos.update().gpu_tile(y, by, ty, 16, TailStrategy::GuardWithIf);
+    backends::sim::ProfileRecorder recorder;
+    Buffer<float> out = pos.realize({rows}, gpu_target);
+    out.copy_to_host();
+    for (int j = 0; j < rows; j++) {
+        double want = 0;
+        for (int i = 0; i < n; i++)
+            want += in(i, j);
+        ASSERT_NEAR(out(j), want, 1e-3) << j;
+    }
+    if (recorder.launches().empty()) GTEST_SKIP() << "a GPU ran it: no counters to compare";
+    const DataflowReport report = pos.report({rows}, gpu_target, {}, false);
+    ASSERT_EQ(report.kernels.size(), 2u);
+    EXPECT_FALSE(report.kernels[1].exact);
+    const backends::sim::KernelProfile &p = recorder.launches()[1];
+    for (const BufferReport &b : report.kernels[1].buffers) {
+        EXPECT_EQ(b.requested_read, p.find_buffer(b.name)->bytes_loaded) << b.name;
+        EXPECT_EQ(b.requested_written, p.find_buffer(b.name)->bytes_stored) << b.name;
+    }
+    EXPECT_EQ(report.kernels[1].flops, p.flops);
+    // At a size with two million points the count stays a count of ranges.
+    ImageParam big(Float(32), 2, "big");
+    Func all("all");
+    RDom rb(0, 4096, "rb");
+    rb.where(big(rb, y) > 0.0f);
+    all(y) = 0.0f;
+    all(y) += big(rb, y);
+    all.gpu_tile(y, by, ty, 64, TailStrategy::GuardWithIf);
+    all.update().gpu_tile(y, by, ty, 64, TailStrategy::GuardWithIf);
+    ReportArguments args;
+    args.buffers["big"] = {4096, 512};
+    const DataflowReport large = all.report({512}, gpu_target, args, false);
+    EXPECT_FALSE(large.kernels[1].exact);
+    EXPECT_EQ(large.kernels[1].flops, report.kernels[1].flops / (int64_t(n) * rows) * 4096 * 512);
+}
+
+// The picture draws a Func computed on the host as a box of its own, the source of what the
+// kernels read of it, and a wrapper staged in shared memory as the on-chip step between the
+// Func it wraps and its reader.
+TEST(ReportOutput, PictureOfHostFuncsAndWrappers) {
+    {
+        ImageParam in(Float(32), 2, "in");
+        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+        Func h("h"), g("g");
+        h(x, y) = in(x, y) * 0.5f;
+        g(x, y) = h(x, y) + 1.0f;
+        h.compute_root();
+        g.gpu_tile(x, y, bx, by, tx, ty, 8, 8);
+        ReportArguments args;
+        args.buffers["in"] = {32, 16};
+        const std::string dot = g.report({32, 16}, gpu_target, args, false).to_dot();
+        EXPECT_CONTAINS(dot, "\"host:h\" [style=dashed, label=\"h\\n(on the host)\"];");
+        EXPECT_CONTAINS(dot, "\"in:in\" -> \"host:h\" [style=dotted];");
+        EXPECT_CONTAINS(dot, "\"host:h\" -> \"func:g@0\" [label=\"2.05 kB\", color=\"red\"];");
+    }
+    {
+        ImageParam in(Float(32), 2, "in");
+        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), xo("xo"), xi("xi");
+        Func src("src"), blur("blur");
+        src(x, y) = in(x, y) * 2.0f;
+        blur(x, y) = src(x, y) + src(x + 1, y) + src(x, y + 1);
+        src.compute_root().gpu_tile(x, y, bx, by, tx, ty, 16, 16);
+        blur.gpu_tile(x, y, bx, by, tx, ty, 32, 8);
+        src.in()
+            .compute_at(blur, bx)
+            .store_in(MemoryType::GPUShared)
+            .split(x, xo, xi, 2)
+            .gpu_threads(xo, y);
+        ReportArguments args;
+        args.buffers["in"] = {65, 33};
+        const std::string dot = blur.report({64, 32}, gpu_target, args, false).to_dot();
+        EXPECT_CONTAINS(dot, "\"func:src_in@1\" -> \"func:blur@1\" [label=\"on chip\"");
+        EXPECT_CONTAINS(dot, "\"func:src@0\" -> \"func:src_in@1\" [label=\"");
+        EXPECT_EQ(dot.find("\"func:src@0\" -> \"func:blur@1\""), std::string::npos) << dot;
+    }
+}
