@@ -88,9 +88,11 @@ void split_into_domain(Definition &d, size_t split_index, const std::string &whe
     // domain's points may (an input at r), and is tested inside the guard.
     auto exact = as_const_int(extent);
     if (!exact || *exact % *factor != 0) {
-        dom.where(LT::make(Add::make(Mul::make(by_name[sp.outer], make_const(Int(32), *factor)),
-                                     by_name[sp.inner]),
-                           extent));
+        // (By the new loops' names: the outer loop may reuse the old one's.)
+        dom.where(LT::make(
+            Add::make(Mul::make(Variable::make(Int(32), sp.outer), make_const(Int(32), *factor)),
+                      Variable::make(Int(32), sp.inner)),
+            extent));
     }
     if (d.rdom.predicate().defined()) dom.where(substitute(by_name, d.rdom.predicate()));
     for (Expr &a : d.args)
@@ -112,6 +114,16 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     user_assert(stage > 0) << where << ": only update definitions reduce; " << name()
                            << " is the pure definition.";
     Definition &d = func.stage(stage);
+    // A refused rfactor changes nothing: the update as it was comes back on any error (the
+    // checks below come after splits have been made domains).
+    struct Restore {
+        Definition &d;
+        const Definition saved;
+        bool done = false;
+        ~Restore() {
+            if (!done) d = saved;
+        }
+    } restore{d, d};
     // The update as the algorithm wrote it, before its splits become domains.
     std::shared_ptr<const Definition> as_written = d.as_written;
     if (!as_written) {
@@ -144,19 +156,30 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     std::map<std::string, std::string> to_pure;
     for (const auto &p : preserved) {
         auto in_domain = [&] {
+            // (Split into a loop of its own name, the name is that loop's, not the domain's.)
+            for (const Split &sp : d.schedule.splits)
+                if (sp.kind == Split::SplitVar && sp.old_var == p.first.name() &&
+                    (sp.outer == sp.old_var || sp.inner == sp.old_var))
+                    return false;
             for (const ReductionVariable &rv : d.rdom.domain())
                 if (rv.var == p.first.name()) return true;
             return false;
         };
         // A loop made by splitting a reduction variable (or by splitting such a loop again):
         // make the splits that lead to it, outermost first, variables of the domain.
-        std::function<bool(const std::string &)> leads_to = [&](const std::string &var) {
-            if (var == p.first.name()) return true;
-            for (const Split &sp : d.schedule.splits)
-                if (sp.kind == Split::SplitVar && sp.old_var == var &&
-                    (leads_to(sp.inner) || leads_to(sp.outer)))
-                    return true;
-            return false;
+        // A name is the loop the last split that made it made (split(r, r, ri) reuses r for
+        // the outer loop; unroll and vectorize by a factor do so too): each split is followed
+        // by the splits after it.
+        std::function<bool(const std::string &, size_t)> leads_to = [&](const std::string &var,
+                                                                        size_t from) {
+            for (size_t i = from; i < d.schedule.splits.size(); i++) {
+                const Split &sp = d.schedule.splits[i];
+                if (sp.kind == Split::SplitVar && sp.old_var == var)
+                    return leads_to(sp.inner, i + 1) || leads_to(sp.outer, i + 1);
+                if (sp.kind == Split::FuseVars && (sp.inner == var || sp.outer == var))
+                    return false;
+            }
+            return var == p.first.name();
         };
         bool progressed = true;
         while (!in_domain() && progressed) {
@@ -166,7 +189,7 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
                 bool of_domain = false;
                 for (const ReductionVariable &rv : d.rdom.domain())
                     of_domain = of_domain || rv.var == sp.old_var;
-                if (sp.kind == Split::SplitVar && of_domain && leads_to(sp.old_var)) {
+                if (sp.kind == Split::SplitVar && of_domain && leads_to(sp.old_var, i)) {
                     split_into_domain(d, i, where);
                     progressed = true;
                 }
@@ -375,6 +398,7 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     }
     merge.as_written = as_written;
     d = merge;
+    restore.done = true;
     return Func(intm);
 }
 

@@ -15,6 +15,7 @@
 #include "lowering/FuncPlacement.h"
 #include "lowering/Inline.h"
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <set>
@@ -70,6 +71,31 @@ private:
         if (op->name != loop) return IRMutator::visit(op);
         found = true;
         return For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, wrap(op->body));
+    }
+};
+
+// The parallel loops (CPU threads) around loop `target` in a statement, and `target` itself
+// when it is one, outermost first.
+class ParallelLoopsAround : public IRVisitor {
+public:
+    explicit ParallelLoopsAround(const std::string &target) : target(target) {}
+    std::vector<std::string> found;
+
+private:
+    const std::string &target;
+    std::vector<const For *> path;
+    using IRVisitor::visit;
+    void visit(const For *op) override {
+        path.push_back(op);
+        if (op->name == target) {
+            for (const For *f : path)
+                if (f->for_type == ForType::Parallel &&
+                    std::find(found.begin(), found.end(), f->name) == found.end())
+                    found.push_back(f->name);
+        } else {
+            IRVisitor::visit(op);
+        }
+        path.pop_back();
     }
 };
 
@@ -270,7 +296,11 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
         } else {
             // Storage outside, computation inside: the compute loop must be within the store loop.
             bool nested = false;
+            std::vector<std::string> parallel;
             WrapLoopBody outer(store_loop, [&](const Stmt &b) {
+                ParallelLoopsAround around(compute_loop);
+                b.accept(&around);
+                parallel = around.found;
                 WrapLoopBody inner(compute_loop, produce_consume);
                 Stmt r = inner.run(b);
                 nested = inner.found;
@@ -280,6 +310,16 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
             user_assert(nested) << "Func " << f.name() << " is stored at " << store.to_string()
                                 << " and computed at " << compute.to_string()
                                 << ", but the store level must enclose the compute level.";
+            // The iterations of a parallel loop between the two run at once, each computing
+            // its region into the one allocation. Where the regions meet, a pure definition
+            // writes the same values twice; updates would be applied twice.
+            user_assert(parallel.empty() || !f.has_update_definition())
+                << "Func " << f.name() << " is stored at " << store.to_string()
+                << " and computed at " << compute.to_string() << ", inside the parallel loop "
+                << parallel.front() << ": its threads would compute into one allocation at "
+                << "once, and where their regions meet, each would apply " << f.name()
+                << "'s updates to the same points. Store it at that loop or inside it "
+                << "(store_at), compute it outside it, or make the loop serial.";
         }
         check_uses_enclosed(f, uses_of_f, s, compute_loop.empty() ? "root" : compute_loop, env);
     }

@@ -2328,3 +2328,103 @@ TEST(Schedules, PrefetchOfATupleFunc) {
         for (int i = 0; i < 50; i++)
             ASSERT_EQ(result(i, j), in(i, j) * 4) << i << "," << j;
 }
+
+// rfactor of loops that splits made under the name they split (split(r, r, ri), and the
+// splits unroll and vectorize by a factor make): each name is the loop the last split that
+// made it made, the tail of a split that does not divide the domain stays guarded, and a
+// split of a split is followed.
+TEST(Schedules, RFactorOfSplitsThatReuseTheirNames) {
+    for (const int n : {5, 60, 100}) {
+        Buffer<int> in({n}, "in");
+        fill_random(in, -1000, 1000, 40 + n);
+        int64_t want = 0;
+        for (int i = 0; i < n; i++)
+            want += in(i);
+        for (int form = 0; form < 4; form++) {
+            Var u("u");
+            RDom r(0, n, "r");
+            RVar ri("ri"), ro("ro");
+            Func s("s");
+            s() = 0;
+            s() += in(r);
+            std::string text;
+            if (form == 0) {
+                s.update().split(r, r, ri, 8).rfactor(ri, u).compute_root();
+                text = "split(r, r, ri, 8).rfactor(ri)";
+            } else if (form == 1) {
+                s.update().split(r, r, ri, 8).rfactor(r, u).compute_root();
+                text = "split(r, r, ri, 8).rfactor(r)";
+            } else if (form == 2) {
+                s.update().split(r, ro, ri, 17).unroll(ri, 13).rfactor(ro, u).compute_root();
+                text = "split(r, ro, ri, 17).unroll(ri, 13).rfactor(ro)";
+            } else {
+                s.update().unroll(r, 4).rfactor(RVar(r.x.name() + "_ui"), u).compute_root();
+                text = "unroll(r, 4).rfactor(r_ui)";
+            }
+            Buffer<int> out = s.realize({});
+            EXPECT_EQ(out(), want) << text << " at " << n;
+        }
+    }
+}
+
+// A refused rfactor leaves the update as it was: its splits are still loops of the update,
+// not domains of a half-made intermediate.
+TEST(Schedules, ARefusedRFactorChangesNothing) {
+    const int n = 7;
+    Buffer<int> in({n}, "in");
+    fill_random(in, -100, 100, 41);
+    Var x("x"), u("u");
+    RDom s(0, n, "s");
+    Func f("f");
+    f(x) = in(x);
+    f(s) = f(s) * 3;
+    f.update().vectorize(s, 2);
+    // s's inner loop writes the point it chooses: nothing to reduce along it.
+    EXPECT_CONTAINS(
+        message_of<CompileError>([&] { f.update().rfactor(RVar(s.x.name() + "_vi"), u); }),
+        "chooses the point the update writes");
+    Buffer<int> out = f.realize({n});
+    for (int i = 0; i < n; i++)
+        EXPECT_EQ(out(i), in(i)*3) << i;
+}
+
+// A Func with updates stored outside a parallel loop and computed inside it would have the
+// loop's threads apply its updates at once to the points their regions share (here rows both
+// threads need, each adding 1 to them): refused. Stored at the parallel loop, each thread has
+// its own. (A pure Func may be: Schedules.SlidingWindowNeedsARegionThatMovesForward.)
+TEST(Schedules, StorageOutsideAParallelLoopComputedInsideIsRefused) {
+    const int W = 64, H = 40;
+    Buffer<int> in({W, H + 1}, "in");
+    fill_random(in, -100, 100, 42);
+    for (int form = 0; form < 3; form++) {
+        Var x("x"), y("y"), yo("yo"), yi("yi");
+        Func f("f"), g("g");
+        f(x, y) = in(x, y);
+        f(x, y) += 1;
+        g(x, y) = f(x, y) + f(x, y + 1);
+        if (form == 0) {
+            g.parallel(y);
+            f.store_root().compute_at(g, y);
+        } else if (form == 1) {
+            g.split(y, yo, yi, 4).parallel(yi);
+            f.store_at(g, yo).compute_at(g, yi);
+        } else {
+            g.split(y, yo, yi, 4).parallel(yo);
+            f.store_at(g, yo).compute_at(g, yi);
+        }
+        if (form < 2) {
+            EXPECT_CONTAINS(message_of<CompileError>([&] {
+                                g.realize({W, H});
+                            }),
+                            "inside the parallel loop g.s0." + std::string(form == 0 ? "y" : "yi") +
+                                ": its threads would compute into one allocation at once, and "
+                                "where their regions meet, each would apply f's updates to the "
+                                "same points.");
+            continue;
+        }
+        Buffer<int> out = g.realize({W, H});
+        for (int j = 0; j < H; j++)
+            for (int i = 0; i < W; i++)
+                ASSERT_EQ(out(i, j), in(i, j) + 1 + in(i, j + 1) + 1) << i << "," << j;
+    }
+}
