@@ -561,7 +561,10 @@ void run_naming_passed_buffers(const CompiledPipeline &code, const std::vector<A
         for (size_t i = 0; i < args.size() && i < passed.size(); i++) {
             const BufferStorage *b = passed[i];
             if (!b || b->name() == args[i].name) continue;
-            if (msg.find("Buffer " + args[i].name + " ") == std::string::npos) continue;
+            const std::string named = "Buffer " + args[i].name;
+            if (msg.find(named + " ") == std::string::npos &&
+                msg.find(named + ":") == std::string::npos)
+                continue;
             msg += " (Buffer " + args[i].name + " is the Buffer " + b->name() + " passed for " +
                    (args[i].is_output ? "output " : "input ") + args[i].name + ".)";
             renamed = true;

@@ -587,6 +587,13 @@ TEST(RuntimeErrors, MessagesNameTheBufferPassed) {
     EXPECT_CONTAINS(msg, "Buffer cb has stride 50 in dimension 1, but the pipeline was compiled "
                          "for a buffer of stride 40 there");
     EXPECT_CONTAINS(msg, "(Buffer cb is the Buffer other passed for input cb.)");
+    // A message that names the buffer before a colon.
+    Buffer<float> far({10, 10}, "far");
+    far.set_min({2147483638, 0});
+    in.set(dense);
+    msg = message_of<RuntimeError>([&] { f.realize(far); });
+    EXPECT_CONTAINS(msg, "Buffer f: dimension 0 starts at 2147483638 and has extent 10");
+    EXPECT_CONTAINS(msg, "(Buffer f is the Buffer far passed for output f.)");
 }
 
 // Buffer<T, D> states its rank: a buffer of another rank is refused, as one of another type.

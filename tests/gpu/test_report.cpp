@@ -193,18 +193,24 @@ TEST(ReportCounts, AtomicHistogramMatchesTheSimulator) {
 }
 
 // A reduction that skips points on a loaded value: the counts are an upper bound.
-TEST(ReportCounts, DataDependentConditionsGiveBounds) {
-    const int n = 1000, rows = 8;
-    Buffer<float> in({n, rows}, "in");
-    fill_random(in, -1, 1, 11);
+// The sum of each row's positive elements (n of them), a row per thread in blocks of `tile`.
+template <typename Input> Func positive_row_sums(const Input &in, int n, int tile) {
     Func pos("pos");
     Var y("y"), by("by"), ty("ty");
     RDom r(0, n, "r");
     r.where(in(r, y) > 0.0f);
     pos(y) = 0.0f;
     pos(y) += in(r, y);
-    pos.gpu_tile(y, by, ty, 4, TailStrategy::GuardWithIf);
-    pos.update().gpu_tile(y, by, ty, 4, TailStrategy::GuardWithIf);
+    pos.gpu_tile(y, by, ty, tile, TailStrategy::GuardWithIf);
+    pos.update().gpu_tile(y, by, ty, tile, TailStrategy::GuardWithIf);
+    return pos;
+}
+
+TEST(ReportCounts, DataDependentConditionsGiveBounds) {
+    const int n = 1000, rows = 8;
+    Buffer<float> in({n, rows}, "in");
+    fill_random(in, -1, 1, 11);
+    Func pos = positive_row_sums(in, n, 4);
     realize_checking_report(pos, {rows}, gpu_target);
     const DataflowReport report = pos.report({rows}, gpu_target, {}, false);
     ASSERT_EQ(report.kernels.size(), 2u);
@@ -723,14 +729,7 @@ TEST(ReportCounts, DataConditionsAreTakenAsTrueBesideTheirGuards) {
     const int n = 500, rows = 37;
     Buffer<float> in({n, rows}, "in");
     fill_random(in, 0.5, 1.5, 12);
-    Func pos("pos");
-    Var y("y"), by("by"), ty("ty");
-    RDom r(0, n, "r");
-    r.where(in(r, y) > 0.0f);
-    pos(y) = 0.0f;
-    pos(y) += in(r, y);
-    pos.gpu_tile(y, by, ty, 16, TailStrategy::GuardWithIf);
-    pos.update().gpu_tile(y, by, ty, 16, TailStrategy::GuardWithIf);
+    Func pos = positive_row_sums(in, n, 16);
     backends::sim::ProfileRecorder recorder;
     Buffer<float> out = pos.realize({rows}, gpu_target);
     out.copy_to_host();
@@ -752,13 +751,7 @@ TEST(ReportCounts, DataConditionsAreTakenAsTrueBesideTheirGuards) {
     EXPECT_EQ(report.kernels[1].flops, p.flops);
     // At a size with two million points the count stays a count of ranges.
     ImageParam big(Float(32), 2, "big");
-    Func all("all");
-    RDom rb(0, 4096, "rb");
-    rb.where(big(rb, y) > 0.0f);
-    all(y) = 0.0f;
-    all(y) += big(rb, y);
-    all.gpu_tile(y, by, ty, 64, TailStrategy::GuardWithIf);
-    all.update().gpu_tile(y, by, ty, 64, TailStrategy::GuardWithIf);
+    Func all = positive_row_sums(big, 4096, 64);
     ReportArguments args;
     args.buffers["big"] = {4096, 512};
     const DataflowReport large = all.report({512}, gpu_target, args, false);
