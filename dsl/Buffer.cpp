@@ -174,6 +174,29 @@ int64_t BufferStorage::offset_of(const int *coords, int n) const {
     return off * type().bytes();
 }
 
+int64_t BufferStorage::checked_offset_of(const int *coords, int n) const {
+    auto point = [&] {
+        std::string text = name_ + "(";
+        for (int d = 0; d < n; d++)
+            text += (d ? ", " : "") + std::to_string(coords[d]);
+        return text + ")";
+    };
+    if (n != raw_.dimensions) {
+        runtime_error_report << "Buffer " << name_ << " has " << raw_.dimensions << " dimension"
+                             << (raw_.dimensions == 1 ? "" : "s") << ", but " << point()
+                             << " gives " << n << " coordinate" << (n == 1 ? "" : "s")
+                             << ": give one per dimension.";
+    }
+    for (int d = 0; d < n; d++) {
+        const int64_t lo = dims_[d].min, hi = lo + int64_t(dims_[d].extent) - 1;
+        if (coords[d] < lo || coords[d] > hi) {
+            runtime_error_report << "Buffer " << name_ << ": " << point() << " is outside it: "
+                                 << "dimension " << d << " covers [" << lo << ", " << hi << "].";
+        }
+    }
+    return offset_of(coords, n);
+}
+
 void BufferBase::check_defined() const {
     user_assert(storage_ != nullptr) << "Use of an undefined Buffer.";
 }

@@ -56,6 +56,9 @@ public:
     void check_memory_for_points(const void *data) const;
     // Byte offset of an element from `host` given its coordinates.
     int64_t offset_of(const int *coords, int n) const;
+    // The same for an element a program reads or writes: RuntimeError for another number of
+    // coordinates than the buffer's dimensions, or a point outside it.
+    int64_t checked_offset_of(const int *coords, int n) const;
 
 private:
     aicf_buffer_t raw_{};
@@ -169,7 +172,7 @@ public:
     Elem &operator()(Ints... coords) const {
         const int c[] = {static_cast<int>(coords)..., 0};
         return *reinterpret_cast<Elem *>(static_cast<uint8_t *>(raw_data()) +
-                                         storage_->offset_of(c, sizeof...(Ints)));
+                                         storage_->checked_offset_of(c, sizeof...(Ints)));
     }
     Elem &operator()() const { return *data(); }
 

@@ -1,5 +1,6 @@
 // Pointwise math against plain double-precision loops.
 
+#include "ErrorMessage.h"
 #include "Reference.h"
 
 #include "dsl/HostMemory.h"
@@ -544,6 +545,29 @@ TEST(Buffers, BracedExtents) {
     EXPECT_EQ(b.extent(2), 2);
     EXPECT_EQ(c.width(), 7);
     EXPECT_EQ(c.height(), 2);
+}
+
+// An element read or written on the host takes a coordinate per dimension, inside the
+// buffer (its mins counted): anything else is a RuntimeError, not a read past the memory.
+TEST(Buffers, ElementAccessIsChecked) {
+    Buffer<int> b({4, 3}, "b");
+    b(1, 2) = 5;
+    EXPECT_EQ(b(1, 2), 5);
+    EXPECT_CONTAINS(aicf_test::message_of<RuntimeError>([&] { (void)b(1, 2, 9); }),
+                    "Buffer b has 2 dimensions, but b(1, 2, 9) gives 3 coordinates: give one per "
+                    "dimension.");
+    EXPECT_CONTAINS(aicf_test::message_of<RuntimeError>([&] { (void)b(1); }),
+                    "Buffer b has 2 dimensions, but b(1) gives 1 coordinate");
+    EXPECT_CONTAINS(aicf_test::message_of<RuntimeError>([&] { b(100, 100) = 1; }),
+                    "Buffer b: b(100, 100) is outside it: dimension 0 covers [0, 3].");
+    EXPECT_CONTAINS(aicf_test::message_of<RuntimeError>([&] { (void)b(3, -1); }),
+                    "Buffer b: b(3, -1) is outside it: dimension 1 covers [0, 2].");
+    b.set_min({10, -5});
+    b(13, -3) = 7;
+    EXPECT_EQ(b(13, -3), 7);
+    EXPECT_EQ(b(11, -3), 5);
+    EXPECT_CONTAINS(aicf_test::message_of<RuntimeError>([&] { (void)b(1, 2); }),
+                    "dimension 0 covers [10, 13].");
 }
 
 // Host memory: 64-byte aligned and zeroed; from 2 MiB on, aligned to 2 MiB so that transparent
