@@ -12,6 +12,7 @@
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Substitute.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -44,6 +45,59 @@ Expr replace_self(const Expr &e, const Function &f, const std::vector<Expr> &arg
     return m.mutate(e);
 }
 
+// Replaces the domain's variables `from` with the variables `to` (which take the place of the
+// first of `from`, in their order), where the old variables are `values` of the new ones
+// (given the new variables as expressions), and the schedule's step `step`, which made the new
+// loops, leaves it. The predicate refers to the domain's variables by name (see
+// ReductionDomain::predicate); `guard` (undefined: none), by the new names, comes before it.
+void replace_in_domain(Definition &d, size_t step, const std::vector<std::string> &from,
+                       const std::vector<ReductionVariable> &to,
+                       const std::function<std::vector<Expr>(const std::vector<Expr> &)> &values,
+                       const Expr &guard = Expr()) {
+    std::vector<ReductionVariable> vars;
+    for (const ReductionVariable &rv : d.rdom.domain()) {
+        if (rv.var == from[0]) {
+            vars.insert(vars.end(), to.begin(), to.end());
+        } else if (std::find(from.begin(), from.end(), rv.var) == from.end()) {
+            vars.push_back(rv);
+        }
+    }
+    ReductionDomain dom(vars);
+    std::map<std::string, Expr> subs, by_name;
+    std::vector<Expr> new_in_domain, new_by_name;
+    for (const ReductionVariable &rv : vars) {
+        subs[rv.var] = Variable::make(Int(32), rv.var, dom);
+        by_name[rv.var] = Variable::make(Int(32), rv.var);
+    }
+    for (const ReductionVariable &rv : to) {
+        new_in_domain.push_back(subs[rv.var]);
+        new_by_name.push_back(by_name[rv.var]);
+    }
+    const std::vector<Expr> old_in_domain = values(new_in_domain),
+                            old_by_name = values(new_by_name);
+    for (size_t i = 0; i < from.size(); i++) {
+        subs[from[i]] = old_in_domain[i];
+        by_name[from[i]] = old_by_name[i];
+    }
+    // The guard first: the user's predicate may read what only the domain's points may (an
+    // input at r), and is tested inside the guard.
+    if (guard.defined()) dom.where(guard);
+    if (d.rdom.predicate().defined()) dom.where(substitute(by_name, d.rdom.predicate()));
+    for (Expr &a : d.args)
+        a = substitute(subs, a);
+    for (Expr &v : d.values)
+        v = substitute(subs, v);
+    d.rdom = dom;
+    d.schedule.splits.erase(d.schedule.splits.begin() + long(step));
+}
+
+ReductionVariable domain_variable(const Definition &d, const std::string &name) {
+    for (const ReductionVariable &rv : d.rdom.domain())
+        if (rv.var == name) return rv;
+    internal_error << "no reduction variable " << name;
+    return {};
+}
+
 // Makes the loops a schedule's split of a reduction variable created (split(k, ko, ki, 16))
 // variables of the reduction domain itself: k becomes k.min + ko * 16 + ki over ko and ki, with
 // a predicate where 16 does not divide k's extent, and the split leaves the schedule. The
@@ -54,53 +108,86 @@ void split_into_domain(Definition &d, size_t split_index, const std::string &whe
     user_assert(factor && *factor > 0)
         << where << ": " << sp.inner << " comes from a split of " << sp.old_var << " by "
         << sp.factor << "; rfactor can use it only when the factor is a positive constant.";
-    std::vector<ReductionVariable> vars;
-    Expr extent;
-    for (const ReductionVariable &rv : d.rdom.domain()) {
-        if (rv.var != sp.old_var) {
-            vars.push_back(rv);
-            continue;
-        }
-        extent = rv.extent;
-        Expr f = make_const(Int(32), *factor);
-        vars.push_back({sp.inner, make_zero(Int(32)), f});
-        vars.push_back({sp.outer, make_zero(Int(32)),
-                        Div::make(Sub::make(Add::make(rv.extent, f), make_one(Int(32))), f)});
-    }
-    ReductionDomain dom(vars);
-    std::map<std::string, Expr> subs;
-    for (const ReductionVariable &rv : vars)
-        subs[rv.var] = Variable::make(Int(32), rv.var, dom);
-    Expr old_min;
-    for (const ReductionVariable &rv : d.rdom.domain())
-        if (rv.var == sp.old_var) old_min = rv.min;
-    subs[sp.old_var] =
-        Add::make(old_min, Add::make(Mul::make(subs[sp.outer], make_const(Int(32), *factor)),
-                                     subs[sp.inner]));
-    // The predicate refers to the domain's variables by name (see ReductionDomain::predicate).
-    std::map<std::string, Expr> by_name;
-    for (const ReductionVariable &rv : vars)
-        by_name[rv.var] = Variable::make(Int(32), rv.var);
-    by_name[sp.old_var] =
-        Add::make(old_min, Add::make(Mul::make(by_name[sp.outer], make_const(Int(32), *factor)),
-                                     by_name[sp.inner]));
-    // The points past the old extent first: the user's predicate may read what only the
-    // domain's points may (an input at r), and is tested inside the guard.
-    auto exact = as_const_int(extent);
+    const ReductionVariable old = domain_variable(d, sp.old_var);
+    Expr f = make_const(Int(32), *factor);
+    auto offset = [&](const Expr &outer, const Expr &inner) {
+        return Add::make(Mul::make(outer, f), inner);
+    };
+    // The points past the old extent, where the factor does not divide it. (By the new
+    // loops' names: the outer loop may reuse the old one's.)
+    Expr guard;
+    auto exact = as_const_int(old.extent);
     if (!exact || *exact % *factor != 0) {
-        // (By the new loops' names: the outer loop may reuse the old one's.)
-        dom.where(LT::make(
-            Add::make(Mul::make(Variable::make(Int(32), sp.outer), make_const(Int(32), *factor)),
-                      Variable::make(Int(32), sp.inner)),
-            extent));
+        guard =
+            LT::make(offset(Variable::make(Int(32), sp.outer), Variable::make(Int(32), sp.inner)),
+                     old.extent);
     }
-    if (d.rdom.predicate().defined()) dom.where(substitute(by_name, d.rdom.predicate()));
-    for (Expr &a : d.args)
-        a = substitute(subs, a);
-    for (Expr &v : d.values)
-        v = substitute(subs, v);
-    d.rdom = dom;
-    d.schedule.splits.erase(d.schedule.splits.begin() + long(split_index));
+    Expr zero = make_zero(Int(32));
+    replace_in_domain(
+        d, split_index, {old.var},
+        {{sp.inner, zero, f},
+         {sp.outer, zero, Div::make(Sub::make(Add::make(old.extent, f), make_one(Int(32))), f)}},
+        [&](const std::vector<Expr> &io) {
+            return std::vector<Expr>{Add::make(old.min, offset(io[1], io[0]))};
+        },
+        guard);
+}
+
+// Makes the loop a schedule's fuse of two reduction variables created (fuse(r.x, r.y, f)) a
+// variable of the reduction domain: f runs over the product of their extents, r.x is
+// r.x.min + f % (r.x's extent) and r.y is r.y.min + f / (r.x's extent); the fuse leaves the
+// schedule.
+void fuse_into_domain(Definition &d, size_t fuse_index) {
+    const Split sp = d.schedule.splits[fuse_index];
+    const ReductionVariable in = domain_variable(d, sp.inner), out = domain_variable(d, sp.outer);
+    Expr zero = make_zero(Int(32)), one = make_one(Int(32));
+    Expr extent = Mul::make(Max::make(in.extent, zero), Max::make(out.extent, zero));
+    replace_in_domain(d, fuse_index, {in.var, out.var}, {{sp.old_var, zero, extent}},
+                      [&](const std::vector<Expr> &f) {
+                          // (The clamps change no value, f being below the product of the
+                          // extents; they bound each part for bounds inference where an
+                          // extent is symbolic, as the loops' do.)
+                          auto part = [&](const Expr &offset, const ReductionVariable &rv) {
+                              Expr last = Sub::make(Add::make(rv.min, rv.extent), one);
+                              return Max::make(Min::make(Add::make(rv.min, offset), last), rv.min);
+                          };
+                          return std::vector<Expr>{part(Mod::make(f[0], in.extent), in),
+                                                   part(Div::make(f[0], in.extent), out)};
+                      });
+}
+
+// An update that keeps one candidate by comparison (argmax-style) keeps the first of equal
+// ones in the domain's order, so its partials must each reduce a run that is consecutive in
+// that order: a fuse rfactor preserves must iterate its inner variable fastest as the domain
+// does, the inner one directly inside the outer one.
+void check_fuse_keeps_order(const Definition &d, const Split &sp, const AssociativeUpdate &red,
+                            const std::string &where) {
+    if (!red.order_dependent()) return;
+    const std::vector<ReductionVariable> &dom = d.rdom.domain();
+    size_t in = dom.size(), out = dom.size();
+    for (size_t i = 0; i < dom.size(); i++) {
+        if (dom[i].var == sp.inner) in = i;
+        if (dom[i].var == sp.outer) out = i;
+    }
+    std::string outermost_first;
+    for (size_t i = dom.size(); i-- > 0;)
+        outermost_first += (outermost_first.empty() ? "" : ", ") + dom[i].var;
+    user_assert(out == in + 1)
+        << where << ": the update keeps one candidate by comparison (argmax-style), and which of "
+        << "equal candidates it keeps depends on their order; fuse(" << sp.inner << ", " << sp.outer
+        << ", " << sp.old_var << ") does not run the domain in its order, so partials "
+        << "of " << sp.old_var << " would not reduce consecutive runs of it. The domain's "
+        << "variables are, outermost first, " << outermost_first << ": fuse a variable with the "
+        << "one directly outside it, the inner one first.";
+}
+
+// Makes a renamed reduction variable (rename(r.x, k)) the domain's variable of the new name.
+void rename_into_domain(Definition &d, size_t rename_index) {
+    const Split sp = d.schedule.splits[rename_index];
+    const ReductionVariable old = domain_variable(d, sp.old_var);
+    replace_in_domain(
+        d, rename_index, {old.var}, {{sp.outer, make_zero(Int(32)), old.extent}},
+        [&](const std::vector<Expr> &k) { return std::vector<Expr>{Add::make(old.min, k[0])}; });
 }
 
 } // namespace
@@ -156,20 +243,24 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     std::map<std::string, std::string> to_pure;
     for (const auto &p : preserved) {
         auto in_domain = [&] {
-            // (Split into a loop of its own name, the name is that loop's, not the domain's.)
-            for (const Split &sp : d.schedule.splits)
-                if (sp.kind == Split::SplitVar && sp.old_var == p.first.name() &&
-                    (sp.outer == sp.old_var || sp.inner == sp.old_var))
-                    return false;
+            // (A split or fuse that makes a loop of the domain variable's name: the name is
+            // that loop's, not the domain's.)
+            for (const Split &sp : d.schedule.splits) {
+                const bool makes = sp.kind == Split::FuseVars ? sp.old_var == p.first.name()
+                                                              : sp.outer == p.first.name() ||
+                                                                    (sp.kind == Split::SplitVar &&
+                                                                     sp.inner == p.first.name());
+                if (makes) return false;
+            }
             for (const ReductionVariable &rv : d.rdom.domain())
                 if (rv.var == p.first.name()) return true;
             return false;
         };
-        // A loop made by splitting a reduction variable (or by splitting such a loop again):
-        // make the splits that lead to it, outermost first, variables of the domain.
-        // A name is the loop the last split that made it made (split(r, r, ri) reuses r for
-        // the outer loop; unroll and vectorize by a factor do so too): each split is followed
-        // by the splits after it.
+        // A loop made from reduction variables by splits, fuses and renames (and from such
+        // loops again): make the steps that lead to it, first to last, variables of the
+        // domain. A name is the loop the last step that made it made (split(r, r, ri) reuses
+        // r for the outer loop; unroll and vectorize by a factor do so too): each step is
+        // followed by the steps after it.
         std::function<bool(const std::string &, size_t)> leads_to = [&](const std::string &var,
                                                                         size_t from) {
             for (size_t i = from; i < d.schedule.splits.size(); i++) {
@@ -177,27 +268,41 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
                 if (sp.kind == Split::SplitVar && sp.old_var == var)
                     return leads_to(sp.inner, i + 1) || leads_to(sp.outer, i + 1);
                 if (sp.kind == Split::FuseVars && (sp.inner == var || sp.outer == var))
-                    return false;
+                    return leads_to(sp.old_var, i + 1);
+                if (sp.kind == Split::RenameVar && sp.old_var == var)
+                    return leads_to(sp.outer, i + 1);
             }
             return var == p.first.name();
+        };
+        auto of_domain = [&](const std::string &var) {
+            for (const ReductionVariable &rv : d.rdom.domain())
+                if (rv.var == var) return true;
+            return false;
         };
         bool progressed = true;
         while (!in_domain() && progressed) {
             progressed = false;
             for (size_t i = 0; i < d.schedule.splits.size() && !progressed; i++) {
                 const Split &sp = d.schedule.splits[i];
-                bool of_domain = false;
-                for (const ReductionVariable &rv : d.rdom.domain())
-                    of_domain = of_domain || rv.var == sp.old_var;
-                if (sp.kind == Split::SplitVar && of_domain && leads_to(sp.old_var, i)) {
-                    split_into_domain(d, i, where);
+                if (sp.kind == Split::FuseVars) {
+                    if (of_domain(sp.inner) && of_domain(sp.outer) && leads_to(sp.inner, i)) {
+                        check_fuse_keeps_order(d, sp, *red, where);
+                        fuse_into_domain(d, i);
+                        progressed = true;
+                    }
+                } else if (of_domain(sp.old_var) && leads_to(sp.old_var, i)) {
+                    if (sp.kind == Split::SplitVar) {
+                        split_into_domain(d, i, where);
+                    } else {
+                        rename_into_domain(d, i);
+                    }
                     progressed = true;
                 }
             }
         }
         user_assert(in_domain()) << where << ": " << p.first.name()
-                                 << " is not a reduction variable of "
-                                 << "this update, nor a loop made by splitting one.";
+                                 << " is not a reduction variable of this update, nor a loop "
+                                 << "made from them by splits, fuses and renames.";
         user_assert(!to_pure.count(p.first.name()))
             << where << ": " << p.first.name() << " is named twice. Preserve each reduction "
             << "variable once, with one new Var.";

@@ -150,9 +150,20 @@ size_t Stage::find_dim(const VarOrRVar &v, const char *directive) {
         << "In the schedule of " << name() << ", " << directive << " names the loop " << v.name()
         << ", but Func " << func.name() << " has no definition yet, so it has no loops. Define "
         << "it first, e.g. " << func.name() << "(" << v.name() << ") = ...";
+    // (An update that names no variable of an RDom does not run over it: a where() on the
+    // RDom alone does not make it the update's.)
+    user_assert(!(v.is_rvar() && stage > 0 && !func.stage(stage).rdom.defined()))
+        << "In the schedule of " << name() << ", " << directive << " names the reduction loop "
+        << v.name() << ", but " << name() << " uses no reduction variable, so it runs once at "
+        << "each point and has no reduction loops"
+        << (dims.empty() ? "" : "; its loops are, outermost first: " + join_outermost_first(dims))
+        << ". An update runs over the RDom whose variables its left or right side names (a "
+        << "where() on an RDom it does not name adds nothing).";
     user_error << "In the schedule of " << name() << ", " << directive << " names the loop "
-               << v.name() << ", but " << name() << " has no such loop. Its loops are, outermost "
-               << "first: " << join_outermost_first(schedule().dims) << ".";
+               << v.name() << ", but " << name() << " has no such loop. "
+               << (dims.empty()
+                       ? "It has no loops."
+                       : "Its loops are, outermost first: " + join_outermost_first(dims) + ".");
     return 0;
 }
 

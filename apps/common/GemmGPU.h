@@ -25,6 +25,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace aicf_apps {
 
@@ -91,12 +92,12 @@ struct GemmSchedule {
     // The last row of tiles guarded, for products with fewer rows than a tile (a decoding
     // step's few tokens) or rows that no tile divides: the accumulator is still computed over
     // whole tiles (bound_extent), A's rows past its last read through a clamp, and only the
-    // stores past the last row skipped. A's rows are its extent where A is a Buffer, an
-    // ImageParam or an input buffer; a Func A needs them in a_rows (the MLP block passes its
-    // input's). Without guarded rows the last row tile shifts inwards over its neighbour,
-    // which needs at least block_y() rows.
+    // stores past the last row skipped. Where A's rows end (its min plus its extent along
+    // dimension 1) is known where A is a Buffer, an ImageParam or an input buffer; a Func A
+    // needs it in a_row_end (the MLP block passes its input's). Without guarded rows the last
+    // row tile shifts inwards over its neighbour, which needs at least block_y() rows.
     bool guard_rows = false;
-    aicf::Expr a_rows;
+    aicf::Expr a_row_end;
     // Warpgroups of 4 warps running wgmma.mma_async (Hopper, the target cuda-sm_90a), each a
     // 64-row band of the tile, which is warpgroup_n columns wide (a multiple of 8 up to 256);
     // 0: mma.sync in the warps above (sm_80 and later). warps, n_tiles, m_tiles and rows apply
@@ -186,14 +187,14 @@ double gemm_reference_point(const aicf::Buffer<T> &A, const aicf::Buffer<T> &B, 
     return sum;
 }
 
-// The rows of A (its extent in dimension 1) where its type knows them.
-template <typename T> aicf::Expr gemm_rows(const aicf::Buffer<T> &A) {
-    return A.extent(1);
+// Where the rows of A end (one past its last row along dimension 1), where its type knows it.
+template <typename T> aicf::Expr gemm_row_end(const aicf::Buffer<T> &A) {
+    return A.min(1) + A.extent(1);
 }
-template <typename Src> auto gemm_rows(const Src &A) -> decltype(A.dim(1).extent()) {
-    return A.dim(1).extent();
+template <typename Src> auto gemm_row_end(const Src &A) -> decltype(A.dim(1).extent()) {
+    return A.dim(1).min() + A.dim(1).extent();
 }
-inline aicf::Expr gemm_rows(const aicf::Func &) {
+inline aicf::Expr gemm_row_end(const aicf::Func &) {
     return aicf::Expr();
 }
 
@@ -209,6 +210,18 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
     RVar ki("ki"), kk("kk");
     // The reduction in whole steps of k (k.y steps of k.x), so that no step is partial even
     // when K is known only when the pipeline runs; A and B are zero past K.
+    // (Counts the schedule divides by: an error that names them, not a division by zero.)
+    for (auto [field, value] : {std::pair<const char *, int>{"warps", schedule.warps},
+                                {"n_tiles", schedule.n_tiles},
+                                {"m_tiles", schedule.m_tiles},
+                                {"k_tiles", schedule.k_tiles},
+                                {"column_tiles", schedule.column_tiles},
+                                {"row_group", schedule.row_group}})
+        user_assert(value > 0) << "gemm_tensor_cores " << name << ": GemmSchedule::" << field
+                               << " is " << value << "; it must be at least 1.";
+    user_assert(schedule.warpgroups >= 0)
+        << "gemm_tensor_cores " << name << ": GemmSchedule::warpgroups is " << schedule.warpgroups
+        << "; it must be 0 (mma.sync) or at least 1 (wgmma).";
     const int step = schedule.k_step(in);
     const ir::IntImm *k_const = K.as<ir::IntImm>();
     const bool pad = !k_const || k_const->value % step != 0;
@@ -222,14 +235,14 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
     // then a cp.async that zero-fills it); otherwise element by element.
     const int piece = 16 / in.bytes();
     // With guarded rows, the last tile's rows past A's last repeat it (never stored).
-    const Expr rows = !schedule.guard_rows        ? Expr()
-                      : schedule.a_rows.defined() ? schedule.a_rows
-                                                  : gemm_rows(A);
-    user_assert(!schedule.guard_rows || rows.defined())
+    const Expr row_end = !schedule.guard_rows           ? Expr()
+                         : schedule.a_row_end.defined() ? schedule.a_row_end
+                                                        : gemm_row_end(A);
+    user_assert(!schedule.guard_rows || row_end.defined())
         << "gemm_tensor_cores " << name << " with guard_rows: A is a Func, whose rows the "
-        << "product cannot know; give them in GemmSchedule::a_rows (an input's extent, such "
-        << "as x.dim(1).extent()).";
-    const Expr row = rows.defined() ? min(y, rows - 1) : Expr(y);
+        << "product cannot know; give where they end in GemmSchedule::a_row_end (an input's, "
+        << "such as x.dim(1).min() + x.dim(1).extent()).";
+    const Expr row = row_end.defined() ? min(y, row_end - 1) : Expr(y);
     if (!pad) {
         a(x, y) = A(x, row);
     } else if ((k_const && k_const->value % piece == 0) || (!k_const && schedule.k_in_pieces)) {
@@ -266,7 +279,7 @@ aicf::Func gemm_tensor_cores(const Src &A, const Src &B, const aicf::Expr &K,
             .unroll(yh)
             .vectorize(xl);
     };
-    if (rows.defined()) {
+    if (row_end.defined()) {
         // The rows in tiles whose last is guarded; the accumulator over whole tiles there too.
         out.split(x, bx, x, schedule.block_x())
             .split(y, by, y, schedule.block_y(), TailStrategy::GuardWithIf)

@@ -186,9 +186,9 @@ MlpEpilogues mlp_epilogues(const Src &x, const MlpWeightsOf<Src> &w, const std::
     return e;
 }
 
-// `tiles` with the products' rows, the tokens of x, for guarded rows (A is a Func).
+// `tiles` with where the products' rows (the tokens of x) end, for guarded rows (A is a Func).
 template <typename Src> GemmSchedule with_token_rows(GemmSchedule tiles, const Src &x) {
-    if (tiles.guard_rows && !tiles.a_rows.defined()) tiles.a_rows = gemm_rows(x);
+    if (tiles.guard_rows && !tiles.a_row_end.defined()) tiles.a_row_end = gemm_row_end(x);
     return tiles;
 }
 

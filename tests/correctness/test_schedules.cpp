@@ -2115,6 +2115,102 @@ TEST(RFactor, RandomSplitsOfIntegerReductionsAreExact) {
     }
 }
 
+// rfactor of loops that fuses and renames made of reduction variables, as Halide allows: a
+// 2-D domain (mins not zero, extents that no factor divides, a where() on some forms) fused
+// into one loop, split, and the outer part preserved as parallel partials. Integer sums are
+// exact in any order, so every form must give the plain sum.
+TEST(RFactor, LoopsOfFusesAndRenamesArePreserved) {
+    const int W = 37, H = 23;
+    Buffer<int> in({W + 5, H + 4}, "in");
+    fill_random(in, -1000, 1000, 48);
+    Param<int> w("w"), h("h");
+    w.set(W);
+    h.set(H);
+    for (int form = 0; form < 7; form++) {
+        Var u("u");
+        const bool symbolic = form == 6;
+        RDom r(3, symbolic ? Expr(w) : Expr(W), 2, symbolic ? Expr(h) : Expr(H), "r");
+        const bool filtered = form == 5;
+        if (filtered) r.where((r.x + 2 * r.y) % 3 != 0);
+        RVar f("f"), fo("fo"), fi("fi"), k("k"), xo("xo"), xi("xi");
+        Func s("s");
+        s() = 0;
+        s() += in(r.x, r.y) * (r.x - r.y);
+        Stage up = s.update();
+        Func part;
+        std::string text;
+        if (form == 0) {
+            part = up.fuse(r.x, r.y, f).split(f, fo, fi, 64).rfactor(fo, u);
+            text = "fuse(r.x, r.y, f).split(f, fo, fi, 64).rfactor(fo)";
+        } else if (form == 1) {
+            part = up.fuse(r.x, r.y, f).rfactor(f, u);
+            text = "fuse(r.x, r.y, f).rfactor(f)";
+        } else if (form == 2) {
+            part = up.rename(r.x, k).rfactor(k, u);
+            text = "rename(r.x, k).rfactor(k)";
+        } else if (form == 3) {
+            part = up.split(r.x, xo, xi, 8).fuse(xo, r.y, f).rfactor(f, u);
+            text = "split(r.x, xo, xi, 8).fuse(xo, r.y, f).rfactor(f)";
+        } else if (form == 4) {
+            part = up.fuse(r.x, r.y, r.x).split(r.x, r.x, fi, 16).rfactor(r.x, u);
+            text = "fuse(r.x, r.y, r.x).split(r.x, r.x, fi, 16).rfactor(r.x)";
+        } else {
+            part = up.fuse(r.x, r.y, f).split(f, fo, fi, 50).rfactor(fi, u);
+            text = std::string(filtered ? "where, " : "Param extents, ") +
+                   "fuse(r.x, r.y, f).split(f, fo, fi, 50).rfactor(fi)";
+        }
+        part.compute_root().update().parallel(u);
+        Buffer<int> out;
+        ASSERT_NO_THROW(out = s.realize({})) << text;
+        int64_t want = 0;
+        for (int y = 2; y < 2 + H; y++)
+            for (int x = 3; x < 3 + W; x++)
+                if (!filtered || (x + 2 * y) % 3 != 0) want += int64_t(in(x, y)) * (x - y);
+        EXPECT_EQ(out(), want) << text;
+    }
+}
+
+// An argmax that keeps a payload and not the candidates' positions keeps the later of equal
+// values in the domain's order: partials of a fuse that runs the domain in its order are
+// consecutive runs of it and merge in order; a fuse of the outer variable inside the inner
+// one is refused.
+TEST(RFactor, FusesOfAnOrderDependentUpdateMustKeepTheDomainsOrder) {
+    const int W = 13, H = 11;
+    Buffer<float> in({W, H}, "in"), payload({W, H}, "payload");
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            in(x, y) = float((x * 7 + y * 5) % 4); // many ties
+            payload(x, y) = float(x + 100 * y);
+        }
+    auto define = [&](Func &best, RDom &r) {
+        best() = Tuple(-std::numeric_limits<float>::infinity(), 0.0f);
+        Expr v = in(r.x, r.y);
+        best() = Tuple(max(best()[0], v), select(v < best()[0], best()[1], payload(r.x, r.y)));
+    };
+    Var u("u");
+    RVar f("f"), fo("fo"), fi("fi");
+    RDom r(0, W, 0, H, "r");
+    Func best("best");
+    define(best, r);
+    best.update().fuse(r.x, r.y, f).split(f, fo, fi, 10).rfactor(fo, u).compute_root();
+    Realization got = best.realize(std::vector<int>{});
+    float want_v = -std::numeric_limits<float>::infinity(), want_p = 0;
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            if (!(in(x, y) < want_v)) want_v = in(x, y), want_p = payload(x, y);
+    EXPECT_EQ(Buffer<float>(got[0])(), want_v);
+    EXPECT_EQ(Buffer<float>(got[1])(), want_p);
+
+    RDom q(0, W, 0, H, "q");
+    Func again("again");
+    define(again, q);
+    again.update().reorder(q.y, q.x).fuse(q.y, q.x, f);
+    EXPECT_CONTAINS(message_of<CompileError>([&] { again.update().rfactor(f, u); }),
+                    "rfactor of again.update(0): the update keeps one candidate by comparison "
+                    "(argmax-style), and which of equal candidates it keeps depends on their "
+                    "order; fuse(q.y, q.x, f) does not run the domain in its order");
+}
+
 TEST(Schedules, GuardedProducerInsideGuardedConsumerReadsOnlyWhatItNeeds) {
     // The consumer's rows are vectorized with a guarded tail, and the producer, stored at
     // the root and computed per vector of rows, is vectorized with a guarded tail too. The

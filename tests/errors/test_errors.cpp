@@ -759,6 +759,27 @@ TEST(ScheduleErrors, SplitOfAVariableTheStageDoesNotHaveNamesItsLoops) {
     }
 }
 
+// An update that names no variable of an RDom runs once at each point: a where() on the RDom
+// does not make it the update's, and a directive that names its variables says so.
+TEST(ScheduleErrors, ReductionLoopsOfAnUpdateThatNamesNoRDom) {
+    RDom r(0, 10, 0, 10, "r");
+    r.where(r.x == r.y);
+    Func count("count");
+    count() = 0;
+    count() += 1;
+    std::string msg = message_of<CompileError>([&] { count.update().reorder(r.y, r.x); });
+    EXPECT_CONTAINS(msg, "In the schedule of count.update(0), reorder names the reduction loop "
+                         "r.y, but count.update(0) uses no reduction variable, so it runs once at "
+                         "each point and has no reduction loops. An update runs over the RDom "
+                         "whose variables its left or right side names");
+    Var x("x");
+    Func g("g");
+    g() = 3;
+    msg = message_of<CompileError>([&] { g.split(x, Var("xo"), Var("xi"), 4); });
+    EXPECT_CONTAINS(msg, "In the schedule of g, split names the loop x, but g has no such loop. "
+                         "It has no loops.");
+}
+
 // A size a schedule is given is known before any loop runs: one that uses a loop's variable
 // or reads a Func is refused where it is given, naming it.
 TEST(ScheduleErrors, ScheduleSizesMustBeKnownBeforeLoopsRun) {

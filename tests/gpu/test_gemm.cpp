@@ -30,6 +30,7 @@ const Target hopper_target("host-cuda-sm_90a");
 
 struct Problem {
     int M, N, K;
+    int row_min = 0; // where A's and the result's rows start
 };
 
 // The points of a tile of 16 x 16 as gpu_mma's accumulator holds them in its warps' lanes:
@@ -47,15 +48,17 @@ void check_gemm(Problem p, const aicf_apps::GemmEpilogue &epilogue, Epilogue ref
     Buffer<T> A({p.K, p.M}, "A"), B({p.N, p.K}, "B");
     fill_random(A, -1, 1, seed);
     fill_random(B, -1, 1, seed + 1);
+    A.set_min({0, p.row_min});
     Func out = aicf_apps::gemm_tensor_cores(A, B, p.K, "gemm", epilogue, {}, schedule);
     if (schedule.warpgroups && !aicf_test::device_runs(hopper_target))
         GTEST_SKIP() << "wgmma runs on sm_90 GPUs (and the simulator) only";
     Buffer<> C(epilogue.out_type, {p.N, p.M}, "C");
+    C.set_min({0, p.row_min});
     out.realize(C, schedule.warpgroups ? hopper_target : gpu_target);
     C.copy_to_host();
     const bool tf32 = std::is_same_v<T, float>;
     const bool bf16_out = epilogue.out_type == BFloat(16);
-    for (int j = 0; j < p.M; j++) {
+    for (int j = p.row_min; j < p.row_min + p.M; j++) {
         for (int i = 0; i < p.N; i++) {
             double magnitude = 0;
             const double want =
@@ -132,6 +135,12 @@ TEST(GemmTensorCores, FewerRowsThanATile) {
     large.guard_rows = true;
     check_plain<bfloat16_t>({1, 128, 64}, 27, large);
     check_fused_epilogue({9, 140, 48}, 29, s);
+    // Rows that start elsewhere than 0: the clamp is to A's last row, not its count.
+    check_plain<bfloat16_t>({70, 128, 32, 1}, 31, s);
+    check_plain<bfloat16_t>({70, 128, 32, -13}, 33, s);
+    aicf_apps::GemmSchedule hopper = aicf_apps::GemmSchedule::hopper(1);
+    hopper.guard_rows = true;
+    check_plain<bfloat16_t>({70, 128, 32, 5}, 35, hopper);
 }
 
 // Blocks launched in groups of rows of tiles: 5 rows of tiles in groups of 2 (the last group's
@@ -158,7 +167,13 @@ TEST(GemmTensorCores, RowGroups) {
     EXPECT_CONTAINS(aicf_test::message_of<CompileError>(
                         [&] { aicf_apps::gemm_tensor_cores(a, b, 32, "g", {}, {}, s); }),
                     "gemm_tensor_cores g with guard_rows: A is a Func, whose rows the product "
-                    "cannot know; give them in GemmSchedule::a_rows");
+                    "cannot know; give where they end in GemmSchedule::a_row_end");
+    // Counts of zero are refused by name, not divided by.
+    aicf_apps::GemmSchedule none;
+    none.k_tiles = 0;
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>(
+                        [&] { aicf_apps::gemm_tensor_cores(A, B, 32, "g", {}, {}, none); }),
+                    "gemm_tensor_cores g: GemmSchedule::k_tiles is 0; it must be at least 1.");
 }
 
 // Bias, GELU and a residual applied to the accumulators, then one bf16 store per point.

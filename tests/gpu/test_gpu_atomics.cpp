@@ -222,4 +222,28 @@ TEST(GPUAtomics, NarrowTypes) {
     EXPECT_NE(b16.ptx(sm80).find("atom.global.cas.b32"), std::string::npos) << b16.ptx(sm80);
 }
 
+// A sum over a whole 2-D image cut into runs of 1000 points whatever its shape: the domain
+// fused into one loop, split, one block per run (rfactor of the fuse's outer part), the
+// block's threads adding into its partial atomically and the partials into the total.
+TEST(GPUAtomics, PartialsOverRunsOfAFused2DDomain) {
+    const int W = 97, H = 45;
+    Buffer<int> in({W, H}, "in");
+    fill_random(in, -1000, 1000, 97);
+    int64_t want = 0;
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            want += int64_t(in(x, y)) * (x % 5 + 1);
+    RDom r(0, W, 0, H, "r");
+    RVar f("f"), ro("ro"), ri("ri"), rs("rs"), rq("rq");
+    Var u("u");
+    Func total("total");
+    total() = 0;
+    total() += in(r.x, r.y) * (r.x % 5 + 1);
+    Func part = total.update().fuse(r.x, r.y, f).split(f, ro, ri, 1000).rfactor(ro, u);
+    total.update().atomic().gpu_blocks(u);
+    part.compute_at(total, u);
+    part.update().atomic().split(ri, rs, rq, 128).gpu_threads(rq);
+    EXPECT_EQ(Buffer<int>(total.realize(std::vector<int>{}, gpu_target)[0])(), want);
+}
+
 } // namespace
