@@ -66,9 +66,9 @@ Expr int_literal(Type t, int v, const char *op) {
             << ". Cast one side explicitly.";
         return c;
     }
-    // Against a bool, an integer literal means its truth value (arithmetic on bools is
-    // refused by the operator itself).
-    if (t.is_bool()) return make_const(t, int64_t(v != 0));
+    // Against a bool, 0 and 1 are false and true (arithmetic on bools is refused by the
+    // operator itself); another integer fits in no bool (C++ would compare flag == 2 as an
+    // int, never true).
     user_assert(t.element_of().can_represent(int64_t(v)))
         << "The integer constant " << v << " does not fit in " << to_string(t.element_of())
         << ", the type of the other operand of " << op << ". Cast one side explicitly.";

@@ -2,6 +2,7 @@
 
 #include "dsl/Names.h"
 
+#include "dsl/Associative.h"
 #include "dsl/Func.h"
 #include "dsl/Param.h"
 #include "dsl/base/Error.h"
@@ -388,6 +389,12 @@ Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive
         (t == ForType::Parallel || t == ForType::Vectorized || t == ForType::GPUBlock ||
          (across_threads && writes_points_along(definition(), v.name()))) &&
         !iterations_touch_disjoint_points(definition(), v.name(), func.name(), func.args())) {
+        // rfactor and atomic() need an associative update; for another (a scatter whose last
+        // write wins) only the serial loop is left to suggest.
+        const Definition &def = definition();
+        const bool associative = find_associative_update(func.name(), def.args, def.values,
+                                                         domain_outermost_first(def.rdom))
+                                     .has_value();
         user_error << "In the schedule of " << name() << ", " << directive << "(" << v.name()
                    << ") could race: " << v.name() << " is a reduction variable, and its "
                    << "iterations may update the same points of " << func.name()
@@ -398,11 +405,20 @@ Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive
                    << (across_threads ? "; nor when no argument on the left uses it, a reduction "
                                         "across the threads"
                                       : "")
-                   << "). Reduce with rfactor first, then " << directive << " the new pure variable"
-                   << (t != ForType::Vectorized ? ", or make the update atomic() first."
-                       : schedule().atomic ? " (atomic() covers parallel loops and GPU blocks and "
-                                             "threads, not vector lanes)."
-                                           : ".");
+                   << ")."
+                   << (!associative
+                           ? " Nor is the update a reduction that rfactor or atomic() could "
+                             "split (such as " +
+                                 func.name() + "(p) = " + func.name() +
+                                 "(p) + x): the order of its steps decides its result, so keep " +
+                                 v.name() + " serial."
+                           : std::string(" Reduce with rfactor first, then ") + directive +
+                                 " the new pure variable" +
+                                 (t != ForType::Vectorized ? ", or make the update atomic() first."
+                                  : schedule().atomic
+                                      ? " (atomic() covers parallel loops and GPU blocks and "
+                                        "threads, not vector lanes)."
+                                      : "."));
     }
     d.for_type = t;
     return *this;

@@ -379,6 +379,10 @@ llvm::Value *CodeGen_LLVM::codegen_int_div_mod(llvm::Value *a, llvm::Value *b, T
         return builder.CreateSelect(
             r_neg, positive ? builder.CreateAdd(r, b) : builder.CreateSub(r, b), r);
     }
+    // The divisor frozen where division traps: one computed with arithmetic taken not to
+    // overflow (`mul nsw`) is poison where it does, and LLVM may then drop the tests below
+    // (b * b == 0 becomes b == 0) and divide by zero. Frozen, it is one value the tests see.
+    if (division_traps()) b = builder.CreateFreeze(b);
     llvm::Value *b_is_zero = builder.CreateICmpEQ(b, zero);
     if (t.is_uint()) {
         llvm::Value *safe_b = builder.CreateSelect(b_is_zero, one, b);

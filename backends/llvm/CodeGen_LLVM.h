@@ -133,6 +133,9 @@ protected:
         int count = 0;
     };
     virtual LoopUnrolling loop_unrolling(const ir::For *) { return {}; }
+    // Whether the target's integer division traps on a zero divisor (x86 does; PTX gives an
+    // unspecified value): there a divisor is frozen before it is tested (codegen_int_div_mod).
+    virtual bool division_traps() const { return true; }
     ir::Scope<int> stack_storage;
     // The heap storage whose allocation encloses the current point, innermost last, and
     // whether a Free (inject_early_frees) has freed it already.

@@ -58,6 +58,9 @@ public:
     CodeGen_PTX(llvm::LLVMContext &c, llvm::Module &m, const Target &t)
         : CodeGen_LLVM(c, m), target(t) {}
 
+    // (A frozen divisor keeps values live that ptxas would otherwise fold away.)
+    bool division_traps() const override { return false; }
+
     void compile(const lowering::LoweredKernel &k) {
         kernel_name = k.name;
         llvm::Type *global_ptr = llvm::PointerType::get(context, 1);

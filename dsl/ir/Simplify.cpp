@@ -187,10 +187,14 @@ ConstBounds Simplify::bounds_of_node(const Expr &e) {
     case IRNodeType::Cast: {
         const Cast *c = e.as<Cast>();
         r = c->value.type().is_int_or_uint() ? bounds_of(c->value) : type_bounds(t);
-        // A narrowing cast wraps, so only a range that fits survives it.
+        // A narrowing cast wraps, so only a range that fits survives it. (A uint64 past
+        // int64's range, which these int64 bounds cannot hold, wraps to a negative int64.)
         ConstBounds range = type_bounds(t);
+        const Type from = c->value.type();
+        const bool from_uint64 = from.is_uint() && from.bits >= 64;
         bool inside = (!range.has_min || (r.has_min && r.min >= range.min)) &&
-                      (!range.has_max || (r.has_max && r.max <= range.max));
+                      (!range.has_max || (r.has_max && r.max <= range.max)) &&
+                      (!from_uint64 || !t.is_int() || r.has_max);
         if (!inside) r = range;
         return r;
     }

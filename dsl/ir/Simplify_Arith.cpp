@@ -59,9 +59,11 @@ Expr fold_float(IRNodeType op, Type t, double a, double b) {
     case IRNodeType::Div:
         return make_const(t, a / b);
     case IRNodeType::Mod: {
-        // x - y * floor(x / y), each step rounded to the type as generated code would.
-        double q = std::floor(round_to(t, a / b));
-        return make_const(t, a - round_to(t, b * q));
+        // x - y * floor(x / y), each step rounded as generated code rounds it: to the type,
+        // or for 16-bit floats to float32, the result alone rounded to 16 bits.
+        const Type step = t.bits == 16 ? Float(32) : t;
+        double q = std::floor(round_to(step, a / b));
+        return make_const(t, round_to(step, a - round_to(step, b * q)));
     }
     case IRNodeType::Min:
     case IRNodeType::Max:

@@ -393,6 +393,72 @@ TEST(TypedExpressions, IntegerConstantsAtTheEndsOfTheRange) {
     }
 }
 
+// A uint64 past int64's range converts into a negative int64 (conversions wrap): a test,
+// abs or max of it must not take it as non-negative, as the uint64's range alone would say.
+TEST(TypedExpressions, LargeUint64sConvertIntoNegativeInt64s) {
+    std::vector<aicf_test::Value> values;
+    for (uint64_t v : {uint64_t(0xFFFFFFFFFFFFFFBDull), uint64_t(5), uint64_t(1) << 63,
+                       ~uint64_t(0), uint64_t(INT64_MAX)})
+        values.push_back(aicf_test::make_int(UInt(64), int64_t(v)));
+    Buffer<> in = input_of(UInt(64), values);
+    Var x("x");
+    const Expr v = cast<int64_t>(in(x));
+    const int n = int(values.size());
+    expect_reference_values(select(v < 0, 1, 0), n, "int64(u) < 0");
+    expect_reference_values(abs(v), n, "abs(int64(u))");
+    expect_reference_values(max(v, Expr(int64_t(0))), n, "max(int64(u), 0)");
+    expect_reference_values(cast<int32_t>(v >> 40), n, "int64(u) >> 40");
+    Func f("f");
+    f(x) = select(v < 0, 1, 0);
+    Buffer<int> out = f.realize({n});
+    EXPECT_EQ(out(0), 1); // 0xFF...BD is -67
+    EXPECT_EQ(out(1), 0);
+}
+
+// A 16-bit float remainder folded from constants is the one code computes: the steps in
+// float32, the result rounded once to 16 bits (1000 % 0.3 is 0.2373 in float16, where
+// rounding every step to float16 gives 0).
+TEST(TypedExpressions, SixteenBitFloatRemaindersFoldAsCodeComputesThem) {
+    for (Type t : {Float(16), BFloat(16)}) {
+        std::vector<aicf_test::Value> values;
+        for (double v : {0.3, 7.0, -0.3, 1e-3})
+            values.push_back(aicf_test::make_float(t, v));
+        Buffer<> in = input_of(t, values);
+        Var x("x");
+        for (double a : {1000.0, -1000.0, 77.7}) {
+            const Expr lit = cast(t, Expr(a));
+            expect_reference_values(lit % in(x), int(values.size()), to_string(t) + " computed");
+            for (double b : {0.3, -0.3})
+                expect_reference_values(lit % cast(t, Expr(b)), 1, to_string(t) + " folded");
+        }
+    }
+}
+
+// A divisor that overflows to zero (b * b at b = 2^16 in int32) or to -1 leaves the quotient
+// undefined (signed 32- and 64-bit arithmetic is taken not to overflow) but never traps: the
+// process goes on, in scalar and vector code.
+TEST(TypedExpressions, DivisorsThatOverflowDoNotTrap) {
+    for (Type t : {Int(32), Int(64)}) {
+        const int64_t half = t.bits == 32 ? int64_t(1) << 16 : int64_t(1) << 32;
+        std::vector<aicf_test::Value> values;
+        for (int64_t v : {half, -half, int64_t(3), t.min_int()})
+            values.push_back(aicf_test::make_int(t, v));
+        Buffer<> in = input_of(t, values);
+        Var x("x");
+        const Expr b = in(x), a = cast(t, 7);
+        for (const Expr &e : {a / (b * b), a % (b * b), b / (b * b - b * b - 1), b % (b * b + b)}) {
+            Func scalar("scalar"), vector("vector");
+            scalar(x) = e;
+            vector(x) = e;
+            vector.vectorize(x, 8, TailStrategy::GuardWithIf);
+            EXPECT_NO_THROW(scalar.realize({int(values.size())})) << e;
+            EXPECT_NO_THROW(vector.realize({int(values.size())})) << e;
+            // Where nothing overflows the value is the reference's.
+            expect_reference_values(e, int(values.size()), to_string(t));
+        }
+    }
+}
+
 // Float zeros keep their sign: -x of +0.0 is -0.0, x + 0.0 of -0.0 is +0.0, and the identities
 // that hold are x + (-0.0) and x - 0.0.
 TEST(TypedExpressions, SignsOfFloatZeros) {

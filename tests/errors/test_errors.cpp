@@ -253,6 +253,16 @@ TEST(CompileErrors, IntegerLiteralMustFit) {
     msg = message_of<CompileError>([&] { Expr e = half(x) + 70000; });
     EXPECT_CONTAINS(msg, "70000 does not fit in float16 (it would be infinity)");
     EXPECT_EQ(message_of<CompileError>([&] { Expr e = half(x) + 65504; }), "no exception");
+    // Against a bool, 0 and 1 are false and true; 2 fits in no bool (C++ compares flag == 2 as
+    // an int, never true).
+    Buffer<bool> flag(4);
+    msg = message_of<CompileError>([&] { Expr e = flag(x) == 2; });
+    EXPECT_CONTAINS(msg, "The integer constant 2 does not fit in bool, the type of the other "
+                         "operand of ==");
+    msg = message_of<CompileError>([&] { Expr e = select(flag(x), flag(x), 7); });
+    EXPECT_CONTAINS(msg, "The integer constant 7 does not fit in bool");
+    EXPECT_EQ(message_of<CompileError>([&] { Expr e = (flag(x) == 1) && (flag(x) != 0); }),
+              "no exception");
 }
 
 TEST(RuntimeErrors, InputTooSmallNamesBufferAndDimension) {
@@ -1133,6 +1143,18 @@ TEST(ScheduleErrors, ParallelOverAReductionVariableIsRefused) {
     EXPECT_EQ(message_of<CompileError>([&] { rows.update().parallel(r); }), "no exception");
     EXPECT_CONTAINS(msg, "Reduce with rfactor first, then parallel the new pure variable, or "
                          "make the update atomic() first.");
+    // A scatter whose last write wins is no reduction: neither is suggested.
+    Buffer<int> d(37);
+    Func last("last");
+    last(x) = 0;
+    RDom q(0, 37, "q");
+    last(clamp(d(q), 0, 9)) = q;
+    msg = message_of<CompileError>([&] { last.update().parallel(q); });
+    EXPECT_CONTAINS(msg, "could race");
+    EXPECT_CONTAINS(msg, "Nor is the update a reduction that rfactor or atomic() could split "
+                         "(such as last(p) = last(p) + x): the order of its steps decides its "
+                         "result, so keep q.x serial.");
+    EXPECT_EQ(msg.find("Reduce with rfactor"), std::string::npos) << msg;
 }
 
 TEST(ScheduleErrors, VectorizeOverAReductionVariableIsRefused) {
