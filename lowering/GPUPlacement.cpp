@@ -134,6 +134,20 @@ void check_inner_block_loops(const For *op) {
         << ". Compute it at the root, or leave out gpu_single_thread(): a Func "
         << "computed inside a kernel's thread loops runs in each of those threads, "
         << "and at a block loop its loops may go on the block's threads.";
+    // A Func computed inside the kernel whose own loop is on GPU blocks.
+    std::string own_block_loop;
+    const std::string consumer = func_of_loop(op->name);
+    visit_each<For>(op->body, [&](const For *f) {
+        if (own_block_loop.empty() && f->for_type == ForType::GPUBlock &&
+            func_of_loop(f->name) != consumer)
+            own_block_loop = f->name;
+    });
+    user_assert(own_block_loop.empty())
+        << "Func " << func_of_loop(own_block_loop) << " is computed inside the kernel of loop "
+        << loop_for_users(op->name) << ", but its own loop " << loop_for_users(own_block_loop)
+        << " is on GPU blocks: a Func computed inside a kernel runs on that kernel's blocks. Put "
+        << "its loops on the block's threads (gpu_threads), or leave them serial; or compute it "
+        << "at the root, a kernel of its own.";
     std::string what;
     visit_each<Realize>(op->body, [&](const Realize *r) {
         if (what.empty()) what = r->name;

@@ -32,6 +32,9 @@ private:
 };
 
 // The block shape: per dimension, the largest constant bound of the thread loops along it.
+// The threads a block may have in x, y and z.
+const int64_t kMaxThreadsPerDim[3] = {1024, 1024, 64};
+
 class FindBlockShape : public LetTracker {
 public:
     explicit FindBlockShape(LoweredKernel &k) : kernel(k) {}
@@ -49,8 +52,15 @@ private:
             << " iterations, which is not bounded by a constant, so the block "
             << "shape is unknown. Split the loop by a constant factor (gpu_tile with a constant "
             << "size does) or bound() the Func.";
+        // (A count far past any block's is said as it is, not as the int the shape holds;
+        // check_block_shape names the others with the block's whole shape.)
+        user_assert(*extent <= (int64_t(1) << 30))
+            << "The kernel " << kernel.name << " needs " << *extent << " threads in dimension "
+            << to_string(GPUDim(d)) << " (loop " << loop_for_users(op->name)
+            << "), but a block allows at most " << kMaxThreadsPerDim[d]
+            << " there. Split the thread loop by a smaller factor.";
         if (*extent > kernel.threads[d]) {
-            kernel.threads[d] = int(std::min<int64_t>(*extent, 1 << 30));
+            kernel.threads[d] = int(*extent);
             kernel.thread_loops[d] = op->name;
         }
     }
@@ -59,7 +69,6 @@ private:
 void check_block_shape(const LoweredKernel &kernel) {
     const Target &target = kernel.target;
     int64_t total = int64_t(kernel.threads[0]) * kernel.threads[1] * kernel.threads[2];
-    static const int limits[3] = {1024, 1024, 64};
     std::ostringstream shape;
     for (int d = 0; d < 3; d++) {
         if (kernel.threads[d] > 1)
@@ -72,11 +81,11 @@ void check_block_shape(const LoweredKernel &kernel) {
         << shape.str() << "), but " << target.to_string() << " allows at most "
         << target.max_threads_per_block() << ". Split the thread loops by smaller factors.";
     for (int d = 0; d < 3; d++) {
-        user_assert(kernel.threads[d] <= limits[d])
+        user_assert(kernel.threads[d] <= kMaxThreadsPerDim[d])
             << "The kernel " << kernel.name << " needs " << kernel.threads[d]
             << " threads in dimension " << to_string(GPUDim(d)) << " (loop "
             << loop_for_users(kernel.thread_loops[d]) << "), but a block allows at most "
-            << limits[d] << " there.";
+            << kMaxThreadsPerDim[d] << " there.";
     }
     // Launch bounds from the schedule that the block shape cannot meet.
     const GPULaunchBounds &b = kernel.launch_bounds;

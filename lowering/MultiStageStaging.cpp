@@ -166,19 +166,37 @@ private:
 class KeepOneWgmmaGroupInFlight : public IRMutator {
 public:
     std::vector<std::vector<Stmt>> accumulators; // the write-backs, one list per accumulator
+    // For each accumulator, the loops (the warpgroup's threads) and lets of the body around
+    // its write-backs, outermost first: their indices use them.
+    std::vector<std::vector<Stmt>> around;
 
 private:
+    std::vector<Stmt> enclosing;
     using IRMutator::visit;
+    Stmt visit(const For *op) override {
+        enclosing.push_back(op);
+        Stmt s = IRMutator::visit(op);
+        enclosing.pop_back();
+        return s;
+    }
     Stmt visit(const LetStmt *op) override {
         const Call *wait = op->value.as<Call>();
-        if (!wait || !wait->is_intrinsic(Intrinsic::gpu_wgmma_wait)) return IRMutator::visit(op);
+        if (!wait || !wait->is_intrinsic(Intrinsic::gpu_wgmma_wait)) {
+            enclosing.push_back(op);
+            Stmt s = IRMutator::visit(op);
+            enclosing.pop_back();
+            return s;
+        }
         const std::vector<Stmt> writes = Block::parts(op->body);
         for (const Stmt &w : writes)
             internal_assert(w.as<Store>()) << "wgmma's result written back other than by stores";
         bool seen = false;
         for (const std::vector<Stmt> &a : accumulators)
             seen = seen || (a.size() == writes.size() && equal(Block::make(a), op->body));
-        if (!seen) accumulators.push_back(writes);
+        if (!seen) {
+            accumulators.push_back(writes);
+            around.push_back(enclosing);
+        }
         return LetStmt::make(op->name, gpu_wgmma_wait(1, wait->args[1]), op->body);
     }
 };
@@ -216,8 +234,10 @@ bool accumulators_outlive_the_step(const Stmt &body, const std::vector<std::vect
     return !reads.outside_products;
 }
 
-// After the loop: each accumulator's last group waited for, its registers then final.
-Stmt wait_for_wgmma_groups(const std::vector<std::vector<Stmt>> &accumulators) {
+// After the loop: each accumulator's last group waited for, its registers then final, inside
+// the loops its write-backs were in (and the lets their indices use).
+Stmt wait_for_wgmma_groups(const std::vector<std::vector<Stmt>> &accumulators,
+                           const std::vector<std::vector<Stmt>> &around) {
     std::vector<Stmt> waits;
     for (size_t a = 0; a < accumulators.size(); a++) {
         const std::vector<Stmt> &writes = accumulators[a];
@@ -235,7 +255,18 @@ Stmt wait_for_wgmma_groups(const std::vector<std::vector<Stmt>> &accumulators) {
                                          extract_element(Variable::make(v.type(), name), int(i)),
                                          st->index, st->predicate, st->param));
         }
-        waits.push_back(LetStmt::make(name, gpu_wgmma_wait(0, v), Block::make(stores)));
+        Stmt wait = LetStmt::make(name, gpu_wgmma_wait(0, v), Block::make(stores));
+        for (auto node = around[a].rbegin(); node != around[a].rend(); ++node) {
+            if (const For *loop = node->as<For>()) {
+                // (The threads' loops, and any other whose variable an index uses.)
+                if (loop->for_type == ForType::GPUThread || uses_var(wait, loop->name))
+                    wait = For::make(loop->name, loop->min, loop->extent, loop->for_type,
+                                     loop->gpu_dim, wait);
+            } else if (const LetStmt *let = node->as<LetStmt>()) {
+                if (uses_var(wait, let->name)) wait = LetStmt::make(let->name, let->value, wait);
+            }
+        }
+        waits.push_back(wait);
     }
     return Block::make(waits);
 }
@@ -366,7 +397,8 @@ private:
         whole.push_back(
             For::make(op->name, op->min, op->extent, op->for_type, op->gpu_dim, loop_body));
         whole.push_back(gpu_cp_async_wait(0));
-        if (!accumulators.empty()) whole.push_back(wait_for_wgmma_groups(accumulators));
+        if (!accumulators.empty())
+            whole.push_back(wait_for_wgmma_groups(accumulators, in_flight.around));
         Stmt result = Block::make(whole);
         for (const Staging &s : take.stagings) {
             // A tile smaller at the edges (its extents lets of the loop's body) takes its

@@ -148,8 +148,17 @@ private:
         private:
             Pipeline &p;
             std::map<std::string, Halves> &h;
+            // The lets between the loop's body and the staging, outermost first: the loads
+            // run before the loop and at another point of its body, outside them.
+            std::vector<std::pair<std::string, Expr>> lets;
             using IRMutator::visit;
             Stmt visit(const For *op) override { return op; }
+            Stmt visit(const LetStmt *op) override {
+                lets.emplace_back(op->name, op->value);
+                Stmt body = mutate(op->body);
+                lets.pop_back();
+                return LetStmt::make(op->name, op->value, body);
+            }
             Stmt visit(const ProducerConsumer *op) override {
                 if (!p.funcs.count(op->name)) return IRMutator::visit(op);
                 if (!op->is_producer) return IRMutator::visit(op);
@@ -158,6 +167,9 @@ private:
                 Halves &halves = h[op->name];
                 halves.consume = store.mutate(unrolled);
                 halves.prefetch = load.mutate(unrolled);
+                // (Their values written in: an iteration's, where the loop variable moves.)
+                for (auto let = lets.rbegin(); let != lets.rend(); ++let)
+                    halves.prefetch = substitute(let->first, let->second, halves.prefetch);
                 halves.slots = load.slots;
                 halves.type = load.type;
                 last = op->name;

@@ -143,6 +143,15 @@ TEST(GPUScheduleErrors, MoreThan1024ThreadsPerBlock) {
     EXPECT_CONTAINS(msg, "64 in x (loop tx of f)");
     EXPECT_CONTAINS(msg, "32 in y (loop ty of f)");
     EXPECT_CONTAINS(msg, "at most 1024");
+    // A count past what an int holds is said as it is.
+    Func g("g");
+    g(x, y) = x + y;
+    g.gpu_tile(x, y, bx, by, tx, ty, 2147483647, 4, TailStrategy::GuardWithIf);
+    EXPECT_CONTAINS(message_of<CompileError>([&] {
+                        g.realize({37, 23}, gpu_target);
+                    }),
+                    "needs 2147483647 threads in dimension x (loop tx of g), but a block allows "
+                    "at most 1024 there");
 }
 
 TEST(GPUScheduleErrors, FourLoopsOnThreadsOfOneStage) {
@@ -189,6 +198,17 @@ TEST(GPUScheduleErrors, ComputeAtBetweenTwoBlockLoops) {
     EXPECT_CONTAINS(msg, "Func f is computed at the GPU block loop by of g, between it and an "
                          "inner block loop");
     EXPECT_CONTAINS(msg, "innermost block loop");
+    // At the innermost block loop, with a loop of its own on blocks: that is the mistake.
+    Func c("c"), o("o");
+    c(x, y) = x * y;
+    o(x, y) = c(x - 1, y) + c(x + 1, y + 1);
+    o.gpu_tile(x, y, bx, by, tx, ty, 8, 4, TailStrategy::GuardWithIf);
+    c.compute_at(o, bx).store_in(MemoryType::GPUShared).gpu_blocks(x);
+    EXPECT_CONTAINS(message_of<CompileError>([&] {
+                        o.realize({37, 23}, gpu_target);
+                    }),
+                    "Func c is computed inside the kernel of loop bx of o, but its own loop x of "
+                    "c is on GPU blocks");
 }
 
 TEST(GPUScheduleErrors, GPULoopsNeedAGPUTarget) {

@@ -176,6 +176,21 @@ TEST(GemmTensorCores, RowGroups) {
                     "gemm_tensor_cores g: GemmSchedule::k_tiles is 0; it must be at least 1.");
 }
 
+// Column tiles pipelined in registers over a reduction of one step, with row groups and
+// guarded rows: the loads of the next tile are made ahead of the lets of the tile loop's body
+// they use (where its rows start), with those lets' values.
+TEST(GemmTensorCores, RegisterPipelineOfColumnTilesInRowGroups) {
+    aicf_apps::GemmSchedule s;
+    s.k_tiles = 1;
+    s.guard_rows = true;
+    s.column_tiles = 2;
+    s.row_group = 2;
+    s.stages = 2;
+    s.copy = PipelineCopy::Registers;
+    check_plain<bfloat16_t>({64, 256, 16}, 45, s);
+    check_plain<bfloat16_t>({150, 300, 16, 3}, 46, s);
+}
+
 // Bias, GELU and a residual applied to the accumulators, then one bf16 store per point.
 TEST(GemmTensorCores, FusedEpilogue) {
     check_fused_epilogue({136, 200, 72}, 9);
@@ -536,6 +551,15 @@ TEST(GemmWarpgroups, TileShapesAndStages) {
     wide.stages = 2;
     check_plain<bfloat16_t>({100, 260, 130}, 41, wide);
     check_plain<bfloat16_t>({256, 256, 320}, 43, aicf_apps::GemmSchedule::hopper());
+    // The narrowest tile (8 columns: each thread's accumulators in no loop of their own), 3 and
+    // 4 stages deep: the last group, left running by the loop, is waited for in the threads'
+    // loops its write-backs were in.
+    aicf_apps::GemmSchedule narrow = aicf_apps::GemmSchedule::hopper(1, 8);
+    narrow.k_tiles = 1;
+    for (int stages : {3, 4}) {
+        narrow.stages = stages;
+        check_plain<bfloat16_t>({64, 8, 40}, 44, narrow);
+    }
 }
 
 // Several column tiles a block, in a loop the copies are pipelined over where a step of k
