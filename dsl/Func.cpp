@@ -297,7 +297,12 @@ void Func::compile_to_lowered_stmt(const std::string &filename) const {
 Stage Func::update(int i) {
     user_assert(i >= 0 && i < num_update_definitions())
         << "Func " << name() << " has " << num_update_definitions() << " update definition"
-        << (num_update_definitions() == 1 ? "" : "s") << "; update(" << i << ") does not exist.";
+        << (num_update_definitions() == 1 ? "" : "s") << "; update(" << i << ") does not exist."
+        << (num_update_definitions() == 0
+                ? " (An inline reduction such as sum() in its definition is a Func of its own, "
+                  "with no handle to schedule: to schedule the reduction, write it as an update, "
+                  "f(x) = 0; f(x) += ..., and schedule f.update(0).)"
+                : "");
     return Stage(func, i + 1);
 }
 

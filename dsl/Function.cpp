@@ -303,6 +303,19 @@ void Function::define_update(const std::vector<Expr> &args, const std::vector<Ex
     user_assert(has_pure_definition())
         << "Func " << name << " has no pure definition, so it cannot be updated. Give it one "
         << "first, e.g. " << name << "(x) = 0.";
+    // A wrapper made by in() is a copy of the Func it wraps, which its consumers read instead:
+    // an update of it would change what they read behind the algorithm's back.
+    for (const Expr &v : contents->init.values) {
+        const Call *c = v.as<Call>();
+        if (!c || c->call_type != Call::Func || !c->func.defined()) continue;
+        for (const auto &w : c->func.get()->wrappers) {
+            user_assert(w.second.get() != contents.get())
+                << "Func " << name << " is the wrapper " << c->name << ".in("
+                << (w.first.empty() ? "" : w.first) << ") made, a copy of " << c->name
+                << " that its consumers read instead; it takes a schedule, not definitions. "
+                << "Define a Func of your own to compute something else.";
+        }
+    }
     user_assert(args.size() == contents->args.size())
         << "Update definition " << stage << " of Func " << name << " has " << args.size()
         << " argument" << (args.size() == 1 ? "" : "s") << ", but " << name << " was defined "

@@ -151,7 +151,10 @@ Expr float_call(Intrinsic op, std::vector<Expr> args) {
         check_numeric(a, NAME);                                                                    \
         check_numeric(b, NAME);                                                                    \
         detail::match_types(a, b, NAME);                                                           \
-        user_assert(!a.type().is_bool()) << "Operator " NAME " cannot apply to bool values.";      \
+        user_assert(!a.type().is_bool())                                                           \
+            << "Operator " NAME " cannot apply to bool values (" << a << " " NAME " " << b         \
+            << "). Cast a condition to a number to count it (cast<int>(c)), or combine "           \
+               "conditions with && and ||.";                                                       \
         return NODE::make(a, b);                                                                   \
     }                                                                                              \
     AICF_DEFINE_LITERAL_OPS(OP, NAME)

@@ -604,6 +604,12 @@ void Pipeline::realize(const Realization &outputs, const Target &target) {
             passed.back() = s.get();
             pointers.push_back(s->raw());
         } else {
+            // A Param read before it has a value would silently be 0.
+            if (!a.param.scalar_set()) {
+                runtime_error_report << "Param " << a.name << " has no value. Call " << a.name
+                                     << ".set(value) before realizing, or give it one when it "
+                                     << "is made: " << a.name << "(value, \"" << a.name << "\").";
+            }
             // Scalars are stored as raw bits in the Parameter; the low bytes hold the value.
             pointers.push_back(const_cast<uint64_t *>(&a.param.get()->scalar_bits));
         }

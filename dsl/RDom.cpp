@@ -141,6 +141,9 @@ RVar RDom::operator[](int i) const {
 }
 
 RDom::operator RVar() const {
+    user_assert(dimensions() != 0)
+        << "An RDom made with no bounds (RDom r;) is used as a reduction variable. Give it its "
+        << "bounds first: r = RDom(min, extent) for each dimension.";
     user_assert(dimensions() == 1)
         << "An RDom of " << dimensions() << " dimensions used as a single RVar; use r.x, r.y, ...";
     return RVar(dom_, 0);

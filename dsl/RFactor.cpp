@@ -10,6 +10,7 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
 
 #include <algorithm>
@@ -137,11 +138,19 @@ void split_into_domain(Definition &d, size_t split_index, const std::string &whe
 // variable of the reduction domain: f runs over the product of their extents, r.x is
 // r.x.min + f % (r.x's extent) and r.y is r.y.min + f / (r.x's extent); the fuse leaves the
 // schedule.
-void fuse_into_domain(Definition &d, size_t fuse_index) {
+void fuse_into_domain(Definition &d, size_t fuse_index, const std::string &where) {
     const Split sp = d.schedule.splits[fuse_index];
     const ReductionVariable in = domain_variable(d, sp.inner), out = domain_variable(d, sp.outer);
     Expr zero = make_zero(Int(32)), one = make_one(Int(32));
     Expr extent = Mul::make(Max::make(in.extent, zero), Max::make(out.extent, zero));
+    // An extent known only at run time is checked where the RDom's are (its product computed
+    // without wrapping).
+    const std::optional<int64_t> points = as_const_int(simplify(widen_int32(extent)));
+    user_assert(!points || *points <= INT32_MAX)
+        << where << ": fuse(" << sp.inner << ", " << sp.outer << ", " << sp.old_var
+        << ") makes a reduction variable of " << *points
+        << " points, more than the 2^31 - 1 a 32-bit loop counts. Fuse variables whose extents "
+        << "multiply to less (split one first and fuse a part of it).";
     replace_in_domain(d, fuse_index, {in.var, out.var}, {{sp.old_var, zero, extent}},
                       [&](const std::vector<Expr> &f) {
                           // (The clamps change no value, f being below the product of the
@@ -287,7 +296,7 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
                 if (sp.kind == Split::FuseVars) {
                     if (of_domain(sp.inner) && of_domain(sp.outer) && leads_to(sp.inner, i)) {
                         check_fuse_keeps_order(d, sp, *red, where);
-                        fuse_into_domain(d, i);
+                        fuse_into_domain(d, i, where);
                         progressed = true;
                     }
                 } else if (of_domain(sp.old_var) && leads_to(sp.old_var, i)) {

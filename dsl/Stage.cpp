@@ -4,6 +4,7 @@
 
 #include "dsl/Associative.h"
 #include "dsl/Func.h"
+#include "dsl/LoopLimits.h"
 #include "dsl/Param.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IREquality.h"
@@ -447,27 +448,79 @@ Stage &Stage::unroll(const VarOrRVar &v) {
 
 Stage &Stage::parallel(const VarOrRVar &v, const Expr &task_size, TailStrategy tail) {
     find_dim(v, "parallel");
+    const std::optional<int64_t> n = as_const_int(simplify(task_size));
+    user_assert(!n || *n > 0) << "In the schedule of " << name() << ", parallel(" << v.name()
+                              << ", " << *n << "): the task size (iterations per task) must be "
+                              << "positive.";
     return all_or_nothing([&] {
         split(v, v, VarOrRVar(v.name() + "_task", v.is_rvar()), task_size, tail);
         parallel(v);
     });
 }
 
+namespace {
+
+// The checks of vectorize(v, factor) and unroll(v, factor), which split v into v and `inner`:
+// the factor becomes the extent of a loop compiled as straight code, so it must be a positive
+// constant of at most `most`, and the inner loop's name must be free (a second vectorize of v
+// would split v into a second v_vi). Those of the factor's sign and the name come before the
+// split (whose own message would be about a split the user did not write); the others after
+// it and the loop type, which first refuse factors no loop takes (a loop variable, beyond 32
+// bits) and loops that may not be vectorized (a reduction that could race).
+void check_split_for(const std::string &stage, const std::vector<Dim> &dims, const VarOrRVar &v,
+                     const Expr &factor, const VarOrRVar &inner, const char *directive,
+                     int64_t most, bool split_done) {
+    const std::optional<int64_t> n = as_const_int(simplify(factor));
+    const std::string call = std::string(directive) + "(" + v.name() + ", " +
+                             (n ? std::to_string(*n) : to_string(factor)) + ")";
+    const bool vectorize = std::string(directive) == "vectorize";
+    if (!split_done) {
+        user_assert(!n || *n > 0) << "In the schedule of " << stage << ", " << call
+                                  << ": the factor must be positive.";
+        for (const Dim &d : dims) {
+            user_assert(d.var != inner.name())
+                << "In the schedule of " << stage << ", " << call << " would split " << v.name()
+                << " into " << v.name() << " and " << inner.name() << ", but " << v.name()
+                << " was already split that way (by an earlier " << directive << " of it). "
+                << directive << " " << inner.name() << " itself, or split " << v.name()
+                << " with Vars of your own.";
+        }
+        return;
+    }
+    user_assert(n.has_value()) << "In the schedule of " << stage << ", " << call
+                               << ": the factor is not a constant, and it becomes the extent of a "
+                               << "loop " << directive << "d into straight code. Give a "
+                               << "constant, e.g. " << stage << "." << directive << "(" << v.name()
+                               << ", " << (vectorize ? "8" : "4") << "), or split " << v.name()
+                               << " by " << factor << " and leave the inner loop serial.";
+    user_assert(*n <= most) << "In the schedule of " << stage << ", " << call << ": " << directive
+                            << " takes at most " << most << " "
+                            << (vectorize ? "lanes" : "iterations") << ". Give a factor of at most "
+                            << most << ".";
+}
+
+} // namespace
+
 Stage &Stage::vectorize(const VarOrRVar &v, const Expr &factor, TailStrategy tail) {
-    find_dim(v, "vectorize");
     VarOrRVar inner(v.name() + "_vi", v.is_rvar());
+    find_dim(v, "vectorize");
+    check_split_for(name(), schedule().dims, v, factor, inner, "vectorize", kMaxVectorLanes, false);
     return all_or_nothing([&] {
         split(v, v, inner, factor, tail);
         vectorize(inner);
+        check_split_for(name(), schedule().dims, v, factor, inner, "vectorize", kMaxVectorLanes,
+                        true);
     });
 }
 
 Stage &Stage::unroll(const VarOrRVar &v, const Expr &factor, TailStrategy tail) {
-    find_dim(v, "unroll");
     VarOrRVar inner(v.name() + "_ui", v.is_rvar());
+    find_dim(v, "unroll");
+    check_split_for(name(), schedule().dims, v, factor, inner, "unroll", kMaxUnroll, false);
     return all_or_nothing([&] {
         split(v, v, inner, factor, tail);
         unroll(inner);
+        check_split_for(name(), schedule().dims, v, factor, inner, "unroll", kMaxUnroll, true);
     });
 }
 

@@ -36,8 +36,9 @@ Expr extent_of(const Interval &i) {
 }
 
 // Applies bound() and align_bounds() to the region computed in each dimension. Adds to
-// `checks` an assert that a fixed bound covers what was needed.
-Box constrain_region(const Function &f, const Box &needed, std::vector<Stmt> &checks) {
+// `checks` an assert that a fixed bound covers what was needed (for an output, its buffer).
+Box constrain_region(const Function &f, const Box &needed, std::vector<Stmt> &checks,
+                     bool output = false) {
     Box box = needed;
     for (const RegionConstraint &c : f.schedule().region_constraints) {
         size_t d = std::find(f.args().begin(), f.args().end(), c.var) - f.args().begin();
@@ -51,7 +52,8 @@ Box constrain_region(const Function &f, const Box &needed, std::vector<Stmt> &ch
                 Int(32), Intrinsic::runtime_error,
                 {make_const(Int(32), int64_t(RuntimeErrorKind::FuncBoundTooSmall)),
                  StringImm::make(f.name()), make_const(Int(32), int64_t(d)), needed[d].min,
-                 needed[d].max, mn, mx, make_const(Int(32), int64_t(c.min.defined() ? 0 : 2))},
+                 needed[d].max, mn, mx,
+                 make_const(Int(32), int64_t((c.min.defined() ? 0 : 2) | (output ? 8 : 0)))},
                 Call::Intrinsic);
             checks.push_back(AssertStmt::make(simplify(inside), msg));
             box[d] = Interval(simplify(mn), simplify(mx));
@@ -236,6 +238,38 @@ Box written_region(const Function &f, const Stmt &produce, const Box &pure_regio
     return written.box;
 }
 
+// Asserts that the points f's own loops write lie inside each fixed bound() of f, its storage:
+// the whole tiles of a split that shifts its tail inwards by more than the bound's extent, or
+// that rounds it up past it, would write outside (an output's are checked against its buffer).
+void keep_tiles_inside_bounds(const Function &f, const Stmt &produce, const Box &pure_region,
+                              const Box &update_box, std::vector<Stmt> &checks) {
+    bool bounded = false;
+    for (const RegionConstraint &c : f.schedule().region_constraints)
+        bounded = bounded || c.extent.defined();
+    if (!bounded) return;
+    // (A dimension whose points come from data has no interval to check here.)
+    const Access written = box_provided(produce, f.name(), stage_scope(f, pure_region, update_box));
+    if (!written.used) return;
+    for (const RegionConstraint &c : f.schedule().region_constraints) {
+        if (!c.extent.defined()) continue;
+        size_t d = std::find(f.args().begin(), f.args().end(), c.var) - f.args().begin();
+        const Interval &b = pure_region[d], &w = written.box[d];
+        if (!w.is_bounded()) continue;
+        // (An empty bound computes nothing.)
+        Expr inside = simplify(Or::make(
+            LT::make(b.max, b.min), make_and(LE::make(widen_int32(b.min), widen_int32(w.min)),
+                                             GE::make(widen_int32(b.max), widen_int32(w.max)))));
+        if (is_true(inside)) continue;
+        Expr msg =
+            Call::make(Int(32), Intrinsic::runtime_error,
+                       {make_const(Int(32), int64_t(RuntimeErrorKind::FuncBoundTooSmall)),
+                        StringImm::make(f.name()), make_const(Int(32), int64_t(d)), w.min, w.max,
+                        b.min, b.max, make_const(Int(32), int64_t(c.min.defined() ? 4 : 6))},
+                       Call::Intrinsic);
+        checks.push_back(AssertStmt::make(inside, msg));
+    }
+}
+
 Stmt wrap_stage_lets(const Function &f, const Box &pure_region, const Box &update_box, Stmt s) {
     for (int st = f.stages() - 1; st >= 0; st--) {
         const Box &b = st == 0 ? pure_region : update_box;
@@ -397,6 +431,7 @@ private:
         box = constrain_region(*f, box, checks);
         Box region = update_region(*f, stage_stmts(produce), box);
         keep_updates_inside_bounds(*f, region, checks);
+        keep_tiles_inside_bounds(*f, produce, box, region, checks);
         check_spans(*f, region, checks);
         if (loop_depth == 0) check_range(*f, region, checks);
         Stmt s = Block::make(produce, ProducerConsumer::make_consume(f->name(), consume_body));
@@ -461,7 +496,7 @@ Stmt bounds_inference(const Stmt &s, const std::vector<Function> &outputs,
         });
         internal_assert(produce.defined()) << "no produce node for output " << o.name();
         std::vector<Stmt> checks;
-        Box computed = constrain_region(o, box, checks);
+        Box computed = constrain_region(o, box, checks, true);
         const std::vector<Stmt> stages = stage_stmts(produce);
         const Box updated = update_region(o, stages, computed);
         Box region = box_union(updated, written_region(o, produce, computed, computed));

@@ -262,6 +262,29 @@ Stmt build_stage(const Function &f, int stage) {
             // inference relies on it to bound the quotient and remainder below (see
             // FindBox::enter_fused_loop).
             Expr zero = make_zero(Int(32));
+            // The fused loop counts the product of the extents in 32 bits: two loops of more
+            // than 46,340 iterations each would wrap it (and run nothing, or a wrong count).
+            Expr wide = Mul::make(widen_int32(Max::make(in.extent, zero)),
+                                  widen_int32(Max::make(out.extent, zero)));
+            Expr fits = simplify(LE::make(wide, make_const(Int(64), int64_t(INT32_MAX))));
+            const std::optional<int64_t> iterations = as_const_int(simplify(wide));
+            if (iterations && *iterations > INT32_MAX) {
+                user_error << "In the schedule of " << stage_for_users(f.name(), stage) << ", fuse("
+                           << sp.inner << ", " << sp.outer << ", " << sp.old_var
+                           << ") makes a loop of " << *iterations
+                           << " iterations, more than the 2^31 - 1 a 32-bit loop counts. Fuse "
+                           << "loops whose extents multiply to less (split one first and fuse "
+                           << "a part of it), or keep them apart.";
+            } else if (!is_true(fits)) {
+                checks.push_back(AssertStmt::make(
+                    fits,
+                    Call::make(
+                        Int(32), Intrinsic::runtime_error,
+                        {make_const(Int(32), int64_t(RuntimeErrorKind::FusedLoopTooLong)),
+                         StringImm::make(loop_for_users(loop_name(f.name(), stage, sp.old_var))),
+                         cast(Int(64), in.extent), cast(Int(64), out.extent)},
+                        Call::Intrinsic)));
+            }
             bounds[fused_id] = {zero,
                                 Mul::make(Max::make(in.extent, zero), Max::make(out.extent, zero)),
                                 in.is_rvar};

@@ -14,6 +14,7 @@
 #include "lowering/CrossThreadReductions.h"
 #include "lowering/KernelAnalysis.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -111,6 +112,56 @@ void check_threads_write_apart(const Realize *op, const std::string &block) {
     });
 }
 
+// A Func stored per block in shared memory and computed inside a thread loop T of another
+// stage, outside a thread loop L that runs inside T (compute_at the outer of the consumer's
+// thread loops): its stores run on the first thread along L only (FuseGPUThreadLoops), and
+// the others read the tile inside T, where no barrier separates them from the stores.
+void check_tile_computed_before_read(const Realize *op, const std::string &block) {
+    class Check : public IRVisitor {
+    public:
+        explicit Check(const Realize *op, const std::string &block) : op(op), block(block) {}
+
+    private:
+        const Realize *op;
+        const std::string &block;
+        std::vector<const For *> around; // the thread loops around the node
+        using IRVisitor::visit;
+        void visit(const For *loop) override {
+            const bool thread = loop->for_type == ForType::GPUThread;
+            if (thread) around.push_back(loop);
+            IRVisitor::visit(loop);
+            if (thread) around.pop_back();
+        }
+        void visit(const Provide *p) override {
+            IRVisitor::visit(p);
+            if (p->name != op->name) return;
+            for (const For *t : around) {
+                visit_each<For>(t->body, [&](const For *inner) {
+                    // (A loop along a dimension some loop around the store also runs on
+                    // is not one the store is guarded to the first thread of.)
+                    if (inner->for_type != ForType::GPUThread || is_const(inner->extent, 1) ||
+                        std::any_of(around.begin(), around.end(),
+                                    [&](const For *a) { return a->gpu_dim == inner->gpu_dim; }))
+                        return;
+                    user_error
+                        << "Func " << op->name << " is stored per block in shared memory (at the "
+                        << "GPU block loop " << loop_for_users(block)
+                        << ") and computed inside the GPU thread loop " << loop_for_users(t->name)
+                        << ", but outside the thread loop " << loop_for_users(inner->name)
+                        << " inside it: only the first thread along " << loop_for_users(inner->name)
+                        << " would compute it, and the others would read the tile with no barrier "
+                        << "after the stores. Compute " << op->name << " at the block loop "
+                        << loop_for_users(block) << " (the block's threads compute it together, "
+                        << "before a barrier), or store and compute it inside "
+                        << loop_for_users(inner->name) << " (each thread its own copy in "
+                        << "registers).";
+                });
+            }
+        }
+    } check(op, block);
+    op->body.accept(&check);
+}
+
 } // namespace
 
 void check_inner_block_loops(const For *op) {
@@ -152,10 +203,10 @@ void check_inner_block_loops(const For *op) {
     visit_each<Realize>(op->body, [&](const Realize *r) {
         if (what.empty()) what = r->name;
     });
-    user_assert(what.empty()) << "Func " << what << " is computed at the GPU block loop "
+    user_assert(what.empty()) << "Func " << what << " is stored at the GPU block loop "
                               << loop_for_users(op->name)
                               << ", between it and an inner block loop of the same kernel. "
-                              << "Compute " << what
+                              << "Store and compute " << what
                               << " at the innermost block loop, or inside the thread loops.";
     user_error << "The GPU block loops inside " << loop_for_users(op->name)
                << " are not perfectly nested in it. A kernel's block loops must "
@@ -287,30 +338,34 @@ private:
             realized_in_thread.insert(op->name);
             user_assert(mt == MemoryType::Auto || mt == MemoryType::Register ||
                         mt == MemoryType::Stack)
-                << "Func " << op->name << " is computed inside the GPU thread loop "
+                << "Func " << op->name << " is stored inside the GPU thread loop "
                 << loop_for_users(threads.back())
-                << ", so each thread computes its own copy, but it is "
+                << ", so each thread keeps its own copy, but it is "
                 << "stored in " << type_name << ". Store it in MemoryType::Register (or "
-                << "Auto), or compute it at the block loop " << loop_for_users(blocks.back())
-                << " to share it through GPUShared memory.";
+                << "Auto), or store and compute it at the block loop "
+                << loop_for_users(blocks.back()) << " to share it through GPUShared memory.";
             mt = MemoryType::Register;
         } else if (!blocks.empty()) {
             // At the block level: shared memory, or a register tile (each thread keeps the
             // part it computes; register_tiles checks and sizes it).
             user_assert(mt == MemoryType::Auto || mt == MemoryType::GPUShared ||
                         mt == MemoryType::Register)
-                << "Func " << op->name << " is computed at the GPU block loop "
+                << "Func " << op->name << " is stored at the GPU block loop "
                 << loop_for_users(blocks.back())
                 << ", where all threads of a block share it, but it is stored in " << type_name
                 << ". Store it in MemoryType::GPUShared (or Auto), or in "
                 << "MemoryType::Register to keep each thread's part in its registers.";
             if (mt == MemoryType::Auto) mt = MemoryType::GPUShared;
-            if (mt == MemoryType::GPUShared) check_threads_write_apart(op, blocks.back());
+            if (mt == MemoryType::GPUShared) {
+                check_threads_write_apart(op, blocks.back());
+                check_tile_computed_before_read(op, blocks.back());
+            }
         } else if (device_names.count(op->name)) {
             user_assert(mt == MemoryType::Auto || mt == MemoryType::Heap)
-                << "Func " << op->name << " is used by GPU kernels and computed outside them, "
+                << "Func " << op->name << " is used by GPU kernels and stored outside them, "
                 << "so it lives in device memory, but it is stored in " << type_name
-                << ". Store it in MemoryType::Heap (or Auto), or compute it inside a kernel.";
+                << ". Store it in MemoryType::Heap (or Auto), or store and compute it inside a "
+                << "kernel.";
             mt = MemoryType::Heap;
         } else {
             user_assert(mt != MemoryType::GPUShared && mt != MemoryType::Register)

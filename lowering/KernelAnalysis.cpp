@@ -2,6 +2,7 @@
 
 #include "dsl/ir/Bounds.h"
 #include "dsl/ir/DifferenceOfChains.h"
+#include "dsl/ir/IREquality.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
@@ -131,12 +132,28 @@ std::optional<int64_t> upper_bound_of(const Expr &e) {
     return std::nullopt;
 }
 
+// Writes x rounded down to a multiple of a positive constant, (x / c) * c, as x - x % c: the
+// size of a region aligned outward (align_bounds), ((t + 7) / 4) * 4 + 4 - (t / 4) * 4, then
+// shows its bound once t cancels (at most 14).
+class RoundDownAsRemainder : public IRMutator {
+    using IRMutator::visit;
+    Expr visit(const Mul *op) override {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        const Div *d = a.as<Div>();
+        auto c = as_const_int(b);
+        if (d && c && *c > 0 && equal(d->b, b)) return Sub::make(d->a, Mod::make(d->a, b));
+        return Mul::make(a, b);
+    }
+};
+
 } // namespace
 
 std::optional<int64_t> constant_upper_bound(const Expr &e) {
     Expr s = simplify(e);
     if (auto c = upper_bound_of(s)) return c;
-    return upper_bound_of(simplify(DistributeIntoMinMax().mutate(s)));
+    Expr distributed = simplify(DistributeIntoMinMax().mutate(s));
+    if (auto c = upper_bound_of(distributed)) return c;
+    return upper_bound_of(simplify(RoundDownAsRemainder().mutate(s)));
 }
 
 bool contains_intrinsic(const Stmt &s, Intrinsic op) {

@@ -19,6 +19,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <sstream>
 
 namespace aicf {
 namespace lowering {
@@ -89,7 +90,7 @@ private:
         path.push_back(op);
         if (op->name == target) {
             for (const For *f : path)
-                if (f->for_type == ForType::Parallel &&
+                if ((f->for_type == ForType::Parallel || is_gpu_loop(f->for_type)) &&
                     std::find(found.begin(), found.end(), f->name) == found.end())
                     found.push_back(f->name);
         } else {
@@ -193,6 +194,47 @@ void check_output_schedule(const Function &f) {
 // them) must not be negative; a constant one is checked when the RDom is made. A negative
 // extent is a mistake, not an empty reduction. Checked once, before anything runs, so no GPU
 // kernel has to.
+//
+// A bound computed in 32 bits (p * q, or the extents rfactor derives from a fuse of two
+// variables) must not pass the int32 range on the way, or the loops run over a wrapped count:
+// the check that each of its sums, differences and products fits, with the first that does
+// not as the detail.
+Stmt no_int32_wrap_check(const std::string &var, const Expr &e) {
+    std::vector<Expr> conds, wide;
+    auto term = [&](const Expr &t) {
+        if (t.type() != Int(32)) return;
+        Expr w = widen_int32(t);
+        Expr fits = simplify(And::make(GE::make(w, make_const(Int(64), int64_t(INT32_MIN))),
+                                       LE::make(w, make_const(Int(64), int64_t(INT32_MAX)))));
+        if (is_true(fits)) return;
+        conds.push_back(fits);
+        wide.push_back(w);
+    };
+    // Inner terms first, so that the detail is where the bound first wraps.
+    struct Terms : IRVisitor {
+        std::function<void(const Expr &)> term;
+        using IRVisitor::visit;
+        void visit(const Add *op) override { IRVisitor::visit(op), term(op); }
+        void visit(const Sub *op) override { IRVisitor::visit(op), term(op); }
+        void visit(const Mul *op) override { IRVisitor::visit(op), term(op); }
+    } terms;
+    terms.term = term;
+    e.accept(&terms);
+    if (conds.empty()) return Stmt();
+    Expr all = conds[0], first_past = make_zero(Int(64));
+    for (size_t i = conds.size(); i-- > 0;) {
+        if (i > 0) all = And::make(all, conds[i]);
+        first_past = Select::make(conds[i], first_past, wide[i]);
+    }
+    std::ostringstream text;
+    text << var << '\x1f' << e;
+    return AssertStmt::make(
+        all, Call::make(Int(32), Intrinsic::runtime_error,
+                        {make_const(Int(32), int64_t(RuntimeErrorKind::RDomBoundWraps)),
+                         StringImm::make(text.str()), first_past},
+                        Call::Intrinsic));
+}
+
 std::vector<Stmt> rdom_extent_checks(const std::vector<std::string> &order,
                                      const std::map<std::string, Function> &env) {
     std::vector<Stmt> checks;
@@ -205,21 +247,24 @@ std::vector<Stmt> rdom_extent_checks(const std::vector<std::string> &order,
             for (const ReductionVariable &rv : rdom.domain()) {
                 if ((is_const(rv.extent) && is_const(rv.min)) || !seen.insert(rv.var).second)
                     continue;
+                for (const Expr &bound : {rv.min, rv.extent}) {
+                    Stmt c = no_int32_wrap_check(rv.var, bound);
+                    if (c.defined()) checks.push_back(c);
+                }
+                const Expr min = widen_int32(rv.min), extent = widen_int32(rv.extent);
                 Expr msg =
                     Call::make(Int(32), Intrinsic::runtime_error,
                                {make_const(Int(32), int64_t(RuntimeErrorKind::RDomExtentNegative)),
-                                StringImm::make(rv.var), cast(Int(64), rv.extent)},
+                                StringImm::make(rv.var), cast(Int(64), extent)},
                                Call::Intrinsic);
-                checks.push_back(
-                    AssertStmt::make(GE::make(rv.extent, make_zero(rv.extent.type())), msg));
+                checks.push_back(AssertStmt::make(GE::make(extent, make_zero(extent.type())), msg));
                 // Its loop runs to min + extent, an int32.
-                Expr end = Add::make(cast(Int(64), rv.min), cast(Int(64), rv.extent));
+                Expr end = Add::make(cast(Int(64), min), cast(Int(64), extent));
                 checks.push_back(AssertStmt::make(
                     LE::make(end, make_const(Int(64), int64_t(INT32_MAX))),
                     Call::make(Int(32), Intrinsic::runtime_error,
                                {make_const(Int(32), int64_t(RuntimeErrorKind::RDomEndTooLarge)),
-                                StringImm::make(rv.var), cast(Int(64), rv.min),
-                                cast(Int(64), rv.extent)},
+                                StringImm::make(rv.var), cast(Int(64), min), cast(Int(64), extent)},
                                Call::Intrinsic)));
             }
         }
@@ -310,14 +355,16 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
             user_assert(nested) << "Func " << f.name() << " is stored at " << store.to_string()
                                 << " and computed at " << compute.to_string()
                                 << ", but the store level must enclose the compute level.";
-            // The iterations of a parallel loop between the two run at once, each computing
-            // its region into the one allocation. Where the regions meet, a pure definition
-            // writes the same values twice; updates would be applied twice.
+            // The iterations of a parallel loop (or GPU blocks or threads) between the two
+            // run at once, each computing its region into the one allocation. Where the
+            // regions meet, a pure definition writes the same values twice; updates would be
+            // applied twice.
             user_assert(parallel.empty() || !f.has_update_definition())
                 << "Func " << f.name() << " is stored at " << store.to_string()
                 << " and computed at " << compute.to_string() << ", inside the parallel loop "
-                << parallel.front() << ": its threads would compute into one allocation at "
-                << "once, and where their regions meet, each would apply " << f.name()
+                << loop_for_users(parallel.front())
+                << ": its threads would compute into one allocation at once, and where their "
+                << "regions meet, each would apply " << f.name()
                 << "'s updates to the same points. Store it at that loop or inside it "
                 << "(store_at), compute it outside it, or make the loop serial.";
         }

@@ -1,4 +1,5 @@
 #include "lowering/UnrollLoops.h"
+#include "dsl/LoopLimits.h"
 
 #include "dsl/Names.h"
 #include "dsl/base/Error.h"
@@ -19,7 +20,6 @@ using namespace ir;
 
 namespace {
 
-const int64_t max_unroll = 256;
 // Unrolled loops inside one another multiply their copies; past this many copies of a body,
 // compiling takes minutes (4096 copies of a small body: about a minute in LLVM's code
 // generation).
@@ -46,10 +46,10 @@ class UnrollLoops : public IRMutator {
                        << ", 4, TailStrategy::GuardWithIf): the default tail shifts the last "
                        << "piece inwards, which needs an extent of at least the factor.";
         }
-        user_assert(*extent <= max_unroll)
+        user_assert(*extent <= kMaxUnroll)
             << "The loop " << loop_for_users(op->name) << " is unrolled, but its extent is "
             << *extent << ": the body would be copied " << *extent
-            << " times. AICF unrolls at most " << max_unroll
+            << " times. AICF unrolls at most " << kMaxUnroll
             << " iterations; split the loop and unroll the inner part.";
         int64_t copies = *extent;
         for (const auto &[name, n] : around)

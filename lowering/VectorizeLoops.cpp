@@ -1,6 +1,7 @@
 #include "lowering/VectorizeLoops.h"
 
 #include "dsl/Debug.h"
+#include "dsl/LoopLimits.h"
 #include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
@@ -26,8 +27,6 @@ Expr conjunction(const std::vector<Expr> &terms) {
         r = And::make(r, terms[i]);
     return r;
 }
-
-const int64_t max_lanes = 64;
 
 Expr widen(const Expr &e, int lanes) {
     return e.type().lanes == lanes ? e : Broadcast::make(e, lanes);
@@ -257,12 +256,15 @@ class VectorizeLoops : public IRMutator {
         if (op->for_type != ForType::Vectorized) return IRMutator::visit(op);
         auto extent = as_const_int(op->extent);
         user_assert(extent.has_value())
-            << "The loop " << op->name << " is vectorized, but its extent (" << op->extent
-            << ") is not a constant. Split it by a constant factor and vectorize the inner "
-            << "loop, e.g. f.vectorize(x, 8).";
-        user_assert(*extent <= max_lanes)
-            << "The loop " << op->name << " is vectorized with " << *extent
-            << " lanes; AICF allows at most " << max_lanes << ". Split it first.";
+            << "The loop " << loop_for_users(op->name) << " is vectorized, but its extent ("
+            << with_user_loop_names(to_string(op->extent))
+            << ") is not a constant. Split it by a constant factor and vectorize the inner loop, "
+            << "e.g. " << loop_stage_for_users(op->name) << ".vectorize("
+            << loop_var_for_users(op->name) << ", 8).";
+        user_assert(*extent <= kMaxVectorLanes)
+            << "The loop " << loop_for_users(op->name) << " is vectorized with " << *extent
+            << " lanes; AICF allows at most " << kMaxVectorLanes
+            << ". Split it and vectorize the inner part.";
         if (*extent <= 1)
             return For::make(op->name, op->min, op->extent, ForType::Serial, mutate(op->body));
         Expr ramp = Ramp::make(op->min, make_one(op->min.type()), int(*extent));

@@ -2,6 +2,7 @@
 
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
+#include "dsl/ir/IRVisitor.h"
 
 namespace aicf {
 namespace lowering {
@@ -77,6 +78,30 @@ std::vector<Function> redirect_to_wrappers(const std::vector<Function> &outputs,
             any = true;
         }
         if (!any) break;
+    }
+    // A wrapper for a consumer of this pipeline that does not call the wrapped Func would
+    // never be read, and its schedule would silently do nothing.
+    for (const auto &kv : env) {
+        for (const auto &[consumer, w] : kv.second.get()->wrappers) {
+            auto c = env.find(consumer);
+            if (consumer.empty() || c == env.end()) continue;
+            bool reads = false;
+            for (int s = 0; s < c->second.stages() && !reads; s++) {
+                const Definition &d = c->second.stage(s);
+                for (const std::vector<Expr> *list : {&d.args, &d.values})
+                    for (const Expr &e : *list)
+                        visit_each<Call>(e, [&](const Call *op) {
+                            reads = reads || (op->call_type == Call::Func &&
+                                              (op->name == w->name || op->name == kv.first));
+                        });
+            }
+            user_assert(reads) << "Func " << w->name << " wraps " << kv.first << " for " << consumer
+                               << " (" << kv.first << ".in(" << consumer << ")), but " << consumer
+                               << " does not call " << kv.first
+                               << ", so the wrapper would never be read and its schedule would "
+                                  "do nothing. Wrap "
+                               << kv.first << " for a Func that calls it.";
+        }
     }
     std::vector<Function> result;
     for (const Function &o : outputs)

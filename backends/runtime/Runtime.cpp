@@ -242,14 +242,25 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
           << " there (a concrete Buffer's strides are constants of the compiled code).";
         break;
     case ir::RuntimeErrorKind::FuncBoundTooSmall:
-        // v[5]: 1 for the update definitions' region, 2 for a bound_extent.
+        // v[5]: 1 for the update definitions' region, 4 for the whole tiles its own loops
+        // write, 8 for an output's buffer, 2 for a bound_extent.
         s << "Func " << n << " is bound to [" << v[3] << ", " << v[4] << "] in dimension " << v[0]
           << ((v[5] & 2) ? " (its bound_extent from the first point needed)" : "") << ", but "
-          << ((v[5] & 1) ? "its update definitions write and read" : "its consumers need") << " ["
-          << v[1] << ", " << v[2] << "].";
+          << ((v[5] & 1)   ? "its update definitions write and read"
+              : (v[5] & 4) ? "its own loops write"
+              : (v[5] & 8) ? "its output buffer covers"
+                           : "its consumers need")
+          << " [" << v[1] << ", " << v[2] << "].";
         if (v[5] & 1) {
             s << " Its storage and the points its pure definition computes are exactly the "
               << "bound: bound it to cover what the updates reach, or keep their points inside.";
+        }
+        if (v[5] & 4) {
+            s << " Its storage is exactly the bound, and a split of its loops writes whole "
+              << "tiles: one that shifts its tail inwards (ShiftInwards, the default) needs an "
+              << "extent of at least its factor, and one that rounds it up (RoundUp) writes up "
+              << "to a multiple of it. Split by a factor that divides the bound's extent, or "
+              << "with TailStrategy::GuardWithIf.";
         }
         break;
     case ir::RuntimeErrorKind::FuncRegionTooLarge:
@@ -309,6 +320,21 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
     case ir::RuntimeErrorKind::RDomExtentNegative:
         s << "The reduction variable " << n << " has a negative extent (" << v[0] << "); an RDom's "
           << "extent must be at least 0.";
+        break;
+    case ir::RuntimeErrorKind::RDomBoundWraps: {
+        size_t sep = n.find('\x1f');
+        s << "The reduction variable " << n.substr(0, sep) << " has a bound, "
+          << (sep == std::string::npos ? "" : n.substr(sep + 1))
+          << ", that passes the 32-bit range as it is computed (a part of it is " << v[0]
+          << "), so its loop would run over a wrapped count. Give the RDom smaller bounds, or "
+          << "fuse fewer points into one variable.";
+        break;
+    }
+    case ir::RuntimeErrorKind::FusedLoopTooLong:
+        s << "The loop " << n << " fuses loops of " << v[0] << " and " << v[1]
+          << " iterations: " << v[0] * v[1] << " in all, more than the 2^31 - 1 a 32-bit loop "
+          << "counts. Fuse loops whose extents multiply to less (split one first and fuse a "
+          << "part of it), or keep them apart.";
         break;
     case ir::RuntimeErrorKind::SplitFactorNotPositive:
         s << "The loop " << n << " is split by " << v[0] << "; a split factor must be positive.";

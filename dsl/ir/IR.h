@@ -302,6 +302,11 @@ enum class RuntimeErrorKind : int32_t {
     // Two buffers of a Tuple-valued output with different regions; the name is the first's,
     // then '\x1f' and the other's.
     TupleShapesDiffer,
+    // A loop fused from two whose extents, known only at run time, multiply past 2^31 - 1.
+    FusedLoopTooLong,
+    // An RDom bound known only at run time that passes the int32 range where it is computed
+    // (p * q); the name is the variable's, then '\x1f' and the bound.
+    RDomBoundWraps,
 };
 
 struct Call : ExprNode<Call> {

@@ -2512,8 +2512,8 @@ TEST(Schedules, StorageOutsideAParallelLoopComputedInsideIsRefused) {
             EXPECT_CONTAINS(message_of<CompileError>([&] {
                                 g.realize({W, H});
                             }),
-                            "inside the parallel loop g.s0." + std::string(form == 0 ? "y" : "yi") +
-                                ": its threads would compute into one allocation at once, and "
+                            "inside the parallel loop " + std::string(form == 0 ? "y" : "yi") +
+                                " of g: its threads would compute into one allocation at once, and "
                                 "where their regions meet, each would apply f's updates to the "
                                 "same points.");
             continue;

@@ -297,6 +297,7 @@ TEST(TypedExpressions, ParamsNamedByStringLiterals) {
     Func f("f");
     f(x) = select(flag, 1.0f, 2.0f) * scale + cast<float>(n + x) + zero;
     n.set(3);
+    flag.set(false);
     Buffer<float> off = f.realize({4});
     flag.set(true);
     Buffer<float> on = f.realize({4});

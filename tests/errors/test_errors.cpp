@@ -315,6 +315,48 @@ TEST(RuntimeErrors, UpdatesOfABoundIntermediateStayInsideTheBound) {
                     "are exactly the bound");
 }
 
+// A bound() or bound_extent() of an intermediate fixes its storage, so the whole tiles its own
+// loops write must lie inside it too: a split that shifts its tail inwards by more than the
+// bound's extent wrote before each row (wrong values, or a corrupted heap), and one that rounds
+// it up wrote past it. A RuntimeError naming the Func, its bound and what its loops write;
+// with a guarded tail, the values are right.
+TEST(RuntimeErrors, TilesOfABoundIntermediateStayInsideTheBound) {
+    Var x("x"), y("y"), xo("xo"), xi("xi");
+    for (int form = 0; form < 4; form++) {
+        Func f("f"), g("g");
+        f(x, y) = x + 10 * y;
+        g(x, y) = f(x, y) * 3 + f(x + 1, y);
+        f.compute_root();
+        if (form == 0) f.vectorize(x, 8).bound(x, 0, 6).bound(y, 0, 4);
+        if (form == 1) f.vectorize(x, 8).bound(x, 0, 6); // storage sized at run time
+        if (form == 2) f.split(x, xo, xi, 8, TailStrategy::RoundUp).bound_extent(x, 33);
+        if (form == 3) f.vectorize(x, 8, TailStrategy::GuardWithIf).bound(x, 0, 6).bound(y, 0, 4);
+        const int w = form == 2 ? 32 : 5;
+        if (form < 3) {
+            std::string msg = message_of<RuntimeError>([&] { g.realize({w, 4}); });
+            EXPECT_CONTAINS(msg, form == 2 ? "Func f is bound to [0, 32] in dimension 0 (its "
+                                             "bound_extent from the first point needed), but its "
+                                             "own loops write [0, 39]."
+                                           : "Func f is bound to [0, 5] in dimension 0, but its "
+                                             "own loops write [-2, 5].");
+            EXPECT_CONTAINS(msg, "Split by a factor that divides the bound's extent, or with "
+                                 "TailStrategy::GuardWithIf.");
+            continue;
+        }
+        Buffer<int> out = g.realize({w, 4});
+        for (int j = 0; j < 4; j++)
+            for (int i = 0; i < w; i++)
+                ASSERT_EQ(out(i, j), (i + 10 * j) * 3 + (i + 1 + 10 * j)) << i << ", " << j;
+    }
+    // An output's bound is checked against the buffer it is realized into.
+    Func o("o");
+    o(x) = x;
+    o.bound(x, 0, 8);
+    EXPECT_CONTAINS(message_of<RuntimeError>([&] { o.realize({10}); }),
+                    "Func o is bound to [0, 7] in dimension 0, but its output buffer covers "
+                    "[0, 9].");
+}
+
 // bound_extent smaller than a tile's producer needs is a RuntimeError naming it; an extent
 // that is not positive, and a bound_extent on a Func that is inlined, CompileErrors.
 TEST(RuntimeErrors, ABoundExtentSmallerThanATileNeeds) {
@@ -400,6 +442,23 @@ TEST(RuntimeErrors, UnboundImageParam) {
     f(x) = input(x);
     std::string msg = message_of<RuntimeError>([&] { f.realize({4}); });
     EXPECT_CONTAINS(msg, "ImageParam input has no buffer bound");
+}
+
+// A Param never given a value is an error, not a 0 read silently; set, or given its value when
+// it is made, it is read.
+TEST(RuntimeErrors, ParamWithoutAValue) {
+    Param<int> scale("scale");
+    Param<float> offset(0.5f, "offset");
+    Var x("x");
+    Func f("f");
+    f(x) = cast<float>(x * scale) + offset;
+    std::string msg = message_of<RuntimeError>([&] { f.realize({4}); });
+    EXPECT_CONTAINS(msg, "Param scale has no value. Call scale.set(value) before realizing, or "
+                         "give it one when it is made: scale(value, \"scale\").");
+    scale.set(3);
+    Buffer<float> out = f.realize({4});
+    for (int i = 0; i < 4; i++)
+        EXPECT_EQ(out(i), float(i * 3) + 0.5f);
 }
 
 // An undefined Buffer is a bad buffer like any other: bound to an ImageParam, passed to a
@@ -505,8 +564,56 @@ TEST(AlgorithmErrors, RDomBoundsPastTheInt32LoopsOrFromAFunc) {
                          "use constants, Params and input buffer sizes, not Funcs");
 }
 
-// An output too small for what its schedule writes says why: a bound(), updates at other
-// points, or whole tiles.
+// A fused loop counts the product of its parts' extents in 32 bits: past 2^31 - 1 it is a
+// CompileError where the extents are constants and a RuntimeError where they are known only at
+// run time, not a loop that wraps (and runs nothing). So too the reduction variable rfactor
+// makes of a fuse, and an RDom extent such as p * q.
+TEST(ScheduleErrors, FusedLoopsPastTheInt32Count) {
+    Param<int> p("p"), q("q");
+    auto count_of = [&](RDom r, bool with_rfactor) {
+        Func total("total");
+        total() = cast<int64_t>(0);
+        total() += cast<int64_t>(1) + cast<int64_t>(r.x * 0 + r.y * 0);
+        RVar f("f"), fo("fo"), fi("fi");
+        Var u("u");
+        total.update().fuse(r.x, r.y, f);
+        if (with_rfactor) total.update().split(f, fo, fi, 4096).rfactor(fo, u);
+        return total;
+    };
+    std::string msg = message_of<CompileError>(
+        [&] { count_of(RDom(0, 50000, 0, 50000, "r"), false).realize({}); });
+    EXPECT_CONTAINS(msg, "In the schedule of total.update(0), fuse(r.x, r.y, f) makes a loop of "
+                         "2500000000 iterations, more than the 2^31 - 1 a 32-bit loop counts. "
+                         "Fuse loops whose extents multiply to less");
+    msg = message_of<CompileError>(
+        [&] { count_of(RDom(0, 50000, 0, 50000, "r"), true).realize({}); });
+    EXPECT_CONTAINS(msg, "fuse(r.x, r.y, f) makes a reduction variable of 2500000000 points");
+    p.set(50000);
+    q.set(50000);
+    msg = message_of<RuntimeError>([&] { count_of(RDom(0, p, 0, q, "r"), false).realize({}); });
+    EXPECT_CONTAINS(msg, "The loop f of total.update(0) fuses loops of 50000 and 50000 "
+                         "iterations: 2500000000 in all, more than the 2^31 - 1 a 32-bit loop "
+                         "counts.");
+    msg = message_of<RuntimeError>([&] { count_of(RDom(0, p, 0, q, "r"), true).realize({}); });
+    EXPECT_CONTAINS(msg, "that passes the 32-bit range as it is computed (a part of it is "
+                         "2500000000), so its loop would run over a wrapped count.");
+    // Below the limit, the count is right.
+    q.set(3);
+    for (bool with_rfactor : {false, true}) {
+        Buffer<int64_t> c = count_of(RDom(0, p, 0, q, "r"), with_rfactor).realize({});
+        EXPECT_EQ(c(), 150000);
+    }
+    // An extent computed in 32 bits is taken as written, not wrapped.
+    q.set(50000);
+    RDom big(0, p * q, "big");
+    Func n("n");
+    n() = cast<int64_t>(0);
+    n() += cast<int64_t>(1) + cast<int64_t>(big.x * 0);
+    msg = message_of<RuntimeError>([&] { n.realize({}); });
+    EXPECT_CONTAINS(msg, "The reduction variable big.x has a bound, (p * q), that passes the "
+                         "32-bit range as it is computed (a part of it is 2500000000)");
+}
+
 // A Param named like a variable of the Func it is used in would be read as that variable
 // (f(x) = x + p, p named "x", computed x + x).
 TEST(AlgorithmErrors, AParamNamedLikeAVariableOfItsFunc) {
@@ -888,11 +995,14 @@ TEST(ScheduleErrors, UnrollingIsBounded) {
     Func f("f"), g("g");
     f(x, y, z) = x + y * z;
     g(x, y, z) = x + y * z;
-    f.unroll(x, 300);
+    EXPECT_CONTAINS(message_of<CompileError>([&] { f.unroll(x, 300); }),
+                    "In the schedule of f, unroll(x, 300): unroll takes at most 256 iterations. "
+                    "Give a factor of at most 256.");
+    f.bound(x, 0, 300).unroll(x);
     EXPECT_CONTAINS(message_of<CompileError>([&] {
                         f.realize({300, 2, 2});
                     }),
-                    "The loop x_ui of f is unrolled, but its extent is 300: the body would be "
+                    "The loop x of f is unrolled, but its extent is 300: the body would be "
                     "copied 300 times. AICF unrolls at most 256 iterations");
     g.unroll(x, 16).unroll(y, 16).unroll(z, 24);
     EXPECT_CONTAINS(message_of<CompileError>([&] {
@@ -909,6 +1019,123 @@ TEST(ScheduleErrors, UnrollingIsBounded) {
         for (int j = 0; j < 4; j++)
             for (int i = 0; i < 8; i++)
                 ASSERT_EQ(out(i, j, k), i + j * k);
+}
+
+// vectorize(x, n) and unroll(x, n) split x by n into a loop compiled as straight code: a
+// factor that is no constant, not positive or too large is refused where it is written, in the
+// user's names, and so is a second split of x into the same inner loop. A constant expression
+// is a constant.
+TEST(ScheduleErrors, VectorizeAndUnrollFactors) {
+    Var x("col"), y("row");
+    Param<int> width("width");
+    Func out("out");
+    out(x, y) = x + y;
+    EXPECT_CONTAINS(message_of<CompileError>([&] { out.vectorize(x, width); }),
+                    "In the schedule of out, vectorize(col, width): the factor is not a "
+                    "constant, and it becomes the extent of a loop vectorized into straight "
+                    "code. Give a constant, e.g. out.vectorize(col, 8), or split col by width "
+                    "and leave the inner loop serial.");
+    EXPECT_CONTAINS(message_of<CompileError>([&] { out.unroll(y, width + 1); }),
+                    "In the schedule of out, unroll(row, (width + 1)): the factor is not a "
+                    "constant");
+    EXPECT_CONTAINS(message_of<CompileError>([&] { out.vectorize(x, 0); }),
+                    "In the schedule of out, vectorize(col, 0): the factor must be positive.");
+    EXPECT_CONTAINS(message_of<CompileError>([&] { out.unroll(x, -2); }),
+                    "unroll(col, -2): the factor must be positive.");
+    EXPECT_CONTAINS(message_of<CompileError>([&] { out.parallel(y, 0); }),
+                    "In the schedule of out, parallel(row, 0): the task size (iterations per "
+                    "task) must be positive.");
+    EXPECT_CONTAINS(message_of<CompileError>([&] { out.vectorize(x, 128); }),
+                    "In the schedule of out, vectorize(col, 128): vectorize takes at most 64 "
+                    "lanes. Give a factor of at most 64.");
+    out.vectorize(x, 8);
+    EXPECT_CONTAINS(message_of<CompileError>([&] { out.vectorize(x, 2); }),
+                    "In the schedule of out, vectorize(col, 2) would split col into col and "
+                    "col_vi, but col was already split that way (by an earlier vectorize of "
+                    "it). vectorize col_vi itself, or split col with Vars of your own.");
+    out.unroll(x, Expr(2) * 2);
+    Buffer<int> b = out.realize({37, 3});
+    for (int j = 0; j < 3; j++)
+        for (int i = 0; i < 37; i++)
+            ASSERT_EQ(b(i, j), i + j);
+    // vectorize(x) of a loop of no constant extent says so in the user's names.
+    Func g("g");
+    g(x) = x * 2;
+    g.vectorize(x);
+    std::string msg = message_of<CompileError>([&] { g.realize({20}); });
+    EXPECT_CONTAINS(msg, "The loop col of g is vectorized, but its extent (");
+    EXPECT_CONTAINS(msg, "is not a constant. Split it by a constant factor and vectorize the "
+                         "inner loop, e.g. g.vectorize(col, 8).");
+}
+
+// A wrapper made by in() is the copy of a Func its consumers read; giving it a definition
+// would change what they read.
+TEST(AlgorithmErrors, AWrapperTakesNoDefinitions) {
+    Var x("x");
+    Func g("g"), f("f");
+    g(x) = x;
+    f(x) = g(x) + 1;
+    Func w = g.in(f);
+    EXPECT_CONTAINS(message_of<CompileError>([&] { w(x) = x * 100; }),
+                    "Func g_in_f is the wrapper g.in(f) made, a copy of g that its consumers "
+                    "read instead; it takes a schedule, not definitions.");
+    Func all = g.in();
+    EXPECT_CONTAINS(message_of<CompileError>([&] { all(x) += 1; }),
+                    "Func g_in is the wrapper g.in() made");
+    Buffer<int> out = f.realize({4});
+    for (int i = 0; i < 4; i++)
+        EXPECT_EQ(out(i), i + 1);
+    // A wrapper for a Func that does not call the wrapped one would never be read.
+    Func h("h"), k("k");
+    h(x) = x * 2;
+    k(x) = h(x) + f(x);
+    g.in(h).compute_root();
+    EXPECT_CONTAINS(message_of<CompileError>([&] { k.realize({4}); }),
+                    "Func g_in_h wraps g for h (g.in(h)), but h does not call g, so the wrapper "
+                    "would never be read and its schedule would do nothing.");
+}
+
+// Arithmetic on conditions shows the operands and the two ways out; an RDom made with no
+// bounds says so where it is used.
+TEST(AlgorithmErrors, ArithmeticOnConditionsAndAnRDomWithoutBounds) {
+    Var x("x");
+    std::string msg = message_of<CompileError>([&] { Expr e = (x > 2) + (x < 5); });
+    EXPECT_CONTAINS(msg, "Operator + cannot apply to bool values ((x > 2) + (x < 5)). Cast a "
+                         "condition to a number to count it (cast<int>(c)), or combine "
+                         "conditions with && and ||.");
+    Func f("f");
+    f(x) = cast<int>(x > 2) + cast<int>(x < 5);
+    Buffer<int> out = f.realize({8});
+    for (int i = 0; i < 8; i++)
+        EXPECT_EQ(out(i), int(i > 2) + int(i < 5));
+    RDom r;
+    Func total("total");
+    total() = 0;
+    msg = message_of<CompileError>([&] { total() += Expr(r); });
+    EXPECT_CONTAINS(msg, "An RDom made with no bounds (RDom r;) is used as a reduction "
+                         "variable. Give it its bounds first");
+}
+
+// update(i) past the updates a Func has; with none, the message says where an inline
+// reduction's update is and how to schedule one.
+TEST(ScheduleErrors, UpdateThatDoesNotExist) {
+    Var x("x");
+    RDom r(0, 4, "r");
+    Func f("f"), g("g");
+    f(x) = sum(x + r);
+    g(x) = 0;
+    g(x) += x + r;
+    std::string msg = message_of<CompileError>([&] { f.update(0); });
+    EXPECT_CONTAINS(msg, "Func f has 0 update definitions; update(0) does not exist. (An inline "
+                         "reduction such as sum() in its definition is a Func of its own");
+    EXPECT_CONTAINS(message_of<CompileError>([&] { g.update(1); }),
+                    "Func g has 1 update definition; update(1) does not exist.");
+    g.update(0).vectorize(x, 4);
+    Buffer<int> a = f.realize({6}), b = g.realize({6});
+    for (int i = 0; i < 6; i++) {
+        EXPECT_EQ(a(i), 4 * i + 6);
+        EXPECT_EQ(b(i), 4 * i + 6);
+    }
 }
 
 // Scheduling a Func before it has a definition: it has no loops yet, and the message says so.

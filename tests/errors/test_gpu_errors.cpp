@@ -195,7 +195,7 @@ TEST(GPUScheduleErrors, ComputeAtBetweenTwoBlockLoops) {
     g.gpu_tile(x, y, bx, by, tx, ty, 8, 8);
     f.compute_at(g, by);
     std::string msg = message_of<CompileError>([&] { g.realize({64, 64}, gpu_target); });
-    EXPECT_CONTAINS(msg, "Func f is computed at the GPU block loop by of g, between it and an "
+    EXPECT_CONTAINS(msg, "Func f is stored at the GPU block loop by of g, between it and an "
                          "inner block loop");
     EXPECT_CONTAINS(msg, "innermost block loop");
     // At the innermost block loop, with a loop of its own on blocks: that is the mistake.
@@ -286,6 +286,77 @@ TEST(GPUScheduleErrors, GPULoopOverAReductionVariableRaces) {
     h.update().atomic().split(s, ro, ri, 16, TailStrategy::GuardWithIf).gpu_threads(ri);
 }
 
+// A Func with updates stored outside the GPU loops it is computed in: the blocks or threads
+// between would each compute their region into the one allocation at once, and where the
+// regions meet apply the updates twice (g(x + 1) of one thread is g(x) of the next). Refused,
+// as across a parallel loop on the host; stored where it is computed, it is right.
+TEST(GPUScheduleErrors, UpdatesStoredOutsideTheGPULoopsThatComputeThem) {
+    for (int form = 0; form < 4; form++) {
+        Var x("x"), bx("bx"), tx("tx");
+        RDom r(0, 2, "r");
+        Func g("g"), f("f");
+        g(x) = x;
+        g(x) += 1 + 0 * r;
+        f(x) = g(x) + g(x + 1);
+        f.gpu_tile(x, bx, tx, 8);
+        if (form == 0) g.store_root().compute_at(f, tx);
+        if (form == 1) g.store_root().compute_at(f, bx).gpu_threads(x);
+        if (form == 2) g.store_at(f, bx).compute_at(f, tx);
+        if (form == 3) g.compute_at(f, tx);
+        if (form < 3) {
+            std::string msg = message_of<CompileError>([&] { f.realize({16}, gpu_target); });
+            EXPECT_CONTAINS(msg, "Func g is stored at ");
+            EXPECT_CONTAINS(msg, std::string("inside the parallel loop ") +
+                                     (form == 1   ? "bx"
+                                      : form == 0 ? "bx"
+                                                  : "tx") +
+                                     " of f: its threads would compute into one allocation at "
+                                     "once, and where their regions meet, each would apply g's "
+                                     "updates to the same points.");
+            continue;
+        }
+        Buffer<int> out = f.realize({16}, gpu_target);
+        for (int i = 0; i < 16; i++)
+            EXPECT_EQ(out(i), 2 * i + 5) << i;
+    }
+}
+
+// A Func stored per block in shared memory and computed at the outer of the consumer's thread
+// loops: its stores run on the first thread along the inner loop, and the others read the
+// tile with no barrier after them (the simulator saw the race). Refused; computed at the
+// block loop, the values are right.
+TEST(GPUScheduleErrors, SharedTileComputedOutsideAnInnerThreadLoop) {
+    Buffer<int> in({40, 10}, "in");
+    for (int j = 0; j < 10; j++)
+        for (int i = 0; i < 40; i++)
+            in(i, j) = i * 3 + j;
+    for (bool at_block : {false, true}) {
+        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+        Func s("s"), out("out");
+        s(x, y) = in(x, y) * 2;
+        out(x, y) = s(x, y) + 1;
+        out.gpu_tile(x, y, bx, by, tx, ty, 8, 2);
+        if (at_block) {
+            s.compute_at(out, bx).gpu_threads(x, y);
+        } else {
+            s.store_at(out, bx).compute_at(out, ty);
+            EXPECT_CONTAINS(message_of<CompileError>([&] {
+                                out.realize({16, 4}, gpu_target);
+                            }),
+                            "Func s is stored per block in shared memory (at the GPU block loop "
+                            "bx of out) and computed inside the GPU thread loop ty of out, but "
+                            "outside the thread loop tx of out inside it: only the first thread "
+                            "along tx of out would compute it");
+            continue;
+        }
+        Buffer<int> o = out.realize({16, 4}, gpu_target);
+        o.copy_to_host();
+        for (int j = 0; j < 4; j++)
+            for (int i = 0; i < 16; i++)
+                ASSERT_EQ(o(i, j), 2 * (i * 3 + j) + 1) << i << ", " << j;
+    }
+}
+
 TEST(GPUScheduleErrors, SharedMemoryInsideThreadLoops) {
     Var x("x"), bx("bx"), tx("tx");
     Func f("f"), g("g");
@@ -294,7 +365,7 @@ TEST(GPUScheduleErrors, SharedMemoryInsideThreadLoops) {
     g.gpu_tile(x, bx, tx, 32);
     f.compute_at(g, tx).store_in(MemoryType::GPUShared);
     std::string msg = message_of<CompileError>([&] { g.realize({100}, gpu_target); });
-    EXPECT_CONTAINS(msg, "Func f is computed inside the GPU thread loop tx of g");
+    EXPECT_CONTAINS(msg, "Func f is stored inside the GPU thread loop tx of g");
     EXPECT_CONTAINS(msg, "MemoryType::Register");
 }
 
@@ -862,9 +933,9 @@ TEST(GPUScheduleErrors, TensorCores) {
     MMASchedule grouped;
     grouped.row_groups = true;
     msg = mma_error(grouped);
-    EXPECT_CONTAINS(msg, "Func prod is computed at the GPU block loop bx of out, between it and "
-                         "an inner block loop of the same kernel. Compute prod at the innermost "
-                         "block loop");
+    EXPECT_CONTAINS(msg, "Func prod is stored at the GPU block loop bx of out, between it and "
+                         "an inner block loop of the same kernel. Store and compute prod at the "
+                         "innermost block loop");
 
     MMASchedule affine;
     affine.add_one = true;

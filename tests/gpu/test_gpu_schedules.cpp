@@ -1035,6 +1035,29 @@ TEST(GPUSchedule, AlignedRegionOfASharedStageUnderGuardedTails) {
     }
 }
 
+// The same for a pointwise consumer under tiles shifted inwards: a block's region is 8 points
+// from a start that is no multiple of 4, rounded out to multiples of 4 (at most 12 points; its
+// size, ((t + 3) / 4) * 4 - (t / 4) * 4 + 8, has that bound once t cancels).
+TEST(GPUSchedule, AlignedRegionOfASharedStageOfAPointwiseConsumer) {
+    // (The rounded regions reach up to 3 points before the output and 3 past it.)
+    Buffer<int> in({50, 16}, "in");
+    in.set_min({-4, 0});
+    fill_random(in, -1000, 1000, 43);
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func f("f"), g("g");
+    f(x, y) = in(x, y) * 2;
+    g(x, y) = f(x, y) + 1;
+    g.gpu_tile(x, y, bx, by, tx, ty, 8, 4);
+    f.compute_at(g, bx).gpu_threads(x, y).align_bounds(x, 4);
+    Buffer<int> out({42, 16}, "out");
+    out.set_min({-1, 0});
+    g.realize(out, gpu_target);
+    out.copy_to_host();
+    for (int j = 0; j < 16; j++)
+        for (int i = -1; i < 41; i++)
+            ASSERT_EQ(out(i, j), in(i, j) * 2 + 1) << i << ", " << j;
+}
+
 // A producer read through a division by a negative constant (x / -2 is -(x / 2), Euclidean),
 // staged per block in shared memory: its region has a constant size bound too. At a
 // negative output origin, against a plain loop.
