@@ -252,10 +252,13 @@ std::vector<Stmt> rdom_extent_checks(const std::vector<std::string> &order,
                     if (c.defined()) checks.push_back(c);
                 }
                 const Expr min = widen_int32(rv.min), extent = widen_int32(rv.extent);
+                // Named with the stage that first uses it and the extent as written.
+                std::ostringstream where;
+                where << rv.var << '\x1f' << stage_for_users(name, st) << '\x1f' << rv.extent;
                 Expr msg =
                     Call::make(Int(32), Intrinsic::runtime_error,
                                {make_const(Int(32), int64_t(RuntimeErrorKind::RDomExtentNegative)),
-                                StringImm::make(rv.var), cast(Int(64), extent)},
+                                StringImm::make(where.str()), cast(Int(64), extent)},
                                Call::Intrinsic);
                 checks.push_back(AssertStmt::make(GE::make(extent, make_zero(extent.type())), msg));
                 // Its loop runs to min + extent, an int32.

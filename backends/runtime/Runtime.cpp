@@ -317,10 +317,18 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
              "it that far. Realize the output at coordinates further from the int32 limits, or "
              "read the Func at smaller offsets.";
         break;
-    case ir::RuntimeErrorKind::RDomExtentNegative:
-        s << "The reduction variable " << n << " has a negative extent (" << v[0] << "); an RDom's "
-          << "extent must be at least 0.";
+    case ir::RuntimeErrorKind::RDomExtentNegative: {
+        // The name: the variable, then '\x1f', the stage using it, '\x1f' and the extent.
+        size_t a = n.find('\x1f'), b = a == std::string::npos ? a : n.find('\x1f', a + 1);
+        s << "The reduction variable " << n.substr(0, a);
+        if (b != std::string::npos)
+            s << " of " << n.substr(a + 1, b - a - 1) << " has the extent " << n.substr(b + 1)
+              << ", which is " << v[0] << " here";
+        else
+            s << " has a negative extent (" << v[0] << ")";
+        s << "; an RDom's extent must be at least 0.";
         break;
+    }
     case ir::RuntimeErrorKind::RDomBoundWraps: {
         size_t sep = n.find('\x1f');
         s << "The reduction variable " << n.substr(0, sep) << " has a bound, "
