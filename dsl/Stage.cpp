@@ -193,7 +193,7 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
     user_assert(factor.defined() && factor.type().is_int_or_uint() && factor.type().is_scalar())
         << "In the schedule of " << name() << ", the split factor of " << old.name()
         << " must be an integer.";
-    if (auto c = as_const_int(factor)) {
+    if (auto c = as_const_int(simplify(factor))) {
         user_assert(*c > 0) << "In the schedule of " << name() << ", " << old.name()
                             << " is split by " << *c << "; a split factor must be positive.";
     }
@@ -248,7 +248,8 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
     s.old_var = old.name();
     s.outer = outer.name();
     s.inner = inner.name();
-    s.factor = ir::cast(Int(32), factor);
+    // Simplified: a constant written as an expression (Expr(4) * 2) is a constant factor.
+    s.factor = simplify(ir::cast(Int(32), factor));
     s.tail = tail;
     schedule().splits.push_back(s);
     return *this;

@@ -123,7 +123,7 @@ void check_tile_computed_before_read(const Realize *op, const std::string &block
 
     private:
         const Realize *op;
-        const std::string &block;
+        const std::string &block;        // empty: stored in device memory, outside the kernel
         std::vector<const For *> around; // the thread loops around the node
         using IRVisitor::visit;
         void visit(const For *loop) override {
@@ -144,17 +144,18 @@ void check_tile_computed_before_read(const Realize *op, const std::string &block
                                     [&](const For *a) { return a->gpu_dim == inner->gpu_dim; }))
                         return;
                     user_error
-                        << "Func " << op->name << " is stored per block in shared memory (at the "
-                        << "GPU block loop " << loop_for_users(block)
-                        << ") and computed inside the GPU thread loop " << loop_for_users(t->name)
+                        << "Func " << op->name << " is stored "
+                        << (block.empty() ? "in device memory"
+                                          : "per block in shared memory (at the GPU block loop " +
+                                                loop_for_users(block) + ")")
+                        << " and computed inside the GPU thread loop " << loop_for_users(t->name)
                         << ", but outside the thread loop " << loop_for_users(inner->name)
                         << " inside it: only the first thread along " << loop_for_users(inner->name)
-                        << " would compute it, and the others would read the tile with no barrier "
-                        << "after the stores. Compute " << op->name << " at the block loop "
-                        << loop_for_users(block) << " (the block's threads compute it together, "
-                        << "before a barrier), or store and compute it inside "
-                        << loop_for_users(inner->name) << " (each thread its own copy in "
-                        << "registers).";
+                        << " would compute it, and the others would read it with no barrier "
+                        << "after the stores. Compute " << op->name << " at a block loop "
+                        << "(the block's threads compute it together, before a barrier), or store "
+                        << "and compute it inside " << loop_for_users(inner->name)
+                        << " (each thread its own copy in registers).";
                 });
             }
         }
@@ -367,6 +368,7 @@ private:
                 << ". Store it in MemoryType::Heap (or Auto), or store and compute it inside a "
                 << "kernel.";
             mt = MemoryType::Heap;
+            check_tile_computed_before_read(op, "");
         } else {
             user_assert(mt != MemoryType::GPUShared && mt != MemoryType::Register)
                 << "Func " << op->name << " is stored in " << type_name

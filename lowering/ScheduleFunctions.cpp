@@ -201,22 +201,47 @@ void check_output_schedule(const Function &f) {
 // not as the detail.
 Stmt no_int32_wrap_check(const std::string &var, const Expr &e) {
     std::vector<Expr> conds, wide;
-    auto term = [&](const Expr &t) {
-        if (t.type() != Int(32)) return;
-        Expr w = widen_int32(t);
-        Expr fits = simplify(And::make(GE::make(w, make_const(Int(64), int64_t(INT32_MIN))),
-                                       LE::make(w, make_const(Int(64), int64_t(INT32_MAX)))));
+    // A term computed without wrapping; where it is in a select's branch, only when the
+    // branch is taken (`path`: the conditions that lead to it).
+    auto term = [&](const Expr &w, const std::vector<Expr> &path) {
+        Expr fits = And::make(GE::make(w, make_const(Int(64), int64_t(INT32_MIN))),
+                              LE::make(w, make_const(Int(64), int64_t(INT32_MAX))));
+        for (const Expr &c : path)
+            fits = Or::make(Not::make(c), fits);
+        fits = simplify(fits);
         if (is_true(fits)) return;
         conds.push_back(fits);
         wide.push_back(w);
     };
     // Inner terms first, so that the detail is where the bound first wraps.
     struct Terms : IRVisitor {
-        std::function<void(const Expr &)> term;
+        std::function<void(const Expr &, const std::vector<Expr> &)> term;
+        std::vector<Expr> path;
         using IRVisitor::visit;
-        void visit(const Add *op) override { IRVisitor::visit(op), term(op); }
-        void visit(const Sub *op) override { IRVisitor::visit(op), term(op); }
-        void visit(const Mul *op) override { IRVisitor::visit(op), term(op); }
+        void visit(const Add *op) override { IRVisitor::visit(op), wide(op); }
+        void visit(const Sub *op) override { IRVisitor::visit(op), wide(op); }
+        void visit(const Mul *op) override { IRVisitor::visit(op), wide(op); }
+        void wide(const Expr &t) {
+            if (t.type() == Int(32)) term(widen_int32(t), path);
+        }
+        // a << k, a product by 2^k.
+        void visit(const Call *op) override {
+            IRVisitor::visit(op);
+            auto k = op->is_intrinsic(Intrinsic::shift_left) && op->type == Int(32)
+                         ? as_const_int(op->args[1])
+                         : std::nullopt;
+            if (k && *k >= 0 && *k < 32)
+                term(Mul::make(widen_int32(op->args[0]), make_const(Int(64), int64_t(1) << *k)),
+                     path);
+        }
+        void visit(const Select *op) override {
+            op->condition.accept(this);
+            path.push_back(op->condition);
+            op->true_value.accept(this);
+            path.back() = Not::make(op->condition);
+            op->false_value.accept(this);
+            path.pop_back();
+        }
     } terms;
     terms.term = term;
     e.accept(&terms);

@@ -41,8 +41,9 @@ class UnrollLoops : public IRMutator {
             user_error << "The loop " << loop_for_users(op->name)
                        << " is unrolled, but its extent (" << op->extent
                        << ") is not a constant. Split it by a constant factor and unroll the "
-                       << "inner loop with a guarded tail, e.g. " << (plain ? parts.func : "f")
-                       << ".unroll(" << (plain ? parts.var : "x")
+                       << "inner loop with a guarded tail, e.g. "
+                       << (plain ? loop_stage_for_users(op->name) : "f") << ".unroll("
+                       << (plain ? parts.var : "x")
                        << ", 4, TailStrategy::GuardWithIf): the default tail shifts the last "
                        << "piece inwards, which needs an extent of at least the factor.";
         }

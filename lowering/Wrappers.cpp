@@ -4,6 +4,8 @@
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IRVisitor.h"
 
+#include <set>
+
 namespace aicf {
 namespace lowering {
 
@@ -80,21 +82,41 @@ std::vector<Function> redirect_to_wrappers(const std::vector<Function> &outputs,
         if (!any) break;
     }
     // A wrapper for a consumer of this pipeline that does not call the wrapped Func would
-    // never be read, and its schedule would silently do nothing.
+    // never be read, and its schedule would silently do nothing. (The consumer's calls now
+    // go to the wrapper or to the end of a chain of wrappers of it, f.in(g).in(g).)
     for (const auto &kv : env) {
         for (const auto &[consumer, w] : kv.second.get()->wrappers) {
             auto c = env.find(consumer);
             if (consumer.empty() || c == env.end()) continue;
-            bool reads = false;
-            for (int s = 0; s < c->second.stages() && !reads; s++) {
+            std::set<std::string> chain = {kv.first};
+            for (const FunctionContents *link = w.get(); link;) {
+                chain.insert(link->name);
+                auto next = link->wrappers.find(consumer);
+                if (next == link->wrappers.end()) next = link->wrappers.find("");
+                link = next == link->wrappers.end() ? nullptr : next->second.get();
+            }
+            auto calls = [&](const Expr &e) {
+                bool found = false;
+                visit_each<Call>(e, [&](const Call *op) {
+                    found = found || (op->call_type == Call::Func && chain.count(op->name));
+                });
+                return found;
+            };
+            bool reads = false, in_where = false;
+            for (int s = 0; s < c->second.stages(); s++) {
                 const Definition &d = c->second.stage(s);
                 for (const std::vector<Expr> *list : {&d.args, &d.values})
                     for (const Expr &e : *list)
-                        visit_each<Call>(e, [&](const Call *op) {
-                            reads = reads || (op->call_type == Call::Func &&
-                                              (op->name == w->name || op->name == kv.first));
-                        });
+                        reads = reads || calls(e);
+                if (d.rdom.defined() && d.rdom.predicate().defined())
+                    in_where = in_where || calls(d.rdom.predicate());
             }
+            user_assert(reads || !in_where)
+                << "Func " << w->name << " wraps " << kv.first << " for " << consumer << " ("
+                << kv.first << ".in(" << consumer << ")), but " << consumer << " reads " << kv.first
+                << " only in the where() of an RDom, which reads the Func itself, "
+                << "not a wrapper: the wrapper would never be read. Schedule " << kv.first
+                << " itself, or read it through a Func of your own.";
             user_assert(reads) << "Func " << w->name << " wraps " << kv.first << " for " << consumer
                                << " (" << kv.first << ".in(" << consumer << ")), but " << consumer
                                << " does not call " << kv.first

@@ -614,6 +614,21 @@ TEST(ScheduleErrors, FusedLoopsPastTheInt32Count) {
     msg = message_of<RuntimeError>([&] { n.realize({}); });
     EXPECT_CONTAINS(msg, "The reduction variable big.x has a bound, (p * q), that passes the "
                          "32-bit range as it is computed (a part of it is 2500000000)");
+    // So too a shift; a product in a branch a select does not take is not computed.
+    p.set(65536);
+    RDom shifted(0, p << 16, "shifted");
+    Func m("m");
+    m() = cast<int64_t>(0);
+    m() += cast<int64_t>(1) + cast<int64_t>(shifted.x * 0);
+    EXPECT_CONTAINS(message_of<RuntimeError>([&] { m.realize({}); }),
+                    "(a part of it is 4294967296)");
+    p.set(50000);
+    RDom guarded(0, select(p > 40000, 100, p * p), "guarded");
+    Func k("k");
+    k() = cast<int64_t>(0);
+    k() += cast<int64_t>(1) + cast<int64_t>(guarded.x * 0);
+    Buffer<int64_t> hundred = k.realize({});
+    EXPECT_EQ(hundred(), 100);
 }
 
 // A Param named like a variable of the Func it is used in would be read as that variable
@@ -1060,6 +1075,15 @@ TEST(ScheduleErrors, VectorizeAndUnrollFactors) {
     for (int j = 0; j < 3; j++)
         for (int i = 0; i < 37; i++)
             ASSERT_EQ(b(i, j), i + j);
+    // So too in an update, whose guarded tail needs the factor as a constant.
+    Func acc("acc");
+    acc(x, y) = x;
+    acc(x, y) += y * 2;
+    acc.update(0).vectorize(y, Expr(4) * 2).unroll(x, Expr(1) + 1);
+    Buffer<int> u = acc.realize({7, 19});
+    for (int j = 0; j < 19; j++)
+        for (int i = 0; i < 7; i++)
+            ASSERT_EQ(u(i, j), i + 2 * j);
     // vectorize(x) of a loop of no constant extent says so in the user's names.
     Func g("g");
     g(x) = x * 2;
@@ -1095,6 +1119,26 @@ TEST(AlgorithmErrors, AWrapperTakesNoDefinitions) {
     EXPECT_CONTAINS(message_of<CompileError>([&] { k.realize({4}); }),
                     "Func g_in_h wraps g for h (g.in(h)), but h does not call g, so the wrapper "
                     "would never be read and its schedule would do nothing.");
+    // A chain of wrappers for one consumer is read through its last link.
+    Func p("p"), q("q");
+    p(x) = x * 3;
+    q(x) = p(x) + p(x + 1);
+    Func stage1 = p.in(q);
+    stage1.compute_root();
+    stage1.in(q).compute_at(q, x);
+    Buffer<int> chained = q.realize({5});
+    for (int i = 0; i < 5; i++)
+        EXPECT_EQ(chained(i), 3 * i + 3 * (i + 1));
+    // A where() reads the Func itself, not a wrapper.
+    RDom r(0, 6, "r");
+    r.where(p(r) % 2 == 0);
+    Func evens("evens");
+    evens() = 0;
+    evens() += r;
+    p.in(evens).compute_root();
+    EXPECT_CONTAINS(message_of<CompileError>([&] { evens.realize({}); }),
+                    "but evens reads p only in the where() of an RDom, which reads the Func "
+                    "itself, not a wrapper");
 }
 
 // Arithmetic on conditions shows the operands and the two ways out; an RDom made with no

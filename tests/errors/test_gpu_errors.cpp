@@ -347,6 +347,13 @@ TEST(GPUScheduleErrors, SharedTileComputedOutsideAnInnerThreadLoop) {
                             "bx of out) and computed inside the GPU thread loop ty of out, but "
                             "outside the thread loop tx of out inside it: only the first thread "
                             "along tx of out would compute it");
+            // So too stored in device memory.
+            s.store_root();
+            EXPECT_CONTAINS(message_of<CompileError>([&] {
+                                out.realize({16, 4}, gpu_target);
+                            }),
+                            "Func s is stored in device memory and computed inside the GPU thread "
+                            "loop ty of out, but outside the thread loop tx of out inside it");
             continue;
         }
         Buffer<int> o = out.realize({16, 4}, gpu_target);
