@@ -112,10 +112,11 @@ void check_threads_write_apart(const Realize *op, const std::string &block) {
     });
 }
 
-// A Func stored per block in shared memory and computed inside a thread loop T of another
-// stage, outside a thread loop L that runs inside T (compute_at the outer of the consumer's
-// thread loops): its stores run on the first thread along L only (FuseGPUThreadLoops), and
-// the others read the tile inside T, where no barrier separates them from the stores.
+// A Func stored per block in shared memory (or in device memory, outside the kernel) and
+// computed inside a thread loop T of another stage, outside a thread loop L that runs inside
+// T (compute_at the outer of the consumer's thread loops): its stores run on the first thread
+// along L only (FuseGPUThreadLoops), and the others read it inside T, where no barrier
+// separates them from the stores.
 void check_tile_computed_before_read(const Realize *op, const std::string &block) {
     class Check : public IRVisitor {
     public:
