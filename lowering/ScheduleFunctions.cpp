@@ -81,6 +81,7 @@ class ParallelLoopsAround : public IRVisitor {
 public:
     explicit ParallelLoopsAround(const std::string &target) : target(target) {}
     std::vector<std::string> found;
+    bool first_on_gpu = false; // whether found's first loop runs on GPU blocks or threads
 
 private:
     const std::string &target;
@@ -91,8 +92,10 @@ private:
         if (op->name == target) {
             for (const For *f : path)
                 if ((f->for_type == ForType::Parallel || is_gpu_loop(f->for_type)) &&
-                    std::find(found.begin(), found.end(), f->name) == found.end())
+                    std::find(found.begin(), found.end(), f->name) == found.end()) {
+                    if (found.empty()) first_on_gpu = is_gpu_loop(f->for_type);
                     found.push_back(f->name);
+                }
         } else {
             IRVisitor::visit(op);
         }
@@ -370,10 +373,12 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
             // Storage outside, computation inside: the compute loop must be within the store loop.
             bool nested = false;
             std::vector<std::string> parallel;
+            bool on_gpu = false;
             WrapLoopBody outer(store_loop, [&](const Stmt &b) {
                 ParallelLoopsAround around(compute_loop);
                 b.accept(&around);
                 parallel = around.found;
+                on_gpu = around.first_on_gpu;
                 WrapLoopBody inner(compute_loop, produce_consume);
                 Stmt r = inner.run(b);
                 nested = inner.found;
@@ -389,12 +394,15 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
             // applied twice.
             user_assert(parallel.empty() || !f.has_update_definition())
                 << "Func " << f.name() << " is stored at " << store.to_string()
-                << " and computed at " << compute.to_string() << ", inside the parallel loop "
-                << loop_for_users(parallel.front())
-                << ": its threads would compute into one allocation at once, and where their "
+                << " and computed at " << compute.to_string() << ", inside the "
+                << (on_gpu ? "GPU" : "parallel") << " loop " << loop_for_users(parallel.front())
+                << ": its " << (on_gpu ? "blocks or threads" : "threads")
+                << " would compute into one allocation at once, and where their "
                 << "regions meet, each would apply " << f.name()
                 << "'s updates to the same points. Store it at that loop or inside it "
-                << "(store_at), compute it outside it, or make the loop serial.";
+                << "(store_at), "
+                << (on_gpu ? "or compute it outside the kernel."
+                           : "compute it outside it, or make the loop serial.");
         }
         check_uses_enclosed(f, uses_of_f, s, compute_loop.empty() ? "root" : compute_loop, env);
     }

@@ -306,13 +306,12 @@ TEST(GPUScheduleErrors, UpdatesStoredOutsideTheGPULoopsThatComputeThem) {
         if (form < 3) {
             std::string msg = message_of<CompileError>([&] { f.realize({16}, gpu_target); });
             EXPECT_CONTAINS(msg, "Func g is stored at ");
-            EXPECT_CONTAINS(msg, std::string("inside the parallel loop ") +
-                                     (form == 1   ? "bx"
-                                      : form == 0 ? "bx"
-                                                  : "tx") +
-                                     " of f: its threads would compute into one allocation at "
-                                     "once, and where their regions meet, each would apply g's "
-                                     "updates to the same points.");
+            EXPECT_CONTAINS(msg, std::string("inside the GPU loop ") + (form == 2 ? "tx" : "bx") +
+                                     " of f: its blocks or threads would compute into one "
+                                     "allocation at once, and where their regions meet, each "
+                                     "would apply g's updates to the same points. Store it at "
+                                     "that loop or inside it (store_at), or compute it outside "
+                                     "the kernel.");
             continue;
         }
         Buffer<int> out = f.realize({16}, gpu_target);
