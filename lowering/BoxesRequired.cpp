@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 #include <type_traits>
+#include <unordered_set>
 
 namespace aicf {
 namespace lowering {
@@ -43,15 +44,33 @@ public:
         }
         return relevant;
     }
+    // The loops, lets and conditions with an access inside (in their bounds, values or
+    // bodies). FindBox passes over the others: in a chain of stages computed at one
+    // another's loops, each stage's region is inside the loops of every later one, and
+    // bounding their loops and lets for each stage made compiling such a chain cubic in its
+    // length.
+    std::unordered_set<const IRNode *> reaching;
 
 private:
     const std::string &name;
     bool provides;
+    size_t accesses = 0;
+    // Records `op` as reaching an access when visiting it finds one.
+    struct Reaching {
+        RelevantNames &r;
+        const IRNode *op;
+        size_t before;
+        Reaching(RelevantNames &r, const IRNode *op) : r(r), op(op), before(r.accesses) {}
+        ~Reaching() {
+            if (r.accesses > before) r.reaching.insert(op);
+        }
+    };
     std::vector<std::set<std::string>> around; // names in the bounds and guards around here
     std::set<std::string> relevant;
     std::map<std::string, std::vector<Expr>> let_values;
 
     void access(const std::vector<Expr> &args) {
+        accesses++;
         for (const Expr &a : args)
             for (const std::string &n : free_vars(a))
                 relevant.insert(n);
@@ -59,6 +78,7 @@ private:
             relevant.insert(names.begin(), names.end());
     }
     template <typename LetNode> void visit_let(const LetNode *op) {
+        Reaching r(*this, op);
         let_values[op->name].push_back(op->value);
         IRVisitor::visit(op);
     }
@@ -77,6 +97,7 @@ private:
     void visit(const Let *op) override { visit_let(op); }
     void visit(const LetStmt *op) override { visit_let(op); }
     void visit(const For *op) override {
+        Reaching r(*this, op);
         op->min.accept(this);
         op->extent.accept(this);
         std::set<std::string> names = free_vars(op->min);
@@ -88,6 +109,7 @@ private:
         around.pop_back();
     }
     void visit(const IfThenElse *op) override {
+        Reaching r(*this, op);
         op->condition.accept(this);
         around.push_back(free_vars(op->condition));
         op->then_case.accept(this);
@@ -131,8 +153,10 @@ class FindBox : public IRVisitor {
 public:
     FindBox(const std::string &name, bool provides, const Scope<Interval> &outer,
             const Scope<Interval> &facts = Scope<Interval>(),
-            LetsByName by_name = LetsByName::Never, const std::set<std::string> *relevant = nullptr)
-        : name(name), provides(provides), by_name(by_name), relevant(relevant), facts(facts) {
+            LetsByName by_name = LetsByName::Never, const std::set<std::string> *relevant = nullptr,
+            const std::unordered_set<const IRNode *> *reaching = nullptr)
+        : name(name), provides(provides), by_name(by_name), relevant(relevant), reaching(reaching),
+          facts(facts) {
         outer.for_each([&](const std::string &n, const Interval &i) { scope.push(n, i); });
         facts.for_each([&](const std::string &n, const Interval &) { loop_names.insert(n); });
     }
@@ -171,7 +195,10 @@ private:
     const std::string &name;
     bool provides;
     LetsByName by_name;
-    const std::set<std::string> *relevant; // see RelevantNames; null: every name
+    const std::set<std::string> *relevant;              // see RelevantNames; null: every name
+    const std::unordered_set<const IRNode *> *reaching; // see RelevantNames; null: every node
+    // Whether `op` has no access of the region inside, and so nothing to bound.
+    bool passes_over(const IRNode *op) const { return reaching && !reaching->count(op); }
     // Lets that may be named in the region: integer values of names from outside the
     // statement and of other such lets, first binding of each, in binding order; and those
     // named rather than expanded (a value whose expansion counts more variables than
@@ -283,6 +310,7 @@ private:
     }
 
     template <typename LetNode> void visit_let(const LetNode *op) {
+        if (passes_over(op)) return;
         op->value.accept(this);
         if (relevant && !relevant->count(op->name)) {
             // Nothing that bounds the region uses it.
@@ -414,12 +442,16 @@ private:
         if (loop_ranges.empty() || !e.type().is_int() || expanded_var_count(e) > 64)
             return bounds_of_expr_in_scope_with_remainders(e, scope);
         Expr lo = e, hi = e;
+        // The variables of each side, kept up to date: there may be hundreds of loops around
+        // (a chain of stages computed at one another's loops), and e uses few of them.
+        std::set<std::string> lo_vars = free_vars(e), hi_vars = lo_vars;
         bool replaced = false;
         for (auto it = loop_ranges.rbegin(); it != loop_ranges.rend(); ++it) {
             if (narrowed.count(it->name) || !it->first.defined() || !it->last.defined()) continue;
             if (it->first.type() != e.type()) continue;
             for (Expr *side : {&lo, &hi}) {
-                if (!uses_var(*side, it->name)) continue;
+                std::set<std::string> &vars = side == &lo ? lo_vars : hi_vars;
+                if (!vars.count(it->name)) continue;
                 Monotonic m = is_monotonic(*side, it->name);
                 if (m == Monotonic::Unknown) {
                     // Linear after simplification, though not term by term.
@@ -432,6 +464,7 @@ private:
                 if (m == Monotonic::Constant) continue;
                 bool take_last = (m == Monotonic::Increasing) == (side == &hi);
                 *side = simplify(substitute(it->name, take_last ? it->last : it->first, *side));
+                vars = free_vars(*side);
                 replaced = true;
             }
         }
@@ -468,10 +501,7 @@ private:
     Expr value_for_bounds(const Expr &value, const std::set<std::string> &keep,
                           int depth = 2) const {
         if (expanded_var_count(value) <= 1024) {
-            std::vector<std::pair<std::string, Expr>> expandable;
-            for (const auto &let : lets)
-                if (!keep.count(let.first)) expandable.push_back(let);
-            Expr expanded = simplify(substitute_lets(expandable, value));
+            Expr expanded = simplify(substitute_lets(lets, value, keep));
             int nodes = 0;
             visit_each<Variable>(expanded, [&](const Variable *) { nodes++; });
             if (nodes <= 64) return expanded;
@@ -492,6 +522,7 @@ private:
     // Inside `if (v < e)` (and <=, >, >=, conjunctions of them) v's range is narrower:
     // guarded tails of split loops write only up to the guard.
     void visit(const IfThenElse *op) override {
+        if (passes_over(op)) return;
         op->condition.accept(this);
         std::vector<std::string> pushed;
         // Whether some conjunct of the guard depends only on the loops around the statement:
@@ -646,6 +677,7 @@ private:
     }
 
     void visit(const For *op) override {
+        if (passes_over(op)) return;
         op->min.accept(this);
         op->extent.accept(this);
         // The first and last iteration, written in terms of what the lets around the loop
@@ -686,7 +718,7 @@ Access find_box(const Stmt &s, const std::string &name, bool provides, const Sco
     RelevantNames r(name, provides);
     if (s.defined()) s.accept(&r);
     std::set<std::string> relevant = r.result();
-    FindBox f(name, provides, scope, facts, by_name, &relevant);
+    FindBox f(name, provides, scope, facts, by_name, &relevant, &r.reaching);
     if (s.defined()) s.accept(&f);
     if (f.ambiguous) return find_box(s, name, provides, scope, facts, LetsByName::Never);
     Access a = f.result;

@@ -13,15 +13,39 @@ using namespace ir;
 
 namespace {
 
-// Whether `s` loads, stores or names the storage `name` (or its device buffer).
-template <typename IRHandle> bool touches(const IRHandle &s, const std::string &name) {
-    const std::string device = name + ".buffer";
+// Whether `s` loads, stores or names the storage `name` (or its device buffer). One walk
+// that stops at the first use: the bodies of nested allocations (a chain of stages computed
+// at one another's loops) are walked once for each allocation around them.
+class Touches : public IRVisitor {
+public:
+    explicit Touches(const std::string &name) : name(name), device(name + ".buffer") {}
     bool found = false;
-    visit_each<Load>(s, [&](const Load *op) { found = found || op->name == name; });
-    visit_each<Store>(s, [&](const Store *op) { found = found || op->name == name; });
-    visit_each<Variable>(
-        s, [&](const Variable *op) { found = found || op->name == name || op->name == device; });
-    return found;
+
+private:
+    const std::string &name;
+    const std::string device;
+    using IRVisitor::visit;
+    void visit(const Load *op) override {
+        found = found || op->name == name;
+        if (!found) IRVisitor::visit(op);
+    }
+    void visit(const Store *op) override {
+        found = found || op->name == name;
+        if (!found) IRVisitor::visit(op);
+    }
+    void visit(const Variable *op) override {
+        found = found || op->name == name || op->name == device;
+    }
+    void visit(const Block *op) override {
+        if (!found) op->first.accept(this);
+        if (!found && op->rest.defined()) op->rest.accept(this);
+    }
+};
+
+template <typename IRHandle> bool touches(const IRHandle &s, const std::string &name) {
+    Touches t(name);
+    if (s.defined()) s.accept(&t);
+    return t.found;
 }
 
 // `s` with a Free of `name` right after the last statement that touches it, looking into the

@@ -11,7 +11,9 @@
 #include "dsl/ir/Substitute.h"
 
 #include <cmath>
+#include <initializer_list>
 #include <optional>
+#include <set>
 #include <type_traits>
 #include <unordered_map>
 
@@ -106,14 +108,7 @@ Interval bool_interval(std::optional<bool> known) {
 
 class Bounds : public IRVisitor {
 public:
-    explicit Bounds(const Scope<Interval> &scope) : scope(scope) {
-        // Simplifying with only the constant parts of the scope never comes back here.
-        scope.for_each([&](const std::string &name, const Interval &i) {
-            Expr lo = i.min.defined() && is_const(i.min) ? i.min : Expr();
-            Expr hi = i.max.defined() && is_const(i.max) ? i.max : Expr();
-            if (lo.defined() || hi.defined()) const_scope.push(name, Interval(lo, hi));
-        });
-    }
+    explicit Bounds(const Scope<Interval> &scope) : scope(scope) {}
 
     // Every visit sets `result` after computing its children's bounds (which overwrite it).
     Interval get(const Expr &e) {
@@ -144,7 +139,7 @@ public:
 
 private:
     const Scope<Interval> &scope;
-    Scope<Interval> lets, const_scope;
+    Scope<Interval> lets;
     Interval result;
     int let_depth = 0;
     std::unordered_map<const IRNode *, std::pair<Expr, Interval>> memo;
@@ -152,7 +147,27 @@ private:
 
     using IRVisitor::visit;
 
-    Expr simp(const Expr &e) { return simplify(e, const_scope); }
+    // The constant ends of the scope's ranges of the variables of `es`: simplifying with
+    // only those never comes back here. Gathered for each expression simplified, from its
+    // own variables: a region inside a chain of stages computed at one another's loops has
+    // hundreds of loops and lets in scope, and copying all their constant ends for every
+    // bound taken cost more than the bounds themselves.
+    Scope<Interval> constant_ranges(std::initializer_list<Expr> es) const {
+        Scope<Interval> constants;
+        std::set<std::string> names;
+        for (const Expr &e : es)
+            for (const std::string &n : free_vars(e))
+                names.insert(n);
+        for (const std::string &n : names) {
+            const Interval *i = scope.find(n);
+            if (!i) continue;
+            Expr lo = i->min.defined() && is_const(i->min) ? i->min : Expr();
+            Expr hi = i->max.defined() && is_const(i->max) ? i->max : Expr();
+            if (lo.defined() || hi.defined()) constants.push(n, Interval(lo, hi));
+        }
+        return constants;
+    }
+    Expr simp(const Expr &e) { return simplify(e, constant_ranges({e})); }
 
     // One end of a sum, difference or product of symbolic ends; undefined (unbounded) when an
     // operand is, or when folding could wrap.
@@ -645,7 +660,7 @@ private:
         // clamped into a buffer's range) keeps its ends.
         if (from.is_int_or_uint() && !(from.is_uint() && from.bits == 64) && to.is_int_or_uint() &&
             !to.is_bool() && a.is_bounded()) {
-            simplify_detail::Simplify constant_ends(const_scope);
+            simplify_detail::Simplify constant_ends(constant_ranges({a.min, a.max}));
             const ConstBounds lo = constant_ends.bounds_of(a.min),
                               hi = constant_ends.bounds_of(a.max);
             if (lo.has_min && to.can_represent(lo.min) && hi.has_max && to.can_represent(hi.max)) {

@@ -163,9 +163,17 @@ std::set<std::string> free_vars(const Expr &e) {
     return v.names;
 }
 
-Expr substitute_lets(const std::vector<std::pair<std::string, Expr>> &lets, Expr e) {
-    for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
-        if (uses_var(e, it->first)) e = substitute(it->first, it->second, e);
+Expr substitute_lets(const std::vector<std::pair<std::string, Expr>> &lets, Expr e,
+                     const std::set<std::string> &keep) {
+    // The free variables of e as it is rewritten, kept up to date rather than recomputed for
+    // every let: a region inside a chain of stages computed at one another's loops has
+    // hundreds of lets in scope, of which it uses a few.
+    std::set<std::string> free = free_vars(e);
+    for (auto it = lets.rbegin(); it != lets.rend() && !free.empty(); ++it) {
+        if (keep.count(it->first) || !free.erase(it->first)) continue;
+        e = substitute(it->first, it->second, e);
+        for (const std::string &n : free_vars(it->second))
+            free.insert(n);
     }
     return e;
 }

@@ -22,8 +22,9 @@ Expr substitute(const std::map<std::string, Expr> &replacements, const Expr &e);
 Stmt substitute(const std::map<std::string, Expr> &replacements, const Stmt &s);
 
 // Replaces the variables bound by `lets` (outermost first; a value may use the variables
-// bound before it) by their values.
-Expr substitute_lets(const std::vector<std::pair<std::string, Expr>> &lets, Expr e);
+// bound before it) by their values, except those named in `keep`.
+Expr substitute_lets(const std::vector<std::pair<std::string, Expr>> &lets, Expr e,
+                     const std::set<std::string> &keep = {});
 
 // Replaces every occurrence of `find` (compared structurally) by `replacement`.
 Expr substitute_expr(const Expr &find, const Expr &replacement, const Expr &e);
