@@ -472,13 +472,22 @@ public:
         std::vector<Stmt> stmts = Block::parts(s);
         for (Stmt &st : stmts)
             st = mutate(st);
-        // One buffer at a time; a run kept in a register becomes one statement.
+        // A run of one statement keeps an element only through a loop; one that is not a
+        // loop (a let, whose body was a sequence of its own) has nothing to keep. (Summarized
+        // anyway, a chain of lets summarized the rest of the chain at each of its lets.)
+        if (stmts.size() == 1 && !stmts[0].as<For>()) return stmts[0];
+        // One buffer at a time; a run kept in a register becomes one statement, summarized
+        // again for the next buffer (the others keep their summaries).
         std::set<std::string> done;
+        std::vector<StmtSummary> summaries(stmts.size());
+        std::vector<bool> stale(stmts.size(), true);
         while (true) {
-            std::vector<StmtSummary> summaries(stmts.size());
             for (size_t i = 0; i < stmts.size(); i++) {
+                if (!stale[i]) continue;
+                summaries[i] = StmtSummary();
                 Summarize summarize(lets, summaries[i]);
                 stmts[i].accept(&summarize);
+                stale[i] = false;
             }
             std::string buffer;
             for (const StmtSummary &sm : summaries)
@@ -511,6 +520,8 @@ public:
                     stmts.insert(stmts.begin() + first, kept);
                     summaries.erase(summaries.begin() + first, summaries.begin() + last + 1);
                     summaries.insert(summaries.begin() + first, StmtSummary());
+                    stale.erase(stale.begin() + first, stale.begin() + last + 1);
+                    stale.insert(stale.begin() + first, true);
                     i = first + 1;
                 } else {
                     i = std::max(end, i + 1);
@@ -593,6 +604,9 @@ public:
     Stmt sequence(const Stmt &s) override {
         std::vector<Stmt> stmts = Block::parts(s);
         const size_t n = stmts.size();
+        // One statement shares reads only as a loop (below); a let's body was a sequence of
+        // its own.
+        if (n == 1 && !stmts[0].as<For>()) return mutate(stmts[0]);
         std::vector<StmtSummary> summaries(n);
         for (size_t i = 0; i < n; i++) {
             Summarize summarize(lets, summaries[i]);

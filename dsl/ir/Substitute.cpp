@@ -85,9 +85,16 @@ private:
 // uses is then the same wherever it is shared).
 class FreeVars : public IRGraphVisitor {
 public:
+    FreeVars() = default;
+    // Looks for `target` alone, and stops (at the next statement) once it is found: a pass
+    // that asks of each let whether the rest of a long body uses it would otherwise gather
+    // every name of the body each time.
+    explicit FreeVars(const std::string &target) : target(&target) {}
     std::set<std::string> names;
+    bool found = false;
 
 private:
+    const std::string *target = nullptr;
     std::map<std::string, int> bound;
     int binders = 0;
     bool deduplicate() const override { return binders == 0; }
@@ -95,8 +102,30 @@ private:
     using IRGraphVisitor::visit;
     void visit(const Variable *op) override { use(op->name); }
     void use(const std::string &name) {
+        if (target && name != *target) return;
         auto it = bound.find(name);
-        if (it == bound.end() || it->second == 0) names.insert(name);
+        if (it != bound.end() && it->second != 0) return;
+        if (target) {
+            found = true;
+        } else {
+            names.insert(name);
+        }
+    }
+    void visit(const Block *op) override {
+        if (!found) op->first.accept(this);
+        if (!found && op->rest.defined()) op->rest.accept(this);
+    }
+    void visit(const IfThenElse *op) override {
+        if (!found) IRVisitor::visit(op);
+    }
+    void visit(const ProducerConsumer *op) override {
+        if (!found) IRVisitor::visit(op);
+    }
+    void visit(const Allocate *op) override {
+        if (!found) IRVisitor::visit(op);
+    }
+    void visit(const Realize *op) override {
+        if (!found) IRVisitor::visit(op);
     }
     // A Load or Store names the pointer variable of the memory it accesses.
     void visit(const Load *op) override {
@@ -121,10 +150,12 @@ private:
         in_scope(op->name, op->body);
     }
     void visit(const LetStmt *op) override {
+        if (found) return;
         op->value.accept(this);
         in_scope(op->name, op->body);
     }
     void visit(const For *op) override {
+        if (found) return;
         op->min.accept(this);
         op->extent.accept(this);
         in_scope(op->name, op->body);
@@ -185,13 +216,15 @@ std::set<std::string> free_vars(const Stmt &s) {
 }
 
 bool uses_var(const Expr &e, const std::string &name) {
-    return free_vars(e).count(name) > 0;
+    FreeVars v(name);
+    if (e.defined()) e.accept(&v);
+    return v.found;
 }
 
 bool uses_var(const Stmt &s, const std::string &name) {
-    FreeVars v;
+    FreeVars v(name);
     if (s.defined()) s.accept(&v);
-    return v.names.count(name) > 0;
+    return v.found;
 }
 
 bool uses_vars(const Expr &e, const std::set<std::string> &names) {
