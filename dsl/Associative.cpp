@@ -297,6 +297,25 @@ std::vector<Expr> AssociativeUpdate::merge(const std::vector<Expr> &current,
     return values;
 }
 
+std::vector<Expr> AssociativeUpdate::partial_step(const std::vector<Expr> &current,
+                                                  const std::vector<Expr> &values) const {
+    internal_assert(current.size() == values.size()) << "partial step of Tuples of different sizes";
+    if (kind == Grouped) {
+        std::vector<Expr> step = values;
+        for (const Part &p : parts) {
+            std::vector<Expr> c, v;
+            for (int i : p.elements)
+                c.push_back(current[size_t(i)]), v.push_back(values[size_t(i)]);
+            std::vector<Expr> part = p.form.partial_step(c, v);
+            for (size_t k = 0; k < p.elements.size(); k++)
+                step[size_t(p.elements[k])] = part[k];
+        }
+        return step;
+    }
+    if (kind != RescaledSum) return values;
+    return merge(current, {x[0], make_one(values[1].type())});
+}
+
 namespace {
 
 // One of the forms above for the whole Tuple.

@@ -53,6 +53,16 @@ struct AssociativeUpdate {
     std::vector<ir::Expr> merge(const std::vector<ir::Expr> &current,
                                 const std::vector<ir::Expr> &incoming) const;
 
+    // The values with which a partial result that starts at the identity takes in one more
+    // element: `values`, the update as written (in terms of the current values it reads),
+    // except for the streaming softmax pair, which takes its element {x, 1} through merge().
+    // Written s * exp(m - m') + exp(x - m'), a partial still at the identity (m = -inf) that
+    // takes x = -inf (a masked point) computes exp(-inf + inf), NaN, where the serial loop,
+    // whose first point sets m, may never meet it; merge() keeps a sum whose maximum does not
+    // move, as exp(0) would. Equal bit for bit where the update as written gives a number.
+    std::vector<ir::Expr> partial_step(const std::vector<ir::Expr> &current,
+                                       const std::vector<ir::Expr> &values) const;
+
     // Whether merge(a, b) equals merge(b, a) bit for bit. Replace chooses between equal
     // candidates by their order, unless it compares their positions.
     bool commutative() const;

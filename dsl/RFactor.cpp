@@ -430,6 +430,12 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     for (const Expr &v : d.values)
         types.push_back(v.type());
     std::vector<Expr> init = red->identity(types);
+    // A form whose ties depend on order cannot tell the identity from a candidate equal to it
+    // (-inf): a partial that a where() leaves with no point would win a tie with one that has
+    // points. Its partials then carry one more element, whether they have had a point, and the
+    // merge passes over those that have not.
+    const bool flagged = red->order_dependent() && d.rdom.predicate().defined();
+    if (flagged) init.push_back(make_zero(Int(32)));
     intm.define(intm_args, init);
     // Where the update writes: its own point (the pure variables, or a point computed from
     // the data, as a histogram's bin is), in the partial of its preserved variables.
@@ -442,10 +448,16 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     for (size_t i = 0; i < d.values.size(); i++)
         intm_self.push_back(intm.call(intm_update_args, int(i)));
     std::vector<Expr> intm_values;
+    // (The form as the domain now spells it: the splits and fuses made into domain variables
+    // above rewrote the update's values.)
+    const std::optional<AssociativeUpdate> now =
+        find_associative_update(func.name(), d.args, d.values, domain_outermost_first(d.rdom));
+    const std::vector<Expr> step = now ? now->partial_step(intm_self, d.values) : d.values;
     for (size_t i = 0; i < d.values.size(); i++) {
-        Expr v = replace_self(d.values[i], func, d.args, intm_self);
+        Expr v = replace_self(step[i], func, d.args, intm_self);
         intm_values.push_back(substitute(intm_subs, v));
     }
+    if (flagged) intm_values.push_back(make_one(Int(32)));
     intm.define_update(intm_update_args, intm_values);
     // The one-point domain that only holds the predicate has no loop; the update still needs
     // its predicate.
@@ -465,6 +477,11 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
         self.push_back(func.call(pure_args, int(i)));
     }
     values = red->merge(self, partial);
+    if (flagged) {
+        Expr has_points = NE::make(intm.call(at_partial, int(types.size())), make_zero(Int(32)));
+        for (size_t i = 0; i < values.size(); i++)
+            values[i] = Select::make(has_points, values[i], self[i]);
+    }
     Definition merge;
     merge.args = pure_args;
     merge.rdom = merged_dom;

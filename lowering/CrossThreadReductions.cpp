@@ -128,7 +128,37 @@ struct Reduction {
     std::vector<Expr> point;
     std::vector<Expr> guards; // the conditions under which the point is updated at all
     AssociativeUpdate op;
-    std::vector<Type> types;
+    std::vector<Type> types; // the Func's
+    // A merge that depends on the order of the candidates (a tie goes to the later one, say,
+    // and the Tuple holds no position to tell which is later) cannot tell the identity from a
+    // candidate equal to it: a lane that had no element (past the end, or outside a where())
+    // would win a tie with one that had. Its partials then carry one more element, whether
+    // the lane has had any element, and a merge takes the other side of a lane that has not.
+    bool flagged = false;
+    // The partials' elements: the Func's, then that flag where there is one.
+    std::vector<Type> partial_types() const {
+        std::vector<Type> t = types;
+        if (flagged) t.push_back(Int(32));
+        return t;
+    }
+    std::vector<Expr> empty_partial() const {
+        std::vector<Expr> e = op.identity(types);
+        if (flagged) e.push_back(make_zero(Int(32)));
+        return e;
+    }
+    // The merge of two partials, `a` the earlier lanes'.
+    std::vector<Expr> merge_partials(const std::vector<Expr> &a, const std::vector<Expr> &b) const {
+        if (!flagged) return op.merge(a, b);
+        const size_t n = types.size();
+        std::vector<Expr> va(a.begin(), a.begin() + n), vb(b.begin(), b.begin() + n);
+        std::vector<Expr> merged = op.merge(va, vb), out;
+        Expr zero = make_zero(Int(32));
+        Expr a_empty = EQ::make(a[n], zero), b_empty = EQ::make(b[n], zero);
+        for (size_t k = 0; k < n; k++)
+            out.push_back(Select::make(b_empty, va[k], Select::make(a_empty, vb[k], merged[k])));
+        out.push_back(Max::make(a[n], b[n]));
+        return out;
+    }
     FunctionPtr self; // the Func, as the update's reads of its current value hold it
     std::string partial, warp_partials;
     bool per_thread_result = false; // the Func lives in registers: every thread writes its copy
@@ -138,12 +168,13 @@ struct Reduction {
     Expr position() const { return Sub::make(loop_var(), loop->min); }
 
     std::string storage(const std::string &name, size_t k) const {
-        return storage_name(name, int(k), int(types.size()));
+        return storage_name(name, int(k), int(partial_types().size()));
     }
     std::vector<Expr> load(const std::string &name, const Expr &index) const {
         std::vector<Expr> r;
-        for (size_t k = 0; k < types.size(); k++)
-            r.push_back(Load::make(types[k], storage(name, k), index, Expr()));
+        const std::vector<Type> t = partial_types();
+        for (size_t k = 0; k < t.size(); k++)
+            r.push_back(Load::make(t[k], storage(name, k), index, Expr()));
         return r;
     }
     // Every value computed before the first store (a Tuple's elements may read each other).
@@ -160,9 +191,10 @@ struct Reduction {
         return s;
     }
     Stmt allocate(const std::string &name, MemoryType where, int64_t count, Stmt body) const {
-        for (size_t k = types.size(); k-- > 0;)
-            body = Allocate::make(storage(name, k), types[k], where, {make_const(Int(32), count)},
-                                  body);
+        const std::vector<Type> t = partial_types();
+        for (size_t k = t.size(); k-- > 0;)
+            body =
+                Allocate::make(storage(name, k), t[k], where, {make_const(Int(32), count)}, body);
         return body;
     }
 
@@ -177,11 +209,11 @@ struct Reduction {
         for (size_t k = 0; k < own.size(); k++) {
             std::string name = storage(partial, k) + "_lane_xor_" + std::to_string(offset);
             shuffles.emplace_back(name, shuffle_xor(own[k], offset, mask));
-            other.push_back(Variable::make(types[k], name));
+            other.push_back(Variable::make(own[k].type(), name));
         }
         Stmt s;
         if (op.commutative()) {
-            s = store(partial, op.merge(own, other), zero);
+            s = store(partial, merge_partials(own, other), zero);
         } else {
             Expr lower = EQ::make(Call::make(Int(32), Intrinsic::bitwise_and,
                                              {position(), make_const(Int(32), int64_t(offset))}),
@@ -191,7 +223,7 @@ struct Reduction {
                 first.push_back(Select::make(lower, own[k], other[k]));
                 second.push_back(Select::make(lower, other[k], own[k]));
             }
-            s = store(partial, op.merge(first, second), zero);
+            s = store(partial, merge_partials(first, second), zero);
         }
         for (auto it = shuffles.rbegin(); it != shuffles.rend(); ++it)
             s = LetStmt::make(it->first, it->second, s);
@@ -215,8 +247,13 @@ struct Reduction {
         std::vector<Expr> current;
         for (size_t k = 0; k < types.size(); k++)
             current.push_back(Call::make_func(types[k], update->name, point, self, int(k)));
-        Stmt s = Provide::make(update->name, op.merge(current, load(partial, make_zero(Int(32)))),
-                               point);
+        std::vector<Expr> total = load(partial, make_zero(Int(32)));
+        Stmt s = Provide::make(
+            update->name,
+            op.merge(current, std::vector<Expr>(total.begin(), total.begin() + types.size())),
+            point);
+        // (No element at all leaves the Func as it was.)
+        if (flagged) s = IfThenElse::make(NE::make(total.back(), make_zero(Int(32))), s);
         for (auto g = guards.rbegin(); g != guards.rend(); ++g)
             s = IfThenElse::make(*g, s);
         if (per_thread_result) return s;
@@ -256,8 +293,13 @@ struct Reduction {
                 if (p != r.update) return IRMutator::visit(p);
                 IntoPartial into(p, partial_now);
                 std::vector<Expr> values;
-                for (const Expr &e : p->values)
+                std::vector<Expr> current;
+                for (size_t k = 0; k < r.types.size(); k++)
+                    current.push_back(
+                        Call::make_func(r.types[k], p->name, p->args, r.self, int(k)));
+                for (const Expr &e : r.op.partial_step(current, p->values))
                     values.push_back(into.mutate(e));
+                if (r.flagged) values.push_back(make_one(Int(32)));
                 return r.store(r.partial, values, make_zero(Int(32)));
             }
         };
@@ -265,7 +307,7 @@ struct Reduction {
         if (!is_const(simplify(EQ::make(loop->extent, make_const(Int(32), int64_t(threads)))), 1)) {
             s = IfThenElse::make(LT::make(position(), loop->extent), s);
         }
-        return Block::make(store(partial, op.identity(types), zero), s);
+        return Block::make(store(partial, empty_partial(), zero), s);
     }
 
     Stmt thread_loop(const Stmt &body) const {
@@ -309,12 +351,12 @@ struct Reduction {
         // two), lane w reads warp w's partial (the identity past the last warp), then each
         // group reduces them, so that every lane ends up with the result.
         const int group = next_power_of_two(warps);
-        std::vector<Expr> identity = op.identity(types), read;
+        std::vector<Expr> identity = empty_partial(), read;
         Expr w = Mod::make(lane, make_const(Int(32), int64_t(group)));
         Expr slot = Min::make(w, make_const(Int(32), int64_t(warps - 1)));
         Expr present = LT::make(w, make_const(Int(32), int64_t(warps)));
         std::vector<Expr> stored = load(warp_partials, slot);
-        for (size_t k = 0; k < types.size(); k++)
+        for (size_t k = 0; k < stored.size(); k++)
             read.push_back(Select::make(present, stored[k], identity[k]));
         Stmt second =
             Block::make({store(partial, read, zero), butterfly(group, full), merge_into_func()});
@@ -430,6 +472,7 @@ private:
         r.point = find.point;
         r.guards = find.guards;
         r.op = *op_found;
+        r.flagged = r.op.order_dependent();
         for (const Expr &v : find.update->values) {
             visit_each_distinct<Call>(v, [&](const Call *c) {
                 if (c->call_type == Call::Func && c->name == f) r.self = c->func;

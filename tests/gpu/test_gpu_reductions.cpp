@@ -306,6 +306,111 @@ TEST(GPUCrossThreadReduction, ArgmaxOverStridedLanesBreaksTiesByIndex) {
     EXPECT_EQ(o(1), ax + 100 * ay + 1);
 }
 
+// Candidates equal to the identity (-inf) in a form whose ties depend on order and that
+// keeps no position of the domain (the candidate index is the lane's, r.x once its outer
+// split runs once): threads with no element (past the row's end, or before a where()) hold
+// the identity, and must not win a tie. Rows of -inf, of -inf with a few numbers, and a row
+// the where() leaves empty (the Func keeps its first value), against a plain loop.
+TEST(GPUCrossThreadReduction, TiesWithTheIdentityGoToRealCandidates) {
+    const float inf = std::numeric_limits<float>::infinity();
+    for (const auto &[width, threads] : {std::pair{20, 32}, {40, 64}, {133, 160}, {133, 256}}) {
+        for (int form = 0; form < 4; form++) {
+            const bool later = form % 2 == 1, masked = form >= 2;
+            SCOPED_TRACE("width " + std::to_string(width) + ", " + std::to_string(threads) +
+                         " threads" + (later ? ", later index on ties" : ", first on ties") +
+                         (masked ? ", where(r >= from)" : ""));
+            const int rows = 4;
+            Buffer<float> in({width, rows}, "in");
+            fill_random(in, -2.0, 2.0, 31 + form);
+            for (int i = 0; i < width; i++) {
+                in(i, 0) = -inf;
+                if (i % 7 != 3) in(i, 1) = -inf;
+            }
+            Buffer<int> from({rows}, "from");
+            for (int j = 0; j < rows; j++)
+                from(j) = masked ? std::vector<int>{5, 9, 17, width}[size_t(j)] : 0;
+            Func best("best"), out("out");
+            Var y("y");
+            RDom r(0, width, "r");
+            r.where(r.x >= from(y));
+            RVar ro("ro"), t("t");
+            Expr v = in(r.x, y);
+            best(y) = Tuple(-inf, Expr(-7));
+            if (later) {
+                best(y) = Tuple(max(best(y)[0], v), select(v < best(y)[0], best(y)[1], r.x));
+            } else {
+                best(y) = Tuple(max(best(y)[0], v), select(v > best(y)[0], r.x, best(y)[1]));
+            }
+            out(y) = best(y)[1];
+            out.gpu_blocks(y);
+            best.compute_at(out, y);
+            best.update()
+                .split(r.x, ro, t, threads, TailStrategy::GuardWithIf)
+                .reorder(ro, t)
+                .gpu_threads(t);
+            Buffer<int32_t> o = out.realize({rows}, gpu_target)[0];
+            o.copy_to_host();
+            for (int j = 0; j < rows; j++) {
+                float m = -inf;
+                int at = -7;
+                for (int i = from(j); i < width; i++) {
+                    if (later ? !(in(i, j) < m) : in(i, j) > m) at = i;
+                    m = std::max(m, in(i, j));
+                }
+                EXPECT_EQ(o(j), at) << "row " << j;
+            }
+        }
+    }
+}
+
+// The same through rfactor: a where() leaves whole partials without a point, and an argmax
+// whose ties depend on order (a label kept, not the position) must not take their identity.
+// On the host and with the partials on GPU threads; a row with no point keeps its first value.
+TEST(GPUCrossThreadReduction, RFactorPartialsWithNoPointLoseTies) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const int width = 40, rows = 3;
+    Buffer<float> in({width, rows}, "in");
+    for (int j = 0; j < rows; j++)
+        for (int i = 0; i < width; i++)
+            in(i, j) = -inf;
+    in(5, 1) = 1.0f;
+    Buffer<int> to({rows}, "to");
+    to(0) = 13, to(1) = 13, to(2) = 0;
+    for (bool gpu : {false, true}) {
+        SCOPED_TRACE(gpu ? "partials on GPU threads" : "host");
+        Func best("best"), out("out");
+        Var y("y"), u("u");
+        RDom r(0, width, "r");
+        r.where(r.x < to(y));
+        RVar ro("ro"), ri("ri");
+        Expr v = in(r.x, y), label = r.x % 9 + 100;
+        best(y) = Tuple(-inf, Expr(-7));
+        best(y) = Tuple(max(best(y)[0], v), select(v < best(y)[0], best(y)[1], label));
+        out(y) = best(y)[1];
+        best.update().split(r.x, ro, ri, 8, TailStrategy::GuardWithIf);
+        Func partial = best.update().rfactor(ro, u);
+        if (gpu) {
+            out.gpu_blocks(y);
+            best.compute_at(out, y);
+            partial.compute_at(out, y).gpu_threads(u);
+            partial.update().gpu_threads(u);
+        } else {
+            partial.compute_root();
+        }
+        Buffer<int32_t> o = out.realize({rows}, gpu ? gpu_target : Target("host"))[0];
+        o.copy_to_host();
+        for (int j = 0; j < rows; j++) {
+            float m = -inf;
+            int at = -7;
+            for (int i = 0; i < to(j); i++) {
+                if (!(in(i, j) < m)) at = i % 9 + 100;
+                m = std::max(m, in(i, j));
+            }
+            EXPECT_EQ(o(j), at) << "row " << j;
+        }
+    }
+}
+
 // Welford's (count, mean, squared deviations) per row: the lanes' summaries merged by Chan's
 // formula, which keeps the variance accurate where sum and sum of squares would cancel. The
 // count is a float, or an int32 divided as cast<float>(n + 1): the lanes' counts then merge
@@ -496,6 +601,77 @@ TEST(GPUCrossThreadReduction, SoftmaxPairAndArgmax) {
                 EXPECT_TRUE(close(lse(j), hi + std::log(s), 1e-5, 1e-5)) << j;
                 EXPECT_EQ(index(j), at) << j;
             }
+        }
+    }
+}
+
+// The streaming softmax pair over masked points (-inf: a causal mask, a vocabulary padded
+// with -inf): a lane, thread or rfactor partial whose points are all masked starts at the
+// identity (m = -inf) and takes -inf, where the update as written computes exp(-inf + inf),
+// NaN. Partials take their points through the merge, which keeps a sum whose maximum does
+// not move. Against a double-precision logsumexp of the unmasked points; the serial
+// schedule (whose first point is never masked here) gives the same.
+TEST(GPUCrossThreadReduction, SoftmaxPairOverMaskedPoints) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const int width = 77, rows = 6;
+    Buffer<float> in({width, rows}, "in");
+    fill_random(in, -3, 3, 41);
+    for (int i = 50; i < width; i++)
+        in(i, rows - 1) = -inf; // the padded tail of a vocabulary
+    for (int schedule = 0; schedule < 5; schedule++) {
+        SCOPED_TRACE("schedule " + std::to_string(schedule));
+        Func pair("pair"), out("out");
+        Var y("y"), yo("yo"), yi("yi"), u("u");
+        RDom r(0, width, "r");
+        RVar ro("ro"), lane("lane");
+        Expr v = select(r.x <= y * 9, in(r.x, y), -inf);
+        pair(y) = Tuple(-inf, Expr(0.0f));
+        Expr m = max(pair(y)[0], v);
+        pair(y) = Tuple(m, pair(y)[1] * exp(pair(y)[0] - m) + exp(v - m));
+        out(y) = pair(y)[0] + log(pair(y)[1]);
+        Target target = gpu_target;
+        if (schedule == 0) {
+            target = Target("host"); // serial, as written
+        } else if (schedule == 1 || schedule == 2) {
+            // Lanes of a warp per row, threads of a block per row.
+            const bool warp = schedule == 1;
+            if (warp) {
+                out.split(y, yo, yi, 2).gpu_blocks(yo).gpu_threads(yi);
+            } else {
+                out.gpu_blocks(y);
+            }
+            pair.compute_at(out, warp ? yi : y);
+            pair.update()
+                .split(r.x, ro, lane, warp ? 32 : 128, TailStrategy::GuardWithIf)
+                .reorder(ro, lane);
+            if (warp) {
+                pair.update().gpu_lanes(lane);
+            } else {
+                pair.update().gpu_threads(lane);
+            }
+        } else {
+            // rfactor into partials of 8 points, on the host and on GPU threads.
+            pair.update().split(r.x, ro, lane, 8, TailStrategy::GuardWithIf);
+            Func partial = pair.update().rfactor(ro, u);
+            if (schedule == 3) {
+                target = Target("host");
+                partial.compute_root();
+            } else {
+                out.gpu_blocks(y);
+                pair.compute_at(out, y);
+                partial.compute_at(out, y).gpu_threads(u);
+                partial.update().gpu_threads(u);
+            }
+        }
+        Buffer<float> o = out.realize({rows}, target)[0];
+        o.copy_to_host();
+        for (int j = 0; j < rows; j++) {
+            double hi = -inf, s = 0;
+            for (int i = 0; i <= std::min(j * 9, width - 1); i++)
+                hi = std::max(hi, double(in(i, j)));
+            for (int i = 0; i <= std::min(j * 9, width - 1); i++)
+                s += std::exp(double(in(i, j)) - hi);
+            EXPECT_TRUE(close(o(j), hi + std::log(s), 1e-5, 1e-5)) << j << ": " << o(j);
         }
     }
 }
