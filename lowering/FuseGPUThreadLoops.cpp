@@ -1,5 +1,7 @@
 #include "lowering/FuseGPUThreadLoops.h"
 
+#include "dsl/Names.h"
+#include "dsl/base/Error.h"
 #include "dsl/ir/IREquality.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
@@ -8,7 +10,9 @@
 #include "dsl/ir/Substitute.h"
 #include "lowering/KernelAnalysis.h"
 
+#include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace aicf {
@@ -25,8 +29,13 @@ public:
 private:
     LoweredKernel &kernel;
     int depth = 0;
-    std::set<std::string> registers; // the register allocations around
-    std::set<int> nest_dims;         // the dimensions of the current thread loop nest
+    std::set<std::string> registers;               // the register allocations around
+    std::map<std::string, Stmt> allocation_bodies; // and what each holds
+    std::set<int> nest_dims;                       // the dimensions of the current thread loop nest
+    // Whether the current nest runs on every thread of the block: it stores only to registers
+    // (each thread's own copy of a Func held in registers, along the dimensions the nest has
+    // no loops of too).
+    bool nest_on_all_threads = false;
     std::vector<int> enclosing_dims; // those of the thread loops around the node
 
     using IRMutator::visit;
@@ -40,6 +49,28 @@ private:
             visit_each<For>(Stmt(op), [&](const For *f) {
                 if (f->for_type == ForType::GPUThread) nest_dims.insert(int(f->gpu_dim));
             });
+            // (Only a nest that stores nothing else: one that also stores to shared memory
+            // would have its threads read what its thread 0 stores, with no barrier.)
+            bool to_registers = false, elsewhere = false;
+            std::set<std::string> kept;
+            std::set<std::string> inner; // register allocations inside the nest
+            visit_each<Allocate>(op->body, [&](const Allocate *a) {
+                if (a->memory_type == MemoryType::Register) {
+                    inner.insert(a->name);
+                } else {
+                    elsewhere = true;
+                }
+            });
+            visit_each<Store>(op->body, [&](const Store *st) {
+                if (registers.count(st->name)) {
+                    to_registers = true;
+                    kept.insert(st->name);
+                } else if (!inner.count(st->name)) {
+                    elsewhere = true;
+                }
+            });
+            nest_on_all_threads = to_registers && !elsewhere;
+            if (to_registers && elsewhere) check_registers_read_elsewhere(op, kept);
         }
         depth++;
         enclosing_dims.push_back(d);
@@ -51,14 +82,44 @@ private:
             body = IfThenElse::make(LT::make(gpu_thread_index(op->gpu_dim), op->extent), body);
         }
         body = LetStmt::make(op->name, Add::make(op->min, gpu_thread_index(op->gpu_dim)), body);
-        if (depth == 0) body = on_thread_zero_of_unused(nest_dims, body);
+        if (depth == 0 && !nest_on_all_threads) body = on_thread_zero_of_unused(nest_dims, body);
         return body;
+    }
+
+    // A nest that stores both to registers and to other memory runs on the first thread of the
+    // dimensions it has no loops along (its other stores must not race): the registers of the
+    // other threads along them are never computed, so no other nest may read them.
+    void check_registers_read_elsewhere(const For *nest, const std::set<std::string> &kept) const {
+        std::string missing;
+        for (int d = 0; d < 3; d++)
+            if (!nest_dims.count(d) && kernel.threads[d] > 1)
+                missing += std::string(missing.empty() ? "" : " and ") + "xyz"[d];
+        if (missing.empty()) return;
+        for (const std::string &r : kept) {
+            auto it = allocation_bodies.find(r);
+            if (it == allocation_bodies.end()) continue;
+            int all = 0, inside = 0;
+            visit_each<Load>(it->second, [&](const Load *l) { all += l->name == r; });
+            visit_each<Load>(Stmt(nest), [&](const Load *l) { inside += l->name == r; });
+            const std::string f = parse_storage_name(r).func;
+            user_assert(all == inside)
+                << "Func " << f << " is stored in registers and computed in GPU thread loops ("
+                << loop_for_users(nest->name) << ") that also store to shared or device memory "
+                << "(a Func computed inside them), with no thread loop along " << missing
+                << ": so that those stores do not race, the loops run on the first thread along "
+                << missing << " only, and the other threads never compute their copy of " << f
+                << ", which is read elsewhere in the kernel. Compute what the thread loops of " << f
+                << " store outside them (at the block loop), map the loops of " << f << " along "
+                << missing << " too, or store " << f << " in GPUShared.";
+        }
     }
 
     Stmt visit(const Allocate *op) override {
         if (op->memory_type != MemoryType::Register) return IRMutator::visit(op);
         registers.insert(op->name);
+        allocation_bodies[op->name] = op->body;
         Stmt s = IRMutator::visit(op);
+        allocation_bodies.erase(op->name);
         registers.erase(op->name);
         return s;
     }
@@ -74,7 +135,7 @@ private:
         // thread 0 (dimensions outside the nest already do, around the whole nest).
         std::set<int> used(enclosing_dims.begin(), enclosing_dims.end());
         for (int d = 0; d < 3; d++)
-            if (!nest_dims.count(d)) used.insert(d);
+            if (!nest_dims.count(d) && !nest_on_all_threads) used.insert(d);
         return on_thread_zero_of_unused(used, Stmt(op));
     }
 

@@ -13,8 +13,10 @@
 #include "lowering/CrossThreadReductions.h"
 #include "lowering/KernelAnalysis.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 namespace aicf {
@@ -66,9 +68,14 @@ struct Access {
 // The boxes of a Func one thread touches, at each access.
 class Accesses : public IRVisitor {
 public:
-    explicit Accesses(const std::string &func) : func(func) {}
+    // `outer_lets`: the kernel's lets around the storage, to bound loop counts with.
+    Accesses(const std::string &func, const std::vector<std::pair<std::string, Expr>> &outer_lets)
+        : func(func), outer_lets(outer_lets) {}
     std::vector<Access> accesses;
     std::string outside_threads; // an access made outside thread loops, if any
+    // Loops of the whole block inside the storage (outside thread loops): every thread runs
+    // each iteration, and the thread's part is taken at one iteration.
+    std::set<std::string> block_loops;
     // Whether every access, inside thread loops or not, touches points that do not depend on
     // the thread, and every write inside thread loops is the result of a cross-thread
     // reduction (which all its threads hold): then each thread can hold the whole Func.
@@ -76,6 +83,7 @@ public:
 
 private:
     const std::string &func;
+    const std::vector<std::pair<std::string, Expr>> &outer_lets;
     Scope<Interval> scope;                                // loops and lets inside thread loops
     std::map<std::string, Expr> thread_vars;              // thread loop variable -> min + symbol
     std::vector<std::pair<std::string, Expr>> block_lets; // lets outside thread loops
@@ -102,7 +110,22 @@ private:
             return;
         }
         if (depth == 0) {
-            IRVisitor::visit(op); // a loop of the whole block: its variable is one value
+            // A loop of the whole block: its variable is one value. Where it runs at most once
+            // (the outer loop of a split whose tile covers the whole region, its count not a
+            // constant where the region's is not), that value is its min: the stages that
+            // write and read the Func then name the same point.
+            op->min.accept(this);
+            op->extent.accept(this);
+            auto runs = constant_upper_bound(
+                simplify(substitute_lets(outer_lets, in_thread_terms(op->extent))));
+            if (runs && *runs <= 1) {
+                block_lets.emplace_back(op->name, op->min);
+                op->body.accept(this);
+                block_lets.pop_back();
+                return;
+            }
+            block_loops.insert(op->name);
+            op->body.accept(this);
             return;
         }
         Expr min = in_thread_terms(op->min);
@@ -198,11 +221,62 @@ class RegisterTiles : public IRMutator {
         return s;
     }
 
+    // Why a read of a Func in registers reaches outside its thread's part in one dimension,
+    // said in terms of the thread's own points rather than the region symbols: how many
+    // points before or after them it reads, where that is a constant; otherwise what the
+    // distance depends on.
+    std::string reach_explained(const Interval &read, const Interval &written, size_t d,
+                                const std::set<std::string> &block_loops,
+                                const std::string &f) const {
+        auto offset = [&](const Expr &a, const Expr &b) {
+            return simplify(expanded(Sub::make(a, b)));
+        };
+        Expr before = offset(written.min, read.min), after = offset(read.max, written.max);
+        auto b = as_const_int(before), e = as_const_int(after);
+        std::ostringstream os;
+        if (b && e) {
+            auto points = [](int64_t n) {
+                return std::to_string(n) + (n == 1 ? " point " : " points ");
+            };
+            os << " reads another thread's part in dimension " << d << " (it reads";
+            if (*b > 0) os << " " << points(*b) << "before";
+            if (*b > 0 && *e > 0) os << " and";
+            if (*e > 0) os << " " << points(*e) << "after";
+            os << " the points its thread computes there).";
+            return os.str();
+        }
+        std::vector<std::string> loops;
+        for (const Expr &side : {before, after})
+            for (const std::string &n : free_vars(side))
+                if (block_loops.count(n) && std::find(loops.begin(), loops.end(), n) == loops.end())
+                    loops.push_back(n);
+        if (!loops.empty()) {
+            os << " reads, in dimension " << d << ", points its thread may not hold: its "
+               << "registers hold the points it computes in one iteration of ";
+            for (size_t i = 0; i < loops.size(); i++)
+                os << (i ? " and of " : "") << "the loop " << loop_for_users(loops[i]);
+            os << ", which every thread runs (" << (loops.size() == 1 ? "it is" : "they are")
+               << " not mapped onto threads) and which " << (loops.size() == 1 ? "runs" : "run")
+               << " more than once where the region of " << f
+               << " its consumers read (a stencil's reads widen it) is larger than one tile "
+               << "of its threads. Make one tile of " << f << "'s threads cover that region, "
+               << "with the loops that split it mapped onto threads.";
+            return os.str();
+        }
+        os << " reads another thread's part in dimension " << d << ": how far depends on the "
+           << "tile, as where it is read at another scale (x / 2 of a Func computed at x) or "
+           << "where the splits of " << f << " and of its consumers treat their tails "
+           << "differently (one guards it with GuardWithIf, the other shifts it inwards or rounds "
+           << "it up; Auto guards a split whose outer loop runs on threads, except for a Func in "
+           << "registers): give them the same tail, RoundUp on both or GuardWithIf on both.";
+        return os.str();
+    }
+
     Stmt visit(const Realize *op) override {
         if (op->memory_type != MemoryType::Register || thread_depth > 0 || block_loop.empty())
             return IRMutator::visit(op);
         const std::string &f = op->name;
-        Accesses a(f);
+        Accesses a(f, kernel_lets);
         op->body.accept(&a);
         // Small and the same in every thread (a row's statistics after a cross-thread
         // reduction): each thread holds all of it.
@@ -272,23 +346,10 @@ class RegisterTiles : public IRMutator {
                     << "Func " << f << " is stored in registers at the GPU block loop "
                     << loop_for_users(block_loop)
                     << ", so each thread holds only the part it computes, but "
-                    << with_user_loop_names(x.text)
-                    << " may reach outside its thread's part in dimension " << d << " (it touches ["
-                    << with_user_loop_names(to_string(r.min)) << ", "
-                    << with_user_loop_names(to_string(r.max)) << "], the thread computed ["
-                    << with_user_loop_names(to_string(w.min)) << ", "
-                    << with_user_loop_names(to_string(w.max)) << "]). "
-                    << (below && above
-                            ? ""
-                            : "How far depends on the tile, as where the splits of " + f +
-                                  " and of its consumers treat their tails differently (one "
-                                  "guards it with GuardWithIf, the other shifts it inwards or "
-                                  "rounds it up; Auto guards a split whose outer loop runs on "
-                                  "threads, except for a Func in registers): give them the same "
-                                  "tail, RoundUp on both or GuardWithIf on both. ")
-                    << "Give " << f << " and its consumers the same thread mapping, or store " << f
-                    << " in GPUShared (not a tensor-core accumulator, which lives in "
-                    << "registers).";
+                    << with_user_loop_names(x.text) << reach_explained(r, w, d, a.block_loops, f)
+                    << " Give " << f << " and its consumers the same thread mapping, or store " << f
+                    << " in GPUShared (not a tensor-core accumulator, which lives "
+                    << "in registers).";
             }
         }
         return Realize::make(op->name, op->types, op->memory_type, region, mutate(op->body));

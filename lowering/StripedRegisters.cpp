@@ -101,10 +101,16 @@ struct DimLayout {
     std::string describe() const {
         std::ostringstream os;
         os << "the point at coordinate c of dimension " << dim << " lives in thread";
-        for (size_t j = 0; j < digits.size(); j++)
-            os << (j ? " and" : "") << " " << to_string(digits[j].dim) << " = ((c - "
-               << with_user_loop_names(to_string(simplify(base))) << ") / " << digits[j].stride
-               << ") % " << digits[j].threads;
+        const std::string from = with_user_loop_names(to_string(simplify(base)));
+        for (size_t j = 0; j < digits.size(); j++) {
+            os << (j ? " and" : "") << " " << to_string(digits[j].dim) << " = ";
+            if (digits[j].stride == 1) {
+                os << "(c - " << from << ") % " << digits[j].threads;
+            } else {
+                os << "((c - " << from << ") / " << digits[j].stride << ") % " << digits[j].threads;
+            }
+        }
+        os << symbols_clause(from);
         return os.str();
     }
 };
@@ -283,6 +289,40 @@ private:
         return IRMutator::visit(op);
     }
 
+    // e printed for a message: each thread symbol as the variable of the reading thread loop
+    // along its dimension (where that loop starts at 0), and the buffer fields the kernel's
+    // lets read (buffer_get_extent(O.buffer, 0)) by their names (O.extent.0).
+    std::string for_users(const Expr &e) const {
+        std::map<std::string, Expr> threads;
+        for (const auto &[name, value] : thread_vars) {
+            const Add *a = value.as<Add>();
+            if (a && is_const_zero(simplify(a->a)))
+                threads[thread_symbol(thread_dims.at(name))] = Variable::make(Int(32), name);
+        }
+        struct Fields : IRMutator {
+            using IRMutator::visit;
+            Expr visit(const Call *c) override {
+                const bool min = c->is_intrinsic(Intrinsic::buffer_get_min),
+                           extent = c->is_intrinsic(Intrinsic::buffer_get_extent);
+                const Variable *buffer = c->args.empty() ? nullptr : c->args[0].as<Variable>();
+                auto dim = c->args.size() == 2 ? as_const_int(c->args[1]) : std::nullopt;
+                const std::string suffix = buffer_descriptor_name("");
+                if (!(min || extent) || !buffer || !dim || buffer->name.size() <= suffix.size() ||
+                    buffer->name.compare(buffer->name.size() - suffix.size(), suffix.size(),
+                                         suffix) != 0)
+                    return IRMutator::visit(c);
+                const std::string name =
+                    buffer->name.substr(0, buffer->name.size() - suffix.size());
+                return Variable::make(
+                    Int(32), buffer_field_name(name, min ? BufferField::Min : BufferField::Extent,
+                                               int(*dim)));
+            }
+        };
+        const std::string text =
+            with_user_loop_names(to_string(simplify(Fields().mutate(substitute(threads, e)))));
+        return text;
+    }
+
     // The argument x of striped dimension l as a position, after proving the thread holds it.
     Expr position(const DimLayout &l, const Expr &x, const std::string &access) {
         Scope<Interval> with_thread = bounds;
@@ -293,8 +333,13 @@ private:
                 << " reads it outside any GPU thread loop along " << to_string(d.dim)
                 << ", where no thread holds all of it. Read it inside loops "
                 << "mapped like " << func << "'s.";
-            with_thread.push(thread_symbol(d.dim),
-                             Interval(make_zero(Int(32)), make_const(Int(32), d.threads - 1)));
+            // The reading thread's index ranges over its own loop's threads (set where that
+            // loop is entered), which may be more than the Func's: a consumer of 8 threads
+            // reading a Func striped over 4 reads from threads 4 to 7 too.
+            if (!with_thread.contains(thread_symbol(d.dim))) {
+                with_thread.push(thread_symbol(d.dim),
+                                 Interval(make_zero(Int(32)), make_const(Int(32), d.threads - 1)));
+            }
         }
         Expr at = in_thread_terms(x);
         // The base through the same lets, so that a consumer's index and the Func's realized
@@ -322,9 +367,9 @@ private:
                 << "Func " << func << " is held in registers striped across GPU threads ("
                 << l.describe() << "), but " << with_user_loop_names(access)
                 << " may read an element another thread holds: "
-                << "it reads c = " << with_user_loop_names(to_string(simplify(at, with_thread)))
-                << ", held by thread " << to_string(d.dim) << " = "
-                << with_user_loop_names(to_string(simplify(known.owner(at, d), with_thread)))
+                << "it reads c = " << for_users(simplify(at, with_thread)) << ", held by thread "
+                << to_string(d.dim) << " = " << for_users(simplify(known.owner(at, d), with_thread))
+                << symbols_clause(for_users(simplify(at, with_thread)))
                 << ". Split the consumer's loop over that dimension as " << func
                 << "'s is split, with the same loops on threads, or store " << func
                 << " in shared memory.";

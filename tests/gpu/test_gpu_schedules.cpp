@@ -973,6 +973,73 @@ TEST(GPUSchedule, RegisterTiledMatmul) {
     }
 }
 
+// An accumulator in registers whose rows are split as its consumer's, GuardWithIf on both:
+// the outer loop of its split runs once per block (a tile covers the block's rows, its count
+// not a constant where the last block's rows are fewer), so the stages that write and read it
+// name the same point of each thread. 37 rows: the last block has 5.
+TEST(GPUSchedule, RegisterAccumulatorSplitAsItsGuardedConsumer) {
+    const int D = 32, N = 37, M = 19;
+    Buffer<float> A({M, N}, "A"), B({D, M}, "B");
+    fill_random(A, -1, 1, 12);
+    fill_random(B, -1, 1, 13);
+    Var c("c"), i("i"), io("io"), ii("ii"), si("si"), ti("ti");
+    RDom rk(0, M, "rk");
+    Func acc("acc"), O("O");
+    acc(c, i) = 0.0f;
+    acc(c, i) += A(rk, i) * B(c, rk);
+    O(c, i) = acc(c, i) * 2.0f;
+    O.bound(c, 0, D)
+        .split(i, io, ii, 8, TailStrategy::GuardWithIf)
+        .gpu_blocks(io)
+        .gpu_threads(c, ii);
+    acc.compute_at(O, io)
+        .store_in(MemoryType::Register)
+        .split(i, si, ti, 8, TailStrategy::GuardWithIf)
+        .gpu_threads(c, ti);
+    acc.update().split(i, si, ti, 8, TailStrategy::GuardWithIf).gpu_threads(c, ti);
+    Buffer<float> out = O.realize({D, N}, gpu_target);
+    out.copy_to_host();
+    for (int y = 0; y < N; y++)
+        for (int x = 0; x < D; x++) {
+            double want = 0;
+            for (int k = 0; k < M; k++)
+                want += double(A(k, y)) * B(x, k);
+            ASSERT_TRUE(close(out(x, y), 2 * want, 1e-4, 1e-4)) << x << "," << y;
+        }
+}
+
+// A Func in registers whose rows run as a loop of the whole block, with only its columns on
+// threads, read by threads along both: every thread computes the rows it holds (the nest of
+// a Func in registers runs on every thread, not on the first along y alone). Each tail.
+TEST(GPUSchedule, RegisterRowsComputedByEveryThreadThatReadsThem) {
+    const int W = 32, H = 37;
+    Buffer<int> in({W, 40}, "in"); // 40 rows: what RoundUp's last tile reads
+    for (int y = 0; y < 40; y++)
+        for (int x = 0; x < W; x++)
+            in(x, y) = (x * 7 + y * 13) % 101 - 50;
+    for (TailStrategy t :
+         {TailStrategy::GuardWithIf, TailStrategy::ShiftInwards, TailStrategy::RoundUp}) {
+        Var x("x"), i("i"), io("io"), ii("ii");
+        Func f("f"), O("O");
+        f(x, i) = in(x, i) * 3 + i;
+        O(x, i) = f(x, i) + 1;
+        O.bound(x, 0, W).split(i, io, ii, 8, t).gpu_blocks(io).gpu_threads(x, ii);
+        // (Its rows unrolled: registers are not indexed by a loop's variable.)
+        f.compute_at(O, io)
+            .store_in(MemoryType::Register)
+            .gpu_threads(x)
+            .bound_extent(i, 8)
+            .unroll(i);
+        if (t == TailStrategy::RoundUp) O.bound(i, 0, 40);
+        const int rows = t == TailStrategy::RoundUp ? 40 : H;
+        Buffer<int> out = O.realize({W, rows}, gpu_target);
+        out.copy_to_host();
+        for (int y = 0; y < rows; y++)
+            for (int c = 0; c < W; c++)
+                ASSERT_EQ(out(c, y), in(c, y) * 3 + y + 1) << c << ", " << y;
+    }
+}
+
 } // namespace
 
 // A producer read through x / 2 (an upsampling), staged per block in shared memory: its
