@@ -117,8 +117,13 @@ std::vector<Function> operator_by_operator(const std::vector<Function> &outputs)
     for (const auto &kv : env) {
         Function copy = kv.second.copy();
         copy.get()->wrappers.clear();
+        // Only whole bounds carry over: they say where a Func is defined, wherever it is
+        // computed. An extent from the first point needed (bound_extent) or an alignment
+        // (align_bounds) shapes the tiles of the schedule, and at the root, where the region
+        // is the whole tensor, such an extent would not cover what the consumers read.
         FuncSchedule plain;
-        plain.region_constraints = kv.second.schedule().region_constraints;
+        for (const RegionConstraint &c : kv.second.schedule().region_constraints)
+            if (c.min.defined() && c.extent.defined()) plain.region_constraints.push_back(c);
         copy.schedule() = plain;
         for (int s = 0; s < copy.stages(); s++) {
             Definition &d = copy.stage(s);
@@ -152,7 +157,11 @@ std::vector<Function> operator_by_operator(const std::vector<Function> &outputs)
             for (Expr &e : d.values)
                 e = point.mutate(e);
         }
-        if (is_rename(kv.second) && !output_names.count(kv.first)) continue;
+        if (is_rename(kv.second) && !output_names.count(kv.first)) {
+            // Inlined: no region of its own for a bound to fix.
+            kv.second.schedule().region_constraints.clear();
+            continue;
+        }
         Func f(kv.second);
         f.compute_root();
         schedule_stage(f, kv.second.stage(0).schedule.dims);

@@ -722,6 +722,53 @@ TEST(ReportBaseline, TheSameForEveryScheduleOfAReduction) {
     EXPECT_EQ(reports[0].baseline->to_text(), reports[1].baseline->to_text());
 }
 
+// A Func staged per tile with bound_extent: the baseline computes it at the root, over the
+// whole tensor, so the tile's extent does not carry over (a bound() does). Its baseline is
+// that of the same algorithm with no such directive.
+TEST(ReportBaseline, TileExtentsAreTheSchedules) {
+    const int W = 64, H = 100;
+    ImageParam in(Float(32), 2, "in");
+    ReportArguments args;
+    args.buffers["in"] = {W, H};
+    std::vector<DataflowReport> reports;
+    for (bool staged : {false, true}) {
+        Var x("x"), y("y"), by("by"), ty("ty");
+        Func p("p"), out("out");
+        p(x, y) = in(x, min(y, H - 1)) * 2.0f;
+        out(x, y) = p(x, y) + 1.0f;
+        out.bound(x, 0, W)
+            .split(y, by, ty, 16, TailStrategy::GuardWithIf)
+            .gpu_blocks(by)
+            .gpu_threads(x, ty);
+        if (staged) {
+            p.compute_at(out, by)
+                .store_in(MemoryType::GPUShared)
+                .bound_extent(y, 16)
+                .gpu_threads(x, y);
+        }
+        reports.push_back(out.report({W, H}, gpu_target, args));
+    }
+    ASSERT_TRUE(reports[1].baseline);
+    EXPECT_EQ(reports[1].kernels.size(), 1u);
+    EXPECT_EQ(reports[1].baseline->kernels.size(), 2u);
+    EXPECT_EQ(reports[0].baseline->to_text(), reports[1].baseline->to_text());
+
+    // A bound on a Func that only renames another, which the baseline inlines.
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func p("p"), q("q"), out("out");
+    p(x, y) = in(x, y) * 2.0f;
+    q(x, y) = p(x, y);
+    out(x, y) = q(x, y) + 1.0f;
+    out.gpu_tile(x, y, bx, by, tx, ty, 16, 16, TailStrategy::GuardWithIf);
+    p.compute_root().gpu_tile(x, y, bx, by, tx, ty, 16, 16, TailStrategy::GuardWithIf);
+    q.compute_root().bound(x, 0, W).gpu_tile(x, y, bx, by, tx, ty, 16, 16,
+                                             TailStrategy::GuardWithIf);
+    DataflowReport r = out.report({W, H}, gpu_target, args);
+    ASSERT_TRUE(r.baseline);
+    EXPECT_EQ(r.kernels.size(), 3u);
+    EXPECT_EQ(r.baseline->kernels.size(), 2u);
+}
+
 // A condition on data is counted as true, without visiting each point, while a guard beside
 // it (the threads past the last row) still decides where it is false. Where the data makes
 // every condition true, the bound is the count: equal to the simulator's.
