@@ -1,6 +1,8 @@
 #include "dsl/Names.h"
 
 #include <cctype>
+#include <set>
+#include <vector>
 
 namespace aicf {
 
@@ -173,6 +175,75 @@ std::string with_user_loop_names(const std::string &text) {
         out += parts.func.empty() || bound_name ? word : loop_var_for_users(word);
         i = end;
     }
+    return out;
+}
+
+namespace {
+// Whether `word` ends with `suffix` after at least one character.
+bool ends_with(const std::string &word, const std::string &suffix) {
+    return word.size() > suffix.size() &&
+           word.compare(word.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// What one bound symbol stands for; empty for any other word.
+std::string symbol_meaning(const std::string &word) {
+    for (const char *field : {".min.", ".extent.", ".stride."}) {
+        size_t at = word.rfind(field);
+        if (at == std::string::npos || at == 0) continue;
+        std::string dim = word.substr(at + std::string(field).size());
+        bool digits = !dim.empty();
+        for (char c : dim)
+            digits = digits && std::isdigit(static_cast<unsigned char>(c));
+        if (!digits || !parse_loop_name(word.substr(0, at)).func.empty()) continue;
+        std::string what = std::string(field) == ".min."      ? "the first index"
+                           : std::string(field) == ".extent." ? "the extent"
+                                                              : "the stride";
+        return what + " of buffer " + word.substr(0, at) + " in dimension " + dim;
+    }
+    for (const char *suffix : {".min_realized", ".extent_realized"}) {
+        if (!ends_with(word, suffix)) continue;
+        std::string rest = word.substr(0, word.size() - std::string(suffix).size());
+        size_t dot = rest.find('.');
+        if (dot == std::string::npos || dot == 0 || dot + 1 == rest.size()) return "";
+        std::string what = std::string(suffix) == ".min_realized" ? "the first point" : "the size";
+        return what + " of the region of " + rest.substr(0, dot) + " stored there in " +
+               rest.substr(dot + 1);
+    }
+    for (const char *suffix : {".min", ".max", ".extent"}) {
+        if (!ends_with(word, suffix)) continue;
+        std::string loop = word.substr(0, word.size() - std::string(suffix).size());
+        if (parse_loop_name(loop).func.empty()) return "";
+        std::string what = std::string(suffix) == ".min"   ? "the first iteration"
+                           : std::string(suffix) == ".max" ? "the last iteration"
+                                                           : "the number of iterations";
+        return what + " of loop " + loop_for_users(loop);
+    }
+    return "";
+}
+} // namespace
+
+std::string symbols_for_users(const std::string &text) {
+    std::vector<std::string> clauses;
+    std::set<std::string> seen;
+    size_t i = 0;
+    while (i < text.size()) {
+        if (!is_name_char(text[i]) ||
+            (i > 0 && (is_name_char(text[i - 1]) || text[i - 1] == '.'))) {
+            i++;
+            continue;
+        }
+        size_t end = i;
+        while (end < text.size() && (is_name_char(text[end]) || text[end] == '.'))
+            end++;
+        std::string word = text.substr(i, end - i);
+        std::string meaning = symbol_meaning(word);
+        if (!meaning.empty() && seen.insert(word).second)
+            clauses.push_back(word + " is " + meaning);
+        i = end;
+    }
+    std::string out;
+    for (size_t c = 0; c < clauses.size(); c++)
+        out += (c ? "; " : "") + clauses[c];
     return out;
 }
 

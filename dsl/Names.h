@@ -89,6 +89,10 @@ std::string loop_stage_for_users(const std::string &loop);
 // Text (an expression or statement printed for a message) with every loop variable written
 // as its user's name: "f(g.s0.x + 1)" reads "f(x + 1)".
 std::string with_user_loop_names(const std::string &text);
+// What the bound symbols in such text stand for, one clause each, in the order they first
+// appear: "h.extent.0 is the extent of buffer h in dimension 0; f.x.extent_realized is the
+// size of the region of f stored there in x". Empty when the text names none.
+std::string symbols_for_users(const std::string &text);
 
 } // namespace aicf
 

@@ -1,5 +1,7 @@
 #include "lowering/KernelAnalysis.h"
 
+#include "dsl/Names.h"
+
 #include "dsl/ir/Bounds.h"
 #include "dsl/ir/DifferenceOfChains.h"
 #include "dsl/ir/IREquality.h"
@@ -193,7 +195,12 @@ std::string product_text(const std::vector<Expr> &extents) {
     std::ostringstream s;
     for (size_t i = 0; i < extents.size(); i++)
         s << (i ? " * " : "") << extents[i];
-    return extents.empty() ? "1" : s.str();
+    return extents.empty() ? "1" : with_user_loop_names(s.str());
+}
+
+std::string symbols_clause(const std::string &text) {
+    const std::string symbols = symbols_for_users(text);
+    return symbols.empty() ? "" : " (" + symbols + ")";
 }
 
 bool contains_loop_type(const Stmt &s, ForType t) {

@@ -45,8 +45,11 @@ struct LetTracker : ir::IRVisitor {
     std::optional<int64_t> element_count_bound(const std::vector<ir::Expr> &extents) const;
 };
 
-// "a * b * c" for an allocation's extents, for messages.
+// "a * b * c" for an allocation's extents, for messages (loops named as users know them).
 std::string product_text(const std::vector<ir::Expr> &extents);
+// " (h.extent.0 is the extent of buffer h in dimension 0; ...)" for the bound symbols that text
+// printed for a message names (see symbols_for_users), or nothing.
+std::string symbols_clause(const std::string &text);
 
 // Whether s contains a loop of type t.
 bool contains_loop_type(const ir::Stmt &s, ir::ForType t);

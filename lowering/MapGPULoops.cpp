@@ -47,11 +47,13 @@ private:
         if (op->for_type != ForType::GPUThread) return;
         int d = int(op->gpu_dim);
         auto extent = constant_upper_bound(expand(op->extent));
+        const std::string count = with_user_loop_names(to_string(op->extent));
         user_assert(extent.has_value())
-            << "The GPU thread loop " << loop_for_users(op->name) << " has " << op->extent
-            << " iterations, which is not bounded by a constant, so the block "
-            << "shape is unknown. Split the loop by a constant factor (gpu_tile with a constant "
-            << "size does) or bound() the Func.";
+            << "The GPU thread loop " << loop_for_users(op->name) << " runs " << count << " times"
+            << symbols_clause(count)
+            << ", which is not bounded by a constant, so the block shape is unknown. Split the "
+            << "loop by a constant factor (gpu_tile with a constant size does) or bound() the "
+            << "Func.";
         // (A count far past any block's is said as it is, not as the int the shape holds;
         // check_block_shape names the others with the block's whole shape.)
         user_assert(*extent <= (int64_t(1) << 30))

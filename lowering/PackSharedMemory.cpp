@@ -148,10 +148,12 @@ private:
             return;
         }
         auto n = element_count_bound(op->extents);
+        const std::string size = product_text(op->extents);
         user_assert(n.has_value())
             << "Func " << op->name << " is stored in GPU shared memory in kernel " << kernel.name
-            << ", but its size (" << product_text(op->extents) << " elements) is not bounded by a "
-            << "constant. Compute it over a region of constant size: split the consumer's loops by "
+            << ", but its size (" << size << " elements)" << symbols_clause(size)
+            << " is not bounded by a constant. Compute it over a region of constant size: split "
+               "the consumer's loops by "
             << "constants, or bound() " << op->name << ". Where the region grows with the "
             << "output's size (a read clamped to a constant edge, such as min(x + 1, 39), reaches "
             << "that edge from any block), bound() the output instead if its size is fixed.";

@@ -33,10 +33,12 @@ private:
             << " memory inside the kernel " << kernel.name << ". Inside a kernel, "
             << "Funcs live in shared memory or registers.";
         auto n = element_count_bound(op->extents);
+        const std::string size = product_text(op->extents);
         user_assert(n.has_value() && *n <= 4096)
             << "Func " << op->name << " is stored in registers in kernel " << kernel.name
-            << ", which needs a small constant size, but it has " << product_text(op->extents)
-            << " elements. Compute it over a constant region of at most 4096 elements (split "
+            << ", which needs a small constant size, but it has " << size << " elements"
+            << symbols_clause(size)
+            << ". Compute it over a constant region of at most 4096 elements (split "
             << "the loops it is computed in by constants), or compute it at the block level in "
             << "shared memory.";
         elements[op->name] = *n;

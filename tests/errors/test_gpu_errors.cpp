@@ -467,8 +467,26 @@ TEST(GPUScheduleErrors, RegisterTileReadOutsideItsThreadsPart) {
     std::string msg = message_of<CompileError>([&] { g.realize({100}, gpu_target); });
     EXPECT_CONTAINS(msg, "Func f is stored in registers at the GPU block loop bx of g, so each "
                          "thread holds only the part it computes");
-    EXPECT_CONTAINS(msg, "may reach outside its thread's part in dimension 0");
+    // f's 33 points are two tiles of 32 threads, one after the other: each thread computes a
+    // point in each, and its registers hold one.
+    EXPECT_CONTAINS(msg, "f(x) reads, in dimension 0, points its thread may not hold: its "
+                         "registers hold the points it computes in one iteration of the loop bx "
+                         "of f, which every thread runs (it is not mapped onto threads)");
     EXPECT_CONTAINS(msg, "or store f in GPUShared");
+    EXPECT_EQ(msg.find("__thread"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("_realized"), std::string::npos) << msg;
+
+    // In two dimensions, a read one row down: the message says how far, in points.
+    Var y("y"), by("by"), ty("ty");
+    Func f2("f"), g2("g");
+    f2(x, y) = x * 3 + y;
+    g2(x, y) = f2(x, y) + f2(x, y + 1);
+    g2.gpu_tile(x, y, bx, by, tx, ty, 16, 8);
+    f2.compute_at(g2, bx).store_in(MemoryType::Register).gpu_threads(x, y);
+    msg = message_of<CompileError>([&] { g2.realize({100, 50}, gpu_target); });
+    EXPECT_CONTAINS(msg, "f(x, (y + 1)) reads another thread's part in dimension 1 (it reads 1 "
+                         "point after the points its thread computes there)");
+    EXPECT_EQ(msg.find("__thread"), std::string::npos) << msg;
 }
 
 // A Func in registers read at half the rate it is computed: the message names the scale (not
@@ -532,6 +550,14 @@ TEST(GPUScheduleErrors, ThreadExtentWithoutAConstantBound) {
     std::string msg = message_of<CompileError>([&] { f.realize({16, 64}, gpu_target); });
     EXPECT_CONTAINS(msg, "The GPU thread loop tx of f");
     EXPECT_CONTAINS(msg, "not bounded by a constant");
+    // A count of run-time symbols says what they are.
+    Var x2("x"), y2("y");
+    Func h("h");
+    h(x2, y2) = x2 + y2;
+    h.gpu_blocks(y2).gpu_threads(x2);
+    msg = message_of<CompileError>([&] { h.realize({100, 4}, gpu_target); });
+    EXPECT_CONTAINS(msg, "The GPU thread loop x of h runs h.extent.0 times (h.extent.0 is the "
+                         "extent of buffer h in dimension 0), which is not bounded by a constant");
 }
 
 // A neighbour read clamped to a constant edge: from a block far past the edge the region
@@ -1078,8 +1104,10 @@ TEST(GPUScheduleErrors, TensorCoreAccumulatorUnderAGuardedConsumer) {
     const std::string msg = message_of<CompileError>([&] {
         build(TailStrategy::GuardWithIf).realize({N, M}, gpu_target);
     });
-    EXPECT_CONTAINS(msg, "How far depends on the tile, as where the splits of C and of its "
-                         "consumers treat their tails differently");
+    EXPECT_CONTAINS(msg, "reads another thread's part in dimension 0: how far depends on the "
+                         "tile");
+    EXPECT_CONTAINS(msg, "where the splits of C and of its consumers treat their tails "
+                         "differently");
     Buffer<float> o = build(TailStrategy::Auto).realize({N, M}, gpu_target)[0];
     o.copy_to_host();
     for (int j = 0; j < M; j++) {
@@ -1177,6 +1205,77 @@ TEST(GPUScheduleErrors, AsyncPipeline) {
 // default tail, the last stripe shifts inwards and the array has no constant layout; the
 // message says so and names the tail to use, with which the schedule runs (checked against a
 // plain loop).
+// A Func striped over 4 threads (its outer split a loop of the block) read by a consumer of
+// 8 threads: threads 4 to 7 would read registers they never wrote. Refused for every tail of
+// the consumer, with the reading thread named as the user wrote it.
+TEST(GPUScheduleErrors, StripedRegistersReadByMoreThreadsThanHoldThem) {
+    for (TailStrategy t : {TailStrategy::ShiftInwards, TailStrategy::RoundUp}) {
+        Buffer<float> A({40}, "A");
+        Var i("i"), io("io"), ii("ii"), si("si"), ti("ti");
+        Func f("f"), O("O");
+        f(i) = A(i) * 3.0f;
+        O(i) = f(i) + 1.0f;
+        O.split(i, io, ii, 8, t).gpu_blocks(io).gpu_threads(ii);
+        f.compute_at(O, io)
+            .store_in(MemoryType::Register)
+            .split(i, si, ti, 4, TailStrategy::GuardWithIf)
+            .gpu_threads(ti);
+        const std::string msg = message_of<CompileError>([&] { O.realize({40}, gpu_target); });
+        EXPECT_CONTAINS(msg, "f(i) may read an element another thread holds");
+        EXPECT_CONTAINS(msg, "held by thread x = (ii % 4)");
+        EXPECT_EQ(msg.find("__thread"), std::string::npos) << msg;
+        EXPECT_EQ(msg.find("buffer_get"), std::string::npos) << msg;
+    }
+}
+
+// A Func in registers computed in thread loops that also store another Func to shared
+// memory, with no loop along y: those loops run on the first thread along y only, so a
+// consumer on threads along y would read registers never computed. Refused; computing the
+// shared Func at the block loop instead runs, against a plain loop.
+TEST(GPUScheduleErrors, RegistersComputedBesideSharedStoresOnOneThreadAlongY) {
+    const int W = 16, H = 13;
+    Buffer<int> in({W, 16}, "in"); // 16 rows: what f's tiles of 4 rows read
+    for (int y = 0; y < 16; y++)
+        for (int x = 0; x < W; x++)
+            in(x, y) = (x * 7 + y * 13) % 101 - 50;
+    for (bool at_block : {false, true}) {
+        Var x("x"), i("i"), io("io"), ii("ii");
+        Func g("g"), f("f"), O("O");
+        g(x, i) = in(x, i) * 2;
+        f(x, i) = g(x, i) + i;
+        O(x, i) = f(x, i) + 1;
+        O.bound(x, 0, W)
+            .split(i, io, ii, 4, TailStrategy::GuardWithIf)
+            .gpu_blocks(io)
+            .gpu_threads(x, ii);
+        f.compute_at(O, io)
+            .store_in(MemoryType::Register)
+            .gpu_threads(x)
+            .bound_extent(i, 4)
+            .unroll(i);
+        if (at_block) {
+            g.compute_at(O, io).store_in(MemoryType::GPUShared).gpu_threads(x);
+        } else {
+            g.store_at(O, io).compute_at(f, x).store_in(MemoryType::GPUShared);
+            const std::string msg = message_of<CompileError>([&] {
+                O.realize({W, H}, gpu_target);
+            });
+            EXPECT_CONTAINS(msg, "Func f is stored in registers and computed in GPU thread loops "
+                                 "(x of f) that also store to shared or device memory (a Func "
+                                 "computed inside them), with no thread loop along y");
+            EXPECT_CONTAINS(msg, "Compute what the thread loops of f store outside them (at the "
+                                 "block loop)");
+            continue;
+        }
+        aicf_test::ScopedEnv sim("AICF_DEVICE", "sim");
+        Buffer<int> out = O.realize({W, H}, gpu_target);
+        out.copy_to_host();
+        for (int y = 0; y < H; y++)
+            for (int c = 0; c < W; c++)
+                ASSERT_EQ(out(c, y), in(c, y) * 2 + y + 1) << c << ", " << y;
+    }
+}
+
 TEST(GPUScheduleErrors, StripedRegistersUnderAShiftedTail) {
     const int W = 100, H = 3;
     Buffer<float> in({W, H}, "in");

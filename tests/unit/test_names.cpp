@@ -40,6 +40,23 @@ TEST(Names, UsersReadStagesAndLoopsAsTheyWroteThem) {
               "f((x + 1), r.x, in.stride.1, " + loop_min_name("g", 0, "x") + ")");
 }
 
+TEST(Names, BoundSymbolsExplained) {
+    // Each symbol once, in the order it first appears; loop variables and other names are
+    // not bound symbols.
+    std::string text = "(in.extent.1 + f.x.extent_realized) - (in.extent.1 + " +
+                       loop_extent_name("g", 1, "r.x") + " + " + loop_name("g", 0, "x") +
+                       " + in.stride.0 + n)";
+    EXPECT_EQ(symbols_for_users(text),
+              "in.extent.1 is the extent of buffer in in dimension 1; f.x.extent_realized is the "
+              "size of the region of f stored there in x; " +
+                  loop_extent_name("g", 1, "r.x") +
+                  " is the number of iterations of loop r.x of g.update(0); in.stride.0 is the "
+                  "stride of buffer in in dimension 0");
+    EXPECT_EQ(symbols_for_users("x + 1"), "");
+    EXPECT_EQ(symbols_for_users("f.x.min_realized"),
+              "f.x.min_realized is the first point of the region of f stored there in x");
+}
+
 TEST(Names, StorageNamesOfTupleElements) {
     EXPECT_EQ(storage_name("f", 0, 1), "f");
     StorageNameParts p = parse_storage_name(storage_name("f", 2, 3));
