@@ -318,9 +318,7 @@ private:
                                                int(*dim)));
             }
         };
-        const std::string text =
-            with_user_loop_names(to_string(simplify(Fields().mutate(substitute(threads, e)))));
-        return text;
+        return with_user_loop_names(to_string(simplify(Fields().mutate(substitute(threads, e)))));
     }
 
     // The argument x of striped dimension l as a position, after proving the thread holds it.
