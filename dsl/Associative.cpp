@@ -313,7 +313,12 @@ std::vector<Expr> AssociativeUpdate::partial_step(const std::vector<Expr> &curre
         return step;
     }
     if (kind != RescaledSum) return values;
-    return merge(current, {x[0], make_one(values[1].type())});
+    // A point of -inf adds exp(-inf - m') = 0 to any sum whose maximum is a number, and is
+    // an empty state of its own: a partial of such points only stays empty (as written, the
+    // first would give exp(-inf + inf), NaN).
+    Type t = values[1].type();
+    Expr weight = Select::make(EQ::make(x[0], type_min(x[0].type())), make_zero(t), make_one(t));
+    return merge(current, {x[0], weight});
 }
 
 namespace {
@@ -571,6 +576,14 @@ std::optional<AssociativeUpdate> find_associative_update(const std::string &func
         r.parts.push_back({g, *part});
     }
     return r;
+}
+
+std::optional<AssociativeUpdate> update_form(const Definition &d, const std::string &func,
+                                             const std::vector<Expr> &args,
+                                             const std::vector<Expr> &values,
+                                             const std::vector<std::string> &domain) {
+    if (d.merges) return *d.merges->form;
+    return find_associative_update(func, args, values, domain);
 }
 
 std::vector<std::string> domain_outermost_first(const ReductionDomain &rdom) {

@@ -5,6 +5,7 @@
 // that the new values may be reduced in pieces and the pieces merged: rfactor and the
 // cross-thread reductions of GPU schedules rest on it.
 
+#include "dsl/Function.h"
 #include "dsl/ir/Expr.h"
 #include "dsl/ir/IR.h"
 #include "dsl/ir/Reduction.h"
@@ -55,11 +56,12 @@ struct AssociativeUpdate {
 
     // The values with which a partial result that starts at the identity takes in one more
     // element: `values`, the update as written (in terms of the current values it reads),
-    // except for the streaming softmax pair, which takes its element {x, 1} through merge().
+    // except for the streaming softmax pair, which takes its element through merge(): {x, 1},
+    // or {-inf, 0} for x = -inf (a masked point, which adds exp(-inf - m') = 0 to any sum).
     // Written s * exp(m - m') + exp(x - m'), a partial still at the identity (m = -inf) that
-    // takes x = -inf (a masked point) computes exp(-inf + inf), NaN, where the serial loop,
-    // whose first point sets m, may never meet it; merge() keeps a sum whose maximum does not
-    // move, as exp(0) would. Equal bit for bit where the update as written gives a number.
+    // takes x = -inf computes exp(-inf + inf), NaN, where the serial loop, whose first point
+    // sets m, may never meet it; through merge() a partial of only such points stays empty
+    // ({-inf, 0}). Equal bit for bit where the update as written gives a number.
     std::vector<ir::Expr> partial_step(const std::vector<ir::Expr> &current,
                                        const std::vector<ir::Expr> &values) const;
 
@@ -87,6 +89,14 @@ std::optional<AssociativeUpdate>
 find_associative_update(const std::string &func, const std::vector<ir::Expr> &args,
                         const std::vector<ir::Expr> &values,
                         const std::vector<std::string> &domain = {});
+
+// The form of the update `d` of `func`, whose values (as written, or as lowered) are
+// `values`: find_associative_update's, or for a merge of the partials rfactor made, the form
+// of the update it replaced.
+std::optional<AssociativeUpdate> update_form(const ir::Definition &d, const std::string &func,
+                                             const std::vector<ir::Expr> &args,
+                                             const std::vector<ir::Expr> &values,
+                                             const std::vector<std::string> &domain = {});
 
 // The names of the variables of `rdom` (none when undefined), outermost first: the `domain`
 // of find_associative_update for a definition as the user wrote it.

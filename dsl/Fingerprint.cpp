@@ -1,5 +1,6 @@
 #include "dsl/Fingerprint.h"
 
+#include "dsl/Associative.h"
 #include "dsl/Fields.h"
 #include "dsl/ir/IRPrinter.h"
 
@@ -53,6 +54,20 @@ public:
             write(v.extent);
         }
         write(r.predicate());
+    }
+    // The merge rfactor wrote: its values spell the form's merge; what the form says besides.
+    void write(const Definition::Merge &m) {
+        write(m.partials);
+        write(m.had_point);
+        const AssociativeUpdate &f = *m.form;
+        write(f.kind);
+        write(f.ops);
+        write(f.compared);
+        write(f.larger_wins);
+        write(f.ties_to_candidate);
+        write(f.nan_wins);
+        write(f.positions);
+        write(uint64_t(f.parts.size()));
     }
     // A definition as the algorithm wrote it, behind one rfactor rewrote.
     template <typename T> void write(const std::shared_ptr<const T> &p) {

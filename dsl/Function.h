@@ -13,6 +13,7 @@
 #include <vector>
 
 namespace aicf {
+struct AssociativeUpdate;
 namespace ir {
 
 // The deepest expression a definition may be (CompileError past it). Definitions are checked
@@ -31,6 +32,17 @@ struct Definition {
     // algorithm wrote it (its args, values and domain), for what reads the algorithm apart
     // from its schedule (the report's operator-by-operator baseline).
     std::shared_ptr<const Definition> as_written;
+    // Such a merge, or the update of the intermediate rfactor made: the form of the update
+    // it replaced, whose steps its values are (the merge's apply merge() to the Func and each
+    // partial of the Func `partials`), so that it too may run across GPU threads; and the
+    // element of the partials that says whether each had any point (-1 where they carry
+    // none; for an intermediate's update, whose `partials` is empty, its own such element).
+    struct Merge {
+        std::shared_ptr<const AssociativeUpdate> form;
+        std::string partials;
+        int had_point = -1;
+    };
+    std::shared_ptr<const Merge> merges;
     bool defined() const { return !values.empty(); }
 };
 

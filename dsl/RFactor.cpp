@@ -107,8 +107,10 @@ void split_into_domain(Definition &d, size_t split_index, const std::string &whe
     const Split sp = d.schedule.splits[split_index];
     auto factor = as_const_int(sp.factor);
     user_assert(factor && *factor > 0)
-        << where << ": " << sp.inner << " comes from a split of " << sp.old_var << " by "
-        << sp.factor << "; rfactor can use it only when the factor is a positive constant.";
+        << where << ": " << sp.outer << " and " << sp.inner << " come from a split of "
+        << sp.old_var << " by " << sp.factor
+        << "; rfactor makes them variables of the reduction domain, which it can do only when "
+        << "the factor is a positive constant.";
     const ReductionVariable old = domain_variable(d, sp.old_var);
     Expr f = make_const(Int(32), *factor);
     auto offset = [&](const Expr &outer, const Expr &inner) {
@@ -228,10 +230,20 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
         as_written = written;
     }
     user_assert(d.rdom.defined()) << where << ": this update has no reduction variables.";
+    // (An update rfactor wrote, a merge or an intermediate's, has its form recorded.)
     std::optional<AssociativeUpdate> red =
-        find_associative_update(func.name(), d.args, d.values, domain_outermost_first(d.rdom));
+        update_form(d, func.name(), d.args, d.values, domain_outermost_first(d.rdom));
     user_assert(red.has_value()) << where << ": AICF cannot tell that this update is associative. "
                                  << "rfactor recognizes " << associative_forms(func.name()) << ".";
+    user_assert(!d.merges || (d.merges->had_point < 0 &&
+                              !(red->order_dependent() && d.rdom.predicate().defined())))
+        << where << ": this update is one an earlier rfactor wrote, over partial results that "
+        << "carry whether they had any point (the update keeps one candidate by comparison, "
+        << "with ties that depend on order, and a where() or a split whose factor does not "
+        << "divide the extent leaves some partials without a point), so rfactor cannot split "
+        << "it again. Preserve several variables in the first rfactor instead "
+        << "(rfactor({{ri, u}, {ro, v}})), or keep the candidate's position in the Tuple "
+        << "(select(better, r.x, index)).";
 
     // A where() test that reads the Func ("add while the sum is below 50") depends on every
     // step before it, so the steps cannot be split into partials.
@@ -450,8 +462,11 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     std::vector<Expr> intm_values;
     // (The form as the domain now spells it: the splits and fuses made into domain variables
     // above rewrote the update's values.)
+    // (An update rfactor wrote already takes each element in as a step of its form.)
     const std::optional<AssociativeUpdate> now =
-        find_associative_update(func.name(), d.args, d.values, domain_outermost_first(d.rdom));
+        d.merges ? std::nullopt
+                 : find_associative_update(func.name(), d.args, d.values,
+                                           domain_outermost_first(d.rdom));
     const std::vector<Expr> step = now ? now->partial_step(intm_self, d.values) : d.values;
     for (size_t i = 0; i < d.values.size(); i++) {
         Expr v = replace_self(step[i], func, d.args, intm_self);
@@ -462,6 +477,13 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     // The one-point domain that only holds the predicate has no loop; the update still needs
     // its predicate.
     if (guard_only) intm.update(int(intm.updates().size()) - 1).rdom = kept_dom;
+    // Its values are steps of the form (the streaming softmax pair's through its merge), which
+    // the cross-thread reductions of its own loops take from here.
+    // (Its element past the form's, where it has one, says whether it has had a point.)
+    auto steps = std::make_shared<Definition::Merge>();
+    steps->form = std::make_shared<const AssociativeUpdate>(*red);
+    if (flagged) steps->had_point = int(types.size());
+    intm.update(int(intm.updates().size()) - 1).merges = steps;
 
     // This stage now merges the partial results over the preserved variables, at every
     // point of the Func.
@@ -528,6 +550,11 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
         if (!looped) merge.schedule.dims.push_back(Dim{a});
     }
     merge.as_written = as_written;
+    auto merges = std::make_shared<Definition::Merge>();
+    merges->form = std::make_shared<const AssociativeUpdate>(*red);
+    merges->partials = intm.name();
+    if (flagged) merges->had_point = int(types.size());
+    merge.merges = merges;
     d = merge;
     restore.done = true;
     return Func(intm);

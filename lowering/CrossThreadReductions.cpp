@@ -159,6 +159,11 @@ struct Reduction {
         out.push_back(Max::make(a[n], b[n]));
         return out;
     }
+    // The update merges partial results rfactor made (Definition::merges): its values already
+    // take one partial in, and `had_point`, where defined, says whether that partial had any
+    // point (one that had none leaves the lane's flag as it was).
+    bool merges_partials = false;
+    Expr had_point;
     FunctionPtr self; // the Func, as the update's reads of its current value hold it
     std::string partial, warp_partials;
     bool per_thread_result = false; // the Func lives in registers: every thread writes its copy
@@ -297,9 +302,16 @@ struct Reduction {
                 for (size_t k = 0; k < r.types.size(); k++)
                     current.push_back(
                         Call::make_func(r.types[k], p->name, p->args, r.self, int(k)));
-                for (const Expr &e : r.op.partial_step(current, p->values))
+                for (const Expr &e :
+                     r.merges_partials ? p->values : r.op.partial_step(current, p->values))
                     values.push_back(into.mutate(e));
-                if (r.flagged) values.push_back(make_one(Int(32)));
+                if (r.flagged) {
+                    Expr one = make_one(Int(32));
+                    values.push_back(r.had_point.defined()
+                                         ? Select::make(NE::make(r.had_point, make_zero(Int(32))),
+                                                        one, partial_now.back())
+                                         : one);
+                }
                 return r.store(r.partial, values, make_zero(Int(32)));
             }
         };
@@ -450,12 +462,15 @@ private:
         std::vector<std::string> domain;
         const LoopNameParts loop = parse_loop_name(op->name);
         auto fit = env.find(f);
+        const Definition *def = nullptr;
         if (fit != env.end() && loop.stage > 0 && loop.stage < fit->second.stages()) {
-            for (const std::string &v : domain_outermost_first(fit->second.stage(loop.stage).rdom))
+            def = &fit->second.stage(loop.stage);
+            for (const std::string &v : domain_outermost_first(def->rdom))
                 domain.push_back(loop_name(f, loop.stage, v));
         }
         std::optional<AssociativeUpdate> op_found =
-            find_associative_update(f, find.update->args, find.update->values, domain);
+            def ? update_form(*def, f, find.update->args, find.update->values, domain)
+                : find_associative_update(f, find.update->args, find.update->values, domain);
         user_assert(op_found.has_value())
             << where << ", and they combine their partial results, but AICF cannot tell that "
             << "the update is associative. Cross-thread reductions recognize "
@@ -473,6 +488,29 @@ private:
         r.guards = find.guards;
         r.op = *op_found;
         r.flagged = r.op.order_dependent();
+        if (def && def->merges) {
+            r.merges_partials = true;
+            const Definition::Merge &m = *def->merges;
+            user_assert(!(m.partials.empty() && m.had_point >= 0))
+                << where << ", but these are the partial results of an rfactor of an update "
+                << "that keeps one candidate by comparison, with ties that depend on the order "
+                << "it meets them in (an argmax keeping a label), and each carries whether it "
+                << "has had any point (a where(), or a split whose factor does not divide the "
+                << "extent, leaves some without one): such partials are reduced serially. Keep "
+                << "the candidate's position in the Tuple (select(better, r.x, index)), split "
+                << "by a factor that divides the extent, or keep " << loop_var_for_users(op->name)
+                << " serial and put the intermediate's pure loops on threads.";
+            // The partial's flag, as the merge reads it.
+            for (const Expr &v : find.update->values) {
+                visit_each_distinct<Call>(v, [&](const Call *c) {
+                    if (c->call_type == Call::Func && c->name == m.partials &&
+                        c->value_index == m.had_point && !r.had_point.defined())
+                        r.had_point = c;
+                });
+            }
+            internal_assert(m.had_point < 0 || r.had_point.defined())
+                << "the merge of " << f << " reads no flag of its partials " << m.partials;
+        }
         for (const Expr &v : find.update->values) {
             visit_each_distinct<Call>(v, [&](const Call *c) {
                 if (c->call_type == Call::Func && c->name == f) r.self = c->func;
@@ -495,12 +533,17 @@ private:
         int64_t threads = whole_lanes(*extent);
         if (r.per_thread_result) {
             threads = whole_lanes(block[0]);
-            user_assert(where_f->thread_loops > 0 || (block[1] == 1 && block[2] == 1))
+            // With threads along y or z, each row of threads along x reduces the same values
+            // for its own copies: rows of a power of two up to a warp are groups of lanes of
+            // their own, and reduce apart; wider rows would share the warps' partials.
+            const bool rows_apart = threads == block[0] && threads <= kWarpSize;
+            user_assert(where_f->thread_loops > 0 || (block[1] == 1 && block[2] == 1) || rows_apart)
                 << where << ", whose result each thread of the block keeps in its registers, but "
                 << "the kernel's blocks also have threads along y or z (" << block[0] << " x "
-                << block[1] << " x " << block[2] << "), which do not take part in the "
-                << "reduction. Store " << f << " in GPUShared, or map the kernel's other loops "
-                << "along x.";
+                << block[1] << " x " << block[2] << "), and rows of " << block[0]
+                << " threads along x are not groups of lanes of their own (a power of two up to "
+                << "32). Store " << f << " in GPUShared, make the block's rows along x a power "
+                << "of two up to 32, or map the kernel's other loops along x.";
         }
         Stmt body = mutate(op->body);
         r.threads = int(threads);
@@ -508,12 +551,21 @@ private:
             lowered.push_back({op->name, r.threads});
             return r.within_warp(body);
         }
+        const std::string padded = r.per_thread_result && *extent <= kWarpSize
+                                       ? " (each of the block's " + std::to_string(block[0]) +
+                                             " threads along x keeps " + "its own copy of " + f +
+                                             " in registers, so all of them take part, not " +
+                                             "only the loop's " + std::to_string(*extent) + ")"
+                                       : "";
         user_assert(thread_loops == 0)
-            << where << " across " << r.threads / kWarpSize << " warps, which exchange their "
-            << "partial results through shared memory with a barrier of the whole block; the "
-            << "loop is inside another GPU thread loop, where a barrier would not be reached "
-            << "by every thread. Map at most 32 iterations onto lanes here (gpu_lanes), or make "
-            << loop_var_for_users(op->name) << " the outermost thread loop.";
+            << where << " across " << r.threads / kWarpSize << " warps" << padded
+            << ", which exchange their partial results through shared memory with a barrier of "
+            << "the whole block; the loop is inside another GPU thread loop, where a barrier "
+            << "would not be reached by every thread. "
+            << (padded.empty() ? "Map at most 32 iterations onto lanes here (gpu_lanes), or make " +
+                                     loop_var_for_users(op->name) + " the outermost thread loop."
+                               : "Store " + f + " in GPUShared, or give the block at most 32 " +
+                                     "threads along x.");
         lowered.push_back({op->name, r.threads});
         return r.across_warps(body);
     }

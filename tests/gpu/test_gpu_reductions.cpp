@@ -716,6 +716,209 @@ TEST(GPUCrossThreadReduction, RFactorVectorPartialsThenLanes) {
     }
 }
 
+// The streaming softmax pair of x over the update's domain in red(y), and in out(y) its
+// logsumexp, or for a row of no point or only -inf the pair's sum (which stays 0).
+void softmax_pair(Func red, Func out, Var y, Expr x) {
+    const float inf = std::numeric_limits<float>::infinity();
+    red(y) = Tuple(-inf, Expr(0.0f));
+    Expr m = max(red(y)[0], x);
+    red(y) = Tuple(m, red(y)[1] * exp(red(y)[0] - m) + exp(x - m));
+    out(y) = select(red(y)[0] == -inf, red(y)[1], red(y)[0] + log(red(y)[1]));
+}
+
+// What softmax_pair's out gives for the first `end` points of row j, in double precision.
+double logsumexp_or_empty(const Buffer<float> &in, int j, int end) {
+    double hi = -std::numeric_limits<double>::infinity(), sum = 0;
+    for (int i = 0; i < end; i++)
+        hi = std::max(hi, double(in(i, j)));
+    if (std::isinf(hi)) return 0;
+    for (int i = 0; i < end; i++)
+        sum += std::exp(double(in(i, j)) - hi);
+    return hi + std::log(sum);
+}
+
+// Each thread reduces a consecutive run of 3 points serially (rfactor), and the merge of the
+// runs goes across the threads or lanes of the row: the merge rfactor writes applies the
+// update's own merge (a softmax pair, an argmax keeping a label whose ties go to the later
+// point), which cross-thread reductions take from the rfactor, not from the merge's text.
+// Rows end early (a where()), hold only -inf, or no point at all; the runs of the argmax
+// carry whether they had a point, and a thread whose runs had none does not win a tie.
+TEST(GPUCrossThreadReduction, RFactorMergeAcrossThreadsAndLanes) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const int width = 77, rows = 7;
+    Buffer<float> in({width, rows}, "in");
+    fill_random(in, -3, 3, 57);
+    for (int i = 0; i < width; i++)
+        in(i, 2) = -inf; // a row of -inf
+    for (int i = 40; i < width; i++)
+        in(i, 4) = -inf;  // a padded tail
+    in(9, 5) = in(30, 5); // a tie in a row that ends at 31
+    Buffer<int> to({rows}, "to");
+    const int ends[rows] = {77, 76, 20, 0, 77, 31, 5};
+    for (int j = 0; j < rows; j++)
+        to(j) = ends[j];
+    for (bool argmax : {false, true}) {
+        for (int mapping = 0; mapping < 3; mapping++) {
+            SCOPED_TRACE(std::string(argmax ? "argmax with a label" : "softmax pair") +
+                         (mapping == 0   ? ", host"
+                          : mapping == 1 ? ", threads"
+                                         : ", lanes"));
+            Func red("red"), out("out");
+            Var y("y"), u("u");
+            RDom r(0, width, "r");
+            r.where(r.x < to(y));
+            RVar run("run"), ri("ri");
+            Expr v = in(r.x, y);
+            if (argmax) {
+                red(y) = Tuple(-inf, Expr(-7));
+                red(y) = Tuple(max(red(y)[0], v), select(v < red(y)[0], red(y)[1], r.x % 9 + 100));
+                out(y) = cast<float>(red(y)[1]);
+            } else {
+                softmax_pair(red, out, y, v);
+            }
+            red.update().split(r.x, run, ri, 3, TailStrategy::GuardWithIf);
+            Func runs = red.update().rfactor(run, u);
+            Target target = gpu_target;
+            if (mapping == 0) {
+                target = Target("host");
+                runs.compute_root();
+            } else {
+                out.gpu_blocks(y);
+                red.compute_at(out, y);
+                if (mapping == 1) {
+                    red.update().gpu_threads(RVar("u"));
+                } else {
+                    red.update().gpu_lanes(RVar("u"));
+                }
+                runs.compute_at(red, RVar("u")).store_in(MemoryType::Register);
+            }
+            Buffer<float> o = out.realize({rows}, target)[0];
+            o.copy_to_host();
+            for (int j = 0; j < rows; j++) {
+                if (!argmax) {
+                    // (No point, or only -inf: the pair stays empty, {-inf, 0}.)
+                    const double want = logsumexp_or_empty(in, j, to(j));
+                    EXPECT_TRUE(close(o(j), want, 1e-5, 1e-5)) << j << ": " << o(j);
+                    continue;
+                }
+                float hi = -inf;
+                int at = -7;
+                for (int i = 0; i < to(j); i++) {
+                    if (!(in(i, j) < hi)) at = i % 9 + 100;
+                    hi = std::max(hi, in(i, j));
+                }
+                EXPECT_EQ(o(j), float(at)) << "row " << j;
+            }
+        }
+    }
+}
+
+// Split-K over chunks of 64 points, as flash-decoding splits a long row: each chunk's partial
+// (the intermediate rfactor makes) on a block of its own, reduced across the lanes of a warp
+// (its update's loop, whose values rfactor wrote as steps of the streaming softmax pair, or of
+// an argmax that keeps its index), then the chunks merged. On the host, the intermediate's
+// update split again by a second rfactor.
+TEST(GPUCrossThreadReduction, RFactorIntermediateAcrossLanes) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const int width = 333, rows = 4;
+    Buffer<float> in({width, rows}, "in");
+    fill_random(in, -3, 3, 91);
+    for (int i = 0; i < width; i++)
+        in(i, 1) = -inf; // a row of only -inf
+    for (int i = 200; i < width; i++)
+        in(i, 2) = -inf;           // a padded tail: whole chunks of -inf
+    in(17, 3) = in(300, 3) = 9.0f; // a tie for the argmax, in two chunks
+    for (bool argmax : {false, true}) {
+        for (bool gpu : {true, false}) {
+            SCOPED_TRACE(std::string(argmax ? "argmax" : "softmax pair") + (gpu ? ", GPU" : ""));
+            Func red("red"), out("out");
+            Var y("y"), u("u"), v("v");
+            RDom r(0, width, "r");
+            RVar ro("ro"), ri("ri"), rio("rio"), lane("lane"), a("a"), b("b");
+            Expr x = in(r.x, y);
+            if (argmax) {
+                red(y) = Tuple(-inf, Expr(-1));
+                red(y) = Tuple(select(x > red(y)[0], x, red(y)[0]),
+                               select(x > red(y)[0], r.x, red(y)[1]));
+                out(y) = cast<float>(red(y)[1]);
+            } else {
+                softmax_pair(red, out, y, x);
+            }
+            red.update().split(r.x, ro, ri, 64, TailStrategy::GuardWithIf);
+            Func chunk = red.update().rfactor(ro, u);
+            chunk.compute_root();
+            if (gpu) {
+                chunk.gpu_blocks(u, y);
+                chunk.update().split(ri, rio, lane, 32).reorder(rio, lane).gpu_lanes(lane);
+                chunk.update().gpu_blocks(u, y);
+            } else {
+                chunk.update().split(ri, a, b, 8);
+                chunk.update().rfactor(b, v).compute_root();
+            }
+            Buffer<float> o = out.realize({rows}, gpu ? gpu_target : Target("host"))[0];
+            o.copy_to_host();
+            for (int j = 0; j < rows; j++) {
+                if (!argmax) {
+                    const double want = logsumexp_or_empty(in, j, width);
+                    EXPECT_TRUE(close(o(j), want, 1e-5, 1e-5)) << j << ": " << o(j);
+                    continue;
+                }
+                float hi = -inf;
+                int at = -1;
+                for (int i = 0; i < width; i++) {
+                    if (in(i, j) > hi) at = i;
+                    hi = std::max(hi, in(i, j));
+                }
+                EXPECT_EQ(o(j), float(at)) << "row " << j;
+            }
+        }
+    }
+}
+
+// A sum each thread of an 8 x 4 block keeps in its registers, reduced on the lanes of x: each
+// row of 8 threads along x is a group of lanes of its own and reduces the same values for
+// its own copies, then every thread scales its point of the tile.
+TEST(GPUCrossThreadReduction, RegisterResultInBlocksWithRowsAlongY) {
+    const int W = 45, B = 5;
+    Buffer<float> in({W, B}, "in"), img({8, 4, B}, "img");
+    fill_random(in, -1, 1, 61);
+    fill_random(img, -2, 2, 62);
+    // Rows of 12 threads along x are no group of lanes: refused, with what would do.
+    for (int row : {8, 16, 12}) {
+        SCOPED_TRACE("rows of " + std::to_string(row));
+        Func s("s"), out("out");
+        Var x("x"), y("y"), b("b");
+        RDom r(0, W, "r");
+        RVar ro("ro"), lane("lane");
+        s(b) = 0.0f;
+        s(b) += in(r, b);
+        out(x, y, b) = img(x % 8, y, b) * s(b);
+        out.bound(x, 0, row).bound(y, 0, 4).gpu_blocks(b).gpu_threads(x, y);
+        s.compute_at(out, b).store_in(MemoryType::Register);
+        s.update().split(r.x, ro, lane, row, TailStrategy::GuardWithIf).reorder(ro, lane);
+        s.update().gpu_lanes(lane);
+        if (row == 12) {
+            EXPECT_CONTAINS(message_of<CompileError>([&] {
+                                out.realize({12, 4, B}, gpu_target);
+                            }),
+                            "rows of 12 threads along x are not groups of lanes of their own (a "
+                            "power of two up to 32)");
+            continue;
+        }
+        Buffer<float> o = out.realize({row, 4, B}, gpu_target)[0];
+        o.copy_to_host();
+        for (int k = 0; k < B; k++) {
+            double sum = 0;
+            for (int i = 0; i < W; i++)
+                sum += in(i, k);
+            for (int j = 0; j < 4; j++)
+                for (int i = 0; i < row; i++)
+                    ASSERT_TRUE(close(o(i, j, k), img(i % 8, j, k) * sum, 1e-5, 1e-5))
+                        << i << "," << j << "," << k << ": " << o(i, j, k);
+        }
+    }
+}
+
 // A where() that reads the Func it reduces ("add while the row's sum is below 50") keeps
 // its reduction serial, in each thread: computed inside the threads of its consumer, or at
 // the root over threads of its own. The test is bound before the store it guards; fusing the
