@@ -98,6 +98,7 @@ BufferStorage::BufferStorage(Type t, void *data, const std::vector<aicf_dim_t> &
             runtime_error_report << "Buffer " << name_ << ": dimension " << d
                                  << " has a negative extent (" << dims_[d].extent << ").";
         }
+        check_end(d, dims_[d].min);
     }
     raw_.dimensions = static_cast<int32_t>(dims_.size());
     raw_.dim = dims_.empty() ? nullptr : dims_.data();
@@ -156,7 +157,20 @@ void BufferStorage::set_min(const std::vector<int> &mins) {
         << "set_min on Buffer " << name_ << " with " << mins.size() << " values, but it has "
         << dims_.size() << " dimensions.";
     for (size_t d = 0; d < mins.size(); d++)
+        check_end(d, mins[d]);
+    for (size_t d = 0; d < mins.size(); d++)
         dims_[d].min = mins[d];
+}
+
+// Coordinates are int32s: the last one of dimension d starting at `min` must be one.
+void BufferStorage::check_end(size_t d, int min) const {
+    const int64_t last = int64_t(min) + dims_[d].extent - 1;
+    if (last <= INT32_MAX) return;
+    runtime_error_report << "Buffer " << name_ << ": dimension " << d << " starts at " << min
+                         << " and has extent " << dims_[d].extent << ", so its last coordinate "
+                         << "would be " << last << ", past the 2^31 - 1 that 32-bit coordinates "
+                         << "reach. Give it a min of at most "
+                         << INT32_MAX - int64_t(dims_[d].extent) + 1 << ".";
 }
 
 int64_t BufferStorage::number_of_elements() const {

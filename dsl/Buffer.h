@@ -54,6 +54,7 @@ public:
     void set_min(const std::vector<int> &mins);
     int64_t number_of_elements() const;
     void check_memory_for_points(const void *data) const;
+    void check_end(size_t d, int min) const;
     // Byte offset of an element from `host` given its coordinates.
     int64_t offset_of(const int *coords, int n) const;
     // The same for an element a program reads or writes: RuntimeError for another number of
@@ -204,7 +205,11 @@ public:
             f(c);
             int d = 0;
             for (; d < n; d++) {
-                if (++c[d] < min(d) + extent(d)) break;
+                // (Relative to the min: the last coordinate may be 2^31 - 1.)
+                if (c[d] - min(d) < extent(d) - 1) {
+                    c[d]++;
+                    break;
+                }
                 c[d] = min(d);
             }
             if (d == n) return;

@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 
 namespace aicf {
 
@@ -351,6 +352,18 @@ Stage &Stage::all_or_nothing(const std::function<void()> &steps) {
     return *this;
 }
 
+namespace {
+
+// The variables a merge rfactor wrote iterates over, outermost first: "u, v".
+std::string merged_over(const Definition &d) {
+    std::string names;
+    for (const std::string &n : domain_outermost_first(d.rdom))
+        names += (names.empty() ? "" : ", ") + n;
+    return names;
+}
+
+} // namespace
+
 Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive) {
     size_t i = find_dim(v, directive);
     Dim &d = schedule().dims[i];
@@ -394,9 +407,9 @@ Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive
         // rfactor and atomic() need an associative update; for another (a scatter whose last
         // write wins) only the serial loop is left to suggest.
         const Definition &def = definition();
-        const bool associative = find_associative_update(func.name(), def.args, def.values,
-                                                         domain_outermost_first(def.rdom))
-                                     .has_value();
+        const bool associative =
+            update_form(def, func.name(), def.args, def.values, domain_outermost_first(def.rdom))
+                .has_value();
         user_error << "In the schedule of " << name() << ", " << directive << "(" << v.name()
                    << ") could race: " << v.name() << " is a reduction variable, and its "
                    << "iterations may update the same points of " << func.name()
@@ -408,7 +421,13 @@ Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive
                                         "across the threads"
                                       : "")
                    << ")."
-                   << (!associative
+                   << (def.merges && !def.merges->partials.empty()
+                           ? " This update merges the partial results rfactor computed in " +
+                                 def.merges->partials + ": " + directive + " the variables of " +
+                                 def.merges->partials + " it merges over (" + merged_over(def) +
+                                 ") instead, and keep the merge serial or map it onto "
+                                 "gpu_lanes or gpu_threads (a reduction across the threads)."
+                       : !associative
                            ? " Nor is the update a reduction that rfactor or atomic() could "
                              "split (such as " +
                                  func.name() + "(p) = " + func.name() +
@@ -502,13 +521,39 @@ void check_split_for(const std::string &stage, const std::vector<Dim> &dims, con
 
 } // namespace
 
+namespace {
+
+// A refusal of the inner loop that vectorize(v, n) or unroll(v, n) split off, said of the
+// directive as the user wrote it: "vectorize(r.x, 8)", and "r.x's inner loop" for r.x_vi.
+[[noreturn]] void rethrow_for_split(const CompileError &e, const std::string &directive,
+                                    const VarOrRVar &v, const Expr &factor,
+                                    const VarOrRVar &inner) {
+    std::string msg = e.what();
+    const std::string call = directive + "(" + inner.name() + ")";
+    std::ostringstream as_written;
+    as_written << directive << "(" << v.name() << ", " << factor << ")";
+    for (size_t at = msg.find(call); at != std::string::npos; at = msg.find(call, at + 1))
+        msg.replace(at, call.size(), as_written.str());
+    const std::string loop = v.name() + "'s inner loop";
+    for (size_t at = msg.find(inner.name()); at != std::string::npos;
+         at = msg.find(inner.name(), at + loop.size()))
+        msg.replace(at, inner.name().size(), loop);
+    throw CompileError(msg);
+}
+
+} // namespace
+
 Stage &Stage::vectorize(const VarOrRVar &v, const Expr &factor, TailStrategy tail) {
     VarOrRVar inner(v.name() + "_vi", v.is_rvar());
     find_dim(v, "vectorize");
     check_split_for(name(), schedule().dims, v, factor, inner, "vectorize", kMaxVectorLanes, false);
     return all_or_nothing([&] {
         split(v, v, inner, factor, tail);
-        vectorize(inner);
+        try {
+            vectorize(inner);
+        } catch (const CompileError &e) {
+            rethrow_for_split(e, "vectorize", v, factor, inner);
+        }
         check_split_for(name(), schedule().dims, v, factor, inner, "vectorize", kMaxVectorLanes,
                         true);
     });
@@ -520,7 +565,11 @@ Stage &Stage::unroll(const VarOrRVar &v, const Expr &factor, TailStrategy tail) 
     check_split_for(name(), schedule().dims, v, factor, inner, "unroll", kMaxUnroll, false);
     return all_or_nothing([&] {
         split(v, v, inner, factor, tail);
-        unroll(inner);
+        try {
+            unroll(inner);
+        } catch (const CompileError &e) {
+            rethrow_for_split(e, "unroll", v, factor, inner);
+        }
         check_split_for(name(), schedule().dims, v, factor, inner, "unroll", kMaxUnroll, true);
     });
 }

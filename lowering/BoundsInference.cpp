@@ -61,6 +61,10 @@ Box constrain_region(const Function &f, const Box &needed, std::vector<Stmt> &ch
             // Round outward: min down and max up to the alignment.
             const Interval before = box[d];
             Expr m = c.modulus, r = c.remainder, one = make_one(Int(32));
+            if (!is_const(m)) {
+                checks.push_back(assert_positive(m, "modulus that align_bounds(" + c.var +
+                                                        ") gives " + f.name()));
+            }
             Expr mn = Add::make(Mul::make(Div::make(Sub::make(before.min, r), m), m), r);
             // The last point of the block that holds max (written apart from mn, so that
             // the end does not depend on the start's remainder: bounds of the region, over

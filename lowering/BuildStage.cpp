@@ -214,10 +214,30 @@ Stmt build_stage(const Function &f, int stage) {
                 << ". Split with TailStrategy::GuardWithIf (what Auto does here), or by a "
                 << "factor that divides the extent.";
             Expr inner_extent = factor;
-            if (tail == TailStrategy::GuardWithIf && !is_const(factor)) {
+            // The outer loop's variable is defined around the inner loop where both stay loops
+            // (no later split, fuse or rename turns either into a let inside every loop) and
+            // the outer one is outside the inner one.
+            auto stays_loop = [&](const std::string &v) {
+                for (size_t i = later; i < d.schedule.splits.size(); i++) {
+                    const Split &next = d.schedule.splits[i];
+                    if (next.kind == Split::FuseVars ? (next.inner == v || next.outer == v)
+                                                     : next.old_var == v)
+                        return false;
+                }
+                return true;
+            };
+            auto loop_at = [&](const std::string &v) {
+                for (size_t i = 0; i < d.schedule.dims.size(); i++)
+                    if (d.schedule.dims[i].var == v) return int(i);
+                return -1;
+            };
+            if (tail == TailStrategy::GuardWithIf && !is_const(factor) && stays_loop(sp.outer) &&
+                stays_loop(sp.inner) && loop_at(sp.outer) > loop_at(sp.inner) &&
+                loop_at(sp.inner) >= 0) {
                 // A factor known only at run time cannot make a constant-extent loop, so the
                 // last tile may as well stop at the end: a factor far beyond the extent then
-                // costs nothing, and no index runs past the end.
+                // costs nothing, and no index runs past the end. (Elsewhere the guard alone
+                // keeps the tile's points in the extent.)
                 inner_extent = Min::make(factor, Sub::make(old.extent, base));
             }
             bounds[inner_id] = {make_zero(Int(32)), inner_extent, old.is_rvar};
@@ -397,7 +417,7 @@ Stmt build_stage(const Function &f, int stage) {
                 across_threads || (dim.is_rvar && (dim.for_type == ForType::GPUThread ||
                                                    dim.for_type == ForType::GPULane));
         std::optional<AssociativeUpdate> red =
-            find_associative_update(f.name(), d.args, d.values, domain_outermost_first(d.rdom));
+            update_form(d, f.name(), d.args, d.values, domain_outermost_first(d.rdom));
         // An argmax that keeps the index merges the threads' partials by position, so the
         // threads may take any points; but each thread's own serial loops still meet equal
         // candidates in their order, which must be the definition's (the order before the
@@ -447,6 +467,7 @@ Stmt build_stage(const Function &f, int stage) {
     }
     // A lane loop is the x thread loop of its warp: the innermost of the stage's thread loops,
     // over a constant number of lanes.
+    std::string inner_thread_loop; // the innermost thread loop of the stage met so far
     auto gpu_dim_of = [&](const Dim &dim, const Expr &extent) {
         if (!is_gpu_loop(dim.for_type)) return GPUDim::None;
         const bool threads = dim.for_type != ForType::GPUBlock;
@@ -454,18 +475,27 @@ Stmt build_stage(const Function &f, int stage) {
         const char *kind = threads ? "thread" : "block";
         if (dim.for_type == ForType::GPULane) {
             user_assert(used == 0)
-                << "In the schedule of " << stage_for_users(f.name(), stage) << ", gpu_lanes("
-                << dim.var << ") is inside another GPU thread loop of the stage. The lanes of a "
-                << "warp are the innermost threads: make " << dim.var
+                << "In the schedule of " << stage_for_users(f.name(), stage) << ", the GPU thread "
+                << "loop " << inner_thread_loop << " is inside gpu_lanes(" << dim.var
+                << "). The lanes of a warp are the innermost threads: make " << dim.var
                 << " the innermost GPU loop (reorder), or map it with gpu_threads.";
-            auto lanes = as_const_int(simplify(extent));
+            // A pure loop's extent is the Func's region, fixed by a bound() or bound_extent()
+            // of a constant extent.
+            std::map<std::string, Expr> fixed;
+            for (const RegionConstraint &c : f.schedule().region_constraints) {
+                if (c.extent.defined() && is_const(c.extent))
+                    fixed[loop_extent_name(f.name(), stage, c.var)] = c.extent;
+            }
+            auto lanes = as_const_int(simplify(substitute(fixed, extent)));
             user_assert(lanes && *lanes >= 1 && *lanes <= 32)
                 << "In the schedule of " << stage_for_users(f.name(), stage) << ", gpu_lanes("
                 << dim.var << ") needs a constant extent from 1 to 32 (the lanes of one warp), "
-                << "but the loop runs over " << simplify(extent)
+                << "but the loop runs over " << with_user_loop_names(to_string(simplify(extent)))
                 << " iterations. Split it first, e.g. split(" << dim.var << ", " << dim.var << "o, "
-                << dim.var << "i, 32) and gpu_lanes(" << dim.var << "i).";
+                << dim.var << "i, 32) and gpu_lanes(" << dim.var << "i), or fix the extent of "
+                << f.name() << " in that dimension with bound().";
         }
+        if (threads && inner_thread_loop.empty()) inner_thread_loop = dim.var;
         user_assert(used < 3)
             << "In the schedule of " << stage_for_users(f.name(), stage) << ", the loop " << dim.var
             << " is the fourth loop mapped onto GPU " << kind << "s; a GPU " << kind

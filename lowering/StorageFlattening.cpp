@@ -231,6 +231,10 @@ private:
             Expr extent = op->bounds[d].extent;
             for (const StorageAlignment &a : sched.storage_alignment) {
                 if (a.var != v) continue;
+                if (!is_const(a.alignment)) {
+                    checks.push_back(assert_positive(a.alignment, "alignment that align_storage(" +
+                                                                      v + ") gives " + f.name()));
+                }
                 // The padded extent must not wrap: checked in 64 bits before the allocation.
                 auto wide = [](const Expr &e) { return Cast::make(Int(64), e); };
                 Expr a64 = wide(a.alignment), one64 = make_one(Int(64));

@@ -16,6 +16,7 @@
 
 #include <cctype>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -163,6 +164,30 @@ void check_tensor(const aicf_pipeline_metadata_t &p, int index, const DLTensor *
     if (t->data && reinterpret_cast<uintptr_t>(t->data) % uintptr_t(bytes) != 0) {
         throw ArgumentError(K::BufferMisaligned, where + "'s data is not aligned to its " +
                                                      std::to_string(bytes) + "-byte elements.");
+    }
+    // The last byte the tensor spans, from its data pointer: past 2^63, no memory of this
+    // process (the upper half of the address space is the kernel's on every 64-bit system
+    // AICF runs on, for host and CUDA unified addresses alike), or wrapped around to memory it
+    // was not given.
+    uint64_t last = t->byte_offset;
+    bool wraps = false;
+    if (elements > 0) {
+        for (const aicf_dim_t &d : out.dims) {
+            uint64_t step = 0;
+            wraps = wraps ||
+                    __builtin_mul_overflow(uint64_t(d.extent - 1) * uint64_t(d.stride),
+                                           uint64_t(bytes), &step) ||
+                    __builtin_add_overflow(last, step, &last);
+        }
+        wraps = wraps || __builtin_add_overflow(last, uint64_t(bytes - 1), &last);
+        const uint64_t limit = uint64_t(INT64_MAX);
+        wraps = wraps || last > limit || reinterpret_cast<uintptr_t>(t->data) > limit - last;
+    }
+    if (wraps) {
+        throw ArgumentError(K::BufferMisaligned,
+                            where + " starts at byte offset " + std::to_string(t->byte_offset) +
+                                " from its data pointer, and its elements would reach past 2^63, "
+                                "the end of the addresses a process's memory has.");
     }
     if (on_cuda) {
         // Used where it is: the kernels read and write it, nothing is copied.

@@ -344,6 +344,9 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
           << "counts. Fuse loops whose extents multiply to less (split one first and fuse a "
           << "part of it), or keep them apart.";
         break;
+    case ir::RuntimeErrorKind::ScheduleValueNotPositive:
+        s << "The " << n << " is " << v[0] << "; it must be positive.";
+        break;
     case ir::RuntimeErrorKind::SplitFactorNotPositive:
         s << "The loop " << n << " is split by " << v[0] << "; a split factor must be positive.";
         break;

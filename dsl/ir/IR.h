@@ -307,6 +307,9 @@ enum class RuntimeErrorKind : int32_t {
     // An RDom bound known only at run time that passes the int32 range where it is computed
     // (p * q); the name is the variable's, then '\x1f' and the bound.
     RDomBoundWraps,
+    // A value of a schedule known only at run time (a Param) that must be positive: the
+    // name says which (the modulus of align_bounds(x) of f), the detail is the value.
+    ScheduleValueNotPositive,
 };
 
 struct Call : ExprNode<Call> {

@@ -214,6 +214,14 @@ std::vector<Expr> conjuncts(const Expr &e) {
     return terms;
 }
 
+Stmt assert_positive(const Expr &value, const std::string &what) {
+    Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
+                          {make_const(Int(32), int64_t(RuntimeErrorKind::ScheduleValueNotPositive)),
+                           StringImm::make(what), Cast::make(Int(64), value)},
+                          Call::Intrinsic);
+    return AssertStmt::make(GT::make(value, make_zero(value.type())), msg);
+}
+
 Expr widen_int32(const Expr &e) {
     if (!e.defined() || e.type() != Int(32)) return e;
     if (const IntImm *c = e.as<IntImm>()) return make_const(Int(64), c->value);

@@ -48,6 +48,10 @@ Expr extract_element(const Expr &v, int i);
 // widened. Other types are returned unchanged.
 Expr widen_int32(const Expr &e);
 
+// An assertion that `value`, a schedule's value known only at run time, is positive; its
+// RuntimeError names `what` ("modulus that align_bounds(x) gives f").
+Stmt assert_positive(const Expr &value, const std::string &what);
+
 // The number of nodes of e walked as a tree, or limit + 1 when it has more: a node shared n
 // times counts n times, as every walk that does not remember the nodes it has seen meets it.
 // An expression that uses a value twice per step is exponentially larger as a tree than as a

@@ -568,6 +568,27 @@ TEST(Buffers, ElementAccessIsChecked) {
     EXPECT_EQ(b(11, -3), 5);
     EXPECT_CONTAINS(aicf_test::message_of<RuntimeError>([&] { (void)b(1, 2); }),
                     "dimension 0 covers [10, 13].");
+    // Coordinates are int32s: a buffer's last one may be 2^31 - 1, not past it.
+    EXPECT_CONTAINS(aicf_test::message_of<RuntimeError>([&] {
+                        b.set_min({2147483646, 0});
+                    }),
+                    "Buffer b: dimension 0 starts at 2147483646 and has extent 4, so its last "
+                    "coordinate would be 2147483649, past the 2^31 - 1 that 32-bit coordinates "
+                    "reach. Give it a min of at most 2147483644.");
+    EXPECT_EQ(b.min(0), 10); // unchanged
+    b.set_min({2147483644, 0});
+    b.fill(3);
+    int n = 0;
+    b.for_each_element([&](const std::vector<int> &c) {
+        EXPECT_EQ(b(c[0], c[1]), 3);
+        n++;
+    });
+    EXPECT_EQ(n, 12);
+    EXPECT_EQ(b(2147483647, 2), 3);
+    static int memory[4];
+    std::vector<aicf_dim_t> dims = {{2147483645, 4, 1, 0}};
+    EXPECT_CONTAINS(aicf_test::message_of<RuntimeError>([&] { Buffer<int> c(memory, dims, "c"); }),
+                    "Buffer c: dimension 0 starts at 2147483645 and has extent 4");
 }
 
 // Host memory: 64-byte aligned and zeroed; from 2 MiB on, aligned to 2 MiB so that transparent

@@ -20,6 +20,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <functional>
 #include <random>
 #include <sstream>
@@ -168,6 +169,18 @@ private:
                                RVar("m.x"), RVar("ro"),  RVar("ri")};
     // Indices of the names most likely to exist: those of the definitions and of earlier splits.
     std::vector<int> hot = {0, 1};
+    std::deque<Param<int>> params; // the factors known only at run time, set to their values
+
+    // A factor drawn as factor() does, a third of the time as a Param set to it (checked, and
+    // lowered, at run time: splits whose inner loops stop at the end, alignments).
+    Expr run_time_factor() {
+        const int v = d.factor();
+        if (d.pick(3) != 0) return v;
+        d.log << "(param) ";
+        params.emplace_back("factor" + std::to_string(params.size()));
+        params.back().set(v);
+        return params.back();
+    }
 
     void attempt(Func &f, const std::function<void()> &apply) {
         d.log << "[" << f.name() << " ";
@@ -209,7 +222,7 @@ private:
         switch (which) {
         case 0: {
             VarOrRVar a = var(), o = var(), i = var();
-            int k = d.factor();
+            Expr k = run_time_factor();
             s.split(a, o, i, k, d.tail());
             break;
         }
@@ -230,7 +243,7 @@ private:
         }
         case 4: {
             VarOrRVar a = var(), b = var(), c = var(), e = var();
-            int fx = d.factor(), fy = d.factor();
+            Expr fx = run_time_factor(), fy = run_time_factor();
             s.tile(a, b, c, e, fx, fy, d.tail());
             break;
         }
@@ -284,7 +297,7 @@ private:
         }
         case 16: {
             Var v = plain_var();
-            f.align_storage(v, d.factor());
+            f.align_storage(v, run_time_factor());
             break;
         }
         case 17: {
@@ -294,7 +307,7 @@ private:
         }
         case 18: {
             Var v = plain_var();
-            int m = d.factor();
+            Expr m = run_time_factor();
             f.align_bounds(v, m, d.factor());
             break;
         }
@@ -306,7 +319,7 @@ private:
         }
         case 20: {
             VarOrRVar a = var();
-            int k = d.factor();
+            Expr k = run_time_factor();
             s.parallel(a, k, d.tail());
             break;
         }

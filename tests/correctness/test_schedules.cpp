@@ -116,6 +116,46 @@ TEST(Schedules, TileReorderFuseRename) {
                          W, H));
 }
 
+// Splits by factors known only at run time, whose loops later directives fuse, reorder or
+// split again: the inner loop stops at the end only where the outer one is a loop around it;
+// elsewhere (the outer loop fused into another) the guard keeps the tail. Checked against
+// plain loops at factors below, at and beyond the extents.
+TEST(Schedules, SplitsByParamsThenFusedReorderedOrSplitAgain) {
+    const int W = 50, H = 37, R = 29;
+    Buffer<int> in({W, H}, "in");
+    fill_random(in, -1000, 1000, 77);
+    for (int schedule = 0; schedule < 6; schedule++) {
+        for (int v : {1, 7, 50, 1000}) {
+            SCOPED_TRACE("schedule " + std::to_string(schedule) + ", factor " + std::to_string(v));
+            Param<int> p("p");
+            p.set(v);
+            Var x("x"), y("y"), xo("xo"), xi("xi"), yo("yo"), yi("yi"), t("t"), xii("xii");
+            RDom r(0, R, "r");
+            RVar ro("ro"), ri("ri"), rt("rt");
+            Func f("f");
+            f(x, y) = in(x, y) * 2 + y;
+            f(x, y) += in((x + r.x) % W, y) * (r.x + 1);
+            const TailStrategy guard = TailStrategy::GuardWithIf;
+            if (schedule == 0)
+                f.tile(x, y, xo, yo, xi, yi, p, p, guard).fuse(xo, yo, t).parallel(t);
+            if (schedule == 1) f.split(x, xo, xi, p, guard).fuse(xo, y, t);
+            if (schedule == 2) f.split(x, xo, xi, p, guard).reorder(xi, y, xo).fuse(y, xo, t);
+            if (schedule == 3) f.split(x, xo, xi, p, guard).reorder(xo, xi);
+            if (schedule == 4) f.split(x, xo, xi, p, guard).split(xi, xi, xii, 4, guard);
+            if (schedule == 5) f.update().split(r.x, ro, ri, p, guard).fuse(ri, ro, rt);
+            Buffer<int> out = f.realize({W, H});
+            for (int j = 0; j < H; j++) {
+                for (int i = 0; i < W; i++) {
+                    int64_t want = int64_t(in(i, j)) * 2 + j;
+                    for (int k = 0; k < R; k++)
+                        want += int64_t(in((i + k) % W, j)) * (k + 1);
+                    ASSERT_EQ(out(i, j), want) << i << "," << j;
+                }
+            }
+        }
+    }
+}
+
 TEST(Schedules, ComputeAtAndStoreAt) {
     const int W = 33, H = 27;
     Buffer<int> ref = stencil([](Func &, Func &, Var &, Var &) {}, W, H);

@@ -1446,7 +1446,19 @@ TEST(ScheduleErrors, VectorizeOverAReductionVariableIsRefused) {
     g(x) = 0;
     g(x) += r.x + r.y;
     msg = message_of<CompileError>([&] { g.update().vectorize(r.x, 4); });
-    EXPECT_CONTAINS(msg, "vectorize(r.x_vi) could race: r.x_vi is a reduction variable");
+    EXPECT_CONTAINS(msg, "vectorize(r.x, 4) could race: r.x's inner loop is a reduction "
+                         "variable");
+    // The merge rfactor leaves: its loop over the partials is a reduction loop too.
+    Func h("h");
+    Var u("u");
+    RVar ro("ro"), ri("ri");
+    h(x) = 0.0f;
+    h(x) += cast<float>(r.x * r.y);
+    h.update().split(r.x, ro, ri, 2).rfactor(ri, u);
+    msg = message_of<CompileError>([&] { h.update().vectorize(RVar("u")); });
+    EXPECT_CONTAINS(msg, "This update merges the partial results rfactor computed in h_intm: "
+                         "vectorize the variables of h_intm it merges over (u) instead, and keep "
+                         "the merge serial or map it onto gpu_lanes or gpu_threads");
 }
 
 TEST(ScheduleErrors, ReorderThatChangesTheOrderOfReductionLoops) {
@@ -1942,6 +1954,41 @@ TEST(RuntimeErrors, SplitFactorFromAParamMustBePositive) {
     factor.set(0);
     std::string msg = message_of<RuntimeError>([&] { f.realize({10}); });
     EXPECT_CONTAINS(msg, "The loop x of f is split by 0; a split factor must be positive.");
+}
+
+// The modulus of align_bounds and the alignment of align_storage, known only at run time,
+// must be positive: 0 made an empty region (the consumer read what nobody computed) or a
+// zero-sized padding (a heap overrun).
+TEST(RuntimeErrors, AlignmentsFromAParamMustBePositive) {
+    Param<int> m("m");
+    Var x("x"), y("y");
+    for (bool storage : {false, true}) {
+        Func g("g"), f("f");
+        g(x, y) = x + y * 3;
+        f(x, y) = g(x, y) + g(x + 1, y);
+        if (storage) {
+            g.compute_root().align_storage(x, m);
+        } else {
+            g.compute_root().align_bounds(x, m);
+        }
+        for (int v : {1, 3, 8}) {
+            m.set(v);
+            Buffer<int> out = f.realize({10, 4});
+            for (int j = 0; j < 4; j++)
+                for (int i = 0; i < 10; i++)
+                    ASSERT_EQ(out(i, j), 2 * i + 1 + 6 * j) << v << ": " << i << "," << j;
+        }
+        for (int v : {0, -3}) {
+            m.set(v);
+            EXPECT_CONTAINS(
+                message_of<RuntimeError>([&] {
+                    f.realize({10, 4});
+                }),
+                std::string("The ") +
+                    (storage ? "alignment that align_storage(x)" : "modulus that align_bounds(x)") +
+                    " gives g is " + std::to_string(v) + "; it must be positive.");
+        }
+    }
 }
 
 // A factor known only at run time may be anything up to the int32 limit: with GuardWithIf
