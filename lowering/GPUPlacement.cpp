@@ -201,18 +201,33 @@ void check_inner_block_loops(const For *op) {
         << " is on GPU blocks: a Func computed inside a kernel runs on that kernel's blocks. Put "
         << "its loops on the block's threads (gpu_threads), or leave them serial; or compute it "
         << "at the root, a kernel of its own.";
+    // What stands between this block loop and an inner one: storage, or another loop.
     std::string what;
     visit_each<Realize>(op->body, [&](const Realize *r) {
-        if (what.empty()) what = r->name;
+        if (what.empty() && contains_loop_type(r->body, ForType::GPUBlock)) what = r->name;
     });
     user_assert(what.empty()) << "Func " << what << " is stored at the GPU block loop "
                               << loop_for_users(op->name)
                               << ", between it and an inner block loop of the same kernel. "
                               << "Store and compute " << what
                               << " at the innermost block loop, or inside the thread loops.";
+    const For *between = nullptr;
+    visit_each<For>(op->body, [&](const For *f) {
+        if (!between && f->for_type != ForType::GPUBlock &&
+            contains_loop_type(f->body, ForType::GPUBlock))
+            between = f;
+    });
+    std::string loop;
+    if (between) {
+        const bool thread = between->for_type == ForType::GPUThread;
+        loop = std::string(": the ") + (thread ? "GPU thread" : to_string(between->for_type)) +
+               " loop " + loop_for_users(between->name) + " is between them" +
+               (thread ? ", and a kernel's thread loops are inside all its block loops" : "");
+    }
     user_error << "The GPU block loops inside " << loop_for_users(op->name)
-               << " are not perfectly nested in it. A kernel's block loops must "
-               << "be directly inside one another.";
+               << " are not perfectly nested in it" << loop
+               << ". A kernel's block loops must be directly inside one another: reorder the "
+               << "loops so that the block loops are the outermost.";
 }
 
 namespace {

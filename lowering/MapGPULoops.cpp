@@ -5,6 +5,7 @@
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
+#include "dsl/ir/Simplify.h"
 #include "lowering/KernelAnalysis.h"
 
 #include <set>
@@ -47,7 +48,7 @@ private:
         if (op->for_type != ForType::GPUThread) return;
         int d = int(op->gpu_dim);
         auto extent = constant_upper_bound(expand(op->extent));
-        const std::string count = with_user_loop_names(to_string(op->extent));
+        const std::string count = with_user_loop_names(to_string(simplify(op->extent)));
         user_assert(extent.has_value())
             << "The GPU thread loop " << loop_for_users(op->name) << " runs " << count << " times"
             << symbols_clause(count)

@@ -49,7 +49,8 @@ struct MemoryInstructionProfile {
     // Shared: wavefronts per request over the fewest a request of its size needs (one per 128
     // bytes): 1 without bank conflicts, 32 for a warp's 32 words in one bank.
     double conflict_ways() const;
-    // Global: bytes asked for / bytes moved (sectors * 32); 1 is fully coalesced.
+    // Global: bytes asked for / bytes moved (sectors * 32); 1 is fully coalesced, and more
+    // than 1 where lanes ask for the same bytes (a broadcast, as nvprof's gld_efficiency).
     double efficiency() const;
 };
 
@@ -79,7 +80,7 @@ struct KernelProfile {
     int64_t global_bytes_loaded() const;
     int64_t global_bytes_stored() const;
     int64_t global_sectors() const;
-    // All global requests: bytes asked for / (sectors * 32).
+    // All global requests: bytes asked for / (sectors * 32), above 1 with broadcasts.
     double global_efficiency() const;
     int64_t shared_requests() const;
     int64_t shared_wavefronts() const;

@@ -692,8 +692,84 @@ TEST(GPUScheduleErrors, LaneLoopInsideAnotherThreadLoopOfItsStage) {
     f(x, y) = x + y;
     f.split(x, bx, tx, 32).reorder(tx, y, bx).gpu_blocks(bx).gpu_threads(tx).gpu_lanes(y);
     std::string msg = message_of<CompileError>([&] { f.realize({64, 4}, gpu_target); });
-    EXPECT_CONTAINS(msg, "In the schedule of f, gpu_lanes(y) is inside another GPU thread loop "
-                         "of the stage. The lanes of a warp are the innermost threads");
+    EXPECT_CONTAINS(msg, "In the schedule of f, the GPU thread loop tx is inside gpu_lanes(y). "
+                         "The lanes of a warp are the innermost threads");
+}
+
+// The partials of an argmax keeping a label (ties to the later point, by order) carry
+// whether each had a point where a split's tail leaves some without one: their update stays
+// serial, and a second rfactor of it is refused, each saying why.
+TEST(GPUScheduleErrors, FlaggedRFactorPartialsStaySerial) {
+    const float inf = std::numeric_limits<float>::infinity();
+    Buffer<float> in({77, 3}, "in");
+    aicf_test::fill_random(in, -1, 1, 5);
+    for (bool again : {false, true}) {
+        Func red("red"), out("out");
+        Var y("y"), u("u"), v("v");
+        RDom r(0, 77, "r");
+        RVar ro("ro"), ri("ri"), a("a"), b("b");
+        Expr x = in(r.x, y);
+        red(y) = Tuple(-inf, Expr(-1));
+        red(y) = Tuple(max(red(y)[0], x), select(x < red(y)[0], red(y)[1], r.x % 9));
+        out(y) = red(y)[1];
+        red.update().split(r.x, ro, ri, 64, TailStrategy::GuardWithIf);
+        Func chunk = red.update().rfactor(ro, u);
+        chunk.compute_root().gpu_blocks(u, y);
+        if (again) {
+            std::string msg =
+                message_of<CompileError>([&] { chunk.update().split(ri, a, b, 8).rfactor(a, v); });
+            EXPECT_CONTAINS(msg, "rfactor of red_intm.update(0): this update is one an earlier "
+                                 "rfactor wrote, over partial results that carry whether they "
+                                 "had any point");
+            continue;
+        }
+        chunk.update().split(ri, a, b, 2, TailStrategy::GuardWithIf).gpu_lanes(a);
+        chunk.update().gpu_blocks(u, y);
+        std::string msg = message_of<CompileError>([&] { out.realize({3}, gpu_target); });
+        EXPECT_CONTAINS(msg, "The update red_intm.update(0) runs its reduction loop a on GPU "
+                             "threads");
+        EXPECT_CONTAINS(msg, "such partials are reduced serially");
+    }
+}
+
+// A serial loop between two block loops: the message names it, whether or not a Func is
+// computed at the inner block loop (stored inside it, not between the two).
+TEST(GPUScheduleErrors, SerialLoopBetweenBlockLoops) {
+    Buffer<float> in({33, 21, 3}, "in");
+    for (bool producer : {false, true}) {
+        Var x("x"), y("y"), c("c"), bx("bx"), by("by"), tx("tx"), ty("ty");
+        Func a("a"), o("o");
+        a(x, y, c) = in(clamp(x, 0, 32), y, c) * 2.0f;
+        o(x, y, c) = a(x - 1, y, c) + a(x + 1, y, c);
+        o.gpu_tile(x, y, bx, by, tx, ty, 8, 4).reorder(tx, ty, bx, c, by);
+        if (producer) a.compute_at(o, bx).store_in(MemoryType::GPUShared).gpu_threads(x, y);
+        std::string msg = message_of<CompileError>([&] { o.realize({33, 21, 3}, gpu_target); });
+        EXPECT_CONTAINS(msg, "The GPU block loops inside by of o are not perfectly nested in it: "
+                             "the serial loop c of o is between them.");
+    }
+}
+
+// A pure loop whose extent a bound() fixes is a constant number of lanes (as it is a constant
+// number of threads, or of vector lanes).
+TEST(GPUScheduleErrors, LanesOfALoopWhoseExtentABoundFixes) {
+    Buffer<float> in({8, 5}, "in");
+    aicf_test::fill_random(in, -1, 1, 3);
+    Var c("c"), x("x");
+    Func o("o");
+    o(c, x) = in(c, x) * 2.0f;
+    o.bound(c, 0, 8).gpu_blocks(x).gpu_lanes(c);
+    Buffer<float> out = o.realize({8, 5}, gpu_target);
+    out.copy_to_host();
+    for (int j = 0; j < 5; j++)
+        for (int i = 0; i < 8; i++)
+            ASSERT_EQ(out(i, j), in(i, j) * 2.0f) << i << "," << j;
+    Func wide("wide");
+    wide(c, x) = in(c % 8, x);
+    wide.bound(c, 0, 40).gpu_blocks(x).gpu_lanes(c);
+    EXPECT_CONTAINS(message_of<CompileError>([&] {
+                        wide.realize({40, 5}, gpu_target);
+                    }),
+                    "gpu_lanes(c) needs a constant extent from 1 to 32");
 }
 
 TEST(GPUScheduleErrors, CrossThreadUpdateThatIsNotAssociative) {
