@@ -477,13 +477,19 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
     // The one-point domain that only holds the predicate has no loop; the update still needs
     // its predicate.
     if (guard_only) intm.update(int(intm.updates().size()) - 1).rdom = kept_dom;
-    // Its values are steps of the form (the streaming softmax pair's through its merge), which
-    // the cross-thread reductions of its own loops take from here.
-    // (Its element past the form's, where it has one, says whether it has had a point.)
-    auto steps = std::make_shared<Definition::Merge>();
-    steps->form = std::make_shared<const AssociativeUpdate>(*red);
-    if (flagged) steps->had_point = int(types.size());
-    intm.update(int(intm.updates().size()) - 1).merges = steps;
+    // Both stages written here record the form they take their values in: the
+    // intermediate's update steps of it (the streaming softmax pair's through its merge), the
+    // merge below its merge() of the partials. Cross-thread reductions of their loops take it
+    // from there. (The element past the form's, where there is one, says whether a partial
+    // has had a point.)
+    auto form_of = [&](const std::string &partials) {
+        auto m = std::make_shared<Definition::Merge>();
+        m->form = std::make_shared<const AssociativeUpdate>(*red);
+        m->partials = partials;
+        if (flagged) m->had_point = int(types.size());
+        return m;
+    };
+    intm.update(int(intm.updates().size()) - 1).merges = form_of("");
 
     // This stage now merges the partial results over the preserved variables, at every
     // point of the Func.
@@ -550,11 +556,7 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
         if (!looped) merge.schedule.dims.push_back(Dim{a});
     }
     merge.as_written = as_written;
-    auto merges = std::make_shared<Definition::Merge>();
-    merges->form = std::make_shared<const AssociativeUpdate>(*red);
-    merges->partials = intm.name();
-    if (flagged) merges->had_point = int(types.size());
-    merge.merges = merges;
+    merge.merges = form_of(intm.name());
     d = merge;
     restore.done = true;
     return Func(intm);
