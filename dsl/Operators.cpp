@@ -118,31 +118,31 @@ Expr float_call(Intrinsic op, std::vector<Expr> args) {
 } // namespace
 
 // The overloads with a C++ literal on one side: the literal takes the Expr's type.
-#define AICF_DEFINE_LITERAL_OPS(OP, NAME)                                                          \
-    Expr operator OP(Expr a, int b) {                                                              \
+#define AICF_DEFINE_LITERAL_OPS(OP, NAME, RESULT)                                                  \
+    RESULT operator OP(Expr a, int b) {                                                            \
         check_numeric(a, NAME);                                                                    \
         return a OP int_literal(a.type(), b, NAME);                                                \
     }                                                                                              \
-    Expr operator OP(int a, Expr b) {                                                              \
+    RESULT operator OP(int a, Expr b) {                                                            \
         check_numeric(b, NAME);                                                                    \
         return int_literal(b.type(), a, NAME) OP b;                                                \
     }                                                                                              \
-    Expr operator OP(Expr a, double b) {                                                           \
+    RESULT operator OP(Expr a, double b) {                                                         \
         check_numeric(a, NAME);                                                                    \
         Expr lit;                                                                                  \
         float_literal(a, b, lit);                                                                  \
         return a OP lit;                                                                           \
     }                                                                                              \
-    Expr operator OP(double a, Expr b) {                                                           \
+    RESULT operator OP(double a, Expr b) {                                                         \
         check_numeric(b, NAME);                                                                    \
         Expr lit;                                                                                  \
         float_literal(b, a, lit);                                                                  \
         return lit OP b;                                                                           \
     }                                                                                              \
-    Expr operator OP(Expr a, float b) {                                                            \
+    RESULT operator OP(Expr a, float b) {                                                          \
         return std::move(a) OP static_cast<double>(b);                                             \
     }                                                                                              \
-    Expr operator OP(float a, Expr b) {                                                            \
+    RESULT operator OP(float a, Expr b) {                                                          \
         return static_cast<double>(a) OP std::move(b);                                             \
     }
 
@@ -157,7 +157,7 @@ Expr float_call(Intrinsic op, std::vector<Expr> args) {
                "conditions with && and ||.";                                                       \
         return NODE::make(a, b);                                                                   \
     }                                                                                              \
-    AICF_DEFINE_LITERAL_OPS(OP, NAME)
+    AICF_DEFINE_LITERAL_OPS(OP, NAME, Expr)
 
 AICF_DEFINE_ARITH(+, Add, "+")
 AICF_DEFINE_ARITH(-, Sub, "-")
@@ -167,13 +167,13 @@ AICF_DEFINE_ARITH(%, Mod, "%")
 #undef AICF_DEFINE_ARITH
 
 #define AICF_DEFINE_CMP(OP, NODE, NAME)                                                            \
-    Expr operator OP(Expr a, Expr b) {                                                             \
+    Condition operator OP(Expr a, Expr b) {                                                        \
         check_numeric(a, NAME);                                                                    \
         check_numeric(b, NAME);                                                                    \
         detail::match_types(a, b, NAME);                                                           \
         return NODE::make(a, b);                                                                   \
     }                                                                                              \
-    AICF_DEFINE_LITERAL_OPS(OP, NAME)
+    AICF_DEFINE_LITERAL_OPS(OP, NAME, Condition)
 
 AICF_DEFINE_CMP(<, LT, "<")
 AICF_DEFINE_CMP(<=, LE, "<=")
@@ -192,21 +192,21 @@ Expr operator-(Expr a) {
     return Sub::make(make_zero(a.type()), a);
 }
 
-Expr operator&&(Expr a, Expr b) {
+Condition operator&&(Expr a, Expr b) {
     check_bool(a, "&&");
     check_bool(b, "&&");
     detail::match_types(a, b, "&&");
     return And::make(a, b);
 }
 
-Expr operator||(Expr a, Expr b) {
+Condition operator||(Expr a, Expr b) {
     check_bool(a, "||");
     check_bool(b, "||");
     detail::match_types(a, b, "||");
     return Or::make(a, b);
 }
 
-Expr operator!(Expr a) {
+Condition operator!(Expr a) {
     check_bool(a, "!");
     return Not::make(a);
 }
@@ -427,12 +427,12 @@ Expr fma(Expr a, Expr b, Expr c) {
     return float_call(Intrinsic::fma, {a, b, c});
 }
 
-Expr is_nan(Expr e) {
+Condition is_nan(Expr e) {
     e = to_float(e, "is_nan");
     return Call::make(Bool(e.type().lanes), Intrinsic::is_nan, {e});
 }
 
-Expr is_inf(Expr e) {
+Condition is_inf(Expr e) {
     e = to_float(e, "is_inf");
     return Call::make(Bool(e.type().lanes), Intrinsic::is_inf, {e});
 }

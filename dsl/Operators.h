@@ -24,21 +24,31 @@ using ir::Int;
 using ir::Type;
 using ir::UInt;
 
+// What a comparison or a logical operator gives: a bool Expr, evaluated at every point of the
+// Func. It does not convert to a C++ bool: `if (x < 3)` or `x < 3 ? a : b` would test, once
+// while the algorithm is written, whether the Expr exists (always), not the condition. Write
+// select(x < 3, a, b) to choose per point.
+struct Condition : Expr {
+    Condition() = default;
+    Condition(Expr e) : Expr(std::move(e)) {}
+    explicit operator bool() const = delete; // per point: use select(condition, a, b)
+};
+
 Expr operator+(Expr a, Expr b);
 Expr operator-(Expr a, Expr b);
 Expr operator*(Expr a, Expr b);
 Expr operator/(Expr a, Expr b);
 Expr operator%(Expr a, Expr b);
 Expr operator-(Expr a);
-Expr operator<(Expr a, Expr b);
-Expr operator<=(Expr a, Expr b);
-Expr operator>(Expr a, Expr b);
-Expr operator>=(Expr a, Expr b);
-Expr operator==(Expr a, Expr b);
-Expr operator!=(Expr a, Expr b);
-Expr operator&&(Expr a, Expr b);
-Expr operator||(Expr a, Expr b);
-Expr operator!(Expr a);
+Condition operator<(Expr a, Expr b);
+Condition operator<=(Expr a, Expr b);
+Condition operator>(Expr a, Expr b);
+Condition operator>=(Expr a, Expr b);
+Condition operator==(Expr a, Expr b);
+Condition operator!=(Expr a, Expr b);
+Condition operator&&(Expr a, Expr b);
+Condition operator||(Expr a, Expr b);
+Condition operator!(Expr a);
 Expr operator&(Expr a, Expr b);
 Expr operator|(Expr a, Expr b);
 Expr operator^(Expr a, Expr b);
@@ -47,24 +57,24 @@ Expr operator<<(Expr a, Expr b);
 Expr operator>>(Expr a, Expr b);
 
 // Literal operands: the literal adopts the Expr's type where it can.
-#define AICF_LITERAL_OPS(OP)                                                                       \
-    Expr operator OP(Expr a, int b);                                                               \
-    Expr operator OP(int a, Expr b);                                                               \
-    Expr operator OP(Expr a, float b);                                                             \
-    Expr operator OP(float a, Expr b);                                                             \
-    Expr operator OP(Expr a, double b);                                                            \
-    Expr operator OP(double a, Expr b);
-AICF_LITERAL_OPS(+)
-AICF_LITERAL_OPS(-)
-AICF_LITERAL_OPS(*)
-AICF_LITERAL_OPS(/)
-AICF_LITERAL_OPS(%)
-AICF_LITERAL_OPS(<)
-AICF_LITERAL_OPS(<=)
-AICF_LITERAL_OPS(>)
-AICF_LITERAL_OPS(>=)
-AICF_LITERAL_OPS(==)
-AICF_LITERAL_OPS(!=)
+#define AICF_LITERAL_OPS(OP, RESULT)                                                               \
+    RESULT operator OP(Expr a, int b);                                                             \
+    RESULT operator OP(int a, Expr b);                                                             \
+    RESULT operator OP(Expr a, float b);                                                           \
+    RESULT operator OP(float a, Expr b);                                                           \
+    RESULT operator OP(Expr a, double b);                                                          \
+    RESULT operator OP(double a, Expr b);
+AICF_LITERAL_OPS(+, Expr)
+AICF_LITERAL_OPS(-, Expr)
+AICF_LITERAL_OPS(*, Expr)
+AICF_LITERAL_OPS(/, Expr)
+AICF_LITERAL_OPS(%, Expr)
+AICF_LITERAL_OPS(<, Condition)
+AICF_LITERAL_OPS(<=, Condition)
+AICF_LITERAL_OPS(>, Condition)
+AICF_LITERAL_OPS(>=, Condition)
+AICF_LITERAL_OPS(==, Condition)
+AICF_LITERAL_OPS(!=, Condition)
 #undef AICF_LITERAL_OPS
 
 Expr &operator+=(Expr &a, Expr b);
@@ -142,8 +152,8 @@ Expr floor(Expr e);
 Expr ceil(Expr e);
 Expr round(Expr e); // to nearest, ties to even
 Expr trunc(Expr e);
-Expr is_nan(Expr e);
-Expr is_inf(Expr e);
+Condition is_nan(Expr e);
+Condition is_inf(Expr e);
 
 // Reinterprets the bits of e as type t (same total width).
 Expr reinterpret(Type t, Expr e);

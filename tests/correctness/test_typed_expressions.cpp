@@ -19,6 +19,8 @@
 #include <cstring>
 #include <random>
 #include <sstream>
+#include <type_traits>
+#include <utility>
 
 using namespace aicf;
 using aicf_test::env_int;
@@ -279,6 +281,30 @@ TEST(TypedExpressions, BoolsAreBytesInMemoryInEverySchedule) {
                 EXPECT_EQ(int(byte), int(!want)) << what << ", the byte of nb at x = " << i;
             }
         }
+    }
+}
+
+// A comparison holds per point, so it converts to no C++ bool: `if (x < 3)` and
+// `x < 3 ? a : b` do not compile (they would test that the Expr exists). It is still an Expr of
+// type bool wherever one is taken.
+template <typename T, typename = void> struct TestsAsBool : std::false_type {};
+template <typename T>
+struct TestsAsBool<T, decltype(void(std::declval<T>() ? 1 : 0))> : std::true_type {};
+TEST(TypedExpressions, ConditionsAreNoCppBools) {
+    Var x("x"), y("y");
+    static_assert(!TestsAsBool<decltype(x < 3)>::value, "");
+    static_assert(!TestsAsBool<decltype(x == y && !(y > 1))>::value, "");
+    static_assert(!TestsAsBool<decltype(is_nan(cast<float>(x)))>::value, "");
+    static_assert(!std::is_convertible<decltype(x != y), bool>::value, "");
+    static_assert(TestsAsBool<Expr>::value, "an Expr still tests whether it is defined");
+    Expr c = x < 3 || y >= 2;
+    EXPECT_TRUE(c.type().is_bool());
+    Func f("f");
+    f(x, y) = select(c, x, y);
+    Buffer<int> out = f.realize({5, 4});
+    for (int j = 0; j < 4; j++) {
+        for (int i = 0; i < 5; i++)
+            EXPECT_EQ(out(i, j), (i < 3 || j >= 2) ? i : j);
     }
 }
 
