@@ -105,6 +105,9 @@ struct StmtSummary {
     std::map<std::string, First> first_access;
     std::set<std::string> bound; // loop variables and lets that cannot move
     bool barrier = false;
+    // Where the statement is a loop whose extent is known only at run time, summarized as if
+    // it runs: the condition under which it does (extent > 0).
+    Expr runs_if;
 
     int weight_of(const ElementKey &k) const {
         for (const auto &r : reads)
@@ -121,12 +124,16 @@ bool contains_key(const std::vector<ElementKey> &keys, const ElementKey &k) {
 
 class Summarize : public IRVisitor {
 public:
-    Summarize(LetValues &lets, StmtSummary &out) : lets(lets), out(out) {}
+    // With `loop_runs`, the statement summarized, a loop, is taken to run at least once (the
+    // summary says under which condition in runs_if).
+    Summarize(LetValues &lets, StmtSummary &out, bool loop_runs = false)
+        : lets(lets), out(out), loop_runs(loop_runs) {}
     using IRVisitor::visit;
 
 private:
     LetValues &lets;
     StmtSummary &out;
+    bool loop_runs;
     int uncertain = 0, loops = 0;
     std::multiset<std::string> inner; // names bound inside the statement, where we are
 
@@ -209,7 +216,11 @@ private:
     void visit(const For *op) override {
         op->min.accept(this);
         op->extent.accept(this);
-        const bool runs = is_positive_const(simplify(op->extent));
+        bool runs = is_positive_const(simplify(op->extent));
+        if (!runs && loop_runs && loops == 0) {
+            out.runs_if = simplify(GT::make(op->extent, make_zero(op->extent.type())));
+            runs = true;
+        }
         enter(op->name, Expr());
         uncertain += !runs;
         loops++;
@@ -455,6 +466,11 @@ struct BufferUse {
     // Whether their first access reads it, with certainty (else it stores it, certainly).
     bool reads_first = false;
     bool in_loop = false; // whether one of those is a loop
+    // Whether their first access stores it, with certainty: later accesses may then be
+    // conditional (the register holds what memory would, and the store after them writes
+    // where the run writes anyway).
+    bool stores_first = false;
+    Expr runs_if; // the condition under which the run, a loop that may run no time, runs
 };
 
 // Elements that a sequence of statements (or a loop, at every iteration) reads and writes at
@@ -479,7 +495,9 @@ public:
         // One buffer at a time; a run kept in a register becomes one statement, summarized
         // again for the next buffer (the others keep their summaries).
         std::set<std::string> done;
-        std::vector<StmtSummary> summaries(stmts.size());
+        // Each statement's summary, and a loop's as if it ran (for a run of that loop alone,
+        // kept under the condition that it runs).
+        std::vector<StmtSummary> summaries(stmts.size()), if_runs(stmts.size());
         std::vector<bool> stale(stmts.size(), true);
         while (true) {
             for (size_t i = 0; i < stmts.size(); i++) {
@@ -487,6 +505,13 @@ public:
                 summaries[i] = StmtSummary();
                 Summarize summarize(lets, summaries[i]);
                 stmts[i].accept(&summarize);
+                if_runs[i] = StmtSummary();
+                if (const For *loop = stmts[i].as<For>()) {
+                    if (!is_const(simplify(loop->extent))) {
+                        Summarize as_if_run(lets, if_runs[i], true);
+                        stmts[i].accept(&as_if_run);
+                    }
+                }
                 stale[i] = false;
             }
             std::string buffer;
@@ -505,7 +530,17 @@ public:
                 size_t end = i, first = stmts.size(), last = i;
                 while (end < stmts.size()) {
                     BufferUse with = use;
-                    if (!compatible(buffer, summaries[end], stmts[end], with)) break;
+                    if (!compatible(buffer, summaries[end], stmts[end], with)) {
+                        // A loop that may run no time starts a run of its own, under the
+                        // condition that it runs.
+                        with = use;
+                        if (use.statements || !if_runs[end].runs_if.defined() ||
+                            !compatible(buffer, if_runs[end], stmts[end], with))
+                            break;
+                        with.runs_if = if_runs[end].runs_if;
+                    } else if (use.runs_if.defined() && with.statements > use.statements) {
+                        break;
+                    }
                     if (with.statements > use.statements) {
                         first = std::min(first, end);
                         last = end;
@@ -516,6 +551,7 @@ public:
                 if (use.element && use.stored && (use.statements >= 2 || use.in_loop)) {
                     std::vector<Stmt> run(stmts.begin() + first, stmts.begin() + last + 1);
                     Stmt kept = keep_element(*use.element, use.reads_first, Block::make(run));
+                    if (use.runs_if.defined()) kept = IfThenElse::make(use.runs_if, kept);
                     stmts.erase(stmts.begin() + first, stmts.begin() + last + 1);
                     stmts.insert(stmts.begin() + first, kept);
                     summaries.erase(summaries.begin() + first, summaries.begin() + last + 1);
@@ -546,9 +582,13 @@ private:
             if (!use.element) use.element = &k;
             return k.same(*use.element);
         };
+        const bool stores_first =
+            use.statements ? use.stores_first
+                           : sm.first_access.count(buffer) &&
+                                 sm.first_access.at(buffer) == StmtSummary::First::CertainStore;
         for (const auto &store : sm.stores) {
             if (store.first.buffer != buffer) continue;
-            if (!store.second || !same_element(store.first)) return false;
+            if ((!store.second && !stores_first) || !same_element(store.first)) return false;
             accesses = use.stored = true;
         }
         for (const auto &r : sm.reads) {
@@ -567,6 +607,7 @@ private:
                 first != StmtSummary::First::CertainStore)
                 return false;
             use.reads_first = first == StmtSummary::First::CertainRead;
+            use.stores_first = stores_first;
         }
         use.statements++;
         use.in_loop = use.in_loop || st.as<For>();

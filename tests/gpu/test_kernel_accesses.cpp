@@ -199,6 +199,42 @@ TEST(KernelAccesses, SerialReductionLoopKeepsItsPointInARegister) {
     EXPECT_EQ(bytes_loaded(prof, "B"), int64_t(M) * N * K * 4) << prof.to_string();
 }
 
+// The same with the reduction's length known only at run time (a Param, or an input's
+// extent): the point is kept in a register under the condition that the loop runs at all, so
+// a loop of no steps neither loads nor stores it.
+TEST(KernelAccesses, RunTimeLengthReductionKeepsItsPointInARegister) {
+    const int M = 37, N = 45, K = 29;
+    Buffer<float> A({K, M}, "A"), B({N, K}, "B");
+    aicf_test::fill_random(A, -1.0, 1.0, 7);
+    aicf_test::fill_random(B, -1.0, 1.0, 8);
+    for (int steps : {K, 0}) {
+        SCOPED_TRACE(std::to_string(steps) + " steps");
+        Param<int> length("length");
+        length.set(steps);
+        Var j("j"), i("i"), bj("bj"), bi("bi"), tj("tj"), ti("ti");
+        RDom k(0, length);
+        Func C("C");
+        C(j, i) = 0.25f;
+        C(j, i) += A(k, i) * B(j, k);
+        C.gpu_tile(j, i, bj, bi, tj, ti, 16, 8);
+        C.update().gpu_tile(j, i, bj, bi, tj, ti, 16, 8);
+        Buffer<float> out;
+        KernelProfile prof = run_one_launch(C, {N, M}, &out);
+        for (int r = 0; r < M; r++) {
+            for (int c = 0; c < N; c++) {
+                double want = 0.25;
+                for (int q = 0; q < steps; q++)
+                    want += double(A(q, r)) * double(B(c, q));
+                ASSERT_NEAR(out(c, r), want, 1e-4) << "at " << c << ", " << r;
+            }
+        }
+        const int64_t points = steps ? int64_t(M) * N * 4 : 0;
+        EXPECT_EQ(bytes_loaded(prof, "C"), points) << prof.to_string();
+        EXPECT_EQ(bytes_stored(prof, "C"), points) << prof.to_string();
+        EXPECT_EQ(bytes_loaded(prof, "A"), int64_t(M) * N * steps * 4) << prof.to_string();
+    }
+}
+
 // The SIMT matmul (apps/common/MatmulGPU.h) reads its staged B tile at the fewest
 // wavefronts a warp can: the 16 threads of a row read 16 consecutive float4 (two wavefronts
 // for a warp's two rows of threads, which read the same ones), and writes C in whole sectors.
