@@ -137,6 +137,14 @@ void check_tile_computed_before_read(const Realize *op, const std::string &block
             IRVisitor::visit(p);
             if (p->name != op->name) return;
             for (const For *t : around) {
+                // Read only after T (in a later kernel, or after the barrier that ends T's
+                // loop nest), it is complete when read.
+                bool read_inside = false;
+                visit_each<Call>(t->body, [&](const Call *c) {
+                    read_inside =
+                        read_inside || (c->call_type == Call::Func && c->name == op->name);
+                });
+                if (!read_inside) continue;
                 visit_each<For>(t->body, [&](const For *inner) {
                     // (A loop along a dimension some loop around the store also runs on
                     // is not one the store is guarded to the first thread of.)

@@ -919,6 +919,43 @@ TEST(GPUCrossThreadReduction, RegisterResultInBlocksWithRowsAlongY) {
     }
 }
 
+// A warp per row inside an intermediate computed at the root (its own kernel, read by the
+// output's kernel after it): the rows reduced on lanes inside the intermediate's thread loop,
+// which stores each row's value once. Refused before, though the same schedule on the
+// output ran.
+TEST(GPUCrossThreadReduction, WarpPerRowInsideAnIntermediate) {
+    const int C = 100, N = 7;
+    Buffer<float> in({C, N}, "in");
+    fill_random(in, -1, 1, 71);
+    for (bool intermediate : {false, true}) {
+        SCOPED_TRACE(intermediate ? "in mid, computed at the root" : "in the output");
+        Var n("n"), no("no"), ni("ni");
+        RDom r(0, C, "r");
+        RVar ro("ro"), lane("lane");
+        Func red("red"), mid("mid"), out("out");
+        red(n) = 0.0f;
+        red(n) += in(r, n);
+        mid(n) = red(n) * 2.0f;
+        out(n) = mid(n) + 1.0f;
+        Func owner = intermediate ? mid : out;
+        if (intermediate) {
+            mid.compute_root();
+            out.gpu_tile(n, no, ni, 32, TailStrategy::GuardWithIf);
+        }
+        owner.split(n, no, ni, 4, TailStrategy::GuardWithIf).gpu_blocks(no).gpu_threads(ni);
+        red.compute_at(owner, ni);
+        red.update().split(r, ro, lane, 32).reorder(ro, lane).gpu_lanes(lane);
+        Buffer<float> o = out.realize({N}, gpu_target)[0];
+        o.copy_to_host();
+        for (int j = 0; j < N; j++) {
+            double sum = 0;
+            for (int i = 0; i < C; i++)
+                sum += in(i, j);
+            ASSERT_TRUE(close(o(j), 2 * sum + 1, 1e-5, 1e-5)) << j << ": " << o(j);
+        }
+    }
+}
+
 // A where() that reads the Func it reduces ("add while the row's sum is below 50") keeps
 // its reduction serial, in each thread: computed inside the threads of its consumer, or at
 // the root over threads of its own. The test is bound before the store it guards; fusing the
