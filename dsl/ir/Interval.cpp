@@ -5,15 +5,42 @@
 #include "dsl/base/Error.h"
 #include "dsl/ir/Simplify.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace aicf {
 namespace ir {
 
 namespace {
 
+// The terms of a chain of mins (or maxes): min(min(a, b), c) has a, b and c.
+void chain_terms(const Expr &e, bool is_min, std::vector<Expr> &terms) {
+    if (const Min *m = is_min ? e.as<Min>() : nullptr) {
+        chain_terms(m->a, is_min, terms);
+        chain_terms(m->b, is_min, terms);
+    } else if (const Max *m = is_min ? nullptr : e.as<Max>()) {
+        chain_terms(m->a, is_min, terms);
+        chain_terms(m->b, is_min, terms);
+    } else {
+        terms.push_back(e);
+    }
+}
+
 // Both ends must exist for a union end to exist: an unbounded side stays unbounded.
 Expr union_end(const Expr &a, const Expr &b, bool is_min) {
     if (!a.defined() || !b.defined()) return Expr();
     if (a.same_as(b)) return a;
+    // Terms `a` has already add nothing. (The region of a chain of inlined stages unions
+    // thousands of reads with a few distinct ends; simplifying each union anew compared every
+    // new term with the whole chain.)
+    std::vector<Expr> have, add;
+    chain_terms(a, is_min, have);
+    chain_terms(b, is_min, add);
+    if (std::all_of(add.begin(), add.end(), [&](const Expr &t) {
+            return std::any_of(have.begin(), have.end(),
+                               [&](const Expr &h) { return h.same_as(t) || equal(h, t); });
+        }))
+        return a;
     return simplify(is_min ? Min::make(a, b) : Max::make(a, b));
 }
 
