@@ -28,6 +28,8 @@ void check_dimension(const ReductionDomain &dom, int index) {
 
 } // namespace
 
+RVar::RVar() : name_(detail::unique_name("rv")) {}
+
 const std::string &RVar::name() const {
     if (!dom_.defined() && !name_.empty()) return name_;
     user_assert(dom_.defined()) << "Use of an RVar of an undefined RDom.";

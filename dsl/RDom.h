@@ -16,7 +16,8 @@ namespace aicf {
 
 class RVar {
 public:
-    RVar() = default;
+    // A reduction loop of a new name ("rv0", "rv1", ...), for the loops a split or fuse makes.
+    RVar();
     RVar(ir::ReductionDomain dom, int index) : dom_(std::move(dom)), index_(index) {}
     // A reduction loop known only by name: the result of a split or fuse of RVars.
     explicit RVar(const std::string &name) : name_(name) {}

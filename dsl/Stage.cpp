@@ -472,8 +472,15 @@ Stage &Stage::parallel(const VarOrRVar &v, const Expr &task_size, TailStrategy t
     user_assert(!n || *n > 0) << "In the schedule of " << name() << ", parallel(" << v.name()
                               << ", " << *n << "): the task size (iterations per task) must be "
                               << "positive.";
+    // The inner loop gets a name of its own: a second parallel(v, n), as Halide allows,
+    // splits v again (tasks of n times as many iterations).
+    std::string inner = v.name() + "_task";
+    for (int k = 2; std::any_of(schedule().dims.begin(), schedule().dims.end(),
+                                [&](const Dim &d) { return d.var == inner; });
+         k++)
+        inner = v.name() + "_task" + std::to_string(k);
     return all_or_nothing([&] {
-        split(v, v, VarOrRVar(v.name() + "_task", v.is_rvar()), task_size, tail);
+        split(v, v, VarOrRVar(inner, v.is_rvar()), task_size, tail);
         parallel(v);
     });
 }

@@ -37,15 +37,17 @@ Expr extent_of(const Interval &i) {
 
 // Applies bound() and align_bounds() to the region computed in each dimension. Adds to
 // `checks` an assert that a fixed bound covers what was needed (for an output, its buffer).
+// A bound_extent() counts from the first point of `reach` where given (what the consumers read
+// and the update definitions write and read), of `needed` otherwise.
 Box constrain_region(const Function &f, const Box &needed, std::vector<Stmt> &checks,
-                     bool output = false) {
+                     bool output = false, const Box *reach = nullptr) {
     Box box = needed;
     for (const RegionConstraint &c : f.schedule().region_constraints) {
         size_t d = std::find(f.args().begin(), f.args().end(), c.var) - f.args().begin();
         internal_assert(d < f.args().size()) << "constraint on unknown dimension " << c.var;
         if (c.extent.defined()) {
             // bound_extent: from the first point needed.
-            Expr mn = c.min.defined() ? c.min : needed[d].min;
+            Expr mn = c.min.defined() ? c.min : reach ? (*reach)[d].min : needed[d].min;
             Expr mx = Sub::make(Add::make(mn, c.extent), make_one(Int(32)));
             Expr inside = make_and(LE::make(mn, needed[d].min), GE::make(mx, needed[d].max));
             Expr msg = Call::make(
@@ -432,7 +434,10 @@ private:
                 box.push_back(Interval(make_zero(Int(32)), make_const(Int(32), int64_t(-1))));
         }
         std::vector<Stmt> checks;
-        box = constrain_region(*f, box, checks);
+        // A histogram's bins, or any point an update reaches beyond the consumers' region, are
+        // needed too: a bound_extent() counts from the first of them.
+        const Box reach = update_region(*f, stage_stmts(produce), box);
+        box = constrain_region(*f, box, checks, false, &reach);
         Box region = update_region(*f, stage_stmts(produce), box);
         keep_updates_inside_bounds(*f, region, checks);
         keep_tiles_inside_bounds(*f, produce, box, region, checks);

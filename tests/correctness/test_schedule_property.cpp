@@ -973,7 +973,10 @@ private:
         default: { // parallel(v, task_size): split, then the outer loop
             int factor = uniform(1, 9);
             TailStrategy tail = random_tail();
+            // (A second parallel of one loop names its inner loop v_task2, v_task3, ...)
             std::string inner = old + "_task";
+            for (int k = 2; find(dims, inner) >= 0; k++)
+                inner = old + "_task" + std::to_string(k);
             if (!model_split(p, stage, st, budget, old, old, inner, factor, tail)) return false;
             dims[size_t(find(dims, old))].type = ForType::Parallel;
             text = "parallel(" + shown(old) + ", " + std::to_string(factor) + ", " +

@@ -1,6 +1,7 @@
 // Hand-written schedules compute exactly what the default schedule computes.
 
 #include "ErrorMessage.h"
+#include "GPUTarget.h"
 #include "Reference.h"
 #include "ScopedEnv.h"
 
@@ -1528,6 +1529,84 @@ TEST(Schedules, BoundExtentKeepsAGuardedTilesProducerWhole) {
         Buffer<float> o = out.realize({n});
         for (int i = 0; i < n; i++)
             ASSERT_EQ(o(i), (in(i)*2.0f + 1.0f) + (in(i + 1) * 2.0f + 1.0f)) << i;
+    }
+}
+
+// parallel(y, n) twice, as Halide allows (a Func scheduled by two loops of a program): the
+// second splits y again, into tasks of n * n rows. RVars made without a name get one.
+TEST(Schedules, ParallelTwiceAndUnnamedRVars) {
+    Buffer<float> in({13, 70}, "in");
+    fill_random(in, -1, 1, 81);
+    Var x("x"), y("y");
+    Func f("f");
+    f(x, y) = in(x, y) * 3.0f;
+    f.parallel(y, 4).parallel(y, 2, TailStrategy::GuardWithIf);
+    EXPECT_CONTAINS(f.lowered_stmt(), "parallel for (f.s0.y,");
+    Buffer<float> o = f.realize({13, 70});
+    for (int j = 0; j < 70; j++)
+        for (int i = 0; i < 13; i++)
+            ASSERT_EQ(o(i, j), in(i, j) * 3.0f) << i << ", " << j;
+
+    RDom r(0, 13, "r");
+    RVar ro, ri;
+    EXPECT_NE(ro.name(), ri.name());
+    Func s("s");
+    s(y) = 0.0f;
+    s(y) += in(r, y);
+    s.update().split(r, ro, ri, 4, TailStrategy::GuardWithIf).reorder(ri, ro);
+    Buffer<float> t = s.realize({70});
+    for (int j = 0; j < 70; j++) {
+        double sum = 0;
+        for (int i = 0; i < 13; i++)
+            sum += in(i, j);
+        ASSERT_TRUE(aicf_test::close(t(j), sum, 1e-5, 1e-5)) << j;
+    }
+}
+
+// A histogram computed per tile of its consumer reaches bins outside the tile's region: its
+// bound_extent counts from the first point the consumer reads or the update writes (it
+// counted from the consumer's first, and refused every tile after the first). Too small an
+// extent is a RuntimeError, on the CPU and in a GPU kernel (where it was a fault), against a
+// plain count.
+TEST(Schedules, BoundExtentOfAHistogramComputedPerTile) {
+    const int N = 301, bins = 9, width = 27;
+    Buffer<int> v({N}, "v");
+    fill_random(v, 0.5, bins - 0.5, 61);
+    std::vector<int> count(width, 0);
+    for (int i = 0; i < N; i++)
+        count[v(i) - 1]++; // (fill_random gives 1 to 9)
+    for (bool gpu : {false, true}) {
+        for (int extent : {64, 8}) {
+            SCOPED_TRACE(std::string(gpu ? "gpu" : "cpu") + ", bound_extent " +
+                         std::to_string(extent));
+            Var x("x"), xo("xo"), xi("xi");
+            RDom r(0, N, "r");
+            RVar ro("ro"), ri("ri");
+            Func h("h"), out("out");
+            h(x) = 0;
+            h(clamp(v(r) - 1, 0, bins - 1)) += 1;
+            out(x) = h(x);
+            Target t;
+            if (gpu) {
+                t = aicf_test::gpu_test_target();
+                out.gpu_tile(x, xo, xi, 9);
+                h.compute_at(out, xo).store_in(MemoryType::GPUShared).gpu_threads(x);
+                h.update().atomic().split(r, ro, ri, 32).gpu_threads(ri);
+            } else {
+                out.split(x, xo, xi, 9);
+                h.compute_at(out, xo);
+            }
+            h.bound_extent(x, extent);
+            if (extent < bins) {
+                EXPECT_CONTAINS(message_of<RuntimeError>([&] { out.realize({width}, t); }),
+                                "Func h is bound to [0, 7] in dimension 0 (its bound_extent from "
+                                "the first point needed), but its consumers need [0, 8].");
+                continue;
+            }
+            Buffer<int> o = out.realize({width}, t);
+            for (int b = 0; b < width; b++)
+                ASSERT_EQ(o(b), count[b]) << b;
+        }
     }
 }
 
