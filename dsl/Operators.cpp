@@ -358,6 +358,38 @@ Expr clamp(Expr e, Expr lo, Expr hi) {
     return Max::make(Min::make(e, hi), lo);
 }
 
+Expr lerp(Expr zero, Expr one, Expr weight) {
+    check_numeric(zero, "lerp");
+    check_numeric(one, "lerp");
+    check_numeric(weight, "lerp");
+    user_assert(weight.type().is_float())
+        << "The weight of lerp is " << weight << ", of type " << to_string(weight.type())
+        << ", but it is a fraction from 0 to 1: give a float (cast<float>(w) / 255.0f for an "
+        << "8-bit weight).";
+    detail::match_types(zero, one, "lerp");
+    user_assert(!zero.type().is_bool()) << "lerp cannot blend bool values (" << zero << ", " << one
+                                        << "). Use select(condition, a, b).";
+    const Type t = zero.type();
+    const Type f = t.is_float() ? t : (t.bits <= 16 ? Float(32) : Float(64)).with_lanes(t.lanes);
+    Expr w = aicf::cast(f, weight);
+    Expr blended = aicf::cast(f, zero) * (make_const(f, 1.0) - w) + aicf::cast(f, one) * w;
+    return t.is_float() ? blended : aicf::cast(t, round(blended));
+}
+
+Expr mux(Expr index, const std::vector<Expr> &values) {
+    user_assert(!values.empty()) << "mux(" << index << ", {}) has no value to choose.";
+    check_numeric(index, "mux");
+    user_assert(index.type().is_int() || index.type().is_uint())
+        << "The index of mux is " << index << ", of type " << to_string(index.type())
+        << ", but it picks a value by its position: give an integer.";
+    Expr result = values.back();
+    for (size_t i = values.size() - 1; i-- > 0;) {
+        Expr here = i == 0 ? Expr(index <= 0) : Expr(index == int(i));
+        result = select(here, values[i], result);
+    }
+    return result;
+}
+
 Expr abs(Expr e) {
     check_numeric(e, "abs");
     if (e.type().is_uint()) return e;

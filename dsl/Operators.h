@@ -13,6 +13,7 @@
 #include "dsl/ir/Type.h"
 
 #include <type_traits>
+#include <vector>
 
 namespace aicf {
 
@@ -131,6 +132,14 @@ Expr select(Expr c, T a, U b) {
 }
 // lo and hi are converted to e's type (a constant that does not fit is a CompileError).
 Expr clamp(Expr e, Expr lo, Expr hi);
+// `zero` where weight is 0, `one` where it is 1, and in between zero * (1 - weight) + one *
+// weight (exact at both ends). The weight is a float; zero and one are brought to a common
+// type. Of floats, computed in their type; of integers, in float64 (float32 for 8- and 16-bit
+// ones), rounded to nearest and saturated into the integers' type.
+Expr lerp(Expr zero, Expr one, Expr weight);
+// values[index]: the first value where index <= 0, the last where index >= values.size() - 1.
+// The values are brought to a common type, as by select.
+Expr mux(Expr index, const std::vector<Expr> &values);
 // Absolute value, of the same type as e.
 Expr abs(Expr e);
 

@@ -3,6 +3,7 @@
 
 // The one header users include.
 
+#include "dsl/BoundaryConditions.h"
 #include "dsl/Buffer.h"
 #include "dsl/Func.h"
 #include "dsl/Generator.h"

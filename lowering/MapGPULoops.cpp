@@ -53,8 +53,10 @@ private:
             << "The GPU thread loop " << loop_for_users(op->name) << " runs " << count << " times"
             << symbols_clause(count)
             << ", which is not bounded by a constant, so the block shape is unknown. Split the "
-            << "loop by a constant factor (gpu_tile with a constant size does) or bound() the "
-            << "Func.";
+            << "loop by a constant factor (gpu_tile with a constant size does), or give the "
+            << "Func a constant extent there: bound_extent(" << parse_loop_name(op->name).var
+            << ", n) where each block needs a region that moves with the block (n points from "
+            << "the first it needs, checked at run time), bound() where the region is fixed.";
         // (A count far past any block's is said as it is, not as the int the shape holds;
         // check_block_shape names the others with the block's whole shape.)
         user_assert(*extent <= (int64_t(1) << 30))

@@ -45,7 +45,11 @@ class UnrollLoops : public IRMutator {
                        << (plain ? loop_stage_for_users(op->name) : "f") << ".unroll("
                        << (plain ? parts.var : "x")
                        << ", 4, TailStrategy::GuardWithIf): the default tail shifts the last "
-                       << "piece inwards, which needs an extent of at least the factor.";
+                       << "piece inwards, which needs an extent of at least the factor. Where "
+                       << (plain ? parts.var : "the loop")
+                       << " runs over a dimension of known size (three colour channels), "
+                       << (plain ? parts.func : "f") << ".bound(" << (plain ? parts.var : "c")
+                       << ", 0, 3) makes the extent that constant.";
         }
         user_assert(*extent <= kMaxUnroll)
             << "The loop " << loop_for_users(op->name) << " is unrolled, but its extent is "

@@ -234,7 +234,8 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
         break;
     case ir::RuntimeErrorKind::BufferStride:
         s << "Buffer " << n << " has stride " << v[0] << " in dimension 0; pipelines expect "
-          << "dimension 0 to be dense (stride 1).";
+          << "dimension 0 to be dense (stride 1). An interleaved layout is indexed with the "
+          << "interleaved dimension first: RGB pixels as (c, x, y), with c of stride 1.";
         break;
     case ir::RuntimeErrorKind::BufferStrideChanged:
         s << "Buffer " << n << " has stride " << v[0] << " in dimension " << v[1]

@@ -1,0 +1,257 @@
+// Boundary conditions, lerp and mux, checked against plain C++: each boundary condition's
+// coordinate is found by folding the point back into the region step by step (no modulo
+// arithmetic, unlike the library), on inputs whose mins are not 0, over output regions that
+// reach several periods past each edge.
+
+#include "GPUTarget.h"
+#include "Reference.h"
+
+#include "ErrorMessage.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+
+using namespace aicf;
+using aicf_test::fill_random;
+
+namespace {
+
+enum class Kind { RepeatEdge, ConstantExterior, RepeatImage, MirrorImage, MirrorInterior };
+const Kind all_kinds[] = {Kind::RepeatEdge, Kind::ConstantExterior, Kind::RepeatImage,
+                          Kind::MirrorImage, Kind::MirrorInterior};
+const char *kind_name(Kind k) {
+    const char *names[] = {"repeat_edge", "constant_exterior", "repeat_image", "mirror_image",
+                           "mirror_interior"};
+    return names[int(k)];
+}
+
+// The point of [m, m + e) that x reads, or -1 << 30 for "outside" (constant_exterior).
+int fold(Kind kind, int x, int m, int e) {
+    int i = x - m;
+    if (i >= 0 && i < e) return x;
+    switch (kind) {
+    case Kind::RepeatEdge:
+        return std::clamp(x, m, m + e - 1);
+    case Kind::ConstantExterior:
+        return -(1 << 30);
+    case Kind::RepeatImage:
+        while (i < 0)
+            i += e;
+        while (i >= e)
+            i -= e;
+        return m + i;
+    case Kind::MirrorImage:
+    case Kind::MirrorInterior: {
+        if (e == 1) return m;
+        const bool edge = kind == Kind::MirrorImage;
+        while (i < 0 || i >= e) {
+            if (i < 0) i = edge ? -i - 1 : -i;
+            if (i >= e) i = edge ? 2 * e - 1 - i : 2 * e - 2 - i;
+        }
+        return m + i;
+    }
+    }
+    return 0;
+}
+
+Func apply(Kind kind, const ImageParam &in, float value) {
+    switch (kind) {
+    case Kind::RepeatEdge:
+        return BoundaryConditions::repeat_edge(in);
+    case Kind::ConstantExterior:
+        return BoundaryConditions::constant_exterior(in, value);
+    case Kind::RepeatImage:
+        return BoundaryConditions::repeat_image(in);
+    case Kind::MirrorImage:
+        return BoundaryConditions::mirror_image(in);
+    case Kind::MirrorInterior:
+        return BoundaryConditions::mirror_interior(in);
+    }
+    return Func();
+}
+
+// out(x, y) = padded(x, y) * 2 + padded(x + 1, y - 1), over a region reaching far outside the
+// input, checked point by point.
+void check_kind(Kind kind, int w, int h, const std::string &schedule) {
+    SCOPED_TRACE(std::string(kind_name(kind)) + " of " + std::to_string(w) + " x " +
+                 std::to_string(h) + ", " + schedule);
+    Buffer<float> input({w, h}, "in");
+    input.set_min({-3, 4});
+    fill_random(input, -2.0, 2.0, 17 + w * 31 + h);
+    ImageParam in(Float(32), 2, "in");
+    in.set(input);
+    const float value = -7.5f;
+    Func padded = apply(kind, in, value);
+    Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    Func out("out");
+    out(x, y) = padded(x, y) * 2.0f + padded(x + 1, y - 1);
+    Target target;
+    if (schedule == "vectorized") {
+        out.vectorize(x, 8, TailStrategy::GuardWithIf).parallel(y);
+    } else if (schedule == "tiles") {
+        out.tile(x, y, xo, yo, xi, yi, 5, 3, TailStrategy::GuardWithIf);
+        padded.compute_at(out, xo).vectorize(padded.args()[0], 4, TailStrategy::GuardWithIf);
+    } else if (schedule == "gpu") {
+        target = aicf_test::gpu_test_target();
+        out.gpu_tile(x, y, xo, yo, xi, yi, 8, 4, TailStrategy::GuardWithIf);
+        padded.compute_at(out, xo).gpu_threads(padded.args()[0], padded.args()[1]);
+    }
+    Buffer<float> result({4 * w + 9, 3 * h + 7}, "out");
+    result.set_min({-3 - 2 * w - 5, 4 - h - 4});
+    out.realize(result, target);
+    auto at = [&](int px, int py) -> double {
+        const int fx = fold(kind, px, -3, w), fy = fold(kind, py, 4, h);
+        if (fx == -(1 << 30) || fy == -(1 << 30)) return value;
+        return input(fx, fy);
+    };
+    int bad = 0;
+    for (int j = result.min(1); j < result.min(1) + result.extent(1); j++) {
+        for (int i = result.min(0); i < result.min(0) + result.extent(0); i++) {
+            const double want = at(i, j) * 2.0 + at(i + 1, j - 1);
+            if (std::fabs(result(i, j) - want) > 1e-5 && bad++ < 5)
+                ADD_FAILURE() << "out(" << i << ", " << j << ") = " << result(i, j) << ", want "
+                              << want;
+        }
+    }
+    EXPECT_EQ(bad, 0);
+}
+
+} // namespace
+
+TEST(BoundaryConditions, EachKindReadsTheFoldedPointInEverySchedule) {
+    for (Kind kind : all_kinds) {
+        for (const char *schedule : {"inline", "vectorized", "tiles", "gpu"})
+            check_kind(kind, 7, 5, schedule);
+        // Regions of one and two points (a mirror's period is 2 and 2 or 0).
+        check_kind(kind, 1, 2, "inline");
+        check_kind(kind, 2, 1, "vectorized");
+    }
+}
+
+// The input is asked for exactly its own region: a buffer of that size is enough, whatever
+// the consumer's reach.
+TEST(BoundaryConditions, ReadOnlyTheInputsRegion) {
+    for (Kind kind : all_kinds) {
+        SCOPED_TRACE(kind_name(kind));
+        ImageParam in(Float(32), 1, "in");
+        Buffer<float> input({10}, "in");
+        fill_random(input, 1.0, 2.0, 3);
+        in.set(input);
+        Func padded = apply(kind, in, 0.0f);
+        Var x("x");
+        Func out("out");
+        out(x) = padded(x * 3 - 40);
+        EXPECT_NO_THROW(out.realize({40}));
+    }
+}
+
+// A Buffer's region is the one it has when the boundary condition is made; a Func's is given,
+// and a dimension given no bounds is read as it is.
+TEST(BoundaryConditions, BuffersAndFuncsWithGivenRegions) {
+    Buffer<int> input({6, 4}, "input");
+    input.set_min({2, -1});
+    fill_random(input, 1.0, 100.0, 5);
+    Func edge = BoundaryConditions::repeat_edge(input);
+    Var x("x"), y("y");
+    Func out("out");
+    out(x, y) = edge(x, y);
+    Buffer<int> r = out.realize({12, 8});
+    for (int j = 0; j < 8; j++)
+        for (int i = 0; i < 12; i++)
+            EXPECT_EQ(r(i, j), input(std::clamp(i, 2, 7), std::clamp(j, -1, 2)));
+
+    Func ramp("ramp");
+    ramp(x, y) = x * 100 + y;
+    Func wrapped = BoundaryConditions::repeat_image(ramp, {{3, 4}, {Expr(), Expr()}});
+    Func out2("out2");
+    out2(x, y) = wrapped(x, y);
+    Buffer<int> r2 = out2.realize({11, 3});
+    for (int j = 0; j < 3; j++)
+        for (int i = 0; i < 11; i++)
+            EXPECT_EQ(r2(i, j), fold(Kind::RepeatImage, i, 3, 4) * 100 + j);
+
+    Param<int> lo("lo"), n("n");
+    Func mirrored = BoundaryConditions::mirror_interior(ramp, {{lo, n}});
+    Func out3("out3");
+    out3(x, y) = mirrored(x, y);
+    lo.set(-2);
+    n.set(5);
+    Buffer<int> r3 = out3.realize({13, 2});
+    for (int j = 0; j < 2; j++)
+        for (int i = 0; i < 13; i++)
+            EXPECT_EQ(r3(i, j), fold(Kind::MirrorInterior, i, -2, 5) * 100 + j);
+}
+
+TEST(BoundaryConditions, MistakesAreCompileErrors) {
+    Var x("x"), y("y");
+    Func f("f");
+    f(x) = x;
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
+                        BoundaryConditions::repeat_edge(f, {{0, 4}, {0, 4}});
+                    }),
+                    "given a region of 2 dimensions, but f has 1");
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
+                        BoundaryConditions::mirror_image(f, {{0, 0}});
+                    }),
+                    "has extent 0, so there is no point to read");
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
+                        BoundaryConditions::repeat_edge(f, {{0, Expr()}});
+                    }),
+                    "dimension 0 is given a min but no extent");
+    Func g("g");
+    EXPECT_CONTAINS(
+        aicf_test::message_of<CompileError>([&] { BoundaryConditions::repeat_edge(g, {}); }),
+        "which has no definition yet");
+    Func t("t");
+    t(x) = Tuple(x, x + 1);
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
+                        BoundaryConditions::constant_exterior(t, 0, {{0, 3}});
+                    }),
+                    "Apply it to a Func of each element");
+}
+
+// lerp is exact at both ends, computes floats in their own type and integers in float, rounded
+// to nearest and saturated; mux clamps its index.
+TEST(Operators, LerpAndMux) {
+    Buffer<float> a({37}, "a"), b({37}, "b"), w({37}, "w");
+    fill_random(a, -5.0, 5.0, 1);
+    fill_random(b, -5.0, 5.0, 2);
+    fill_random(w, -0.2, 1.2, 3);
+    w(0) = 0.0f;
+    w(1) = 1.0f;
+    Buffer<uint8_t> p({37}, "p"), q({37}, "q");
+    fill_random(p, 1.0, 255.0, 4);
+    fill_random(q, 1.0, 255.0, 5);
+    Var x("x");
+    Func fl("fl"), u8("u8"), mx("mx");
+    fl(x) = lerp(a(x), b(x), w(x));
+    u8(x) = lerp(p(x), q(x), w(x));
+    mx(x) = mux(x - 2, {a(x), b(x), 1.5f, w(x)});
+    fl.vectorize(x, 8, TailStrategy::GuardWithIf);
+    Buffer<float> rf = fl.realize({37});
+    Buffer<uint8_t> ru = u8.realize({37});
+    Buffer<float> rm = mx.realize({37});
+    EXPECT_EQ(rf(0), a(0));
+    EXPECT_EQ(rf(1), b(1));
+    for (int i = 0; i < 37; i++) {
+        const double wt = w(i);
+        const double want = double(a(i)) * (1 - wt) + double(b(i)) * wt;
+        EXPECT_NEAR(rf(i), want, 1e-5 * (1 + std::fabs(want))) << i;
+        // (Rounded from float32, a value within float32's error of a half may round either
+        // way.)
+        const double exact = double(p(i)) * (1 - wt) + double(q(i)) * wt;
+        const double wu = std::clamp(std::nearbyint(exact), 0.0, 255.0);
+        const bool tie = std::fabs(exact - std::floor(exact) - 0.5) < 1e-3;
+        EXPECT_LE(std::fabs(int(ru(i)) - wu), tie ? 1.0 : 0.0) << i;
+        const float choices[] = {a(i), b(i), 1.5f, w(i)};
+        EXPECT_EQ(rm(i), choices[std::clamp(i - 2, 0, 3)]) << i;
+    }
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] { lerp(a(x), b(x), x); }),
+                    "but it is a fraction from 0 to 1");
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] { mux(w(x), {a(x)}); }),
+                    "give an integer");
+}
