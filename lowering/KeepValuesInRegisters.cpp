@@ -124,16 +124,28 @@ bool contains_key(const std::vector<ElementKey> &keys, const ElementKey &k) {
 
 class Summarize : public IRVisitor {
 public:
-    // With `loop_runs`, the statement summarized, a loop, is taken to run at least once (the
-    // summary says under which condition in runs_if).
-    Summarize(LetValues &lets, StmtSummary &out, bool loop_runs = false)
-        : lets(lets), out(out), loop_runs(loop_runs) {}
+    // With `runs`, the statement summarized (a loop, or a guard without an else around one)
+    // is taken to run its body at least once, and so are the loops and guards nested directly
+    // in it: the summary says under which condition in runs_if.
+    Summarize(LetValues &lets, StmtSummary &out, const IRNode *runs = nullptr)
+        : lets(lets), out(out), runs_next(runs) {}
     using IRVisitor::visit;
 
 private:
     LetValues &lets;
     StmtSummary &out;
-    bool loop_runs;
+    const IRNode *runs_next; // the next loop or guard of the nest taken to run
+
+    void runs_if(const Expr &condition) {
+        out.runs_if =
+            simplify(out.runs_if.defined() ? make_and(out.runs_if, condition) : condition);
+    }
+    // The loop or guard directly inside, which runs whenever `body` does.
+    static const IRNode *nested(const Stmt &body) {
+        if (const For *f = body.as<For>()) return f;
+        const IfThenElse *g = body.as<IfThenElse>();
+        return g && !g->else_case.defined() ? g : nullptr;
+    }
     int uncertain = 0, loops = 0;
     std::multiset<std::string> inner; // names bound inside the statement, where we are
 
@@ -217,9 +229,13 @@ private:
         op->min.accept(this);
         op->extent.accept(this);
         bool runs = is_positive_const(simplify(op->extent));
-        if (!runs && loop_runs && loops == 0) {
-            out.runs_if = simplify(GT::make(op->extent, make_zero(op->extent.type())));
-            runs = true;
+        if (op == runs_next) {
+            // (An extent that names a loop of the nest cannot be tested before it.)
+            if (!runs && !names_inner(op->extent)) {
+                runs_if(GT::make(op->extent, make_zero(op->extent.type())));
+                runs = true;
+            }
+            runs_next = runs ? nested(op->body) : nullptr;
         }
         enter(op->name, Expr());
         uncertain += !runs;
@@ -231,6 +247,12 @@ private:
     }
     void visit(const IfThenElse *op) override {
         op->condition.accept(this);
+        if (op == runs_next && movable(op->condition) && !names_inner(op->condition)) {
+            runs_if(op->condition);
+            runs_next = nested(op->then_case);
+            op->then_case.accept(this);
+            return;
+        }
         uncertain++;
         op->then_case.accept(this);
         if (op->else_case.defined()) op->else_case.accept(this);
@@ -352,6 +374,15 @@ private:
                            const_true(op->value.type().lanes));
     }
 };
+
+// Whether `s` is a loop, or a loop under guards without an else.
+bool is_loop_nest(Stmt s) {
+    while (const IfThenElse *g = s.as<IfThenElse>()) {
+        if (g->else_case.defined()) return false;
+        s = g->then_case;
+    }
+    return s.as<For>() != nullptr;
+}
 
 // Guards that do not depend on a loop, tested once before it: for r { if (c) S } becomes
 // if (c) { for r { S } } (lets between the loop and the guard go along); and statements in a
@@ -486,12 +517,16 @@ public:
 
     Stmt sequence(const Stmt &s) override {
         std::vector<Stmt> stmts = Block::parts(s);
-        for (Stmt &st : stmts)
+        for (Stmt &st : stmts) {
             st = mutate(st);
+            // An element kept through an inner loop under the test that it runs: the test
+            // moves out of the loops around it, for them to keep the element too.
+            if (st.as<For>()) st = HoistInvariantGuards().mutate(st);
+        }
         // A run of one statement keeps an element only through a loop; one that is not a
         // loop (a let, whose body was a sequence of its own) has nothing to keep. (Summarized
         // anyway, a chain of lets summarized the rest of the chain at each of its lets.)
-        if (stmts.size() == 1 && !stmts[0].as<For>()) return stmts[0];
+        if (stmts.size() == 1 && !is_loop_nest(stmts[0])) return stmts[0];
         // One buffer at a time; a run kept in a register becomes one statement, summarized
         // again for the next buffer (the others keep their summaries).
         std::set<std::string> done;
@@ -506,11 +541,24 @@ public:
                 Summarize summarize(lets, summaries[i]);
                 stmts[i].accept(&summarize);
                 if_runs[i] = StmtSummary();
-                if (const For *loop = stmts[i].as<For>()) {
-                    if (!is_const(simplify(loop->extent))) {
-                        Summarize as_if_run(lets, if_runs[i], true);
-                        stmts[i].accept(&as_if_run);
+                // (A loop or a guard around one, and those nested directly in them.)
+                bool certain = true, loop = false;
+                for (Stmt n = stmts[i]; n.defined();) {
+                    if (const For *l = n.as<For>()) {
+                        certain = certain && is_const(simplify(l->extent));
+                        loop = true;
+                        n = l->body;
+                    } else if (const IfThenElse *g = n.as<IfThenElse>();
+                               g && !g->else_case.defined()) {
+                        certain = false;
+                        n = g->then_case;
+                    } else {
+                        break;
                     }
+                }
+                if (loop && !certain) {
+                    Summarize as_if_run(lets, if_runs[i], stmts[i].get());
+                    stmts[i].accept(&as_if_run);
                 }
                 stale[i] = false;
             }
@@ -610,7 +658,7 @@ private:
             use.stores_first = stores_first;
         }
         use.statements++;
-        use.in_loop = use.in_loop || st.as<For>();
+        use.in_loop = use.in_loop || is_loop_nest(st);
         return true;
     }
 

@@ -233,6 +233,34 @@ TEST(KernelAccesses, RunTimeLengthReductionKeepsItsPointInARegister) {
         EXPECT_EQ(bytes_stored(prof, "C"), points) << prof.to_string();
         EXPECT_EQ(bytes_loaded(prof, "A"), int64_t(M) * N * steps * 4) << prof.to_string();
     }
+    // A nest of two such loops (a 2-D RDom of run-time extents): kept around the whole nest.
+    for (int reps : {3, 0}) {
+        SCOPED_TRACE(std::to_string(reps) + " repetitions");
+        Param<int> length("length"), times("times");
+        length.set(K);
+        times.set(reps);
+        Var j("j"), i("i"), bj("bj"), bi("bi"), tj("tj"), ti("ti");
+        RDom k(0, length, 0, times);
+        Func C("C");
+        C(j, i) = 0.25f;
+        C(j, i) += A(k.x, i) * B(j, k.x) * cast<float>(k.y + 1);
+        C.gpu_tile(j, i, bj, bi, tj, ti, 16, 8);
+        C.update().gpu_tile(j, i, bj, bi, tj, ti, 16, 8);
+        Buffer<float> out;
+        KernelProfile prof = run_one_launch(C, {N, M}, &out);
+        for (int r = 0; r < M; r++) {
+            for (int c = 0; c < N; c++) {
+                double want = 0.25;
+                for (int t = 0; t < reps; t++)
+                    for (int q = 0; q < K; q++)
+                        want += double(A(q, r)) * double(B(c, q)) * (t + 1);
+                ASSERT_NEAR(out(c, r), want, 1e-3) << "at " << c << ", " << r;
+            }
+        }
+        const int64_t points = reps ? int64_t(M) * N * 4 : 0;
+        EXPECT_EQ(bytes_loaded(prof, "C"), points) << prof.to_string();
+        EXPECT_EQ(bytes_stored(prof, "C"), points) << prof.to_string();
+    }
 }
 
 // The SIMT matmul (apps/common/MatmulGPU.h) reads its staged B tile at the fewest
