@@ -120,7 +120,15 @@ void FuncRef::update_with(const Expr &e, const Expr &identity, char op) {
         << "Func " << func.name() << " is Tuple-valued; update it with f(...) = Tuple(...).";
     Expr current = func.call(args, 0);
     Expr rhs = e;
-    // The update keeps the Func's type: the right side converts to it.
+    // The update keeps the Func's type: the right side converts to it. An integer constant
+    // must fit, as a literal must in an operator (f(x) += 300 on an int8 f would add 44).
+    if (auto c = as_const_int(rhs); c && !current.type().is_float()) {
+        user_assert(current.type().element_of().can_represent(*c))
+            << "In the update of Func " << func.name() << ", the constant " << *c
+            << " does not fit in " << to_string(current.type().element_of()) << ", the type of "
+            << func.name() << ". Widen " << func.name() << "'s type, or cast the constant "
+            << "explicitly to say how it wraps.";
+    }
     if (rhs.type() != current.type()) rhs = aicf::cast(current.type(), rhs);
     Expr value;
     switch (op) {

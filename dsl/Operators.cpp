@@ -206,6 +206,19 @@ Condition operator||(Expr a, Expr b) {
     return Or::make(a, b);
 }
 
+Condition operator&&(Expr a, bool b) {
+    return std::move(a) && Expr(b);
+}
+Condition operator&&(bool a, Expr b) {
+    return Expr(a) && std::move(b);
+}
+Condition operator||(Expr a, bool b) {
+    return std::move(a) || Expr(b);
+}
+Condition operator||(bool a, Expr b) {
+    return Expr(a) || std::move(b);
+}
+
 Condition operator!(Expr a) {
     check_bool(a, "!");
     return Not::make(a);
@@ -373,7 +386,71 @@ Expr lerp(Expr zero, Expr one, Expr weight) {
     const Type f = t.is_float() ? t : (t.bits <= 16 ? Float(32) : Float(64)).with_lanes(t.lanes);
     Expr w = aicf::cast(f, weight);
     Expr blended = aicf::cast(f, zero) * (make_const(f, 1.0) - w) + aicf::cast(f, one) * w;
-    return t.is_float() ? blended : aicf::cast(t, round(blended));
+    if (t.is_float()) return blended;
+    blended = aicf::cast(t, round(blended));
+    // 64-bit integers past 2^53 do not survive float64: the ends are taken as they are.
+    if (t.bits == 64) blended = select(w == 0, zero, select(w == 1, one, blended));
+    return blended;
+}
+
+namespace {
+
+// a + b or a - b of integers of at most 32 bits, or of 64-bit ones, clamped to their range.
+Expr saturating(Expr a, Expr b, bool add) {
+    const char *name = add ? "saturating_add" : "saturating_sub";
+    check_numeric(a, name);
+    check_numeric(b, name);
+    detail::match_types(a, b, name);
+    const Type t = a.type();
+    user_assert(!t.is_bool()) << name << " cannot apply to bool values.";
+    if (t.is_float()) return add ? a + b : a - b;
+    if (t.bits < 64) {
+        // Exact in int64, then clamped.
+        const Type wide = Int(64, t.lanes);
+        Expr sum = add ? aicf::cast(wide, a) + aicf::cast(wide, b)
+                       : aicf::cast(wide, a) - aicf::cast(wide, b);
+        return aicf::cast(t, clamp(sum, aicf::cast(wide, type_min(t.element_of())),
+                                   aicf::cast(wide, type_max(t.element_of()))));
+    }
+    if (t.is_uint()) {
+        // Unsigned arithmetic wraps as written: a wrapped sum is below a.
+        if (!add) return select(a < b, make_zero(t), a - b);
+        Expr sum = a + b;
+        return select(sum < a, type_max(t), sum);
+    }
+    // int64: the sum wraps in uint64, and overflowed where its sign differs from both
+    // operands' (a sum) or from a's while a and b differ in sign (a difference).
+    const Type u = UInt(64, t.lanes);
+    Expr ua = reinterpret(u, a), ub = reinterpret(u, b);
+    Expr r = reinterpret(t, add ? ua + ub : ua - ub);
+    Expr overflow = add ? ((a ^ r) & (b ^ r)) < 0 : ((a ^ b) & (a ^ r)) < 0;
+    return select(overflow, select(a < 0, type_min(t), type_max(t)), r);
+}
+
+} // namespace
+
+Expr saturating_add(Expr a, Expr b) {
+    return saturating(std::move(a), std::move(b), true);
+}
+Expr saturating_sub(Expr a, Expr b) {
+    return saturating(std::move(a), std::move(b), false);
+}
+
+Expr saturating_cast(Type t, Expr e) {
+    check_numeric(e, "saturating_cast");
+    const Type from = e.type();
+    t = t.with_lanes(from.lanes);
+    if (from.is_float() || t.is_float() || t.is_bool() || t.can_represent(from))
+        return aicf::cast(t, e);
+    // Clamped in e's type, at the ends of t's range that lie inside e's (each fits there).
+    const Type e1 = from.element_of(), t1 = t.element_of();
+    const bool below = e1.is_int() && (t1.is_uint() || t1.bits < e1.bits);
+    const bool above = e1.is_uint() && t1.is_int() ? t1.bits <= e1.bits : t1.bits < e1.bits;
+    Expr lo = below ? aicf::cast(from, t1.is_uint() ? make_zero(t1) : type_min(t1)) : Expr();
+    Expr hi = above ? aicf::cast(from, type_max(t1)) : Expr();
+    if (lo.defined()) e = max(e, lo);
+    if (hi.defined()) e = min(e, hi);
+    return aicf::cast(t, e);
 }
 
 Expr mux(Expr index, const std::vector<Expr> &values) {
@@ -382,6 +459,10 @@ Expr mux(Expr index, const std::vector<Expr> &values) {
     user_assert(index.type().is_int() || index.type().is_uint())
         << "The index of mux is " << index << ", of type " << to_string(index.type())
         << ", but it picks a value by its position: give an integer.";
+    user_assert(index.type().element_of().can_represent(int64_t(values.size() - 1)))
+        << "mux chooses among " << values.size() << " values by an index of type "
+        << to_string(index.type()) << ", which cannot reach the last of them. Cast the index "
+        << "to int first.";
     Expr result = values.back();
     for (size_t i = values.size() - 1; i-- > 0;) {
         Expr here = i == 0 ? Expr(index <= 0) : Expr(index == int(i));

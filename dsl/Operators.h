@@ -50,6 +50,11 @@ Condition operator!=(Expr a, Expr b);
 Condition operator&&(Expr a, Expr b);
 Condition operator||(Expr a, Expr b);
 Condition operator!(Expr a);
+// A condition with a C++ bool: (x < 3) && flag.
+Condition operator&&(Expr a, bool b);
+Condition operator&&(bool a, Expr b);
+Condition operator||(Expr a, bool b);
+Condition operator||(bool a, Expr b);
 Expr operator&(Expr a, Expr b);
 Expr operator|(Expr a, Expr b);
 Expr operator^(Expr a, Expr b);
@@ -133,10 +138,22 @@ Expr select(Expr c, T a, U b) {
 // lo and hi are converted to e's type (a constant that does not fit is a CompileError).
 Expr clamp(Expr e, Expr lo, Expr hi);
 // `zero` where weight is 0, `one` where it is 1, and in between zero * (1 - weight) + one *
-// weight (exact at both ends). The weight is a float; zero and one are brought to a common
-// type. Of floats, computed in their type; of integers, in float64 (float32 for 8- and 16-bit
-// ones), rounded to nearest and saturated into the integers' type.
+// weight. The weight is a float; zero and one are brought to a common type. Of floats,
+// computed in their type (exact at both ends for finite values; an infinite one gives NaN,
+// as the formula does); of integers, in float64 (float32 for 8- and 16-bit ones), rounded to
+// nearest and saturated into the integers' type, exact at both ends (a NaN weight gives 0).
 Expr lerp(Expr zero, Expr one, Expr weight);
+// a + b and a - b of integers, clamped to the type's range instead of wrapping (or, for
+// int32 and int64, overflowing, which the simplifier assumes never happens, so that a guard
+// written around a + b may be folded away); of floats, a + b and a - b.
+Expr saturating_add(Expr a, Expr b);
+Expr saturating_sub(Expr a, Expr b);
+// e converted to t, clamped to t's range first where an integer may lie outside it (a float
+// converts saturating already, NaN giving 0).
+Expr saturating_cast(Type t, Expr e);
+template <typename T> Expr saturating_cast(Expr e) {
+    return saturating_cast(ir::type_of<T>(), std::move(e));
+}
 // values[index]: the first value where index <= 0, the last where index >= values.size() - 1.
 // The values are brought to a common type, as by select.
 Expr mux(Expr index, const std::vector<Expr> &values);

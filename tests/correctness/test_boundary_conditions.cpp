@@ -13,7 +13,10 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
+#include <random>
 #include <string>
+#include <type_traits>
 
 using namespace aicf;
 using aicf_test::fill_random;
@@ -202,6 +205,18 @@ TEST(BoundaryConditions, MistakesAreCompileErrors) {
                         BoundaryConditions::repeat_edge(f, {{0, Expr()}});
                     }),
                     "dimension 0 is given a min but no extent");
+    Buffer<uint8_t> bytes({4}, "bytes");
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>(
+                        [&] { BoundaryConditions::constant_exterior(bytes, 300); }),
+                    "is given the value 300 for the points outside, but bytes holds uint8, which "
+                    "cannot hold it");
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>(
+                        [&] { BoundaryConditions::constant_exterior(bytes, 2.5f); }),
+                    "which cannot hold it");
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>(
+                        [&] { BoundaryConditions::constant_exterior(bytes, cast<int>(f(x))); }),
+                    "which is another type");
+    EXPECT_NO_THROW(BoundaryConditions::constant_exterior(bytes, 255));
     Func g("g");
     EXPECT_CONTAINS(
         aicf_test::message_of<CompileError>([&] { BoundaryConditions::repeat_edge(g, {}); }),
@@ -254,4 +269,97 @@ TEST(Operators, LerpAndMux) {
                     "but it is a fraction from 0 to 1");
     EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] { mux(w(x), {a(x)}); }),
                     "give an integer");
+}
+
+// saturating_add, saturating_sub and saturating_cast against exact arithmetic in __int128, on
+// every integer type, at values near the ends of the range (where a + b written out wraps, and
+// for int32 and int64, where a guard around it may be folded away), scalar and vectorized.
+namespace {
+
+template <typename T> void check_saturating(int seed) {
+    const int n = 203;
+    Buffer<T> a({n}, "a"), b({n}, "b");
+    std::mt19937_64 rng(seed);
+    const __int128 lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+    for (int i = 0; i < n; i++) {
+        // A third near each end, a third anywhere.
+        const uint64_t r = rng();
+        const __int128 span = hi - lo;
+        __int128 va = lo + __int128(r % uint64_t(std::min<__int128>(span, INT64_MAX)));
+        if (i % 3 == 0) va = hi - __int128(r % 5);
+        if (i % 3 == 1) va = lo + __int128(r % 5);
+        a(i) = T(va);
+        b(i) = T(lo + __int128(rng() % uint64_t(std::min<__int128>(span, INT64_MAX))));
+        if (i % 5 == 0) b(i) = T(hi - __int128(rng() % 3));
+        if (i % 5 == 1) b(i) = T(lo + __int128(rng() % 3));
+    }
+    Var x("x");
+    Func add("add"), sub("sub"), narrow("narrow");
+    add(x) = saturating_add(a(x), b(x));
+    sub(x) = saturating_sub(a(x), b(x));
+    narrow(x) = saturating_cast<int8_t>(a(x));
+    for (bool vec : {false, true}) {
+        SCOPED_TRACE(std::string(vec ? "vectorized " : "scalar ") + std::to_string(sizeof(T)) +
+                     (std::is_signed<T>::value ? "-byte signed" : "-byte unsigned"));
+        if (vec) {
+            add.vectorize(x, 8, TailStrategy::GuardWithIf);
+            sub.vectorize(x, 8, TailStrategy::GuardWithIf);
+            narrow.vectorize(x, 8, TailStrategy::GuardWithIf);
+        }
+        Buffer<T> ra = add.realize({n}), rs = sub.realize({n});
+        Buffer<int8_t> rn = narrow.realize({n});
+        for (int i = 0; i < n; i++) {
+            const __int128 s = __int128(a(i)) + b(i), d = __int128(a(i)) - b(i);
+            ASSERT_TRUE(__int128(ra(i)) == std::clamp(s, lo, hi)) << i;
+            ASSERT_TRUE(__int128(rs(i)) == std::clamp(d, lo, hi)) << i;
+            ASSERT_EQ(int(rn(i)), int(std::clamp<__int128>(a(i), -128, 127))) << i;
+        }
+    }
+}
+
+} // namespace
+
+TEST(Operators, SaturatingArithmetic) {
+    check_saturating<int8_t>(1);
+    check_saturating<uint8_t>(2);
+    check_saturating<int16_t>(3);
+    check_saturating<uint16_t>(4);
+    check_saturating<int32_t>(5);
+    check_saturating<uint32_t>(6);
+    check_saturating<int64_t>(7);
+    check_saturating<uint64_t>(8);
+}
+
+// Conditions with C++ bools, 64-bit lerp at its ends, and constants that do not fit.
+TEST(Operators, ConditionsWithBoolsAndConstantsThatDoNotFit) {
+    Var x("x");
+    Param<bool> flag("flag");
+    const bool on = true;
+    Func f("f");
+    f(x) = select((x < 3) && on, 1, 0) + select(on || (x > 5), 10, 0) +
+           select(!(x == 2) && flag, 100, 0);
+    flag.set(true);
+    Buffer<int> r = f.realize({8});
+    for (int i = 0; i < 8; i++)
+        EXPECT_EQ(r(i), (i < 3 ? 1 : 0) + 10 + (i != 2 ? 100 : 0)) << i;
+
+    Buffer<int64_t> big({2}, "big");
+    big(0) = (int64_t(1) << 60) + 1;
+    big(1) = -(int64_t(1) << 61) - 3;
+    Func l0("l0"), l1("l1");
+    l0(x) = lerp(big(0), big(1), cast<float>(x) * 0.0f);
+    l1(x) = lerp(big(0), big(1), 1.0f);
+    EXPECT_EQ(Buffer<int64_t>(l0.realize({1}))(0), big(0));
+    EXPECT_EQ(Buffer<int64_t>(l1.realize({1}))(0), big(1));
+
+    Func m("m");
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
+                        std::vector<Expr> many(300, Expr(1.0f));
+                        m(x) = mux(cast<uint8_t>(x), many);
+                    }),
+                    "mux chooses among 300 values by an index of type uint8");
+    Func small("small");
+    small(x) = cast<int8_t>(x);
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] { small(x) += 300; }),
+                    "the constant 300 does not fit in int8, the type of small");
 }
