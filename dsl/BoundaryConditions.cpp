@@ -115,6 +115,19 @@ Func make(Kind kind, const Source &source, const Region &bounds, const Expr &val
     Expr read = source.read(coords);
     if (kind == Kind::ConstantExterior && in_region.defined()) {
         user_assert(value.defined()) << what << " is given no value for the points outside.";
+        const Type t = source.type.element_of();
+        if (value.type() != source.type) {
+            // A constant converts where the type holds it (a float one rounds into a float
+            // type); anything else must have the source's type already.
+            auto i = ir::as_const_int(value);
+            auto f = ir::as_const_float(value);
+            const bool fits =
+                t.is_float() ? (i || f) : (i ? t.can_represent(*i) : f && t.can_represent(*f));
+            user_assert(fits) << what << " is given the value " << value << " for the points "
+                              << "outside, but " << source.name << " holds " << to_string(t)
+                              << ", which " << (i || f ? "cannot hold it" : "is another type")
+                              << ". Give a value of that type (cast it to say how it converts).";
+        }
         read = select(in_region, read, aicf::cast(source.type, value));
     }
     f(args) = read;
