@@ -79,6 +79,15 @@ public:
     int min(int d) const;
     int extent(int d) const;
     int stride(int d) const;
+    // One dimension's extent, as Halide's Buffer::dim(d) gives it.
+    struct Dim {
+        int min_, extent_, stride_;
+        int min() const { return min_; }
+        int extent() const { return extent_; }
+        int max() const { return min_ + extent_ - 1; }
+        int stride() const { return stride_; }
+    };
+    Dim dim(int d) const { return {min(d), extent(d), stride(d)}; }
     int width() const { return dimensions() > 0 ? extent(0) : 1; }
     int height() const { return dimensions() > 1 ? extent(1) : 1; }
     int channels() const { return dimensions() > 2 ? extent(2) : 1; }

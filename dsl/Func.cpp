@@ -622,6 +622,24 @@ Func &Func::gpu_lanes(const VarOrRVar &x) {
     Stage(func, 0).gpu_lanes(x);
     return *this;
 }
+Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &tx, const Expr &x_size,
+                     TailStrategy tail) {
+    Stage(func, 0).gpu_tile(x, tx, x_size, tail);
+    return *this;
+}
+Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &tx,
+                     const VarOrRVar &ty, const Expr &x_size, const Expr &y_size,
+                     TailStrategy tail) {
+    Stage(func, 0).gpu_tile(x, y, tx, ty, x_size, y_size, tail);
+    return *this;
+}
+Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z,
+                     const VarOrRVar &tx, const VarOrRVar &ty, const VarOrRVar &tz,
+                     const Expr &x_size, const Expr &y_size, const Expr &z_size,
+                     TailStrategy tail) {
+    Stage(func, 0).gpu_tile(x, y, z, tx, ty, tz, x_size, y_size, z_size, tail);
+    return *this;
+}
 Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx,
                      const Expr &x_size, TailStrategy tail) {
     Stage(func, 0).gpu_tile(x, bx, tx, x_size, tail);

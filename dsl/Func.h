@@ -188,6 +188,16 @@ public:
     Func &gpu_threads(const VarOrRVar &x, const VarOrRVar &y);
     Func &gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z);
     Func &gpu_lanes(const VarOrRVar &x);
+    // Halide's short forms: x itself becomes the block loop, tx the thread loop.
+    Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &tx, const ir::Expr &x_size,
+                   TailStrategy tail = TailStrategy::Auto);
+    Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &tx, const VarOrRVar &ty,
+                   const ir::Expr &x_size, const ir::Expr &y_size,
+                   TailStrategy tail = TailStrategy::Auto);
+    Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z, const VarOrRVar &tx,
+                   const VarOrRVar &ty, const VarOrRVar &tz, const ir::Expr &x_size,
+                   const ir::Expr &y_size, const ir::Expr &z_size,
+                   TailStrategy tail = TailStrategy::Auto);
     Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx,
                    const ir::Expr &x_size, TailStrategy tail = TailStrategy::Auto);
     Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx, const VarOrRVar &by,

@@ -1,5 +1,7 @@
 #include "dsl/RDom.h"
 
+#include "dsl/Buffer.h"
+#include "dsl/Param.h"
 #include "dsl/Var.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IROperator.h"
@@ -64,6 +66,29 @@ RDom::RDom(Expr min, Expr extent, const std::string &name) {
 }
 
 RDom::RDom(const std::vector<std::pair<Expr, Expr>> &ranges, const std::string &name) {
+    init(ranges, name);
+}
+
+RDom::RDom(const BufferBase &buffer, const std::string &name) {
+    user_assert(buffer.defined()) << "An RDom over an undefined Buffer.";
+    std::vector<std::pair<Expr, Expr>> ranges;
+    for (int d = 0; d < buffer.dimensions(); d++)
+        ranges.emplace_back(Expr(buffer.min(d)), Expr(buffer.extent(d)));
+    user_assert(!ranges.empty()) << "An RDom over Buffer " << buffer.name()
+                                 << ", which has no dimensions: it has one point, and no loop "
+                                    "to reduce over.";
+    init(ranges, name);
+}
+
+RDom::RDom(const ImageParam &image, const std::string &name) {
+    user_assert(image.parameter().defined()) << "An RDom over an ImageParam that was never given "
+                                             << "a type and rank (default-constructed).";
+    std::vector<std::pair<Expr, Expr>> ranges;
+    for (int d = 0; d < image.dimensions(); d++)
+        ranges.emplace_back(image.dim(d).min(), image.dim(d).extent());
+    user_assert(!ranges.empty()) << "An RDom over ImageParam " << image.name()
+                                 << ", which has no dimensions: it has one point, and no loop "
+                                    "to reduce over.";
     init(ranges, name);
 }
 

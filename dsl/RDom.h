@@ -14,6 +14,9 @@
 
 namespace aicf {
 
+class BufferBase;
+class ImageParam;
+
 class RVar {
 public:
     // A reduction loop of a new name ("rv0", "rv1", ...), for the loops a split or fuse makes.
@@ -42,6 +45,10 @@ public:
     RDom(ir::Expr min, ir::Expr extent, const std::string &name = "");
     // One dimension per (min, extent) pair, innermost first.
     RDom(const std::vector<std::pair<ir::Expr, ir::Expr>> &ranges, const std::string &name = "");
+    // Every point of a buffer's region: one dimension per dimension of the buffer, over its
+    // mins and extents (an ImageParam's at run time; a Buffer's as they are now).
+    explicit RDom(const BufferBase &buffer, const std::string &name = "");
+    explicit RDom(const ImageParam &image, const std::string &name = "");
     RDom(ir::Expr min0, ir::Expr extent0, ir::Expr min1, ir::Expr extent1,
          const std::string &name = "");
     RDom(ir::Expr min0, ir::Expr extent0, ir::Expr min1, ir::Expr extent1, ir::Expr min2,

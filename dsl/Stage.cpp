@@ -482,6 +482,8 @@ Stage &Stage::parallel(const VarOrRVar &v, const Expr &task_size, TailStrategy t
     return all_or_nothing([&] {
         split(v, v, VarOrRVar(inner, v.is_rvar()), task_size, tail);
         parallel(v);
+        // Each task runs its iterations in order (v may have been parallel already).
+        serial(VarOrRVar(inner, v.is_rvar()));
     });
 }
 
@@ -632,6 +634,22 @@ Stage &Stage::gpu_threads(const VarOrRVar &x, const VarOrRVar &y) {
 }
 Stage &Stage::gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z) {
     return all_or_nothing([&] { gpu_threads(x).gpu_threads(y).gpu_threads(z); });
+}
+
+Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &tx, const Expr &x_size,
+                       TailStrategy tail) {
+    return gpu_tile(x, x, tx, x_size, tail);
+}
+Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &tx,
+                       const VarOrRVar &ty, const Expr &x_size, const Expr &y_size,
+                       TailStrategy tail) {
+    return gpu_tile(x, y, x, y, tx, ty, x_size, y_size, tail);
+}
+Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z,
+                       const VarOrRVar &tx, const VarOrRVar &ty, const VarOrRVar &tz,
+                       const Expr &x_size, const Expr &y_size, const Expr &z_size,
+                       TailStrategy tail) {
+    return gpu_tile(x, y, z, x, y, z, tx, ty, tz, x_size, y_size, z_size, tail);
 }
 
 Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx,

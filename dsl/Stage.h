@@ -131,6 +131,16 @@ public:
     // consumers split y into thread.z (16 rows), {0, 8} and thread.y (8), and x into j,
     // thread.x (4) and {0, 1}, with f in registers.
     Stage &gpu_wgmma(const VarOrRVar &n, const VarOrRVar &m, const VarOrRVar &k);
+    // Halide's short forms: x itself becomes the block loop, tx the thread loop.
+    Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &tx, const ir::Expr &x_size,
+                    TailStrategy tail = TailStrategy::Auto);
+    Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &tx,
+                    const VarOrRVar &ty, const ir::Expr &x_size, const ir::Expr &y_size,
+                    TailStrategy tail = TailStrategy::Auto);
+    Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z, const VarOrRVar &tx,
+                    const VarOrRVar &ty, const VarOrRVar &tz, const ir::Expr &x_size,
+                    const ir::Expr &y_size, const ir::Expr &z_size,
+                    TailStrategy tail = TailStrategy::Auto);
     // Splits x by `x_size` into a block loop bx and a thread loop tx (and likewise y, z).
     Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx,
                     const ir::Expr &x_size, TailStrategy tail = TailStrategy::Auto);

@@ -36,6 +36,8 @@ public:
     };
 
     Target() = default;
+    // This machine's CPU with no GPU, as Target() (Halide's get_host_target()).
+    static Target host() { return Target(); }
     // Parses a CPU ("host", "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"), then any of
     // "-fma", "-libm", "-reassoc" and "-cuda-sm_<NN>" (NN in 80, 86, 89, 90, 90a), e.g.
     // "host-cuda-sm_90a-fma".

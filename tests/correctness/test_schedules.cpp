@@ -1541,7 +1541,10 @@ TEST(Schedules, ParallelTwiceAndUnnamedRVars) {
     Func f("f");
     f(x, y) = in(x, y) * 3.0f;
     f.parallel(y, 4).parallel(y, 2, TailStrategy::GuardWithIf);
-    EXPECT_CONTAINS(f.lowered_stmt(), "parallel for (f.s0.y,");
+    const std::string stmt = f.lowered_stmt();
+    EXPECT_CONTAINS(stmt, "parallel for (f.s0.y,");
+    // One parallel loop: each task runs its 8 rows in order.
+    EXPECT_EQ(stmt.find("parallel for", stmt.find("parallel for") + 1), std::string::npos) << stmt;
     Buffer<float> o = f.realize({13, 70});
     for (int j = 0; j < 70; j++)
         for (int i = 0; i < 13; i++)
@@ -1560,6 +1563,65 @@ TEST(Schedules, ParallelTwiceAndUnnamedRVars) {
         for (int i = 0; i < 13; i++)
             sum += in(i, j);
         ASSERT_TRUE(aicf_test::close(t(j), sum, 1e-5, 1e-5)) << j;
+    }
+}
+
+// Halide's spellings of a few things: gpu_tile(x, y, xi, yi, w, h) with x and y the block
+// loops, Target::host(), an RDom over a buffer's region, Buffer::dim(d). Against plain loops.
+TEST(Schedules, HalideSpellings) {
+    Buffer<float> in({23, 11}, "in");
+    in.set_min({-4, 2});
+    fill_random(in, -1, 1, 91);
+    EXPECT_EQ(in.dim(0).min(), -4);
+    EXPECT_EQ(in.dim(0).max(), 18);
+    EXPECT_EQ(in.dim(1).extent(), 11);
+    EXPECT_EQ(in.dim(1).stride(), 23);
+    EXPECT_EQ(Target::host(), Target());
+
+    Var x("x"), y("y"), z("z"), xi("xi"), yi("yi"), zi("zi");
+    RDom r(in, "r");
+    Func total("total");
+    total() = 0.0f;
+    total() += in(r.x, r.y);
+    Buffer<float> t = total.realize({});
+    double sum = 0;
+    for (int j = 2; j < 13; j++)
+        for (int i = -4; i < 19; i++)
+            sum += in(i, j);
+    EXPECT_TRUE(aicf_test::close(t(), sum, 1e-5, 1e-4)) << t() << " vs " << sum;
+
+    ImageParam im(Float(32), 2, "im");
+    im.set(in);
+    RDom ri(im);
+    Func colsum("colsum");
+    colsum(x) = 0.0f;
+    colsum(x) += im(ri.x, ri.y) * cast<float>(ri.x == x);
+    Buffer<float> c({23});
+    c.set_min({-4});
+    colsum.realize(c);
+    for (int i = -4; i < 19; i++) {
+        double col = 0;
+        for (int j = 2; j < 13; j++)
+            col += in(i, j);
+        ASSERT_TRUE(aicf_test::close(c(i), col, 1e-5, 1e-5)) << i;
+    }
+
+    const Target gpu = aicf_test::gpu_test_target();
+    for (int dims = 1; dims <= 3; dims++) {
+        SCOPED_TRACE(std::to_string(dims) + "-D gpu_tile");
+        Func f("f");
+        f(x, y, z) = in(clamp(x - 4, -4, 18), clamp(y + 2, 2, 12)) + cast<float>(z);
+        if (dims == 1) f.gpu_tile(x, xi, 8, TailStrategy::GuardWithIf);
+        if (dims == 2) f.gpu_tile(x, y, xi, yi, 8, 4, TailStrategy::GuardWithIf);
+        if (dims == 3) f.gpu_tile(x, y, z, xi, yi, zi, 8, 4, 2, TailStrategy::GuardWithIf);
+        Buffer<float> o = f.realize({21, 9, 3}, gpu);
+        o.copy_to_host();
+        for (int k = 0; k < 3; k++)
+            for (int j = 0; j < 9; j++)
+                for (int i = 0; i < 21; i++)
+                    ASSERT_EQ(o(i, j, k),
+                              in(std::clamp(i - 4, -4, 18), std::clamp(j + 2, 2, 12)) + float(k))
+                        << i << ", " << j << ", " << k;
     }
 }
 
