@@ -292,10 +292,13 @@ Stmt wrap_stage_lets(const Function &f, const Box &pure_region, const Box &updat
 
 // Whether every update of f writes at the point of its pure variables, f(x, y) = ...: then
 // every stage runs inside loops over the pure variables, and an empty output computes nothing.
-bool updates_write_their_own_point(const Function &f) {
+// Whether every update of f writes its own point in dimension `d` (in every dimension when d
+// is -1): f(x, ...) there, not a shifted or data-dependent one.
+bool updates_write_their_own_point(const Function &f, int only = -1) {
     for (int st = 1; st < f.stages(); st++) {
         const std::vector<Expr> &args = f.stage(st).args;
         for (size_t d = 0; d < args.size(); d++) {
+            if (only >= 0 && int(d) != only) continue;
             const Variable *v = args[d].as<Variable>();
             if (!v || v->name != f.args()[d]) return false;
         }
@@ -543,9 +546,16 @@ Stmt bounds_inference(const Stmt &s, const std::vector<Function> &outputs,
                 flags = Add::make(
                     flags, Mul::make(Cast::make(Int(64), simplify(c)), make_const(Int(64), bit)));
             };
-            if (!updates_write_their_own_point(o)) flag_if(outside(updated[d]), 2);
-            // (A bound() or align_bounds() makes the pure loops write past it too.)
-            if (!causes) flag_if(outside(tiles[d]), 8);
+            // (Updates that write their own point in this dimension reach past it only by
+            // whole tiles of their own loops. A bound() or align_bounds() makes the pure
+            // loops write past it too.)
+            const bool own_point = updates_write_their_own_point(o, d);
+            if (!own_point) flag_if(outside(updated[d]), 2);
+            if (!causes) {
+                flag_if(own_point ? Or::make(outside(tiles[d]), outside(updated[d]))
+                                  : outside(tiles[d]),
+                        8);
+            }
             Expr msg = Call::make(Int(32), Intrinsic::runtime_error,
                                   {make_const(Int(32), int64_t(RuntimeErrorKind::OutputTooSmall)),
                                    StringImm::make(buffer), make_const(Int(32), int64_t(d)), rmin,

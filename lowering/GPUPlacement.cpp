@@ -271,8 +271,11 @@ private:
             user_assert(!blocks.empty())
                 << "The GPU thread loop " << loop_for_users(op->name)
                 << " is not inside any GPU block loop. Map an outer loop onto blocks "
-                << "(gpu_blocks, gpu_tile), compute " << func_of_loop(op->name)
-                << " inside a block loop of its consumer, or use gpu_single_thread().";
+                << "(gpu_blocks, gpu_tile), or compute " << func_of_loop(op->name)
+                << " inside a block loop of its consumer. A Func of no dimensions (a total) has "
+                << "no loop of its own to put on blocks: give it one of extent 1, f(i) with "
+                << "f.bound(i, 0, 1), and map i onto blocks in each of its stages "
+                << "(f.gpu_blocks(i), f.update().gpu_blocks(i)).";
             // A cross-thread reduction may run inside another Func's thread loops, along a
             // dimension they leave free: all its threads end up with the whole result.
             bool free_dim = true;

@@ -773,6 +773,21 @@ TEST(RuntimeErrors, AnOutputTooSmallSaysWhy) {
     EXPECT_CONTAINS(msg, "Buffer q is too small: dimension 0 must cover [-3, 28], but it covers "
                          "[0, 28]. The schedule of q writes whole tiles");
     EXPECT_EQ(msg.find("An update of q"), std::string::npos) << msg;
+    // A scatter whose rows come from data, and whose own loop along x rounds up: dimension 0
+    // is the tiles' fault, not the rows'.
+    Buffer<int> ids({20}, "ids");
+    for (int b = 0; b < 20; b++)
+        ids(b) = b % 7;
+    Var y("y"), xo("xo"), xi("xi");
+    RDom rows(0, 20, "rows");
+    Func dt("dt");
+    dt(x, y) = 0.0f;
+    dt(x, clamp(ids(rows), 0, 6)) += cast<float>(x);
+    dt.update().split(x, xo, xi, 8, TailStrategy::RoundUp);
+    msg = message_of<RuntimeError>([&] { dt.realize({37, 7}); });
+    EXPECT_CONTAINS(msg, "Buffer dt is too small: dimension 0 must cover [0, 39], but it covers "
+                         "[0, 36]. The schedule of dt writes whole tiles");
+    EXPECT_EQ(msg.find("An update of dt"), std::string::npos) << msg;
     // align_bounds on an output: the cause is named, not a split it does not have; its
     // wrapper as the output runs.
     Func al("al");
