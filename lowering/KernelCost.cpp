@@ -519,7 +519,9 @@ private:
     void reach(BufferCost &b, const Expr &index, bool store) {
         const Expr v = at_point(index);
         const ir::Scope<ir::Interval> scope = range_scope();
-        std::optional<int64_t> lo, hi;
+        // (The first lane's bounds start lo and hi; no lane, and known stays true with them
+        // at their starting values, is not a case: lanes >= 1.)
+        int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
         bool known = true;
         for (int i = 0; i < v.type().lanes && known; i++) {
             LaneOf lane(i);
@@ -529,8 +531,8 @@ private:
             const auto h = r.is_bounded() ? ir::as_const_int(ir::simplify(r.max)) : std::nullopt;
             known = !lane.failed && l && h;
             if (!known) break;
-            lo = lo ? std::min(*lo, *l) : *l;
-            hi = hi ? std::max(*hi, *h) : *h;
+            lo = std::min(lo, *l);
+            hi = std::max(hi, *h);
         }
         int64_t &blo = store ? b.store_lo : b.load_lo, &bhi = store ? b.store_hi : b.load_hi;
         if (!known) {
@@ -540,12 +542,12 @@ private:
             return;
         }
         if (bhi < blo) {
-            blo = *lo;
-            bhi = *hi;
+            blo = lo;
+            bhi = hi;
             return;
         }
-        blo = std::min(blo, *lo);
-        bhi = std::max(bhi, *hi);
+        blo = std::min(blo, lo);
+        bhi = std::max(bhi, hi);
     }
 
     // A global access of `lanes` elements, `active` of them enabled.

@@ -67,6 +67,7 @@ void refuse_update(const MatrixStage &ms, const Provide *p, const std::string &w
                                   : "bfloat16, float16 (converted to float32) or float32")
                << ".";
     internal_error << "unreachable";
+    __builtin_unreachable(); // (each error above throws)
 }
 
 MatrixUpdate match_matrix_update(const MatrixStage &ms, const For *outer) {

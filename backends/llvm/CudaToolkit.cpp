@@ -121,7 +121,10 @@ std::vector<KernelResources> assemble_ptx(const std::string &ptx, const std::str
             continue;
         }
         if (std::regex_search(line, m, std::regex("Compiling entry function '([^']+)'"))) {
-            result.push_back({m[1], arch});
+            KernelResources k;
+            k.kernel = m[1];
+            k.arch = arch;
+            result.push_back(k);
             continue;
         }
         if (result.empty()) continue;

@@ -62,7 +62,6 @@ template <typename T> void check_patterns(int lanes, unsigned seed) {
         {"stride -2", [&](Var x) { return in(300 - 2 * x); },
          [&](int i) { return at(300 - 2 * i); }},
     };
-    int count = 0;
     for (const Pattern &p : patterns) {
         Var x("x"), xo("xo"), xi("xi");
         Func f("f");
