@@ -19,6 +19,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <regex>
 #include <set>
 
@@ -165,6 +166,34 @@ TEST(KernelAccesses, UnrolledUpdateKeepsItsPointInARegister) {
     EXPECT_EQ(bytes_loaded(k, "in"), int64_t(W) * R * 4) << k.to_string();
 }
 
+// C(j, i) = init + the sum over k of A(k.x, i) * B(j, k.x), each row k.y of a 2-D k weighted
+// k.y + 1, with a thread per point of C: run on the simulator and checked against a plain loop
+// over `steps` points of k.x and `reps` rows. The profile of the update's launch.
+KernelProfile run_product(const Buffer<float> &A, const Buffer<float> &B, const RDom &k, bool two_d,
+                          float init, int steps, int reps) {
+    const int M = A.extent(1), N = B.extent(0);
+    Var j("j"), i("i"), bj("bj"), bi("bi"), tj("tj"), ti("ti");
+    Func C("C");
+    C(j, i) = init;
+    Expr term = A(k.x, i) * B(j, k.x);
+    C(j, i) += two_d ? term * cast<float>(k.y + 1) : term;
+    C.gpu_tile(j, i, bj, bi, tj, ti, 16, 8);
+    C.update().gpu_tile(j, i, bj, bi, tj, ti, 16, 8);
+    Buffer<float> out;
+    KernelProfile prof = run_one_launch(C, {N, M}, &out);
+    for (int r = 0; r < M; r++) {
+        for (int c = 0; c < N; c++) {
+            double want = init;
+            for (int t = 0; t < reps; t++)
+                for (int q = 0; q < steps; q++)
+                    want += double(A(q, r)) * double(B(c, q)) * (t + 1);
+            EXPECT_NEAR(out(c, r), want, 1e-3) << "at " << c << ", " << r;
+            if (std::fabs(out(c, r) - want) > 1e-3) return prof;
+        }
+    }
+    return prof;
+}
+
 // A matrix product as a new user writes it first: each thread owns a point of C and runs the
 // serial reduction loop over k. C(i, j) is read and written at every k in the IR as written;
 // the kernel loads it once and stores it once, and so does the IR the simulator counts.
@@ -173,24 +202,7 @@ TEST(KernelAccesses, SerialReductionLoopKeepsItsPointInARegister) {
     Buffer<float> A({K, M}, "A"), B({N, K}, "B");
     aicf_test::fill_random(A, -1.0, 1.0, 5);
     aicf_test::fill_random(B, -1.0, 1.0, 6);
-    Var j("j"), i("i"), bj("bj"), bi("bi"), tj("tj"), ti("ti");
-    RDom k(0, K);
-    Func C("C");
-    C(j, i) = 0.0f;
-    C(j, i) += A(k, i) * B(j, k);
-    C.gpu_tile(j, i, bj, bi, tj, ti, 16, 8);
-    C.update().gpu_tile(j, i, bj, bi, tj, ti, 16, 8);
-
-    Buffer<float> out;
-    KernelProfile prof = run_one_launch(C, {N, M}, &out);
-    for (int r = 0; r < M; r++) {
-        for (int c = 0; c < N; c++) {
-            double want = 0;
-            for (int q = 0; q < K; q++)
-                want += double(A(q, r)) * double(B(c, q));
-            ASSERT_NEAR(out(c, r), want, 1e-4) << "at " << c << ", " << r;
-        }
-    }
+    KernelProfile prof = run_product(A, B, RDom(0, K), false, 0.0f, K, 1);
     // The update's launch: every point read once and written once (its threads past the
     // edge are guarded off), A and B K times per point.
     EXPECT_EQ(bytes_loaded(prof, "C"), int64_t(M) * N * 4) << prof.to_string();
@@ -201,65 +213,30 @@ TEST(KernelAccesses, SerialReductionLoopKeepsItsPointInARegister) {
 
 // The same with the reduction's length known only at run time (a Param, or an input's
 // extent): the point is kept in a register under the condition that the loop runs at all, so
-// a loop of no steps neither loads nor stores it.
+// a loop of no steps neither loads nor stores it; and around a nest of two such loops (a 2-D
+// RDom of run-time extents).
 TEST(KernelAccesses, RunTimeLengthReductionKeepsItsPointInARegister) {
     const int M = 37, N = 45, K = 29;
     Buffer<float> A({K, M}, "A"), B({N, K}, "B");
     aicf_test::fill_random(A, -1.0, 1.0, 7);
     aicf_test::fill_random(B, -1.0, 1.0, 8);
-    for (int steps : {K, 0}) {
-        SCOPED_TRACE(std::to_string(steps) + " steps");
-        Param<int> length("length");
-        length.set(steps);
-        Var j("j"), i("i"), bj("bj"), bi("bi"), tj("tj"), ti("ti");
-        RDom k(0, length);
-        Func C("C");
-        C(j, i) = 0.25f;
-        C(j, i) += A(k, i) * B(j, k);
-        C.gpu_tile(j, i, bj, bi, tj, ti, 16, 8);
-        C.update().gpu_tile(j, i, bj, bi, tj, ti, 16, 8);
-        Buffer<float> out;
-        KernelProfile prof = run_one_launch(C, {N, M}, &out);
-        for (int r = 0; r < M; r++) {
-            for (int c = 0; c < N; c++) {
-                double want = 0.25;
-                for (int q = 0; q < steps; q++)
-                    want += double(A(q, r)) * double(B(c, q));
-                ASSERT_NEAR(out(c, r), want, 1e-4) << "at " << c << ", " << r;
+    for (bool two_d : {false, true}) {
+        for (int steps : {K, 0}) {
+            SCOPED_TRACE(std::to_string(steps) + (two_d ? " repetitions of the rows" : " steps"));
+            // (A 2-D k: K points of k.x in each of 3 rows, or none.)
+            const int reps = two_d ? (steps ? 3 : 0) : 1;
+            Param<int> length("length"), times("times");
+            length.set(two_d ? K : steps);
+            times.set(reps);
+            RDom k = two_d ? RDom(0, length, 0, times) : RDom(0, length);
+            KernelProfile prof = run_product(A, B, k, two_d, 0.25f, two_d ? K : steps, reps);
+            const int64_t points = steps ? int64_t(M) * N * 4 : 0;
+            EXPECT_EQ(bytes_loaded(prof, "C"), points) << prof.to_string();
+            EXPECT_EQ(bytes_stored(prof, "C"), points) << prof.to_string();
+            if (!two_d) {
+                EXPECT_EQ(bytes_loaded(prof, "A"), int64_t(M) * N * steps * 4) << prof.to_string();
             }
         }
-        const int64_t points = steps ? int64_t(M) * N * 4 : 0;
-        EXPECT_EQ(bytes_loaded(prof, "C"), points) << prof.to_string();
-        EXPECT_EQ(bytes_stored(prof, "C"), points) << prof.to_string();
-        EXPECT_EQ(bytes_loaded(prof, "A"), int64_t(M) * N * steps * 4) << prof.to_string();
-    }
-    // A nest of two such loops (a 2-D RDom of run-time extents): kept around the whole nest.
-    for (int reps : {3, 0}) {
-        SCOPED_TRACE(std::to_string(reps) + " repetitions");
-        Param<int> length("length"), times("times");
-        length.set(K);
-        times.set(reps);
-        Var j("j"), i("i"), bj("bj"), bi("bi"), tj("tj"), ti("ti");
-        RDom k(0, length, 0, times);
-        Func C("C");
-        C(j, i) = 0.25f;
-        C(j, i) += A(k.x, i) * B(j, k.x) * cast<float>(k.y + 1);
-        C.gpu_tile(j, i, bj, bi, tj, ti, 16, 8);
-        C.update().gpu_tile(j, i, bj, bi, tj, ti, 16, 8);
-        Buffer<float> out;
-        KernelProfile prof = run_one_launch(C, {N, M}, &out);
-        for (int r = 0; r < M; r++) {
-            for (int c = 0; c < N; c++) {
-                double want = 0.25;
-                for (int t = 0; t < reps; t++)
-                    for (int q = 0; q < K; q++)
-                        want += double(A(q, r)) * double(B(c, q)) * (t + 1);
-                ASSERT_NEAR(out(c, r), want, 1e-3) << "at " << c << ", " << r;
-            }
-        }
-        const int64_t points = reps ? int64_t(M) * N * 4 : 0;
-        EXPECT_EQ(bytes_loaded(prof, "C"), points) << prof.to_string();
-        EXPECT_EQ(bytes_stored(prof, "C"), points) << prof.to_string();
     }
 }
 
