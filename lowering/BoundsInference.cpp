@@ -439,7 +439,11 @@ private:
         std::vector<Stmt> checks;
         // A histogram's bins, or any point an update reaches beyond the consumers' region, are
         // needed too: a bound_extent() counts from the first of them.
-        const Box reach = update_region(*f, stage_stmts(produce), box);
+        bool from_first = false; // a bound_extent() of f counting from its first point
+        for (const RegionConstraint &c : f->schedule().region_constraints)
+            from_first = from_first || (c.extent.defined() && !c.min.defined());
+        const Box reach =
+            from_first && f->stages() > 1 ? update_region(*f, stage_stmts(produce), box) : box;
         box = constrain_region(*f, box, checks, false, &reach);
         Box region = update_region(*f, stage_stmts(produce), box);
         keep_updates_inside_bounds(*f, region, checks);
