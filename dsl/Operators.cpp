@@ -5,7 +5,9 @@
 #include "dsl/ir/IRPrinter.h"
 
 #include <cmath>
+#include <limits>
 #include <optional>
+#include <string>
 
 namespace aicf {
 
@@ -55,13 +57,17 @@ void match_types(Expr &a, Expr &b, const char *op) {
 
 namespace {
 
-Expr int_literal(Type t, int v, const char *op) {
+// The integer literal `bits` (read as signed or unsigned) as a constant of type t.
+Expr int_literal(Type t, uint64_t bits, bool is_signed, const char *op) {
+    bool above_int64 = !is_signed && bits > uint64_t(std::numeric_limits<int64_t>::max());
+    int64_t v = static_cast<int64_t>(bits);
+    std::string text = is_signed ? std::to_string(v) : std::to_string(bits);
     if (t.is_float()) {
         // float16 ends at 65504: a larger constant would become infinity.
-        Expr c = make_const(t, static_cast<double>(v));
+        Expr c = make_const(t, is_signed ? static_cast<double>(v) : static_cast<double>(bits));
         auto f = as_const_float(c);
         user_assert(!f || std::isfinite(*f))
-            << "The integer constant " << v << " does not fit in " << to_string(t.element_of())
+            << "The integer constant " << text << " does not fit in " << to_string(t.element_of())
             << " (it would be infinity), the type of the other operand of " << op
             << ". Cast one side explicitly.";
         return c;
@@ -69,10 +75,12 @@ Expr int_literal(Type t, int v, const char *op) {
     // Against a bool, 0 and 1 are false and true (arithmetic on bools is refused by the
     // operator itself); another integer fits in no bool (C++ would compare flag == 2 as an
     // int, never true).
-    user_assert(t.element_of().can_represent(int64_t(v)))
-        << "The integer constant " << v << " does not fit in " << to_string(t.element_of())
-        << ", the type of the other operand of " << op << ". Cast one side explicitly.";
-    return make_const(t, int64_t(v));
+    bool fits = above_int64 ? t.element_of() == UInt(64) : t.element_of().can_represent(v);
+    user_assert(fits) << "The integer constant " << text << " does not fit in "
+                      << to_string(t.element_of()) << ", the type of the other operand of " << op
+                      << ". Cast one side explicitly.";
+    if (above_int64) return broadcast(UIntImm::make(UInt(64), bits), t.lanes);
+    return make_const(t, v);
 }
 
 void float_literal(Expr &a, double v, Expr &lit) {
@@ -119,14 +127,6 @@ Expr float_call(Intrinsic op, std::vector<Expr> args) {
 
 // The overloads with a C++ literal on one side: the literal takes the Expr's type.
 #define AICF_DEFINE_LITERAL_OPS(OP, NAME, RESULT)                                                  \
-    RESULT operator OP(Expr a, int b) {                                                            \
-        check_numeric(a, NAME);                                                                    \
-        return a OP int_literal(a.type(), b, NAME);                                                \
-    }                                                                                              \
-    RESULT operator OP(int a, Expr b) {                                                            \
-        check_numeric(b, NAME);                                                                    \
-        return int_literal(b.type(), a, NAME) OP b;                                                \
-    }                                                                                              \
     RESULT operator OP(Expr a, double b) {                                                         \
         check_numeric(a, NAME);                                                                    \
         Expr lit;                                                                                  \
@@ -239,9 +239,9 @@ AICF_DEFINE_BITWISE(|, bitwise_or, "|")
 AICF_DEFINE_BITWISE(^, bitwise_xor, "^")
 #undef AICF_DEFINE_BITWISE
 
-Expr detail::int_literal_like(const Expr &other, int v, const char *op) {
+Expr detail::int_literal_like(const Expr &other, uint64_t bits, bool is_signed, const char *op) {
     check_numeric(other, op);
-    return int_literal(other.type(), v, op);
+    return int_literal(other.type(), bits, is_signed, op);
 }
 
 Expr operator~(Expr a) {

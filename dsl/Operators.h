@@ -5,7 +5,8 @@
 // functions, with Halide's type rules:
 //  - int op float -> float; narrower op wider -> wider; signed op unsigned -> signed of the
 //    wider width; a scalar op a vector broadcasts the scalar.
-//  - A C++ int literal takes the other operand's type (and must fit in it), for the
+//  - A C++ integer literal (of any integer type: 3, 3u, int64_t(3), size_t(3), or a bool)
+//    takes the other operand's type and must fit in it (a CompileError otherwise), for the
 //    arithmetic, comparison and bitwise operators, min, max and select; a C++ float or
 //    double literal makes an integer operand float32.
 
@@ -62,10 +63,28 @@ Expr operator~(Expr a);
 Expr operator<<(Expr a, Expr b);
 Expr operator>>(Expr a, Expr b);
 
+namespace detail {
+// A C++ integer (or bool) used as a literal operand.
+template <typename T> using IntegerLiteral = std::enable_if_t<std::is_integral<T>::value, int>;
+template <typename T> using ExactlyInt = std::enable_if_t<std::is_same<T, int>::value, int>;
+// The integer literal v as an Expr of other's type (a CompileError naming `op` if it does not
+// fit). The bits are v's, read as a signed or an unsigned 64-bit integer.
+Expr int_literal_like(const Expr &other, uint64_t bits, bool is_signed, const char *op);
+template <typename T> Expr literal_like(const Expr &other, T v, const char *op) {
+    return int_literal_like(other, static_cast<uint64_t>(v), std::is_signed<T>::value, op);
+}
+} // namespace detail
+
 // Literal operands: the literal adopts the Expr's type where it can.
 #define AICF_LITERAL_OPS(OP, RESULT)                                                               \
-    RESULT operator OP(Expr a, int b);                                                             \
-    RESULT operator OP(int a, Expr b);                                                             \
+    template <typename T, detail::IntegerLiteral<T> = 0> RESULT operator OP(Expr a, T b) {         \
+        Expr lit = detail::literal_like(a, b, #OP);                                                \
+        return std::move(a) OP std::move(lit);                                                     \
+    }                                                                                              \
+    template <typename T, detail::IntegerLiteral<T> = 0> RESULT operator OP(T a, Expr b) {         \
+        Expr lit = detail::literal_like(b, a, #OP);                                                \
+        return std::move(lit) OP std::move(b);                                                     \
+    }                                                                                              \
     RESULT operator OP(Expr a, float b);                                                           \
     RESULT operator OP(float a, Expr b);                                                           \
     RESULT operator OP(Expr a, double b);                                                          \
@@ -100,21 +119,13 @@ Expr select(Expr c1, Expr a, Expr c2, Expr b, Expr otherwise);
 Expr min(Expr a, Expr b);
 Expr max(Expr a, Expr b);
 
-namespace detail {
-// Overloads for an operand that is exactly a C++ int: one converted from int64_t or size_t
-// would be cut to 32 bits, so those keep the Expr overloads (and their own type).
-template <typename T> using ExactlyInt = std::enable_if_t<std::is_same<T, int>::value, int>;
-// The int literal v as an Expr of other's type (a CompileError naming `op` if it does not fit).
-Expr int_literal_like(const Expr &other, int v, const char *op);
-} // namespace detail
-
 #define AICF_INT_LITERAL_OVERLOADS(NAME, CALL, TEXT)                                               \
-    template <typename T, detail::ExactlyInt<T> = 0> Expr NAME(Expr a, T b) {                      \
-        Expr lit = detail::int_literal_like(a, b, TEXT);                                           \
+    template <typename T, detail::IntegerLiteral<T> = 0> Expr NAME(Expr a, T b) {                  \
+        Expr lit = detail::literal_like(a, b, TEXT);                                               \
         return CALL(std::move(a), std::move(lit));                                                 \
     }                                                                                              \
-    template <typename T, detail::ExactlyInt<T> = 0> Expr NAME(T a, Expr b) {                      \
-        Expr lit = detail::int_literal_like(b, a, TEXT);                                           \
+    template <typename T, detail::IntegerLiteral<T> = 0> Expr NAME(T a, Expr b) {                  \
+        Expr lit = detail::literal_like(b, a, TEXT);                                               \
         return CALL(std::move(lit), std::move(b));                                                 \
     }
 AICF_INT_LITERAL_OVERLOADS(operator&, operator&, "&")
@@ -123,14 +134,15 @@ AICF_INT_LITERAL_OVERLOADS(operator^, operator^, "^")
 AICF_INT_LITERAL_OVERLOADS(min, min, "min")
 AICF_INT_LITERAL_OVERLOADS(max, max, "max")
 #undef AICF_INT_LITERAL_OVERLOADS
-template <typename T, detail::ExactlyInt<T> = 0> Expr select(Expr c, Expr a, T b) {
-    Expr lit = detail::int_literal_like(a, b, "select");
+template <typename T, detail::IntegerLiteral<T> = 0> Expr select(Expr c, Expr a, T b) {
+    Expr lit = detail::literal_like(a, b, "select");
     return select(std::move(c), std::move(a), std::move(lit));
 }
-template <typename T, detail::ExactlyInt<T> = 0> Expr select(Expr c, T a, Expr b) {
-    Expr lit = detail::int_literal_like(b, a, "select");
+template <typename T, detail::IntegerLiteral<T> = 0> Expr select(Expr c, T a, Expr b) {
+    Expr lit = detail::literal_like(b, a, "select");
     return select(std::move(c), std::move(lit), std::move(b));
 }
+// Two int literals are two int32 Exprs.
 template <typename T, typename U, detail::ExactlyInt<T> = 0, detail::ExactlyInt<U> = 0>
 Expr select(Expr c, T a, U b) {
     return select(std::move(c), Expr(a), Expr(b));

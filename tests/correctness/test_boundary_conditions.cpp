@@ -363,3 +363,51 @@ TEST(Operators, ConditionsWithBoolsAndConstantsThatDoNotFit) {
     EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] { small(x) += 300; }),
                     "the constant 300 does not fit in int8, the type of small");
 }
+
+// A literal of any C++ integer type takes the other operand's type, as an int does: a uint32
+// hash constant, a size_t count and a uint64 past INT64_MAX, each checked against the same
+// arithmetic in C++ on random inputs; one that does not fit is refused.
+TEST(Operators, LiteralsOfEveryIntegerType) {
+    const int n = 37;
+    Buffer<uint32_t> u({n}, "u");
+    Buffer<uint64_t> w({n}, "w");
+    std::mt19937_64 rng(11);
+    for (int i = 0; i < n; i++) {
+        u(i) = uint32_t(rng());
+        w(i) = rng();
+    }
+    Var x("x");
+    const Expr h = u(x) * 0x9E3779B1u;
+    EXPECT_EQ(h.type(), UInt(32));
+    EXPECT_EQ((x + size_t(3)).type(), Int(32));
+    EXPECT_EQ((int64_t(2) * x).type(), Int(32));
+    Func f("f"), g("g"), k("k");
+    f(x) =
+        (h ^ (h >> 15)) + min(u(x), 4000000000u) - select(u(x) > 3000000000u, u(x) & 0xFFFFu, 7u);
+    g(x) = select(w(x) >= 0xFFFFFFFF00000000ull, w(x) + 0x8000000000000001ull, w(x) / 3ull);
+    k(x) = select(x * int64_t(5) + size_t(2) < 60, 1, 0) + select(u(x) != 0u, 10, 0);
+    f.vectorize(x, 8);
+    Buffer<uint32_t> rf = f.realize({n});
+    Buffer<uint64_t> rg = g.realize({n});
+    Buffer<int> rk = k.realize({n});
+    for (int i = 0; i < n; i++) {
+        const uint32_t hi = u(i) * 0x9E3779B1u;
+        const uint32_t m = u(i) < 4000000000u ? u(i) : 4000000000u;
+        EXPECT_EQ(rf(i), (hi ^ (hi >> 15)) + m - (u(i) > 3000000000u ? u(i) & 0xFFFFu : 7u)) << i;
+        EXPECT_EQ(rg(i), w(i) >= 0xFFFFFFFF00000000ull ? w(i) + 0x8000000000000001ull : w(i) / 3)
+            << i;
+        EXPECT_EQ(rk(i), (i * 5 + 2 < 60 ? 1 : 0) + (u(i) != 0 ? 10 : 0)) << i;
+    }
+
+    Func bad("bad");
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] { bad(x) = x + (int64_t(1) << 40); }),
+                    "The integer constant 1099511627776 does not fit in int32, the type of the "
+                    "other operand of +");
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>(
+                        [&] { bad(x) = cast<int64_t>(x) < 0xFFFFFFFFFFFFFFFFull; }),
+                    "The integer constant 18446744073709551615 does not fit in int64");
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] { bad(x) = u(x) & -1; }),
+                    "The integer constant -1 does not fit in uint32");
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] { bad(x) = cast<uint8_t>(x) + 300u; }),
+                    "The integer constant 300 does not fit in uint8");
+}

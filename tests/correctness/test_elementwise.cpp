@@ -153,8 +153,8 @@ TEST(Elementwise, TypesMixAsHalideDoes) {
     }
 }
 
-// An int literal takes the other operand's type for the bitwise operators, min, max and select
-// as for arithmetic (Halide's rule): uint8 arithmetic after them still wraps in 8 bits. A
+// An integer literal takes the other operand's type for the bitwise operators, min, max and
+// select as for arithmetic (Halide's rule): uint8 arithmetic after them still wraps in 8 bits. A
 // literal that does not fit is refused, and so is a clamp bound.
 TEST(Elementwise, IntLiteralsTakeTheOtherOperandsType) {
     Buffer<uint8_t> a({256}, "lit_a");
@@ -167,8 +167,11 @@ TEST(Elementwise, IntLiteralsTakeTheOtherOperandsType) {
     EXPECT_EQ(max(7, a(x)).type(), UInt(8));
     EXPECT_EQ(select(a(x) > 3, a(x), 0).type(), UInt(8));
     EXPECT_EQ(select(a(x) > 3, 1, 0).type(), Int(32));
-    // A C++ int64 keeps its own type (it is not cut to an int).
-    EXPECT_EQ(max(Expr(x), int64_t(1) << 40).type(), Int(64));
+    // A C++ int64 literal too: one that does not fit is refused, never cut to 32 bits.
+    EXPECT_EQ(max(Expr(x), int64_t(7)).type(), Int(32));
+    EXPECT_THROW(max(Expr(x), int64_t(1) << 40), CompileError);
+    EXPECT_EQ(max(cast<int64_t>(x), int64_t(1) << 40).type(), Int(64));
+    EXPECT_EQ(max(Expr(x), Expr(int64_t(1) << 40)).type(), Int(64));
     Func f("lit_f");
     f(x) = Tuple(((a(x) ^ 0xff) + 1) >> 1, max(a(x), 200) + 100, select(a(x) > 9, a(x), 250) + 10,
                  (a(x) & 0x0f) | 0x30);
