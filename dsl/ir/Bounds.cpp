@@ -732,6 +732,16 @@ private:
                 Expr p = make_const(arg.type(), int64_t(1) << *c);
                 result = get(op->intrinsic == Intrinsic::shift_right ? Div::make(arg, p)
                                                                      : Mul::make(arg, p));
+                // Right, whatever the value: the type's range shifted (int32 >> 24 lies in
+                // [-128, 127]), though int32 arithmetic is otherwise taken as unbounded.
+                if (op->intrinsic == Intrinsic::shift_right && t.bits <= 64) {
+                    if (!result.min.defined())
+                        result.min = make_const(t, t.is_int() ? t.min_int() >> *c : int64_t(0));
+                    if (!result.max.defined()) {
+                        result.max = make_const(t, t.is_int() ? t.max_int() >> *c
+                                                              : int64_t(t.max_uint() >> *c));
+                    }
+                }
                 return;
             }
             // Right by any amount of at least 0: toward 0 from a non-negative value, toward

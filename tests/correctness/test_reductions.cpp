@@ -5,6 +5,7 @@
 #include <Eigen/Dense>
 
 #include <cmath>
+#include <random>
 #include <vector>
 
 using namespace aicf;
@@ -309,6 +310,33 @@ TEST(Reduction, HistogramWithDataDependentIndex) {
     std::vector<int> ref(256, 0);
     for (int i = 0; i < N; i++)
         ref[in(i)]++;
+    for (int i = 0; i < 256; i++)
+        EXPECT_EQ(out(i), ref[i]) << i;
+}
+
+// The top byte of an int32 key, key >> 24, lies in [-128, 127] whatever the key: a histogram
+// of it and a table read by it need no clamp.
+TEST(Reduction, HistogramOfTheTopByteOfInt32Keys) {
+    const int N = 1001;
+    Buffer<int32_t> keys(N);
+    Buffer<float> table(256);
+    std::mt19937 rng(23);
+    for (int i = 0; i < N; i++)
+        keys(i) = int32_t(rng());
+    fill_random(table, -1.0, 1.0, 24);
+    RDom r(0, N, "r");
+    Func hist("hist"), gather("gather");
+    Var b("b"), x("x");
+    hist(b) = 0;
+    hist((keys(r) >> 24) + 128) += 1;
+    gather(x) = table((keys(x) >> 24) + 128) * 2.0f;
+    Buffer<int> out = hist.realize({256});
+    Buffer<float> g = gather.realize({N});
+    std::vector<int> ref(256, 0);
+    for (int i = 0; i < N; i++) {
+        ref[(keys(i) >> 24) + 128]++;
+        EXPECT_EQ(g(i), table((keys(i) >> 24) + 128) * 2.0f) << i;
+    }
     for (int i = 0; i < 256; i++)
         EXPECT_EQ(out(i), ref[i]) << i;
 }
