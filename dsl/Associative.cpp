@@ -33,21 +33,6 @@ bool is_exp_of(const Expr &e, const Expr &arg) {
     return c && c->is_intrinsic(Intrinsic::exp) && c->args.size() == 1 && equal(c->args[0], arg);
 }
 
-// Whether `s` is self1 * exp(self0 - m') + exp(x - m'), in either operand order.
-bool is_rescaled_sum(const Expr &s, const Expr &self0, const Expr &self1, const Expr &x,
-                     const Expr &new_max) {
-    const Add *add = s.as<Add>();
-    if (!add) return false;
-    for (int flip = 0; flip < 2; flip++) {
-        const Expr &scaled = flip ? add->b : add->a, &fresh = flip ? add->a : add->b;
-        const Mul *mul = scaled.as<Mul>();
-        if (!mul || !is_exp_of(fresh, Sub::make(x, new_max))) continue;
-        Expr e = Call::make(self0.type(), Intrinsic::exp, {Sub::make(self0, new_max)});
-        if (matches_commutative(scaled, IRNodeType::Mul, self1, e)) return true;
-    }
-    return false;
-}
-
 struct Self {
     const std::string &func;
     const std::vector<Expr> &args;
@@ -70,33 +55,37 @@ struct Self {
     }
 
     // The element-wise pattern op(self_i, x) or op(x, self_i).
-    bool match_binary(const Expr &v, int i, IRNodeType &op, Expr &x) const {
+    bool match_binary(const Expr &v, int i, Combiner &op, Expr &x) const {
         Expr a, b;
-        op = v.node_type();
-        switch (op) {
-        case IRNodeType::Add:
-            a = v.as<Add>()->a, b = v.as<Add>()->b;
-            break;
-        case IRNodeType::Mul:
-            a = v.as<Mul>()->a, b = v.as<Mul>()->b;
-            break;
-        case IRNodeType::Min:
-            a = v.as<Min>()->a, b = v.as<Min>()->b;
-            break;
-        case IRNodeType::Max:
-            a = v.as<Max>()->a, b = v.as<Max>()->b;
-            break;
-        case IRNodeType::Sub: {
+        if (const Add *n = v.as<Add>()) {
+            op = Combiner::Add, a = n->a, b = n->b;
+        } else if (const Mul *n = v.as<Mul>()) {
+            op = Combiner::Mul, a = n->a, b = n->b;
+        } else if (const Min *n = v.as<Min>()) {
+            op = Combiner::Min, a = n->a, b = n->b;
+        } else if (const Max *n = v.as<Max>()) {
+            op = Combiner::Max, a = n->a, b = n->b;
+        } else if (const And *n = v.as<And>()) {
+            op = Combiner::And, a = n->a, b = n->b;
+        } else if (const Or *n = v.as<Or>()) {
+            op = Combiner::Or, a = n->a, b = n->b;
+        } else if (const Call *c = v.as<Call>(); c && c->args.size() == 2 &&
+                                                 (c->is_intrinsic(Intrinsic::bitwise_and) ||
+                                                  c->is_intrinsic(Intrinsic::bitwise_or) ||
+                                                  c->is_intrinsic(Intrinsic::bitwise_xor))) {
+            op = c->is_intrinsic(Intrinsic::bitwise_and)  ? Combiner::BitAnd
+                 : c->is_intrinsic(Intrinsic::bitwise_or) ? Combiner::BitOr
+                                                          : Combiner::BitXor;
+            a = c->args[0], b = c->args[1];
+        } else if (const Sub *sub = v.as<Sub>()) {
             // self - b is self + (-b) (f -= e): a sum of the negated values. For floats
             // -0.0 - b negates b exactly, zeros included.
-            const Sub *sub = v.as<Sub>();
             if (!is(sub->a, i) || mentioned_in(sub->b)) return false;
             const Type t = sub->b.type();
-            op = IRNodeType::Add;
+            op = Combiner::Add;
             x = Sub::make(t.is_float() ? make_const(t, -0.0) : make_zero(t), sub->b);
             return true;
-        }
-        default:
+        } else {
             return false;
         }
         if (is(a, i) && !mentioned_in(b))
@@ -120,30 +109,88 @@ struct Self {
     }
 };
 
-Expr combine(IRNodeType op, const Expr &a, const Expr &b) {
-    switch (op) {
-    case IRNodeType::Add:
-        return Add::make(a, b);
-    case IRNodeType::Mul:
-        return Mul::make(a, b);
-    case IRNodeType::Min:
-        return Min::make(a, b);
-    default:
-        return Max::make(a, b);
+// Whether `s` is self_i * exp(self0 - m') + exp(x - m'), or that with the last term times a
+// weight w that reads no current value (exp(x - m') * w), in either operand order: `weight`
+// is then w (undefined for none).
+bool is_rescaled_sum(const Expr &s, const Expr &self0, const Expr &self_i, const Expr &x,
+                     const Expr &new_max, const Self &self, Expr &weight) {
+    const Add *add = s.as<Add>();
+    if (!add) return false;
+    const Expr shifted = Sub::make(x, new_max);
+    for (int flip = 0; flip < 2; flip++) {
+        const Expr &scaled = flip ? add->b : add->a, &fresh = flip ? add->a : add->b;
+        const Mul *mul = scaled.as<Mul>();
+        if (!mul) continue;
+        Expr w;
+        if (!is_exp_of(fresh, shifted)) {
+            const Mul *weighted = fresh.as<Mul>();
+            if (!weighted) continue;
+            if (is_exp_of(weighted->a, shifted))
+                w = weighted->b;
+            else if (is_exp_of(weighted->b, shifted))
+                w = weighted->a;
+            else
+                continue;
+            if (self.mentioned_in(w)) continue;
+        }
+        Expr e = Call::make(self0.type(), Intrinsic::exp, {Sub::make(self0, new_max)});
+        if (matches_commutative(scaled, IRNodeType::Mul, self_i, e)) {
+            weight = w;
+            return true;
+        }
     }
+    return false;
 }
 
-Expr identity_of(IRNodeType op, Type t) {
+Expr combine(Combiner op, const Expr &a, const Expr &b) {
+    auto bitwise = [&](Intrinsic i) {
+        return Call::make(a.type(), i, {a, b}, Call::PureIntrinsic);
+    };
     switch (op) {
-    case IRNodeType::Add:
-        return make_zero(t);
-    case IRNodeType::Mul:
-        return make_one(t);
-    case IRNodeType::Min:
-        return type_max(t);
-    default:
-        return type_min(t);
+    case Combiner::Add:
+        return Add::make(a, b);
+    case Combiner::Mul:
+        return Mul::make(a, b);
+    case Combiner::Min:
+        return Min::make(a, b);
+    case Combiner::Max:
+        return Max::make(a, b);
+    case Combiner::And:
+        return And::make(a, b);
+    case Combiner::Or:
+        return Or::make(a, b);
+    case Combiner::BitAnd:
+        return bitwise(Intrinsic::bitwise_and);
+    case Combiner::BitOr:
+        return bitwise(Intrinsic::bitwise_or);
+    case Combiner::BitXor:
+        return bitwise(Intrinsic::bitwise_xor);
     }
+    internal_error << "combine of an unknown Combiner";
+    return Expr();
+}
+
+Expr identity_of(Combiner op, Type t) {
+    switch (op) {
+    case Combiner::Add:
+    case Combiner::Or:
+    case Combiner::BitOr:
+    case Combiner::BitXor:
+        return make_zero(t); // false for bools
+    case Combiner::Mul:
+        return make_one(t);
+    case Combiner::Min:
+        return type_max(t);
+    case Combiner::Max:
+        return type_min(t);
+    case Combiner::And:
+        return make_one(t); // true
+    case Combiner::BitAnd:
+        // Every bit set: -1 of a signed type, the largest value of an unsigned one (true).
+        return t.is_int() ? make_const(t, int64_t(-1)) : type_max(t);
+    }
+    internal_error << "identity of an unknown Combiner";
+    return Expr();
 }
 
 } // namespace
@@ -260,8 +307,9 @@ std::vector<Expr> AssociativeUpdate::merge(const std::vector<Expr> &current,
                                 Mul::make(sum, Call::make(t, Intrinsic::exp, {Sub::make(max, m)})));
         };
         values.push_back(m);
-        values.push_back(
-            Add::make(rescale(current[1], current[0]), rescale(incoming[1], incoming[0])));
+        for (size_t i = 1; i < current.size(); i++)
+            values.push_back(
+                Add::make(rescale(current[i], current[0]), rescale(incoming[i], incoming[0])));
     } else {
         // The same comparison, of the incoming element against the current one.
         const Expr &c = incoming[size_t(compared)], &s = current[size_t(compared)];
@@ -316,9 +364,13 @@ std::vector<Expr> AssociativeUpdate::partial_step(const std::vector<Expr> &curre
     // A point of -inf adds exp(-inf - m') = 0 to any sum whose maximum is a number, and is
     // an empty state of its own: a partial of such points only stays empty (as written, the
     // first would give exp(-inf + inf), NaN).
+    // With a weight w (exp(x - m') * w), the point's sum is w.
     Type t = values[1].type();
-    Expr weight = Select::make(EQ::make(x[0], type_min(x[0].type())), make_zero(t), make_one(t));
-    return merge(current, {x[0], weight});
+    const Expr masked = EQ::make(x[0], type_min(x[0].type()));
+    std::vector<Expr> point = {x[0]};
+    for (size_t i = 1; i < x.size(); i++)
+        point.push_back(Select::make(masked, make_zero(t), x[i]));
+    return merge(current, point);
 }
 
 namespace {
@@ -333,23 +385,33 @@ std::optional<AssociativeUpdate> find_one_form(const std::string &func,
     r.kind = AssociativeUpdate::Binary;
     bool binary = true;
     for (size_t i = 0; i < v.size() && binary; i++) {
-        IRNodeType op;
+        Combiner op;
         Expr x;
         binary = self.match_binary(v[i], int(i), op, x);
         r.ops.push_back(op);
         r.x.push_back(x);
     }
     if (binary) return r;
-    // The streaming softmax pair.
-    if (v.size() == 2 && v[0].type().is_float() && v[0].type() == v[1].type()) {
-        IRNodeType op;
+    // The streaming softmax pair, and its sums beside: {m' = max(m, x), s * exp(m - m') +
+    // exp(x - m'), a * exp(m - m') + exp(x - m') * w, ...} (flash attention's running output).
+    bool rescaled = v.size() >= 2 && v[0].type().is_float();
+    for (size_t i = 1; i < v.size(); i++)
+        rescaled = rescaled && v[i].type() == v[0].type();
+    if (rescaled) {
+        Combiner op;
         Expr x;
-        Expr self0 = self.call(v, 0), self1 = self.call(v, 1);
-        if (self0.defined() && self1.defined() && self.match_binary(v[0], 0, op, x) &&
-            op == IRNodeType::Max && is_rescaled_sum(v[1], self0, self1, x, v[0])) {
+        Expr self0 = self.call(v, 0);
+        rescaled = self0.defined() && self.match_binary(v[0], 0, op, x) && op == Combiner::Max;
+        std::vector<Expr> weights = {x};
+        for (size_t i = 1; rescaled && i < v.size(); i++) {
+            Expr self_i = self.call(v, int(i)), w;
+            rescaled = self_i.defined() && is_rescaled_sum(v[i], self0, self_i, x, v[0], self, w);
+            weights.push_back(w.defined() ? w : make_one(v[0].type()));
+        }
+        if (rescaled) {
             r = AssociativeUpdate();
             r.kind = AssociativeUpdate::RescaledSum;
-            r.x = {x};
+            r.x = weights;
             return r;
         }
     }
@@ -404,7 +466,7 @@ std::optional<AssociativeUpdate> find_one_form(const std::string &func,
     Expr c;               // the comparison
     bool c_keeps = false; // whether c true keeps the current values
     int extreme = -1;     // the element that is max(self, x) or min(self, x), if any
-    IRNodeType extreme_op = IRNodeType::Max;
+    Combiner extreme_op = Combiner::Max;
     for (size_t i = 0; i < v.size(); i++) {
         if (const Select *sel = v[i].as<Select>()) {
             bool keeps = self.is(sel->true_value, int(i));
@@ -420,10 +482,10 @@ std::optional<AssociativeUpdate> find_one_form(const std::string &func,
             r.x[i] = other;
             continue;
         }
-        IRNodeType op;
+        Combiner op;
         Expr x;
         if (extreme >= 0 || !self.match_binary(v[i], int(i), op, x) ||
-            (op != IRNodeType::Max && op != IRNodeType::Min))
+            (op != Combiner::Max && op != Combiner::Min))
             return std::nullopt;
         extreme = int(i);
         extreme_op = op;
@@ -471,7 +533,7 @@ std::optional<AssociativeUpdate> find_one_form(const std::string &func,
         // The relation under which the candidate replaces the current values.
         bool wins_less = c_keeps ? !cand_less : cand_less;
         bool wins_strict = c_keeps ? !strict : strict;
-        if (extreme >= 0 && (extreme != int(j) || (extreme_op == IRNodeType::Max) == wins_less))
+        if (extreme >= 0 && (extreme != int(j) || (extreme_op == Combiner::Max) == wins_less))
             return std::nullopt; // max(self, x) with a candidate that wins by being smaller
         if (nan_candidate.defined()) {
             // The NaN clause about the same candidate and element, the first NaN kept.
@@ -596,9 +658,12 @@ std::vector<std::string> domain_outermost_first(const ReductionDomain &rdom) {
 
 std::string associative_forms(const std::string &func) {
     return func + " = " + func +
-           " op x for op in +, *, min, max (element-wise on Tuples), Tuples updated by "
+           " op x for op in +, *, min, max, && and || of bools, & | ^ of integers "
+           "(element-wise on Tuples), Tuples updated by "
            "select(better, candidate, current) such as argmax (or {max(a, v), select(v < a, i, "
-           "k)}), the streaming softmax pair {m' = max(m, x), s * exp(m - m') + exp(x - m')}, "
+           "k)}), the streaming softmax pair {m' = max(m, x), s * exp(m - m') + exp(x - m')} "
+           "(with more elements after s such as a * exp(m - m') + exp(x - m') * v, flash "
+           "attention's running output), "
            "Welford's {n + 1, m + (x - m) / (n + 1), M + (x - m) * (x - m')} (its count n a "
            "float, or an integer divided as cast<float>(n + 1)), and Tuples whose elements "
            "form groups that read only each other, each group one of these (an argmax pair and "

@@ -16,24 +16,31 @@
 
 namespace aicf {
 
+// The operations a Binary update combines values with: the arithmetic ones, && and || of
+// bools, and the bitwise ones of integers (or bools).
+enum class Combiner { Add, Mul, Min, Max, And, Or, BitAnd, BitOr, BitXor };
+
 struct AssociativeUpdate {
     enum Kind {
-        Binary,      // values[i] = op_i(self_i, x[i]), op_i in +, *, min, max
+        Binary,      // values[i] = op_i(self_i, x[i]), op_i a Combiner
         Replace,     // the candidate x replaces every value where it compares better with
                      // element `compared` (argmax, argmin): values[i] = select(c, x[i], self_i)
                      // or select(c, self_i, x[i]) with one comparison c of x_j and self_j;
                      // element j may also be max(self_j, x_j) or min(self_j, x_j)
-        RescaledSum, // {m' = max(m, x), s * exp(m - m') + exp(x - m')}: a streaming softmax
+        RescaledSum, // {m' = max(m, x), s * exp(m - m') + exp(x - m')}: a streaming softmax,
+                     // with more sums beside s, each a * exp(m - m') + exp(x - m') * w (the
+                     // running output of flash attention)
         Welford,     // {n' = n + 1, m' = m + (x - m) / n', M' = M + (x - m) * (x - m')}: the
                      // count, mean and sum of squared deviations (Welford's algorithm)
         Grouped,     // groups of elements that read only each other's values, each group one
                      // of the forms above (`parts`): an argmax pair beside a count
     } kind = Binary;
-    std::vector<ir::IRNodeType> ops; // Binary
-    std::vector<ir::Expr> x;         // the new values (RescaledSum: one)
-    int compared = 0;                // Replace: the element compared,
-    bool larger_wins = true;         // whether the larger candidate wins,
-    bool ties_to_candidate = false;  // and whether it wins a tie (the later one wins);
+    std::vector<Combiner> ops; // Binary
+    // the new values (RescaledSum: x, then each sum's weight w, 1 where it has none)
+    std::vector<ir::Expr> x;
+    int compared = 0;               // Replace: the element compared,
+    bool larger_wins = true;        // whether the larger candidate wins,
+    bool ties_to_candidate = false; // and whether it wins a tie (the later one wins);
     // whether a NaN candidate beats every number, the first NaN staying (NumPy's argmax and
     // argmin: `c || (is_nan(x_j) && !is_nan(self_j))`, with ties to the earlier candidate)
     bool nan_wins = false;

@@ -449,8 +449,9 @@ Stmt build_stage(const Function &f, int stage) {
             << "variable of the domain). Otherwise each thread must reduce a consecutive run: "
             << "gpu_lanes on the outer loop of split(r, lane, ri, n), or lanes inside a serial "
             << "loop (and for parallel parts, split(r, ro, ri, n) then rfactor(ro, u)).";
-        // Integer sums, products, minima and maxima give the same bits in any order
-        // (wrapping arithmetic is associative and commutative).
+        // Integer sums, products, minima and maxima, and bitwise and logical combinations,
+        // give the same bits in any order (wrapping arithmetic is associative and
+        // commutative).
         bool exact_in_any_order = red && red->kind == AssociativeUpdate::Binary;
         for (const Expr &v : d.values)
             exact_in_any_order = exact_in_any_order && (v.type().is_int() || v.type().is_uint());
@@ -460,7 +461,8 @@ Stmt build_stage(const Function &f, int stage) {
             << "outside the points within them) changes the order of the reduction loops "
             << "(outermost first) from " << reorder
             << ", which changes the order the reduction combines values in (only integer "
-            << "sums, products, minima and maxima may be reordered freely). Keep reduction "
+            << "sums, products, minima, maxima and bitwise operations may be reordered "
+            << "freely). Keep reduction "
             << "variables in their order, use rfactor to reassociate the reduction, or map a "
             << "reduction loop onto gpu_threads or gpu_lanes (a cross-thread reduction, which "
             << "reassociates it).";
@@ -583,7 +585,7 @@ std::vector<Expr> atomic_values(const Function &f, int stage, const std::vector<
     user_assert(red && red->kind == AssociativeUpdate::Binary && values.size() == 1)
         << where << ", atomic() makes each read-modify-write of " << f.name()
         << " one atomic operation, which exists for " << f.name() << "(p) = " << f.name()
-        << "(p) op x with op in +, *, min, max on a single value"
+        << "(p) op x with op in +, *, min, max, & | ^ on a single value"
         << (red && values.size() > 1 ? "; a Tuple has no atomic form. " : ". ")
         << "This update is not of that form: keep its reduction loops serial, or use rfactor.";
     Type t = values[0].type();
@@ -600,10 +602,33 @@ std::vector<Expr> atomic_values(const Function &f, int stage, const std::vector<
     visit_each_distinct<Call>(values[0], [&](const Call *c) {
         if (!self.defined() && c->call_type == Call::Func && c->name == f.name()) self = Expr(c);
     });
-    AtomicOp op = red->ops[0] == IRNodeType::Add   ? AtomicOp::Add
-                  : red->ops[0] == IRNodeType::Mul ? AtomicOp::Mul
-                  : red->ops[0] == IRNodeType::Min ? AtomicOp::Min
-                                                   : AtomicOp::Max;
+    AtomicOp op = AtomicOp::Add;
+    switch (red->ops[0]) {
+    case Combiner::Add:
+        op = AtomicOp::Add;
+        break;
+    case Combiner::Mul:
+        op = AtomicOp::Mul;
+        break;
+    case Combiner::Min:
+        op = AtomicOp::Min;
+        break;
+    case Combiner::Max:
+        op = AtomicOp::Max;
+        break;
+    case Combiner::BitAnd:
+        op = AtomicOp::And;
+        break;
+    case Combiner::BitOr:
+        op = AtomicOp::Or;
+        break;
+    case Combiner::BitXor:
+        op = AtomicOp::Xor;
+        break;
+    case Combiner::And:
+    case Combiner::Or:
+        internal_error << "atomic && or || of bools"; // refused above: bools are no integers
+    }
     return {Call::make(t, Intrinsic::atomic_update,
                        {make_const(Int(32), int64_t(op)), red->x[0], self}, Call::Intrinsic)};
 }

@@ -423,7 +423,8 @@ void CodeGen_LLVM::visit(const Load *op) {
 }
 
 // The store of atomic_update(op, x, current): an atomicrmw where LLVM has the operation
-// (integer add, min, max; float add), else a compare-and-swap loop on the value's bits.
+// (integer add, min, max, and, or, xor; float add), else a compare-and-swap loop on the value's
+// bits.
 void CodeGen_LLVM::store_atomic(const Store *op, const Call *update) {
     Type t = op->value.type();
     internal_assert(t.is_scalar() && is_true(op->predicate)) << "atomic store to " << op->name;
@@ -442,6 +443,9 @@ void CodeGen_LLVM::store_atomic(const Store *op, const Call *update) {
     if (kind == AtomicOp::Add && !half) rmw = t.is_float() ? RMW::FAdd : RMW::Add;
     if (kind == AtomicOp::Min && !t.is_float()) rmw = t.is_int() ? RMW::Min : RMW::UMin;
     if (kind == AtomicOp::Max && !t.is_float()) rmw = t.is_int() ? RMW::Max : RMW::UMax;
+    if (kind == AtomicOp::And) rmw = RMW::And; // bitwise: integers only
+    if (kind == AtomicOp::Or) rmw = RMW::Or;
+    if (kind == AtomicOp::Xor) rmw = RMW::Xor;
     if (rmw) {
         tag_access(builder.CreateAtomicRMW(*rmw, ptr, x, align, order), op->name);
         return;

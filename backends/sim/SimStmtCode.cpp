@@ -295,9 +295,16 @@ private:
             return s ? wrap<true>(a.u * b.u, shift) : wrap<false>(a.u * b.u, shift);
         case ir::AtomicOp::Min:
             return pick(s ? b.i < a.i : b.u < a.u);
-        default:
+        case ir::AtomicOp::Max:
             return pick(s ? b.i > a.i : b.u > a.u);
+        case ir::AtomicOp::And:
+            return s ? wrap<true>(a.u & b.u, shift) : wrap<false>(a.u & b.u, shift);
+        case ir::AtomicOp::Or:
+            return s ? wrap<true>(a.u | b.u, shift) : wrap<false>(a.u | b.u, shift);
+        case ir::AtomicOp::Xor:
+            return s ? wrap<true>(a.u ^ b.u, shift) : wrap<false>(a.u ^ b.u, shift);
         }
+        return a;
     }
 
     AccessShape load, store;

@@ -147,7 +147,7 @@ struct Broadcast : ExprNode<Broadcast> {
 // atomic_update(op, x, current) is the value op(current, x) a Provide or Store writes, with
 // `current` the read of the point it writes: the read, the combination and the write are one
 // atomic operation (op: an AtomicOp).
-enum class AtomicOp : int { Add, Mul, Min, Max };
+enum class AtomicOp : int { Add, Mul, Min, Max, And, Or, Xor }; // And, Or, Xor: bitwise
 // alignment_hint(base, n), as the base of a dense vector access's Ramp: base is a multiple of
 // n elements, so the access is one aligned wide access; n = 0: access it lane by lane.
 // Tensor cores, in kernels (lowering/TensorCores.h has the fragment layouts), each executed

@@ -1803,6 +1803,67 @@ TEST(RFactor, SubtractingUpdates) {
         EXPECT_EQ(hist(b), bins[b]) << b;
 }
 
+// Bitwise and logical reductions are associative: a checksum (^), a mask of the flags seen
+// (|) and of those always set (&), and "any"/"all" of bools, in vectorized and parallel
+// partials through rfactor, as atomic() updates in parallel, and with their reduction loops
+// reordered. Against plain loops.
+TEST(RFactor, BitwiseAndLogicalReductions) {
+    const int N = 1003, R = 5;
+    Buffer<uint32_t> w({N, R}, "w");
+    Buffer<int16_t> h({N}, "h");
+    std::mt19937 rng(46);
+    for (int j = 0; j < R; j++)
+        for (int i = 0; i < N; i++)
+            w(i, j) = uint32_t(rng()) | (j == 2 ? 0x10u : 0u);
+    for (int i = 0; i < N; i++)
+        h(i) = int16_t(rng());
+    Var y("y"), u("u");
+    RVar ko("ko"), ki("ki");
+    RDom k(0, N, "k");
+    Func x_or("x_or"), any_or("any_or"), all_and("all_and"), any("any"), all("all"), hx("hx");
+    x_or(y) = 0u;
+    x_or(y) = x_or(y) ^ w(k, y);
+    any_or(y) = 0u;
+    any_or(y) = (w(k, y) & 0x80000010u) | any_or(y);
+    all_and(y) = 0xFFFFFFFFu;
+    all_and(y) = all_and(y) & (w(k, y) | 0xFFFFFFEFu);
+    any(y) = false;
+    any(y) = any(y) || w(k, y) < 3000000u;
+    all(y) = true;
+    all(y) = (w(k, y) > 8000000u) && all(y);
+    hx() = cast<int16_t>(0);
+    hx() = hx() ^ h(k);
+    x_or.update().split(k, ko, ki, 8).rfactor(ki, u).compute_root().vectorize(u);
+    any_or.update().split(k, ko, ki, 64).rfactor(ko, u).compute_root().parallel(u);
+    all_and.update().atomic().split(k, ko, ki, 100).parallel(ko);
+    any.update().split(k, ko, ki, 16).rfactor(ki, u).compute_root().vectorize(u, 8);
+    all.update().split(k, ko, ki, 7).reorder(ko, ki);
+    hx.update().atomic().split(k, ko, ki, 128).parallel(ko);
+    Buffer<uint32_t> a = x_or.realize({R}), b = any_or.realize({R}), c = all_and.realize({R});
+    Buffer<bool> d = any.realize({R}), e = all.realize({R});
+    Buffer<int16_t> f = hx.realize(std::vector<int>{});
+    int16_t want_h = 0;
+    for (int i = 0; i < N; i++)
+        want_h = int16_t(want_h ^ h(i));
+    EXPECT_EQ(f(), want_h);
+    for (int j = 0; j < R; j++) {
+        uint32_t wx = 0, wo = 0, wa = ~0u;
+        bool wany = false, wall = true;
+        for (int i = 0; i < N; i++) {
+            wx ^= w(i, j);
+            wo |= w(i, j) & 0x80000010u;
+            wa &= w(i, j) | 0xFFFFFFEFu;
+            wany = wany || w(i, j) < 3000000u;
+            wall = wall && w(i, j) > 8000000u;
+        }
+        EXPECT_EQ(a(j), wx) << j;
+        EXPECT_EQ(b(j), wo) << j;
+        EXPECT_EQ(c(j), wa) << j;
+        EXPECT_EQ(d(j), wany) << j;
+        EXPECT_EQ(e(j), wall) << j;
+    }
+}
+
 // A where() that reads the input at the reduction variable, which a split of a length the
 // factor does not divide carries past the domain: the partials test the split's tail first.
 TEST(RFactor, WhereReadingTheInputUnderASplitTail) {

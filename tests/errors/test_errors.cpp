@@ -1484,12 +1484,13 @@ TEST(ScheduleErrors, ReorderThatChangesTheOrderOfReductionLoops) {
     f(x) += cast<float>(r.x) * 0.1f + cast<float>(r.y);
     f.update().reorder(r.y, r.x);
     std::string msg = message_of<CompileError>([&] { f.realize({4}); });
-    EXPECT_CONTAINS(msg, "In the schedule of f.update(0), the order of its loops (set by "
-                         "reorder, or by tile, which puts the tiles outside the points within "
-                         "them) changes the order of the reduction loops (outermost first) from "
-                         "r.y, r.x to r.x, r.y, which "
-                         "changes the order the reduction combines values in (only integer "
-                         "sums, products, minima and maxima may be reordered freely).");
+    EXPECT_CONTAINS(
+        msg, "In the schedule of f.update(0), the order of its loops (set by "
+             "reorder, or by tile, which puts the tiles outside the points within "
+             "them) changes the order of the reduction loops (outermost first) from "
+             "r.y, r.x to r.x, r.y, which "
+             "changes the order the reduction combines values in (only integer "
+             "sums, products, minima, maxima and bitwise operations may be reordered freely).");
     EXPECT_CONTAINS(msg, "map a reduction loop onto gpu_threads or gpu_lanes");
     // An integer sum gives the same bits in any order: reordered, it is the loop's sum.
     Func exact("exact");

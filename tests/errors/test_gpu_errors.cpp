@@ -920,7 +920,7 @@ TEST(ScheduleErrors, AtomicNeedsAnAtomicForm) {
     std::string msg = message_of<CompileError>([&] { f.realize(std::vector<int>{}, gpu_target); });
     EXPECT_CONTAINS(msg, "In the schedule of f.update(0), atomic() makes each read-modify-write "
                          "of f one atomic operation, which exists for f(p) = f(p) op x with op in "
-                         "+, *, min, max on a single value.");
+                         "+, *, min, max, & | ^ on a single value.");
     // A Tuple.
     Func g("g");
     g() = Tuple(0.0f, 0.0f);

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <vector>
 
 using namespace aicf;
@@ -160,6 +161,54 @@ TEST(GPUAtomics, ReductionsAcrossBlocks) {
     EXPECT_NE(sum.ptx(sm80).find("atom.global.add.f32"), std::string::npos);
     EXPECT_NE(hi.ptx(sm80).find("atom.global.cas.b32"), std::string::npos);
     EXPECT_NE(dsum.ptx(sm80).find("atom.global.add.f64"), std::string::npos);
+}
+
+// Bitwise updates across blocks, one atomic and, or or xor each (widened for 8- and 16-bit
+// values, which have no atomic instruction of their own).
+TEST(GPUAtomics, BitwiseAcrossBlocks) {
+    Buffer<uint32_t> w({N}, "w");
+    Buffer<int8_t> b({N}, "b");
+    std::mt19937 rng(10);
+    for (int i = 0; i < N; i++) {
+        w(i) = uint32_t(rng());
+        b(i) = int8_t(rng());
+    }
+    RDom r(0, N, "r");
+    RVar rb("rb"), rt("rt");
+    auto across_blocks = [&](Func g) {
+        g.update().atomic().split(r.x, rb, rt, 128).gpu_blocks(rb).gpu_threads(rt);
+        return g;
+    };
+    Func x_or("x_or"), seen("seen"), always("always"), bx("bx");
+    x_or() = 0x5u;
+    x_or() = x_or() ^ w(r);
+    seen() = 0u;
+    seen() = seen() | (w(r) & 0xF0000001u);
+    always() = 0xFFFFFFFFu;
+    always() = always() & (w(r) | 0x7FFFFFFEu);
+    bx() = cast<int8_t>(0);
+    bx() = bx() ^ b(r);
+    uint32_t wx = 0x5u, ws = 0, wa = ~0u;
+    int8_t wb = 0;
+    for (int i = 0; i < N; i++) {
+        wx ^= w(i);
+        ws |= w(i) & 0xF0000001u;
+        wa &= w(i) | 0x7FFFFFFEu;
+        wb = int8_t(wb ^ b(i));
+    }
+    const std::vector<int> scalar;
+    Buffer<uint32_t> a = across_blocks(x_or).realize(scalar, gpu_target)[0];
+    Buffer<uint32_t> s = across_blocks(seen).realize(scalar, gpu_target)[0];
+    Buffer<uint32_t> c = across_blocks(always).realize(scalar, gpu_target)[0];
+    Buffer<int8_t> d = across_blocks(bx).realize(scalar, gpu_target)[0];
+    EXPECT_EQ(a(), wx);
+    EXPECT_EQ(s(), ws);
+    EXPECT_EQ(c(), wa);
+    EXPECT_EQ(d(), wb);
+    const Target sm80("host-cuda-sm_80");
+    EXPECT_NE(x_or.ptx(sm80).find("atom.global.xor.b32"), std::string::npos);
+    EXPECT_NE(seen.ptx(sm80).find("atom.global.or.b32"), std::string::npos);
+    EXPECT_NE(always.ptx(sm80).find("atom.global.and.b32"), std::string::npos);
 }
 
 // 8- and 16-bit values across blocks: integer sums wrap as the type does (so the result does

@@ -10,6 +10,8 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
+#include <vector>
 
 using namespace aicf;
 using aicf_test::close;
@@ -158,6 +160,62 @@ TEST(GPUCrossThreadReduction, MaxMinAndProductOfNegativeRows) {
             EXPECT_EQ(a(j), float(hi)) << j;
             EXPECT_EQ(b(j), float(lo)) << j;
             EXPECT_TRUE(close(c(j), p, 1e-5, 0)) << j << ": " << c(j) << " vs " << p;
+        }
+    }
+}
+
+// Bitwise and logical reductions of rows: a checksum (^), the flags seen (|) and always set
+// (&) of uint32 words, and "any"/"all" of bools.
+TEST(GPUCrossThreadReduction, BitwiseAndLogicalRows) {
+    for (RowMapping mapping : kMappings) {
+        const int width = 45;
+        SCOPED_TRACE(to_string(mapping));
+        Buffer<uint32_t> in({width, kRows}, "in");
+        std::mt19937 rng(8);
+        for (int j = 0; j < kRows; j++)
+            for (int i = 0; i < width; i++)
+                in(i, j) = uint32_t(rng()) | (j % 3 == 0 ? 0x10u : 0u);
+        Func xr("xr"), orr("orr"), andr("andr"), any("any"), all("all");
+        Func out_x = row_reduction(mapping, width, xr, [&](Func f, RDom r, Var y) {
+            f(y) = 0u;
+            f(y) = f(y) ^ in(r.x, y);
+        });
+        Func out_o = row_reduction(mapping, width, orr, [&](Func f, RDom r, Var y) {
+            f(y) = 0u;
+            f(y) = f(y) | (in(r.x, y) & 0xC0000000u);
+        });
+        Func out_a = row_reduction(mapping, width, andr, [&](Func f, RDom r, Var y) {
+            f(y) = 0xFFFFFFFFu;
+            f(y) = (in(r.x, y) | 0xFFFFFFEFu) & f(y);
+        });
+        Func out_any = row_reduction(mapping, width, any, [&](Func f, RDom r, Var y) {
+            f(y) = false;
+            f(y) = f(y) || in(r.x, y) < 200000000u;
+        });
+        Func out_all = row_reduction(mapping, width, all, [&](Func f, RDom r, Var y) {
+            f(y) = true;
+            f(y) = f(y) && in(r.x, y) > 40000000u;
+        });
+        Buffer<uint32_t> a = out_x.realize({kRows}, gpu_target);
+        Buffer<uint32_t> b = out_o.realize({kRows}, gpu_target);
+        Buffer<uint32_t> c = out_a.realize({kRows}, gpu_target);
+        Buffer<bool> d = out_any.realize({kRows}, gpu_target);
+        Buffer<bool> e = out_all.realize({kRows}, gpu_target);
+        for (int j = 0; j < kRows; j++) {
+            uint32_t wx = 0, wo = 0, wa = ~0u;
+            bool wany = false, wall = true;
+            for (int i = 0; i < width; i++) {
+                wx ^= in(i, j);
+                wo |= in(i, j) & 0xC0000000u;
+                wa &= in(i, j) | 0xFFFFFFEFu;
+                wany = wany || in(i, j) < 200000000u;
+                wall = wall && in(i, j) > 40000000u;
+            }
+            EXPECT_EQ(a(j), wx) << j;
+            EXPECT_EQ(b(j), wo) << j;
+            EXPECT_EQ(c(j), wa) << j;
+            EXPECT_EQ(d(j), wany) << j;
+            EXPECT_EQ(e(j), wall) << j;
         }
     }
 }
@@ -672,6 +730,91 @@ TEST(GPUCrossThreadReduction, SoftmaxPairOverMaskedPoints) {
             for (int i = 0; i <= std::min(j * 9, width - 1); i++)
                 s += std::exp(double(in(i, j)) - hi);
             EXPECT_TRUE(close(o(j), hi + std::log(s), 1e-5, 1e-5)) << j << ": " << o(j);
+        }
+    }
+}
+
+// Flash attention's running output beside the softmax pair: {m, l, acc} with acc * exp(m -
+// m') + exp(x - m') * v, reduced over the keys serially, on the lanes of a warp, on a block's
+// threads, and in partials of 16 keys (split-K, as flash-decoding does) through rfactor.
+// Causal rows, two of them with no key at all (out 0). Against a double-precision softmax.
+TEST(GPUCrossThreadReduction, FlashAttentionRunningOutput) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const int D = 12, S = 9, T = 45, offset = -2;
+    Buffer<float> q({D, S}, "q"), k({D, T}, "k"), v({D, T}, "v");
+    fill_random(q, -1, 1, 42);
+    fill_random(k, -1, 1, 43);
+    fill_random(v, -2, 2, 44);
+    for (int schedule = 0; schedule < 4; schedule++) {
+        SCOPED_TRACE("schedule " + std::to_string(schedule));
+        Var d("d"), s("s"), t("t"), u("u");
+        RDom rd(0, D, "rd"), rt(0, T, "rt");
+        RVar ro("ro"), lane("lane");
+        Func score("score"), fa("fa"), out("out");
+        score(t, s) = 0.0f;
+        score(t, s) += q(rd, s) * k(rd, t);
+        Expr x = select(rt <= s + offset, score(rt, s) * (1.0f / std::sqrt(float(D))), -inf);
+        fa(d, s) = Tuple(-inf, Expr(0.0f), Expr(0.0f));
+        Expr m = max(fa(d, s)[0], x);
+        Expr alpha = exp(fa(d, s)[0] - m), p = exp(x - m);
+        fa(d, s) = Tuple(m, fa(d, s)[1] * alpha + p, fa(d, s)[2] * alpha + p * v(d, rt));
+        out(d, s) = select(fa(d, s)[1] == 0.0f, 0.0f, fa(d, s)[2] / fa(d, s)[1]);
+        score.compute_root();
+        Target target = gpu_target;
+        if (schedule == 0 || schedule == 1) {
+            // A warp per output point (lanes over keys), or a block's 64 threads.
+            const bool warp = schedule == 0;
+            if (warp) {
+                out.bound(d, 0, D).gpu_blocks(s).gpu_threads(d);
+            } else {
+                out.gpu_blocks(d, s);
+            }
+            fa.compute_at(out, d);
+            fa.update()
+                .split(rt, ro, lane, warp ? 32 : 64, TailStrategy::GuardWithIf)
+                .reorder(ro, lane);
+            if (warp) {
+                fa.update().gpu_lanes(lane);
+            } else {
+                fa.update().gpu_threads(lane);
+            }
+        } else {
+            // Partials of 16 keys each, merged after: on the host, and on a block's threads.
+            fa.update().split(rt, ro, lane, 16, TailStrategy::GuardWithIf);
+            Func partial = fa.update().rfactor(ro, u);
+            if (schedule == 2) {
+                target = Target("host");
+                fa.compute_root();
+                partial.compute_root().parallel(s);
+            } else {
+                out.gpu_blocks(d, s);
+                fa.compute_at(out, d);
+                partial.compute_at(out, d).gpu_threads(u);
+                partial.update().gpu_threads(u);
+            }
+        }
+        Buffer<float> o = out.realize({D, S}, target)[0];
+        o.copy_to_host();
+        for (int j = 0; j < S; j++) {
+            std::vector<double> sc;
+            for (int i = 0; i <= j + offset && i < T; i++) {
+                double dot = 0;
+                for (int c = 0; c < D; c++)
+                    dot += double(q(c, j)) * k(c, i);
+                sc.push_back(dot / std::sqrt(double(D)));
+            }
+            double hi = -inf, z = 0;
+            for (double e : sc)
+                hi = std::max(hi, e);
+            for (double e : sc)
+                z += std::exp(e - hi);
+            for (int c = 0; c < D; c++) {
+                double want = 0;
+                for (size_t i = 0; i < sc.size(); i++)
+                    want += std::exp(sc[i] - hi) / z * v(c, int(i));
+                EXPECT_TRUE(close(o(c, j), want, 1e-5, 1e-5))
+                    << c << ", " << j << ": " << o(c, j) << " vs " << want;
+            }
         }
     }
 }
