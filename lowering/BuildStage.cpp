@@ -522,10 +522,13 @@ Stmt build_stage(const Function &f, int stage) {
             requests.push_back(body);
             body = Block::make(requests);
         }
-        body = For::make(loop_name(f.name(), stage, versions.name(id)), bounds.at(id).min,
-                         bounds.at(id).extent,
-                         dim.for_type == ForType::GPULane ? ForType::GPUThread : dim.for_type,
-                         gpu_dim_of(dim, bounds.at(id).extent), body);
+        // The lanes of an atomic update's pure loop each make one atomic operation: the loop
+        // is unrolled into them.
+        ForType for_type = dim.for_type == ForType::GPULane ? ForType::GPUThread : dim.for_type;
+        if (for_type == ForType::Vectorized && d.schedule.atomic) for_type = ForType::Unrolled;
+        body =
+            For::make(loop_name(f.name(), stage, versions.name(id)), bounds.at(id).min,
+                      bounds.at(id).extent, for_type, gpu_dim_of(dim, bounds.at(id).extent), body);
     }
     if (d.schedule.single_gpu_thread) {
         for (const Dim &dim : d.schedule.dims) {
@@ -594,9 +597,12 @@ std::vector<Expr> atomic_values(const Function &f, int stage, const std::vector<
         << ", but atomic operations exist for integers of 8 to 64 bits and for floats. "
         << "Accumulate in an integer or float type.";
     for (const Dim &dim : f.stage(stage).schedule.dims) {
-        user_assert(dim.for_type != ForType::Vectorized)
-            << where << ", atomic() updates one point at a time, but the loop " << dim.var
-            << " is vectorized. Remove vectorize from this update.";
+        // (A pure loop's lanes update points of their own, one atomic operation each.)
+        user_assert(dim.for_type != ForType::Vectorized || !dim.is_rvar)
+            << where << ", atomic() updates one point at a time, but the reduction loop " << dim.var
+            << " is vectorized, so that its lanes may update one point together. "
+            << "Vectorize a pure loop of the update, or rfactor the reduction into vector "
+            << "partials first.";
     }
     Expr self;
     visit_each_distinct<Call>(values[0], [&](const Call *c) {

@@ -2120,6 +2120,40 @@ TEST(RFactor, HistogramAtomicallyAndInPartials) {
     }
 }
 
+// An atomic update whose pure loop is vectorized: each lane updates a point of its own (a
+// row of features added into the row of its bin), one atomic operation per lane, while the
+// reduction loop runs in parallel. Vectorizing the reduction loop itself is refused (its
+// lanes may update one point together).
+TEST(RFactor, AtomicUpdatesWithAVectorizedPureLoop) {
+    const int N = 3001, D = 20, B = 7;
+    Buffer<float> feat({D, N}, "feat");
+    Buffer<int> bin({N}, "bin");
+    fill_random(feat, -1, 1, 47);
+    for (int i = 0; i < N; i++)
+        bin(i) = (i * 37) % B;
+    Var d("d"), b("b");
+    RDom r(0, N, "r");
+    RVar ro("ro"), ri("ri");
+    Func sums("sums");
+    sums(d, b) = 0.0f;
+    sums(d, clamp(bin(r), 0, B - 1)) += feat(d, r);
+    sums.update().atomic().split(r, ro, ri, 500).parallel(ro).vectorize(d, 8);
+    Buffer<float> out = sums.realize({D, B});
+    for (int j = 0; j < B; j++)
+        for (int c = 0; c < D; c++) {
+            double want = 0;
+            for (int i = 0; i < N; i++)
+                if (bin(i) == j) want += feat(c, i);
+            EXPECT_TRUE(aicf_test::close(out(c, j), want, 1e-4, 1e-4)) << c << ", " << j;
+        }
+    Func count("count");
+    count(b) = 0;
+    count(clamp(bin(r), 0, B - 1)) += 1;
+    EXPECT_CONTAINS(message_of<CompileError>(
+                        [&] { count.update().atomic().split(r, ro, ri, 8).vectorize(ri); }),
+                    "vectorize(ri) could race: ri is a reduction variable");
+}
+
 // Welford's running (count, mean, squared deviations) splits into partial summaries per
 // chunk, merged by Chan's formula: the variance of values with a large mean stays accurate.
 // The count is a float, or an int32 divided as cast<float>(n + 1), whose partial counts the
