@@ -495,6 +495,12 @@ Expr tanh(Expr e) {
 Expr erf(Expr e) {
     return float_call(Intrinsic::erf, {to_float(e, "erf")});
 }
+Expr sin(Expr e) {
+    return float_call(Intrinsic::sin, {to_float(e, "sin")});
+}
+Expr cos(Expr e) {
+    return float_call(Intrinsic::cos, {to_float(e, "cos")});
+}
 Expr sigmoid(Expr e) {
     // With t = exp(-|x|), which never overflows: 1 / (1 + t) for x >= 0, t / (1 + t) below
     // (where exp(-x) would overflow while the result is still a subnormal).

@@ -179,6 +179,9 @@ Expr exp(Expr e);
 Expr log(Expr e);
 Expr tanh(Expr e);
 Expr erf(Expr e);
+// Of an angle in radians.
+Expr sin(Expr e);
+Expr cos(Expr e);
 // The logistic function 1 / (1 + exp(-e)), accurate over the whole range (subnormal results
 // included): 0 at -inf, 1 at inf.
 Expr sigmoid(Expr e);

@@ -98,6 +98,8 @@ int flops_per_lane(const ir::Expr &node) {
         case ir::Intrinsic::log:
         case ir::Intrinsic::tanh:
         case ir::Intrinsic::erf:
+        case ir::Intrinsic::sin:
+        case ir::Intrinsic::cos:
         case ir::Intrinsic::pow:
             return 1;
         case ir::Intrinsic::fma:

@@ -399,6 +399,12 @@ private:
         case Intrinsic::erf:
             name = f32 ? "erff" : "erf";
             break;
+        case Intrinsic::sin:
+            name = f32 ? "sinf" : "sin";
+            break;
+        case Intrinsic::cos:
+            name = f32 ? "cosf" : "cos";
+            break;
         case Intrinsic::pow:
             name = f32 ? "powf" : "pow";
             break;
@@ -445,6 +451,12 @@ private:
             break;
         case Intrinsic::erf:
             base = "erf";
+            break;
+        case Intrinsic::sin:
+            base = "sin";
+            break;
+        case Intrinsic::cos:
+            base = "cos";
             break;
         case Intrinsic::pow:
             base = "pow";

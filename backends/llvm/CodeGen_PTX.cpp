@@ -608,6 +608,12 @@ private:
         case Intrinsic::erf:
             name = f32 ? "__nv_erff" : "__nv_erf";
             break;
+        case Intrinsic::sin:
+            name = f32 ? "__nv_sinf" : "__nv_sin";
+            break;
+        case Intrinsic::cos:
+            name = f32 ? "__nv_cosf" : "__nv_cos";
+            break;
         case Intrinsic::pow:
             name = f32 ? "__nv_powf" : "__nv_pow";
             break;
@@ -650,7 +656,8 @@ void link_libdevice(llvm::Module &module) {
     if (!needs) return;
     std::string path = libdevice_path();
     user_assert(!path.empty())
-        << "The kernels call math functions (exp, log, tanh, erf, pow) that come from the CUDA "
+        << "The kernels call math functions (exp, log, tanh, erf, sin, cos, pow) that come from "
+           "the CUDA "
         << "toolkit's libdevice, which was not found. Install the CUDA toolkit, or set "
         << "AICF_LIBDEVICE to the path of libdevice.10.bc.";
     auto buffer = llvm::MemoryBuffer::getFile(path);

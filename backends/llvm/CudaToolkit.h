@@ -33,7 +33,7 @@ struct KernelResources {
 // Whether ptxas was found (the CUDA toolkit's bin directory, PATH, or AICF_PTXAS).
 bool ptxas_available();
 // Whether libdevice was found (the CUDA toolkit, or AICF_LIBDEVICE): kernels that call
-// exp, log, tanh, erf or pow need it.
+// exp, log, tanh, erf, sin, cos or pow need it.
 bool libdevice_available();
 // Assembles `ptx` for `arch` with ptxas -v; raises CompileError with ptxas's message when it
 // rejects the module.

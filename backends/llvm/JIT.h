@@ -13,7 +13,7 @@ namespace backends {
 
 std::shared_ptr<CompiledPipeline> jit_compile(const lowering::LoweredPipeline &pipeline);
 
-// Whether glibc's vector math library (libmvec: exp, log, tanh, erf, pow on SSE, AVX2 and
+// Whether glibc's vector math library (libmvec: exp, log, tanh, erf, sin, cos, pow on SSE, AVX2 and
 // AVX-512 vectors) is loaded in this process, so that JIT-compiled code can call it. Loaded
 // on first use.
 bool vector_math_library_loaded();

@@ -739,6 +739,10 @@ private:
             return float_unary<FTanh>(t, t, n, arg(0));
         case Intrinsic::erf:
             return float_unary<FErf>(t, t, n, arg(0));
+        case Intrinsic::sin:
+            return float_unary<FSin>(t, t, n, arg(0));
+        case Intrinsic::cos:
+            return float_unary<FCos>(t, t, n, arg(0));
         case Intrinsic::floor:
             return float_unary<FFloor>(t, t, n, arg(0));
         case Intrinsic::ceil:

@@ -198,6 +198,8 @@ AICF_SIM_FLOAT_UNARY(FExp, std::exp(x))
 AICF_SIM_FLOAT_UNARY(FLog, std::log(x))
 AICF_SIM_FLOAT_UNARY(FTanh, std::tanh(x))
 AICF_SIM_FLOAT_UNARY(FErf, std::erf(x))
+AICF_SIM_FLOAT_UNARY(FSin, std::sin(x))
+AICF_SIM_FLOAT_UNARY(FCos, std::cos(x))
 AICF_SIM_FLOAT_UNARY(FFloor, std::floor(x))
 AICF_SIM_FLOAT_UNARY(FCeil, std::ceil(x))
 AICF_SIM_FLOAT_UNARY(FRound, std::nearbyint(x)) // ties to even in the default rounding mode

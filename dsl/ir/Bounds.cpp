@@ -715,6 +715,8 @@ private:
         }
         case Intrinsic::tanh:
         case Intrinsic::erf:
+        case Intrinsic::sin:
+        case Intrinsic::cos:
             result = Interval(make_const(t, -1.0), make_const(t, 1.0));
             return;
         case Intrinsic::shift_right:

@@ -97,6 +97,8 @@ FloatValues FloatFacts::compute(const Expr &e) {
             return sized(a.magnitude);
         case Intrinsic::tanh:
         case Intrinsic::erf:
+        case Intrinsic::sin: // (NaN of an infinite angle)
+        case Intrinsic::cos:
             return sized(std::isfinite(a.magnitude) ? 1.0 : INFINITY);
         default:
             return FloatValues();

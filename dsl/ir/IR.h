@@ -192,6 +192,8 @@ enum class AtomicOp : int { Add, Mul, Min, Max, And, Or, Xor }; // And, Or, Xor:
     X(log)                                                                                         \
     X(tanh)                                                                                        \
     X(erf)                                                                                         \
+    X(sin)                                                                                         \
+    X(cos)                                                                                         \
     X(pow)                                                                                         \
     X(fma)                                                                                         \
     X(floor)                                                                                       \

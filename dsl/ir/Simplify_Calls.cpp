@@ -84,6 +84,8 @@ static bool elementwise(Intrinsic i) {
     case Intrinsic::log:
     case Intrinsic::tanh:
     case Intrinsic::erf:
+    case Intrinsic::sin:
+    case Intrinsic::cos:
     case Intrinsic::pow:
     case Intrinsic::fma:
     case Intrinsic::floor:

@@ -544,6 +544,10 @@ Value Interpreter::eval_intrinsic(const Call *op) {
         return real(std::tanh(args[0].f));
     case Intrinsic::erf:
         return real(std::erf(args[0].f));
+    case Intrinsic::sin:
+        return real(std::sin(args[0].f));
+    case Intrinsic::cos:
+        return real(std::cos(args[0].f));
     case Intrinsic::pow:
         return real(std::pow(args[0].f, args[1].f));
     case Intrinsic::fma:

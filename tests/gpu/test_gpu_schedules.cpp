@@ -60,6 +60,31 @@ TEST(GPUSchedule, PointwiseTiledWithTails) {
 // then read by the second stage's threads.
 // Inline reductions inside a GPU Func reduce in each thread (the innermost loop around their
 // use), as Halide places them: a column maximum, a column mean and an argmin per column.
+// Rotary position embeddings, the angles computed in the kernel: pairs (2i, 2i + 1) of each
+// head's dimensions rotated by position * base^(-2i / D), against a double-precision loop.
+TEST(GPUSchedule, RotaryEmbeddingWithSinAndCosInTheKernel) {
+    const int D = 20, T = 37, H = 3;
+    Buffer<float> q({D, T, H}, "q");
+    fill_random(q, -2, 2, 51);
+    Var d("d"), t("t"), h("h"), bx("bx"), tx("tx");
+    Func angle("angle"), rope("rope");
+    Expr pair = d / 2;
+    angle(d, t) = cast<float>(t) * exp(cast<float>(pair * 2) * (-std::log(10000.0f) / D));
+    Expr partner = select(d % 2 == 0, -q(min(d + 1, D - 1), t, h), q(max(d - 1, 0), t, h));
+    rope(d, t, h) = q(d, t, h) * cos(angle(d, t)) + partner * sin(angle(d, t));
+    rope.bound(d, 0, D).split(t, bx, tx, 8).gpu_blocks(bx, h).gpu_threads(d, tx);
+    Buffer<float> out = rope.realize({D, T, H}, gpu_target);
+    for (int k = 0; k < H; k++)
+        for (int j = 0; j < T; j++)
+            for (int i = 0; i < D; i++) {
+                double a = j * std::exp((i / 2 * 2) * (-std::log(10000.0) / D));
+                double p = i % 2 == 0 ? -q(i + 1, j, k) : q(i - 1, j, k);
+                double want = q(i, j, k) * std::cos(a) + p * std::sin(a);
+                ASSERT_TRUE(close(out(i, j, k), want, 1e-5, 2e-5))
+                    << i << " " << j << " " << k << ": " << out(i, j, k) << " vs " << want;
+            }
+}
+
 TEST(GPUSchedule, InlineReductionsReduceInEachThread) {
     const int W = 77, H = 20;
     Buffer<float> in({W, H}, "in");

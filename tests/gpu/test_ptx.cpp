@@ -98,7 +98,7 @@ TEST(PTX, MathComesFromLibdeviceAndIsInlined) {
     Buffer<float> in({256}, "in");
     Var x("x"), bx("bx"), tx("tx");
     Func f("f");
-    f(x) = exp(in(x)) + tanh(in(x)) + sqrt(in(x));
+    f(x) = exp(in(x)) + tanh(in(x)) + sqrt(in(x)) + sin(in(x)) * cos(in(x));
     f.gpu_tile(x, bx, tx, 128);
     std::string ptx = f.ptx(sm80);
     EXPECT_FALSE(contains(ptx, "__nv_")) << ptx;
