@@ -319,12 +319,50 @@ private:
                 << " stages; the loop has one barrier per iteration for all of them, so give "
                 << "them the same number of stages.";
         }
-        user_assert(take.other_shared.empty())
-            << "gpu_pipeline on Func " << take.stagings[0].func << ": " << take.other_shared[0]
-            << " is also staged in shared memory at " << loop_for_users(op->name)
-            << ", without asynchronous copies; the pipelined loop has one barrier per "
-            << "iteration, placed for the pipelined tiles. Pipeline " << take.other_shared[0]
-            << " the same way (gpu_pipeline(" << stages << ", PipelineCopy::Async)).";
+        // A tile copied `stages - 1` iterations ahead reads only what the loop does not
+        // change: device buffers, and values computed before the loop.
+        std::set<std::string> written_in_loop;
+        visit_each<Store>(body, [&](const Store *st) { written_in_loop.insert(st->name); });
+        for (const Staging &st : take.stagings) {
+            std::set<std::string> own;
+            visit_each<Store>(st.produce, [&](const Store *w) { own.insert(w->name); });
+            visit_each<Load>(st.produce, [&](const Load *l) {
+                user_assert(!written_in_loop.count(l->name) || own.count(l->name))
+                    << "gpu_pipeline on Func " << st.func << ": its definition reads " << l->name
+                    << ", which the kernel writes inside the loop " << loop_for_users(op->name)
+                    << " that " << st.func
+                    << " is staged at, so its next values cannot be copied ahead. Compute "
+                    << l->name << " outside that loop (at a loop around it), or do not "
+                    << "pipeline " << st.func << ".";
+            });
+        }
+        if (!take.other_shared.empty()) {
+            const std::string &other = take.other_shared[0];
+            // What that Func's definition reads of the pipelined tiles: then it cannot be
+            // copied ahead with them.
+            std::string reads_staged;
+            visit_each<ProducerConsumer>(body, [&](const ProducerConsumer *pc) {
+                if (!pc->is_producer || pc->name != other) return;
+                visit_each<Load>(pc->body, [&](const Load *l) {
+                    for (const Staging &st : take.stagings)
+                        if (reads_staged.empty() && l->name == st.func) reads_staged = st.func;
+                });
+            });
+            user_assert(reads_staged.empty())
+                << "gpu_pipeline on Func " << reads_staged << ": " << other
+                << " is also staged in shared memory at " << loop_for_users(op->name)
+                << " and computed from " << reads_staged << " in each iteration; the "
+                << "pipelined loop has one barrier per iteration, placed for the tiles it "
+                << "copies ahead, and " << other << " cannot be copied ahead of the tile it "
+                << "reads. Keep " << other << " out of shared memory at this loop (" << other
+                << ".store_in(MemoryType::Register), or compute it at a loop "
+                << "inside), or do not pipeline " << reads_staged << ".";
+            user_error << "gpu_pipeline on Func " << take.stagings[0].func << ": " << other
+                       << " is also staged in shared memory at " << loop_for_users(op->name)
+                       << ", without asynchronous copies; the pipelined loop has one barrier per "
+                       << "iteration, placed for the pipelined tiles. Pipeline " << other
+                       << " the same way (gpu_pipeline(" << stages << ", PipelineCopy::Async)).";
+        }
 
         const Expr var = Variable::make(Int(32), op->name);
         const Expr n = Expr(stages);

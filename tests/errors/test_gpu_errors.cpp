@@ -1272,6 +1272,35 @@ TEST(GPUScheduleErrors, AsyncPipeline) {
     msg = message_of<CompileError>([&] { product(3, 1).realize({64, 64}, gpu_target); });
     EXPECT_CONTAINS(msg, "b is also staged in shared memory at ko of prod.update(0), without "
                          "asynchronous copies");
+    // A tile computed from a pipelined tile of the same iteration (scores from a key tile)
+    // cannot be copied ahead of it, pipelined or not.
+    for (bool pipelined : {true, false}) {
+        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+        RDom k(0, 64, "k");
+        RVar ko("ko"), ki("ki");
+        Func a("a"), s("s"), prod("prod"), out("out");
+        a(x, y) = A(x, y);
+        s(x, y) = a(x, y) * 2.0f;
+        prod(x, y) = 0.0f;
+        prod(x, y) += s(k, y) * B(x, k);
+        out(x, y) = prod(x, y);
+        out.gpu_tile(x, y, bx, by, tx, ty, 16, 16);
+        prod.compute_at(out, bx).gpu_threads(x, y);
+        prod.update().split(k, ko, ki, 8).reorder(ki, x, y, ko).gpu_threads(x, y);
+        a.compute_at(prod, ko).gpu_threads(x, y).gpu_pipeline(2, PipelineCopy::Async);
+        s.compute_at(prod, ko).store_in(MemoryType::GPUShared).gpu_threads(x, y);
+        if (pipelined) s.gpu_pipeline(2, PipelineCopy::Async);
+        msg = message_of<CompileError>([&] { out.realize({64, 64}, gpu_target); });
+        if (pipelined) {
+            EXPECT_CONTAINS(msg, "gpu_pipeline on Func s: its definition reads a, which the "
+                                 "kernel writes inside the loop ko of prod.update(0) that s is "
+                                 "staged at, so its next values cannot be copied ahead.");
+        } else {
+            EXPECT_CONTAINS(msg, "gpu_pipeline on Func a: s is also staged in shared memory at "
+                                 "ko of prod.update(0) and computed from a in each iteration");
+            EXPECT_CONTAINS(msg, "Keep s out of shared memory at this loop");
+        }
+    }
 }
 
 // A Func computed inside a kernel's loops whose region passes the 32-bit coordinates is
