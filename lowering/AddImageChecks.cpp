@@ -2,6 +2,7 @@
 
 #include "dsl/Names.h"
 #include "dsl/base/Error.h"
+#include "dsl/ir/IREquality.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
@@ -247,6 +248,28 @@ Stmt after_leading_checks(const Stmt &body, const Stmt &checks) {
     return Block::make(checks, body);
 }
 
+// The checks that split factors known only at run time are positive, where a factor depends
+// on the pipeline's scalar inputs alone: they come before any region is checked, since a
+// factor of 0 also makes the regions the loops cover nonsense.
+std::vector<Stmt> split_factor_checks(const Stmt &body) {
+    std::vector<Stmt> checks;
+    visit_each<AssertStmt>(body, [&](const AssertStmt *a) {
+        const Call *msg = a->message.as<Call>();
+        if (!msg || !msg->is_intrinsic(Intrinsic::runtime_error) || msg->args.empty()) return;
+        auto kind = as_const_int(msg->args[0]);
+        if (!kind || *kind != int64_t(RuntimeErrorKind::SplitFactorNotPositive)) return;
+        bool params_only = true;
+        visit_each<Variable>(a->condition, [&](const Variable *v) {
+            params_only = params_only && v->param.defined();
+        });
+        if (!params_only) return;
+        for (const Stmt &c : checks)
+            if (equal(c, Stmt(a))) return;
+        checks.push_back(a);
+    });
+    return checks;
+}
+
 } // namespace
 
 Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args) {
@@ -323,6 +346,8 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
         }
     }
     Stmt s = after_leading_checks(body, Block::make(region_checks));
+    if (std::vector<Stmt> factors = split_factor_checks(input_body); !factors.empty())
+        s = Block::make(Block::make(factors), s);
     for (auto it = fits_lets.rbegin(); it != fits_lets.rend(); ++it)
         s = LetStmt::make(it->first, it->second, s);
     s = with_definitions(hoisted, s);

@@ -157,7 +157,7 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     after("simplify", s);
     s = partition_loops(s, loops_never_partitioned(env));
     after("partition_loops", s);
-    s = unroll_loops(s);
+    s = unroll_loops(s, env);
     after("unroll_loops", s);
     s = vectorize_loops(s);
     after("vectorize_loops", s);

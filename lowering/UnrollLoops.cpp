@@ -9,6 +9,7 @@
 #include "dsl/ir/Substitute.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,11 @@ namespace {
 const int64_t max_copies = 4096;
 
 class UnrollLoops : public IRMutator {
+public:
+    explicit UnrollLoops(const std::map<std::string, Function> &env) : env(env) {}
+
+private:
+    const std::map<std::string, Function> &env;
     using IRMutator::visit;
     // The unrolled loops around, outermost first, and their extents (at least 1).
     std::vector<std::pair<std::string, int64_t>> around;
@@ -38,6 +44,23 @@ class UnrollLoops : public IRMutator {
             const LoopNameParts parts = parse_loop_name(op->name);
             const bool plain = !parts.func.empty() && !parts.var.empty() &&
                                parts.var.find('.') == std::string::npos;
+            // bound() takes the Func's own dimensions, not the loops of its splits.
+            auto it = env.find(parts.func);
+            const bool dimension =
+                plain && it != env.end() &&
+                std::count(it->second.args().begin(), it->second.args().end(), parts.var) > 0;
+            std::string bound_advice =
+                dimension ? ". Where " + parts.var + " runs over a dimension of known size " +
+                                "(three colour channels), " + parts.func + ".bound(" + parts.var +
+                                ", 0, 3) makes the extent that constant."
+                : plain ? ". Where the dimension " + parts.var +
+                              " was split from "
+                              "has a known size, bound() that dimension of " +
+                              parts.func + " (" + parts.func +
+                              ".bound(x, 0, 64) for a "
+                              "dimension x): the loops split from it then have constant "
+                              "extents."
+                        : ".";
             user_error << "The loop " << loop_for_users(op->name)
                        << " is unrolled, but its extent (" << op->extent
                        << ") is not a constant. Split it by a constant factor and unroll the "
@@ -45,11 +68,8 @@ class UnrollLoops : public IRMutator {
                        << (plain ? loop_stage_for_users(op->name) : "f") << ".unroll("
                        << (plain ? parts.var : "x")
                        << ", 4, TailStrategy::GuardWithIf): the default tail shifts the last "
-                       << "piece inwards, which needs an extent of at least the factor. Where "
-                       << (plain ? parts.var : "the loop")
-                       << " runs over a dimension of known size (three colour channels), "
-                       << (plain ? parts.func : "f") << ".bound(" << (plain ? parts.var : "c")
-                       << ", 0, 3) makes the extent that constant.";
+                       << "piece inwards, which needs an extent of at least the factor"
+                       << bound_advice;
         }
         user_assert(*extent <= kMaxUnroll)
             << "The loop " << loop_for_users(op->name) << " is unrolled, but its extent is "
@@ -87,8 +107,8 @@ class UnrollLoops : public IRMutator {
 
 } // namespace
 
-Stmt unroll_loops(const Stmt &s) {
-    return UnrollLoops().mutate(s);
+Stmt unroll_loops(const Stmt &s, const std::map<std::string, Function> &env) {
+    return UnrollLoops(env).mutate(s);
 }
 
 } // namespace lowering

@@ -1,7 +1,11 @@
 #ifndef AICF_LOWERING_UNROLL_LOOPS_H
 #define AICF_LOWERING_UNROLL_LOOPS_H
 
+#include "dsl/Function.h"
 #include "dsl/ir/IR.h"
+
+#include <map>
+#include <string>
 
 namespace aicf {
 namespace lowering {
@@ -10,8 +14,8 @@ namespace lowering {
 // Expects: simplified IR, so a loop scheduled with a constant factor has a constant extent.
 // Raises CompileError naming the loop when its extent is not constant or exceeds 256, and
 // naming the loops when unrolled loops inside one another would copy a body more than 4096
-// times.
-ir::Stmt unroll_loops(const ir::Stmt &s);
+// times; `env`'s Funcs are named in the advice.
+ir::Stmt unroll_loops(const ir::Stmt &s, const std::map<std::string, ir::Function> &env);
 
 } // namespace lowering
 } // namespace aicf

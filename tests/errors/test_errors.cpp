@@ -1013,6 +1013,17 @@ TEST(ScheduleErrors, UnrollOfALoopWithoutAConstantExtent) {
     EXPECT_CONTAINS(msg, "The loop x of f is unrolled, but its extent (");
     EXPECT_CONTAINS(msg, "unroll the inner loop with a guarded tail, e.g. f.unroll(x, 4, "
                          "TailStrategy::GuardWithIf)");
+    EXPECT_CONTAINS(msg, "f.bound(x, 0, 3) makes the extent that constant.");
+    // A loop split from a dimension: bound() takes the dimension, not the loop.
+    Func split_loop = pipeline([&](Func &f) {
+        Var fo("fo"), fi("fi");
+        f.split(x, fo, fi, 2).unroll(fo);
+    });
+    const std::string split_msg = message_of<CompileError>([&] { split_loop.realize({40}); });
+    EXPECT_CONTAINS(split_msg, "The loop fo of f is unrolled, but its extent (");
+    EXPECT_CONTAINS(split_msg, "Where the dimension fo was split from has a known size, bound() "
+                               "that dimension of f (f.bound(x, 0, 64) for a dimension x)");
+    EXPECT_EQ(split_msg.find("f.bound(fo"), std::string::npos) << split_msg;
     Func good = pipeline([&](Func &f) { f.unroll(x, 4, TailStrategy::GuardWithIf); });
     Buffer<float> out = good.realize({40})[0];
     for (int i = 0; i < 40; i++)
@@ -1970,6 +1981,26 @@ TEST(RuntimeErrors, SplitFactorFromAParamMustBePositive) {
     factor.set(0);
     std::string msg = message_of<RuntimeError>([&] { f.realize({10}); });
     EXPECT_CONTAINS(msg, "The loop x of f is split by 0; a split factor must be positive.");
+    // The factor is checked before the regions the splits make: with an inner loop split
+    // again, a factor of 0 or below made the output seem too small.
+    Param<int> inner("inner");
+    Var y("y"), t("t");
+    Func g("g");
+    g(x, y) = x + y;
+    g(x, y) += 1;
+    g.update()
+        .split(x, xo, xi, factor, TailStrategy::GuardWithIf)
+        .split(xi, xi, t, inner, TailStrategy::GuardWithIf);
+    inner.set(3);
+    for (int v : {0, -2}) {
+        factor.set(v);
+        msg = message_of<RuntimeError>([&] { g.realize({29, 4}); });
+        EXPECT_CONTAINS(msg, "The loop x of g.update(0) is split by " + std::to_string(v) +
+                                 "; a split factor must be positive.");
+    }
+    factor.set(5);
+    Buffer<int> fine = g.realize({29, 4});
+    EXPECT_EQ(fine(28, 3), 32);
 }
 
 // The modulus of align_bounds and the alignment of align_storage, known only at run time,
