@@ -6,7 +6,9 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Substitute.h"
 
+#include <algorithm>
 #include <set>
 
 namespace aicf {
@@ -15,26 +17,49 @@ using namespace ir;
 
 namespace {
 
-// The RDom and the free pure Vars of an inline reduction's argument.
+// The RDom an inline reduction reduces over, its argument, and the free variables of the
+// argument: the new Func's pure Vars (`vars`), and what a call to it passes for them (`args`):
+// the Vars themselves, or the variables of another RDom (an update's, around the reduction),
+// which stand in the argument as pure Vars of their own.
 struct ReductionParts {
     ReductionDomain rdom;
-    std::vector<Expr> vars;
+    Expr value;
+    std::vector<Expr> vars, args;
 };
 
-ReductionParts analyze(const Expr &e, const char *what) {
+ReductionParts analyze(const Expr &e, const char *what, const ReductionDomain *over = nullptr) {
     user_assert(e.defined()) << what << "() of an undefined Expr.";
     ReductionParts parts;
+    if (over) {
+        user_assert(over->defined()) << what << "(r, " << e << ") with an undefined RDom r.";
+        parts.rdom = *over;
+    }
+    parts.value = e;
     std::set<std::string> seen;
     visit_each<Variable>(e, [&](const Variable *v) {
         if (v->param.defined()) return;
-        if (v->rdom.defined()) {
+        if (v->rdom.defined() && (!over || v->rdom.same_as(parts.rdom))) {
             user_assert(!parts.rdom.defined() || parts.rdom.same_as(v->rdom))
                 << what << "(" << e << ") uses reduction variables of two different RDoms; "
-                << "use one RDom with several dimensions.";
+                << "use one RDom with several dimensions, or name the RDom to reduce over, " << what
+                << "(r, e): the other RDom's variables are then arguments of the "
+                << "reduction (each value of them a reduction of its own).";
             parts.rdom = v->rdom;
             return;
         }
-        if (seen.insert(v->name).second) parts.vars.push_back(Variable::make(Int(32), v->name));
+        if (!seen.insert(v->name).second) return;
+        if (v->rdom.defined()) {
+            // A variable of another RDom: a pure Var of the reduction, called at it.
+            std::string var = v->name;
+            std::replace(var.begin(), var.end(), '.', '_');
+            Expr pure = Variable::make(Int(32), var + "_of_" + what);
+            parts.value = substitute(v->name, pure, parts.value);
+            parts.vars.push_back(pure);
+            parts.args.push_back(Expr(v));
+            return;
+        }
+        parts.vars.push_back(Variable::make(Int(32), v->name));
+        parts.args.push_back(parts.vars.back());
     });
     user_assert(parts.rdom.defined())
         << what << "(" << e << ") has no reduction variable to reduce over. Use an RDom in "
@@ -44,24 +69,30 @@ ReductionParts analyze(const Expr &e, const char *what) {
     for (const ReductionVariable &rv : parts.rdom.domain())
         domain_vars.insert(rv.var);
     visit_each<Variable>(parts.rdom.predicate(), [&](const Variable *v) {
-        if (v->param.defined() || v->rdom.defined() || domain_vars.count(v->name)) return;
-        if (seen.insert(v->name).second) parts.vars.push_back(Variable::make(Int(32), v->name));
+        if (v->param.defined() || domain_vars.count(v->name)) return;
+        user_assert(!v->rdom.defined())
+            << what << " over an RDom whose where() predicate uses " << v->name
+            << ", a variable of another RDom: write the condition into the reduced value "
+            << "instead (select(condition, value, identity)).";
+        if (seen.insert(v->name).second) {
+            parts.vars.push_back(Variable::make(Int(32), v->name));
+            parts.args.push_back(parts.vars.back());
+        }
     });
     return parts;
 }
 
-Expr reduce(const Expr &e, const std::string &name, const char *what, const Expr &identity,
+Expr reduce(const ReductionParts &parts, const std::string &name, const Expr &identity,
             Expr (*combine)(Expr, Expr)) {
-    ReductionParts parts = analyze(e, what);
     Func f(name);
     ir::Function(f.function()).schedule().innermost_by_default = true;
     f(parts.vars) = identity;
-    f(parts.vars) = combine(f(parts.vars), e);
-    return f(parts.vars);
+    f(parts.vars) = combine(f(parts.vars), parts.value);
+    return f(parts.args);
 }
 
-Tuple arg_reduce(const Expr &e, const std::string &name, const char *what, bool is_max) {
-    ReductionParts parts = analyze(e, what);
+Tuple arg_reduce(const ReductionParts &parts, const std::string &name, bool is_max) {
+    const Expr &e = parts.value;
     Func f(name);
     ir::Function(f.function()).schedule().innermost_by_default = true;
     const auto &domain = parts.rdom.domain();
@@ -84,52 +115,48 @@ Tuple arg_reduce(const Expr &e, const std::string &name, const char *what, bool 
     f(parts.vars) = Tuple(update);
     std::vector<Expr> result;
     for (int i = 0; i <= static_cast<int>(domain.size()); i++)
-        result.push_back(f(parts.vars)[i]);
+        result.push_back(f(parts.args)[i]);
     return Tuple(result);
 }
 
 } // namespace
 
-Expr sum(const Expr &e, const std::string &name) {
-    return reduce(e, name, "sum", make_zero(e.type()), [](Expr a, Expr b) { return a + b; });
-}
+#define AICF_DEFINE_INLINE_REDUCTION(NAME, IDENTITY, COMBINE)                                      \
+    Expr NAME(const Expr &e, const std::string &name) {                                            \
+        ReductionParts parts = analyze(e, #NAME);                                                  \
+        return reduce(parts, name, IDENTITY, COMBINE);                                             \
+    }                                                                                              \
+    Expr NAME(const RDom &r, const Expr &e, const std::string &name) {                             \
+        ReductionParts parts = analyze(e, #NAME, &r.domain());                                     \
+        return reduce(parts, name, IDENTITY, COMBINE);                                             \
+    }                                                                                              \
+    Expr NAME(const Expr &e) {                                                                     \
+        return NAME(e, detail::unique_name(#NAME));                                                \
+    }                                                                                              \
+    Expr NAME(const RDom &r, const Expr &e) {                                                      \
+        return NAME(r, e, detail::unique_name(#NAME));                                             \
+    }
+AICF_DEFINE_INLINE_REDUCTION(sum, make_zero(e.type()), [](Expr a, Expr b) { return a + b; })
+AICF_DEFINE_INLINE_REDUCTION(product, make_one(e.type()), [](Expr a, Expr b) { return a * b; })
+AICF_DEFINE_INLINE_REDUCTION(maximum, type_min(e.type()), [](Expr a, Expr b) { return max(a, b); })
+AICF_DEFINE_INLINE_REDUCTION(minimum, type_max(e.type()), [](Expr a, Expr b) { return min(a, b); })
+#undef AICF_DEFINE_INLINE_REDUCTION
 
-Expr product(const Expr &e, const std::string &name) {
-    return reduce(e, name, "product", make_one(e.type()), [](Expr a, Expr b) { return a * b; });
-}
-
-Expr maximum(const Expr &e, const std::string &name) {
-    return reduce(e, name, "maximum", type_min(e.type()), [](Expr a, Expr b) { return max(a, b); });
-}
-
-Expr minimum(const Expr &e, const std::string &name) {
-    return reduce(e, name, "minimum", type_max(e.type()), [](Expr a, Expr b) { return min(a, b); });
-}
-
-Tuple argmax(const Expr &e, const std::string &name) {
-    return arg_reduce(e, name, "argmax", true);
-}
-Tuple argmin(const Expr &e, const std::string &name) {
-    return arg_reduce(e, name, "argmin", false);
-}
-
-Expr sum(const Expr &e) {
-    return sum(e, detail::unique_name("sum"));
-}
-Expr product(const Expr &e) {
-    return product(e, detail::unique_name("product"));
-}
-Expr maximum(const Expr &e) {
-    return maximum(e, detail::unique_name("maximum"));
-}
-Expr minimum(const Expr &e) {
-    return minimum(e, detail::unique_name("minimum"));
-}
-Tuple argmax(const Expr &e) {
-    return argmax(e, detail::unique_name("argmax"));
-}
-Tuple argmin(const Expr &e) {
-    return argmin(e, detail::unique_name("argmin"));
-}
+#define AICF_DEFINE_ARG_REDUCTION(NAME, IS_MAX)                                                    \
+    Tuple NAME(const Expr &e, const std::string &name) {                                           \
+        return arg_reduce(analyze(e, #NAME), name, IS_MAX);                                        \
+    }                                                                                              \
+    Tuple NAME(const RDom &r, const Expr &e, const std::string &name) {                            \
+        return arg_reduce(analyze(e, #NAME, &r.domain()), name, IS_MAX);                           \
+    }                                                                                              \
+    Tuple NAME(const Expr &e) {                                                                    \
+        return NAME(e, detail::unique_name(#NAME));                                                \
+    }                                                                                              \
+    Tuple NAME(const RDom &r, const Expr &e) {                                                     \
+        return NAME(r, e, detail::unique_name(#NAME));                                             \
+    }
+AICF_DEFINE_ARG_REDUCTION(argmax, true)
+AICF_DEFINE_ARG_REDUCTION(argmin, false)
+#undef AICF_DEFINE_ARG_REDUCTION
 
 } // namespace aicf

@@ -275,6 +275,54 @@ TEST(Reduction, ArgmaxAndArgminTakeTheFirstNaN) {
     }
 }
 
+// An inline reduction over a named RDom inside an update over another: the update's
+// variable is a free variable of the reduction, one dot product (and one argmax) per key.
+// Without the RDom named, the two RDoms are refused with a message that names the form.
+TEST(Reduction, InlineReductionOverANamedRDomInsideAnUpdate) {
+    const int D = 7, T = 13, S = 5;
+    Buffer<float> q({D, S}, "q"), k({D, T}, "k");
+    fill_random(q, -1, 1, 25);
+    fill_random(k, -1, 1, 26);
+    Var s("s");
+    RDom rd(0, D, "rd"), rt(0, T, "rt");
+    Func best("best"), where("where");
+    best(s) = -1e30f;
+    best(s) = max(best(s), sum(rd, q(rd, s) * k(rd, rt)));
+    where(s) = 0;
+    where(s) = where(s) + argmax(rd, q(rd, s) * k(rd, rt))[0];
+    Buffer<float> b = best.realize({S});
+    Buffer<int> w = where.realize({S});
+    for (int j = 0; j < S; j++) {
+        double hi = -1e30;
+        int positions = 0;
+        for (int t = 0; t < T; t++) {
+            double dot = 0, top = -1e30;
+            int at = 0;
+            for (int c = 0; c < D; c++) {
+                dot += double(q(c, j)) * k(c, t);
+                const float term = q(c, j) * k(c, t);
+                if (term > top) top = term, at = c;
+            }
+            hi = std::max(hi, dot);
+            positions += at;
+        }
+        EXPECT_TRUE(close(b(j), hi, 1e-5, 1e-5)) << j << ": " << b(j) << " vs " << hi;
+        EXPECT_EQ(w(j), positions) << j;
+    }
+    Func bad("bad");
+    bad(s) = 0.0f;
+    std::string msg;
+    try {
+        bad(s) = bad(s) + sum(q(rd, s) * k(rd, rt));
+    } catch (const CompileError &e) {
+        msg = e.what();
+    }
+    EXPECT_NE(msg.find("uses reduction variables of two different RDoms; use one RDom with "
+                       "several dimensions, or name the RDom to reduce over, sum(r, e)"),
+              std::string::npos)
+        << msg;
+}
+
 TEST(Reduction, ExplicitTupleUpdateKeepsMaxAndSum) {
     // An online (max, sum of exp) pair, the core of a streaming softmax.
     const int D = 33;
