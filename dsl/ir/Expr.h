@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace aicf {
 namespace ir {
@@ -117,6 +118,15 @@ struct Expr : IntrusivePtr<const BaseExprNode> {
     Expr(uint16_t v);
     Expr(uint32_t v);
     Expr(uint64_t v);
+    // long long and unsigned long long, where they are other types than int64_t and uint64_t
+    // (on Linux, long is 64 bits): 5LL is an int64, 5ULL a uint64.
+    template <typename T, std::enable_if_t<std::is_integral<T>::value && sizeof(T) == 8 &&
+                                               !std::is_same<T, int64_t>::value &&
+                                               !std::is_same<T, uint64_t>::value,
+                                           int> = 0>
+    Expr(T v)
+        : Expr(std::is_signed<T>::value ? Expr(static_cast<int64_t>(v))
+                                        : Expr(static_cast<uint64_t>(v))) {}
     Expr(float v);
     Expr(double v);
     Expr(bool v);

@@ -381,6 +381,11 @@ TEST(Operators, LiteralsOfEveryIntegerType) {
     EXPECT_EQ(h.type(), UInt(32));
     EXPECT_EQ((x + size_t(3)).type(), Int(32));
     EXPECT_EQ((int64_t(2) * x).type(), Int(32));
+    // long long is another type than int64_t on Linux: its literals work alike.
+    EXPECT_EQ(Expr(5LL).type(), Int(64));
+    EXPECT_EQ(Expr(5ULL).type(), UInt(64));
+    EXPECT_EQ(clamp(x, 0LL, 10ULL).type(), Int(32));
+    EXPECT_EQ((u(x) << 2ull).type(), UInt(32));
     Func f("f"), g("g"), k("k");
     f(x) =
         (h ^ (h >> 15)) + min(u(x), 4000000000u) - select(u(x) > 3000000000u, u(x) & 0xFFFFu, 7u);
