@@ -730,20 +730,37 @@ private:
             }
             // By a constant less than the bits that hold the value: a division (rounding
             // down, as an arithmetic shift does) or a multiplication by a power of two.
-            if (c && *c >= 0 && *c < int(t.bits) - (t.is_int() ? 1 : 0)) {
+            const bool divides = c && *c >= 0 && *c < int(t.bits) - (t.is_int() ? 1 : 0);
+            if (divides) {
                 Expr p = make_const(arg.type(), int64_t(1) << *c);
                 result = get(op->intrinsic == Intrinsic::shift_right ? Div::make(arg, p)
                                                                      : Mul::make(arg, p));
+                if (op->intrinsic == Intrinsic::shift_left) return;
+            }
+            if (c && op->intrinsic == Intrinsic::shift_right && t.bits <= 64) {
                 // Right, whatever the value: the type's range shifted (int32 >> 24 lies in
-                // [-128, 127]), though int32 arithmetic is otherwise taken as unbounded.
-                if (op->intrinsic == Intrinsic::shift_right && t.bits <= 64) {
-                    if (!result.min.defined())
-                        result.min = make_const(t, t.is_int() ? t.min_int() >> *c : int64_t(0));
-                    if (!result.max.defined()) {
-                        result.max = make_const(t, t.is_int() ? t.max_int() >> *c
-                                                              : int64_t(t.max_uint() >> *c));
+                // [-128, 127], int32 >> 31 in [-1, 0]), though int32 arithmetic is otherwise
+                // taken as unbounded. An amount outside [0, bits - 1] leaves the sign: -1 or
+                // 0, and 0 of an unsigned value.
+                const bool in_range = *c >= 0 && *c < int(t.bits);
+                const int64_t lo = t.is_int() ? (in_range ? t.min_int() >> *c : -1) : 0;
+                const int64_t hi = t.is_int() ? (in_range ? t.max_int() >> *c : 0)
+                                   : in_range ? int64_t(t.max_uint() >> *c)
+                                              : 0;
+                auto tighter = [&](const Expr &e, int64_t end, bool upper) {
+                    if (!e.defined()) return make_const(t, end);
+                    if (t.is_uint()) {
+                        std::optional<uint64_t> k = as_const_uint(e);
+                        if (!k) return e;
+                        const uint64_t u = uint64_t(end);
+                        return make_const(t, int64_t(upper ? std::min(*k, u) : std::max(*k, u)));
                     }
-                }
+                    std::optional<int64_t> k = as_const_int(e);
+                    if (!k) return e;
+                    return make_const(t, upper ? std::min(*k, end) : std::max(*k, end));
+                };
+                if (!divides) result = Interval();
+                result = Interval(tighter(result.min, lo, false), tighter(result.max, hi, true));
                 return;
             }
             // Right by any amount of at least 0: toward 0 from a non-negative value, toward

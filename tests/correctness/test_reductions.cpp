@@ -362,8 +362,9 @@ TEST(Reduction, HistogramWithDataDependentIndex) {
         EXPECT_EQ(out(i), ref[i]) << i;
 }
 
-// The top byte of an int32 key, key >> 24, lies in [-128, 127] whatever the key: a histogram
-// of it and a table read by it need no clamp.
+// The top byte of an int32 key, key >> 24, lies in [-128, 127] whatever the key (and of a
+// uint32 one in [0, 255], and key >> 31 in [-1, 0]): a histogram of it and a table read by it
+// need no clamp.
 TEST(Reduction, HistogramOfTheTopByteOfInt32Keys) {
     const int N = 1001;
     Buffer<int32_t> keys(N);
@@ -377,13 +378,16 @@ TEST(Reduction, HistogramOfTheTopByteOfInt32Keys) {
     Var b("b"), x("x");
     hist(b) = 0;
     hist((keys(r) >> 24) + 128) += 1;
-    gather(x) = table((keys(x) >> 24) + 128) * 2.0f;
+    gather(x) = table((keys(x) >> 24) + 128) * 2.0f +
+                table(cast<int>(cast<uint32_t>(keys(x)) >> 24)) + table((keys(x) >> 31) + 1);
     Buffer<int> out = hist.realize({256});
     Buffer<float> g = gather.realize({N});
     std::vector<int> ref(256, 0);
     for (int i = 0; i < N; i++) {
         ref[(keys(i) >> 24) + 128]++;
-        EXPECT_EQ(g(i), table((keys(i) >> 24) + 128) * 2.0f) << i;
+        const float want = table((keys(i) >> 24) + 128) * 2.0f +
+                           table(int(uint32_t(keys(i)) >> 24)) + table((keys(i) >> 31) + 1);
+        EXPECT_EQ(g(i), want) << i;
     }
     for (int i = 0; i < 256; i++)
         EXPECT_EQ(out(i), ref[i]) << i;
