@@ -111,30 +111,38 @@ struct Self {
 
 // Whether `s` is self_i * exp(self0 - m') + exp(x - m'), or that with the last term times a
 // weight w that reads no current value (exp(x - m') * w), in either operand order: `weight`
-// is then w (undefined for none).
+// is then w (undefined for none). m' (`new_max`, a max) may be spelled max(m, x) or max(x, m)
+// in either term.
 bool is_rescaled_sum(const Expr &s, const Expr &self0, const Expr &self_i, const Expr &x,
                      const Expr &new_max, const Self &self, Expr &weight) {
     const Add *add = s.as<Add>();
     if (!add) return false;
-    const Expr shifted = Sub::make(x, new_max);
+    std::vector<Expr> maxes = {new_max};
+    if (const Max *m = new_max.as<Max>()) maxes.push_back(Max::make(m->b, m->a));
+    auto exp_less_max = [&](const Expr &e, const Expr &a) {
+        for (const Expr &m : maxes)
+            if (is_exp_of(e, Sub::make(a, m))) return true;
+        return false;
+    };
     for (int flip = 0; flip < 2; flip++) {
         const Expr &scaled = flip ? add->b : add->a, &fresh = flip ? add->a : add->b;
         const Mul *mul = scaled.as<Mul>();
         if (!mul) continue;
         Expr w;
-        if (!is_exp_of(fresh, shifted)) {
+        if (!exp_less_max(fresh, x)) {
             const Mul *weighted = fresh.as<Mul>();
             if (!weighted) continue;
-            if (is_exp_of(weighted->a, shifted))
+            if (exp_less_max(weighted->a, x))
                 w = weighted->b;
-            else if (is_exp_of(weighted->b, shifted))
+            else if (exp_less_max(weighted->b, x))
                 w = weighted->a;
             else
                 continue;
             if (self.mentioned_in(w)) continue;
         }
-        Expr e = Call::make(self0.type(), Intrinsic::exp, {Sub::make(self0, new_max)});
-        if (matches_commutative(scaled, IRNodeType::Mul, self_i, e)) {
+        const bool rescaled = (equal(mul->a, self_i) && exp_less_max(mul->b, self0)) ||
+                              (equal(mul->b, self_i) && exp_less_max(mul->a, self0));
+        if (rescaled) {
             weight = w;
             return true;
         }

@@ -757,7 +757,9 @@ TEST(GPUCrossThreadReduction, FlashAttentionRunningOutput) {
         fa(d, s) = Tuple(-inf, Expr(0.0f), Expr(0.0f));
         Expr m = max(fa(d, s)[0], x);
         Expr alpha = exp(fa(d, s)[0] - m), p = exp(x - m);
-        fa(d, s) = Tuple(m, fa(d, s)[1] * alpha + p, fa(d, s)[2] * alpha + p * v(d, rt));
+        // (The running output spells m' the other way round: max(x, m) is the same max.)
+        Expr p_too = exp(x - max(x, fa(d, s)[0]));
+        fa(d, s) = Tuple(m, fa(d, s)[1] * alpha + p, fa(d, s)[2] * alpha + v(d, rt) * p_too);
         out(d, s) = select(fa(d, s)[1] == 0.0f, 0.0f, fa(d, s)[2] / fa(d, s)[1]);
         score.compute_root();
         Target target = gpu_target;
