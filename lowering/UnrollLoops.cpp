@@ -42,25 +42,18 @@ private:
         if (!extent) {
             // The example in the user's own names where the loop is a variable of theirs.
             const LoopNameParts parts = parse_loop_name(op->name);
-            const bool plain = !parts.func.empty() && !parts.var.empty() &&
-                               parts.var.find('.') == std::string::npos;
-            // bound() takes the Func's own dimensions, not the loops of its splits.
+            // (A reduction variable keeps its dot: r.x.)
+            const bool plain = !parts.func.empty() && !parts.var.empty();
+            // bound() takes the Func's own dimensions, not the loops of splits or reductions.
             auto it = env.find(parts.func);
             const bool dimension =
                 plain && it != env.end() &&
                 std::count(it->second.args().begin(), it->second.args().end(), parts.var) > 0;
-            std::string bound_advice =
+            const std::string bound_advice =
                 dimension ? ". Where " + parts.var + " runs over a dimension of known size " +
                                 "(three colour channels), " + parts.func + ".bound(" + parts.var +
                                 ", 0, 3) makes the extent that constant."
-                : plain ? ". Where the dimension " + parts.var +
-                              " was split from "
-                              "has a known size, bound() that dimension of " +
-                              parts.func + " (" + parts.func +
-                              ".bound(x, 0, 64) for a "
-                              "dimension x): the loops split from it then have constant "
-                              "extents."
-                        : ".";
+                          : ".";
             user_error << "The loop " << loop_for_users(op->name)
                        << " is unrolled, but its extent (" << op->extent
                        << ") is not a constant. Split it by a constant factor and unroll the "

@@ -1014,16 +1014,27 @@ TEST(ScheduleErrors, UnrollOfALoopWithoutAConstantExtent) {
     EXPECT_CONTAINS(msg, "unroll the inner loop with a guarded tail, e.g. f.unroll(x, 4, "
                          "TailStrategy::GuardWithIf)");
     EXPECT_CONTAINS(msg, "f.bound(x, 0, 3) makes the extent that constant.");
-    // A loop split from a dimension: bound() takes the dimension, not the loop.
+    // A loop split from a dimension, or a reduction loop: bound() takes neither; the example
+    // names the loop and its stage.
     Func split_loop = pipeline([&](Func &f) {
         Var fo("fo"), fi("fi");
         f.split(x, fo, fi, 2).unroll(fo);
     });
     const std::string split_msg = message_of<CompileError>([&] { split_loop.realize({40}); });
     EXPECT_CONTAINS(split_msg, "The loop fo of f is unrolled, but its extent (");
-    EXPECT_CONTAINS(split_msg, "Where the dimension fo was split from has a known size, bound() "
-                               "that dimension of f (f.bound(x, 0, 64) for a dimension x)");
-    EXPECT_EQ(split_msg.find("f.bound(fo"), std::string::npos) << split_msg;
+    EXPECT_CONTAINS(split_msg, "e.g. f.unroll(fo, 4, TailStrategy::GuardWithIf)");
+    EXPECT_EQ(split_msg.find(".bound("), std::string::npos) << split_msg;
+    Param<int> width("width");
+    Var y("y");
+    RDom r(0, width, "r");
+    Func h("h");
+    h(y) = 0.0f;
+    h(y) += cast<float>(r.x + y);
+    h.update().unroll(r.x);
+    width.set(5);
+    const std::string rvar_msg = message_of<CompileError>([&] { h.realize({3}); });
+    EXPECT_CONTAINS(rvar_msg, "e.g. h.update(0).unroll(r.x, 4, TailStrategy::GuardWithIf)");
+    EXPECT_EQ(rvar_msg.find(".bound("), std::string::npos) << rvar_msg;
     Func good = pipeline([&](Func &f) { f.unroll(x, 4, TailStrategy::GuardWithIf); });
     Buffer<float> out = good.realize({40})[0];
     for (int i = 0; i < 40; i++)
