@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <random>
 
@@ -68,6 +69,26 @@ template <typename T> RowMoments row_moments(const aicf::Buffer<T> &b, int j, in
     for (int i = 0; i < width; i++) {
         const double d = double(float(b(i, j))) - r.mean;
         r.squares += d * d;
+    }
+    return r;
+}
+
+// The bitwise and logical reductions of row j of a buffer of words over its first `width`
+// points: the xor of the words, the or of each word & seen_mask, the and of each word |
+// kept_mask, whether any word is below `below`, and whether all are above `above`.
+struct BitwiseRow {
+    uint32_t xor_all = 0, seen = 0, kept = ~0u;
+    bool any_below = false, all_above = true;
+};
+inline BitwiseRow bitwise_row(const aicf::Buffer<uint32_t> &w, int j, int width, uint32_t seen_mask,
+                              uint32_t kept_mask, uint32_t below, uint32_t above) {
+    BitwiseRow r;
+    for (int i = 0; i < width; i++) {
+        r.xor_all ^= w(i, j);
+        r.seen |= w(i, j) & seen_mask;
+        r.kept &= w(i, j) | kept_mask;
+        r.any_below = r.any_below || w(i, j) < below;
+        r.all_above = r.all_above && w(i, j) > above;
     }
     return r;
 }

@@ -1847,20 +1847,13 @@ TEST(RFactor, BitwiseAndLogicalReductions) {
         want_h = int16_t(want_h ^ h(i));
     EXPECT_EQ(f(), want_h);
     for (int j = 0; j < R; j++) {
-        uint32_t wx = 0, wo = 0, wa = ~0u;
-        bool wany = false, wall = true;
-        for (int i = 0; i < N; i++) {
-            wx ^= w(i, j);
-            wo |= w(i, j) & 0x80000010u;
-            wa &= w(i, j) | 0xFFFFFFEFu;
-            wany = wany || w(i, j) < 3000000u;
-            wall = wall && w(i, j) > 8000000u;
-        }
-        EXPECT_EQ(a(j), wx) << j;
-        EXPECT_EQ(b(j), wo) << j;
-        EXPECT_EQ(c(j), wa) << j;
-        EXPECT_EQ(d(j), wany) << j;
-        EXPECT_EQ(e(j), wall) << j;
+        const aicf_test::BitwiseRow want =
+            aicf_test::bitwise_row(w, j, N, 0x80000010u, 0xFFFFFFEFu, 3000000u, 8000000u);
+        EXPECT_EQ(a(j), want.xor_all) << j;
+        EXPECT_EQ(b(j), want.seen) << j;
+        EXPECT_EQ(c(j), want.kept) << j;
+        EXPECT_EQ(d(j), want.any_below) << j;
+        EXPECT_EQ(e(j), want.all_above) << j;
     }
 }
 

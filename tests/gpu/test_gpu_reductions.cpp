@@ -202,20 +202,14 @@ TEST(GPUCrossThreadReduction, BitwiseAndLogicalRows) {
         Buffer<bool> d = out_any.realize({kRows}, gpu_target);
         Buffer<bool> e = out_all.realize({kRows}, gpu_target);
         for (int j = 0; j < kRows; j++) {
-            uint32_t wx = 0, wo = 0, wa = ~0u;
-            bool wany = false, wall = true;
-            for (int i = 0; i < width; i++) {
-                wx ^= in(i, j);
-                wo |= in(i, j) & 0xC0000000u;
-                wa &= in(i, j) | 0xFFFFFFEFu;
-                wany = wany || in(i, j) < 200000000u;
-                wall = wall && in(i, j) > 40000000u;
-            }
-            EXPECT_EQ(a(j), wx) << j;
-            EXPECT_EQ(b(j), wo) << j;
-            EXPECT_EQ(c(j), wa) << j;
-            EXPECT_EQ(d(j), wany) << j;
-            EXPECT_EQ(e(j), wall) << j;
+            const aicf_test::BitwiseRow want = aicf_test::bitwise_row(
+                in, j, width, 0xC0000000u, 0xFFFFFFEFu, 200000000u, 40000000u);
+            const uint32_t got[] = {a(j), b(j), c(j)};
+            const uint32_t wanted[] = {want.xor_all, want.seen, want.kept};
+            for (int k = 0; k < 3; k++)
+                EXPECT_EQ(got[k], wanted[k]) << j << ", reduction " << k;
+            EXPECT_EQ(d(j), want.any_below) << j;
+            EXPECT_EQ(e(j), want.all_above) << j;
         }
     }
 }
