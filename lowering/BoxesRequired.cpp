@@ -10,6 +10,7 @@
 #include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
 
+#include <atomic>
 #include <map>
 #include <set>
 #include <type_traits>
@@ -212,7 +213,40 @@ private:
     std::vector<std::pair<std::string, Expr>> nameable;
     std::map<std::string, Expr> nameable_value;
     std::set<std::string> named;
-    static constexpr double name_past = 64, name_past_outside_loops = 16;
+    static constexpr double name_past = 64, name_past_outside_loops = 16, name_ends_past = 8;
+
+    // A let whose value changes inside the statement (a region of a stage computed inside a
+    // loop of it, in terms of that loop) cannot be named, and its range over the loops is
+    // what its uses see. Where each stage of a chain computed at one loop reads the next one's
+    // region twice (clamped and not, both ends of a stencil), that range nests the next one's
+    // twice, and expanded, the region of the first stage grows geometrically with the chain's
+    // length: five steps of a clamped 3-D stencil in overlapped tiles spent 44 s in lowering.
+    // So an end of such a range past `name_ends_past` variables is named: a let of its own,
+    // before the statement, whose value uses names from outside it only. (Past 16, ten steps
+    // took twice as long.)
+    Interval name_large_ends(const std::string &let, Interval range) {
+        if (by_name != LetsByName::WhenLarge) return range;
+        for (Expr *end : {&range.min, &range.max}) {
+            if (!end->defined() || !end->type().is_int() || !end->type().is_scalar()) continue;
+            if (end->as<Variable>() || count_variables(*end) <= name_ends_past) continue;
+            bool outside = true;
+            for (const std::string &n : free_vars(*end))
+                outside = outside && (!bound_inside.count(n) || nameable_value.count(n));
+            if (!outside) continue;
+            static std::atomic<int> ends{0};
+            const std::string n =
+                let + (end == &range.min ? ".lowest." : ".highest.") + std::to_string(ends++);
+            nameable.emplace_back(n, *end);
+            nameable_value.emplace(n, *end);
+            *end = Variable::make(end->type(), n);
+        }
+        return range;
+    }
+    static double count_variables(const Expr &e) {
+        double n = 0;
+        visit_each<Variable>(e, [&](const Variable *) { n++; });
+        return n;
+    }
 
     bool may_be_named(const Expr &value) const {
         if (!value.type().is_int() || !value.type().is_scalar()) return false;
@@ -347,7 +381,8 @@ private:
         } else {
             // Through the enclosing lets' values when that stays small, so that parts of the
             // value that move together (a min and an extent) keep moving together.
-            scope.push(op->name, bounds_over_loops(value_for_bounds(value, narrowed)));
+            scope.push(op->name, name_large_ends(op->name, bounds_over_loops(
+                                                               value_for_bounds(value, narrowed))));
             expanded_vars.push(op->name, count);
             lets.emplace_back(op->name, value);
         }

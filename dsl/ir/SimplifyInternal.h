@@ -244,6 +244,11 @@ private:
     // plain bounds decide stay for the rules that match chains (a clamp's
     // min(y, min(y + 11, 36)) keeps its inner min).
     Expr prune_min_max_chain(const Expr &a, const Expr &b, bool is_min);
+    // min(a, b) (or max) where the chain of mins (maxes) of a and b has two operands that are
+    // maxes (mins) sharing an operand: max(min(u, c), min(v, c)) == min(max(u, v), c), and
+    // the chain with them merged; equal operands of the chain kept once. Undefined when there
+    // are none.
+    Expr factor_min_max_chain(const Expr &a, const Expr &b, bool is_min);
     // LT, LE or EQ of scalar integers that do not overflow, through a - b.
     Expr compare_linear(IRNodeType op, const Expr &a, const Expr &b);
     Expr fold_call(const Call *op, const std::vector<Expr> &args);

@@ -648,6 +648,7 @@ Expr Simplify::min_or_max(const Expr &a, const Expr &b, bool is_min) {
     if (operands(b, !is_min, x, y) && (equal(x, a) || equal(y, a))) return a;
     if (operands(a, !is_min, x, y) && (equal(x, b) || equal(y, b))) return b;
 
+    if (Expr factored = factor_min_max_chain(a, b, is_min); factored.defined()) return factored;
     if (no_overflow(t) && t.is_scalar()) {
         if (Expr pruned = prune_min_max_chain(a, b, is_min); pruned.defined()) return pruned;
     }
@@ -688,6 +689,70 @@ ConstBounds Simplify::upper_bound_pairing_divisions(const LinearForm &l, int dep
         if (!paired[i])
             r = bounds_add(r, bounds_mul(bounds_of(ti.e), ConstBounds::point(ti.coeff)));
     }
+    return r;
+}
+
+Expr Simplify::factor_min_max_chain(const Expr &a, const Expr &b, bool is_min) {
+    // The region a clamped stencil reads is such a chain, one clamped point per operand
+    // (max(x, max(min(x + 1, 36), 0), max(min(x - 1, 36), 0), ...)), and each stage of a chain
+    // of them computed at one loop nests the next one's region in every operand: factored,
+    // the region of five stages of a 3-D stencil keeps two copies of the next one's, not four.
+    const size_t most = 16;
+    std::vector<Expr> operands;
+    bool opposite = false; // whether some operand is a max (min)
+    bool dropped = false;  // whether an operand equal to another one was left out
+    std::function<bool(const Expr &)> flatten = [&](const Expr &e) {
+        const Min *mn = e.as<Min>();
+        const Max *mx = e.as<Max>();
+        if (is_min ? mn != nullptr : mx != nullptr)
+            return flatten(is_min ? mn->a : mx->a) && flatten(is_min ? mn->b : mx->b);
+        for (const Expr &o : operands)
+            if (equal(o, e)) return dropped = true;
+        opposite = opposite || (is_min ? mx != nullptr : mn != nullptr);
+        operands.push_back(e);
+        return operands.size() <= most;
+    };
+    if (!flatten(a) || !flatten(b)) return Expr();
+    auto sides = [&](const Expr &e, Expr &x, Expr &y) {
+        if (const Min *m = e.as<Min>(); m && !is_min) {
+            x = m->a;
+            y = m->b;
+            return true;
+        }
+        if (const Max *m = e.as<Max>(); m && is_min) {
+            x = m->a;
+            y = m->b;
+            return true;
+        }
+        return false;
+    };
+    bool merged = false;
+    for (size_t i = 0; opposite && i < operands.size(); i++) {
+        Expr xi, yi;
+        if (!sides(operands[i], xi, yi)) continue;
+        for (size_t j = i + 1; j < operands.size(); j++) {
+            Expr xj, yj;
+            if (!sides(operands[j], xj, yj)) continue;
+            const Expr *shared = nullptr, *ri = nullptr, *rj = nullptr;
+            for (int k = 0; k < 4 && !shared; k++) {
+                const Expr &si = k & 1 ? yi : xi, &sj = k & 2 ? yj : xj;
+                if (!equal(si, sj)) continue;
+                shared = &si;
+                ri = k & 1 ? &xi : &yi;
+                rj = k & 2 ? &xj : &yj;
+            }
+            if (!shared) continue;
+            operands[i] = min_or_max(min_or_max(*ri, *rj, is_min), *shared, !is_min);
+            operands.erase(operands.begin() + j);
+            merged = true;
+            break;
+        }
+        if (merged) break;
+    }
+    if (!merged && !dropped) return Expr();
+    Expr r;
+    for (size_t i = operands.size(); i-- > 0;)
+        r = r.defined() ? min_or_max(operands[i], r, is_min) : operands[i];
     return r;
 }
 

@@ -1175,3 +1175,41 @@ TEST(GPUSchedule, ProducerReadThroughANegativeDivisor) {
         for (int i = -20; i < 25; i++)
             ASSERT_EQ(result(i, j), in(euclid(i, -2), j) * 7 + j) << i << ", " << j;
 }
+
+// An update whose three pure dimensions are fused into one loop and split with GuardWithIf
+// over GPU blocks and threads, reading a converted 16-bit input computed at the root in the
+// same fused tiles. Bounds of the fused parts lost a clamp (the simplifier dropped it knowing
+// an extent positive, where the region's analysis did not), and the input was refused as read
+// from -127.
+TEST(GPUSchedule, FusedDimensionsOfAnUpdateInGuardedTiles) {
+    const int D = 8, S = 16, H = 2;
+    Buffer<float16_t> v({D, S, H}, "v");
+    fill_random(v, -2.0f, 2.0f, 33);
+    Var d("d"), s("s"), h("h"), ds("ds"), dsh("dsh"), bx("bx"), tx("tx");
+    RDom rt(0, S, "rt");
+    Func converted("converted"), f("f"), out("out");
+    converted(d, s, h) = cast<float>(v(d, s, h));
+    f(d, s, h) = 0.0f;
+    f(d, s, h) += converted(d, rt, h) * cast<float>(s + 1);
+    out(d, s, h) = f(d, s, h) * 2.0f;
+    auto fused_tiles = [&](auto &&st) {
+        st.fuse(d, s, ds).fuse(ds, h, dsh).gpu_tile(dsh, bx, tx, 256, TailStrategy::GuardWithIf);
+    };
+    converted.compute_root();
+    fused_tiles(converted);
+    f.compute_root();
+    fused_tiles(f);
+    fused_tiles(f.update());
+    fused_tiles(out);
+    Buffer<float> result = out.realize({D, 5, H}, gpu_target)[0];
+    result.copy_to_host();
+    for (int k = 0; k < H; k++)
+        for (int j = 0; j < 5; j++)
+            for (int i = 0; i < D; i++) {
+                double sum = 0;
+                for (int r = 0; r < S; r++)
+                    sum += double(float(v(i, r, k))) * (j + 1);
+                ASSERT_TRUE(aicf_test::close(result(i, j, k), 2 * sum, 1e-5, 1e-5))
+                    << i << ", " << j << ", " << k << ": " << result(i, j, k) << " vs " << 2 * sum;
+            }
+}

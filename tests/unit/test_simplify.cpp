@@ -638,6 +638,36 @@ TEST_F(SimplifyTest, MinMaxOfQuotientsByTheSameConstant) {
                         {-70, 70, 1}, {-20, 20, 3});
 }
 
+// The region a clamped stencil reads is a chain of maxes (mins) with one clamped point per
+// operand. The clamps share their bounds, so the chain keeps one: the region of the points
+// x - 1, x and x + 1 is the clamp of x + 1. Each stage of a chain of stencils nests the next
+// one's region in every operand, so this decides whether the regions grow twofold or
+// fourfold per stage.
+TEST_F(SimplifyTest, ChainsOfClampedPointsShareTheirClamp) {
+    auto clamped = [](const Expr &e) { return Max::make(Min::make(e, 36), 0); };
+    const Expr x_minus_1 = Sub::make(x, 1), x_plus_1 = Add::make(x, 1);
+    const Expr high = Max::make(clamped(x_minus_1), Max::make(clamped(x), clamped(x_plus_1)));
+    EXPECT_TRUE(simplifies_to(high, clamped(x_plus_1)));
+    const Expr low = Min::make(Min::make(clamped(x_plus_1), y), clamped(x_minus_1));
+    const Expr low_simplified = simplify(low);
+    int clamps = 0;
+    visit_each<Min>(low_simplified, [&](const Min *m) { clamps += is_const(m->b, 36); });
+    EXPECT_EQ(clamps, 1) << low_simplified;
+    // With the point read unclamped as well (a stencil's centre), x appears twice.
+    const Expr with_centre = simplify(Max::make(x, high));
+    int uses = 0;
+    visit_each<Variable>(with_centre, [&](const Variable *v) { uses += v->name == "x"; });
+    EXPECT_EQ(uses, 2) << with_centre;
+    // Clamps with different bounds stay apart.
+    const Expr apart = simplify(Max::make(clamped(x), Max::make(Min::make(y, 20), 0)));
+    int mins = 0;
+    visit_each<Min>(apart, [&](const Min *) { mins++; });
+    EXPECT_EQ(mins, 2) << apart;
+    expect_same_on_grid(
+        {high, low, Max::make(x, high), Max::make(clamped(x), Max::make(Min::make(y, 20), 0))},
+        {-50, 50, 1}, {-30, 40, 7});
+}
+
 // Terms of a sum that cancel inside a min or max move into it: the loop variable then
 // appears once, which interval analysis needs to bound the expression tightly.
 TEST_F(SimplifyTest, SumsMoveIntoMinMaxWhereTermsCancel) {
