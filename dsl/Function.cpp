@@ -6,8 +6,10 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Simplify.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -463,6 +465,20 @@ Expr Function::call(const std::vector<Expr> &args, int value_index) const {
             << "Argument " << i << " of the call " << signature(n, args) << " has type "
             << to_string(t) << ". Func arguments must be integers; convert it explicitly, "
             << "e.g. cast<int>(floor(...)).";
+        // Coordinates are int32: a wider argument, or an unsigned 32-bit one, is narrowed
+        // only where every value it may take fits (a clamp into the Func's range shows it).
+        // Narrowed as it is, an int64 id of 2^32 + 2 would name point 2.
+        if (!Int(32).can_represent(t)) {
+            Expr fits = LE::make(args[i], make_const(t, int64_t(INT32_MAX)));
+            if (t.is_int())
+                fits = And::make(GE::make(args[i], make_const(t, int64_t(INT32_MIN))), fits);
+            user_assert(can_prove(fits))
+                << "Argument " << i << " of the call " << signature(n, args) << " has type "
+                << to_string(t) << ", but the coordinates of a Func are int32 and " << args[i]
+                << " may not fit in one (a value of 2^32 + 2 would name point 2). Clamp it to "
+                << "the points " << n << " is used at, with int32 bounds (clamp(id, 0, rows - "
+                << "1)), or cast it to int where every value fits.";
+        }
         int_args.push_back(cast(Int(32), args[i]));
     }
     return Call::make_func(contents->output_types[value_index], n, int_args,

@@ -366,6 +366,15 @@ Expr clamp(Expr e, Expr lo, Expr hi) {
             << to_string(e.type().element_of())
             << ", the type of the value clamped. Cast the value to a wider type first.";
     }
+    // A bound of an integer type that e's type cannot hold (a row count for a uint8 id, an
+    // int64 bound of an int32 value) widens e, as it would widen a min or max, rather than
+    // being narrowed to e's type: clamp(u8, 0, n - 1) at n = 300 would clamp to 43.
+    for (Expr *bound : {&lo, &hi}) {
+        const Type t = e.type(), b = bound->type();
+        if (t.is_int_or_uint() && !t.is_bool() && b.is_int_or_uint() && !b.is_bool() &&
+            !is_const(*bound) && !t.element_of().can_represent(b.element_of()))
+            detail::match_types(e, *bound, "clamp");
+    }
     lo = aicf::cast(e.type(), lo);
     hi = aicf::cast(e.type(), hi);
     return Max::make(Min::make(e, hi), lo);

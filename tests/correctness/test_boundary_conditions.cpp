@@ -364,6 +364,89 @@ TEST(Operators, ConditionsWithBoolsAndConstantsThatDoNotFit) {
                     "the constant 300 does not fit in int8, the type of small");
 }
 
+// A bound of clamp that the value's type cannot hold (an int32 row count for uint8 ids, an
+// int32 Param for an int16 value) widens the value, as min and max widen it, rather than
+// being narrowed to it: the gather below read row 43 (299 as uint8) for ids 100 and 250.
+TEST(Operators, ClampWidensToABoundOfAWiderType) {
+    Var d("d"), n("n");
+    const int width = 3, rows = 300;
+    Buffer<float> table(width, rows);
+    fill_random(table, -1.0f, 1.0f, 3);
+    Buffer<uint8_t> ids(std::vector<int>{5}, "ids");
+    const uint8_t id_values[] = {100, 250, 7, 255, 0};
+    for (int i = 0; i < 5; i++)
+        ids(i) = id_values[i];
+    ImageParam t(Float(32), 2, "t");
+    Func gathered("gathered");
+    Expr row = clamp(ids(n), 0, t.height() - 1);
+    EXPECT_EQ(row.type(), Int(32));
+    gathered(d, n) = t(d, row);
+    t.set(table);
+    Buffer<float> out = gathered.realize({width, 5});
+    for (int i = 0; i < 5; i++)
+        for (int k = 0; k < width; k++)
+            EXPECT_EQ(out(k, i), table(k, id_values[i])) << i;
+    // Fewer rows than ids: the clamp holds at the last row.
+    Buffer<float> few(width, 200);
+    fill_random(few, -1.0f, 1.0f, 4);
+    t.set(few);
+    out = gathered.realize({width, 5});
+    for (int i = 0; i < 5; i++)
+        EXPECT_EQ(out(0, i), few(0, std::min<int>(id_values[i], 199))) << i;
+
+    Param<int> high("high"), low("low");
+    Var x("x");
+    Func wide("wide"), signed_low("signed_low"), literal("literal");
+    wide(x) = clamp(cast<int16_t>(30000 - x), 0, high);
+    signed_low(x) = clamp(cast<uint8_t>(200 + x), low, 255);
+    literal(x) = clamp(cast<uint8_t>(x * 100), 0, 255);
+    EXPECT_EQ(literal.value().type(), UInt(8));
+    high.set(70000);
+    low.set(-5);
+    Buffer<int> w = wide.realize({2}), l = signed_low.realize({2});
+    EXPECT_EQ(w(0), 30000);
+    EXPECT_EQ(w(1), 29999);
+    EXPECT_EQ(l(0), 200);
+    EXPECT_EQ(l(1), 201);
+}
+
+// The coordinates of a Func are int32: an int64 or unsigned 32-bit argument that may not fit
+// is refused, where it was narrowed as it was (an id of 2^32 + 2 read row 2 through a
+// constant_exterior boundary). One clamped into int32 bounds is taken.
+TEST(Operators, FuncArgumentsWiderThanInt32MustFit) {
+    Var d("d"), n("n"), x("x");
+    Buffer<float> table(2, 10);
+    fill_random(table, -1.0f, 1.0f, 5);
+    Buffer<int64_t> ids(std::vector<int>{3}, "ids");
+    ids(0) = (int64_t(1) << 32) + 2;
+    ids(1) = 4;
+    ids(2) = -(int64_t(1) << 32) + 5;
+    Func bordered = BoundaryConditions::constant_exterior(table, 0.0f);
+    Func g("g");
+    std::string msg = aicf_test::message_of<CompileError>([&] { g(d, n) = bordered(d, ids(n)); });
+    EXPECT_CONTAINS(msg, "has type int64, but the coordinates of a Func are int32");
+    EXPECT_CONTAINS(msg, "Clamp it to the points");
+    Buffer<uint32_t> unsigned_ids(std::vector<int>{2}, "unsigned_ids");
+    Func h("h");
+    msg = aicf_test::message_of<CompileError>([&] { h(d, n) = bordered(d, unsigned_ids(n)); });
+    EXPECT_CONTAINS(msg, "has type uint32");
+    // Clamped into the table's rows (an int32 bound), or of a range that fits, it is taken.
+    Func clamped("clamped"), widened("widened");
+    clamped(d, n) = bordered(d, clamp(ids(n), 0, table.dim(1).extent() - 1));
+    Buffer<float> c = clamped.realize({2, 3});
+    EXPECT_EQ(c(1, 0), table(1, 9));
+    EXPECT_EQ(c(1, 1), table(1, 4));
+    EXPECT_EQ(c(1, 2), table(1, 0));
+    msg = aicf_test::message_of<CompileError>(
+        [&] { widened(x) = bordered(0, cast<int64_t>(x) * 3); });
+    EXPECT_CONTAINS(msg, "may not fit");
+    Func fits("fits");
+    fits(x) = bordered(0, cast<int64_t>(x));
+    Buffer<float> w = fits.realize({12});
+    for (int i = 0; i < 12; i++)
+        EXPECT_EQ(w(i), i < 10 ? table(0, i) : 0.0f) << i;
+}
+
 // A literal of any C++ integer type takes the other operand's type, as an int does: a uint32
 // hash constant, a size_t count and a uint64 past INT64_MAX, each checked against the same
 // arithmetic in C++ on random inputs; one that does not fit is refused.
