@@ -5,10 +5,14 @@
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRVisitor.h"
+#include "dsl/ir/Simplify.h"
+#include "dsl/ir/Substitute.h"
 
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 
 namespace aicf {
 
@@ -676,6 +680,99 @@ std::string associative_forms(const std::string &func) {
            "float, or an integer divided as cast<float>(n + 1)), and Tuples whose elements "
            "form groups that read only each other, each group one of these (an argmax pair and "
            "a count)";
+}
+
+namespace {
+
+// The loops `loop` comes from, back through the splits and fuses that made it (a split may
+// reuse its old name); `fused` tells whether a fuse is among them.
+std::set<std::string> loops_behind(const Definition &d, const std::string &loop, bool &fused) {
+    std::set<std::string> behind = {loop};
+    fused = false;
+    for (auto sp = d.schedule.splits.rbegin(); sp != d.schedule.splits.rend(); ++sp) {
+        if (sp->kind == Split::FuseVars) {
+            if (!behind.count(sp->old_var)) continue;
+            fused = true;
+            behind.insert({sp->inner, sp->outer});
+        } else if (behind.count(sp->outer) ||
+                   (sp->kind == Split::SplitVar && behind.count(sp->inner))) {
+            behind.insert(sp->old_var);
+        }
+    }
+    return behind;
+}
+
+// The reduction variable of d's RDom that `loop` comes from; none for a fused loop or a pure
+// variable's.
+std::optional<std::string> reduction_variable_of(const Definition &d, const std::string &loop) {
+    if (!d.rdom.defined()) return std::nullopt;
+    bool fused = false;
+    const std::set<std::string> behind = loops_behind(d, loop, fused);
+    if (fused) return std::nullopt;
+    for (const ReductionVariable &rv : d.rdom.domain())
+        if (behind.count(rv.var)) return rv.var;
+    return std::nullopt;
+}
+
+} // namespace
+
+bool writes_points_along(const Definition &d, const std::string &loop) {
+    if (!d.rdom.defined()) return false;
+    bool fused = false;
+    const std::set<std::string> behind = loops_behind(d, loop, fused);
+    for (const ReductionVariable &rv : d.rdom.domain()) {
+        if (!behind.count(rv.var)) continue;
+        for (const Expr &a : d.args)
+            if (uses_var(a, rv.var)) return true;
+    }
+    return false;
+}
+
+bool iterations_touch_disjoint_points(const Definition &d, const std::string &loop,
+                                      const std::string &func,
+                                      const std::vector<std::string> &pure) {
+    const std::optional<std::string> found = reduction_variable_of(d, loop);
+    if (!found) return false;
+    const std::string &r = *found;
+    std::set<std::string> vars(pure.begin(), pure.end());
+    for (const ReductionVariable &rv : d.rdom.domain())
+        vars.insert(rv.var);
+    // The arguments on the left that give each iteration points of its own: a constant
+    // times the loop's variable plus terms free of the update's variables.
+    std::vector<size_t> own;
+    const Expr rv = Variable::make(Int(32), r);
+    for (size_t i = 0; i < d.args.size(); i++) {
+        // The same variable without its domain, which rv lacks.
+        const Expr a = substitute(r, rv, d.args[i]);
+        const Expr step =
+            simplify(Sub::make(substitute(r, Add::make(rv, make_one(Int(32))), a), a));
+        auto c = as_const_int(step);
+        if (c && *c != 0 && !uses_vars(simplify(Sub::make(a, Mul::make(rv, step))), vars))
+            own.push_back(i);
+    }
+    // Reads of the Func at the point written, or elsewhere in the slice of points the
+    // iteration owns (a scan along r.x in rows r.y reads f(r.x - 1, r.y)), see only what the
+    // iteration itself writes.
+    bool reads_elsewhere = false;
+    auto look = [&](const Expr &e, bool in_predicate) {
+        visit_each<Call>(e, [&](const Call *c) {
+            if (c->call_type != Call::Func || c->name != func) return;
+            const bool same_slice = c->args.size() == d.args.size() && !in_predicate;
+            bool same = same_slice;
+            for (size_t i = 0; same && i < c->args.size(); i++)
+                same = equal(c->args[i], d.args[i]);
+            bool in_slice = false;
+            for (size_t i : own)
+                in_slice = in_slice || (same_slice && equal(c->args[i], d.args[i]));
+            reads_elsewhere = reads_elsewhere || !(same || in_slice);
+        });
+    };
+    for (const Expr &v : d.values)
+        look(v, false);
+    for (const Expr &a : d.args)
+        look(a, false);
+    if (d.rdom.predicate().defined()) look(d.rdom.predicate(), true);
+    return !own.empty() && !reads_elsewhere;
 }
 
 } // namespace aicf

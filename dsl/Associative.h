@@ -109,6 +109,22 @@ std::optional<AssociativeUpdate> update_form(const ir::Definition &d, const std:
 // of find_associative_update for a definition as the user wrote it.
 std::vector<std::string> domain_outermost_first(const ir::ReductionDomain &rdom);
 
+// Whether the point update `d` writes depends on a reduction variable that loop `loop` comes
+// from: where none, the loop's iterations reduce into the same points (on GPU threads or
+// lanes, a reduction across them).
+bool writes_points_along(const ir::Definition &d, const std::string &loop);
+
+// Whether the iterations of loop `loop` of update `d` of Func `func` (args `pure`) touch
+// disjoint points of it, so that they may run at once or in any order: the loop comes from
+// one reduction variable r alone (r, or loops split from it: a fused loop mixes another
+// variable in), some argument on the left is c * r + e with c a nonzero constant and e free
+// of the update's variables (each r writes its own points: its slice along that argument),
+// and the update reads the Func only in the slice it writes (a scan along r.x in rows r.y
+// reads f(r.x - 1, r.y)), and not in its where() predicate.
+bool iterations_touch_disjoint_points(const ir::Definition &d, const std::string &loop,
+                                      const std::string &func,
+                                      const std::vector<std::string> &pure);
+
 // The forms find_associative_update recognizes, for error messages about `func`.
 std::string associative_forms(const std::string &func);
 

@@ -33,94 +33,6 @@ std::string join_outermost_first(const std::vector<Dim> &dims) {
     return s;
 }
 
-// Whether the iterations of loop `loop` of update `d` of Func `func` (args `pure`) touch
-// disjoint points of it, so that they may run at once: the loop comes from one reduction
-// variable r alone (r, or loops split from it: a fused loop mixes another variable in), some
-// argument on the left is c * r + e with c a nonzero constant and e free of the update's
-// variables (each r writes its own points), and the update reads the Func only at the point
-// it writes (and not in its where() predicate).
-// The loops `loop` comes from, back through the splits and fuses that made it (a split may
-// reuse its old name); `fused` tells whether a fuse is among them.
-std::set<std::string> loops_behind(const Definition &d, const std::string &loop, bool &fused) {
-    std::set<std::string> behind = {loop};
-    fused = false;
-    for (auto sp = d.schedule.splits.rbegin(); sp != d.schedule.splits.rend(); ++sp) {
-        if (sp->kind == Split::FuseVars) {
-            if (!behind.count(sp->old_var)) continue;
-            fused = true;
-            behind.insert({sp->inner, sp->outer});
-        } else if (behind.count(sp->outer) ||
-                   (sp->kind == Split::SplitVar && behind.count(sp->inner))) {
-            behind.insert(sp->old_var);
-        }
-    }
-    return behind;
-}
-
-// The reduction variable of d's RDom that `loop` comes from; none for a fused loop or a pure
-// variable's.
-std::optional<std::string> reduction_variable_of(const Definition &d, const std::string &loop) {
-    if (!d.rdom.defined()) return std::nullopt;
-    bool fused = false;
-    const std::set<std::string> behind = loops_behind(d, loop, fused);
-    if (fused) return std::nullopt;
-    for (const ReductionVariable &rv : d.rdom.domain())
-        if (behind.count(rv.var)) return rv.var;
-    return std::nullopt;
-}
-
-// Whether the point an update writes depends on a reduction variable that `loop` comes from:
-// where none, the loop's iterations reduce into the same points (on GPU threads or lanes, a
-// reduction across them).
-bool writes_points_along(const Definition &d, const std::string &loop) {
-    if (!d.rdom.defined()) return false;
-    bool fused = false;
-    const std::set<std::string> behind = loops_behind(d, loop, fused);
-    for (const ReductionVariable &rv : d.rdom.domain()) {
-        if (!behind.count(rv.var)) continue;
-        for (const Expr &a : d.args)
-            if (uses_var(a, rv.var)) return true;
-    }
-    return false;
-}
-
-bool iterations_touch_disjoint_points(const Definition &d, const std::string &loop,
-                                      const std::string &func,
-                                      const std::vector<std::string> &pure) {
-    const std::optional<std::string> found = reduction_variable_of(d, loop);
-    if (!found) return false;
-    const std::string &r = *found;
-    std::set<std::string> vars(pure.begin(), pure.end());
-    for (const ReductionVariable &rv : d.rdom.domain())
-        vars.insert(rv.var);
-    bool own_points = false;
-    const Expr rv = Variable::make(Int(32), r);
-    for (Expr a : d.args) {
-        a = substitute(r, rv, a); // the same variable without its domain, which rv lacks
-        const Expr step =
-            simplify(Sub::make(substitute(r, Add::make(rv, make_one(Int(32))), a), a));
-        auto c = as_const_int(step);
-        own_points = own_points || (c && *c != 0 &&
-                                    !uses_vars(simplify(Sub::make(a, Mul::make(rv, step))), vars));
-    }
-    bool reads_elsewhere = false;
-    auto look = [&](const Expr &e, bool in_predicate) {
-        visit_each<Call>(e, [&](const Call *c) {
-            if (c->call_type != Call::Func || c->name != func) return;
-            bool same = !in_predicate && c->args.size() == d.args.size();
-            for (size_t i = 0; same && i < c->args.size(); i++)
-                same = equal(c->args[i], d.args[i]);
-            reads_elsewhere = reads_elsewhere || !same;
-        });
-    };
-    for (const Expr &v : d.values)
-        look(v, false);
-    for (const Expr &a : d.args)
-        look(a, false);
-    if (d.rdom.predicate().defined()) look(d.rdom.predicate(), true);
-    return own_points && !reads_elsewhere;
-}
-
 } // namespace
 
 StageSchedule &Stage::schedule() {
@@ -416,7 +328,8 @@ Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive
                    << " (they do not when an argument on the left is a constant times the "
                    << "reduction variable plus terms free of the update's variables, e.g. "
                    << func.name() << "(r, ...), and the update reads " << func.name()
-                   << " only at the point it writes"
+                   << " only at the point it writes, or at others with that argument as it "
+                   << "writes it"
                    << (across_threads ? "; nor when no argument on the left uses it, a reduction "
                                         "across the threads"
                                       : "")

@@ -398,7 +398,20 @@ Stmt build_stage(const Function &f, int stage) {
     // Each GPU loop's hardware dimension: within a stage, the innermost block loop runs along
     // x of the grid, the next along y, then z; the same for thread loops in the block.
     int gpu_dims_used[2] = {0, 0}; // block loops, thread loops
-    if (!d.schedule.rvars_before_reorder.empty()) {
+    // Reduction loops whose iterations touch disjoint points (the rows of a scan along r.x)
+    // may move anywhere: each point still meets the iterations of the other loops in their
+    // order. The others, innermost first.
+    auto meeting = [&](const std::vector<std::string> &loops) {
+        std::vector<std::string> kept;
+        for (const std::string &l : loops)
+            if (!iterations_touch_disjoint_points(d, l, f.name(), f.args())) kept.push_back(l);
+        return kept;
+    };
+    std::vector<std::string> rvars_now;
+    for (const Dim &dim : d.schedule.dims)
+        if (dim.is_rvar) rvars_now.push_back(dim.var);
+    if (!d.schedule.rvars_before_reorder.empty() &&
+        meeting(d.schedule.rvars_before_reorder) != meeting(rvars_now)) {
         // "r.y, r.x to r.x, r.y": the reduction loops, outermost first, before and now.
         const std::vector<std::string> &before = d.schedule.rvars_before_reorder;
         std::string reorder;

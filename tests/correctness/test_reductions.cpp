@@ -1,5 +1,7 @@
 // Stencils and reductions (RDom, inline reductions, Tuples) against Eigen and plain loops.
 
+#include "ErrorMessage.h"
+#include "GPUTarget.h"
 #include "Reference.h"
 
 #include <Eigen/Dense>
@@ -461,6 +463,54 @@ TEST(Reduction, UpdatesWritingOnePointPerIterationRunInParallelAndInLanes) {
                     << how << ", h(" << i << ", " << j << ")";
         }
     }
+}
+
+// A scan along r.x in rows r.y reads f(r.x - 1, r.y), a point of its own row: the rows own
+// their points, so r.y runs in parallel, in lanes, inside r.x or on GPU blocks and threads
+// (each was refused, as a race or as a reordered reduction). A scan that reads the row before
+// it still races over rows.
+TEST(Reduction, RowsOfAScanOverATwoDimensionalRDomRunInParallel) {
+    const int W = 37, H = 11;
+    Buffer<float> in({W, H}, "in");
+    fill_random(in, -1.0f, 1.0f, 23);
+    Var x("x"), y("y");
+    for (int how = 0; how < 5; how++) {
+        RDom r(1, W - 1, 0, H, "r");
+        Func f("f");
+        f(x, y) = in(x, y);
+        f(r.x, r.y) = f(r.x - 1, r.y) * 0.5f + in(r.x, r.y);
+        Target target;
+        RVar yo("yo"), yi("yi");
+        if (how == 0) {
+            f.update().parallel(r.y);
+        } else if (how == 1) {
+            f.update().vectorize(r.y, 4);
+        } else if (how == 2) {
+            f.update().split(r.y, yo, yi, 4).parallel(yo).vectorize(yi);
+        } else if (how == 3) {
+            // The rows inside the scan's loop: each row still meets r.x in its order.
+            f.update().reorder(r.y, r.x).vectorize(r.y, 4);
+        } else {
+            target = aicf_test::gpu_test_target();
+            f.update().split(r.y, yo, yi, 4).gpu_blocks(yo).gpu_threads(yi);
+        }
+        Buffer<float> got = f.realize({W, H}, target)[0];
+        for (int j = 0; j < H; j++) {
+            double acc = in(0, j);
+            EXPECT_EQ(got(0, j), in(0, j));
+            for (int i = 1; i < W; i++) {
+                acc = acc * 0.5 + in(i, j);
+                ASSERT_TRUE(aicf_test::close(got(i, j), acc, 1e-5, 1e-6))
+                    << how << ": f(" << i << ", " << j << ") = " << got(i, j) << ", not " << acc;
+            }
+        }
+    }
+    RDom r(0, W, 1, H - 1, "r");
+    Func down("down");
+    down(x, y) = in(x, y);
+    down(r.x, r.y) = down(r.x, r.y - 1) + in(r.x, r.y);
+    EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] { down.update().parallel(r.y); }),
+                    "could race");
 }
 
 // A Func of no dimensions realizes with empty braces, with or without a target, as a Func or

@@ -1414,11 +1414,13 @@ TEST(ScheduleErrors, ParallelOverAReductionVariableIsRefused) {
     f(x) = 0;
     f(x) += r;
     std::string msg = message_of<CompileError>([&] { f.update().parallel(r); });
-    EXPECT_CONTAINS(msg, "In the schedule of f.update(0), parallel(r.x) could race: r.x is a "
-                         "reduction variable, and its iterations may update the same points of f "
-                         "(they do not when an argument on the left is a constant times the "
-                         "reduction variable plus terms free of the update's variables, e.g. f(r, "
-                         "...), and the update reads f only at the point it writes).");
+    EXPECT_CONTAINS(msg,
+                    "In the schedule of f.update(0), parallel(r.x) could race: r.x is a "
+                    "reduction variable, and its iterations may update the same points of f "
+                    "(they do not when an argument on the left is a constant times the "
+                    "reduction variable plus terms free of the update's variables, e.g. f(r, "
+                    "...), and the update reads f only at the point it writes, or at others with "
+                    "that argument as it writes it).");
     // Iterations that may meet: two reduction variables in one argument, a division, a read
     // of another point, a fused loop.
     RDom r2(0, 4, 0, 4, "r2");
