@@ -215,9 +215,11 @@ Scope<Interval> stage_scope(const Function &f, const Box &pure_region, const Box
 }
 
 // `box` joined with what the update stages write and read of the Func itself when their
-// pure variables run over `box`.
-Box update_region(const Function &f, const std::vector<Stmt> &stages, const Box &box) {
+// pure variables run over `box`; and, where asked, with what they write only.
+Box update_region(const Function &f, const std::vector<Stmt> &stages, const Box &box,
+                  Box *written_only = nullptr) {
     Box region = box;
+    if (written_only) *written_only = box;
     Scope<Interval> scope = stage_scope(f, box, box);
     for (int s = 1; s < f.stages() && s < static_cast<int>(stages.size()); s++) {
         Access written = box_provided(stages[s], f.name(), scope);
@@ -225,6 +227,7 @@ Box update_region(const Function &f, const std::vector<Stmt> &stages, const Box 
         if (written.used) {
             require_bounded(f, written.box, "its update definitions write");
             region = box_union(region, written.box);
+            if (written_only) *written_only = box_union(*written_only, written.box);
         }
         if (read.used) {
             require_bounded(f, read.box, "its update definitions read");
@@ -514,7 +517,8 @@ Stmt bounds_inference(const Stmt &s, const std::vector<Function> &outputs,
         std::vector<Stmt> checks;
         Box computed = constrain_region(o, box, checks, true);
         const std::vector<Stmt> stages = stage_stmts(produce);
-        const Box updated = update_region(o, stages, computed);
+        Box update_writes;
+        const Box updated = update_region(o, stages, computed, &update_writes);
         Box region = box_union(updated, written_region(o, produce, computed, computed));
         // What the pure definition's own loops write (whole tiles), for the message.
         const Box tiles = written_region(o, stages[0], computed, computed);
@@ -535,7 +539,8 @@ Stmt bounds_inference(const Stmt &s, const std::vector<Function> &outputs,
                 inside = Or::make(empty, inside);
             // Why the output writes past its buffer, for the message: a bound() or an
             // align_bounds() of this dimension (1, 4), updates whose points come from data
-            // and lie outside (2), or the pure definition's whole tiles (8).
+            // and lie outside (2), the pure definition's whole tiles (8), or updates that read
+            // the Func outside what they write (16: a scan's f(r - 1) at its first r).
             int64_t causes = 0;
             for (const RegionConstraint &c : o.schedule().region_constraints) {
                 if (c.var != o.args()[size_t(d)]) continue;
@@ -554,9 +559,10 @@ Stmt bounds_inference(const Stmt &s, const std::vector<Function> &outputs,
             // whole tiles of their own loops. A bound() or align_bounds() makes the pure
             // loops write past it too.)
             const bool own_point = updates_write_their_own_point(o, d);
-            if (!own_point) flag_if(outside(updated[d]), 2);
+            if (!own_point) flag_if(outside(update_writes[d]), 2);
+            flag_if(And::make(Not::make(outside(update_writes[d])), outside(updated[d])), 16);
             if (!causes) {
-                flag_if(own_point ? Or::make(outside(tiles[d]), outside(updated[d]))
+                flag_if(own_point ? Or::make(outside(tiles[d]), outside(update_writes[d]))
                                   : outside(tiles[d]),
                         8);
             }

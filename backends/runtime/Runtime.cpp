@@ -178,10 +178,16 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
               << "with " << n << " computed at the root (an intermediate, allocated over its "
               << "aligned region).";
         }
+        if (v[5] & 16) {
+            s << " An update of " << n << " reads " << n << " at points outside the ones it "
+              << "writes (a scan's " << n << "(r - 1) at its first r, say): start its reduction "
+              << "domain where those points are in the buffer, or give the buffer them.";
+        }
         if (!v[5] || (v[5] & 8)) {
             s << " The schedule of " << n
-              << " writes whole tiles: a split with ShiftInwards (what split, vectorize(x, n) "
-                 "and unroll(x, n) do by default) needs an extent of at least its factor, and "
+              << " writes whole tiles: a split with ShiftInwards (what split, tile, "
+                 "vectorize(x, n), unroll(x, n) and parallel(x, n) do by default) needs an "
+                 "extent of at least its factor, and "
                  "RoundUp writes up to a multiple of it. Split with GuardWithIf, or by a "
                  "smaller factor.";
         }

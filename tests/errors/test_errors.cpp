@@ -773,6 +773,17 @@ TEST(RuntimeErrors, AnOutputTooSmallSaysWhy) {
     EXPECT_CONTAINS(msg, "Buffer q is too small: dimension 0 must cover [-3, 28], but it covers "
                          "[0, 28]. The schedule of q writes whole tiles");
     EXPECT_EQ(msg.find("An update of q"), std::string::npos) << msg;
+    // A scan that starts one point early reads scan(-1): the read is named, not a write.
+    Func scan("scan");
+    RDom all(0, 10, "all");
+    scan(x) = x;
+    scan(all) = scan(all - 1) + 1;
+    msg = message_of<RuntimeError>([&] { scan.realize({10}); });
+    EXPECT_CONTAINS(msg, "Buffer scan is too small: dimension 0 must cover [-1, 9], but it covers "
+                         "[0, 9]. An update of scan reads scan at points outside the ones it "
+                         "writes (a scan's scan(r - 1) at its first r, say)");
+    EXPECT_EQ(msg.find("writes at points other"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("whole tiles"), std::string::npos) << msg;
     // A scatter whose rows come from data, and whose own loop along x rounds up: dimension 0
     // is the tiles' fault, not the rows'.
     Buffer<int> ids({20}, "ids");
@@ -2073,9 +2084,9 @@ TEST(RuntimeErrors, HugeSplitFactorFromAParam) {
     EXPECT_CONTAINS(
         msg,
         "Buffer g is too small: dimension 0 must cover [-2147483637, 9], but it covers [0, 9]. "
-        "The schedule of g writes whole tiles: a split with ShiftInwards (what split, "
-        "vectorize(x, n) and unroll(x, n) do by default) needs an extent of at least its "
-        "factor");
+        "The schedule of g writes whole tiles: a split with ShiftInwards (what split, tile, "
+        "vectorize(x, n), unroll(x, n) and parallel(x, n) do by default) needs an extent of at "
+        "least its factor");
 }
 
 // Coordinates 32-bit loops cannot count, from regions reached near the int32 limits: an
