@@ -4,6 +4,7 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -357,6 +358,31 @@ Expr max(Expr a, Expr b) {
 Expr clamp(Expr e, Expr lo, Expr hi) {
     check_numeric(e, "clamp");
     user_assert(lo.defined() && hi.defined()) << "clamp with an undefined bound.";
+    // A bound of an integer type that e's type cannot hold (a row count for a uint8 id, an
+    // int32 bound of a uint32 hash, an int64 bound of an int32 value) widens e to the
+    // narrowest type that holds both, rather than being narrowed to e's type: at 300 rows,
+    // clamp(id, 0, rows - 1) would clamp to 43, and in int32 a hash of 2^31 or more would
+    // clamp to 0. (None holds a uint64 and a signed type: there the bound is saturated into
+    // e's type.)
+    // A constant takes e's type, as a literal does.
+    for (Expr *bound : {&lo, &hi}) {
+        const Type t = e.type().element_of(), b = bound->type().element_of();
+        if (!t.is_int_or_uint() || t.is_bool() || !b.is_int_or_uint() || b.is_bool() ||
+            is_const(*bound) || t.can_represent(b))
+            continue;
+        const int signed_bits = t.is_int() ? t.bits : b.bits,
+                  unsigned_bits = t.is_uint() ? t.bits : b.bits;
+        const int bits = t.is_int() == b.is_int() ? std::max<int>(t.bits, b.bits)
+                                                  : std::max(signed_bits, 2 * unsigned_bits);
+        if (bits > 64) {
+            // Then the value's type holds every value of it between the bound and the type's
+            // other end: the bound saturated into it clamps the same.
+            *bound = saturating_cast(e.type(), *bound);
+            continue;
+        }
+        const Type both = t.is_int() || b.is_int() ? Int(bits) : UInt(bits);
+        e = aicf::cast(both.with_lanes(e.type().lanes), e);
+    }
     // A constant bound must fit in e's type (clamp(u8, 0, 300) would clamp to 44).
     for (const Expr &bound : {lo, hi}) {
         std::optional<int64_t> c = as_const_int(bound);
@@ -365,15 +391,6 @@ Expr clamp(Expr e, Expr lo, Expr hi) {
             << "The bound " << *c << " of clamp does not fit in "
             << to_string(e.type().element_of())
             << ", the type of the value clamped. Cast the value to a wider type first.";
-    }
-    // A bound of an integer type that e's type cannot hold (a row count for a uint8 id, an
-    // int64 bound of an int32 value) widens e, as it would widen a min or max, rather than
-    // being narrowed to e's type: clamp(u8, 0, n - 1) at n = 300 would clamp to 43.
-    for (Expr *bound : {&lo, &hi}) {
-        const Type t = e.type(), b = bound->type();
-        if (t.is_int_or_uint() && !t.is_bool() && b.is_int_or_uint() && !b.is_bool() &&
-            !is_const(*bound) && !t.element_of().can_represent(b.element_of()))
-            detail::match_types(e, *bound, "clamp");
     }
     lo = aicf::cast(e.type(), lo);
     hi = aicf::cast(e.type(), hi);

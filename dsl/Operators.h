@@ -147,7 +147,12 @@ template <typename T, typename U, detail::ExactlyInt<T> = 0, detail::ExactlyInt<
 Expr select(Expr c, T a, U b) {
     return select(std::move(c), Expr(a), Expr(b));
 }
-// lo and hi are converted to e's type (a constant that does not fit is a CompileError).
+// lo and hi are converted to e's type (a constant that does not fit is a CompileError),
+// except that a non-constant integer bound of a type e's cannot hold first widens e to the
+// narrowest integer type that holds both (clamp(u8_id, 0, rows - 1) is int32;
+// clamp(u32_hash, 0, n - 1) is int64; a uint64 bound of a signed value, which none holds,
+// is saturated into the value's type). A float bound of an integer e is converted to e's
+// type, as in Halide (min and max would give a float).
 Expr clamp(Expr e, Expr lo, Expr hi);
 // `zero` where weight is 0, `one` where it is 1, and in between zero * (1 - weight) + one *
 // weight. The weight is a float; zero and one are brought to a common type. Of floats,

@@ -408,6 +408,34 @@ TEST(Operators, ClampWidensToABoundOfAWiderType) {
     EXPECT_EQ(w(1), 29999);
     EXPECT_EQ(l(0), 200);
     EXPECT_EQ(l(1), 201);
+
+    // Signed and unsigned types of one width meet in the next wider signed one: a uint32 hash
+    // clamped to an int32 row count keeps hashes of 2^31 and more at the last row (in int32
+    // they clamped to 0), and a uint8 Param bound of an int8 value stays 200.
+    Buffer<uint32_t> hashes(std::vector<int>{4}, "hashes");
+    const uint32_t hash_values[] = {0x80000000u, 0xffffffffu, 7u, 0x7fffffffu};
+    for (int i = 0; i < 4; i++)
+        hashes(i) = hash_values[i];
+    Param<int> count("count");
+    Param<uint8_t> top("top");
+    Func row_of("row_of"), small("small");
+    Expr hashed = clamp(hashes(x), 0, count - 1);
+    EXPECT_EQ(hashed.type(), Int(64));
+    row_of(x) = cast<int>(hashed);
+    small(x) = clamp(cast<int8_t>(x * 5), 0, top);
+    EXPECT_EQ(small.value().type(), Int(16));
+    count.set(100);
+    top.set(200);
+    Buffer<int> rows_of = row_of.realize({4});
+    Buffer<int16_t> s = small.realize({3});
+    for (int i = 0; i < 4; i++)
+        EXPECT_EQ(rows_of(i), int(std::min<uint32_t>(hash_values[i], 99))) << i;
+    for (int i = 0; i < 3; i++)
+        EXPECT_EQ(s(i), i * 5) << i;
+    // A literal bound is checked against the type the other bound widened to.
+    Func late("late");
+    late(x) = clamp(cast<uint8_t>(x), count - 240, 300);
+    EXPECT_EQ(late.value().type(), Int(32));
 }
 
 // The coordinates of a Func are int32: an int64 or unsigned 32-bit argument that may not fit
