@@ -2,6 +2,7 @@
 
 #include "dsl/base/Changes.h"
 #include "dsl/base/Error.h"
+#include "dsl/ir/Bounds.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
@@ -446,6 +447,35 @@ Function Function::copy() const {
     return Function(c);
 }
 
+namespace {
+
+// Whether every value integer `e` may take fits in int32: through the simplifier's bounds, or
+// through interval analysis over the domains of the reduction variables it uses (a shift or a
+// quotient of a uint32, cast<int64_t>(r) - 3).
+bool fits_in_int32(const Expr &e) {
+    const bool is_signed = e.type().is_int();
+    auto within = [&](const Expr &lo, const Expr &hi) {
+        Expr c = LE::make(hi, make_const(hi.type(), int64_t(INT32_MAX)));
+        if (is_signed) c = And::make(GE::make(lo, make_const(lo.type(), int64_t(INT32_MIN))), c);
+        return can_prove(c);
+    };
+    if (within(e, e)) return true;
+    Scope<Interval> domains;
+    std::set<std::string> seen;
+    visit_each<Variable>(e, [&](const Variable *v) {
+        if (!v->rdom.defined() || !seen.insert(v->name).second) return;
+        for (const ReductionVariable &rv : v->rdom.domain()) {
+            if (rv.var != v->name) continue;
+            const Expr last = Sub::make(Add::make(rv.min, rv.extent), make_one(rv.min.type()));
+            domains.push(v->name, Interval(rv.min, simplify(last)));
+        }
+    });
+    const Interval i = bounds_of_expr_in_scope(e, domains);
+    return i.is_bounded() && within(i.min, i.max);
+}
+
+} // namespace
+
 Expr Function::call(const std::vector<Expr> &args, int value_index) const {
     const std::string &n = contents->name;
     user_assert(has_pure_definition())
@@ -469,10 +499,7 @@ Expr Function::call(const std::vector<Expr> &args, int value_index) const {
         // only where every value it may take fits (a clamp into the Func's range shows it).
         // Narrowed as it is, an int64 id of 2^32 + 2 would name point 2.
         if (!Int(32).can_represent(t)) {
-            Expr fits = LE::make(args[i], make_const(t, int64_t(INT32_MAX)));
-            if (t.is_int())
-                fits = And::make(GE::make(args[i], make_const(t, int64_t(INT32_MIN))), fits);
-            user_assert(can_prove(fits))
+            user_assert(fits_in_int32(args[i]))
                 << "Argument " << i << " of the call " << signature(n, args) << " has type "
                 << to_string(t) << ", but the coordinates of a Func are int32 and " << args[i]
                 << " may not fit in one (a value of 2^32 + 2 would name point 2). Clamp it to "

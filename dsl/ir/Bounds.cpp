@@ -369,6 +369,14 @@ private:
         Interval a = get(op->a), b = get(op->b);
         Type t = op->type.element_of();
         result = Interval();
+        // An integer of unknown range is still one of its type's, so over a positive constant
+        // its quotient is bounded (a key's top byte as key / 2^24, a uint32 hash / 2^22).
+        if (t.is_int_or_uint() && !t.is_bool() && !(t.is_uint() && t.bits == 64) &&
+            !a.is_bounded() && is_point_const(b) && is_positive_const(b.min)) {
+            const Interval whole = type_range(t);
+            a = Interval(a.has_lower_bound() ? a.min : whole.min,
+                         a.has_upper_bound() ? a.max : whole.max);
+        }
         // Both sides single values (symbols, e.g. an enclosing loop's variable) and a divisor
         // of unknown sign: the quotient is a single value too.
         if (a.is_single_point() && b.is_single_point() && !is_const(b.min)) {

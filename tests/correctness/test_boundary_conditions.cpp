@@ -468,6 +468,25 @@ TEST(Operators, FuncArgumentsWiderThanInt32MustFit) {
     msg = aicf_test::message_of<CompileError>(
         [&] { widened(x) = bordered(0, cast<int64_t>(x) * 3); });
     EXPECT_CONTAINS(msg, "may not fit");
+    // Shifts and quotients of a uint32, and values over a reduction domain, are bounded.
+    Buffer<uint32_t> keys(std::vector<int>{3}, "keys");
+    keys(0) = 0xffffffffu;
+    keys(1) = 5u << 28;
+    keys(2) = 3u;
+    Func shifted("shifted"), divided("divided"), over("over");
+    shifted(n) = bordered(0, keys(n) >> 28);
+    divided(n) = bordered(1, keys(n) / (1u << 28));
+    RDom r(0, 4, "r");
+    over(x) = 0.0f;
+    over(x) += bordered(0, cast<int64_t>(r) * 3 - 1);
+    Buffer<float> sh = shifted.realize({3}), dv = divided.realize({3});
+    for (int i = 0; i < 3; i++) {
+        const uint32_t k = keys(i) >> 28;
+        EXPECT_EQ(sh(i), k < 10 ? table(0, int(k)) : 0.0f) << i;
+        EXPECT_EQ(dv(i), k < 10 ? table(1, int(k)) : 0.0f) << i;
+    }
+    Buffer<float> o = over.realize({1});
+    EXPECT_FLOAT_EQ(o(0), table(0, 2) + table(0, 5) + table(0, 8));
     Func fits("fits");
     fits(x) = bordered(0, cast<int64_t>(x));
     Buffer<float> w = fits.realize({12});
