@@ -754,16 +754,24 @@ bool iterations_touch_disjoint_points(const Definition &d, const std::string &lo
     // iteration owns (a scan along r.x in rows r.y reads f(r.x - 1, r.y)), see only what the
     // iteration itself writes.
     bool reads_elsewhere = false;
+    // Compared by the variables' names: the predicate's may come from the domain before
+    // where() gave it the predicate.
+    auto plain = [&](Expr e) {
+        for (const ReductionVariable &v : d.rdom.domain())
+            e = substitute(v.var, Variable::make(Int(32), v.var), e);
+        return e;
+    };
     auto look = [&](const Expr &e, bool in_predicate) {
         visit_each<Call>(e, [&](const Call *c) {
             if (c->call_type != Call::Func || c->name != func) return;
-            const bool same_slice = c->args.size() == d.args.size() && !in_predicate;
-            bool same = same_slice;
+            const bool mine = c->args.size() == d.args.size();
+            bool same = mine && !in_predicate;
             for (size_t i = 0; same && i < c->args.size(); i++)
                 same = equal(c->args[i], d.args[i]);
+            // (In the where() predicate too: it is decided before the iteration writes.)
             bool in_slice = false;
             for (size_t i : own)
-                in_slice = in_slice || (same_slice && equal(c->args[i], d.args[i]));
+                in_slice = in_slice || (mine && equal(plain(c->args[i]), plain(d.args[i])));
             reads_elsewhere = reads_elsewhere || !(same || in_slice);
         });
     };

@@ -120,7 +120,7 @@ bool writes_points_along(const ir::Definition &d, const std::string &loop);
 // variable in), some argument on the left is c * r + e with c a nonzero constant and e free
 // of the update's variables (each r writes its own points: its slice along that argument),
 // and the update reads the Func only in the slice it writes (a scan along r.x in rows r.y
-// reads f(r.x - 1, r.y)), and not in its where() predicate.
+// reads f(r.x - 1, r.y), also in its where() predicate).
 bool iterations_touch_disjoint_points(const ir::Definition &d, const std::string &loop,
                                       const std::string &func,
                                       const std::vector<std::string> &pure);

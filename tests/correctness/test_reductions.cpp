@@ -505,6 +505,23 @@ TEST(Reduction, RowsOfAScanOverATwoDimensionalRDomRunInParallel) {
             }
         }
     }
+    // The where() predicate may read the row too: a running sum that restarts once past 5.
+    Buffer<int> steps({W, H}, "steps");
+    fill_random(steps, -3, 4, 29);
+    RDom rw(1, W - 1, 0, H, "rw");
+    Func capped("capped");
+    capped(x, y) = steps(x, y);
+    rw.where(capped(rw.x - 1, rw.y) <= 5);
+    capped(rw.x, rw.y) = capped(rw.x - 1, rw.y) + steps(rw.x, rw.y);
+    capped.update().parallel(rw.y);
+    Buffer<int> got = capped.realize({W, H});
+    for (int j = 0; j < H; j++) {
+        int prev = steps(0, j);
+        for (int i = 1; i < W; i++) {
+            prev = prev <= 5 ? prev + steps(i, j) : steps(i, j);
+            ASSERT_EQ(got(i, j), prev) << i << ", " << j;
+        }
+    }
     RDom r(0, W, 1, H - 1, "r");
     Func down("down");
     down(x, y) = in(x, y);
