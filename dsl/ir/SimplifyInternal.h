@@ -74,6 +74,13 @@ inline bool is_linear_type(Type t) {
 // The value of an integer or unsigned constant (looking through Broadcast), as the int64 with
 // the same bits.
 std::optional<int64_t> const_bits(const Expr &e);
+// The constant value of a scalar integer expression when it is a positive constant that fits
+// in int64.
+std::optional<int64_t> positive_const(const Expr &e);
+// op (an arithmetic operation, min or max) of two constants of one type, folded as generated
+// code computes it; undefined where either is not a constant, or the result is left to the
+// target (a float min or max of a NaN).
+Expr fold_binary(IRNodeType op, const Expr &a, const Expr &b);
 // base, base + stride, ...; a broadcast where the stride is zero.
 inline Expr make_ramp(const Expr &base, const Expr &stride, int lanes) {
     if (is_const_zero(stride)) return Broadcast::make(base, lanes);
