@@ -33,23 +33,37 @@ class FindSharedUpdate : public LetTracker {
 public:
     FindSharedUpdate(const std::string &func, const std::string &loop) : func(func), loop(loop) {}
 
+    // A GPU thread loop inside the loop, as the update's point sees it (min and extent in
+    // terms of variables bound outside the loop).
+    struct InnerThreads {
+        const For *loop;
+        Expr min, extent;
+    };
+
     const Provide *update = nullptr;
     int updates = 0;
     std::vector<Expr> point; // its arguments, in terms of variables bound outside the loop
-    std::string varying;     // an inner loop the point depends on, if any
+    std::string varying;     // an inner serial loop the point depends on, if any
+    // The inner GPU thread loops the point depends on, outermost first: the threads of the
+    // loop share a point for each of their threads.
+    std::vector<InnerThreads> along;
+    // An inner GPU thread loop of the same update that the point does not depend on: a second
+    // reduction loop on threads.
+    std::string inner_reduction;
     // The conditions around the update that depend on neither the loop nor an inner loop (a
-    // split's tail guard on a pure dimension): where they fail, the point is not updated.
+    // split's tail guard on a pure dimension), inner thread loops the point depends on aside:
+    // where they fail, the point is not updated.
     std::vector<Expr> guards;
 
 private:
     const std::string &func, &loop;
-    std::vector<std::string> inner_loops;
+    std::vector<InnerThreads> inner_loops;
     std::vector<Expr> conditions; // around the node, expanded
 
     using LetTracker::visit;
 
     void visit(const For *op) override {
-        inner_loops.push_back(op->name);
+        inner_loops.push_back({op, expand(op->min), expand(op->extent)});
         IRVisitor::visit(op);
         inner_loops.pop_back();
     }
@@ -68,8 +82,12 @@ private:
 
     bool uses_loops(const Expr &e) const {
         if (uses_var(e, loop)) return true;
-        for (const std::string &l : inner_loops)
-            if (uses_var(e, l)) return true;
+        for (const InnerThreads &l : inner_loops) {
+            bool shared = false;
+            for (const InnerThreads &a : along)
+                shared = shared || a.loop == l.loop;
+            if (!shared && uses_var(e, l.loop->name)) return true;
+        }
         return false;
     }
 
@@ -96,12 +114,26 @@ private:
         updates++;
         update = op;
         point = args;
+        along.clear();
+        varying.clear();
+        inner_reduction.clear();
+        for (const InnerThreads &l : inner_loops) {
+            bool used = false;
+            for (const Expr &a : args)
+                used = used || uses_var(a, l.loop->name);
+            const bool threads = l.loop->for_type == ForType::GPUThread;
+            if (used && threads) {
+                along.push_back(l);
+            } else if (used && varying.empty()) {
+                varying = l.loop->name;
+            } else if (!used && threads && inner_reduction.empty() &&
+                       stage_of_loop(l.loop->name) == stage_of_loop(loop)) {
+                inner_reduction = l.loop->name;
+            }
+        }
         guards.clear();
         for (const Expr &c : conditions)
             add_guards(c);
-        for (const std::string &l : inner_loops)
-            for (const Expr &a : args)
-                if (varying.empty() && uses_var(a, l)) varying = l;
     }
 };
 
@@ -375,6 +407,49 @@ struct Reduction {
         second = thread_loop(allocate(partial, MemoryType::Register, 1, second));
         return allocate(warp_partials, MemoryType::GPUShared, warps, Block::make(first, second));
     }
+
+    // The loop along y or z of the block, whose threads share each point of the inner thread
+    // loops `along` (those along x, or x and y, that the point depends on; each with a
+    // constant extent in `extents`): each thread leaves its partial in shared memory, and
+    // after a barrier the loop's first thread of each point merges them in the loop's order.
+    Stmt across_rows(const Stmt &body, const std::vector<FindSharedUpdate::InnerThreads> &along,
+                     const std::vector<int64_t> &extents) const {
+        Expr zero = make_zero(Int(32));
+        // The point's place among the inner threads, the innermost loop fastest.
+        int64_t points = 1;
+        Expr slot = zero;
+        for (size_t i = along.size(); i-- > 0;) {
+            Expr at = Sub::make(Variable::make(Int(32), along[i].loop->name), along[i].min);
+            slot = Add::make(slot, Mul::make(at, make_const(Int(32), points)));
+            points *= extents[i];
+        }
+        slot = simplify(slot);
+        auto in_along = [&](Stmt s) {
+            for (size_t i = along.size(); i-- > 0;)
+                s = For::make(along[i].loop->name, along[i].min, along[i].extent,
+                              ForType::GPUThread, along[i].loop->gpu_dim, s);
+            return s;
+        };
+        Expr own = Add::make(Mul::make(position(), make_const(Int(32), points)), slot);
+        Stmt leave = in_along(ProducerConsumer::make_produce(
+            warp_partials, store(warp_partials, load(partial, zero), own)));
+        Stmt first = thread_loop(
+            allocate(partial, MemoryType::Register, 1, Block::make(accumulate(body), leave)));
+        const std::string row = warp_partials + ".row";
+        Expr next =
+            Add::make(Mul::make(Variable::make(Int(32), row), make_const(Int(32), points)), slot);
+        Stmt combine = Block::make(
+            store(partial, load(warp_partials, slot), zero),
+            For::make(row, make_one(Int(32)), make_const(Int(32), int64_t(threads - 1)),
+                      ForType::Serial,
+                      store(partial, merge_partials(load(partial, zero), load(warp_partials, next)),
+                            zero)));
+        combine = IfThenElse::make(EQ::make(position(), zero), combine);
+        Stmt second = thread_loop(allocate(partial, MemoryType::Register, 1,
+                                           in_along(Block::make(combine, merge_into_func()))));
+        return allocate(warp_partials, MemoryType::GPUShared, threads * points,
+                        Block::make(first, second));
+    }
 };
 
 // A loop's extent padded to whole lane groups: a power of two up to a warp, whole warps above.
@@ -402,7 +477,17 @@ private:
     };
     std::vector<Lowered> lowered; // in the current kernel
 
+    std::vector<std::pair<std::string, Expr>> lets; // around the node, outermost first
+
     using IRMutator::visit;
+
+    Stmt visit(const LetStmt *op) override {
+        lets.emplace_back(op->name, op->value);
+        Stmt body = mutate(op->body);
+        lets.pop_back();
+        if (body.same_as(op->body)) return op;
+        return LetStmt::make(op->name, op->value, body);
+    }
 
     Stmt visit(const Realize *op) override {
         ScopedBinding<Storage> bind(storage, op->name, {op->memory_type, thread_loops});
@@ -446,18 +531,38 @@ private:
                                   " runs its reduction loop " + loop_var_for_users(op->name) +
                                   " on GPU threads, so the threads of that loop update the same " +
                                   "points of " + f;
-        user_assert(op->gpu_dim == GPUDim::X)
-            << where << ", which are combined by warp shuffles, so they must be consecutive "
-            << "lanes: the loop must run along x of the block (be the innermost GPU loop of the "
-            << "stage), but it runs along " << to_string(op->gpu_dim) << ".";
+        const bool across_rows = op->gpu_dim != GPUDim::X;
         user_assert(find.updates == 1)
             << where << ", in " << find.updates << " places. Map a single reduction loop onto "
             << "threads.";
-        user_assert(find.varying.empty())
-            << where << ", but which point depends on the inner loop "
-            << loop_for_users(find.varying) << ". Put the pure loops of "
-            << loop_stage_for_users(op->name) << " outside " << loop_var_for_users(op->name)
-            << " (reorder), so that the threads share one point at a time.";
+        const std::string varying = !find.varying.empty() || across_rows || find.along.empty()
+                                        ? find.varying
+                                        : find.along[0].loop->name;
+        user_assert(varying.empty())
+            << where << ", but which point depends on the inner loop " << loop_for_users(varying)
+            << ". Put the pure loops of " << loop_stage_for_users(op->name) << " outside "
+            << loop_var_for_users(op->name) << " (reorder)"
+            << (across_rows ? ", or map them onto threads along x inside it" : "")
+            << ", so that the threads share one point at a time.";
+        user_assert(!across_rows || find.inner_reduction.empty())
+            << where << " along " << to_string(op->gpu_dim) << ", and also its loop "
+            << loop_var_for_users(find.inner_reduction)
+            << " along an inner dimension: a reduction over two dimensions of threads. Fuse the "
+            << "two reduction loops (fuse) and map the fused loop onto threads along x.";
+        std::vector<int64_t> along_extents;
+        for (const FindSharedUpdate::InnerThreads &a : find.along) {
+            auto e = constant_upper_bound(substitute_lets(lets, a.extent));
+            user_assert(int(a.loop->gpu_dim) < int(op->gpu_dim) && e && *e >= 1)
+                << where << " along " << to_string(op->gpu_dim)
+                << ", and each thread along the inner thread loop "
+                << loop_var_for_users(a.loop->name) << " updates a point of its own, so "
+                << "the partial results of each point are combined through shared memory, which "
+                << "needs that loop to run along a lower dimension than "
+                << loop_var_for_users(op->name) << " (x below y below z) and over a constant "
+                << "number of threads; it runs along " << to_string(a.loop->gpu_dim) << " over "
+                << with_user_loop_names(to_string(a.extent)) << ".";
+            along_extents.push_back(*e);
+        }
         // The update's reduction variables as the lowered update names them, outermost first.
         std::vector<std::string> domain;
         const LoopNameParts loop = parse_loop_name(op->name);
@@ -531,7 +636,7 @@ private:
         // (the threads past the loop with the identity), and a copy held at the block level
         // needs the block to be one row of threads.
         int64_t threads = whole_lanes(*extent);
-        if (r.per_thread_result) {
+        if (r.per_thread_result && !across_rows) {
             threads = whole_lanes(block[0]);
             // With threads along y or z, each row of threads along x reduces the same values
             // for its own copies: rows of a power of two up to a warp are groups of lanes of
@@ -544,6 +649,20 @@ private:
                 << " threads along x are not groups of lanes of their own (a power of two up to "
                 << "32). Store " << f << " in GPUShared, make the block's rows along x a power "
                 << "of two up to 32, or map the kernel's other loops along x.";
+        }
+        if (across_rows) {
+            user_assert(!r.per_thread_result)
+                << where << " along " << to_string(op->gpu_dim) << ", whose partial results are "
+                << "combined by the loop's first thread, but " << f << " is stored in registers, "
+                << "a copy in each thread. Store " << f << " in GPUShared.";
+            user_assert(thread_loops == 0)
+                << where << " along " << to_string(op->gpu_dim) << ", which exchange their partial "
+                << "results through shared memory with a barrier of the whole block; the loop is "
+                << "inside another GPU thread loop, where a barrier would not be reached by every "
+                << "thread. Make " << loop_var_for_users(op->name) << " the outermost thread loop "
+                << "of " << loop_stage_for_users(op->name) << ".";
+            r.threads = int(*extent);
+            return r.across_rows(mutate(op->body), find.along, along_extents);
         }
         Stmt body = mutate(op->body);
         r.threads = int(threads);

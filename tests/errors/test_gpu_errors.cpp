@@ -905,7 +905,10 @@ TEST(GPUScheduleErrors, CrossThreadReductionAlongY) {
     s.compute_at(out, y);
     s.update().gpu_threads(r.x, r.y);
     std::string msg = message_of<CompileError>([&] { out.realize({8}, gpu_target); });
-    EXPECT_CONTAINS(msg, "must run along x of the block");
+    EXPECT_CONTAINS(msg, "The update s.update(0) runs its reduction loop r.y on GPU threads, so "
+                         "the threads of that loop update the same points of s along y, and also "
+                         "its loop r.x along an inner dimension: a reduction over two dimensions "
+                         "of threads. Fuse the two reduction loops (fuse)");
 }
 
 TEST(ScheduleErrors, AtomicNeedsAnAtomicForm) {
