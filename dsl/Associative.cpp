@@ -234,6 +234,15 @@ bool AssociativeUpdate::compares() const {
     return kind == Replace;
 }
 
+bool AssociativeUpdate::keeps_positions() const {
+    if (kind == Grouped) {
+        for (const Part &p : parts)
+            if (p.form.keeps_positions()) return true;
+        return false;
+    }
+    return kind == Replace && !positions.empty();
+}
+
 std::vector<Expr> AssociativeUpdate::identity(const std::vector<Type> &types) const {
     if (kind == Grouped) {
         std::vector<Expr> init(types.size());
@@ -354,6 +363,42 @@ std::vector<Expr> AssociativeUpdate::merge(const std::vector<Expr> &current,
         for (size_t i = 0; i < current.size(); i++)
             values.push_back(Select::make(cond, incoming[i], current[i]));
     }
+    return values;
+}
+
+std::vector<Expr> AssociativeUpdate::merge_after(const std::vector<Expr> &current,
+                                                 const std::vector<Expr> &incoming) const {
+    internal_assert(current.size() == incoming.size()) << "merge of Tuples of different sizes";
+    if (kind == Grouped) {
+        std::vector<Expr> values(current.size());
+        for (const Part &p : parts) {
+            std::vector<Expr> a, b;
+            for (int i : p.elements)
+                a.push_back(current[size_t(i)]), b.push_back(incoming[size_t(i)]);
+            std::vector<Expr> merged = p.form.merge_after(a, b);
+            for (size_t k = 0; k < p.elements.size(); k++)
+                values[size_t(p.elements[k])] = merged[k];
+        }
+        return values;
+    }
+    if (kind != Replace || positions.empty()) return merge(current, incoming);
+    const Expr &c = incoming[size_t(compared)], &s = current[size_t(compared)];
+    Expr better = larger_wins ? GT::make(c, s) : LT::make(c, s);
+    if (nan_wins) {
+        Expr c_nan = Call::make(Bool(c.type().lanes), Intrinsic::is_nan, {c});
+        Expr s_nan = Call::make(Bool(s.type().lanes), Intrinsic::is_nan, {s});
+        better = Or::make(better, And::make(c_nan, Not::make(s_nan)));
+    }
+    Expr cond = better;
+    if (ties_to_candidate) {
+        // (A partial with no point holds the identity's position, before every point.)
+        const Expr &p = incoming[size_t(positions[0])];
+        Expr had_point = NE::make(p, type_min(p.type()));
+        cond = Or::make(better, And::make(EQ::make(c, s), had_point));
+    }
+    std::vector<Expr> values;
+    for (size_t i = 0; i < current.size(); i++)
+        values.push_back(Select::make(cond, incoming[i], current[i]));
     return values;
 }
 

@@ -61,6 +61,15 @@ struct AssociativeUpdate {
     std::vector<ir::Expr> merge(const std::vector<ir::Expr> &current,
                                 const std::vector<ir::Expr> &incoming) const;
 
+    // The same where `current` is not a partial result but what the Func held before the
+    // update (its pure definition's value, or an earlier update's): it comes before every
+    // point of the domain, so an argmax that keeps positions does not compare its position,
+    // which may be anything (a label, an index of another domain), with theirs; a tie goes
+    // to it unless the later candidate wins ties, and then only to a partial that has had a
+    // point.
+    std::vector<ir::Expr> merge_after(const std::vector<ir::Expr> &current,
+                                      const std::vector<ir::Expr> &incoming) const;
+
     // The values with which a partial result that starts at the identity takes in one more
     // element: `values`, the update as written (in terms of the current values it reads),
     // except for the streaming softmax pair, which takes its element through merge(): {x, 1},
@@ -80,6 +89,8 @@ struct AssociativeUpdate {
     bool order_dependent() const;
     // Whether some elements keep one candidate by comparison (Replace, alone or in a group).
     bool compares() const;
+    // Whether some elements keep the candidate's position (Replace, alone or in a group).
+    bool keeps_positions() const;
 };
 
 struct AssociativeUpdate::Part {

@@ -200,6 +200,7 @@ struct Reduction {
     std::string partial, warp_partials;
     bool per_thread_result = false; // the Func lives in registers: every thread writes its copy
     int threads = 1;                // the loop's extent rounded to whole lane groups or warps
+    bool serial = false;            // the loop is serial: see CrossThreadReductions::in_order
 
     Expr loop_var() const { return Variable::make(Int(32), loop->name); }
     Expr position() const { return Sub::make(loop_var(), loop->min); }
@@ -287,13 +288,13 @@ struct Reduction {
         std::vector<Expr> total = load(partial, make_zero(Int(32)));
         Stmt s = Provide::make(
             update->name,
-            op.merge(current, std::vector<Expr>(total.begin(), total.begin() + types.size())),
+            op.merge_after(current, std::vector<Expr>(total.begin(), total.begin() + types.size())),
             point);
         // (No element at all leaves the Func as it was.)
         if (flagged) s = IfThenElse::make(NE::make(total.back(), make_zero(Int(32))), s);
         for (auto g = guards.rbegin(); g != guards.rend(); ++g)
             s = IfThenElse::make(*g, s);
-        if (per_thread_result) return s;
+        if (per_thread_result || serial) return s;
         return IfThenElse::make(EQ::make(position(), make_zero(Int(32))), s);
     }
 
@@ -348,7 +349,8 @@ struct Reduction {
             }
         };
         Stmt s = Replace(*this, partial_now).mutate(body);
-        if (!is_const(simplify(EQ::make(loop->extent, make_const(Int(32), int64_t(threads)))), 1)) {
+        if (!serial &&
+            !is_const(simplify(EQ::make(loop->extent, make_const(Int(32), int64_t(threads)))), 1)) {
             s = IfThenElse::make(LT::make(position(), loop->extent), s);
         }
         return Block::make(store(partial, empty_partial(), zero), s);
@@ -512,7 +514,10 @@ private:
             }
             return s;
         }
-        if (op->for_type != ForType::GPUThread) return IRMutator::visit(op);
+        if (op->for_type != ForType::GPUThread) {
+            if (Stmt merged = merge_partials_in_order(op); merged.defined()) return merged;
+            return IRMutator::visit(op);
+        }
         LoopNameParts parts = parse_loop_name(op->name);
         if (parts.stage > 0 && parts.var != single_thread_var(false)) {
             FindSharedUpdate find(parts.func, op->name);
@@ -523,6 +528,64 @@ private:
         Stmt s = IRMutator::visit(op);
         thread_loops--;
         return s;
+    }
+
+    // The merge that rfactor makes of the partials of an update that keeps its candidates'
+    // positions (an argmax that keeps the index), run by one thread: merged one by one into
+    // the Func, the first partial would meet the Func's value from before the update, whose
+    // position (a label, an index of another domain, one inside this one) means nothing
+    // against the partials' positions. So the partials merge by position into a partial of
+    // their own first, which then merges into the Func as the later candidate
+    // (merge_after), as the lanes of a cross-thread reduction do. `op`: the outermost loop
+    // of the merge over the partials (the pure loops around it). Undefined where `op` is
+    // not such a loop.
+    Stmt merge_partials_in_order(const For *op) {
+        const LoopNameParts parts = parse_loop_name(op->name);
+        auto fit = env.find(parts.func);
+        if (parts.stage < 1 || fit == env.end() || parts.stage >= fit->second.stages())
+            return Stmt();
+        const Definition &def = fit->second.stage(parts.stage);
+        // (The intermediate's update, which records the form too, names no partials.)
+        if (!def.merges || def.merges->partials.empty() || !def.merges->form ||
+            !def.merges->form->keeps_positions())
+            return Stmt();
+        FindSharedUpdate find(parts.func, op->name);
+        op->body.accept(&find);
+        if (!find.update) return Stmt();
+        user_assert(find.updates == 1 && find.varying.empty() && find.along.empty())
+            << "The update " << loop_stage_for_users(op->name) << " merges the partial results "
+            << "of an rfactor that keep their candidates' positions, over the loop "
+            << loop_var_for_users(op->name) << ", which must enclose none of the update's pure "
+            << "loops (the partials of one point merge by position first, then into " << parts.func
+            << "), but it encloses "
+            << loop_for_users(!find.varying.empty() ? find.varying
+                              : find.along.empty()  ? op->name
+                                                    : find.along[0].loop->name)
+            << ". Put the pure loops of " << loop_stage_for_users(op->name) << " outside "
+            << loop_var_for_users(op->name) << " (reorder).";
+        Reduction r;
+        r.loop = op;
+        r.update = find.update;
+        r.point = find.point;
+        r.guards = find.guards;
+        r.op = *def.merges->form;
+        r.flagged = r.op.order_dependent();
+        r.merges_partials = true;
+        r.serial = true;
+        for (const Expr &v : find.update->values) {
+            r.types.push_back(v.type());
+            visit_each_distinct<Call>(v, [&](const Call *c) {
+                if (c->call_type == Call::Func && c->name == parts.func) r.self = c->func;
+                if (c->call_type == Call::Func && c->name == def.merges->partials &&
+                    c->value_index == def.merges->had_point && !r.had_point.defined())
+                    r.had_point = c;
+            });
+        }
+        r.partial = thread_partial_name(op->name);
+        // (The loops inside, over the other variables of the partials, take part as they
+        // are: each of them would find the same update.)
+        Stmt s = Block::make(r.accumulate(Stmt(op)), r.merge_into_func());
+        return r.allocate(r.partial, MemoryType::Stack, 1, s);
     }
 
     Stmt lower(const For *op, const FindSharedUpdate &find) {
