@@ -88,6 +88,15 @@ std::string thread_partial_name(const std::string &loop) {
 std::string warp_partials_name(const std::string &loop) {
     return loop + ".warp_partials";
 }
+bool is_warp_partials(const std::string &storage, std::string *loop) {
+    const std::string suffix = warp_partials_name("");
+    const std::string name = parse_storage_name(storage).func;
+    if (name.size() <= suffix.size() ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+        return false;
+    if (loop) *loop = name.substr(0, name.size() - suffix.size());
+    return true;
+}
 std::string loaded_value_name(const std::string &buffer, int n) {
     return buffer + ".loaded." + std::to_string(n);
 }

@@ -54,6 +54,9 @@ std::string steady_end_name(const std::string &loop);
 // ("f.s1.r.partial"), and the partial results of the warps ("f.s1.r.warp_partials").
 std::string thread_partial_name(const std::string &loop);
 std::string warp_partials_name(const std::string &loop);
+// Whether a storage (an element of a Tuple's, too) holds such partial results, and if so the
+// reduction loop's name.
+bool is_warp_partials(const std::string &storage, std::string *loop = nullptr);
 // A value a kernel loads from `buffer` once and uses where the kernel read it again
 // ("in.loaded.3"), and the register that holds an element of `buffer` through a loop that
 // reads and writes it ("f.kept.0"; keep_values_in_registers).

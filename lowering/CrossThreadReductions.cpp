@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -381,17 +382,20 @@ struct Reduction {
 
     // The loop over several warps: each warp reduces its lanes and leaves its partial in
     // shared memory; after a barrier every warp reads all of them and reduces them again.
-    Stmt across_warps(const Stmt &body) const {
+    // Inside other thread loops, each of their threads (`row` of `rows`) has slots of its own,
+    // and the barriers go inside the loops (`barriers`).
+    Stmt across_warps(const Stmt &body, const Expr &row, int64_t rows, bool barriers) const {
         const int warps = threads / kWarpSize;
+        Expr first_slot = Mul::make(row, make_const(Int(32), int64_t(warps)));
         Expr zero = make_zero(Int(32)), full = make_const(UInt(32), int64_t(0xffffffffu));
         Expr lane = Mod::make(position(), make_const(Int(32), int64_t(kWarpSize)));
         Expr warp = Div::make(position(), make_const(Int(32), int64_t(kWarpSize)));
-        Stmt first =
-            Block::make({accumulate(body), butterfly(kWarpSize, full),
-                         IfThenElse::make(
-                             EQ::make(lane, zero),
-                             ProducerConsumer::make_produce(
-                                 warp_partials, store(warp_partials, load(partial, zero), warp)))});
+        Stmt first = Block::make(
+            {accumulate(body), butterfly(kWarpSize, full),
+             IfThenElse::make(EQ::make(lane, zero),
+                              ProducerConsumer::make_produce(
+                                  warp_partials, store(warp_partials, load(partial, zero),
+                                                       Add::make(first_slot, warp))))});
         first = thread_loop(allocate(partial, MemoryType::Register, 1, first));
         // The second loop: in each group of `group` lanes (the warps rounded up to a power of
         // two), lane w reads warp w's partial (the identity past the last warp), then each
@@ -401,13 +405,16 @@ struct Reduction {
         Expr w = Mod::make(lane, make_const(Int(32), int64_t(group)));
         Expr slot = Min::make(w, make_const(Int(32), int64_t(warps - 1)));
         Expr present = LT::make(w, make_const(Int(32), int64_t(warps)));
-        std::vector<Expr> stored = load(warp_partials, slot);
+        std::vector<Expr> stored = load(warp_partials, Add::make(first_slot, slot));
         for (size_t k = 0; k < stored.size(); k++)
             read.push_back(Select::make(present, stored[k], identity[k]));
         Stmt second =
             Block::make({store(partial, read, zero), butterfly(group, full), merge_into_func()});
         second = thread_loop(allocate(partial, MemoryType::Register, 1, second));
-        return allocate(warp_partials, MemoryType::GPUShared, warps, Block::make(first, second));
+        // (Inside other thread loops, the caller allocates the slots around them.)
+        if (barriers) return Block::make({first, gpu_barrier(), second, gpu_barrier()});
+        return allocate(warp_partials, MemoryType::GPUShared, warps * rows,
+                        Block::make(first, second));
     }
 
     // The loop along y or z of the block, whose threads share each point of the inner thread
@@ -469,9 +476,12 @@ private:
         MemoryType memory;
         int thread_loops; // around its Realize
     };
-    Scope<Storage> storage;                // the Funcs realized around the node
-    int block_loops = 0;                   // GPU block loops around the node
-    int thread_loops = 0;                  // GPU thread loops around the node
+    Scope<Storage> storage;             // the Funcs realized around the node
+    int block_loops = 0;                // GPU block loops around the node
+    int thread_loops = 0;               // GPU thread loops around the node
+    std::vector<const For *> enclosing; // and those loops, outermost first
+    // The shared slots of the reductions inside them, allocated around the outermost.
+    std::vector<std::function<Stmt(const Stmt &)>> slots_outside;
     std::array<int64_t, 3> block{1, 1, 1}; // the kernel's threads per block before padding
     struct Lowered {
         std::string loop;
@@ -525,8 +535,15 @@ private:
             if (find.update) return lower(op, find);
         }
         thread_loops++;
+        enclosing.push_back(op);
         Stmt s = IRMutator::visit(op);
+        enclosing.pop_back();
         thread_loops--;
+        if (thread_loops == 0) {
+            for (const auto &allocate : slots_outside)
+                s = allocate(s);
+            slots_outside.clear();
+        }
         return s;
     }
 
@@ -611,7 +628,8 @@ private:
             << where << " along " << to_string(op->gpu_dim) << ", and also its loop "
             << loop_var_for_users(find.inner_reduction)
             << " along an inner dimension: a reduction over two dimensions of threads. Fuse the "
-            << "two reduction loops (fuse) and map the fused loop onto threads along x.";
+            << "two reduction loops (fuse) and map the fused loop onto one dimension of threads ("
+            << (find.along.empty() ? "x" : "y, the points keeping x") << ").";
         std::vector<int64_t> along_extents;
         for (const FindSharedUpdate::InnerThreads &a : find.along) {
             auto e = constant_upper_bound(substitute_lets(lets, a.extent));
@@ -714,16 +732,17 @@ private:
                 << "of two up to 32, or map the kernel's other loops along x.";
         }
         if (across_rows) {
+            user_assert(thread_loops == 0)
+                << where << " along " << to_string(op->gpu_dim) << ", which exchange their partial "
+                << "results through shared memory with a barrier of the whole block; the loop is "
+                << "inside the GPU thread loop " << loop_for_users(enclosing.front()->name)
+                << ", where a barrier would not be reached by every thread. Compute " << f
+                << " at a block loop (compute_at), so that " << loop_var_for_users(op->name)
+                << " is the outermost thread loop of " << loop_stage_for_users(op->name) << ".";
             user_assert(!r.per_thread_result)
                 << where << " along " << to_string(op->gpu_dim) << ", whose partial results are "
                 << "combined by the loop's first thread, but " << f << " is stored in registers, "
                 << "a copy in each thread. Store " << f << " in GPUShared.";
-            user_assert(thread_loops == 0)
-                << where << " along " << to_string(op->gpu_dim) << ", which exchange their partial "
-                << "results through shared memory with a barrier of the whole block; the loop is "
-                << "inside another GPU thread loop, where a barrier would not be reached by every "
-                << "thread. Make " << loop_var_for_users(op->name) << " the outermost thread loop "
-                << "of " << loop_stage_for_users(op->name) << ".";
             r.threads = int(*extent);
             return r.across_rows(mutate(op->body), find.along, along_extents);
         }
@@ -739,17 +758,35 @@ private:
                                              " in registers, so all of them take part, not " +
                                              "only the loop's " + std::to_string(*extent) + ")"
                                        : "";
-        user_assert(thread_loops == 0)
-            << where << " across " << r.threads / kWarpSize << " warps" << padded
-            << ", which exchange their partial results through shared memory with a barrier of "
-            << "the whole block; the loop is inside another GPU thread loop, where a barrier "
-            << "would not be reached by every thread. "
-            << (padded.empty() ? "Map at most 32 iterations onto lanes here (gpu_lanes), or make " +
-                                     loop_var_for_users(op->name) + " the outermost thread loop."
-                               : "Store " + f + " in GPUShared, or give the block at most 32 " +
-                                     "threads along x.");
+        // Inside other thread loops (rows of the block along y or z), each of their threads
+        // has slots of its own, and the barriers are in the loops: every thread of the block
+        // must run them, so their extents must be whole dimensions of the block (checked when
+        // the thread loops are fused).
+        Expr row = make_zero(Int(32));
+        int64_t rows = 1;
+        for (auto it = enclosing.rbegin(); it != enclosing.rend(); ++it) {
+            const For *e = *it;
+            auto n = constant_upper_bound(substitute_lets(lets, e->extent));
+            user_assert(n.has_value() && *n >= 1)
+                << where << " across " << r.threads / kWarpSize << " warps" << padded
+                << ", which exchange their partial results through shared memory with a barrier "
+                << "of the whole block, in slots for each thread of the enclosing GPU thread loop "
+                << loop_for_users(e->name) << ", which runs over "
+                << with_user_loop_names(to_string(e->extent))
+                << " threads, not bounded by a constant. Split that loop by a constant factor, "
+                << "or map at most 32 iterations onto lanes here (gpu_lanes).";
+            Expr at = Sub::make(Variable::make(Int(32), e->name), e->min);
+            row = Add::make(row, Mul::make(at, make_const(Int(32), rows)));
+            rows *= *n;
+        }
         lowered.push_back({op->name, r.threads});
-        return r.across_warps(body);
+        if (!enclosing.empty()) {
+            const int64_t slots = r.threads / kWarpSize * rows;
+            slots_outside.push_back([r, slots](const Stmt &s) {
+                return r.allocate(r.warp_partials, MemoryType::GPUShared, slots, s);
+            });
+        }
+        return r.across_warps(body, simplify(row), rows, !enclosing.empty());
     }
 
     // Each cross-thread loop must cover whole aligned lane groups: the block's x extent

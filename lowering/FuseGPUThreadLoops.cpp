@@ -79,11 +79,73 @@ private:
         depth--;
         auto extent = as_const_int(simplify(op->extent));
         if (!extent || *extent != kernel.threads[d]) {
-            body = IfThenElse::make(LT::make(gpu_thread_index(op->gpu_dim), op->extent), body);
+            body = guarded(LT::make(gpu_thread_index(op->gpu_dim), op->extent), body, op);
         }
         body = LetStmt::make(op->name, Add::make(op->min, gpu_thread_index(op->gpu_dim)), body);
-        if (depth == 0 && !nest_on_all_threads) body = on_thread_zero_of_unused(nest_dims, body);
+        if (depth == 0 && !nest_on_all_threads)
+            body = on_thread_zero_of_unused(nest_dims, body, op);
         return body;
+    }
+
+    // A test inside a nest around a barrier (a cross-thread reduction's, inside the rows of
+    // the block): the barrier stays outside it, for every thread to reach.
+    Stmt visit(const IfThenElse *op) override {
+        if (depth == 0 || !contains_intrinsic(Stmt(op), Intrinsic::gpu_barrier))
+            return IRMutator::visit(op);
+        Stmt then_case = mutate(op->then_case);
+        Stmt s = guarded(op->condition, then_case, nullptr);
+        if (!op->else_case.defined()) return s;
+        return Block::make(s, guarded(Not::make(op->condition), mutate(op->else_case), nullptr));
+    }
+
+    // `if (cond) s`, with the barriers in s outside the test: the parts between them each
+    // under it. What binds names around a barrier (lets, loops, allocations) is kept around
+    // it, so every thread must be able to compute it. `nest`: the thread loop whose threads
+    // past its extent (or past the first along a dimension it lacks) the test excludes.
+    Stmt guarded(const Expr &cond, const Stmt &s, const For *nest) const {
+        if (!s.defined()) return s;
+        if (!contains_intrinsic(s, Intrinsic::gpu_barrier)) return IfThenElse::make(cond, s);
+        if (is_gpu_barrier(s)) return s;
+        auto loads = [](const Expr &e) {
+            bool found = false;
+            visit_each<Load>(e, [&](const Load *) { found = true; });
+            return found;
+        };
+        auto refuse = [&](const std::string &what) {
+            user_error << "A cross-thread reduction inside the GPU thread loop "
+                       << (nest ? loop_for_users(nest->name) : std::string("of this kernel"))
+                       << " synchronizes the whole block, but " << what
+                       << ", which the threads that skip the loop's body cannot do. Give the "
+                       << "loop a constant extent that fills its dimension of the block, or "
+                       << "map at most 32 iterations of the reduction onto lanes (gpu_lanes).";
+            return Stmt();
+        };
+        if (const Block *b = s.as<Block>())
+            return Block::make(guarded(cond, b->first, nest), guarded(cond, b->rest, nest));
+        if (const LetStmt *l = s.as<LetStmt>()) {
+            if (loads(l->value)) return refuse("it reads memory to compute " + l->name);
+            return LetStmt::make(l->name, l->value, guarded(cond, l->body, nest));
+        }
+        if (const Allocate *a = s.as<Allocate>()) {
+            return Allocate::make(a->name, a->type, a->memory_type, a->extents,
+                                  guarded(cond, a->body, nest));
+        }
+        if (const ProducerConsumer *pc = s.as<ProducerConsumer>())
+            return ProducerConsumer::make(pc->name, pc->is_producer, guarded(cond, pc->body, nest));
+        if (const IfThenElse *i = s.as<IfThenElse>()) {
+            if (loads(i->condition)) return refuse("a test around it reads memory");
+            Stmt t = guarded(And::make(cond, i->condition), i->then_case, nest);
+            if (!i->else_case.defined()) return t;
+            return Block::make(
+                t, guarded(And::make(cond, Not::make(i->condition)), i->else_case, nest));
+        }
+        if (const For *f = s.as<For>()) {
+            if (f->for_type != ForType::Serial || loads(f->min) || loads(f->extent))
+                return refuse("the loop " + loop_for_users(f->name) + " runs around it");
+            return For::make(f->name, f->min, f->extent, f->for_type, f->gpu_dim,
+                             guarded(cond, f->body, nest));
+        }
+        return refuse("it lies in a statement that cannot be split around it");
     }
 
     // A nest that stores both to registers and to other memory runs on the first thread of the
@@ -169,14 +231,15 @@ private:
         return true;
     }
 
-    Stmt on_thread_zero_of_unused(const std::set<int> &used, const Stmt &body) const {
+    Stmt on_thread_zero_of_unused(const std::set<int> &used, const Stmt &body,
+                                  const For *nest = nullptr) const {
         Expr cond;
         for (int d = 0; d < 3; d++) {
             if (used.count(d) || kernel.threads[d] == 1) continue;
             Expr c = EQ::make(gpu_thread_index(GPUDim(d)), make_zero(Int(32)));
             cond = cond.defined() ? And::make(cond, c) : c;
         }
-        return cond.defined() ? IfThenElse::make(cond, body) : body;
+        return cond.defined() ? guarded(cond, body, nest) : body;
     }
 };
 

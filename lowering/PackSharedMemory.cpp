@@ -1,5 +1,6 @@
 #include "lowering/PackSharedMemory.h"
 
+#include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
@@ -232,14 +233,24 @@ void pack_shared_memory(LoweredKernel &kernel) {
     const Target &target = kernel.target;
     if (total > target.max_shared_memory_per_block()) {
         std::ostringstream list;
-        for (const SharedAllocation &a : kernel.shared)
+        bool funcs = false;
+        for (const SharedAllocation &a : kernel.shared) {
             list << "\n  " << a.func << ": " << a.bytes << " bytes at offset " << a.offset;
+            std::string loop;
+            if (is_warp_partials(a.func, &loop)) {
+                list << " (the partial results of the cross-thread reduction over "
+                     << loop_for_users(loop) << ": fewer threads in that loop, or fewer points "
+                     << "reduced at once, make it smaller)";
+            } else {
+                funcs = true;
+            }
+        }
         user_error << "The kernel " << kernel.name << " needs " << total
                    << " bytes of shared memory per block, more than the "
                    << target.max_shared_memory_per_block() << " that " << target.to_string()
-                   << " allows. Its shared allocations:" << list.str()
-                   << "\nUse smaller tiles, or store some of these Funcs in registers or "
-                   << "device memory.";
+                   << " allows. Its shared allocations:" << list.str() << "\nUse smaller tiles"
+                   << (funcs ? ", or store some of these Funcs in registers or device memory."
+                             : ".");
     }
     if (!offsets.empty()) kernel.body = UseSharedArray(offsets).mutate(kernel.body);
 }

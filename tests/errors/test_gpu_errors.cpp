@@ -863,16 +863,6 @@ TEST(GPUScheduleErrors, VectorizeALoopMappedToTheGPU) {
             ASSERT_EQ(out(i, j), i + j) << i << "," << j;
 }
 
-TEST(GPUScheduleErrors, ReductionAcrossWarpsInsideAnotherThreadLoop) {
-    RowSum a;
-    a.sum.update().split(a.r.x, a.ro, a.lane, 64).reorder(a.ro, a.lane).gpu_threads(a.lane);
-    std::string msg = message_of<CompileError>([&] { a.out.realize({8}, gpu_target); });
-    EXPECT_CONTAINS(msg, "The update sum.update(0) runs its reduction loop lane on GPU threads");
-    EXPECT_CONTAINS(msg, "across 2 warps, which exchange their partial results through shared "
-                         "memory with a barrier of the whole block; the loop is inside another GPU "
-                         "thread loop");
-}
-
 TEST(GPUScheduleErrors, LaneGroupsThatDoNotTileTheBlock) {
     // 16 lanes reduce each row while another stage of the kernel runs 24 threads along x:
     // the groups of 16 lanes would straddle rows of the block.

@@ -1,7 +1,11 @@
-// Reductions whose loop runs on GPU threads along y or z while the points they update run
-// along x (and y): the statistics of columns (BatchNorm over a batch, the gradient of a bias),
-// where each thread of a column sums a strided part of it and the partial results meet in
-// shared memory. Checked against plain loops in double precision, at sizes that fill no tile.
+// Cross-thread reductions in blocks of two or three dimensions, checked against plain loops
+// in double precision at sizes that fill no tile:
+// - a reduction loop on threads along y or z, the points it updates along x (and y): the
+//   statistics of columns (BatchNorm over a batch, the gradient of a bias), each thread of a
+//   column reducing a strided part of it, the partial results meeting in shared memory;
+// - a reduction across several warps along x inside the rows of the block along y (a
+//   normalization with several rows to a block), each row with shared slots of its own and
+//   the barriers inside the rows, which every thread of the block must reach.
 
 #include "ErrorMessage.h"
 #include "GPUTarget.h"
@@ -10,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 using namespace aicf;
@@ -189,6 +194,228 @@ TEST(GPUColumnReduction, GroupsOfColumnsInTurnInOneBlock) {
     }
 }
 
+// out(x, y) = in(x, y) - mean of row y, 4 rows to a block on threads along y, each row's
+// sum and largest value reduced across the 128 threads (4 warps) of its row along x: computed
+// in each row (in registers), or at the block level in shared memory with their own rows on
+// threads along y.
+TEST(GPURowReductionInsideRows, RowsOfTheBlockEachReducedAcrossWarps) {
+    for (TailStrategy tail : {TailStrategy::ShiftInwards, TailStrategy::GuardWithIf}) {
+        for (MemoryType memory : {MemoryType::Auto, MemoryType::GPUShared, MemoryType::Register}) {
+            for (int width : {1, 100, 1000}) {
+                const int rows = 7;
+                SCOPED_TRACE("width " + std::to_string(width) + ", memory " +
+                             std::to_string(int(memory)) +
+                             (tail == TailStrategy::GuardWithIf ? ", guarded" : ", shifted"));
+                Buffer<float> in({width, rows}, "in");
+                fill_random(in, -3, -1, unsigned(width));
+                Var x("x"), y("y"), yo("yo"), yi("yi"), xo("xo"), xi("xi");
+                RDom r(0, width, "r");
+                RVar ro("ro"), lane("lane");
+                Func sum("sum"), top("top"), out("out");
+                sum(y) = 0.0f;
+                sum(y) += in(r, y);
+                top(y) = std::numeric_limits<float>::lowest();
+                top(y) = max(top(y), in(r, y));
+                out(x, y) = in(x, y) - sum(y) / float(width) + top(y);
+                out.split(y, yo, yi, 4, tail)
+                    .split(x, xo, xi, 128, TailStrategy::GuardWithIf)
+                    .reorder(xi, xo, yi, yo)
+                    .gpu_blocks(yo)
+                    .gpu_threads(xi, yi);
+                for (Func f : {sum, top}) {
+                    Stage update = f.update();
+                    update.split(r.x, ro, lane, 128);
+                    if (memory == MemoryType::GPUShared) {
+                        // At the block level, its rows on threads along y.
+                        f.compute_at(out, yo).store_in(memory).gpu_threads(y);
+                        update.reorder(ro, lane, y).gpu_threads(lane, y);
+                    } else {
+                        f.compute_at(out, yi);
+                        if (memory != MemoryType::Auto) f.store_in(memory);
+                        update.reorder(ro, lane).gpu_threads(lane);
+                    }
+                }
+                Buffer<float> o = out.realize({width, rows}, gpu_target);
+                for (int j = 0; j < rows; j++) {
+                    double s = 0, m = in(0, j);
+                    for (int i = 0; i < width; i++) {
+                        s += in(i, j);
+                        m = std::max(m, double(in(i, j)));
+                    }
+                    for (int i = 0; i < width; i++) {
+                        double want = in(i, j) - s / width + m;
+                        ASSERT_TRUE(close(o(i, j), want, 1e-5, 1e-5))
+                            << i << ", " << j << ": " << o(i, j) << " vs " << want;
+                    }
+                }
+            }
+        }
+    }
+}
+
+// The rows of a block on threads along x, each reduced across two warps of threads: the
+// rows' loop moves to y to make room for the lanes, and each row has slots of its own.
+TEST(GPURowReductionInsideRows, TheRowsLoopMovesToYForTheLanes) {
+    Buffer<float> in({100, 8}, "in");
+    fill_random(in, -1, 1, 4);
+    Var y("y"), yo("yo"), yi("yi");
+    RDom r(0, 100, "r");
+    RVar ro("ro"), lane("lane");
+    Func sum("sum"), out("out");
+    sum(y) = 0.0f;
+    sum(y) += in(r, y);
+    out(y) = sum(y);
+    out.split(y, yo, yi, 4).gpu_blocks(yo).gpu_threads(yi);
+    sum.compute_at(out, yi);
+    sum.update().split(r.x, ro, lane, 64).reorder(ro, lane).gpu_threads(lane);
+    Buffer<float> o = out.realize({8}, gpu_target);
+    for (int j = 0; j < 8; j++) {
+        double want = 0;
+        for (int i = 0; i < 100; i++)
+            want += in(i, j);
+        EXPECT_TRUE(close(o(j), want, 1e-5, 1e-5)) << j << ": " << o(j);
+    }
+}
+
+// The rows of the reduction split with a guarded tail inside the block: in the last block,
+// the threads of the rows past the end skip the reduction's work behind the tail's test,
+// which must leave its barriers outside, for them to reach too.
+TEST(GPURowReductionInsideRows, RowsSplitWithAGuardedTailAroundTheBarriers) {
+    const int width = 150;
+    for (int rows : {9, 5, 1}) {
+        SCOPED_TRACE(std::to_string(rows) + " rows");
+        Buffer<float> in({width, rows}, "in");
+        fill_random(in, -1, 1, unsigned(rows));
+        Var y("y"), yo("yo"), yi("yi"), sy("sy"), ty("ty");
+        RDom r(0, width, "r");
+        RVar ro("ro"), lane("lane");
+        Func sum("sum"), out("out");
+        sum(y) = 0.0f;
+        sum(y) += in(r, y);
+        out(y) = sum(y) * 2.0f;
+        out.split(y, yo, yi, 4, TailStrategy::GuardWithIf).gpu_blocks(yo).gpu_threads(yi);
+        sum.compute_at(out, yo);
+        sum.split(y, sy, ty, 4, TailStrategy::GuardWithIf).gpu_threads(ty);
+        sum.update()
+            .split(y, sy, ty, 4, TailStrategy::GuardWithIf)
+            .split(r.x, ro, lane, 64)
+            .reorder(ro, lane, ty)
+            .gpu_threads(lane, ty);
+        Buffer<float> o = out.realize({rows}, gpu_target);
+        for (int j = 0; j < rows; j++) {
+            double want = 0;
+            for (int i = 0; i < width; i++)
+                want += in(i, j);
+            EXPECT_TRUE(close(o(j), 2 * want, 1e-5, 1e-5)) << j << ": " << o(j);
+        }
+    }
+}
+
+// Another stage of the kernel runs more threads along y (8) or along z than the rows (4 or
+// 2): the threads past the rows skip their work, yet reach the reduction's barriers.
+TEST(GPURowReductionInsideRows, BlocksWithMoreThreadsThanTheRows) {
+    const int width = 300, rows = 7;
+    Buffer<float> in({width, rows}, "in");
+    fill_random(in, -1, 1, 9);
+    for (bool along_z : {false, true}) {
+        SCOPED_TRACE(along_z ? "threads along z" : "threads along y");
+        Var x("x"), y("y"), z("z"), yo("yo"), yi("yi"), xo("xo"), xi("xi");
+        RDom r(0, width, "r");
+        RVar ro("ro"), lane("lane");
+        Func sum("sum"), table("table"), out("out");
+        table(x, y) = cast<float>(x * 3 + y);
+        sum(y) = 0.0f;
+        sum(y) += in(r, y) * in(r, y);
+        out(x, y) = sqrt(sum(y)) + table(x % 8, y % 8);
+        const int rows_per_block = along_z ? 2 : 4;
+        out.split(y, yo, yi, rows_per_block, TailStrategy::GuardWithIf)
+            .split(x, xo, xi, 128, TailStrategy::GuardWithIf)
+            .reorder(xi, xo, yi, yo)
+            .gpu_blocks(yo)
+            .gpu_threads(xi, yi);
+        table.compute_at(out, yo).bound(x, 0, 8).bound(y, 0, 8);
+        if (along_z) {
+            table.split(y, y, z, 2).gpu_threads(x, y, z);
+        } else {
+            table.gpu_threads(x, y);
+        }
+        sum.compute_at(out, yi);
+        sum.update().split(r.x, ro, lane, 128).reorder(ro, lane).gpu_threads(lane);
+        Buffer<float> o = out.realize({width, rows}, gpu_target);
+        for (int j = 0; j < rows; j++) {
+            double s = 0;
+            for (int i = 0; i < width; i++)
+                s += double(in(i, j)) * in(i, j);
+            for (int i = 0; i < width; i++) {
+                double want = std::sqrt(s) + (i % 8) * 3 + j % 8;
+                ASSERT_TRUE(close(o(i, j), want, 1e-5, 1e-5))
+                    << i << ", " << j << ": " << o(i, j) << " vs " << want;
+            }
+        }
+    }
+}
+
+// An argmax that keeps positions, reduced across threads, into a value from before the
+// update whose index is no position of its domain (after it, inside it, or an earlier
+// update's over other rows): that value is the earliest candidate and wins ties (>), or
+// loses them to any point (>=). Along x (lanes), along y (columns), and rfactor's merge.
+TEST(GPUArgmaxPositions, TheValueBeforeTheUpdateIsTheEarliestCandidate) {
+    const int columns = 21, rows = 40;
+    Buffer<int> in({columns, rows}, "in");
+    for (int q = 0; q < rows; q++)
+        for (int j = 0; j < columns; j++)
+            in(j, q) = j % 2 == 0 ? (q * 7 + j) % 3 : (q * 7 + j) % 4;
+    for (int mapping = 0; mapping < 3; mapping++) {
+        for (int start : {1000, 7}) {
+            for (bool later_wins : {false, true}) {
+                SCOPED_TRACE(std::string(mapping == 0   ? "lanes"
+                                         : mapping == 1 ? "columns"
+                                                        : "rfactor's merge on lanes") +
+                             ", starting index " + std::to_string(start) +
+                             (later_wins ? ", >=" : ", >"));
+                Var c("c"), co("co"), ci("ci"), u("u");
+                RVar ro("ro"), ri("ri");
+                RDom r(0, rows, "r");
+                Func best("best"), out("out");
+                best(c) = Tuple(Expr(2), Expr(start));
+                Expr v = in(c, r.x);
+                Expr better = later_wins ? v >= best(c)[0] : v > best(c)[0];
+                best(c) = Tuple(select(better, v, best(c)[0]), select(better, r.x, best(c)[1]));
+                out(c) = best(c)[1];
+                if (mapping == 1) {
+                    out.split(c, co, ci, 16, TailStrategy::GuardWithIf)
+                        .gpu_blocks(co)
+                        .gpu_threads(ci);
+                    best.compute_at(out, co).gpu_threads(c);
+                    best.update().split(r.x, ro, ri, 6).reorder(ro, c, ri).gpu_threads(c, ri);
+                } else {
+                    out.gpu_blocks(c);
+                    best.compute_at(out, c);
+                    best.update().split(r.x, ro, ri, 8).reorder(ro, ri);
+                    if (mapping == 0) {
+                        best.update().gpu_lanes(ri);
+                    } else {
+                        best.update().rfactor(ri, u).compute_at(best, RVar("u"));
+                        best.update().gpu_lanes(RVar("u"));
+                    }
+                }
+                Buffer<int> o = out.realize({columns}, gpu_target);
+                for (int j = 0; j < columns; j++) {
+                    int value = 2, index = start;
+                    for (int q = 0; q < rows; q++) {
+                        int x = in(j, q);
+                        if (later_wins ? x >= value : x > value) {
+                            value = x;
+                            index = q;
+                        }
+                    }
+                    EXPECT_EQ(o(j), index) << "column " << j;
+                }
+            }
+        }
+    }
+}
+
 TEST(GPUColumnReductionErrors, SchedulesThatCannotCombineAcrossRows) {
     Buffer<float> in({64, 40}, "in");
     Var c("c"), co("co"), ci("ci"), cs("cs");
@@ -209,6 +436,48 @@ TEST(GPUColumnReductionErrors, SchedulesThatCannotCombineAcrossRows) {
         std::string msg = message_of<CompileError>([&] { out.realize({4, 16}, gpu_target); });
         EXPECT_CONTAINS(msg, "but which point depends on the inner loop c of s.update(0)");
         EXPECT_CONTAINS(msg, "or map them onto threads along x inside it");
+    }
+    // Inside the thread loop of its consumer: the barrier would not be reached by every
+    // thread. Both messages lead to the block loop.
+    for (bool shared : {false, true}) {
+        RDom r(0, 40, "r");
+        Func s("s"), out("out");
+        s(c) = 0.0f;
+        s(c) += in(c, r);
+        out(c) = s(c);
+        out.split(c, co, ci, 32, TailStrategy::GuardWithIf).gpu_blocks(co).gpu_threads(ci);
+        s.compute_at(out, ci);
+        if (shared) s.store_in(MemoryType::GPUShared);
+        s.update().split(r.x, ro, ry, 4).reorder(ro, c, ry).gpu_threads(c, ry);
+        std::string msg = message_of<CompileError>([&] { out.realize({64}, gpu_target); });
+        if (shared) {
+            EXPECT_CONTAINS(msg, "or store and compute it at the block loop co of out");
+        } else {
+            EXPECT_CONTAINS(msg, "the loop is inside the GPU thread loop ci of out, where a "
+                                 "barrier would not be reached by every thread. Compute s at a "
+                                 "block loop (compute_at), so that ry is the outermost thread "
+                                 "loop of s.update(0).");
+        }
+    }
+    // Slots for 24 doubles of 32 x 32 threads: more shared memory than a block has, said of
+    // the reduction's loop.
+    {
+        RDom r(0, 40, "r");
+        Func s("s"), out("out");
+        std::vector<Expr> zeros(24, Expr(0.0)), sums;
+        s(c) = Tuple(zeros);
+        for (int e = 0; e < 24; e++)
+            sums.push_back(s(c)[e] + cast<double>(in(c, r)) * double(e + 1));
+        s(c) = Tuple(sums);
+        out(c) = s(c)[0] + s(c)[23];
+        out.split(c, co, ci, 32, TailStrategy::GuardWithIf).gpu_blocks(co).gpu_threads(ci);
+        s.compute_at(out, co).gpu_threads(c);
+        s.update().split(r.x, ro, ry, 32).reorder(ro, c, ry).gpu_threads(c, ry);
+        std::string msg = message_of<CompileError>([&] { out.realize({64}, gpu_target); });
+        EXPECT_CONTAINS(msg, "s.s1.ry.warp_partials.23: 8192 bytes at offset");
+        EXPECT_CONTAINS(msg, "(the partial results of the cross-thread reduction over ry of "
+                             "s.update(0): fewer threads in that loop, or fewer points reduced "
+                             "at once, make it smaller)");
     }
     // The result in registers: only the first thread along y would hold it.
     {
