@@ -201,7 +201,10 @@ struct Reduction {
     std::string partial, warp_partials;
     bool per_thread_result = false; // the Func lives in registers: every thread writes its copy
     int threads = 1;                // the loop's extent rounded to whole lane groups or warps
-    bool serial = false;            // the loop is serial: see CrossThreadReductions::in_order
+    bool serial = false;            // the loop is serial: see reduce_positions_in_order
+    // Where set, the combined partial merges into this partial of a serial loop around, in
+    // every thread, rather than into the Func (see reduce_positions_in_order).
+    std::string into;
 
     Expr loop_var() const { return Variable::make(Int(32), loop->name); }
     Expr position() const { return Sub::make(loop_var(), loop->min); }
@@ -283,6 +286,12 @@ struct Reduction {
     // The update of the Func by the combined partial, by every thread of the loop when each
     // holds its own copy of the Func, else by the first.
     Stmt merge_into_func() const {
+        if (!into.empty()) {
+            Expr zero = make_zero(Int(32));
+            Stmt s = store(into, op.merge(load(into, zero), load(partial, zero)), zero);
+            if (per_thread_result || serial) return s;
+            return IfThenElse::make(EQ::make(position(), zero), s);
+        }
         std::vector<Expr> current;
         for (size_t k = 0; k < types.size(); k++)
             current.push_back(Call::make_func(types[k], update->name, point, self, int(k)));
@@ -476,10 +485,15 @@ private:
         MemoryType memory;
         int thread_loops; // around its Realize
     };
-    Scope<Storage> storage;             // the Funcs realized around the node
-    int block_loops = 0;                // GPU block loops around the node
-    int thread_loops = 0;               // GPU thread loops around the node
-    std::vector<const For *> enclosing; // and those loops, outermost first
+    Scope<Storage> storage;                    // the Funcs realized around the node
+    int block_loops = 0;                       // GPU block loops around the node
+    int thread_loops = 0;                      // GPU thread loops around the node
+    std::vector<const For *> enclosing;        // and those loops, outermost first
+    std::vector<const For *> serial_enclosing; // the other loops around the node
+    std::set<std::string> lowering;            // the stages whose thread loops enclose the node
+    // The stages whose threads' combined partials merge into a partial of a serial loop
+    // around them (see reduce_positions_in_order), and that partial.
+    std::map<std::string, std::string> accumulating;
     // The shared slots of the reductions inside them, allocated around the outermost.
     std::vector<std::function<Stmt(const Stmt &)>> slots_outside;
     std::array<int64_t, 3> block{1, 1, 1}; // the kernel's threads per block before padding
@@ -525,8 +539,11 @@ private:
             return s;
         }
         if (op->for_type != ForType::GPUThread) {
-            if (Stmt merged = merge_partials_in_order(op); merged.defined()) return merged;
-            return IRMutator::visit(op);
+            if (Stmt merged = reduce_positions_in_order(op); merged.defined()) return merged;
+            serial_enclosing.push_back(op);
+            Stmt s = IRMutator::visit(op);
+            serial_enclosing.pop_back();
+            return s;
         }
         LoopNameParts parts = parse_loop_name(op->name);
         if (parts.stage > 0 && parts.var != single_thread_var(false)) {
@@ -547,31 +564,52 @@ private:
         return s;
     }
 
-    // The merge that rfactor makes of the partials of an update that keeps its candidates'
-    // positions (an argmax that keeps the index), run by one thread: merged one by one into
-    // the Func, the first partial would meet the Func's value from before the update, whose
-    // position (a label, an index of another domain, one inside this one) means nothing
-    // against the partials' positions. So the partials merge by position into a partial of
-    // their own first, which then merges into the Func as the later candidate
-    // (merge_after), as the lanes of a cross-thread reduction do. `op`: the outermost loop
-    // of the merge over the partials (the pure loops around it). Undefined where `op` is
-    // not such a loop.
-    Stmt merge_partials_in_order(const For *op) {
+    // An update that keeps its candidates' positions (an argmax that keeps the index) merges
+    // partial results by position: rfactor's merge of its partials, and the threads' combined
+    // partials of a reduction loop on threads inside a serial reduction loop of the stage
+    // (the rows of a domain, the lanes across each row). Merged one by one into the Func,
+    // the first would meet the Func's value from before the update, whose position (a label,
+    // an index of another domain, one inside this one) means nothing against theirs. So
+    // they merge by position into a partial of their own first, which then merges into the
+    // Func as the later candidate (merge_after), as the lanes of a cross-thread reduction
+    // do. `op`: the outermost serial loop of the stage's domain (the pure loops around it).
+    // Undefined where `op` is not such a loop, or none of this is needed (the serial update
+    // itself meets its points in order).
+    Stmt reduce_positions_in_order(const For *op) {
         const LoopNameParts parts = parse_loop_name(op->name);
         auto fit = env.find(parts.func);
         if (parts.stage < 1 || fit == env.end() || parts.stage >= fit->second.stages())
             return Stmt();
+        const std::string stage = stage_of_loop(op->name);
+        // (Inside a reduction loop on threads, the threads' combined partial merges into the
+        // Func; inside the loop that accumulates them, into its partial.)
+        if (lowering.count(stage) || accumulating.count(stage)) return Stmt();
         const Definition &def = fit->second.stage(parts.stage);
         // (The intermediate's update, which records the form too, names no partials.)
-        if (!def.merges || def.merges->partials.empty() || !def.merges->form ||
-            !def.merges->form->keeps_positions())
-            return Stmt();
+        const bool merges = def.merges && !def.merges->partials.empty() && def.merges->form;
+        bool threads_inside = false;
+        visit_each<For>(op->body, [&](const For *f) {
+            threads_inside = threads_inside ||
+                             (f->for_type == ForType::GPUThread && stage_of_loop(f->name) == stage);
+        });
+        if (!merges && !threads_inside) return Stmt();
         FindSharedUpdate find(parts.func, op->name);
         op->body.accept(&find);
         if (!find.update) return Stmt();
+        std::optional<AssociativeUpdate> form;
+        if (merges) {
+            form = *def.merges->form;
+        } else {
+            std::vector<std::string> domain;
+            for (const std::string &v : domain_outermost_first(def.rdom))
+                domain.push_back(loop_name(parts.func, parts.stage, v));
+            form = update_form(def, parts.func, find.update->args, find.update->values, domain);
+        }
+        if (!form || !form->keeps_positions() || (threads_inside && form->order_dependent()))
+            return Stmt();
         user_assert(find.updates == 1 && find.varying.empty() && find.along.empty())
-            << "The update " << loop_stage_for_users(op->name) << " merges the partial results "
-            << "of an rfactor that keep their candidates' positions, over the loop "
+            << "The update " << loop_stage_for_users(op->name) << " keeps its candidates' "
+            << "positions and merges partial results over its reduction loop "
             << loop_var_for_users(op->name) << ", which must enclose none of the update's pure "
             << "loops (the partials of one point merge by position first, then into " << parts.func
             << "), but it encloses "
@@ -585,24 +623,45 @@ private:
         r.update = find.update;
         r.point = find.point;
         r.guards = find.guards;
-        r.op = *def.merges->form;
+        r.op = *form;
         r.flagged = r.op.order_dependent();
-        r.merges_partials = true;
+        r.merges_partials = merges;
         r.serial = true;
         for (const Expr &v : find.update->values) {
             r.types.push_back(v.type());
             visit_each_distinct<Call>(v, [&](const Call *c) {
                 if (c->call_type == Call::Func && c->name == parts.func) r.self = c->func;
-                if (c->call_type == Call::Func && c->name == def.merges->partials &&
+                if (merges && c->call_type == Call::Func && c->name == def.merges->partials &&
                     c->value_index == def.merges->had_point && !r.had_point.defined())
                     r.had_point = c;
             });
         }
         r.partial = thread_partial_name(op->name);
-        // (The loops inside, over the other variables of the partials, take part as they
-        // are: each of them would find the same update.)
-        Stmt s = Block::make(r.accumulate(Stmt(op)), r.merge_into_func());
+        Stmt s;
+        if (threads_inside) {
+            // The reduction on threads inside merges the threads' combined partials into
+            // this one, in each thread.
+            accumulating[stage] = r.partial;
+            Stmt loop = IRMutator::visit(op);
+            accumulating.erase(stage);
+            s = Block::make({r.store(r.partial, r.empty_partial(), make_zero(Int(32))), loop,
+                             r.merge_into_func()});
+        } else {
+            // (The loops inside, over the other variables of the partials, take part as they
+            // are: each of them would find the same update.)
+            s = Block::make(r.accumulate(Stmt(op)), r.merge_into_func());
+        }
         return r.allocate(r.partial, MemoryType::Stack, 1, s);
+    }
+
+    // The body of a reduction loop on threads, lowered: any loops of the stage inside it
+    // belong to the reduction across the threads.
+    Stmt body_inside(const For *op) {
+        const std::string stage = stage_of_loop(op->name);
+        const bool first = lowering.insert(stage).second;
+        Stmt body = mutate(op->body);
+        if (first) lowering.erase(stage);
+        return body;
     }
 
     Stmt lower(const For *op, const FindSharedUpdate &find) {
@@ -674,6 +733,27 @@ private:
         r.guards = find.guards;
         r.op = *op_found;
         r.flagged = r.op.order_dependent();
+        // The combined partial merges into the Func's value from before the update as the
+        // later candidate (merge_after): once, so no reduction loop of the stage may run
+        // around the threads' loop where the update keeps positions (the Func would then hold
+        // a position of this domain, to compare with the next partial's).
+        if (auto it = accumulating.find(stage_of_loop(op->name)); it != accumulating.end())
+            r.into = it->second;
+        for (const For *l : serial_enclosing) {
+            if (!r.into.empty() || !r.op.keeps_positions() ||
+                stage_of_loop(l->name) != stage_of_loop(op->name))
+                continue;
+            bool pure = false;
+            for (const Expr &a : find.point)
+                pure = pure || uses_var(a, l->name);
+            user_assert(pure)
+                << where << ", inside its reduction loop " << loop_var_for_users(l->name)
+                << ", and the update keeps its candidates' positions: the threads' combined "
+                << "partial merges into " << f << " once, after the whole domain, as the later "
+                << "candidate. Put " << loop_var_for_users(l->name) << " inside "
+                << loop_var_for_users(op->name) << " (reorder), so that each thread reduces "
+                << "its part of the domain before the threads combine them.";
+        }
         if (def && def->merges) {
             r.merges_partials = true;
             const Definition::Merge &m = *def->merges;
@@ -744,9 +824,9 @@ private:
                 << "combined by the loop's first thread, but " << f << " is stored in registers, "
                 << "a copy in each thread. Store " << f << " in GPUShared.";
             r.threads = int(*extent);
-            return r.across_rows(mutate(op->body), find.along, along_extents);
+            return r.across_rows(body_inside(op), find.along, along_extents);
         }
-        Stmt body = mutate(op->body);
+        Stmt body = body_inside(op);
         r.threads = int(threads);
         if (threads <= kWarpSize) {
             lowered.push_back({op->name, r.threads});

@@ -416,6 +416,59 @@ TEST(GPUArgmaxPositions, TheValueBeforeTheUpdateIsTheEarliestCandidate) {
     }
 }
 
+// The same over a two-dimensional domain keeping both positions: the lanes across each row of
+// the domain inside a serial loop over its rows (each row's combined partial merges by
+// position into one of the loop's, which merges into the Func once), and rfactor's merge of
+// a two-dimensional rfactor on lanes, its other loop serial around them.
+TEST(GPUArgmaxPositions, LanesInsideTheRowsOfATwoDimensionalDomain) {
+    const int width = 100, height = 6, rows = 5;
+    Buffer<int> in({width, height, rows}, "in");
+    for (int k = 0; k < rows; k++)
+        for (int j = 0; j < height; j++)
+            for (int i = 0; i < width; i++)
+                in(i, j, k) =
+                    int((unsigned(i) * 2654435761u + unsigned(j * 7 + k) * 40503u) >> 13) % 3;
+    for (bool use_rfactor : {false, true}) {
+        for (bool later_wins : {false, true}) {
+            SCOPED_TRACE(std::string(use_rfactor ? "rfactor's merge" : "the update") +
+                         (later_wins ? ", >=" : ", >"));
+            Var y("y"), u("u"), v("v");
+            RVar ro("ro"), lane("lane");
+            RDom r(0, width, 0, height, "r");
+            Func best("best"), out("out");
+            // The starting index lies inside the domain, and ties with it are common.
+            best(y) = Tuple(Expr(1), Expr(3), Expr(2));
+            Expr x = in(r.x, r.y, y);
+            Expr better = later_wins ? x >= best(y)[0] : x > best(y)[0];
+            best(y) = Tuple(select(better, x, best(y)[0]), select(better, r.x, best(y)[1]),
+                            select(better, r.y, best(y)[2]));
+            out(y) = best(y)[1] + 1000 * best(y)[2];
+            out.gpu_blocks(y);
+            best.compute_at(out, y);
+            best.update().split(r.x, ro, lane, 32);
+            if (use_rfactor) {
+                Func part = best.update().rfactor({{lane, u}, {r.y, v}});
+                best.update().gpu_lanes(RVar("u"));
+                part.compute_at(best, RVar("u"));
+            } else {
+                best.update().reorder(ro, lane, r.y).gpu_lanes(lane);
+            }
+            Buffer<int> o = out.realize({rows}, gpu_target);
+            for (int k = 0; k < rows; k++) {
+                int value = 1, i0 = 3, j0 = 2;
+                for (int j = 0; j < height; j++)
+                    for (int i = 0; i < width; i++)
+                        if (later_wins ? in(i, j, k) >= value : in(i, j, k) > value) {
+                            value = in(i, j, k);
+                            i0 = i;
+                            j0 = j;
+                        }
+                EXPECT_EQ(o(k), i0 + 1000 * j0) << "row " << k;
+            }
+        }
+    }
+}
+
 TEST(GPUColumnReductionErrors, SchedulesThatCannotCombineAcrossRows) {
     Buffer<float> in({64, 40}, "in");
     Var c("c"), co("co"), ci("ci"), cs("cs");
