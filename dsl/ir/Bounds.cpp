@@ -528,9 +528,9 @@ private:
     Interval tightened(const Expr &value, Interval i, const Expr &e, const Expr &bound,
                        bool upper) {
         const Type t = value.type();
-        if (!t.is_scalar() || !t.is_int() || t.bits < 32 || wraps(t) || e.type() != t ||
-            is_const(e))
-            return i;
+        if (!t.is_scalar() || !t.is_int_or_uint() || e.type() != t || is_const(e)) return i;
+        // (A value offset from e only where the offset cannot wrap; e itself in any type.)
+        if (!equal(value, e) && (!t.is_int() || t.bits < 32 || wraps(t))) return i;
         const Expr offset = simp(Sub::make(value, e));
         for (const std::string &v : free_vars(e))
             if (uses_var(offset, v)) return i;
@@ -555,7 +555,9 @@ private:
         if (const LE *le = c.as<LE>()) x = le->a, y = le->b, strict = false;
         if (const GT *gt = c.as<GT>()) x = gt->b, y = gt->a;
         if (const GE *ge = c.as<GE>()) x = ge->b, y = ge->a, strict = false;
-        if (x.defined() && x.type().is_scalar() && x.type().is_int() && !wraps(x.type())) {
+        // (In a type that wraps too: x < y leaves y - 1 and x + 1 in range, x >= y leaves
+        // x - 1 and y + 1, wherever the condition holds.)
+        if (x.defined() && x.type().is_scalar() && x.type().is_int_or_uint()) {
             const Expr one = make_one(x.type());
             // True: x <= y - strict and y >= x + strict; false: x >= y + !strict, y <= x - !strict.
             const Expr t_x = strict ? Sub::make(y, one) : y, t_y = strict ? Add::make(x, one) : x;

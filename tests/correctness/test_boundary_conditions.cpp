@@ -487,6 +487,12 @@ TEST(Operators, FuncArgumentsWiderThanInt32MustFit) {
     }
     Buffer<float> o = over.realize({1});
     EXPECT_FLOAT_EQ(o(0), table(0, 2) + table(0, 5) + table(0, 8));
+    // A uint32 kept below a bound by a select is bounded by it.
+    Func selected("selected");
+    selected(n) = bordered(0, select(keys(n) < 7u, keys(n), 9u));
+    Buffer<float> se = selected.realize({3});
+    for (int i = 0; i < 3; i++)
+        EXPECT_EQ(se(i), table(0, keys(i) < 7u ? int(keys(i)) : 9)) << i;
     Func fits("fits");
     fits(x) = bordered(0, cast<int64_t>(x));
     Buffer<float> w = fits.realize({12});

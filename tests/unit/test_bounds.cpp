@@ -158,6 +158,18 @@ TEST_F(BoundsTest, SelectBranchesNarrowedByTheirCondition) {
                                         Add::make(b, make_const(UInt(8), int64_t(16))), b),
                            Scope<Interval>(), make_const(UInt(8), int64_t(0)),
                            make_const(UInt(8), int64_t(255))));
+    // The compared value itself is bounded in any type: an index kept below a table's size.
+    const Expr u = var("u", UInt(32)), u1000 = make_const(UInt(32), int64_t(1000));
+    Scope<Interval> loaded; // a uint32 loaded from memory: any value
+    loaded.push("u", Interval(make_zero(UInt(32)), make_const(UInt(32), int64_t(0xffffffffu))));
+    loaded.push("b", Interval(make_zero(UInt(8)), make_const(UInt(8), int64_t(255))));
+    EXPECT_TRUE(has_bounds(Select::make(LT::make(u, u1000), u, make_zero(UInt(32))), loaded,
+                           make_zero(UInt(32)), make_const(UInt(32), int64_t(999))));
+    EXPECT_TRUE(has_bounds(Select::make(GE::make(u, u1000), make_zero(UInt(32)), u), loaded,
+                           make_zero(UInt(32)), make_const(UInt(32), int64_t(999))));
+    EXPECT_TRUE(has_bounds(Select::make(LT::make(b, make_const(UInt(8), int64_t(16))), b,
+                                        make_const(UInt(8), int64_t(3))),
+                           loaded, make_zero(UInt(8)), make_const(UInt(8), int64_t(15))));
 }
 
 TEST_F(BoundsTest, ComparisonsAndLogic) {
