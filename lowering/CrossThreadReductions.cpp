@@ -600,10 +600,7 @@ private:
         if (merges) {
             form = *def.merges->form;
         } else {
-            std::vector<std::string> domain;
-            for (const std::string &v : domain_outermost_first(def.rdom))
-                domain.push_back(loop_name(parts.func, parts.stage, v));
-            form = update_form(def, parts.func, find.update->args, find.update->values, domain);
+            form = lowered_form(def, parts.func, parts.stage, *find.update);
         }
         if (!form || !form->keeps_positions() || (threads_inside && form->order_dependent()))
             return Stmt();
@@ -651,7 +648,29 @@ private:
             // are: each of them would find the same update.)
             s = Block::make(r.accumulate(Stmt(op)), r.merge_into_func());
         }
-        return r.allocate(r.partial, MemoryType::Stack, 1, s);
+        // (Inside a kernel, in each thread: a Func in registers has a copy in every thread,
+        // each merging its own.)
+        return r.allocate(r.partial, block_loops > 0 ? MemoryType::Register : MemoryType::Stack, 1,
+                          s);
+    }
+
+    // The form of a lowered update of stage `stage` of `f`. Which elements keep the
+    // candidate's position comes from the definition as written, which the schedule was
+    // checked against: lowered, a variable of the domain that runs one iteration (a loop or
+    // a split's part of extent 1) is simplified away, and with it the position it names.
+    static std::optional<AssociativeUpdate>
+    lowered_form(const Definition &def, const std::string &f, int stage, const Provide &update) {
+        std::vector<std::string> domain;
+        for (const std::string &v : domain_outermost_first(def.rdom))
+            domain.push_back(loop_name(f, stage, v));
+        std::optional<AssociativeUpdate> form =
+            update_form(def, f, update.args, update.values, domain);
+        if (def.merges || !def.rdom.defined()) return form;
+        std::optional<AssociativeUpdate> written =
+            find_associative_update(f, def.args, def.values, domain_outermost_first(def.rdom));
+        if (written && written->keeps_positions() && (!form || !form->keeps_positions()))
+            return written;
+        return form;
     }
 
     // The body of a reduction loop on threads, lowered: any loops of the stage inside it
@@ -714,7 +733,7 @@ private:
                 domain.push_back(loop_name(f, loop.stage, v));
         }
         std::optional<AssociativeUpdate> op_found =
-            def ? update_form(*def, f, find.update->args, find.update->values, domain)
+            def ? lowered_form(*def, f, loop.stage, *find.update)
                 : find_associative_update(f, find.update->args, find.update->values, domain);
         user_assert(op_found.has_value())
             << where << ", and they combine their partial results, but AICF cannot tell that "

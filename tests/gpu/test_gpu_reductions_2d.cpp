@@ -469,6 +469,56 @@ TEST(GPUArgmaxPositions, LanesInsideTheRowsOfATwoDimensionalDomain) {
     }
 }
 
+// Two ways the lanes' partials of a 2-D argmax could lose their order:
+// - a variable of the domain that runs one iteration (a single row) is simplified away with
+//   the position it names, which the merge must still know to compare the other;
+// - the Func held in registers by every thread of a consumer along x (an argmin read by all
+//   of them): the serial loop's partial must be each thread's own, set up in each.
+TEST(GPUArgmaxPositions, ASingleRowAndAResultInEveryThread) {
+    const int width = 75, rows = 3;
+    for (int height : {1, 4}) {
+        for (bool in_registers : {false, true}) {
+            SCOPED_TRACE(std::to_string(height) + " rows of the domain" +
+                         (in_registers ? ", the result in registers" : ""));
+            Buffer<int> in({width, height, rows}, "in");
+            for (int k = 0; k < rows; k++)
+                for (int j = 0; j < height; j++)
+                    for (int i = 0; i < width; i++)
+                        in(i, j, k) = (i * 5 + j * 3 + k) % 2 - 3; // many ties
+            Var x("x"), y("y"), xo("xo"), xi("xi");
+            RVar ro("ro"), lane("lane");
+            RDom r(0, width, 0, height, "r");
+            Func best("best"), out("out");
+            best(y) = Tuple(Expr(-2), Expr(-3), Expr(77));
+            Expr v = in(r.x, r.y, y);
+            Expr better = v <= best(y)[0];
+            best(y) = Tuple(select(better, v, best(y)[0]), select(better, r.x, best(y)[1]),
+                            select(better, r.y, best(y)[2]));
+            out(x, y) = best(y)[1] * 1000 + best(y)[2] * 10 + x;
+            out.split(x, xo, xi, 32, TailStrategy::GuardWithIf)
+                .reorder(xi, xo, y)
+                .gpu_blocks(y)
+                .gpu_threads(xi);
+            best.compute_at(out, y);
+            if (in_registers) best.store_in(MemoryType::Register);
+            best.update().split(r.x, ro, lane, 32).reorder(ro, lane, r.y).gpu_lanes(lane);
+            Buffer<int> o = out.realize({40, rows}, gpu_target);
+            for (int k = 0; k < rows; k++) {
+                int value = -2, i0 = -3, j0 = 77;
+                for (int j = 0; j < height; j++)
+                    for (int i = 0; i < width; i++)
+                        if (in(i, j, k) <= value) {
+                            value = in(i, j, k);
+                            i0 = i;
+                            j0 = j;
+                        }
+                for (int i = 0; i < 40; i++)
+                    ASSERT_EQ(o(i, k), i0 * 1000 + j0 * 10 + i) << i << ", " << k;
+            }
+        }
+    }
+}
+
 TEST(GPUColumnReductionErrors, SchedulesThatCannotCombineAcrossRows) {
     Buffer<float> in({64, 40}, "in");
     Var c("c"), co("co"), ci("ci"), cs("cs");
