@@ -279,20 +279,34 @@ std::vector<Expr> AssociativeUpdate::identity(const std::vector<Type> &types) co
     return init;
 }
 
+namespace {
+
+// A Grouped form's `each(part's form, a's elements of the part, b's)` for every part, its
+// results put back in the part's elements.
+template <typename F>
+std::vector<Expr> per_group(const std::vector<AssociativeUpdate::Part> &parts,
+                            const std::vector<Expr> &a, const std::vector<Expr> &b, F each) {
+    std::vector<Expr> values(a.size());
+    for (const AssociativeUpdate::Part &p : parts) {
+        std::vector<Expr> pa, pb;
+        for (int i : p.elements)
+            pa.push_back(a[size_t(i)]), pb.push_back(b[size_t(i)]);
+        std::vector<Expr> out = each(p.form, pa, pb);
+        for (size_t k = 0; k < p.elements.size(); k++)
+            values[size_t(p.elements[k])] = out[k];
+    }
+    return values;
+}
+
+} // namespace
+
 std::vector<Expr> AssociativeUpdate::merge(const std::vector<Expr> &current,
                                            const std::vector<Expr> &incoming) const {
     internal_assert(current.size() == incoming.size()) << "merge of Tuples of different sizes";
     if (kind == Grouped) {
-        std::vector<Expr> values(current.size());
-        for (const Part &p : parts) {
-            std::vector<Expr> a, b;
-            for (int i : p.elements)
-                a.push_back(current[size_t(i)]), b.push_back(incoming[size_t(i)]);
-            std::vector<Expr> merged = p.form.merge(a, b);
-            for (size_t k = 0; k < p.elements.size(); k++)
-                values[size_t(p.elements[k])] = merged[k];
-        }
-        return values;
+        return per_group(parts, current, incoming,
+                         [](const AssociativeUpdate &form, const std::vector<Expr> &a,
+                            const std::vector<Expr> &b) { return form.merge(a, b); });
     }
     std::vector<Expr> values;
     if (kind == Binary) {
@@ -370,16 +384,9 @@ std::vector<Expr> AssociativeUpdate::merge_after(const std::vector<Expr> &curren
                                                  const std::vector<Expr> &incoming) const {
     internal_assert(current.size() == incoming.size()) << "merge of Tuples of different sizes";
     if (kind == Grouped) {
-        std::vector<Expr> values(current.size());
-        for (const Part &p : parts) {
-            std::vector<Expr> a, b;
-            for (int i : p.elements)
-                a.push_back(current[size_t(i)]), b.push_back(incoming[size_t(i)]);
-            std::vector<Expr> merged = p.form.merge_after(a, b);
-            for (size_t k = 0; k < p.elements.size(); k++)
-                values[size_t(p.elements[k])] = merged[k];
-        }
-        return values;
+        return per_group(parts, current, incoming,
+                         [](const AssociativeUpdate &form, const std::vector<Expr> &a,
+                            const std::vector<Expr> &b) { return form.merge_after(a, b); });
     }
     if (kind != Replace || positions.empty()) return merge(current, incoming);
     const Expr &c = incoming[size_t(compared)], &s = current[size_t(compared)];

@@ -156,6 +156,10 @@ int next_power_of_two(int64_t n) {
 
 // A cross-thread reduction, as it is being lowered.
 struct Reduction {
+    Reduction(const For *loop, const FindSharedUpdate &find, const AssociativeUpdate &form)
+        : loop(loop), update(find.update), point(find.point), guards(find.guards), op(form),
+          flagged(form.order_dependent()) {}
+
     const For *loop = nullptr;
     const Provide *update = nullptr;
     std::vector<Expr> point;
@@ -615,13 +619,7 @@ private:
                                                     : find.along[0].loop->name)
             << ". Put the pure loops of " << loop_stage_for_users(op->name) << " outside "
             << loop_var_for_users(op->name) << " (reorder).";
-        Reduction r;
-        r.loop = op;
-        r.update = find.update;
-        r.point = find.point;
-        r.guards = find.guards;
-        r.op = *form;
-        r.flagged = r.op.order_dependent();
+        Reduction r(op, find, *form);
         r.merges_partials = merges;
         r.serial = true;
         for (const Expr &v : find.update->values) {
@@ -745,13 +743,7 @@ private:
             << where << ", which needs a constant number of threads from 1 to 1024, but the "
             << "loop runs over " << with_user_loop_names(to_string(op->extent))
             << ". Split the reduction loop by a constant and map the inner loop onto threads.";
-        Reduction r;
-        r.loop = op;
-        r.update = find.update;
-        r.point = find.point;
-        r.guards = find.guards;
-        r.op = *op_found;
-        r.flagged = r.op.order_dependent();
+        Reduction r(op, find, *op_found);
         // The combined partial merges into the Func's value from before the update as the
         // later candidate (merge_after): once, so no reduction loop of the stage may run
         // around the threads' loop where the update keeps positions (the Func would then hold
