@@ -290,26 +290,27 @@ struct Reduction {
     // The update of the Func by the combined partial, by every thread of the loop when each
     // holds its own copy of the Func, else by the first.
     Stmt merge_into_func() const {
+        Expr zero = make_zero(Int(32));
+        std::vector<Expr> total = load(partial, zero);
+        Stmt s;
         if (!into.empty()) {
-            Expr zero = make_zero(Int(32));
-            Stmt s = store(into, op.merge(load(into, zero), load(partial, zero)), zero);
-            if (per_thread_result || serial) return s;
-            return IfThenElse::make(EQ::make(position(), zero), s);
+            s = store(into, op.merge(load(into, zero), total), zero);
+        } else {
+            std::vector<Expr> current;
+            for (size_t k = 0; k < types.size(); k++)
+                current.push_back(Call::make_func(types[k], update->name, point, self, int(k)));
+            s = Provide::make(
+                update->name,
+                op.merge_after(current,
+                               std::vector<Expr>(total.begin(), total.begin() + types.size())),
+                point);
+            // (No element at all leaves the Func as it was.)
+            if (flagged) s = IfThenElse::make(NE::make(total.back(), zero), s);
+            for (auto g = guards.rbegin(); g != guards.rend(); ++g)
+                s = IfThenElse::make(*g, s);
         }
-        std::vector<Expr> current;
-        for (size_t k = 0; k < types.size(); k++)
-            current.push_back(Call::make_func(types[k], update->name, point, self, int(k)));
-        std::vector<Expr> total = load(partial, make_zero(Int(32)));
-        Stmt s = Provide::make(
-            update->name,
-            op.merge_after(current, std::vector<Expr>(total.begin(), total.begin() + types.size())),
-            point);
-        // (No element at all leaves the Func as it was.)
-        if (flagged) s = IfThenElse::make(NE::make(total.back(), make_zero(Int(32))), s);
-        for (auto g = guards.rbegin(); g != guards.rend(); ++g)
-            s = IfThenElse::make(*g, s);
         if (per_thread_result || serial) return s;
-        return IfThenElse::make(EQ::make(position(), make_zero(Int(32))), s);
+        return IfThenElse::make(EQ::make(position(), zero), s);
     }
 
     // The loop's body with the update accumulating into the thread's partial instead,
