@@ -10,10 +10,12 @@
 #include "dsl/ir/Simplify.h"
 #include "lowering/BoxesRequired.h"
 #include "lowering/KernelAnalysis.h"
+#include "lowering/RangesOverIterations.h"
 
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 
 namespace aicf {
@@ -111,9 +113,9 @@ private:
 // An input whose region over the whole pipeline is checked only where it fails to fit.
 struct DeferredInput {
     Argument arg;
-    std::string described; // the buffer and the Funcs that read it, for messages
-    std::string fits;      // the variable: the region over the whole pipeline fits
-    Stmt whole;            // the checks of that region
+    std::string described;       // the buffer and the Funcs that read it, for messages
+    std::string fits;            // the variable: the region over the whole pipeline fits
+    std::function<Stmt()> whole; // the checks of that region (found when first asked for)
 };
 
 // `checks` when the region over the whole pipeline does not fit.
@@ -131,7 +133,7 @@ Stmt checks_of_part(const DeferredInput &in, const Stmt &s, const std::string &p
         box_required(s, in.arg.name, Scope<Interval>(), Scope<Interval>(), LetsByName::WhenLarge);
     if (!read.used) return Stmt();
     for (const Interval &i : read.box)
-        if (!i.is_bounded()) return unless_it_fits(in, in.whole);
+        if (!i.is_bounded()) return unless_it_fits(in, in.whole());
     const std::string described = part.empty() ? in.described : in.described + "\x1f" + part;
     return with_definitions(
         read, unless_it_fits(in, Block::make(checks_buffer_covers(in.arg.name, read, described))));
@@ -171,7 +173,7 @@ Stmt checks_per_block(const DeferredInput &in, const For *kernel) {
     };
     Stmt per_block = over_blocks(Stmt(kernel));
     if (!per_block.defined()) return per_block;
-    return unless_it_fits(in, loads ? in.whole : per_block);
+    return unless_it_fits(in, loads ? in.whole() : per_block);
 }
 
 // Checks, at the top of each iteration of the loops where Funcs are computed, that the inputs
@@ -286,26 +288,47 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
     Access hoisted; // only its definitions: those of every input's region
     for (const Argument &a : args) {
         if (!a.is_buffer || a.is_output) continue;
-        Access read = box_required(input_body, a.name, Scope<Interval>(), Scope<Interval>(),
-                                   LetsByName::WhenLarge);
-        if (!read.used) continue;
-        // The lets the region names go around the checks and the fits flags, at the top.
-        merge_definitions(hoisted, read);
         // The message names the Funcs that read the buffer.
         std::string described = a.name;
         const std::vector<std::string> &by = readers.readers[a.name];
         for (size_t i = 0; i < by.size(); i++)
             described += (i == 0 ? "\x1f" : ", ") + by[i];
-        for (int d = 0; d < a.dimensions; d++) {
-            user_assert(read.box[d].is_bounded())
-                << "AICF cannot bound the region of input " << a.name << " read in dimension " << d
-                << ": an index into it is data-dependent or unbounded. Clamp the index to "
-                << "the valid range, e.g. " << a.name << "(clamp(i, 0, n - 1), ...).";
-        }
-        std::vector<Stmt> whole = checks_buffer_covers(a.name, read, described);
+        // The region over the whole pipeline, as tight as box_required finds it, with checks that
+        // the buffer covers it. The lets it names go around the checks, at the top.
+        auto whole_region = [&input_body, &hoisted, a, described]() {
+            Access read = box_required(input_body, a.name, Scope<Interval>(), Scope<Interval>(),
+                                       LetsByName::WhenLarge);
+            merge_definitions(hoisted, read);
+            for (int d = 0; read.used && d < a.dimensions; d++) {
+                user_assert(read.box[d].is_bounded())
+                    << "AICF cannot bound the region of input " << a.name << " read in dimension "
+                    << d << ": an index into it is data-dependent or unbounded. Clamp the index "
+                    << "to the valid range, e.g. " << a.name << "(clamp(i, 0, n - 1), ...).";
+            }
+            return read.used ? checks_buffer_covers(a.name, read, described) : std::vector<Stmt>();
+        };
         if (stops.empty()) {
+            // Nothing is computed in loops: the whole region is what is checked.
+            std::vector<Stmt> whole = whole_region();
             region_checks.insert(region_checks.end(), whole.begin(), whole.end());
             continue;
+        }
+        // Where Funcs are computed in loops, the whole region only decides whether each
+        // iteration's is checked instead: its range over the loops, found in one walk, serves
+        // (box_required's, found through every stage's region, grows with the number of stages
+        // that nest it), and the tighter region is found only where a part of the pipeline
+        // cannot be bounded. Where the range cannot be bounded either, that region decides.
+        Access range = ranges_over_iterations(input_body, {}, a.name).read;
+        if (!range.used) continue;
+        bool bounded = true;
+        for (const Interval &i : range.box)
+            bounded = bounded && i.is_bounded();
+        std::vector<Stmt> whole;
+        if (bounded) {
+            merge_definitions(hoisted, range);
+            whole = checks_buffer_covers(a.name, range, described);
+        } else {
+            whole = whole_region();
         }
         // The region over the whole pipeline is a bound found by interval arithmetic, which
         // can exceed what the pipeline reads: where a Func is computed per tile and the last
@@ -318,7 +341,12 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
             Expr cond = c.as<AssertStmt>()->condition;
             fit = fit.defined() ? make_and(fit, cond) : cond;
         }
-        DeferredInput in{a, described, a.name + ".fits_read_region", Block::make(whole)};
+        // (The tighter region, when a part needs it, is found once.)
+        auto found = std::make_shared<Stmt>(bounded ? Stmt() : Block::make(whole));
+        DeferredInput in{a, described, a.name + ".fits_read_region", [whole_region, found]() {
+                             if (!found->defined()) *found = Block::make(whole_region());
+                             return *found;
+                         }};
         fits_lets.emplace_back(in.fits, simplify(fit));
         if (Stmt c = checks_of_part(in, outside); c.defined()) region_checks.push_back(c);
         deferred.push_back(in);

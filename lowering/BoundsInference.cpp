@@ -7,10 +7,13 @@
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Simplify.h"
+#include "dsl/ir/Substitute.h"
 #include "lowering/BoxesRequired.h"
+#include "lowering/RangesOverIterations.h"
 
 #include <algorithm>
 #include <climits>
+#include <map>
 #include <set>
 
 namespace aicf {
@@ -377,22 +380,18 @@ private:
         // The Funcs computed inside an outermost loop (per tile, per row, in a kernel's
         // threads): their regions over all of its iterations are in range, checked once
         // before it (not in every iteration, nor in every GPU thread).
+        const RangesOverIterations over_loop = ranges_over_iterations(s, realized_regions);
         std::vector<Stmt> checks;
-        std::set<std::string> inside;
-        visit_each<Realize>(s, [&](const Realize *r) { inside.insert(r->name); });
-        for (const std::string &name : inside) {
+        for (const auto &[name, box] : over_loop.realized) {
             auto it = env.find(name);
-            if (it == env.end()) continue;
-            Footprint fp = footprint(s, name);
-            if (!fp.written) continue;
-            std::vector<Stmt> mine;
-            check_range(it->second, fp.box, mine);
-            if (!mine.empty())
-                checks.push_back(with_definitions(fp.definitions, Block::make(mine)));
+            if (it != env.end()) check_range(it->second, box, checks);
         }
-        return checks.empty() ? s : Block::make(Block::make(checks), s);
+        if (checks.empty()) return s;
+        return with_used_definitions(over_loop.read, Block::make(Block::make(checks), s));
     }
     int loop_depth = 0; // loops around the statement being visited
+    // The region each Func is realized over, where it is (in terms of the lets there).
+    std::map<std::string, Box> realized_regions;
 
     // What `body` writes and reads of Func `name`, over the loops around it: the box, and
     // the lets the box names (those of the writes first: the reads' add to them).
@@ -476,6 +475,7 @@ private:
             realized[d] = Interval(mn, Sub::make(Add::make(mn, c.extent), make_one(Int(32))));
         }
         require_bounded(f, realized, "its stages write and its consumers read");
+        realized_regions[f.name()] = realized;
         Stmt s = Realize::make(op->name, op->types, op->memory_type, op->bounds, body);
         std::vector<Stmt> span_checks;
         check_spans(f, realized, span_checks);

@@ -796,6 +796,17 @@ Stmt with_definitions(const Access &a, Stmt s) {
     return s;
 }
 
+Stmt with_used_definitions(const Access &a, Stmt s) {
+    std::set<std::string> used = free_vars(s);
+    for (auto it = a.definitions.rbegin(); it != a.definitions.rend(); ++it) {
+        if (!used.count(it->first)) continue;
+        for (const std::string &n : free_vars(it->second))
+            used.insert(n);
+        s = LetStmt::make(it->first, it->second, s);
+    }
+    return s;
+}
+
 void merge_definitions(Access &into, const Access &from) {
     for (const auto &d : from.definitions) {
         bool have = false;

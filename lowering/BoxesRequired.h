@@ -34,6 +34,8 @@ enum class LetsByName { Never, WhenLarge };
 
 // `s` inside the lets `a.definitions`.
 ir::Stmt with_definitions(const Access &a, ir::Stmt s);
+// `s` inside those of the lets `a.definitions` that it uses, directly or through another.
+ir::Stmt with_used_definitions(const Access &a, ir::Stmt s);
 // Appends the definitions of `from` that `into` lacks (by name). Both lists come from the same
 // statement, so each list's order still defines every let before its uses.
 void merge_definitions(Access &into, const Access &from);

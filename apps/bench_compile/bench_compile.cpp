@@ -53,6 +53,31 @@ Pipeline chain_at(int n, bool stencil) {
     return Pipeline(fs.back());
 }
 
+// N 5-point stencils with clamped reads (the edges repeated), each computed in the output's
+// 32 x 32 tiles, which overlap by the stencils' reach: each stage's region is its consumer's
+// widened and clamped to the image.
+Pipeline stencils_in_tiles(int n) {
+    const int w = 1000, h = 700;
+    Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    ImageParam in(Float(32), 2, "in");
+    std::vector<Func> fs;
+    Func first("f0");
+    first(x, y) = in(clamp(x, 0, w - 1), clamp(y, 0, h - 1));
+    fs.push_back(first);
+    for (int i = 1; i <= n; i++) {
+        Func f("f" + std::to_string(i));
+        const Func &g = fs.back();
+        f(x, y) = (g(clamp(x - 1, 0, w - 1), y) + g(x, y) + g(clamp(x + 1, 0, w - 1), y) +
+                   g(x, clamp(y - 1, 0, h - 1)) + g(x, clamp(y + 1, 0, h - 1))) *
+                  0.2f;
+        fs.push_back(f);
+    }
+    fs.back().tile(x, y, xo, yo, xi, yi, 32, 32);
+    for (int i = 0; i < n; i++)
+        fs[size_t(i)].compute_at(fs.back(), xo);
+    return Pipeline(fs.back());
+}
+
 // A Func of N elements, computed per GPU tile and summed by the output.
 Pipeline tuple_gpu(int n) {
     Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
@@ -110,6 +135,7 @@ int main(int argc, char **argv) {
         {"chain, each at the next's rows", false, [](int n) { return chain_at(n, false); }},
         {"3-point stencils, each at the next's rows", false,
          [](int n) { return chain_at(n, true); }},
+        {"clamped 5-point stencils, all in the output's tiles", false, stencils_in_tiles},
         {"Tuple of N, per GPU tile", true, tuple_gpu},
         {"N outputs of one input", false, outputs},
     };

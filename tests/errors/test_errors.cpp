@@ -1,10 +1,13 @@
 // User mistakes raise CompileError or RuntimeError with a message that names the culprit.
 
 #include "ErrorMessage.h"
+#include "Reference.h"
 #include "dsl/aicf.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <string>
@@ -2143,6 +2146,36 @@ TEST(RuntimeErrors, RegionsPastTheInt32Coordinates) {
         ASSERT_NE(stmt.find(check), std::string::npos) << stmt;
         EXPECT_LT(stmt.rfind(check), stmt.find("for (")) << stmt;
     }
+    // Computed per tile: the range over every tile is exact at the limit, for tails shifted
+    // inwards and guarded alike (the last point read is 2^31 - 12 + off).
+    for (int extent : {40, 37}) {
+        for (TailStrategy tail : {TailStrategy::ShiftInwards, TailStrategy::GuardWithIf}) {
+            for (int off : {10, 11}) {
+                Var y("y"), xo("xo"), xi("xi");
+                Func tiles("tiles"), out3("out3");
+                tiles(x, y) = x / 2 + y;
+                out3(x, y) = tiles(x + off, y) - tiles(x, y);
+                out3.split(x, xo, xi, 8, tail);
+                tiles.compute_at(out3, xo);
+                Buffer<int> o({extent, 3});
+                o.set_min({MX - 11 - extent + 1, 0});
+                if (off == 11) {
+                    EXPECT_CONTAINS(message_of<RuntimeError>([&] { out3.realize(o); }),
+                                    "Func tiles would be computed over [" +
+                                        std::to_string(int64_t(MX) - 11 - extent + 1) +
+                                        ", 2147483647] in dimension 0, past the coordinates");
+                    continue;
+                }
+                out3.realize(o);
+                for (int yy = 0; yy < 3; yy++) {
+                    for (int i = 0; i < extent; i++) {
+                        const int64_t at = int64_t(MX) - 11 - extent + 1 + i;
+                        ASSERT_EQ(o(int(at), yy), (at + off) / 2 - at / 2) << extent << " " << i;
+                    }
+                }
+            }
+        }
+    }
     Param<int> pmin("pmin"), pext("pext");
     RDom r(pmin, pext, "r");
     Func count("count");
@@ -2156,6 +2189,65 @@ TEST(RuntimeErrors, RegionsPastTheInt32Coordinates) {
     pext.set(7); // ends at 2^31 - 1: the loop's end still counts in 32 bits
     Buffer<int64_t> sum = count.realize(std::vector<int>{});
     EXPECT_EQ(sum(), int64_t(2147483640) * 7 + 21);
+}
+
+// A chain of stencils computed in the output's tiles, which overlap by the chain's reach: the
+// input must cover what the tiles read together, exactly, whether the reads are clamped to
+// the image or not. One column or row less is a typed error naming the tile's loop.
+TEST(RuntimeErrors, InputOfStencilsInTilesCoversExactlyWhatTheyRead) {
+    const int w = 37, h = 29, steps = 3;
+    Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    for (bool clamped : {false, true}) {
+        ImageParam in(Float(32), 2, "in");
+        std::vector<Func> fs;
+        Func first("s0");
+        first(x, y) = clamped ? in(clamp(x, 0, w - 1), clamp(y, 0, h - 1)) : in(x, y);
+        fs.push_back(first);
+        auto cx = [&](Expr e) { return clamped ? clamp(e, 0, w - 1) : e; };
+        auto cy = [&](Expr e) { return clamped ? clamp(e, 0, h - 1) : e; };
+        for (int i = 1; i <= steps; i++) {
+            Func f("s" + std::to_string(i));
+            Func g = fs.back();
+            f(x, y) = g(cx(x - 1), y) + 2.0f * g(x, y) + g(x, cy(y + 1));
+            fs.push_back(f);
+        }
+        Func out = fs.back();
+        out.tile(x, y, xo, yo, xi, yi, 16, 16);
+        for (int i = 0; i < steps; i++)
+            fs[size_t(i)].compute_at(out, xo);
+        // What the output reads: [-3, 36] x [0, 31] unclamped, the image clamped.
+        const int x0 = clamped ? 0 : -steps, y1 = clamped ? h - 1 : h - 1 + steps;
+        for (int short_by : {0, 1, 2}) {
+            const int x_lo = x0 + (short_by == 1 ? 1 : 0), y_hi = y1 - (short_by == 2 ? 1 : 0);
+            Buffer<float> input({w - x_lo, y_hi + 1}, "in");
+            input.set_min({x_lo, 0});
+            aicf_test::fill_random(input, -1.0, 1.0, 7 + short_by);
+            in.set(input);
+            if (short_by) {
+                EXPECT_CONTAINS(message_of<RuntimeError>([&] {
+                                    out.realize({w, h});
+                                }),
+                                short_by == 1 ? "Buffer in is too small: dimension 0 must cover ["
+                                              : "Buffer in is too small: dimension 1 must cover [");
+                continue;
+            }
+            Buffer<float> got = out.realize({w, h});
+            // The reference: each step in double precision over the points it needs.
+            auto at = [&](int xx, int yy) {
+                std::function<double(int, int, int)> v = [&](int s, int a, int b) -> double {
+                    if (s == 0) return input(a, b);
+                    const int l = clamped ? std::clamp(a - 1, 0, w - 1) : a - 1;
+                    const int u = clamped ? std::clamp(b + 1, 0, h - 1) : b + 1;
+                    return v(s - 1, l, b) + 2.0 * v(s - 1, a, b) + v(s - 1, a, u);
+                };
+                return v(steps, xx, yy);
+            };
+            for (int yy = 0; yy < h; yy++)
+                for (int xx = 0; xx < w; xx++)
+                    ASSERT_NEAR(got(xx, yy), at(xx, yy), 1e-4 * (1 + std::abs(at(xx, yy))))
+                        << clamped << " " << xx << " " << yy;
+        }
+    }
 }
 
 // An output narrower than its vector: the tile shifted inwards starts before the output and
