@@ -97,13 +97,13 @@ private:
     // stage that names them) is not bounded again. An entry holds while the names its value
     // uses still refer to the same bindings.
     struct Bound {
-        std::string name;
         Expr value;
         std::vector<std::pair<std::string, int>> uses; // each free name and its binding
         Expr stands_for;
         Interval range;
+        int id; // the binding: a copy takes the original's, so that its uses match too
     };
-    std::vector<Bound> bound;
+    std::map<std::string, std::vector<Bound>> bound;  // by name
     std::map<std::string, std::vector<int>> bindings; // the bindings of each name, innermost last
     int next_binding = 0;
     int binding_of(const std::string &name) const {
@@ -117,8 +117,10 @@ private:
         return uses;
     }
     const Bound *bound_before(const std::string &name, const Expr &value) const {
-        for (const Bound &b : bound) {
-            if (b.name != name || !equal(b.value, value)) continue;
+        auto it = bound.find(name);
+        if (it == bound.end()) return nullptr;
+        for (const Bound &b : it->second) {
+            if (!equal(b.value, value)) continue;
             bool same = true;
             for (const auto &[n, id] : b.uses)
                 same = same && binding_of(n) == id;
@@ -131,6 +133,7 @@ private:
     template <typename Body>
     void bind(const std::string &name, const Expr &value, const Interval *loop, Body body) {
         Expr stands_for = Variable::make(Int(64), stand_in(name));
+        int id = next_binding++;
         if (loop) {
             scope.push(stand_in(name), *loop);
         } else if (value.type() != Int(32)) {
@@ -138,6 +141,7 @@ private:
         } else if (const Bound *b = bound_before(name, value)) {
             scope.push(stand_in(name), b->range);
             stands_for = b->stands_for;
+            id = b->id;
         } else {
             Interval r = Interval::single_point(stands_for);
             if (Expr w = widened(value); count_variables(w) <= small_value)
@@ -145,9 +149,9 @@ private:
             else
                 r = range(name, value);
             scope.push(stand_in(name), r);
-            bound.push_back({name, value, uses_of(value), stands_for, r});
+            bound[name].push_back({value, uses_of(value), stands_for, r, id});
         }
-        bindings[name].push_back(next_binding++);
+        bindings[name].push_back(id);
         auto old = wide.find(name);
         std::optional<Expr> saved;
         if (old != wide.end()) saved = old->second;
