@@ -675,7 +675,11 @@ private:
         // A variable that is one point here (an outer loop's variable) is clamped at both
         // ends alike: inside the guard that changes no value it takes, and it stays one point,
         // so a region's min and max keep moving together.
-        bool point = i.has_lower_bound() && i.has_upper_bound() && equal(i.min, i.max);
+        // (A loop of the statement that runs once is no such point: it runs over the region
+        // of a stage, and where the guard fails, the points it leaves out are in the region
+        // anyway. Clamped, they would widen it.)
+        bool point = !bound_inside.count(v->name) && i.has_lower_bound() && i.has_upper_bound() &&
+                     equal(i.min, i.max);
         // Where the guard may hold for no value of the range (tail iterations of an outer
         // loop past the end), the range there becomes the guard's bound alone rather than
         // empty: a region with a negative extent would stretch the bounds of everything

@@ -413,6 +413,49 @@ TEST(Reduction, WhereRestrictsTheDomain) {
     }
 }
 
+// A where() on a pure variable (rows whose sum counts, rows picked by parity) computed per
+// point of its consumer: the region stays that point, where the guard fails too, so the Func
+// fits on the stack of a CPU row loop and in a GPU thread's registers. (The region was the
+// point and the guard's last row, growing with the row: the pure definition ran over every
+// row before, and a Func of a constant size was refused.)
+TEST(Reduction, WhereOnAPureVariableKeepsAPointsRegion) {
+    const int W = 13, H = 23;
+    Buffer<float> in({W, H}, "in");
+    fill_random(in, -1.0, 1.0, 31);
+    for (int guard = 0; guard < 2; guard++) {
+        for (bool gpu : {false, true}) {
+            Var x("x"), y("y"), yo("yo"), yi("yi"), bx("bx"), by("by"), tx("tx"), ty("ty");
+            RDom r(0, W, "r");
+            r.where(guard == 0 ? y < 7 : y % 3 == 1);
+            Func sum("sum"), out("out");
+            sum(y) = 0.5f;
+            sum(y) += in(r, y) * in(r, y);
+            out(x, y) = sum(y) - in(x, y);
+            Target target;
+            if (gpu) {
+                target = aicf_test::gpu_test_target();
+                out.gpu_tile(x, y, bx, by, tx, ty, 8, 4);
+                sum.compute_at(out, tx).store_in(MemoryType::Register);
+            } else {
+                out.split(y, yo, yi, 4);
+                sum.compute_at(out, yi).store_in(MemoryType::Stack);
+                const std::string stmt = out.lowered_stmt();
+                EXPECT_NE(stmt.find("allocate sum[float32 * 1]"), std::string::npos) << stmt;
+            }
+            Buffer<float> got = out.realize({W, H}, target);
+            for (int j = 0; j < H; j++) {
+                double acc = 0.5;
+                if (guard == 0 ? j < 7 : j % 3 == 1)
+                    for (int i = 0; i < W; i++)
+                        acc += double(in(i, j)) * in(i, j);
+                for (int i = 0; i < W; i++)
+                    ASSERT_TRUE(close(got(i, j), acc - in(i, j), 1e-5, 1e-5))
+                        << guard << gpu << ": out(" << i << ", " << j << ") = " << got(i, j);
+            }
+        }
+    }
+}
+
 // Updates whose reduction variable picks the point each iteration writes (f(r) = f(r) + ...,
 // f(2r + 1) = ..., f(r.x, r.y) = ...) have iterations that touch disjoint points: their
 // loops run in parallel, as vector lanes (with a where() predicate and a tail the width does
