@@ -213,6 +213,7 @@ bool AssociativeUpdate::commutative() const {
             if (!p.form.commutative()) return false;
         return true;
     }
+    // (Kept: every partial holds the identity, so the order of merges changes nothing.)
     return kind == Replace ? !positions.empty() : kind != Welford;
 }
 
@@ -261,7 +262,7 @@ std::vector<Expr> AssociativeUpdate::identity(const std::vector<Type> &types) co
         Type t = types[i];
         if (kind == Binary) {
             init.push_back(identity_of(ops[i], t));
-        } else if (kind == Welford) {
+        } else if (kind == Welford || kind == Kept) {
             init.push_back(make_zero(t)); // no elements: count, mean and squares all 0
         } else if (kind == RescaledSum) {
             // No elements yet: the max of nothing, and an empty sum.
@@ -308,6 +309,7 @@ std::vector<Expr> AssociativeUpdate::merge(const std::vector<Expr> &current,
                          [](const AssociativeUpdate &form, const std::vector<Expr> &a,
                             const std::vector<Expr> &b) { return form.merge(a, b); });
     }
+    if (kind == Kept) return current;
     std::vector<Expr> values;
     if (kind == Binary) {
         for (size_t i = 0; i < current.size(); i++)
@@ -446,6 +448,14 @@ std::optional<AssociativeUpdate> find_one_form(const std::string &func,
                                                const std::vector<std::string> &domain) {
     const Self self{func, args};
     AssociativeUpdate r;
+    // Elements left as they are.
+    bool kept = true;
+    for (size_t i = 0; i < v.size() && kept; i++)
+        kept = self.is(v[i], int(i));
+    if (kept) {
+        r.kind = AssociativeUpdate::Kept;
+        return r;
+    }
     r.kind = AssociativeUpdate::Binary;
     bool binary = true;
     for (size_t i = 0; i < v.size() && binary; i++) {
@@ -731,7 +741,7 @@ std::string associative_forms(const std::string &func) {
            "Welford's {n + 1, m + (x - m) / (n + 1), M + (x - m) * (x - m')} (its count n a "
            "float, or an integer divided as cast<float>(n + 1)), and Tuples whose elements "
            "form groups that read only each other, each group one of these (an argmax pair and "
-           "a count)";
+           "a count) or elements left as they are";
 }
 
 namespace {

@@ -34,6 +34,10 @@ struct AssociativeUpdate {
                      // count, mean and sum of squared deviations (Welford's algorithm)
         Grouped,     // groups of elements that read only each other's values, each group one
                      // of the forms above (`parts`): an argmax pair beside a count
+        Kept,        // values[i] = self_i: elements the update leaves as they are (beside an
+                     // argmax, in a group of their own). Their partial results stay at the
+                     // identity and every merge keeps the earlier side, so that merging into
+                     // the Func keeps its value.
     } kind = Binary;
     std::vector<Combiner> ops; // Binary
     // the new values (RescaledSum: x, then each sum's weight w, 1 where it has none)

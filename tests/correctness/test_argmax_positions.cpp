@@ -95,4 +95,39 @@ TEST(ArgmaxPositions, ASecondUpdateOverEarlierRows) {
     }
 }
 
+// An element the update leaves as it is, beside an argmax and a sum, through rfactor's merge
+// on the CPU, its partials in vector lanes or not: its value before the update comes out
+// unchanged.
+TEST(ArgmaxPositions, AnElementLeftAsItIsKeepsItsValue) {
+    const int columns = 21, rows = 40;
+    Buffer<int> in = tied_columns(columns, rows);
+    for (bool lanes : {false, true}) {
+        SCOPED_TRACE(lanes ? "rfactor's partials in vector lanes" : "rfactor");
+        Var c("c"), u("u");
+        RVar ro("ro"), ri("ri");
+        RDom r(0, rows, "r");
+        Func best("best"), out("out");
+        best(c) = Tuple(Expr(1), in(c, 5) * 10 + 3, Expr(-3), Expr(0));
+        Expr v = in(c, r.x);
+        Expr better = v > best(c)[0];
+        best(c) = Tuple(select(better, v, best(c)[0]), best(c)[1], select(better, r.x, best(c)[2]),
+                        best(c)[3] + v);
+        out(c) = best(c)[1] * 100000 + best(c)[2] * 1000 + best(c)[3];
+        best.compute_root();
+        best.update().split(r.x, ro, ri, 8).reorder(ro, ri);
+        Func partial = best.update().rfactor(ri, u);
+        partial.compute_root();
+        if (lanes) partial.update().vectorize(u);
+        Buffer<int> o = out.realize({columns});
+        for (int j = 0; j < columns; j++) {
+            int value = 1, index = -3, sum = 0;
+            for (int q = 0; q < rows; q++) {
+                sum += in(j, q);
+                if (in(j, q) > value) value = in(j, q), index = q;
+            }
+            EXPECT_EQ(o(j), (in(j, 5) * 10 + 3) * 100000 + index * 1000 + sum) << "column " << j;
+        }
+    }
+}
+
 } // namespace

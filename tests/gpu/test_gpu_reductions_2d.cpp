@@ -416,6 +416,58 @@ TEST(GPUArgmaxPositions, TheValueBeforeTheUpdateIsTheEarliestCandidate) {
     }
 }
 
+// An element the update leaves as it is, beside an argmax and a sum: its value before the
+// update (the pure definition's, read from the input) comes out unchanged, on lanes, on
+// threads along y over columns, and through rfactor's merge on lanes.
+TEST(GPUArgmaxPositions, AnElementLeftAsItIsKeepsItsValue) {
+    const int columns = 21, rows = 40;
+    Buffer<int> in({columns, rows}, "in");
+    for (int q = 0; q < rows; q++)
+        for (int j = 0; j < columns; j++)
+            in(j, q) = (q * 7 + j * 5) % 4;
+    for (int mapping = 0; mapping < 3; mapping++) {
+        SCOPED_TRACE(mapping == 0   ? "lanes"
+                     : mapping == 1 ? "columns"
+                                    : "rfactor's merge on lanes");
+        Var c("c"), co("co"), ci("ci"), u("u");
+        RVar ro("ro"), ri("ri");
+        RDom r(0, rows, "r");
+        Func best("best"), out("out");
+        // {value, kept, index, sum}: the kept element in the middle, a float from the input.
+        best(c) = Tuple(Expr(1), cast<float>(in(c, 3)) * 0.5f + 0.25f, Expr(-3), Expr(0));
+        Expr v = in(c, r.x);
+        Expr better = v > best(c)[0];
+        best(c) = Tuple(select(better, v, best(c)[0]), best(c)[1], select(better, r.x, best(c)[2]),
+                        best(c)[3] + v);
+        out(c) = best(c)[1] * 1000.0f + cast<float>(best(c)[2]) + cast<float>(best(c)[3]) * 0.001f;
+        if (mapping == 1) {
+            out.split(c, co, ci, 16, TailStrategy::GuardWithIf).gpu_blocks(co).gpu_threads(ci);
+            best.compute_at(out, co).gpu_threads(c);
+            best.update().split(r.x, ro, ri, 6).reorder(ro, c, ri).gpu_threads(c, ri);
+        } else {
+            out.gpu_blocks(c);
+            best.compute_at(out, c);
+            best.update().split(r.x, ro, ri, 8).reorder(ro, ri);
+            if (mapping == 0) {
+                best.update().gpu_lanes(ri);
+            } else {
+                best.update().rfactor(ri, u).compute_at(best, RVar("u"));
+                best.update().gpu_lanes(RVar("u"));
+            }
+        }
+        Buffer<float> o = out.realize({columns}, gpu_target);
+        for (int j = 0; j < columns; j++) {
+            int value = 1, index = -3, sum = 0;
+            for (int q = 0; q < rows; q++) {
+                sum += in(j, q);
+                if (in(j, q) > value) value = in(j, q), index = q;
+            }
+            const double want = (in(j, 3) * 0.5 + 0.25) * 1000.0 + index + sum * 0.001;
+            EXPECT_TRUE(close(o(j), want, 1e-6, 1e-4)) << "column " << j << ": " << o(j);
+        }
+    }
+}
+
 // The same over a two-dimensional domain keeping both positions: the lanes across each row of
 // the domain inside a serial loop over its rows (each row's combined partial merges by
 // position into one of the loop's, which merges into the Func once), and rfactor's merge of
