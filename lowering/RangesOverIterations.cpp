@@ -6,6 +6,7 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRVisitor.h"
 #include "dsl/ir/Scope.h"
+#include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
 
 #include <atomic>
@@ -82,7 +83,7 @@ private:
 
     // The range of the int32 expression `e` over the iterations, with named ends.
     Interval range(const std::string &name, const Expr &e) {
-        Interval i = bounds_of_expr_in_scope(widened(e), scope);
+        Interval i = bounds_of_expr_in_scope(simplify(widened(e)), scope);
         return Interval(named(name, ".min_over_iterations.", i.min),
                         named(name, ".max_over_iterations.", i.max));
     }

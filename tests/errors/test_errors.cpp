@@ -2176,6 +2176,44 @@ TEST(RuntimeErrors, RegionsPastTheInt32Coordinates) {
             }
         }
     }
+    // Funcs computed per point of a Func computed per guarded tile, on the CPU and on GPU
+    // threads: the last tile runs only its guarded points, and f1 is read up to om + 39.
+    for (bool gpu : {false, true}) {
+        for (int64_t om : {int64_t(MX) - 39, int64_t(MX) - 40}) {
+            Var bx("bx"), tx("tx"), xo("xo"), xi("xi");
+            Func f1("f1"), f2("f2"), f3("f3"), out4("out4");
+            f1(x) = x / 3;
+            f2(x) = f1(x - 1) * 2 + f1(x + 1);
+            f3(x) = f2(x) - f2(x + 2);
+            out4(x) = f3(x) + f3(x - 1);
+            Target target;
+            if (gpu) {
+                target = aicf_test::gpu_test_target();
+                out4.gpu_tile(x, bx, tx, 8, TailStrategy::GuardWithIf);
+                f3.compute_at(out4, bx).gpu_threads(x);
+                f2.compute_at(f3, x).store_in(MemoryType::Register);
+                f1.compute_at(f3, x).store_in(MemoryType::Register);
+            } else {
+                out4.split(x, xo, xi, 8, TailStrategy::GuardWithIf);
+                f3.compute_at(out4, xo);
+                f2.compute_at(f3, x);
+                f1.compute_at(f3, x);
+            }
+            Buffer<int> o({37});
+            o.set_min({int(om)});
+            if (om == int64_t(MX) - 39) {
+                EXPECT_CONTAINS(message_of<RuntimeError>([&] { out4.realize(o, target); }),
+                                "Func f1 would be computed over [2147483606, 2147483647]");
+                continue;
+            }
+            out4.realize(o, target);
+            auto f = [](int64_t v) { return v >= 0 ? v / 3 : -((-v + 2) / 3); };
+            auto g = [&](int64_t v) { return f(v - 1) * 2 + f(v + 1); };
+            auto h = [&](int64_t v) { return g(v) - g(v + 2); };
+            for (int64_t v = om; v < om + 37; v++)
+                ASSERT_EQ(o(int(v)), h(v) + h(v - 1)) << gpu << " " << v;
+        }
+    }
     Param<int> pmin("pmin"), pext("pext");
     RDom r(pmin, pext, "r");
     Func count("count");
