@@ -172,6 +172,33 @@ Expr Simplify::rebuild_sum(const LinearForm &l) {
         without.terms.push_back({Mod::make(d->a, d->b), k});
         return rebuild_sum(linear_combine(without, LinearForm{l.type, {}, 0}, 1));
     }
+    // min(a + d, b + d) - min(a, b) == d, and the same for max: a region's min taken at two
+    // places that differ by d everywhere (a tile's start, and that start less the output's
+    // min) cancels to d, where interval analysis would bound the two mins apart.
+    for (size_t i = 0; i < l.terms.size(); i++) {
+        if (l.terms[i].coeff != 1 || !l.terms[i].e.type().is_scalar()) continue;
+        const Min *pmin = l.terms[i].e.as<Min>();
+        const Max *pmax = l.terms[i].e.as<Max>();
+        if (!pmin && !pmax) continue;
+        for (size_t j = 0; j < l.terms.size(); j++) {
+            if (l.terms[j].coeff != -1) continue;
+            const Min *nmin = l.terms[j].e.as<Min>();
+            const Max *nmax = l.terms[j].e.as<Max>();
+            if (!(pmin && nmin) && !(pmax && nmax)) continue;
+            Expr p[2] = {pmin ? pmin->a : pmax->a, pmin ? pmin->b : pmax->b};
+            Expr n[2] = {nmin ? nmin->a : nmax->a, nmin ? nmin->b : nmax->b};
+            for (int crossed = 0; crossed < 2; crossed++) {
+                LinearForm d0 = linear_combine(linear_form(p[0]), linear_form(n[crossed]), -1);
+                LinearForm d1 = linear_combine(linear_form(p[1]), linear_form(n[1 - crossed]), -1);
+                if (d0.wrapped || d1.wrapped || !equal(linear_rebuild(d0), linear_rebuild(d1)))
+                    continue;
+                LinearForm rest{l.type, {}, l.constant};
+                for (size_t t = 0; t < l.terms.size(); t++)
+                    if (t != i && t != j) rest.terms.push_back(l.terms[t]);
+                return rebuild_sum(linear_combine(rest, d0, 1));
+            }
+        }
+    }
     // min(p, q) + max(p - q, 0) == p, and max(p, q) + min(p - q, 0) == p (a term -min(d, 0)
     // counts as max(-d, 0)): the last point of a region whose min is kept at most its max,
     // min(mx, lo) + extent - 1 with the extent max(mx - lo, 0) + 1, is its max, with p and q

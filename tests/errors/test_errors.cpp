@@ -1,6 +1,7 @@
 // User mistakes raise CompileError or RuntimeError with a message that names the culprit.
 
 #include "ErrorMessage.h"
+#include "GPUTarget.h"
 #include "Reference.h"
 #include "dsl/aicf.h"
 
@@ -2285,6 +2286,35 @@ TEST(RuntimeErrors, InputOfStencilsInTilesCoversExactlyWhatTheyRead) {
                     ASSERT_NEAR(got(xx, yy), at(xx, yy), 1e-4 * (1 + std::abs(at(xx, yy))))
                         << clamped << " " << xx << " " << yy;
         }
+    }
+}
+
+// A Func computed at the root, read per guarded tile through min(x, 5): the tiles together
+// read the input over [0, 20] exactly, and an input of that size runs. (The root Func's region
+// was [0, 25]: the last tile's start and its guarded length were bounded apart.)
+TEST(RuntimeErrors, ARootFuncReadByGuardedTilesCoversWhatTheyRead) {
+    Var x("x"), xo("xo"), xi("xi");
+    for (int n : {21, 20}) {
+        Buffer<int> in({n}, "in");
+        for (int i = 0; i < n; i++)
+            in(i) = i * 10 - 7;
+        Func f1("f1"), f2("f2"), f3("f3"), out("out");
+        f1(x) = in(x);
+        f2(x) = f1(x) * 3;
+        f3(x) = f2(x) + f2(min(x, 5));
+        out(x) = f3(x);
+        out.split(x, xo, xi, 5, TailStrategy::GuardWithIf);
+        f3.compute_at(out, xo);
+        f2.compute_at(out, xo);
+        f1.compute_root();
+        if (n == 20) {
+            EXPECT_CONTAINS(message_of<RuntimeError>([&] { out.realize({21}); }),
+                            "Buffer in is too small: dimension 0 must cover [0, 20]");
+            continue;
+        }
+        Buffer<int> o = out.realize({21});
+        for (int i = 0; i < 21; i++)
+            ASSERT_EQ(o(i), (i * 10 - 7) * 3 + (std::min(i, 5) * 10 - 7) * 3) << i;
     }
 }
 

@@ -383,6 +383,25 @@ TEST_F(SimplifyTest, DifferencesOfMinsWithASharedOperandBecomeAClamp) {
     expect_same_on_grid(forms, {-12, 12, 3}, {-12, 12, 2});
 }
 
+// min(a + d, b + d) - min(a, b) is d, for max too and with the operands in either order: a
+// tile's start clamped by a constant, min(m + t, 5), less the same start measured from the
+// output's min m, min(5 - m, t), is m, rather than two mins bounded apart.
+TEST_F(SimplifyTest, DifferencesOfMinsShiftedByTheSameAmountCancel) {
+    EXPECT_TRUE(
+        simplifies_to(Sub::make(Min::make(Add::make(x, y), 5), Min::make(Sub::make(5, x), y)), x));
+    EXPECT_TRUE(simplifies_to(
+        Add::make(Sub::make(Max::make(Add::make(y, 3), Add::make(z, 3)), Max::make(z, y)), x),
+        Add::make(x, 3)));
+    // Different shifts do not cancel.
+    EXPECT_FALSE(simplifies_to(Sub::make(Min::make(Add::make(x, 1), y), Min::make(x, z)), Expr(1)));
+    std::vector<Expr> forms = {
+        Sub::make(Min::make(Add::make(x, y), 5), Min::make(Sub::make(5, x), y)),
+        Sub::make(Max::make(Add::make(y, 3), Add::make(z, 3)), Max::make(z, y)),
+        Sub::make(Min::make(Add::make(x, 1), y), Min::make(x, z)),
+    };
+    expect_same_on_grid(forms, {-12, 12, 3}, {-12, 12, 2});
+}
+
 // A clamped tile index times the tile size, clamped again: min(min(x, c1) * c2, c3) is
 // min(x * c2, c3) where c1 * c2 >= c3 (and max alike), as a guarded loop of tiles inside a
 // block writes the start of its last tile.
