@@ -114,6 +114,39 @@ std::optional<int64_t> common_quotient(const ConstBounds &b, int64_t c) {
 // ---------------------------------------------------------------------------------------------
 // Add, Sub, Mul
 
+namespace {
+
+// For each term i of `l` that is +min(p0, p1) and term j that is -min(n0, n1) (or both max):
+// `f(i, j, p, n, is_min)`, until it gives a result, which is returned.
+template <typename F> std::optional<Expr> differences_of_min_max(const LinearForm &l, F f) {
+    for (size_t i = 0; i < l.terms.size(); i++) {
+        if (l.terms[i].coeff != 1 || !l.terms[i].e.type().is_scalar()) continue;
+        const Min *pmin = l.terms[i].e.as<Min>();
+        const Max *pmax = l.terms[i].e.as<Max>();
+        if (!pmin && !pmax) continue;
+        for (size_t j = 0; j < l.terms.size(); j++) {
+            if (l.terms[j].coeff != -1) continue;
+            const Min *nmin = l.terms[j].e.as<Min>();
+            const Max *nmax = l.terms[j].e.as<Max>();
+            if (!(pmin && nmin) && !(pmax && nmax)) continue;
+            const Expr p[2] = {pmin ? pmin->a : pmax->a, pmin ? pmin->b : pmax->b};
+            const Expr n[2] = {nmin ? nmin->a : nmax->a, nmin ? nmin->b : nmax->b};
+            if (std::optional<Expr> r = f(i, j, p, n, pmin != nullptr)) return r;
+        }
+    }
+    return std::nullopt;
+}
+
+// `l` without its terms i and j.
+LinearForm without_terms(const LinearForm &l, size_t i, size_t j) {
+    LinearForm rest{l.type, {}, l.constant};
+    for (size_t t = 0; t < l.terms.size(); t++)
+        if (t != i && t != j) rest.terms.push_back(l.terms[t]);
+    return rest;
+}
+
+} // namespace
+
 // Whether adding coeff * e to the sum `side` cancels it: against a term of the sum, or inside a
 // min or max term of it (up to `depth` levels down), into which rebuild_sum moves it.
 bool Simplify::cancels(const LinearForm &side, const Expr &e, int64_t coeff, int depth) {
@@ -175,29 +208,19 @@ Expr Simplify::rebuild_sum(const LinearForm &l) {
     // min(a + d, b + d) - min(a, b) == d, and the same for max: a region's min taken at two
     // places that differ by d everywhere (a tile's start, and that start less the output's
     // min) cancels to d, where interval analysis would bound the two mins apart.
-    for (size_t i = 0; i < l.terms.size(); i++) {
-        if (l.terms[i].coeff != 1 || !l.terms[i].e.type().is_scalar()) continue;
-        const Min *pmin = l.terms[i].e.as<Min>();
-        const Max *pmax = l.terms[i].e.as<Max>();
-        if (!pmin && !pmax) continue;
-        for (size_t j = 0; j < l.terms.size(); j++) {
-            if (l.terms[j].coeff != -1) continue;
-            const Min *nmin = l.terms[j].e.as<Min>();
-            const Max *nmax = l.terms[j].e.as<Max>();
-            if (!(pmin && nmin) && !(pmax && nmax)) continue;
-            Expr p[2] = {pmin ? pmin->a : pmax->a, pmin ? pmin->b : pmax->b};
-            Expr n[2] = {nmin ? nmin->a : nmax->a, nmin ? nmin->b : nmax->b};
-            for (int crossed = 0; crossed < 2; crossed++) {
-                LinearForm d0 = linear_combine(linear_form(p[0]), linear_form(n[crossed]), -1);
-                LinearForm d1 = linear_combine(linear_form(p[1]), linear_form(n[1 - crossed]), -1);
-                if (d0.wrapped || d1.wrapped || !equal(linear_rebuild(d0), linear_rebuild(d1)))
-                    continue;
-                LinearForm rest{l.type, {}, l.constant};
-                for (size_t t = 0; t < l.terms.size(); t++)
-                    if (t != i && t != j) rest.terms.push_back(l.terms[t]);
-                return rebuild_sum(linear_combine(rest, d0, 1));
-            }
-        }
+    if (std::optional<Expr> r = differences_of_min_max(
+            l, [&](size_t i, size_t j, const Expr *p, const Expr *n, bool) -> std::optional<Expr> {
+                for (int crossed = 0; crossed < 2; crossed++) {
+                    LinearForm d0 = linear_combine(linear_form(p[0]), linear_form(n[crossed]), -1);
+                    LinearForm d1 =
+                        linear_combine(linear_form(p[1]), linear_form(n[1 - crossed]), -1);
+                    if (d0.wrapped || d1.wrapped || !equal(linear_rebuild(d0), linear_rebuild(d1)))
+                        continue;
+                    return rebuild_sum(linear_combine(without_terms(l, i, j), d0, 1));
+                }
+                return std::nullopt;
+            })) {
+        return *r;
     }
     // min(p, q) + max(p - q, 0) == p, and max(p, q) + min(p - q, 0) == p (a term -min(d, 0)
     // counts as max(-d, 0)): the last point of a region whose min is kept at most its max,
@@ -278,41 +301,31 @@ Expr Simplify::rebuild_sum(const LinearForm &l) {
     // min(max(x + k - y, 0), k), for a constant k >= 0 (negated when k < 0): x and y then
     // appear once, and interval analysis bounds the difference by [0, k] rather than by their
     // ranges twice. (The extent of a region clamped at both ends has this form.)
-    for (size_t i = 0; i < l.terms.size(); i++) {
-        if (l.terms[i].coeff != 1 || !l.terms[i].e.type().is_scalar()) continue;
-        const Min *pmin = l.terms[i].e.as<Min>();
-        const Max *pmax = l.terms[i].e.as<Max>();
-        if (!pmin && !pmax) continue;
-        for (size_t j = 0; j < l.terms.size(); j++) {
-            if (l.terms[j].coeff != -1) continue;
-            const Min *nmin = l.terms[j].e.as<Min>();
-            const Max *nmax = l.terms[j].e.as<Max>();
-            if (!(pmin && nmin) && !(pmax && nmax)) continue;
-            Expr p[2] = {pmin ? pmin->a : pmax->a, pmin ? pmin->b : pmax->b};
-            Expr n[2] = {nmin ? nmin->a : nmax->a, nmin ? nmin->b : nmax->b};
-            for (int a = 0; a < 4; a++) {
-                const Expr &y = p[a & 1], &px = p[1 - (a & 1)];
-                const Expr &ny = n[a >> 1], &nx = n[1 - (a >> 1)];
-                if (!equal(y, ny)) continue;
-                LinearForm diff = linear_combine(linear_form(px), linear_form(nx), -1);
-                if (!diff.terms.empty()) continue;
-                int64_t k = diff.constant;
-                if (k == INT64_MIN) continue;
-                // The smaller of the two free operands, and how far the other is above it.
-                const Expr &low = k >= 0 ? nx : px, &high = k >= 0 ? px : nx;
-                int64_t gap = k >= 0 ? k : -k;
-                Expr inside = pmin ? build_sub(y, low) : build_sub(high, y);
-                Expr clamped = min_or_max(min_or_max(inside, make_zero(l.type), false),
-                                          make_const(l.type, gap), true);
-                LinearForm rest;
-                rest.type = l.type;
-                rest.constant = l.constant;
-                for (size_t t = 0; t < l.terms.size(); t++)
-                    if (t != i && t != j) rest.terms.push_back(l.terms[t]);
-                rest.terms.push_back({clamped, k >= 0 ? 1 : -1});
-                return rebuild_sum(linear_combine(rest, LinearForm{l.type, {}, 0}, 1));
-            }
-        }
+    if (std::optional<Expr> r = differences_of_min_max(
+            l,
+            [&](size_t i, size_t j, const Expr *p, const Expr *n,
+                bool is_min) -> std::optional<Expr> {
+                for (int a = 0; a < 4; a++) {
+                    const Expr &y = p[a & 1], &px = p[1 - (a & 1)];
+                    const Expr &ny = n[a >> 1], &nx = n[1 - (a >> 1)];
+                    if (!equal(y, ny)) continue;
+                    LinearForm diff = linear_combine(linear_form(px), linear_form(nx), -1);
+                    if (!diff.terms.empty()) continue;
+                    int64_t k = diff.constant;
+                    if (k == INT64_MIN) continue;
+                    // The smaller of the two free operands, and how far the other is above it.
+                    const Expr &low = k >= 0 ? nx : px, &high = k >= 0 ? px : nx;
+                    int64_t gap = k >= 0 ? k : -k;
+                    Expr inside = is_min ? build_sub(y, low) : build_sub(high, y);
+                    Expr clamped = min_or_max(min_or_max(inside, make_zero(l.type), false),
+                                              make_const(l.type, gap), true);
+                    LinearForm rest = without_terms(l, i, j);
+                    rest.terms.push_back({clamped, k >= 0 ? 1 : -1});
+                    return rebuild_sum(linear_combine(rest, LinearForm{l.type, {}, 0}, 1));
+                }
+                return std::nullopt;
+            })) {
+        return *r;
     }
     return linear_rebuild(l);
 }

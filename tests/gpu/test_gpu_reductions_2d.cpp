@@ -359,6 +359,28 @@ TEST(GPURowReductionInsideRows, BlocksWithMoreThreadsThanTheRows) {
 // update whose index is no position of its domain (after it, inside it, or an earlier
 // update's over other rows): that value is the earliest candidate and wins ties (>), or
 // loses them to any point (>=). Along x (lanes), along y (columns), and rfactor's merge.
+// A reduction of each column c over r: on lanes (mapping 0), on threads along y over 16
+// columns to a block (1), or through rfactor's merge on lanes (2).
+void schedule_columns_argmax(Func &out, Func &best, Var &c, RDom &r, int mapping) {
+    Var co("co"), ci("ci"), u("u");
+    RVar ro("ro"), ri("ri");
+    if (mapping == 1) {
+        out.split(c, co, ci, 16, TailStrategy::GuardWithIf).gpu_blocks(co).gpu_threads(ci);
+        best.compute_at(out, co).gpu_threads(c);
+        best.update().split(r.x, ro, ri, 6).reorder(ro, c, ri).gpu_threads(c, ri);
+        return;
+    }
+    out.gpu_blocks(c);
+    best.compute_at(out, c);
+    best.update().split(r.x, ro, ri, 8).reorder(ro, ri);
+    if (mapping == 0) {
+        best.update().gpu_lanes(ri);
+    } else {
+        best.update().rfactor(ri, u).compute_at(best, RVar("u"));
+        best.update().gpu_lanes(RVar("u"));
+    }
+}
+
 TEST(GPUArgmaxPositions, TheValueBeforeTheUpdateIsTheEarliestCandidate) {
     const int columns = 21, rows = 40;
     Buffer<int> in({columns, rows}, "in");
@@ -373,8 +395,7 @@ TEST(GPUArgmaxPositions, TheValueBeforeTheUpdateIsTheEarliestCandidate) {
                                                         : "rfactor's merge on lanes") +
                              ", starting index " + std::to_string(start) +
                              (later_wins ? ", >=" : ", >"));
-                Var c("c"), co("co"), ci("ci"), u("u");
-                RVar ro("ro"), ri("ri");
+                Var c("c");
                 RDom r(0, rows, "r");
                 Func best("best"), out("out");
                 best(c) = Tuple(Expr(2), Expr(start));
@@ -382,23 +403,7 @@ TEST(GPUArgmaxPositions, TheValueBeforeTheUpdateIsTheEarliestCandidate) {
                 Expr better = later_wins ? v >= best(c)[0] : v > best(c)[0];
                 best(c) = Tuple(select(better, v, best(c)[0]), select(better, r.x, best(c)[1]));
                 out(c) = best(c)[1];
-                if (mapping == 1) {
-                    out.split(c, co, ci, 16, TailStrategy::GuardWithIf)
-                        .gpu_blocks(co)
-                        .gpu_threads(ci);
-                    best.compute_at(out, co).gpu_threads(c);
-                    best.update().split(r.x, ro, ri, 6).reorder(ro, c, ri).gpu_threads(c, ri);
-                } else {
-                    out.gpu_blocks(c);
-                    best.compute_at(out, c);
-                    best.update().split(r.x, ro, ri, 8).reorder(ro, ri);
-                    if (mapping == 0) {
-                        best.update().gpu_lanes(ri);
-                    } else {
-                        best.update().rfactor(ri, u).compute_at(best, RVar("u"));
-                        best.update().gpu_lanes(RVar("u"));
-                    }
-                }
+                schedule_columns_argmax(out, best, c, r, mapping);
                 Buffer<int> o = out.realize({columns}, gpu_target);
                 for (int j = 0; j < columns; j++) {
                     int value = 2, index = start;
@@ -429,8 +434,7 @@ TEST(GPUArgmaxPositions, AnElementLeftAsItIsKeepsItsValue) {
         SCOPED_TRACE(mapping == 0   ? "lanes"
                      : mapping == 1 ? "columns"
                                     : "rfactor's merge on lanes");
-        Var c("c"), co("co"), ci("ci"), u("u");
-        RVar ro("ro"), ri("ri");
+        Var c("c");
         RDom r(0, rows, "r");
         Func best("best"), out("out");
         // {value, kept, index, sum}: the kept element in the middle, a float from the input.
@@ -440,21 +444,7 @@ TEST(GPUArgmaxPositions, AnElementLeftAsItIsKeepsItsValue) {
         best(c) = Tuple(select(better, v, best(c)[0]), best(c)[1], select(better, r.x, best(c)[2]),
                         best(c)[3] + v);
         out(c) = best(c)[1] * 1000.0f + cast<float>(best(c)[2]) + cast<float>(best(c)[3]) * 0.001f;
-        if (mapping == 1) {
-            out.split(c, co, ci, 16, TailStrategy::GuardWithIf).gpu_blocks(co).gpu_threads(ci);
-            best.compute_at(out, co).gpu_threads(c);
-            best.update().split(r.x, ro, ri, 6).reorder(ro, c, ri).gpu_threads(c, ri);
-        } else {
-            out.gpu_blocks(c);
-            best.compute_at(out, c);
-            best.update().split(r.x, ro, ri, 8).reorder(ro, ri);
-            if (mapping == 0) {
-                best.update().gpu_lanes(ri);
-            } else {
-                best.update().rfactor(ri, u).compute_at(best, RVar("u"));
-                best.update().gpu_lanes(RVar("u"));
-            }
-        }
+        schedule_columns_argmax(out, best, c, r, mapping);
         Buffer<float> o = out.realize({columns}, gpu_target);
         for (int j = 0; j < columns; j++) {
             int value = 1, index = -3, sum = 0;
