@@ -10,7 +10,6 @@
 #include "dsl/ir/Substitute.h"
 
 #include <atomic>
-#include <optional>
 #include <set>
 #include <utility>
 
@@ -35,9 +34,8 @@ public:
 private:
     const std::map<std::string, Box> &regions;
     const std::string &reads;
-    Scope<Interval> scope;            // the stand-ins' ranges
-    std::map<std::string, Expr> wide; // what each name bound inside stands for, in 64 bits
-    std::set<std::string> inside;     // the names bound around the current point
+    Scope<Interval> scope; // the stand-ins' ranges
+    Scope<Expr> wide;      // what each name bound around the current point stands for, in 64 bits
     std::set<std::pair<const IRNode *, int>> seen; // accesses met, with their context
     int context = 0, contexts = 0;                 // which bindings are in force
     static constexpr int small_value = 8;          // variables in a value a let stands for
@@ -48,16 +46,15 @@ private:
     Expr widened(const Expr &e) const {
         class Replace : public IRMutator {
         public:
-            explicit Replace(const std::map<std::string, Expr> &wide) : wide(wide) {}
+            explicit Replace(const Scope<Expr> &wide) : wide(wide) {}
 
         private:
-            const std::map<std::string, Expr> &wide;
+            const Scope<Expr> &wide;
             using IRMutator::visit;
             Expr visit(const Cast *op) override {
                 const Variable *v = op->value.as<Variable>();
                 if (v && op->type == Int(64) && v->type == Int(32)) {
-                    auto it = wide.find(v->name);
-                    if (it != wide.end()) return it->second;
+                    if (const Expr *w = wide.find(v->name)) return *w;
                 }
                 return IRMutator::visit(op);
             }
@@ -71,7 +68,7 @@ private:
         if (!e.defined()) return e;
         bool outside = true;
         visit_each<Variable>(e, [&](const Variable *v) {
-            outside = outside && !inside.count(v->name) && !scope.contains(v->name);
+            outside = outside && !wide.contains(v->name) && !scope.contains(v->name);
         });
         if (!outside) return Expr();
         if (is_const(e) || e.as<Variable>()) return e;
@@ -153,20 +150,12 @@ private:
             bound[name].push_back({value, uses_of(value), stands_for, r, id});
         }
         bindings[name].push_back(id);
-        auto old = wide.find(name);
-        std::optional<Expr> saved;
-        if (old != wide.end()) saved = old->second;
-        wide[name] = stands_for;
-        const bool fresh = inside.insert(name).second;
+        wide.push(name, stands_for);
         const int outer = context;
         context = ++contexts;
         body();
         context = outer;
-        if (fresh) inside.erase(name);
-        if (saved)
-            wide[name] = *saved;
-        else
-            wide.erase(name);
+        wide.pop(name);
         scope.pop(stand_in(name));
     }
 
