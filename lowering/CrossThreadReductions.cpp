@@ -528,12 +528,7 @@ private:
     Stmt visit(const For *op) override {
         if (op->for_type == ForType::GPUBlock) {
             if (block_loops == 0) {
-                block = {1, 1, 1};
-                visit_each<For>(Stmt(op), [&](const For *f) {
-                    if (f->for_type != ForType::GPUThread) return;
-                    if (auto e = constant_upper_bound(f->extent))
-                        block[size_t(f->gpu_dim)] = std::max(block[size_t(f->gpu_dim)], *e);
-                });
+                block = thread_loop_bounds(Stmt(op), lets);
             }
             block_loops++;
             Stmt s = IRMutator::visit(op);
@@ -739,7 +734,7 @@ private:
             << "the update is associative. Cross-thread reductions recognize "
             << associative_forms(f)
             << ". Write the update in one of these forms, or keep the reduction loop serial.";
-        auto extent = constant_upper_bound(op->extent);
+        auto extent = constant_upper_bound(substitute_lets(lets, op->extent));
         user_assert(extent.has_value() && *extent >= 1 && *extent <= 1024)
             << where << ", which needs a constant number of threads from 1 to 1024, but the "
             << "loop runs over " << with_user_loop_names(to_string(op->extent))
@@ -884,12 +879,7 @@ private:
     // Each cross-thread loop must cover whole aligned lane groups: the block's x extent
     // (the largest of its x thread loops) must be a multiple of the group.
     void check_warps(const Stmt &kernel) const {
-        int64_t x = 1;
-        visit_each<For>(kernel, [&](const For *f) {
-            if (f->for_type == ForType::GPUThread && f->gpu_dim == GPUDim::X) {
-                if (auto e = constant_upper_bound(f->extent)) x = std::max(x, *e);
-            }
-        });
+        const int64_t x = thread_loop_bounds(kernel, lets)[0];
         for (const Lowered &l : lowered) {
             int group = std::min(l.threads, kWarpSize);
             user_assert(x % group == 0)

@@ -191,6 +191,35 @@ std::optional<int64_t> LetTracker::element_count_bound(const std::vector<Expr> &
     return n;
 }
 
+namespace {
+
+class ThreadLoopBounds : public LetTracker {
+public:
+    std::array<int64_t, 3> bounds{1, 1, 1};
+
+private:
+    using LetTracker::visit;
+    void visit(const For *op) override {
+        if (op->for_type == ForType::GPUThread) {
+            if (auto e = constant_upper_bound(expand(op->extent))) {
+                int64_t &b = bounds[size_t(op->gpu_dim)];
+                b = std::max(b, *e);
+            }
+        }
+        IRVisitor::visit(op);
+    }
+};
+
+} // namespace
+
+std::array<int64_t, 3> thread_loop_bounds(const Stmt &s,
+                                          const std::vector<std::pair<std::string, Expr>> &lets) {
+    ThreadLoopBounds v;
+    v.lets = lets;
+    s.accept(&v);
+    return v.bounds;
+}
+
 std::string product_text(const std::vector<Expr> &extents) {
     std::ostringstream s;
     for (size_t i = 0; i < extents.size(); i++)

@@ -7,6 +7,8 @@
 #include "dsl/ir/IR.h"
 #include "dsl/ir/IRVisitor.h"
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
@@ -50,6 +52,12 @@ std::string product_text(const std::vector<ir::Expr> &extents);
 // " (h.extent.0 is the extent of buffer h in dimension 0; ...)" for the bound symbols that text
 // printed for a message names (see symbols_for_users), or nothing.
 std::string symbols_clause(const std::string &text);
+
+// Per GPU dimension, the largest constant bound of the extents of the GPU thread loops in s (1
+// where none has one), their extents expanded through the lets inside s and `lets` around it
+// (outermost first).
+std::array<int64_t, 3>
+thread_loop_bounds(const ir::Stmt &s, const std::vector<std::pair<std::string, ir::Expr>> &lets);
 
 // Whether s contains a loop of type t.
 bool contains_loop_type(const ir::Stmt &s, ir::ForType t);

@@ -205,6 +205,14 @@ private:
                            << " at these sizes: " << known(call->args[size_t(1 + d)]) << ".";
             l.grid[size_t(d)] = *n;
         }
+        // As the runtime does: a grid without blocks launches nothing, and one past the
+        // limits of y and z fails.
+        if (l.grid[0] <= 0 || l.grid[1] <= 0 || l.grid[2] <= 0) return;
+        user_assert(l.grid[1] <= 65535 && l.grid[2] <= 65535)
+            << "The dataflow report cannot use these sizes: kernel " << k.name
+            << " would need a grid of " << l.grid[0] << " x " << l.grid[1] << " x " << l.grid[2]
+            << " blocks, and the y and z dimensions allow at most 65535. Map the larger loop "
+            << "onto the innermost block dimension.";
         internal_assert(call->args.size() == 4 + k.args.size()) << "report: launch arguments";
         for (size_t i = 0; i < k.args.size(); i++) {
             if (k.args[i].is_buffer) continue;

@@ -1058,6 +1058,56 @@ TEST(GPUCrossThreadReduction, RegisterResultInBlocksWithRowsAlongY) {
     }
 }
 
+// The block's width along x set by another stage whose thread loop runs over a region a where()
+// narrows (min(y + 31, 39) + 1 points, at most 40, named by a let): a row's sum on 32 lanes,
+// kept in every thread's registers, pads the block to whole warps (64) as it does for a
+// constant 40; reduced in one copy per block, it is refused. The lanes once saw a block 32 wide
+// and shuffled across rows of threads.
+TEST(GPUCrossThreadReduction, BlockWidthFromARegionThatAWhereNarrows) {
+    const int W = 40, H = 6;
+    Buffer<float> in({W, H}, "in");
+    fill_random(in, -1, 1, 63);
+    for (bool registers : {true, false}) {
+        SCOPED_TRACE(registers ? "a copy per thread" : "a copy per block");
+        Var x("x"), y("y"), yo("yo"), yi("yi");
+        RDom r(0, W, "r");
+        RVar ro("ro"), lane("lane");
+        r.where(r <= y + 30);
+        Func sq("sq"), sum("sum"), out("out");
+        sq(x, y) = in(x, y) * in(x, y);
+        sum(y) = 0.0f;
+        sum(y) += sq(r, y);
+        out(y) = sum(y) + 1.0f;
+        if (registers) {
+            out.split(y, yo, yi, 2).gpu_blocks(yo).gpu_threads(yi);
+            sq.compute_at(out, yo).gpu_threads(x, y);
+            sum.compute_at(out, yi);
+        } else {
+            out.gpu_blocks(y);
+            sq.compute_at(out, y).gpu_threads(x);
+            sum.compute_at(out, y);
+        }
+        sum.update()
+            .split(r.x, ro, lane, 32, TailStrategy::GuardWithIf)
+            .reorder(ro, lane)
+            .gpu_lanes(lane);
+        if (!registers) {
+            EXPECT_CONTAINS(message_of<CompileError>([&] { out.realize({H}, gpu_target); }),
+                            "need those threads to fill aligned groups of 32 lanes, but the "
+                            "kernel's blocks are 40 threads wide in x");
+            continue;
+        }
+        Buffer<float> o = out.realize({H}, gpu_target)[0];
+        o.copy_to_host();
+        for (int j = 0; j < H; j++) {
+            double want = 1;
+            for (int i = 0; i < W && i <= j + 30; i++)
+                want += double(in(i, j)) * in(i, j);
+            ASSERT_TRUE(close(o(j), want, 1e-5, 1e-5)) << j << ": " << o(j) << " vs " << want;
+        }
+    }
+}
+
 // A warp per row inside an intermediate computed at the root (its own kernel, read by the
 // output's kernel after it): the rows reduced on lanes inside the intermediate's thread loop,
 // which stores each row's value once. Refused before, though the same schedule on the

@@ -465,6 +465,38 @@ TEST(ReportCounts, HostLoopsWithoutLaunchesAndScalarResults) {
     EXPECT_CONTAINS(report.to_text(), "Dataflow report: total at one point (no dimensions) for ");
 }
 
+// A where() no point passes leaves the producer an empty region: its kernels have no blocks,
+// so the runtime launches nothing, and the report lists only the kernels that run. Its sum is
+// still the update's identity plus one.
+TEST(ReportCounts, KernelsWithoutBlocksAreNotLaunched) {
+    const int D = 4, S = 6, T = 9;
+    Buffer<float> q({D, S}, "q"), k({D, T}, "k");
+    fill_random(q, -1, 1, 81);
+    fill_random(k, -1, 1, 82);
+    Var t("t"), s("s"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    RDom rd(0, D, "rd"), rt(0, T, "rt");
+    rt.where(rt <= s - 50);
+    Func score("score"), total("total");
+    score(t, s) = 0.0f;
+    score(t, s) += q(rd, s) * k(rd, t);
+    total(s) = 1.0f;
+    total(s) += score(rt, s);
+    score.compute_root().gpu_tile(t, s, bx, by, tx, ty, 8, 8);
+    score.update().gpu_tile(t, s, bx, by, tx, ty, 8, 8);
+    total.gpu_tile(s, bx, tx, 4);
+    total.update().gpu_tile(s, bx, tx, 4);
+    Buffer<float> out = realize_checking_report(total, {S}, gpu_target)[0];
+    out.copy_to_host();
+    for (int j = 0; j < S; j++)
+        EXPECT_EQ(out(j), 1.0f) << j;
+    DataflowReport r = total.report({S}, gpu_target, ReportArguments(), false);
+    ASSERT_EQ(r.kernels.size(), 2u) << r.to_text();
+    for (const KernelReport &kr : r.kernels) {
+        EXPECT_EQ(kr.name.find("score"), std::string::npos) << r.to_text();
+        EXPECT_GT(kr.grid[0], 0);
+    }
+}
+
 TEST(ReportErrors, SizesTargetsAndArguments) {
     ImageParam in(Float(32), 2, "in");
     Func g = two_stages(in, true);
