@@ -147,6 +147,17 @@ template <typename T, typename U, detail::ExactlyInt<T> = 0, detail::ExactlyInt<
 Expr select(Expr c, T a, U b) {
     return select(std::move(c), Expr(a), Expr(b));
 }
+// select(c1, a, c2, b, c3, c, ..., otherwise): the value of the first condition that holds, or
+// `otherwise` where none does (as in Halide).
+template <typename... Rest>
+Expr select(Expr c1, Expr a, Expr c2, Expr b, Expr c3, Expr c, Rest &&...rest) {
+    static_assert(sizeof...(Rest) % 2 == 1,
+                  "select takes pairs of a condition and its value, then the value where no "
+                  "condition holds: an odd number of arguments");
+    return select(std::move(c1), std::move(a),
+                  select(std::move(c2), std::move(b), std::move(c3), std::move(c),
+                         std::forward<Rest>(rest)...));
+}
 // lo and hi are converted to e's type (a constant that does not fit is a CompileError),
 // except that a non-constant integer bound of a type e's cannot hold first widens e to the
 // narrowest integer type that holds both (clamp(u8_id, 0, rows - 1) is int32;

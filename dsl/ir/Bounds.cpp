@@ -654,6 +654,13 @@ private:
             result = Interval(convert(a.min), convert(a.max));
             return;
         }
+        // One value, wherever the expression is evaluated (a Param's, cast<int>(scale)):
+        // converted, it is still one value, whatever the conversion does to NaN or to values
+        // out of range.
+        if (a.is_single_point()) {
+            result = Interval::single_point(convert(a.min));
+            return;
+        }
         // Float to integer: symbolic ends carry over where no value is NaN (see FloatFacts).
         // The code generators round the arithmetic feeding such a conversion as written, as
         // the ends are rounded (backends/llvm/CodeGen_LLVM.h).

@@ -319,6 +319,27 @@ template <typename T> void check_saturating(int seed) {
 
 } // namespace
 
+// select with more than two conditions: the first that holds picks the value, the last
+// argument where none does; integer literals take the values' type.
+TEST(Operators, SelectOfManyConditions) {
+    Buffer<float> a({41}, "a");
+    fill_random(a, -5.0, 5.0, 7);
+    Var x("x");
+    Func f("f"), g("g");
+    f(x) = select(a(x) < -3.0f, -3.0f, x % 5 == 0, a(x) * 2.0f, a(x) > 3.0f, 3.0f, a(x));
+    g(x) = select(x < 5, 1, x < 10, 2, x % 3 == 0, 3, x % 7 == 0, 4, 0) + cast<int>(a(x) > 0);
+    f.vectorize(x, 8, TailStrategy::GuardWithIf);
+    Buffer<float> rf = f.realize({41});
+    Buffer<int> rg = g.realize({41});
+    for (int i = 0; i < 41; i++) {
+        const float v = a(i);
+        const float want = v < -3 ? -3.0f : i % 5 == 0 ? v * 2 : v > 3 ? 3.0f : v;
+        EXPECT_EQ(rf(i), want) << i;
+        const int pick = i < 5 ? 1 : i < 10 ? 2 : i % 3 == 0 ? 3 : i % 7 == 0 ? 4 : 0;
+        EXPECT_EQ(rg(i), pick + (v > 0 ? 1 : 0)) << i;
+    }
+}
+
 TEST(Operators, SaturatingArithmetic) {
     check_saturating<int8_t>(1);
     check_saturating<uint8_t>(2);

@@ -149,3 +149,42 @@ TEST(FloatIndices, MultiplyAddIndicesAreRoundedAsWrittenAndBoundedExactly) {
         }
     }
 }
+
+// A table read at an index computed from a float Param and clamped to a limit computed from
+// the same Param (the bilateral grid's histogram bins): the limit is one value wherever it is
+// evaluated, so it bounds the table's region, whatever the Param holds (NaN converts to 0; below
+// the lower limit, the lower limit wins), with the table at the root or per tile.
+TEST(FloatIndices, AClampToALimitComputedFromAFloatParam) {
+    Buffer<float> in(45);
+    fill_random(in, -0.2f, 1.2f, 11);
+    Param<float> bins("bins");
+    Var x("x"), xo("xo"), xi("xi"), i("i");
+    const Expr v = clamp(in(x), 0.0f, 1.0f);
+    auto saturated = [](float f) {
+        if (std::isnan(f)) return 0;
+        return int(std::max(-2147483648.0f, std::min(f, 2147483520.0f)));
+    };
+    for (bool per_tile : {false, true}) {
+        for (float b : {10.0f, 7.5f, NAN, -3.0f}) {
+            SCOPED_TRACE(std::string(per_tile ? "per tile, " : "at the root, ") +
+                         std::to_string(b));
+            Func table("table"), out("out");
+            table(i) = cast<float>(i) * 0.5f + 1.0f;
+            out(x) = table(clamp(cast<int>(v * bins), 0, cast<int>(bins)));
+            if (per_tile) {
+                out.split(x, xo, xi, 8);
+                table.compute_at(out, xo);
+            } else {
+                table.compute_root();
+            }
+            bins.set(b);
+            Buffer<float> o = out.realize({45});
+            for (int k = 0; k < 45; k++) {
+                const float value = std::min(std::max(in(k), 0.0f), 1.0f) * b;
+                // clamp is max(min(e, hi), lo): lo where the limits cross.
+                const int index = std::max(std::min(saturated(value), saturated(b)), 0);
+                ASSERT_EQ(o(k), float(index) * 0.5f + 1.0f) << k;
+            }
+        }
+    }
+}
