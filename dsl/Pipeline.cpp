@@ -219,7 +219,13 @@ std::mutex cache_lock;
 // Lives as long as the process: its pipelines' code stays valid until exit, and nothing is
 // torn down in an order static destruction would pick.
 std::map<std::string, std::shared_ptr<CompiledPipeline>> &cache() {
-    static auto *c = new std::map<std::string, std::shared_ptr<CompiledPipeline>>;
+    static auto *c = [] {
+        // A child of fork() must not inherit the lock held by a thread that no longer
+        // exists there: fork waits for it.
+        pthread_atfork([] { cache_lock.lock(); }, [] { cache_lock.unlock(); },
+                       [] { cache_lock.unlock(); });
+        return new std::map<std::string, std::shared_ptr<CompiledPipeline>>;
+    }();
     return *c;
 }
 

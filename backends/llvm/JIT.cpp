@@ -30,6 +30,7 @@
 #include <iostream>
 #include <mutex>
 #include <new>
+#include <pthread.h>
 #include <sstream>
 
 namespace aicf {
@@ -65,6 +66,10 @@ private:
 
     HostJIT() {
         install_llvm_error_handlers();
+        // A process forked while another of its threads compiles would copy the lock held,
+        // and its child could never compile: fork waits for the compile to finish instead.
+        pthread_atfork([] { get().lock.lock(); }, [] { get().lock.unlock(); },
+                       [] { get().lock.unlock(); });
         llvm::InitializeNativeTarget();
         llvm::InitializeNativeTargetAsmPrinter();
         auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();

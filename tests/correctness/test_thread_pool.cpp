@@ -171,6 +171,55 @@ TEST(ThreadPool, AForkedChildRunsItsOwnLoops) {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
+// Forks while two other threads compile and realize pipelines of their own: each child
+// compiles one more and runs it (a lock of the JIT or of the compiled code's cache, held by a
+// thread of the parent at the fork, would keep it waiting forever; the alarm ends it).
+TEST(ThreadPool, AForkedChildCompilesWhileItsParentsThreadsDo) {
+    using namespace aicf;
+    Buffer<float> in({40, 9}, "fork_in");
+    for (int y = 0; y < 9; y++)
+        for (int x = 0; x < 40; x++)
+            in(x, y) = float(x - 2 * y);
+    Var x("x"), y("y");
+    std::atomic<bool> stop{false};
+    std::atomic<int> compiled{0}, wrong{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2; t++) {
+        threads.emplace_back([&, t] {
+            for (int k = 0; !stop; k++) {
+                Func g("fork_parent_" + std::to_string(t) + "_" + std::to_string(k));
+                g(x, y) = in(x, y) * float(k + 1);
+                g.parallel(y);
+                Buffer<float> o = g.realize({40, 9});
+                wrong += o(5, 3) != float(5 - 6) * float(k + 1);
+                compiled++;
+            }
+        });
+    }
+    for (int k = 0; k < 4; k++) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(40));
+        pid_t child = fork();
+        ASSERT_GE(child, 0);
+        if (child == 0) {
+            alarm(60);
+            Func h("fork_child_" + std::to_string(k));
+            h(x, y) = in(x, y) - float(k);
+            h.parallel(y).vectorize(x, 8);
+            Buffer<float> o = h.realize({33, 7});
+            _exit(o(5, 4) == float(5 - 8 - k) ? 0 : 1);
+        }
+        int status = 0;
+        ASSERT_EQ(waitpid(child, &status, 0), child);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            << "child " << k << ": status " << status;
+    }
+    stop = true;
+    for (std::thread &th : threads)
+        th.join();
+    EXPECT_GT(compiled.load(), 0);
+    EXPECT_EQ(wrong.load(), 0);
+}
+
 // AICF_NUM_THREADS (or else OMP_NUM_THREADS) sets the number of threads; ctest runs this test
 // again with AICF_NUM_THREADS=3 (tests/CMakeLists.txt).
 TEST(ThreadPool, ThreadCountFromTheEnvironment) {
