@@ -92,6 +92,17 @@ std::string type_text(ir::Type t) {
     return t.is_bool() ? "bool" : ir::to_string(t);
 }
 
+// The C++ type that declares t in Input<Buffer<T>> and Output<Buffer<T>>.
+std::string cpp_type_text(ir::Type t) {
+    if (t.is_bool()) return "bool";
+    if (t.is_float()) {
+        if (t.bits == 64) return "double";
+        if (t.bits == 32) return "float";
+        return t.is_bfloat() ? "bfloat16_t" : "float16_t";
+    }
+    return std::string(t.is_int() ? "int" : "uint") + std::to_string(t.bits) + "_t";
+}
+
 Target parse_target(const std::string &text, const std::string &where) {
     try {
         return Target(text);
@@ -283,12 +294,23 @@ Pipeline GeneratorBase::build() {
         user_assert(f.dimensions() == io->dimensions())
             << gen << ": Output " << io->name() << " is declared with " << io->dimensions()
             << " dimensions, but generate() defines it with " << f.dimensions() << ".";
-        for (const ir::Type &t : f.types()) {
-            user_assert(t == io->type())
+        const std::vector<ir::Type> types = f.types();
+        for (const ir::Type &t : types) {
+            if (t == io->type()) continue;
+            std::string tuple;
+            for (const ir::Type &u : types)
+                tuple += (tuple.empty() ? "" : ", ") + detail::type_text(u);
+            user_assert(types.size() == 1 || std::all_of(types.begin(), types.end(),
+                                                         [&](const ir::Type &u) { return u == t; }))
                 << gen << ": Output " << io->name() << " is declared "
-                << detail::type_text(io->type()) << ", but generate() defines it as "
-                << detail::type_text(t) << ". Cast its value, or declare it Output<Buffer<"
-                << detail::type_text(t) << ">>.";
+                << detail::type_text(io->type()) << ", but generate() defines it as a Tuple of "
+                << tuple << ". The buffers of a Tuple-valued Output all have its one declared "
+                << "type: cast the elements to " << detail::type_text(io->type())
+                << ", or make them one type and declare that.";
+            user_error << gen << ": Output " << io->name() << " is declared "
+                       << detail::type_text(io->type()) << ", but generate() defines it as "
+                       << detail::type_text(t) << ". Cast its value, or declare it Output<Buffer<"
+                       << detail::cpp_type_text(t) << ">>.";
         }
         outputs.push_back(f);
     }

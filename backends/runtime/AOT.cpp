@@ -270,14 +270,35 @@ std::string with_dlpack_axis(const aicf_pipeline_metadata_t &p, const std::strin
                 message.replace(at, inside.size(), c_name);
         }
     }
+    // The buffer the message is about: "Buffer NAME ...", or else the first buffer argument
+    // it names (the buffers of a Tuple-valued output that differ, all of one rank).
     const std::string lead = "Buffer ";
-    if (message.rfind(lead, 0) != 0) return message;
-    const std::string name =
-        message.substr(lead.size(), message.find(' ', lead.size()) - lead.size());
     int rank = -1;
-    for (int i = 0; i < p.argument_count; i++)
-        if (p.arguments[i].kind != AICF_ARGUMENT_SCALAR && name == p.arguments[i].name)
-            rank = p.arguments[i].dimensions;
+    if (message.rfind(lead, 0) == 0) {
+        const std::string name =
+            message.substr(lead.size(), message.find(' ', lead.size()) - lead.size());
+        for (int i = 0; i < p.argument_count; i++)
+            if (p.arguments[i].kind != AICF_ARGUMENT_SCALAR && name == p.arguments[i].name)
+                rank = p.arguments[i].dimensions;
+    } else {
+        auto word_char = [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+        };
+        size_t first = std::string::npos;
+        for (int i = 0; i < p.argument_count; i++) {
+            if (p.arguments[i].kind == AICF_ARGUMENT_SCALAR) continue;
+            const std::string name = p.arguments[i].name;
+            for (size_t at = message.find(name); at != std::string::npos;
+                 at = message.find(name, at + 1)) {
+                const size_t end = at + name.size();
+                if ((at > 0 && word_char(message[at - 1])) ||
+                    (end < message.size() && word_char(message[end])))
+                    continue;
+                if (at < first) first = at, rank = p.arguments[i].dimensions;
+                break;
+            }
+        }
+    }
     const size_t at = message.find("dimension ");
     if (rank < 0 || at == std::string::npos) return message;
     size_t end = at + 10;

@@ -485,6 +485,11 @@ int32_t tuple_output_too_small(void *ctx, void *const *) {
                               9, 0, 4, 0);
 }
 
+int32_t tuple_shapes_differ(void *ctx, void *const *) {
+    return aicf_runtime_error(ctx, int32_t(ir::RuntimeErrorKind::TupleShapesDiffer),
+                              "minmax.0\x1fminmax.10", 0, 0, 9, 0, 7, 0);
+}
+
 } // namespace
 
 // The run-time errors of a compiled pipeline name a Tuple output's buffers as its header does
@@ -511,4 +516,10 @@ TEST(AOT, RunTimeErrorsNameTupleOutputsForC) {
     EXPECT_EQ(std::string(aicf_last_error()),
               "minmax: Buffer minmax_0 is too small: dimension 1 (DLPack axis 0) must cover [0, "
               "9], but it covers [0, 4].");
+    p.entry = tuple_shapes_differ;
+    EXPECT_EQ(aicf_run_pipeline(&p, pointers), -int(ir::RuntimeErrorKind::TupleShapesDiffer));
+    EXPECT_EQ(std::string(aicf_last_error()),
+              "minmax: The buffers of a Tuple-valued output differ in dimension 0 (DLPack axis "
+              "1): minmax_0 covers [0, 9] and minmax_10 covers [0, 7]. The elements of a Tuple "
+              "are realized over one region: give their buffers the same mins and extents.");
 }

@@ -75,6 +75,16 @@ private:
     Var x{"x"};
 };
 
+class MixedTuple : public Generator<MixedTuple> {
+public:
+    Input<Buffer<float, 1>> in{"in"};
+    Output<Buffer<float, 1>> stats{"stats"};
+    void generate() { stats(x) = Tuple(in(x), cast<int32_t>(in(x))); }
+
+private:
+    Var x{"x"};
+};
+
 class WrongRank : public Generator<WrongRank> {
 public:
     Input<Buffer<float, 2>> in{"in"};
@@ -165,6 +175,7 @@ AICF_REGISTER_GENERATOR(NoDefinition, no_definition)
 AICF_REGISTER_GENERATOR(TwoRanks, two_ranks)
 AICF_REGISTER_GENERATOR(WrongType, wrong_type)
 AICF_REGISTER_GENERATOR(WrongRank, wrong_rank)
+AICF_REGISTER_GENERATOR(MixedTuple, mixed_tuple)
 AICF_REGISTER_GENERATOR(Captured, captured)
 
 namespace {
@@ -311,7 +322,12 @@ TEST(GeneratorErrors, InputsLeftUnsetAndOutputsNotAsDeclared) {
                          "must give it a definition");
     msg = message_of<CompileError>([] { GeneratorRegistry::create("wrong_type")->build(); });
     EXPECT_CONTAINS(msg, "Generator wrong_type: Output out is declared int32, but generate() "
-                         "defines it as float32.");
+                         "defines it as float32. Cast its value, or declare it "
+                         "Output<Buffer<float>>.");
+    msg = message_of<CompileError>([] { GeneratorRegistry::create("mixed_tuple")->build(); });
+    EXPECT_CONTAINS(msg, "Generator mixed_tuple: Output stats is declared float32, but generate() "
+                         "defines it as a Tuple of float32, int32. The buffers of a Tuple-valued "
+                         "Output all have its one declared type: cast the elements to float32");
     msg = message_of<CompileError>([] { GeneratorRegistry::create("wrong_rank")->build(); });
     EXPECT_CONTAINS(msg, "Generator wrong_rank: Output out is declared with 1 dimensions, but "
                          "generate() defines it with 2.");
