@@ -175,12 +175,6 @@ TEST(ThreadPool, AForkedChildRunsItsOwnLoops) {
 // compiles one more and runs it (a lock of the JIT or of the compiled code's cache, held by a
 // thread of the parent at the fork, would keep it waiting forever; the alarm ends it).
 TEST(ThreadPool, AForkedChildCompilesWhileItsParentsThreadsDo) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    // (Children of the AddressSanitizer build hung in two of three runs of this test, where
-    // the plain build's never did; ThreadSanitizer supports no threads in a threaded
-    // process's child. Where the instrumented child waits is not yet known.)
-    GTEST_SKIP() << "fork while threads compile is not checked under the sanitizers";
-#endif
     using namespace aicf;
     Buffer<float> in({40, 9}, "fork_in");
     for (int y = 0; y < 9; y++)
