@@ -327,7 +327,8 @@ Stage &Stage::set_loop_type(const VarOrRVar &v, ForType t, const char *directive
                    << "iterations may update the same points of " << func.name()
                    << " (they do not when an argument on the left is a constant times the "
                    << "reduction variable plus terms free of the update's variables, e.g. "
-                   << func.name() << "(r, ...), and the update reads " << func.name()
+                   << func.name() << "(" << v.name() << ", ...), and the update reads "
+                   << func.name()
                    << " only at the point it writes, or at others with that argument as it "
                    << "writes it"
                    << (across_threads ? "; nor when no argument on the left uses it, a reduction "

@@ -360,6 +360,32 @@ Stmt check_outputs_read(Stmt s, const std::vector<Function> &outputs,
     return with_definitions(all_reads, Block::make(Block::make(all_checks), s));
 }
 
+// For a Func computed once, before its consumers, the condition under which it must run:
+// that its consumers' loops run (`consumed.condition`). Undefined where its region is empty
+// anyway when they do not, as usual (no guard is added then); needed where its consumers work
+// in whole tiles (a tile shifted inwards covers [-8, -1] at an extent of 0), which would
+// otherwise compute it, and read its inputs, before their start for an empty output.
+Expr guard_for_consumers(const Access &consumed) {
+    if (!consumed.condition.defined()) return Expr();
+    const Expr runs = simplify(consumed.condition);
+    if (is_true(runs) || count_nodes(runs, 256) >= 256) return Expr();
+    // Each conjunct that fails where one variable is 0 (an extent): the region is empty there.
+    for (const Expr &c : conjuncts(runs)) {
+        const std::set<std::string> vars = free_vars(c);
+        if (vars.size() != 1) return runs;
+        const std::string &v = *vars.begin();
+        const Expr zero = make_zero(Int(32));
+        if (!is_false(simplify(substitute(v, zero, c)))) return runs;
+        bool empty = false;
+        for (const Interval &i : consumed.box) {
+            Expr none = simplify(substitute(v, zero, LT::make(i.max, i.min)));
+            empty = empty || is_true(none);
+        }
+        if (!empty) return runs;
+    }
+    return Expr();
+}
+
 class BoundsInference : public IRMutator {
 public:
     BoundsInference(const std::map<std::string, Function> &env) : env(env) {}
@@ -452,6 +478,13 @@ private:
         keep_tiles_inside_bounds(*f, produce, box, region, checks);
         check_spans(*f, region, checks);
         if (loop_depth == 0) check_range(*f, region, checks);
+        if (loop_depth == 0) {
+            if (Expr runs = guard_for_consumers(consumed); runs.defined()) {
+                const ProducerConsumer *pc = produce.as<ProducerConsumer>();
+                produce =
+                    ProducerConsumer::make_produce(f->name(), IfThenElse::make(runs, pc->body));
+            }
+        }
         Stmt s = Block::make(produce, ProducerConsumer::make_consume(f->name(), consume_body));
         s = Block::make(Block::make(checks), s);
         return with_definitions(consumed, wrap_stage_lets(*f, region, box, s));

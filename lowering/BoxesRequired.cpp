@@ -564,7 +564,24 @@ private:
         // then whole iterations of those loops may run nothing here.
         bool saved_skips = skips_iterations;
         skips_iterations = false;
-        const Expr condition = fused_parts(op->condition);
+        // A guard in terms of names outside the statement only (not of its loops, nor of
+        // those around it) makes the accesses inside conditional, as a loop that may not run
+        // does (a Func computed before consumers that may not run is guarded so); it narrows
+        // no range. The other conjuncts narrow the ranges of the variables they test.
+        size_t guards = 0;
+        Expr condition;
+        for (const Expr &c : conjuncts(fused_parts(op->condition))) {
+            bool outside = count_nodes(c, 64) < 64;
+            for (const std::string &n : free_vars(c))
+                outside = outside && !bound_inside.count(n) && !loop_names.count(n);
+            if (outside) {
+                loops_run.push_back(c);
+                guards++;
+            } else {
+                condition = condition.defined() ? make_and(condition, c) : c;
+            }
+        }
+        if (!condition.defined()) condition = const_true();
         for (Expr c : conjuncts(condition)) {
             if (expanded_var_count(c) > 256) continue;
             c = expand_lets(c); // in terms of loops and of names outside the statement
@@ -594,6 +611,7 @@ private:
             NewContext inner(*this);
             op->then_case.accept(this);
         }
+        loops_run.resize(loops_run.size() - guards);
         narrowed = saved_narrowed;
         for (const std::string &n : pushed) {
             if (n.empty()) {

@@ -123,8 +123,22 @@ void check_inlined_schedule(const Function &f) {
                                 : d.for_type == ForType::GPUBlock   ? "gpu_blocks"
                                 : d.for_type == ForType::GPULane    ? "gpu_lanes"
                                                                     : "gpu_threads";
-        user_error << "Func " << name << " " << how << ", so it has no loop " << d.var << " for "
-                   << directive << "(" << d.var << ") to act on. " << remedy;
+        // The directive as written: vectorize(x, 4) split off the loop x_vi it acts on, and
+        // parallel(y, 2) the loop y_task its tasks run.
+        std::string loop = d.var;
+        std::ostringstream call;
+        call << directive << "(" << d.var << ")";
+        for (const Split &sp : stage.splits) {
+            const std::string &v = sp.old_var;
+            const bool lanes = sp.inner == d.var && (d.var == v + "_vi" || d.var == v + "_ui");
+            const bool tasks = sp.outer == d.var && sp.inner.rfind(v + "_task", 0) == 0;
+            if (sp.kind != Split::SplitVar || (!lanes && !tasks)) continue;
+            loop = v;
+            call.str("");
+            call << directive << "(" << v << ", " << sp.factor << ")";
+        }
+        user_error << "Func " << name << " " << how << ", so it has no loop " << loop << " for "
+                   << call.str() << " to act on. " << remedy;
     }
     user_assert(stage.prefetches.empty())
         << "Func " << name << " " << how << ", so it has no loop " << stage.prefetches[0].at

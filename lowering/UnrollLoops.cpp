@@ -7,6 +7,7 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/Substitute.h"
+#include "lowering/KernelAnalysis.h"
 
 #include <algorithm>
 #include <map>
@@ -35,10 +36,27 @@ private:
     using IRMutator::visit;
     // The unrolled loops around, outermost first, and their extents (at least 1).
     std::vector<std::pair<std::string, int64_t>> around;
+    // The lets around the current point, outermost first.
+    std::vector<std::pair<std::string, Expr>> lets;
+
+    Stmt visit(const LetStmt *op) override {
+        lets.emplace_back(op->name, op->value);
+        Stmt body = mutate(op->body);
+        lets.pop_back();
+        return body.same_as(op->body) ? Stmt(op) : LetStmt::make(op->name, op->value, body);
+    }
 
     Stmt visit(const For *op) override {
         if (op->for_type != ForType::Unrolled) return IRMutator::visit(op);
         auto extent = as_const_int(op->extent);
+        // An extent that varies but has a constant bound (a region of a few rows that a
+        // guarded tail cuts short at the image's edge): that many copies, each guarded.
+        const bool guarded = !extent.has_value();
+        if (!extent) {
+            // (Not a bound that only the type's range gives.)
+            auto bound = constant_upper_bound(substitute_lets(lets, op->extent));
+            if (bound && *bound <= kMaxUnroll) extent = std::max<int64_t>(*bound, 0);
+        }
         if (!extent) {
             // The example in the user's own names where the loop is a variable of theirs.
             const LoopNameParts parts = parse_loop_name(op->name);
@@ -91,7 +109,11 @@ private:
         std::vector<Stmt> unrolled;
         for (int64_t i = 0; i < *extent; i++) {
             Expr value = Add::make(op->min, make_const(op->min.type(), i));
-            unrolled.push_back(substitute(op->name, value, body));
+            Stmt copy = substitute(op->name, value, body);
+            if (guarded)
+                copy =
+                    IfThenElse::make(LT::make(make_const(op->extent.type(), i), op->extent), copy);
+            unrolled.push_back(copy);
         }
         if (unrolled.empty()) return Evaluate::make(make_zero(Int(32)));
         return Block::make(unrolled);

@@ -75,7 +75,7 @@ __int128 max_abs_const(const Expr &e) {
 // Whether the constants of symbolic ends a and b can be added (or multiplied) and folded in
 // type t without wrapping. Ends far from zero come from type limits, not from the program, and
 // are better dropped than wrapped.
-bool can_fold(const Expr &a, const Expr &b, Type t, bool product) {
+bool can_fold(const Expr &a, const Expr &b, Type t, bool product, bool subtract) {
     if (!t.is_int_or_uint()) return true;
     // A product of a signed end with a constant scales only the constant and coefficients of
     // the end's sum of terms, which is what the simplifier folds; constants inside its terms
@@ -91,7 +91,17 @@ bool can_fold(const Expr &a, const Expr &b, Type t, bool product) {
     }
     __int128 limit = __int128(1) << (t.bits - 1);
     __int128 x = max_abs_const(a), y = max_abs_const(b);
-    return product ? x * y < limit : x + y < limit;
+    if (product) return x * y < limit;
+    if (x + y < limit) return true;
+    // A sum folds the constants of the two sums of terms, and leaves those inside their terms
+    // (a min's bound) where they are: min(i, 2^30) + min(max(2^30 - i, 0), 7), the last point
+    // of a tile that a clamp to a large constant reads, folds no constant at all.
+    if (!t.is_int() || !t.is_scalar()) return false;
+    using namespace simplify_detail;
+    const LinearForm la = linear_form(a), lb = linear_form(b);
+    if (la.wrapped || lb.wrapped || linear_combine(la, lb, subtract ? -1 : 1).wrapped) return false;
+    auto magnitude = [](int64_t c) { return c < 0 ? -__int128(c) : __int128(c); };
+    return x + magnitude(lb.constant) < limit && y + magnitude(la.constant) < limit;
 }
 
 // A bound larger than this (as a tree) is dropped: that side of the range is then unknown.
@@ -173,8 +183,8 @@ private:
     // operand is, or when folding could wrap.
     template <typename Node> Expr combine(const Expr &a, const Expr &b) {
         if (!a.defined() || !b.defined()) return Expr();
-        bool product = std::is_same_v<Node, Mul>;
-        if (!can_fold(a, b, a.type(), product)) return Expr();
+        if (!can_fold(a, b, a.type(), std::is_same_v<Node, Mul>, std::is_same_v<Node, Sub>))
+            return Expr();
         return simp(Node::make(a, b));
     }
 

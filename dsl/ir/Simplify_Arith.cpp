@@ -310,7 +310,7 @@ Expr Simplify::rebuild_sum(const LinearForm &l) {
                     const Expr &ny = n[a >> 1], &nx = n[1 - (a >> 1)];
                     if (!equal(y, ny)) continue;
                     LinearForm diff = linear_combine(linear_form(px), linear_form(nx), -1);
-                    if (!diff.terms.empty()) continue;
+                    if (!diff.terms.empty() || diff.wrapped) continue;
                     int64_t k = diff.constant;
                     if (k == INT64_MIN) continue;
                     // The smaller of the two free operands, and how far the other is above it.

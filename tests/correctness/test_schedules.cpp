@@ -1101,6 +1101,62 @@ TEST(Schedules, EmptyOutputsNeedNoInput) {
             ASSERT_EQ(ok(i, j), in(i, j) * 3 + 1);
 }
 
+// Funcs computed at the root compute nothing for an empty output whose own loops work in whole
+// tiles: the tile a vector loop shifts inwards, [-8, -1] at a width of 0, is never run, so
+// nothing before it is needed either (through a chain of root Funcs, to the input).
+TEST(Schedules, EmptyOutputsOfWholeTileLoopsNeedNothingOfRootProducers) {
+    Var x("x"), y("y");
+    ImageParam in(Int(32), 2, "in");
+    Func q("q"), p("p"), f("f");
+    q(x, y) = in(x, y) - in(x + 1, y);
+    p(x, y) = q(x, y) * 3;
+    f(x, y) = p(x, y) + 1;
+    q.compute_root();
+    p.compute_root().vectorize(x, 4);
+    f.vectorize(x, 8);
+    for (std::vector<int> size : {std::vector<int>{0, 5}, {5, 0}, {0, 0}, {8, 3}, {13, 4}}) {
+        SCOPED_TRACE(std::to_string(size[0]) + "x" + std::to_string(size[1]));
+        // Exactly what a non-empty output reads: one column more than it.
+        Buffer<int> input({size[0] ? size[0] + 1 : 0, size[1]}, "input");
+        if (size[0] && size[1]) fill_random(input, -100, 100, 38);
+        in.set(input);
+        Buffer<int> out({size[0], size[1]}, "out");
+        ASSERT_NO_THROW(f.realize(out));
+        for (int j = 0; j < size[1]; j++)
+            for (int i = 0; i < size[0]; i++)
+                ASSERT_EQ(out(i, j), (input(i, j) - input(i + 1, j)) * 3 + 1) << i << "," << j;
+    }
+    // Narrower than the vector, but not empty: whole tiles are still refused.
+    Buffer<int> input({6, 2}, "input");
+    fill_random(input, -100, 100, 39);
+    in.set(input);
+    Buffer<int> out({5, 2}, "out");
+    EXPECT_THROW(f.realize(out), RuntimeError);
+}
+
+// A Func computed per tile of its consumer, read through a clamp to a constant near the top of
+// the int32 range: its region per tile is bounded (it was refused as data-dependent from a
+// constant of 2^30 on), and right where the clamp decides, at coordinates around it.
+TEST(Schedules, ClampsToLargeConstantsBoundPerTileRegions) {
+    for (int c : {1 << 30, 2000000000}) {
+        SCOPED_TRACE(c);
+        Buffer<float> input({21}, "input");
+        fill_random(input, -1.0, 1.0, 40);
+        input.set_min({c - 20});
+        Var x("x"), xo("xo"), xi("xi");
+        Func p("p"), f("f");
+        p(x) = input(x) * 2.0f;
+        f(x) = p(min(x, c)) + 1.0f;
+        f.split(x, xo, xi, 8);
+        p.compute_at(f, xo);
+        Buffer<float> out({37}, "out");
+        out.set_min({c - 20});
+        ASSERT_NO_THROW(f.realize(out));
+        for (int i = c - 20; i < c + 17; i++)
+            ASSERT_EQ(out(i), input(std::min(i, c)) * 2.0f + 1.0f) << i;
+    }
+}
+
 // An empty output of a Func with updates at its own point computes nothing, vectorized or
 // not (the whole tile a vector loop would shift inwards is never run).
 TEST(Schedules, EmptyOutputsOfReductionsNeedNoInput) {
@@ -1568,10 +1624,10 @@ TEST(Schedules, BoundMakesAnExtentConstant) {
 }
 
 // A producer computed per tile of a split with GuardWithIf needs fewer points at the last
-// tile (3 of its 9 there): its region's extent is not a constant, so its loop cannot be
-// unrolled. bound_extent computes the 9 points from the first needed at every tile (the last
-// tile's reading the input that far); the result against a plain loop, at sizes 8 divides
-// and not.
+// tile (3 of its 9 there): its region's extent is not a constant, but at most 9, so its loop
+// is unrolled into 9 guarded copies. bound_extent computes the 9 points from the first needed
+// at every tile instead (the last tile's reading the input that far); both against a plain
+// loop, at sizes 8 divides and not.
 TEST(Schedules, BoundExtentKeepsAGuardedTilesProducerWhole) {
     for (int n : {37, 40, 1}) {
         SCOPED_TRACE("n = " + std::to_string(n));
@@ -1583,11 +1639,14 @@ TEST(Schedules, BoundExtentKeepsAGuardedTilesProducerWhole) {
         out(x) = g(x) + g(x + 1);
         out.split(x, xo, xi, 8, TailStrategy::GuardWithIf);
         g.compute_at(out, xo).unroll(x);
-        EXPECT_CONTAINS(message_of<CompileError>([&] { out.realize({n}); }), "unroll");
-        g.bound_extent(x, 9);
-        Buffer<float> o = out.realize({n});
-        for (int i = 0; i < n; i++)
-            ASSERT_EQ(o(i), (in(i)*2.0f + 1.0f) + (in(i + 1) * 2.0f + 1.0f)) << i;
+        for (int fixed = 0; fixed < 2; fixed++) {
+            if (fixed) g.bound_extent(x, 9);
+            // Unrolled: no loop over g's points is left.
+            EXPECT_EQ(out.lowered_stmt().find("for (g.s0.x"), std::string::npos);
+            Buffer<float> o = out.realize({n});
+            for (int i = 0; i < n; i++)
+                ASSERT_EQ(o(i), (in(i)*2.0f + 1.0f) + (in(i + 1) * 2.0f + 1.0f)) << i;
+        }
     }
 }
 

@@ -1019,7 +1019,8 @@ TEST(ScheduleErrors, UnrollOfALoopWithoutAConstantExtent) {
         f(x) = in(x)*2.0f;
         g(x) = f(x / 2) + f((x + 1) / 2);
         g.split(x, xo, xi, 3);
-        f.compute_at(g, xo);
+        // At the root, f's region is the whole output's: no constant bounds its extent.
+        f.compute_root();
         unroll(f);
         return g;
     };
@@ -1433,7 +1434,7 @@ TEST(ScheduleErrors, ParallelOverAReductionVariableIsRefused) {
                     "In the schedule of f.update(0), parallel(r.x) could race: r.x is a "
                     "reduction variable, and its iterations may update the same points of f "
                     "(they do not when an argument on the left is a constant times the "
-                    "reduction variable plus terms free of the update's variables, e.g. f(r, "
+                    "reduction variable plus terms free of the update's variables, e.g. f(r.x, "
                     "...), and the update reads f only at the point it writes, or at others with "
                     "that argument as it writes it).");
     // Iterations that may meet: two reduction variables in one argument, a division, a read
@@ -1732,7 +1733,10 @@ TEST(ScheduleErrors, DirectivesOnAnInlinedFuncAreRefused) {
     };
     std::string msg = refusal([](Func &f, Var &x, Var &) { f.vectorize(x, 4); });
     EXPECT_CONTAINS(msg, "Func f is computed inline (the default for a Func without update "
-                         "definitions), so it has no loop x_vi for vectorize(x_vi) to act on.");
+                         "definitions), so it has no loop x for vectorize(x, 4) to act on.");
+    EXPECT_EQ(msg.find("x_vi"), std::string::npos) << msg;
+    msg = refusal([](Func &f, Var &, Var &y) { f.parallel(y, 2); });
+    EXPECT_CONTAINS(msg, "so it has no loop y for parallel(y, 2) to act on.");
     EXPECT_CONTAINS(msg,
                     "Give it a place first, e.g. f.compute_root() or f.compute_at(consumer, var)");
     msg = refusal([](Func &f, Var &, Var &y) { f.compute_inline().parallel(y); });

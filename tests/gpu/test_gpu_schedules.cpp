@@ -6,6 +6,7 @@
 #include "LayerNormGPU.h"
 #include "MatmulGPU.h"
 #include "Reference.h"
+#include "ScopedEnv.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -25,6 +26,19 @@ using aicf_test::message_of;
 namespace {
 
 const Target gpu_target = aicf_test::gpu_test_target();
+
+// out(x, y) is the mean of in's 3 x 3 points from (x, y), against a double-precision loop.
+void expect_box_blur(const Buffer<float> &out, const Buffer<float> &in) {
+    for (int j = 0; j < out.height(); j++) {
+        for (int i = 0; i < out.width(); i++) {
+            double want = 0;
+            for (int dy = 0; dy < 3; dy++)
+                for (int dx = 0; dx < 3; dx++)
+                    want += in(i + dx, j + dy);
+            ASSERT_TRUE(close(out(i, j), want / 9, 1e-5, 1e-6)) << i << "," << j;
+        }
+    }
+}
 
 // C = A * B (C(x, y) = sum over k of A(k, y) * B(x, k)) against a double-precision loop.
 void expect_product(const Buffer<float> &C, const Buffer<float> &A, const Buffer<float> &B) {
@@ -309,16 +323,7 @@ TEST(GPUSchedule, WrapperStagesInputTileInSharedMemory) {
         .store_in(MemoryType::GPUShared)
         .split(x, xo, xi, 2)
         .gpu_threads(xo, y);
-    Buffer<float> out = blur.realize({W, H}, gpu_target);
-    for (int j = 0; j < H; j++) {
-        for (int i = 0; i < W; i++) {
-            double want = 0;
-            for (int dy = 0; dy < 3; dy++)
-                for (int dx = 0; dx < 3; dx++)
-                    want += in(i + dx, j + dy);
-            ASSERT_TRUE(close(out(i, j), want / 9, 1e-5, 1e-6)) << i << "," << j;
-        }
-    }
+    expect_box_blur(blur.realize({W, H}, gpu_target), in);
 }
 
 // The same staging where the split does not divide the tile (35 columns by pairs, 3 of a
@@ -405,6 +410,38 @@ TEST(GPUSchedule, WrapperStagesIntoRegisters) {
         double want =
             double(in(i)) * in(i + 3) + double(in(i + 1)) * in(i + 2) - double(in(i)) * in(i + 1);
         ASSERT_TRUE(close(out(i), want, 1e-5, 1e-6)) << i;
+    }
+}
+
+// A 3x3 blur whose threads each compute 4 rows, with a tile of the input's 6 rows per thread
+// unrolled in both dimensions, under guarded tails: at the image's last rows a thread needs
+// fewer rows, so the tile's extent varies, at most 6; it is unrolled into 6 guarded copies,
+// at sizes the tiles do not divide. (The guarded tails clamp the tile's start to the image,
+// so its elements are read at offsets from a start that is not a constant: ptxas keeps it in
+// local memory, which the ptxas check of the `ptx` label refuses; it is off here.)
+TEST(GPUSchedule, RegisterTileUnrolledUnderGuardedTails) {
+    aicf_test::ScopedEnv no_ptxas_check("AICF_PTXAS_CHECK", "");
+    for (std::vector<int> size : {std::vector<int>{37, 23}, {5, 2}, {64, 33}}) {
+        const int W = size[0], H = size[1];
+        SCOPED_TRACE(std::to_string(W) + "x" + std::to_string(H));
+        Buffer<float> in({W + 2, H + 2}, "in");
+        fill_random(in, -1, 1, unsigned(W * 31 + H));
+        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), yi("yi");
+        Func src("src"), blur("blur");
+        src(x, y) = in(x, y);
+        Expr total = 0.0f;
+        for (int dy = 0; dy < 3; dy++)
+            for (int dx = 0; dx < 3; dx++)
+                total = total + src(x + dx, y + dy);
+        blur(x, y) = total / 9.0f;
+        blur.tile(x, y, bx, by, tx, ty, 32, 32, TailStrategy::GuardWithIf)
+            .split(ty, ty, yi, 4, TailStrategy::GuardWithIf)
+            .reorder(yi, tx, ty, bx, by)
+            .gpu_blocks(bx, by)
+            .gpu_threads(tx, ty);
+        Func tile = src.in();
+        tile.compute_at(blur, tx).store_in(MemoryType::Register).unroll(x).unroll(y);
+        expect_box_blur(blur.realize({W, H}, gpu_target), in);
     }
 }
 

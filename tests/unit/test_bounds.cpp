@@ -704,3 +704,25 @@ TEST_F(BoundsTest, QuotientsOfValuesAConstantApart) {
     }
 }
 } // namespace
+
+// The last point of a tile read through a clamp to a large constant: the constants of the two
+// operands are inside their terms (a min's bound), and adding the operands folds none of them.
+// Bounded; before, their sum (2^31) counted as a fold that could wrap, and the region of the
+// Func read was unbounded.
+TEST(Bounds, SumsOfClampsToLargeConstantsStayBounded) {
+    for (int64_t c : {int64_t(1) << 30, int64_t(2000000000)}) {
+        Expr k = make_const(Int(32), c);
+        Expr tile = Add::make(var("m"), Mul::make(var("t"), make_const(Int(32), int64_t(8))));
+        Expr first = Min::make(tile, k);
+        Expr extent = Min::make(Max::make(Sub::make(k, tile), make_const(Int(32), int64_t(0))),
+                                make_const(Int(32), int64_t(7)));
+        Scope<Interval> s;
+        s.push("t", Interval(make_const(Int(32), int64_t(0)), var("n")));
+        Interval i = bounds_of_expr_in_scope(Add::make(first, extent), s);
+        EXPECT_TRUE(i.is_bounded()) << c << ": " << i.min << " .. " << i.max;
+        // A constant that does fold still may not wrap.
+        Expr near_top =
+            Add::make(Min::make(var("x"), k), make_const(Int(32), int64_t(INT32_MAX - 7)));
+        EXPECT_FALSE(bounds_of_expr_in_scope(near_top, s).max.defined()) << c;
+    }
+}
