@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 namespace aicf {
@@ -125,9 +126,20 @@ void write_report(const std::string &name,
                   const std::vector<std::pair<std::string, std::string>> &params,
                   const std::vector<std::pair<std::string, std::string>> &sizes,
                   const std::string &path) {
+    // Of a list of targets (one build each), the first with GPU kernels: the report counts
+    // theirs.
     std::vector<std::pair<std::string, std::string>> first_target = params;
-    for (auto &p : first_target)
-        if (p.first == "target") p.second = p.second.substr(0, p.second.find(','));
+    for (auto &p : first_target) {
+        if (p.first != "target") continue;
+        std::stringstream list(p.second);
+        std::string chosen = p.second.substr(0, p.second.find(','));
+        for (std::string t; std::getline(list, t, ',');) {
+            if (t.find("cuda") == std::string::npos) continue;
+            chosen = t;
+            break;
+        }
+        p.second = chosen;
+    }
     std::unique_ptr<GeneratorBase> g = GeneratorRegistry::create(name);
     for (const auto &p : first_target)
         g->set_param(p.first, p.second);
@@ -184,6 +196,7 @@ int generator_main(int argc, char **argv) {
     std::string name, dir = ".", kinds = "static_library,c_header", function;
     std::vector<std::pair<std::string, std::string>> params, sizes;
     bool listing = false;
+    std::set<std::string> given_flags;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         // The flag's value, or nothing (said on stderr) when it is missing or empty, as an
@@ -204,6 +217,13 @@ int generator_main(int argc, char **argv) {
         } else if (a == "-g" || a == "-o" || a == "-e" || a == "-f") {
             std::optional<std::string> v = value(a.c_str());
             if (!v) return 1;
+            // A flag given twice (two build scripts' settings joined) is refused, as a
+            // parameter given twice is: neither value is plainly the one meant.
+            if (!given_flags.insert(a).second) {
+                std::cerr << program << ": " << a << " is given twice (the second time as " << *v
+                          << ")\n";
+                return 1;
+            }
             (a == "-g" ? name : a == "-o" ? dir : a == "-e" ? kinds : function) = *v;
         } else if (a == "-s") {
             std::optional<std::string> given = value("-s");
@@ -284,6 +304,12 @@ int generator_main(int argc, char **argv) {
         if (made) {
             std::cerr << program << ": -o " << dir << ": cannot make the folder: " << made.message()
                       << "\n";
+            return 1;
+        }
+        if (!report && !sizes.empty()) {
+            std::cerr << program << ": -s " << sizes[0].first << "=" << sizes[0].second
+                      << " gives a size to the report, but -e " << kinds
+                      << " does not ask for one: add report to -e (-e " << kinds << ",report)\n";
             return 1;
         }
         if (compile) GeneratorRegistry::compile_to_files(name, params, function, files);

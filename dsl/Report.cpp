@@ -121,7 +121,9 @@ std::string flops_text(int64_t flops) {
 std::string seconds_text(double s) {
     if (s >= 1) return format("%.2f s", s);
     if (s >= 1e-3) return format("%.2f ms", s * 1e3);
-    return format("%.1f us", s * 1e6);
+    if (s >= 1e-6 || s == 0) return format("%.1f us", s * 1e6);
+    // A small kernel's bound, which would read 0.0 us.
+    return format("%.1f ns", s * 1e9);
 }
 
 std::string bound_text(const RooflineBound &b) {
@@ -299,7 +301,12 @@ std::string json_report(const DataflowReport &r, const std::string &indent) {
 } // namespace
 
 std::string DataflowReport::summary() const {
-    if (kernels.empty()) return "no GPU kernels: the schedule computes every Func on the host";
+    if (kernels.empty()) {
+        // (Kernels whose grid is empty do not launch.)
+        if (std::count(sizes.begin(), sizes.end(), 0) > 0)
+            return "no kernels launch: the output is empty at these sizes";
+        return "no GPU kernels: the schedule computes every Func on the host";
+    }
     const std::string self =
         plural(kernels.size(), "kernel") + " moving " + bytes_text(moved_bytes());
     std::string host;
@@ -379,19 +386,21 @@ std::string DataflowReport::to_text() const {
         }
     }
     s << b.to_string() << "\n";
-    s << "requested: bytes the loads and stores ask for (L2 traffic); moved: the span each "
-         "kernel reaches in each buffer (device-memory traffic when caches keep the reuse);\n"
-         "compulsory: the pipeline's inputs read once and outputs written once ("
+    s << "requested: bytes the loads and stores ask for (L2 traffic); moved: the elements each "
+         "kernel reaches in each buffer (device-memory traffic when caches keep the reuse, in "
+         "whole elements, not 32-byte sectors);\n"
+         "compuls.: of a kernel, what it moves of the pipeline's inputs and outputs; in the "
+         "total, the compulsory bytes, the pipeline's inputs read once and outputs written once ("
       << (kernels.empty() ? std::string("none in device memory: no kernel reads or writes it")
-                          : bytes_text(compulsory_bytes))
-      << "). Roofline: moved bytes and flops at each GPU's "
-      << "datasheet peaks.\n";
+                          : bytes_text(compulsory_bytes) +
+                                ", less than the kernels' sum where two kernels read one input")
+      << "). Roofline: moved bytes and flops at each GPU's datasheet peaks.\n";
     if (!host_funcs.empty()) {
         s << "Computed in host code, outside these counts:";
         for (size_t i = 0; i < host_funcs.size(); i++)
             s << (i ? ", " : " ") << host_funcs[i];
-        s << " (their reads and writes are the CPU's; their results are copied to the device "
-             "where kernels read them).\n";
+        s << " (the CPU's reads and writes, and any copies between host and device memory, "
+             "are not counted).\n";
     }
     if (baseline) {
         s << "\nOperator by operator (every Func its own kernel, a plain GPU schedule): "
@@ -506,6 +515,9 @@ std::string DataflowReport::to_dot() const {
                   << " [label=\"on chip\", color=\"darkgreen\", style=dashed];\n";
                 return;
             }
+            // A kernel that reads nothing of g (the kernel of a Func's pure definition, where
+            // only an update reads g) has no edge from it.
+            if (read_bytes(i, g) == 0) return;
             const bool first = labelled.insert(g).second;
             s << "  " << source << " -> " << node(f, i)
               << " [label=" << dot_string(first ? bytes_text(read_bytes(i, g)) : "") << ", color=\""

@@ -335,13 +335,18 @@ struct Counts {
 
 class KernelCounter {
 public:
-    KernelCounter(const LoweredKernel &k, const StaticLaunch &launch) : k(k) {
+    KernelCounter(const LoweredKernel &k, const StaticLaunch &launch,
+                  const std::map<std::string, std::vector<aicf_dim_t>> &shapes)
+        : k(k) {
         for (size_t i = 0; i < k.args.size(); i++) {
             if (!k.args[i].is_buffer) continue;
             BufferCost b;
             b.name = k.args[i].name;
             b.element_bytes = k.args[i].type.bytes();
             buffer_index[b.name] = cost.buffers.size();
+            auto shape = shapes.find(b.name);
+            strides.push_back(shape == shapes.end() ? std::vector<int64_t>()
+                                                    : nested_strides(shape->second));
             cost.buffers.push_back(b);
         }
         body = IndicesAsVariables(k.threads).mutate(ir::substitute(launch.scalars, k.body));
@@ -379,6 +384,28 @@ private:
     Stmt body;
     std::array<int64_t, 3> grid{};
     std::map<std::string, size_t> buffer_index;
+    // Per buffer, its strides from the largest, where its dimensions nest (each stride at
+    // least the span of those inside it), so that an element's coordinates follow from its
+    // offset by division; empty otherwise, or for one dimension.
+    std::vector<std::vector<int64_t>> strides;
+
+    static std::vector<int64_t> nested_strides(std::vector<aicf_dim_t> dims) {
+        dims.erase(std::remove_if(dims.begin(), dims.end(),
+                                  [](const aicf_dim_t &d) { return d.extent <= 1; }),
+                   dims.end());
+        if (dims.size() < 2) return {};
+        std::sort(dims.begin(), dims.end(),
+                  [](const aicf_dim_t &a, const aicf_dim_t &b) { return a.stride > b.stride; });
+        std::vector<int64_t> result;
+        for (size_t d = 0; d < dims.size(); d++) {
+            if (dims[d].stride <= 0) return {};
+            if (d + 1 < dims.size() &&
+                int64_t(dims[d].stride) < int64_t(dims[d + 1].stride) * dims[d + 1].extent)
+                return {};
+            result.push_back(dims[d].stride);
+        }
+        return result;
+    }
     KernelCost cost;
     std::vector<Range> ranges;                      // the loops around the point, outermost first
     std::vector<std::pair<std::string, Expr>> lets; // in scope, outermost first
@@ -523,10 +550,17 @@ private:
         return count;
     }
 
-    // The span of elements an index reaches over the ranges (both ends when known).
-    void reach(BufferCost &b, const Expr &index, bool store) {
+    // The span of elements an index reaches over the ranges (both ends when known), and the
+    // box of their coordinates where the buffer's strides are known.
+    void reach(BufferCost &b, const std::vector<int64_t> &nested, const Expr &index, bool store) {
         const Expr v = at_point(index);
         const ir::Scope<ir::Interval> scope = range_scope();
+        std::vector<std::pair<int64_t, int64_t>> &bbox = store ? b.store_box : b.load_box;
+        const bool first = store ? b.store_hi < b.store_lo : b.load_hi < b.load_lo;
+        bool boxed = !nested.empty() && (first || !bbox.empty());
+        std::vector<std::pair<int64_t, int64_t>> box(
+            nested.size(),
+            {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()});
         // (The first lane's bounds start lo and hi; no lane, and known stays true with them
         // at their starting values, is not a case: lanes >= 1.)
         int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
@@ -541,6 +575,31 @@ private:
             if (!known) break;
             lo = std::min(lo, *l);
             hi = std::max(hi, *h);
+            // Each coordinate: the offset within the enclosing dimension over the stride.
+            Expr rest = one;
+            for (size_t d = 0; d < nested.size() && boxed; d++) {
+                const Expr stride = ir::make_const(one.type(), nested[d]);
+                const Expr coordinate = ir::simplify(ir::Div::make(rest, stride));
+                const ir::Interval c =
+                    ir::bounds_of_expr_in_scope_with_remainders(coordinate, scope);
+                const auto cl =
+                    c.is_bounded() ? ir::as_const_int(ir::simplify(c.min)) : std::nullopt;
+                const auto ch =
+                    c.is_bounded() ? ir::as_const_int(ir::simplify(c.max)) : std::nullopt;
+                boxed = cl && ch;
+                if (!boxed) break;
+                box[d] = {std::min(box[d].first, *cl), std::max(box[d].second, *ch)};
+                rest = ir::simplify(ir::Mod::make(rest, stride));
+            }
+        }
+        if (!known || !boxed) {
+            bbox.clear();
+        } else if (first) {
+            bbox = box;
+        } else {
+            for (size_t d = 0; d < box.size(); d++)
+                bbox[d] = {std::min(bbox[d].first, box[d].first),
+                           std::max(bbox[d].second, box[d].second)};
         }
         int64_t &blo = store ? b.store_lo : b.load_lo, &bhi = store ? b.store_hi : b.load_hi;
         if (!known) {
@@ -564,7 +623,7 @@ private:
         if (it == buffer_index.end()) return; // shared memory or registers
         BufferCost &b = cost.buffers[it->second];
         c.add_to(c.bytes[it->second][store], active, b.element_bytes);
-        if (active > 0) reach(b, index, store);
+        if (active > 0) reach(b, strides[it->second], index, store);
     }
 
     // Counts the operations of an expression, as the simulator evaluates it (both values of
@@ -748,8 +807,9 @@ StaticRun static_launches(const LoweredPipeline &p, const ConcreteArguments &arg
     return HostWalk(p, args).run(p.body);
 }
 
-KernelCost static_kernel_cost(const LoweredKernel &k, const StaticLaunch &launch) {
-    return KernelCounter(k, launch).run();
+KernelCost static_kernel_cost(const LoweredKernel &k, const StaticLaunch &launch,
+                              const std::map<std::string, std::vector<aicf_dim_t>> &shapes) {
+    return KernelCounter(k, launch, shapes).run();
 }
 
 } // namespace lowering

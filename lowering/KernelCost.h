@@ -40,6 +40,11 @@ struct BufferCost {
     // (hi < lo: none).
     int64_t load_lo = 0, load_hi = -1;
     int64_t store_lo = 0, store_hi = -1;
+    // Where the buffer's shape is given: the coordinates (from its mins) that the loads and
+    // the stores reach, per dimension, the largest stride first. The elements lie in that box,
+    // which for a window of a wider array (or a tile of a matrix) holds far fewer than the
+    // span. Empty when unknown or nothing is reached.
+    std::vector<std::pair<int64_t, int64_t>> load_box, store_box;
 };
 
 struct KernelCost {
@@ -89,7 +94,10 @@ struct StaticRun {
 StaticRun static_launches(const LoweredPipeline &p, const ConcreteArguments &args);
 
 // The cost of one launch of kernel `k`.
-KernelCost static_kernel_cost(const LoweredKernel &k, const StaticLaunch &launch);
+// `shapes`: the buffers whose dimensions are known (the pipeline's inputs and outputs), for
+// the boxes of coordinates their accesses reach.
+KernelCost static_kernel_cost(const LoweredKernel &k, const StaticLaunch &launch,
+                              const std::map<std::string, std::vector<aicf_dim_t>> &shapes = {});
 
 } // namespace lowering
 } // namespace aicf

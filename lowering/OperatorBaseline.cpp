@@ -79,31 +79,26 @@ std::vector<Dim> unscheduled_dims(const Function &f, const Definition &d, bool p
     return dims;
 }
 
-// One kernel per stage: blocks of 16 x 16 threads over its first two pure loops, the
-// threads past the end idle (any size is valid).
+// One kernel per stage: its pure loops as one, in blocks of 256 threads, the threads past the
+// end idle, as a framework's elementwise kernel flattens a tensor (any size is valid: the
+// grid's x holds 2^31 - 1 blocks, where its y and z hold at most 65535).
 template <typename Stage> void schedule_stage(Stage stage, const std::vector<Dim> &dims) {
     std::vector<Var> pure;
     for (const Dim &d : dims) {
         if (!d.is_rvar) pure.push_back(Var(d.var));
     }
-    Var bx("bx"), by("by"), tx("tx"), ty("ty");
-    if (pure.size() >= 3) {
-        // All of them as one loop, as a framework's elementwise kernel flattens a tensor: its
-        // grid has room for every point (a grid's y and z hold at most 65535 blocks).
-        Var all = pure[0];
-        for (size_t i = 1; i < pure.size(); i++) {
-            Var fused(all.name() + "_" + pure[i].name());
-            stage.fuse(all, pure[i], fused);
-            all = fused;
-        }
-        stage.gpu_tile(all, bx, tx, 256, TailStrategy::GuardWithIf);
-    } else if (pure.size() == 2) {
-        stage.gpu_tile(pure[0], pure[1], bx, by, tx, ty, 16, 16, TailStrategy::GuardWithIf);
-    } else if (pure.size() == 1) {
-        stage.gpu_tile(pure[0], bx, tx, 256, TailStrategy::GuardWithIf);
-    } else {
+    Var bx("bx"), tx("tx");
+    if (pure.empty()) {
         stage.gpu_single_thread();
+        return;
     }
+    Var all = pure[0];
+    for (size_t i = 1; i < pure.size(); i++) {
+        Var fused(all.name() + "_" + pure[i].name());
+        stage.fuse(all, pure[i], fused);
+        all = fused;
+    }
+    stage.gpu_tile(all, bx, tx, 256, TailStrategy::GuardWithIf);
 }
 
 } // namespace

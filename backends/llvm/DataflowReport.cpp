@@ -25,13 +25,16 @@ namespace {
 using lowering::ConcreteArguments;
 
 // The bytes a buffer of this shape spans.
+// The bytes of a buffer's elements: the fewer of its span and its element count (a window of
+// a wider array spans whole rows of it; a broadcast's stride 0 repeats one element).
 int64_t span_bytes(const ConcreteArguments::Shape &s) {
-    int64_t last = 0;
+    int64_t last = 0, elements = 1;
     for (const aicf_dim_t &d : s.dims) {
         if (d.extent <= 0) return 0;
         last += int64_t(d.extent - 1) * std::abs(int64_t(d.stride));
+        if (__builtin_mul_overflow(elements, int64_t(d.extent), &elements)) elements = INT64_MAX;
     }
-    return (last + 1) * s.type.bytes();
+    return std::min(last + 1, elements) * s.type.bytes();
 }
 
 // A dense shape of these extents for buffer `name`.
@@ -132,9 +135,9 @@ ConcreteArguments concrete_arguments(const std::vector<Argument> &args,
                                 : std::string())
                 << ".";
             for (size_t i = 0; i < extents.size(); i++)
-                user_assert(extents[i] > 0)
+                user_assert(extents[i] >= 0)
                     << "The report of " << pipeline << ": size " << i << " of output " << a.name
-                    << " is " << extents[i] << "; sizes must be positive.";
+                    << " is " << extents[i] << "; sizes may not be negative.";
             c.buffers[a.name] = dense(a.type, extents, a.name);
             continue;
         }
@@ -235,6 +238,30 @@ int64_t span(int64_t lo, int64_t hi, int element_bytes, int64_t limit) {
     return bytes >= double(limit) ? limit : int64_t(bytes);
 }
 
+// The bytes of the elements in [lo, hi] and, where given, in the box of coordinates `box`:
+// the fewer of the two (a window of a wider array spans whole rows it does not reach).
+int64_t reached_bytes(int64_t lo, int64_t hi, const std::vector<std::pair<int64_t, int64_t>> &box,
+                      int element_bytes, int64_t limit) {
+    const int64_t spanned = span(lo, hi, element_bytes, limit);
+    if (box.empty()) return spanned;
+    double elements = 1;
+    for (const auto &[first, last] : box)
+        elements *= last < first ? 0.0 : double(last) - double(first) + 1;
+    const double bytes = elements * element_bytes;
+    return bytes >= double(spanned) ? spanned : int64_t(bytes);
+}
+
+// Two boxes' union, per dimension (empty, unknown, when either is).
+std::vector<std::pair<int64_t, int64_t>>
+box_union(const std::vector<std::pair<int64_t, int64_t>> &a,
+          const std::vector<std::pair<int64_t, int64_t>> &b) {
+    if (a.size() != b.size()) return {};
+    std::vector<std::pair<int64_t, int64_t>> u = a;
+    for (size_t d = 0; d < a.size(); d++)
+        u[d] = {std::min(a[d].first, b[d].first), std::max(a[d].second, b[d].second)};
+    return u;
+}
+
 int64_t saturating_sum(std::initializer_list<int64_t> terms) {
     int64_t sum = 0;
     for (int64_t t : terms)
@@ -310,11 +337,18 @@ DataflowReport dataflow_report(const std::vector<ir::Function> &outputs,
         buffer_bytes.emplace(kv.first, kv.second);
     // The elements of each input and output any kernel reaches, and the bytes the kernels
     // move of it (for the compulsory bytes).
-    std::map<std::string, std::pair<int64_t, int64_t>> reached;
+    struct Reached {
+        int64_t lo, hi;
+        std::vector<std::pair<int64_t, int64_t>> box;
+    };
+    std::map<std::string, Reached> reached;
     std::map<std::string, int64_t> moved_of;
+    std::map<std::string, std::vector<aicf_dim_t>> shapes;
+    for (const auto &kv : concrete.buffers)
+        shapes[kv.first] = kv.second.dims;
     for (const lowering::StaticLaunch &launch : run.launches) {
         const lowering::LoweredKernel &k = p.kernels[size_t(launch.kernel)];
-        const lowering::KernelCost cost = lowering::static_kernel_cost(k, launch);
+        const lowering::KernelCost cost = lowering::static_kernel_cost(k, launch, shapes);
         KernelReport kr;
         kr.name = k.name;
         kr.funcs = k.funcs;
@@ -340,22 +374,24 @@ DataflowReport dataflow_report(const std::vector<ir::Function> &outputs,
             const int64_t limit = b.bytes > 0 ? b.bytes : INT64_MAX;
             b.requested_read = c.bytes_loaded;
             b.requested_written = c.bytes_stored;
-            b.moved_read =
-                std::min(c.bytes_loaded, span(c.load_lo, c.load_hi, c.element_bytes, limit));
+            b.moved_read = std::min(c.bytes_loaded, reached_bytes(c.load_lo, c.load_hi, c.load_box,
+                                                                  c.element_bytes, limit));
             b.moved_written =
-                std::min(c.bytes_stored, span(c.store_lo, c.store_hi, c.element_bytes, limit));
+                std::min(c.bytes_stored, reached_bytes(c.store_lo, c.store_hi, c.store_box,
+                                                       c.element_bytes, limit));
             if (b.role != BufferReport::Intermediate) {
                 moved_of[c.name] =
                     saturating_sum({moved_of[c.name], b.moved_read, b.moved_written});
-                for (auto [lo, hi] : {std::make_pair(c.load_lo, c.load_hi),
-                                      std::make_pair(c.store_lo, c.store_hi)}) {
-                    if (hi < lo) continue;
+                for (const Reached &part : {Reached{c.load_lo, c.load_hi, c.load_box},
+                                            Reached{c.store_lo, c.store_hi, c.store_box}}) {
+                    if (part.hi < part.lo) continue;
                     auto it = reached.find(c.name);
                     if (it == reached.end()) {
-                        reached[c.name] = {lo, hi};
+                        reached[c.name] = part;
                     } else {
-                        it->second = {std::min(it->second.first, lo),
-                                      std::max(it->second.second, hi)};
+                        it->second = {std::min(it->second.lo, part.lo),
+                                      std::max(it->second.hi, part.hi),
+                                      box_union(it->second.box, part.box)};
                     }
                 }
             }
@@ -379,9 +415,9 @@ DataflowReport dataflow_report(const std::vector<ir::Function> &outputs,
     // nearly all of it).
     for (const auto &kv : reached) {
         const ConcreteArguments::Shape &s = concrete.buffers.at(kv.first);
-        r.compulsory_bytes +=
-            std::min(moved_of.at(kv.first), span(kv.second.first, kv.second.second, s.type.bytes(),
-                                                 buffer_bytes.at(kv.first)));
+        r.compulsory_bytes += std::min(moved_of.at(kv.first),
+                                       reached_bytes(kv.second.lo, kv.second.hi, kv.second.box,
+                                                     s.type.bytes(), buffer_bytes.at(kv.first)));
     }
     check_totals_fit(r);
     for (size_t g = 0; g < report_gpus().size(); g++) {

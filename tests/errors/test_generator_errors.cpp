@@ -496,6 +496,15 @@ TEST(GeneratorDriver, HelpListAndErrors) {
     const std::string written((std::istreambuf_iterator<char>(json)),
                               std::istreambuf_iterator<char>());
     EXPECT_CONTAINS(written, "\"sizes\": [16]");
+    // Of a list of targets, the report counts the kernels of the first with a GPU.
+    text = run_main({"-g", "typed", "-o", reports, "-e", "report", "in.type=uint8", "in.dim=1",
+                     "target=host,host-cuda-sm_80", "-s", "out=64", "-s", "in=64"},
+                    &code);
+    EXPECT_EQ(code, 0) << text;
+    std::ifstream typed_report(reports + "/typed.report.txt");
+    const std::string typed_text((std::istreambuf_iterator<char>(typed_report)),
+                                 std::istreambuf_iterator<char>());
+    EXPECT_CONTAINS(typed_text, "for host-cuda-sm_80");
     EXPECT_CONTAINS(written, "\"name\": \"out\", \"role\": \"output\", \"bytes\": 2560");
     text = run_main({"-g", "two_ranks", "-o", reports, "-e", "report", "target=host-cuda-sm_80",
                      "-s", "in=40x16", "-s", "out=40x16"},
@@ -527,6 +536,19 @@ TEST(GeneratorDriver, HelpListAndErrors) {
     text = run_main({"-g", "typed", "in.type=uint8", "in.dim=1", "in.dim=2"}, &code);
     EXPECT_EQ(code, 1);
     EXPECT_CONTAINS(text, "in.dim is given twice (1, then 2)");
+    // So is a flag, and a report's size without a report.
+    text = run_main({"-g", "typed", "-g", "two_ranks", "in.type=uint8", "in.dim=1"}, &code);
+    EXPECT_EQ(code, 1);
+    EXPECT_CONTAINS(text, "-g is given twice (the second time as two_ranks)");
+    text = run_main({"-g", "typed", "-e", "stmt", "-o", made, "-e", "ptx"}, &code);
+    EXPECT_EQ(code, 1);
+    EXPECT_CONTAINS(text, "-e is given twice (the second time as ptx)");
+    text = run_main(
+        {"-g", "typed", "-o", made, "-e", "stmt", "in.type=uint8", "in.dim=1", "-s", "out=64"},
+        &code);
+    EXPECT_EQ(code, 1);
+    EXPECT_CONTAINS(text, "-s out=64 gives a size to the report, but -e stmt does not ask for "
+                          "one: add report to -e (-e stmt,report)");
     text = run_main({"typed"}, &code);
     EXPECT_EQ(code, 1);
     EXPECT_CONTAINS(text, "unknown argument typed");

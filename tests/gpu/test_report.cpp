@@ -275,6 +275,47 @@ TEST(ReportBytes, PointwiseStagesMoveWhatTheyTouch) {
     }
 }
 
+// Windows: an input that is a 30 x 10 view of an array with rows of 1000 elements, and a
+// 16 x 16 crop of a 4096 x 2048 input. What a kernel moves of them is the elements in the box
+// of coordinates it reaches, not the span of offsets (whole rows of the wider array).
+TEST(ReportBytes, WindowsOfWiderArraysMoveTheirElements) {
+    const int W = 30, H = 10, stride = 1000;
+    std::vector<float> storage(size_t(stride) * H);
+    for (size_t i = 0; i < storage.size(); i++)
+        storage[i] = float(i % 97) * 0.25f - 3.0f;
+    Buffer<float> view(storage.data(), std::vector<aicf_dim_t>{{0, W, 1, 0}, {0, H, stride, 0}},
+                       "view");
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Func sum3("sum3");
+    sum3(x, y) = view(x, y) + view(x + 1, y) + view(x, y + 1);
+    sum3.gpu_tile(x, y, bx, by, tx, ty, 16, 4, TailStrategy::GuardWithIf);
+    Buffer<float> out = realize_checking_report(sum3, {W - 1, H - 1}, gpu_target)[0];
+    out.copy_to_host();
+    for (int j = 0; j < H - 1; j++)
+        for (int i = 0; i < W - 1; i++)
+            ASSERT_EQ(out(i, j), view(i, j) + view(i + 1, j) + view(i, j + 1)) << i << "," << j;
+    const DataflowReport r = sum3.report({W - 1, H - 1}, gpu_target);
+    ASSERT_EQ(r.kernels.size(), 1u);
+    for (const BufferReport &b : r.kernels[0].buffers) {
+        if (b.name != "view") continue;
+        EXPECT_EQ(b.bytes, W * H * 4);
+        EXPECT_EQ(b.moved_read, W * H * 4);
+    }
+    EXPECT_EQ(r.compulsory_bytes, (W * H + (W - 1) * (H - 1)) * 4);
+
+    ImageParam big(Float(32), 2, "big");
+    Func crop("crop");
+    crop(x, y) = big(x + 1000, y + 1000) * 2.0f + big(x + 1001, y + 1000);
+    crop.gpu_tile(x, y, bx, by, tx, ty, 16, 16);
+    ReportArguments args;
+    args.buffers["big"] = {4096, 2048};
+    const DataflowReport c = crop.report({16, 16}, gpu_target, args);
+    ASSERT_EQ(c.kernels.size(), 1u);
+    EXPECT_EQ(c.kernels[0].buffers[0].name, "big");
+    EXPECT_EQ(c.kernels[0].buffers[0].moved_read, 17 * 16 * 4);
+    EXPECT_EQ(c.compulsory_bytes, (17 * 16 + 16 * 16) * 4);
+}
+
 TEST(ReportBytes, TheMlpBlockAtFullSize) {
     // The sizes of a transformer layer, counted without allocating them.
     const int tokens = 2048, d = 4096, hidden = 16384;
@@ -513,9 +554,18 @@ TEST(ReportErrors, SizesTargetsAndArguments) {
     EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] { g.report({64}, gpu_target, args); }),
                     "is at sizes 64 (1 size), but its output g has 2 dimensions: give 2 sizes.");
     EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
-                        g.report({64, 0}, gpu_target, args);
+                        g.report({64, -1}, gpu_target, args);
                     }),
-                    "sizes must be positive");
+                    "size 1 of output g is -1; sizes may not be negative");
+    // An empty output, as realize takes it: nothing launches, in either schedule.
+    for (bool fused : {true, false}) {
+        const DataflowReport empty = two_stages(in, fused).report({64, 0}, gpu_target, args);
+        EXPECT_TRUE(empty.kernels.empty()) << empty.to_text();
+        EXPECT_EQ(empty.moved_bytes(), 0);
+        ASSERT_TRUE(empty.baseline != nullptr);
+        EXPECT_TRUE(empty.baseline->kernels.empty()) << empty.to_text();
+        EXPECT_EQ(empty.summary(), "no kernels launch: the output is empty at these sizes");
+    }
     ReportArguments small = args;
     small.buffers["in"] = {32, 16};
     EXPECT_CONTAINS(aicf_test::message_of<CompileError>([&] {
