@@ -327,6 +327,15 @@ private:
             std::set<std::string> own;
             visit_each<Store>(st.produce, [&](const Store *w) { own.insert(w->name); });
             visit_each<Load>(st.produce, [&](const Load *l) {
+                // (Only an update stage reads the tile: its pure definition cannot.)
+                user_assert(l->name != st.func && l->name.rfind(st.func + ".", 0) != 0)
+                    << "gpu_pipeline on Func " << st.func << ": " << st.func << " has an update "
+                    << "definition, which reads the tile " << st.func << " is copying; its "
+                    << "copies are made " << stages - 1 << " iteration" << (stages == 2 ? "" : "s")
+                    << " of the loop " << loop_for_users(op->name)
+                    << " ahead and waited for only where the tile is read. Pipeline a tile that "
+                    << "only copies (move the update into a Func of its own that reads " << st.func
+                    << "), or do not pipeline " << st.func << ".";
                 user_assert(!written_in_loop.count(l->name) || own.count(l->name))
                     << "gpu_pipeline on Func " << st.func << ": its definition reads " << l->name
                     << ", which the kernel writes inside the loop " << loop_for_users(op->name)

@@ -243,6 +243,9 @@ void pack_shared_memory(LoweredKernel &kernel) {
                      << "reduced at once, make it smaller)";
             } else {
                 funcs = true;
+                if (kernel.async_staged.count(a.func))
+                    list << " (one buffer per stage of its gpu_pipeline: fewer stages make it "
+                         << "smaller)";
             }
         }
         user_error << "The kernel " << kernel.name << " needs " << total

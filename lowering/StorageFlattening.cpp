@@ -4,6 +4,7 @@
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
+#include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/Simplify.h"
 
 #include <algorithm>
@@ -110,14 +111,25 @@ Layout::Swizzle swizzle_of(const Function &f, const std::vector<std::string> &or
     auto extent = as_const_int(simplify(extents[0]));
     const int64_t row_bytes = extent ? *extent * bytes : 0;
     const int64_t pieces = row_bytes / 16;
+    // (An align_storage of the rows is the likelier cause than the fix.)
+    std::string padded;
+    for (const StorageAlignment &a : f.schedule().storage_alignment) {
+        if (a.var == order[0])
+            padded = ", which its align_storage(" + a.var + ", " + to_string(a.alignment) +
+                     ") pads them to";
+    }
     user_assert(extent && row_bytes % 16 == 0 && (pieces == 2 || pieces == 4 || pieces % 8 == 0))
         << "swizzle_storage on Func " << f.name() << ": its rows (dimension " << order[0]
         << ", stored innermost) are "
         << (extent ? std::to_string(row_bytes) + " bytes long"
                    : "of a length known only at run time")
+        << padded
         << ", but the swizzle permutes the 16-byte pieces of rows of 32, 64 or a multiple of "
-        << "128 bytes. Compute it over a region of such a constant size along " << order[0]
-        << ", or pad it (align_storage).";
+        << "128 bytes. "
+        << (padded.empty() ? "Compute it over a region of such a constant size along " + order[0] +
+                                 ", or pad it (align_storage)."
+                           : "A swizzle replaces padding: remove the align_storage, or give a "
+                             "multiple that makes such a row.");
     auto index_of = [&](const std::string &v) {
         return int(std::find(f.args().begin(), f.args().end(), v) - f.args().begin());
     };

@@ -186,7 +186,19 @@ private:
         std::optional<MMAShape> shape = mma_shape(a.type().with_lanes(tf32 ? 4 : 8),
                                                   b.type().with_lanes(tf32 ? 2 : 4), Float(32, 4));
         internal_assert(shape) << "no mma for " << to_string(a.type());
-        // The loops' extents are the instruction's.
+        // The loops' extents are the instruction's; the columns' and the rows' swapped are
+        // likelier the call's arguments in the wrong order than splits of the wrong size.
+        const auto n_extent = as_const_int(simplify(n->extent)),
+                   m_extent = as_const_int(simplify(m->extent));
+        user_assert(shape->n == shape->m || n_extent != shape->m || m_extent != shape->n)
+            << ms.user_name << " runs " << ms.call_for_users() << " on " << to_string(a.type())
+            << " inputs, " << shape->ptx_name() << ", whose n (columns) loop must have extent "
+            << shape->n << " and m (rows) loop extent " << shape->m << ", but its n loop "
+            << loop_var_for_users(n->name) << " has " << *n_extent << " and its m loop "
+            << loop_var_for_users(m->name) << " has " << *m_extent
+            << ": the arguments look swapped. gpu_mma takes the columns' loop first: gpu_mma("
+            << loop_var_for_users(m->name) << ", " << loop_var_for_users(n->name) << ", "
+            << loop_var_for_users(k->name) << ").";
         for (auto [loop, want, what] :
              {std::tuple{n, shape->n, "n (columns)"}, std::tuple{m, shape->m, "m (rows)"},
               std::tuple{k, shape->k, "k (the reduction)"}})

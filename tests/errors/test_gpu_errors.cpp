@@ -959,6 +959,7 @@ struct MMASchedule {
     bool mma_over_ko = false;  // gpu_mma(xm, ym, ko): ko lies outside the warps' loop
     Type input_b = BFloat(16); // A is bfloat16
     bool row_groups = false;   // blocks in groups of 2 rows of tiles (byi innermost), prod at bx
+    bool swapped = false;      // gpu_mma(ym, xm, ki): the rows' loop first
 };
 
 Func mma_pipeline(const MMASchedule &s) {
@@ -997,7 +998,7 @@ Func mma_pipeline(const MMASchedule &s) {
         .split(k, ko, ki, 16)
         .reorder(xm, ym, ki, xt, yt, wz, ko)
         .gpu_threads(wz)
-        .gpu_mma(xm, ym, s.mma_over_ko ? ko : ki);
+        .gpu_mma(s.swapped ? ym : xm, s.swapped ? xm : ym, s.mma_over_ko ? ko : ki);
     for (Func f : {a, b})
         f.compute_at(prod, ko).split(x, xo, xv, 8).fuse(xo, y, t).split(t, tz, t, 32);
     a.split(t, ty, tx, s.staging_threads_x).gpu_threads(tx, ty, tz);
@@ -1021,6 +1022,13 @@ TEST(GPUScheduleErrors, TensorCores) {
     wide.n_split = 16;
     msg = mma_error(wide);
     EXPECT_CONTAINS(msg, "n (columns) loop xm must have extent 8, but it has 16");
+
+    MMASchedule swapped;
+    swapped.swapped = true;
+    msg = mma_error(swapped);
+    EXPECT_CONTAINS(msg, "whose n (columns) loop must have extent 8 and m (rows) loop extent 16, "
+                         "but its n loop ym has 16 and its m loop xm has 8: the arguments look "
+                         "swapped. gpu_mma takes the columns' loop first: gpu_mma(xm, ym, ki).");
 
     MMASchedule ragged;
     ragged.k_total = 72;
@@ -1210,6 +1218,21 @@ TEST(GPUScheduleErrors, SwizzledStorage) {
     EXPECT_CONTAINS(msg, "swizzle_storage on Func tile: its rows (dimension x, stored innermost) "
                          "are 48 bytes long, but the swizzle permutes the 16-byte pieces of rows "
                          "of 32, 64 or a multiple of 128 bytes.");
+    EXPECT_CONTAINS(msg, "or pad it (align_storage).");
+    // Rows that padding made the wrong length: the message names the padding.
+    Func padded("padded"), out4("out4");
+    padded(x, y) = in(x, y);
+    out4(x, y) = padded(x, y) * 2.0f;
+    out4.gpu_tile(x, y, bx, by, tx, ty, 8, 8);
+    padded.compute_at(out4, bx)
+        .store_in(MemoryType::GPUShared)
+        .gpu_threads(x, y)
+        .align_storage(x, 12)
+        .swizzle_storage();
+    msg = message_of<CompileError>([&] { out4.realize({48, 48}, gpu_target); });
+    EXPECT_CONTAINS(msg, "are 48 bytes long, which its align_storage(x, 12) pads them to, but the "
+                         "swizzle permutes");
+    EXPECT_CONTAINS(msg, "A swizzle replaces padding: remove the align_storage");
 
     // Anywhere but shared memory the swizzle would do nothing: refused, not ignored.
     Func root("root"), out2("out2");
@@ -1239,6 +1262,8 @@ TEST(GPUScheduleErrors, SwizzledStorage) {
 // of them without.
 TEST(GPUScheduleErrors, AsyncPipeline) {
     Buffer<float> A({64, 64}, "A"), B({64, 64}, "B");
+    aicf_test::fill_random(A, -1, 1, 31);
+    aicf_test::fill_random(B, -1, 1, 32);
     auto product = [&](int a_stages, int b_stages) {
         Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
         RDom k(0, 64, "k");
@@ -1292,6 +1317,69 @@ TEST(GPUScheduleErrors, AsyncPipeline) {
             EXPECT_CONTAINS(msg, "gpu_pipeline on Func a: s is also staged in shared memory at "
                                  "ko of prod.update(0) and computed from a in each iteration");
             EXPECT_CONTAINS(msg, "Keep s out of shared memory at this loop");
+        }
+    }
+    // Tiles past the shared memory a block has: the message says what each stage costs.
+    {
+        Buffer<float> wide_a({8192, 16}, "wide_a"), wide_b({16, 8192}, "wide_b");
+        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+        RDom k(0, 8192, "k");
+        RVar ko("ko"), ki("ki");
+        Func a("a"), prod("prod"), out("out");
+        a(x, y) = wide_a(x, y);
+        prod(x, y) = 0.0f;
+        prod(x, y) += a(k, y) * wide_b(x, k);
+        out(x, y) = prod(x, y);
+        out.gpu_tile(x, y, bx, by, tx, ty, 16, 16);
+        prod.compute_at(out, bx).gpu_threads(x, y);
+        prod.update().split(k, ko, ki, 1024).reorder(ki, x, y, ko).gpu_threads(x, y);
+        Var xo("xo"), xi("xi");
+        a.compute_at(prod, ko)
+            .split(x, xo, xi, 16)
+            .gpu_threads(xi, y)
+            .gpu_pipeline(4, PipelineCopy::Async);
+        msg = message_of<CompileError>([&] { out.realize({16, 16}, gpu_target); });
+        EXPECT_CONTAINS(msg, "bytes of shared memory per block, more than the");
+        EXPECT_CONTAINS(msg, "(one buffer per stage of its gpu_pipeline: fewer stages make it "
+                             "smaller)");
+    }
+    // A pipelined tile with an update definition: the update would read the tile before its
+    // copies are waited for. Refused for asynchronous copies as for copies through registers.
+    for (PipelineCopy copy : {PipelineCopy::Async, PipelineCopy::Registers}) {
+        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+        RDom k(0, 64, "k");
+        RVar ko("ko"), ki("ki");
+        Func a("a"), prod("prod"), out("out");
+        a(x, y) = A(x, y);
+        a(x, y) = a(x, y) * 2.0f;
+        prod(x, y) = 0.0f;
+        prod(x, y) += a(k, y) * B(x, k);
+        out(x, y) = prod(x, y);
+        out.gpu_tile(x, y, bx, by, tx, ty, 16, 16);
+        prod.compute_at(out, bx).gpu_threads(x, y);
+        prod.update().split(k, ko, ki, 8).reorder(ki, x, y, ko).gpu_threads(x, y);
+        a.compute_at(prod, ko).gpu_threads(x, y).gpu_pipeline(2, copy);
+        a.update().gpu_threads(x, y);
+        msg = message_of<CompileError>([&] { out.realize({64, 64}, gpu_target); });
+        if (copy == PipelineCopy::Async) {
+            EXPECT_CONTAINS(msg, "gpu_pipeline on Func a: a has an update definition, which reads "
+                                 "the tile a is copying; its copies are made 1 iteration of the "
+                                 "loop ko of prod.update(0) ahead");
+        } else {
+            EXPECT_CONTAINS(msg, "gpu_pipeline on Func a: its definition reads a, which the "
+                                 "kernel writes inside the loop ko of prod.update(0)");
+        }
+        // Without the pipeline, the same schedule is right (against a plain loop).
+        a.gpu_pipeline(1);
+        Buffer<float> o = out.realize({64, 64}, gpu_target);
+        o.copy_to_host();
+        for (int j = 0; j < 64; j += 7) {
+            for (int i = 0; i < 64; i += 5) {
+                double want = 0;
+                for (int kk = 0; kk < 64; kk++)
+                    want += 2.0 * A(kk, j) * B(i, kk);
+                ASSERT_TRUE(aicf_test::close(o(i, j), want, 1e-4, 1e-4)) << i << "," << j;
+            }
         }
     }
 }
