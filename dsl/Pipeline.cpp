@@ -663,10 +663,10 @@ void Callable::call(const CallArgument *given, size_t count) const {
         }
         user_assert(g.buffer == nullptr)
             << "Argument " << i << " (" << a.name << ") of the Callable of pipeline " << name_
-            << " is a " << to_string(a.type) << " scalar, but a buffer was passed.";
+            << " is " << with_article(a.type) << " scalar, but a buffer was passed.";
         user_assert(g.type == a.type)
             << "Argument " << i << " (" << a.name << ") of the Callable of pipeline " << name_
-            << " is a " << to_string(a.type) << " scalar, but a " << to_string(g.type)
+            << " is " << with_article(a.type) << " scalar, but " << with_article(g.type)
             << " was passed. Pass a value of exactly that type (a cast is explicit).";
         pointers[i] = const_cast<uint64_t *>(&g.bits);
     }

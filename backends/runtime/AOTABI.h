@@ -109,7 +109,10 @@ int aicf_run_chosen_pipeline(const aicf_pipeline_metadata_t *const *builds, int3
                              const aicf_pipeline_metadata_t **chosen, void *const *args);
 
 /* The message of the last failed call on this thread ("" after a call of a pipeline that
- * succeeded; the metadata functions, and a choice of build that succeeds, leave it). */
+ * succeeded; the metadata functions, and a choice of build that succeeds, leave it). The
+ * text belongs to the thread and stays valid until its next call of a pipeline or choice of
+ * build, which may replace or free it: copy it before calling again, and read it after the
+ * call it reports on (not as another argument of the same function call). */
 const char *aicf_last_error(void);
 
 /* The CUDA stream (a CUstream of the primary context of device 0) that the kernels of the

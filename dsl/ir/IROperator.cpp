@@ -123,7 +123,7 @@ Expr make_vector(const std::vector<Expr> &scalars) {
 
 Expr extract_element(const Expr &v, int i) {
     internal_assert(i >= 0 && i < v.type().lanes)
-        << "lane " << i << " of a " << to_string(v.type());
+        << "lane " << i << " of " << with_article(v.type());
     if (v.type().is_scalar()) return v;
     if (const Call *c = v.as<Call>(); c && c->is_intrinsic(Intrinsic::make_vector))
         return c->args[size_t(i)];

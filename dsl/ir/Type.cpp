@@ -96,6 +96,11 @@ void type_out_of_range(TypeCode code, int bits, int lanes) {
         "lanes.");
 }
 
+std::string with_article(Type t) {
+    const std::string name = to_string(t);
+    return (name[0] == 'i' ? "an " : "a ") + name;
+}
+
 std::string to_string(Type t) {
     std::string s;
     if (t.is_bool()) {

@@ -82,6 +82,8 @@ inline Type Handle(int lanes = 1) {
 
 // "int32", "float32x8", "bfloat16", "bool".
 std::string to_string(Type t);
+// With its article, for messages: "an int32", "a float32".
+std::string with_article(Type t);
 
 // True for the types a user may store in a Func, a Buffer or a Param.
 bool is_valid_value_type(Type t);

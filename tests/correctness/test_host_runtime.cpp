@@ -302,6 +302,8 @@ TEST(Callable, NamesTheWrongArgument) {
               std::string::npos);
     EXPECT_NE(message([&] { c(input, input, result); }).find("is a float32 scalar, but a buffer"),
               std::string::npos);
+    EXPECT_NE(message([&] { c(input, 2, result); }).find("is a float32 scalar, but an int32 was"),
+              std::string::npos);
     EXPECT_NE(message([&] { c(2.0f, 2.0f, result); })
                   .find("Argument 0 (call_in1) of the Callable of pipeline call_out1 is an input "
                         "buffer of float32, but a scalar was passed"),
