@@ -538,10 +538,11 @@ std::string DataflowReport::to_dot() const {
                 }
                 edge(g, source, f);
             }
-            // An update in a later kernel continues from the Func's earlier kernel.
+            // An update in a later kernel continues from the Func's earlier kernel. (The same
+            // kernel launched again, per iteration of a host loop, computes another part.)
             const std::vector<size_t> &ks = kernels_of.at(f);
             for (size_t k = 0; k + 1 < ks.size(); k++) {
-                if (ks[k + 1] != i) continue;
+                if (ks[k + 1] != i || kernels[ks[k]].name == kernels[i].name) continue;
                 const int64_t bytes = read_bytes(i, f);
                 s << "  " << node(f, ks[k]) << " -> " << node(f, i)
                   << " [label=" << dot_string(bytes ? bytes_text(bytes) : "")

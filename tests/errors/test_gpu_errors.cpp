@@ -1258,6 +1258,34 @@ TEST(GPUScheduleErrors, SwizzledStorage) {
                          "root into the buffer realize() is given; it cannot be swizzled");
 }
 
+namespace {
+
+// out(x, y) = the sum over k of lhs(k, y) * rhs(x, k), each 16 x 16 block's part of it in prod
+// on the block's threads, its reduction split by `k_split` (ko outside, ki inside).
+struct StagedProduct {
+    Var x{"x"}, y{"y"}, bx{"bx"}, by{"by"}, tx{"tx"}, ty{"ty"};
+    RVar ko{"ko"}, ki{"ki"};
+    Func prod{"prod"}, out{"out"};
+    StagedProduct(const Func &lhs, const Func &rhs, int k_total, int k_split) {
+        RDom k(0, k_total, "k");
+        prod(x, y) = 0.0f;
+        prod(x, y) += lhs(k, y) * rhs(x, k);
+        out(x, y) = prod(x, y);
+        out.gpu_tile(x, y, bx, by, tx, ty, 16, 16);
+        prod.compute_at(out, bx).gpu_threads(x, y);
+        prod.update().split(k, ko, ki, k_split).reorder(ki, x, y, ko).gpu_threads(x, y);
+    }
+};
+
+Func copy_of(const Buffer<float> &b, const std::string &name) {
+    Var x("x"), y("y");
+    Func f(name);
+    f(x, y) = b(x, y);
+    return f;
+}
+
+} // namespace
+
 // gpu_pipeline with asynchronous copies: two tiles at one loop with different stages, or one
 // of them without.
 TEST(GPUScheduleErrors, AsyncPipeline) {
@@ -1265,22 +1293,13 @@ TEST(GPUScheduleErrors, AsyncPipeline) {
     aicf_test::fill_random(A, -1, 1, 31);
     aicf_test::fill_random(B, -1, 1, 32);
     auto product = [&](int a_stages, int b_stages) {
-        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
-        RDom k(0, 64, "k");
-        RVar ko("ko"), ki("ki");
-        Func a("a"), b("b"), prod("prod"), out("out");
-        a(x, y) = A(x, y);
-        b(x, y) = B(x, y);
-        prod(x, y) = 0.0f;
-        prod(x, y) += a(k, y) * b(x, k);
-        out(x, y) = prod(x, y);
-        out.gpu_tile(x, y, bx, by, tx, ty, 16, 16);
-        prod.compute_at(out, bx).gpu_threads(x, y);
-        prod.update().split(k, ko, ki, 8).reorder(ki, x, y, ko).gpu_threads(x, y);
-        a.compute_at(prod, ko).gpu_threads(x, y).gpu_pipeline(a_stages, PipelineCopy::Async);
-        b.compute_at(prod, ko).gpu_threads(x, y);
+        Func a = copy_of(A, "a"), b = copy_of(B, "b");
+        StagedProduct p(a, b, 64, 8);
+        a.compute_at(p.prod, p.ko).gpu_threads(p.x, p.y);
+        a.gpu_pipeline(a_stages, PipelineCopy::Async);
+        b.compute_at(p.prod, p.ko).gpu_threads(p.x, p.y);
         if (b_stages > 1) b.gpu_pipeline(b_stages, PipelineCopy::Async);
-        return out;
+        return p.out;
     };
     std::string msg = message_of<CompileError>([&] {
         product(3, 2).realize({64, 64}, gpu_target);
@@ -1293,22 +1312,14 @@ TEST(GPUScheduleErrors, AsyncPipeline) {
     // A tile computed from a pipelined tile of the same iteration (scores from a key tile)
     // cannot be copied ahead of it, pipelined or not.
     for (bool pipelined : {true, false}) {
-        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
-        RDom k(0, 64, "k");
-        RVar ko("ko"), ki("ki");
-        Func a("a"), s("s"), prod("prod"), out("out");
-        a(x, y) = A(x, y);
+        Var x("x"), y("y");
+        Func a = copy_of(A, "a"), s("s");
         s(x, y) = a(x, y) * 2.0f;
-        prod(x, y) = 0.0f;
-        prod(x, y) += s(k, y) * B(x, k);
-        out(x, y) = prod(x, y);
-        out.gpu_tile(x, y, bx, by, tx, ty, 16, 16);
-        prod.compute_at(out, bx).gpu_threads(x, y);
-        prod.update().split(k, ko, ki, 8).reorder(ki, x, y, ko).gpu_threads(x, y);
-        a.compute_at(prod, ko).gpu_threads(x, y).gpu_pipeline(2, PipelineCopy::Async);
-        s.compute_at(prod, ko).store_in(MemoryType::GPUShared).gpu_threads(x, y);
+        StagedProduct p(s, copy_of(B, "b"), 64, 8);
+        a.compute_at(p.prod, p.ko).gpu_threads(x, y).gpu_pipeline(2, PipelineCopy::Async);
+        s.compute_at(p.prod, p.ko).store_in(MemoryType::GPUShared).gpu_threads(x, y);
         if (pipelined) s.gpu_pipeline(2, PipelineCopy::Async);
-        msg = message_of<CompileError>([&] { out.realize({64, 64}, gpu_target); });
+        msg = message_of<CompileError>([&] { p.out.realize({64, 64}, gpu_target); });
         if (pipelined) {
             EXPECT_CONTAINS(msg, "gpu_pipeline on Func s: its definition reads a, which the "
                                  "kernel writes inside the loop ko of prod.update(0) that s is "
@@ -1322,23 +1333,14 @@ TEST(GPUScheduleErrors, AsyncPipeline) {
     // Tiles past the shared memory a block has: the message says what each stage costs.
     {
         Buffer<float> wide_a({8192, 16}, "wide_a"), wide_b({16, 8192}, "wide_b");
-        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
-        RDom k(0, 8192, "k");
-        RVar ko("ko"), ki("ki");
-        Func a("a"), prod("prod"), out("out");
-        a(x, y) = wide_a(x, y);
-        prod(x, y) = 0.0f;
-        prod(x, y) += a(k, y) * wide_b(x, k);
-        out(x, y) = prod(x, y);
-        out.gpu_tile(x, y, bx, by, tx, ty, 16, 16);
-        prod.compute_at(out, bx).gpu_threads(x, y);
-        prod.update().split(k, ko, ki, 1024).reorder(ki, x, y, ko).gpu_threads(x, y);
+        Func a = copy_of(wide_a, "a");
+        StagedProduct p(a, copy_of(wide_b, "b"), 8192, 1024);
         Var xo("xo"), xi("xi");
-        a.compute_at(prod, ko)
-            .split(x, xo, xi, 16)
-            .gpu_threads(xi, y)
+        a.compute_at(p.prod, p.ko)
+            .split(p.x, xo, xi, 16)
+            .gpu_threads(xi, p.y)
             .gpu_pipeline(4, PipelineCopy::Async);
-        msg = message_of<CompileError>([&] { out.realize({16, 16}, gpu_target); });
+        msg = message_of<CompileError>([&] { p.out.realize({16, 16}, gpu_target); });
         EXPECT_CONTAINS(msg, "bytes of shared memory per block, more than the");
         EXPECT_CONTAINS(msg, "(one buffer per stage of its gpu_pipeline: fewer stages make it "
                              "smaller)");
@@ -1346,21 +1348,13 @@ TEST(GPUScheduleErrors, AsyncPipeline) {
     // A pipelined tile with an update definition: the update would read the tile before its
     // copies are waited for. Refused for asynchronous copies as for copies through registers.
     for (PipelineCopy copy : {PipelineCopy::Async, PipelineCopy::Registers}) {
-        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
-        RDom k(0, 64, "k");
-        RVar ko("ko"), ki("ki");
-        Func a("a"), prod("prod"), out("out");
-        a(x, y) = A(x, y);
+        Var x("x"), y("y");
+        Func a = copy_of(A, "a");
         a(x, y) = a(x, y) * 2.0f;
-        prod(x, y) = 0.0f;
-        prod(x, y) += a(k, y) * B(x, k);
-        out(x, y) = prod(x, y);
-        out.gpu_tile(x, y, bx, by, tx, ty, 16, 16);
-        prod.compute_at(out, bx).gpu_threads(x, y);
-        prod.update().split(k, ko, ki, 8).reorder(ki, x, y, ko).gpu_threads(x, y);
-        a.compute_at(prod, ko).gpu_threads(x, y).gpu_pipeline(2, copy);
+        StagedProduct p(a, copy_of(B, "b"), 64, 8);
+        a.compute_at(p.prod, p.ko).gpu_threads(x, y).gpu_pipeline(2, copy);
         a.update().gpu_threads(x, y);
-        msg = message_of<CompileError>([&] { out.realize({64, 64}, gpu_target); });
+        msg = message_of<CompileError>([&] { p.out.realize({64, 64}, gpu_target); });
         if (copy == PipelineCopy::Async) {
             EXPECT_CONTAINS(msg, "gpu_pipeline on Func a: a has an update definition, which reads "
                                  "the tile a is copying; its copies are made 1 iteration of the "
@@ -1371,7 +1365,7 @@ TEST(GPUScheduleErrors, AsyncPipeline) {
         }
         // Without the pipeline, the same schedule is right (against a plain loop).
         a.gpu_pipeline(1);
-        Buffer<float> o = out.realize({64, 64}, gpu_target);
+        Buffer<float> o = p.out.realize({64, 64}, gpu_target);
         o.copy_to_host();
         for (int j = 0; j < 64; j += 7) {
             for (int i = 0; i < 64; i += 5) {

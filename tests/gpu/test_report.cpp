@@ -398,6 +398,18 @@ TEST(ReportOutput, JsonTextAndPicture) {
         EXPECT_NE(tuple.find(part), std::string::npos) << part << "\n" << tuple;
     EXPECT_EQ(tuple.find("func:am.0"), std::string::npos) << tuple;
     EXPECT_EQ(tuple.find("label=\"\", color=\"black\""), std::string::npos) << tuple;
+    // The kernel of the pure definition reads nothing of the input: no edge into it.
+    EXPECT_EQ(tuple.find("\"in:in\" -> \"func:am@0\""), std::string::npos) << tuple;
+    // One kernel launched per row of a host loop: three boxes, each from the input, none
+    // continuing from another.
+    Func per_row("per_row"), host_out("host_out");
+    per_row(x, y) = in(x, y) + in(x, y + 1);
+    host_out(x, y) = per_row(x, y) * 2.0f;
+    per_row.compute_at(host_out, y).gpu_tile(x, bx, tx, 16, TailStrategy::GuardWithIf);
+    const std::string rows = host_out.report({40, 3}, gpu_target, args, false).to_dot();
+    for (const char *part : {"\"in:in\" -> \"func:per_row@0\"", "\"in:in\" -> \"func:per_row@2\""})
+        EXPECT_NE(rows.find(part), std::string::npos) << part << "\n" << rows;
+    EXPECT_EQ(rows.find("\"func:per_row@0\" -> \"func:per_row@1\""), std::string::npos) << rows;
 
     const std::string dir = ::testing::TempDir();
     const bool has_dot = std::system("command -v dot > /dev/null 2>&1") == 0;
