@@ -248,8 +248,15 @@ std::string json_report(const DataflowReport &r, const std::string &indent) {
     s << "{\n";
     s << in << "\"pipeline\": " << json_string(r.pipeline) << ",\n";
     s << in << "\"target\": " << json_string(r.target) << ",\n";
-    s << in << "\"sizes\": " << json_list(r.sizes, [](int v) { return std::to_string(v); })
-      << ",\n";
+    auto extents = [](const std::vector<int> &v) {
+        return json_list(v, [](int e) { return std::to_string(e); });
+    };
+    s << in << "\"sizes\": " << extents(r.sizes) << ",\n";
+    s << in << "\"other_output_sizes\": {";
+    for (auto it = r.other_output_sizes.begin(); it != r.other_output_sizes.end(); ++it)
+        s << (it == r.other_output_sizes.begin() ? "" : ", ") << json_string(it->first) << ": "
+          << extents(it->second);
+    s << "},\n";
     s << in << "\"kernels\": [";
     for (size_t i = 0; i < r.kernels.size(); i++) {
         const KernelReport &k = r.kernels[i];
@@ -327,11 +334,20 @@ std::string DataflowReport::summary() const {
 
 std::string DataflowReport::to_text() const {
     std::ostringstream s;
-    std::string size_text;
-    for (size_t i = 0; i < sizes.size(); i++)
-        size_text += (i ? " x " : "") + std::to_string(sizes[i]);
-    if (sizes.empty()) size_text = "one point (no dimensions)";
-    s << "Dataflow report: " << pipeline << " at " << size_text << " for " << target << "\n\n";
+    auto size_text = [](const std::vector<int> &extents) {
+        std::string text;
+        for (size_t i = 0; i < extents.size(); i++)
+            text += (i ? " x " : "") + std::to_string(extents[i]);
+        return extents.empty() ? std::string("one point (no dimensions)") : text;
+    };
+    s << "Dataflow report: " << pipeline << (other_output_sizes.empty() ? " at " : ", outputs at ")
+      << size_text(sizes);
+    const char *joint = " except ";
+    for (const auto &[name, extents] : other_output_sizes) {
+        s << joint << name << " at " << size_text(extents);
+        joint = ", ";
+    }
+    s << " for " << target << "\n\n";
     Table t;
     std::vector<std::string> head = {"kernel", "grid",     "block", "shared", "regs",  "requested",
                                      "moved",  "compuls.", "flops", "tensor", "flop/B"};

@@ -86,7 +86,9 @@ class DataflowReport {
 public:
     std::string pipeline; // the (first) output's name
     std::string target;
-    std::vector<int> sizes;            // of the outputs
+    std::vector<int> sizes; // of the outputs
+    // The extents of the outputs of another rank than the sizes, by name.
+    std::map<std::string, std::vector<int>> other_output_sizes;
     std::vector<KernelReport> kernels; // in launch order
     // Funcs the schedule computes in host code: their memory traffic is not device traffic
     // and is in none of the counts (nor are the inputs only they read).

@@ -330,6 +330,11 @@ DataflowReport dataflow_report(const std::vector<ir::Function> &outputs,
     for (const Argument &a : args) {
         if (!a.is_buffer) continue;
         roles[a.name] = a.is_output ? BufferReport::Output : BufferReport::Input;
+        if (a.is_output && size_t(a.dimensions) != sizes.size()) {
+            std::vector<int> &extents = r.other_output_sizes[a.name];
+            for (const aicf_dim_t &d : concrete.buffers.at(a.name).dims)
+                extents.push_back(d.extent);
+        }
         buffer_bytes[a.name] = span_bytes(concrete.buffers.at(a.name));
         if (!a.is_output) r.inputs.push_back(a.name);
     }

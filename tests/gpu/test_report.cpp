@@ -460,6 +460,10 @@ TEST(ReportCounts, OutputsOfDifferentRanks) {
             if (b.role == BufferReport::Output) sizes[b.name] = b.bytes;
     EXPECT_EQ(sizes["ss"], 4 * H);
     EXPECT_EQ(sizes["out"], 4 * W * H);
+    // The header and the JSON name the output of the other rank at its own extents.
+    EXPECT_CONTAINS(report.to_text(),
+                    "Dataflow report: ss, outputs at 40 x 16 except ss at 16 for");
+    EXPECT_CONTAINS(report.to_json(), "\"other_output_sizes\": {\"ss\": [16]}");
 }
 
 // A float atomic add is a flop, in the report and in the simulator alike: a column sum of a
