@@ -375,6 +375,17 @@ private:
             // Named: the region refers to the let, which stands for one value.
             Expr self = Variable::make(op->value.type(), op->name);
             named.insert(op->name);
+            // A loop's extent of at least one as its value says (max(n, 0) + 1): the
+            // simplifier, knowing the value, drops the clamps of the quotients it divides
+            // (a fused loop's parts, see build_stage), so the quotients' bounds need it too.
+            const std::string suffix = ".extent";
+            if (op->name.size() > suffix.size() &&
+                op->name.compare(op->name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+                op->value.type() == Int(32)) {
+                Interval v = bounds_of_expr_in_scope(op->value, Scope<Interval>());
+                if (v.has_lower_bound() && can_prove(GE::make(v.min, make_one(Int(32)))))
+                    positive_names.insert(op->name);
+            }
             scope.push(op->name, Interval::single_point(self));
             expanded_vars.push(op->name, 1.0);
             lets.emplace_back(op->name, self);
@@ -465,6 +476,29 @@ private:
     };
     std::vector<LoopRange> loop_ranges;
 
+    // The named lets known to be at least 1 (loop extents).
+    std::set<std::string> positive_names;
+    // e with each division by such a let d written as a division by max(d, 1), which is
+    // the same, for interval arithmetic to see the divisor's sign.
+    Expr with_positive_divisors(const Expr &e) const {
+        if (positive_names.empty()) return e;
+        class Rewrite : public IRMutator {
+        public:
+            explicit Rewrite(const std::set<std::string> &names) : names(names) {}
+
+        private:
+            const std::set<std::string> &names;
+            using IRMutator::visit;
+            Expr visit(const Div *op) override {
+                Expr a = mutate(op->a);
+                const Variable *d = op->b.as<Variable>();
+                if (!d || !names.count(d->name)) return Div::make(a, mutate(op->b));
+                return Div::make(a, Max::make(op->b, make_one(op->b.type())));
+            }
+        };
+        return Rewrite(positive_names).mutate(e);
+    }
+
     // The bounds of `e` (its lets expanded or not), where e moves one way in loops inside the
     // statement (is_monotonic, or linear after simplification): each such loop's variable is
     // replaced by its first or last iteration (by that direction) before the bounds are
@@ -473,7 +507,8 @@ private:
     // to a multiple of 4, min + ((extent - 1) / 4) * 4 + 3, is bounded by the tile's max + 3,
     // where bounding the loop apart would add the largest extent to the largest min. Rounded
     // quotients are bounded also as remainders (see bounds_of_expr_in_scope_with_remainders).
-    Interval bounds_over_loops(const Expr &e) {
+    Interval bounds_over_loops(const Expr &value) {
+        const Expr e = with_positive_divisors(value);
         if (loop_ranges.empty() || !e.type().is_int() || expanded_var_count(e) > 64)
             return bounds_of_expr_in_scope_with_remainders(e, scope);
         Expr lo = e, hi = e;

@@ -781,6 +781,30 @@ TEST(ReportBaseline, FuncsOfMoreThanTwoDimensionsAreOneKernel) {
     EXPECT_EQ(r.moved_bytes(), r.baseline->moved_bytes());
 }
 
+// A tensor-core product over K = 40 (steps of 32): the baseline computes the zero-padded
+// operands at the root, each a loop over its points split into blocks of 256, whose outer
+// coordinate is the quotient by the inner extent. The report asked for B's rows from -511
+// (bounds inference did not see that extent positive); it now counts the baseline, whose
+// flops are the product's and whose bytes are those of five kernels.
+TEST(ReportBaseline, PaddedOperandsOfATensorCoreProduct) {
+    const int M = 16, N = 8, K = 40;
+    Buffer<bfloat16_t> A({K, M}, "A"), B({N, K}, "B");
+    fill_random(A, -1, 1, 51);
+    fill_random(B, -1, 1, 52);
+    aicf_apps::GemmSchedule tiles;
+    tiles.warps = 1;
+    tiles.n_tiles = 1;
+    tiles.m_tiles = 1;
+    Func C = aicf_apps::gemm_tensor_cores(A, B, K, "C", {}, {}, tiles);
+    const DataflowReport r = C.report({N, M}, gpu_target);
+    ASSERT_TRUE(r.baseline);
+    EXPECT_EQ(r.baseline->kernels.size(), 5u) << r.baseline->to_text();
+    // The padded reduction: 64 multiply-adds per point, in either.
+    EXPECT_EQ(r.baseline->flops(), int64_t(2) * 64 * N * M);
+    EXPECT_EQ(r.tensor_flops(), int64_t(2) * 64 * N * M);
+    EXPECT_GT(r.baseline->moved_bytes(), r.moved_bytes());
+}
+
 // The baseline is the algorithm's: the intermediates rfactor makes are the schedule's, so a
 // row sum reports the same baseline however it is scheduled.
 TEST(ReportBaseline, TheSameForEveryScheduleOfAReduction) {
