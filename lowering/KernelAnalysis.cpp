@@ -155,7 +155,17 @@ std::optional<int64_t> constant_upper_bound(const Expr &e) {
     if (auto c = upper_bound_of(s)) return c;
     Expr distributed = simplify(DistributeIntoMinMax().mutate(s));
     if (auto c = upper_bound_of(distributed)) return c;
-    return upper_bound_of(simplify(RoundDownAsRemainder().mutate(s)));
+    if (auto c = upper_bound_of(simplify(RoundDownAsRemainder().mutate(s)))) return c;
+    // Whatever the values of its symbols: the difference of two quotients of one value,
+    // x / 2 - (x - 3) / 2 + 1 (the points a thread reads of f(x / 2) and f((x - 3) / 2)).
+    // Only a small bound: one that comes from the range of the symbols' type (x / 8 is
+    // below 2^28) bounds nothing a kernel holds.
+    Scope<Interval> anything;
+    for (const std::string &v : free_vars(s))
+        anything.push(v, Interval::everything());
+    const Interval i = bounds_of_expr_in_scope(s, anything);
+    const auto c = i.has_upper_bound() ? as_const_int(simplify(i.max)) : std::nullopt;
+    return c && *c <= (int64_t(1) << 20) ? c : std::nullopt;
 }
 
 bool contains_intrinsic(const Stmt &s, Intrinsic op) {

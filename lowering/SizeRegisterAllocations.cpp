@@ -34,13 +34,30 @@ private:
             << "Funcs live in shared memory or registers.";
         auto n = element_count_bound(op->extents);
         const std::string size = product_text(op->extents);
+        // The dimensions of no constant size (their extents are "f.x.extent_realized").
+        std::string varying;
+        const std::string prefix = op->name + ".", suffix = ".extent_realized";
+        for (const Expr &e : op->extents) {
+            const Variable *v = e.as<Variable>();
+            if (!v || v->name.size() <= prefix.size() + suffix.size() ||
+                v->name.compare(0, prefix.size(), prefix) != 0 ||
+                v->name.compare(v->name.size() - suffix.size(), suffix.size(), suffix) != 0)
+                continue;
+            varying = v->name.substr(prefix.size(), v->name.size() - prefix.size() - suffix.size());
+            break;
+        }
+        const std::string bound =
+            varying.empty() ? std::string()
+                            : "; where the region is never more than some n points along " +
+                                  varying + ", whatever the loop, say so with " + op->name +
+                                  ".bound_extent(" + varying + ", n)";
         user_assert(n.has_value() && *n <= 4096)
             << "Func " << op->name << " is stored in registers in kernel " << kernel.name
             << ", which needs a small constant size, but it has " << size << " elements"
             << symbols_clause(size)
             << ". Compute it over a constant region of at most 4096 elements (split "
-            << "the loops it is computed in by constants), or compute it at the block level in "
-            << "shared memory.";
+            << "the loops it is computed in by constants" << bound
+            << "), or compute it at the block level in shared memory.";
         elements[op->name] = *n;
     }
 };

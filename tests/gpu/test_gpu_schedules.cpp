@@ -1250,3 +1250,69 @@ TEST(GPUSchedule, FusedDimensionsOfAnUpdateInGuardedTiles) {
                     << i << ", " << j << ", " << k << ": " << result(i, j, k) << " vs " << 2 * sum;
             }
 }
+
+// Operands padded with zeros, each computed at the root over its points fused into one loop
+// and split into blocks of 256 threads: the outer coordinate is the quotient by the inner
+// extent, which the simplifier knows is positive (and drops the clamp of the quotient) and
+// bounds inference must know too. It asked for B's rows from -511. Against a plain loop.
+TEST(GPUSchedule, FusedLoopsOfPaddedOperands) {
+    const int N = 8, M = 16, K = 40;
+    Buffer<float> A({K, M}, "A"), B({N, K}, "B");
+    aicf_test::fill_random(A, -1, 1, 61);
+    aicf_test::fill_random(B, -1, 1, 62);
+    Var x("x"), y("y"), xy("xy"), bx("bx"), tx("tx");
+    Func a("a"), b("b"), prod("prod"), out("out");
+    a(x, y) = select(x < K, A(min(x, K - 1), y), 0.0f);
+    b(x, y) = select(y < K, B(x, min(y, K - 1)), 0.0f);
+    RDom k(0, 32, 0, 2, "k");
+    prod(x, y) = 0.0f;
+    prod(x, y) += a(k.y * 32 + k.x, y) * b(x, k.y * 32 + k.x);
+    out(x, y) = prod(x, y);
+    for (Func f : {a, b, prod})
+        f.compute_root();
+    for (Func f : {a, b, prod, out})
+        f.fuse(x, y, xy).gpu_tile(xy, bx, tx, 256, TailStrategy::GuardWithIf);
+    prod.update().fuse(x, y, xy).gpu_tile(xy, bx, tx, 256, TailStrategy::GuardWithIf);
+    Buffer<float> result = out.realize({N, M}, gpu_target);
+    result.copy_to_host();
+    for (int j = 0; j < M; j++)
+        for (int i = 0; i < N; i++) {
+            double want = 0;
+            for (int q = 0; q < K; q++)
+                want += double(A(q, j)) * B(i, q);
+            ASSERT_TRUE(aicf_test::close(result(i, j), want, 1e-5, 1e-5)) << i << ", " << j;
+        }
+}
+
+// A producer per thread read at x / 2 and (x - 3) / 2, and at y / 2 and y / 2 + 1: at most
+// 3 x 2 points per thread, whatever the thread, though the region moves with the thread by
+// quotients. Its registers have that constant size (the difference of two quotients of one
+// value is bounded); it was refused as not a constant. Exact integers against plain loops,
+// with Euclidean division, at sizes that are not multiples of the tile.
+TEST(GPUSchedule, PerThreadProducerReadAtQuotientsHasAConstantSize) {
+    for (auto [W, H] : {std::pair{37, 23}, {1, 1}, {5, 9}}) {
+        SCOPED_TRACE(std::to_string(W) + " x " + std::to_string(H));
+        Buffer<int> in({W + 2, H + 2}, "in");
+        for (int j = 0; j < H + 2; j++)
+            for (int i = 0; i < W + 2; i++)
+                in(i, j) = (i * 37 + j * 101) % 201 - 100;
+        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+        Func f("f"), g("g");
+        f(x, y) = in(clamp(x, 0, W + 1), clamp(y, 0, H + 1)) * 3 + x;
+        g(x, y) = f(x / 2, y / 2) - f((x - 3) / 2, y / 2 + 1) * 2;
+        g.gpu_tile(x, y, bx, by, tx, ty, 8, 4, TailStrategy::GuardWithIf);
+        // Unrolled (the varying extent under its constant bound, each copy guarded), so that
+        // the registers are indexed by constants.
+        f.compute_at(g, tx).unroll(x).unroll(y);
+        Buffer<int> result = g.realize({W, H}, gpu_target);
+        result.copy_to_host();
+        auto ediv = [](int a) { return a >= 0 ? a / 2 : -((1 - a) / 2); };
+        auto F = [&](int a, int b) {
+            return in(std::clamp(a, 0, W + 1), std::clamp(b, 0, H + 1)) * 3 + a;
+        };
+        for (int j = 0; j < H; j++)
+            for (int i = 0; i < W; i++)
+                ASSERT_EQ(result(i, j), F(ediv(i), ediv(j)) - F(ediv(i - 3), ediv(j) + 1) * 2)
+                    << i << ", " << j;
+    }
+}
