@@ -300,10 +300,25 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
                                        LetsByName::WhenLarge);
             merge_definitions(hoisted, read);
             for (int d = 0; read.used && d < a.dimensions; d++) {
-                user_assert(read.box[d].is_bounded())
+                if (read.box[d].is_bounded()) continue;
+                // A loop of 2^30 iterations or more (a split by such a factor): its tiles'
+                // coordinates pass the 32-bit range, where the region is unbounded.
+                const For *huge = nullptr;
+                visit_each<For>(input_body, [&](const For *l) {
+                    auto n = as_const_int(l->extent);
+                    if (!huge && n && *n >= (int64_t(1) << 30)) huge = l;
+                });
+                user_assert(!huge)
                     << "AICF cannot bound the region of input " << a.name << " read in dimension "
-                    << d << ": an index into it is data-dependent or unbounded. Clamp the index "
-                    << "to the valid range, e.g. " << a.name << "(clamp(i, 0, n - 1), ...).";
+                    << d << ": the loop " << loop_for_users(huge->name) << " runs "
+                    << *as_const_int(huge->extent)
+                    << " iterations (a split by that factor), so the coordinates of its tiles "
+                    << "pass the 32-bit range. Split by a factor no larger than the extent the "
+                    << "loop covers.";
+                user_error << "AICF cannot bound the region of input " << a.name
+                           << " read in dimension " << d
+                           << ": an index into it is data-dependent or unbounded. Clamp the index "
+                           << "to the valid range, e.g. " << a.name << "(clamp(i, 0, n - 1), ...).";
             }
             return read.used ? checks_buffer_covers(a.name, read, described) : std::vector<Stmt>();
         };

@@ -63,18 +63,24 @@ bool threads_write_apart(const Interval &w, const std::string &loop) {
 // one tile: two threads computing the same point would write it at once. Checks, for each
 // such thread loop, that its threads write apart along some dimension.
 void check_threads_write_apart(const Realize *op, const std::string &block) {
+    // Innermost first: the loop the Func is computed at names the points one thread computes.
+    std::vector<const For *> loops;
     visit_each<For>(op->body, [&](const For *loop) {
-        if (loop->for_type != ForType::GPUThread || func_of_loop(loop->name) == op->name ||
-            is_const(loop->extent, 1)) {
-            return;
-        }
+        if (loop->for_type == ForType::GPUThread && func_of_loop(loop->name) != op->name &&
+            !is_const(loop->extent, 1))
+            loops.push_back(loop);
+    });
+    for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+        const For *loop = *it;
         Access w = box_provided(loop->body, op->name);
-        if (!w.used) return;
+        if (!w.used) continue;
+        bool apart = false;
         for (const Interval &i : w.box)
-            if (threads_write_apart(i, loop->name)) return;
+            apart = apart || threads_write_apart(i, loop->name);
+        if (apart) continue;
         // Said as sizes and steps where they are constants, as the intervals otherwise.
         std::ostringstream sizes, steps, intervals;
-        bool constant = true;
+        bool sized = true, stepped = true;
         Expr next = Add::make(Variable::make(Int(32), loop->name), 1);
         for (size_t d = 0; d < w.box.size(); d++) {
             const Interval &i = w.box[d];
@@ -84,21 +90,23 @@ void check_threads_write_apart(const Realize *op, const std::string &block) {
                 i.is_bounded()
                     ? as_const_int(simplify(Sub::make(substitute(loop->name, next, i.min), i.min)))
                     : std::nullopt;
-            constant = constant && size && step;
-            if (constant) {
-                sizes << (d ? " x " : "") << *size + 1;
-                steps << (d ? " x " : "") << *step;
-            }
+            sized = sized && size;
+            stepped = stepped && step;
+            if (size) sizes << (d ? " x " : "") << *size + 1;
+            if (step) steps << (d ? " x " : "") << *step;
             intervals << (d ? ", " : "") << "["
                       << with_user_loop_names(i.has_lower_bound() ? to_string(i.min) : "-inf")
                       << ", "
                       << with_user_loop_names(i.has_upper_bound() ? to_string(i.max) : "inf")
                       << "]";
         }
-        std::string computed = constant ? "a region of " + sizes.str() +
-                                              " points, and the next thread's starts " +
-                                              steps.str() + " further on"
-                                        : intervals.str();
+        // Sizes (a stencil's footprint) say it where the steps are not constants (a guarded
+        // tail clamps where the last threads start).
+        std::string computed = !sized     ? intervals.str()
+                               : !stepped ? "a region of " + sizes.str() + " points"
+                                          : "a region of " + sizes.str() +
+                                                " points, and the next thread's starts " +
+                                                steps.str() + " further on";
         user_error << "Func " << op->name << " is stored per block in shared memory (at the GPU "
                    << "block loop " << loop_for_users(block)
                    << ") but computed inside the GPU thread loop " << loop_for_users(loop->name)
@@ -109,7 +117,7 @@ void check_threads_write_apart(const Realize *op, const std::string &block) {
                    << " (its points are then computed once, by the block's threads together), "
                    << "or store it inside the thread loop as well (each thread keeps its own "
                    << "copy in registers).";
-    });
+    }
 }
 
 // A Func stored per block in shared memory (or in device memory, outside the kernel) and

@@ -72,6 +72,10 @@ void check_guard_and_point(const MatrixStage &ms, const MatrixUpdate &u, int k_s
 struct UpdateContext {
     std::map<std::string, std::vector<ir::Range>> realized;
     std::vector<std::pair<std::string, ir::Expr>> lets;
+    // The warpgroup instruction's thread loop over warps stands for the stage's own thread
+    // loop (its variable = min + warp / 4): that loop, for messages in the user's terms.
+    std::string warp_loop;
+    ir::Expr warp_min;
 };
 
 // The warpgroup instruction (gpu_wgmma): the update of `u` as one wgmma.mma_async m64nNk16 of

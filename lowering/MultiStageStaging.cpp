@@ -468,16 +468,21 @@ class AsyncCopies : public IRMutator {
 public:
     explicit AsyncCopies(const std::map<std::string, int> &async) : async(async) {}
 
+    // Per Func: its stores that became cp.async, and the first copy of an input element too
+    // narrow for one (its type).
+    std::map<std::string, int> copies;
+    std::map<std::string, Type> narrow;
+
 private:
     const std::map<std::string, int> &async;
-    int inside = 0;
+    std::vector<std::string> inside;
     using IRMutator::visit;
 
     Stmt visit(const ProducerConsumer *op) override {
         const bool ours = op->is_producer && async.count(op->name);
-        inside += ours;
+        if (ours) inside.push_back(op->name);
         Stmt s = IRMutator::visit(op);
-        inside -= ours;
+        if (ours) inside.pop_back();
         return s;
     }
 
@@ -495,7 +500,8 @@ private:
     }
 
     Stmt visit(const Store *op) override {
-        if (!inside || op->name != kSharedMemoryName || !is_const_one(op->predicate)) return op;
+        if (inside.empty() || op->name != kSharedMemoryName || !is_const_one(op->predicate))
+            return op;
         const Type t = op->value.type();
         Expr valid = Expr(int(t.lanes));
         // A piece past the end of the input (a condition on the whole piece) is zero-filled:
@@ -508,11 +514,14 @@ private:
         }
         const Load *l = value.as<Load>();
         const int bytes = t.bytes() * t.lanes;
-        if (!l || l->name == kSharedMemoryName || !is_const_one(l->predicate) ||
-            (bytes != 4 && bytes != 8 && bytes != 16))
+        if (!l || l->name == kSharedMemoryName || !is_const_one(l->predicate)) return op;
+        if (bytes != 4 && bytes != 8 && bytes != 16) {
+            narrow.emplace(inside.back(), t);
             return op;
+        }
         Expr dst = aligned_base(op->index, t.lanes), src = aligned_base(l->index, t.lanes);
         if (!dst.defined() || !src.defined()) return op;
+        copies[inside.back()]++;
         return gpu_cp_async(t.element_of(), t.lanes, kSharedMemoryName, dst, l->name, src, valid);
     }
 };
@@ -575,7 +584,22 @@ void copy_stages_asynchronously(std::vector<LoweredKernel> &kernels,
         std::map<std::string, int> here;
         for (const std::string &f : k.async_staged)
             here[f] = async.at(f);
-        if (!here.empty()) k.body = AsyncCopies(here).mutate(k.body);
+        if (here.empty()) continue;
+        AsyncCopies copies(here);
+        k.body = copies.mutate(k.body);
+        // Copies of the input, none of which a cp.async can make: the pipeline would wait
+        // on nothing, its loads exposed as without it.
+        for (const auto &[f, t] : copies.narrow) {
+            if (copies.copies.count(f)) continue;
+            const int bytes = t.bytes() * t.lanes;
+            user_error << "gpu_pipeline(" << here.at(f) << ", PipelineCopy::Async) on Func " << f
+                       << ": " << f << "'s tile is copied from the input " << bytes << " byte"
+                       << (bytes == 1 ? "" : "s") << " ("
+                       << (t.lanes == 1 ? with_article(t) : to_string(t))
+                       << ") at a time, but cp.async copies 4, 8 or 16 bytes. Vectorize the "
+                       << "innermost loop of " << f << " so that each thread copies 16 bytes ("
+                       << 16 / t.bytes() << " elements), or use PipelineCopy::Registers.";
+        }
     }
 }
 

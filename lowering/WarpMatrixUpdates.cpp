@@ -127,7 +127,11 @@ private:
             if (ms.warpgroup())
                 body = substitute(
                     op->name, Add::make(op->min, Div::make(Variable::make(Int(32), z), 4)), body);
+            context.warp_loop = op->name;
+            context.warp_min = op->min;
             body = mutate(body);
+            context.warp_loop.clear();
+            context.warp_min = Expr();
             user_assert(found) << ms.user_name << " runs " << ms.call_for_users()
                                << ", but those loops lie outside its thread loop "
                                << loop_var_for_users(op->name) << ". Order them innermost, "

@@ -33,9 +33,19 @@ namespace {
 WgmmaOperand wgmma_operand(const MatrixStage &ms, const MatrixUpdate &u, const Expr &e,
                            const For *rows, const char *which, const UpdateContext &context,
                            const std::map<std::string, Function> &env) {
+    // In terms of the stage's thread loop rather than the instruction's loop over warps.
+    auto for_users = [&](const Expr &x) {
+        Expr shown = x;
+        if (!context.warp_loop.empty()) {
+            const Expr w = Variable::make(Int(32), context.warp_loop);
+            shown = simplify(substitute(loop_name(ms.func, ms.stage, "wgmma_warp"),
+                                        Mul::make(Sub::make(w, context.warp_min), 4), x));
+        }
+        return with_user_loop_names(to_string(shown));
+    };
     auto refuse = [&](const std::string &why) {
         user_error << ms.user_name << " runs " << ms.call_for_users() << ", whose operand " << which
-                   << " is " << with_user_loop_names(to_string(e)) << ": " << why;
+                   << " is " << for_users(e) << ": " << why;
     };
     const Call *c = e.as<Call>();
     if (!c || c->call_type != Call::Func || !env.count(c->name))
@@ -68,7 +78,7 @@ WgmmaOperand wgmma_operand(const MatrixStage &ms, const MatrixUpdate &u, const E
                    " must move by one along one of " + f.name() +
                    "'s two innermost stored dimensions (" + order[0] + " and " + order[1] +
                    "), and neither along another, but " + f.name() + "'s dimension " + f.args()[d] +
-                   " is read at " + with_user_loop_names(to_string(c->args[d])) + ".");
+                   " is read at " + for_users(c->args[d]) + ".");
         if (d == inner) k_inner = *sk == 1;
     }
     if (step_along(c->args[row], k) != std::optional<int64_t>(k_inner ? 0 : 1))

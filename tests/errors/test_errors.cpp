@@ -1004,6 +1004,15 @@ TEST(ScheduleErrors, ScheduleSizesMustBeKnownBeforeLoopsRun) {
     EXPECT_CONTAINS(message_of<CompileError>([&] { h.split(xo, Var("a"), Var("b"), wide); }),
                     "the split factor of xo is wide, of type int64, but loops run over 32-bit "
                     "indices. Check its range and give cast<int>() of it.");
+    // A factor within 32 bits whose tiles' coordinates are not (an input read at x + 1): the
+    // message names the loop and its count, not a data-dependent index.
+    Func s("s");
+    s(x) = data(x + 1) * 2;
+    s.split(x, xo, xi, INT32_MAX);
+    EXPECT_CONTAINS(message_of<CompileError>([&] { s.realize({7}); }),
+                    "AICF cannot bound the region of input data read in dimension 0: the loop xi "
+                    "of s runs 2147483647 iterations (a split by that factor), so the coordinates "
+                    "of its tiles pass the 32-bit range.");
 }
 
 // A producer read through x / 2 per tile of 3 has 2 or 3 points a tile: its loop has no

@@ -400,6 +400,18 @@ TEST(GPUScheduleErrors, SharedTileComputedByThreadsInOverlappingWindows) {
         EXPECT_CONTAINS(msg, "neighbouring threads compute points in common");
         EXPECT_CONTAINS(msg, "Compute f at the block loop bx of out");
     }
+    // Windows along both dimensions under guarded tails: the message names the loop f is
+    // computed at (tx, not the ty around it) and the size of one thread's window.
+    {
+        Func f("f"), out("out");
+        f(x, y) = in(x, y) + 1.0f;
+        out(x, y) = f(x, y) + f(x, y + 2) + f(x + 2, y + 1);
+        out.gpu_tile(x, y, bx, by, tx, ty, 8, 4, TailStrategy::GuardWithIf);
+        f.store_at(out, bx).compute_at(out, tx);
+        std::string msg = message_of<CompileError>([&] { out.realize({37, H - 2}, gpu_target); });
+        EXPECT_CONTAINS(msg, "computed inside the GPU thread loop tx of out, where each thread "
+                             "computes a region of 3 x 3 points: neighbouring threads");
+    }
     Func f("f"), out("out");
     f(x, y) = in(x, y) * 2.0f;
     out(x, y) = f(x, y) + 1.0f;
@@ -1376,6 +1388,46 @@ TEST(GPUScheduleErrors, AsyncPipeline) {
             }
         }
     }
+    // A bfloat16 tile copied an element per thread: 2-byte copies, which no cp.async makes, so
+    // the pipeline would wait on nothing. Refused, naming the width; vectorized to 16 bytes, the
+    // same product runs (against a plain loop).
+    Buffer<bfloat16_t> H({64, 64}, "H");
+    aicf_test::fill_random(H, -1, 1, 33);
+    for (bool vectorized : {false, true}) {
+        Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), xo("xo"), xi("xi");
+        RDom k(0, 64, "k");
+        RVar ko("ko"), ki("ki");
+        Func h("h"), prod("prod"), out("out");
+        h(x, y) = H(x, y);
+        prod(x, y) = 0.0f;
+        prod(x, y) += cast<float>(h(k, y)) * B(x, k);
+        out(x, y) = prod(x, y);
+        out.gpu_tile(x, y, bx, by, tx, ty, 16, 16);
+        prod.compute_at(out, bx).gpu_threads(x, y);
+        prod.update().split(k, ko, ki, 8).reorder(ki, x, y, ko).gpu_threads(x, y);
+        h.compute_at(prod, ko).store_in(MemoryType::GPUShared);
+        h.gpu_pipeline(2, PipelineCopy::Async);
+        if (!vectorized) {
+            h.gpu_threads(x, y);
+            msg = message_of<CompileError>([&] { out.realize({64, 64}, gpu_target); });
+            EXPECT_CONTAINS(msg, "gpu_pipeline(2, PipelineCopy::Async) on Func h: h's tile is "
+                                 "copied from the input 2 bytes (a bfloat16) at a time, but "
+                                 "cp.async copies 4, 8 or 16 bytes. Vectorize the innermost loop "
+                                 "of h so that each thread copies 16 bytes (8 elements)");
+            continue;
+        }
+        h.split(x, xo, xi, 8).vectorize(xi).gpu_threads(xo, y);
+        Buffer<float> o = out.realize({64, 64}, gpu_target);
+        o.copy_to_host();
+        for (int j = 0; j < 64; j += 3) {
+            for (int i = 0; i < 64; i += 5) {
+                double want = 0;
+                for (int kk = 0; kk < 64; kk++)
+                    want += double(float(H(kk, j))) * B(i, kk);
+                ASSERT_TRUE(aicf_test::close(o(i, j), want, 1e-4, 1e-4)) << i << "," << j;
+            }
+        }
+    }
 }
 
 // A Func computed inside a kernel's loops whose region passes the 32-bit coordinates is
@@ -1703,4 +1755,24 @@ TEST(GPUScheduleErrors, SelfReadingWhereOnLanes) {
     EXPECT_CONTAINS(message_of<CompileError>([&] { out.realize({4}, gpu_target); }),
                     "the where() predicate of its RDom reads f, so each step depends on the "
                     "steps before it, but the reduction loop lane runs on GPU lanes");
+}
+
+// A Func in registers per thread over a region whose size grows with the thread (x to 2x):
+// refused, naming the size, the splits that would make it constant, and bound_extent.
+TEST(GPUScheduleErrors, RegistersOfAGrowingRegion) {
+    Buffer<float> in({200}, "in");
+    aicf_test::fill_random(in, -1, 1, 71);
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f"), g("g");
+    f(x) = in(x)*2.0f;
+    g(x) = f(x) + f(2 * x);
+    g.gpu_tile(x, bx, tx, 8, TailStrategy::GuardWithIf);
+    f.compute_at(g, tx);
+    const std::string msg = message_of<CompileError>([&] { g.realize({100}, gpu_target); });
+    EXPECT_CONTAINS(msg, "Func f is stored in registers in kernel");
+    EXPECT_CONTAINS(msg, "which needs a small constant size, but it has f.x.extent_realized "
+                         "elements");
+    EXPECT_CONTAINS(msg, "split the loops it is computed in by constants; where the region is "
+                         "never more than some n points along x, whatever the loop, say so "
+                         "with f.bound_extent(x, n)");
 }

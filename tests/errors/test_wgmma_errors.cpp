@@ -146,6 +146,8 @@ TEST(WgmmaErrors, OperandsInCoreMatrices) {
     WgmmaSchedule s;
     s.a_in_cores = false;
     EXPECT_CONTAINS(wgmma_error(s), "whose operand a is a(");
+    // In terms of the stage's thread loop wg, not of the instruction's loop over warps.
+    EXPECT_EQ(wgmma_error(s).find("wgmma_warp"), std::string::npos) << wgmma_error(s);
     EXPECT_CONTAINS(wgmma_error(s), "Func a must be stored in shared memory in core matrices, the "
                                     "layout wgmma reads: give it "
                                     "store_in(MemoryType::GPUShared) and core_matrix_storage().");

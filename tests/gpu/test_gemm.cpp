@@ -324,8 +324,11 @@ void schedule_pipelined_mma(Func out, Func prod, Func a, Func b, const RDom &r, 
     a.split(y, yo, yt, 8).reorder(kv, t, yt, yo).gpu_threads(t, yt, yo);
     b.compute_at(prod.update(), ko).store_in(MemoryType::GPUShared).split(x, t, kv, 2);
     b.split(kk, yo, yt, 8).reorder(kv, t, yt, yo).gpu_threads(t, yt, yo);
-    for (Func f : {a, b})
+    // Asynchronous copies of 4 and 8 bytes (cp.async copies no single bfloat16).
+    for (Func f : {a, b}) {
         f.gpu_pipeline(stages, copy);
+        if (copy == PipelineCopy::Async) f.vectorize(kv);
+    }
 }
 
 // A layernorm in the prologue of the product: each block's row statistics in shared memory,
