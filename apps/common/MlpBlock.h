@@ -264,6 +264,7 @@ aicf::Func mlp_block_dataflow(const Src &x, const MlpWeightsOf<Src> &w, int d, i
     detail::MlpEpilogues e = detail::mlp_epilogues(x, w, name);
     RowwiseOp &ln = s.ln;
     GemmSchedule computed_tiles;
+    computed_tiles.warps = tiles.warps;
     computed_tiles.n_tiles = tiles.n_tiles;
     computed_tiles.m_tiles = tiles.m_tiles;
     computed_tiles.k_tiles = tiles.k_tiles;
@@ -281,22 +282,23 @@ aicf::Func mlp_block_dataflow(const Src &x, const MlpWeightsOf<Src> &w, int d, i
     Func h = gemm_tensor_cores(ln.out, s.w1, d, name + "_mm1", e.first, {},
                                detail::with_token_rows(computed_tiles, x));
     h.compute_root();
-    // The statistics at the first product's block loop: rows split 32 at a time over the
-    // block's 8 x 4 threads along y and z (x of extent 1 in the pure stage), each row reduced
-    // by the 4 lanes along x.
+    // The statistics at the first product's block loop: rows split 8 a warp at a time (32 for
+    // the default 4 warps) over the block's 8 threads along y and its warps along z (x of
+    // extent 1 in the pure stage), each row reduced by the 4 lanes along x.
+    const int stat_rows = tiles.warpgroups ? 32 : 8 * tiles.warps;
     Var yo("yo"), yi("yi"), ty("ty"), tz("tz"), one("one");
     RVar ro("ro"), lane("lane");
     for (Func st : ln.stats) {
         const Var y(st.args()[0]);
         st.compute_at(h, Var("bx"));
-        st.split(y, yo, yi, 32)
+        st.split(y, yo, yi, stat_rows)
             .split(yi, tz, ty, 8)
             .split(ty, ty, one, 1)
             .reorder(one, ty, tz, yo)
             .gpu_threads(one, ty, tz);
         st.update()
             .split(ln.r.x, ro, lane, 4)
-            .split(y, yo, yi, 32)
+            .split(y, yo, yi, stat_rows)
             .split(yi, tz, ty, 8)
             .reorder(ro, lane, ty, tz, yo)
             .gpu_lanes(lane)

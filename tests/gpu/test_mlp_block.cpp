@@ -115,6 +115,26 @@ TEST(MlpBlock, FewTokensWithGuardedRows) {
     }
 }
 
+// Smaller tiles (one and two warps): the dataflow schedule takes the tiles' warps for its
+// first product too, and splits the statistics over them (it kept 4 warps, 32 columns wide,
+// and at hidden = 16 was refused, naming b1's columns from -16).
+TEST(MlpBlock, DataflowOnTilesOfFewerWarps) {
+    for (int warps : {1, 2}) {
+        SCOPED_TRACE(std::to_string(warps) + " warps");
+        aicf_apps::GemmSchedule tiles;
+        tiles.warps = warps;
+        tiles.n_tiles = 1;
+        tiles.m_tiles = 1;
+        tiles.guard_rows = true;
+        check_mlp(
+            [&](const Buffer<bfloat16_t> &x, const aicf_apps::MlpWeights &w, int d, int hidden) {
+                return aicf_apps::mlp_block_dataflow(x, w, d, hidden, "mlp",
+                                                     aicf_apps::MlpStaging::Registers, tiles);
+            },
+            2, 24, 16 * warps, gpu_target, 17);
+    }
+}
+
 // The ring of three buffers: W1 copied by cp.async two steps ahead (d a multiple of the step
 // along k, so W1's pieces need no test), the normalized operand stored into the same ring by
 // the threads that compute it, at a hidden size of 9 column tiles: the second block computes
