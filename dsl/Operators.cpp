@@ -240,6 +240,13 @@ AICF_DEFINE_BITWISE(|, bitwise_or, "|")
 AICF_DEFINE_BITWISE(^, bitwise_xor, "^")
 #undef AICF_DEFINE_BITWISE
 
+Expr detail::float_literal_like(Expr &other, double v, const char *op) {
+    check_numeric(other, op);
+    Expr lit;
+    float_literal(other, v, lit);
+    return lit;
+}
+
 Expr detail::int_literal_like(const Expr &other, uint64_t bits, bool is_signed, const char *op) {
     check_numeric(other, op);
     return int_literal(other.type(), bits, is_signed, op);

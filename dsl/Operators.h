@@ -73,6 +73,11 @@ Expr int_literal_like(const Expr &other, uint64_t bits, bool is_signed, const ch
 template <typename T> Expr literal_like(const Expr &other, T v, const char *op) {
     return int_literal_like(other, static_cast<uint64_t>(v), std::is_signed<T>::value, op);
 }
+// A C++ float or double used as a literal operand.
+template <typename T> using FloatLiteral = std::enable_if_t<std::is_floating_point<T>::value, int>;
+// The float literal v as a constant of other's type where that is a float; otherwise other
+// becomes a float32, and so does the literal (as with the arithmetic operators).
+Expr float_literal_like(Expr &other, double v, const char *op);
 } // namespace detail
 
 // Literal operands: the literal adopts the Expr's type where it can.
@@ -134,6 +139,36 @@ AICF_INT_LITERAL_OVERLOADS(operator^, operator^, "^")
 AICF_INT_LITERAL_OVERLOADS(min, min, "min")
 AICF_INT_LITERAL_OVERLOADS(max, max, "max")
 #undef AICF_INT_LITERAL_OVERLOADS
+// A float literal takes the other operand's float type: max(x, 0.0) on a float32 x is float32.
+#define AICF_FLOAT_LITERAL_OVERLOADS(NAME, TEXT)                                                   \
+    template <typename T, detail::FloatLiteral<T> = 0> Expr NAME(Expr a, T b) {                    \
+        Expr lit = detail::float_literal_like(a, static_cast<double>(b), TEXT);                    \
+        return NAME(std::move(a), std::move(lit));                                                 \
+    }                                                                                              \
+    template <typename T, detail::FloatLiteral<T> = 0> Expr NAME(T a, Expr b) {                    \
+        Expr lit = detail::float_literal_like(b, static_cast<double>(a), TEXT);                    \
+        return NAME(std::move(lit), std::move(b));                                                 \
+    }
+AICF_FLOAT_LITERAL_OVERLOADS(min, "min")
+AICF_FLOAT_LITERAL_OVERLOADS(max, "max")
+#undef AICF_FLOAT_LITERAL_OVERLOADS
+template <typename T, detail::FloatLiteral<T> = 0> Expr select(Expr c, Expr a, T b) {
+    Expr lit = detail::float_literal_like(a, static_cast<double>(b), "select");
+    return select(std::move(c), std::move(a), std::move(lit));
+}
+template <typename T, detail::FloatLiteral<T> = 0> Expr select(Expr c, T a, Expr b) {
+    Expr lit = detail::float_literal_like(b, static_cast<double>(a), "select");
+    return select(std::move(c), std::move(lit), std::move(b));
+}
+// Two literals, one of them a float: each an Expr of its own C++ type.
+template <
+    typename T, typename U,
+    std::enable_if_t<std::is_arithmetic<T>::value && std::is_arithmetic<U>::value &&
+                         (std::is_floating_point<T>::value || std::is_floating_point<U>::value),
+                     int> = 0>
+Expr select(Expr c, T a, U b) {
+    return select(std::move(c), Expr(a), Expr(b));
+}
 template <typename T, detail::IntegerLiteral<T> = 0> Expr select(Expr c, Expr a, T b) {
     Expr lit = detail::literal_like(a, b, "select");
     return select(std::move(c), std::move(a), std::move(lit));
@@ -202,6 +237,16 @@ Expr cos(Expr e);
 // included): 0 at -inf, 1 at inf.
 Expr sigmoid(Expr e);
 Expr pow(Expr base, Expr exponent);
+// A float literal exponent or base takes the other's float type: pow(h, 2.0) on a float16 h
+// is float16.
+template <typename T, detail::FloatLiteral<T> = 0> Expr pow(Expr base, T exponent) {
+    Expr lit = detail::float_literal_like(base, static_cast<double>(exponent), "pow");
+    return pow(std::move(base), std::move(lit));
+}
+template <typename T, detail::FloatLiteral<T> = 0> Expr pow(T base, Expr exponent) {
+    Expr lit = detail::float_literal_like(exponent, static_cast<double>(base), "pow");
+    return pow(std::move(lit), std::move(exponent));
+}
 Expr fma(Expr a, Expr b, Expr c);
 // Rounding to an integral value; of an integer, the integer itself (of its own type, so
 // floor(i) / 2 divides integers).

@@ -189,6 +189,41 @@ TEST(Elementwise, IntLiteralsTakeTheOtherOperandsType) {
     EXPECT_THROW(clamp(a(x), 0, 300), CompileError);
 }
 
+// A float literal takes a float operand's type in min, max, select and pow as in arithmetic:
+// a ReLU max(x, 0.0) of float32 stays float32 (it was float64, and realizing it into a
+// float32 buffer failed). Against an integer operand the result is a float32. The float32
+// ReLU, the float16 clamp and the select against plain loops.
+TEST(Elementwise, FloatLiteralsTakeTheOtherOperandsType) {
+    Buffer<float> in({37}, "flit_in");
+    aicf_test::fill_random(in, -2, 2, 5);
+    Var x("x");
+    Param<float16_t> h("h");
+    EXPECT_EQ(max(in(x), 0.0).type(), Float(32));
+    EXPECT_EQ(min(0.5, in(x)).type(), Float(32));
+    EXPECT_EQ(min(Expr(h), 1.5).type(), Float(16));
+    EXPECT_EQ(max(Expr(h), 1.5f).type(), Float(16));
+    EXPECT_EQ(select(in(x) > 0, in(x), 0.1).type(), Float(32));
+    EXPECT_EQ(select(in(x) > 0, 0.1, in(x)).type(), Float(32));
+    EXPECT_EQ(pow(Expr(h), 2.0).type(), Float(16));
+    EXPECT_EQ(pow(2.0, in(x)).type(), Float(32));
+    EXPECT_EQ(max(cast<double>(in(x)), 0.0f).type(), Float(64));
+    EXPECT_EQ(max(Expr(x), 0.5).type(), Float(32));
+    Func relu("relu"), leaky("leaky"), lo("lo");
+    relu(x) = max(in(x), 0.0);
+    leaky(x) = select(in(x) > 0.0, in(x), in(x)*0.1);
+    lo(x) = min(x, 0.5) + max(0.25, in(x));
+    Buffer<float> r({37}, "relu"), k({37}, "leaky"), m({37}, "lo");
+    relu.realize(r);
+    leaky.realize(k);
+    lo.realize(m);
+    for (int i = 0; i < 37; i++) {
+        const float v = in(i);
+        EXPECT_EQ(r(i), std::max(v, 0.0f)) << i;
+        EXPECT_EQ(k(i), v > 0 ? v : v * 0.1f) << i;
+        EXPECT_EQ(m(i), std::min(float(i), 0.5f) + std::max(0.25f, v)) << i;
+    }
+}
+
 // abs of a narrow signed type wraps at its most negative value (abs(int8 -128) is -128, as
 // documented), and a shift left by bits - 1 reaches it: neither is bounded as non-negative, in
 // the regions of producers and inputs nor in the simplifier, whatever the schedule.
