@@ -112,12 +112,12 @@ void list(std::ostream &out) {
 std::vector<int> extents_of(const std::string &name, const std::string &text) {
     const std::string where = "-s " + name + "=" + text + ": an extent";
     user_assert(!text.empty() && text.back() != 'x')
-        << "-s " << name << "=" << text << ": the extents of a buffer are positive integers "
+        << "-s " << name << "=" << text << ": the extents of a buffer are non-negative integers "
         << "joined by x (4096x2048).";
     std::vector<int> extents;
     std::stringstream list(text);
     for (std::string e; std::getline(list, e, 'x');)
-        extents.push_back(int(detail::parse_int(e, 1, INT32_MAX, where)));
+        extents.push_back(int(detail::parse_int(e, 0, INT32_MAX, where)));
     return extents;
 }
 

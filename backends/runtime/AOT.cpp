@@ -165,10 +165,10 @@ void check_tensor(const aicf_pipeline_metadata_t &p, int index, const DLTensor *
         throw ArgumentError(K::BufferMisaligned, where + "'s data is not aligned to its " +
                                                      std::to_string(bytes) + "-byte elements.");
     }
-    // The last byte the tensor spans, from its data pointer: past 2^63, no memory of this
-    // process (the upper half of the address space is the kernel's on every 64-bit system
-    // AICF runs on, for host and CUDA unified addresses alike), or wrapped around to memory it
-    // was not given.
+    // The last byte the tensor spans, from its data pointer: past 2^57, no memory of this
+    // process (user addresses end below 2^57 on every 64-bit system AICF runs on: 2^47 on
+    // x86-64, 2^56 with 5-level paging, for host and CUDA unified addresses alike), or
+    // wrapped around to memory it was not given.
     uint64_t last = t->byte_offset;
     bool wraps = false;
     if (elements > 0) {
@@ -180,14 +180,14 @@ void check_tensor(const aicf_pipeline_metadata_t &p, int index, const DLTensor *
                     __builtin_add_overflow(last, step, &last);
         }
         wraps = wraps || __builtin_add_overflow(last, uint64_t(bytes - 1), &last);
-        const uint64_t limit = uint64_t(INT64_MAX);
+        const uint64_t limit = (uint64_t(1) << 57) - 1;
         wraps = wraps || last > limit || reinterpret_cast<uintptr_t>(t->data) > limit - last;
     }
     if (wraps) {
         throw ArgumentError(K::BufferMisaligned,
                             where + " starts at byte offset " + std::to_string(t->byte_offset) +
-                                " from its data pointer, and its elements would reach past 2^63, "
-                                "the end of the addresses a process's memory has.");
+                                " from its data pointer, and its elements would reach past 2^57, "
+                                "beyond the addresses a process's memory has.");
     }
     if (on_cuda) {
         // Used where it is: the kernels read and write it, nothing is copied.

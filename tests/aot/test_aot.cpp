@@ -343,14 +343,14 @@ TEST(AOTErrors, EachArgumentCheckReturnsItsCodeAndMessage) {
         expect(call(&t, &tout), -int(K::BufferMisaligned),
                "starts at byte offset 2, which is not a multiple of its 4-byte elements.");
     }
-    for (uint64_t offset : {uint64_t(1) << 63, ~uint64_t(0) - 3}) {
+    for (uint64_t offset : {uint64_t(1) << 62, uint64_t(1) << 63, ~uint64_t(0) - 3}) {
         // The pointer the pipeline would compute is no memory of the process, or wraps.
         Tensor t(in);
         t.t.byte_offset = offset;
         expect(call(&t, &tout), -int(K::BufferMisaligned),
                "starts at byte offset " + std::to_string(offset) +
-                   " from its data pointer, and its elements would reach past 2^63, the end of "
-                   "the addresses a process's memory has.");
+                   " from its data pointer, and its elements would reach past 2^57, beyond the "
+                   "addresses a process's memory has.");
     }
     {
         Tensor t(in);

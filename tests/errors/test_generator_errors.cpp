@@ -465,13 +465,13 @@ TEST(GeneratorDriver, HelpListAndErrors) {
                      "target=host-cuda-sm_80", "-s", "out=64", "-s", "in=6x"},
                     &code);
     EXPECT_EQ(code, 1);
-    EXPECT_CONTAINS(text, "-s in=6x: the extents of a buffer are positive integers");
+    EXPECT_CONTAINS(text, "-s in=6x: the extents of a buffer are non-negative integers");
     for (const auto &[given, said] : std::vector<std::pair<std::string, std::string>>{
-             {"in=2147483648", "-s in=2147483648: an extent must be an integer from 1 to "
+             {"in=2147483648", "-s in=2147483648: an extent must be an integer from 0 to "
                                "2147483647, not 2147483648."},
              {"in=99999999999999999999x2", "-s in=99999999999999999999x2: an extent must be an "
-                                           "integer from 1 to 2147483647"},
-             {"in=0", "-s in=0: an extent must be an integer from 1 to 2147483647, not 0."},
+                                           "integer from 0 to 2147483647"},
+             {"in=-1", "-s in=-1: an extent must be an integer from 0 to 2147483647, not -1."},
              {"in=4xy", "-s in=4xy: an extent is a decimal integer, not \"y\"."}}) {
         text = run_main({"-g", "typed", "-e", "report", "in.type=uint8", "in.dim=1",
                          "target=host-cuda-sm_80", "-s", "out=64", "-s", given},
@@ -496,6 +496,15 @@ TEST(GeneratorDriver, HelpListAndErrors) {
     const std::string written((std::istreambuf_iterator<char>(json)),
                               std::istreambuf_iterator<char>());
     EXPECT_CONTAINS(written, "\"sizes\": [16]");
+    // Extents of 0, which realize takes: the report says that no kernel launches.
+    text = run_main({"-g", "typed", "-o", reports, "-e", "report", "in.type=uint8", "in.dim=1",
+                     "target=host-cuda-sm_80", "-s", "out=0", "-s", "in=0"},
+                    &code);
+    EXPECT_EQ(code, 0) << text;
+    std::ifstream empty_text(reports + "/typed.report.txt");
+    const std::string empty_report((std::istreambuf_iterator<char>(empty_text)),
+                                   std::istreambuf_iterator<char>());
+    EXPECT_CONTAINS(empty_report, "no kernels launch: the output is empty at these sizes");
     // Of a list of targets, the report counts the kernels of the first with a GPU.
     text = run_main({"-g", "typed", "-o", reports, "-e", "report", "in.type=uint8", "in.dim=1",
                      "target=host,host-cuda-sm_80", "-s", "out=64", "-s", "in=64"},
