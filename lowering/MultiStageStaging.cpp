@@ -486,16 +486,17 @@ private:
         return s;
     }
 
-    // The Ramp base of an aligned dense access (alignment_hint(base, lanes)), or the index of
-    // a scalar one.
-    static Expr aligned_base(const Expr &index, int lanes) {
+    // The Ramp base of a dense access aligned to its copies of `piece` elements
+    // (alignment_hint(base, piece): the whole vector, or 16 bytes of a wider one), or the index
+    // of a scalar one.
+    static Expr aligned_base(const Expr &index, int lanes, int piece) {
         if (lanes == 1) return index;
         const Ramp *r = index.as<Ramp>();
         if (!r || !is_const_one(r->stride)) return Expr();
         const Call *hint = r->base.as<Call>();
         if (!hint || !hint->is_intrinsic(Intrinsic::alignment_hint)) return Expr();
         auto elements = as_const_int(hint->args[1]);
-        if (!elements || *elements != lanes) return Expr();
+        if (!elements || *elements != piece) return Expr();
         return r->base;
     }
 
@@ -503,26 +504,37 @@ private:
         if (inside.empty() || op->name != kSharedMemoryName || !is_const_one(op->predicate))
             return op;
         const Type t = op->value.type();
-        Expr valid = Expr(int(t.lanes));
         // A piece past the end of the input (a condition on the whole piece) is zero-filled:
         // select(c, load, 0) copies select(c, all, none) of its elements.
-        Expr value = op->value;
+        Expr value = op->value, condition;
         if (const Select *sel = value.as<Select>()) {
             if (!sel->condition.type().is_scalar() || !is_const_zero(sel->false_value)) return op;
-            valid = Select::make(sel->condition, valid, Expr(0));
+            condition = sel->condition;
             value = sel->true_value;
         }
         const Load *l = value.as<Load>();
         const int bytes = t.bytes() * t.lanes;
         if (!l || l->name == kSharedMemoryName || !is_const_one(l->predicate)) return op;
-        if (bytes != 4 && bytes != 8 && bytes != 16) {
+        // Wider vectors (a row of 8 floats) as 16-byte copies, one after another.
+        const bool whole = bytes == 4 || bytes == 8 || bytes == 16;
+        if (!whole && bytes % 16 != 0) {
             narrow.emplace(inside.back(), t);
             return op;
         }
-        Expr dst = aligned_base(op->index, t.lanes), src = aligned_base(l->index, t.lanes);
+        const int lanes = whole ? t.lanes : 16 / t.bytes();
+        Expr dst = aligned_base(op->index, t.lanes, lanes),
+             src = aligned_base(l->index, t.lanes, lanes);
         if (!dst.defined() || !src.defined()) return op;
         copies[inside.back()]++;
-        return gpu_cp_async(t.element_of(), t.lanes, kSharedMemoryName, dst, l->name, src, valid);
+        const Expr valid =
+            condition.defined() ? Select::make(condition, Expr(lanes), Expr(0)) : Expr(lanes);
+        std::vector<Stmt> pieces;
+        for (int at = 0; at < t.lanes; at += lanes) {
+            pieces.push_back(gpu_cp_async(t.element_of(), lanes, kSharedMemoryName,
+                                          simplify(Add::make(dst, Expr(at))), l->name,
+                                          simplify(Add::make(src, Expr(at))), valid));
+        }
+        return Block::make(pieces);
     }
 };
 
@@ -596,9 +608,10 @@ void copy_stages_asynchronously(std::vector<LoweredKernel> &kernels,
                        << ": " << f << "'s tile is copied from the input " << bytes << " byte"
                        << (bytes == 1 ? "" : "s") << " ("
                        << (t.lanes == 1 ? with_article(t) : to_string(t))
-                       << ") at a time, but cp.async copies 4, 8 or 16 bytes. Vectorize the "
-                       << "innermost loop of " << f << " so that each thread copies 16 bytes ("
-                       << 16 / t.bytes() << " elements), or use PipelineCopy::Registers.";
+                       << ") at a time, but cp.async copies 4, 8 or 16 bytes (a wider vector "
+                       << "in 16-byte pieces). Vectorize the innermost loop of " << f << " by "
+                       << 16 / t.bytes() << " (16 bytes) or a multiple of it, or use "
+                       << "PipelineCopy::Registers.";
         }
     }
 }

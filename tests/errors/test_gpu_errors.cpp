@@ -1393,6 +1393,26 @@ TEST(GPUScheduleErrors, AsyncPipeline) {
     // same product runs (against a plain loop).
     Buffer<bfloat16_t> H({64, 64}, "H");
     aicf_test::fill_random(H, -1, 1, 33);
+    // A float tile vectorized by 8 (32 bytes): two 16-byte copies each, against a plain loop.
+    {
+        Var x("x"), y("y"), xo("xo"), xi("xi");
+        Func a = copy_of(A, "a");
+        StagedProduct p(a, copy_of(B, "b"), 64, 8);
+        a.compute_at(p.prod, p.ko).store_in(MemoryType::GPUShared);
+        a.split(x, xo, xi, 8).vectorize(xi).gpu_threads(xo, y);
+        a.gpu_pipeline(2, PipelineCopy::Async);
+        Buffer<float> o = p.out.realize({64, 64}, gpu_target);
+        o.copy_to_host();
+        for (int j = 0; j < 64; j += 3) {
+            for (int i = 0; i < 64; i += 5) {
+                double want = 0;
+                for (int kk = 0; kk < 64; kk++)
+                    want += double(A(kk, j)) * B(i, kk);
+                ASSERT_TRUE(aicf_test::close(o(i, j), want, 1e-4, 1e-4)) << i << "," << j;
+            }
+        }
+        EXPECT_CONTAINS(p.out.ptx(gpu_target), "cp.async.cg.shared.global");
+    }
     for (bool vectorized : {false, true}) {
         Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), xo("xo"), xi("xi");
         RDom k(0, 64, "k");
@@ -1412,8 +1432,9 @@ TEST(GPUScheduleErrors, AsyncPipeline) {
             msg = message_of<CompileError>([&] { out.realize({64, 64}, gpu_target); });
             EXPECT_CONTAINS(msg, "gpu_pipeline(2, PipelineCopy::Async) on Func h: h's tile is "
                                  "copied from the input 2 bytes (a bfloat16) at a time, but "
-                                 "cp.async copies 4, 8 or 16 bytes. Vectorize the innermost loop "
-                                 "of h so that each thread copies 16 bytes (8 elements)");
+                                 "cp.async copies 4, 8 or 16 bytes (a wider vector in 16-byte "
+                                 "pieces). Vectorize the innermost loop of h by 8 (16 bytes) or a "
+                                 "multiple of it");
             continue;
         }
         h.split(x, xo, xi, 8).vectorize(xi).gpu_threads(xo, y);
