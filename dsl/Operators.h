@@ -243,6 +243,10 @@ template <typename T, detail::FloatLiteral<T> = 0> Expr pow(Expr base, T exponen
     Expr lit = detail::float_literal_like(base, static_cast<double>(exponent), "pow");
     return pow(std::move(base), std::move(lit));
 }
+// An integer literal exponent as a float one: pow(h, 3) on a float16 h is float16.
+template <typename T, detail::IntegerLiteral<T> = 0> Expr pow(Expr base, T exponent) {
+    return pow(std::move(base), static_cast<double>(exponent));
+}
 template <typename T, detail::FloatLiteral<T> = 0> Expr pow(T base, Expr exponent) {
     Expr lit = detail::float_literal_like(exponent, static_cast<double>(base), "pow");
     return pow(std::move(lit), std::move(exponent));

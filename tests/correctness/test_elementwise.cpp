@@ -205,6 +205,8 @@ TEST(Elementwise, FloatLiteralsTakeTheOtherOperandsType) {
     EXPECT_EQ(select(in(x) > 0, in(x), 0.1).type(), Float(32));
     EXPECT_EQ(select(in(x) > 0, 0.1, in(x)).type(), Float(32));
     EXPECT_EQ(pow(Expr(h), 2.0).type(), Float(16));
+    EXPECT_EQ(pow(Expr(h), 3).type(), Float(16));
+    EXPECT_EQ(pow(Expr(x), 2).type(), Float(32));
     EXPECT_EQ(pow(2.0, in(x)).type(), Float(32));
     EXPECT_EQ(max(cast<double>(in(x)), 0.0f).type(), Float(64));
     EXPECT_EQ(max(Expr(x), 0.5).type(), Float(32));
