@@ -1304,6 +1304,19 @@ TEST(GPUScheduleErrors, AsyncPipeline) {
     Buffer<float> A({64, 64}, "A"), B({64, 64}, "B");
     aicf_test::fill_random(A, -1, 1, 31);
     aicf_test::fill_random(B, -1, 1, 32);
+    // The schedules that run, against a plain loop of lhs(k, j) * B(i, k).
+    auto expect_product = [&](Func out, const std::function<double(int, int)> &lhs) {
+        Buffer<float> o = out.realize({64, 64}, gpu_target);
+        o.copy_to_host();
+        for (int j = 0; j < 64; j += 3) {
+            for (int i = 0; i < 64; i += 5) {
+                double want = 0;
+                for (int kk = 0; kk < 64; kk++)
+                    want += lhs(kk, j) * B(i, kk);
+                ASSERT_TRUE(aicf_test::close(o(i, j), want, 1e-4, 1e-4)) << i << "," << j;
+            }
+        }
+    };
     auto product = [&](int a_stages, int b_stages) {
         Func a = copy_of(A, "a"), b = copy_of(B, "b");
         StagedProduct p(a, b, 64, 8);
@@ -1377,16 +1390,7 @@ TEST(GPUScheduleErrors, AsyncPipeline) {
         }
         // Without the pipeline, the same schedule is right (against a plain loop).
         a.gpu_pipeline(1);
-        Buffer<float> o = p.out.realize({64, 64}, gpu_target);
-        o.copy_to_host();
-        for (int j = 0; j < 64; j += 7) {
-            for (int i = 0; i < 64; i += 5) {
-                double want = 0;
-                for (int kk = 0; kk < 64; kk++)
-                    want += 2.0 * A(kk, j) * B(i, kk);
-                ASSERT_TRUE(aicf_test::close(o(i, j), want, 1e-4, 1e-4)) << i << "," << j;
-            }
-        }
+        expect_product(p.out, [&](int k, int j) { return 2.0 * A(k, j); });
     }
     // A bfloat16 tile copied an element per thread: 2-byte copies, which no cp.async makes, so
     // the pipeline would wait on nothing. Refused, naming the width; vectorized to 16 bytes, the
@@ -1401,16 +1405,7 @@ TEST(GPUScheduleErrors, AsyncPipeline) {
         a.compute_at(p.prod, p.ko).store_in(MemoryType::GPUShared);
         a.split(x, xo, xi, 8).vectorize(xi).gpu_threads(xo, y);
         a.gpu_pipeline(2, PipelineCopy::Async);
-        Buffer<float> o = p.out.realize({64, 64}, gpu_target);
-        o.copy_to_host();
-        for (int j = 0; j < 64; j += 3) {
-            for (int i = 0; i < 64; i += 5) {
-                double want = 0;
-                for (int kk = 0; kk < 64; kk++)
-                    want += double(A(kk, j)) * B(i, kk);
-                ASSERT_TRUE(aicf_test::close(o(i, j), want, 1e-4, 1e-4)) << i << "," << j;
-            }
-        }
+        expect_product(p.out, [&](int k, int j) { return double(A(k, j)); });
         EXPECT_CONTAINS(p.out.ptx(gpu_target), "cp.async.cg.shared.global");
     }
     for (bool vectorized : {false, true}) {
@@ -1438,16 +1433,7 @@ TEST(GPUScheduleErrors, AsyncPipeline) {
             continue;
         }
         h.split(x, xo, xi, 8).vectorize(xi).gpu_threads(xo, y);
-        Buffer<float> o = out.realize({64, 64}, gpu_target);
-        o.copy_to_host();
-        for (int j = 0; j < 64; j += 3) {
-            for (int i = 0; i < 64; i += 5) {
-                double want = 0;
-                for (int kk = 0; kk < 64; kk++)
-                    want += double(float(H(kk, j))) * B(i, kk);
-                ASSERT_TRUE(aicf_test::close(o(i, j), want, 1e-4, 1e-4)) << i << "," << j;
-            }
-        }
+        expect_product(out, [&](int k, int j) { return double(float(H(k, j))); });
     }
 }
 
