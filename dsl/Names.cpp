@@ -46,6 +46,18 @@ std::string realized_min_name(const std::string &func, const std::string &arg) {
 std::string realized_extent_name(const std::string &func, const std::string &arg) {
     return func + "." + arg + ".extent_realized";
 }
+std::string arg_of_realized_extent(const std::string &func, const std::string &name) {
+    const std::string prefix = func + ".", suffix = ".extent_realized";
+    if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix))
+        return "";
+    return name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+}
+bool is_extent_name(const std::string &name) {
+    const std::string suffix = ".extent";
+    return name.size() > suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
 std::string storage_name(const std::string &func, int value_index, int outputs) {
     return outputs == 1 ? func : func + "." + std::to_string(value_index);
 }

@@ -32,6 +32,10 @@ std::string single_thread_var(bool block);
 // The region a Func is stored over, per pure argument: "f.x.min_realized", "f.x.extent_realized".
 std::string realized_min_name(const std::string &func, const std::string &arg);
 std::string realized_extent_name(const std::string &func, const std::string &arg);
+// The argument whose realized_extent_name is `name`, of Func `func`; empty for another name.
+std::string arg_of_realized_extent(const std::string &func, const std::string &name);
+// Whether `name` is a name loop_extent_name (or a let of its form) makes: "....extent".
+bool is_extent_name(const std::string &name);
 // The flat storage of element `value_index` of a Func with `outputs` elements: "f" or "f.1".
 std::string storage_name(const std::string &func, int value_index, int outputs);
 // The Func and element a storage name holds: "f.1" is element 1 of f, "f" element 0 of a

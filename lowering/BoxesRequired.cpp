@@ -378,10 +378,7 @@ private:
             // A loop's extent of at least one as its value says (max(n, 0) + 1): the
             // simplifier, knowing the value, drops the clamps of the quotients it divides
             // (a fused loop's parts, see build_stage), so the quotients' bounds need it too.
-            const std::string suffix = ".extent";
-            if (op->name.size() > suffix.size() &&
-                op->name.compare(op->name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
-                op->value.type() == Int(32)) {
+            if (is_extent_name(op->name) && op->value.type() == Int(32)) {
                 Interval v = bounds_of_expr_in_scope(op->value, Scope<Interval>());
                 if (v.has_lower_bound() && can_prove(GE::make(v.min, make_one(Int(32)))))
                     positive_names.insert(op->name);

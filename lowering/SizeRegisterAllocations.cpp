@@ -1,5 +1,6 @@
 #include "lowering/SizeRegisterAllocations.h"
 
+#include "dsl/Names.h"
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IROperator.h"
@@ -34,17 +35,11 @@ private:
             << "Funcs live in shared memory or registers.";
         auto n = element_count_bound(op->extents);
         const std::string size = product_text(op->extents);
-        // The dimensions of no constant size (their extents are "f.x.extent_realized").
+        // A dimension of no constant size (its extent "f.x.extent_realized").
         std::string varying;
-        const std::string prefix = op->name + ".", suffix = ".extent_realized";
         for (const Expr &e : op->extents) {
             const Variable *v = e.as<Variable>();
-            if (!v || v->name.size() <= prefix.size() + suffix.size() ||
-                v->name.compare(0, prefix.size(), prefix) != 0 ||
-                v->name.compare(v->name.size() - suffix.size(), suffix.size(), suffix) != 0)
-                continue;
-            varying = v->name.substr(prefix.size(), v->name.size() - prefix.size() - suffix.size());
-            break;
+            if (v && varying.empty()) varying = arg_of_realized_extent(op->name, v->name);
         }
         const std::string bound =
             varying.empty() ? std::string()
