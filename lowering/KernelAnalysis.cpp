@@ -148,24 +148,110 @@ class RoundDownAsRemainder : public IRMutator {
     }
 };
 
+// Folds a quotient of a sum holding one quotient into one quotient: (t * 2 + (x - 1) / 2) / 3
+// is (t * 4 + x - 1) / 6 (rounding down, for whole t), so that the points a thread reads of
+// f(((x - 3) / 2) / 3) and f(x / 6) are differences of quotients of one value. For bounds
+// only: the terms multiplied by the inner divisor could overflow where the original did not.
+class MergeNestedQuotients : public IRMutator {
+    using IRMutator::visit;
+    // The terms of a sum, each with its sign.
+    static void terms_of(const Expr &e, bool negate, std::vector<std::pair<Expr, bool>> &out) {
+        if (const Add *a = e.as<Add>()) {
+            terms_of(a->a, negate, out);
+            terms_of(a->b, negate, out);
+        } else if (const Sub *s = e.as<Sub>()) {
+            terms_of(s->a, negate, out);
+            terms_of(s->b, !negate, out);
+        } else {
+            out.emplace_back(e, negate);
+        }
+    }
+    Expr visit(const Div *op) override {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        auto c = as_const_int(b);
+        if (!c || *c <= 0 || !a.type().is_int() || !a.type().is_scalar()) return Div::make(a, b);
+        std::vector<std::pair<Expr, bool>> terms;
+        terms_of(a, false, terms);
+        const Div *inner = nullptr;
+        std::optional<int64_t> c1;
+        for (const auto &[t, negative] : terms) {
+            const Div *d = t.as<Div>();
+            auto k = d ? as_const_int(d->b) : std::nullopt;
+            if (!negative && k && *k > 0) {
+                if (inner) return Div::make(a, b); // two quotients
+                inner = d;
+                c1 = k;
+            }
+        }
+        if (!inner || *c1 > (int64_t(1) << 20) || *c > (int64_t(1) << 20)) return Div::make(a, b);
+        const Type t = a.type();
+        Expr numerator = inner->a;
+        for (const auto &[term, negative] : terms) {
+            if (term.as<Div>() == inner) continue;
+            Expr scaled = Mul::make(term, make_const(t, *c1));
+            numerator =
+                negative ? Expr(Sub::make(numerator, scaled)) : Expr(Add::make(numerator, scaled));
+        }
+        return simplify(Div::make(numerator, make_const(t, *c1 * *c)));
+    }
+};
+
+// Writes a difference of mins and maxes as maxes and mins of differences, subtrahend first:
+// min(p1, p2) - min(r1, r2) is max(min(p1 - r1, p2 - r1), min(p1 - r2, p2 - r2)), exactly, so
+// that each difference can pair quotients of one value (the window of a thread between two
+// clamped reads). At most `budget` differences, since each level doubles them.
+class PairDifferences : public IRMutator {
+    using IRMutator::visit;
+    int budget = 64;
+    Expr visit(const Sub *op) override {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        return pair(a, b);
+    }
+    Expr pair(const Expr &a, const Expr &b) {
+        if (budget > 0) {
+            if (const Min *m = b.as<Min>())
+                return (--budget, Max::make(pair(a, m->a), pair(a, m->b)));
+            if (const Max *m = b.as<Max>())
+                return (--budget, Min::make(pair(a, m->a), pair(a, m->b)));
+            if (const Min *m = a.as<Min>())
+                return (--budget, Min::make(pair(m->a, b), pair(m->b, b)));
+            if (const Max *m = a.as<Max>())
+                return (--budget, Max::make(pair(m->a, b), pair(m->b, b)));
+        }
+        return simplify(Sub::make(a, b));
+    }
+};
+
 } // namespace
 
 std::optional<int64_t> constant_upper_bound(const Expr &e) {
+    // The smallest of the bounds each form of e shows, trying the next form only while the
+    // bound is large (one from the range of a type: x / 8 is below 2^28).
+    const int64_t small = int64_t(1) << 20;
+    std::optional<int64_t> best;
+    auto found = [&](std::optional<int64_t> c) {
+        if (c && (!best || *c < *best)) best = c;
+        return best && *best <= small;
+    };
     Expr s = simplify(e);
-    if (auto c = upper_bound_of(s)) return c;
-    Expr distributed = simplify(DistributeIntoMinMax().mutate(s));
-    if (auto c = upper_bound_of(distributed)) return c;
-    if (auto c = upper_bound_of(simplify(RoundDownAsRemainder().mutate(s)))) return c;
+    if (found(upper_bound_of(s))) return best;
+    if (found(upper_bound_of(simplify(DistributeIntoMinMax().mutate(s))))) return best;
+    if (found(upper_bound_of(simplify(RoundDownAsRemainder().mutate(s))))) return best;
+    const Expr merged = simplify(DistributeIntoMinMax().mutate(MergeNestedQuotients().mutate(s)));
+    if (found(upper_bound_of(merged))) return best;
     // Whatever the values of its symbols: the difference of two quotients of one value,
     // x / 2 - (x - 3) / 2 + 1 (the points a thread reads of f(x / 2) and f((x - 3) / 2)).
-    // Only a small bound: one that comes from the range of the symbols' type (x / 8 is
-    // below 2^28) bounds nothing a kernel holds.
+    // Only a small bound counts here: one from the range of the symbols' type bounds nothing
+    // a kernel holds.
     Scope<Interval> anything;
     for (const std::string &v : free_vars(s))
         anything.push(v, Interval::everything());
-    const Interval i = bounds_of_expr_in_scope(s, anything);
-    const auto c = i.has_upper_bound() ? as_const_int(simplify(i.max)) : std::nullopt;
-    return c && *c <= (int64_t(1) << 20) ? c : std::nullopt;
+    for (const Expr &form : {s, PairDifferences().mutate(merged)}) {
+        const Interval i = bounds_of_expr_in_scope(form, anything);
+        const auto c = i.has_upper_bound() ? as_const_int(simplify(i.max)) : std::nullopt;
+        if (c && *c <= small && found(c)) return best;
+    }
+    return best;
 }
 
 bool contains_intrinsic(const Stmt &s, Intrinsic op) {

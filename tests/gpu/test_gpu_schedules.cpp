@@ -1316,3 +1316,31 @@ TEST(GPUSchedule, PerThreadProducerReadAtQuotientsHasAConstantSize) {
                     << i << ", " << j;
     }
 }
+
+// A producer read at a quotient of a quotient, ((x - 3) / 2) / 3, and at x / 6 + 1, by a thread
+// that computes 4 points: the simplifier keeps the nested quotient beside the other terms of
+// x, so that the size of the region the thread needs (at most 3 points) shows only once the
+// quotients are merged (x / 6) and the clamped windows are paired.
+TEST(GPUSchedule, PerThreadProducerReadAtNestedQuotients) {
+    for (int W : {301, 1, 7}) {
+        SCOPED_TRACE(W);
+        const int N = W / 6 + 2;
+        Buffer<int> in({N + 1}, "in");
+        in.set_min({-1});
+        for (int i = -1; i < N; i++)
+            in(i) = (i * 53 + 11) % 97 - 48;
+        Var x("x"), bx("bx"), tx("tx"), xi("xi"), xv("xv");
+        Func f("f"), g("g");
+        f(x) = in(x)*5 - x;
+        g(x) = f(((x - 3) / 2) / 3) + f(x / 6 + 1) * 2;
+        g.split(x, bx, xi, 64, TailStrategy::GuardWithIf).split(xi, tx, xv, 4);
+        g.gpu_blocks(bx).gpu_threads(tx).unroll(xv);
+        f.compute_at(g, tx).unroll(x);
+        Buffer<int> result = g.realize({W}, gpu_target);
+        result.copy_to_host();
+        auto floor_div = [](int a, int b) { return a >= 0 ? a / b : -((b - 1 - a) / b); };
+        auto F = [&](int a) { return in(a)*5 - a; };
+        for (int i = 0; i < W; i++)
+            ASSERT_EQ(result(i), F(floor_div(floor_div(i - 3, 2), 3)) + F(i / 6 + 1) * 2) << i;
+    }
+}
