@@ -26,6 +26,21 @@ namespace {
 // compiling takes minutes (4096 copies of a small body: about a minute in LLVM's code
 // generation).
 const int64_t max_copies = 4096;
+// Nor more lanes than this in all: 1024 copies of a vector of 64 lanes, not 4096 (about a
+// minute in LLVM's code generation).
+const int64_t max_lanes = 65536;
+
+// The lanes of the widest vector a body computes: its vectorized loops, and its stores.
+int64_t widest_vector(const Stmt &s) {
+    int64_t lanes = 1;
+    visit_each<For>(s, [&](const For *f) {
+        auto e = as_const_int(f->extent);
+        if (f->for_type == ForType::Vectorized && e) lanes = std::max(lanes, *e);
+    });
+    visit_each<Store>(
+        s, [&](const Store *st) { lanes = std::max<int64_t>(lanes, st->value.type().lanes); });
+    return lanes;
+}
 
 class UnrollLoops : public IRMutator {
 public:
@@ -90,18 +105,31 @@ private:
         int64_t copies = *extent;
         for (const auto &[name, n] : around)
             copies *= n;
-        if (copies > max_copies) {
+        const int64_t lanes = copies * kMaxVectorLanes > max_lanes ? widest_vector(op->body) : 1;
+        if (copies > max_copies || copies * lanes > max_lanes) {
+            // "x of f", "y of f and x of f", "z of f, y of f, and x of f".
             std::string loops, counts;
             for (const auto &[name, n] : around) {
-                loops += loop_for_users(name) + ", ";
+                loops += loop_for_users(name) + (around.size() > 1 ? ", " : " ");
                 counts += std::to_string(n) + " x ";
             }
-            user_error << "The loops " << loops << "and " << loop_for_users(op->name)
-                       << " are unrolled inside "
-                       << "one another, so the innermost body would be copied " << counts << *extent
-                       << " = " << copies << " times. AICF makes at most " << max_copies
-                       << " copies of a body; keep some of these loops rolled "
-                       << "(or unroll a split of them).";
+            const std::string vector =
+                lanes > 1 ? " around a vector of " + std::to_string(lanes) + " lanes" : "";
+            const std::string limit =
+                copies > max_copies
+                    ? ". AICF makes at most " + std::to_string(max_copies) +
+                          " copies of a body; keep some of these loops rolled (or unroll a " +
+                          "split of them)."
+                    : ", " + std::to_string(copies * lanes) + " lanes in all. AICF compiles at " +
+                          "most " + std::to_string(max_lanes) + " lanes of unrolled code (" +
+                          std::to_string(max_lanes / lanes) + " copies of this body); keep " +
+                          "some of these loops rolled, or vectorize by fewer lanes.";
+            user_error << (around.empty() ? "The loop " : "The loops ") << loops
+                       << (around.empty() ? "" : "and ") << loop_for_users(op->name)
+                       << (around.empty() ? " is unrolled" : " are unrolled inside one another")
+                       << vector << ", so the innermost body would be copied " << counts << *extent
+                       << (around.empty() ? "" : " = " + std::to_string(copies)) << " times"
+                       << limit;
         }
         around.emplace_back(op->name, std::max<int64_t>(*extent, 1));
         Stmt body = mutate(op->body);
