@@ -1,4 +1,5 @@
 #include "dsl/Associative.h"
+#include "dsl/OperatorChains.h"
 
 #include "dsl/base/Error.h"
 #include "dsl/ir/IREquality.h"
@@ -58,46 +59,38 @@ struct Self {
         return found;
     }
 
-    // The element-wise pattern op(self_i, x) or op(x, self_i).
+    // The element-wise pattern op(self_i, x) or op(x, self_i); for integers and bools also a
+    // chain of op holding self_i once, as the simplifier regroups it: (self + a) + 5.
     bool match_binary(const Expr &v, int i, Combiner &op, Expr &x) const {
-        Expr a, b;
-        if (const Add *n = v.as<Add>()) {
-            op = Combiner::Add, a = n->a, b = n->b;
-        } else if (const Mul *n = v.as<Mul>()) {
-            op = Combiner::Mul, a = n->a, b = n->b;
-        } else if (const Min *n = v.as<Min>()) {
-            op = Combiner::Min, a = n->a, b = n->b;
-        } else if (const Max *n = v.as<Max>()) {
-            op = Combiner::Max, a = n->a, b = n->b;
-        } else if (const And *n = v.as<And>()) {
-            op = Combiner::And, a = n->a, b = n->b;
-        } else if (const Or *n = v.as<Or>()) {
-            op = Combiner::Or, a = n->a, b = n->b;
-        } else if (const Call *c = v.as<Call>(); c && c->args.size() == 2 &&
-                                                 (c->is_intrinsic(Intrinsic::bitwise_and) ||
-                                                  c->is_intrinsic(Intrinsic::bitwise_or) ||
-                                                  c->is_intrinsic(Intrinsic::bitwise_xor))) {
-            op = c->is_intrinsic(Intrinsic::bitwise_and)  ? Combiner::BitAnd
-                 : c->is_intrinsic(Intrinsic::bitwise_or) ? Combiner::BitOr
-                                                          : Combiner::BitXor;
-            a = c->args[0], b = c->args[1];
-        } else if (const Sub *sub = v.as<Sub>()) {
+        if (const Sub *sub = v.as<Sub>(); sub && is(sub->a, i) && !mentioned_in(sub->b)) {
             // self - b is self + (-b) (f -= e): a sum of the negated values. For floats
             // -0.0 - b negates b exactly, zeros included.
-            if (!is(sub->a, i) || mentioned_in(sub->b)) return false;
             const Type t = sub->b.type();
             op = Combiner::Add;
             x = Sub::make(t.is_float() ? make_const(t, -0.0) : make_zero(t), sub->b);
             return true;
-        } else {
-            return false;
         }
-        if (is(a, i) && !mentioned_in(b))
-            x = b;
-        else if (is(b, i) && !mentioned_in(a))
-            x = a;
-        else
-            return false;
+        Expr a, b;
+        if (std::optional<Combiner> found = binary_operation(v, a, b)) {
+            op = *found;
+            if (is(a, i) && !mentioned_in(b)) return x = b, true;
+            if (is(b, i) && !mentioned_in(a)) return x = a, true;
+        }
+        std::optional<OperatorChain> chain = operator_chain(v);
+        if (!chain) return false;
+        std::vector<std::pair<Expr, bool>> rest;
+        int selves = 0;
+        for (const auto &operand : chain->operands) {
+            if (is(operand.first, i) && !operand.second)
+                selves++;
+            else if (mentioned_in(operand.first))
+                return false;
+            else
+                rest.push_back(operand);
+        }
+        if (selves != 1 || rest.empty()) return false;
+        op = chain->op;
+        x = combine_chain(op, rest);
         return true;
     }
 
@@ -152,34 +145,6 @@ bool is_rescaled_sum(const Expr &s, const Expr &self0, const Expr &self_i, const
         }
     }
     return false;
-}
-
-Expr combine(Combiner op, const Expr &a, const Expr &b) {
-    auto bitwise = [&](Intrinsic i) {
-        return Call::make(a.type(), i, {a, b}, Call::PureIntrinsic);
-    };
-    switch (op) {
-    case Combiner::Add:
-        return Add::make(a, b);
-    case Combiner::Mul:
-        return Mul::make(a, b);
-    case Combiner::Min:
-        return Min::make(a, b);
-    case Combiner::Max:
-        return Max::make(a, b);
-    case Combiner::And:
-        return And::make(a, b);
-    case Combiner::Or:
-        return Or::make(a, b);
-    case Combiner::BitAnd:
-        return bitwise(Intrinsic::bitwise_and);
-    case Combiner::BitOr:
-        return bitwise(Intrinsic::bitwise_or);
-    case Combiner::BitXor:
-        return bitwise(Intrinsic::bitwise_xor);
-    }
-    internal_error << "combine of an unknown Combiner";
-    return Expr();
 }
 
 Expr identity_of(Combiner op, Type t) {

@@ -214,6 +214,59 @@ TEST(GPUCrossThreadReduction, BitwiseAndLogicalRows) {
     }
 }
 
+// Integer updates whose new value is itself a sum or a product, f += in + 5: lowered, the
+// simplifier regroups them ((f + in) + 5), and they are still a sum (and a product, a max) of
+// the Func and one value per point. Exact integers, with wrapping products of uint32.
+TEST(GPUCrossThreadReduction, IntegerUpdatesOfCompoundValues) {
+    for (RowMapping mapping : kMappings) {
+        const int width = 37;
+        SCOPED_TRACE(to_string(mapping));
+        Buffer<int> in({width, kRows}, "in");
+        Buffer<uint32_t> in_u({width, kRows}, "in_u");
+        for (int j = 0; j < kRows; j++) {
+            for (int i = 0; i < width; i++) {
+                in(i, j) = (i * 7919 + j * 104729) % 2001 - 1000;
+                in_u(i, j) = uint32_t(i * 2654435761u + j * 40503u) | 1u;
+            }
+        }
+        Func plus("plus"), minus("minus"), times("times"), top("top");
+        Func out_plus = row_reduction(mapping, width, plus, [&](Func f, RDom r, Var y) {
+            f(y) = 3;
+            f(y) += in(r.x, y) + 5;
+        });
+        Func out_minus = row_reduction(mapping, width, minus, [&](Func f, RDom r, Var y) {
+            f(y) = -2;
+            f(y) -= in(r.x, y) * 3 + y;
+        });
+        Func out_times = row_reduction(mapping, width, times, [&](Func f, RDom r, Var y) {
+            f(y) = 1u;
+            f(y) *= in_u(r.x, y) * 3u;
+        });
+        Func out_top = row_reduction(mapping, width, top, [&](Func f, RDom r, Var y) {
+            f(y) = -5000;
+            f(y) = max(f(y), max(in(r.x, y), r.x * 20 - 900));
+        });
+        Buffer<int> a = out_plus.realize({kRows}, gpu_target);
+        Buffer<int> b = out_minus.realize({kRows}, gpu_target);
+        Buffer<uint32_t> c = out_times.realize({kRows}, gpu_target);
+        Buffer<int> d = out_top.realize({kRows}, gpu_target);
+        for (int j = 0; j < kRows; j++) {
+            int64_t sum = 3, difference = -2, highest = -5000;
+            uint32_t product = 1;
+            for (int i = 0; i < width; i++) {
+                sum += in(i, j) + 5;
+                difference -= int64_t(in(i, j)) * 3 + j;
+                product *= in_u(i, j) * 3u;
+                highest = std::max<int64_t>({highest, in(i, j), i * 20 - 900});
+            }
+            EXPECT_EQ(a(j), sum) << j;
+            EXPECT_EQ(b(j), difference) << j;
+            EXPECT_EQ(c(j), product) << j;
+            EXPECT_EQ(d(j), highest) << j;
+        }
+    }
+}
+
 // Values of 8, 16 and 64 bits travel through 32-bit shuffles, widened or in two halves.
 TEST(GPUCrossThreadReduction, ValuesOfEveryWidthShuffleExactly) {
     for (RowMapping mapping : kMappings) {
