@@ -9,6 +9,7 @@
 #include "lowering/BoundsInference.h"
 #include "lowering/CrossThreadReductions.h"
 #include "lowering/ExtractKernels.h"
+#include "lowering/FuncValueRanges.h"
 #include "lowering/FuseGPUThreadLoops.h"
 #include "lowering/GPUPlacement.h"
 #include "lowering/HoistAllocations.h"
@@ -112,6 +113,10 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     std::vector<Function> outputs = redirect_to_wrappers(user_outputs, env);
     std::vector<std::string> order = realization_order(outputs, env);
     timer.phase("realization_order");
+    // Calls to Funcs bounded by the ranges of their values, in every pass from here on: a
+    // gather indexed by a Func computed as a clamp reads the clamp's range.
+    const FuncValueRanges value_ranges(func_value_ranges(env));
+    timer.phase("func_value_ranges");
 
     Stmt s = schedule_functions(outputs, order, env);
     after("schedule_functions", s);

@@ -719,6 +719,13 @@ private:
 
     void visit(const Call *op) override {
         Type t = op->type.element_of();
+        if (op->call_type == Call::Func) {
+            if (const FuncValueRanges::Ranges *ranges = FuncValueRanges::current()) {
+                auto it = ranges->find({op->name, op->value_index});
+                if (it != ranges->end()) result = it->second;
+            }
+            return;
+        }
         if (op->call_type != Call::PureIntrinsic || op->args.empty()) return;
         const Expr &arg = op->args[0];
         switch (op->intrinsic) {
@@ -878,7 +885,22 @@ private:
     void visit(const Load *) override { result = Interval(); }
 };
 
+thread_local const FuncValueRanges *innermost_ranges = nullptr;
+
 } // namespace
+
+FuncValueRanges::FuncValueRanges(Ranges ranges)
+    : ranges(std::move(ranges)), outer(innermost_ranges) {
+    innermost_ranges = this;
+}
+
+FuncValueRanges::~FuncValueRanges() {
+    innermost_ranges = outer;
+}
+
+const FuncValueRanges::Ranges *FuncValueRanges::current() {
+    return innermost_ranges ? &innermost_ranges->ranges : nullptr;
+}
 
 Interval bounds_of_expr_in_scope(const Expr &e, const Scope<Interval> &scope) {
     if (!e.defined()) return Interval();

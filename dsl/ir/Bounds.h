@@ -8,10 +8,32 @@
 #include "dsl/ir/Interval.h"
 #include "dsl/ir/Scope.h"
 
+#include <map>
 #include <optional>
+#include <string>
+#include <utility>
 
 namespace aicf {
 namespace ir {
+
+// The ranges of the values of some Funcs, by name and value index (a Tuple's element). While
+// one lives, bounds_of_expr_in_scope on the same thread bounds a call to one of those Funcs by
+// its range, where it would otherwise know only the call's type: the index of a gather from a
+// Func computed as clamp(i, 0, 15) lies in [0, 15]. The innermost one living applies.
+class FuncValueRanges {
+public:
+    using Ranges = std::map<std::pair<std::string, int>, Interval>;
+    explicit FuncValueRanges(Ranges ranges);
+    ~FuncValueRanges();
+    FuncValueRanges(const FuncValueRanges &) = delete;
+    FuncValueRanges &operator=(const FuncValueRanges &) = delete;
+    // The ranges that apply on this thread (none where no FuncValueRanges lives).
+    static const Ranges *current();
+
+private:
+    Ranges ranges;
+    const FuncValueRanges *outer;
+};
 
 // The bounds of e given the ranges of variables in `scope`. Variables not in scope are
 // treated as symbols (the result may mention them). Expressions whose range cannot be found
