@@ -231,7 +231,15 @@ private:
 
     // a * c for a constant c, with a symbolic (and not wrapping).
     Interval scale(const Interval &a, const Expr &c) {
-        if (is_const_zero(c)) return Interval::single_point(c);
+        if (is_const_zero(c)) {
+            // A float times zero is zero only where it is finite: inf * 0 is NaN.
+            auto finite = [](const Expr &e) {
+                const std::optional<double> v = e.defined() ? as_const_float(e) : std::nullopt;
+                return v && std::isfinite(*v);
+            };
+            if (c.type().is_float() && !(finite(a.min) && finite(a.max))) return Interval();
+            return Interval::single_point(c);
+        }
         auto times = [&](const Expr &e) { return combine<Mul>(e, c); };
         if (is_negative_const(c)) return Interval(times(a.max), times(a.min));
         return Interval(times(a.min), times(a.max));
@@ -474,9 +482,16 @@ private:
             return;
         }
         if (t.is_float()) {
-            if (is_point_const(b) && is_positive_const(b.min)) {
-                result = Interval(make_zero(t), b.min);
-            }
+            // x - y * floor(x / y), each step rounded: in [0, y) only approximately, and far
+            // from it where x is large (2.4e8 % 3 is 16). Near [0, y] where |x| <= 2^20 * y
+            // (the quotient is then off by at most one, the product by y / 8).
+            const std::optional<double> y =
+                is_point_const(b) ? as_const_float(b.min) : std::nullopt;
+            const std::optional<double> lo = a.min.defined() ? as_const_float(a.min) : std::nullopt;
+            const std::optional<double> hi = a.max.defined() ? as_const_float(a.max) : std::nullopt;
+            if (y && *y > 0 && lo && hi &&
+                std::max(std::abs(*lo), std::abs(*hi)) <= std::ldexp(*y, 20))
+                result = Interval(make_const(t, -2 * *y), make_const(t, 3 * *y));
             return;
         }
         auto ca = as_const_bounds(a), cb = as_const_bounds(b);
@@ -491,13 +506,30 @@ private:
             !most_negative(b.min) && !most_negative(b.max)) {
             // A divisor known only at run time (an image's width): the Euclidean remainder
             // lies in [0, |y| - 1], and x % 0 is 0. (Where abs wraps, only the type's range.)
+            // |y| - 1 as max(max(y_max, 1) - 1, -1 - y_min), which no divisor overflows
+            // (|-2^31| - 1 is 2^31 - 1; abs(-2^31) would wrap).
             Expr one = make_one(t), zero = make_zero(t);
+            // A divisor from a scalar Param may be the type's most negative value, whose abs
+            // wraps: |y| - 1 is then written max(y_max, 1) - 1 or -1 - y_min, whichever is
+            // larger (2^31 - 1 for -2^31). Sizes and loop extents keep the form the
+            // simplifier knows best.
+            bool scalar_param = false;
+            for (const Expr &end : {b.min, b.max}) {
+                visit_each<Variable>(end, [&](const Variable *v) {
+                    scalar_param = scalar_param || (v->param.defined() && !v->param.is_buffer());
+                });
+            }
             Expr size =
                 t.is_int()
                     ? simp(Max::make(Call::make(t, Intrinsic::abs, {b.min}, Call::PureIntrinsic),
                                      Call::make(t, Intrinsic::abs, {b.max}, Call::PureIntrinsic)))
                     : b.max;
-            result = Interval(zero, simp(Sub::make(Max::make(size, one), one)));
+            Expr last = Sub::make(Max::make(size, one), one);
+            if (t.is_int() && scalar_param) {
+                last = Max::make(Sub::make(Max::make(b.max, one), one),
+                                 Sub::make(make_const(t, int64_t(-1)), b.min));
+            }
+            result = Interval(zero, simp(last));
             if (is_nonnegative_const(a.min) && a.max.defined())
                 result.max = simp(Min::make(result.max, a.max));
             return;
@@ -830,11 +862,13 @@ private:
         };
         auto negate = [&](const Expr &e) { return combine<Sub>(make_zero(from), e); };
         if (is_nonnegative_const(a.min)) return Interval(convert(a.min), convert(a.max));
-        if (from.is_int() && wraps(from)) {
-            // abs of the most negative value of a type that wraps is that value (int8 -128):
-            // unless the operand stays above it, only the type's range holds.
+        if (from.is_int()) {
+            // abs of the most negative value of a signed type is that value (int8 -128, int32
+            // -2^31): unless the operand stays above it, only the type's range holds, so that
+            // clamp(abs(v), 0, n) of data keeps its lower end. (A symbolic end of a type taken
+            // not to overflow, a loop's or a size's, stays above it.)
             std::optional<int64_t> lo = a.min.defined() ? as_const_int(a.min) : std::nullopt;
-            if (!lo || *lo <= from.min_int()) return Interval();
+            if (lo ? *lo <= from.min_int() : (wraps(from) || !a.min.defined())) return Interval();
         }
         if (a.max.defined() && is_const(a.max) && !is_positive_const(a.max)) {
             return Interval(convert(negate(a.max)), convert(negate(a.min)));

@@ -147,6 +147,20 @@ ConstBounds Simplify::bounds_of(const Expr &e) {
     return r;
 }
 
+namespace {
+
+// Whether e reads memory: a load, or a call to a Func or an input.
+bool reads_memory(const Expr &e) {
+    bool found = false;
+    visit_each_distinct<Load>(e, [&](const Load *) { found = true; });
+    visit_each_distinct<Call>(e, [&](const Call *c) {
+        found = found || c->call_type == Call::Func || c->call_type == Call::Image;
+    });
+    return found;
+}
+
+} // namespace
+
 ConstBounds Simplify::bounds_of_node(const Expr &e) {
     Type t = e.type();
     ConstBounds r;
@@ -221,9 +235,12 @@ ConstBounds Simplify::bounds_of_node(const Expr &e) {
             const Type at = call->args[0].type().element_of();
             r.has_min = true;
             r.min = 0;
-            if (at.is_int() && !no_overflow(at) && (!a.has_min || a.min <= at.min_int())) {
-                // In a type that wraps, abs of its most negative value is that value
-                // (int8 -128), not a positive one.
+            // abs of a signed type's most negative value is that value (int8 -128, int32
+            // -2^31), not a positive one: in a type that wraps, or of data (a value read from
+            // memory may be anything), so that clamp(abs(in(x)), 0, n) keeps its lower end.
+            // Symbols of a type taken not to overflow (loops, sizes) stay above it.
+            const bool may_be_min = !a.has_min || a.min <= at.min_int();
+            if (at.is_int() && may_be_min && (!no_overflow(at) || reads_memory(call->args[0]))) {
                 r = type_bounds(at);
             } else if (a.bounded()) {
                 r = make_bounds(true, 0, true, std::max(-i128(a.min), i128(a.max)));

@@ -137,3 +137,72 @@ TEST(IndexFuncs, EmbeddingRowsAtIdsStagedInSharedMemory) {
                 << i << ", " << j;
 }
 
+// Values whose range is not what their arithmetic seems to say, used as indices inline and
+// through an index Func: abs of the most negative int32 is itself, a remainder by a Param of
+// -2^31 reaches 2^31 - 1, a float remainder far from [0, y) where the dividend is large, and
+// inf * 0 is NaN (cast to 0). Each either reads inside the table, checked, or is refused:
+// never a read outside it.
+TEST(IndexFuncs, RangesOfOverflowingAndRoundedValues) {
+    Buffer<float> table({16}, "table");
+    aicf_test::fill_random(table, -5, 5, 10);
+    Buffer<int> idx({6}, "idx");
+    const int ints[] = {INT32_MIN, -7, 3, 40, INT32_MAX, -2};
+    for (int i = 0; i < 6; i++)
+        idx(i) = ints[i];
+    Buffer<float> fin({4}, "fin");
+    const float floats[] = {240823472.0f, 3.80221099e21f, INFINITY, 2.5f};
+    for (int i = 0; i < 4; i++)
+        fin(i) = floats[i];
+    Var x("x");
+    for (bool at_root : {false, true}) {
+        SCOPED_TRACE(at_root ? "index Func at the root" : "index inlined");
+        // The clamp of abs keeps its lower end: abs(-2^31) clamps to 0.
+        Func id("id"), f("f");
+        id(x) = clamp(abs(idx(x)), 0, 15);
+        f(x) = table(id(x));
+        if (at_root) id.compute_root();
+        Buffer<float> out = f.realize({6});
+        for (int i = 0; i < 6; i++) {
+            const int64_t a =
+                ints[i] == INT32_MIN ? int64_t(INT32_MIN) : std::abs(int64_t(ints[i]));
+            ASSERT_EQ(out(i), table(int(std::clamp<int64_t>(a, 0, 15)))) << i;
+        }
+        // A remainder by a Param reaches |p| - 1 without overflow: 2^31 - 1 for -2^31.
+        Param<int> p("p");
+        Func rem("rem"), g("g");
+        rem(x) = idx(x) % p;
+        g(x) = table(rem(x));
+        if (at_root) rem.compute_root();
+        p.set(INT32_MIN);
+        EXPECT_CONTAINS(message_of<RuntimeError>([&] { g.realize({6}); }),
+                        "Buffer table is too small");
+        p.set(-13);
+        out = g.realize({6});
+        for (int i = 0; i < 6; i++)
+            ASSERT_EQ(out(i), table(int(((int64_t(ints[i]) % 13) + 13) % 13))) << i;
+        // Float remainders of unbounded values, and inf * 0: no range.
+        Func frem("frem"), h("h"), zero("zero"), k("k");
+        frem(x) = cast<int>(fin(x) % 3.0f);
+        h(x) = table(frem(x));
+        zero(x) = cast<int>(fin(x) * 0.0f + 2.0f) - 2;
+        k(x) = table(zero(x));
+        if (at_root) {
+            frem.compute_root();
+            zero.compute_root();
+        }
+        EXPECT_CONTAINS(message_of<CompileError>([&] { h.realize({4}); }),
+                        "AICF cannot bound the region of input table read in dimension 0");
+        EXPECT_CONTAINS(message_of<CompileError>([&] { k.realize({4}); }),
+                        "AICF cannot bound the region of input table read in dimension 0");
+        // Bounded dividends keep a range: the remainder of [-100, 100] by 3 lies in [-6, 9].
+        Func near("near"), m("m");
+        near(x) = cast<int>(clamp(fin(x), -100.0f, 100.0f) % 3.0f) + 6;
+        m(x) = table(near(x));
+        if (at_root) near.compute_root();
+        out = m.realize({4});
+        for (int i = 0; i < 4; i++) {
+            const float v = std::clamp(floats[i], -100.0f, 100.0f);
+            ASSERT_EQ(out(i), table(int(v - 3.0f * std::floor(v / 3.0f)) + 6)) << i;
+        }
+    }
+}
