@@ -14,7 +14,8 @@ namespace lowering {
 // Expects: simplified IR, so a loop scheduled with a constant factor has a constant extent.
 // Raises CompileError naming the loop when its extent is not constant or exceeds 256, and
 // naming the loops when unrolled loops inside one another would copy a body more than 4096
-// times; `env`'s Funcs are named in the advice.
+// times, or make more than 16384 lanes in all (256 copies of a vector of 64); `env`'s Funcs
+// are named in the advice.
 ir::Stmt unroll_loops(const ir::Stmt &s, const std::map<std::string, ir::Function> &env);
 
 } // namespace lowering

@@ -1090,17 +1090,17 @@ TEST(ScheduleErrors, UnrollingIsBounded) {
                     "The loops z_ui of g, y_ui of g, and x_ui of g are unrolled inside one "
                     "another, so the innermost body would be copied 24 x 16 x 16 = 6144 times. "
                     "AICF makes at most 4096 copies of a body");
-    // Fewer copies of a wide vector: 2048 copies of 64 lanes.
+    // Fewer copies of a wide vector: 512 copies of 64 lanes.
     Func h("h");
     h(x, y) = x * 3 - y;
-    h.vectorize(x, 64).unroll(x, 32).unroll(y, 64);
+    h.vectorize(x, 64).unroll(x, 16).unroll(y, 32);
     EXPECT_CONTAINS(message_of<CompileError>([&] {
-                        h.realize({2048, 64});
+                        h.realize({1024, 32});
                     }),
                     "The loops y_ui of h and x_ui of h are unrolled inside one another around a "
-                    "vector of 64 lanes, so the innermost body would be copied 64 x 32 = 2048 "
-                    "times, 131072 lanes in all. AICF compiles at most 65536 lanes of unrolled "
-                    "code (1024 copies of this body); keep some of these loops rolled, or "
+                    "vector of 64 lanes, so the innermost body would be copied 32 x 16 = 512 "
+                    "times, 32768 lanes in all. AICF compiles at most 16384 lanes of unrolled "
+                    "code (256 copies of this body); keep some of these loops rolled, or "
                     "vectorize by fewer lanes.");
     h = Func("h");
     h(x, y) = x * 3 - y;
