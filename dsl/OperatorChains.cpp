@@ -41,13 +41,14 @@ bool operands_of(const Expr &e, Combiner op, Expr &a, Expr &b, bool &negate_b) {
     return true;
 }
 
-void flatten(const Expr &e, Combiner op, bool negated,
+// The operands of e as a chain of op in values of type t, appended to `operands`.
+void flatten(const Expr &e, Combiner op, Type t, bool negated,
              std::vector<std::pair<Expr, bool>> &operands) {
     Expr a, b;
     bool negate_b;
-    if (e.type() == operands.front().first.type() && operands_of(e, op, a, b, negate_b)) {
-        flatten(a, op, negated, operands);
-        flatten(b, op, negated != negate_b, operands);
+    if (e.type() == t && operands_of(e, op, a, b, negate_b)) {
+        flatten(a, op, t, negated, operands);
+        flatten(b, op, t, negated != negate_b, operands);
     } else {
         operands.emplace_back(e, negated);
     }
@@ -61,11 +62,9 @@ std::optional<OperatorChain> operator_chain(const Expr &v) {
     bool negate_b = v.as<Sub>() != nullptr;
     std::optional<Combiner> op = negate_b ? Combiner::Add : binary_operation(v, a, b);
     if (!op || !operands_of(v, *op, a, b, negate_b)) return std::nullopt;
-    OperatorChain chain{*op, {{v, false}}};
-    // (The first entry only carries the type for flatten, then goes.)
-    flatten(a, *op, false, chain.operands);
-    flatten(b, *op, negate_b, chain.operands);
-    chain.operands.erase(chain.operands.begin());
+    OperatorChain chain{*op, {}};
+    flatten(a, *op, v.type(), false, chain.operands);
+    flatten(b, *op, v.type(), negate_b, chain.operands);
     return chain;
 }
 
