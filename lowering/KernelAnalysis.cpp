@@ -1,6 +1,7 @@
 #include "lowering/KernelAnalysis.h"
 
 #include "dsl/Names.h"
+#include "dsl/OperatorChains.h"
 
 #include "dsl/ir/Bounds.h"
 #include "dsl/ir/DifferenceOfChains.h"
@@ -154,24 +155,15 @@ class RoundDownAsRemainder : public IRMutator {
 // only: the terms multiplied by the inner divisor could overflow where the original did not.
 class MergeNestedQuotients : public IRMutator {
     using IRMutator::visit;
-    // The terms of a sum, each with its sign.
-    static void terms_of(const Expr &e, bool negate, std::vector<std::pair<Expr, bool>> &out) {
-        if (const Add *a = e.as<Add>()) {
-            terms_of(a->a, negate, out);
-            terms_of(a->b, negate, out);
-        } else if (const Sub *s = e.as<Sub>()) {
-            terms_of(s->a, negate, out);
-            terms_of(s->b, !negate, out);
-        } else {
-            out.emplace_back(e, negate);
-        }
-    }
     Expr visit(const Div *op) override {
         Expr a = mutate(op->a), b = mutate(op->b);
         auto c = as_const_int(b);
         if (!c || *c <= 0 || !a.type().is_int() || !a.type().is_scalar()) return Div::make(a, b);
-        std::vector<std::pair<Expr, bool>> terms;
-        terms_of(a, false, terms);
+        // The terms of a sum, each with whether it is subtracted.
+        std::optional<OperatorChain> chain = operator_chain(a);
+        const std::vector<std::pair<Expr, bool>> terms =
+            chain && chain->op == Combiner::Add ? chain->operands
+                                                : std::vector<std::pair<Expr, bool>>{{a, false}};
         const Div *inner = nullptr;
         std::optional<int64_t> c1;
         for (const auto &[t, negative] : terms) {
