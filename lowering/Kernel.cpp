@@ -79,6 +79,28 @@ std::string kernel_launch_shape(const LoweredKernel &k) {
     return s.str() + "\n";
 }
 
+namespace {
+
+// The first operand of a comparison node.
+const ir::Expr &operand_of_comparison(const ir::Expr &node) {
+    switch (node.node_type()) {
+    case ir::IRNodeType::EQ:
+        return node.as<ir::EQ>()->a;
+    case ir::IRNodeType::NE:
+        return node.as<ir::NE>()->a;
+    case ir::IRNodeType::LT:
+        return node.as<ir::LT>()->a;
+    case ir::IRNodeType::LE:
+        return node.as<ir::LE>()->a;
+    case ir::IRNodeType::GT:
+        return node.as<ir::GT>()->a;
+    default:
+        return node.as<ir::GE>()->a;
+    }
+}
+
+} // namespace
+
 int flops_per_lane(const ir::Expr &node) {
     const bool is_float = node.type().is_float() || node.type().is_bfloat();
     switch (node.node_type()) {
@@ -90,6 +112,17 @@ int flops_per_lane(const ir::Expr &node) {
     case ir::IRNodeType::Min:
     case ir::IRNodeType::Max:
         return is_float ? 1 : 0;
+    case ir::IRNodeType::EQ:
+    case ir::IRNodeType::NE:
+    case ir::IRNodeType::LT:
+    case ir::IRNodeType::LE:
+    case ir::IRNodeType::GT:
+    case ir::IRNodeType::GE: {
+        // A comparison of floats is one flop, as min and max are: select(a > b, a, b) counts
+        // what max(a, b) counts.
+        const ir::Type t = operand_of_comparison(node).type();
+        return t.is_float() || t.is_bfloat() ? 1 : 0;
+    }
     case ir::IRNodeType::Call:
         switch (node.as<ir::Call>()->intrinsic) {
         case ir::Intrinsic::sqrt:

@@ -651,6 +651,12 @@ private:
         AICF_COUNT_BINARY(Mod)
         AICF_COUNT_BINARY(Min)
         AICF_COUNT_BINARY(Max)
+        AICF_COUNT_BINARY(EQ)
+        AICF_COUNT_BINARY(NE)
+        AICF_COUNT_BINARY(LT)
+        AICF_COUNT_BINARY(LE)
+        AICF_COUNT_BINARY(GT)
+        AICF_COUNT_BINARY(GE)
 #undef AICF_COUNT_BINARY
 
         void visit(const ir::Load *op) override {

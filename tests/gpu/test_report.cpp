@@ -656,6 +656,43 @@ TEST(ReportErrors, SizesTargetsAndArguments) {
     }
 }
 
+// A comparison of floats is a flop, as min and max are: a max written as a select counts what
+// max counts, on the simulator and statically; comparisons of integers count none.
+TEST(ReportCounts, ComparisonsOfFloatsAreFlops) {
+    const int W = 45, H = 7;
+    Buffer<float> in({W, H}, "in");
+    fill_random(in, -1.0, 1.0, 71);
+    Var x("x"), bx("bx"), tx("tx");
+    RDom r(0, H, "r");
+    Func by_max("by_max"), by_select("by_select"), by_index("by_index");
+    by_max(x) = in(x, 0);
+    by_max(x) = max(by_max(x), in(x, r));
+    by_select(x) = in(x, 0);
+    by_select(x) = select(in(x, r) > by_select(x), in(x, r), by_select(x));
+    by_index(x) = select(x > 3, in(x, 0), 0.0f);
+    int64_t update_flops[2];
+    int i = 0;
+    for (Func f : {by_max, by_select}) {
+        f.gpu_tile(x, bx, tx, 32, TailStrategy::GuardWithIf);
+        f.update().gpu_tile(x, bx, tx, 32, TailStrategy::GuardWithIf);
+        Buffer<float> got = realize_checking_report(f, {W}, gpu_target)[0];
+        for (int j = 0; j < W; j++) {
+            float want = in(j, 0);
+            for (int k = 0; k < H; k++)
+                want = std::max(want, in(j, k));
+            EXPECT_EQ(got(j), want) << f.name() << " " << j;
+        }
+        DataflowReport report = f.report({W}, gpu_target, {}, false);
+        ASSERT_EQ(report.kernels.size(), 2u);
+        update_flops[i++] = report.kernels[1].flops;
+    }
+    EXPECT_EQ(update_flops[0], int64_t(W) * H);
+    EXPECT_EQ(update_flops[1], update_flops[0]);
+    by_index.gpu_tile(x, bx, tx, 32, TailStrategy::GuardWithIf);
+    realize_checking_report(by_index, {W}, gpu_target);
+    EXPECT_EQ(by_index.report({W}, gpu_target, {}, false).flops(), 0);
+}
+
 // uint64 Params take every value they hold, past INT64_MAX too, and no other: an extent of
 // p % 1000 reduces over 0 points for p = 10^19 (2^63 mod 1000 would be 808).
 TEST(ReportErrors, UInt64Params) {
