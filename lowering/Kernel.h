@@ -88,7 +88,8 @@ std::vector<std::string> kernel_check_names(const ir::Stmt &body);
 
 // The floating-point operations one lane of `node` performs by itself (not its operands):
 // 1 for a float add, subtract, multiply, divide, modulo, min, max, comparison and math
-// function; 2 for fma; 0 otherwise. The simulator's profiles and the static counts (KernelCost.h) use it.
+// function; 2 for fma; 0 otherwise. The simulator's profiles and the static counts (KernelCost.h)
+// use it.
 int flops_per_lane(const ir::Expr &node);
 
 // A readable summary: name, block shape, shared memory, arguments, then the body.
