@@ -268,6 +268,18 @@ Expr LetTracker::expand(const Expr &e) const {
     return substitute_lets(lets, e);
 }
 
+Stmt LetTrackingMutator::visit(const LetStmt *op) {
+    Expr value = mutate(op->value);
+    lets.emplace_back(op->name, value);
+    Stmt body = mutate(op->body);
+    lets.pop_back();
+    return LetStmt::make(op->name, value, body);
+}
+
+Expr LetTrackingMutator::expand(const Expr &e) const {
+    return substitute_lets(lets, e);
+}
+
 std::optional<int64_t> LetTracker::element_count_bound(const std::vector<Expr> &extents) const {
     int64_t n = 1;
     for (const Expr &e : extents) {

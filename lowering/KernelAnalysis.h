@@ -5,6 +5,7 @@
 // around them, and the IR of the GPU's index and barrier intrinsics.
 
 #include "dsl/ir/IR.h"
+#include "dsl/ir/IRMutator.h"
 #include "dsl/ir/IRVisitor.h"
 
 #include <array>
@@ -45,6 +46,14 @@ struct LetTracker : ir::IRVisitor {
     // A constant bound on the elements of an allocation with these extents (saturating past
     // 2^40), or none.
     std::optional<int64_t> element_count_bound(const std::vector<ir::Expr> &extents) const;
+};
+
+// A mutator that knows the (mutated) values of the lets around the current node.
+struct LetTrackingMutator : ir::IRMutator {
+    std::vector<std::pair<std::string, ir::Expr>> lets; // outermost first
+    using ir::IRMutator::visit;
+    ir::Stmt visit(const ir::LetStmt *op) override;
+    ir::Expr expand(const ir::Expr &e) const;
 };
 
 // "a * b * c" for an allocation's extents, for messages (loops named as users know them).

@@ -57,31 +57,23 @@ private:
     }
 };
 
-class SizeRegisters : public IRMutator {
+// (It tracks the lets around each node to find the constant index of a register access
+// written in terms of the thread index: a register tile's parts.)
+class SizeRegisters : public LetTrackingMutator {
 public:
     explicit SizeRegisters(const std::map<std::string, int64_t> &elements) : elements(elements) {}
 
 private:
     const std::map<std::string, int64_t> &elements;
-    // The lets around the current node, to find the constant index of a register access
-    // written in terms of the thread index (a register tile's parts).
-    std::vector<std::pair<std::string, Expr>> lets;
 
-    using IRMutator::visit;
+    using LetTrackingMutator::visit;
 
     Stmt visit(const Allocate *op) override {
         return Allocate::make(op->name, op->type, MemoryType::Register,
                               {make_const(Int(32), elements.at(op->name))}, mutate(op->body));
     }
-    Stmt visit(const LetStmt *op) override {
-        Expr value = mutate(op->value);
-        lets.emplace_back(op->name, value);
-        Stmt body = mutate(op->body);
-        lets.pop_back();
-        return LetStmt::make(op->name, value, body);
-    }
     Expr constant_index(const Expr &index) const {
-        Expr e = simplify(substitute_lets(lets, index));
+        Expr e = simplify(expand(index));
         return is_const(e) ? e : index;
     }
     Expr visit(const Load *op) override {

@@ -6,6 +6,7 @@
 #include "dsl/ir/IROperator.h"
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/Simplify.h"
+#include "lowering/KernelAnalysis.h"
 
 #include <algorithm>
 #include <climits>
@@ -177,7 +178,8 @@ const char *memory_for_users(MemoryType t) {
                                      : "device or host memory";
 }
 
-class FlattenStorage : public IRMutator {
+// (It tracks the lets around each node to bound the extents of per-thread storage.)
+class FlattenStorage : public LetTrackingMutator {
 public:
     FlattenStorage(const std::vector<Argument> &args, const std::map<std::string, Function> &env)
         : env(env) {
@@ -193,7 +195,18 @@ private:
     const std::map<std::string, Function> &env;
     std::map<std::string, Layout> layouts; // by storage name
 
-    using IRMutator::visit;
+    using LetTrackingMutator::visit;
+
+    // A thread's registers are laid out over the constant bound of each extent: a tail's
+    // smaller region then keeps the same strides, so that every index into the registers
+    // stays constant once the loops are unrolled (with strides known only at run time, the
+    // array would go to local memory).
+    Expr register_extent(const Expr &extent) const {
+        if (is_const(extent)) return extent;
+        auto bound = constant_upper_bound(expand(extent));
+        if (!bound || *bound > 4096) return extent;
+        return make_const(Int(32), std::max<int64_t>(*bound, 1));
+    }
 
     // A Func the schedule stores on the stack whose size is a constant too large for it: a
     // CompileError (storage of a size known only at run time goes on the heap).
@@ -240,7 +253,9 @@ private:
             lets.emplace_back(sname, stride);
             layout.mins[d] = op->bounds[d].min;
             layout.strides[d] = var(sname);
-            Expr extent = op->bounds[d].extent;
+            Expr extent = op->memory_type == MemoryType::Register
+                              ? register_extent(op->bounds[d].extent)
+                              : op->bounds[d].extent;
             for (const StorageAlignment &a : sched.storage_alignment) {
                 if (a.var != v) continue;
                 if (!is_const(a.alignment)) {

@@ -2,7 +2,9 @@
 // staged stage, wide non-coherent loads for vectorized read-only inputs, libdevice math.
 
 #include "ErrorMessage.h"
+#include "GPUTarget.h"
 #include "MatmulGPU.h"
+#include "Reference.h"
 #include "backends/llvm/CodeGen_PTX.h"
 #include "dsl/aicf.h"
 
@@ -153,6 +155,47 @@ TEST(PTX, RegisterTiledMatmulReadsFloat4AndDoesNotSpill) {
         std::string report = out.kernel_resources(fma);
         EXPECT_TRUE(contains(report, " 0 bytes stack frame")) << report;
         EXPECT_TRUE(contains(report, " 0 bytes spill stores, 0 bytes spill loads")) << report;
+    }
+}
+
+// A thread's 4 x 4 tile of a product in registers, with guarded tails on every loop: the
+// tail computes a smaller part of the tile, which keeps the tile's strides (a stride of the
+// region's run-time extent put the tile in local memory). Checked at sizes no tile divides.
+TEST(PTX, RegisterTileUnderGuardedTailsStaysInRegisters) {
+    const int M = 70, N = 37, K = 19;
+    Buffer<float> A({K, M}, "A"), B({N, K}, "B");
+    aicf_test::fill_random(A, -1.0, 1.0, 5);
+    aicf_test::fill_random(B, -1.0, 1.0, 6);
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), xi("xi"), yi("yi");
+    RDom k(0, K, "k");
+    Func c("c"), out("out");
+    c(x, y) = 0.0f;
+    c(x, y) += A(k, y) * B(x, k);
+    out(x, y) = c(x, y) * 2.0f;
+    const TailStrategy guard = TailStrategy::GuardWithIf;
+    out.tile(x, y, bx, by, x, y, 32, 32, guard)
+        .tile(x, y, tx, ty, xi, yi, 4, 4, guard)
+        .gpu_blocks(bx, by)
+        .gpu_threads(tx, ty)
+        .unroll(xi)
+        .unroll(yi);
+    c.compute_at(out, tx).unroll(x).unroll(y);
+    c.update().reorder(x, y, k).unroll(x).unroll(y);
+    const std::string ptx = out.ptx(sm80);
+    EXPECT_EQ(aicf_test::occurrences(ptx, "ld.local"), 0) << ptx;
+    EXPECT_EQ(aicf_test::occurrences(ptx, "st.local"), 0) << ptx;
+    if (backends::ptxas_available()) {
+        std::string report = out.kernel_resources(sm80);
+        EXPECT_TRUE(contains(report, " 0 bytes stack frame")) << report;
+    }
+    Buffer<float> got = out.realize({N, M}, aicf_test::gpu_test_target());
+    for (int i = 0; i < M; i++) {
+        for (int j = 0; j < N; j++) {
+            double want = 0;
+            for (int r = 0; r < K; r++)
+                want += double(A(r, i)) * B(j, r);
+            EXPECT_TRUE(aicf_test::close(got(j, i), 2 * want, 1e-5, 1e-5)) << j << " " << i;
+        }
     }
 }
 
