@@ -238,7 +238,11 @@ std::optional<int64_t> constant_upper_bound(const Expr &e) {
     Scope<Interval> anything;
     for (const std::string &v : free_vars(s))
         anything.push(v, Interval::everything());
-    for (const Expr &form : {s, PairDifferences().mutate(merged)}) {
+    // Pairing before distributing also keeps the two ends of a clamped window apart:
+    // min(t + 3, e) - min(t - 2, min(t, e) - 1) is at most 5 (t - 2 against t + 3, e - 1
+    // against e), where min(t + 3 - m, e - m) of the distributed form bounds neither side.
+    for (const Expr &form : {s, PairDifferences().mutate(merged),
+                             PairDifferences().mutate(MergeNestedQuotients().mutate(s))}) {
         const Interval i = bounds_of_expr_in_scope(form, anything);
         const auto c = i.has_upper_bound() ? as_const_int(simplify(i.max)) : std::nullopt;
         if (c && *c <= small && found(c)) return best;

@@ -1164,6 +1164,31 @@ TEST(GPUSchedule, AlignedRegionOfASharedStageUnderGuardedTails) {
     }
 }
 
+// A stage in shared memory read by the block's output and by a per-thread stage, under
+// guarded tails: the block's region runs from the earlier of the two reads' clamped starts to
+// the later end (at most 7 rows: min(t + 3, e) + 1 - min(t - 2, min(t, e) - 1) + 1).
+TEST(GPUSchedule, SharedStageReadByTheOutputAndAPerThreadStageUnderGuardedTails) {
+    const int W = 13, H = 9;
+    Buffer<float> in({W + 3, H + 4}, "in");
+    in.set_min({-1, -2});
+    fill_random(in, -2, 2, 43);
+    Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    Func f("f"), g("g"), out("out");
+    f(x, y) = in(x, y) * 2.0f;
+    g(x, y) = f(x, y - 1) + f(x, y + 1);
+    out(x, y) = g(x, y) * f(x + 1, y - 2);
+    out.gpu_tile(x, y, xo, yo, xi, yi, 4, 4, TailStrategy::GuardWithIf);
+    f.compute_at(out, xo).gpu_threads(x, y);
+    g.compute_at(out, xi);
+    Buffer<float> got = out.realize({W, H}, gpu_target)[0];
+    got.copy_to_host();
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++) {
+            const double want = (2.0 * in(i, j - 1) + 2.0 * in(i, j + 1)) * 2.0 * in(i + 1, j - 2);
+            ASSERT_TRUE(close(got(i, j), want, 1e-5, 1e-5)) << i << ", " << j;
+        }
+}
+
 // The same for a pointwise consumer under tiles shifted inwards: a block's region is 8 points
 // from a start that is no multiple of 4, rounded out to multiples of 4 (at most 12 points; its
 // size, ((t + 3) / 4) * 4 - (t / 4) * 4 + 8, has that bound once t cancels).
