@@ -169,7 +169,7 @@ private:
 
     void visit(const Provide *op) override {
         IRVisitor::visit(op);
-        if (op->name == func) record(true, op->args, to_string(Stmt(op)));
+        if (op->name == func) record(true, op->args, statement_text(Stmt(op)));
     }
 
     void visit(const Call *op) override {

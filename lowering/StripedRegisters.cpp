@@ -395,7 +395,8 @@ private:
         Stmt s = IRMutator::visit(op);
         if (op->name != func) return s;
         const Provide *p = s.as<Provide>();
-        return Provide::make(p->name, p->values, positions(op->args, p->args, to_string(Stmt(op))));
+        return Provide::make(p->name, p->values,
+                             positions(op->args, p->args, statement_text(Stmt(op))));
     }
 
     Expr visit(const Call *op) override {

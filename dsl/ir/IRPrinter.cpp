@@ -352,5 +352,12 @@ std::string to_string(const Stmt &s) {
     return o.str();
 }
 
+std::string statement_text(const Stmt &s) {
+    std::string text = to_string(s);
+    while (!text.empty() && text.back() == '\n')
+        text.pop_back();
+    return text;
+}
+
 } // namespace ir
 } // namespace aicf

@@ -504,6 +504,33 @@ TEST(GPUScheduleErrors, RegisterTileReadOutsideItsThreadsPart) {
     EXPECT_EQ(msg.find("__thread"), std::string::npos) << msg;
 }
 
+// A Tuple in registers at a block loop, its pure definition computed there by every thread
+// (its update on threads and lanes): the message quotes the definition on one line and says
+// what would be valid.
+TEST(GPUScheduleErrors, RegisterTileComputedOutsideThreadLoops) {
+    Buffer<int> in({37, 6}, "in");
+    Var y("y"), yo("yo"), yi("yi");
+    RVar ro("ro"), lane("lane");
+    RDom r(0, 37, "r");
+    Func f("f"), out("out");
+    f(y) = Tuple(Expr(-1), Expr(0));
+    f(y) = Tuple(max(f(y)[0], in(r, y)), f(y)[1] + in(r, y));
+    out(y) = f(y)[0] + f(y)[1];
+    out.split(y, yo, yi, 2, TailStrategy::GuardWithIf).gpu_blocks(yo).gpu_threads(yi);
+    f.compute_at(out, yo).store_in(MemoryType::Register);
+    f.update()
+        .split(r.x, ro, lane, 8, TailStrategy::GuardWithIf)
+        .reorder(lane, ro, y)
+        .gpu_threads(y)
+        .gpu_lanes(lane);
+    std::string msg = message_of<CompileError>([&] { out.realize({6}, gpu_target); });
+    EXPECT_CONTAINS(msg, "Func f is stored in registers at the GPU block loop yo of out, so each "
+                         "thread holds the part it computes, but f(y) = {-1, 0} accesses it "
+                         "outside any thread loop. Map the loops of f and of its consumers onto "
+                         "threads (gpu_threads), or store it in GPUShared.");
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+}
+
 // A Func in registers read at half the rate it is computed: the message names the scale (not
 // the tails, which agree), and the schedule it offers runs.
 TEST(GPUScheduleErrors, RegisterTileReadAtAnotherScale) {
