@@ -102,20 +102,27 @@ Box constrain_region(const Function &f, const Box &needed, std::vector<Stmt> &ch
 // bound() of f, and makes the pure definition's region exactly the bound (its storage is the
 // bound: see the Realize visitor).
 void keep_updates_inside_bounds(const Function &f, Box &region, std::vector<Stmt> &checks) {
-    for (const RegionConstraint &c : f.schedule().region_constraints) {
+    const std::vector<RegionConstraint> &constraints = f.schedule().region_constraints;
+    for (size_t i = 0; i < constraints.size(); i++) {
+        const RegionConstraint &c = constraints[i];
         if (!c.extent.defined()) continue;
         size_t d = std::find(f.args().begin(), f.args().end(), c.var) - f.args().begin();
+        // What may take the region past the bound: the updates, an align_bounds() after it.
+        int64_t reached_by = f.stages() > 1 ? 1 : 0;
+        for (size_t j = i + 1; j < constraints.size(); j++)
+            if (constraints[j].var == c.var && constraints[j].modulus.defined()) reached_by |= 16;
         // bound_extent: from the first point the updates reach.
         Expr mn = c.min.defined() ? c.min : region[d].min;
         Expr mx = Sub::make(Add::make(mn, c.extent), make_one(Int(32)));
         Expr inside = simplify(make_and(LE::make(mn, region[d].min), GE::make(mx, region[d].max)));
         if (!is_true(inside)) {
-            Expr msg = Call::make(
-                Int(32), Intrinsic::runtime_error,
-                {make_const(Int(32), int64_t(RuntimeErrorKind::FuncBoundTooSmall)),
-                 StringImm::make(f.name()), make_const(Int(32), int64_t(d)), region[d].min,
-                 region[d].max, mn, mx, make_const(Int(32), int64_t(c.min.defined() ? 1 : 3))},
-                Call::Intrinsic);
+            Expr msg =
+                Call::make(Int(32), Intrinsic::runtime_error,
+                           {make_const(Int(32), int64_t(RuntimeErrorKind::FuncBoundTooSmall)),
+                            StringImm::make(f.name()), make_const(Int(32), int64_t(d)),
+                            region[d].min, region[d].max, mn, mx,
+                            make_const(Int(32), reached_by | (c.min.defined() ? 0 : 2))},
+                           Call::Intrinsic);
             checks.push_back(AssertStmt::make(inside, msg));
         }
         region[d] = Interval(simplify(mn), simplify(mx));

@@ -249,18 +249,41 @@ std::string describe(int32_t kind, const char *name, const int64_t *v) {
           << " there (a concrete Buffer's strides are constants of the compiled code).";
         break;
     case ir::RuntimeErrorKind::FuncBoundTooSmall:
-        // v[5]: 1 for the update definitions' region, 4 for the whole tiles its own loops
-        // write, 8 for an output's buffer, 2 for a bound_extent.
-        s << "Func " << n << " is bound to [" << v[3] << ", " << v[4] << "] in dimension " << v[0]
-          << ((v[5] & 2) ? " (its bound_extent from the first point needed)" : "") << ", but "
-          << ((v[5] & 1)   ? "its update definitions write and read"
-              : (v[5] & 4) ? "its own loops write"
-              : (v[5] & 8) ? "its output buffer covers"
-                           : "its consumers need")
-          << " [" << v[1] << ", " << v[2] << "].";
-        if (v[5] & 1) {
+        // v[5]: 1 for the update definitions' region, 16 for an align_bounds() after the
+        // bound (both: either), 4 for the whole tiles its own loops write, 8 for an output's
+        // buffer, 2 for a bound_extent.
+        {
+            const char *reach = (v[5] & 17) == 17 ? "its update definitions and an align_bounds() "
+                                                    "called after the bound reach"
+                                : (v[5] & 1)      ? "its update definitions write and read"
+                                : (v[5] & 16)
+                                    ? "an align_bounds() called after the bound rounds its "
+                                      "region out to"
+                                : (v[5] & 4) ? "its own loops write"
+                                : (v[5] & 8) ? "its output buffer covers"
+                                             : "its consumers need";
+            const char *extent_from =
+                (v[5] & 2) ? ", its bound_extent from the first point needed" : "";
+            s << "Func " << n << " is bound to ";
+            if (v[4] < v[3]) // an extent from a Param, known only now
+                s << "an extent of " << v[4] - v[3] + 1 << " in dimension " << v[0] << " (from "
+                  << v[3] << extent_from << "): an extent must be positive, and " << reach;
+            else
+                s << "[" << v[3] << ", " << v[4] << "] in dimension " << v[0]
+                  << ((v[5] & 2) ? " (its bound_extent from the first point needed)" : "")
+                  << ", but " << reach;
+            s << " [" << v[1] << ", " << v[2] << "].";
+        }
+        if (v[5] & 17) {
             s << " Its storage and the points its pure definition computes are exactly the "
-              << "bound: bound it to cover what the updates reach, or keep their points inside.";
+              << "bound: bound it to cover "
+              << ((v[5] & 1) ? "what the updates reach, or keep their points inside"
+                             : "the aligned region");
+            if (v[5] & 16)
+                s << ((v[5] & 1) ? "; " : ", ")
+                  << "give it a min and an extent the alignment keeps, or call align_bounds() "
+                     "before bound() (a later bound replaces its rounding)";
+            s << ".";
         }
         if (v[5] & 4) {
             s << " Its storage is exactly the bound, and a split of its loops writes whole "

@@ -319,6 +319,76 @@ TEST(RuntimeErrors, UpdatesOfABoundIntermediateStayInsideTheBound) {
                     "are exactly the bound");
 }
 
+// An align_bounds() after a bound() rounds the fixed region out: where that takes it past the
+// bound, the RuntimeError says so (not the update definitions, which a pure Func has none of).
+// A bound the alignment keeps runs, and so does align_bounds() before bound().
+TEST(RuntimeErrors, AlignBoundsAfterABound) {
+    Buffer<int> in({20, 20}, "in");
+    in.set_min({-4, -4});
+    aicf_test::fill_random(in, -100, 100, 17);
+    Var x("x"), y("y");
+    for (int form = 0; form < 3; form++) {
+        Func f("f"), out("out");
+        f(x, y) = in(x, y) * 2;
+        out(x, y) = f(x, y - 1) + f(x, y + 1);
+        f.compute_root();
+        if (form == 0) f.bound(y, -1, 10).align_bounds(y, 4);
+        if (form == 1) f.bound(y, -4, 16).align_bounds(y, 4);
+        if (form == 2) f.align_bounds(y, 4).bound(y, -1, 10);
+        if (form == 0) {
+            EXPECT_EQ(message_of<RuntimeError>([&] {
+                          out.realize({8, 8});
+                      }),
+                      "Func f is bound to [-1, 8] in dimension 1, but an align_bounds() called "
+                      "after the bound rounds its region out to [-4, 11]. Its storage and the "
+                      "points its pure definition computes are exactly the bound: bound it to "
+                      "cover the aligned region, give it a min and an extent the alignment "
+                      "keeps, or call align_bounds() before bound() (a later bound replaces its "
+                      "rounding).");
+            continue;
+        }
+        Buffer<int> o = out.realize({8, 8});
+        for (int j = 0; j < 8; j++)
+            for (int i = 0; i < 8; i++)
+                ASSERT_EQ(o(i, j), 2 * in(i, j - 1) + 2 * in(i, j + 1)) << form;
+    }
+}
+
+// A bound's extent given by a Param is known to be positive only at run time: zero or less is
+// a RuntimeError that says so, for bound() and bound_extent().
+TEST(RuntimeErrors, BoundExtentFromAParamMustBePositive) {
+    Buffer<int> in({20, 20}, "in");
+    aicf_test::fill_random(in, -100, 100, 19);
+    Var x("x"), y("y");
+    Param<int> extent("extent");
+    for (bool from_first : {false, true}) {
+        Func f("f"), out("out");
+        f(x, y) = in(x, y) + 1;
+        out(x, y) = f(x, y + 1) - f(x, y);
+        f.compute_root();
+        if (from_first)
+            f.bound_extent(y, extent);
+        else
+            f.bound(y, 0, extent);
+        extent.set(10);
+        Buffer<int> o = out.realize({8, 9});
+        for (int j = 0; j < 9; j++)
+            for (int i = 0; i < 8; i++)
+                ASSERT_EQ(o(i, j), in(i, j + 1) - in(i, j)) << i << ", " << j;
+        for (int bad : {0, -2}) {
+            extent.set(bad);
+            EXPECT_CONTAINS(
+                message_of<RuntimeError>([&] {
+                    out.realize({8, 9});
+                }),
+                "Func f is bound to an extent of " + std::to_string(bad) +
+                    " in dimension 1 (from 0" +
+                    (from_first ? ", its bound_extent from the first point needed" : "") +
+                    "): an extent must be positive, and its consumers need [0, 9].");
+        }
+    }
+}
+
 // A bound() or bound_extent() of an intermediate fixes its storage, so the whole tiles its own
 // loops write must lie inside it too: a split that shifts its tail inwards by more than the
 // bound's extent wrote before each row (wrong values, or a corrupted heap), and one that rounds
