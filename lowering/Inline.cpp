@@ -4,6 +4,7 @@
 
 #include "dsl/base/Error.h"
 #include "dsl/ir/IRMutator.h"
+#include "dsl/ir/Simplify.h"
 #include "dsl/ir/Substitute.h"
 
 #include <map>
@@ -15,36 +16,48 @@ using namespace ir;
 
 namespace {
 
+// The inlined Funcs' definitions, by name: their values (one per Tuple element) with the
+// inlined Funcs they call already replaced, and their argument names.
+struct InlinedDefinition {
+    std::vector<std::string> args;
+    std::vector<Expr> values;
+};
+
 class Inliner : public IRMutator {
 public:
-    explicit Inliner(const Function &f) : func(f) {
-        internal_assert(!f.has_update_definition())
-            << "inline_function of " << f.name() << ", which has update definitions";
-    }
+    explicit Inliner(const std::map<std::string, InlinedDefinition> &defs) : defs(defs) {}
 
 private:
-    const Function &func;
+    const std::map<std::string, InlinedDefinition> &defs;
     using IRMutator::visit;
 
     Expr visit(const Call *op) override {
         Expr e = IRMutator::visit(op);
         op = e.as<Call>();
-        if (op->call_type != Call::Func || op->name != func.name()) return e;
+        if (op->call_type != Call::Func) return e;
+        auto it = defs.find(op->name);
+        if (it == defs.end()) return e;
         std::map<std::string, Expr> args;
         for (size_t i = 0; i < op->args.size(); i++)
-            args[func.args()[i]] = op->args[i];
-        return substitute(
-            args, share_repeated_subexpressions(func.definition().values.at(op->value_index)));
+            args[it->second.args.at(i)] = op->args[i];
+        return substitute(args, it->second.values.at(op->value_index));
     }
 };
 
 } // namespace
 
-Stmt inline_function(const Stmt &s, const Function &f) {
-    return Inliner(f).mutate(s);
-}
-Expr inline_function(const Expr &e, const Function &f) {
-    return Inliner(f).mutate(e);
+Stmt inline_functions(const Stmt &s, const std::vector<Function> &funcs) {
+    std::map<std::string, InlinedDefinition> defs;
+    for (const Function &f : funcs) {
+        internal_assert(!f.has_update_definition())
+            << "inline_functions of " << f.name() << ", which has update definitions";
+        InlinedDefinition d{f.args(), {}};
+        for (const Expr &v : f.definition().values)
+            d.values.push_back(share_repeated_subexpressions(
+                simplify(share_repeated_subexpressions(Inliner(defs).mutate(v)))));
+        defs.emplace(f.name(), std::move(d));
+    }
+    return defs.empty() ? s : Inliner(defs).mutate(s);
 }
 
 } // namespace lowering

@@ -3,13 +3,19 @@
 
 #include "dsl/Function.h"
 
+#include <vector>
+
 namespace aicf {
 namespace lowering {
 
-// Replaces every call to `f` in `s` by f's pure definition at the call's arguments.
-// Expects: f has no update definitions. Guarantees: no Call to f remains.
-ir::Stmt inline_function(const ir::Stmt &s, const ir::Function &f);
-ir::Expr inline_function(const ir::Expr &e, const ir::Function &f);
+// Replaces every call to one of `funcs` in `s` by that Func's pure definition at the call's
+// arguments. Each definition first has the calls it makes to the Funcs before it in `funcs`
+// replaced and is then simplified, so that a chain of N inlined stages that each read the
+// previous one twice costs work in proportion to the simplified definitions (a blur of N
+// taps), not to the 2^N calls of the expanded tree.
+// Expects: `funcs` in realization order (producers first), none with update definitions.
+// Guarantees: no Call to any of them remains.
+ir::Stmt inline_functions(const ir::Stmt &s, const std::vector<ir::Function> &funcs);
 
 } // namespace lowering
 } // namespace aicf

@@ -421,10 +421,10 @@ Stmt schedule_functions(const std::vector<Function> &outputs, const std::vector<
         check_uses_enclosed(f, uses_of_f, s, compute_loop.empty() ? "root" : compute_loop, env);
     }
 
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-        const Function &f = env.at(*it);
-        if (is_inlined(f, outputs)) s = inline_function(s, f);
-    }
+    std::vector<Function> inlined;
+    for (const std::string &name : order)
+        if (is_inlined(env.at(name), outputs)) inlined.push_back(env.at(name));
+    s = inline_functions(s, inlined);
     return Block::make(Block::make(rdom_extent_checks(order, env)), s);
 }
 

@@ -1394,6 +1394,61 @@ TEST(Pipelines, ConditionsThatUseTheStepBeforeTwice) {
     }
 }
 
+// Inlined chains whose stages read the stage before at two points: expanded as a tree, stage n
+// makes 2^n calls; each inlined definition is simplified before its consumers take it (a
+// blur of n + 1 taps), so these compile at once. Exact integers against a plain loop.
+TEST(Pipelines, LongChainsOfInlinedStages) {
+    const int N = 60, W = 37, H = 3;
+    Buffer<uint32_t> in({W + 2 * N, H}, "in");
+    aicf_test::fill_random(in, 0, 1000, 61);
+    Var x("x"), y("y");
+    // Each stage the sum of its predecessor's neighbours (wrapping, as the type does).
+    Func f("f0");
+    f(x, y) = in(x + N, y);
+    for (int i = 1; i <= N; i++) {
+        Func g("f" + std::to_string(i));
+        g(x, y) = f(x - 1, y) + f(x + 1, y);
+        f = g;
+    }
+    // Fibonacci-like: each stage reads the two before it.
+    Func a("a0"), b("a1");
+    a(x, y) = in(x, y);
+    b(x, y) = in(x + 1, y) * 3u;
+    for (int i = 2; i <= N; i++) {
+        Func c("a" + std::to_string(i));
+        c(x, y) = b(x, y) + a(x + 1, y) * 2u;
+        a = b;
+        b = c;
+    }
+    Buffer<uint32_t> chain = f.realize({W, H}), fib = b.realize({W, H});
+    for (int j = 0; j < H; j++) {
+        std::vector<uint32_t> cur(W + 2 * N), next(W + 2 * N);
+        for (int i = 0; i < W + 2 * N; i++)
+            cur[i] = in(i, j);
+        for (int s = 1; s <= N; s++) {
+            for (int i = s; i < W + 2 * N - s; i++)
+                next[i] = cur[i - 1] + cur[i + 1];
+            std::swap(cur, next);
+        }
+        for (int i = 0; i < W; i++) {
+            ASSERT_EQ(chain(i, j), cur[i + N]) << i << ", " << j;
+            // a_n(x) = a_{n-1}(x) + 2 a_{n-2}(x + 1), over x .. x + N.
+            std::vector<uint32_t> older(N + 2), old(N + 2), now(N + 2);
+            for (int k = 0; k <= N + 1 && i + k < W + 2 * N; k++) {
+                older[k] = in(i + k, j);
+                old[k] = in(i + k + 1, j) * 3u;
+            }
+            for (int s = 2; s <= N; s++) {
+                for (int k = 0; k + 1 <= N + 1; k++)
+                    now[k] = old[k] + older[k + 1] * 2u;
+                older = old;
+                old = now;
+            }
+            ASSERT_EQ(fib(i, j), old[0]) << i << ", " << j;
+        }
+    }
+}
+
 // The same in the index an update writes (copied node by node on its way into the loop nest)
 // and in the value of a reduction split by rfactor (whose self-references were replaced node
 // by node).
