@@ -52,9 +52,16 @@ Stmt inline_functions(const Stmt &s, const std::vector<Function> &funcs) {
         internal_assert(!f.has_update_definition())
             << "inline_functions of " << f.name() << ", which has update definitions";
         InlinedDefinition d{f.args(), {}};
-        for (const Expr &v : f.definition().values)
-            d.values.push_back(share_repeated_subexpressions(
-                simplify(share_repeated_subexpressions(Inliner(defs).mutate(v)))));
+        for (const Expr &v : f.definition().values) {
+            Expr value = Inliner(defs).mutate(share_repeated_subexpressions(v));
+            // A float sum is not regrouped (its rounding depends on the grouping), so the
+            // simplifier would not shrink it: simplifying it here would only add walks of
+            // the tree the loop nest's passes walk again.
+            if (!value.type().is_float() && !value.type().is_bfloat())
+                value =
+                    share_repeated_subexpressions(simplify(share_repeated_subexpressions(value)));
+            d.values.push_back(value);
+        }
         defs.emplace(f.name(), std::move(d));
     }
     return defs.empty() ? s : Inliner(defs).mutate(s);
