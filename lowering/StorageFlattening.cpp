@@ -238,7 +238,7 @@ private:
         const FuncSchedule &sched = f.schedule();
         std::vector<std::string> order =
             sched.storage_order.empty() ? f.args() : sched.storage_order;
-        std::vector<std::pair<std::string, Expr>> lets;
+        std::vector<std::pair<std::string, Expr>> stride_lets;
         Layout layout;
         layout.mins.resize(op->bounds.size());
         layout.strides.resize(op->bounds.size());
@@ -250,7 +250,7 @@ private:
             size_t d = std::find(f.args().begin(), f.args().end(), v) - f.args().begin();
             internal_assert(d < op->bounds.size()) << "storage order names " << v;
             std::string sname = buffer_field_name(op->name, BufferField::Stride, int(d));
-            lets.emplace_back(sname, stride);
+            stride_lets.emplace_back(sname, stride);
             layout.mins[d] = op->bounds[d].min;
             layout.strides[d] = var(sname);
             Expr extent = op->memory_type == MemoryType::Register
@@ -332,7 +332,7 @@ private:
             body = Allocate::make(storage_name(f.name(), k, n), op->types[k], mt, extents, body);
         }
         if (!checks.empty()) body = Block::make(Block::make(checks), body);
-        for (auto it = lets.rbegin(); it != lets.rend(); ++it)
+        for (auto it = stride_lets.rbegin(); it != stride_lets.rend(); ++it)
             body = LetStmt::make(it->first, it->second, body);
         return body;
     }
