@@ -5,10 +5,12 @@
 // time at 2N over the time at N (2 for linear growth, 4 for quadratic). A family stops
 // where one size takes longer than 30 seconds.
 //
-// `bench_compile --small` compiles each family at N = 4 and 8 (a smoke test).
+// `bench_compile --small` compiles each family at N = 4 and 8 (a smoke test); a word after it
+// (`bench_compile pyramid`) runs only the families whose names contain it.
 
 #include "dsl/aicf.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -78,6 +80,29 @@ Pipeline stencils_in_tiles(int n) {
     return Pipeline(fs.back());
 }
 
+// A pyramid of N / 8 levels down and back up (N / 4 stages), every level at the root, parallel
+// and vectorized: each level down is read by the next one down and by its level up.
+Pipeline pyramid(int n) {
+    const int levels = std::max(n / 8, 1);
+    Var x("x"), y("y");
+    ImageParam in(Float(32), 2, "in");
+    std::vector<Func> down(size_t(levels) + 1), up(size_t(levels) + 1);
+    down[0](x, y) = in(clamp(x, 0, 1999), clamp(y, 0, 1999));
+    for (size_t l = 1; l < down.size(); l++) {
+        const Func &p = down[l - 1];
+        down[l](x, y) =
+            (p(2 * x - 1, 2 * y) + 2.0f * p(2 * x, 2 * y) + p(2 * x + 1, 2 * y)) * 0.25f;
+        down[l].compute_root().parallel(y).vectorize(x, 8);
+    }
+    up.back() = down.back();
+    for (size_t l = up.size() - 1; l-- > 0;) {
+        const Func &q = up[l + 1];
+        up[l](x, y) = (q(x / 2, y / 2) + q((x + 1) / 2, y / 2)) * 0.5f + down[l](x, y);
+        up[l].compute_root().parallel(y).vectorize(x, 8);
+    }
+    return Pipeline(up[0]);
+}
+
 // A Func of N elements, computed per GPU tile and summed by the output.
 Pipeline tuple_gpu(int n) {
     Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
@@ -127,7 +152,15 @@ double seconds_to_compile(const Family &f, int n) {
 } // namespace
 
 int main(int argc, char **argv) {
-    const bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
+    // Options: --small, and a word that picks the families whose names contain it.
+    bool small = false;
+    std::string only;
+    for (int i = 1; i < argc; i++) {
+        if (std::strcmp(argv[i], "--small") == 0)
+            small = true;
+        else
+            only = argv[i];
+    }
     const std::vector<int> sizes =
         small ? std::vector<int>{4, 8} : std::vector<int>{20, 40, 80, 160};
     const std::vector<Family> families = {
@@ -136,6 +169,7 @@ int main(int argc, char **argv) {
         {"3-point stencils, each at the next's rows", false,
          [](int n) { return chain_at(n, true); }},
         {"clamped 5-point stencils, all in the output's tiles", false, stencils_in_tiles},
+        {"pyramid of N/8 levels down and up, at the root, vectorized", false, pyramid},
         {"Tuple of N, per GPU tile", true, tuple_gpu},
         {"N outputs of one input", false, outputs},
     };
@@ -147,6 +181,7 @@ int main(int argc, char **argv) {
         std::printf("---|");
     std::printf("\n");
     for (const Family &f : families) {
+        if (std::string(f.name).find(only) == std::string::npos) continue;
         std::printf("| %s |", f.name);
         std::vector<double> t;
         for (int n : sizes) {
