@@ -5,6 +5,7 @@
 #include "dsl/ir/IRPrinter.h"
 #include "dsl/ir/Substitute.h"
 
+#include <cmath>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
 
@@ -193,6 +194,39 @@ llvm::Value *CodeGen_LLVM::to_float_round_to_odd(llvm::Value *v, Type from) {
     return negative ? builder.CreateSelect(negative, builder.CreateFNeg(r), r) : r;
 }
 
+llvm::Value *CodeGen_LLVM::float_to_int(llvm::Value *f, Type to) {
+    llvm::Type *ft = f->getType();
+    const llvm::fltSemantics &sem = ft->getScalarType()->getFltSemantics();
+    const int digits = int(llvm::APFloat::semanticsPrecision(sem));
+    // The type's ends: -2^k (or 0) and 2^k - 1, with k its value bits. The upper end is a
+    // float only when k fits the significand; otherwise the clamp stops at the largest float
+    // below 2^k, and anything from 2^k up is the upper end.
+    const int k = to.is_int() ? to.bits - 1 : to.bits;
+    auto power = [&](int e, int64_t sign) {
+        return llvm::ConstantFP::get(ft, std::ldexp(double(sign), e));
+    };
+    llvm::Value *lo = to.is_int() ? power(k, -1) : llvm::ConstantFP::get(ft, 0.0);
+    llvm::Value *hi =
+        k <= digits ? llvm::ConstantFP::get(ft, std::ldexp(1.0, k) - 1.0)
+                    : llvm::ConstantFP::get(ft, std::ldexp(1.0, k) - std::ldexp(1.0, k - digits));
+    llvm::Value *zero = llvm::ConstantFP::get(ft, 0.0);
+    llvm::Value *c = builder.CreateSelect(builder.CreateFCmpOLT(f, lo), lo, f);
+    c = builder.CreateSelect(builder.CreateFCmpOGT(c, hi), hi, c);
+    c = builder.CreateSelect(builder.CreateFCmpUNO(f, f), zero, c);
+    // Conversions into types narrower than 32 bits go through 32 bits (the value fits).
+    Type via = to.bits < 32 ? (to.is_int() ? Int(32, to.lanes) : UInt(32, to.lanes)) : to;
+    llvm::Value *r = to.is_int() ? builder.CreateFPToSI(c, llvm_type_of(via))
+                                 : builder.CreateFPToUI(c, llvm_type_of(via));
+    if (k > digits) {
+        llvm::Value *top = llvm::ConstantInt::get(
+            llvm_type_of(via),
+            to.is_int() ? llvm::APInt::getSignedMaxValue(unsigned(to.bits)).zext(unsigned(via.bits))
+                        : llvm::APInt::getMaxValue(unsigned(to.bits)));
+        r = builder.CreateSelect(builder.CreateFCmpOGE(f, power(k, 1)), top, r);
+    }
+    return builder.CreateTrunc(r, llvm_type_of(to));
+}
+
 llvm::Value *CodeGen_LLVM::codegen_widened(const Expr &e) {
     llvm::Value *v = codegen(e);
     Type t = e.type();
@@ -256,10 +290,7 @@ llvm::Value *CodeGen_LLVM::codegen_cast(Type to, const Expr &from_e) {
         r = from.is_int() && !from.is_bool() ? builder.CreateSIToFP(v, tt)
                                              : builder.CreateUIToFP(v, tt);
     } else if (from.is_float() && target.is_int_or_uint()) {
-        // Saturating, NaN -> 0: defined for every input (as CUDA's cvt.rzi).
-        llvm::Intrinsic::ID id =
-            target.is_int() ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
-        r = builder.CreateIntrinsic(id, {tt, v->getType()}, {v});
+        r = float_to_int(v, target);
     } else if (from.is_float() && target.is_float()) {
         r = builder.CreateFPCast(v, tt);
     } else {

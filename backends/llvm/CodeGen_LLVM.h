@@ -68,9 +68,15 @@ protected:
         return nullptr;
     }
 
-    // Conversions between the 16-bit float encodings (i16) and float32.
+    // Conversions between the 16-bit float encodings (i16) and float32: plain integer and
+    // float32 operations unless the target has an instruction that rounds the same way.
     llvm::Value *half_to_float(llvm::Value *bits, bool is_bfloat);
-    llvm::Value *float_to_half(llvm::Value *f, bool is_bfloat);
+    virtual llvm::Value *float_to_half(llvm::Value *f, bool is_bfloat);
+    // A float (float32 or float64, scalar or vector) converted to the integer type `to`
+    // towards zero, saturating at the type's ends, NaN to zero (as CUDA's cvt.rzi). The
+    // generic form clamps in the float type and converts with the plain instruction, which
+    // vectorizes (LLVM expands its saturating intrinsics lane by lane on x86).
+    virtual llvm::Value *float_to_int(llvm::Value *f, ir::Type to);
     // A float64 or an integer (of type `from`) as the float32 rounded to odd: truncated to
     // float32's precision, with the last bit set when anything was lost. Rounding that to a
     // 16-bit float then rounds the original value once.

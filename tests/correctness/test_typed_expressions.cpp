@@ -8,6 +8,7 @@
 // for bit: they change where values are computed, never what. The seed is fixed;
 // AICF_TYPED_SEED and AICF_TYPED_COUNT change it and the number of expressions.
 
+#include "FloatToInt.h"
 #include "Interpreter.h"
 #include "Reference.h"
 
@@ -224,6 +225,52 @@ TEST(TypedExpressions, ConversionsIntoSixteenBitFloatsRoundOnce) {
         std::vector<uint64_t> wide = {~uint64_t(0), uint64_t(1) << 63 | uint64_t(1) << 55 | 1};
         expect_converted_once(wide, to);
     }
+}
+
+namespace {
+
+// Every float in `values` (as type F) converted to T by a scalar loop and by vectors of 4 and
+// 16 lanes (the vectors' tails shifted inwards, so some elements go through two widths).
+template <typename F, typename T> void expect_float_to_int(const std::vector<double> &values) {
+    const int n = int(values.size());
+    Buffer<F> in({n}, "in");
+    for (int i = 0; i < n; i++)
+        in(i) = F(values[size_t(i)]);
+    for (int width : {1, 4, 16}) {
+        Var x("x");
+        Func f("f");
+        f(x) = cast<T>(in(x));
+        if (width > 1) f.vectorize(x, width);
+        Buffer<T> out = f.realize({n});
+        for (int i = 0; i < n; i++) {
+            const T want = aicf_test::converted_float<T>(double(in(i)));
+            ASSERT_EQ(out(i), want)
+                << "cast<" << to_string(type_of<T>()) << ">(" << to_string(type_of<F>()) << " "
+                << double(in(i)) << ") in vectors of " << width;
+        }
+    }
+}
+
+template <typename F> void expect_float_to_every_int() {
+    const std::vector<double> v = aicf_test::hard_float_to_int_inputs();
+    expect_float_to_int<F, int8_t>(v);
+    expect_float_to_int<F, uint8_t>(v);
+    expect_float_to_int<F, int16_t>(v);
+    expect_float_to_int<F, uint16_t>(v);
+    expect_float_to_int<F, int32_t>(v);
+    expect_float_to_int<F, uint32_t>(v);
+    expect_float_to_int<F, int64_t>(v);
+    expect_float_to_int<F, uint64_t>(v);
+}
+
+} // namespace
+
+// A float converted to an integer type goes towards zero and saturates at the type's ends;
+// NaN gives 0. At every integer width, from float and double, in scalars and vectors (whose
+// conversions clamp in the float type first, and so must match at every end).
+TEST(TypedExpressions, FloatsIntoIntegersSaturate) {
+    expect_float_to_every_int<float>();
+    expect_float_to_every_int<double>();
 }
 
 // A bool is a byte in memory, 0 or 1, as in C: a bool Func stored and loaded as vectors (at
