@@ -200,11 +200,15 @@ private:
     // A thread's registers are laid out over the constant bound of each extent: a tail's
     // smaller region then keeps the same strides, so that every index into the registers
     // stays constant once the loops are unrolled (with strides known only at run time, the
-    // array would go to local memory).
-    Expr register_extent(const Expr &extent) const {
-        if (is_const(extent)) return extent;
+    // array would go to local memory). So is a block's shared memory, whose size is that
+    // bound anyway: with constant strides, the index of a tile staged in rounds is a known
+    // function of the thread and the round, so the rounds of an edge tile need no barrier
+    // between them (one before the first), and the index costs no run-time multiplication.
+    Expr constant_layout_extent(const Expr &extent, MemoryType memory) const {
+        if (is_const(extent) || (memory != MemoryType::Register && memory != MemoryType::GPUShared))
+            return extent;
         auto bound = constant_upper_bound(expand(extent));
-        if (!bound || *bound > 4096) return extent;
+        if (!bound || (memory == MemoryType::Register && *bound > 4096)) return extent;
         return make_const(Int(32), std::max<int64_t>(*bound, 1));
     }
 
@@ -253,9 +257,7 @@ private:
             stride_lets.emplace_back(sname, stride);
             layout.mins[d] = op->bounds[d].min;
             layout.strides[d] = var(sname);
-            Expr extent = op->memory_type == MemoryType::Register
-                              ? register_extent(op->bounds[d].extent)
-                              : op->bounds[d].extent;
+            Expr extent = constant_layout_extent(op->bounds[d].extent, op->memory_type);
             for (const StorageAlignment &a : sched.storage_alignment) {
                 if (a.var != v) continue;
                 if (!is_const(a.alignment)) {

@@ -107,7 +107,12 @@ public:
         builder.CreateRetVoid();
 
         // The kernel annotations: an entry point, and its block shape as the most threads
-        // it will be launched with.
+        // it will be launched with where ptxas needs it: a block of more than 256 threads
+        // (which could not launch were ptxas to give each thread up to 255 registers, 65536
+        // in all), or launch bounds that count blocks per multiprocessor. Smaller blocks
+        // leave it out: ptxas then sizes the registers for the code alone, where with it, it
+        // aims at more blocks per multiprocessor and spills (an MLP block's first product
+        // in 64 threads: 56 registers and 12 bytes spilled with it, 63 and none without).
         llvm::NamedMDNode *annotations = module.getOrInsertNamedMetadata("nvvm.annotations");
         auto annotate = [&](const char *key, int value) {
             llvm::Metadata *md[] = {llvm::ValueAsMetadata::get(function),
@@ -116,9 +121,12 @@ public:
             annotations->addOperand(llvm::MDNode::get(context, md));
         };
         annotate("kernel", 1);
-        annotate("maxntidx", k.threads[0]);
-        annotate("maxntidy", k.threads[1]);
-        annotate("maxntidz", k.threads[2]);
+        const int64_t threads = int64_t(k.threads[0]) * k.threads[1] * k.threads[2];
+        if (threads > 256 || k.launch_bounds.min_blocks_per_sm > 0) {
+            annotate("maxntidx", k.threads[0]);
+            annotate("maxntidy", k.threads[1]);
+            annotate("maxntidz", k.threads[2]);
+        }
         // Launch bounds from the schedule: .minnctapersm and .maxnreg.
         if (k.launch_bounds.min_blocks_per_sm > 0)
             annotate("minctasm", k.launch_bounds.min_blocks_per_sm);
@@ -143,6 +151,74 @@ private:
                                            llvm::GlobalValue::NotThreadLocal, 3);
         g->setAlignment(llvm::Align(16));
         return g;
+    }
+
+    // cvt.rzi converts towards zero and clamps to the destination's range; NaN, which it
+    // need not take to zero, is selected to zero. Narrower types go through 32 bits and are
+    // clamped there. One conversion per lane (PTX has no vector conversions).
+    llvm::Value *float_to_int(llvm::Value *f, Type to) override {
+        const bool wide_float = f->getType()->getScalarType()->isDoubleTy();
+        const bool wide = to.bits == 64, is_signed = to.is_int();
+        using ID = llvm::Intrinsic::ID;
+        const ID id = wide_float ? (wide ? (is_signed ? llvm::Intrinsic::nvvm_d2ll_rz
+                                                      : llvm::Intrinsic::nvvm_d2ull_rz)
+                                         : (is_signed ? llvm::Intrinsic::nvvm_d2i_rz
+                                                      : llvm::Intrinsic::nvvm_d2ui_rz))
+                                 : (wide ? (is_signed ? llvm::Intrinsic::nvvm_f2ll_rz
+                                                      : llvm::Intrinsic::nvvm_f2ull_rz)
+                                         : (is_signed ? llvm::Intrinsic::nvvm_f2i_rz
+                                                      : llvm::Intrinsic::nvvm_f2ui_rz));
+        const Type lane = to.with_lanes(1);
+        llvm::Value *result = llvm::UndefValue::get(llvm_type_of(to));
+        for (int i = 0; i < to.lanes; i++) {
+            llvm::Value *x = to.lanes == 1 ? f : builder.CreateExtractElement(f, uint64_t(i));
+            llvm::Value *r = builder.CreateIntrinsic(id, {}, {x});
+            if (to.bits < 32) {
+                const int64_t hi =
+                    is_signed ? (int64_t(1) << (to.bits - 1)) - 1 : (int64_t(1) << to.bits) - 1;
+                Type i32 = is_signed ? Int(32) : UInt(32);
+                r = builder.CreateBinaryIntrinsic(is_signed ? llvm::Intrinsic::smin
+                                                            : llvm::Intrinsic::umin,
+                                                  r, const_int(i32, hi));
+                if (is_signed)
+                    r = builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, r,
+                                                      const_int(i32, -hi - 1));
+                r = builder.CreateTrunc(r, llvm_type_of(lane));
+            }
+            r = builder.CreateSelect(builder.CreateFCmpUNO(x, x),
+                                     llvm::Constant::getNullValue(r->getType()), r);
+            result = to.lanes == 1 ? r : builder.CreateInsertElement(result, r, uint64_t(i));
+        }
+        return result;
+    }
+
+    // Into bfloat16 (sm_80 and later) and float16: cvt.rn, which rounds to nearest even as
+    // the generic form does (a NaN becomes the canonical NaN); two lanes to an instruction,
+    // packed into one 32-bit register.
+    llvm::Value *float_to_half(llvm::Value *f, bool is_bfloat) override {
+        if (is_bfloat && target.cuda_capability() < 80) return CodeGen_LLVM::float_to_half(f, true);
+        llvm::Type *i16 = builder.getInt16Ty();
+        auto *v = llvm::dyn_cast<llvm::FixedVectorType>(f->getType());
+        if (!v) {
+            llvm::Type *h = is_bfloat ? builder.getBFloatTy() : builder.getHalfTy();
+            return builder.CreateBitCast(builder.CreateFPTrunc(f, h), i16);
+        }
+        const unsigned n = v->getNumElements();
+        const llvm::Intrinsic::ID pair =
+            is_bfloat ? llvm::Intrinsic::nvvm_ff2bf16x2_rn : llvm::Intrinsic::nvvm_ff2f16x2_rn;
+        llvm::Value *result = llvm::UndefValue::get(llvm::FixedVectorType::get(i16, n));
+        for (unsigned i = 0; i < n; i += 2) {
+            llvm::Value *lo = builder.CreateExtractElement(f, uint64_t(i));
+            // An odd last lane is paired with itself.
+            llvm::Value *hi = builder.CreateExtractElement(f, uint64_t(std::min(i + 1, n - 1)));
+            // The first operand goes to the upper half.
+            llvm::Value *two = builder.CreateBitCast(builder.CreateIntrinsic(pair, {}, {hi, lo}),
+                                                     llvm::FixedVectorType::get(i16, 2));
+            for (unsigned k = 0; k < 2 && i + k < n; k++)
+                result = builder.CreateInsertElement(
+                    result, builder.CreateExtractElement(two, uint64_t(k)), uint64_t(i + k));
+        }
+        return result;
     }
 
     llvm::Value *emit_target_intrinsic(const Call *op) override {

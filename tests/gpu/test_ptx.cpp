@@ -2,6 +2,7 @@
 // staged stage, wide non-coherent loads for vectorized read-only inputs, libdevice math.
 
 #include "ErrorMessage.h"
+#include "FloatToInt.h"
 #include "GPUTarget.h"
 #include "MatmulGPU.h"
 #include "Reference.h"
@@ -259,4 +260,98 @@ TEST(PTX, BlockReductionHasOneBarrierAndEightShuffles) {
         EXPECT_TRUE(contains(report, " 0 bytes stack frame")) << report;
         EXPECT_TRUE(contains(report, " 0 bytes spill stores, 0 bytes spill loads")) << report;
     }
+}
+
+// A transpose through a 32 x 33 tile of shared memory, staged in four rounds of 8 rows by
+// 32 x 8 threads, with guarded tails (edge tiles stage fewer rows and columns): the tile is
+// laid out over its constant bound, so each round's index is a known function of the thread
+// and the round, and the rounds need one barrier before them and none between them.
+TEST(PTX, TileStagedInRoundsHasOneBarrier) {
+    const int W = 1001, H = 517;
+    Buffer<float> in({W, H}, "in");
+    aicf_test::fill_random(in, -1.0, 1.0, 71);
+    Var x("x"), y("y"), bx("bx"), by("by"), xi("xi"), yi("yi"), ty("ty"), yr("yr");
+    Func tile("tile"), out("out");
+    tile(x, y) = in(x, y);
+    out(x, y) = tile(y, x);
+    const TailStrategy guard = TailStrategy::GuardWithIf;
+    out.tile(x, y, bx, by, xi, yi, 32, 32, guard)
+        .split(yi, yr, ty, 8, guard)
+        .reorder(xi, ty, yr, bx, by)
+        .gpu_blocks(bx, by)
+        .gpu_threads(xi, ty);
+    Var ty2("ty2"), yr2("yr2");
+    tile.compute_at(out, bx)
+        .store_in(MemoryType::GPUShared)
+        .align_storage(x, 33)
+        .split(y, yr2, ty2, 8, guard)
+        .reorder(x, ty2, yr2)
+        .gpu_threads(x, ty2);
+    const std::string ptx = out.ptx(sm80);
+    EXPECT_EQ(occurrences(ptx, "bar.sync"), 1) << ptx;
+    Buffer<float> got = out.realize({H, W}, aicf_test::gpu_test_target());
+    for (int j = 0; j < W; j++)
+        for (int i = 0; i < H; i++)
+            ASSERT_EQ(got(i, j), in(j, i)) << i << ", " << j;
+}
+
+namespace {
+
+// Every hard input converted to T in a kernel, against the definition.
+template <typename F, typename T> void expect_kernel_float_to_int() {
+    const std::vector<double> values = aicf_test::hard_float_to_int_inputs();
+    const int n = int(values.size());
+    Buffer<F> in({n}, "in");
+    for (int i = 0; i < n; i++)
+        in(i) = F(values[size_t(i)]);
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f");
+    f(x) = cast<T>(in(x));
+    f.gpu_tile(x, bx, tx, 64, TailStrategy::GuardWithIf);
+    Buffer<T> got = f.realize({n}, aicf_test::gpu_test_target());
+    for (int i = 0; i < n; i++)
+        ASSERT_EQ(got(i), aicf_test::converted_float<T>(double(in(i))))
+            << double(in(i)) << " into " << sizeof(T) << " bytes";
+}
+
+} // namespace
+
+// A float converted to an integer in a kernel is one cvt.rzi (which saturates) and a select
+// for NaN; narrower types are clamped from 32 bits. Values against the definition (towards
+// zero, saturated, NaN to 0) from float and double into every width.
+TEST(PTX, FloatToIntegerIsOneConversion) {
+    Buffer<float> in({100}, "in");
+    Var x("x"), bx("bx"), tx("tx");
+    Func f("f");
+    f(x) = cast<int>(in(x)*100.0f);
+    f.gpu_tile(x, bx, tx, 64, TailStrategy::GuardWithIf);
+    const std::string ptx = f.ptx(sm80);
+    EXPECT_EQ(occurrences(ptx, "cvt.rzi.s32.f32"), 1) << ptx;
+    EXPECT_EQ(occurrences(ptx, "setp.nan.f32"), 1) << ptx;
+    expect_kernel_float_to_int<float, int8_t>();
+    expect_kernel_float_to_int<float, uint16_t>();
+    expect_kernel_float_to_int<float, int32_t>();
+    expect_kernel_float_to_int<float, uint32_t>();
+    expect_kernel_float_to_int<double, int64_t>();
+    expect_kernel_float_to_int<double, uint64_t>();
+    expect_kernel_float_to_int<float, int64_t>();
+    expect_kernel_float_to_int<double, uint8_t>();
+}
+
+// Into bfloat16 on sm_80 and float16 anywhere: one cvt.rn per value, no rounding written out
+// in integer arithmetic (GPUSchedule.HalfAndBFloatStorageMatchesTheHost checks the values
+// against the host's, bit for bit).
+TEST(PTX, SixteenBitFloatsRoundInOneInstruction) {
+    Buffer<float> in({100}, "in");
+    Var x("x"), bx("bx"), tx("tx");
+    Func b("b"), h("h");
+    b(x) = cast<bfloat16_t>(in(x)*3.0f);
+    h(x) = cast<float16_t>(in(x)*3.0f);
+    b.gpu_tile(x, bx, tx, 64, TailStrategy::GuardWithIf);
+    h.gpu_tile(x, bx, tx, 64, TailStrategy::GuardWithIf);
+    const std::string bptx = b.ptx(sm80), hptx = h.ptx(sm80);
+    EXPECT_EQ(occurrences(bptx, "cvt.rn.bf16.f32"), 1) << bptx;
+    EXPECT_EQ(occurrences(hptx, "cvt.rn.f16.f32"), 1) << hptx;
+    EXPECT_FALSE(contains(bptx, "setp.nan")) << bptx;
+    EXPECT_FALSE(contains(hptx, "setp.nan")) << hptx;
 }
