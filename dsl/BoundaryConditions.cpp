@@ -44,7 +44,9 @@ struct Source {
 
 // The coordinate inside [m, m + e - 1] that `x` maps to. Each result is clamped into the
 // region as well (a no-op for an extent of at least 1), so that bounds inference finds the
-// region itself whatever it makes of the arithmetic.
+// region itself whatever it makes of the arithmetic. A coordinate that wraps or reflects is
+// x itself inside the region, which a likely() select says: loop partitioning then reads
+// the interior as the clamp of x alone (no remainder, no gather of vector lanes).
 Expr inside(Kind kind, const Expr &x, const Expr &m, const Expr &e) {
     const Expr last = m + e - 1;
     Expr t;
@@ -65,7 +67,7 @@ Expr inside(Kind kind, const Expr &x, const Expr &m, const Expr &e) {
         t = select(t < e, t, e * 2 - 2 - t);
         break;
     }
-    return clamp(m + t, m, last);
+    return select(likely(x >= m && x <= last), clamp(x, m, last), clamp(m + t, m, last));
 }
 
 Func make(Kind kind, const Source &source, const Region &bounds, const Expr &value) {
@@ -128,7 +130,8 @@ Func make(Kind kind, const Source &source, const Region &bounds, const Expr &val
                               << ", which " << (i || f ? "cannot hold it" : "is another type")
                               << ". Give a value of that type (cast it to say how it converts).";
         }
-        read = select(in_region, read, aicf::cast(source.type, value));
+        // Likely inside: loop partitioning leaves the interior without the test.
+        read = select(likely(in_region), read, aicf::cast(source.type, value));
     }
     f(args) = read;
     return f;

@@ -309,16 +309,16 @@ private:
         bool small = tree_size(with, max_condition_nodes, let_sizes) <= max_condition_nodes;
         Expr steady = small ? steady_form.mutate(with) : with;
         if (nested.empty() || steady_form.met_let) {
-            record(node, is_min ? LE::make(with, without) : GE::make(with, without), false);
+            record(node, is_min ? LE::make(with, without) : GE::make(with, without), false, false);
             return;
         }
         size_t first = constraints.size();
-        record(node, is_min ? LE::make(steady, without) : GE::make(steady, without), false);
+        record(node, is_min ? LE::make(steady, without) : GE::make(steady, without), false, false);
         // Past its bound, e fails the test but min(e, hi) need not (in max(max(e, a), 0),
         // max(e, a) >= 0 may hold where e < 0): the test is not known to fail there.
         for (size_t i = first; i < constraints.size(); i++)
             constraints[i].exact = false;
-        auto &deps = depends_on[node];
+        auto &deps = depends_on[{node, 0}];
         deps.insert(deps.end(), nested.begin(), nested.end());
     }
 
@@ -375,13 +375,14 @@ public:
     void settle() {
         for (bool changed = true; changed;) {
             changed = false;
-            for (const auto &[node, deps] : depends_on) {
-                auto h = holds.find(node);
-                if (h == holds.end() || h->second.empty() || !h->second[0]) continue;
+            for (const auto &[test, deps] : depends_on) {
+                auto h = holds.find(test.first);
+                if (h == holds.end() || test.second >= h->second.size() || !h->second[test.second])
+                    continue;
                 for (const IRNode *d : deps) {
                     auto hd = holds.find(d);
                     if (hd == holds.end() || hd->second.empty() || !hd->second[0]) {
-                        h->second[0] = false;
+                        h->second[test.second] = false;
                         changed = true;
                         break;
                     }
@@ -391,10 +392,15 @@ public:
     }
 
 private:
-    // For each min or max whose test was read through nested mins and maxes: those.
-    std::map<const IRNode *, std::vector<const IRNode *>> depends_on;
+    // For each test (a node and its conjunct) that was read through nested mins and maxes:
+    // those.
+    std::map<std::pair<const IRNode *, size_t>, std::vector<const IRNode *>> depends_on;
 
-    void record(const IRNode *node, const Expr &condition, bool likely_only) {
+    // `nested`: whether a conjunct of an IfThenElse's or a Select's condition may be read as
+    // the steady state computes it (each min and max of v in it the side with v, see
+    // record_choice), when those mins and maxes are tests that hold too: the index of a
+    // vector in a tail shifted inwards, min(v * 16, n - 16), in a test of the point it reads.
+    void record(const IRNode *node, const Expr &condition, bool likely_only, bool nested = true) {
         std::vector<bool> marked;
         std::vector<Expr> parts = conjuncts_of(condition, &marked);
         std::vector<bool> ok(parts.size(), false);
@@ -402,6 +408,20 @@ private:
         for (size_t i = 0; i < parts.size(); i++) {
             if (likely_only && !marked[i]) continue;
             std::optional<Constraint> c = constraint_of(parts[i]);
+            if (!c && nested && innermost &&
+                tree_size(parts[i], max_condition_nodes, let_sizes) <= max_condition_nodes) {
+                std::vector<const IRNode *> inner;
+                SteadyForm steady_form(v, lets, inner);
+                Expr steady = steady_form.mutate(parts[i]);
+                if (!inner.empty() && !steady_form.met_let) {
+                    c = constraint_of(steady);
+                    if (c) {
+                        c->exact = false;
+                        auto &deps = depends_on[{node, i}];
+                        deps.insert(deps.end(), inner.begin(), inner.end());
+                    }
+                }
+            }
             if (!c) continue;
             c->node = node;
             constraints.push_back(*c);
@@ -412,6 +432,70 @@ private:
             for (size_t i = 0; i < ok.size(); i++)
                 it->second[i] = it->second[i] && ok[i];
         }
+    }
+
+    // e as x / c + k: x linear in v, c a positive constant, k free of v.
+    struct Quotient {
+        Expr x;
+        int64_t c = 1;
+        Expr k;
+    };
+    std::optional<Quotient> quotient_in(const Expr &e) const {
+        if (const Div *d = e.as<Div>()) {
+            auto c = as_const_int(d->b);
+            if (!c || *c <= 0 || e.type() != Int(32)) return std::nullopt;
+            return Quotient{d->a, *c, make_zero(Int(32))};
+        }
+        if (const Add *op = e.as<Add>()) {
+            for (const auto &[with, without] : {std::pair(op->a, op->b), std::pair(op->b, op->a)}) {
+                if (uses_var(without, v)) continue;
+                if (auto q = quotient_in(with)) {
+                    q->k = Add::make(q->k, without);
+                    return q;
+                }
+            }
+        }
+        if (const Sub *op = e.as<Sub>()) {
+            if (uses_var(op->b, v)) return std::nullopt;
+            if (auto q = quotient_in(op->a)) {
+                q->k = Sub::make(q->k, op->b);
+                return q;
+            }
+        }
+        return std::nullopt;
+    }
+    // a - b + adjust < 0 where one side is a quotient of v's linear form by a positive
+    // constant plus terms free of v, and the other is free of v (an index of an upsampling,
+    // x / 2 + 1, clamped to an edge): x / c < t holds exactly where x < t * c (the division
+    // is Euclidean, floor division for a positive divisor). As coef * v + rest < 0.
+    // The quotient plus its terms is an int32 value too: added to `values`.
+    std::optional<Linear> quotient_test(const Expr &a, const Expr &b, int64_t adjust,
+                                        std::vector<Linear> &partials,
+                                        std::vector<Expr> &values) const {
+        const bool in_a = uses_var(a, v), in_b = uses_var(b, v);
+        if (in_a == in_b) return std::nullopt;
+        std::optional<Quotient> q = quotient_in(in_a ? a : b);
+        if (!q) return std::nullopt;
+        std::vector<Linear> unused;
+        std::optional<Linear> x = linear_in(q->x, v, partials),
+                              other = linear_in(in_a ? b : a, v, unused),
+                              k = linear_in(q->k, v, unused);
+        if (!x || !other || !k || other->coef != 0 || k->coef != 0) return std::nullopt;
+        const Type i64 = Int(64);
+        Expr c = make_const(i64, q->c), adj = make_const(i64, adjust), one = make_one(i64);
+        Expr x_value = Add::make(
+            Mul::make(cast(i64, Variable::make(Int(32), v)), make_const(i64, x->coef)), x->rest);
+        values.push_back(Add::make(Div::make(x_value, c), k->rest));
+        if (in_a) {
+            // x / c < t with t = b - k - adjust: x - t * c < 0.
+            Expr t = Sub::make(Sub::make(other->rest, k->rest), adj);
+            return Linear{x->coef, Sub::make(x->rest, Mul::make(t, c))};
+        }
+        // x / c > t with t = a - k + adjust: x >= (t + 1) * c, so (t + 1) * c - x - 1 < 0.
+        if (x->coef == INT64_MIN) return std::nullopt;
+        Expr t = Add::make(Sub::make(other->rest, k->rest), adj);
+        return Linear{-x->coef,
+                      Sub::make(Sub::make(Mul::make(Add::make(t, one), c), x->rest), one)};
     }
 
     // Reads `a < b` (and <=, >, >=) as e < 0 with e linear in v.
@@ -440,13 +524,22 @@ private:
         b = substitute_lets(lets, b);
         if (uses_vars(a, partitionable) || uses_vars(b, partitionable)) return std::nullopt;
         std::vector<Linear> partials;
-        std::optional<Linear> la = linear_in(a, v, partials), lb = linear_in(b, v, partials);
-        if (!la || !lb) return std::nullopt;
-        int64_t coef = 0;
-        if (__builtin_sub_overflow(la->coef, lb->coef, &coef) || coef == 0) return std::nullopt;
-        if (coef == INT64_MIN) return std::nullopt;
+        std::vector<Expr> values; // other int32 values of the test (64-bit, in terms of v)
         const Type i64 = Int(64);
-        Expr rest = Add::make(Sub::make(la->rest, lb->rest), make_const(i64, adjust));
+        std::optional<Linear> la = linear_in(a, v, partials), lb = linear_in(b, v, partials);
+        int64_t coef = 0;
+        Expr rest;
+        if (la && lb) {
+            if (__builtin_sub_overflow(la->coef, lb->coef, &coef)) return std::nullopt;
+            rest = Add::make(Sub::make(la->rest, lb->rest), make_const(i64, adjust));
+        } else {
+            partials.clear();
+            std::optional<Linear> q = quotient_test(a, b, adjust, partials, values);
+            if (!q) return std::nullopt;
+            coef = q->coef;
+            rest = q->rest;
+        }
+        if (coef == 0 || coef == INT64_MIN) return std::nullopt;
         // coef * v + rest < 0 must hold for every value rest takes in the loop.
         Interval r = bounds_of_expr_in_scope(rest, scope);
         if (!r.has_upper_bound()) return std::nullopt;
@@ -457,9 +550,10 @@ private:
         // and interval arithmetic did not loosen it (t % 3 of an outer t is bounded by 2).
         c.exact = equal(simplify(rest), most);
         c.no_wrap = const_true();
-        for (const Linear &p : partials) {
-            Expr value = Add::make(
-                Mul::make(cast(i64, Variable::make(Int(32), v)), make_const(i64, p.coef)), p.rest);
+        for (const Linear &p : partials)
+            values.push_back(Add::make(
+                Mul::make(cast(i64, Variable::make(Int(32), v)), make_const(i64, p.coef)), p.rest));
+        for (const Expr &value : values) {
             Interval range = bounds_of_expr_in_scope(value, scope);
             if (!range.is_bounded()) return std::nullopt;
             Expr fits = And::make(GE::make(range.min, make_const(i64, int64_t(INT32_MIN))),

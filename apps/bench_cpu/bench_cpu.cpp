@@ -441,7 +441,7 @@ void call_overhead() {
 
 } // namespace
 
-int main(int, char **argv) {
+int main(int argc, char **argv) {
     // OpenMP's threads (Eigen's, the copy's) spin after each parallel region for longer than the
     // 20 ms pauses between timed runs, sharing the cores with whatever runs next: the matmul's
     // first rows measured AICF at 1.6x to 1.7x its time. Waiting passively, they sleep at once,
@@ -453,6 +453,11 @@ int main(int, char **argv) {
     }
     int threads = omp_get_max_threads();
     Eigen::setNbThreads(threads);
+    // `bench_cpu WORD` runs only the rows against Halide whose names contain WORD.
+    if (argc > 1) {
+        halide_peers::compare_with_halide(threads, argv[1]);
+        return 0;
+    }
     std::printf("AICF CPU benchmarks, %d threads (median of runs; first run compiles)\n", threads);
     matmul(threads);
     blur();

@@ -12,7 +12,7 @@
 
 namespace halide_peers {
 
-void compare_with_halide(int) {
+void compare_with_halide(int, const std::string &) {
     std::printf("%-28s Halide 14 was not found when bench_cpu was built (Debian: "
                 "libhalide14-0-dev, which scripts/bench_cpu.sh installs)\n",
                 "Halide peer");
@@ -62,6 +62,13 @@ struct HalideLib {
     static Expr clamp(const Expr &e, int lo, int hi) { return Halide::clamp(e, lo, hi); }
     static Expr to_int(const Expr &e) { return Halide::cast<int>(e); }
     static Expr to_float(const Expr &e) { return Halide::cast<float>(e); }
+    static Func mirror_image(const Buffer &b) {
+        return Halide::BoundaryConditions::mirror_image(b);
+    }
+    static Func constant_exterior(const Buffer &b, float v) {
+        return Halide::BoundaryConditions::constant_exterior(b, v);
+    }
+    static Func repeat_edge(const Buffer &b) { return Halide::BoundaryConditions::repeat_edge(b); }
 };
 
 // ---------------------------------------------------------------------------------------
@@ -96,10 +103,17 @@ struct Best {
     std::string aicf_schedule, halide_schedule;
 };
 
+// The rows to run (see compare_with_halide): a name must contain it.
+std::string only_rows;
+bool skipped(const char *name) {
+    return std::string(name).find(only_rows) == std::string::npos;
+}
+
 // Compiles both (timed), runs them alternately, and prints the row; counts it in `best`
 // under the name of its schedule.
 void row(const char *name, aicf::Func a, Halide::Func h, int w, int hgt, int runs, Best &best,
          const char *schedule) {
+    if (skipped(name)) return;
     const aicf::Target fma("host-fma");
     aicf::Buffer<float> a_out({w, hgt});
     Halide::Buffer<float> h_out(w, hgt);
@@ -127,7 +141,7 @@ void row(const char *name, aicf::Func a, Halide::Func h, int w, int hgt, int run
         }
     }
     worst /= largest;
-    std::printf("%-32s %8.3f ms (AICF)       | Halide %8.3f ms              | AICF time / "
+    std::printf("%-40s %8.3f ms (AICF)       | Halide %8.3f ms              | AICF time / "
                 "Halide %5.2fx | max diff %.1e | JIT compile %6.0f / %6.0f ms\n",
                 name, a_ms, h_ms, a_ms / h_ms, worst, a_compile, h_compile);
     if (a_ms < best.aicf_ms) best.aicf_ms = a_ms, best.aicf_schedule = schedule;
@@ -136,9 +150,10 @@ void row(const char *name, aicf::Func a, Halide::Func h, int w, int hgt, int run
 
 // Each library's fastest schedule of the pipeline against the other's.
 void best_row(const char *name, const Best &best) {
+    if (skipped(name) || !std::isfinite(best.aicf_ms)) return;
     const std::string a = "(AICF: " + best.aicf_schedule + ")",
                       h = "(" + best.halide_schedule + ")";
-    std::printf("%-32s %8.3f ms %-20s | Halide %8.3f ms %-12s | AICF time / Halide %5.2fx\n", name,
+    std::printf("%-40s %8.3f ms %-20s | Halide %8.3f ms %-12s | AICF time / Halide %5.2fx\n", name,
                 best.aicf_ms, a.c_str(), best.halide_ms, h.c_str(), best.aicf_ms / best.halide_ms);
 }
 
@@ -148,6 +163,7 @@ void best_row(const char *name, const Best &best) {
 // the work stays the same. One compile per row, as the rows above print, varies by a
 // quarter on this kind of machine.
 template <typename Make> void compile_row(const char *name, Make make, int builds) {
+    if (skipped(name)) return;
     const aicf::Target fma("host-fma");
     std::vector<double> a, h;
     for (int i = 0; i < builds; i++) {
@@ -165,14 +181,15 @@ template <typename Make> void compile_row(const char *name, Make make, int build
     std::sort(a.begin(), a.end());
     std::sort(h.begin(), h.end());
     const double am = a[a.size() / 2], hm = h[h.size() / 2];
-    std::printf("%-32s %8.0f ms (AICF)       | Halide %8.0f ms              | AICF time / "
+    std::printf("%-40s %8.0f ms (AICF)       | Halide %8.0f ms              | AICF time / "
                 "Halide %5.2fx (median of %d builds each)\n",
                 name, am, hm, am / hm, builds);
 }
 
 } // namespace
 
-void compare_with_halide(int threads) {
+void compare_with_halide(int threads, const std::string &only) {
+    only_rows = only;
     // Halide's JIT thread pool reads this when it starts.
     setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
     std::printf("Against Halide 14, the same algorithm and schedule (%d threads, fused "
@@ -198,7 +215,10 @@ void compare_with_halide(int threads) {
             {"downsample 2x of 2048^2", Resampling::Down2, W / 2 - 1, H / 2 - 1},
             {"upsample 2x of 2048^2", Resampling::Up2, 2 * W - 4, 2 * H - 4},
             {"bilinear resize 0.7, tiled", Resampling::Resize, 1400, 1400},
-            {"clamped blur 3x3 2048^2, tiled", Resampling::ClampedBlur, W, H}};
+            {"clamped blur 3x3 2048^2, tiled", Resampling::ClampedBlur, W, H},
+            {"mirror_image blur 3x3 2048^2, tiled", Resampling::MirroredBlur, W, H},
+            {"constant_exterior blur 3x3 2048^2, tiled", Resampling::BorderedBlur, W, H},
+            {"repeat_edge upsample 2x of 2048^2", Resampling::ClampedUp2, 2 * W, 2 * H}};
         for (const auto &[name, kind, w, h] : kinds) {
             Best best;
             row(name, resample<AicfLib>(in.aicf, W, H, kind),
@@ -297,7 +317,9 @@ void compare_with_halide(int threads) {
         best_row("matmul 1024^3, best", best);
     }
     // The pipelines whose compile takes longest, and the sliding window, compiled anew.
-    std::printf("JIT compile, the median of fresh builds (each library's whole JIT compile):\n");
+    if (only_rows.empty())
+        std::printf(
+            "JIT compile, the median of fresh builds (each library's whole JIT compile):\n");
     const int builds = 5;
     const std::tuple<const char *, BlurSchedule> blurs[] = {
         {"compile: blur 3x3, tiled", BlurSchedule::Tiled},

@@ -6,13 +6,16 @@
 // on the same data, alternating. Built where Debian's libhalide14-0-dev is installed
 // (scripts/bench_cpu.sh installs it); AICF itself never depends on Halide.
 
+#include <string>
+
 namespace halide_peers {
 
 // Prints a row per pipeline and schedule: AICF's time, Halide's, their ratio, the largest
 // difference between their results (relative to the largest value), and each one's JIT
 // compile time (Halide's first includes starting its JIT runtime); or a line saying that
 // Halide was not found when the benchmark was built.
-void compare_with_halide(int threads);
+// `only`: where not empty, the rows whose names contain it, and no others.
+void compare_with_halide(int threads, const std::string &only = "");
 
 } // namespace halide_peers
 

@@ -30,6 +30,11 @@ struct AicfLib {
     static Expr clamp(const Expr &e, int lo, int hi) { return aicf::clamp(e, lo, hi); }
     static Expr to_int(const Expr &e) { return aicf::cast<int>(e); }
     static Expr to_float(const Expr &e) { return aicf::cast<float>(e); }
+    static Func mirror_image(const Buffer &b) { return aicf::BoundaryConditions::mirror_image(b); }
+    static Func constant_exterior(const Buffer &b, float v) {
+        return aicf::BoundaryConditions::constant_exterior(b, v);
+    }
+    static Func repeat_edge(const Buffer &b) { return aicf::BoundaryConditions::repeat_edge(b); }
 };
 
 enum class BlurSchedule { Root, Tiled, SlidingWindow };
@@ -301,7 +306,7 @@ template <typename Lib> struct Mlp {
     }
 };
 
-enum class Resampling { Down2, Up2, Resize, ClampedBlur };
+enum class Resampling { Down2, Up2, Resize, ClampedBlur, MirroredBlur, BorderedBlur, ClampedUp2 };
 
 // Image resampling, each output row a parallel task and each row 16 lanes at a time, over an
 // input of w x h points (mins at 0, so 2x + 1 and x / 2 + 1 stay inside for the output
@@ -310,7 +315,10 @@ enum class Resampling { Down2, Up2, Resize, ClampedBlur };
 // - Up2: each output a blend of two neighbours at half resolution (lanes read x / 2);
 // - Resize: bilinear by 0.7, source positions computed in float and converted to indices,
 //   reading an intermediate computed per tile of 64 x 32 over that tile's footprint;
-// - ClampedBlur: a 3x3 box blur of the image clamped at its edges, in tiles of 256 x 32.
+// - ClampedBlur: a 3x3 box blur of the image clamped at its edges, in tiles of 256 x 32;
+// - MirroredBlur, BorderedBlur: the same of BoundaryConditions::mirror_image and of
+//   constant_exterior (0 outside) of the image;
+// - ClampedUp2: Up2 of BoundaryConditions::repeat_edge of the image, over the whole output.
 template <typename Lib>
 typename Lib::Func resample(const typename Lib::Buffer &in, int w, int h, Resampling kind) {
     typename Lib::Var x("x"), y("y"), xi("xi"), yi("yi");
@@ -339,9 +347,22 @@ typename Lib::Func resample(const typename Lib::Buffer &in, int w, int h, Resamp
         scaled.compute_at(out, x).vectorize(x, 16);
         break;
     }
-    case Resampling::ClampedBlur: {
+    case Resampling::ClampedUp2: {
+        typename Lib::Func edge = Lib::repeat_edge(in);
+        out(x, y) = edge(x / 2, y / 2) * 0.75f + edge(x / 2 + 1, y / 2) * 0.25f;
+        out.parallel(y).vectorize(x, 16);
+        break;
+    }
+    case Resampling::ClampedBlur:
+    case Resampling::MirroredBlur:
+    case Resampling::BorderedBlur: {
         typename Lib::Func clamped("clamped"), bx("blur_x");
-        clamped(x, y) = in(Lib::clamp(x, 0, w - 1), Lib::clamp(y, 0, h - 1));
+        if (kind == Resampling::MirroredBlur)
+            clamped = Lib::mirror_image(in);
+        else if (kind == Resampling::BorderedBlur)
+            clamped = Lib::constant_exterior(in, 0.0f);
+        else
+            clamped(x, y) = in(Lib::clamp(x, 0, w - 1), Lib::clamp(y, 0, h - 1));
         bx(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) * (1.0f / 3);
         out(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) * (1.0f / 3);
         out.tile(x, y, xi, yi, 256, 32).parallel(y).vectorize(xi, 16);

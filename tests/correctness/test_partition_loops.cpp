@@ -295,6 +295,109 @@ TEST(PartitionLoops, AnIndexClampedAtBothEdgesRunsWithoutEitherInTheSteadyState)
     }
 }
 
+namespace {
+
+enum class Edge { RepeatEdge, ConstantExterior, RepeatImage, MirrorImage, MirrorInterior };
+
+// The point of [0, n) a boundary condition reads for x (-1 for the constant outside).
+int edge_point(Edge e, int x, int n) {
+    auto mod = [](int a, int b) { return b == 0 ? 0 : ((a % b) + b) % b; };
+    switch (e) {
+    case Edge::RepeatEdge:
+        return std::clamp(x, 0, n - 1);
+    case Edge::ConstantExterior:
+        return x >= 0 && x < n ? x : -1;
+    case Edge::RepeatImage:
+        return mod(x, n);
+    case Edge::MirrorImage: {
+        const int t = mod(x, 2 * n);
+        return t < n ? t : 2 * n - 1 - t;
+    }
+    case Edge::MirrorInterior: {
+        const int t = mod(x, 2 * n - 2);
+        return t < n ? t : 2 * n - 2 - t;
+    }
+    }
+    return -1;
+}
+
+// Whether a min or max in `line` has a vector operand (a ramp or a broadcast of 8 lanes):
+// a clamp left on the lanes. (The clamp of the row, a scalar, may stay.)
+bool has_vector_min_or_max(const std::string &line) {
+    for (const char *op : {"min(", "max("}) {
+        for (size_t at = line.find(op); at != std::string::npos; at = line.find(op, at + 1)) {
+            int depth = 0;
+            size_t end = at + 3;
+            for (; end < line.size(); end++) {
+                depth += line[end] == '(' ? 1 : line[end] == ')' ? -1 : 0;
+                if (depth == 0) break;
+            }
+            const std::string args = line.substr(at, end - at);
+            if (args.find("ramp(") != std::string::npos || args.find("x8(") != std::string::npos)
+                return true;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+// Every boundary condition, read by a vectorized 3-point stencil and by a 2x upsampling
+// (x / 2) over regions wider than the input: the interior runs without the condition's
+// test, clamp or remainder (no select, no min or max, no %), so it loads whole vectors; the
+// border keeps them. Exact against the conditions' definitions, at sizes known only at run
+// time, including inputs of one or two points.
+TEST(PartitionLoops, EveryBoundaryConditionRunsItsInteriorWithoutTests) {
+    for (Edge e : {Edge::RepeatEdge, Edge::ConstantExterior, Edge::RepeatImage, Edge::MirrorImage,
+                   Edge::MirrorInterior}) {
+        for (bool upsample : {false, true}) {
+            ImageParam in(Int(32), 2, "in");
+            Var x("x"), y("y");
+            Func c = e == Edge::RepeatEdge         ? BoundaryConditions::repeat_edge(in)
+                     : e == Edge::ConstantExterior ? BoundaryConditions::constant_exterior(in, -5)
+                     : e == Edge::RepeatImage      ? BoundaryConditions::repeat_image(in)
+                     : e == Edge::MirrorImage      ? BoundaryConditions::mirror_image(in)
+                                                   : BoundaryConditions::mirror_interior(in);
+            Func f("f");
+            if (upsample)
+                f(x, y) = c(x / 2 - 1, y) + c(x / 2, y) * 3 + c((x + 1) / 2 + 1, y) * 5;
+            else
+                f(x, y) = c(x - 1, y) + c(x, y) * 3 + c(x + 1, y) * 5;
+            f.vectorize(x, 8);
+            const std::string stmt = f.lowered_stmt();
+            std::vector<std::string> stores = lines_with(stmt, "f[");
+            const bool clean = std::any_of(stores.begin(), stores.end(), [](const std::string &l) {
+                return l.find("select") == std::string::npos &&
+                       l.find(" % ") == std::string::npos && !has_vector_min_or_max(l);
+            });
+            EXPECT_TRUE(clean) << int(e) << (upsample ? " upsampled" : "") << "\n" << stmt;
+
+            for (auto [W, H] : {std::pair{37, 5}, {1, 3}, {2, 2}, {64, 4}}) {
+                Buffer<int> b(W, H);
+                fill_random(b, -1000, 1000, W + H);
+                in.set(b);
+                auto at = [&](int i, int j) {
+                    const int pi = edge_point(e, i, W), pj = edge_point(e, j, H);
+                    return pi < 0 || pj < 0 ? -5 : b(pi, pj);
+                };
+                Buffer<int> out(2 * W + 21, H + 4);
+                out.set_min({-9, -2});
+                f.realize(out);
+                for (int j = -2; j < H + 2; j++) {
+                    for (int i = -9; i < 2 * W + 12; i++) {
+                        auto div = [](int a) { return a >= 0 ? a / 2 : -((1 - a) / 2); };
+                        const int want = upsample ? at(div(i) - 1, j) + at(div(i), j) * 3 +
+                                                        at(div(i + 1) + 1, j) * 5
+                                                  : at(i - 1, j) + at(i, j) * 3 + at(i + 1, j) * 5;
+                        ASSERT_EQ(out(i, j), want) << int(e) << (upsample ? " upsampled " : " ")
+                                                   << W << "x" << H << " at " << i << ", " << j;
+                    }
+                }
+            }
+        }
+    }
+}
+
 // The analysis reasons about exact integers; the code computes in int32, which wraps. Where
 // a test's arithmetic could wrap (here, for a value of p known only at run time), the loop
 // keeps its tests.
