@@ -78,20 +78,18 @@ private:
     }
     void visit(const Load *op) override {
         IRVisitor::visit(op);
-        consider(op, op->name, op->index, op->predicate, op->type);
+        consider(op, op->name, op->index, op->type);
     }
     void visit(const Store *op) override {
         IRVisitor::visit(op);
-        consider(op, op->name, op->index, op->predicate, op->value.type());
+        consider(op, op->name, op->index, op->value.type());
     }
 
-    void consider(const IRNode *node, const std::string &name, const Expr &index,
-                  const Expr &predicate, Type t) {
+    void consider(const IRNode *node, const std::string &name, const Expr &index, Type t) {
         const Ramp *ramp = index.as<Ramp>();
         const int n = wide_elements(t);
-        if (local.count(name) || !ramp || !is_const_one(ramp->stride) || !is_true(predicate) ||
-            n == 0)
-            return;
+        // (A predicated access counts too: where all its lanes are on, it is made whole.)
+        if (local.count(name) || !ramp || !is_const_one(ramp->stride) || n == 0) return;
         IndexSymbols symbols;
         Expr base = simplify(symbols.mutate(expand(ramp->base)));
         std::set<std::string> vars = symbols.names;

@@ -561,8 +561,49 @@ private:
         }
     }
 
+    // A dense vector access with a predicate (a guarded tail's vectors): a GPU has no masked
+    // access, so each lane would be loaded or stored alone, behind a branch. Where every
+    // lane is on (all the vectors but the last), the access is made as an unpredicated one.
+    bool is_dense_predicated(const Expr &index, const Expr &predicate, Type t) const {
+        return !is_true(predicate) && !t.is_bool() && is_dense(index, const_true(t.lanes), t);
+    }
+    template <typename Whole, typename Part>
+    llvm::Value *when_all_lanes(llvm::Value *mask, Whole &&whole, Part &&part) {
+        llvm::BasicBlock *all = llvm::BasicBlock::Create(context, "all_lanes", function);
+        llvm::BasicBlock *some = llvm::BasicBlock::Create(context, "some_lanes", function);
+        llvm::BasicBlock *after = llvm::BasicBlock::Create(context, "lanes_done", function);
+        builder.CreateCondBr(builder.CreateAndReduce(mask), all, some);
+        builder.SetInsertPoint(all);
+        llvm::Value *a = whole();
+        all = builder.GetInsertBlock();
+        builder.CreateBr(after);
+        builder.SetInsertPoint(some);
+        llvm::Value *b = part();
+        some = builder.GetInsertBlock();
+        builder.CreateBr(after);
+        builder.SetInsertPoint(after);
+        if (!a) return nullptr;
+        llvm::PHINode *phi = builder.CreatePHI(a->getType(), 2);
+        phi->addIncoming(a, all);
+        phi->addIncoming(b, some);
+        return phi;
+    }
+
     void visit(const Load *op) override {
         Type t = op->type;
+        if (is_dense_predicated(op->index, op->predicate, t)) {
+            value = when_all_lanes(
+                codegen(op->predicate),
+                [&] {
+                    return codegen(
+                        Load::make(t, op->name, op->index, const_true(t.lanes), op->param));
+                },
+                [&] {
+                    CodeGen_LLVM::visit(op);
+                    return value;
+                });
+            return;
+        }
         if (!is_dense(op->index, op->predicate, t)) {
             CodeGen_LLVM::visit(op);
             return;
@@ -590,11 +631,32 @@ private:
 
     void visit(const Store *op) override {
         Type t = op->value.type();
+        if (is_dense_predicated(op->index, op->predicate, t)) {
+            llvm::Value *v = codegen(op->value);
+            llvm::Value *mask = codegen(op->predicate);
+            when_all_lanes(
+                mask,
+                [&]() -> llvm::Value * {
+                    store_dense(op, v);
+                    return nullptr;
+                },
+                [&]() -> llvm::Value * {
+                    llvm::Value *ptr =
+                        address_of(op->name, op->index.as<Ramp>()->base, t, /*inbounds=*/false);
+                    builder.CreateMaskedStore(v, ptr, llvm::Align(t.bytes()), mask);
+                    return nullptr;
+                });
+            return;
+        }
         if (!is_dense(op->index, op->predicate, t)) {
             CodeGen_LLVM::visit(op);
             return;
         }
-        llvm::Value *v = codegen(op->value);
+        store_dense(op, codegen(op->value));
+    }
+    // A dense vector store of v, unpredicated (see is_dense).
+    void store_dense(const Store *op, llvm::Value *v) {
+        Type t = op->value.type();
         Expr base;
         const int hinted = hinted_alignment(op->index, t, base);
         llvm::Value *ptr = address_of(op->name, base, t);

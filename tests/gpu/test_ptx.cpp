@@ -355,3 +355,28 @@ TEST(PTX, SixteenBitFloatsRoundInOneInstruction) {
     EXPECT_FALSE(contains(bptx, "setp.nan")) << bptx;
     EXPECT_FALSE(contains(hptx, "setp.nan")) << hptx;
 }
+
+// Vectors of 4 under a guarded tail in each thread: every vector but the last has all its
+// lanes on and is one 16-byte load and store (in the kernel for aligned buffers, as an
+// unpredicated vector is); the last keeps its lanes' predicates. Values at a size no vector
+// divides.
+TEST(PTX, GuardedVectorsWithEveryLaneOnAreWide) {
+    const int N = 1003;
+    Buffer<float> in({N}, "in");
+    aicf_test::fill_random(in, -1.0, 1.0, 72);
+    Var x("x"), bx("bx"), tx("tx"), xv("xv");
+    Func f("f");
+    f(x) = in(x)*2.0f + 1.0f;
+    const TailStrategy guard = TailStrategy::GuardWithIf;
+    f.split(x, bx, x, 256, guard)
+        .split(x, tx, xv, 4, guard)
+        .vectorize(xv)
+        .gpu_blocks(bx)
+        .gpu_threads(tx);
+    const std::string ptx = f.ptx(sm80);
+    EXPECT_TRUE(contains(ptx, "ld.global.nc.v4.f32")) << ptx;
+    EXPECT_TRUE(contains(ptx, "st.global.v4.f32")) << ptx;
+    Buffer<float> got = f.realize({N}, aicf_test::gpu_test_target());
+    for (int i = 0; i < N; i++)
+        ASSERT_EQ(got(i), in(i)*2.0f + 1.0f) << i;
+}
