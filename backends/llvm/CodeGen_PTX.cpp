@@ -516,29 +516,38 @@ private:
     static bool in_kernel_array(llvm::Value *ptr) {
         return llvm::isa<llvm::AllocaInst>(llvm::getUnderlyingObject(ptr));
     }
+    // `then_part()` where `condition` holds, else `else_part()`, each in a block of its own;
+    // their values joined (null where the parts give none: stores).
+    template <typename Then, typename Else>
+    llvm::Value *branch(llvm::Value *condition, const char *then_name, const char *else_name,
+                        Then &&then_part, Else &&else_part) {
+        llvm::BasicBlock *yes = llvm::BasicBlock::Create(context, then_name, function);
+        llvm::BasicBlock *no = llvm::BasicBlock::Create(context, else_name, function);
+        llvm::BasicBlock *after = llvm::BasicBlock::Create(context, "joined", function);
+        builder.CreateCondBr(condition, yes, no);
+        builder.SetInsertPoint(yes);
+        llvm::Value *a = then_part();
+        yes = builder.GetInsertBlock();
+        builder.CreateBr(after);
+        builder.SetInsertPoint(no);
+        llvm::Value *b = else_part();
+        no = builder.GetInsertBlock();
+        builder.CreateBr(after);
+        builder.SetInsertPoint(after);
+        if (!a || a->getType()->isVoidTy()) return nullptr;
+        llvm::PHINode *phi = builder.CreatePHI(a->getType(), 2);
+        phi->addIncoming(a, yes);
+        phi->addIncoming(b, no);
+        return phi;
+    }
     template <typename F> void if_aligned(llvm::Value *ptr, int align, F &&access) {
         llvm::Value *address = builder.CreatePtrToInt(ptr, builder.getInt64Ty());
         llvm::Value *aligned = builder.CreateICmpEQ(
             builder.CreateAnd(address, builder.getInt64(align - 1)), builder.getInt64(0));
-        llvm::BasicBlock *wide = llvm::BasicBlock::Create(context, "aligned", function);
-        llvm::BasicBlock *narrow = llvm::BasicBlock::Create(context, "unaligned", function);
-        llvm::BasicBlock *after = llvm::BasicBlock::Create(context, "accessed", function);
-        builder.CreateCondBr(aligned, wide, narrow);
-        builder.SetInsertPoint(wide);
-        llvm::Value *a = access(llvm::Align(align));
-        builder.CreateBr(after);
-        wide = builder.GetInsertBlock();
-        builder.SetInsertPoint(narrow);
-        llvm::Value *b = access(llvm::Align(1));
-        builder.CreateBr(after);
-        narrow = builder.GetInsertBlock();
-        builder.SetInsertPoint(after);
-        if (a && !a->getType()->isVoidTy()) {
-            llvm::PHINode *phi = builder.CreatePHI(a->getType(), 2);
-            phi->addIncoming(a, wide);
-            phi->addIncoming(b, narrow);
-            value = phi;
-        }
+        llvm::Value *v = branch(
+            aligned, "aligned", "unaligned", [&] { return access(llvm::Align(align)); },
+            [&] { return access(llvm::Align(1)); });
+        if (v) value = v;
     }
 
     // The alignment version_wide_accesses decided for a dense access (in bytes; 1: lane by
@@ -567,33 +576,11 @@ private:
     bool is_dense_predicated(const Expr &index, const Expr &predicate, Type t) const {
         return !is_true(predicate) && !t.is_bool() && is_dense(index, const_true(t.lanes), t);
     }
-    template <typename Whole, typename Part>
-    llvm::Value *when_all_lanes(llvm::Value *mask, Whole &&whole, Part &&part) {
-        llvm::BasicBlock *all = llvm::BasicBlock::Create(context, "all_lanes", function);
-        llvm::BasicBlock *some = llvm::BasicBlock::Create(context, "some_lanes", function);
-        llvm::BasicBlock *after = llvm::BasicBlock::Create(context, "lanes_done", function);
-        builder.CreateCondBr(builder.CreateAndReduce(mask), all, some);
-        builder.SetInsertPoint(all);
-        llvm::Value *a = whole();
-        all = builder.GetInsertBlock();
-        builder.CreateBr(after);
-        builder.SetInsertPoint(some);
-        llvm::Value *b = part();
-        some = builder.GetInsertBlock();
-        builder.CreateBr(after);
-        builder.SetInsertPoint(after);
-        if (!a) return nullptr;
-        llvm::PHINode *phi = builder.CreatePHI(a->getType(), 2);
-        phi->addIncoming(a, all);
-        phi->addIncoming(b, some);
-        return phi;
-    }
-
     void visit(const Load *op) override {
         Type t = op->type;
         if (is_dense_predicated(op->index, op->predicate, t)) {
-            value = when_all_lanes(
-                codegen(op->predicate),
+            value = branch(
+                builder.CreateAndReduce(codegen(op->predicate)), "all_lanes", "some_lanes",
                 [&] {
                     return codegen(
                         Load::make(t, op->name, op->index, const_true(t.lanes), op->param));
@@ -634,8 +621,8 @@ private:
         if (is_dense_predicated(op->index, op->predicate, t)) {
             llvm::Value *v = codegen(op->value);
             llvm::Value *mask = codegen(op->predicate);
-            when_all_lanes(
-                mask,
+            branch(
+                builder.CreateAndReduce(mask), "all_lanes", "some_lanes",
                 [&]() -> llvm::Value * {
                     store_dense(op, v);
                     return nullptr;
