@@ -277,6 +277,19 @@ Stmt build_stage(const Function &f, int stage) {
             int inner_id = current.at(sp.inner), outer_id = current.at(sp.outer);
             LoopBounds in = bounds.at(inner_id), out = bounds.at(outer_id);
             int fused_id = bind(sp.old_var);
+            // On GPU threads, the fused index is divided by the inner extent in every thread:
+            // where that extent varies (a reduction's last, shorter step), it is a division at
+            // run time, and the index of each thread is not a known function of the thread
+            // (the rounds of a staged tile then need a barrier each). Such a loop fuses over
+            // the extent's constant bound instead, once bounds inference knows it (see
+            // bound_fused_thread_loops), the points past the extent guarded.
+            const size_t later = size_t(&sp - d.schedule.splits.data()) + 1;
+            Expr divisor = in.extent;
+            if (!is_const(in.extent) && derived_from(d, later, sp.old_var, thread_loops)) {
+                divisor = Call::make(Int(32), Intrinsic::fused_extent_bound, {in.extent},
+                                     Call::PureIntrinsic);
+                guards.push_back(LT::make(Mod::make(var_of(fused_id), divisor), in.extent));
+            }
             // The loop runs only when both counts are positive: two negative counts (the
             // splits of empty regions) would otherwise multiply into iterations. Bounds
             // inference relies on it to bound the quotient and remainder below (see
@@ -284,7 +297,7 @@ Stmt build_stage(const Function &f, int stage) {
             Expr zero = make_zero(Int(32));
             // The fused loop counts the product of the extents in 32 bits: two loops of more
             // than 46,340 iterations each would wrap it (and run nothing, or a wrong count).
-            Expr wide = Mul::make(widen_int32(Max::make(in.extent, zero)),
+            Expr wide = Mul::make(widen_int32(Max::make(divisor, zero)),
                                   widen_int32(Max::make(out.extent, zero)));
             Expr fits = simplify(LE::make(wide, make_const(Int(64), int64_t(INT32_MAX))));
             const std::optional<int64_t> iterations = as_const_int(simplify(wide));
@@ -302,12 +315,11 @@ Stmt build_stage(const Function &f, int stage) {
                         Int(32), Intrinsic::runtime_error,
                         {make_const(Int(32), int64_t(RuntimeErrorKind::FusedLoopTooLong)),
                          StringImm::make(loop_for_users(loop_name(f.name(), stage, sp.old_var))),
-                         cast(Int(64), in.extent), cast(Int(64), out.extent)},
+                         cast(Int(64), divisor), cast(Int(64), out.extent)},
                         Call::Intrinsic)));
             }
-            bounds[fused_id] = {zero,
-                                Mul::make(Max::make(in.extent, zero), Max::make(out.extent, zero)),
-                                in.is_rvar};
+            bounds[fused_id] = {
+                zero, Mul::make(Max::make(divisor, zero), Max::make(out.extent, zero)), in.is_rvar};
             // The clamps change no value (the fused index stays below the product of the
             // extents); they tell interval analysis the range of each part, which it could
             // not otherwise derive from a division by a symbolic extent (bounds inference
@@ -322,8 +334,8 @@ Stmt build_stage(const Function &f, int stage) {
                 Expr last = Sub::make(Add::make(b.min, b.extent), one);
                 return Max::make(Min::make(Add::make(b.min, offset), last), b.min);
             };
-            lets.emplace_back(inner_id, clamp_to(Mod::make(fused, in.extent), in));
-            lets.emplace_back(outer_id, clamp_to(Div::make(fused, in.extent), out));
+            lets.emplace_back(inner_id, clamp_to(Mod::make(fused, divisor), in));
+            lets.emplace_back(outer_id, clamp_to(Div::make(fused, divisor), out));
         } else {
             int old_id = current.at(sp.old_var);
             int new_id = bind(sp.outer);

@@ -342,12 +342,26 @@ private:
                 op->body.accept(this);
                 lets.pop_back();
             }
+            // The guards around the current statement, in terms of the thread index: a
+            // thread makes an access only where they hold, so its index may assume them (a
+            // clamp the guard keeps from binding, which would hide that the index is
+            // one-to-one in the thread).
+            std::vector<Expr> facts;
+            void visit(const IfThenElse *op) override {
+                op->condition.accept(this);
+                const size_t outer = facts.size();
+                for (const Expr &c : conjuncts(op->condition))
+                    facts.push_back(simplify(expand(c)));
+                op->then_case.accept(this);
+                facts.resize(outer);
+                if (op->else_case.defined()) op->else_case.accept(this);
+            }
             bool access(const std::string &name, const Expr &index, Access &a) const {
                 // Private storage, and global buffers no one in this kernel writes, need no
                 // ordering.
                 if (!ib.shared.count(name) && !ib.written_globals.count(name)) return false;
                 a.storage = name;
-                Expr e = simplify(expand(index));
+                Expr e = simplify_under(simplify(expand(index)), facts);
                 a.index = ib.one_to_one_in_threads(e, iterations) ? e : Expr();
                 return true;
             }

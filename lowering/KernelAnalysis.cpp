@@ -216,6 +216,61 @@ class PairDifferences : public IRMutator {
 
 } // namespace
 
+namespace {
+
+class SimplifyUnder : public IRMutator {
+public:
+    explicit SimplifyUnder(const std::vector<Expr> &facts) {
+        // Each fact as a difference known to be at least zero.
+        for (const Expr &f : facts) {
+            if (!f.type().is_bool() || !f.type().is_scalar()) continue;
+            if (const LT *lt = f.as<LT>()) {
+                if (lt->a.type().is_int())
+                    slacks.push_back(
+                        simplify(Sub::make(Sub::make(lt->b, lt->a), make_one(lt->a.type()))));
+            } else if (const LE *le = f.as<LE>()) {
+                if (le->a.type().is_int()) slacks.push_back(simplify(Sub::make(le->b, le->a)));
+            }
+        }
+    }
+    bool any() const { return !slacks.empty(); }
+
+private:
+    std::vector<Expr> slacks;
+    using IRMutator::visit;
+
+    // Whether a <= b follows from a fact: b - a is the fact's slack plus a constant >= 0.
+    bool at_most(const Expr &a, const Expr &b) const {
+        if (!a.type().is_int() || !a.type().is_scalar()) return false;
+        Expr gap = Sub::make(b, a);
+        for (const Expr &slack : slacks) {
+            if (slack.type() != a.type()) continue;
+            auto c = as_const_int(simplify(Sub::make(gap, slack)));
+            if (c && *c >= 0) return true;
+        }
+        return false;
+    }
+    Expr visit(const Min *op) override {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        if (at_most(a, b)) return a;
+        if (at_most(b, a)) return b;
+        return Min::make(a, b);
+    }
+    Expr visit(const Max *op) override {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        if (at_most(b, a)) return a;
+        if (at_most(a, b)) return b;
+        return Max::make(a, b);
+    }
+};
+
+} // namespace
+
+Expr simplify_under(const Expr &e, const std::vector<Expr> &facts) {
+    SimplifyUnder s(facts);
+    return s.any() ? simplify(s.mutate(e)) : e;
+}
+
 std::optional<int64_t> constant_upper_bound(const Expr &e) {
     // The smallest of the bounds each form of e shows, trying the next form only while the
     // bound is large (one from the range of a type: x / 8 is below 2^28).

@@ -30,6 +30,11 @@ bool is_gpu_barrier(const ir::Stmt &s);
 // min suffices; sums are moved into mins and maxes to expose a constant).
 std::optional<int64_t> constant_upper_bound(const ir::Expr &e);
 
+// e where the conditions `facts` hold (each a < b or a <= b of integers, the guards around
+// the place e is used): each min or max that a fact decides becomes the side it picks (a
+// clamp that a guard keeps from binding: min(k + t % 8, k + n - 1) under t % 8 < n).
+ir::Expr simplify_under(const ir::Expr &e, const std::vector<ir::Expr> &facts);
+
 // Whether a call to intrinsic `op` lies in s.
 bool contains_intrinsic(const ir::Stmt &s, ir::Intrinsic op);
 

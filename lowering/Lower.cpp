@@ -11,6 +11,7 @@
 #include "lowering/ExtractKernels.h"
 #include "lowering/FuncValueRanges.h"
 #include "lowering/FuseGPUThreadLoops.h"
+#include "lowering/FusedThreadLoops.h"
 #include "lowering/GPUPlacement.h"
 #include "lowering/HoistAllocations.h"
 #include "lowering/HoistKernelChecks.h"
@@ -126,6 +127,8 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     after("sliding_window", s);
     s = inject_prefetches(s, env);
     after("inject_prefetches", s);
+    s = bound_fused_thread_loops(s);
+    after("bound_fused_thread_loops", s);
     s = simplify(s);
     after("simplify", s);
     // With each GPU loop on the hardware dimension it runs along: lanes take x, the thread

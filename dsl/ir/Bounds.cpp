@@ -767,6 +767,11 @@ private:
         case Intrinsic::likely:
             result = get(arg);
             return;
+        case Intrinsic::fused_extent_bound:
+            // As the extent it stands for until it is known (bound_fused_thread_loops): the
+            // clamps of the fused loop's parts keep them in the extent either way.
+            result = get(arg);
+            return;
         case Intrinsic::floor:
         case Intrinsic::ceil:
         case Intrinsic::round:

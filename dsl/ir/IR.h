@@ -178,6 +178,9 @@ enum class AtomicOp : int { Add, Mul, Min, Max, And, Or, Xor }; // And, Or, Xor:
 // gpu_wgmma_fence(d) and gpu_wgmma_wait(n, d) are d, ordered after wgmma.fence and after
 // wgmma.wait_group n; gpu_wgmma_commit() closes a group; gpu_async_proxy_fence() makes the
 // block's earlier shared-memory stores visible to wgmma (after the next barrier).
+// fused_extent_bound(n) (pure, Int(32)), only between build_stage and
+// bound_fused_thread_loops: the constant bound of the extent n (a let's value then known),
+// where a loop fused onto GPU threads divides its index by it; n itself if it has none.
 #define AICF_FOR_EACH_INTRINSIC(X)                                                                 \
     X(abs)                                                                                         \
     X(bitwise_and)                                                                                 \
@@ -237,7 +240,8 @@ enum class AtomicOp : int { Add, Mul, Min, Max, And, Or, Xor }; // And, Or, Xor:
     X(gpu_wgmma_fence)                                                                             \
     X(gpu_wgmma_commit)                                                                            \
     X(gpu_wgmma_wait)                                                                              \
-    X(gpu_async_proxy_fence)
+    X(gpu_async_proxy_fence)                                                                       \
+    X(fused_extent_bound)
 
 enum class Intrinsic : uint8_t {
     none,

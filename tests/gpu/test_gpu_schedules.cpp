@@ -1035,6 +1035,56 @@ TEST(GPUSchedule, RegisterTiledMatmul) {
     }
 }
 
+// A stage in shared memory, with an update, staged at each step of a reduction by threads
+// over its two dimensions fused: the last step's region is shorter (K = 21, steps of 8), so
+// the fused loop runs over the step's whole 8 rows with the 3 past the end idle. The fused
+// dimension inner (x, which varies) and outer (y, which does not), in rounds and not.
+TEST(GPUSchedule, FusedStagingOverAShortLastStep) {
+    const int K = 21, N = 45, M = 23;
+    Buffer<float> A({K, M}, "A"), B({N, K}, "B");
+    fill_random(A, -1, 1, 14);
+    fill_random(B, -1, 1, 15);
+    for (const bool in_rounds : {false, true}) {
+        Var x("x"), y("y"), t("t"), hi("hi"), lo("lo"), rounds("rounds"), bx("bx"), by("by"),
+            tx("tx"), ty("ty");
+        RVar ko("ko"), ki("ki");
+        RDom k(0, K, "k");
+        Func a("a"), prod("prod"), out("out");
+        a(x, y) = A(x, y);
+        a(x, y) += A(x, y) * A(x, y);
+        prod(x, y) = 0.0f;
+        prod(x, y) += a(k, y) * B(x, k);
+        out(x, y) = prod(x, y);
+        out.gpu_tile(x, y, bx, by, tx, ty, 16, 8);
+        prod.compute_at(out, bx).gpu_threads(x, y);
+        prod.update().split(k, ko, ki, 8).reorder(ki, x, y, ko).gpu_threads(x, y);
+        a.compute_at(prod, ko);
+        for (Stage s : {Stage(a.function(), 0), a.update()}) {
+            s.fuse(x, y, t);
+            if (in_rounds) {
+                s.split(t, rounds, t, 32, TailStrategy::GuardWithIf)
+                    .split(t, hi, lo, 16)
+                    .gpu_threads(lo, hi);
+            } else {
+                s.gpu_threads(t);
+            }
+        }
+        Buffer<float> C = out.realize({N, M}, gpu_target);
+        C.copy_to_host();
+        for (int j = 0; j < M; j++)
+            for (int i = 0; i < N; i++) {
+                double want = 0;
+                for (int r = 0; r < K; r++) {
+                    const double av = A(r, j);
+                    want += (av + av * av) * B(i, r);
+                }
+                ASSERT_TRUE(close(C(i, j), want, 1e-4, 1e-4))
+                    << (in_rounds ? "in rounds " : "") << i << "," << j << ": " << C(i, j) << " vs "
+                    << want;
+            }
+    }
+}
+
 // An accumulator in registers whose rows are split as its consumer's, GuardWithIf on both:
 // the outer loop of its split runs once per block (a tile covers the block's rows, its count
 // not a constant where the last block's rows are fewer), so the stages that write and read it

@@ -159,6 +159,18 @@ TEST(PTX, RegisterTiledMatmulReadsFloat4AndDoesNotSpill) {
     }
 }
 
+// At a K that 8 does not divide, the last step of the matmul stages fewer rows of A: the
+// staging loop, its rows fused with the block's columns, still divides its index by the
+// step's 8 rows (a shift), not by the step's run-time extent.
+TEST(PTX, MatmulWithAShortLastStepDividesNothing) {
+    const int n = 256, K = 77;
+    Buffer<float> A({K, n}, "A"), B({n, K}, "B");
+    std::string ptx =
+        aicf_apps::matmul_register_tiled(A, B, K, "matmul").ptx(Target("host-cuda-sm_80-fma"));
+    for (const char *division : {"div.s32", "rem.s32", "div.u32", "rem.u32"})
+        EXPECT_EQ(aicf_test::occurrences(ptx, division), 0) << division << "\n" << ptx;
+}
+
 // A thread's 4 x 4 tile of a product in registers, with guarded tails on every loop: the
 // tail computes a smaller part of the tile, which keeps the tile's strides (a stride of the
 // region's run-time extent put the tile in local memory). Checked at sizes no tile divides.
