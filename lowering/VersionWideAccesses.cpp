@@ -55,6 +55,10 @@ public:
     explicit FindWideAccesses(std::set<std::string> local) : local(std::move(local)) {}
     std::set<const IRNode *> provable;
     std::set<const IRNode *> conditional; // those aligned only under the launch condition
+    // Of those, the ones whose condition comes from one side of a min or max (a tile shifted
+    // inwards at the end: min(bx * 256, n - 256) with n not a multiple): in the fallback, only
+    // some blocks are unaligned, so each access checks its own alignment where it runs.
+    std::set<const IRNode *> checked;
     std::vector<Expr> conditions;
 
 private:
@@ -94,14 +98,15 @@ private:
         Expr base = simplify(symbols.mutate(expand(ramp->base)));
         std::set<std::string> vars = symbols.names;
         vars.insert(loops.begin(), loops.end());
-        std::vector<Expr> launch_values; // must be multiples of n
-        if (!multiple_of(base, n, vars, launch_values)) return;
+        std::vector<LaunchValue> launch_values; // must be multiples of n
+        if (!multiple_of(base, n, vars, launch_values, false)) return;
         provable.insert(node);
-        for (const Expr &m : launch_values) {
+        for (const LaunchValue &m : launch_values) {
             Expr c = simplify(
-                EQ::make(Mod::make(m, make_const(Int(32), int64_t(n))), make_zero(Int(32))));
+                EQ::make(Mod::make(m.value, make_const(Int(32), int64_t(n))), make_zero(Int(32))));
             if (is_const(c, 1)) continue;
             conditional.insert(node);
+            if (m.in_min_or_max) checked.insert(node);
             bool known = false;
             for (const Expr &k : conditions)
                 known = known || equal(k, c);
@@ -113,45 +118,47 @@ private:
     // of the launch in `launch_values` are (a sum of terms, each a multiple: a constant
     // multiple of n, a value of the launch, or a product with one; or the min or max of two
     // multiples).
+    struct LaunchValue {
+        Expr value;
+        bool in_min_or_max; // one side of a min or max
+    };
     static bool multiple_of(const Expr &e, int64_t n, const std::set<std::string> &vars,
-                            std::vector<Expr> &launch_values) {
+                            std::vector<LaunchValue> &launch_values, bool in_min_or_max) {
+        auto both = [&](const Expr &a, const Expr &b, bool side) {
+            return multiple_of(a, n, vars, launch_values, side) &&
+                   multiple_of(b, n, vars, launch_values, side);
+        };
         if (auto c = as_const_int(e)) return *c % n == 0;
-        if (const Add *a = e.as<Add>())
-            return multiple_of(a->a, n, vars, launch_values) &&
-                   multiple_of(a->b, n, vars, launch_values);
-        if (const Sub *d = e.as<Sub>())
-            return multiple_of(d->a, n, vars, launch_values) &&
-                   multiple_of(d->b, n, vars, launch_values);
+        if (const Add *a = e.as<Add>()) return both(a->a, a->b, in_min_or_max);
+        if (const Sub *d = e.as<Sub>()) return both(d->a, d->b, in_min_or_max);
         // The lesser or greater of two multiples (a tile shifted inwards at the end).
-        if (const Min *m = e.as<Min>())
-            return multiple_of(m->a, n, vars, launch_values) &&
-                   multiple_of(m->b, n, vars, launch_values);
-        if (const Max *m = e.as<Max>())
-            return multiple_of(m->a, n, vars, launch_values) &&
-                   multiple_of(m->b, n, vars, launch_values);
+        if (const Min *m = e.as<Min>()) return both(m->a, m->b, true);
+        if (const Max *m = e.as<Max>()) return both(m->a, m->b, true);
         if (const Mul *m = e.as<Mul>()) {
-            std::vector<Expr> saved = launch_values;
-            if (multiple_of(m->a, n, vars, launch_values)) return true;
+            std::vector<LaunchValue> saved = launch_values;
+            if (multiple_of(m->a, n, vars, launch_values, in_min_or_max)) return true;
             launch_values = saved;
-            return multiple_of(m->b, n, vars, launch_values);
+            return multiple_of(m->b, n, vars, launch_values, in_min_or_max);
         }
         for (const std::string &v : vars)
             if (uses_var(e, v)) return false; // varies within the launch
-        launch_values.push_back(e);
+        launch_values.push_back({e, in_min_or_max});
         return true;
     }
 };
 
-// The body with the provable accesses marked aligned (or lane by lane).
+// The body with the provable accesses marked aligned (or lane by lane, or left to check their
+// alignment where they run).
 class Mark : public IRMutator {
 public:
-    // `lane_by_lane`: the accesses made element by element instead (none, or those aligned
-    // only under the launch condition, in its fallback).
-    Mark(const std::set<const IRNode *> &provable, const std::set<const IRNode *> &lane_by_lane)
-        : provable(provable), lane_by_lane(lane_by_lane) {}
+    // `lane_by_lane`: the accesses made element by element instead, and `unmarked` those left
+    // to check (none, or those aligned only under the launch condition, in its fallback).
+    Mark(const std::set<const IRNode *> &provable, const std::set<const IRNode *> &lane_by_lane,
+         const std::set<const IRNode *> &unmarked)
+        : provable(provable), lane_by_lane(lane_by_lane), unmarked(unmarked) {}
 
 private:
-    const std::set<const IRNode *> &provable, &lane_by_lane;
+    const std::set<const IRNode *> &provable, &lane_by_lane, &unmarked;
 
     using IRMutator::visit;
 
@@ -167,13 +174,13 @@ private:
 
     Expr visit(const Load *op) override {
         Expr e = IRMutator::visit(op);
-        if (!provable.count(op)) return e;
+        if (!provable.count(op) || unmarked.count(op)) return e;
         const Load *l = e.as<Load>();
         return Load::make(l->type, l->name, hinted(op, l->index, l->type), l->predicate, l->param);
     }
     Stmt visit(const Store *op) override {
         Stmt s = IRMutator::visit(op);
-        if (!provable.count(op)) return s;
+        if (!provable.count(op) || unmarked.count(op)) return s;
         const Store *st = s.as<Store>();
         return Store::make(st->name, st->value, hinted(op, st->index, st->value.type()),
                            st->predicate, st->param);
@@ -190,12 +197,13 @@ void version_wide_accesses(std::vector<LoweredKernel> &kernels) {
         FindWideAccesses find(local);
         kernels[i].body.accept(&find);
         if (find.provable.empty()) continue;
-        Stmt wide = Mark(find.provable, {}).mutate(kernels[i].body);
+        Stmt wide = Mark(find.provable, {}, {}).mutate(kernels[i].body);
         if (!find.conditions.empty()) {
             LoweredKernel narrow = kernels[i];
             narrow.id = new_kernel_id();
             narrow.name += "_unaligned";
-            narrow.body = Mark(find.provable, find.conditional).mutate(kernels[i].body);
+            narrow.body =
+                Mark(find.provable, find.conditional, find.checked).mutate(kernels[i].body);
             Expr all = find.conditions[0];
             for (size_t k = 1; k < find.conditions.size(); k++)
                 all = And::make(all, find.conditions[k]);

@@ -17,7 +17,9 @@ namespace lowering {
 // kernel, each qualifying access's Ramp base is alignment_hint(base, lanes); where that needs
 // launch values to be multiples, the kernel's launch_condition says so and a copy of the kernel,
 // appended to `kernels` as its fallback, makes those accesses lane by lane (alignment_hint(base,
-// 0)). Other accesses are unchanged (the PTX back end checks their alignment where they run).
+// 0)), except those whose condition comes from one side of a min or max (a tile shifted inwards
+// at the end, unaligned in the last block only), which it leaves unmarked. Other accesses are
+// unchanged: the PTX back end checks the alignment of unmarked ones where they run.
 void version_wide_accesses(std::vector<LoweredKernel> &kernels);
 
 } // namespace lowering

@@ -368,6 +368,35 @@ TEST(PTX, SixteenBitFloatsRoundInOneInstruction) {
     EXPECT_FALSE(contains(hptx, "setp.nan")) << hptx;
 }
 
+// Tiles shifted inwards at the end of a size no vector divides (1001): the last block's
+// vectors are unaligned, so the host launches the fallback kernel; there each vector access
+// checks its own alignment, and is one 16-byte access in every other block (made lane by lane
+// in every block, the fallback was four times the accesses). Values checked.
+TEST(PTX, ShiftedTailFallbackIsWideWhereAligned) {
+    const int N = 1001;
+    Buffer<float> in({N}, "in");
+    aicf_test::fill_random(in, -1.0, 1.0, 73);
+    Var x("x"), bx("bx"), tx("tx"), xv("xv");
+    Func f("f");
+    f(x) = in(x)*2.0f + 1.0f;
+    const TailStrategy shift = TailStrategy::ShiftInwards;
+    f.split(x, bx, x, 256, shift)
+        .split(x, tx, xv, 4, shift)
+        .vectorize(xv)
+        .gpu_blocks(bx)
+        .gpu_threads(tx);
+    const std::string ptx = f.ptx(sm80);
+    const size_t fallback = ptx.find(".entry f_k0_f_unaligned(");
+    ASSERT_NE(fallback, std::string::npos) << ptx;
+    const std::string body = ptx.substr(fallback, ptx.find(".entry", fallback + 1) - fallback);
+    EXPECT_TRUE(contains(body, "ld.global.nc.v4.f32")) << body;
+    EXPECT_TRUE(contains(body, "st.global.v4.f32")) << body;
+    EXPECT_TRUE(contains(body, "ld.global.nc.f32")) << body; // the unaligned block's lanes
+    Buffer<float> got = f.realize({N}, aicf_test::gpu_test_target());
+    for (int i = 0; i < N; i++)
+        ASSERT_EQ(got(i), in(i)*2.0f + 1.0f) << i;
+}
+
 // Vectors of 4 under a guarded tail in each thread: every vector but the last has all its
 // lanes on and is one 16-byte load and store (in the kernel for aligned buffers, as an
 // unpredicated vector is); the last keeps its lanes' predicates. Values at a size no vector
