@@ -136,9 +136,11 @@ Stmt build_stage(const Function &f, int stage) {
         for (const ReductionVariable &rv : d.rdom.domain())
             bounds[bind(rv.var)] = {rv.min, rv.extent, true};
     }
-    std::set<std::string> thread_loops; // the stage's loops on GPU threads or lanes
-    std::set<std::string> gpu_loops;    // and on any GPU dimension, blocks included
+    std::set<std::string> thread_loops;       // the stage's loops on GPU threads or lanes
+    std::set<std::string> plain_thread_loops; // on threads, not lanes (which need constants)
+    std::set<std::string> gpu_loops;          // and on any GPU dimension, blocks included
     for (const Dim &dim : d.schedule.dims) {
+        if (dim.for_type == ForType::GPUThread) plain_thread_loops.insert(dim.var);
         if (dim.for_type == ForType::GPUThread || dim.for_type == ForType::GPULane)
             thread_loops.insert(dim.var);
         if (is_gpu_loop(dim.for_type)) gpu_loops.insert(dim.var);
@@ -285,7 +287,7 @@ Stmt build_stage(const Function &f, int stage) {
             // bound_fused_thread_loops), the points past the extent guarded.
             const size_t later = size_t(&sp - d.schedule.splits.data()) + 1;
             Expr divisor = in.extent;
-            if (!is_const(in.extent) && derived_from(d, later, sp.old_var, thread_loops)) {
+            if (!is_const(in.extent) && derived_from(d, later, sp.old_var, plain_thread_loops)) {
                 divisor = Call::make(Int(32), Intrinsic::fused_extent_bound, {in.extent},
                                      Call::PureIntrinsic);
                 guards.push_back(LT::make(Mod::make(var_of(fused_id), divisor), in.extent));

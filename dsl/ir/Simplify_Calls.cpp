@@ -173,6 +173,9 @@ Expr Simplify::visit(const Call *op) {
     std::vector<Expr> args;
     bool changed = mutate_exprs(op->args, args);
     if (Expr folded = fold_call(op, args); folded.defined()) return folded;
+    // The constant bound of a fused loop's extent that is a constant (see build_stage).
+    if (op->is_intrinsic(Intrinsic::fused_extent_bound) && args.size() == 1 && is_const(args[0]))
+        return args[0];
     // An element-wise operation of broadcasts is the broadcast of the scalar operation, so
     // that an index built of them (a swizzled layout's) stays a dense ramp.
     if (op->call_type == Call::PureIntrinsic && op->type.lanes > 1 && elementwise(op->intrinsic)) {

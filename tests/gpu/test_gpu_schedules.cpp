@@ -1085,6 +1085,33 @@ TEST(GPUSchedule, FusedStagingOverAShortLastStep) {
     }
 }
 
+// A stage whose region bound() fixes, its two dimensions fused onto the 32 lanes of a warp
+// (the fused extent a constant from the bounds), summed by a reduction of each block's rows.
+TEST(GPUSchedule, FusedLanesOverBoundedDimensions) {
+    const int N = 6;
+    Buffer<float> A({4, 8, N}, "A");
+    fill_random(A, -1, 1, 16);
+    Var x("x"), c("c"), y("y"), yo("yo"), yi("yi"), f("f");
+    RDom r(0, 4, 0, 8, "r");
+    Func s("s"), out("out");
+    s(x, c, y) = A(x, c, y) * 2.0f;
+    out(y) = 0.0f;
+    out(y) += s(r.x, r.y, y);
+    out.split(y, yo, yi, 4, TailStrategy::GuardWithIf).gpu_blocks(yo).gpu_threads(yi);
+    out.update().split(y, yo, yi, 4, TailStrategy::GuardWithIf).gpu_blocks(yo).gpu_threads(yi);
+    s.compute_at(out, yo).bound(x, 0, 4).bound(c, 0, 8);
+    s.fuse(x, c, f).gpu_lanes(f).gpu_threads(y);
+    Buffer<float> got = out.realize({N}, gpu_target);
+    got.copy_to_host();
+    for (int j = 0; j < N; j++) {
+        double want = 0;
+        for (int cc = 0; cc < 8; cc++)
+            for (int i = 0; i < 4; i++)
+                want += 2.0 * double(A(i, cc, j));
+        ASSERT_TRUE(close(got(j), want, 1e-5, 1e-5)) << j << ": " << got(j) << " vs " << want;
+    }
+}
+
 // An accumulator in registers whose rows are split as its consumer's, GuardWithIf on both:
 // the outer loop of its split runs once per block (a tile covers the block's rows, its count
 // not a constant where the last block's rows are fewer), so the stages that write and read it

@@ -300,6 +300,45 @@ TEST(KernelAccesses, MatmulShortLastStepCostsAWholeStep) {
         << whole.to_string();
 }
 
+// A reduction of one short step (K = 3, steps of 8) stages only its 3 rows: the staging
+// loop, its two dimensions fused onto threads, runs over 3 x 8 points (one warp), not over
+// the 8 x 8 that the step's extent, min(2 - ko * 8, 7) + 1, is bounded by for other ko.
+TEST(KernelAccesses, OneShortStepStagesOnlyItsRows) {
+    const int K = 3, N = 16, M = 8;
+    Buffer<float> A({K, M}, "A"), B({N, K}, "B");
+    aicf_test::fill_random(A, -1.0, 1.0, 25);
+    aicf_test::fill_random(B, -1.0, 1.0, 26);
+    Var x("x"), y("y"), t("t"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    RVar ko("ko"), ki("ki");
+    RDom k(0, K, "k");
+    Func a("a"), prod("prod"), out("out");
+    a(x, y) = A(x, y) * 2.0f;
+    prod(x, y) = 0.0f;
+    prod(x, y) += a(k, y) * B(x, k);
+    out(x, y) = prod(x, y);
+    out.gpu_tile(x, y, bx, by, tx, ty, 16, 8);
+    prod.compute_at(out, bx).gpu_threads(x, y);
+    prod.update().split(k, ko, ki, 8).reorder(ki, x, y, ko).gpu_threads(x, y);
+    a.compute_at(prod, ko).fuse(x, y, t).gpu_threads(t);
+    Buffer<float> C;
+    KernelProfile p = run_one_launch(out, {N, M}, &C);
+    for (int j = 0; j < M; j++)
+        for (int i = 0; i < N; i++) {
+            double want = 0;
+            for (int r = 0; r < K; r++)
+                want += 2.0 * double(A(r, j)) * B(i, r);
+            ASSERT_NEAR(C(i, j), want, 1e-5) << i << ", " << j;
+        }
+    int stores = 0;
+    for (const backends::sim::MemoryInstructionProfile &i : p.memory_instructions) {
+        if (!i.shared || !i.store || i.memory != "a") continue;
+        stores++;
+        EXPECT_EQ(i.requests, p.blocks()) << i.label << "\n" << p.to_string();
+        EXPECT_EQ(i.bytes, p.blocks() * K * M * 4) << i.label << "\n" << p.to_string();
+    }
+    EXPECT_EQ(stores, 1) << p.to_string();
+}
+
 // What must stay two loads: a read after a store to the same buffer, and a read after a
 // barrier that publishes another thread's write.
 TEST(KernelAccesses, ReadsAfterAWriteOrABarrierAreLoadsAgain) {
