@@ -7,8 +7,10 @@
 // Each kernel is an entry taking its arguments in LoweredKernel::args order (a global
 // pointer per buffer, marked noalias, and readonly when the kernel only loads from it, so
 // loads can use the non-coherent cache; the value per scalar), with `maxntid` set to its
-// block shape and shared memory as the module's one dynamic shared array. Math functions
-// come from libdevice, linked and internalized.
+// block shape where the block has more than 256 threads or launch bounds, and shared memory
+// as the module's one dynamic shared array. Math functions come from libdevice, linked and
+// internalized. (CodeGen_PTX.cpp emits each kernel as LLVM IR; PTXModule.cpp makes the
+// module around them and runs the NVPTX backend.)
 
 #include "backends/llvm/CudaToolkit.h"
 #include "dsl/Target.h"
