@@ -46,9 +46,9 @@ public:
     //   stack, and the partial sums' chains are scheduled one after another. Rolled, each
     //   iteration adds into all of its accumulators side by side. A loop of more iterations
     //   than LLVM unrolls fully (its threshold at -O3 is 300 instructions) is only unrolled
-    //   partially, by a factor that divides its trip count: a column sum's 2048 rows, a
-    //   histogram's 2048 pixels per row, which then spend fewer instructions per iteration
-    //   on the loop itself.
+    //   partially, by 8, 4 or 2, the largest that divides its trip count and keeps the
+    //   copies' loads within the registers: a column sum's 2048 rows, a histogram's 2048
+    //   pixels per row, which then spend fewer instructions per iteration on the loop itself.
     // - A vector loop that loads more than the registers hold but carries nothing from one
     //   iteration to the next (every store moves with the loop: a stencil's row, a map) is
     //   unrolled by 4 or 2, whichever divides its trip count and keeps the copies' loads
@@ -70,8 +70,15 @@ public:
                           [&](const Store *s) { vector = vector || s->value.type().lanes > 1; });
         const std::optional<int64_t> trips = as_const_int(op->extent);
         if (!trips) return vector ? LoopUnrolling{LoopUnrolling::Rolled} : LoopUnrolling{};
-        if (*trips > 300) return {};
         const VectorRegisters regs = vector_registers();
+        if (*trips > 300) {
+            // Partial unrolling is not left to LLVM, whose choice depends on the CPU it tunes
+            // for (it unrolled such loops for Intel's cores and not at all for AMD's).
+            for (int count : {8, 4, 2})
+                if (*trips % count == 0 && loaded_bytes * count <= int64_t(regs.count) * regs.bytes)
+                    return {LoopUnrolling::ByCount, count};
+            return {LoopUnrolling::Rolled};
+        }
         if (loaded_bytes * *trips <= int64_t(regs.count) * regs.bytes) return {};
         if (vector && stores_move_with_loop(op)) {
             for (int count : {4, 2})
