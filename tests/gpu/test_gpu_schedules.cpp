@@ -7,6 +7,7 @@
 #include "MatmulGPU.h"
 #include "Reference.h"
 #include "ScopedEnv.h"
+#include "StagedProduct.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -1045,20 +1046,11 @@ TEST(GPUSchedule, FusedStagingOverAShortLastStep) {
     fill_random(A, -1, 1, 14);
     fill_random(B, -1, 1, 15);
     for (const bool in_rounds : {false, true}) {
-        Var x("x"), y("y"), t("t"), hi("hi"), lo("lo"), rounds("rounds"), bx("bx"), by("by"),
-            tx("tx"), ty("ty");
-        RVar ko("ko"), ki("ki");
-        RDom k(0, K, "k");
-        Func a("a"), prod("prod"), out("out");
+        Var x("x"), y("y"), t("t"), hi("hi"), lo("lo"), rounds("rounds");
+        Func a("a");
         a(x, y) = A(x, y);
         a(x, y) += A(x, y) * A(x, y);
-        prod(x, y) = 0.0f;
-        prod(x, y) += a(k, y) * B(x, k);
-        out(x, y) = prod(x, y);
-        out.gpu_tile(x, y, bx, by, tx, ty, 16, 8);
-        prod.compute_at(out, bx).gpu_threads(x, y);
-        prod.update().split(k, ko, ki, 8).reorder(ki, x, y, ko).gpu_threads(x, y);
-        a.compute_at(prod, ko);
+        Func out = aicf_test::staged_product(a, B, K);
         for (Stage s : {Stage(a.function(), 0), a.update()}) {
             s.fuse(x, y, t);
             if (in_rounds) {

@@ -11,6 +11,7 @@
 #include "MatmulGPU.h"
 #include "Reference.h"
 #include "ScopedEnv.h"
+#include "StagedProduct.h"
 
 #include "backends/sim/Profile.h"
 #include "dsl/aicf.h"
@@ -240,25 +241,32 @@ TEST(KernelAccesses, RunTimeLengthReductionKeepsItsPointInARegister) {
     }
 }
 
+// The SIMT matmul (apps/common/MatmulGPU.h) of n x K by K x n random matrices on the
+// simulator, with fused multiply-adds as the benchmark compiles it (and as ptxas fits it in
+// registers), its values checked against double precision every `sample` rows and columns;
+// its launch's profile.
+KernelProfile profile_simt_matmul(int n, int K, unsigned seed, int sample) {
+    Buffer<float> A({K, n}, "A"), B({n, K}, "B");
+    aicf_test::fill_random(A, -1.0, 1.0, seed);
+    aicf_test::fill_random(B, -1.0, 1.0, seed + 1);
+    Buffer<float> C;
+    KernelProfile k = run_one_launch(aicf_apps::matmul_register_tiled(A, B, K, "C"), {n, n}, &C,
+                                     gpu_target.with_feature(Target::FMA));
+    for (int j = 0; j < n; j += sample)
+        for (int i = 0; i < n; i += sample) {
+            double want = 0;
+            for (int r = 0; r < K; r++)
+                want += double(A(r, j)) * B(i, r);
+            EXPECT_NEAR(C(i, j), want, 1e-3) << "K " << K << ": " << i << ", " << j;
+        }
+    return k;
+}
+
 // The SIMT matmul (apps/common/MatmulGPU.h) reads its staged B tile at the fewest
 // wavefronts a warp can: the 16 threads of a row read 16 consecutive float4 (two wavefronts
 // for a warp's two rows of threads, which read the same ones), and writes C in whole sectors.
 TEST(KernelAccesses, MatmulReadsBWithoutBankConflicts) {
-    const int n = 256;
-    Buffer<float> A({n, n}, "A"), B({n, n}, "B");
-    aicf_test::fill_random(A, -1.0, 1.0, 21);
-    aicf_test::fill_random(B, -1.0, 1.0, 22);
-    Buffer<float> C;
-    // With fused multiply-adds, as the benchmark compiles it (and as ptxas fits it in registers).
-    KernelProfile k = run_one_launch(aicf_apps::matmul_register_tiled(A, B, n, "C"), {n, n}, &C,
-                                     gpu_target.with_feature(Target::FMA));
-    for (int j = 0; j < n; j += 37)
-        for (int i = 0; i < n; i += 29) {
-            double want = 0;
-            for (int r = 0; r < n; r++)
-                want += double(A(r, j)) * B(i, r);
-            ASSERT_NEAR(C(i, j), want, 1e-3) << i << ", " << j;
-        }
+    const KernelProfile k = profile_simt_matmul(256, 256, 21, 37);
     int b_reads = 0;
     for (const backends::sim::MemoryInstructionProfile &i : k.memory_instructions) {
         if (!i.shared || i.store || i.memory != "b") continue;
@@ -274,24 +282,8 @@ TEST(KernelAccesses, MatmulReadsBWithoutBankConflicts) {
 // same barriers per block as at K = 80 (the staged rounds of A are a known function of the
 // thread, with no barrier between them), and about as many instructions.
 TEST(KernelAccesses, MatmulShortLastStepCostsAWholeStep) {
-    const int n = 256;
-    KernelProfile whole, short_last;
-    for (const int K : {80, 77}) {
-        Buffer<float> A({K, n}, "A"), B({n, K}, "B");
-        aicf_test::fill_random(A, -1.0, 1.0, 23);
-        aicf_test::fill_random(B, -1.0, 1.0, 24);
-        Buffer<float> C;
-        KernelProfile k = run_one_launch(aicf_apps::matmul_register_tiled(A, B, K, "C"), {n, n}, &C,
-                                         gpu_target.with_feature(Target::FMA));
-        for (int j = 0; j < n; j += 13)
-            for (int i = 0; i < n; i += 11) {
-                double want = 0;
-                for (int r = 0; r < K; r++)
-                    want += double(A(r, j)) * B(i, r);
-                ASSERT_NEAR(C(i, j), want, 1e-3) << "K " << K << ": " << i << ", " << j;
-            }
-        (K == 80 ? whole : short_last) = k;
-    }
+    const KernelProfile whole = profile_simt_matmul(256, 80, 23, 11);
+    const KernelProfile short_last = profile_simt_matmul(256, 77, 23, 11);
     EXPECT_EQ(short_last.barriers, whole.barriers) << short_last.to_string();
     // (The guards and clamps of the short step cost about 2%; dividing by the step's extent
     // cost 6%.)
@@ -308,18 +300,11 @@ TEST(KernelAccesses, OneShortStepStagesOnlyItsRows) {
     Buffer<float> A({K, M}, "A"), B({N, K}, "B");
     aicf_test::fill_random(A, -1.0, 1.0, 25);
     aicf_test::fill_random(B, -1.0, 1.0, 26);
-    Var x("x"), y("y"), t("t"), bx("bx"), by("by"), tx("tx"), ty("ty");
-    RVar ko("ko"), ki("ki");
-    RDom k(0, K, "k");
-    Func a("a"), prod("prod"), out("out");
+    Var x("x"), y("y"), t("t");
+    Func a("a");
     a(x, y) = A(x, y) * 2.0f;
-    prod(x, y) = 0.0f;
-    prod(x, y) += a(k, y) * B(x, k);
-    out(x, y) = prod(x, y);
-    out.gpu_tile(x, y, bx, by, tx, ty, 16, 8);
-    prod.compute_at(out, bx).gpu_threads(x, y);
-    prod.update().split(k, ko, ki, 8).reorder(ki, x, y, ko).gpu_threads(x, y);
-    a.compute_at(prod, ko).fuse(x, y, t).gpu_threads(t);
+    Func out = aicf_test::staged_product(a, B, K);
+    a.fuse(x, y, t).gpu_threads(t);
     Buffer<float> C;
     KernelProfile p = run_one_launch(out, {N, M}, &C);
     for (int j = 0; j < M; j++)

@@ -368,23 +368,34 @@ TEST(PTX, SixteenBitFloatsRoundInOneInstruction) {
     EXPECT_FALSE(contains(hptx, "setp.nan")) << hptx;
 }
 
+// f(x) = 2 in(x) + 1 in blocks of 256 points, each thread's 4 points a vector, both splits'
+// tails as given; and its values, checked on the GPU test target.
+Func doubled_in_vectors(const Buffer<float> &in, TailStrategy tail) {
+    Var x("x"), bx("bx"), tx("tx"), xv("xv");
+    Func f("f");
+    f(x) = in(x)*2.0f + 1.0f;
+    f.split(x, bx, x, 256, tail)
+        .split(x, tx, xv, 4, tail)
+        .vectorize(xv)
+        .gpu_blocks(bx)
+        .gpu_threads(tx);
+    return f;
+}
+void expect_doubled(Func f, const Buffer<float> &in) {
+    const int n = in.dim(0).extent();
+    Buffer<float> got = f.realize({n}, aicf_test::gpu_test_target());
+    for (int i = 0; i < n; i++)
+        ASSERT_EQ(got(i), in(i)*2.0f + 1.0f) << i;
+}
+
 // Tiles shifted inwards at the end of a size no vector divides (1001): the last block's
 // vectors are unaligned, so the host launches the fallback kernel; there each vector access
 // checks its own alignment, and is one 16-byte access in every other block (made lane by lane
 // in every block, the fallback was four times the accesses). Values checked.
 TEST(PTX, ShiftedTailFallbackIsWideWhereAligned) {
-    const int N = 1001;
-    Buffer<float> in({N}, "in");
+    Buffer<float> in({1001}, "in");
     aicf_test::fill_random(in, -1.0, 1.0, 73);
-    Var x("x"), bx("bx"), tx("tx"), xv("xv");
-    Func f("f");
-    f(x) = in(x)*2.0f + 1.0f;
-    const TailStrategy shift = TailStrategy::ShiftInwards;
-    f.split(x, bx, x, 256, shift)
-        .split(x, tx, xv, 4, shift)
-        .vectorize(xv)
-        .gpu_blocks(bx)
-        .gpu_threads(tx);
+    Func f = doubled_in_vectors(in, TailStrategy::ShiftInwards);
     const std::string ptx = f.ptx(sm80);
     const size_t fallback = ptx.find(".entry f_k0_f_unaligned(");
     ASSERT_NE(fallback, std::string::npos) << ptx;
@@ -392,9 +403,7 @@ TEST(PTX, ShiftedTailFallbackIsWideWhereAligned) {
     EXPECT_TRUE(contains(body, "ld.global.nc.v4.f32")) << body;
     EXPECT_TRUE(contains(body, "st.global.v4.f32")) << body;
     EXPECT_TRUE(contains(body, "ld.global.nc.f32")) << body; // the unaligned block's lanes
-    Buffer<float> got = f.realize({N}, aicf_test::gpu_test_target());
-    for (int i = 0; i < N; i++)
-        ASSERT_EQ(got(i), in(i)*2.0f + 1.0f) << i;
+    expect_doubled(f, in);
 }
 
 // Vectors of 4 under a guarded tail in each thread: every vector but the last has all its
@@ -402,22 +411,11 @@ TEST(PTX, ShiftedTailFallbackIsWideWhereAligned) {
 // unpredicated vector is); the last keeps its lanes' predicates. Values at a size no vector
 // divides.
 TEST(PTX, GuardedVectorsWithEveryLaneOnAreWide) {
-    const int N = 1003;
-    Buffer<float> in({N}, "in");
+    Buffer<float> in({1003}, "in");
     aicf_test::fill_random(in, -1.0, 1.0, 72);
-    Var x("x"), bx("bx"), tx("tx"), xv("xv");
-    Func f("f");
-    f(x) = in(x)*2.0f + 1.0f;
-    const TailStrategy guard = TailStrategy::GuardWithIf;
-    f.split(x, bx, x, 256, guard)
-        .split(x, tx, xv, 4, guard)
-        .vectorize(xv)
-        .gpu_blocks(bx)
-        .gpu_threads(tx);
+    Func f = doubled_in_vectors(in, TailStrategy::GuardWithIf);
     const std::string ptx = f.ptx(sm80);
     EXPECT_TRUE(contains(ptx, "ld.global.nc.v4.f32")) << ptx;
     EXPECT_TRUE(contains(ptx, "st.global.v4.f32")) << ptx;
-    Buffer<float> got = f.realize({N}, aicf_test::gpu_test_target());
-    for (int i = 0; i < N; i++)
-        ASSERT_EQ(got(i), in(i)*2.0f + 1.0f) << i;
+    expect_doubled(f, in);
 }
