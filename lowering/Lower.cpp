@@ -13,6 +13,7 @@
 #include "lowering/FuseGPUThreadLoops.h"
 #include "lowering/FusedThreadLoops.h"
 #include "lowering/GPUPlacement.h"
+#include "lowering/GroupSharedLoads.h"
 #include "lowering/HoistAllocations.h"
 #include "lowering/HoistKernelChecks.h"
 #include "lowering/InjectEarlyFrees.h"
@@ -221,6 +222,7 @@ LoweredPipeline lower(const std::vector<Function> &user_outputs, const std::vect
     timer.skip();
     after_kernel_pass("fence_wgmma_operands", fence_wgmma_operands);
     after_kernel_pass("keep_values_in_registers", keep_values_in_registers);
+    after_kernel_pass("group_shared_loads", group_shared_loads);
     after_kernel_pass("kernel_closure", kernel_closure);
     after_kernel_pass("common_subexpression_elimination",
                       [](LoweredKernel &k) { k.body = common_subexpression_elimination(k.body); });

@@ -278,6 +278,44 @@ TEST(KernelAccesses, MatmulReadsBWithoutBankConflicts) {
         << k.to_string();
 }
 
+// The same matmul reads A's staged column (8 consecutive floats per thread and step of k, the
+// rows of its 8 x 8 points) as two float4, which is what the PTX does: the simulator, which
+// runs the kernel IR, counts the shared-memory loads the PTX makes (each of 16 bytes), and
+// every A read of a warp is one wavefront (its two rows of threads read two float4).
+TEST(KernelAccesses, MatmulReadsStagedRowsInTheWideLoadsOfThePTX) {
+    const int K = 80;
+    Buffer<float> A({K, 256}, "A"), B({256, K}, "B");
+    Func C = aicf_apps::matmul_register_tiled(A, B, K, "C");
+    std::vector<Function> outputs = {C.function()};
+    lowering::LoweredPipeline p =
+        lowering::lower(outputs, detail::infer_arguments(outputs), gpu_target);
+    int ir_loads = 0;
+    for (const lowering::LoweredKernel &k : p.kernels) {
+        visit_each<Load>(k.body, [&](const Load *op) {
+            if (op->name != lowering::kSharedMemoryName) return;
+            ir_loads++;
+            EXPECT_EQ(op->type.bytes() * op->type.lanes, 16) << describe_kernel(k);
+        });
+    }
+    const std::string ptx = C.ptx(gpu_target);
+    const std::regex ld("\\bld\\.shared\\.v4\\.f32"), any("\\bld\\.shared\\.");
+    const int wide = int(std::distance(std::sregex_iterator(ptx.begin(), ptx.end(), ld), {}));
+    EXPECT_EQ(int(std::distance(std::sregex_iterator(ptx.begin(), ptx.end(), any), {})), wide);
+    // Per kernel and step of 8: 8 x 2 float4 of A and 8 x 2 of B.
+    EXPECT_EQ(ir_loads, 32 * int(p.kernels.size()));
+    EXPECT_EQ(wide, ir_loads) << ptx;
+
+    const KernelProfile k = profile_simt_matmul(256, K, 27, 29);
+    int a_reads = 0;
+    for (const backends::sim::MemoryInstructionProfile &i : k.memory_instructions) {
+        if (!i.shared || i.store || i.memory != "a") continue;
+        a_reads++;
+        EXPECT_EQ(i.bytes, i.requests * 32 * 16) << i.label << "\n" << k.to_string();
+        EXPECT_EQ(i.wavefronts_per_request(), 1.0) << i.label << "\n" << k.to_string();
+    }
+    EXPECT_EQ(a_reads, 16) << k.to_string();
+}
+
 // The matmul at a K that 8 does not divide (77) runs its short last step as a whole one: the
 // same barriers per block as at K = 80 (the staged rounds of A are a known function of the
 // thread, with no barrier between them), and about as many instructions.
