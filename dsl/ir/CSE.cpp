@@ -75,11 +75,26 @@ bool trivial(const Expr &e) {
     return false;
 }
 
+// An alignment_hint (the base of a dense access's Ramp, which the code generators read
+// there) marks an access rather than doing anything: it and the Ramp around it stay in place,
+// and do not keep the expression around them from being shared.
+bool is_hint(const Expr &e) {
+    const Call *c = e.as<Call>();
+    return c && c->is_intrinsic(Intrinsic::alignment_hint);
+}
+bool stays_in_place(const Expr &e) {
+    const Ramp *r = e.as<Ramp>();
+    return is_hint(e) || (r && is_hint(r->base));
+}
+
 // Whether an expression may not be moved: it has a side effect or binds a name.
 bool pinned(const Expr &e) {
-    bool binds = false;
+    bool binds = false, effects = false;
     visit_each_distinct<Let>(e, [&](const Let *) { binds = true; });
-    return binds || simplify_detail::has_side_effects(e);
+    visit_each_distinct<Call>(e, [&](const Call *c) {
+        effects = effects || (!c->is_pure() && !c->is_intrinsic(Intrinsic::alignment_hint));
+    });
+    return binds || effects;
 }
 
 // Numbers the distinct subexpressions of one expression. A subexpression counts one use per
@@ -151,7 +166,8 @@ Expr common_subexpression_elimination(const Expr &e) {
     numbering.mutate(e);
     std::vector<const Numbering::Entry *> lifted;
     for (const Numbering::Entry &entry : numbering.entries) {
-        if (entry.uses > 1 && !trivial(entry.expr)) lifted.push_back(&entry);
+        if (entry.uses > 1 && !trivial(entry.expr) && !stays_in_place(entry.expr))
+            lifted.push_back(&entry);
     }
     if (lifted.empty()) return e;
     // Children before parents, so each value can use the variables of the ones it contains.

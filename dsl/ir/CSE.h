@@ -4,7 +4,8 @@
 // Common subexpression elimination: a subexpression that an expression computes more than
 // once (structurally equal, used by two different parents) is computed once, bound by a Let
 // around that expression, and used by name. Constants, variables and broadcasts or ramps of
-// them are left in place; nothing that contains a call with side effects or a Let is moved.
+// them are left in place, as are alignment hints and the Ramps they are the base of; nothing
+// that contains a call with side effects (an alignment hint has none) or a Let is moved.
 // Values and the order of side effects do not change.
 
 #include "dsl/ir/IR.h"

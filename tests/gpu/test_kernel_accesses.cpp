@@ -91,6 +91,45 @@ int64_t bytes_stored(const KernelProfile &k, const std::string &buffer) {
     return b ? b->bytes_stored : 0;
 }
 
+// An inlined value used three times (t * t + t, t = a(x) * 1.5) in a vectorized GPU loop is
+// loaded once per vector: the wide access's alignment mark does not keep the expression from
+// being shared. With a guarded tail each use was a predicated load of its own, which the PTX
+// made lane by lane three times; with the tail shifted inwards, the simulator counted three
+// loads where the PTX made one.
+TEST(KernelAccesses, AValueUsedThreeTimesIsLoadedOnce) {
+    const int N = 1001;
+    Buffer<float> a({N}, "a");
+    aicf_test::fill_random(a, -2.0, 2.0, 17);
+    for (TailStrategy tail : {TailStrategy::GuardWithIf, TailStrategy::ShiftInwards}) {
+        SCOPED_TRACE(tail == TailStrategy::GuardWithIf ? "GuardWithIf" : "ShiftInwards");
+        Var x("x"), bx("bx"), tx("tx"), xv("xv");
+        Func out("out");
+        Expr t = a(x) * 1.5f;
+        out(x) = t * t + t;
+        out.split(x, x, xv, 4, tail).vectorize(xv).gpu_tile(x, bx, tx, 64, tail);
+        std::vector<Function> outputs = {out.function()};
+        lowering::LoweredPipeline p =
+            lowering::lower(outputs, detail::infer_arguments(outputs), gpu_target);
+        for (const lowering::LoweredKernel &k : p.kernels) {
+            int loads = 0;
+            visit_each<Load>(k.body, [&](const Load *op) { loads += op->name == "a"; });
+            EXPECT_EQ(loads, 1) << describe_kernel(k);
+        }
+        Buffer<float> result;
+        KernelProfile prof = run_one_launch(out, {N}, &result);
+        for (int i = 0; i < N; i++) {
+            const double v = double(a(i)) * 1.5;
+            ASSERT_NEAR(result(i), v * v + v, 1e-5 * (1 + v * v)) << i;
+        }
+        // Each element once; shifted inwards, every thread of the last block loads a vector
+        // (some of them again).
+        const int64_t vectors = (N + 3) / 4, threads = (vectors + 63) / 64 * 64;
+        EXPECT_EQ(bytes_loaded(prof, "a"),
+                  tail == TailStrategy::GuardWithIf ? int64_t(N) * 4 : threads * 16)
+            << prof.to_string();
+    }
+}
+
 // Three neighbours, four outputs per thread in an unrolled loop: the six elements a thread
 // needs are each loaded once, though the unrolled copies name twelve.
 TEST(KernelAccesses, UnrolledCopiesLoadEachElementOnce) {
