@@ -28,6 +28,11 @@ namespace {
 struct Access {
     std::string storage;
     Expr index; // undefined when not known to be one-to-one in the thread index
+    // The same over the threads that make the access (`threads` along each dimension, where a
+    // thread loop is shorter than the block: the others skip it); undefined where that is
+    // the whole block, or where it is not known to be one-to-one there.
+    Expr index_in_loop;
+    std::array<int64_t, 3> threads{};
     // A write of a pure definition to a buffer: it gives each point the one value the Func
     // has there, so two such writes never need ordering (recomputed points agree).
     bool pure_write = false;
@@ -35,7 +40,10 @@ struct Access {
     // with one operation may run in any order between threads: no barrier between them.
     int atomic_op = -1;
     bool same_element_in_each_thread(const Access &o) const {
-        return index.defined() && o.index.defined() && equal(index, o.index);
+        if (index.defined() && o.index.defined() && equal(index, o.index)) return true;
+        // Both made by the same threads, each touching an element of its own.
+        return index_in_loop.defined() && o.index_in_loop.defined() && threads == o.threads &&
+               equal(index_in_loop, o.index_in_loop);
     }
     bool unordered(const Access &o) const {
         return same_element_in_each_thread(o) || (atomic_op >= 0 && atomic_op == o.atomic_op);
@@ -224,8 +232,11 @@ private:
     // Whether e (an element index) is a one-to-one function of the thread index over the
     // block: a linear function of the thread indices whose coefficients separate them.
     // With `loop`, one-to-one in the thread index and the loop's iteration together: then
-    // two iterations never touch one element, whichever threads run them.
-    bool one_to_one_in_threads(const Expr &index, const For *loop = nullptr) const {
+    // two iterations never touch one element, whichever threads run them. `active`: how many
+    // threads along each dimension make the access (those of a thread loop shorter than the
+    // block; the others skip it).
+    using Active = std::array<int64_t, 3>;
+    bool one_to_one_in_threads(const Expr &index, const For *loop, const Active &active) const {
         // A dense vector of elements: its first element, and the span of the others.
         Expr e = index;
         int64_t reach = 0; // the largest offset the smaller terms can make
@@ -245,12 +256,12 @@ private:
         Expr linear = at_zero;
         std::vector<std::pair<int64_t, int64_t>> coefficients; // |c|, positions - 1
         for (int d = 0; d < 3; d++) {
-            if (kernel.threads[d] == 1) continue;
+            if (active[size_t(d)] <= 1) continue;
             std::array<int64_t, 3> unit = {0, 0, 0};
             unit[size_t(d)] = 1;
             auto c = as_const_int(simplify(Sub::make(at(unit, 0), at_zero)));
             if (!c || *c == 0) return false;
-            coefficients.emplace_back(std::abs(*c), kernel.threads[d] - 1);
+            coefficients.emplace_back(std::abs(*c), active[size_t(d)] - 1);
             linear =
                 Add::make(linear, Mul::make(make_const(e.type(), *c), gpu_thread_index(GPUDim(d))));
         }
@@ -264,7 +275,7 @@ private:
                                   Sub::make(Variable::make(Int(32), loop->name), loop->min)));
         }
         if (!is_const_zero(simplify(Sub::make(e, linear))))
-            return one_to_one_by_count(e, reach, loop);
+            return one_to_one_by_count(e, reach, loop, active);
         std::sort(coefficients.begin(), coefficients.end());
         for (const auto &[c, positions] : coefficients) {
             if (c <= reach) return false;
@@ -277,7 +288,8 @@ private:
     // t % 8 of a fused loop), where what depends on the threads and the iteration is a
     // function of them alone: its value at every thread and iteration, which must all be
     // further apart than `reach`.
-    bool one_to_one_by_count(const Expr &e, int64_t reach, const For *loop) const {
+    bool one_to_one_by_count(const Expr &e, int64_t reach, const For *loop,
+                             const Active &active) const {
         const std::string iteration = "__iteration";
         int64_t iterations = 1;
         Expr f = e;
@@ -287,7 +299,7 @@ private:
             iterations = std::max<int64_t>(*extent, 1);
             f = substitute(loop->name, Add::make(loop->min, Variable::make(Int(32), iteration)), e);
         }
-        const int64_t threads = int64_t(kernel.threads[0]) * kernel.threads[1] * kernel.threads[2];
+        const int64_t threads = active[0] * active[1] * active[2];
         if (threads * iterations > (int64_t(1) << 16)) return false;
         Expr first = simplify(
             substitute(iteration, make_zero(Int(32)), ReplaceThreadIndex({0, 0, 0}).mutate(f)));
@@ -296,9 +308,9 @@ private:
         values.reserve(size_t(threads * iterations));
         std::array<int64_t, 3> t{};
         for (int64_t i = 0; i < iterations; i++)
-            for (t[2] = 0; t[2] < kernel.threads[2]; t[2]++)
-                for (t[1] = 0; t[1] < kernel.threads[1]; t[1]++)
-                    for (t[0] = 0; t[0] < kernel.threads[0]; t[0]++) {
+            for (t[2] = 0; t[2] < active[2]; t[2]++)
+                for (t[1] = 0; t[1] < active[1]; t[1]++)
+                    for (t[0] = 0; t[0] < active[0]; t[0]++) {
                         auto v = evaluate(delta, t, iteration, i);
                         if (!v) return false;
                         values.push_back(*v);
@@ -320,8 +332,11 @@ private:
             const InjectBarriers &ib;
             const For *iterations;
             Accesses acc;
+            Active active; // threads that run the current statement, per dimension
             Walker(const InjectBarriers &b, const For *l) : ib(b), iterations(l) {
                 lets = b.context;
+                for (size_t d = 0; d < 3; d++)
+                    active[d] = b.kernel.threads[d];
             }
             using LetTracker::visit;
             std::vector<std::string> loops; // the enclosing loops of Funcs' stages
@@ -339,7 +354,13 @@ private:
                 op->min.accept(this);
                 op->extent.accept(this);
                 lets.emplace_back(op->name, Add::make(op->min, gpu_thread_index(op->gpu_dim)));
+                // Threads past a shorter loop's end skip its body (fuse_gpu_thread_loops
+                // guards it).
+                const size_t d = size_t(op->gpu_dim);
+                const int64_t outer = active[d];
+                if (auto n = constant_upper_bound(op->extent)) active[d] = std::min(outer, *n);
                 op->body.accept(this);
+                active[d] = outer;
                 lets.pop_back();
             }
             // The guards around the current statement, in terms of the thread index: a
@@ -362,7 +383,13 @@ private:
                 if (!ib.shared.count(name) && !ib.written_globals.count(name)) return false;
                 a.storage = name;
                 Expr e = simplify_under(simplify(expand(index)), facts);
-                a.index = ib.one_to_one_in_threads(e, iterations) ? e : Expr();
+                const Active block = {ib.kernel.threads[0], ib.kernel.threads[1],
+                                      ib.kernel.threads[2]};
+                a.index = ib.one_to_one_in_threads(e, iterations, block) ? e : Expr();
+                if (active != block && ib.one_to_one_in_threads(e, iterations, active)) {
+                    a.index_in_loop = e;
+                    a.threads = active;
+                }
                 return true;
             }
             void visit(const Load *op) override {

@@ -3,6 +3,7 @@
 
 #include "GPUTarget.h"
 #include "MatmulGPU.h"
+#include "Reference.h"
 #include "ScopedEnv.h"
 #include "dsl/aicf.h"
 #include "dsl/ir/IROperator.h"
@@ -124,6 +125,31 @@ TEST(GPULowering, BarrierBeforeRoundsThatDoNotConflict) {
     for (int j = 0; j < H; j++)
         for (int i = 0; i < W; i++)
             ASSERT_EQ(result(i, j), in(i, j) * 2.0f + in(i + 1, j) * 2.0f) << i << ", " << j;
+}
+
+// The same with rounds of 32 threads in a block of 64 (the consumer's): thread t of round r
+// writes element t + 32 r, one-to-one over the 32 threads that run the rounds (the others
+// skip them), though not over the block's 64, so no barrier stands between rounds: one, before
+// the consumer reads the tile.
+TEST(GPULowering, RoundsOnFewerThreadsThanTheBlockNeedNoBarrierBetweenThem) {
+    const int N = 1000;
+    Buffer<float> in({N + 64}, "in");
+    aicf_test::fill_random(in, -1.0, 1.0, 31);
+    Var x("x"), bx("bx"), tx("tx"), xo("xo"), xi("xi");
+    Func tile("tile"), out("out");
+    tile(x) = in(x)*3.0f;
+    out(x) = tile(x) + tile(x + 63);
+    out.gpu_tile(x, bx, tx, 64, TailStrategy::GuardWithIf);
+    // 127 points in rounds of 32.
+    tile.compute_at(out, bx).split(x, xo, xi, 32, TailStrategy::GuardWithIf).gpu_threads(xi);
+    lowering::LoweredPipeline p = lower_gpu(out);
+    ASSERT_EQ(p.kernels.size(), 1u);
+    EXPECT_EQ(barrier_pattern(p.kernels[0]), "tile | ") << lowering::describe_kernel(p.kernels[0]);
+    aicf_test::ScopedEnv sim("AICF_DEVICE", "sim");
+    Buffer<float> result = out.realize({N}, gpu_target)[0];
+    result.copy_to_host();
+    for (int i = 0; i < N; i++)
+        ASSERT_EQ(result(i), in(i)*3.0f + in(i + 63) * 3.0f) << i;
 }
 
 TEST(GPULowering, NoBarrierWithoutSharedData) {
