@@ -295,7 +295,13 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
             described += (i == 0 ? "\x1f" : ", ") + by[i];
         // The region over the whole pipeline, as tight as box_required finds it, with checks that
         // the buffer covers it. The lets it names go around the checks, at the top.
-        auto whole_region = [&input_body, &hoisted, a, described]() {
+        std::string read_by;
+        for (size_t i = 0; i < by.size(); i++)
+            read_by += (i == 0               ? " (read by "
+                        : i + 1 == by.size() ? " and "
+                                             : ", ") +
+                       by[i] + (i + 1 == by.size() ? ")" : "");
+        auto whole_region = [&input_body, &hoisted, a, described, read_by]() {
             Access read = box_required(input_body, a.name, Scope<Interval>(), Scope<Interval>(),
                                        LetsByName::WhenLarge);
             merge_definitions(hoisted, read);
@@ -315,10 +321,12 @@ Stmt add_image_checks(const Stmt &input_body, const std::vector<Argument> &args)
                     << " iterations (a split by that factor), so the coordinates of its tiles "
                     << "pass the 32-bit range. Split by a factor no larger than the extent the "
                     << "loop covers.";
-                user_error << "AICF cannot bound the region of input " << a.name
-                           << " read in dimension " << d
-                           << ": an index into it is data-dependent or unbounded. Clamp the index "
-                           << "to the valid range, e.g. " << a.name << "(clamp(i, 0, n - 1), ...).";
+                user_error << "AICF cannot bound the region of input " << a.name << read_by
+                           << " in dimension " << d
+                           << ": an index into it is data-dependent or unbounded (a value loaded "
+                           << "from memory, such as a gather " << a.name
+                           << "(idx(i)), has no range AICF can know). Clamp the index to the "
+                           << "valid range, e.g. " << a.name << "(clamp(idx(i), 0, n - 1), ...).";
             }
             return read.used ? checks_buffer_covers(a.name, read, described) : std::vector<Stmt>();
         };

@@ -250,20 +250,51 @@ namespace {
 
 class PlaceGPUStorage : public IRMutator {
 public:
-    PlaceGPUStorage(const Target &target, std::set<std::string> device_names)
-        : target(target), device_names(std::move(device_names)) {}
+    PlaceGPUStorage(const Target &target, std::set<std::string> device_names,
+                    std::set<std::string> all_block_loops)
+        : target(target), device_names(std::move(device_names)),
+          all_block_loops(std::move(all_block_loops)) {}
 
 private:
     const Target &target;
     std::set<std::string> device_names;
-    std::string kernel;               // the outermost block loop of the enclosing kernel
-    std::vector<std::string> blocks;  // the enclosing block loops
-    std::vector<std::string> threads; // the enclosing thread loops
+    std::set<std::string> all_block_loops; // every GPU block loop of the pipeline
+    std::string kernel;                    // the outermost block loop of the enclosing kernel
+    std::vector<std::string> blocks;       // the enclosing block loops
+    std::vector<std::string> threads;      // the enclosing thread loops
     std::vector<const For *> thread_loops;
     std::set<std::string> realized_in_thread; // Funcs realized inside the innermost thread loop
     std::string parallel;                     // an enclosing parallel loop outside kernels
 
     using IRMutator::visit;
+
+    // The error for a thread loop outside every block loop: where another stage of its Func
+    // is on blocks, that each stage is scheduled on its own.
+    void thread_loop_outside_blocks(const For *op) const {
+        const LoopNameParts loop = parse_loop_name(op->name);
+        std::string on_blocks;
+        for (const std::string &b : all_block_loops) {
+            const LoopNameParts p = parse_loop_name(b);
+            if (on_blocks.empty() && p.func == loop.func && p.stage != loop.stage) on_blocks = b;
+        }
+        if (!on_blocks.empty() && loop.stage >= 0) {
+            user_error << "The GPU thread loop " << loop_for_users(op->name)
+                       << " is not inside any GPU block loop. " << loop_stage_for_users(on_blocks)
+                       << " runs on blocks (loop " << loop_for_users(on_blocks) << "), but "
+                       << stage_for_users(loop.func, loop.stage)
+                       << " does not: each stage of a Func is scheduled on its own. Map a loop of "
+                       << stage_for_users(loop.func, loop.stage)
+                       << " onto blocks too (gpu_blocks on its outer dimension, as its other "
+                       << "stage does).";
+        }
+        user_error << "The GPU thread loop " << loop_for_users(op->name)
+                   << " is not inside any GPU block loop. Map an outer loop onto blocks "
+                   << "(gpu_blocks, gpu_tile), or compute " << loop.func
+                   << " inside a block loop of its consumer. (A Func of no dimensions, a total, "
+                   << "has no loop of its own to put on blocks: give it one of extent 1, f(i) "
+                   << "with f.bound(i, 0, 1), and map i onto blocks in each of its stages, "
+                   << "f.gpu_blocks(i) and f.update().gpu_blocks(i).)";
+    }
 
     Stmt visit(const For *op) override {
         if (op->for_type == ForType::GPUBlock || op->for_type == ForType::GPUThread) {
@@ -276,14 +307,7 @@ private:
         }
         if (op->for_type == ForType::GPUBlock) return visit_block_loop(op);
         if (op->for_type == ForType::GPUThread) {
-            user_assert(!blocks.empty())
-                << "The GPU thread loop " << loop_for_users(op->name)
-                << " is not inside any GPU block loop. Map an outer loop onto blocks "
-                << "(gpu_blocks, gpu_tile), or compute " << func_of_loop(op->name)
-                << " inside a block loop of its consumer. A Func of no dimensions (a total) has "
-                << "no loop of its own to put on blocks: give it one of extent 1, f(i) with "
-                << "f.bound(i, 0, 1), and map i onto blocks in each of its stages "
-                << "(f.gpu_blocks(i), f.update().gpu_blocks(i)).";
+            if (blocks.empty()) thread_loop_outside_blocks(op);
             // A cross-thread reduction may run inside another Func's thread loops, along a
             // dimension they leave free: all its threads end up with the whole result.
             bool free_dim = true;
@@ -418,7 +442,11 @@ private:
 } // namespace
 
 Stmt place_gpu_storage(const Stmt &s, const Target &target) {
-    return PlaceGPUStorage(target, names_used_in_kernels(s)).mutate(s);
+    std::set<std::string> block_loops;
+    visit_each<For>(s, [&](const For *f) {
+        if (f->for_type == ForType::GPUBlock) block_loops.insert(f->name);
+    });
+    return PlaceGPUStorage(target, names_used_in_kernels(s), std::move(block_loops)).mutate(s);
 }
 
 } // namespace lowering

@@ -90,7 +90,12 @@ void check_block_shape(const LoweredKernel &kernel) {
             << "The kernel " << kernel.name << " needs " << kernel.threads[d]
             << " threads in dimension " << to_string(GPUDim(d)) << " (loop "
             << loop_for_users(kernel.thread_loops[d]) << "), but a block allows at most "
-            << kMaxThreadsPerDim[d] << " there.";
+            << kMaxThreadsPerDim[d] << " there" << (d == 2 ? " (and 1024 in x and y)" : "")
+            << ". Split the loop by a factor of at most " << kMaxThreadsPerDim[d]
+            << (d == 2 ? ", or map the longer loops onto x and y (gpu_threads(a, b, c) puts a on "
+                         "x, b on y, c on z)"
+                       : "")
+            << ".";
     }
     // Launch bounds from the schedule that the block shape cannot meet.
     const GPULaunchBounds &b = kernel.launch_bounds;

@@ -106,7 +106,7 @@ TEST(IndexFuncs, IndexFuncWithAnUpdateIsClampedWhereItIsRead) {
     id.compute_root();
     f(x) = table(id(x));
     EXPECT_CONTAINS(message_of<CompileError>([&] { f.realize({23}); }),
-                    "AICF cannot bound the region of input table read in dimension 0");
+                    "AICF cannot bound the region of input table (read by f) in dimension 0");
     Func g("g");
     g(x) = table(clamp(id(x), 0, 15));
     Buffer<float> out = g.realize({23});
@@ -191,9 +191,9 @@ TEST(IndexFuncs, RangesOfOverflowingAndRoundedValues) {
             zero.compute_root();
         }
         EXPECT_CONTAINS(message_of<CompileError>([&] { h.realize({4}); }),
-                        "AICF cannot bound the region of input table read in dimension 0");
+                        "AICF cannot bound the region of input table (read by h) in dimension 0");
         EXPECT_CONTAINS(message_of<CompileError>([&] { k.realize({4}); }),
-                        "AICF cannot bound the region of input table read in dimension 0");
+                        "AICF cannot bound the region of input table (read by k) in dimension 0");
         // Bounded dividends keep a range: the remainder of [-100, 100] by 3 lies in [-6, 9].
         Func near("near"), m("m");
         near(x) = cast<int>(clamp(fin(x), -100.0f, 100.0f) % 3.0f) + 6;

@@ -166,6 +166,19 @@ TEST(GPUScheduleErrors, FourLoopsOnThreadsOfOneStage) {
     EXPECT_CONTAINS(msg, "three dimensions (x, y, z)");
 }
 
+// 64 threads at most along z: the message says how to fit, by a smaller factor or by
+// putting the longer loop on x or y.
+TEST(GPUScheduleErrors, TooManyThreadsAlongZ) {
+    Var x("x"), y("y"), z("z"), w("w");
+    Func f("f");
+    f(x, y, z, w) = x + y + z + w;
+    f.bound(x, 0, 2).bound(y, 0, 2).bound(z, 0, 128).gpu_threads(x, y, z).gpu_blocks(w);
+    std::string msg = message_of<CompileError>([&] { f.realize({2, 2, 128, 3}, gpu_target); });
+    EXPECT_CONTAINS(msg, "needs 128 threads in dimension z (loop z of f), but a block allows at "
+                         "most 64 there (and 1024 in x and y). Split the loop by a factor of at "
+                         "most 64, or map the longer loops onto x and y");
+}
+
 TEST(GPUScheduleErrors, ThreadLoopOutsideBlockLoops) {
     Var x("x"), xo("xo"), xi("xi");
     Func f("f");
@@ -175,8 +188,25 @@ TEST(GPUScheduleErrors, ThreadLoopOutsideBlockLoops) {
     EXPECT_CONTAINS(msg, "GPU thread loop xi of f is not inside any GPU block loop");
     // (gpu_single_thread() would refuse the thread loop too: not offered.)
     EXPECT_EQ(msg.find("gpu_single_thread"), std::string::npos) << msg;
-    EXPECT_CONTAINS(msg, "A Func of no dimensions (a total) has no loop of its own to put on "
+    EXPECT_CONTAINS(msg, "A Func of no dimensions, a total, has no loop of its own to put on "
                          "blocks: give it one of extent 1");
+}
+
+// An update whose pure definition is on blocks and which is not: the message says that each
+// stage is scheduled on its own, and which stage is on blocks.
+TEST(GPUScheduleErrors, ThreadLoopOfAnUpdateWhoseDefinitionIsOnBlocks) {
+    Var x("x"), xo("xo"), xi("xi");
+    RDom r(0, 8, "r");
+    Func f("f");
+    f(x) = 0.0f;
+    f(x) += cast<float>(x + r);
+    f.gpu_tile(x, xo, xi, 32);
+    f.update().split(x, xo, xi, 32).gpu_threads(xi);
+    std::string msg = message_of<CompileError>([&] { f.realize({100}, gpu_target); });
+    EXPECT_CONTAINS(msg, "GPU thread loop xi of f.update(0) is not inside any GPU block loop");
+    EXPECT_CONTAINS(msg, "f runs on blocks (loop xo of f), but f.update(0) does not: each stage "
+                         "of a Func is scheduled on its own");
+    EXPECT_EQ(msg.find("total"), std::string::npos) << msg;
 }
 
 TEST(GPUScheduleErrors, ThreadLoopOutsideBlockLoopsOfAStageComputedAtRoot) {
