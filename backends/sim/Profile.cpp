@@ -153,37 +153,42 @@ std::string KernelProfile::to_string() const {
 
     os << "  " << std::left << std::setw(int(width)) << "global memory" << std::right
        << std::setw(12) << "loaded B" << std::setw(12) << "stored B" << std::setw(10) << "sectors"
-       << std::setw(12) << "efficiency"
+       << std::setw(14) << "asked/moved"
        << "\n";
     for (const BufferTraffic &b : buffers) {
         const int64_t sectors = b.load_sectors + b.store_sectors;
         os << "    " << std::left << std::setw(int(width) - 2) << b.name << std::right
            << std::setw(12) << b.bytes_loaded << std::setw(12) << b.bytes_stored << std::setw(10)
-           << sectors << std::setw(12)
+           << sectors << std::setw(14)
            << (sectors ? percent(ratio(b.bytes_loaded + b.bytes_stored, sectors * 32)) : "-")
            << "\n";
     }
 
     os << "  " << std::left << std::setw(int(width)) << "memory instructions" << std::right
        << std::setw(12) << "requests" << std::setw(12) << "bytes" << std::setw(22) << "per request"
-       << std::setw(12) << "efficiency"
+       << std::setw(14) << "asked/moved"
        << "\n";
     for (const MemoryInstructionProfile &i : memory_instructions) {
         os << "    " << std::left << std::setw(int(width) - 2) << i.label << std::right
            << std::setw(12) << i.requests << std::setw(12) << i.bytes;
         if (i.shared) {
             os << std::setw(22) << fixed1(i.wavefronts_per_request()) + " wavefronts"
-               << std::setw(12) << "-";
+               << std::setw(14) << "-";
         } else {
-            os << std::setw(22) << fixed1(i.sectors_per_request()) + " sectors" << std::setw(12)
+            os << std::setw(22) << fixed1(i.sectors_per_request()) + " sectors" << std::setw(14)
                << (i.sectors ? percent(i.efficiency()) : "-");
         }
         os << "\n";
     }
 
+    // (Over 100%: lanes ask for the same bytes, a broadcast, and the sectors move them once.)
+    const double asked = global_efficiency();
     os << "  global: " << global_bytes_loaded() << " B loaded, " << global_bytes_stored()
-       << " B stored, " << global_sectors() << " sectors (" << percent(global_efficiency())
-       << " of the bytes moved were asked for)\n";
+       << " B stored, " << global_sectors() << " sectors ("
+       << (asked <= 1.0 ? percent(asked) + " of the bytes moved were asked for"
+                        : "the lanes asked for " + fixed1(asked) +
+                              " times the bytes moved: several read the same bytes")
+       << ")\n";
     os << "  shared: " << shared_requests() << " requests, " << shared_wavefronts()
        << " wavefronts";
     if (const MemoryInstructionProfile *worst = worst_shared_instruction()) {
