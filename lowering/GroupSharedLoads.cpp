@@ -69,7 +69,6 @@ public:
             bool effects = false;
             visit_each<Call>(op->value, [&](const Call *c) { effects = effects || !c->is_pure(); });
             if (effects) finish();
-        } else if (s.as<AssertStmt>()) {
         } else if (const For *op = s.as<For>()) {
             finish();
             values.push(op->name, Expr());
@@ -84,6 +83,7 @@ public:
             walk(op->else_case);
             finish();
         } else {
+            // A check that may leave the kernel, and anything else: the region ends.
             finish();
         }
     }
