@@ -215,6 +215,24 @@ Stmt build_stage(const Function &f, int stage) {
                 << "neighbour's, and two threads would write the same points of " << f.name()
                 << ". Split with TailStrategy::GuardWithIf (what Auto does here), or by a "
                 << "factor that divides the extent.";
+            // A fused loop rounded up: the points past its end are clamped onto its last row
+            // (see the fuse below), so on threads two of them would store one point in the same
+            // round, a race in shared memory.
+            bool fused = false;
+            for (size_t i = 0; i + 1 < later; i++) {
+                const Split &before = d.schedule.splits[i];
+                fused = fused || (before.kind == Split::FuseVars && before.old_var == sp.old_var);
+            }
+            user_assert(!(fused && tail == TailStrategy::RoundUp && shared_by_threads &&
+                          (derived_from(d, later, sp.inner, thread_loops) ||
+                           derived_from(d, later, sp.outer, thread_loops))) ||
+                        is_const_zero(simplify(Mod::make(old.extent, factor))))
+                << "In the schedule of " << stage_for_users(f.name(), stage) << ", the split of "
+                << sp.old_var << " (a fused loop) rounds up its tail (RoundUp), and a loop split "
+                << "from it runs on GPU threads: the points past the fused loop's end would be "
+                << "clamped onto its last row, and two threads would store the same points of "
+                << f.name() << " in one round. Split with TailStrategy::GuardWithIf, or by a "
+                << "factor that divides the fused extent.";
             Expr inner_extent = factor;
             // The outer loop's variable is defined around the inner loop where both stay loops
             // (no later split, fuse or rename turns either into a let inside every loop) and

@@ -456,6 +456,43 @@ TEST(GPUScheduleErrors, SharedTileComputedByThreadsInOverlappingWindows) {
 
 // A shared stage whose split puts runs of points on threads: shifted inwards, the last run
 // overlaps its neighbour's (a race); GuardWithIf, Auto's choice here, runs and is right.
+// A tile staged over a fused loop split by RoundUp onto threads: the points past the fused
+// loop's end are clamped onto its last row, so two threads would store one point in a round.
+// Refused, naming the fused loop; GuardWithIf, or a factor that divides the fused extent, runs
+// and gives the right values.
+TEST(GPUScheduleErrors, RoundedUpFusedLoopOnThreads) {
+    const int W = 64, H = 4;
+    Buffer<float> in({W + 1, H + 1}, "in");
+    aicf_test::fill_random(in, -1.0, 1.0, 3);
+    for (int factor : {64, 66}) {
+        for (TailStrategy tail : {TailStrategy::RoundUp, TailStrategy::GuardWithIf}) {
+            Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty"), f("f"), fo("fo"), fi("fi");
+            Func tile("tile"), out("out");
+            tile(x, y) = in(x, y) * 2.0f;
+            out(x, y) = tile(x, y) + tile(x + 1, y + 1);
+            out.gpu_tile(x, y, bx, by, tx, ty, 32, 4);
+            // The tile: 33 x 5 = 165 points; 66 does not divide them either.
+            tile.compute_at(out, bx).fuse(x, y, f).split(f, fo, fi, factor, tail).gpu_threads(fi);
+            if (tail == TailStrategy::RoundUp) {
+                std::string msg = message_of<CompileError>([&] {
+                    out.realize({W, H}, gpu_target);
+                });
+                EXPECT_CONTAINS(msg, "In the schedule of tile, the split of f (a fused loop) "
+                                     "rounds up its tail (RoundUp), and a loop split from it runs "
+                                     "on GPU threads");
+                EXPECT_CONTAINS(msg, "Split with TailStrategy::GuardWithIf");
+                continue;
+            }
+            aicf_test::ScopedEnv sim("AICF_DEVICE", "sim");
+            Buffer<float> r = out.realize({W, H}, gpu_target)[0];
+            r.copy_to_host();
+            for (int j = 0; j < H; j++)
+                for (int i = 0; i < W; i++)
+                    ASSERT_EQ(r(i, j), in(i, j) * 2.0f + in(i + 1, j + 1) * 2.0f) << i << ", " << j;
+        }
+    }
+}
+
 TEST(GPUScheduleErrors, ShiftedTailOfRunsOnThreads) {
     const int W = 64, H = 8;
     Buffer<float> in({W + 4, H + 2}, "in");
