@@ -25,6 +25,7 @@ struct Read {
     Type type;
     Expr base;
     int64_t offset = 0;
+    int64_t aligned = 1; // base is a multiple of it (a power of two up to 16), in elements
     std::map<std::string, int> bindings; // which binding of each name in base it reads
     std::vector<const LetStmt *> open;   // the reads whose scope holds it
 };
@@ -126,6 +127,9 @@ private:
         }
         for (const std::string &v : free_vars(r.base))
             r.bindings[v] = bindings[v];
+        // (Decided here, with the lets in scope that the index reads.)
+        for (int64_t n = 16; n >= 2 && r.aligned == 1; n /= 2)
+            if (multiple_of(r.base, n)) r.aligned = n;
         r.open = open;
         region.push_back(r);
         return true;
@@ -154,7 +158,7 @@ private:
 
     // Groups of `lanes` consecutive elements of a row, starting at multiples of lanes.
     void group_in(const std::vector<size_t> &row, std::vector<bool> &taken, int lanes) {
-        if (row.size() < size_t(lanes) || !multiple_of(region[row[0]].base, lanes)) return;
+        if (row.size() < size_t(lanes) || region[row[0]].aligned % lanes != 0) return;
         std::map<int64_t, size_t> at; // offset -> read (the first of any repeats)
         for (size_t j : row)
             if (!taken[j]) at.emplace(region[j].offset, j);
